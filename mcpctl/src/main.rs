@@ -1,0 +1,3 @@
+//! `mcpctl`: check and use MCP server configurations.
+
+fn main() {}

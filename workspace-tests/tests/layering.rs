@@ -1,0 +1,135 @@
+//! The crate order is a one-way street. This test reads `cargo metadata` and fails when a
+//! workspace crate depends on one that sits at or above it in the order, or when `mcp-key`
+//! gains a runtime dependency it must never have.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+/// Rank of each layered crate: a crate may depend only on crates of a strictly lower rank.
+/// `mcp-auth` and `mcp-pool` share a rank, so neither may depend on the other.
+fn rank(name: &str) -> Option<u8> {
+    Some(match name {
+        "mcp-key" => 0,
+        "mcp-catalog" => 1,
+        "mcp-auth" | "mcp-pool" => 2,
+        "mcp-connections" => 3,
+        "mcpctl" => 4,
+        _ => return None,
+    })
+}
+
+/// Crates that `mcp-testkit` may never depend on (in any dependency section).
+const TESTKIT_FORBIDDEN: &[&str] = &["mcp-connections", "mcpctl"];
+
+/// Crates `mcp-key` may never depend on, directly (it is pure values: no I/O, no runtime).
+const KEY_FORBIDDEN: &[&str] = &["tokio", "rmcp", "reqwest", "mcp-catalog"];
+
+struct Edge {
+    from: String,
+    to: String,
+    kind: String,
+}
+
+fn workspace_edges() -> (BTreeSet<String>, Vec<Edge>) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.toml");
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--manifest-path",
+        ])
+        .arg(manifest)
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
+    let packages = meta["packages"].as_array().expect("packages array");
+    let members: BTreeSet<String> = packages
+        .iter()
+        .map(|p| p["name"].as_str().expect("name").to_owned())
+        .collect();
+    let mut edges = Vec::new();
+    for p in packages {
+        let from = p["name"].as_str().expect("name").to_owned();
+        for d in p["dependencies"].as_array().expect("dependencies") {
+            edges.push(Edge {
+                from: from.clone(),
+                to: d["name"].as_str().expect("dep name").to_owned(),
+                kind: d["kind"].as_str().unwrap_or("normal").to_owned(),
+            });
+        }
+    }
+    (members, edges)
+}
+
+fn violations(edges: &[Edge]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for e in edges {
+        // Dev-dependencies may reach sideways for tests (e.g. mcp-pool's tests use the
+        // testkit), but never upward in the layered order.
+        if let (Some(a), Some(b)) = (rank(&e.from), rank(&e.to))
+            && b >= a
+        {
+            bad.push(format!(
+                "{} ({}) depends on {} ({kind}): a crate may only depend on lower layers",
+                e.from,
+                a,
+                e.to,
+                kind = e.kind
+            ));
+        }
+        if e.from == "mcp-testkit" && TESTKIT_FORBIDDEN.contains(&e.to.as_str()) {
+            bad.push(format!("mcp-testkit depends on {} ({})", e.to, e.kind));
+        }
+        if e.from == "mcp-key" && e.kind != "dev" && KEY_FORBIDDEN.contains(&e.to.as_str()) {
+            bad.push(format!(
+                "mcp-key depends on {}: it must stay free of I/O",
+                e.to
+            ));
+        }
+    }
+    bad
+}
+
+#[test]
+fn crates_depend_only_downward() {
+    let (members, edges) = workspace_edges();
+    for expected in [
+        "mcp-key",
+        "mcp-catalog",
+        "mcp-pool",
+        "mcp-connections",
+        "mcpctl",
+    ] {
+        assert!(members.contains(expected), "workspace lost {expected}");
+    }
+    let bad = violations(&edges);
+    assert!(bad.is_empty(), "layering violations:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_checker_catches_upward_and_forbidden_edges() {
+    let edge = |from: &str, to: &str, kind: &str| Edge {
+        from: from.to_owned(),
+        to: to.to_owned(),
+        kind: kind.to_owned(),
+    };
+    let edges = [
+        edge("mcp-key", "mcp-catalog", "normal"),
+        edge("mcp-pool", "mcp-auth", "normal"),
+        edge("mcp-catalog", "mcp-connections", "dev"),
+        edge("mcp-testkit", "mcp-connections", "dev"),
+        edge("mcp-key", "tokio", "normal"),
+        edge("mcp-connections", "mcp-pool", "normal"),
+        edge("mcp-key", "proptest", "dev"),
+    ];
+    let got: BTreeMap<usize, String> = violations(&edges).into_iter().enumerate().collect();
+    assert_eq!(got.len(), 6, "{got:#?}");
+}
