@@ -1,0 +1,190 @@
+//! Accumulates every diagnostic of one parse, with positions, and shared value checks.
+
+use crate::diagnostic::{
+    ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, LineIndex, Location, Scope,
+};
+
+/// Collects errors and warnings for one text.
+pub(crate) struct Collector<'a> {
+    origin: &'a str,
+    lines: LineIndex<'a>,
+    errors: Vec<(usize, ConfigError)>,
+    warnings: Vec<(usize, ConfigWarning)>,
+}
+
+/// One error to record.
+pub(crate) struct Problem<'s> {
+    pub(crate) scope: &'s Scope,
+    pub(crate) field: Option<String>,
+    pub(crate) offset: usize,
+    pub(crate) kind: ConfigErrorKind,
+    pub(crate) message: String,
+    pub(crate) hint: Option<String>,
+}
+
+impl<'a> Collector<'a> {
+    pub(crate) fn new(text: &'a str, origin: &'a str) -> Self {
+        Self {
+            origin,
+            lines: LineIndex::new(text),
+            errors: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    pub(crate) fn location(&self, offset: usize) -> Location {
+        let (line, column) = self.lines.position(offset);
+        Location::new(self.origin, line, column)
+    }
+
+    pub(crate) fn push(&mut self, problem: Problem<'_>) {
+        let error = ConfigError {
+            location: self.location(problem.offset),
+            scope: problem.scope.clone(),
+            field: problem.field,
+            kind: problem.kind,
+            message: problem.message,
+            hint: problem.hint,
+        };
+        self.errors.push((problem.offset, error));
+    }
+
+    /// Shorthand for [`Collector::push`].
+    pub(crate) fn error(
+        &mut self,
+        scope: &Scope,
+        field: Option<&str>,
+        offset: usize,
+        kind: ConfigErrorKind,
+        message: impl Into<String>,
+        hint: Option<String>,
+    ) {
+        self.push(Problem {
+            scope,
+            field: field.map(str::to_owned),
+            offset,
+            kind,
+            message: message.into(),
+            hint,
+        });
+    }
+
+    pub(crate) fn unknown_key(&mut self, scope: &Scope, key: &str, offset: usize, known: &[&str]) {
+        let hint = match closest(key, known) {
+            Some(candidate) => format!("did you mean `{candidate}`?"),
+            None => "check the spelling; it may belong to a newer version".to_owned(),
+        };
+        let warning = ConfigWarning::unknown_key(self.location(offset), scope.clone(), key, &hint);
+        self.warnings.push((offset, warning));
+    }
+
+    pub(crate) fn warn(&mut self, scope: &Scope, offset: usize, message: String) {
+        let warning = ConfigWarning::other(self.location(offset), scope.clone(), message);
+        self.warnings.push((offset, warning));
+    }
+
+    pub(crate) fn error_count(&self) -> usize {
+        self.errors.len()
+    }
+
+    /// Errors (sorted by position) or the warnings (sorted by position).
+    pub(crate) fn finish(mut self) -> Result<Vec<ConfigWarning>, ConfigErrors> {
+        if !self.errors.is_empty() {
+            self.errors.sort_by_key(|(offset, _)| *offset);
+            return Err(ConfigErrors::new(
+                self.errors.into_iter().map(|(_, e)| e).collect(),
+            ));
+        }
+        self.warnings.sort_by_key(|(offset, _)| *offset);
+        Ok(self.warnings.into_iter().map(|(_, w)| w).collect())
+    }
+}
+
+/// The known key nearest to `key` by edit distance, if it is close enough to be a typo.
+fn closest<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
+    known
+        .iter()
+        .map(|candidate| (edit_distance(key, candidate), *candidate))
+        .filter(|(distance, candidate)| *distance <= 2.min(candidate.len() / 3).max(1))
+        .min()
+        .map(|(_, candidate)| candidate)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(previous + 1).min(row[j] + 1);
+        }
+    }
+    row[b.len()]
+}
+
+/// Checks an absolute `http`/`https` URL with a host. Returns what is wrong, if anything.
+pub(crate) fn url_problem(url: &str) -> Option<&'static str> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    let rest = if lower.starts_with("https://") {
+        &url[8..]
+    } else if lower.starts_with("http://") {
+        &url[7..]
+    } else {
+        return Some("must be an absolute URL starting with http:// or https://");
+    };
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("must not contain spaces or control characters");
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    if host.is_empty() || host.starts_with(':') {
+        return Some("has no host");
+    }
+    None
+}
+
+/// A valid environment variable name for our purposes: non-empty, no `=` and no NUL.
+pub(crate) fn env_var_name_ok(name: &str) -> bool {
+    !name.is_empty() && !name.contains(['=', '\0'])
+}
+
+/// An HTTP header name: one or more RFC 9110 token characters.
+pub(crate) fn header_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// An HTTP header value: no CR, LF or NUL.
+pub(crate) fn header_value_ok(value: &str) -> bool {
+    !value.contains(['\r', '\n', '\0'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(url_problem("https://example.com/mcp"), None);
+        assert_eq!(url_problem("HTTP://127.0.0.1:8080"), None);
+        assert!(url_problem("ftp://example.com").is_some());
+        assert!(url_problem("example.com").is_some());
+        assert!(url_problem("https://").is_some());
+        assert!(url_problem("https:///path").is_some());
+        assert!(url_problem("https://exa mple.com").is_some());
+        assert!(url_problem("h").is_some());
+        assert!(url_problem("ht\u{e9}ps://x").is_some());
+    }
+
+    #[test]
+    fn typo_suggestions() {
+        assert_eq!(closest("comand", &["command", "url"]), Some("command"));
+        assert_eq!(closest("tool_timeout", &["tool_timeout_sec"]), None);
+        assert_eq!(closest("zzz", &["url"]), None);
+    }
+}

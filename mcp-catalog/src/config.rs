@@ -1,0 +1,292 @@
+//! The whole user configuration: top-level settings, environments, servers, plugins.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use mcp_key::{EnvironmentId, ServerName};
+
+use crate::diagnostic::{ConfigErrors, ConfigWarning};
+use crate::env::EnvLookup;
+use crate::server::{ApprovalMode, ServerConfig};
+
+/// Where OAuth credentials are stored (`credentials_store`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CredentialsStore {
+    /// The OS keyring when available, else a file (the default).
+    #[default]
+    Auto,
+    /// The OS keyring only.
+    Keyring,
+    /// A file only.
+    File,
+}
+
+impl CredentialsStore {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CredentialsStore::Auto => "auto",
+            CredentialsStore::Keyring => "keyring",
+            CredentialsStore::File => "file",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(CredentialsStore::Auto),
+            "keyring" => Some(CredentialsStore::Keyring),
+            "file" => Some(CredentialsStore::File),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for CredentialsStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An execution environment other than the host itself (`[environments.<id>]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EnvironmentConfig {
+    pub(crate) wrapper: Vec<String>,
+    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) default_approval_mode: Option<ApprovalMode>,
+}
+
+impl EnvironmentConfig {
+    /// An environment with no wrapper, working directory or variables.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the command prefix stdio servers of this environment run behind
+    /// (e.g. `["ssh", "devbox", "--"]`).
+    pub fn with_wrapper<I, S>(mut self, wrapper: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.wrapper = wrapper.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the default working directory there.
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Adds a literal environment variable for every server of this environment.
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+
+    /// Sets an approval mode that overrides the default of servers in this environment
+    /// (per-tool modes still win).
+    pub fn with_default_approval_mode(mut self, mode: ApprovalMode) -> Self {
+        self.default_approval_mode = Some(mode);
+        self
+    }
+
+    /// The command prefix for stdio servers (empty: none).
+    pub fn wrapper(&self) -> &[String] {
+        &self.wrapper
+    }
+
+    /// The default working directory, if set.
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// Literal environment variables for every server of this environment.
+    pub fn env(&self) -> &BTreeMap<String, String> {
+        &self.env
+    }
+
+    /// The environment-wide approval mode, if set.
+    pub fn default_approval_mode(&self) -> Option<ApprovalMode> {
+        self.default_approval_mode
+    }
+}
+
+/// A plugin to load (`[[plugins]]`); loading itself is done elsewhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PluginRef {
+    pub(crate) path: PathBuf,
+    pub(crate) environments: Vec<EnvironmentId>,
+}
+
+impl PluginRef {
+    /// A plugin at `path`, installed in the `local` environment only.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            environments: Vec::new(),
+        }
+    }
+
+    /// Sets the environments the plugin is installed in.
+    pub fn with_environments<I: IntoIterator<Item = EnvironmentId>>(mut self, envs: I) -> Self {
+        self.environments = envs.into_iter().collect();
+        self
+    }
+
+    /// Where the plugin lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The environments it is installed in (empty: `local` only).
+    pub fn environments(&self) -> &[EnvironmentId] {
+        &self.environments
+    }
+}
+
+/// A parsed and validated user configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Config {
+    pub(crate) credentials_store: CredentialsStore,
+    pub(crate) oauth_callback_port: Option<u16>,
+    pub(crate) tool_name_prefix: bool,
+    pub(crate) multi_environment: bool,
+    pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
+    pub(crate) servers: BTreeMap<ServerName, ServerConfig>,
+    pub(crate) plugins: Vec<PluginRef>,
+}
+
+impl Config {
+    /// An empty configuration with every default (`tool_name_prefix = true`).
+    pub fn new() -> Self {
+        Self {
+            tool_name_prefix: true,
+            ..Self::default()
+        }
+    }
+
+    /// Parses and validates TOML text. `origin` (a path or label) prefixes every message.
+    ///
+    /// Returns every error at once; unknown keys are warnings in the result.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErrors> {
+        crate::toml_parse::parse(text, origin)
+    }
+
+    /// Parses `.mcp.json` text, expanding `${VAR}` and `${VAR:-default}` in string values
+    /// through `env`.
+    pub fn from_mcp_json_str(
+        text: &str,
+        origin: &str,
+        env: &dyn EnvLookup,
+    ) -> Result<LoadedConfig, ConfigErrors> {
+        crate::json_parse::parse(text, origin, env)
+    }
+
+    /// Adds (or replaces) a server.
+    pub fn with_server(mut self, name: ServerName, server: ServerConfig) -> Self {
+        self.servers.insert(name, server);
+        self
+    }
+
+    /// Adds (or replaces) an environment.
+    pub fn with_environment(mut self, id: EnvironmentId, environment: EnvironmentConfig) -> Self {
+        self.environments.insert(id, environment);
+        self
+    }
+
+    /// Turns multi-environment exposure on or off.
+    pub fn with_multi_environment(mut self, on: bool) -> Self {
+        self.multi_environment = on;
+        self
+    }
+
+    /// Turns the `mcp__` tool name prefix on or off.
+    pub fn with_tool_name_prefix(mut self, on: bool) -> Self {
+        self.tool_name_prefix = on;
+        self
+    }
+
+    /// Sets the credential store mode.
+    pub fn with_credentials_store(mut self, store: CredentialsStore) -> Self {
+        self.credentials_store = store;
+        self
+    }
+
+    /// Where OAuth credentials are stored.
+    pub fn credentials_store(&self) -> CredentialsStore {
+        self.credentials_store
+    }
+
+    /// The fixed loopback port for OAuth callbacks (`None`: random).
+    pub fn oauth_callback_port(&self) -> Option<u16> {
+        self.oauth_callback_port
+    }
+
+    /// Whether qualified tool names carry the `mcp__` prefix.
+    pub fn tool_name_prefix(&self) -> bool {
+        self.tool_name_prefix
+    }
+
+    /// Whether environment-scoped servers are exposed.
+    pub fn multi_environment(&self) -> bool {
+        self.multi_environment
+    }
+
+    /// Declared environments.
+    pub fn environments(&self) -> &BTreeMap<EnvironmentId, EnvironmentConfig> {
+        &self.environments
+    }
+
+    /// Servers by name.
+    pub fn servers(&self) -> &BTreeMap<ServerName, ServerConfig> {
+        &self.servers
+    }
+
+    /// Plugins to load.
+    pub fn plugins(&self) -> &[PluginRef] {
+        &self.plugins
+    }
+}
+
+/// A configuration as loaded from one text, with its origin and warnings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadedConfig {
+    pub(crate) origin: String,
+    pub(crate) config: Config,
+    pub(crate) warnings: Vec<ConfigWarning>,
+}
+
+impl LoadedConfig {
+    /// Wraps a configuration built in code (no warnings).
+    pub fn new(origin: impl Into<String>, config: Config) -> Self {
+        Self {
+            origin: origin.into(),
+            config,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The file path or label it was loaded from.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Takes the configuration out.
+    pub fn into_config(self) -> Config {
+        self.config
+    }
+
+    /// Non-fatal findings (unknown keys), in document order.
+    pub fn warnings(&self) -> &[ConfigWarning] {
+        &self.warnings
+    }
+}

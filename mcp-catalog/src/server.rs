@@ -1,0 +1,266 @@
+//! One configured server: transport plus the settings around it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use mcp_key::EnvironmentId;
+
+use crate::filter::ToolFilter;
+use crate::transport::{HttpConfig, StdioConfig, Transport};
+
+/// Default time allowed for create + initialize + first `tools/list` (`startup_timeout_sec`).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time allowed for one tool call (`tool_timeout_sec`).
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// When a tool call needs the user's approval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ApprovalMode {
+    /// The host decides (its normal policy). The default.
+    #[default]
+    Auto,
+    /// Always ask before calling.
+    Prompt,
+    /// Ask before calls that may write (tools not annotated read-only).
+    Writes,
+    /// Always approved without asking.
+    Approve,
+}
+
+impl ApprovalMode {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Prompt => "prompt",
+            ApprovalMode::Writes => "writes",
+            ApprovalMode::Approve => "approve",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(ApprovalMode::Auto),
+            "prompt" => Some(ApprovalMode::Prompt),
+            "writes" => Some(ApprovalMode::Writes),
+            "approve" => Some(ApprovalMode::Approve),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The configuration of one server (`[mcp_servers.<name>]`), independent of its name.
+///
+/// Build one in code with [`ServerConfig::stdio`] or [`ServerConfig::http`] and the
+/// `with_*` setters:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_catalog::{ApprovalMode, ServerConfig};
+/// let files = ServerConfig::stdio("npx")
+///     .with_args(["-y", "@modelcontextprotocol/server-filesystem", "."])
+///     .with_tool_timeout(Duration::from_secs(60))
+///     .with_tool_approval_mode("write_file", ApprovalMode::Prompt);
+/// assert_eq!(files.approval_mode("write_file"), ApprovalMode::Prompt);
+/// assert_eq!(files.approval_mode("read_file"), ApprovalMode::Auto);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub(crate) transport: Transport,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) tool_timeout: Duration,
+    pub(crate) tool_filter: ToolFilter,
+    pub(crate) required: bool,
+    pub(crate) enabled: bool,
+    pub(crate) environment: EnvironmentId,
+    pub(crate) supports_parallel_tool_calls: bool,
+    pub(crate) default_approval_mode: ApprovalMode,
+    pub(crate) tool_approval_modes: BTreeMap<String, ApprovalMode>,
+    pub(crate) description: Option<String>,
+}
+
+impl ServerConfig {
+    /// A server with this transport and every other setting at its default.
+    pub fn new(transport: Transport) -> Self {
+        Self {
+            transport,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            tool_filter: ToolFilter::new(),
+            required: false,
+            enabled: true,
+            environment: EnvironmentId::LOCAL,
+            supports_parallel_tool_calls: false,
+            default_approval_mode: ApprovalMode::Auto,
+            tool_approval_modes: BTreeMap::new(),
+            description: None,
+        }
+    }
+
+    /// A stdio server running `command`.
+    pub fn stdio(command: impl Into<String>) -> Self {
+        Self::new(Transport::Stdio(StdioConfig::new(command)))
+    }
+
+    /// A streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        Self::new(Transport::StreamableHttp(HttpConfig::new(url)))
+    }
+
+    /// Replaces the transport.
+    pub fn with_transport(mut self, transport: Transport) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// Sets the arguments of a stdio server (no effect on an HTTP server).
+    pub fn with_args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let Transport::Stdio(stdio) = &mut self.transport {
+            stdio.args = args.into_iter().map(Into::into).collect();
+        }
+        self
+    }
+
+    /// Sets the startup timeout (zero is replaced by the default).
+    pub fn with_startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = if timeout.is_zero() {
+            DEFAULT_STARTUP_TIMEOUT
+        } else {
+            timeout
+        };
+        self
+    }
+
+    /// Sets the per-call timeout (zero is replaced by the default).
+    pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = if timeout.is_zero() {
+            DEFAULT_TOOL_TIMEOUT
+        } else {
+            timeout
+        };
+        self
+    }
+
+    /// Sets the tool filter.
+    pub fn with_tool_filter(mut self, filter: ToolFilter) -> Self {
+        self.tool_filter = filter;
+        self
+    }
+
+    /// Marks the server as required: startup fails as a whole if it fails.
+    pub fn with_required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// Enables or disables the server (`enabled = false` vetoes it when it wins).
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Sets the environment the server runs in.
+    pub fn with_environment(mut self, environment: EnvironmentId) -> Self {
+        self.environment = environment;
+        self
+    }
+
+    /// Declares whether the server handles concurrent tool calls.
+    pub fn with_supports_parallel_tool_calls(mut self, supports: bool) -> Self {
+        self.supports_parallel_tool_calls = supports;
+        self
+    }
+
+    /// Sets the approval mode for tools without their own.
+    pub fn with_default_approval_mode(mut self, mode: ApprovalMode) -> Self {
+        self.default_approval_mode = mode;
+        self
+    }
+
+    /// Sets the approval mode of one tool (raw name).
+    pub fn with_tool_approval_mode(mut self, tool: impl Into<String>, mode: ApprovalMode) -> Self {
+        self.tool_approval_modes.insert(tool.into(), mode);
+        self
+    }
+
+    /// Sets a human-readable description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// How to reach the server.
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// Time allowed for create + initialize + first `tools/list`.
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout
+    }
+
+    /// Time allowed for one tool call.
+    pub fn tool_timeout(&self) -> Duration {
+        self.tool_timeout
+    }
+
+    /// Which tools may be listed and called.
+    pub fn tool_filter(&self) -> &ToolFilter {
+        &self.tool_filter
+    }
+
+    /// Whether startup fails as a whole if this server fails.
+    pub fn required(&self) -> bool {
+        self.required
+    }
+
+    /// Whether the server is enabled in its own configuration.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The environment the server runs in (`local` by default).
+    pub fn environment(&self) -> &EnvironmentId {
+        &self.environment
+    }
+
+    /// Whether the server handles concurrent tool calls.
+    pub fn supports_parallel_tool_calls(&self) -> bool {
+        self.supports_parallel_tool_calls
+    }
+
+    /// The approval mode for tools without their own.
+    pub fn default_approval_mode(&self) -> ApprovalMode {
+        self.default_approval_mode
+    }
+
+    /// Per-tool approval modes (raw tool name -> mode).
+    pub fn tool_approval_modes(&self) -> &BTreeMap<String, ApprovalMode> {
+        &self.tool_approval_modes
+    }
+
+    /// The approval mode for one tool: its own, else the server default.
+    pub fn approval_mode(&self, raw_tool_name: &str) -> ApprovalMode {
+        self.tool_approval_modes
+            .get(raw_tool_name)
+            .copied()
+            .unwrap_or(self.default_approval_mode)
+    }
+
+    /// The human-readable description, if any.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+}

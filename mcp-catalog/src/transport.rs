@@ -1,0 +1,338 @@
+//! How to reach a server: a local process over stdio or a streamable HTTP endpoint.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The transport of one server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Transport {
+    /// A local process speaking MCP over stdin/stdout.
+    Stdio(StdioConfig),
+    /// A remote server speaking streamable HTTP.
+    StreamableHttp(HttpConfig),
+}
+
+impl Transport {
+    /// `"stdio"` or `"streamable HTTP"`, for messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Transport::Stdio(_) => "stdio",
+            Transport::StreamableHttp(_) => "streamable HTTP",
+        }
+    }
+
+    /// The stdio settings, if this is a stdio transport.
+    pub fn as_stdio(&self) -> Option<&StdioConfig> {
+        match self {
+            Transport::Stdio(stdio) => Some(stdio),
+            Transport::StreamableHttp(_) => None,
+        }
+    }
+
+    /// The HTTP settings, if this is a streamable HTTP transport.
+    pub fn as_http(&self) -> Option<&HttpConfig> {
+        match self {
+            Transport::StreamableHttp(http) => Some(http),
+            Transport::Stdio(_) => None,
+        }
+    }
+}
+
+/// A stdio server: the program to run and its environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StdioConfig {
+    pub(crate) command: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) env_vars: Vec<String>,
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+impl StdioConfig {
+    /// A stdio server running `command` with no arguments.
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            env_vars: Vec::new(),
+            cwd: None,
+        }
+    }
+
+    /// Sets the arguments.
+    pub fn with_args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Adds a literal environment variable.
+    pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+
+    /// Adds the name of a host environment variable to copy into the server's environment.
+    pub fn with_env_var(mut self, name: impl Into<String>) -> Self {
+        self.env_vars.push(name.into());
+        self
+    }
+
+    /// Sets the working directory.
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// The program to run.
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Its arguments.
+    pub fn args(&self) -> &[String] {
+        &self.args
+    }
+
+    /// Literal environment variables.
+    pub fn env(&self) -> &BTreeMap<String, String> {
+        &self.env
+    }
+
+    /// Names of host environment variables copied into the server's environment.
+    pub fn env_vars(&self) -> &[String] {
+        &self.env_vars
+    }
+
+    /// The working directory, if set.
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+}
+
+/// How a streamable HTTP server authenticates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AuthMode {
+    /// Not configured: OAuth when the server asks for it (the default).
+    #[default]
+    Auto,
+    /// OAuth 2.1 (`auth = "oauth"`).
+    OAuth,
+    /// Enterprise-managed authorization (`auth = "ema"`), configured by [`EmaConfig`].
+    Ema,
+    /// No authorization beyond static headers (`auth = "none"`).
+    None,
+}
+
+impl AuthMode {
+    /// The text form used in configuration (`auto` for the default).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthMode::Auto => "auto",
+            AuthMode::OAuth => "oauth",
+            AuthMode::Ema => "ema",
+            AuthMode::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for AuthMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl AuthMode {
+    /// Parses `oauth`, `ema` or `none` (what a person may write; `auto` is the absence).
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "oauth" => Some(AuthMode::OAuth),
+            "ema" => Some(AuthMode::Ema),
+            "none" => Some(AuthMode::None),
+            _ => None,
+        }
+    }
+}
+
+/// Pre-registered OAuth client settings (`oauth = { client_id = "..." }`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OAuthConfig {
+    pub(crate) client_id: String,
+}
+
+impl OAuthConfig {
+    /// A pre-registered client id: dynamic client registration is skipped.
+    pub fn new(client_id: impl Into<String>) -> Self {
+        Self {
+            client_id: client_id.into(),
+        }
+    }
+
+    /// The registered client id.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+}
+
+/// Enterprise-managed authorization settings (`[mcp_servers.<name>.ema]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmaConfig {
+    pub(crate) issuer: String,
+    pub(crate) client_id: String,
+}
+
+impl EmaConfig {
+    /// The enterprise identity provider and this host's client id there.
+    pub fn new(issuer: impl Into<String>, client_id: impl Into<String>) -> Self {
+        Self {
+            issuer: issuer.into(),
+            client_id: client_id.into(),
+        }
+    }
+
+    /// The identity provider's issuer URL.
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// This host's client id at the identity provider.
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+}
+
+/// A streamable HTTP server: its endpoint, headers and authorization settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpConfig {
+    pub(crate) url: String,
+    pub(crate) bearer_token_env_var: Option<String>,
+    pub(crate) http_headers: BTreeMap<String, String>,
+    pub(crate) env_http_headers: BTreeMap<String, String>,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) oauth: Option<OAuthConfig>,
+    pub(crate) oauth_resource: Option<String>,
+    pub(crate) auth: AuthMode,
+    pub(crate) ema: Option<EmaConfig>,
+}
+
+impl HttpConfig {
+    /// A server at `url`, with default authorization ([`AuthMode::Auto`]).
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            bearer_token_env_var: None,
+            http_headers: BTreeMap::new(),
+            env_http_headers: BTreeMap::new(),
+            scopes: Vec::new(),
+            oauth: None,
+            oauth_resource: None,
+            auth: AuthMode::Auto,
+            ema: None,
+        }
+    }
+
+    /// Sends `Authorization: Bearer $VAR`, read from the host environment.
+    pub fn with_bearer_token_env_var(mut self, var: impl Into<String>) -> Self {
+        self.bearer_token_env_var = Some(var.into());
+        self
+    }
+
+    /// Adds a literal header.
+    pub fn with_http_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http_headers.insert(name.into(), value.into());
+        self
+    }
+
+    /// Adds a header whose value is read from a host environment variable.
+    pub fn with_env_http_header(mut self, name: impl Into<String>, var: impl Into<String>) -> Self {
+        self.env_http_headers.insert(name.into(), var.into());
+        self
+    }
+
+    /// Sets the OAuth scopes to request.
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets a pre-registered OAuth client.
+    pub fn with_oauth(mut self, oauth: OAuthConfig) -> Self {
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// Sets the OAuth resource indicator.
+    pub fn with_oauth_resource(mut self, resource: impl Into<String>) -> Self {
+        self.oauth_resource = Some(resource.into());
+        self
+    }
+
+    /// Sets the authorization mode.
+    pub fn with_auth(mut self, auth: AuthMode) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Sets enterprise-managed authorization and the mode to [`AuthMode::Ema`].
+    pub fn with_ema(mut self, ema: EmaConfig) -> Self {
+        self.ema = Some(ema);
+        self.auth = AuthMode::Ema;
+        self
+    }
+
+    /// The endpoint URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The host environment variable holding a bearer token, if any.
+    pub fn bearer_token_env_var(&self) -> Option<&str> {
+        self.bearer_token_env_var.as_deref()
+    }
+
+    /// Literal headers.
+    pub fn http_headers(&self) -> &BTreeMap<String, String> {
+        &self.http_headers
+    }
+
+    /// Header name -> host environment variable holding its value.
+    pub fn env_http_headers(&self) -> &BTreeMap<String, String> {
+        &self.env_http_headers
+    }
+
+    /// OAuth scopes to request.
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The pre-registered OAuth client, if any.
+    pub fn oauth(&self) -> Option<&OAuthConfig> {
+        self.oauth.as_ref()
+    }
+
+    /// The OAuth resource indicator, if set.
+    pub fn oauth_resource(&self) -> Option<&str> {
+        self.oauth_resource.as_deref()
+    }
+
+    /// The authorization mode.
+    pub fn auth(&self) -> AuthMode {
+        self.auth
+    }
+
+    /// Enterprise-managed authorization settings, if any.
+    pub fn ema(&self) -> Option<&EmaConfig> {
+        self.ema.as_ref()
+    }
+}
