@@ -1,0 +1,2 @@
+//! Placeholder, replaced by the naming benchmark.
+fn main() {}

@@ -1,0 +1,374 @@
+//! [`ToolNamer`]: turns (server key, raw tool name) pairs into model-visible names.
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+
+use super::options::{DEFAULT_TOOL_PREFIX, MIN_MAX_TOOL_NAME_LEN, NamingOptions};
+use super::table::{Entry, ToolNameTable};
+use crate::McpServerKey;
+use crate::fingerprint::hex;
+use crate::server_name::is_server_name_byte;
+
+/// Hex digits of the hash suffix at each escalation level. Level 0 has no suffix; level 1
+/// (8 digits) is what collisions and over-long names get; the higher levels are reached only
+/// when a hashed name happens to equal another name. Lengths are capped so that at least one
+/// byte of the readable name stays.
+const SUFFIX_HEX: [usize; 8] = [0, 8, 12, 16, 24, 32, 48, 64];
+
+/// Turns (server key, raw tool name) pairs into names models accept
+/// (`^[A-Za-z0-9_-]{1,max_len}$`) and back, through the [`ToolNameTable`] it returns.
+///
+/// # The names
+/// - Form: `mcp__<server>__<tool>`, or `mcp__<server>__<env>__<tool>` for an
+///   environment-scoped key when [`NamingOptions::environment_namespaces`] is on. Without
+///   the prefix (turned off, or the server exempt): `<server>__<tool>`.
+/// - Every byte outside `[A-Za-z0-9_-]` (dots, slashes, spaces, each byte of a non-ASCII
+///   character) becomes `_`. Case is kept.
+/// - Entries whose names would be equal after that all get a suffix `_` + 8 hex digits of
+///   SHA-256 over the raw identity (`<key text>` NUL `<raw tool>`), so none shadows another.
+/// - A name longer than `max_len` is cut and gets the same suffix, so it is exactly
+///   `max_len` bytes.
+/// - If a suffixed name still equals another name, both get longer suffixes.
+///
+/// The result depends only on the set of pairs given, never on their order or on the
+/// machine, and a tool's name changes only when a new entry collides with it. Duplicate
+/// pairs are named once.
+///
+/// ```
+/// use mcp_key::{McpServerKey, NamingOptions, ToolNamer};
+///
+/// let github: McpServerKey = "github".parse()?;
+/// let namer = ToolNamer::new(NamingOptions::new());
+/// let table = namer.qualify([(&github, "search"), (&github, "a.b"), (&github, "a_b")]);
+///
+/// assert_eq!(table.qualified_name(&github, "search"), Some("mcp__github__search"));
+/// let dotted = table.qualified_name(&github, "a.b").unwrap();
+/// assert!(dotted.starts_with("mcp__github__a_b_") && dotted.len() == 25);
+/// assert_eq!(table.resolve(dotted), Some((&github, "a.b")));
+/// # Ok::<(), mcp_key::KeyError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolNamer {
+    opts: NamingOptions,
+}
+
+/// The working state of one (key, raw tool) pair during naming.
+struct Slot<'a> {
+    key: &'a McpServerKey,
+    raw: &'a str,
+    /// The sanitized name without a suffix, possibly longer than `max_len`.
+    base: String,
+    /// Index into [`SUFFIX_HEX`]; beyond its end, the count of extra salted rounds.
+    level: usize,
+    name: String,
+}
+
+impl ToolNamer {
+    /// A namer with these options (`max_len` raised to [`MIN_MAX_TOOL_NAME_LEN`] if smaller).
+    pub fn new(mut opts: NamingOptions) -> Self {
+        opts.max_len = opts.max_len.max(MIN_MAX_TOOL_NAME_LEN);
+        Self { opts }
+    }
+
+    /// The options in force (with `max_len` already raised to the minimum).
+    pub fn options(&self) -> &NamingOptions {
+        &self.opts
+    }
+
+    /// Names every pair; see the type's docs for the rules.
+    pub fn qualify<'a, I>(&self, tools: I) -> ToolNameTable
+    where
+        I: IntoIterator<Item = (&'a McpServerKey, &'a str)>,
+    {
+        let mut ids: Vec<(&McpServerKey, &str)> = tools.into_iter().collect();
+        ids.sort_unstable();
+        ids.dedup();
+
+        let max_len = self.opts.max_len;
+        let mut slots: Vec<Slot<'_>> = ids
+            .into_iter()
+            .map(|(key, raw)| {
+                let base = self.base_name(key, raw);
+                let level = usize::from(base.len() > max_len);
+                let mut slot = Slot {
+                    key,
+                    raw,
+                    base,
+                    level,
+                    name: String::new(),
+                };
+                slot.name = suffixed(&slot, max_len);
+                slot
+            })
+            .collect();
+
+        // Escalate every entry whose name is shared until all names are distinct. Each round
+        // depends only on the set of names, so the result does not depend on input order.
+        loop {
+            let clashing = clashing_slots(&slots);
+            if clashing.is_empty() {
+                break;
+            }
+            for i in clashing {
+                let slot = &mut slots[i];
+                slot.level += 1;
+                slot.name = suffixed(slot, max_len);
+            }
+        }
+
+        ToolNameTable::from_entries(
+            slots
+                .into_iter()
+                .map(|slot| Entry {
+                    qualified: slot.name,
+                    key: slot.key.clone(),
+                    raw: slot.raw.to_owned(),
+                })
+                .collect(),
+        )
+    }
+
+    /// The sanitized, unsuffixed, untruncated name.
+    fn base_name(&self, key: &McpServerKey, raw: &str) -> String {
+        let prefixed = self.opts.prefix && !self.opts.prefix_exempt.contains(key.name());
+        let env = key
+            .environment()
+            .filter(|_| self.opts.environment_namespaces);
+        let server = key.name().as_str();
+        let mut name = String::with_capacity(
+            DEFAULT_TOOL_PREFIX.len()
+                + server.len()
+                + 4
+                + env.map_or(0, |e| e.as_str().len())
+                + raw.len(),
+        );
+        if prefixed {
+            name.push_str(DEFAULT_TOOL_PREFIX);
+        }
+        name.push_str(server);
+        name.push_str("__");
+        if let Some(env) = env {
+            push_sanitized(&mut name, env.as_str());
+            name.push_str("__");
+        }
+        push_sanitized(&mut name, raw);
+        name
+    }
+}
+
+/// Indices of every slot whose name another slot also has, in ascending order.
+fn clashing_slots(slots: &[Slot<'_>]) -> Vec<usize> {
+    let mut first_seen: HashMap<&str, usize> = HashMap::with_capacity(slots.len());
+    let mut clashing = Vec::new();
+    for (i, slot) in slots.iter().enumerate() {
+        if let Some(&first) = first_seen.get(slot.name.as_str()) {
+            clashing.push(first);
+            clashing.push(i);
+        } else {
+            first_seen.insert(&slot.name, i);
+        }
+    }
+    clashing.sort_unstable();
+    clashing.dedup();
+    clashing
+}
+
+/// The slot's name at its current level.
+fn suffixed(slot: &Slot<'_>, max_len: usize) -> String {
+    if slot.level == 0 {
+        return slot.base.clone();
+    }
+    let salt = slot.level.saturating_sub(SUFFIX_HEX.len() - 1);
+    let digits = SUFFIX_HEX[slot.level.min(SUFFIX_HEX.len() - 1)].min(max_len - 2);
+    let digest = identity_digest(slot.key, slot.raw, salt);
+    let keep = slot.base.len().min(max_len - 1 - digits);
+    let mut name = String::with_capacity(keep + 1 + digits);
+    // `base` is ASCII, so any byte offset is a char boundary.
+    name.push_str(&slot.base[..keep]);
+    name.push('_');
+    name.push_str(&hex(&digest)[..digits]);
+    name
+}
+
+/// SHA-256 of `<key text>` NUL `<raw tool>`, with a salt appended only in the
+/// astronomically unlikely case that the longest suffixes still clash.
+fn identity_digest(key: &McpServerKey, raw: &str, salt: usize) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(key.to_string().as_bytes());
+    hasher.update([0]);
+    hasher.update(raw.as_bytes());
+    if salt > 0 {
+        hasher.update([0]);
+        hasher.update((salt as u64).to_le_bytes());
+    }
+    hasher.finalize().into()
+}
+
+/// Appends `text` with every byte outside `[A-Za-z0-9_-]` replaced by `_`.
+fn push_sanitized(out: &mut String, text: &str) {
+    out.extend(text.bytes().map(|b| {
+        if is_server_name_byte(b) {
+            char::from(b)
+        } else {
+            '_'
+        }
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ServerName;
+    use pretty_assertions::assert_eq;
+
+    fn key(s: &str) -> McpServerKey {
+        s.parse().unwrap()
+    }
+
+    fn h(identity: &str, digits: usize) -> String {
+        hex(&Sha256::digest(identity.as_bytes()))[..digits].to_owned()
+    }
+
+    fn names(namer: &ToolNamer, pairs: &[(&McpServerKey, &str)]) -> Vec<String> {
+        let table = namer.qualify(pairs.iter().copied());
+        pairs
+            .iter()
+            .map(|(k, t)| table.qualified_name(k, t).unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn default_forms() {
+        let (plain, scoped) = (key("github"), key("github@eu.devbox"));
+        let namer = ToolNamer::default();
+        assert_eq!(namer.options(), &NamingOptions::new());
+        assert_eq!(
+            names(
+                &namer,
+                &[
+                    (&plain, "search"),
+                    (&scoped, "search"),
+                    (&plain, "Get File/v2")
+                ]
+            ),
+            [
+                "mcp__github__search",
+                "mcp__github__eu_devbox__search",
+                "mcp__github__Get_File_v2"
+            ]
+        );
+    }
+
+    #[test]
+    fn prefix_off_and_exemptions() {
+        let (a, b) = (key("a"), key("b"));
+        let off = ToolNamer::new(NamingOptions::new().with_prefix(false));
+        assert_eq!(names(&off, &[(&a, "t"), (&b, "t")]), ["a__t", "b__t"]);
+        let exempt =
+            ToolNamer::new(NamingOptions::new().with_prefix_exempt(ServerName::new("b").unwrap()));
+        assert_eq!(
+            names(&exempt, &[(&a, "t"), (&b, "t")]),
+            ["mcp__a__t", "b__t"]
+        );
+    }
+
+    #[test]
+    fn collisions_get_identity_hashes() {
+        let s = key("s");
+        let namer = ToolNamer::default();
+        assert_eq!(
+            names(&namer, &[(&s, "a.b"), (&s, "a_b"), (&s, "c")]),
+            [
+                format!("mcp__s__a_b_{}", h("s\0a.b", 8)),
+                format!("mcp__s__a_b_{}", h("s\0a_b", 8)),
+                "mcp__s__c".to_owned(),
+            ]
+        );
+    }
+
+    #[test]
+    fn environments_without_namespaces_collide_and_are_told_apart() {
+        let (host, dev) = (key("s"), key("s@dev"));
+        let namer = ToolNamer::new(NamingOptions::new().with_environment_namespaces(false));
+        assert_eq!(
+            names(&namer, &[(&host, "t"), (&dev, "t")]),
+            [
+                format!("mcp__s__t_{}", h("s\0t", 8)),
+                format!("mcp__s__t_{}", h("s@dev\0t", 8)),
+            ]
+        );
+        // Alone, a scoped server keeps the plain name.
+        assert_eq!(names(&namer, &[(&dev, "t")]), ["mcp__s__t"]);
+    }
+
+    #[test]
+    fn environments_that_sanitize_alike_collide() {
+        let (dot, under) = (key("s@a.b"), key("s@a_b"));
+        let got = names(&ToolNamer::default(), &[(&dot, "t"), (&under, "t")]);
+        assert_eq!(
+            got,
+            [
+                format!("mcp__s__a_b__t_{}", h("s@a.b\0t", 8)),
+                format!("mcp__s__a_b__t_{}", h("s@a_b\0t", 8)),
+            ]
+        );
+    }
+
+    #[test]
+    fn long_names_are_cut_to_exactly_max_len() {
+        let s = key("s");
+        let tool = "x".repeat(100);
+        let [got] = names(&ToolNamer::default(), &[(&s, &tool)])
+            .try_into()
+            .unwrap();
+        assert_eq!(got.len(), 64);
+        assert_eq!(
+            got,
+            format!("mcp__s__{}_{}", "x".repeat(47), h(&format!("s\0{tool}"), 8))
+        );
+        // Exactly at the limit: untouched.
+        let fits = "y".repeat(64 - "mcp__s__".len());
+        assert_eq!(
+            names(&ToolNamer::default(), &[(&s, &fits)]),
+            [format!("mcp__s__{fits}")]
+        );
+    }
+
+    #[test]
+    fn max_len_is_raised_to_the_minimum() {
+        let namer = ToolNamer::new(NamingOptions::new().with_max_len(3));
+        assert_eq!(namer.options().max_len, MIN_MAX_TOOL_NAME_LEN);
+        let s = key("server");
+        let [got] = names(&namer, &[(&s, "tool")]).try_into().unwrap();
+        assert_eq!(got, format!("mcp__se_{}", h("server\0tool", 8)));
+    }
+
+    #[test]
+    fn hashed_name_equal_to_a_plain_name_escalates() {
+        let s = key("s");
+        let tricky = format!("a_b_{}", h("s\0a.b", 8));
+        let got = names(
+            &ToolNamer::default(),
+            &[(&s, "a.b"), (&s, "a_b"), (&s, &tricky)],
+        );
+        assert_eq!(
+            got,
+            [
+                format!("mcp__s__a_b_{}", h("s\0a.b", 12)),
+                format!("mcp__s__a_b_{}", h("s\0a_b", 8)),
+                format!("mcp__s__{tricky}_{}", h(&format!("s\0{tricky}"), 8)),
+            ]
+        );
+    }
+
+    #[test]
+    fn duplicates_and_empty_tools() {
+        let s = key("s");
+        let table = ToolNamer::default().qualify([(&s, ""), (&s, ""), (&s, "é")]);
+        assert_eq!(table.len(), 2);
+        assert_eq!(table.qualified_name(&s, ""), Some("mcp__s__"));
+        assert_eq!(table.qualified_name(&s, "é"), Some("mcp__s____"));
+        assert!(ToolNamer::default().qualify([]).is_empty());
+    }
+}
