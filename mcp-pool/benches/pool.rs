@@ -1,0 +1,3 @@
+//! Pool benchmarks (written with the pool).
+
+fn main() {}
