@@ -1,0 +1,166 @@
+//! What each [`Behavior`] does when its tool is called.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult,
+    ProgressNotificationParam,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::{Map, Value, json};
+
+use crate::record::lock;
+use crate::server::{CrashMode, FakeServer};
+use crate::{Behavior, ToolSpec, wire};
+
+pub(crate) async fn call(
+    server: &FakeServer,
+    tool: &ToolSpec,
+    request: CallToolRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<CallToolResult, McpError> {
+    let args = Value::Object(request.arguments.clone().unwrap_or_default());
+    match &tool.behavior {
+        Behavior::Echo => Ok(structured(args)),
+        Behavior::Structured { value } => Ok(structured(value.clone())),
+        Behavior::Error { message } => Ok(CallToolResult::error(vec![ContentBlock::text(
+            message.clone(),
+        )])),
+        Behavior::Sleep { ms } => {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(*ms)) => Ok(structured(args)),
+                () = context.ct.cancelled() => Err(cancelled(tool)),
+            }
+        }
+        Behavior::Barrier { name, parties } => {
+            let barrier = Arc::clone(
+                lock(&server.shared.barriers)
+                    .entry(name.clone())
+                    .or_insert_with(|| Arc::new(tokio::sync::Barrier::new(*parties))),
+            );
+            tokio::select! {
+                _ = barrier.wait() => Ok(structured(args)),
+                () = context.ct.cancelled() => Err(cancelled(tool)),
+                () = server.shared.stop.cancelled() => Err(cancelled(tool)),
+            }
+        }
+        Behavior::Progress { steps } => progress(*steps, &request, &context).await,
+        Behavior::ElicitForm { message, schema } => {
+            let params = json!({"mode": "form", "message": message, "requestedSchema": schema});
+            elicit(&context, params).await
+        }
+        Behavior::ElicitUrl {
+            message,
+            url,
+            elicitation_id,
+        } => {
+            let params = json!({
+                "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id,
+            });
+            elicit(&context, params).await
+        }
+        Behavior::ChangeTools { add, remove } => {
+            let names = {
+                let mut tools = lock(&server.shared.tools);
+                tools.retain(|t| !remove.contains(&t.name));
+                tools.extend(add.iter().cloned());
+                tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
+            };
+            context
+                .peer
+                .notify_tool_list_changed()
+                .await
+                .map_err(|e| McpError::internal_error(format!("send list_changed: {e}"), None))?;
+            Ok(structured(json!({ "tools": names })))
+        }
+        Behavior::Exit { code } => match &server.shared.crash {
+            CrashMode::ExitProcess => std::process::exit(*code),
+            CrashMode::Cancel(token) => {
+                token.cancel();
+                // Never answer: the transport is going away.
+                std::future::pending().await
+            }
+        },
+        Behavior::Large { bytes } => Ok(CallToolResult::success(vec![ContentBlock::text(
+            "x".repeat(*bytes),
+        )])),
+        Behavior::ReportEnv => {
+            let env: BTreeMap<String, String> = std::env::vars_os()
+                .map(|(k, v)| {
+                    (
+                        k.to_string_lossy().into_owned(),
+                        v.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect();
+            let cwd = std::env::current_dir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            Ok(structured(json!({ "env": env, "cwd": cwd })))
+        }
+    }
+}
+
+/// Text content holding the JSON of `value`, plus `value` as structured content.
+fn structured(value: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+    result.structured_content = Some(value);
+    result
+}
+
+fn cancelled(tool: &ToolSpec) -> McpError {
+    McpError::internal_error(format!("fake tool {:?} was cancelled", tool.name), None)
+}
+
+async fn progress(
+    steps: u32,
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, McpError> {
+    let token = request
+        .meta
+        .as_ref()
+        .and_then(|m| m.get_progress_token())
+        .or_else(|| context.meta.get_progress_token());
+    if let Some(token) = &token {
+        for step in 1..=steps {
+            let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
+                .with_total(f64::from(steps));
+            context
+                .peer
+                .notify_progress(param)
+                .await
+                .map_err(|e| McpError::internal_error(format!("send progress: {e}"), None))?;
+        }
+    }
+    let token = token
+        .and_then(|t| serde_json::to_value(t).ok())
+        .unwrap_or(Value::Null);
+    Ok(structured(
+        json!({ "progress_token": token, "steps": steps }),
+    ))
+}
+
+async fn elicit(
+    context: &RequestContext<RoleServer>,
+    params: Value,
+) -> Result<CallToolResult, McpError> {
+    let params: ElicitRequestParams = wire::from_wire("elicitation", params)?;
+    let result: ElicitResult = context
+        .peer
+        .create_elicitation(params)
+        .await
+        .map_err(|e| McpError::internal_error(format!("elicitation failed: {e}"), None))?;
+    let mut answer = Map::new();
+    answer.insert(
+        "action".to_owned(),
+        serde_json::to_value(&result.action).unwrap_or(Value::Null),
+    );
+    if let Some(content) = result.content {
+        answer.insert("content".to_owned(), content);
+    }
+    Ok(structured(Value::Object(answer)))
+}

@@ -1,0 +1,149 @@
+//! Finding (and if needed building) the `mcp-fake-server` binary from another crate's
+//! tests.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::Error;
+
+/// The binary's file name.
+pub const FAKE_SERVER_BIN_NAME: &str = "mcp-fake-server";
+
+/// Environment variable that, when set, names the binary to use (skips the search).
+pub const FAKE_SERVER_BIN_ENV: &str = "MCP_FAKE_SERVER_BIN";
+
+/// The path of the `mcp-fake-server` binary, building it once if needed.
+///
+/// # Panics
+/// When the binary can neither be found nor built (the message says what was tried);
+/// use [`try_fake_server_bin`] to handle that yourself.
+pub fn fake_server_bin() -> PathBuf {
+    match try_fake_server_bin() {
+        Ok(path) => path,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// The path of the `mcp-fake-server` binary.
+///
+/// Search order:
+/// 1. `$MCP_FAKE_SERVER_BIN`, if set;
+/// 2. the Cargo profile directory of the running test (`target/<profile>/`, the parent
+///    of the `deps/` folder holding the test executable);
+/// 3. otherwise `$CARGO build -p mcp-testkit --bin mcp-fake-server` into that target
+///    directory and profile, done once per process (later callers wait for it and share
+///    the result).
+///
+/// A downstream crate only needs `mcp-testkit` in its `[dev-dependencies]`: step 3 builds
+/// the binary on first use. To avoid the build inside a test run (e.g. in CI), run
+/// `cargo build -p mcp-testkit --bin mcp-fake-server` first, or set
+/// `MCP_FAKE_SERVER_BIN`.
+///
+/// # Errors
+/// [`Error::Binary`] when no binary is found and the build fails.
+pub fn try_fake_server_bin() -> Result<PathBuf, Error> {
+    static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(locate)
+        .clone()
+        .map_err(|message| Error::Binary { message })
+}
+
+fn locate() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os(FAKE_SERVER_BIN_ENV) {
+        let path = PathBuf::from(path);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "${FAKE_SERVER_BIN_ENV} names {}, which is not a file",
+                path.display()
+            ))
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe failed: {e}"))?;
+    let profile_dir = profile_dir(&exe).ok_or_else(|| {
+        format!(
+            "{} is not inside a Cargo target directory; set ${FAKE_SERVER_BIN_ENV}",
+            exe.display()
+        )
+    })?;
+    let candidate = profile_dir.join(FAKE_SERVER_BIN_NAME);
+    if candidate.is_file() {
+        return Ok(candidate);
+    }
+    build(&profile_dir)?;
+    if candidate.is_file() {
+        Ok(candidate)
+    } else {
+        Err(format!(
+            "built mcp-fake-server but {} does not exist",
+            candidate.display()
+        ))
+    }
+}
+
+/// `target/<profile>` for an executable in `target/<profile>/deps/` or `target/<profile>/`.
+fn profile_dir(exe: &Path) -> Option<PathBuf> {
+    let dir = exe.parent()?;
+    let dir = if dir.file_name()? == "deps" || dir.file_name()? == "examples" {
+        dir.parent()?
+    } else {
+        dir
+    };
+    Some(dir.to_owned())
+}
+
+fn build(profile_dir: &Path) -> Result<(), String> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let target_dir = profile_dir
+        .parent()
+        .ok_or_else(|| format!("{} has no parent", profile_dir.display()))?;
+    let profile = profile_dir
+        .file_name()
+        .and_then(|p| p.to_str())
+        .unwrap_or("debug");
+    let profile = if profile == "debug" { "dev" } else { profile };
+    let output = std::process::Command::new(&cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "mcp-testkit",
+            "--bin",
+            FAKE_SERVER_BIN_NAME,
+            "--profile",
+            profile,
+            "--target-dir",
+        ])
+        .arg(target_dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`cargo build -p mcp-testkit --bin mcp-fake-server` failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profile_dir_skips_deps() {
+        assert_eq!(
+            profile_dir(Path::new("/t/debug/deps/x-123")),
+            Some(PathBuf::from("/t/debug"))
+        );
+        assert_eq!(
+            profile_dir(Path::new("/t/release/mcp-fake-server")),
+            Some(PathBuf::from("/t/release"))
+        );
+    }
+}

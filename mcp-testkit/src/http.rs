@@ -1,0 +1,396 @@
+//! The streamable HTTP runner: [`HttpFakeServer`], with bearer enforcement, failure
+//! injection and counters.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use http::{HeaderName, HeaderValue, StatusCode, header};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::record::lock;
+use crate::server::{CrashMode, FakeServer};
+use crate::{Error, RecordedRequest, Scenario};
+
+/// The path of the MCP endpoint.
+pub const MCP_PATH: &str = "/mcp";
+
+/// How long [`HttpFakeServer::shutdown`] waits for open connections before aborting them.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Options for [`HttpFakeServer::start_with`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// Address to bind (default `127.0.0.1:0`).
+    pub bind: SocketAddr,
+    /// Require `Authorization: Bearer <token>` (default: no auth).
+    pub bearer_token: Option<String>,
+    /// The `WWW-Authenticate` value of a 401 (default `Bearer realm="mcp-testkit"`).
+    pub www_authenticate: String,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            bearer_token: None,
+            www_authenticate: DEFAULT_WWW_AUTHENTICATE.to_owned(),
+        }
+    }
+}
+
+/// The default `WWW-Authenticate` challenge.
+pub const DEFAULT_WWW_AUTHENTICATE: &str = "Bearer realm=\"mcp-testkit\"";
+
+impl HttpOptions {
+    /// Defaults: loopback, any port, no auth.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Require this bearer token.
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(token.into());
+        self
+    }
+
+    /// Set the `WWW-Authenticate` value sent with a 401.
+    pub fn with_www_authenticate(mut self, value: impl Into<String>) -> Self {
+        self.www_authenticate = value.into();
+        self
+    }
+
+    /// Bind this address instead of `127.0.0.1:0`.
+    pub fn with_bind(mut self, bind: SocketAddr) -> Self {
+        self.bind = bind;
+        self
+    }
+}
+
+/// A canned HTTP response injected by [`HttpFakeServer::fail_next`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InjectedFailure {
+    /// The status code.
+    pub status: u16,
+    /// The body (sent as `text/plain` unless a header says otherwise).
+    pub body: String,
+    /// Extra headers.
+    pub headers: Vec<(String, String)>,
+}
+
+impl InjectedFailure {
+    /// A failure with `status` and an empty body.
+    pub fn new(status: u16) -> Self {
+        Self {
+            status,
+            body: String::new(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// `404 Not Found`, what a server answers for an expired session.
+    pub fn session_expired() -> Self {
+        Self::new(404).with_body("session not found")
+    }
+
+    /// `503 Service Unavailable` with `Retry-After: <secs>`.
+    pub fn unavailable(retry_after_secs: u64) -> Self {
+        Self::new(503).with_header("retry-after", retry_after_secs.to_string())
+    }
+
+    /// Set the body.
+    pub fn with_body(mut self, body: impl Into<String>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// Add a header.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// Request counters of an [`HttpFakeServer`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpCounters {
+    /// Every HTTP request to the server.
+    pub total: u64,
+    /// `POST` requests.
+    pub post: u64,
+    /// `GET` requests (SSE streams).
+    pub get: u64,
+    /// `DELETE` requests (session ends).
+    pub delete: u64,
+    /// Requests answered with an injected failure.
+    pub injected: u64,
+    /// Requests refused with 401 for a missing or wrong bearer token.
+    pub unauthorized: u64,
+}
+
+#[derive(Debug, Default)]
+struct Control {
+    failures: Mutex<VecDeque<InjectedFailure>>,
+    bearer: Mutex<Option<String>>,
+    www_authenticate: String,
+    counters: Mutex<HttpCounters>,
+}
+
+/// A fake MCP server on streamable HTTP, bound to loopback.
+///
+/// Dropping it stops the server without waiting; prefer [`HttpFakeServer::shutdown`].
+#[derive(Debug)]
+pub struct HttpFakeServer {
+    addr: SocketAddr,
+    server: FakeServer,
+    control: Arc<Control>,
+    stop: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl HttpFakeServer {
+    /// Start serving `scenario` on `127.0.0.1:0` without auth.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when binding fails.
+    pub async fn start(scenario: Scenario) -> Result<Self, Error> {
+        Self::start_with(scenario, HttpOptions::new()).await
+    }
+
+    /// Start serving `scenario` with `options`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when binding fails.
+    pub async fn start_with(scenario: Scenario, options: HttpOptions) -> Result<Self, Error> {
+        let stop = CancellationToken::new();
+        let server =
+            FakeServer::with_crash(scenario, CrashMode::Cancel(stop.clone()), stop.clone());
+        Self::start_server(server, options).await
+    }
+
+    pub(crate) async fn start_server(
+        server: FakeServer,
+        options: HttpOptions,
+    ) -> Result<Self, Error> {
+        let stop = server.stop_token();
+        let control = Arc::new(Control {
+            bearer: Mutex::new(options.bearer_token),
+            www_authenticate: options.www_authenticate,
+            ..Control::default()
+        });
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(stop.child_token())
+            .with_sse_keep_alive(None);
+        let factory_server = server.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(factory_server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let router = axum::Router::new().nest_service(MCP_PATH, service).layer(
+            axum::middleware::from_fn_with_state(Arc::clone(&control), gate),
+        );
+        let listener = tokio::net::TcpListener::bind(options.bind)
+            .await
+            .map_err(|source| Error::Io {
+                doing: "binding the fake HTTP server",
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| Error::Io {
+            doing: "reading the fake HTTP server's address",
+            source,
+        })?;
+        let shutdown = stop.clone();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown.cancelled_owned())
+                .await;
+        });
+        Ok(Self {
+            addr,
+            server,
+            control,
+            stop,
+            task: Some(task),
+        })
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The MCP endpoint URL, `http://127.0.0.1:<port>/mcp`.
+    pub fn url(&self) -> String {
+        format!("http://{}{MCP_PATH}", self.addr)
+    }
+
+    /// Answer the next `n` HTTP requests with `failure` instead of serving them.
+    /// Calls queue up: `fail_next(1, a); fail_next(1, b)` fails with `a`, then `b`.
+    pub fn fail_next(&self, n: usize, failure: InjectedFailure) {
+        let mut queue = lock(&self.control.failures);
+        queue.extend(std::iter::repeat_n(failure, n));
+    }
+
+    /// Drop injected failures that have not been used yet.
+    pub fn clear_failures(&self) {
+        lock(&self.control.failures).clear();
+    }
+
+    /// Change (or remove, with `None`) the required bearer token.
+    pub fn set_bearer_token(&self, token: Option<String>) {
+        *lock(&self.control.bearer) = token;
+    }
+
+    /// Counters of HTTP requests so far.
+    pub fn counters(&self) -> HttpCounters {
+        *lock(&self.control.counters)
+    }
+
+    /// MCP requests served so far (all sessions), in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.server.requests()
+    }
+
+    /// The shared server (tool set, request log).
+    pub fn server(&self) -> &FakeServer {
+        &self.server
+    }
+
+    /// True once the server stopped (shut down, or crashed by [`crate::Behavior::Exit`]).
+    pub fn is_stopped(&self) -> bool {
+        self.stop.is_cancelled()
+    }
+
+    /// Stop serving: close sessions and streams, wait up to [`SHUTDOWN_GRACE`] for
+    /// connections to finish, then abort them.
+    pub async fn shutdown(mut self) {
+        self.stop.cancel();
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
+        {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for HttpFakeServer {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next) -> Response {
+    {
+        let mut c = lock(&control.counters);
+        c.total += 1;
+        match *request.method() {
+            http::Method::POST => c.post += 1,
+            http::Method::GET => c.get += 1,
+            http::Method::DELETE => c.delete += 1,
+            _ => {}
+        }
+    }
+    let injected = lock(&control.failures).pop_front();
+    if let Some(failure) = injected {
+        lock(&control.counters).injected += 1;
+        return failure_response(&failure);
+    }
+    let expected = lock(&control.bearer).clone();
+    if let Some(token) = expected {
+        let given = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if given != Some(token.as_str()) {
+            lock(&control.counters).unauthorized += 1;
+            let failure = InjectedFailure::new(401)
+                .with_body("missing or invalid bearer token")
+                .with_header("www-authenticate", control.www_authenticate.clone());
+            return failure_response(&failure);
+        }
+    }
+    next.run(request).await
+}
+
+fn failure_response(failure: &InjectedFailure) -> Response {
+    let mut response = Response::new(axum::body::Body::from(failure.body.clone()));
+    *response.status_mut() =
+        StatusCode::from_u16(failure.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    for (name, value) in &failure.headers {
+        if let (Ok(name), Ok(value)) = (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            headers.insert(name, value);
+        }
+    }
+    response
+}
+
+/// Run the HTTP fake as a process (`mcp-fake-server --http ADDR`): serve until SIGTERM,
+/// SIGINT or a crash, writing the URL to `addr_file` once bound.
+///
+/// # Errors
+/// Binding, or writing the address or pid file.
+pub async fn serve_http_process(
+    scenario: Scenario,
+    bind: SocketAddr,
+    addr_file: Option<PathBuf>,
+    bearer_token: Option<String>,
+) -> Result<(), Error> {
+    if let Some(path) = &scenario.record.pid_file {
+        std::fs::write(path, format!("{}\n", std::process::id())).map_err(|source| {
+            Error::WriteFile {
+                path: path.clone(),
+                source,
+            }
+        })?;
+    }
+    let stop = CancellationToken::new();
+    let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, stop);
+    let mut options = HttpOptions::new().with_bind(bind);
+    options.bearer_token = bearer_token;
+    let running = HttpFakeServer::start_server(server, options).await?;
+    if let Some(path) = &addr_file {
+        // Write then rename, so a reader never sees a partial line.
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, format!("{}\n", running.url()))
+            .and_then(|()| std::fs::rename(&tmp, path))
+            .map_err(|source| Error::WriteFile {
+                path: path.clone(),
+                source,
+            })?;
+    }
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|source| Error::Io {
+            doing: "installing the SIGTERM handler",
+            source,
+        })?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+        () = running.stop.cancelled() => {}
+    }
+    running.shutdown().await;
+    Ok(())
+}

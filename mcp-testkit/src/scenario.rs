@@ -1,0 +1,641 @@
+//! The serializable description of a fake server: [`Scenario`] and its parts.
+//!
+//! The same value drives all three runners (in process, stdio binary, streamable HTTP).
+//! Files may be TOML or JSON; field names are `snake_case`, except the MCP wire objects
+//! (`input_schema` etc. are converted to the protocol's camelCase for you).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Error;
+
+/// A complete description of a fake MCP server: what it offers and how it misbehaves.
+///
+/// Build one in code with the `with_*` methods, or load it with [`Scenario::from_path`].
+///
+/// ```
+/// use mcp_testkit::{Behavior, Scenario, ToolSpec};
+///
+/// let scenario = Scenario::new("demo")
+///     .with_tool(ToolSpec::echo("echo"))
+///     .with_tool(ToolSpec::new("nap", Behavior::Sleep { ms: 50 }))
+///     .with_instructions("Use echo to test.");
+/// let text = toml::to_string(&scenario).unwrap();
+/// assert_eq!(Scenario::from_toml_str(&text).unwrap(), scenario);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Scenario {
+    /// `serverInfo` sent in the `initialize` result.
+    pub server_info: ServerInfoSpec,
+    /// `instructions` sent in the `initialize` result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Capability flags advertised in the `initialize` result.
+    pub capabilities: CapabilityFlags,
+    /// The tools, in `tools/list` order.
+    pub tools: Vec<ToolSpec>,
+    /// Static resources, in `resources/list` order.
+    pub resources: Vec<ResourceSpec>,
+    /// Resource templates, in `resources/templates/list` order.
+    pub resource_templates: Vec<ResourceTemplateSpec>,
+    /// Prompts, in `prompts/list` order.
+    pub prompts: Vec<PromptSpec>,
+    /// Server-level misbehaviour.
+    pub faults: Faults,
+    /// Files the server writes for a test's assertions.
+    pub record: Recording,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Self::new("mcp-fake-server")
+    }
+}
+
+impl Scenario {
+    /// An empty scenario whose server calls itself `name` (version [`DEFAULT_VERSION`]).
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            server_info: ServerInfoSpec::new(name),
+            instructions: None,
+            capabilities: CapabilityFlags::default(),
+            tools: Vec::new(),
+            resources: Vec::new(),
+            resource_templates: Vec::new(),
+            prompts: Vec::new(),
+            faults: Faults::default(),
+            record: Recording::default(),
+        }
+    }
+
+    /// Add a tool.
+    pub fn with_tool(mut self, tool: ToolSpec) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Add a resource.
+    pub fn with_resource(mut self, resource: ResourceSpec) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Add a resource template.
+    pub fn with_resource_template(mut self, template: ResourceTemplateSpec) -> Self {
+        self.resource_templates.push(template);
+        self
+    }
+
+    /// Add a prompt.
+    pub fn with_prompt(mut self, prompt: PromptSpec) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Set the instructions.
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Replace the server info.
+    pub fn with_server_info(mut self, info: ServerInfoSpec) -> Self {
+        self.server_info = info;
+        self
+    }
+
+    /// Replace the capability flags.
+    pub fn with_capabilities(mut self, capabilities: CapabilityFlags) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Replace the server-level faults.
+    pub fn with_faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
+
+    /// Replace the recording options.
+    pub fn with_record(mut self, record: Recording) -> Self {
+        self.record = record;
+        self
+    }
+
+    /// Parse a TOML scenario.
+    ///
+    /// # Errors
+    /// [`Error::ScenarioParse`] with the parser's message.
+    pub fn from_toml_str(text: &str) -> Result<Self, Error> {
+        toml::from_str(text).map_err(|e| Error::ScenarioParse {
+            origin: "<toml string>".to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Parse a JSON scenario.
+    ///
+    /// # Errors
+    /// [`Error::ScenarioParse`] with the parser's message.
+    pub fn from_json_str(text: &str) -> Result<Self, Error> {
+        serde_json::from_str(text).map_err(|e| Error::ScenarioParse {
+            origin: "<json string>".to_owned(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Load a scenario file; the format follows the extension (`.toml` or `.json`).
+    ///
+    /// # Errors
+    /// [`Error::ScenarioRead`], [`Error::ScenarioExtension`] or [`Error::ScenarioParse`].
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let parse: fn(&str) -> Result<Self, Error> = match ext {
+            "toml" => Self::from_toml_str,
+            "json" => Self::from_json_str,
+            _ => {
+                return Err(Error::ScenarioExtension {
+                    path: path.to_owned(),
+                });
+            }
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| Error::ScenarioRead {
+            path: path.to_owned(),
+            source,
+        })?;
+        parse(&text).map_err(|e| match e {
+            Error::ScenarioParse { message, .. } => Error::ScenarioParse {
+                origin: path.display().to_string(),
+                message,
+            },
+            other => other,
+        })
+    }
+
+    /// Write the scenario as JSON to `path` (handy for handing it to the binary).
+    ///
+    /// # Errors
+    /// [`Error::WriteFile`].
+    pub fn write_json(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        let text = serde_json::to_string_pretty(self).map_err(|e| Error::ScenarioParse {
+            origin: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(path, text).map_err(|source| Error::WriteFile {
+            path: path.to_owned(),
+            source,
+        })
+    }
+}
+
+/// The default `serverInfo.version`.
+pub const DEFAULT_VERSION: &str = "0.0.0-fake";
+
+/// `serverInfo` of the `initialize` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ServerInfoSpec {
+    /// `name`.
+    pub name: String,
+    /// `version` (default [`DEFAULT_VERSION`]).
+    #[serde(default = "default_version")]
+    pub version: String,
+    /// `title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+fn default_version() -> String {
+    DEFAULT_VERSION.to_owned()
+}
+
+impl ServerInfoSpec {
+    /// A server info with `name` and the default version.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: default_version(),
+            title: None,
+        }
+    }
+
+    /// Set the version.
+    pub fn with_version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// Set the title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+}
+
+/// Capability flags. `tools` is always advertised; `resources` when the scenario has
+/// resources or templates; `prompts` when it has prompts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct CapabilityFlags {
+    /// `tools.listChanged`.
+    pub tools_list_changed: bool,
+    /// `resources.listChanged`.
+    pub resources_list_changed: bool,
+    /// `resources.subscribe`.
+    pub resources_subscribe: bool,
+    /// `prompts.listChanged`.
+    pub prompts_list_changed: bool,
+}
+
+impl CapabilityFlags {
+    /// Set `tools.listChanged`.
+    pub fn with_tools_list_changed(mut self, on: bool) -> Self {
+        self.tools_list_changed = on;
+        self
+    }
+
+    /// Set `resources.listChanged`.
+    pub fn with_resources_list_changed(mut self, on: bool) -> Self {
+        self.resources_list_changed = on;
+        self
+    }
+
+    /// Set `prompts.listChanged`.
+    pub fn with_prompts_list_changed(mut self, on: bool) -> Self {
+        self.prompts_list_changed = on;
+        self
+    }
+}
+
+/// One tool: its `tools/list` entry and what `tools/call` does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ToolSpec {
+    /// `name`.
+    pub name: String,
+    /// `title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `inputSchema` (default: an object schema accepting anything).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<Value>,
+    /// `outputSchema`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// `annotations` (wire shape: `{"readOnlyHint": true, ...}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// `_meta`.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+    /// What a call does (default: [`Behavior::Echo`]).
+    #[serde(default)]
+    pub behavior: Behavior,
+}
+
+impl ToolSpec {
+    /// A tool named `name` with `behavior` and a description naming the behaviour.
+    pub fn new(name: impl Into<String>, behavior: Behavior) -> Self {
+        Self {
+            description: Some(format!("fake tool ({})", behavior.kind())),
+            name: name.into(),
+            title: None,
+            input_schema: None,
+            output_schema: None,
+            annotations: None,
+            meta: None,
+            behavior,
+        }
+    }
+
+    /// An echo tool: see [`Behavior::Echo`].
+    pub fn echo(name: impl Into<String>) -> Self {
+        Self::new(name, Behavior::Echo)
+    }
+
+    /// Set the title.
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Set the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Set the input schema (a JSON object schema).
+    pub fn with_input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// Set the output schema (a JSON object schema).
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Set the annotations (wire shape).
+    pub fn with_annotations(mut self, annotations: Value) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Set `_meta`.
+    pub fn with_meta(mut self, meta: Value) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+}
+
+/// What a tool call does. In files: `behavior = { kind = "sleep", ms = 100 }`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum Behavior {
+    /// Return the arguments: text content is their JSON, `structuredContent` is the
+    /// arguments object (`{}` when none).
+    #[default]
+    Echo,
+    /// Return `value` as `structuredContent` (and its JSON as text content).
+    Structured {
+        /// The structured content.
+        value: Value,
+    },
+    /// Return a tool error result (`isError: true`) with `message` as text.
+    Error {
+        /// The error text.
+        message: String,
+    },
+    /// Sleep `ms` milliseconds, then echo. Cancellation (`notifications/cancelled`)
+    /// ends the sleep early.
+    Sleep {
+        /// Milliseconds.
+        ms: u64,
+    },
+    /// Wait until `parties` calls (of any tools naming the same barrier) have arrived,
+    /// then echo. Proves calls overlap.
+    Barrier {
+        /// Barrier name, shared by every tool of the server (and every HTTP session).
+        name: String,
+        /// How many callers must arrive before any returns.
+        parties: usize,
+    },
+    /// Send `steps` progress notifications (`progress` = 1..=steps, `total` = steps) to
+    /// the request's `progressToken` (none when the call has no token), then echo with
+    /// `{"progress_token": ..., "steps": n}` as structured content.
+    Progress {
+        /// Number of notifications.
+        steps: u32,
+    },
+    /// Send a form-mode `elicitation/create` and return the client's answer as structured
+    /// content `{"action": "...", "content": {...}}`.
+    ElicitForm {
+        /// The message shown to the user.
+        message: String,
+        /// `requestedSchema` (an object schema of primitive properties).
+        schema: Value,
+    },
+    /// Send a URL-mode `elicitation/create` and return `{"action": "..."}`.
+    ElicitUrl {
+        /// The message shown to the user.
+        message: String,
+        /// The URL to visit.
+        url: String,
+        /// The elicitation id.
+        elicitation_id: String,
+    },
+    /// Replace the tool set (remove `remove`, append `add`), send
+    /// `notifications/tools/list_changed`, then return `{"tools": [names...]}`.
+    ChangeTools {
+        /// Tools to add.
+        #[serde(default)]
+        add: Vec<ToolSpec>,
+        /// Names of tools to remove.
+        #[serde(default)]
+        remove: Vec<String>,
+    },
+    /// Crash mid-call: the binary calls `std::process::exit(code)`; in process and over
+    /// HTTP the transport is closed (the call never gets an answer).
+    Exit {
+        /// The process exit code.
+        code: i32,
+    },
+    /// Return one text content block of exactly `bytes` bytes (`x` repeated).
+    Large {
+        /// Size of the text.
+        bytes: usize,
+    },
+    /// Return `{"env": {NAME: VALUE, ...}, "cwd": "..."}` of the server process as
+    /// structured content (for launcher tests).
+    ReportEnv,
+}
+
+impl Behavior {
+    /// The `kind` name used in files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Echo => "echo",
+            Self::Structured { .. } => "structured",
+            Self::Error { .. } => "error",
+            Self::Sleep { .. } => "sleep",
+            Self::Barrier { .. } => "barrier",
+            Self::Progress { .. } => "progress",
+            Self::ElicitForm { .. } => "elicit_form",
+            Self::ElicitUrl { .. } => "elicit_url",
+            Self::ChangeTools { .. } => "change_tools",
+            Self::Exit { .. } => "exit",
+            Self::Large { .. } => "large",
+            Self::ReportEnv => "report_env",
+        }
+    }
+}
+
+/// A static resource; `resources/read` returns `text`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ResourceSpec {
+    /// `uri`.
+    pub uri: String,
+    /// `name`.
+    pub name: String,
+    /// `title`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `mimeType` (default `text/plain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The contents returned by `resources/read`.
+    #[serde(default)]
+    pub text: String,
+    /// `_meta`.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+impl ResourceSpec {
+    /// A text resource.
+    pub fn new(uri: impl Into<String>, name: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: None,
+            text: text.into(),
+            meta: None,
+        }
+    }
+
+    /// Set the description.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Set the MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
+/// A resource template; reading a URI that no static resource has returns the URI itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ResourceTemplateSpec {
+    /// `uriTemplate`.
+    pub uri_template: String,
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `mimeType`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+impl ResourceTemplateSpec {
+    /// A template.
+    pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            description: None,
+            mime_type: None,
+        }
+    }
+}
+
+/// A prompt; `prompts/get` returns one user message with `text`, where `{arg}` is
+/// replaced by the argument's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct PromptSpec {
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Argument names (all required).
+    #[serde(default)]
+    pub arguments: Vec<String>,
+    /// The message text.
+    #[serde(default)]
+    pub text: String,
+}
+
+impl PromptSpec {
+    /// A prompt with a message `text`.
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: None,
+            arguments: Vec::new(),
+            text: text.into(),
+        }
+    }
+
+    /// Add a required argument.
+    pub fn with_argument(mut self, name: impl Into<String>) -> Self {
+        self.arguments.push(name.into());
+        self
+    }
+}
+
+/// Server-level misbehaviour. Which runner honours what is listed per field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Faults {
+    /// Delay the `initialize` answer by this many milliseconds (all runners).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub init_delay_ms: Option<u64>,
+    /// Never answer `initialize` (all runners).
+    pub hang_initialize: bool,
+    /// Exit with this code right after startup, before reading stdin (binary).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_at_startup: Option<i32>,
+    /// Write this text to stderr at startup (binary).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    /// Write a line of non-JSON garbage to stdout before serving (binary, in process).
+    pub garbage_stdout: bool,
+    /// Write one non-JSON line of this many bytes (plus `\n`) to stdout before serving
+    /// (binary, in process).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub huge_line: Option<usize>,
+    /// Write this many lines to stderr at startup (binary).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flood_stderr: Option<usize>,
+    /// Paginate `tools/list`, `resources/list`, `resources/templates/list` and
+    /// `prompts/list` in pages of this size (all runners).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<usize>,
+    /// Every list page carries the same `nextCursor` (`"repeat"`), forever (all runners).
+    pub repeating_cursor: bool,
+    /// Lists never end: after the real items, each page holds one synthetic item
+    /// (`endless_<n>`) and a fresh cursor (all runners).
+    pub endless_pages: bool,
+    /// Ignore SIGTERM, and keep running after stdin closes, until SIGKILL (binary).
+    pub ignore_sigterm: bool,
+    /// Spawn `sleep 1000` in the server's process group at startup and write its pid
+    /// to this file (binary).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spawn_grandchild: Option<PathBuf>,
+}
+
+/// Files a server writes so tests can check what happened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct Recording {
+    /// Write the server's pid (decimal, then `\n`) here at startup (binary).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid_file: Option<PathBuf>,
+    /// Append one JSON line `{"method": ..., "params": ...}` per request received
+    /// (all runners).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request_log: Option<PathBuf>,
+}

@@ -1,0 +1,331 @@
+//! [`FakeServer`]: the rmcp `ServerHandler` that plays a [`Scenario`].
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::paging::page;
+use crate::record::{RequestLog, lock};
+use crate::{RecordedRequest, Scenario, ToolSpec, wire};
+
+/// What [`crate::Behavior::Exit`] does.
+#[derive(Debug, Clone)]
+pub(crate) enum CrashMode {
+    /// `std::process::exit(code)` (the stdio binary).
+    ExitProcess,
+    /// Cancel this token, which closes the transport (in process, HTTP).
+    Cancel(CancellationToken),
+}
+
+pub(crate) struct Shared {
+    pub(crate) scenario: Scenario,
+    pub(crate) tools: Mutex<Vec<ToolSpec>>,
+    pub(crate) barriers: Mutex<BTreeMap<String, Arc<tokio::sync::Barrier>>>,
+    pub(crate) log: RequestLog,
+    pub(crate) crash: CrashMode,
+    /// Cancelled when the server stops; long waits (hang, barrier) end with it.
+    pub(crate) stop: CancellationToken,
+}
+
+/// An MCP server (rmcp `ServerHandler`) that plays a [`Scenario`].
+///
+/// The runners ([`crate::InProcessServer`], [`crate::HttpFakeServer`], the
+/// `mcp-fake-server` binary) wrap it; use it directly to serve a scenario on a
+/// transport of your own with `rmcp::ServiceExt::serve`. Clones share state (the
+/// current tool set, barriers, the request log).
+#[derive(Clone)]
+pub struct FakeServer {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for FakeServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeServer")
+            .field("server", &self.shared.scenario.server_info.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeServer {
+    /// A server for `scenario`. [`crate::Behavior::Exit`] cancels
+    /// [`FakeServer::stop_token`] (serve with `serve_with_ct` and that token to have the
+    /// transport closed).
+    pub fn new(scenario: Scenario) -> Self {
+        let stop = CancellationToken::new();
+        Self::with_crash(scenario, CrashMode::Cancel(stop.clone()), stop)
+    }
+
+    pub(crate) fn with_crash(
+        scenario: Scenario,
+        crash: CrashMode,
+        stop: CancellationToken,
+    ) -> Self {
+        let log = RequestLog::new(scenario.record.request_log.clone());
+        Self {
+            shared: Arc::new(Shared {
+                tools: Mutex::new(scenario.tools.clone()),
+                scenario,
+                barriers: Mutex::new(BTreeMap::new()),
+                log,
+                crash,
+                stop,
+            }),
+        }
+    }
+
+    /// The token that stops this server: cancelled by a crash ([`crate::Behavior::Exit`]);
+    /// cancel it to end hanging calls and initializations.
+    pub fn stop_token(&self) -> CancellationToken {
+        self.shared.stop.clone()
+    }
+
+    /// The scenario being played.
+    pub fn scenario(&self) -> &Scenario {
+        &self.shared.scenario
+    }
+
+    /// Requests received so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.shared.log.snapshot()
+    }
+
+    /// Names of the current tools (they change with [`crate::Behavior::ChangeTools`]).
+    pub fn tool_names(&self) -> Vec<String> {
+        lock(&self.shared.tools)
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    fn record<P: Serialize>(&self, method: &str, params: &P) {
+        let params = serde_json::to_value(params).unwrap_or(Value::Null);
+        self.shared.log.record(method, params);
+    }
+
+    fn list<T: Clone>(
+        &self,
+        key: &str,
+        items: &[T],
+        request: Option<&PaginatedRequestParams>,
+        to_wire: impl Fn(&T) -> Value,
+        synth: impl Fn(u64) -> Value,
+    ) -> Result<Value, McpError> {
+        let cursor = request.and_then(|r| r.cursor.as_deref());
+        let wire_items: Vec<Value> = items.iter().map(to_wire).collect();
+        let p = page(&wire_items, cursor, &self.shared.scenario.faults, synth)?;
+        Ok(wire::list(key, p.items, p.next_cursor))
+    }
+}
+
+impl ServerHandler for FakeServer {
+    fn get_info(&self) -> ServerConfig {
+        let value = wire::server_config(&self.shared.scenario);
+        // The scenario's shape is fixed by this crate, so this cannot fail in practice.
+        serde_json::from_value(value).unwrap_or_else(|_| ServerConfig::default())
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        self.record("initialize", &request);
+        let faults = &self.shared.scenario.faults;
+        if faults.hang_initialize {
+            self.shared.stop.cancelled().await;
+            return Err(McpError::internal_error(
+                "fake server stopped while hanging in initialize",
+                None,
+            ));
+        }
+        if let Some(ms) = faults.init_delay_ms {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.record("tools/list", &request);
+        let tools = lock(&self.shared.tools).clone();
+        let value = self.list(
+            "tools",
+            &tools,
+            request.as_ref(),
+            wire::tool,
+            wire::endless_tool,
+        )?;
+        wire::from_wire("tools", value)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.record("tools/call", &request);
+        let tool = lock(&self.shared.tools)
+            .iter()
+            .find(|t| t.name == request.name)
+            .cloned();
+        let Some(tool) = tool else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "fake server {:?} has no tool {:?}",
+                    self.shared.scenario.server_info.name, request.name
+                ),
+                None,
+            ));
+        };
+        crate::behavior::call(self, &tool, request, context)
+            .await
+            .map(CallToolResponse::from)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.record("resources/list", &request);
+        let value = self.list(
+            "resources",
+            &self.shared.scenario.resources,
+            request.as_ref(),
+            wire::resource,
+            wire::endless_resource,
+        )?;
+        wire::from_wire("resources", value)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.record("resources/templates/list", &request);
+        let value = self.list(
+            "resourceTemplates",
+            &self.shared.scenario.resource_templates,
+            request.as_ref(),
+            wire::template,
+            wire::endless_template,
+        )?;
+        wire::from_wire("resource templates", value)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.record("resources/read", &request);
+        let scenario = &self.shared.scenario;
+        let found = scenario.resources.iter().find(|r| r.uri == request.uri);
+        let (text, mime) = match found {
+            Some(r) => (
+                r.text.clone(),
+                r.mime_type
+                    .clone()
+                    .unwrap_or_else(|| "text/plain".to_owned()),
+            ),
+            None if !scenario.resource_templates.is_empty() => {
+                (request.uri.clone(), "text/plain".to_owned())
+            }
+            None => {
+                return Err(McpError::resource_not_found(
+                    format!("fake server has no resource {:?}", request.uri),
+                    None,
+                ));
+            }
+        };
+        let value = json!({"contents": [{"uri": request.uri, "mimeType": mime, "text": text}]});
+        wire::from_wire::<rmcp::model::ReadResourceResult>("resource contents", value)
+            .map(ReadResourceResponse::from)
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.record("prompts/list", &request);
+        let value = self.list(
+            "prompts",
+            &self.shared.scenario.prompts,
+            request.as_ref(),
+            wire::prompt,
+            wire::endless_prompt,
+        )?;
+        wire::from_wire("prompts", value)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.record("prompts/get", &request);
+        let Some(prompt) = self
+            .shared
+            .scenario
+            .prompts
+            .iter()
+            .find(|p| p.name == request.name)
+        else {
+            return Err(McpError::invalid_params(
+                format!("fake server has no prompt {:?}", request.name),
+                None,
+            ));
+        };
+        let mut text = prompt.text.clone();
+        for name in &prompt.arguments {
+            let value = request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get(name))
+                .ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!("prompt {:?} needs argument {name:?}", prompt.name),
+                        None,
+                    )
+                })?;
+            let value = value
+                .as_str()
+                .map_or_else(|| value.to_string(), str::to_owned);
+            text = text.replace(&format!("{{{name}}}"), &value);
+        }
+        let value = json!({
+            "description": prompt.description,
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        });
+        wire::from_wire::<rmcp::model::GetPromptResult>("prompt", value)
+            .map(GetPromptResponse::from)
+    }
+
+    async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.record("ping", &Value::Null);
+        Ok(())
+    }
+}

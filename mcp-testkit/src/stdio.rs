@@ -1,0 +1,132 @@
+//! The stdio runner used by the `mcp-fake-server` binary.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use rmcp::ServiceExt;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::server::{CrashMode, FakeServer};
+use crate::{Error, Faults, Scenario};
+
+/// The garbage line written by [`Faults::garbage_stdout`].
+pub const GARBAGE_LINE: &str = "this is not JSON-RPC {{{ garbage";
+
+/// Serve `scenario` on this process's stdin/stdout until stdin closes, applying every
+/// startup fault first. This is the whole `mcp-fake-server` program; it may call
+/// `std::process::exit` ([`Faults::exit_at_startup`], [`crate::Behavior::Exit`]).
+///
+/// # Errors
+/// Writing the pid file or grandchild pid file, spawning the grandchild, or the rmcp
+/// service failing to start.
+pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
+    let faults = scenario.faults.clone();
+    if let Some(path) = &scenario.record.pid_file {
+        write_file(path, &format!("{}\n", std::process::id()))?;
+    }
+    if faults.ignore_sigterm {
+        ignore_sigterm()?;
+    }
+    if let Some(path) = &faults.spawn_grandchild {
+        spawn_grandchild(path)?;
+    }
+    let mut stderr = std::io::stderr().lock();
+    if let Some(text) = &faults.stderr {
+        let _ = writeln!(stderr, "{text}");
+    }
+    if let Some(code) = faults.exit_at_startup {
+        let _ = stderr.flush();
+        std::process::exit(code);
+    }
+    if let Some(lines) = faults.flood_stderr {
+        for i in 0..lines {
+            let _ = writeln!(stderr, "mcp-fake-server stderr flood line {i}");
+        }
+    }
+    drop(stderr);
+    let mut stdout = tokio::io::stdout();
+    write_preamble(&faults, &mut stdout)
+        .await
+        .map_err(|source| Error::Io {
+            doing: "writing the stdout preamble",
+            source,
+        })?;
+
+    let stop = CancellationToken::new();
+    let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, stop.clone());
+    let served = server
+        .serve_with_ct(rmcp::transport::stdio(), stop.clone())
+        .await;
+    let result = match served {
+        Ok(running) => {
+            let _ = running.waiting().await;
+            Ok(())
+        }
+        Err(e) => Err(Error::Protocol {
+            doing: "serving stdio",
+            message: e.to_string(),
+        }),
+    };
+    if faults.ignore_sigterm {
+        // A stubborn server: only SIGKILL ends it.
+        std::future::pending::<()>().await;
+    }
+    result
+}
+
+/// Write the stdout faults (garbage line, huge line) to `out`.
+pub(crate) async fn write_preamble<W: AsyncWrite + Unpin>(
+    faults: &Faults,
+    out: &mut W,
+) -> std::io::Result<()> {
+    if faults.garbage_stdout {
+        out.write_all(GARBAGE_LINE.as_bytes()).await?;
+        out.write_all(b"\n").await?;
+    }
+    if let Some(bytes) = faults.huge_line {
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            out.write_all(&chunk[..n]).await?;
+            left -= n;
+        }
+        out.write_all(b"\n").await?;
+    }
+    out.flush().await
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|source| Error::WriteFile {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+fn ignore_sigterm() -> Result<(), Error> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).map_err(|source| Error::Io {
+        doing: "installing the SIGTERM handler",
+        source,
+    })?;
+    tokio::spawn(async move { while term.recv().await.is_some() {} });
+    Ok(())
+}
+
+fn spawn_grandchild(pid_file: &Path) -> Result<(), Error> {
+    let child = std::process::Command::new("sleep")
+        .arg("1000")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|source| Error::Io {
+            doing: "spawning the grandchild `sleep 1000`",
+            source,
+        })?;
+    write_file(pid_file, &format!("{}\n", child.id()))
+    // The child handle is dropped without waiting: the grandchild outlives us unless
+    // someone kills our process group.
+}
