@@ -78,11 +78,6 @@ impl<'a> Collector<'a> {
         self.warnings.push((offset, warning));
     }
 
-    pub(crate) fn warn(&mut self, scope: &Scope, offset: usize, message: String) {
-        let warning = ConfigWarning::other(self.location(offset), scope.clone(), message);
-        self.warnings.push((offset, warning));
-    }
-
     pub(crate) fn error_count(&self) -> usize {
         self.errors.len()
     }

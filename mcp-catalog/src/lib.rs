@@ -1,28 +1,87 @@
-//! Configuration for MCP servers (WIP).
+//! Configuration for MCP servers: the TOML and `.mcp.json` model, validation with every
+//! error located and actionable, sources merged by precedence into one winner per
+//! [`McpServerKey`](mcp_key::McpServerKey), multi-environment resolution, tool filters and
+//! connection fingerprints. Pure data: no processes, no network; the only I/O is
+//! [`load_file`].
+//!
+//! ```
+//! use mcp_catalog::{CatalogBuilder, Config, EmptyEnv, Transport};
+//! use mcp_key::{EnvironmentId, McpServerKey, ServerName};
+//!
+//! let text = r#"
+//! [environments.devbox]
+//! wrapper = ["ssh", "devbox", "--"]
+//!
+//! [mcp_servers.files]
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+//! disabled_tools = ["delete"]
+//!
+//! [mcp_servers.files-remote]
+//! command = "files-server"
+//! environment = "devbox"
+//! "#;
+//! let loaded = Config::from_toml_str(text, "config.toml")?;
+//! let catalog = CatalogBuilder::new().with_user_config(loaded).build();
+//!
+//! let files = McpServerKey::unscoped(ServerName::new("files")?);
+//! let server = catalog.get(&files).expect("configured above");
+//! assert!(matches!(server.transport(), Transport::Stdio(s) if s.command() == "npx"));
+//! assert!(!server.tool_filter().allows("delete"));
+//!
+//! // A server whose environment is not `local` gets an environment-scoped key.
+//! let devbox = EnvironmentId::new("devbox")?;
+//! let remote = McpServerKey::in_environment(devbox, ServerName::new("files-remote")?);
+//! assert_eq!(catalog.resolve_server_name(&ServerName::new("files-remote")?), Some(&remote));
+//! let fingerprint = catalog.fingerprint(&remote, &EmptyEnv).expect("active server");
+//! assert_eq!(fingerprint.to_hex().len(), 64);
+//!
+//! // Errors name the place, the server, the field, and what to do.
+//! let errors = Config::from_toml_str("[mcp_servers.x]\nurl = \"ftp://host\"\n", "c.toml")
+//!     .unwrap_err();
+//! assert_eq!(
+//!     errors.to_string(),
+//!     "c.toml:2:7: server `x`: field `url`: `ftp://host` must be an absolute URL starting \
+//!      with http:// or https:// (use an absolute URL such as `https://example.com/mcp`)"
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Sources and precedence
+//!
+//! [`CatalogBuilder`] takes registrations from [`Source`]s in five [`Tier`]s (discovered
+//! plugins, selected plugins, user configuration, built-in servers, run-time extensions).
+//! See [`CatalogBuilder`] and [`ResolvedCatalog`] for the rules, vetoes and legacy names.
 
+mod builder;
 mod collect;
 mod config;
 mod diagnostic;
 mod env;
+mod error;
+mod expand;
 mod filter;
+mod fingerprint;
+mod json_locate;
+mod json_parse;
+mod load;
+mod resolved;
 mod server;
+mod source;
 mod toml_parse;
 mod toml_server;
 mod toml_values;
 mod transport;
-mod json_parse {
-    pub(crate) fn parse(
-        _text: &str,
-        _origin: &str,
-        _env: &dyn crate::env::EnvLookup,
-    ) -> Result<crate::config::LoadedConfig, crate::diagnostic::ConfigErrors> {
-        Err(crate::diagnostic::ConfigErrors::new(Vec::new()))
-    }
-}
 
+pub use builder::CatalogBuilder;
 pub use config::{Config, CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
 pub use diagnostic::{ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, Location};
 pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
+pub use error::Error;
 pub use filter::ToolFilter;
+pub use fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
+pub use load::{load_file, load_file_with_env};
+pub use resolved::ResolvedCatalog;
 pub use server::{ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig};
+pub use source::{Conflict, Source, Tier, VetoReason};
 pub use transport::{AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport};
