@@ -1,1 +1,85 @@
-//! Work in progress: see the crate's issue.
+//! The MCP connection set: the crate an AI-agent host uses to talk to many MCP servers.
+//!
+//! Give it a resolved catalog (from `mcp-catalog`); it starts every enabled server
+//! concurrently (stdio processes through `mcp-pool`'s launcher, streamable-HTTP servers
+//! through rmcp's client), reports progress as events, merges their tools into one catalog
+//! with model-safe names (from `mcp-key`), routes calls with timeouts and cancellation, lists
+//! and reads resources, forwards elicitation requests to the host, and shuts everything
+//! down without leaving a process behind.
+//!
+//! ```no_run
+//! use mcp_catalog::{CatalogBuilder, Config};
+//! use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let loaded = Config::from_toml_str(
+//!     r#"
+//!     [mcp_servers.files]
+//!     command = "npx"
+//!     args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+//!     "#,
+//!     "mcp.toml",
+//! )?;
+//! let catalog = CatalogBuilder::new().with_user_config(loaded).build();
+//! let set = ConnectionSet::start(&catalog, ConnectionSetOptions::new());
+//! set.wait_required().await?;
+//! for tool in set.tools().await {
+//!     println!("{} ({})", tool.qualified_name, tool.server);
+//! }
+//! let result = set
+//!     .call_qualified("mcp__files__list_directory", Some(serde_json::json!({"path": "."})), CallOptions::new())
+//!     .await?;
+//! println!("{:?}", result.content);
+//! set.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Every map of servers is keyed by [`McpServerKey`](mcp_key::McpServerKey), so the same
+//! server name in two environments is two servers.
+
+mod auth;
+mod call;
+mod elicitation;
+mod error;
+mod events;
+mod from_catalog;
+mod handler;
+mod http;
+mod options;
+mod paginate;
+mod resources;
+mod set;
+mod slot;
+mod spec;
+mod startup;
+mod stdio;
+mod tools;
+
+pub use auth::{AuthError, AuthHeaderProvider, BearerEnvVar, EnvLookup, StaticBearer, process_env};
+pub use call::CallOptions;
+pub use elicitation::{
+    AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest,
+    fill_form_defaults,
+};
+pub use error::{Error, Result, StartupFailure};
+pub use events::{ConnectionEvent, FailureReason};
+pub use handler::{Progress, ProgressCallback};
+pub use options::{
+    ConnectionSetOptions, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROCESS_GRACE,
+    DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_SHUTDOWN_TIMEOUT,
+    DEFAULT_TOOLS_GRACE, default_client_info, default_protocol_version,
+};
+pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
+pub use resources::{ListPage, Listing, ServerItem};
+pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
+pub use tools::ToolInfo;
+
+/// The rmcp model types that appear in this crate's API (tools, results, resources,
+/// elicitation), re-exported so hosts need not depend on rmcp directly.
+pub mod model {
+    pub use rmcp::model::{
+        CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction,
+        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
+    };
+}

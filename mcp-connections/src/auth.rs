@@ -1,0 +1,191 @@
+//! How streamable-HTTP servers get their `Authorization` header.
+//!
+//! The connection set asks an [`AuthHeaderProvider`] for a bearer token when it connects.
+//! This crate ships the providers for the configuration's `bearer_token_env_var` and for
+//! a fixed token; OAuth providers (from `mcp-auth`) implement the same trait.
+
+use std::sync::Arc;
+
+use mcp_key::{McpServerKey, Secret};
+
+use crate::elicitation::BoxFuture;
+use crate::events::FailureReason;
+
+/// Why no usable credential could be produced.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// The environment variable holding the token is missing, empty or not UTF-8.
+    #[error(
+        "MCP server `{server}`: environment variable `{var}` named by bearer_token_env_var is {problem}; set it or remove bearer_token_env_var"
+    )]
+    MissingEnvVar {
+        /// The server.
+        server: McpServerKey,
+        /// The variable.
+        var: String,
+        /// `missing`, `empty` or `not valid UTF-8`.
+        problem: &'static str,
+    },
+    /// The user must log in (no stored credentials).
+    #[error("MCP server `{server}` requires login")]
+    LoginRequired {
+        /// The server.
+        server: McpServerKey,
+    },
+    /// Stored credentials can no longer be used; the user must log in again.
+    #[error("MCP server `{server}`: stored credentials were rejected; log in again")]
+    ReloginRequired {
+        /// The server.
+        server: McpServerKey,
+    },
+}
+
+impl AuthError {
+    /// The failure reason a startup with this error reports.
+    pub fn reason(&self) -> FailureReason {
+        match self {
+            Self::MissingEnvVar { .. } => FailureReason::Config,
+            Self::LoginRequired { .. } => FailureReason::LoginRequired,
+            Self::ReloginRequired { .. } => FailureReason::ReloginRequired,
+        }
+    }
+
+    /// The user must (re-)authenticate.
+    pub fn is_auth_required(&self) -> bool {
+        matches!(
+            self,
+            Self::LoginRequired { .. } | Self::ReloginRequired { .. }
+        )
+    }
+}
+
+/// Produces the bearer token for a server when the set connects to it.
+pub trait AuthHeaderProvider: Send + Sync {
+    /// The bearer token (without the `Bearer ` prefix), or `None` to send no credentials.
+    fn authorization<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>>;
+}
+
+/// A process-environment lookup, replaceable in tests.
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<std::ffi::OsString> + Send + Sync>;
+
+/// The lookup of the real process environment.
+pub fn process_env() -> EnvLookup {
+    Arc::new(|name| std::env::var_os(name))
+}
+
+/// Reads the token from an environment variable at connect time
+/// (`bearer_token_env_var`).
+#[derive(Clone)]
+pub struct BearerEnvVar {
+    var: String,
+    env: EnvLookup,
+}
+
+impl BearerEnvVar {
+    /// Reads `var` from the process environment.
+    pub fn new(var: impl Into<String>) -> Self {
+        Self::with_lookup(var, process_env())
+    }
+
+    /// Reads `var` through `env`.
+    pub fn with_lookup(var: impl Into<String>, env: EnvLookup) -> Self {
+        Self {
+            var: var.into(),
+            env,
+        }
+    }
+}
+
+impl std::fmt::Debug for BearerEnvVar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BearerEnvVar")
+            .field("var", &self.var)
+            .finish()
+    }
+}
+
+impl AuthHeaderProvider for BearerEnvVar {
+    fn authorization<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+        let result = match (self.env)(&self.var) {
+            None => Err("missing"),
+            Some(v) => match v.into_string() {
+                Err(_) => Err("not valid UTF-8"),
+                Ok(s) if s.is_empty() => Err("empty"),
+                Ok(s) => Ok(Some(Secret::new(s))),
+            },
+        }
+        .map_err(|problem| AuthError::MissingEnvVar {
+            server: server.clone(),
+            var: self.var.clone(),
+            problem,
+        });
+        Box::pin(async move { result })
+    }
+}
+
+/// A fixed token.
+#[derive(Debug, Clone)]
+pub struct StaticBearer(Secret);
+
+impl StaticBearer {
+    /// Always sends `token`.
+    pub fn new(token: Secret) -> Self {
+        Self(token)
+    }
+}
+
+impl AuthHeaderProvider for StaticBearer {
+    fn authorization<'a>(
+        &'a self,
+        _server: &'a McpServerKey,
+    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+        let token = self.0.clone();
+        Box::pin(async move { Ok(Some(token)) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> McpServerKey {
+        McpServerKey::unscoped("tickets".parse().unwrap())
+    }
+
+    #[tokio::test]
+    async fn env_var_problems_name_the_variable_and_server() {
+        let env: EnvLookup = Arc::new(|name| match name {
+            "EMPTY" => Some("".into()),
+            "GOOD" => Some("s3cret".into()),
+            _ => None,
+        });
+        let k = key();
+        let missing = BearerEnvVar::with_lookup("NOPE", env.clone())
+            .authorization(&k)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            missing.to_string(),
+            "MCP server `tickets`: environment variable `NOPE` named by bearer_token_env_var is missing; set it or remove bearer_token_env_var"
+        );
+        let empty = BearerEnvVar::with_lookup("EMPTY", env.clone())
+            .authorization(&k)
+            .await
+            .unwrap_err();
+        assert!(empty.to_string().contains("`EMPTY`") && empty.to_string().contains("empty"));
+        let good = BearerEnvVar::with_lookup("GOOD", env)
+            .authorization(&k)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(good.expose(), "s3cret");
+        assert_eq!(format!("{good:?}"), "<redacted>");
+    }
+}

@@ -1,0 +1,397 @@
+//! Tool calls: validation, timeouts (paused while an elicitation is pending), progress,
+//! cancellation.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_key::McpServerKey;
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, MetaObject, RequestId, RequestMetaObject, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::handler::{ProgressCallback, ProgressSink};
+use crate::set::ConnectionSet;
+use crate::slot::{Live, Slot, SlotState};
+use crate::startup;
+
+/// Options of one tool call.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct CallOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) progress: Option<ProgressCallback>,
+    pub(crate) reset_timeout_on_progress: bool,
+    pub(crate) meta: Option<Map<String, Value>>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("progress", &self.progress.is_some())
+            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
+            .field("meta", &self.meta)
+            .finish()
+    }
+}
+
+impl CallOptions {
+    /// No per-call timeout (the server's `tool_timeout_sec` applies), no progress callback.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A per-call timeout; the effective timeout is the smaller of this and the server's
+    /// `tool_timeout_sec`.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Receives the server's progress notifications for this call.
+    pub fn with_progress(mut self, callback: ProgressCallback) -> Self {
+        self.progress = Some(callback);
+        self
+    }
+
+    /// Each progress notification restarts the timeout.
+    pub fn with_reset_timeout_on_progress(mut self, on: bool) -> Self {
+        self.reset_timeout_on_progress = on;
+        self
+    }
+
+    /// `_meta` for the request. Keys under the host's reserved prefix are removed.
+    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+}
+
+/// Sends `notifications/cancelled` for a request if dropped while armed (the caller dropped
+/// the call future).
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl CancelOnDrop {
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(
+                        Some(id),
+                        Some("the caller cancelled the request".to_owned()),
+                    ))
+                    .await;
+            });
+        }
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl ConnectionSet {
+    /// Calls `tool` (its raw name) on `server`.
+    ///
+    /// `arguments` must be a JSON object (or `None`). The effective timeout is the smaller
+    /// of the server's `tool_timeout_sec` and the call's own; it is paused while an
+    /// elicitation of the server is pending. On timeout, and when this future is dropped
+    /// before the result arrives, `notifications/cancelled` is sent to the server. The
+    /// result (content, `structuredContent`, `isError`, `_meta`) is returned unchanged.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the server.
+    pub async fn call_tool(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+        arguments: Option<Value>,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        let slot = Arc::clone(self.inner.slot(server)?);
+        if !slot.spec.filter.allows(tool) {
+            return Err(Error::ToolFiltered {
+                server: server.clone(),
+                tool: tool.to_owned(),
+            });
+        }
+        let arguments = match arguments {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(other) => {
+                return Err(Error::InvalidArguments {
+                    server: server.clone(),
+                    tool: tool.to_owned(),
+                    got: json_type(&other),
+                });
+            }
+        };
+        let timeout = options
+            .timeout
+            .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
+        let deadline = Instant::now() + timeout;
+        let live = self.ready_connection(&slot, deadline).await?;
+
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        if let Some(meta) = self.caller_meta(options.meta) {
+            params.meta = Some(RequestMetaObject(MetaObject(meta)));
+        }
+        let operation = format!("tools/call {tool}");
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let handle = live
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| self.disconnected(server, &operation, &e))?;
+        let mut guard = CancelOnDrop {
+            peer: live.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
+        let _progress = live.shared.watch_progress(
+            handle.progress_token.clone(),
+            ProgressSink {
+                callback: options.progress.clone(),
+                tick: options.reset_timeout_on_progress.then_some(tick_tx),
+            },
+        );
+        let mut rx = handle.rx;
+        let mut elicitations = live.shared.elicitations();
+        let mut deadline = deadline;
+        let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                r = &mut rx => break r,
+                () = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
+                    guard.disarm();
+                    let _ = live
+                        .peer
+                        .notify_cancelled(CancelledNotificationParam::new(
+                            Some(handle.id.clone()),
+                            Some(format!("timed out after {}s", timeout.as_secs_f64())),
+                        ))
+                        .await;
+                    return Err(Error::Timeout {
+                        server: server.clone(),
+                        tool: tool.to_owned(),
+                        after: timeout,
+                    });
+                }
+                Some(()) = tick_rx.recv() => {
+                    deadline = Instant::now() + timeout;
+                }
+                changed = elicitations.changed() => {
+                    if changed.is_err() {
+                        continue;
+                    }
+                    let pending = *elicitations.borrow_and_update() > 0;
+                    match (pending, paused_since) {
+                        (true, None) => paused_since = Some(Instant::now()),
+                        (false, Some(since)) => {
+                            deadline += since.elapsed();
+                            paused_since = None;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        };
+        guard.disarm();
+        match outcome {
+            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
+            Ok(Ok(_)) => Err(Error::Protocol {
+                server: server.clone(),
+                operation,
+                detail: "the reply is not a tools/call result".to_owned(),
+            }),
+            Ok(Err(e)) => Err(self.service_error(server, &operation, &live, e).await),
+            Err(_) => Err(self.death_error(server, &operation, &live).await),
+        }
+    }
+
+    /// Calls a tool by its qualified (model-visible) name from [`Self::tools`].
+    ///
+    /// # Cancel safety
+    /// As [`Self::call_tool`].
+    pub async fn call_qualified(
+        &self,
+        qualified_name: &str,
+        arguments: Option<Value>,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        let Some((server, tool)) = self.resolve_tool(qualified_name) else {
+            return Err(Error::UnknownTool {
+                name: qualified_name.to_owned(),
+            });
+        };
+        self.call_tool(&server, &tool, arguments, options).await
+    }
+
+    /// Removes host-owned keys (the reserved prefix) from caller `_meta`.
+    fn caller_meta(&self, meta: Option<Map<String, Value>>) -> Option<Map<String, Value>> {
+        let mut meta = meta?;
+        if let Some(prefix) = &self.inner.options.reserved_meta_prefix {
+            meta.retain(|k, _| !k.starts_with(prefix.as_str()));
+        }
+        (!meta.is_empty()).then_some(meta)
+    }
+
+    /// The live connection of `slot`, waiting for a start in progress and restarting a
+    /// crashed stdio server (with backoff) until `deadline`.
+    pub(crate) async fn ready_connection(
+        &self,
+        slot: &Arc<Slot>,
+        deadline: Instant,
+    ) -> Result<Arc<Live>> {
+        let key = &slot.spec.key;
+        loop {
+            match slot.current() {
+                SlotState::Ready(live) if live.is_alive() => return Ok(live),
+                SlotState::Ready(live) => {
+                    startup::on_death(&self.inner, slot, &live).await;
+                }
+                SlotState::Starting => {
+                    if tokio::time::timeout_at(deadline, slot.settled())
+                        .await
+                        .is_err()
+                    {
+                        return Err(Error::NotReady {
+                            server: key.clone(),
+                            state: "still starting".to_owned(),
+                            reason: None,
+                        });
+                    }
+                }
+                SlotState::Failed(f)
+                    if f.reason().is_restartable() && !self.inner.shutdown.is_cancelled() =>
+                {
+                    if let Some(wait) = slot.restart_wait() {
+                        return Err(Error::NotReady {
+                            server: key.clone(),
+                            state: format!(
+                                "{} (crash loop: {} crashes; next restart in {:.1}s)",
+                                f,
+                                slot.crash_count(),
+                                wait.as_secs_f64()
+                            ),
+                            reason: Some(f.reason().clone()),
+                        });
+                    }
+                    let guard = slot.start_lock.lock().await;
+                    if matches!(slot.current(), SlotState::Failed(_)) {
+                        tracing::info!(server = %key, "restarting MCP server");
+                        startup::run_start(&self.inner, slot, false).await;
+                    }
+                    drop(guard);
+                    if let SlotState::Failed(f) = slot.current() {
+                        // Count a failed restart as another crash so retries back off.
+                        slot.record_crash(
+                            Duration::ZERO,
+                            self.inner.options.restart_backoff,
+                            self.inner.options.restart_backoff_max,
+                        );
+                        return Err(Error::NotReady {
+                            server: key.clone(),
+                            state: SlotState::Failed(f.clone()).describe(),
+                            reason: Some(f.reason().clone()),
+                        });
+                    }
+                }
+                state @ (SlotState::Failed(_) | SlotState::Cancelled) => {
+                    let reason = match &state {
+                        SlotState::Failed(f) => Some(f.reason().clone()),
+                        _ => None,
+                    };
+                    return Err(Error::NotReady {
+                        server: key.clone(),
+                        state: state.describe(),
+                        reason,
+                    });
+                }
+            }
+        }
+    }
+
+    fn disconnected(&self, server: &McpServerKey, operation: &str, e: &ServiceError) -> Error {
+        Error::Disconnected {
+            server: server.clone(),
+            operation: operation.to_owned(),
+            detail: e.to_string(),
+        }
+    }
+
+    pub(crate) async fn service_error(
+        &self,
+        server: &McpServerKey,
+        operation: &str,
+        live: &Arc<Live>,
+        e: ServiceError,
+    ) -> Error {
+        match e {
+            ServiceError::McpError(data) => Error::Server {
+                server: server.clone(),
+                operation: operation.to_owned(),
+                code: data.code.0,
+                message: data.message.into_owned(),
+            },
+            ServiceError::TransportClosed => self.death_error(server, operation, live).await,
+            ServiceError::UnexpectedResponse => Error::Protocol {
+                server: server.clone(),
+                operation: operation.to_owned(),
+                detail: "unexpected response type".to_owned(),
+            },
+            other => self.disconnected(server, operation, &other),
+        }
+    }
+
+    /// The error for an operation whose connection went away, with the exit status and
+    /// stderr tail when the process died.
+    pub(crate) async fn death_error(
+        &self,
+        server: &McpServerKey,
+        operation: &str,
+        live: &Arc<Live>,
+    ) -> Error {
+        let detail = match &live.process {
+            Some(p) => {
+                // The pipe closes a moment before the exit is reaped; wait briefly for it.
+                let _ = tokio::time::timeout(Duration::from_millis(500), p.wait_exit()).await;
+                live.death().await.to_string()
+            }
+            None => "the connection was closed".to_owned(),
+        };
+        Error::Disconnected {
+            server: server.clone(),
+            operation: operation.to_owned(),
+            detail,
+        }
+    }
+}

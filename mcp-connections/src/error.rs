@@ -1,0 +1,217 @@
+//! The crate's error type and the startup failure record.
+
+use std::time::Duration;
+
+use mcp_key::McpServerKey;
+
+use crate::events::FailureReason;
+
+/// Why one server is not usable: a classified reason, a message, and for stdio servers the
+/// tail of the process's stderr.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupFailure {
+    reason: FailureReason,
+    message: String,
+    stderr_tail: Option<String>,
+}
+
+impl StartupFailure {
+    pub(crate) fn new(reason: FailureReason, message: impl Into<String>) -> Self {
+        Self {
+            reason,
+            message: message.into(),
+            stderr_tail: None,
+        }
+    }
+
+    pub(crate) fn with_stderr_tail(mut self, tail: String) -> Self {
+        let trimmed = tail.trim_end();
+        if !trimmed.is_empty() {
+            self.stderr_tail = Some(trimmed.to_owned());
+        }
+        self
+    }
+
+    /// The classified reason.
+    pub fn reason(&self) -> &FailureReason {
+        &self.reason
+    }
+
+    /// The message, without the stderr tail.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The last lines the process wrote to stderr, if it is a stdio server and wrote any.
+    pub fn stderr_tail(&self) -> Option<&str> {
+        self.stderr_tail.as_deref()
+    }
+}
+
+impl std::fmt::Display for StartupFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(tail) = &self.stderr_tail {
+            write!(f, "; stderr: {}", tail.replace('\n', " | "))?;
+        }
+        Ok(())
+    }
+}
+
+/// Errors of the connection set.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No configured server has this key or name.
+    #[error("unknown MCP server `{server}`{hint}")]
+    UnknownServer {
+        /// The key or name as given.
+        server: String,
+        /// Extra text such as the known servers.
+        hint: String,
+    },
+    /// No tool has this qualified (model-visible) name.
+    #[error(
+        "unknown tool `{name}`: it is not in the current tool list (list tools to see the names)"
+    )]
+    UnknownTool {
+        /// The qualified name as given.
+        name: String,
+    },
+    /// The tool exists but the server's `enabled_tools`/`disabled_tools` filter hides it.
+    #[error(
+        "tool `{tool}` of MCP server `{server}` is disabled by the server's tool filter (enabled_tools / disabled_tools)"
+    )]
+    ToolFiltered {
+        /// The server.
+        server: McpServerKey,
+        /// The raw tool name.
+        tool: String,
+    },
+    /// The server is not ready (still starting, failed or cancelled).
+    #[error("MCP server `{server}` is not ready: {state}")]
+    NotReady {
+        /// The server.
+        server: McpServerKey,
+        /// What state it is in, with the failure if it failed.
+        state: String,
+        /// The failure reason when the server failed.
+        reason: Option<FailureReason>,
+    },
+    /// The arguments of a call are not a JSON object.
+    #[error(
+        "arguments for tool `{tool}` of MCP server `{server}` must be a JSON object, got {got}"
+    )]
+    InvalidArguments {
+        /// The server.
+        server: McpServerKey,
+        /// The raw tool name.
+        tool: String,
+        /// The JSON type that was given.
+        got: &'static str,
+    },
+    /// The call did not finish within its timeout; `notifications/cancelled` was sent.
+    #[error("tool `{tool}` of MCP server `{server}` timed out after {}s (raise tool_timeout_sec or the call's timeout)", after.as_secs_f64())]
+    Timeout {
+        /// The server.
+        server: McpServerKey,
+        /// The raw tool name (or the operation).
+        tool: String,
+        /// The effective timeout.
+        after: Duration,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("MCP server `{server}` returned an error for `{operation}`: {message} (code {code})")]
+    Server {
+        /// The server.
+        server: McpServerKey,
+        /// The request, e.g. `tools/call echo`.
+        operation: String,
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The server's message.
+        message: String,
+    },
+    /// The connection broke during the operation (the process exited, the HTTP session
+    /// failed).
+    #[error("MCP server `{server}` disconnected during `{operation}`: {detail}")]
+    Disconnected {
+        /// The server.
+        server: McpServerKey,
+        /// The request.
+        operation: String,
+        /// What is known about the failure.
+        detail: String,
+    },
+    /// The server answered something that is not a valid reply.
+    #[error("MCP server `{server}` broke the protocol during `{operation}`: {detail}")]
+    Protocol {
+        /// The server.
+        server: McpServerKey,
+        /// The request.
+        operation: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// One or more required servers failed to start.
+    #[error("required MCP servers failed to initialize: {}", format_failures(.failures))]
+    RequiredServersFailed {
+        /// Each failed required server with its failure, sorted by key.
+        failures: Vec<(McpServerKey, StartupFailure)>,
+    },
+    /// The connection set is shut down.
+    #[error("the MCP connection set is shut down")]
+    ShutDown,
+}
+
+fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
+    failures
+        .iter()
+        .map(|(k, f)| format!("{k}: {} ({})", f, f.reason()))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl Error {
+    /// The operation timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Timeout { .. })
+    }
+
+    /// The server or tool name is not known.
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Self::UnknownServer { .. } | Self::UnknownTool { .. })
+    }
+
+    /// The tool is hidden by the server's tool filter.
+    pub fn is_filtered(&self) -> bool {
+        matches!(self, Self::ToolFiltered { .. })
+    }
+
+    /// The server is not ready.
+    pub fn is_not_ready(&self) -> bool {
+        matches!(self, Self::NotReady { .. })
+    }
+
+    /// The server needs a (new) login.
+    pub fn is_auth_required(&self) -> bool {
+        matches!(
+            self,
+            Self::NotReady {
+                reason: Some(FailureReason::LoginRequired | FailureReason::ReloginRequired),
+                ..
+            }
+        )
+    }
+
+    /// Trying again later may succeed (timeouts, disconnects, servers not ready yet).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Self::Timeout { .. } | Self::Disconnected { .. } | Self::NotReady { .. }
+        )
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,143 @@
+//! Startup and catalog events a host can observe.
+
+use mcp_key::McpServerKey;
+use serde::Serialize;
+
+/// Why a server could not start (or stopped working).
+///
+/// Serialized as `{"kind": "exited", "status": 3}` and so on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum FailureReason {
+    /// Startup (create transport + initialize + first `tools/list`) did not finish within
+    /// `startup_timeout_sec`.
+    Timeout,
+    /// The process could not be spawned (program missing, not executable, bad cwd).
+    SpawnFailed,
+    /// The process exited. `status` is its exit code, `signal` the signal that ended it.
+    Exited {
+        /// Exit code, when the process exited normally.
+        status: Option<i32>,
+        /// Signal number, when a signal ended the process.
+        signal: Option<i32>,
+    },
+    /// The server broke the protocol: a bad handshake, garbage on stdout, an oversized
+    /// line, a bad list page.
+    Protocol,
+    /// The HTTP server could not be reached or kept failing (connection refused, 5xx).
+    Transport,
+    /// The server needs the user to log in (HTTP 401).
+    LoginRequired,
+    /// Stored credentials exist but can no longer be used; the user must log in again.
+    ReloginRequired,
+    /// The server's execution environment is unknown or has no launcher.
+    Environment,
+    /// The server's configuration cannot be used as given (for example a missing
+    /// environment variable it names).
+    Config,
+}
+
+impl FailureReason {
+    /// Whether the next use of the server restarts it (with backoff): after it exited or
+    /// its transport failed, not after configuration, login or spawn problems.
+    pub fn is_restartable(&self) -> bool {
+        matches!(self, Self::Exited { .. } | Self::Transport)
+    }
+
+    /// The short snake_case label used in events and CLI output (`timeout`, `exited`, ...).
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::SpawnFailed => "spawn_failed",
+            Self::Exited { .. } => "exited",
+            Self::Protocol => "protocol",
+            Self::Transport => "transport",
+            Self::LoginRequired => "login_required",
+            Self::ReloginRequired => "relogin_required",
+            Self::Environment => "environment",
+            Self::Config => "config",
+        }
+    }
+}
+
+impl std::fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exited {
+                status: Some(code), ..
+            } => write!(f, "exited with status {code}"),
+            Self::Exited {
+                signal: Some(sig), ..
+            } => write!(f, "killed by signal {sig}"),
+            other => f.write_str(other.label()),
+        }
+    }
+}
+
+/// One event of the connection set, in the order the set emits them.
+///
+/// For each server: `Starting`, then exactly one of `Ready`, `Failed` or `Cancelled`. After
+/// every server of a startup round settled: one `StartupComplete`. `ToolsChanged` may follow
+/// at any time after a server is ready.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ConnectionEvent {
+    /// The server is starting (process spawn or HTTP connect begins).
+    Starting {
+        /// The server.
+        server: McpServerKey,
+    },
+    /// The server is initialized and its tools are listed.
+    Ready {
+        /// The server.
+        server: McpServerKey,
+        /// Tools the server listed (before filters).
+        tools: usize,
+    },
+    /// The server failed to start.
+    Failed {
+        /// The server.
+        server: McpServerKey,
+        /// Human-readable error, including the stderr tail for stdio servers.
+        error: String,
+        /// Classified reason.
+        reason: FailureReason,
+    },
+    /// The start was cancelled before it finished.
+    Cancelled {
+        /// The server.
+        server: McpServerKey,
+    },
+    /// Every server of the startup round settled.
+    StartupComplete {
+        /// Servers that are ready, sorted.
+        ready: Vec<McpServerKey>,
+        /// Servers that failed, sorted.
+        failed: Vec<McpServerKey>,
+        /// Servers whose start was cancelled, sorted.
+        cancelled: Vec<McpServerKey>,
+    },
+    /// A server's tool list changed (after `notifications/tools/list_changed`).
+    ToolsChanged {
+        /// The server.
+        server: McpServerKey,
+        /// The set's catalog revision after the change.
+        revision: u64,
+    },
+}
+
+impl ConnectionEvent {
+    /// The server this event is about, if it is about one.
+    pub fn server(&self) -> Option<&McpServerKey> {
+        match self {
+            Self::Starting { server }
+            | Self::Ready { server, .. }
+            | Self::Failed { server, .. }
+            | Self::Cancelled { server }
+            | Self::ToolsChanged { server, .. } => Some(server),
+            Self::StartupComplete { .. } => None,
+        }
+    }
+}

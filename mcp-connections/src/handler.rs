@@ -1,0 +1,196 @@
+//! The rmcp client handler of one connection: routes progress notifications to the calls
+//! that asked for them, elicitation requests to the host, and `tools/list_changed` to the
+//! set.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use mcp_key::McpServerKey;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, UrlElicitationCapability,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
+use tokio::sync::{Notify, watch};
+
+use crate::elicitation::{ElicitationHandler, ElicitationRequest};
+
+/// A progress update of one tool call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Progress so far.
+    pub progress: f64,
+    /// Total, when the server knows it.
+    pub total: Option<f64>,
+    /// Optional message.
+    pub message: Option<String>,
+}
+
+/// A per-call progress callback.
+pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
+
+static NEXT_ELICITATION: AtomicU64 = AtomicU64::new(1);
+
+/// State shared between one connection's handler and the calls running on it.
+pub(crate) struct ConnectionShared {
+    pub(crate) key: McpServerKey,
+    config: ClientConfig,
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
+    progress: Mutex<HashMap<ProgressToken, ProgressSink>>,
+    /// Number of elicitations in flight; calls pause their timeouts while it is non-zero.
+    pending_elicitations: watch::Sender<usize>,
+    /// Signalled on `notifications/tools/list_changed`.
+    pub(crate) tools_changed: Notify,
+}
+
+pub(crate) struct ProgressSink {
+    pub(crate) callback: Option<ProgressCallback>,
+    pub(crate) tick: Option<tokio::sync::mpsc::UnboundedSender<()>>,
+}
+
+impl ConnectionShared {
+    pub(crate) fn new(
+        key: McpServerKey,
+        client: &Implementation,
+        protocol: ProtocolVersion,
+        elicitation: Option<Arc<dyn ElicitationHandler>>,
+    ) -> Arc<Self> {
+        let mut caps = ClientCapabilities::default();
+        if elicitation.is_some() {
+            caps.elicitation = Some(
+                ElicitationCapability::new()
+                    .with_form(FormElicitationCapability::new().with_schema_validation(true))
+                    .with_url(UrlElicitationCapability::new()),
+            );
+        }
+        let config = ClientConfig::new(caps, client.clone()).with_protocol_version(protocol);
+        Arc::new(Self {
+            key,
+            config,
+            elicitation,
+            progress: Mutex::new(HashMap::new()),
+            pending_elicitations: watch::channel(0).0,
+            tools_changed: Notify::new(),
+        })
+    }
+
+    /// Registers where progress for `token` goes until the returned guard drops.
+    pub(crate) fn watch_progress(
+        self: &Arc<Self>,
+        token: ProgressToken,
+        sink: ProgressSink,
+    ) -> ProgressGuard {
+        if let Ok(mut map) = self.progress.lock() {
+            map.insert(token.clone(), sink);
+        }
+        ProgressGuard {
+            shared: Arc::clone(self),
+            token,
+        }
+    }
+
+    /// A receiver of the number of pending elicitations on this connection.
+    pub(crate) fn elicitations(&self) -> watch::Receiver<usize> {
+        self.pending_elicitations.subscribe()
+    }
+
+    fn deliver_progress(&self, params: ProgressNotificationParam) {
+        let Ok(map) = self.progress.lock() else {
+            return;
+        };
+        let Some(sink) = map.get(&params.progress_token) else {
+            return;
+        };
+        if let Some(tick) = &sink.tick {
+            let _ = tick.send(());
+        }
+        if let Some(cb) = &sink.callback {
+            cb(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
+    }
+}
+
+/// Removes a progress registration when the call ends (or its future is dropped).
+pub(crate) struct ProgressGuard {
+    shared: Arc<ConnectionShared>,
+    token: ProgressToken,
+}
+
+impl Drop for ProgressGuard {
+    fn drop(&mut self) {
+        if let Ok(mut map) = self.shared.progress.lock() {
+            map.remove(&self.token);
+        }
+    }
+}
+
+/// Counts one pending elicitation while alive.
+struct PendingElicitation<'a>(&'a watch::Sender<usize>);
+
+impl<'a> PendingElicitation<'a> {
+    fn start(tx: &'a watch::Sender<usize>) -> Self {
+        tx.send_modify(|n| *n += 1);
+        Self(tx)
+    }
+}
+
+impl Drop for PendingElicitation<'_> {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// The rmcp client handler of one connection.
+#[derive(Clone)]
+pub(crate) struct Handler {
+    pub(crate) shared: Arc<ConnectionShared>,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        self.shared.config.clone()
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(handler) = &self.shared.elicitation else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let _pending = PendingElicitation::start(&self.shared.pending_elicitations);
+        let id = format!(
+            "elicit-{}",
+            NEXT_ELICITATION.fetch_add(1, Ordering::Relaxed)
+        );
+        tracing::debug!(server = %self.shared.key, %id, "elicitation request");
+        let request = ElicitationRequest {
+            id,
+            server: self.shared.key.clone(),
+            params: request,
+        };
+        Ok(handler.elicit(request).await)
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.shared.deliver_progress(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.shared.key, "tools/list_changed");
+        self.shared.tools_changed.notify_one();
+    }
+}

@@ -1,0 +1,220 @@
+//! Streamable-HTTP connections: headers, auth, and retries of transient failures.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderName, HeaderValue};
+use mcp_key::{McpServerKey, Secret};
+use rmcp::RoleClient;
+use rmcp::service::{ClientInitializeError, RunningService, ServiceError, ServiceExt};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError,
+};
+
+use crate::auth::AuthHeaderProvider;
+use crate::error::StartupFailure;
+use crate::events::FailureReason;
+use crate::handler::Handler;
+
+/// Delays between attempts of `initialize` on transient failures.
+pub(crate) const RETRY_DELAYS: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
+
+/// What is needed to connect to one HTTP server.
+pub(crate) struct HttpTarget {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, Secret)>,
+    pub(crate) auth: Option<Arc<dyn AuthHeaderProvider>>,
+    pub(crate) user_agent: String,
+}
+
+/// How a failed HTTP operation should be treated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HttpFailure {
+    /// Worth another try (connect error, 408, 429, 5xx).
+    Transient,
+    /// 401: the server wants credentials.
+    AuthRequired,
+    /// Anything else.
+    Permanent,
+}
+
+fn classify_dyn(err: &(dyn std::error::Error + 'static)) -> Option<HttpFailure> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(h) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return Some(match h {
+                StreamableHttpError::AuthRequired(_) => HttpFailure::AuthRequired,
+                StreamableHttpError::HttpStatus(s) => status_class(s),
+                StreamableHttpError::Client(c) if c.is_connect() || c.is_timeout() => {
+                    HttpFailure::Transient
+                }
+                StreamableHttpError::Client(c) => match c.status() {
+                    Some(s) if transient_status(s.as_u16()) => HttpFailure::Transient,
+                    _ => HttpFailure::Permanent,
+                },
+                StreamableHttpError::UnexpectedServerResponse(text) if text.contains("408") => {
+                    HttpFailure::Transient
+                }
+                _ => HttpFailure::Permanent,
+            });
+        }
+        if let Some(s) = e.downcast_ref::<HttpStatusError>() {
+            return Some(status_class(s));
+        }
+        if let Some(r) = e.downcast_ref::<reqwest::Error>()
+            && (r.is_connect() || r.is_timeout())
+        {
+            return Some(HttpFailure::Transient);
+        }
+        cur = e.source();
+    }
+    None
+}
+
+fn transient_status(status: u16) -> bool {
+    matches!(status, 408 | 429) || (500..=599).contains(&status)
+}
+
+fn status_class(s: &HttpStatusError) -> HttpFailure {
+    if transient_status(s.status) {
+        HttpFailure::Transient
+    } else if s.status == 401 {
+        HttpFailure::AuthRequired
+    } else {
+        HttpFailure::Permanent
+    }
+}
+
+/// Classifies an `initialize` failure.
+pub(crate) fn classify_init(err: &ClientInitializeError) -> HttpFailure {
+    if err.is_authorization_required() {
+        return HttpFailure::AuthRequired;
+    }
+    match err {
+        ClientInitializeError::TransportError { error, .. } => {
+            classify_dyn(error.error.as_ref()).unwrap_or(HttpFailure::Permanent)
+        }
+        ClientInitializeError::ConnectionClosed(_) => HttpFailure::Transient,
+        _ => HttpFailure::Permanent,
+    }
+}
+
+/// Classifies a request failure after initialization.
+pub(crate) fn classify_service(err: &ServiceError) -> HttpFailure {
+    if err.is_authorization_required() {
+        return HttpFailure::AuthRequired;
+    }
+    match err {
+        ServiceError::TransportSend(e) => {
+            classify_dyn(e.error.as_ref()).unwrap_or(HttpFailure::Permanent)
+        }
+        _ => HttpFailure::Permanent,
+    }
+}
+
+fn header_map(
+    key: &McpServerKey,
+    headers: &[(String, Secret)],
+) -> Result<HashMap<HeaderName, HeaderValue>, StartupFailure> {
+    let mut map = HashMap::new();
+    for (name, value) in headers {
+        let n = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            StartupFailure::new(
+                FailureReason::Config,
+                format!("MCP server `{key}`: `{name}` is not a valid HTTP header name"),
+            )
+        })?;
+        let mut v = HeaderValue::from_str(value.expose()).map_err(|_| {
+            StartupFailure::new(
+                FailureReason::Config,
+                format!("MCP server `{key}`: the value of header `{name}` is not a valid HTTP header value"),
+            )
+        })?;
+        v.set_sensitive(true);
+        map.insert(n, v);
+    }
+    Ok(map)
+}
+
+/// Connects and initializes, retrying transient failures after [`RETRY_DELAYS`]. The caller
+/// bounds the whole thing with the startup timeout.
+pub(crate) async fn connect(
+    key: &McpServerKey,
+    target: &HttpTarget,
+    handler: Handler,
+) -> Result<RunningService<RoleClient, Handler>, StartupFailure> {
+    let headers = header_map(key, &target.headers)?;
+    let token = match &target.auth {
+        Some(provider) => provider
+            .authorization(key)
+            .await
+            .map_err(|e| StartupFailure::new(e.reason(), e.to_string()))?,
+        None => None,
+    };
+    let client = reqwest::Client::builder()
+        .user_agent(target.user_agent.clone())
+        .build()
+        .map_err(|e| {
+            StartupFailure::new(
+                FailureReason::Transport,
+                format!("MCP server `{key}`: cannot build the HTTP client: {e}"),
+            )
+        })?;
+    let mut attempt = 0;
+    loop {
+        let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
+            .custom_headers(headers.clone())
+            .reinit_on_expired_session(true);
+        if let Some(token) = &token {
+            config = config.auth_header(token.expose().to_owned());
+        }
+        let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+        match handler.clone().serve(transport).await {
+            Ok(service) => return Ok(service),
+            Err(err) => {
+                let class = classify_init(&err);
+                match class {
+                    HttpFailure::AuthRequired => {
+                        return Err(StartupFailure::new(
+                            FailureReason::LoginRequired,
+                            format!(
+                                "MCP server `{key}` requires login (HTTP 401){}",
+                                if token.is_some() {
+                                    "; the configured token was rejected"
+                                } else {
+                                    ""
+                                }
+                            ),
+                        ));
+                    }
+                    HttpFailure::Transient if attempt < RETRY_DELAYS.len() => {
+                        tracing::debug!(server = %key, attempt, error = %err, "transient failure, retrying initialize");
+                        tokio::time::sleep(RETRY_DELAYS[attempt]).await;
+                        attempt += 1;
+                    }
+                    HttpFailure::Transient => {
+                        return Err(StartupFailure::new(
+                            FailureReason::Transport,
+                            format!(
+                                "MCP server `{key}` at {} is unreachable after {} attempts: {err}",
+                                target.url,
+                                attempt + 1
+                            ),
+                        ));
+                    }
+                    HttpFailure::Permanent => {
+                        return Err(StartupFailure::new(
+                            FailureReason::Protocol,
+                            format!(
+                                "MCP server `{key}` at {}: initialize failed: {err}",
+                                target.url
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}

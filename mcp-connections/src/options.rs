@@ -1,0 +1,188 @@
+//! Runtime options of a connection set.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_key::McpServerKey;
+use rmcp::model::{Implementation, ProtocolVersion};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::{AuthHeaderProvider, EnvLookup, process_env};
+use crate::elicitation::ElicitationHandler;
+use crate::events::ConnectionEvent;
+
+/// Default grace period `tools()` waits for servers that are still starting.
+pub const DEFAULT_TOOLS_GRACE: Duration = Duration::from_secs(1);
+/// Default bound on shutting down one server.
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default first delay before restarting a crashed server; it doubles up to
+/// [`DEFAULT_RESTART_BACKOFF_MAX`].
+pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_secs(1);
+/// Default longest delay between restarts of a crash-looping server.
+pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// Default debounce of `tools/list_changed` refreshes.
+pub const DEFAULT_LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(100);
+/// Default grace periods of stdio process shutdown (after closing stdin, after SIGTERM).
+pub const DEFAULT_PROCESS_GRACE: Duration = Duration::from_secs(2);
+
+/// The protocol version sent in `initialize`: the 2025 generation, which servers of that
+/// generation and the official conformance suite accept (rmcp's default is newer).
+pub fn default_protocol_version() -> ProtocolVersion {
+    ProtocolVersion::V_2025_11_25
+}
+
+/// The client identity sent in `initialize`: this crate and its version.
+pub fn default_client_info() -> Implementation {
+    Implementation::new("mcp-connections", env!("CARGO_PKG_VERSION"))
+}
+
+/// Options of a [`ConnectionSet`](crate::ConnectionSet). Build with [`ConnectionSetOptions::new`]
+/// and the `with_*` setters.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ConnectionSetOptions {
+    pub(crate) client: Implementation,
+    pub(crate) protocol_version: ProtocolVersion,
+    pub(crate) tools_grace: Duration,
+    pub(crate) reserved_meta_prefix: Option<String>,
+    pub(crate) events: Option<mpsc::UnboundedSender<ConnectionEvent>>,
+    pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) shutdown_timeout: Duration,
+    pub(crate) process_grace: Duration,
+    pub(crate) restart_backoff: Duration,
+    pub(crate) restart_backoff_max: Duration,
+    pub(crate) list_changed_debounce: Duration,
+    pub(crate) env: EnvLookup,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) auth: BTreeMap<McpServerKey, Arc<dyn AuthHeaderProvider>>,
+}
+
+impl Default for ConnectionSetOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ConnectionSetOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionSetOptions")
+            .field("client", &self.client.name)
+            .field("protocol_version", &self.protocol_version)
+            .field("tools_grace", &self.tools_grace)
+            .field("reserved_meta_prefix", &self.reserved_meta_prefix)
+            .field("events", &self.events.is_some())
+            .field("elicitation", &self.elicitation.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConnectionSetOptions {
+    /// Defaults: protocol 2025-11-25, client info of this crate, 1 s tools grace, no events,
+    /// no elicitation handler (requests are declined), 10 s shutdown bound per server.
+    pub fn new() -> Self {
+        Self {
+            client: default_client_info(),
+            protocol_version: default_protocol_version(),
+            tools_grace: DEFAULT_TOOLS_GRACE,
+            reserved_meta_prefix: None,
+            events: None,
+            elicitation: None,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            process_grace: DEFAULT_PROCESS_GRACE,
+            restart_backoff: DEFAULT_RESTART_BACKOFF,
+            restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
+            list_changed_debounce: DEFAULT_LIST_CHANGED_DEBOUNCE,
+            env: process_env(),
+            cancel: CancellationToken::new(),
+            auth: BTreeMap::new(),
+        }
+    }
+
+    /// The client name and version sent in `initialize` (e.g. the host's own).
+    pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.client = Implementation::new(name.into(), version.into());
+        self
+    }
+
+    /// The protocol version sent in `initialize`.
+    pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.protocol_version = version;
+        self
+    }
+
+    /// How long `tools()` waits for servers still starting.
+    pub fn with_tools_grace(mut self, grace: Duration) -> Self {
+        self.tools_grace = grace;
+        self
+    }
+
+    /// `_meta` keys starting with this prefix belong to the host and are removed from what
+    /// callers pass.
+    pub fn with_reserved_meta_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.reserved_meta_prefix = Some(prefix.into());
+        self
+    }
+
+    /// Where events go.
+    pub fn with_events(mut self, sender: mpsc::UnboundedSender<ConnectionEvent>) -> Self {
+        self.events = Some(sender);
+        self
+    }
+
+    /// Who answers elicitation requests.
+    pub fn with_elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
+        self.elicitation = Some(handler);
+        self
+    }
+
+    /// Bound on shutting down one server.
+    pub fn with_shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Grace periods of stdio process shutdown (after closing stdin, and after SIGTERM).
+    pub fn with_process_grace(mut self, grace: Duration) -> Self {
+        self.process_grace = grace;
+        self
+    }
+
+    /// First and longest delay between restarts of a crashed stdio server.
+    pub fn with_restart_backoff(mut self, first: Duration, max: Duration) -> Self {
+        self.restart_backoff = first;
+        self.restart_backoff_max = max.max(first);
+        self
+    }
+
+    /// Debounce of `tools/list_changed` refreshes.
+    pub fn with_list_changed_debounce(mut self, debounce: Duration) -> Self {
+        self.list_changed_debounce = debounce;
+        self
+    }
+
+    /// The environment lookup used for `env_vars`, `bearer_token_env_var` and
+    /// `env_http_headers` (default: the process environment).
+    pub fn with_env_lookup(mut self, env: EnvLookup) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// Cancelling this token cancels startup (servers not yet ready become `cancelled`).
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// Use `provider` for the `Authorization` of the HTTP server `key` (OAuth and other
+    /// credential providers). It takes precedence over `bearer_token_env_var`.
+    pub fn with_auth_provider(
+        mut self,
+        key: McpServerKey,
+        provider: Arc<dyn AuthHeaderProvider>,
+    ) -> Self {
+        self.auth.insert(key, provider);
+        self
+    }
+}

@@ -1,0 +1,235 @@
+//! Bounded pagination of `tools/list`, `resources/list` and `resources/templates/list`.
+//!
+//! Requests are sent directly (not through rmcp's list helpers) so that rmcp's client-side
+//! response cache never serves a stale page after `tools/list_changed`.
+
+use std::collections::HashSet;
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    ClientRequest, ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest,
+    PaginatedRequestParams, Resource, ResourceTemplate, ServerResult, Tool,
+};
+use rmcp::service::{Peer, ServiceError};
+
+/// Most pages one list may have.
+pub const MAX_PAGES: usize = 100;
+/// Most items one server may list in one list.
+pub const MAX_ITEMS: usize = 2048;
+/// Longest cursor accepted, in bytes.
+pub const MAX_CURSOR_BYTES: usize = 64 * 1024;
+
+/// Why a list could not be completed.
+#[derive(Debug)]
+pub(crate) enum PageError {
+    Service(ServiceError),
+    TooManyPages,
+    TooManyItems,
+    CursorTooLong(usize),
+    RepeatedCursor,
+    UnexpectedResponse,
+}
+
+impl std::fmt::Display for PageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Service(e) => write!(f, "{e}"),
+            Self::TooManyPages => write!(f, "more than {MAX_PAGES} pages"),
+            Self::TooManyItems => write!(f, "more than {MAX_ITEMS} items"),
+            Self::CursorTooLong(n) => {
+                write!(f, "cursor of {n} bytes is longer than {MAX_CURSOR_BYTES}")
+            }
+            Self::RepeatedCursor => write!(f, "the server repeated a cursor (endless pagination)"),
+            Self::UnexpectedResponse => write!(f, "unexpected response type"),
+        }
+    }
+}
+
+/// Which list to fetch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ListKind {
+    Tools,
+    Resources,
+    Templates,
+}
+
+impl ListKind {
+    pub(crate) fn method(self) -> &'static str {
+        match self {
+            Self::Tools => "tools/list",
+            Self::Resources => "resources/list",
+            Self::Templates => "resources/templates/list",
+        }
+    }
+}
+
+/// One page of any list.
+pub(crate) enum Page {
+    Tools(Vec<Tool>),
+    Resources(Vec<Resource>),
+    Templates(Vec<ResourceTemplate>),
+}
+
+/// Fetches one page.
+pub(crate) async fn fetch_page(
+    peer: &Peer<RoleClient>,
+    kind: ListKind,
+    cursor: Option<String>,
+) -> Result<(Page, Option<String>), PageError> {
+    let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+    let request = match kind {
+        ListKind::Tools => ClientRequest::ListToolsRequest(ListToolsRequest {
+            params,
+            ..Default::default()
+        }),
+        ListKind::Resources => ClientRequest::ListResourcesRequest(ListResourcesRequest {
+            params,
+            ..Default::default()
+        }),
+        ListKind::Templates => {
+            ClientRequest::ListResourceTemplatesRequest(ListResourceTemplatesRequest {
+                params,
+                ..Default::default()
+            })
+        }
+    };
+    let result = peer
+        .send_request(request)
+        .await
+        .map_err(PageError::Service)?;
+    Ok(match (kind, result) {
+        (ListKind::Tools, ServerResult::ListToolsResult(r)) => {
+            (Page::Tools(r.tools), r.next_cursor)
+        }
+        (ListKind::Resources, ServerResult::ListResourcesResult(r)) => {
+            (Page::Resources(r.resources), r.next_cursor)
+        }
+        (ListKind::Templates, ServerResult::ListResourceTemplatesResult(r)) => {
+            (Page::Templates(r.resource_templates), r.next_cursor)
+        }
+        _ => return Err(PageError::UnexpectedResponse),
+    })
+}
+
+/// Checks the cursor a page returned against the limits.
+pub(crate) struct CursorCheck {
+    seen: HashSet<String>,
+    pages: usize,
+}
+
+impl CursorCheck {
+    pub(crate) fn new() -> Self {
+        Self {
+            seen: HashSet::new(),
+            pages: 0,
+        }
+    }
+
+    /// Call after each page with the total item count so far and the page's next cursor.
+    pub(crate) fn after_page(&mut self, items: usize, next: Option<&str>) -> Result<(), PageError> {
+        self.pages += 1;
+        if items > MAX_ITEMS {
+            return Err(PageError::TooManyItems);
+        }
+        let Some(cursor) = next else {
+            return Ok(());
+        };
+        if self.pages >= MAX_PAGES {
+            return Err(PageError::TooManyPages);
+        }
+        if cursor.len() > MAX_CURSOR_BYTES {
+            return Err(PageError::CursorTooLong(cursor.len()));
+        }
+        if !self.seen.insert(cursor.to_owned()) {
+            return Err(PageError::RepeatedCursor);
+        }
+        Ok(())
+    }
+}
+
+/// Lists every page of one list, within the limits.
+async fn list_all<T>(
+    peer: &Peer<RoleClient>,
+    kind: ListKind,
+    extract: fn(Page) -> Vec<T>,
+) -> Result<Vec<T>, PageError> {
+    let mut out = Vec::new();
+    let mut check = CursorCheck::new();
+    let mut cursor = None;
+    loop {
+        let (page, next) = fetch_page(peer, kind, cursor).await?;
+        out.extend(extract(page));
+        check.after_page(out.len(), next.as_deref())?;
+        match next {
+            Some(c) => cursor = Some(c),
+            None => return Ok(out),
+        }
+    }
+}
+
+/// Lists every page of tools.
+pub(crate) async fn all_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, PageError> {
+    list_all(peer, ListKind::Tools, |p| match p {
+        Page::Tools(v) => v,
+        _ => Vec::new(),
+    })
+    .await
+}
+
+/// Lists every page of resources.
+pub(crate) async fn all_resources(peer: &Peer<RoleClient>) -> Result<Vec<Resource>, PageError> {
+    list_all(peer, ListKind::Resources, |p| match p {
+        Page::Resources(v) => v,
+        _ => Vec::new(),
+    })
+    .await
+}
+
+/// Lists every page of resource templates.
+pub(crate) async fn all_templates(
+    peer: &Peer<RoleClient>,
+) -> Result<Vec<ResourceTemplate>, PageError> {
+    list_all(peer, ListKind::Templates, |p| match p {
+        Page::Templates(v) => v,
+        _ => Vec::new(),
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_cursor_is_rejected() {
+        let mut c = CursorCheck::new();
+        assert!(c.after_page(1, Some("a")).is_ok());
+        assert!(c.after_page(2, Some("b")).is_ok());
+        assert!(matches!(
+            c.after_page(3, Some("a")),
+            Err(PageError::RepeatedCursor)
+        ));
+    }
+
+    #[test]
+    fn page_item_and_cursor_limits_apply() {
+        let mut c = CursorCheck::new();
+        for i in 0..MAX_PAGES - 1 {
+            assert!(c.after_page(i, Some(&i.to_string())).is_ok());
+        }
+        assert!(matches!(
+            c.after_page(0, Some("x")),
+            Err(PageError::TooManyPages)
+        ));
+        assert!(matches!(
+            CursorCheck::new().after_page(MAX_ITEMS + 1, None),
+            Err(PageError::TooManyItems)
+        ));
+        let long = "c".repeat(MAX_CURSOR_BYTES + 1);
+        assert!(matches!(
+            CursorCheck::new().after_page(0, Some(&long)),
+            Err(PageError::CursorTooLong(_))
+        ));
+        assert!(CursorCheck::new().after_page(MAX_ITEMS, None).is_ok());
+    }
+}

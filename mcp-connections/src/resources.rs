@@ -1,0 +1,219 @@
+//! Resources and resource templates across servers.
+
+use std::sync::Arc;
+
+use mcp_key::{EnvironmentId, McpServerKey};
+use rmcp::model::{
+    ClientRequest, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Resource,
+    ResourceTemplate, ServerResult,
+};
+use tokio::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::paginate::{self, ListKind, Page};
+use crate::set::ConnectionSet;
+use crate::slot::{Live, SlotState};
+
+/// One item of a cross-server listing, with the server it came from.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerItem<T> {
+    /// The server.
+    pub server: McpServerKey,
+    /// The server's environment, for environment-scoped servers with multi-environment
+    /// exposure.
+    pub environment_id: Option<EnvironmentId>,
+    /// The item as the server listed it.
+    pub item: T,
+}
+
+/// A listing across servers: what the ready servers returned, and which servers failed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Listing<T> {
+    /// Items, grouped by server in key order, each server's items in its order.
+    pub items: Vec<ServerItem<T>>,
+    /// Servers whose listing failed, with the error text, sorted by key.
+    pub failures: Vec<(McpServerKey, String)>,
+}
+
+/// One page of a single server's listing.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ListPage<T> {
+    /// The page's items.
+    pub items: Vec<T>,
+    /// The cursor of the next page, if any.
+    pub next_cursor: Option<String>,
+}
+
+impl ConnectionSet {
+    fn ready_lives(&self) -> Vec<(McpServerKey, Arc<Live>)> {
+        self.inner
+            .slots
+            .iter()
+            .filter_map(|(k, s)| match s.current() {
+                SlotState::Ready(live) if live.is_alive() => Some((k.clone(), live)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn environment_of(&self, key: &McpServerKey) -> Option<EnvironmentId> {
+        if self.inner.multi_environment {
+            key.environment().cloned()
+        } else {
+            None
+        }
+    }
+
+    async fn list_across<T, F, Fut>(&self, list: F) -> Listing<T>
+    where
+        F: Fn(Arc<Live>) -> Fut,
+        Fut: std::future::Future<Output = std::result::Result<Vec<T>, paginate::PageError>>,
+    {
+        let lives = self.ready_lives();
+        let results = futures::future::join_all(lives.iter().map(|(key, live)| {
+            let fut = list(Arc::clone(live));
+            let timeout = self
+                .inner
+                .slots
+                .get(key)
+                .map_or(std::time::Duration::from_secs(30), |s| {
+                    s.spec.startup_timeout
+                });
+            async move { tokio::time::timeout(timeout, fut).await }
+        }))
+        .await;
+        let mut listing = Listing {
+            items: Vec::new(),
+            failures: Vec::new(),
+        };
+        for ((key, _), result) in lives.into_iter().zip(results) {
+            match result {
+                Ok(Ok(items)) => {
+                    let env = self.environment_of(&key);
+                    listing
+                        .items
+                        .extend(items.into_iter().map(|item| ServerItem {
+                            server: key.clone(),
+                            environment_id: env.clone(),
+                            item,
+                        }));
+                }
+                Ok(Err(e)) => listing.failures.push((key, e.to_string())),
+                Err(_) => listing.failures.push((key, "listing timed out".to_owned())),
+            }
+        }
+        listing
+    }
+
+    /// Every resource of every ready server (all pages, concurrently). A failing server is
+    /// reported in `failures`, not as an error of the whole listing.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe.
+    pub async fn list_resources(&self) -> Listing<Resource> {
+        self.list_across(|live| async move { paginate::all_resources(&live.peer).await })
+            .await
+    }
+
+    /// Every resource template of every ready server, like [`Self::list_resources`].
+    ///
+    /// # Cancel safety
+    /// Cancel-safe.
+    pub async fn list_resource_templates(&self) -> Listing<ResourceTemplate> {
+        self.list_across(|live| async move { paginate::all_templates(&live.peer).await })
+            .await
+    }
+
+    async fn page_of(
+        &self,
+        server: &McpServerKey,
+        kind: ListKind,
+        cursor: Option<String>,
+    ) -> Result<(Page, Option<String>)> {
+        let slot = Arc::clone(self.inner.slot(server)?);
+        let deadline = Instant::now() + slot.spec.startup_timeout;
+        let live = self.ready_connection(&slot, deadline).await?;
+        match tokio::time::timeout_at(deadline, paginate::fetch_page(&live.peer, kind, cursor))
+            .await
+        {
+            Ok(Ok(page)) => Ok(page),
+            Ok(Err(paginate::PageError::Service(e))) => {
+                Err(self.service_error(server, kind.method(), &live, e).await)
+            }
+            Ok(Err(e)) => Err(Error::Protocol {
+                server: server.clone(),
+                operation: kind.method().to_owned(),
+                detail: e.to_string(),
+            }),
+            Err(_) => Err(Error::Timeout {
+                server: server.clone(),
+                tool: kind.method().to_owned(),
+                after: slot.spec.startup_timeout,
+            }),
+        }
+    }
+
+    /// One page of one server's resources.
+    pub async fn list_resources_page(
+        &self,
+        server: &McpServerKey,
+        cursor: Option<String>,
+    ) -> Result<ListPage<Resource>> {
+        let (page, next_cursor) = self.page_of(server, ListKind::Resources, cursor).await?;
+        let items = match page {
+            Page::Resources(v) => v,
+            _ => Vec::new(),
+        };
+        Ok(ListPage { items, next_cursor })
+    }
+
+    /// One page of one server's resource templates.
+    pub async fn list_resource_templates_page(
+        &self,
+        server: &McpServerKey,
+        cursor: Option<String>,
+    ) -> Result<ListPage<ResourceTemplate>> {
+        let (page, next_cursor) = self.page_of(server, ListKind::Templates, cursor).await?;
+        let items = match page {
+            Page::Templates(v) => v,
+            _ => Vec::new(),
+        };
+        Ok(ListPage { items, next_cursor })
+    }
+
+    /// Reads one resource of one server.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe (the read is abandoned).
+    pub async fn read_resource(
+        &self,
+        server: &McpServerKey,
+        uri: &str,
+    ) -> Result<ReadResourceResult> {
+        let slot = Arc::clone(self.inner.slot(server)?);
+        let timeout = slot.spec.tool_timeout;
+        let deadline = Instant::now() + timeout;
+        let live = self.ready_connection(&slot, deadline).await?;
+        let operation = format!("resources/read {uri}");
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+            ReadResourceRequestParams::new(uri),
+        ));
+        match tokio::time::timeout_at(deadline, live.peer.send_request(request)).await {
+            Ok(Ok(ServerResult::ReadResourceResult(r))) => Ok(r),
+            Ok(Ok(_)) => Err(Error::Protocol {
+                server: server.clone(),
+                operation,
+                detail: "the reply is not a resources/read result".to_owned(),
+            }),
+            Ok(Err(e)) => Err(self.service_error(server, &operation, &live, e).await),
+            Err(_) => Err(Error::Timeout {
+                server: server.clone(),
+                tool: operation,
+                after: timeout,
+            }),
+        }
+    }
+}

@@ -1,0 +1,388 @@
+//! The connection set: construction, startup, state queries and shutdown.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use mcp_catalog::ResolvedCatalog;
+use mcp_key::{McpServerKey, NamingOptions, Secret, ServerName};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::auth::{AuthHeaderProvider, BearerEnvVar};
+use crate::error::{Error, Result, StartupFailure};
+use crate::events::{ConnectionEvent, FailureReason};
+use crate::options::ConnectionSetOptions;
+use crate::slot::{Slot, SlotState};
+use crate::spec::{HttpSpec, ServerSpec};
+use crate::startup;
+
+/// Shared state of a connection set.
+pub(crate) struct SetInner {
+    pub(crate) options: ConnectionSetOptions,
+    pub(crate) slots: BTreeMap<McpServerKey, Arc<Slot>>,
+    pub(crate) naming: NamingOptions,
+    pub(crate) multi_environment: bool,
+    /// Legacy (name-only) lookups: name -> the key that answers for it.
+    pub(crate) by_name: BTreeMap<ServerName, McpServerKey>,
+    pub(crate) revision: AtomicU64,
+    /// The aggregated catalog of the last revision asked for.
+    pub(crate) catalog_cache: std::sync::Mutex<Option<crate::tools::Catalog>>,
+    pub(crate) tasks: TaskTracker,
+    /// Child of the caller's cancellation token: cancels starts that are still running.
+    pub(crate) startup_cancel: CancellationToken,
+    /// Cancelled when the set shuts down or its last handle is dropped; parent of every
+    /// live connection's background-task token.
+    pub(crate) shutdown: CancellationToken,
+}
+
+impl SetInner {
+    pub(crate) fn emit(&self, event: ConnectionEvent) {
+        if let Some(tx) = &self.options.events {
+            let _ = tx.send(event);
+        }
+    }
+
+    pub(crate) fn live_cancel(&self) -> CancellationToken {
+        self.shutdown.child_token()
+    }
+
+    pub(crate) fn user_agent(&self) -> String {
+        format!(
+            "{}/{} (mcp-connections/{})",
+            self.options.client.name,
+            self.options.client.version,
+            env!("CARGO_PKG_VERSION")
+        )
+    }
+
+    /// Literal headers plus headers read from environment variables.
+    pub(crate) fn http_headers(
+        &self,
+        key: &McpServerKey,
+        spec: &HttpSpec,
+    ) -> std::result::Result<Vec<(String, Secret)>, StartupFailure> {
+        let mut out: Vec<(String, Secret)> = spec
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
+            .collect();
+        for (header, var) in &spec.env_headers {
+            let value = (self.options.env)(var)
+                .and_then(|v| v.into_string().ok())
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| {
+                    StartupFailure::new(
+                        FailureReason::Config,
+                        format!(
+                            "MCP server `{key}`: environment variable `{var}` for header `{header}` (env_http_headers) is missing or empty; set it or remove the header"
+                        ),
+                    )
+                })?;
+            out.push((header.clone(), Secret::new(value)));
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn auth_provider(
+        &self,
+        key: &McpServerKey,
+        spec: &HttpSpec,
+    ) -> Option<Arc<dyn AuthHeaderProvider>> {
+        if let Some(p) = self.options.auth.get(key) {
+            return Some(Arc::clone(p));
+        }
+        spec.bearer_token_env_var.as_ref().map(|var| {
+            Arc::new(BearerEnvVar::with_lookup(
+                var.clone(),
+                self.options.env.clone(),
+            )) as Arc<dyn AuthHeaderProvider>
+        })
+    }
+
+    pub(crate) fn slot(&self, key: &McpServerKey) -> Result<&Arc<Slot>> {
+        self.slots.get(key).ok_or_else(|| Error::UnknownServer {
+            server: key.to_string(),
+            hint: known_servers_hint(self.slots.keys()),
+        })
+    }
+}
+
+fn known_servers_hint<'a>(keys: impl Iterator<Item = &'a McpServerKey>) -> String {
+    let names: Vec<String> = keys.map(ToString::to_string).collect();
+    if names.is_empty() {
+        " (no servers are configured)".to_owned()
+    } else {
+        format!(" (configured: {})", names.join(", "))
+    }
+}
+
+/// A summary of one server's state, for status displays.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerStatus {
+    /// The server.
+    pub key: McpServerKey,
+    /// Its state.
+    pub state: ServerState,
+    /// Whether the configuration marks it required.
+    pub required: bool,
+    /// `stdio` or `streamable_http`.
+    pub transport: &'static str,
+}
+
+/// The state part of a [`ServerStatus`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ServerState {
+    /// Still starting.
+    Starting,
+    /// Ready, with this many tools listed (before filters).
+    Ready {
+        /// Tools listed by the server.
+        tools: usize,
+    },
+    /// Failed.
+    Failed(StartupFailure),
+    /// Start cancelled.
+    Cancelled,
+}
+
+/// What `wait_startup` returns: every server's settled state.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct StartupSummary {
+    /// Every server, sorted by key.
+    pub servers: Vec<ServerStatus>,
+}
+
+impl StartupSummary {
+    /// Number of ready servers.
+    pub fn ready(&self) -> usize {
+        self.count(|s| matches!(s, ServerState::Ready { .. }))
+    }
+
+    /// Number of failed servers.
+    pub fn failed(&self) -> usize {
+        self.count(|s| matches!(s, ServerState::Failed(_)))
+    }
+
+    fn count(&self, f: impl Fn(&ServerState) -> bool) -> usize {
+        self.servers.iter().filter(|s| f(&s.state)).count()
+    }
+}
+
+/// The connection set: every enabled server of a catalog, started concurrently, with their
+/// tools and resources aggregated. Cheap to clone (a handle).
+///
+/// Create it with [`ConnectionSet::start`] inside a tokio runtime; end it with
+/// [`ConnectionSet::shutdown`]. Dropping the last handle without shutdown still kills every
+/// stdio process (the launcher's `Drop`), but does not wait for them.
+#[derive(Clone)]
+pub struct ConnectionSet {
+    pub(crate) inner: Arc<SetInner>,
+    /// Cancels `inner.shutdown` when the last handle is dropped, so background tasks end and
+    /// release the connections (whose processes are then killed by the launcher's `Drop`).
+    _lifetime: Arc<tokio_util::sync::DropGuard>,
+}
+
+impl std::fmt::Debug for ConnectionSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConnectionSet")
+            .field("servers", &self.inner.slots.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ConnectionSet {
+    /// Starts every exposed, enabled server of `catalog` concurrently and returns at once.
+    /// Observe progress through the events channel of `options`, [`Self::wait_startup`],
+    /// [`Self::wait_required`] or [`Self::status`].
+    pub fn start(catalog: &ResolvedCatalog, options: ConnectionSetOptions) -> Self {
+        let specs = crate::from_catalog::specs(catalog, &options);
+        let naming = crate::from_catalog::naming(catalog);
+        let by_name = crate::from_catalog::legacy_names(catalog, &specs);
+        Self::start_specs(specs, naming, catalog.multi_environment(), by_name, options)
+    }
+
+    fn start_specs(
+        specs: Vec<ServerSpec>,
+        naming: NamingOptions,
+        multi_environment: bool,
+        by_name: BTreeMap<ServerName, McpServerKey>,
+        options: ConnectionSetOptions,
+    ) -> Self {
+        let startup_cancel = options.cancel.child_token();
+        let slots: BTreeMap<McpServerKey, Arc<Slot>> = specs
+            .into_iter()
+            .map(|s| (s.key.clone(), Arc::new(Slot::new(s))))
+            .collect();
+        let inner = Arc::new(SetInner {
+            options,
+            slots,
+            naming,
+            multi_environment,
+            by_name,
+            revision: AtomicU64::new(0),
+            catalog_cache: std::sync::Mutex::new(None),
+            tasks: TaskTracker::new(),
+            startup_cancel,
+            shutdown: CancellationToken::new(),
+        });
+        let lifetime = Arc::new(inner.shutdown.clone().drop_guard());
+        for slot in inner.slots.values() {
+            let (inner2, slot2) = (Arc::clone(&inner), Arc::clone(slot));
+            inner.tasks.spawn(async move {
+                let _guard = slot2.start_lock.lock().await;
+                startup::run_start(&inner2, &slot2, true).await;
+            });
+        }
+        let inner2 = Arc::clone(&inner);
+        inner.tasks.spawn(async move {
+            let mut ready = Vec::new();
+            let mut failed = Vec::new();
+            let mut cancelled = Vec::new();
+            for (key, slot) in &inner2.slots {
+                match slot.settled().await {
+                    SlotState::Ready(_) => ready.push(key.clone()),
+                    SlotState::Failed(_) => failed.push(key.clone()),
+                    SlotState::Cancelled | SlotState::Starting => cancelled.push(key.clone()),
+                }
+            }
+            inner2.emit(ConnectionEvent::StartupComplete {
+                ready,
+                failed,
+                cancelled,
+            });
+        });
+        Self {
+            inner,
+            _lifetime: lifetime,
+        }
+    }
+
+    /// The keys of every server in the set, sorted.
+    pub fn servers(&self) -> impl Iterator<Item = &McpServerKey> {
+        self.inner.slots.keys()
+    }
+
+    /// The key that answers for a bare server name (the legacy winner).
+    pub fn resolve_name(&self, name: &ServerName) -> Option<&McpServerKey> {
+        self.inner.by_name.get(name)
+    }
+
+    /// The current state of every server, sorted by key. Does not wait.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        self.inner
+            .slots
+            .values()
+            .map(|slot| status_of(slot, &slot.current()))
+            .collect()
+    }
+
+    /// The catalog revision: bumped whenever a server becomes ready, fails, or changes its
+    /// tools.
+    pub fn revision(&self) -> u64 {
+        self.inner
+            .revision
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until every server settled (ready, failed or cancelled).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future only stops waiting.
+    pub async fn wait_startup(&self) -> StartupSummary {
+        let mut servers = Vec::with_capacity(self.inner.slots.len());
+        for slot in self.inner.slots.values() {
+            let state = slot.settled().await;
+            servers.push(status_of(slot, &state));
+        }
+        StartupSummary { servers }
+    }
+
+    /// Waits for the required servers and fails with one error listing every required
+    /// server that did not become ready, with its reason.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe.
+    pub async fn wait_required(&self) -> Result<()> {
+        let mut failures = Vec::new();
+        for (key, slot) in &self.inner.slots {
+            if !slot.spec.required {
+                continue;
+            }
+            match slot.settled().await {
+                SlotState::Ready(_) => {}
+                SlotState::Failed(f) => failures.push((key.clone(), f)),
+                SlotState::Cancelled | SlotState::Starting => failures.push((
+                    key.clone(),
+                    StartupFailure::new(FailureReason::Timeout, "startup was cancelled"),
+                )),
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::RequiredServersFailed { failures })
+        }
+    }
+
+    /// Cancels starts that are still running: those servers become `cancelled`; servers
+    /// that are ready stay ready.
+    pub fn cancel_startup(&self) {
+        self.inner.startup_cancel.cancel();
+    }
+
+    /// Stops every server and waits for their processes to be gone, bounded per server by
+    /// the shutdown timeout (10 s by default). Idempotent.
+    ///
+    /// # Cancel safety
+    /// The shutdown runs on its own task: it completes even if this future is dropped.
+    pub async fn shutdown(&self) {
+        let inner = Arc::clone(&self.inner);
+        let task = tokio::spawn(async move {
+            inner.startup_cancel.cancel();
+            inner.shutdown.cancel();
+            let per_server = inner.options.shutdown_timeout;
+            let mut stops = tokio::task::JoinSet::new();
+            for slot in inner.slots.values() {
+                let slot = Arc::clone(slot);
+                stops.spawn(async move {
+                    // Wait for a start in progress to notice the cancellation.
+                    let _guard = tokio::time::timeout(per_server, slot.start_lock.lock()).await;
+                    if let SlotState::Ready(live) = slot.current()
+                        && tokio::time::timeout(per_server, live.shutdown()).await.is_err() {
+                            tracing::warn!(server = %slot.spec.key, "shutdown timed out; the process group was killed");
+                        }
+                });
+            }
+            while stops.join_next().await.is_some() {}
+            inner.shutdown.cancel();
+            inner.tasks.close();
+            let _ = tokio::time::timeout(Duration::from_secs(5), inner.tasks.wait()).await;
+        });
+        let _ = task.await;
+    }
+}
+
+fn status_of(slot: &Slot, state: &SlotState) -> ServerStatus {
+    ServerStatus {
+        key: slot.spec.key.clone(),
+        state: match state {
+            SlotState::Starting => ServerState::Starting,
+            SlotState::Ready(live) => ServerState::Ready {
+                tools: live.tools().len(),
+            },
+            SlotState::Failed(f) => ServerState::Failed(f.clone()),
+            SlotState::Cancelled => ServerState::Cancelled,
+        },
+        required: slot.spec.required,
+        transport: match slot.spec.transport {
+            crate::spec::TransportSpec::Stdio(_) => "stdio",
+            crate::spec::TransportSpec::Http(_) => "streamable_http",
+            crate::spec::TransportSpec::Unsupported(_) => "unsupported",
+        },
+    }
+}

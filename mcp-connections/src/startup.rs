@@ -1,0 +1,287 @@
+//! Starting one server: transport, initialize, first `tools/list`, within the startup
+//! timeout; and the background tasks of a live connection.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::error::StartupFailure;
+use crate::events::{ConnectionEvent, FailureReason};
+use crate::handler::{ConnectionShared, Handler};
+use crate::http::{self, HttpTarget};
+use crate::paginate::{self, PageError};
+use crate::set::SetInner;
+use crate::slot::{Live, Slot, SlotState};
+use crate::spec::TransportSpec;
+use crate::stdio;
+
+enum StartError {
+    Failed(StartupFailure),
+    Cancelled,
+}
+
+/// Runs one start of `slot` to completion and publishes the result. The caller holds the
+/// slot's start lock.
+///
+/// `initial` starts (the set's startup round) also stop when the caller cancels startup;
+/// restarts stop only when the set shuts down.
+pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: bool) {
+    let key = slot.spec.key.clone();
+    slot.state.send_replace(SlotState::Starting);
+    inner.emit(ConnectionEvent::Starting {
+        server: key.clone(),
+    });
+    let startup_cancelled = async {
+        if initial {
+            inner.startup_cancel.cancelled().await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    let result = tokio::select! {
+        biased;
+        () = startup_cancelled => Err(StartError::Cancelled),
+        () = inner.shutdown.cancelled() => Err(StartError::Cancelled),
+        r = start_within_timeout(inner, slot) => r,
+    };
+    match result {
+        Ok(live) => {
+            let live = Arc::new(live);
+            let tools = live.tools().len();
+            spawn_background(inner, slot, &live);
+            slot.state.send_replace(SlotState::Ready(live));
+            inner.revision.fetch_add(1, Ordering::SeqCst);
+            tracing::info!(server = %key, tools, "MCP server ready");
+            inner.emit(ConnectionEvent::Ready { server: key, tools });
+        }
+        Err(StartError::Failed(failure)) => {
+            tracing::warn!(server = %key, reason = %failure.reason(), "MCP server failed: {failure}");
+            inner.emit(ConnectionEvent::Failed {
+                server: key,
+                error: failure.to_string(),
+                reason: failure.reason().clone(),
+            });
+            slot.state.send_replace(SlotState::Failed(failure));
+        }
+        Err(StartError::Cancelled) => {
+            inner.emit(ConnectionEvent::Cancelled { server: key });
+            slot.state.send_replace(SlotState::Cancelled);
+        }
+    }
+}
+
+async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result<Live, StartError> {
+    let spec = &slot.spec;
+    let key = &spec.key;
+    if let Some(problem) = &spec.environment_problem {
+        return Err(StartError::Failed(StartupFailure::new(
+            FailureReason::Environment,
+            problem.clone(),
+        )));
+    }
+    let shared = ConnectionShared::new(
+        key.clone(),
+        &inner.options.client,
+        inner.options.protocol_version.clone(),
+        inner.options.elicitation.clone(),
+    );
+    let handler = Handler {
+        shared: Arc::clone(&shared),
+    };
+    let timeout = spec.startup_timeout;
+    match &spec.transport {
+        TransportSpec::Unsupported(kind) => Err(StartError::Failed(StartupFailure::new(
+            FailureReason::Config,
+            format!(
+                "MCP server `{key}`: the {kind} transport is not supported by this connection set"
+            ),
+        ))),
+        TransportSpec::Stdio(stdio_spec) => {
+            let (process, transport) = stdio::launch(key, stdio_spec, &inner.options)
+                .await
+                .map_err(StartError::Failed)?;
+            let work = async {
+                let service = rmcp::ServiceExt::serve(handler, transport).await;
+                let service = match service {
+                    Ok(s) => s,
+                    Err(e) => return Err(Some(format!("initialize failed: {e}"))),
+                };
+                match paginate::all_tools(service.peer()).await {
+                    Ok(tools) => Ok((service, tools)),
+                    Err(e) => {
+                        let _ = service.cancel().await;
+                        Err(Some(format!("tools/list failed: {e}")))
+                    }
+                }
+            };
+            match tokio::time::timeout(timeout, work).await {
+                Ok(Ok((service, tools))) => Ok(Live::new(
+                    service,
+                    shared,
+                    tools,
+                    Some(process),
+                    inner.live_cancel(),
+                )),
+                Ok(Err(detail)) => {
+                    let failure = process
+                        .startup_failure(key, detail.unwrap_or_default())
+                        .await;
+                    process.shutdown().await;
+                    Err(StartError::Failed(failure))
+                }
+                Err(_) => {
+                    let tail = process.stderr_tail();
+                    process.shutdown().await;
+                    Err(StartError::Failed(
+                        timeout_failure(key, timeout).with_stderr_tail(tail),
+                    ))
+                }
+            }
+        }
+        TransportSpec::Http(http_spec) => {
+            let target = HttpTarget {
+                url: http_spec.url.clone(),
+                headers: inner
+                    .http_headers(key, http_spec)
+                    .map_err(StartError::Failed)?,
+                auth: inner.auth_provider(key, http_spec),
+                user_agent: inner.user_agent(),
+            };
+            let work = async {
+                let service = http::connect(key, &target, handler).await?;
+                let mut attempt = 0;
+                loop {
+                    match paginate::all_tools(service.peer()).await {
+                        Ok(tools) => return Ok((service, tools)),
+                        Err(PageError::Service(e))
+                            if http::classify_service(&e) == http::HttpFailure::Transient
+                                && attempt < http::RETRY_DELAYS.len() =>
+                        {
+                            tokio::time::sleep(http::RETRY_DELAYS[attempt]).await;
+                            attempt += 1;
+                        }
+                        Err(PageError::Service(e))
+                            if http::classify_service(&e) == http::HttpFailure::AuthRequired =>
+                        {
+                            let _ = service.cancel().await;
+                            return Err(StartupFailure::new(
+                                FailureReason::LoginRequired,
+                                format!(
+                                    "MCP server `{key}` requires login (HTTP 401 on tools/list)"
+                                ),
+                            ));
+                        }
+                        Err(e) => {
+                            let _ = service.cancel().await;
+                            return Err(StartupFailure::new(
+                                FailureReason::Protocol,
+                                format!("MCP server `{key}`: tools/list failed: {e}"),
+                            ));
+                        }
+                    }
+                }
+            };
+            match tokio::time::timeout(timeout, work).await {
+                Ok(Ok((service, tools))) => {
+                    Ok(Live::new(service, shared, tools, None, inner.live_cancel()))
+                }
+                Ok(Err(failure)) => Err(StartError::Failed(failure)),
+                Err(_) => Err(StartError::Failed(timeout_failure(key, timeout))),
+            }
+        }
+    }
+}
+
+fn timeout_failure(key: &mcp_key::McpServerKey, timeout: std::time::Duration) -> StartupFailure {
+    StartupFailure::new(
+        FailureReason::Timeout,
+        format!(
+            "MCP server `{key}` did not start within {}s (create + initialize + tools/list); raise startup_timeout_sec for this server if it is just slow",
+            timeout.as_secs_f64()
+        ),
+    )
+}
+
+/// Spawns the exit monitor (stdio) and the `tools/list_changed` refresher of a live
+/// connection. Both stop when the connection's cancel token fires.
+fn spawn_background(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {
+    if live.process.is_some() {
+        let (inner2, slot2, live2) = (Arc::clone(inner), Arc::clone(slot), Arc::clone(live));
+        inner.tasks.spawn(async move {
+            let Some(process) = &live2.process else {
+                return;
+            };
+            tokio::select! {
+                () = live2.cancel.cancelled() => {}
+                _ = process.wait_exit() => {
+                    on_death(&inner2, &slot2, &live2).await;
+                }
+            }
+        });
+    }
+    let (inner2, slot2, live2) = (Arc::clone(inner), Arc::clone(slot), Arc::clone(live));
+    inner.tasks.spawn(async move {
+        refresh_on_list_changed(&inner2, &slot2, &live2).await;
+    });
+}
+
+/// Marks the slot failed when its live connection died, if that connection is still the
+/// current one.
+pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {
+    live.mark_dead();
+    let failure = live.death().await;
+    let current = matches!(slot.current(), SlotState::Ready(ref l) if Arc::ptr_eq(l, live));
+    if !current {
+        return;
+    }
+    let delay = slot.record_crash(
+        live.started_at.elapsed(),
+        inner.options.restart_backoff,
+        inner.options.restart_backoff_max,
+    );
+    tracing::warn!(server = %slot.spec.key, restart_in = ?delay, "MCP server died: {failure}");
+    inner.emit(ConnectionEvent::Failed {
+        server: slot.spec.key.clone(),
+        error: failure.to_string(),
+        reason: failure.reason().clone(),
+    });
+    slot.state.send_replace(SlotState::Failed(failure));
+    inner.revision.fetch_add(1, Ordering::SeqCst);
+    live.shutdown().await;
+}
+
+async fn refresh_on_list_changed(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {
+    let cancel: &CancellationToken = &live.cancel;
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = live.shared.tools_changed.notified() => {}
+        }
+        // Debounce: let a burst of notifications collapse into one refresh.
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(inner.options.list_changed_debounce) => {}
+        }
+        let listed = tokio::select! {
+            () = cancel.cancelled() => return,
+            r = tokio::time::timeout(slot.spec.startup_timeout, paginate::all_tools(&live.peer)) => r,
+        };
+        match listed {
+            Ok(Ok(tools)) => {
+                live.set_tools(tools);
+                let revision = inner.revision.fetch_add(1, Ordering::SeqCst) + 1;
+                inner.emit(ConnectionEvent::ToolsChanged {
+                    server: slot.spec.key.clone(),
+                    revision,
+                });
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(server = %slot.spec.key, "refreshing tools after list_changed failed: {e}");
+            }
+            Err(_) => {
+                tracing::warn!(server = %slot.spec.key, "refreshing tools after list_changed timed out");
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! stdio servers through mcp-pool's launcher (the only place that spawns processes).
+
+use std::time::Duration;
+
+use mcp_key::McpServerKey;
+use mcp_pool::{LaunchError, LaunchSpec, ProcessExit, StdioProcess, StdioTransport};
+
+use crate::error::StartupFailure;
+use crate::events::FailureReason;
+use crate::options::ConnectionSetOptions;
+use crate::spec::StdioSpec;
+
+/// How long to wait for an exit status and the rest of stderr after the pipe closed.
+const EXIT_SETTLE: Duration = Duration::from_millis(500);
+
+/// A launched stdio server process.
+pub(crate) struct Process {
+    inner: StdioProcess,
+}
+
+fn failure_for_launch(key: &McpServerKey, e: &LaunchError) -> StartupFailure {
+    let reason = match e {
+        LaunchError::InvalidSpec { .. } => FailureReason::Config,
+        _ => FailureReason::SpawnFailed,
+    };
+    let _ = key;
+    StartupFailure::new(reason, format!("MCP {e}"))
+}
+
+/// Spawns the server (off the async executor, inside the launcher).
+pub(crate) async fn launch(
+    key: &McpServerKey,
+    spec: &StdioSpec,
+    options: &ConnectionSetOptions,
+) -> Result<(Process, StdioTransport), StartupFailure> {
+    let mut launch = LaunchSpec::new(spec.program.clone())
+        .with_args(spec.args.iter().cloned())
+        .with_label(key.to_string())
+        .with_stdin_grace(options.process_grace)
+        .with_term_grace(options.process_grace);
+    // Named variables are read through the set's lookup (so hosts and tests control it)
+    // and passed on as literal values; a missing variable is simply not set.
+    for name in &spec.env_vars {
+        if let Some(value) = (options.env)(name).and_then(|v| v.into_string().ok()) {
+            launch = launch.with_env(name.clone(), value);
+        }
+    }
+    for (k, v) in &spec.env {
+        launch = launch.with_env(k.clone(), v.clone());
+    }
+    if let Some(cwd) = &spec.cwd {
+        launch = launch.with_cwd(cwd.clone());
+    }
+    if !spec.wrapper.is_empty() {
+        launch = launch.with_wrapper(spec.wrapper.iter().cloned());
+    }
+    let mut process = mcp_pool::launch(launch)
+        .await
+        .map_err(|e| failure_for_launch(key, &e))?;
+    let transport = process.take_transport().ok_or_else(|| {
+        StartupFailure::new(
+            FailureReason::Protocol,
+            format!("MCP server `{key}`: no stdio transport"),
+        )
+    })?;
+    Ok((Process { inner: process }, transport))
+}
+
+impl Process {
+    pub(crate) fn has_exited(&self) -> bool {
+        self.inner.has_exited()
+    }
+
+    pub(crate) async fn wait_exit(&self) -> ProcessExit {
+        self.inner.exit_watcher().wait_exit().await
+    }
+
+    pub(crate) fn stderr_tail(&self) -> String {
+        self.inner.stderr_tail().snapshot()
+    }
+
+    pub(crate) async fn shutdown(&self) {
+        let _ = self.inner.shutdown().await;
+    }
+
+    /// The failure of a process that went away on its own.
+    pub(crate) async fn exit_failure(&self) -> StartupFailure {
+        let exit = tokio::time::timeout(EXIT_SETTLE, self.wait_exit())
+            .await
+            .ok();
+        let tail = self.inner.stderr_tail();
+        let _ = tokio::time::timeout(EXIT_SETTLE, tail.wait_closed()).await;
+        let label = self.inner.label().to_owned();
+        let failure = if let Some(fault) = self.inner.stdout_fault() {
+            StartupFailure::new(
+                FailureReason::Protocol,
+                format!("MCP server `{label}`: {fault}"),
+            )
+        } else {
+            match exit {
+                Some(ProcessExit::Exited(code)) => StartupFailure::new(
+                    FailureReason::Exited {
+                        status: Some(code),
+                        signal: None,
+                    },
+                    format!("MCP server `{label}` exited with status {code}"),
+                ),
+                Some(ProcessExit::Signaled(sig)) => StartupFailure::new(
+                    FailureReason::Exited {
+                        status: None,
+                        signal: Some(sig),
+                    },
+                    format!("MCP server `{label}` was killed by signal {sig}"),
+                ),
+                Some(other) => StartupFailure::new(
+                    FailureReason::Exited {
+                        status: None,
+                        signal: None,
+                    },
+                    format!("MCP server `{label}` exited ({other})"),
+                ),
+                None => StartupFailure::new(
+                    FailureReason::Protocol,
+                    format!("MCP server `{label}` closed its stdout"),
+                ),
+            }
+        };
+        failure.with_stderr_tail(tail.snapshot())
+    }
+
+    /// Classifies a startup that failed with `detail`: an exit (with status) when the
+    /// process died, else a protocol failure.
+    pub(crate) async fn startup_failure(
+        &self,
+        key: &McpServerKey,
+        detail: String,
+    ) -> StartupFailure {
+        let exited = tokio::time::timeout(EXIT_SETTLE, self.wait_exit())
+            .await
+            .is_ok();
+        if exited || self.inner.stdout_fault().is_some() {
+            return self.exit_failure().await;
+        }
+        StartupFailure::new(
+            FailureReason::Protocol,
+            format!("MCP server `{key}`: {detail}"),
+        )
+        .with_stderr_tail(self.stderr_tail())
+    }
+}

@@ -1,0 +1,221 @@
+//! The aggregated tool catalog: qualified names, filters, visibility.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use mcp_key::{McpServerKey, ToolNameTable, ToolNamer};
+use rmcp::model::{Tool, ToolAnnotations};
+use serde_json::Value;
+
+use crate::set::{ConnectionSet, SetInner};
+use crate::slot::{Live, SlotState};
+
+/// One tool as the host shows it to a model.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolInfo {
+    /// The model-visible name (`mcp__server__tool`), unique in the catalog.
+    pub qualified_name: String,
+    /// The server that owns the tool.
+    pub server: McpServerKey,
+    /// The tool exactly as the server listed it (raw name, title, description, schemas,
+    /// annotations, `_meta`).
+    pub tool: Tool,
+    /// The server's instructions, used as the namespace description. For
+    /// environment-scoped servers with multi-environment exposure it starts with
+    /// "Runs in environment <id>.".
+    pub namespace_description: Option<String>,
+}
+
+impl ToolInfo {
+    /// The tool's name on the wire.
+    pub fn raw_name(&self) -> &str {
+        &self.tool.name
+    }
+
+    /// The tool's description, if any.
+    pub fn description(&self) -> Option<&str> {
+        self.tool.description.as_deref()
+    }
+
+    /// The tool's annotations, if any.
+    pub fn annotations(&self) -> Option<&ToolAnnotations> {
+        self.tool.annotations.as_ref()
+    }
+}
+
+/// The aggregated catalog at one revision.
+#[derive(Debug, Clone)]
+pub(crate) struct Catalog {
+    pub(crate) revision: u64,
+    pub(crate) tools: Arc<Vec<ToolInfo>>,
+    pub(crate) names: Arc<ToolNameTable>,
+}
+
+/// Whether `_meta.ui.visibility` lets the model see the tool (absent = visible).
+pub(crate) fn visible_to_model(tool: &Tool) -> bool {
+    let Some(visibility) = tool
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get("ui"))
+        .and_then(|ui| ui.get("visibility"))
+    else {
+        return true;
+    };
+    match visibility {
+        Value::Array(items) => items.iter().any(|v| v.as_str() == Some("model")),
+        Value::String(s) => s == "model",
+        _ => true,
+    }
+}
+
+fn namespace_description(inner: &SetInner, key: &McpServerKey, live: &Live) -> Option<String> {
+    let env_line = match key.environment() {
+        Some(env) if inner.multi_environment => Some(format!("Runs in environment {env}.")),
+        _ => None,
+    };
+    match (env_line, &live.instructions) {
+        (Some(e), Some(i)) => Some(format!("{e} {i}")),
+        (Some(e), None) => Some(e),
+        (None, Some(i)) => Some(i.clone()),
+        (None, None) => None,
+    }
+}
+
+/// Builds the catalog from the servers that are ready now.
+pub(crate) fn build(inner: &SetInner) -> Catalog {
+    let revision = inner.revision.load(std::sync::atomic::Ordering::SeqCst);
+    let mut per_server: BTreeMap<McpServerKey, (Arc<Live>, Vec<Tool>)> = BTreeMap::new();
+    for (key, slot) in &inner.slots {
+        let SlotState::Ready(live) = slot.current() else {
+            continue;
+        };
+        let tools: Vec<Tool> = live
+            .tools()
+            .iter()
+            .filter(|t| slot.spec.filter.allows(&t.name) && visible_to_model(t))
+            .cloned()
+            .collect();
+        per_server.insert(key.clone(), (live, tools));
+    }
+    let namer = ToolNamer::new(inner.naming.clone());
+    let names = namer.qualify(
+        per_server
+            .iter()
+            .flat_map(|(k, (_, tools))| tools.iter().map(move |t| (k, t.name.as_ref()))),
+    );
+    let mut out = Vec::with_capacity(names.len());
+    for (key, (live, tools)) in &per_server {
+        let ns = namespace_description(inner, key, live);
+        for tool in tools {
+            if let Some(q) = names.qualified_name(key, &tool.name) {
+                out.push(ToolInfo {
+                    qualified_name: q.to_owned(),
+                    server: key.clone(),
+                    tool: tool.clone(),
+                    namespace_description: ns.clone(),
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| a.qualified_name.cmp(&b.qualified_name));
+    Catalog {
+        revision,
+        tools: Arc::new(out),
+        names: Arc::new(names),
+    }
+}
+
+impl ConnectionSet {
+    /// The aggregated tool list of every ready server, sorted by qualified name. Servers
+    /// still starting get the set's shared grace period (1 s by default) to become ready;
+    /// after it, the list holds what is ready.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe.
+    pub async fn tools(&self) -> Vec<ToolInfo> {
+        let grace = self.inner.options.tools_grace;
+        let waits = self
+            .inner
+            .slots
+            .values()
+            .filter(|s| !s.current().is_settled())
+            .map(|s| s.settled());
+        let _ = tokio::time::timeout(grace, futures::future::join_all(waits)).await;
+        self.catalog().tools.as_ref().clone()
+    }
+
+    /// The current catalog (no waiting), cached per revision.
+    pub(crate) fn catalog(&self) -> Catalog {
+        let revision = self.revision();
+        if let Ok(cache) = self.inner.catalog_cache.lock()
+            && let Some(c) = cache.as_ref().filter(|c| c.revision == revision)
+        {
+            return c.clone();
+        }
+        let built = build(&self.inner);
+        if let Ok(mut cache) = self.inner.catalog_cache.lock() {
+            *cache = Some(built.clone());
+        }
+        built
+    }
+
+    /// Resolves a qualified tool name to its server and raw tool name, in the current
+    /// catalog.
+    pub fn resolve_tool(&self, qualified: &str) -> Option<(McpServerKey, String)> {
+        self.catalog()
+            .names
+            .resolve(qualified)
+            .map(|(k, t)| (k.clone(), t.to_owned()))
+    }
+
+    /// Whether calls to this tool may run in parallel with other calls to the same server:
+    /// when the server's configuration says `supports_parallel_tool_calls`, or the tool is
+    /// annotated read-only. Hosts serialize the others.
+    pub fn can_run_in_parallel(&self, server: &McpServerKey, tool: &str) -> bool {
+        let Some(slot) = self.inner.slots.get(server) else {
+            return false;
+        };
+        if slot.spec.parallel_tool_calls {
+            return true;
+        }
+        let SlotState::Ready(live) = slot.current() else {
+            return false;
+        };
+        live.tools().iter().any(|t| {
+            t.name == tool
+                && t.annotations
+                    .as_ref()
+                    .and_then(|a| a.read_only_hint)
+                    .unwrap_or(false)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool_with_meta(meta: Value) -> Tool {
+        let mut t = Tool::new("t", "d", Arc::new(serde_json::Map::new()));
+        t.meta = serde_json::from_value(meta).ok();
+        t
+    }
+
+    #[test]
+    fn ui_visibility_hides_app_only_tools() {
+        assert!(visible_to_model(&Tool::new(
+            "t",
+            "d",
+            Arc::new(serde_json::Map::new())
+        )));
+        assert!(visible_to_model(&tool_with_meta(
+            json!({"ui": {"visibility": ["model", "app"]}})
+        )));
+        assert!(!visible_to_model(&tool_with_meta(
+            json!({"ui": {"visibility": ["app"]}})
+        )));
+        assert!(visible_to_model(&tool_with_meta(json!({"other": 1}))));
+    }
+}
