@@ -10,7 +10,7 @@ use crate::collect::Collector;
 use crate::config::{Config, CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors, Scope};
 use crate::toml_server::parse_server;
-use crate::toml_values::{Reader, Value};
+use crate::toml_values::{Reader, Value, type_name};
 
 const TOP_KEYS: &[&str] = &[
     "credentials_store",
@@ -114,10 +114,7 @@ fn parse_port(r: &mut Reader<'_, '_>, value: &Value<'_>) -> Option<u16> {
                 field,
                 value.span().start,
                 ConfigErrorKind::WrongType,
-                format!(
-                    "expected a port number, found {}",
-                    value.get_ref().type_str()
-                ),
+                format!("expected a port number, found {}", type_name(value)),
                 Some("write it as `oauth_callback_port = 8765`".to_owned()),
             );
             return None;
@@ -195,10 +192,7 @@ fn parse_plugins(
             "plugins",
             value.span().start,
             ConfigErrorKind::WrongType,
-            format!(
-                "expected an array of tables, found {}",
-                value.get_ref().type_str()
-            ),
+            format!("expected an array of tables, found {}", type_name(value)),
             Some("write each plugin as a `[[plugins]]` table with `path = \"...\"`".to_owned()),
         );
         return out;

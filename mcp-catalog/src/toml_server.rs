@@ -68,7 +68,10 @@ pub(crate) fn parse_server(
                 name_offset,
                 ConfigErrorKind::InvalidServerName,
                 err.to_string(),
-                Some("rename the `[mcp_servers.<name>]` table".to_owned()),
+                Some(format!(
+                    "rename the table, e.g. `[mcp_servers.{}]`",
+                    suggest_name(raw_name)
+                )),
             );
             None
         }
@@ -127,9 +130,9 @@ pub(crate) fn parse_server(
             || (kind == Kind::Stdio && HTTP_KEYS.contains(&field))
         {
             let (transport, other) = if kind == Kind::Http {
-                ("streamable HTTP", "a stdio server (`command`)")
+                ("streamable HTTP", "replace `url` with `command` to make")
             } else {
-                ("stdio", "a streamable HTTP server (`url`)")
+                ("stdio", "replace `command` with `url` to make")
             };
             let message = format!("`{field}` is not supported for {transport} server `{raw_name}`");
             r.error(
@@ -137,7 +140,10 @@ pub(crate) fn parse_server(
                 offset,
                 ConfigErrorKind::WrongTransportField,
                 message,
-                Some(format!("remove it, or make `{raw_name}` {other}")),
+                Some(format!(
+                    "remove it, or {other} `{raw_name}` a {} server",
+                    other_kind(kind)
+                )),
             );
             continue;
         }
@@ -320,7 +326,7 @@ fn parse_environment_ref(
         let mut known: Vec<String> = vec!["local".to_owned()];
         known.extend(environments.keys().map(|id| id.as_str().to_owned()));
         Some(format!(
-            "use `local` or declare it in `[environments.<id>]` (known: {})",
+            "use `local` or declare it in `[environments.<id>]`; known: {}",
             known.join(", ")
         ))
     };
@@ -439,11 +445,16 @@ pub(crate) fn check_url(r: &mut Reader<'_, '_>, field: &str, offset: usize, url:
 
 fn check_var_name(r: &mut Reader<'_, '_>, field: &str, offset: usize, var: &str) {
     if !env_var_name_ok(var) {
+        let message = if var.is_empty() {
+            "the environment variable name is empty".to_owned()
+        } else {
+            format!("`{var}` is not a valid environment variable name")
+        };
         r.error(
             field,
             offset,
             ConfigErrorKind::InvalidValue,
-            format!("`{var}` is not a valid environment variable name"),
+            message,
             Some("use a non-empty name without `=`".to_owned()),
         );
     }
@@ -474,4 +485,31 @@ fn check_header(
             Some("remove CR/LF characters from the value".to_owned()),
         );
     }
+}
+
+fn other_kind(kind: Kind) -> &'static str {
+    if kind == Kind::Http {
+        "stdio"
+    } else {
+        "streamable HTTP"
+    }
+}
+
+/// A valid server name close to `raw`: invalid bytes become `_`, at most 64 bytes.
+pub(crate) fn suggest_name(raw: &str) -> String {
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        name.push_str("server");
+    }
+    name
 }

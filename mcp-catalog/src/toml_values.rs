@@ -36,7 +36,7 @@ impl Reader<'_, '_> {
             field,
             value.span().start,
             ConfigErrorKind::WrongType,
-            format!("expected {expected}, found {}", value.get_ref().type_str()),
+            format!("expected {expected}, found {}", type_name(value)),
             Some(format!("write it as {example}")),
         );
     }
@@ -201,5 +201,18 @@ impl Reader<'_, '_> {
     pub(crate) fn unknown_key(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, known: &[&str]) {
         self.cx
             .unknown_key(&self.scope, key.get_ref(), key.span().start, known);
+    }
+}
+
+/// The TOML type of a value, with an article, for messages.
+pub(crate) fn type_name(value: &Value<'_>) -> &'static str {
+    match value.get_ref() {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a datetime",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
     }
 }

@@ -1,0 +1,219 @@
+//! Invalid TOML configurations: every error at once, located and actionable.
+
+use mcp_catalog::{Config, ConfigErrorKind};
+use pretty_assertions::assert_eq;
+
+/// (case name, TOML text, expected kinds in document order)
+const CASES: &[(&str, &str, &[ConfigErrorKind])] = &[
+    (
+        "both_command_and_url",
+        "[mcp_servers.a]\ncommand = \"a\"\nurl = \"https://x/mcp\"\n",
+        &[ConfigErrorKind::ConflictingTransport],
+    ),
+    (
+        "neither_command_nor_url",
+        "[mcp_servers.a]\nargs = [\"x\"]\n",
+        &[ConfigErrorKind::MissingTransport],
+    ),
+    (
+        "http_field_on_stdio",
+        "[mcp_servers.files]\ncommand = \"a\"\nhttp_headers = { X = \"y\" }\nscopes = [\"s\"]\n",
+        &[
+            ConfigErrorKind::WrongTransportField,
+            ConfigErrorKind::WrongTransportField,
+        ],
+    ),
+    (
+        "stdio_field_on_http",
+        "[mcp_servers.t]\nurl = \"https://x/mcp\"\nenv_vars = [\"A\"]\n",
+        &[ConfigErrorKind::WrongTransportField],
+    ),
+    (
+        "inline_bearer_token",
+        "[mcp_servers.t]\nurl = \"https://x/mcp\"\nbearer_token = \"s3cret\"\n",
+        &[ConfigErrorKind::InlineSecret],
+    ),
+    (
+        "invalid_server_name",
+        "[mcp_servers.\"my srv\"]\ncommand = \"a\"\n",
+        &[ConfigErrorKind::InvalidServerName],
+    ),
+    (
+        "unknown_environment",
+        "[environments.devbox]\n[mcp_servers.a]\ncommand = \"a\"\nenvironment = \"prod\"\n",
+        &[ConfigErrorKind::UnknownEnvironment],
+    ),
+    (
+        "invalid_environment_id",
+        "[environments.\"dev box\"]\nwrapper = []\n",
+        &[ConfigErrorKind::UnknownEnvironment],
+    ),
+    (
+        "zero_and_negative_timeouts",
+        "[mcp_servers.a]\ncommand = \"a\"\nstartup_timeout_sec = 0\ntool_timeout_sec = -5\n",
+        &[
+            ConfigErrorKind::InvalidTimeout,
+            ConfigErrorKind::InvalidTimeout,
+        ],
+    ),
+    (
+        "nan_and_huge_timeouts",
+        "[mcp_servers.a]\ncommand = \"a\"\nstartup_timeout_sec = nan\ntool_timeout_sec = 1e300\n",
+        &[
+            ConfigErrorKind::InvalidTimeout,
+            ConfigErrorKind::InvalidTimeout,
+        ],
+    ),
+    (
+        "unknown_approval_modes",
+        "[mcp_servers.a]\ncommand = \"a\"\ndefault_tools_approval_mode = \"never\"\n\
+         [mcp_servers.a.tools.w]\napproval_mode = \"ask\"\n",
+        &[
+            ConfigErrorKind::UnknownApprovalMode,
+            ConfigErrorKind::UnknownApprovalMode,
+        ],
+    ),
+    (
+        "wrong_types",
+        "tool_name_prefix = \"yes\"\n[mcp_servers.a]\ncommand = 1\nargs = \"x\"\nenv = { A = 1 }\n\
+         required = \"no\"\nstartup_timeout_sec = \"30\"\n",
+        &[
+            ConfigErrorKind::WrongType,
+            ConfigErrorKind::WrongType,
+            ConfigErrorKind::WrongType,
+            ConfigErrorKind::WrongType,
+            ConfigErrorKind::WrongType,
+            ConfigErrorKind::WrongType,
+        ],
+    ),
+    (
+        "bad_urls",
+        "[mcp_servers.a]\nurl = \"ftp://x\"\noauth_resource = \"x\"\n[mcp_servers.b]\nurl = \"https://\"\n",
+        &[
+            ConfigErrorKind::InvalidUrl,
+            ConfigErrorKind::InvalidUrl,
+            ConfigErrorKind::InvalidUrl,
+        ],
+    ),
+    (
+        "auth_and_ema",
+        "[mcp_servers.a]\nurl = \"https://x/mcp\"\nauth = \"ema\"\n\
+         [mcp_servers.b]\nurl = \"https://x/mcp\"\nauth = \"basic\"\n\
+         [mcp_servers.c]\nurl = \"https://x/mcp\"\nema = { issuer = \"https://idp\" }\n",
+        &[
+            ConfigErrorKind::MissingField,
+            ConfigErrorKind::InvalidValue,
+            ConfigErrorKind::MissingField,
+        ],
+    ),
+    (
+        "top_level_values",
+        "credentials_store = \"vault\"\noauth_callback_port = 70000\nmulti_environment = 1\n",
+        &[
+            ConfigErrorKind::InvalidValue,
+            ConfigErrorKind::InvalidValue,
+            ConfigErrorKind::WrongType,
+        ],
+    ),
+    (
+        "plugins",
+        "[[plugins]]\nenvironments = [\"mars\"]\n",
+        &[
+            ConfigErrorKind::MissingField,
+            ConfigErrorKind::UnknownEnvironment,
+        ],
+    ),
+    (
+        "syntax",
+        "[mcp_servers.a\ncommand = \"a\"\n",
+        &[ConfigErrorKind::Syntax],
+    ),
+    (
+        "duplicate_key",
+        "[mcp_servers.a]\ncommand = \"a\"\ncommand = \"b\"\n",
+        &[ConfigErrorKind::Syntax],
+    ),
+    (
+        "bad_headers_and_vars",
+        "[mcp_servers.a]\nurl = \"https://x/mcp\"\nhttp_headers = { \"Bad Header\" = \"v\" }\n\
+         env_http_headers = { X = \"A=B\" }\nbearer_token_env_var = \"\"\n",
+        &[
+            ConfigErrorKind::InvalidValue,
+            ConfigErrorKind::InvalidValue,
+            ConfigErrorKind::InvalidValue,
+        ],
+    ),
+];
+
+#[test]
+fn invalid_configs_report_every_error() {
+    let mut report = String::new();
+    for (name, text, kinds) in CASES {
+        let errors = Config::from_toml_str(text, "config.toml")
+            .expect_err(&format!("case {name} must be rejected"));
+        let actual: Vec<ConfigErrorKind> = errors.iter().map(|e| e.kind()).collect();
+        assert_eq!(&actual, kinds, "case {name}: {errors}");
+        for error in &errors {
+            assert!(
+                error.location().line().is_some(),
+                "case {name}: {error} has no line"
+            );
+        }
+        report.push_str(&format!("## {name}\n{errors}\n\n"));
+    }
+    insta::assert_snapshot!(report);
+}
+
+/// One configuration with an error in ten different places yields ten distinct messages.
+#[test]
+fn ten_errors_in_one_config() {
+    let text = r#"
+[environments.devbox]
+wrapper = "ssh devbox"
+
+[mcp_servers."bad name"]
+command = "x"
+
+[mcp_servers.files]
+command = "npx"
+http_headers = { "X-Team" = "platform" }
+startup_timeout_sec = 0
+default_tools_approval_mode = "sometimes"
+environment = "staging"
+
+[mcp_servers.tickets]
+url = "tickets.example.com/mcp"
+bearer_token = "hunter2"
+tool_timeout_sec = -1
+
+[mcp_servers.empty]
+description = "no transport"
+"#;
+    let errors = Config::from_toml_str(text, "/etc/agent/config.toml").unwrap_err();
+    assert_eq!(errors.len(), 10, "{errors}");
+    let lines: std::collections::BTreeSet<String> =
+        errors.iter().map(ToString::to_string).collect();
+    assert_eq!(lines.len(), 10);
+    insta::assert_snapshot!(errors.to_string());
+}
+
+#[test]
+fn errors_expose_server_field_and_hint() {
+    let errors = Config::from_toml_str(
+        "[mcp_servers.files]\ncommand = \"npx\"\nhttp_headers = { X = \"y\" }\n",
+        "c.toml",
+    )
+    .unwrap_err();
+    let error = &errors.errors()[0];
+    assert_eq!(error.server(), Some("files"));
+    assert_eq!(error.field(), Some("http_headers"));
+    assert_eq!(
+        error.message(),
+        "`http_headers` is not supported for stdio server `files`"
+    );
+    assert!(error.hint().is_some());
+    assert_eq!(
+        (error.location().line(), error.location().column()),
+        (Some(3), Some(1))
+    );
+}

@@ -1,0 +1,187 @@
+//! Valid TOML configurations map to the expected model.
+
+use std::time::Duration;
+
+use mcp_catalog::{
+    ApprovalMode, AuthMode, Config, CredentialsStore, DEFAULT_STARTUP_TIMEOUT,
+    DEFAULT_TOOL_TIMEOUT, Transport,
+};
+use mcp_key::{EnvironmentId, ServerName};
+use pretty_assertions::assert_eq;
+
+const SPEC_EXAMPLE: &str = r#"
+credentials_store = "keyring"
+oauth_callback_port = 8765
+tool_name_prefix = true
+multi_environment = false
+
+[environments.devbox]
+wrapper = ["ssh", "devbox", "--"]
+cwd = "/home/dev/project"
+
+[mcp_servers.files]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "."]
+env = { LOG_LEVEL = "warn" }
+env_vars = ["FILES_TOKEN"]
+cwd = "/srv/app"
+startup_timeout_sec = 30
+tool_timeout_sec = 300
+enabled_tools = ["read_file"]
+disabled_tools = ["delete"]
+required = false
+enabled = true
+environment = "local"
+supports_parallel_tool_calls = false
+default_tools_approval_mode = "auto"
+[mcp_servers.files.tools.write_file]
+approval_mode = "prompt"
+
+[mcp_servers.tickets]
+url = "https://tickets.example.com/mcp"
+bearer_token_env_var = "TICKETS_TOKEN"
+http_headers = { "X-Team" = "platform" }
+env_http_headers = { "X-Tenant" = "TENANT_ID" }
+scopes = ["tickets.read"]
+oauth = { client_id = "registered-client" }
+oauth_resource = "https://tickets.example.com/mcp"
+auth = "ema"
+
+[mcp_servers.tickets.ema]
+issuer = "https://idp.example.com"
+client_id = "agent-host"
+
+[[plugins]]
+path = "/opt/plugins/git"
+environments = ["local", "devbox"]
+"#;
+
+fn name(s: &str) -> ServerName {
+    ServerName::new(s).unwrap()
+}
+
+#[test]
+fn spec_example_maps_every_field() {
+    let loaded = Config::from_toml_str(SPEC_EXAMPLE, "config.toml").unwrap();
+    assert_eq!(loaded.warnings(), &[]);
+    assert_eq!(loaded.origin(), "config.toml");
+    let config = loaded.config();
+    assert_eq!(config.credentials_store(), CredentialsStore::Keyring);
+    assert_eq!(config.oauth_callback_port(), Some(8765));
+    assert!(config.tool_name_prefix());
+    assert!(!config.multi_environment());
+
+    let devbox = &config.environments()[&EnvironmentId::new("devbox").unwrap()];
+    assert_eq!(devbox.wrapper(), ["ssh", "devbox", "--"]);
+    assert_eq!(devbox.cwd().unwrap().to_str(), Some("/home/dev/project"));
+
+    let files = &config.servers()[&name("files")];
+    let Transport::Stdio(stdio) = files.transport() else {
+        panic!("stdio expected")
+    };
+    assert_eq!(stdio.command(), "npx");
+    assert_eq!(
+        stdio.args(),
+        ["-y", "@modelcontextprotocol/server-filesystem", "."]
+    );
+    assert_eq!(
+        stdio.env().get("LOG_LEVEL").map(String::as_str),
+        Some("warn")
+    );
+    assert_eq!(stdio.env_vars(), ["FILES_TOKEN"]);
+    assert_eq!(stdio.cwd().unwrap().to_str(), Some("/srv/app"));
+    assert_eq!(files.startup_timeout(), Duration::from_secs(30));
+    assert_eq!(files.tool_timeout(), Duration::from_secs(300));
+    assert!(files.tool_filter().allows("read_file"));
+    assert!(!files.tool_filter().allows("write_file"));
+    assert!(!files.tool_filter().allows("delete"));
+    assert!(!files.required());
+    assert!(files.enabled());
+    assert!(files.environment().is_local());
+    assert!(!files.supports_parallel_tool_calls());
+    assert_eq!(files.default_approval_mode(), ApprovalMode::Auto);
+    assert_eq!(files.approval_mode("write_file"), ApprovalMode::Prompt);
+    assert_eq!(files.approval_mode("read_file"), ApprovalMode::Auto);
+
+    let tickets = &config.servers()[&name("tickets")];
+    let Transport::StreamableHttp(http) = tickets.transport() else {
+        panic!("http expected")
+    };
+    assert_eq!(http.url(), "https://tickets.example.com/mcp");
+    assert_eq!(http.bearer_token_env_var(), Some("TICKETS_TOKEN"));
+    assert_eq!(
+        http.http_headers().get("X-Team").map(String::as_str),
+        Some("platform")
+    );
+    assert_eq!(
+        http.env_http_headers().get("X-Tenant").map(String::as_str),
+        Some("TENANT_ID")
+    );
+    assert_eq!(http.scopes(), ["tickets.read"]);
+    assert_eq!(
+        http.oauth().map(|o| o.client_id()),
+        Some("registered-client")
+    );
+    assert_eq!(
+        http.oauth_resource(),
+        Some("https://tickets.example.com/mcp")
+    );
+    assert_eq!(http.auth(), AuthMode::Ema);
+    let ema = http.ema().unwrap();
+    assert_eq!(
+        (ema.issuer(), ema.client_id()),
+        ("https://idp.example.com", "agent-host")
+    );
+
+    let plugin = &config.plugins()[0];
+    assert_eq!(plugin.path().to_str(), Some("/opt/plugins/git"));
+    assert_eq!(plugin.environments().len(), 2);
+}
+
+#[test]
+fn defaults_apply_when_fields_are_absent() {
+    let loaded = Config::from_toml_str(
+        "[mcp_servers.a]\ncommand = \"a\"\n[mcp_servers.b]\nurl = \"http://127.0.0.1:9/mcp\"\n",
+        "c.toml",
+    )
+    .unwrap();
+    let config = loaded.config();
+    assert_eq!(config.credentials_store(), CredentialsStore::Auto);
+    assert_eq!(config.oauth_callback_port(), None);
+    assert!(config.tool_name_prefix());
+    assert!(!config.multi_environment());
+    let a = &config.servers()[&name("a")];
+    assert_eq!(a.startup_timeout(), DEFAULT_STARTUP_TIMEOUT);
+    assert_eq!(a.tool_timeout(), DEFAULT_TOOL_TIMEOUT);
+    assert!(a.tool_filter().allows_all());
+    assert!(a.enabled());
+    assert!(!a.required());
+    assert_eq!(a.environment(), &EnvironmentId::LOCAL);
+    let b = &config.servers()[&name("b")];
+    assert_eq!(b.transport().as_http().unwrap().auth(), AuthMode::Auto);
+}
+
+#[test]
+fn fractional_timeouts_and_empty_allow_list() {
+    let loaded = Config::from_toml_str(
+        "[mcp_servers.a]\ncommand = \"a\"\nstartup_timeout_sec = 0.5\ntool_timeout_sec = 2.25\n\
+         enabled_tools = []\n",
+        "c.toml",
+    )
+    .unwrap();
+    let a = &loaded.config().servers()[&name("a")];
+    assert_eq!(a.startup_timeout(), Duration::from_millis(500));
+    assert_eq!(a.tool_timeout(), Duration::from_millis(2250));
+    assert!(!a.tool_filter().allows("anything"));
+}
+
+#[test]
+fn unknown_keys_are_warnings_with_locations() {
+    let text = "model = \"x\"\n[mcp_servers.a]\ncommand = \"a\"\ncomand = \"typo\"\n\
+                [mcp_servers.a.tools.t]\napproval_mode = \"writes\"\ncolor = \"red\"\n";
+    let loaded = Config::from_toml_str(text, "c.toml").unwrap();
+    let warnings: Vec<String> = loaded.warnings().iter().map(ToString::to_string).collect();
+    insta::assert_snapshot!(warnings.join("\n"));
+    let a = &loaded.config().servers()[&name("a")];
+    assert_eq!(a.approval_mode("t"), ApprovalMode::Writes);
+}
