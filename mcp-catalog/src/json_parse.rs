@@ -172,7 +172,16 @@ impl JsonServer<'_, '_, '_> {
             }
             match field {
                 "type" => {}
-                "command" => stdio.command = self.string(field, value).unwrap_or_default(),
+                "command" => {
+                    if let Some(command) = self.string(field, value) {
+                        if command.trim().is_empty() {
+                            let message = "`command` is empty".to_owned();
+                            let hint = "set the program to run";
+                            self.error(Some(field), ConfigErrorKind::InvalidValue, message, hint);
+                        }
+                        stdio.command = command;
+                    }
+                }
                 "args" => stdio.args = self.string_list(field, value),
                 "env" => stdio.env = self.string_map(field, value),
                 "cwd" => stdio.cwd = self.string(field, value).map(PathBuf::from),
@@ -203,16 +212,6 @@ impl JsonServer<'_, '_, '_> {
                     self.cx.unknown_key(&scope, field, offset, KNOWN_KEYS);
                 }
             }
-        }
-        if !is_http && stdio.command.trim().is_empty() && object.contains_key("command") {
-            let hint = "set the program to run";
-            let message = "`command` is empty".to_owned();
-            self.error(
-                Some("command"),
-                ConfigErrorKind::InvalidValue,
-                message,
-                hint,
-            );
         }
         if self.cx.error_count() != before {
             return None;
