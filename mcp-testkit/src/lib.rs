@@ -28,8 +28,9 @@ pub use http::{
 pub use in_process::{DUPLEX_BUFFER, InProcessServer};
 pub use paging::REPEATING_CURSOR;
 pub use process::{
-    POLL_INTERVAL, assert_no_process, assert_no_process_group, kill_process, process_alive,
-    process_group_members, read_pid_file, wait_gone, wait_group_gone,
+    POLL_INTERVAL, assert_no_process, assert_no_process_group, kill_process, kill_process_group,
+    process_alive, process_group_members, read_pid_file, terminate_process, wait_gone,
+    wait_group_gone,
 };
 pub use record::RecordedRequest;
 pub use scenario::{

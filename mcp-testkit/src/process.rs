@@ -97,8 +97,23 @@ pub fn read_pid_file(path: impl AsRef<Path>) -> Option<u32> {
 /// Send SIGKILL to `pid` with the system `kill` program (no `unsafe` needed), for
 /// cleaning up after a test that failed half-way. Errors are ignored.
 pub fn kill_process(pid: u32) {
+    kill_with("-KILL", &pid.to_string());
+}
+
+/// Send SIGKILL to every process of group `pgid` (`kill -KILL -- -PGID`). Errors are
+/// ignored.
+pub fn kill_process_group(pgid: u32) {
+    kill_with("-KILL", &format!("-{pgid}"));
+}
+
+/// Send SIGTERM to `pid`. Errors are ignored.
+pub fn terminate_process(pid: u32) {
+    kill_with("-TERM", &pid.to_string());
+}
+
+fn kill_with(signal: &str, target: &str) {
     let _ = std::process::Command::new("kill")
-        .args(["-KILL", &pid.to_string()])
+        .args([signal, "--", target])
         .stderr(std::process::Stdio::null())
         .status();
 }

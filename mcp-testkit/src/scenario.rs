@@ -626,6 +626,85 @@ pub struct Faults {
     pub spawn_grandchild: Option<PathBuf>,
 }
 
+impl Faults {
+    /// No faults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set [`Faults::init_delay_ms`].
+    pub fn with_init_delay_ms(mut self, ms: u64) -> Self {
+        self.init_delay_ms = Some(ms);
+        self
+    }
+
+    /// Set [`Faults::hang_initialize`].
+    pub fn with_hang_initialize(mut self) -> Self {
+        self.hang_initialize = true;
+        self
+    }
+
+    /// Set [`Faults::exit_at_startup`].
+    pub fn with_exit_at_startup(mut self, code: i32) -> Self {
+        self.exit_at_startup = Some(code);
+        self
+    }
+
+    /// Set [`Faults::stderr`].
+    pub fn with_stderr(mut self, text: impl Into<String>) -> Self {
+        self.stderr = Some(text.into());
+        self
+    }
+
+    /// Set [`Faults::garbage_stdout`].
+    pub fn with_garbage_stdout(mut self) -> Self {
+        self.garbage_stdout = true;
+        self
+    }
+
+    /// Set [`Faults::huge_line`].
+    pub fn with_huge_line(mut self, bytes: usize) -> Self {
+        self.huge_line = Some(bytes);
+        self
+    }
+
+    /// Set [`Faults::flood_stderr`].
+    pub fn with_flood_stderr(mut self, lines: usize) -> Self {
+        self.flood_stderr = Some(lines);
+        self
+    }
+
+    /// Set [`Faults::page_size`].
+    pub fn with_page_size(mut self, size: usize) -> Self {
+        self.page_size = Some(size);
+        self
+    }
+
+    /// Set [`Faults::repeating_cursor`].
+    pub fn with_repeating_cursor(mut self) -> Self {
+        self.repeating_cursor = true;
+        self
+    }
+
+    /// Set [`Faults::endless_pages`].
+    pub fn with_endless_pages(mut self) -> Self {
+        self.endless_pages = true;
+        self
+    }
+
+    /// Set [`Faults::ignore_sigterm`].
+    pub fn with_ignore_sigterm(mut self) -> Self {
+        self.ignore_sigterm = true;
+        self
+    }
+
+    /// Set [`Faults::spawn_grandchild`].
+    pub fn with_spawn_grandchild(mut self, pid_file: impl Into<PathBuf>) -> Self {
+        self.spawn_grandchild = Some(pid_file.into());
+        self
+    }
+}
+
 /// Files a server writes so tests can check what happened.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -638,4 +717,23 @@ pub struct Recording {
     /// (all runners).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_log: Option<PathBuf>,
+}
+
+impl Recording {
+    /// Record nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set [`Recording::pid_file`].
+    pub fn with_pid_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.pid_file = Some(path.into());
+        self
+    }
+
+    /// Set [`Recording::request_log`].
+    pub fn with_request_log(mut self, path: impl Into<PathBuf>) -> Self {
+        self.request_log = Some(path.into());
+        self
+    }
 }
