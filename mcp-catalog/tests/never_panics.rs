@@ -1,0 +1,85 @@
+//! Parsing never panics, whatever the input.
+
+use mcp_catalog::{Config, EmptyEnv};
+use proptest::prelude::*;
+
+/// Fragments that steer random text towards the interesting parts of the grammar.
+const FRAGMENTS: &[&str] = &[
+    "[mcp_servers.a]\n",
+    "[mcp_servers.\"b c\"]\n",
+    "command = \"x\"\n",
+    "url = \"https://h/m\"\n",
+    "url = \"\"\n",
+    "args = [1, \"a\"]\n",
+    "env = { A = 1 }\n",
+    "startup_timeout_sec = -1e9\n",
+    "tool_timeout_sec = inf\n",
+    "environment = \"dev\"\n",
+    "[environments.dev]\n",
+    "[[plugins]]\n",
+    "tools = { t = { approval_mode = \"x\" } }\n",
+    "oauth = 3\n",
+    "[mcp_servers.a.ema]\n",
+    "auth = \"ema\"\n",
+    "bearer_token = \"s\"\n",
+    "\u{feff}",
+    "\"",
+    "[",
+    "]",
+    "=",
+    "\n",
+    "${",
+    "}",
+    "{\"mcpServers\": {",
+    "\"a\": {\"command\": \"${X:-y}\"}",
+    "\"url\": 1",
+    ",",
+    "é",
+    "\r\n",
+    "0x7fffffffffffffff",
+    "1979-05-27T07:32:00Z",
+];
+
+fn fragments() -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(FRAGMENTS), 0..24).prop_map(|parts| parts.concat())
+}
+
+fn check(text: &str) {
+    match Config::from_toml_str(text, "fuzz.toml") {
+        Ok(loaded) => {
+            let _ = loaded.warnings().iter().map(ToString::to_string).count();
+        }
+        Err(errors) => {
+            assert!(!errors.is_empty());
+            let _ = errors.to_string();
+        }
+    }
+    match Config::from_mcp_json_str(text, "fuzz.json", &EmptyEnv) {
+        Ok(loaded) => {
+            let _ = loaded.warnings().iter().map(ToString::to_string).count();
+        }
+        Err(errors) => {
+            assert!(!errors.is_empty());
+            let _ = errors.to_string();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn arbitrary_strings(text in any::<String>()) {
+        check(&text);
+    }
+
+    #[test]
+    fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        check(&String::from_utf8_lossy(&bytes));
+    }
+
+    #[test]
+    fn grammar_shaped_text(text in fragments()) {
+        check(&text);
+    }
+}
