@@ -1,11 +1,11 @@
 //! [`ToolNamer`]: turns (server key, raw tool name) pairs into model-visible names.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
 
 use super::options::{DEFAULT_TOOL_PREFIX, MIN_MAX_TOOL_NAME_LEN, NamingOptions};
-use super::table::{Entry, ToolNameTable};
+use super::table::ToolNameTable;
 use crate::McpServerKey;
 use crate::fingerprint::hex;
 use crate::server_name::is_server_name_byte;
@@ -56,12 +56,22 @@ pub struct ToolNamer {
 /// The working state of one (key, raw tool) pair during naming.
 struct Slot<'a> {
     key: &'a McpServerKey,
+    /// Index of `key` among the distinct keys, in key order.
+    rank: usize,
     raw: &'a str,
     /// The sanitized name without a suffix, possibly longer than `max_len`.
     base: String,
     /// Index into [`SUFFIX_HEX`]; beyond its end, the count of extra salted rounds.
     level: usize,
-    name: String,
+    /// The suffixed name, once `level > 0`.
+    suffixed: Option<String>,
+}
+
+impl Slot<'_> {
+    /// The name at the current level.
+    fn name(&self) -> &str {
+        self.suffixed.as_deref().unwrap_or(&self.base)
+    }
 }
 
 impl ToolNamer {
@@ -81,52 +91,55 @@ impl ToolNamer {
     where
         I: IntoIterator<Item = (&'a McpServerKey, &'a str)>,
     {
-        let mut ids: Vec<(&McpServerKey, &str)> = tools.into_iter().collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let (keys, ids) = distinct_pairs(tools);
 
         let max_len = self.opts.max_len;
         let mut slots: Vec<Slot<'_>> = ids
             .into_iter()
-            .map(|(key, raw)| {
+            .map(|(rank, raw)| {
+                let key = keys[rank];
                 let base = self.base_name(key, raw);
-                let level = usize::from(base.len() > max_len);
                 let mut slot = Slot {
                     key,
+                    rank,
                     raw,
                     base,
-                    level,
-                    name: String::new(),
+                    level: 0,
+                    suffixed: None,
                 };
-                slot.name = suffixed(&slot, max_len);
+                if slot.base.len() > max_len {
+                    slot.level = 1;
+                    slot.suffixed = Some(suffixed(&slot, max_len));
+                }
                 slot
             })
             .collect();
 
         // Escalate every entry whose name is shared until all names are distinct. Each round
         // depends only on the set of names, so the result does not depend on input order.
-        loop {
-            let clashing = clashing_slots(&slots);
+        let order = loop {
+            let mut by_name: Vec<(&str, usize)> = slots
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.name(), i))
+                .collect();
+            by_name.sort_unstable();
+            let clashing = clashing_slots(&by_name);
             if clashing.is_empty() {
-                break;
+                break by_name.into_iter().map(|(_, i)| i).collect::<Vec<_>>();
             }
             for i in clashing {
                 let slot = &mut slots[i];
                 slot.level += 1;
-                slot.name = suffixed(slot, max_len);
+                slot.suffixed = Some(suffixed(slot, max_len));
             }
-        }
+        };
 
-        ToolNameTable::from_entries(
-            slots
-                .into_iter()
-                .map(|slot| Entry {
-                    qualified: slot.name,
-                    key: slot.key.clone(),
-                    raw: slot.raw.to_owned(),
-                })
-                .collect(),
-        )
+        let named = slots
+            .into_iter()
+            .map(|slot| (slot.suffixed.unwrap_or(slot.base), slot.rank, slot.raw))
+            .collect();
+        ToolNameTable::from_named(keys.into_iter().cloned().collect(), named, &order)
     }
 
     /// The sanitized, unsuffixed, untruncated name.
@@ -157,28 +170,61 @@ impl ToolNamer {
     }
 }
 
-/// Indices of every slot whose name another slot also has, in ascending order.
-fn clashing_slots(slots: &[Slot<'_>]) -> Vec<usize> {
-    let mut first_seen: HashMap<&str, usize> = HashMap::with_capacity(slots.len());
-    let mut clashing = Vec::new();
-    for (i, slot) in slots.iter().enumerate() {
-        if let Some(&first) = first_seen.get(slot.name.as_str()) {
-            clashing.push(first);
-            clashing.push(i);
-        } else {
-            first_seen.insert(&slot.name, i);
+/// The distinct keys in key order, and the distinct (key index, raw tool) pairs in that
+/// order: the canonical form of the input, whatever order it came in.
+fn distinct_pairs<'a, I>(tools: I) -> (Vec<&'a McpServerKey>, Vec<(usize, &'a str)>)
+where
+    I: IntoIterator<Item = (&'a McpServerKey, &'a str)>,
+{
+    let tools: Vec<(&McpServerKey, &str)> = tools.into_iter().collect();
+    // Callers usually pass each server's tools together, so only look a key up when it
+    // differs from the previous one.
+    let mut ranks: BTreeMap<&McpServerKey, usize> = BTreeMap::new();
+    let mut last: Option<&McpServerKey> = None;
+    for &(key, _) in &tools {
+        if last != Some(key) {
+            ranks.entry(key).or_insert(0);
+            last = Some(key);
         }
     }
-    clashing.sort_unstable();
-    clashing.dedup();
+    for (rank, slot) in ranks.values_mut().enumerate() {
+        *slot = rank;
+    }
+    let mut last: Option<(&McpServerKey, usize)> = None;
+    let mut ids: Vec<(usize, &str)> = tools
+        .into_iter()
+        .map(|(key, raw)| match last {
+            Some((k, rank)) if k == key => (rank, raw),
+            _ => {
+                let rank = ranks.get(key).copied().unwrap_or_default();
+                last = Some((key, rank));
+                (rank, raw)
+            }
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    (ranks.into_keys().collect(), ids)
+}
+
+/// Indices of every slot whose name another slot also has, given (name, index) pairs in
+/// name order.
+fn clashing_slots(by_name: &[(&str, usize)]) -> Vec<usize> {
+    let mut clashing = Vec::new();
+    for pair in by_name.windows(2) {
+        let ((a, i), (b, j)) = (pair[0], pair[1]);
+        if a == b {
+            if clashing.last() != Some(&i) {
+                clashing.push(i);
+            }
+            clashing.push(j);
+        }
+    }
     clashing
 }
 
-/// The slot's name at its current level.
+/// The slot's name with a suffix for its current level (which is above 0).
 fn suffixed(slot: &Slot<'_>, max_len: usize) -> String {
-    if slot.level == 0 {
-        return slot.base.clone();
-    }
     let salt = slot.level.saturating_sub(SUFFIX_HEX.len() - 1);
     let digits = SUFFIX_HEX[slot.level.min(SUFFIX_HEX.len() - 1)].min(max_len - 2);
     let digest = identity_digest(slot.key, slot.raw, salt);

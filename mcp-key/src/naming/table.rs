@@ -6,10 +6,11 @@ use crate::McpServerKey;
 
 /// One named tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Entry {
-    pub(crate) qualified: String,
-    pub(crate) key: McpServerKey,
-    pub(crate) raw: String,
+struct Entry {
+    qualified: String,
+    /// Index into [`ToolNameTable::keys`].
+    key: usize,
+    raw: String,
 }
 
 /// The result of [`ToolNamer::qualify`](crate::ToolNamer::qualify): a bijection between
@@ -19,22 +20,42 @@ pub(crate) struct Entry {
 /// name. Both lookups are binary searches.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolNameTable {
+    /// Each distinct server key once, in key order.
+    keys: Vec<McpServerKey>,
     /// Sorted by qualified name.
     entries: Vec<Entry>,
-    /// Positions in `entries`, sorted by (key, raw tool name).
+    /// Positions in `entries`, in (key, raw tool name) order.
     by_identity: Vec<usize>,
 }
 
 impl ToolNameTable {
-    /// Builds a table from entries with distinct qualified names and distinct identities.
-    pub(crate) fn from_entries(mut entries: Vec<Entry>) -> Self {
-        entries.sort_unstable_by(|a, b| a.qualified.cmp(&b.qualified));
-        let mut by_identity: Vec<usize> = (0..entries.len()).collect();
-        by_identity.sort_unstable_by(|&a, &b| {
-            let (a, b) = (&entries[a], &entries[b]);
-            (&a.key, a.raw.as_str()).cmp(&(&b.key, b.raw.as_str()))
-        });
+    /// Builds a table from the distinct `keys` in key order; `named` (qualified name, index
+    /// into `keys`, raw tool), sorted by (key, raw tool) with no duplicate; and `order`, the
+    /// indices of `named` sorted by qualified name, no two names equal.
+    pub(crate) fn from_named(
+        keys: Vec<McpServerKey>,
+        named: Vec<(String, usize, &str)>,
+        order: &[usize],
+    ) -> Self {
+        let mut by_identity = vec![0; named.len()];
+        let mut slots: Vec<Option<Entry>> = named
+            .into_iter()
+            .map(|(qualified, key, raw)| {
+                Some(Entry {
+                    qualified,
+                    key,
+                    raw: raw.to_owned(),
+                })
+            })
+            .collect();
+        let mut entries = Vec::with_capacity(slots.len());
+        for (pos, &i) in order.iter().enumerate() {
+            by_identity[i] = pos;
+            entries.extend(slots[i].take());
+        }
+        debug_assert_eq!(entries.len(), by_identity.len());
         Self {
+            keys,
             entries,
             by_identity,
         }
@@ -47,7 +68,7 @@ impl ToolNameTable {
             .binary_search_by(|e| e.qualified.as_str().cmp(qualified))
             .ok()?;
         let entry = &self.entries[pos];
-        Some((&entry.key, entry.raw.as_str()))
+        Some((&self.keys[entry.key], entry.raw.as_str()))
     }
 
     /// The model-visible name of `raw_tool` on the server `key`, if the table has it.
@@ -56,7 +77,7 @@ impl ToolNameTable {
             .by_identity
             .binary_search_by(|&i| {
                 let e = &self.entries[i];
-                match e.key.cmp(key) {
+                match self.keys[e.key].cmp(key) {
                     Ordering::Equal => e.raw.as_str().cmp(raw_tool),
                     other => other,
                 }
@@ -69,7 +90,7 @@ impl ToolNameTable {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &McpServerKey, &str)> {
         self.entries
             .iter()
-            .map(|e| (e.qualified.as_str(), &e.key, e.raw.as_str()))
+            .map(|e| (e.qualified.as_str(), &self.keys[e.key], e.raw.as_str()))
     }
 
     /// The number of tools.
