@@ -264,10 +264,10 @@ pub(crate) fn parse_server(
         }
     }
 
-    if let Some(value) = environment_value {
-        if let Some(environment) = parse_environment_ref(&mut r, value, environments) {
-            server.environment = environment;
-        }
+    if let Some(value) = environment_value
+        && let Some(environment) = parse_environment_ref(&mut r, value, environments)
+    {
+        server.environment = environment;
     }
 
     if kind == Kind::Http {

@@ -1,4 +1,5 @@
 //! Connection fingerprints: what forces a reconnect and what does not.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use std::collections::BTreeMap;
 use std::time::Duration;

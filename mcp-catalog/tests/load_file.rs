@@ -1,4 +1,5 @@
 //! Reading real files from disk.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -1,4 +1,5 @@
 //! The `.mcp.json` form and `${VAR}` expansion.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,5 @@
 //! One server name in `local` and two other environments.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use mcp_catalog::{
     CatalogBuilder, Config, EnvironmentConfig, ResolvedCatalog, ServerConfig, Source,

@@ -1,4 +1,5 @@
 //! Parsing never panics, whatever the input.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use mcp_catalog::{Config, EmptyEnv};
 use proptest::prelude::*;

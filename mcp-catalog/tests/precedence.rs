@@ -1,4 +1,5 @@
 //! Sources, precedence, conflicts and vetoes.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use mcp_catalog::{CatalogBuilder, ServerConfig, Source, Tier, VetoReason};
 use mcp_key::{EnvironmentId, McpServerKey, ServerName};

@@ -1,4 +1,5 @@
 //! Invalid TOML configurations: every error at once, located and actionable.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use mcp_catalog::{Config, ConfigErrorKind};
 use pretty_assertions::assert_eq;

@@ -1,4 +1,5 @@
 //! Valid TOML configurations map to the expected model.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use std::time::Duration;
 
