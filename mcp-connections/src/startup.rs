@@ -101,17 +101,19 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             let (process, transport) = stdio::launch(key, stdio_spec, &inner.options)
                 .await
                 .map_err(StartError::Failed)?;
+            // Err((detail, broke_protocol)): a protocol violation is reported as such even
+            // though the process exits afterwards (its stdin is closed on the way out).
             let work = async {
-                let service = rmcp::ServiceExt::serve(handler, transport).await;
-                let service = match service {
+                let service = match rmcp::ServiceExt::serve(handler, transport).await {
                     Ok(s) => s,
-                    Err(e) => return Err(Some(format!("initialize failed: {e}"))),
+                    Err(e) => return Err((format!("initialize failed: {e}"), false)),
                 };
                 match paginate::all_tools(service.peer()).await {
                     Ok(tools) => Ok((service, tools)),
                     Err(e) => {
+                        let broke_protocol = !matches!(e, PageError::Service(_));
                         let _ = service.cancel().await;
-                        Err(Some(format!("tools/list failed: {e}")))
+                        Err((format!("tools/list failed: {e}"), broke_protocol))
                     }
                 }
             };
@@ -123,10 +125,16 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                     Some(process),
                     inner.live_cancel(),
                 )),
-                Ok(Err(detail)) => {
-                    let failure = process
-                        .startup_failure(key, detail.unwrap_or_default())
-                        .await;
+                Ok(Err((detail, broke_protocol))) => {
+                    let failure = if broke_protocol {
+                        StartupFailure::new(
+                            FailureReason::Protocol,
+                            format!("MCP server `{key}`: {detail}"),
+                        )
+                        .with_stderr_tail(process.stderr_tail())
+                    } else {
+                        process.startup_failure(key, detail).await
+                    };
                     process.shutdown().await;
                     Err(StartError::Failed(failure))
                 }

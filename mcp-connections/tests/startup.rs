@@ -1,0 +1,308 @@
+//! Concurrent startup, events, required servers, and startup faults, against real
+//! `mcp-fake-server` processes.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::{Fixture, events_until_complete, faults};
+use mcp_connections::{ConnectionEvent, ConnectionSet, ConnectionSetOptions, FailureReason};
+use mcp_key::McpServerKey;
+use mcp_testkit::{Scenario, ToolSpec};
+use tokio::sync::mpsc;
+
+fn key(name: &str) -> McpServerKey {
+    McpServerKey::unscoped(name.parse().unwrap())
+}
+
+fn echo_scenario(name: &str) -> Scenario {
+    Scenario::new(name).with_tool(ToolSpec::echo("echo"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_servers_start_concurrently_and_a_hanging_one_times_out() {
+    let mut fx = Fixture::new();
+    for i in 0..15 {
+        fx.stdio(&format!("s{i:02}"), echo_scenario("ok"));
+    }
+    fx.stdio_with(
+        "hangs",
+        echo_scenario("hang").with_faults(faults(|f| f.hang_initialize = true)),
+        |c| c.with_startup_timeout(Duration::from_secs(2)),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new()
+            .with_events(tx)
+            .with_process_grace(Duration::from_millis(200)),
+    );
+    let events = events_until_complete(&mut rx, Duration::from_secs(60)).await;
+
+    // Per server: Starting first, then exactly one terminal event.
+    let mut per_server: BTreeMap<McpServerKey, Vec<&ConnectionEvent>> = BTreeMap::new();
+    for e in &events {
+        if let Some(k) = e.server() {
+            per_server.entry(k.clone()).or_default().push(e);
+        }
+    }
+    assert_eq!(per_server.len(), 16);
+    for (k, evs) in &per_server {
+        assert_eq!(evs.len(), 2, "{k}: {evs:?}");
+        assert!(
+            matches!(evs[0], ConnectionEvent::Starting { .. }),
+            "{k}: {evs:?}"
+        );
+        if k == &key("hangs") {
+            match evs[1] {
+                ConnectionEvent::Failed { error, reason, .. } => {
+                    assert_eq!(reason, &FailureReason::Timeout);
+                    assert!(error.contains("startup_timeout_sec"), "{error}");
+                    assert!(error.contains("`hangs`"), "{error}");
+                }
+                other => panic!("hangs: {other:?}"),
+            }
+        } else {
+            assert!(
+                matches!(evs[1], ConnectionEvent::Ready { tools: 1, .. }),
+                "{k}: {evs:?}"
+            );
+        }
+    }
+    match events.last() {
+        Some(ConnectionEvent::StartupComplete {
+            ready,
+            failed,
+            cancelled,
+        }) => {
+            assert_eq!(ready.len(), 15);
+            assert_eq!(failed, &vec![key("hangs")]);
+            assert!(cancelled.is_empty());
+        }
+        other => panic!("last event: {other:?}"),
+    }
+    // The other fifteen work.
+    assert_eq!(set.tools().await.len(), 15);
+    let r = set
+        .call_qualified(
+            "mcp__s07__echo",
+            Some(serde_json::json!({"x": 1})),
+            Default::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(serde_json::json!({"x": 1})));
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_at_startup_is_classified_with_status_and_stderr() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "dies",
+        echo_scenario("dies").with_faults(faults(|f| {
+            f.exit_at_startup = Some(3);
+            f.stderr = Some("fatal: missing API key".to_owned());
+        })),
+    );
+    fx.stdio("fine", echo_scenario("fine"));
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), 1);
+    let status = set.status();
+    let dies = status.iter().find(|s| s.key == key("dies")).unwrap();
+    match &dies.state {
+        mcp_connections::ServerState::Failed(f) => {
+            assert_eq!(
+                f.reason(),
+                &FailureReason::Exited {
+                    status: Some(3),
+                    signal: None
+                }
+            );
+            assert_eq!(f.stderr_tail(), Some("fatal: missing API key"));
+            assert!(f.to_string().contains("exited with status 3"), "{f}");
+        }
+        other => panic!("{other:?}"),
+    }
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_program_is_a_spawn_failure_naming_the_command() {
+    let mut fx = Fixture::new();
+    fx.add(
+        "ghost",
+        mcp_catalog::ServerConfig::stdio("definitely-not-installed-mcp-server"),
+    );
+    fx.stdio("fine", echo_scenario("fine"));
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let st = set.status();
+    let ghost = st.iter().find(|s| s.key == key("ghost")).unwrap();
+    let mcp_connections::ServerState::Failed(f) = &ghost.state else {
+        panic!("{ghost:?}");
+    };
+    assert_eq!(f.reason(), &FailureReason::SpawnFailed);
+    assert!(
+        f.to_string()
+            .contains("`definitely-not-installed-mcp-server` not found"),
+        "{f}"
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protocol_faults_are_classified_and_do_not_disturb_others() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "huge",
+        echo_scenario("huge").with_faults(faults(|f| f.huge_line = Some(9 * 1024 * 1024))),
+    );
+    fx.stdio(
+        "repeat",
+        echo_scenario("repeat").with_faults(faults(|f| {
+            f.page_size = Some(1);
+            f.repeating_cursor = true;
+        })),
+    );
+    fx.stdio(
+        "endless",
+        echo_scenario("endless").with_faults(faults(|f| {
+            f.page_size = Some(1);
+            f.endless_pages = true;
+        })),
+    );
+    fx.stdio(
+        "flood",
+        echo_scenario("flood").with_faults(faults(|f| f.flood_stderr = Some(20_000))),
+    );
+    fx.stdio(
+        "garbage",
+        echo_scenario("garbage").with_faults(faults(|f| f.garbage_stdout = true)),
+    );
+    fx.stdio("fine", echo_scenario("fine"));
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let by_key: BTreeMap<McpServerKey, mcp_connections::ServerState> =
+        set.status().into_iter().map(|s| (s.key, s.state)).collect();
+    let failure = |name: &str| match &by_key[&key(name)] {
+        mcp_connections::ServerState::Failed(f) => f.clone(),
+        other => panic!("{name}: {other:?}"),
+    };
+    let huge = failure("huge");
+    assert_eq!(huge.reason(), &FailureReason::Protocol);
+    assert!(huge.to_string().contains("longer than"), "{huge}");
+    let repeat = failure("repeat");
+    assert_eq!(repeat.reason(), &FailureReason::Protocol);
+    assert!(repeat.to_string().contains("repeated a cursor"), "{repeat}");
+    let endless = failure("endless");
+    assert!(
+        endless.to_string().contains("more than 100 pages"),
+        "{endless}"
+    );
+    // A stray non-JSON line on stdout (a log print) is skipped by rmcp's codec: the server
+    // is usable. A stderr flood is survivable too.
+    assert!(matches!(
+        by_key[&key("garbage")],
+        mcp_connections::ServerState::Ready { .. }
+    ));
+    set.call_tool(&key("garbage"), "echo", None, Default::default())
+        .await
+        .unwrap();
+    assert!(matches!(
+        by_key[&key("flood")],
+        mcp_connections::ServerState::Ready { .. }
+    ));
+    assert!(matches!(
+        by_key[&key("fine")],
+        mcp_connections::ServerState::Ready { tools: 1 }
+    ));
+    set.call_tool(&key("fine"), "echo", None, Default::default())
+        .await
+        .unwrap();
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_required_lists_every_failed_required_server() {
+    let mut fx = Fixture::new();
+    fx.stdio_with(
+        "alpha",
+        echo_scenario("a").with_faults(faults(|f| f.exit_at_startup = Some(2))),
+        |c| c.with_required(true),
+    );
+    fx.add(
+        "beta",
+        mcp_catalog::ServerConfig::stdio("no-such-binary-beta").with_required(true),
+    );
+    fx.stdio_with("gamma", echo_scenario("g"), |c| c.with_required(true));
+    fx.stdio(
+        "optional",
+        echo_scenario("o").with_faults(faults(|f| f.exit_at_startup = Some(1))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    let err = set.wait_required().await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("required MCP servers failed to initialize: alpha: "),
+        "{text}"
+    );
+    assert!(text.contains("; beta: "), "{text}");
+    assert!(
+        !text.contains("gamma") && !text.contains("optional"),
+        "{text}"
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_startup_marks_pending_servers_and_keeps_ready_ones() {
+    let mut fx = Fixture::new();
+    fx.stdio("quick", echo_scenario("q"));
+    fx.stdio(
+        "slow",
+        echo_scenario("s").with_faults(faults(|f| f.hang_initialize = true)),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new()
+            .with_events(tx)
+            .with_process_grace(Duration::from_millis(200)),
+    );
+    common::wait_event(
+        &mut rx,
+        Duration::from_secs(30),
+        |e| matches!(e, ConnectionEvent::Ready { server, .. } if server == &key("quick")),
+    )
+    .await;
+    set.cancel_startup();
+    let events = events_until_complete(&mut rx, Duration::from_secs(30)).await;
+    assert!(
+        events.contains(&ConnectionEvent::Cancelled {
+            server: key("slow")
+        }),
+        "{events:?}"
+    );
+    match events.last() {
+        Some(ConnectionEvent::StartupComplete {
+            ready, cancelled, ..
+        }) => {
+            assert_eq!(ready, &vec![key("quick")]);
+            assert_eq!(cancelled, &vec![key("slow")]);
+        }
+        other => panic!("{other:?}"),
+    }
+    set.call_tool(&key("quick"), "echo", None, Default::default())
+        .await
+        .unwrap();
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
