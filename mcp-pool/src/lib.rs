@@ -21,10 +21,15 @@
 compile_error!("mcp-pool supports Unix only (process groups and signals)");
 
 mod launch;
+mod pool;
 
 pub use launch::{
     ALLOWED_HOST_ENV, BoundedLineReader, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_TAIL_BYTES,
     DEFAULT_STDERR_TAIL_LINES, DEFAULT_STDIN_GRACE, DEFAULT_TERM_GRACE, ExitWatcher, LaunchError,
     LaunchSpec, ProcessExit, StderrTail, StdinWriter, StdioProcess, StdioTransport, StdoutReader,
     launch,
+};
+pub use pool::{
+    DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, Generation, KeyStatus,
+    Lease, Pool, PoolConfig, PoolError, PoolKey, PoolStats, PooledConnection, StartError,
 };

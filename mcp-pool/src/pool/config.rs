@@ -1,0 +1,84 @@
+//! [`PoolConfig`]: keep-alive and crash-loop backoff.
+
+use std::time::Duration;
+
+/// Default idle keep-alive: none (the last release shuts the connection down).
+pub const DEFAULT_IDLE_KEEP_ALIVE: Duration = Duration::ZERO;
+
+/// Default wait before retrying a key whose start failed once.
+pub const DEFAULT_BACKOFF_INITIAL: Duration = Duration::from_secs(1);
+
+/// Default cap on the retry wait of a crash-looping key.
+pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// How a [`Pool`](crate::Pool) keeps and retries connections.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_pool::PoolConfig;
+///
+/// let config = PoolConfig::new()
+///     .with_idle_keep_alive(Duration::from_secs(60))
+///     .with_backoff(Duration::from_millis(100), Duration::from_secs(5));
+/// assert_eq!(config.backoff_after(1), Duration::from_millis(100));
+/// assert_eq!(config.backoff_after(3), Duration::from_millis(400));
+/// assert_eq!(config.backoff_after(30), Duration::from_secs(5));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolConfig {
+    idle_keep_alive: Duration,
+    backoff_initial: Duration,
+    backoff_max: Duration,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PoolConfig {
+    /// The defaults: [`DEFAULT_IDLE_KEEP_ALIVE`], [`DEFAULT_BACKOFF_INITIAL`],
+    /// [`DEFAULT_BACKOFF_MAX`].
+    pub fn new() -> Self {
+        Self {
+            idle_keep_alive: DEFAULT_IDLE_KEEP_ALIVE,
+            backoff_initial: DEFAULT_BACKOFF_INITIAL,
+            backoff_max: DEFAULT_BACKOFF_MAX,
+        }
+    }
+
+    /// How long a connection with no lease stays up, ready to be revived without a
+    /// new start. Zero shuts it down at the last release.
+    #[must_use]
+    pub fn with_idle_keep_alive(mut self, keep_alive: Duration) -> Self {
+        self.idle_keep_alive = keep_alive;
+        self
+    }
+
+    /// Crash-loop backoff: after `n` failed starts in a row, the next start waits
+    /// `initial * 2^(n-1)`, capped at `max`.
+    #[must_use]
+    pub fn with_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.backoff_initial = initial;
+        self.backoff_max = max;
+        self
+    }
+
+    /// The idle keep-alive.
+    pub fn idle_keep_alive(&self) -> Duration {
+        self.idle_keep_alive
+    }
+
+    /// The wait before the next start after `failures` failed starts in a row.
+    pub fn backoff_after(&self, failures: u32) -> Duration {
+        if failures == 0 {
+            return Duration::ZERO;
+        }
+        let factor = 1u32.checked_shl(failures - 1).unwrap_or(u32::MAX);
+        self.backoff_initial
+            .checked_mul(factor)
+            .map_or(self.backoff_max, |d| d.min(self.backoff_max))
+    }
+}

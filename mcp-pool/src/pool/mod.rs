@@ -1,0 +1,185 @@
+//! The generic connection pool: leases, single-flight starts, generations, idle
+//! keep-alive, crash-loop backoff.
+
+mod config;
+mod error;
+mod lease;
+mod state;
+mod status;
+
+use std::collections::BTreeMap;
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use tracing::Instrument;
+
+pub use config::{
+    DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, PoolConfig,
+};
+pub use error::{PoolError, StartError};
+pub use lease::{Generation, Lease};
+pub use status::{KeyStatus, PoolStats};
+
+use state::{Inner, Step};
+
+/// A connection the pool can share: it can say whether it still works, and shut
+/// itself down.
+pub trait PooledConnection: Send + Sync + 'static {
+    /// Whether the connection still works (e.g. its process has not exited). A
+    /// connection that is not alive is never handed out again.
+    fn is_alive(&self) -> bool;
+
+    /// Closes the connection and releases its resources (e.g. stops its process).
+    /// Called once, when its last lease is gone (or at pool shutdown).
+    fn shutdown(&self) -> impl Future<Output = ()> + Send;
+}
+
+/// What a pool key must be: opaque to the pool, cloneable, comparable and
+/// printable (for messages). Implemented for every such type.
+pub trait PoolKey: Clone + fmt::Debug + Eq + Hash + Ord + Send + Sync + 'static {}
+
+impl<T> PoolKey for T where T: Clone + fmt::Debug + Eq + Hash + Ord + Send + Sync + 'static {}
+
+/// A pool of shared connections, one per key, each used by many leases.
+///
+/// - Concurrent [`acquire`](Self::acquire)s of a key share one start (one factory
+///   call); later ones get the running connection.
+/// - The last lease released shuts the connection down, after the configured idle
+///   keep-alive during which an acquisition revives it.
+/// - [`replace`](Self::replace) or a dead connection starts a new generation; leases
+///   on the old one keep it until they are dropped.
+/// - A failed start is retried by a later acquisition after a doubling backoff;
+///   meanwhile acquisitions fail fast with [`PoolError::CrashLoop`].
+///
+/// Cheap to clone (all clones share one pool). Call [`shutdown`](Self::shutdown)
+/// for an orderly stop; dropping the last clone instead drops the connections
+/// (whatever their own `Drop` does, e.g. killing a process group).
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use mcp_pool::{Pool, PoolConfig, PooledConnection};
+///
+/// struct Conn(AtomicBool);
+/// impl PooledConnection for Conn {
+///     fn is_alive(&self) -> bool { !self.0.load(Ordering::SeqCst) }
+///     async fn shutdown(&self) { self.0.store(true, Ordering::SeqCst) }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let pool: Pool<&str, Conn> = Pool::new(PoolConfig::new());
+/// let start = || async { Ok::<_, std::io::Error>(Conn(AtomicBool::new(false))) };
+/// let a = pool.acquire("fs", start).await.unwrap();
+/// let b = pool.acquire("fs", start).await.unwrap(); // shared, no second start
+/// assert!(std::sync::Arc::ptr_eq(a.connection(), b.connection()));
+/// assert_eq!(pool.stats().starts, 1);
+/// drop((a, b)); // last lease: shut down
+/// pool.shutdown().await;
+/// assert_eq!(pool.stats().live_connections, 0);
+/// # });
+/// ```
+pub struct Pool<K: PoolKey, C: PooledConnection> {
+    inner: Arc<Inner<K, C>>,
+}
+
+impl<K: PoolKey, C: PooledConnection> Clone for Pool<K, C> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<K: PoolKey, C: PooledConnection> fmt::Debug for Pool<K, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("config", self.inner.config())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: PoolKey, C: PooledConnection> Pool<K, C> {
+    /// An empty pool. Needs no runtime; its tasks run on the runtime of the first
+    /// [`acquire`](Self::acquire).
+    pub fn new(config: PoolConfig) -> Self {
+        Self {
+            inner: Inner::new(config),
+        }
+    }
+
+    /// A lease on the connection for `key`, starting it with `factory` if none is
+    /// running. `factory` is called at most once per call, and only when this call
+    /// is the one that starts the key; every concurrent acquirer of the key waits
+    /// for that single start.
+    ///
+    /// # Errors
+    /// [`PoolError::StartFailed`] when the start this call waited for failed,
+    /// [`PoolError::CrashLoop`] while the key backs off after failures,
+    /// [`PoolError::Closed`] after [`shutdown`](Self::shutdown).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the start runs in its own task and goes on for the other
+    /// acquirers; a cancelled waiter takes no lease.
+    pub async fn acquire<F, Fut, E>(&self, key: K, factory: F) -> Result<Lease<C>, PoolError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<C, E>> + Send + 'static,
+        E: Into<Box<dyn StdError + Send + Sync>>,
+    {
+        let span = tracing::debug_span!("pool_acquire", key = ?key);
+        async {
+            let mut factory = Some(factory);
+            loop {
+                match self.inner.begin_acquire(&key, &mut factory)? {
+                    Step::Leased(lease) => return Ok(lease),
+                    Step::Wait(ticket) => {
+                        if let Some(result) = ticket.wait().await {
+                            return result;
+                        }
+                    }
+                }
+            }
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Retires the current generation of `key`: new acquisitions start a new one,
+    /// leases on the old one keep it until they are dropped, then it is shut down.
+    /// Returns whether there was a running connection to retire. A start in flight is
+    /// left alone (it is already new).
+    pub fn replace(&self, key: &K) -> bool {
+        self.inner.replace(key)
+    }
+
+    /// The state of `key`.
+    pub fn status(&self, key: &K) -> KeyStatus {
+        self.inner.status(key)
+    }
+
+    /// Statuses of every key the pool knows, in key order.
+    pub fn statuses(&self) -> BTreeMap<K, KeyStatus> {
+        self.inner.statuses()
+    }
+
+    /// Counters: live connections, starts, failures, leases per key.
+    pub fn stats(&self) -> PoolStats<K> {
+        self.inner.stats()
+    }
+
+    /// Stops the pool: later acquisitions fail with [`PoolError::Closed`], starts in
+    /// flight are cancelled, and every connection is shut down (leases still held
+    /// keep their `Arc` but the connection is closed). Waits until all of that is
+    /// done. Idempotent.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the shutdown tasks run on their own; calling again waits for them.
+    pub async fn shutdown(&self) {
+        self.inner.shutdown().await;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,743 @@
+//! The pool's shared state and its transitions. The mutex is never held across an
+//! `.await`; work that must run outside it (shutting connections down, timers) is
+//! collected as [`Action`]s and spawned after unlocking.
+
+use std::collections::{BTreeMap, HashMap};
+use std::error::Error as StdError;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::Instrument;
+
+use super::config::PoolConfig;
+use super::error::{PoolError, StartError};
+use super::lease::{Generation, Lease, Release};
+use super::status::{KeyStatus, PoolStats};
+use super::{PoolKey, PooledConnection};
+
+pub(crate) struct Inner<K: PoolKey, C: PooledConnection> {
+    state: Mutex<State<K, C>>,
+    config: PoolConfig,
+    tracker: TaskTracker,
+    cancel: CancellationToken,
+    runtime: OnceLock<Handle>,
+    counters: Arc<Counters>,
+    me: Weak<Inner<K, C>>,
+}
+
+#[derive(Default)]
+struct Counters {
+    live: AtomicUsize,
+    starts: AtomicU64,
+    failures: AtomicU64,
+}
+
+struct State<K, C> {
+    keys: HashMap<K, Entry<C>>,
+    closed: bool,
+    next_generation: u64,
+    next_idle: u64,
+}
+
+struct Entry<C> {
+    current: Current<C>,
+    retired: Vec<Retired<C>>,
+    failures: u32,
+    retry_at: Option<Instant>,
+    last_error: Option<String>,
+}
+
+enum Current<C> {
+    Empty,
+    Starting {
+        generation: Generation,
+        /// Acquirers waiting for this start; each gets a lease when it succeeds.
+        waiters: usize,
+        outcome: watch::Receiver<Outcome<C>>,
+    },
+    Live(Live<C>),
+}
+
+struct Live<C> {
+    generation: Generation,
+    conn: Arc<C>,
+    leases: usize,
+    release: Arc<dyn Release>,
+    /// Set while unleased and kept alive: (epoch, timer cancel token).
+    idle: Option<(u64, CancellationToken)>,
+}
+
+struct Retired<C> {
+    generation: Generation,
+    conn: Arc<C>,
+    leases: usize,
+}
+
+/// The result of a start, as seen by its waiters.
+enum Outcome<C> {
+    Pending,
+    Ready(Arc<C>, Arc<dyn Release>),
+    Failed(PoolError),
+}
+
+impl<C> Clone for Outcome<C> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Pending => Self::Pending,
+            Self::Ready(conn, release) => Self::Ready(conn.clone(), release.clone()),
+            Self::Failed(err) => Self::Failed(err.clone()),
+        }
+    }
+}
+
+/// Work to do once the lock is released.
+enum Action<K, C> {
+    Shutdown(Arc<C>),
+    IdleTimer {
+        key: K,
+        generation: Generation,
+        epoch: u64,
+        token: CancellationToken,
+    },
+}
+
+/// What `begin_acquire` decided.
+pub(crate) enum Step<K: PoolKey, C: PooledConnection> {
+    Leased(Lease<C>),
+    Wait(Ticket<K, C>),
+}
+
+/// A waiter's claim on a start in flight. Dropping it before [`Ticket::wait`]
+/// returns gives the claim back (or the lease it was granted).
+pub(crate) struct Ticket<K: PoolKey, C: PooledConnection> {
+    inner: Arc<Inner<K, C>>,
+    key: K,
+    generation: Generation,
+    outcome: watch::Receiver<Outcome<C>>,
+    settled: bool,
+}
+
+impl<K: PoolKey, C: PooledConnection> Ticket<K, C> {
+    /// Waits for the start. `None` means "look again" (the start vanished).
+    pub(crate) async fn wait(mut self) -> Option<Result<Lease<C>, PoolError>> {
+        let outcome = match self
+            .outcome
+            .wait_for(|o| !matches!(o, Outcome::Pending))
+            .await
+        {
+            Ok(outcome) => outcome.clone(),
+            Err(_) => Outcome::Pending,
+        };
+        self.settled = true;
+        match outcome {
+            Outcome::Ready(conn, release) => Some(Ok(Lease::new(conn, self.generation, release))),
+            Outcome::Failed(err) => Some(Err(err)),
+            // The start task vanished without an answer (its runtime is gone).
+            Outcome::Pending => Some(Err(PoolError::Closed {
+                key: format!("{:?}", self.key),
+            })),
+        }
+    }
+}
+
+impl<K: PoolKey, C: PooledConnection> Drop for Ticket<K, C> {
+    fn drop(&mut self) {
+        if self.settled {
+            return;
+        }
+        let actions = {
+            let mut state = self.inner.lock();
+            // Starts publish their outcome under the lock, so this read is in step
+            // with the entry.
+            let outcome = self.outcome.borrow().clone();
+            match outcome {
+                Outcome::Pending => {
+                    if let Some(entry) = state.keys.get_mut(&self.key)
+                        && let Current::Starting {
+                            generation,
+                            waiters,
+                            ..
+                        } = &mut entry.current
+                        && *generation == self.generation
+                    {
+                        *waiters = waiters.saturating_sub(1);
+                    }
+                    Vec::new()
+                }
+                Outcome::Ready(..) => {
+                    self.inner
+                        .release_locked(&mut state, &self.key, self.generation)
+                }
+                Outcome::Failed(_) => Vec::new(),
+            }
+        };
+        self.inner.run(actions);
+    }
+}
+
+/// Releases leases of one generation back to the pool (type-erased key).
+struct GenRelease<K: PoolKey, C: PooledConnection> {
+    pool: Weak<Inner<K, C>>,
+    key: K,
+}
+
+impl<K: PoolKey, C: PooledConnection> Release for GenRelease<K, C> {
+    fn release(&self, generation: Generation) {
+        if let Some(inner) = self.pool.upgrade() {
+            let actions = {
+                let mut state = inner.lock();
+                inner.release_locked(&mut state, &self.key, generation)
+            };
+            inner.run(actions);
+        }
+    }
+}
+
+impl<C> Entry<C> {
+    fn new() -> Self {
+        Self {
+            current: Current::Empty,
+            retired: Vec::new(),
+            failures: 0,
+            retry_at: None,
+            last_error: None,
+        }
+    }
+
+    fn is_forgettable(&self) -> bool {
+        matches!(self.current, Current::Empty) && self.retired.is_empty() && self.failures == 0
+    }
+
+    fn leases(&self) -> usize {
+        let current = match &self.current {
+            Current::Live(live) => live.leases,
+            _ => 0,
+        };
+        current + self.retired.iter().map(|r| r.leases).sum::<usize>()
+    }
+
+    /// Moves the live connection out of `current`: into `retired` while leased,
+    /// else to be shut down.
+    fn retire_current<K>(&mut self, actions: &mut Vec<Action<K, C>>) {
+        if let Current::Live(live) = std::mem::replace(&mut self.current, Current::Empty) {
+            if let Some((_, token)) = live.idle {
+                token.cancel();
+            }
+            if live.leases > 0 {
+                self.retired.push(Retired {
+                    generation: live.generation,
+                    conn: live.conn,
+                    leases: live.leases,
+                });
+            } else {
+                actions.push(Action::Shutdown(live.conn));
+            }
+        }
+    }
+}
+
+impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
+    pub(crate) fn new(config: PoolConfig) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
+            state: Mutex::new(State {
+                keys: HashMap::new(),
+                closed: false,
+                next_generation: 1,
+                next_idle: 0,
+            }),
+            config,
+            tracker: TaskTracker::new(),
+            cancel: CancellationToken::new(),
+            runtime: OnceLock::new(),
+            counters: Arc::new(Counters::default()),
+            me: me.clone(),
+        })
+    }
+
+    pub(crate) fn config(&self) -> &PoolConfig {
+        &self.config
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<K, C>> {
+        // A panic while holding the lock leaves consistent-enough counters; keep going.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn arc(&self) -> Option<Arc<Self>> {
+        self.me.upgrade()
+    }
+
+    fn key_text(key: &K) -> String {
+        format!("{key:?}")
+    }
+
+    /// The synchronous part of `acquire`: lease a live connection, join a start in
+    /// flight, or begin a start.
+    pub(crate) fn begin_acquire<F, Fut, E>(
+        &self,
+        key: &K,
+        factory: &mut Option<F>,
+    ) -> Result<Step<K, C>, PoolError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<C, E>> + Send + 'static,
+        E: Into<Box<dyn StdError + Send + Sync>>,
+    {
+        let runtime = self.runtime.get_or_init(Handle::current).clone();
+        let Some(me) = self.arc() else {
+            return Err(PoolError::Closed {
+                key: Self::key_text(key),
+            });
+        };
+        let mut actions = Vec::new();
+        let mut state = self.lock();
+        if state.closed {
+            return Err(PoolError::Closed {
+                key: Self::key_text(key),
+            });
+        }
+        let generation = Generation(state.next_generation);
+        let entry = state.keys.entry(key.clone()).or_insert_with(Entry::new);
+
+        if let Current::Live(live) = &mut entry.current {
+            if live.conn.is_alive() {
+                live.leases += 1;
+                if let Some((_, token)) = live.idle.take() {
+                    token.cancel();
+                }
+                return Ok(Step::Leased(Lease::new(
+                    live.conn.clone(),
+                    live.generation,
+                    live.release.clone(),
+                )));
+            }
+            tracing::info!(generation = %live.generation, "pooled connection died; starting a new generation");
+            entry.retire_current(&mut actions);
+        }
+        if let Current::Starting {
+            generation,
+            waiters,
+            outcome,
+        } = &mut entry.current
+        {
+            *waiters += 1;
+            let ticket = Ticket {
+                inner: me,
+                key: key.clone(),
+                generation: *generation,
+                outcome: outcome.clone(),
+                settled: false,
+            };
+            drop(state);
+            self.run(actions);
+            return Ok(Step::Wait(ticket));
+        }
+        if let Some(retry_at) = entry.retry_at {
+            let now = Instant::now();
+            if now < retry_at {
+                let err = PoolError::CrashLoop {
+                    key: Self::key_text(key),
+                    failures: entry.failures,
+                    retry_in: retry_at - now,
+                    last_error: entry.last_error.clone().unwrap_or_default(),
+                };
+                drop(state);
+                self.run(actions);
+                return Err(err);
+            }
+        }
+        let Some(factory) = factory.take() else {
+            // Our own start succeeded but the connection was dead before we could
+            // take our lease: report it rather than start again behind the caller.
+            drop(state);
+            self.run(actions);
+            return Err(PoolError::StartFailed {
+                key: Self::key_text(key),
+                generation,
+                source: Arc::new(std::io::Error::other(
+                    "the connection died right after it started",
+                )),
+            });
+        };
+        let (tx, rx) = watch::channel(Outcome::Pending);
+        entry.current = Current::Starting {
+            generation,
+            waiters: 1,
+            outcome: rx.clone(),
+        };
+        state.next_generation += 1;
+        drop(state);
+        self.run(actions);
+
+        let ticket = Ticket {
+            inner: me.clone(),
+            key: key.clone(),
+            generation,
+            outcome: rx,
+            settled: false,
+        };
+        let span = tracing::info_span!("pool_start", key = ?key, %generation);
+        let starting = factory();
+        let start = runtime.spawn(async move {
+            starting
+                .await
+                .map_err(|err| -> StartError { Arc::from(err.into()) })
+        });
+        let cancel = self.cancel.clone();
+        let key = key.clone();
+        self.tracker.spawn_on(
+            async move {
+                let mut start = start;
+                let joined = tokio::select! {
+                    () = cancel.cancelled() => {
+                        start.abort();
+                        None
+                    }
+                    joined = &mut start => Some(joined),
+                };
+                let result: Result<C, StartError> = match joined {
+                    None => Err(Arc::new(std::io::Error::other("the pool shut down"))),
+                    Some(Ok(Ok(conn))) => Ok(conn),
+                    Some(Ok(Err(err))) => Err(err),
+                    Some(Err(join)) => Err(Arc::new(std::io::Error::other(format!(
+                        "the start task failed: {join}"
+                    )))),
+                };
+                me.finish_start(key, generation, result, tx);
+            }
+            .instrument(span),
+            &runtime,
+        );
+        Ok(Step::Wait(ticket))
+    }
+
+    fn finish_start(
+        &self,
+        key: K,
+        generation: Generation,
+        result: Result<C, StartError>,
+        tx: watch::Sender<Outcome<C>>,
+    ) {
+        let mut actions = Vec::new();
+        let mut state = self.lock();
+        let closed = state.closed;
+        let entry = state.keys.get_mut(&key).filter(|entry| {
+            matches!(entry.current, Current::Starting { generation: g, .. } if g == generation)
+        });
+        let (entry, waiters) = match (entry, closed) {
+            (Some(entry), false) => {
+                let waiters = match entry.current {
+                    Current::Starting { waiters, .. } => waiters,
+                    _ => 0,
+                };
+                (entry, waiters)
+            }
+            _ => {
+                // Shut down (or the entry is gone): nobody may use this start.
+                if let Ok(conn) = result {
+                    self.counters.live.fetch_add(1, Ordering::Relaxed);
+                    actions.push(Action::Shutdown(Arc::new(conn)));
+                }
+                tx.send_replace(Outcome::Failed(PoolError::Closed {
+                    key: Self::key_text(&key),
+                }));
+                drop(state);
+                self.run(actions);
+                return;
+            }
+        };
+        match result {
+            Ok(conn) => {
+                self.counters.live.fetch_add(1, Ordering::Relaxed);
+                self.counters.starts.fetch_add(1, Ordering::Relaxed);
+                let conn = Arc::new(conn);
+                let release: Arc<dyn Release> = Arc::new(GenRelease {
+                    pool: self.me.clone(),
+                    key: key.clone(),
+                });
+                entry.current = Current::Live(Live {
+                    generation,
+                    conn: conn.clone(),
+                    leases: waiters,
+                    release: release.clone(),
+                    idle: None,
+                });
+                entry.failures = 0;
+                entry.retry_at = None;
+                entry.last_error = None;
+                tracing::info!(waiters, "pooled connection started");
+                tx.send_replace(Outcome::Ready(conn, release));
+                if waiters == 0 {
+                    let epoch = state.next_idle;
+                    state.next_idle += 1;
+                    if let Some(entry) = state.keys.get_mut(&key) {
+                        self.unleased(entry, &key, epoch, &mut actions);
+                    }
+                }
+            }
+            Err(err) => {
+                self.counters.failures.fetch_add(1, Ordering::Relaxed);
+                entry.current = Current::Empty;
+                entry.failures = entry.failures.saturating_add(1);
+                let backoff = self.config.backoff_after(entry.failures);
+                entry.retry_at = Some(Instant::now() + backoff);
+                let text = error_chain(err.as_ref());
+                tracing::warn!(failures = entry.failures, ?backoff, error = %text, "pooled connection failed to start");
+                entry.last_error = Some(text);
+                tx.send_replace(Outcome::Failed(PoolError::StartFailed {
+                    key: Self::key_text(&key),
+                    generation,
+                    source: err,
+                }));
+            }
+        }
+        drop(state);
+        self.run(actions);
+    }
+
+    /// The current generation has no lease left: keep it alive or shut it down.
+    fn unleased(&self, entry: &mut Entry<C>, key: &K, epoch: u64, actions: &mut Vec<Action<K, C>>) {
+        let keep = self.config.idle_keep_alive();
+        if let Current::Live(live) = &mut entry.current {
+            if keep.is_zero() || !live.conn.is_alive() {
+                entry.retire_current(actions);
+            } else {
+                let token = self.cancel.child_token();
+                live.idle = Some((epoch, token.clone()));
+                actions.push(Action::IdleTimer {
+                    key: key.clone(),
+                    generation: live.generation,
+                    epoch,
+                    token,
+                });
+            }
+        }
+    }
+
+    fn release_locked(
+        &self,
+        state: &mut State<K, C>,
+        key: &K,
+        generation: Generation,
+    ) -> Vec<Action<K, C>> {
+        let mut actions = Vec::new();
+        let epoch = state.next_idle;
+        let Some(entry) = state.keys.get_mut(key) else {
+            return actions;
+        };
+        let mut now_unleased = false;
+        if let Current::Live(live) = &mut entry.current
+            && live.generation == generation
+        {
+            live.leases = live.leases.saturating_sub(1);
+            now_unleased = live.leases == 0;
+        } else if let Some(i) = entry
+            .retired
+            .iter()
+            .position(|r| r.generation == generation)
+        {
+            let retired = &mut entry.retired[i];
+            retired.leases = retired.leases.saturating_sub(1);
+            if retired.leases == 0 {
+                let retired = entry.retired.swap_remove(i);
+                tracing::debug!(key = ?key, generation = %retired.generation, "last lease of a retired generation released");
+                actions.push(Action::Shutdown(retired.conn));
+            }
+        }
+        if now_unleased {
+            state.next_idle += 1;
+            if let Some(entry) = state.keys.get_mut(key) {
+                self.unleased(entry, key, epoch, &mut actions);
+            }
+        }
+        Self::forget_if_empty(state, key);
+        actions
+    }
+
+    fn forget_if_empty(state: &mut State<K, C>, key: &K) {
+        if state.keys.get(key).is_some_and(Entry::is_forgettable) {
+            state.keys.remove(key);
+        }
+    }
+
+    fn expire_idle(&self, key: &K, generation: Generation, epoch: u64) {
+        let mut actions = Vec::new();
+        {
+            let mut state = self.lock();
+            if let Some(entry) = state.keys.get_mut(key)
+                && let Current::Live(live) = &entry.current
+                && live.generation == generation
+                && live.leases == 0
+                && live.idle.as_ref().is_some_and(|(e, _)| *e == epoch)
+            {
+                tracing::debug!(key = ?key, %generation, "idle keep-alive expired");
+                entry.retire_current(&mut actions);
+            }
+            Self::forget_if_empty(&mut state, key);
+        }
+        self.run(actions);
+    }
+
+    pub(crate) fn replace(&self, key: &K) -> bool {
+        let mut actions = Vec::new();
+        let replaced = {
+            let mut state = self.lock();
+            let replaced = match state.keys.get_mut(key) {
+                Some(entry) if matches!(entry.current, Current::Live(_)) => {
+                    entry.retire_current(&mut actions);
+                    true
+                }
+                _ => false,
+            };
+            Self::forget_if_empty(&mut state, key);
+            replaced
+        };
+        if replaced {
+            tracing::info!(key = ?key, "pooled connection replaced; the next acquisition starts a new generation");
+        }
+        self.run(actions);
+        replaced
+    }
+
+    /// Runs deferred work outside the lock.
+    fn run(&self, actions: Vec<Action<K, C>>) {
+        if actions.is_empty() {
+            return;
+        }
+        let Some(runtime) = self.runtime.get() else {
+            return;
+        };
+        for action in actions {
+            match action {
+                Action::Shutdown(conn) => {
+                    let counters = self.counters.clone();
+                    self.tracker.spawn_on(
+                        async move {
+                            conn.shutdown().await;
+                            counters.live.fetch_sub(1, Ordering::Relaxed);
+                        },
+                        runtime,
+                    );
+                }
+                Action::IdleTimer {
+                    key,
+                    generation,
+                    epoch,
+                    token,
+                } => {
+                    let pool = self.me.clone();
+                    let deadline = Instant::now() + self.config.idle_keep_alive();
+                    self.tracker.spawn_on(
+                        async move {
+                            tokio::select! {
+                                () = token.cancelled() => {}
+                                () = tokio::time::sleep_until(deadline) => {
+                                    if let Some(pool) = pool.upgrade() {
+                                        pool.expire_idle(&key, generation, epoch);
+                                    }
+                                }
+                            }
+                        },
+                        runtime,
+                    );
+                }
+            }
+        }
+    }
+
+    pub(crate) fn status(&self, key: &K) -> KeyStatus {
+        let state = self.lock();
+        state
+            .keys
+            .get(key)
+            .map_or(KeyStatus::Absent, Self::entry_status)
+    }
+
+    pub(crate) fn statuses(&self) -> BTreeMap<K, KeyStatus> {
+        let state = self.lock();
+        state
+            .keys
+            .iter()
+            .map(|(k, e)| (k.clone(), Self::entry_status(e)))
+            .collect()
+    }
+
+    fn entry_status(entry: &Entry<C>) -> KeyStatus {
+        match &entry.current {
+            Current::Starting { generation, .. } => KeyStatus::Starting {
+                generation: *generation,
+            },
+            Current::Live(live) if live.leases == 0 => KeyStatus::Idle {
+                generation: live.generation,
+            },
+            Current::Live(live) => KeyStatus::Ready {
+                generation: live.generation,
+                leases: live.leases,
+            },
+            Current::Empty if entry.failures > 0 => KeyStatus::CrashLoop {
+                failures: entry.failures,
+                retry_in: entry
+                    .retry_at
+                    .map(|at| at.saturating_duration_since(Instant::now()))
+                    .unwrap_or_default(),
+                last_error: entry.last_error.clone().unwrap_or_default(),
+            },
+            Current::Empty => KeyStatus::Absent,
+        }
+    }
+
+    pub(crate) fn stats(&self) -> PoolStats<K> {
+        let leases = {
+            let state = self.lock();
+            state
+                .keys
+                .iter()
+                .map(|(k, e)| (k.clone(), e.leases()))
+                .filter(|(_, n)| *n > 0)
+                .collect()
+        };
+        PoolStats {
+            live_connections: self.counters.live.load(Ordering::Relaxed),
+            starts: self.counters.starts.load(Ordering::Relaxed),
+            failures: self.counters.failures.load(Ordering::Relaxed),
+            leases,
+        }
+    }
+
+    pub(crate) async fn shutdown(&self) {
+        let mut actions = Vec::new();
+        {
+            let mut state = self.lock();
+            state.closed = true;
+            for (_, mut entry) in state.keys.drain() {
+                if let Current::Live(live) = std::mem::replace(&mut entry.current, Current::Empty) {
+                    actions.push(Action::Shutdown(live.conn));
+                }
+                actions.extend(entry.retired.into_iter().map(|r| Action::Shutdown(r.conn)));
+            }
+        }
+        self.cancel.cancel();
+        tracing::debug!(connections = actions.len(), "shutting the pool down");
+        self.run(actions);
+        self.tracker.close();
+        self.tracker.wait().await;
+    }
+}
+
+/// `err: cause: cause` — the whole source chain on one line.
+fn error_chain(err: &(dyn StdError + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
