@@ -196,6 +196,7 @@ where
         .map(|(key, raw)| match last {
             Some((k, rank)) if k == key => (rank, raw),
             _ => {
+                // Every key was put into `ranks` above.
                 let rank = ranks.get(key).copied().unwrap_or_default();
                 last = Some((key, rank));
                 (rank, raw)
@@ -251,15 +252,18 @@ fn identity_digest(key: &McpServerKey, raw: &str, salt: usize) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-/// Appends `text` with every byte outside `[A-Za-z0-9_-]` replaced by `_`.
+/// Appends `text` with every byte outside `[A-Za-z0-9_-]` replaced by `_` (so a non-ASCII
+/// character becomes one `_` per byte).
 fn push_sanitized(out: &mut String, text: &str) {
-    out.extend(text.bytes().map(|b| {
-        if is_server_name_byte(b) {
-            char::from(b)
-        } else {
-            '_'
+    let mut clean_from = 0;
+    for (i, ch) in text.char_indices() {
+        if !(ch.is_ascii() && is_server_name_byte(ch as u8)) {
+            out.push_str(&text[clean_from..i]);
+            out.extend(std::iter::repeat_n('_', ch.len_utf8()));
+            clean_from = i + ch.len_utf8();
         }
-    }));
+    }
+    out.push_str(&text[clean_from..]);
 }
 
 #[cfg(test)]
@@ -406,6 +410,49 @@ mod tests {
                 format!("mcp__s__{tricky}_{}", h(&format!("s\0{tricky}"), 8)),
             ]
         );
+    }
+
+    #[test]
+    fn exempt_and_prefixed_servers_can_collide() {
+        let (mcp, x) = (key("mcp"), key("x"));
+        let namer = ToolNamer::new(
+            NamingOptions::new().with_prefix_exempt(ServerName::new("mcp").unwrap()),
+        );
+        assert_eq!(
+            names(&namer, &[(&mcp, "x__y"), (&x, "y")]),
+            [
+                format!("mcp__x__y_{}", h("mcp\0x__y", 8)),
+                format!("mcp__x__y_{}", h("x\0y", 8)),
+            ]
+        );
+    }
+
+    #[test]
+    fn salted_levels_stay_valid_and_differ() {
+        let s = key("s");
+        let mut slot = Slot {
+            key: &s,
+            rank: 0,
+            raw: "t",
+            base: "mcp__s__t".to_owned(),
+            level: SUFFIX_HEX.len() - 1,
+            suffixed: None,
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..4 {
+            let name = suffixed(&slot, 16);
+            assert_eq!(name.len(), 16, "{name}");
+            assert!(name.starts_with("m_"), "{name}");
+            assert!(seen.insert(name));
+            slot.level += 1;
+        }
+    }
+
+    #[test]
+    fn sanitizing_is_per_byte() {
+        let mut out = String::new();
+        push_sanitized(&mut out, "a.bé/c\0-_Z");
+        assert_eq!(out, "a_b___c_-_Z");
     }
 
     #[test]
