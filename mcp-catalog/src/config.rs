@@ -149,7 +149,7 @@ impl PluginRef {
 }
 
 /// A parsed and validated user configuration.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     pub(crate) credentials_store: CredentialsStore,
     pub(crate) oauth_callback_port: Option<u16>,
@@ -164,8 +164,13 @@ impl Config {
     /// An empty configuration with every default (`tool_name_prefix = true`).
     pub fn new() -> Self {
         Self {
+            credentials_store: CredentialsStore::Auto,
+            oauth_callback_port: None,
             tool_name_prefix: true,
-            ..Self::default()
+            multi_environment: false,
+            environments: BTreeMap::new(),
+            servers: BTreeMap::new(),
+            plugins: Vec::new(),
         }
     }
 
@@ -249,6 +254,12 @@ impl Config {
     /// Plugins to load.
     pub fn plugins(&self) -> &[PluginRef] {
         &self.plugins
+    }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

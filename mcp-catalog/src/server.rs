@@ -60,7 +60,7 @@ impl fmt::Display for ApprovalMode {
 /// The configuration of one server (`[mcp_servers.<name>]`), independent of its name.
 ///
 /// Build one in code with [`ServerConfig::stdio`] or [`ServerConfig::http`] and the
-/// `with_*` setters:
+/// `with_*` setters, or from a transport's settings with `From`:
 ///
 /// ```
 /// use std::time::Duration;
@@ -71,6 +71,12 @@ impl fmt::Display for ApprovalMode {
 ///     .with_tool_approval_mode("write_file", ApprovalMode::Prompt);
 /// assert_eq!(files.approval_mode("write_file"), ApprovalMode::Prompt);
 /// assert_eq!(files.approval_mode("read_file"), ApprovalMode::Auto);
+///
+/// use mcp_catalog::HttpConfig;
+/// let tickets = ServerConfig::from(
+///     HttpConfig::new("https://tickets.example.com/mcp").with_bearer_token_env_var("TOKEN"),
+/// );
+/// assert!(tickets.transport().as_http().is_some());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerConfig {
@@ -262,5 +268,23 @@ impl ServerConfig {
     /// The human-readable description, if any.
     pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
+    }
+}
+
+impl From<Transport> for ServerConfig {
+    fn from(transport: Transport) -> Self {
+        Self::new(transport)
+    }
+}
+
+impl From<StdioConfig> for ServerConfig {
+    fn from(stdio: StdioConfig) -> Self {
+        Self::new(Transport::Stdio(stdio))
+    }
+}
+
+impl From<HttpConfig> for ServerConfig {
+    fn from(http: HttpConfig) -> Self {
+        Self::new(Transport::StreamableHttp(http))
     }
 }

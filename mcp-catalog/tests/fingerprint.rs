@@ -78,6 +78,20 @@ fn changes_that_require_a_new_connection_change_it() {
             .with_cwd("/srv"),
     ));
     assert_ne!(fp(&with_cwd, &env), base_stdio);
+    let other_literal_env = ServerConfig::from(
+        StdioConfig::new("npx")
+            .with_args(["-y", "fs"])
+            .with_env("L", "debug")
+            .with_env_var("FILES_TOKEN"),
+    );
+    assert_ne!(fp(&other_literal_env, &env), base_stdio);
+    let same = ServerConfig::from(
+        StdioConfig::new("npx")
+            .with_args(["-y", "fs"])
+            .with_env("L", "warn")
+            .with_env_var("FILES_TOKEN"),
+    );
+    assert_eq!(fp(&same, &env), base_stdio);
 
     // Current values of referenced variables: a rotated token forces a reconnect.
     let mut rotated = env.clone();
@@ -140,8 +154,22 @@ fn changes_that_require_a_new_connection_change_it() {
     let a = connection_fingerprint(&server, Some(&devbox), CredentialsStore::Auto, &env);
     let b = connection_fingerprint(&server, Some(&other), CredentialsStore::Auto, &env);
     let c = connection_fingerprint(&server, Some(&devbox), CredentialsStore::Keyring, &env);
+    let d = connection_fingerprint(
+        &server,
+        Some(&devbox.clone().with_cwd("/w")),
+        CredentialsStore::Auto,
+        &env,
+    );
+    let e = connection_fingerprint(
+        &server,
+        Some(&devbox.clone().with_env("K", "v")),
+        CredentialsStore::Auto,
+        &env,
+    );
     assert_ne!(a, b);
     assert_ne!(a, c);
+    assert_ne!(a, d);
+    assert_ne!(a, e);
 }
 
 #[test]

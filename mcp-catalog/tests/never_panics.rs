@@ -45,6 +45,17 @@ fn fragments() -> impl Strategy<Value = String> {
     prop::collection::vec(prop::sample::select(FRAGMENTS), 0..24).prop_map(|parts| parts.concat())
 }
 
+fn assert_located(text: &str, errors: &mcp_catalog::ConfigErrors) {
+    let max_line = text.split('\n').count();
+    for error in errors {
+        let line = error.location().line().unwrap_or(0);
+        assert!(
+            (1..=max_line).contains(&line),
+            "{error} is outside the text"
+        );
+    }
+}
+
 fn check(text: &str) {
     match Config::from_toml_str(text, "fuzz.toml") {
         Ok(loaded) => {
@@ -52,6 +63,7 @@ fn check(text: &str) {
         }
         Err(errors) => {
             assert!(!errors.is_empty());
+            assert_located(text, &errors);
             let _ = errors.to_string();
         }
     }
@@ -61,6 +73,7 @@ fn check(text: &str) {
         }
         Err(errors) => {
             assert!(!errors.is_empty());
+            assert_located(text, &errors);
             let _ = errors.to_string();
         }
     }
