@@ -1,0 +1,565 @@
+//! Tool names, calls, timeouts, progress, elicitation, list changes and crashes, against real
+//! `mcp-fake-server` processes.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{Fixture, wait_event};
+use mcp_connections::model::{ElicitResult, ElicitationAction};
+use mcp_connections::{
+    AcceptDefaults, BoxFuture, CallOptions, ConnectionEvent, ConnectionSet, ConnectionSetOptions,
+    ElicitationHandler, ElicitationRequest, Error, Progress,
+};
+use mcp_key::McpServerKey;
+use mcp_testkit::{Behavior, RecordedRequest, Scenario, ToolSpec};
+use serde_json::json;
+use tokio::sync::mpsc;
+
+fn key(name: &str) -> McpServerKey {
+    McpServerKey::unscoped(name.parse().unwrap())
+}
+
+fn opts() -> ConnectionSetOptions {
+    ConnectionSetOptions::new()
+        .with_process_grace(Duration::from_millis(300))
+        .with_restart_backoff(Duration::from_millis(50), Duration::from_millis(400))
+}
+
+fn valid_model_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colliding_dotted_and_long_tool_names_are_distinct_valid_and_callable() {
+    let long = "t".repeat(200);
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "alpha",
+        Scenario::new("a")
+            .with_tool(ToolSpec::echo("search"))
+            .with_tool(ToolSpec::echo("files.read"))
+            .with_tool(ToolSpec::echo("files_read"))
+            .with_tool(ToolSpec::echo(long.clone())),
+    );
+    fx.stdio(
+        "beta",
+        Scenario::new("b").with_tool(ToolSpec::echo("search")),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), opts());
+    set.wait_startup().await;
+    let tools = set.tools().await;
+    assert_eq!(tools.len(), 5);
+    let mut names: Vec<&str> = tools.iter().map(|t| t.qualified_name.as_str()).collect();
+    assert!(names.iter().all(|n| valid_model_name(n)), "{names:?}");
+    names.dedup();
+    assert_eq!(names.len(), 5, "names must be distinct: {names:?}");
+    assert!(names.contains(&"mcp__alpha__search") && names.contains(&"mcp__beta__search"));
+
+    // Every name routes back to its own raw tool, and calls go through.
+    for t in &tools {
+        let (server, raw) = set.resolve_tool(&t.qualified_name).unwrap();
+        assert_eq!((&server, raw.as_str()), (&t.server, t.raw_name()));
+        let r = set
+            .call_qualified(
+                &t.qualified_name,
+                Some(json!({"who": t.raw_name()})),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.structured_content, Some(json!({"who": t.raw_name()})));
+    }
+
+    // Stable: a second set over the same catalog gives the same names.
+    let again = ConnectionSet::start(&fx.catalog(), opts());
+    again.wait_startup().await;
+    let names_again: Vec<String> = again
+        .tools()
+        .await
+        .into_iter()
+        .map(|t| t.qualified_name)
+        .collect();
+    let names: Vec<String> = tools.into_iter().map(|t| t.qualified_name).collect();
+    assert_eq!(names, names_again);
+    again.shutdown().await;
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_to_one_server_run_in_parallel() {
+    let mut fx = Fixture::new();
+    fx.stdio_with(
+        "par",
+        Scenario::new("p").with_tool(ToolSpec::new(
+            "meet",
+            Behavior::Barrier {
+                name: "b".to_owned(),
+                parties: 3,
+            },
+        )),
+        |c| c.with_supports_parallel_tool_calls(true),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), opts());
+    set.wait_startup().await;
+    assert!(set.can_run_in_parallel(&key("par"), "meet"));
+    // Three callers must all be inside the tool at once for any of them to return.
+    let calls = (0..3).map(|i| {
+        let set = set.clone();
+        async move {
+            set.call_tool(
+                &key("par"),
+                "meet",
+                Some(json!({"i": i})),
+                CallOptions::new(),
+            )
+            .await
+        }
+    });
+    let results = tokio::time::timeout(Duration::from_secs(20), futures::future::join_all(calls))
+        .await
+        .expect("the barrier opens only if the calls overlap");
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_errors_are_distinct_and_results_pass_through() {
+    let mut fx = Fixture::new();
+    fx.stdio_with(
+        "svc",
+        Scenario::new("s")
+            .with_tool(ToolSpec::echo("open"))
+            .with_tool(ToolSpec::echo("secret"))
+            .with_tool(ToolSpec::new(
+                "fails",
+                Behavior::Error {
+                    message: "boom".to_owned(),
+                },
+            ))
+            .with_tool(ToolSpec::new(
+                "structured",
+                Behavior::Structured {
+                    value: json!({"rows": [1, 2, 3]}),
+                },
+            )),
+        |c| c.with_tool_filter(mcp_catalog::ToolFilter::new().with_disabled_tools(["secret"])),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), opts());
+    set.wait_startup().await;
+
+    let unknown_server = set
+        .call_tool(&key("nope"), "open", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unknown_server, Error::UnknownServer { .. }),
+        "{unknown_server}"
+    );
+    assert!(
+        unknown_server.to_string().contains("configured: svc"),
+        "{unknown_server}"
+    );
+    let unknown_tool = set
+        .call_qualified("mcp__svc__nope", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unknown_tool, Error::UnknownTool { .. }),
+        "{unknown_tool}"
+    );
+    let filtered = set
+        .call_tool(&key("svc"), "secret", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(filtered.is_filtered(), "{filtered}");
+    assert!(set.tools().await.iter().all(|t| t.raw_name() != "secret"));
+    let bad_args = set
+        .call_tool(&key("svc"), "open", Some(json!([1, 2])), CallOptions::new())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        bad_args.to_string(),
+        "arguments for tool `open` of MCP server `svc` must be a JSON object, got an array"
+    );
+
+    let err_result = set
+        .call_tool(&key("svc"), "fails", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(err_result.is_error, Some(true));
+    let structured = set
+        .call_tool(&key("svc"), "structured", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        structured.structured_content,
+        Some(json!({"rows": [1, 2, 3]}))
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_call_times_out_and_the_server_stays_usable() {
+    let mut fx = Fixture::new();
+    fx.stdio_with(
+        "slow",
+        Scenario::new("s")
+            .with_tool(ToolSpec::new("hang", Behavior::Sleep { ms: 60_000 }))
+            .with_tool(ToolSpec::echo("echo")),
+        |c| c.with_tool_timeout(Duration::from_secs(30)),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), opts());
+    set.wait_startup().await;
+    let err = set
+        .call_tool(
+            &key("slow"),
+            "hang",
+            None,
+            CallOptions::new().with_timeout(Duration::from_millis(300)),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(err.to_string().contains("timed out after 0.3s"), "{err}");
+    // Dropping a call future cancels it too; the server keeps answering.
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(200),
+        set.call_tool(&key("slow"), "hang", None, CallOptions::new()),
+    )
+    .await;
+    assert!(dropped.is_err());
+    set.call_tool(&key("slow"), "echo", None, CallOptions::new())
+        .await
+        .unwrap();
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reaches_the_callback() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "prog",
+        Scenario::new("p").with_tool(ToolSpec::new("work", Behavior::Progress { steps: 3 })),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), opts());
+    set.wait_startup().await;
+    let seen: Arc<Mutex<Vec<Progress>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let r = set
+        .call_tool(
+            &key("prog"),
+            "work",
+            None,
+            CallOptions::new().with_progress(Arc::new(move |p| sink.lock().unwrap().push(p))),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content.as_ref().unwrap()["steps"], json!(3));
+    let seen = seen.lock().unwrap();
+    let steps: Vec<(f64, Option<f64>)> = seen.iter().map(|p| (p.progress, p.total)).collect();
+    assert_eq!(
+        steps,
+        vec![(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
+    );
+    drop(seen);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+/// Answers after a delay longer than the call timeout, recording what it saw.
+struct SlowAccept {
+    seen: Mutex<Vec<(String, McpServerKey, String)>>,
+    delay: Duration,
+}
+
+impl ElicitationHandler for SlowAccept {
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitResult> {
+        self.seen.lock().unwrap().push((
+            request.id.clone(),
+            request.server.clone(),
+            request.message().to_owned(),
+        ));
+        Box::pin(async move {
+            tokio::time::sleep(self.delay).await;
+            ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
+        })
+    }
+}
+
+fn elicit_scenario() -> Scenario {
+    Scenario::new("e").with_tool(ToolSpec::new(
+        "ask",
+        Behavior::ElicitForm {
+            message: "Who are you?".to_owned(),
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "score": {"type": "number", "default": 95.5},
+                    "status": {"type": "string", "enum": ["active", "inactive"], "default": "active"},
+                    "verified": {"type": "boolean", "default": true}
+                }
+            }),
+        },
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elicitation_goes_to_the_handler_and_pauses_the_timeout() {
+    let mut fx = Fixture::new();
+    fx.stdio("asker", elicit_scenario());
+    let handler = Arc::new(SlowAccept {
+        seen: Mutex::default(),
+        delay: Duration::from_millis(800),
+    });
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        opts().with_elicitation_handler(handler.clone()),
+    );
+    set.wait_startup().await;
+    // The handler takes longer than the call timeout; the pending elicitation pauses it.
+    let r = set
+        .call_tool(
+            &key("asker"),
+            "ask",
+            None,
+            CallOptions::new().with_timeout(Duration::from_millis(500)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"action": "accept", "content": {"name": "Ada"}}))
+    );
+    let seen = handler.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].0.starts_with("elicit-"));
+    assert_eq!(
+        (&seen[0].1, seen[0].2.as_str()),
+        (&key("asker"), "Who are you?")
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn form_defaults_are_filled_and_no_handler_declines() {
+    let mut fx = Fixture::new();
+    fx.stdio("asker", elicit_scenario());
+    let with_defaults = ConnectionSet::start(
+        &fx.catalog(),
+        opts().with_elicitation_handler(Arc::new(AcceptDefaults)),
+    );
+    with_defaults.wait_startup().await;
+    let r = with_defaults
+        .call_tool(&key("asker"), "ask", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"action": "accept", "content": {
+            "name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": true
+        }}))
+    );
+    with_defaults.shutdown().await;
+
+    let declines = ConnectionSet::start(&fx.catalog(), opts());
+    declines.wait_startup().await;
+    let r = declines
+        .call_tool(&key("asker"), "ask", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        r.structured_content.as_ref().unwrap()["action"],
+        json!("decline")
+    );
+    declines.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_refreshes_the_server_and_bumps_the_revision() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "dyn",
+        Scenario::new("d").with_tool(ToolSpec::new(
+            "grow",
+            Behavior::ChangeTools {
+                add: vec![ToolSpec::echo("fresh")],
+                remove: vec![],
+            },
+        )),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(&fx.catalog(), opts().with_events(tx));
+    set.wait_startup().await;
+    let before = set.revision();
+    assert_eq!(set.tools().await.len(), 1);
+    set.call_tool(&key("dyn"), "grow", None, CallOptions::new())
+        .await
+        .unwrap();
+    let e = wait_event(&mut rx, Duration::from_secs(10), |e| {
+        matches!(e, ConnectionEvent::ToolsChanged { .. })
+    })
+    .await;
+    assert!(
+        matches!(e, ConnectionEvent::ToolsChanged { ref server, revision } if server == &key("dyn") && revision > before)
+    );
+    let names: Vec<String> = set
+        .tools()
+        .await
+        .into_iter()
+        .map(|t| t.qualified_name)
+        .collect();
+    assert_eq!(names, vec!["mcp__dyn__fresh", "mcp__dyn__grow"]);
+    set.call_qualified("mcp__dyn__fresh", None, CallOptions::new())
+        .await
+        .unwrap();
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_mid_call_fails_promptly_and_the_next_use_restarts_the_server() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "crashy",
+        Scenario::new("c")
+            .with_tool(ToolSpec::new("die", Behavior::Exit { code: 7 }))
+            .with_tool(ToolSpec::echo("echo")),
+    );
+    fx.stdio(
+        "steady",
+        Scenario::new("s").with_tool(ToolSpec::echo("echo")),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(&fx.catalog(), opts().with_events(tx));
+    set.wait_startup().await;
+    let first_pid = fx.pids()[0];
+    let err = tokio::time::timeout(
+        Duration::from_secs(10),
+        set.call_tool(&key("crashy"), "die", None, CallOptions::new()),
+    )
+    .await
+    .expect("a crash ends the pending call promptly")
+    .unwrap_err();
+    assert!(matches!(err, Error::Disconnected { .. }), "{err}");
+    assert!(err.to_string().contains("exited with status 7"), "{err}");
+    wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
+    )
+    .await;
+    // The other server is unaffected.
+    set.call_tool(&key("steady"), "echo", None, CallOptions::new())
+        .await
+        .unwrap();
+    // The next use restarts it (after the short test backoff) as a new process.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let r = set
+        .call_tool(
+            &key("crashy"),
+            "echo",
+            Some(json!({"again": true})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"again": true})));
+    let second_pid = fx.pids()[0];
+    assert_ne!(first_pid, second_pid);
+    assert!(mcp_testkit::wait_gone(first_pid, Duration::from_secs(5)).await);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_owned_meta_keys_are_stripped_from_caller_meta() {
+    let mut fx = Fixture::new();
+    fx.stdio("m", Scenario::new("m").with_tool(ToolSpec::echo("echo")));
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        opts().with_reserved_meta_prefix("host.example/"),
+    );
+    set.wait_startup().await;
+    let mut meta = serde_json::Map::new();
+    meta.insert("host.example/approved".to_owned(), json!(true));
+    meta.insert("trace".to_owned(), json!("abc"));
+    set.call_tool(&key("m"), "echo", None, CallOptions::new().with_meta(meta))
+        .await
+        .unwrap();
+    set.shutdown().await;
+    let calls: Vec<RecordedRequest> = RecordedRequest::read_log(fx.request_log("m"))
+        .into_iter()
+        .filter(|r| r.method == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 1);
+    let sent = &calls[0].params["_meta"];
+    assert_eq!(sent["trace"], json!("abc"));
+    assert!(sent.get("host.example/approved").is_none(), "{sent}");
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_are_listed_across_servers_and_read() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "docs",
+        Scenario::new("d")
+            .with_resource(mcp_testkit::ResourceSpec::new(
+                "file:///readme",
+                "readme",
+                "hello",
+            ))
+            .with_resource_template(mcp_testkit::ResourceTemplateSpec::new(
+                "file:///{path}",
+                "files",
+            )),
+    );
+    fx.stdio(
+        "more",
+        Scenario::new("m")
+            .with_resource(mcp_testkit::ResourceSpec::new("mem://a", "a", "A"))
+            .with_faults(common::faults(|f| f.page_size = Some(1))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), opts());
+    set.wait_startup().await;
+    let listing = set.list_resources().await;
+    assert!(listing.failures.is_empty(), "{:?}", listing.failures);
+    let uris: Vec<(String, String)> = listing
+        .items
+        .iter()
+        .map(|i| (i.server.to_string(), i.item.uri.clone()))
+        .collect();
+    assert_eq!(
+        uris,
+        vec![
+            ("docs".to_owned(), "file:///readme".to_owned()),
+            ("more".to_owned(), "mem://a".to_owned())
+        ]
+    );
+    assert!(listing.items.iter().all(|i| i.environment_id.is_none()));
+    let templates = set.list_resource_templates().await;
+    assert_eq!(templates.items.len(), 1);
+    let read = set
+        .read_resource(&key("docs"), "file:///readme")
+        .await
+        .unwrap();
+    let text = serde_json::to_value(&read.contents[0]).unwrap();
+    assert_eq!(text["text"], json!("hello"));
+    let page = set.list_resources_page(&key("more"), None).await.unwrap();
+    assert_eq!(page.items.len(), 1);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
