@@ -1,6 +1,6 @@
 //! Trait impls shared by the validated text newtypes.
 
-/// Implements `Display`, `FromStr`, `AsRef<str>`, `Borrow`-free conversions and serde
+/// Implements `Display`, `FromStr`, `AsRef<str>`, `TryFrom` and `Into<String>`, and serde
 /// (through validation) for a newtype with `new(impl Into<String>)` and `as_str()`.
 macro_rules! validated_text {
     ($ty:ident) => {
