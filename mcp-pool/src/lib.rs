@@ -22,6 +22,7 @@ compile_error!("mcp-pool supports Unix only (process groups and signals)");
 
 mod launch;
 mod pool;
+mod router;
 
 pub use launch::{
     ALLOWED_HOST_ENV, BoundedLineReader, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_TAIL_BYTES,
@@ -33,3 +34,4 @@ pub use pool::{
     DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, Generation, KeyStatus,
     Lease, Pool, PoolConfig, PoolError, PoolKey, PoolStats, PooledConnection, StartError,
 };
+pub use router::{DeclineReason, OperationGuard, Route, Session, SessionGate, SessionId};
