@@ -1,0 +1,208 @@
+//! Streamable-HTTP servers: auth headers, retries of transient failures, session expiry,
+//! login required, unreachable servers. Against the testkit's loopback HTTP fake server.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Fixture;
+use mcp_catalog::{HttpConfig, ServerConfig, Transport};
+use mcp_connections::{
+    CallOptions, ConnectionSet, ConnectionSetOptions, EnvLookup, FailureReason, ServerState,
+};
+use mcp_key::McpServerKey;
+use mcp_testkit::{HttpFakeServer, HttpOptions, InjectedFailure, Scenario, ToolSpec};
+use serde_json::json;
+
+fn key(name: &str) -> McpServerKey {
+    McpServerKey::unscoped(name.parse().unwrap())
+}
+
+fn scenario() -> Scenario {
+    Scenario::new("web").with_tool(ToolSpec::echo("echo"))
+}
+
+fn http(url: String) -> HttpConfig {
+    HttpConfig::new(url)
+}
+
+fn state_of(set: &ConnectionSet, name: &str) -> ServerState {
+    set.status()
+        .into_iter()
+        .find(|s| s.key == key(name))
+        .unwrap()
+        .state
+}
+
+fn env(pairs: &'static [(&'static str, &'static str)]) -> EnvLookup {
+    Arc::new(move |name| {
+        pairs
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| (*v).into())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bearer_token_from_env_var_and_headers_are_sent() {
+    let server =
+        HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("tok-123"))
+            .await
+            .unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "web",
+        ServerConfig::new(Transport::StreamableHttp(
+            http(server.url())
+                .with_bearer_token_env_var("WEB_TOKEN")
+                .with_http_header("X-Team", "platform"),
+        )),
+    );
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_env_lookup(env(&[("WEB_TOKEN", "tok-123")])),
+    );
+    set.wait_startup().await;
+    assert!(matches!(
+        state_of(&set, "web"),
+        ServerState::Ready { tools: 1 }
+    ));
+    let r = set
+        .call_qualified("mcp__web__echo", Some(json!({"a": 1})), CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"a": 1})));
+    assert_eq!(server.counters().unauthorized, 0);
+    set.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_token_variable_and_a_401_are_reported_without_retry_loops() {
+    let server =
+        HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("right"))
+            .await
+            .unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "unset",
+        ServerConfig::new(Transport::StreamableHttp(
+            http(server.url()).with_bearer_token_env_var("NOT_SET_ANYWHERE"),
+        )),
+    );
+    fx.add(
+        "anon",
+        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
+    );
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_env_lookup(env(&[])),
+    );
+    set.wait_startup().await;
+    let ServerState::Failed(unset) = state_of(&set, "unset") else {
+        panic!()
+    };
+    assert_eq!(unset.reason(), &FailureReason::Config);
+    assert!(unset.to_string().contains("`NOT_SET_ANYWHERE`"), "{unset}");
+    let ServerState::Failed(anon) = state_of(&set, "anon") else {
+        panic!()
+    };
+    assert_eq!(anon.reason(), &FailureReason::LoginRequired);
+    // One 401, not a retry loop.
+    assert_eq!(server.counters().unauthorized, 1);
+    let err = set
+        .call_tool(&key("anon"), "echo", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_auth_required(), "{err}");
+    set.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transient_5xx_at_startup_is_retried() {
+    let server = HttpFakeServer::start(scenario()).await.unwrap();
+    server.fail_next(2, InjectedFailure::unavailable(0));
+    let mut fx = Fixture::new();
+    fx.add(
+        "web",
+        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    assert!(matches!(
+        state_of(&set, "web"),
+        ServerState::Ready { tools: 1 }
+    ));
+    assert_eq!(server.counters().injected, 2);
+    set.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn persistent_5xx_and_refused_connections_fail_as_transport_errors() {
+    let server = HttpFakeServer::start(scenario()).await.unwrap();
+    server.fail_next(100, InjectedFailure::new(500));
+    // A port nothing listens on: bind one, then free it.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let mut fx = Fixture::new();
+    fx.add(
+        "broken",
+        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
+    );
+    fx.add(
+        "refused",
+        ServerConfig::new(Transport::StreamableHttp(http(format!(
+            "http://{closed}/mcp"
+        )))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    for name in ["broken", "refused"] {
+        let ServerState::Failed(f) = state_of(&set, name) else {
+            panic!("{name}")
+        };
+        assert_eq!(f.reason(), &FailureReason::Transport, "{name}: {f}");
+        assert!(f.to_string().contains("after 3 attempts"), "{f}");
+    }
+    set.shutdown().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_session_is_reinitialized_once() {
+    let server = HttpFakeServer::start(scenario()).await.unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "web",
+        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    server.fail_next(1, InjectedFailure::session_expired());
+    let r = tokio::time::timeout(
+        Duration::from_secs(20),
+        set.call_tool(
+            &key("web"),
+            "echo",
+            Some(json!({"after": "expiry"})),
+            CallOptions::new(),
+        ),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"after": "expiry"})));
+    let inits = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "initialize")
+        .count();
+    assert_eq!(inits, 2, "one re-initialization after the 404");
+    set.shutdown().await;
+    server.shutdown().await;
+}
