@@ -68,7 +68,9 @@ impl CatalogBuilder {
 
     /// Adds a loaded user configuration: its servers (tier [`Tier::User`], unscoped keys, or
     /// keys scoped to their `environment` when it is not `local`), environments, plugins,
-    /// top-level settings and warnings.
+    /// the top-level settings it writes, and its warnings. Call it once per file, global
+    /// first: within the user tier a later file's server wins (and the conflict is
+    /// reported), and settings a file does not write keep their earlier value.
     pub fn with_user_config(mut self, loaded: LoadedConfig) -> Self {
         self.add_user_config(loaded);
         self
@@ -78,12 +80,16 @@ impl CatalogBuilder {
     pub fn add_user_config(&mut self, loaded: LoadedConfig) -> &mut Self {
         let source = Source::user(loaded.origin);
         let config = loaded.config;
-        self.settings = Settings {
-            credentials_store: config.credentials_store,
-            oauth_callback_port: config.oauth_callback_port,
-            tool_name_prefix: config.tool_name_prefix,
-            multi_environment: config.multi_environment,
-        };
+        // Only settings the configuration writes override earlier ones.
+        let settings = &mut self.settings;
+        settings.credentials_store = config
+            .credentials_store
+            .unwrap_or(settings.credentials_store);
+        settings.oauth_callback_port = config.oauth_callback_port.or(settings.oauth_callback_port);
+        settings.tool_name_prefix = config.tool_name_prefix.unwrap_or(settings.tool_name_prefix);
+        settings.multi_environment = config
+            .multi_environment
+            .unwrap_or(settings.multi_environment);
         self.environments.extend(config.environments);
         self.plugins.extend(config.plugins);
         self.warnings.extend(loaded.warnings);

@@ -151,10 +151,12 @@ impl PluginRef {
 /// A parsed and validated user configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
-    pub(crate) credentials_store: CredentialsStore,
+    // Top-level settings are `None` when not written, so that layering a second
+    // configuration (e.g. a project `.mcp.json`) does not reset them to defaults.
+    pub(crate) credentials_store: Option<CredentialsStore>,
     pub(crate) oauth_callback_port: Option<u16>,
-    pub(crate) tool_name_prefix: bool,
-    pub(crate) multi_environment: bool,
+    pub(crate) tool_name_prefix: Option<bool>,
+    pub(crate) multi_environment: Option<bool>,
     pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
     pub(crate) servers: BTreeMap<ServerName, ServerConfig>,
     pub(crate) plugins: Vec<PluginRef>,
@@ -164,10 +166,10 @@ impl Config {
     /// An empty configuration with every default (`tool_name_prefix = true`).
     pub fn new() -> Self {
         Self {
-            credentials_store: CredentialsStore::Auto,
+            credentials_store: None,
             oauth_callback_port: None,
-            tool_name_prefix: true,
-            multi_environment: false,
+            tool_name_prefix: None,
+            multi_environment: None,
             environments: BTreeMap::new(),
             servers: BTreeMap::new(),
             plugins: Vec::new(),
@@ -205,25 +207,25 @@ impl Config {
 
     /// Turns multi-environment exposure on or off.
     pub fn with_multi_environment(mut self, on: bool) -> Self {
-        self.multi_environment = on;
+        self.multi_environment = Some(on);
         self
     }
 
     /// Turns the `mcp__` tool name prefix on or off.
     pub fn with_tool_name_prefix(mut self, on: bool) -> Self {
-        self.tool_name_prefix = on;
+        self.tool_name_prefix = Some(on);
         self
     }
 
     /// Sets the credential store mode.
     pub fn with_credentials_store(mut self, store: CredentialsStore) -> Self {
-        self.credentials_store = store;
+        self.credentials_store = Some(store);
         self
     }
 
     /// Where OAuth credentials are stored.
     pub fn credentials_store(&self) -> CredentialsStore {
-        self.credentials_store
+        self.credentials_store.unwrap_or_default()
     }
 
     /// The fixed loopback port for OAuth callbacks (`None`: random).
@@ -233,12 +235,12 @@ impl Config {
 
     /// Whether qualified tool names carry the `mcp__` prefix.
     pub fn tool_name_prefix(&self) -> bool {
-        self.tool_name_prefix
+        self.tool_name_prefix.unwrap_or(true)
     }
 
     /// Whether environment-scoped servers are exposed.
     pub fn multi_environment(&self) -> bool {
-        self.multi_environment
+        self.multi_environment.unwrap_or(false)
     }
 
     /// Declared environments.

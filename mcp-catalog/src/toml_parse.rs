@@ -61,7 +61,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErro
             "credentials_store" => {
                 if let Some(s) = r.string(field, value) {
                     match CredentialsStore::parse(&s) {
-                        Some(store) => config.credentials_store = store,
+                        Some(store) => config.credentials_store = Some(store),
                         None => r.error(
                             field,
                             value.span().start,
@@ -73,8 +73,8 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErro
                 }
             }
             "oauth_callback_port" => config.oauth_callback_port = parse_port(&mut r, value),
-            "tool_name_prefix" => config.tool_name_prefix = r.bool(field, value).unwrap_or(true),
-            "multi_environment" => config.multi_environment = r.bool(field, value).unwrap_or(false),
+            "tool_name_prefix" => config.tool_name_prefix = r.bool(field, value),
+            "multi_environment" => config.multi_environment = r.bool(field, value),
             "environments" => {}
             "mcp_servers" => {
                 let Some(servers) = r.table(field, value) else {
@@ -158,7 +158,8 @@ fn parse_environments(
                 None
             }
         };
-        let Some(settings) = er.table("environments", settings) else {
+        let Some(settings) = er.section(settings, &format!("[environments.{}]", raw_id.get_ref()))
+        else {
             continue;
         };
         let mut environment = EnvironmentConfig::new();
@@ -202,7 +203,7 @@ fn parse_plugins(
             cx: r.cx,
             scope: Scope::Plugin(index),
         };
-        let Some(table) = pr.table("plugins", item) else {
+        let Some(table) = pr.section(item, "[[plugins]]") else {
             continue;
         };
         let mut path = None;

@@ -77,7 +77,7 @@ pub(crate) fn parse_server(
         }
     };
 
-    let table = r.table("mcp_servers", value)?;
+    let table = r.section(value, &format!("[mcp_servers.{raw_name}]"))?;
     let has = |key: &str| table.get(key).is_some();
     let kind = match (has("command"), has("url")) {
         (true, false) => Kind::Stdio,

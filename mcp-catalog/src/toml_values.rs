@@ -120,6 +120,27 @@ impl Reader<'_, '_> {
         table
     }
 
+    /// The value of a whole section (`[mcp_servers.x]`, `[environments.x]`, `[[plugins]]`),
+    /// which must be a table; `header` shows how to write it.
+    pub(crate) fn section<'v, 'i>(
+        &mut self,
+        value: &'v Value<'i>,
+        header: &str,
+    ) -> Option<&'v DeTable<'i>> {
+        let table = value.get_ref().as_table();
+        if table.is_none() {
+            self.cx.error(
+                &self.scope,
+                None,
+                value.span().start,
+                ConfigErrorKind::WrongType,
+                format!("expected a table, found {}", type_name(value)),
+                Some(format!("write it as a `{header}` table")),
+            );
+        }
+        table
+    }
+
     pub(crate) fn string_map(
         &mut self,
         field: &str,

@@ -262,3 +262,42 @@ fn user_config_registers_with_user_tier_and_carries_settings() {
     let keys: Vec<String> = catalog.servers().map(|(k, _)| k.to_string()).collect();
     assert_eq!(keys, ["compat", "files"]);
 }
+
+#[test]
+fn layered_user_configs_later_file_wins_and_unwritten_settings_survive() {
+    let global = mcp_catalog::Config::from_toml_str(
+        "multi_environment = true\n[mcp_servers.files]\ncommand = \"global\"\n",
+        "global.toml",
+    )
+    .unwrap();
+    let project = mcp_catalog::Config::from_mcp_json_str(
+        r#"{"mcpServers": {"files": {"command": "project"}}}"#,
+        ".mcp.json",
+        &mcp_catalog::EmptyEnv,
+    )
+    .unwrap();
+    let catalog = CatalogBuilder::new()
+        .with_user_config(global)
+        .with_user_config(project)
+        .build();
+    assert_eq!(
+        command_of(&catalog, &key("files")).as_deref(),
+        Some("project")
+    );
+    assert!(
+        catalog.multi_environment(),
+        "a JSON file does not reset multi_environment"
+    );
+    let conflicts: Vec<String> = catalog
+        .conflicts()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        conflicts,
+        [
+            "server `files` is registered more than once by user config sources: user config \
+          `.mcp.json` wins over user config `global.toml`"
+        ]
+    );
+}

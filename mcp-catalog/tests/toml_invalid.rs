@@ -125,6 +125,15 @@ const CASES: &[(&str, &str, &[ConfigErrorKind])] = &[
         ],
     ),
     (
+        "sections_that_are_not_tables",
+        "plugins = [1]\n[mcp_servers]\nfoo = 1\n[environments]\ndev = \"x\"\n",
+        &[
+            ConfigErrorKind::WrongType,
+            ConfigErrorKind::WrongType,
+            ConfigErrorKind::WrongType,
+        ],
+    ),
+    (
         "syntax",
         "[mcp_servers.a\ncommand = \"a\"\n",
         &[ConfigErrorKind::Syntax],
