@@ -1,3 +1,68 @@
-//! `mcpctl`: check and use MCP server configurations.
+//! `mcpctl`: check and use MCP server configurations from the command line.
+//!
+//! It loads a configuration (`--config FILE`, else `./mcp.toml`, else `./.mcp.json`, else an
+//! embedded demo that starts fake servers), starts every server through
+//! `mcp-connections`, and shows their status, tools and resources, calls tools and reads
+//! resources. Run `mcpctl --help`.
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "CLI output")]
 
-fn main() {}
+mod cli;
+mod commands;
+mod config;
+mod demo;
+mod elicit;
+mod error;
+mod progress;
+mod render;
+mod session;
+mod style;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(cli.global.verbose);
+    if let Command::FakeServer(args) = &cli.command {
+        return commands::fake_server::run(args);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(error::EXIT_FAILURE);
+        }
+    };
+    let code = match runtime.block_on(commands::run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            e.print();
+            e.code()
+        }
+    };
+    // Background tasks of the connection set were shut down by the command; do not wait
+    // for stragglers (e.g. a blocked stdin read of a declined prompt).
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    ExitCode::from(code)
+}
+
+/// Logs are off unless `-v` (debug) or `-vv` (trace) is given or `RUST_LOG` is set; they go
+/// to stderr.
+fn init_tracing(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match verbose {
+        0 => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("off")),
+        1 => EnvFilter::new("debug"),
+        _ => EnvFilter::new("trace"),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

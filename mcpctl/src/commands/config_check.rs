@@ -1,0 +1,116 @@
+//! `mcpctl config check`: validate the configuration without starting any server.
+
+use mcp_catalog::{ConfigError, ConfigWarning, ResolvedCatalog, Transport};
+use serde_json::{Value, json};
+
+use crate::cli::GlobalArgs;
+use crate::config::{self, ConfigChoice};
+use crate::error::{CliError, EXIT_USAGE};
+use crate::progress::plural;
+use crate::session::Loaded;
+use crate::style::Style;
+
+/// Runs `config check`: exit code 0 when valid, 2 when not.
+pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
+    if let ConfigChoice::File(path) = config::choose(global.config.as_deref()) {
+        match mcp_catalog::load_file(&path) {
+            Ok(_) => {}
+            Err(e) => match e.config_errors() {
+                Some(errors) if global.json => {
+                    let origin = path.display().to_string();
+                    super::out_json(&json!({
+                        "config": origin,
+                        "valid": false,
+                        "errors": errors.iter().map(error_json).collect::<Vec<_>>(),
+                    }));
+                    return Ok(EXIT_USAGE);
+                }
+                _ => {
+                    // Read errors and human output: the usual error display.
+                    config::load(&path)?;
+                }
+            },
+        }
+    }
+    let loaded = Loaded::find(global, false).await?;
+    let catalog = loaded.catalog();
+    if global.json {
+        super::out_json(&json!({
+            "config": loaded.loaded.origin(),
+            "valid": true,
+            "errors": [],
+            "warnings": loaded.loaded.warnings().iter().map(warning_json).collect::<Vec<_>>(),
+            "conflicts": catalog.conflicts().iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "servers": servers(&catalog).into_iter().map(|r| json!({
+                "server": r[0], "transport": r[1], "state": r[2],
+            })).collect::<Vec<_>>(),
+        }));
+        return Ok(0);
+    }
+    let s = Style::stdout();
+    let rows: Vec<Vec<String>> = servers(&catalog)
+        .into_iter()
+        .map(|[key, transport, state]| vec![format!("  {key}"), transport, state])
+        .collect();
+    let mut lines = vec![format!(
+        "{} {}: valid, {}",
+        s.green("ok:"),
+        loaded.loaded.origin(),
+        plural(rows.len(), "server")
+    )];
+    lines.extend(super::table(&rows));
+    for conflict in catalog.conflicts() {
+        lines.push(format!("{} {conflict}", s.yellow("conflict:")));
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    super::out(&text);
+    Ok(0)
+}
+
+/// `[key, transport, state]` of every configured server, sorted by key.
+fn servers(catalog: &ResolvedCatalog) -> Vec<[String; 3]> {
+    catalog
+        .iter()
+        .map(|(key, config)| {
+            let transport = match config.transport() {
+                Transport::Stdio(_) => "stdio".to_owned(),
+                Transport::StreamableHttp(_) => "streamable_http".to_owned(),
+                other => other.kind_name().to_owned(),
+            };
+            let mut state = match catalog.veto(key) {
+                Some(veto) => veto.to_string(),
+                None if !config.enabled() => "disabled".to_owned(),
+                None => "enabled".to_owned(),
+            };
+            if config.required() {
+                state.push_str(", required");
+            }
+            [key.to_string(), transport, state]
+        })
+        .collect()
+}
+
+fn error_json(e: &ConfigError) -> Value {
+    json!({
+        "origin": e.location().origin(),
+        "line": e.location().line(),
+        "column": e.location().column(),
+        "server": e.server(),
+        "field": e.field(),
+        "message": e.message(),
+        "hint": e.hint(),
+        "text": e.to_string(),
+    })
+}
+
+fn warning_json(w: &ConfigWarning) -> Value {
+    json!({
+        "origin": w.location().origin(),
+        "line": w.location().line(),
+        "column": w.location().column(),
+        "server": w.server(),
+        "message": w.message(),
+        "text": w.to_string(),
+    })
+}

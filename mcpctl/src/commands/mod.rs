@@ -1,0 +1,135 @@
+//! One module per command. `run` loads the configuration, starts the servers, runs the
+//! command (or stops at Ctrl-C) and always shuts the servers down.
+
+pub(crate) mod call;
+pub(crate) mod config_check;
+pub(crate) mod fake_server;
+pub(crate) mod read;
+pub(crate) mod resources;
+pub(crate) mod status;
+pub(crate) mod tools;
+
+use std::io::Write;
+
+use crate::cli::{Cli, Command, ConfigCommand, GlobalArgs};
+use crate::error::CliError;
+use crate::session::Session;
+
+/// Runs a command; returns the exit code.
+pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
+    let global = cli.global;
+    let command = cli.command;
+    if let Command::Config(ConfigCommand::Check) = command {
+        return config_check::run(&global).await;
+    }
+    // Check what can be checked before any server starts.
+    let call_arguments = match &command {
+        Command::Call(args) => Some(call::parse_arguments(args)?),
+        _ => None,
+    };
+    let mut session = Session::start(&global).await?;
+    let outcome = tokio::select! {
+        outcome = dispatch(&mut session, &global, command, call_arguments) => outcome,
+        _ = tokio::signal::ctrl_c() => Err(CliError::interrupted()),
+    };
+    session.shutdown().await;
+    outcome
+}
+
+async fn dispatch(
+    session: &mut Session,
+    global: &GlobalArgs,
+    command: Command,
+    call_arguments: Option<Option<serde_json::Value>>,
+) -> Result<u8, CliError> {
+    match command {
+        Command::Status => status::run(session, global).await,
+        Command::Tools(filter) => tools::run(session, global, filter.server.as_deref()).await,
+        Command::Call(args) => call::run(session, global, &args, call_arguments.flatten()).await,
+        Command::Resources(filter) => {
+            resources::run(session, global, filter.server.as_deref()).await
+        }
+        Command::Read(args) => read::run(session, global, &args).await,
+        Command::Config(_) | Command::FakeServer(_) => Ok(0),
+    }
+}
+
+/// Writes to stdout; a closed pipe (`mcpctl tools | head`) is not an error.
+pub(crate) fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes pretty JSON and a newline to stdout.
+pub(crate) fn out_json(value: &serde_json::Value) {
+    let mut text = crate::render::pretty(value);
+    text.push('\n');
+    out(&text);
+}
+
+/// Pads cells to aligned columns (the last column is not padded).
+pub(crate) fn table(rows: &[Vec<String>]) -> Vec<String> {
+    table_painted(rows, |_, _, cell| cell.to_owned())
+}
+
+/// [`table`] with each cell passed through `paint(row, column, padded_cell)` after padding,
+/// so colour codes do not upset the alignment.
+pub(crate) fn table_painted(
+    rows: &[Vec<String>],
+    paint: impl Fn(usize, usize, &str) -> String,
+) -> Vec<String> {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .enumerate()
+        .map(|(r, row)| {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                if c + 1 == row.len() {
+                    line.push_str(&paint(r, c, cell));
+                } else {
+                    let pad = widths[c].saturating_sub(cell.chars().count());
+                    line.push_str(&paint(r, c, cell));
+                    line.push_str(&" ".repeat(pad + 2));
+                }
+            }
+            line.trim_end().to_owned()
+        })
+        .collect()
+}
+
+/// Prints a warning to stderr.
+pub(crate) fn warn(text: &str) {
+    let s = crate::style::Style::stderr();
+    eprintln!("{} {text}", s.yellow("warning:"));
+}
+
+/// Warns about every server that did not become ready (sorted by key); returns whether a
+/// required one is among them.
+pub(crate) fn warn_unready(servers: &[mcp_connections::ServerStatus]) -> bool {
+    use mcp_connections::ServerState;
+    let mut required_failed = false;
+    for status in servers {
+        let why = match &status.state {
+            ServerState::Ready { .. } => continue,
+            ServerState::Failed(f) => f.reason().to_string(),
+            ServerState::Cancelled => "cancelled".to_owned(),
+            _ => "not ready".to_owned(),
+        };
+        required_failed |= status.required;
+        warn(&format!(
+            "server `{}` is not ready ({why}); its items are missing (run `mcpctl status` for details)",
+            status.key
+        ));
+    }
+    required_failed
+}

@@ -1,0 +1,23 @@
+//! `mcpctl read KEY URI`: read one resource of one server.
+
+use crate::cli::{GlobalArgs, ReadArgs};
+use crate::error::CliError;
+use crate::session::Session;
+
+/// Runs `read`.
+pub(crate) async fn run(
+    session: &mut Session,
+    global: &GlobalArgs,
+    args: &ReadArgs,
+) -> Result<u8, CliError> {
+    let key = session.server_key(&args.server)?;
+    let result = session.set.read_resource(&key, &args.uri).await?;
+    let wire = serde_json::to_value(&result)
+        .map_err(|e| CliError::failure(format!("cannot encode the resource as JSON: {e}")))?;
+    if global.json {
+        super::out_json(&wire);
+    } else {
+        super::out(&crate::render::resource_contents(&wire));
+    }
+    Ok(0)
+}

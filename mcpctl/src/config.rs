@@ -1,0 +1,80 @@
+//! Finding and loading the configuration: `--config FILE`, else `./mcp.toml`, else
+//! `./.mcp.json`, else the embedded demo.
+
+use std::path::{Path, PathBuf};
+
+use mcp_catalog::{ConfigError, LoadedConfig};
+
+use crate::error::CliError;
+
+/// The files looked for in the current directory, in order.
+pub(crate) const DEFAULT_FILES: [&str; 2] = ["mcp.toml", ".mcp.json"];
+
+/// The first line printed when no configuration file is found.
+pub(crate) const DEMO_NOTICE: &str =
+    "mcpctl: no config found (--config, ./mcp.toml, ./.mcp.json); running the embedded demo";
+
+/// Which configuration to use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ConfigChoice {
+    /// A file (given or found).
+    File(PathBuf),
+    /// No file: the embedded demo.
+    Demo,
+}
+
+/// Picks the configuration: the flag, else the first default file that exists.
+pub(crate) fn choose(flag: Option<&Path>) -> ConfigChoice {
+    if let Some(path) = flag {
+        return ConfigChoice::File(path.to_path_buf());
+    }
+    DEFAULT_FILES
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .map_or(ConfigChoice::Demo, ConfigChoice::File)
+}
+
+/// Reads and validates one file. Invalid files give one error listing every problem with
+/// its line and column.
+pub(crate) fn load(path: &Path) -> Result<LoadedConfig, CliError> {
+    match mcp_catalog::load_file(path) {
+        Ok(loaded) => Ok(loaded),
+        Err(e) => Err(match e.config_errors() {
+            Some(errors) => invalid(path, errors.errors()),
+            None => {
+                let cause = std::error::Error::source(&e)
+                    .map(|s| format!(": {s}"))
+                    .unwrap_or_default();
+                CliError::usage(format!(
+                    "cannot read MCP configuration `{}`{cause}",
+                    path.display()
+                ))
+                .with_hint(
+                    "check the path given to --config, or run without --config to use ./mcp.toml, ./.mcp.json or the demo",
+                )
+            }
+        }),
+    }
+}
+
+fn invalid(path: &Path, errors: &[ConfigError]) -> CliError {
+    let count = match errors.len() {
+        1 => "1 error".to_owned(),
+        n => format!("{n} errors"),
+    };
+    CliError::usage(format!(
+        "invalid MCP configuration `{}` ({count})",
+        path.display()
+    ))
+    .with_details(errors.iter().map(ToString::to_string).collect())
+    .with_hint("fix the lines above (file:line:column); `mcpctl config check` validates the file without starting servers")
+}
+
+/// Prints the configuration's warnings (unknown keys and the like) to stderr.
+pub(crate) fn print_warnings(loaded: &LoadedConfig) {
+    let s = crate::style::Style::stderr();
+    for w in loaded.warnings() {
+        eprintln!("{} {w}", s.yellow("warning:"));
+    }
+}

@@ -1,0 +1,132 @@
+//! User-facing errors: one line, a hint, an exit code. Never a backtrace or a Debug dump.
+
+use mcp_connections::{Error as SetError, FailureReason};
+
+/// Exit code: something failed (a required server, a tool error).
+pub(crate) const EXIT_FAILURE: u8 = 1;
+/// Exit code: the command line or the configuration is wrong.
+pub(crate) const EXIT_USAGE: u8 = 2;
+/// Exit code after Ctrl-C (128 + SIGINT).
+pub(crate) const EXIT_INTERRUPTED: u8 = 130;
+
+/// An error to show to a person.
+#[derive(Debug)]
+pub(crate) struct CliError {
+    message: String,
+    details: Vec<String>,
+    hint: Option<String>,
+    code: u8,
+}
+
+impl CliError {
+    /// A usage or configuration error (exit code 2).
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            details: Vec::new(),
+            hint: None,
+            code: EXIT_USAGE,
+        }
+    }
+
+    /// A failure of a server or tool (exit code 1).
+    pub(crate) fn failure(message: impl Into<String>) -> Self {
+        Self {
+            code: EXIT_FAILURE,
+            ..Self::usage(message)
+        }
+    }
+
+    /// Ctrl-C.
+    pub(crate) fn interrupted() -> Self {
+        Self {
+            code: EXIT_INTERRUPTED,
+            ..Self::usage("interrupted; servers were shut down")
+        }
+    }
+
+    /// Adds what to do about it.
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Adds lines shown between the message and the hint (e.g. every config error).
+    pub(crate) fn with_details(mut self, details: Vec<String>) -> Self {
+        self.details = details;
+        self
+    }
+
+    /// The process exit code.
+    pub(crate) fn code(&self) -> u8 {
+        self.code
+    }
+
+    /// Prints `error: ...`, the details, and `hint: ...` to stderr.
+    pub(crate) fn print(&self) {
+        let s = crate::style::Style::stderr();
+        eprintln!("{} {}", s.red_bold("error:"), self.message);
+        for line in &self.details {
+            eprintln!("  {line}");
+        }
+        if let Some(hint) = &self.hint {
+            eprintln!("{} {hint}", s.cyan_bold("hint:"));
+        }
+    }
+}
+
+/// Converts an error of the connection set, with a hint for what to do.
+impl From<SetError> for CliError {
+    fn from(e: SetError) -> Self {
+        let message = e.to_string();
+        match &e {
+            SetError::UnknownServer { .. } => {
+                Self::usage(message).with_hint("run `mcpctl status` to see the configured servers")
+            }
+            SetError::UnknownTool { .. } => Self::usage(message).with_hint(
+                "run `mcpctl tools` to see the qualified names, or pass --server KEY to call a tool by its own name",
+            ),
+            SetError::ToolFiltered { server, .. } => Self::usage(message).with_hint(format!(
+                "change enabled_tools / disabled_tools of [mcp_servers.{}] to allow it",
+                server.name()
+            )),
+            SetError::InvalidArguments { .. } => Self::usage(message)
+                .with_hint(r#"pass a JSON object, for example '{"text": "hello"}'"#),
+            SetError::NotReady { server, reason, .. } => {
+                Self::failure(message).with_hint(not_ready_hint(&server.to_string(), reason.as_ref()))
+            }
+            SetError::Timeout { .. } => {
+                Self::failure(message).with_hint("retry with a larger --timeout, or check the server")
+            }
+            SetError::RequiredServersFailed { .. } => {
+                Self::failure(message).with_hint("run `mcpctl status` for details")
+            }
+            _ => Self::failure(message)
+                .with_hint("run `mcpctl status` to check the server, or add -v for debug logs"),
+        }
+    }
+}
+
+/// What to do about a server that did not start, by reason.
+pub(crate) fn not_ready_hint(server: &str, reason: Option<&FailureReason>) -> String {
+    match reason {
+        Some(FailureReason::SpawnFailed) => format!(
+            "check that the `command` of server `{server}` is installed and on PATH (or give its absolute path)"
+        ),
+        Some(FailureReason::Timeout) => format!(
+            "server `{server}` did not start in time; raise its startup_timeout_sec or check that it starts by hand"
+        ),
+        Some(FailureReason::LoginRequired | FailureReason::ReloginRequired) => {
+            format!("server `{server}` needs a login; check its credentials (bearer_token_env_var)")
+        }
+        Some(FailureReason::Config | FailureReason::Environment) => {
+            "fix the server's configuration; `mcpctl config check` validates it".to_owned()
+        }
+        Some(FailureReason::Transport) => {
+            format!("server `{server}` could not be reached; check its url and that it is running")
+        }
+        _ => format!(
+            "run `mcpctl status` to see why server `{server}` failed (its stderr tail is shown there)"
+        ),
+    }
+}

@@ -1,0 +1,156 @@
+//! Live startup progress: a spinner per server on a terminal, plain lines otherwise.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use mcp_connections::{ConnectionEvent, ConnectionSet, StartupSummary};
+use mcp_key::McpServerKey;
+use tokio::sync::mpsc;
+
+use crate::style::Style;
+
+/// How startup progress is shown (always on stderr).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProgressMode {
+    /// One spinner per server, updated in place, cleared when startup completes.
+    Spinners,
+    /// One line per server as it settles, in the order they settle.
+    Plain,
+    /// Nothing.
+    Quiet,
+}
+
+impl ProgressMode {
+    /// Spinners when stderr is a terminal and the output is for people; otherwise plain
+    /// lines when `plain` is asked for, else nothing.
+    pub(crate) fn choose(json: bool, plain: bool) -> Self {
+        if json {
+            Self::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Self::Spinners
+        } else if plain {
+            Self::Plain
+        } else {
+            Self::Quiet
+        }
+    }
+}
+
+/// Shows progress until every server settled; returns the settled states.
+pub(crate) async fn show_startup(
+    set: &ConnectionSet,
+    mut rx: mpsc::UnboundedReceiver<ConnectionEvent>,
+    mode: ProgressMode,
+) -> StartupSummary {
+    let mut display = Display::new(set, mode);
+    let settled = set.wait_startup();
+    tokio::pin!(settled);
+    let summary = loop {
+        tokio::select! {
+            summary = &mut settled => {
+                while let Ok(event) = rx.try_recv() {
+                    display.on_event(&event);
+                }
+                break summary;
+            }
+            Some(event) = rx.recv() => display.on_event(&event),
+        }
+    };
+    display.finish();
+    summary
+}
+
+struct Display {
+    mode: ProgressMode,
+    style: Style,
+    width: usize,
+    multi: Option<MultiProgress>,
+    bars: BTreeMap<McpServerKey, ProgressBar>,
+}
+
+impl Display {
+    fn new(set: &ConnectionSet, mode: ProgressMode) -> Self {
+        let width = set
+            .servers()
+            .map(|k| k.to_string().len())
+            .max()
+            .unwrap_or(0);
+        let mut display = Self {
+            mode,
+            style: Style::stderr(),
+            width,
+            multi: None,
+            bars: BTreeMap::new(),
+        };
+        if mode == ProgressMode::Spinners {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+            let style =
+                ProgressStyle::with_template("{spinner:.cyan} {prefix} {msg} {elapsed:.dim}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner());
+            for key in set.servers() {
+                let bar = multi.add(ProgressBar::new_spinner());
+                bar.set_style(style.clone());
+                bar.set_prefix(format!("{:<width$}", key.to_string()));
+                bar.set_message("waiting");
+                bar.enable_steady_tick(Duration::from_millis(100));
+                display.bars.insert(key.clone(), bar);
+            }
+            display.multi = Some(multi);
+        }
+        display
+    }
+
+    fn on_event(&mut self, event: &ConnectionEvent) {
+        let Some(line) = describe(event) else {
+            return;
+        };
+        let Some(server) = event.server() else {
+            return;
+        };
+        match self.mode {
+            ProgressMode::Spinners => {
+                if let Some(bar) = self.bars.get(server) {
+                    bar.set_message(line);
+                }
+            }
+            ProgressMode::Plain => {
+                if !matches!(event, ConnectionEvent::Starting { .. }) {
+                    let key = format!("{:<width$}", server.to_string(), width = self.width);
+                    eprintln!("{} {key} {line}", self.style.dim("mcpctl:"));
+                }
+            }
+            ProgressMode::Quiet => {}
+        }
+    }
+
+    fn finish(self) {
+        for bar in self.bars.values() {
+            bar.finish_and_clear();
+        }
+        if let Some(multi) = self.multi {
+            let _ = multi.clear();
+        }
+    }
+}
+
+/// The progress text of one event.
+fn describe(event: &ConnectionEvent) -> Option<String> {
+    Some(match event {
+        ConnectionEvent::Starting { .. } => "starting".to_owned(),
+        ConnectionEvent::Ready { tools, .. } => format!("ready ({})", plural(*tools, "tool")),
+        ConnectionEvent::Failed { reason, .. } => format!("failed ({})", reason.label()),
+        ConnectionEvent::Cancelled { .. } => "cancelled".to_owned(),
+        _ => return None,
+    })
+}
+
+/// `1 tool`, `3 tools`.
+pub(crate) fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}

@@ -1,0 +1,224 @@
+//! Readable text for tool results and resource contents (from their wire JSON).
+
+use serde_json::Value;
+
+/// The lines of a `tools/call` result for people: text as text, JSON pretty-printed,
+/// binary content summarized with size and MIME type, then the structured content when no
+/// text block already shows it.
+pub(crate) fn call_result(result: &Value) -> String {
+    let mut out = Vec::new();
+    let mut shown_json = Vec::new();
+    let blocks = result.get("content").and_then(Value::as_array);
+    for block in blocks.into_iter().flatten() {
+        let (text, json) = content_block(block);
+        out.push(text);
+        shown_json.extend(json);
+    }
+    if let Some(structured) = result.get("structuredContent")
+        && !shown_json.contains(structured)
+    {
+        out.push(format!("structured content:\n{}", pretty(structured)));
+    }
+    if out.is_empty() {
+        out.push("(no content)".to_owned());
+    }
+    join(out)
+}
+
+/// The lines of a `resources/read` result: text as text, blobs summarized.
+pub(crate) fn resource_contents(result: &Value) -> String {
+    let contents: Vec<&Value> = result
+        .get("contents")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().collect())
+        .unwrap_or_default();
+    let single = contents.len() == 1;
+    let mut out = Vec::new();
+    for item in contents {
+        let uri = str_of(item, "uri").unwrap_or("?");
+        let mime = str_of(item, "mimeType");
+        if let Some(text) = str_of(item, "text") {
+            if !single {
+                out.push(format!(
+                    "--- {uri}{} ---",
+                    mime.map(|m| format!(" ({m})")).unwrap_or_default()
+                ));
+            }
+            out.push(text.trim_end_matches('\n').to_owned());
+        } else if let Some(blob) = str_of(item, "blob") {
+            out.push(format!(
+                "[blob {uri}: {}, {}]",
+                mime.unwrap_or("unknown type"),
+                size(base64_len(blob))
+            ));
+        }
+    }
+    if out.is_empty() {
+        out.push("(no contents)".to_owned());
+    }
+    join(out)
+}
+
+fn join(lines: Vec<String>) -> String {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+/// One content block as text, and the JSON value it showed (to avoid printing the same
+/// structured content twice).
+fn content_block(block: &Value) -> (String, Option<Value>) {
+    let kind = str_of(block, "type").unwrap_or("unknown");
+    match kind {
+        "text" => {
+            let text = str_of(block, "text").unwrap_or_default();
+            match serde_json::from_str::<Value>(text) {
+                Ok(json @ (Value::Object(_) | Value::Array(_))) => (pretty(&json), Some(json)),
+                _ => (text.trim_end_matches('\n').to_owned(), None),
+            }
+        }
+        "image" | "audio" => {
+            let mime = str_of(block, "mimeType").unwrap_or("unknown type");
+            let bytes = str_of(block, "data").map_or(0, base64_len);
+            (format!("[{kind}: {mime}, {}]", size(bytes)), None)
+        }
+        "resource" => {
+            let resource = block.get("resource").unwrap_or(&Value::Null);
+            let uri = str_of(resource, "uri").unwrap_or("?");
+            let mime = str_of(resource, "mimeType");
+            if let Some(text) = str_of(resource, "text") {
+                let label = mime.map(|m| format!(" ({m})")).unwrap_or_default();
+                (
+                    format!("[resource {uri}{label}]\n{}", text.trim_end_matches('\n')),
+                    None,
+                )
+            } else {
+                let bytes = str_of(resource, "blob").map_or(0, base64_len);
+                (
+                    format!(
+                        "[resource {uri}: {}, {}]",
+                        mime.unwrap_or("unknown type"),
+                        size(bytes)
+                    ),
+                    None,
+                )
+            }
+        }
+        "resource_link" => {
+            let uri = str_of(block, "uri").unwrap_or("?");
+            let mut parts = Vec::new();
+            parts.extend(str_of(block, "name").map(str::to_owned));
+            parts.extend(str_of(block, "mimeType").map(str::to_owned));
+            if let Some(n) = block.get("size").and_then(Value::as_u64) {
+                parts.push(size(usize::try_from(n).unwrap_or(usize::MAX)));
+            }
+            let detail = if parts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", parts.join(", "))
+            };
+            (format!("[resource link: {uri}{detail}]"), None)
+        }
+        other => (format!("[{other} content]\n{}", pretty(block)), None),
+    }
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Pretty JSON (compact if pretty-printing fails, which it does not for a `Value`).
+pub(crate) fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+/// Decoded length of base64 text.
+fn base64_len(data: &str) -> usize {
+    let chars = data.bytes().filter(|b| !b.is_ascii_whitespace()).count();
+    let padding = data
+        .trim_end()
+        .bytes()
+        .rev()
+        .take_while(|&b| b == b'=')
+        .count();
+    (chars / 4 * 3 + (chars % 4).saturating_sub(1)).saturating_sub(padding)
+}
+
+/// `512 bytes`, `1.5 KiB`, `2.0 MiB`.
+fn size(bytes: usize) -> String {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "an approximate size for display"
+    )]
+    let b = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KiB", b / 1024.0)
+    } else {
+        format!("{:.1} MiB", b / (1024.0 * 1024.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn text_json_and_binary_blocks_are_readable() {
+        let result = json!({
+            "content": [
+                {"type": "text", "text": "hello"},
+                {"type": "text", "text": "{\"a\":1}"},
+                {"type": "image", "data": "aGVsbG8=", "mimeType": "image/png"},
+                {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+                {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "body\n"}},
+                {"type": "resource", "resource": {"uri": "file:///b.bin", "blob": "AAECAw=="}},
+                {"type": "resource_link", "uri": "file:///c", "name": "c", "mimeType": "text/csv", "size": 2048}
+            ],
+            "structuredContent": {"a": 1}
+        });
+        assert_eq!(
+            call_result(&result),
+            "hello\n{\n  \"a\": 1\n}\n[image: image/png, 5 bytes]\n[audio: audio/wav, 3 bytes]\n\
+             [resource file:///a.txt (text/plain)]\nbody\n[resource file:///b.bin: unknown type, 4 bytes]\n\
+             [resource link: file:///c (c, text/csv, 2.0 KiB)]\n"
+        );
+    }
+
+    #[test]
+    fn structured_content_not_shown_as_text_is_printed() {
+        let result =
+            json!({"content": [{"type": "text", "text": "done"}], "structuredContent": {"n": 2}});
+        assert_eq!(
+            call_result(&result),
+            "done\nstructured content:\n{\n  \"n\": 2\n}\n"
+        );
+        assert_eq!(call_result(&json!({"content": []})), "(no content)\n");
+    }
+
+    #[test]
+    fn resource_contents_print_text_and_summarize_blobs() {
+        let one = json!({"contents": [{"uri": "a://x", "text": "hi\n"}]});
+        assert_eq!(resource_contents(&one), "hi\n");
+        let two = json!({"contents": [
+            {"uri": "a://x", "mimeType": "text/plain", "text": "hi"},
+            {"uri": "a://y", "mimeType": "image/png", "blob": "aGVsbG8="}
+        ]});
+        assert_eq!(
+            resource_contents(&two),
+            "--- a://x (text/plain) ---\nhi\n[blob a://y: image/png, 5 bytes]\n"
+        );
+    }
+
+    #[test]
+    fn base64_lengths() {
+        assert_eq!(base64_len(""), 0);
+        assert_eq!(base64_len("aGVsbG8="), 5);
+        assert_eq!(base64_len("aGVsbG8"), 5);
+        assert_eq!(base64_len("aGVsbG8h"), 6);
+        assert_eq!(size(1536), "1.5 KiB");
+    }
+}

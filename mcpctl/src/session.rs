@@ -1,0 +1,124 @@
+//! One run's connection set: configuration, startup, progress, shutdown.
+
+use std::sync::Arc;
+
+use mcp_catalog::{CatalogBuilder, LoadedConfig, ResolvedCatalog};
+use mcp_connections::{ConnectionEvent, ConnectionSet, ConnectionSetOptions, StartupSummary};
+use mcp_key::{McpServerKey, ServerName};
+use mcp_testkit::HttpFakeServer;
+use tokio::sync::mpsc;
+
+use crate::cli::GlobalArgs;
+use crate::config::{self, ConfigChoice};
+use crate::error::CliError;
+use crate::progress::{self, ProgressMode};
+
+/// The loaded configuration, before any server starts.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    /// The configuration and its origin.
+    pub(crate) loaded: LoadedConfig,
+    /// The demo's HTTP server, when running the demo.
+    pub(crate) demo_http: Option<HttpFakeServer>,
+    /// Whether this is the embedded demo.
+    pub(crate) is_demo: bool,
+}
+
+impl Loaded {
+    /// Finds and loads the configuration, or starts the demo (printing the demo notice).
+    /// `demo_http` says whether the demo needs its HTTP server running.
+    pub(crate) async fn find(global: &GlobalArgs, demo_http: bool) -> Result<Self, CliError> {
+        match config::choose(global.config.as_deref()) {
+            ConfigChoice::File(path) => {
+                let loaded = config::load(&path)?;
+                config::print_warnings(&loaded);
+                Ok(Self {
+                    loaded,
+                    demo_http: None,
+                    is_demo: false,
+                })
+            }
+            ConfigChoice::Demo => {
+                eprintln!("{}", config::DEMO_NOTICE);
+                let demo = crate::demo::start(demo_http).await?;
+                Ok(Self {
+                    loaded: demo.loaded,
+                    demo_http: demo.http,
+                    is_demo: true,
+                })
+            }
+        }
+    }
+
+    /// The resolved catalog of this configuration.
+    pub(crate) fn catalog(&self) -> ResolvedCatalog {
+        CatalogBuilder::new()
+            .with_user_config(self.loaded.clone())
+            .build()
+    }
+}
+
+/// A running connection set and what it needs to shut down.
+pub(crate) struct Session {
+    /// The connection set.
+    pub(crate) set: ConnectionSet,
+    /// The configuration's origin (a path or `<embedded demo>`).
+    pub(crate) origin: String,
+    events: Option<mpsc::UnboundedReceiver<ConnectionEvent>>,
+    demo_http: Option<HttpFakeServer>,
+}
+
+impl Session {
+    /// Loads the configuration and starts every server (returns at once).
+    pub(crate) async fn start(global: &GlobalArgs) -> Result<Self, CliError> {
+        let loaded = Loaded::find(global, true).await?;
+        let catalog = loaded.catalog();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let options = ConnectionSetOptions::new()
+            .with_client_info("mcpctl", env!("CARGO_PKG_VERSION"))
+            .with_events(tx)
+            .with_elicitation_handler(Arc::new(crate::elicit::TerminalElicitation::new()));
+        let set = ConnectionSet::start(&catalog, options);
+        Ok(Self {
+            set,
+            origin: loaded.loaded.origin().to_owned(),
+            events: Some(rx),
+            demo_http: loaded.demo_http,
+        })
+    }
+
+    /// Waits until every server settled, showing progress in `mode`.
+    pub(crate) async fn wait_startup(&mut self, mode: ProgressMode) -> StartupSummary {
+        match self.events.take() {
+            Some(rx) => progress::show_startup(&self.set, rx, mode).await,
+            None => self.set.wait_startup().await,
+        }
+    }
+
+    /// The server named on the command line: its key (`name@env`) or its name.
+    pub(crate) fn server_key(&self, given: &str) -> Result<McpServerKey, CliError> {
+        if let Some(key) = self.set.servers().find(|k| k.to_string() == given) {
+            return Ok(key.clone());
+        }
+        if let Ok(name) = ServerName::new(given)
+            && let Some(key) = self.set.resolve_name(&name)
+        {
+            return Ok(key.clone());
+        }
+        let known: Vec<String> = self.set.servers().map(ToString::to_string).collect();
+        let hint = if known.is_empty() {
+            format!("no servers are enabled in {}", self.origin)
+        } else {
+            format!("configured servers: {}", known.join(", "))
+        };
+        Err(CliError::usage(format!("unknown MCP server `{given}`")).with_hint(hint))
+    }
+
+    /// Stops every server (and the demo's HTTP server).
+    pub(crate) async fn shutdown(self) {
+        self.set.shutdown().await;
+        if let Some(http) = self.demo_http {
+            http.shutdown().await;
+        }
+    }
+}
