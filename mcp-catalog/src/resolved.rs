@@ -158,6 +158,12 @@ impl ResolvedCatalog {
             .filter(move |key| all || self.legacy.get(key.name()) == Some(*key))
     }
 
+    /// The exposed servers with their configuration, in key order.
+    pub fn exposed(&self) -> impl Iterator<Item = (&McpServerKey, &ServerConfig)> + '_ {
+        self.exposed_keys()
+            .filter_map(|key| self.get(key).map(|config| (key, config)))
+    }
+
     /// Whether this key is among [`ResolvedCatalog::exposed_keys`].
     pub fn is_exposed(&self, key: &McpServerKey) -> bool {
         self.active.contains_key(key)

@@ -41,7 +41,9 @@ impl Transport {
 }
 
 /// A stdio server: the program to run and its environment.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` prints the names of literal environment variables, not their values.
+#[derive(Clone, PartialEq, Eq)]
 pub struct StdioConfig {
     pub(crate) command: String,
     pub(crate) args: Vec<String>,
@@ -209,7 +211,10 @@ impl EmaConfig {
 }
 
 /// A streamable HTTP server: its endpoint, headers and authorization settings.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` prints the names of literal headers, not their values (they may hold tokens
+/// expanded from `.mcp.json`).
+#[derive(Clone, PartialEq, Eq)]
 pub struct HttpConfig {
     pub(crate) url: String,
     pub(crate) bearer_token_env_var: Option<String>,
@@ -334,5 +339,60 @@ impl HttpConfig {
     /// Enterprise-managed authorization settings, if any.
     pub fn ema(&self) -> Option<&EmaConfig> {
         self.ema.as_ref()
+    }
+}
+
+/// Map keys with every value replaced by `<redacted>`, for `Debug`.
+struct Redacted<'a>(&'a BTreeMap<String, String>);
+
+impl fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|k| (k, "<redacted>")))
+            .finish()
+    }
+}
+
+impl fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StdioConfig")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &Redacted(&self.env))
+            .field("env_vars", &self.env_vars)
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("url", &self.url)
+            .field("bearer_token_env_var", &self.bearer_token_env_var)
+            .field("http_headers", &Redacted(&self.http_headers))
+            .field("env_http_headers", &self.env_http_headers)
+            .field("scopes", &self.scopes)
+            .field("oauth", &self.oauth)
+            .field("oauth_resource", &self.oauth_resource)
+            .field("auth", &self.auth)
+            .field("ema", &self.ema)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_redacts_literal_env_and_header_values() {
+        let stdio = StdioConfig::new("x").with_env("TOKEN", "s3cret");
+        let http =
+            HttpConfig::new("https://h/mcp").with_http_header("Authorization", "Bearer s3cret");
+        for text in [format!("{stdio:?}"), format!("{http:?}")] {
+            assert!(!text.contains("s3cret"), "{text}");
+            assert!(text.contains("<redacted>"), "{text}");
+        }
     }
 }

@@ -55,6 +55,7 @@ fn off_exposes_only_the_legacy_winner() {
         ["git", "git@container", "git@devbox"]
     );
     assert_eq!(strings(catalog.exposed_keys()), ["git"]);
+    assert_eq!(strings(catalog.exposed().map(|(k, _)| k)), ["git"]);
     let unscoped = McpServerKey::unscoped(name());
     assert_eq!(catalog.resolve_server_name(&name()), Some(&unscoped));
     assert_eq!(catalog.legacy_server_name(&unscoped), Some(&name()));
