@@ -282,7 +282,13 @@ impl JsonServer<'_, '_, '_> {
                 );
                 None
             }
-            (Some(false), false, _) | (None, false, false) => {
+            (Some(false), false, true) => {
+                let message = "`command` is missing for a stdio server".to_owned();
+                let hint = "add `\"command\"`, or use `\"type\": \"http\"` for a URL";
+                self.error(None, ConfigErrorKind::MissingField, message, hint);
+                None
+            }
+            (Some(false), false, false) | (None, false, false) => {
                 let message = "neither `command` nor `url` is set".to_owned();
                 let hint = "add `\"command\"` for a stdio server or `\"url\"` for an HTTP server";
                 self.error(None, ConfigErrorKind::MissingTransport, message, hint);

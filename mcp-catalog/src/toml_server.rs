@@ -271,12 +271,7 @@ pub(crate) fn parse_server(
     }
 
     if kind == Kind::Http {
-        check_auth(
-            &mut r,
-            &http,
-            auth_offset,
-            ema_offset.unwrap_or(name_offset),
-        );
+        check_auth(&mut r, http.auth, auth_offset, ema_offset);
     }
 
     let mut filter = ToolFilter::new().with_disabled_tools(disabled_tools);
@@ -295,20 +290,29 @@ pub(crate) fn parse_server(
     Some((name?, server))
 }
 
-fn check_auth(r: &mut Reader<'_, '_>, http: &HttpConfig, auth_offset: Option<usize>, at: usize) {
-    match (http.auth, http.ema.is_some(), auth_offset) {
-        (AuthMode::Ema, false, Some(offset)) => r.error(
+/// `auth = "ema"` needs an `ema` table; an `ema` table conflicts with other modes.
+fn check_auth(
+    r: &mut Reader<'_, '_>,
+    auth: AuthMode,
+    auth_offset: Option<usize>,
+    ema_offset: Option<usize>,
+) {
+    match (auth, ema_offset, auth_offset) {
+        (AuthMode::Ema, None, Some(offset)) => r.error(
             "auth",
             offset,
             ConfigErrorKind::MissingField,
             "`auth = \"ema\"` needs an `ema` table",
-            Some("add `[mcp_servers.<name>.ema]` with `issuer` and `client_id`".to_owned()),
+            Some(format!(
+                "add `[mcp_servers.{}.ema]` with `issuer` and `client_id`",
+                r.scope_name()
+            )),
         ),
-        (AuthMode::OAuth | AuthMode::None, true, _) => r.error(
+        (AuthMode::OAuth | AuthMode::None, Some(at), _) => r.error(
             "ema",
             at,
             ConfigErrorKind::InvalidValue,
-            format!("an `ema` table conflicts with `auth = \"{}\"`", http.auth),
+            format!("an `ema` table conflicts with `auth = \"{auth}\"`"),
             Some("set `auth = \"ema\"` or remove the `ema` table".to_owned()),
         ),
         _ => {}

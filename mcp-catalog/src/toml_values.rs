@@ -67,6 +67,14 @@ impl Reader<'_, '_> {
         Some(s)
     }
 
+    /// The raw name of the server or environment being read (`<name>` otherwise).
+    pub(crate) fn scope_name(&self) -> String {
+        match &self.scope {
+            Scope::Server(name) | Scope::Environment(name) => name.clone(),
+            Scope::Document | Scope::Plugin(_) => "<name>".to_owned(),
+        }
+    }
+
     pub(crate) fn bool(&mut self, field: &str, value: &Value<'_>) -> Option<bool> {
         match value.get_ref() {
             DeValue::Boolean(b) => Some(*b),

@@ -103,6 +103,7 @@ fn invalid_json_configs_report_every_error() {
     "types": {"command": 5, "args": "x", "env": {"A": 1}},
     "url": {"type": "http", "url": "ftp://x"},
     "missing": {"type": "http"},
+    "stdio_url": {"type": "stdio", "url": "https://x/mcp"},
     "undefined": {"command": "${NOPE}", "args": ["${ALSO_NOPE:-ok}", "${"]}
   },
   "extra": true

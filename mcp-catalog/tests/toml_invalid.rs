@@ -100,11 +100,15 @@ const CASES: &[(&str, &str, &[ConfigErrorKind])] = &[
         "auth_and_ema",
         "[mcp_servers.a]\nurl = \"https://x/mcp\"\nauth = \"ema\"\n\
          [mcp_servers.b]\nurl = \"https://x/mcp\"\nauth = \"basic\"\n\
-         [mcp_servers.c]\nurl = \"https://x/mcp\"\nema = { issuer = \"https://idp\" }\n",
+         [mcp_servers.c]\nurl = \"https://x/mcp\"\nema = { issuer = \"https://idp\" }\n\
+         [mcp_servers.d]\nurl = \"https://x/mcp\"\nauth = \"oauth\"\nema = { issuer = \"https://idp\", client_id = \"c\" }\n\
+         [mcp_servers.e]\nurl = \"https://x/mcp\"\nauth = \"ema\"\nema = { issuer = \"idp\", client_id = \"c\" }\n",
         &[
             ConfigErrorKind::MissingField,
             ConfigErrorKind::InvalidValue,
             ConfigErrorKind::MissingField,
+            ConfigErrorKind::InvalidValue,
+            ConfigErrorKind::InvalidUrl,
         ],
     ),
     (
