@@ -38,10 +38,15 @@ pub(crate) fn choose(flag: Option<&Path>) -> ConfigChoice {
 /// Reads and validates one file. Invalid files give one error listing every problem with
 /// its line and column.
 pub(crate) fn load(path: &Path) -> Result<LoadedConfig, CliError> {
+    load_for(path, false)
+}
+
+/// [`load`]; `checking` says the command is `config check` (the hint differs).
+pub(crate) fn load_for(path: &Path, checking: bool) -> Result<LoadedConfig, CliError> {
     match mcp_catalog::load_file(path) {
         Ok(loaded) => Ok(loaded),
         Err(e) => Err(match e.config_errors() {
-            Some(errors) => invalid(path, errors.errors()),
+            Some(errors) => invalid(path, errors.errors(), checking),
             None => {
                 let cause = std::error::Error::source(&e)
                     .map(|s| format!(": {s}"))
@@ -58,7 +63,7 @@ pub(crate) fn load(path: &Path) -> Result<LoadedConfig, CliError> {
     }
 }
 
-fn invalid(path: &Path, errors: &[ConfigError]) -> CliError {
+fn invalid(path: &Path, errors: &[ConfigError], checking: bool) -> CliError {
     let count = match errors.len() {
         1 => "1 error".to_owned(),
         n => format!("{n} errors"),
@@ -68,13 +73,31 @@ fn invalid(path: &Path, errors: &[ConfigError]) -> CliError {
         path.display()
     ))
     .with_details(errors.iter().map(ToString::to_string).collect())
-    .with_hint("fix the lines above (file:line:column); `mcpctl config check` validates the file without starting servers")
+    .with_hint(if checking {
+        "fix the lines above (file:line:column), then run `mcpctl config check` again"
+    } else {
+        "fix the lines above (file:line:column); `mcpctl config check` validates the file without starting servers"
+    })
 }
 
-/// Prints the configuration's warnings (unknown keys and the like) to stderr.
-pub(crate) fn print_warnings(loaded: &LoadedConfig) {
+/// Prints the configuration's warnings to stderr. Unless `all`, unknown top-level keys
+/// (normal in a coding agent's config file, whose other settings are not about MCP) are
+/// summarized in one line.
+pub(crate) fn print_warnings(loaded: &LoadedConfig, all: bool) {
     let s = crate::style::Style::stderr();
+    let mut ignored = Vec::new();
     for w in loaded.warnings() {
-        eprintln!("{} {w}", s.yellow("warning:"));
+        match w.unknown_key_name() {
+            Some(key) if !all && w.server().is_none() => ignored.push(key.to_owned()),
+            _ => eprintln!("{} {w}", s.yellow("warning:")),
+        }
+    }
+    if !ignored.is_empty() {
+        eprintln!(
+            "{} {}: ignored settings that are not about MCP servers: {} (`mcpctl config check` shows where)",
+            s.dim("note:"),
+            loaded.origin(),
+            ignored.join(", ")
+        );
     }
 }

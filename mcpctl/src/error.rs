@@ -78,7 +78,7 @@ impl CliError {
 /// Converts an error of the connection set, with a hint for what to do.
 impl From<SetError> for CliError {
     fn from(e: SetError) -> Self {
-        let message = e.to_string();
+        let message = clean_message(&e.to_string());
         match &e {
             SetError::UnknownServer { .. } => {
                 Self::usage(message).with_hint("run `mcpctl status` to see the configured servers")
@@ -93,7 +93,7 @@ impl From<SetError> for CliError {
             SetError::InvalidArguments { .. } => Self::usage(message)
                 .with_hint(r#"pass a JSON object, for example '{"text": "hello"}'"#),
             SetError::NotReady { server, reason, .. } => {
-                Self::failure(message).with_hint(not_ready_hint(&server.to_string(), reason.as_ref()))
+                Self::failure(message).with_hint(not_ready_hint(&server.to_string(), reason.as_ref(), false))
             }
             SetError::Timeout { .. } => {
                 Self::failure(message).with_hint("retry with a larger --timeout, or check the server")
@@ -107,14 +107,19 @@ impl From<SetError> for CliError {
     }
 }
 
-/// What to do about a server that did not start, by reason.
-pub(crate) fn not_ready_hint(server: &str, reason: Option<&FailureReason>) -> String {
+/// What to do about a server that did not start, by reason. `in_status` is true when the
+/// hint is shown inside `mcpctl status` (which already shows the stderr tail).
+pub(crate) fn not_ready_hint(
+    server: &str,
+    reason: Option<&FailureReason>,
+    in_status: bool,
+) -> String {
     match reason {
         Some(FailureReason::SpawnFailed) => format!(
             "check that the `command` of server `{server}` is installed and on PATH (or give its absolute path)"
         ),
         Some(FailureReason::Timeout) => format!(
-            "server `{server}` did not start in time; raise its startup_timeout_sec or check that it starts by hand"
+            "server `{server}` did not start in time; raise its startup_timeout_sec or check that its command starts by hand"
         ),
         Some(FailureReason::LoginRequired | FailureReason::ReloginRequired) => {
             format!("server `{server}` needs a login; check its credentials (bearer_token_env_var)")
@@ -125,8 +130,46 @@ pub(crate) fn not_ready_hint(server: &str, reason: Option<&FailureReason>) -> St
         Some(FailureReason::Transport) => {
             format!("server `{server}` could not be reached; check its url and that it is running")
         }
-        _ => format!(
-            "run `mcpctl status` to see why server `{server}` failed (its stderr tail is shown there)"
+        Some(FailureReason::Exited { .. }) if in_status => format!(
+            "server `{server}` exited during startup; its stderr says why, or run its command by hand"
         ),
+        Some(FailureReason::Protocol) if in_status => format!(
+            "server `{server}` did not answer as an MCP server; check that its command and args start it in stdio mode"
+        ),
+        _ => format!(
+            "run `mcpctl status` to see why server `{server}` failed (with its stderr tail)"
+        ),
+    }
+}
+
+/// Removes Rust type names that some transport errors carry (`[rmcp::transport::...]`), so
+/// a person sees the cause, not a type dump.
+pub(crate) fn clean_message(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(start) = rest.find("[rmcp::") {
+        out.push_str(rest[..start].trim_end());
+        match rest[start..].find(']') {
+            Some(end) => rest = &rest[start + end + 1..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_are_removed_from_messages() {
+        assert_eq!(
+            clean_message("Send message error Transport [rmcp::a::B<c::D>] error: refused"),
+            "Send message error Transport error: refused"
+        );
+        assert_eq!(clean_message("plain"), "plain");
     }
 }

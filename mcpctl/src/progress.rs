@@ -45,21 +45,61 @@ pub(crate) async fn show_startup(
     mode: ProgressMode,
 ) -> StartupSummary {
     let mut display = Display::new(set, mode);
+    let servers = set.servers().count();
+    let mut settled_events = std::collections::BTreeSet::new();
     let settled = set.wait_startup();
     tokio::pin!(settled);
-    let summary = loop {
+    let mut summary = None;
+    // After every server settled, its last event may still be on its way (the state is
+    // published a moment before the event): wait for it, briefly.
+    let mut grace_until: Option<tokio::time::Instant> = None;
+    loop {
+        if summary.is_some() && settled_events.len() >= servers {
+            break;
+        }
         tokio::select! {
-            summary = &mut settled => {
-                while let Ok(event) = rx.try_recv() {
+            s = &mut settled, if summary.is_none() => {
+                summary = Some(s);
+                grace_until = Some(tokio::time::Instant::now() + EVENT_GRACE);
+            }
+            event = rx.recv() => match event {
+                Some(event) => {
+                    if is_settling(&event)
+                        && let Some(server) = event.server()
+                    {
+                        settled_events.insert(server.clone());
+                    }
                     display.on_event(&event);
                 }
-                break summary;
-            }
-            Some(event) = rx.recv() => display.on_event(&event),
+                None => grace_until = Some(tokio::time::Instant::now()),
+            },
+            () = sleep_until_opt(grace_until) => break,
         }
-    };
+    }
     display.finish();
-    summary
+    match summary {
+        Some(summary) => summary,
+        None => set.wait_startup().await,
+    }
+}
+
+/// How long to wait for the last events after every server settled.
+const EVENT_GRACE: Duration = Duration::from_secs(1);
+
+async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn is_settling(event: &ConnectionEvent) -> bool {
+    matches!(
+        event,
+        ConnectionEvent::Ready { .. }
+            | ConnectionEvent::Failed { .. }
+            | ConnectionEvent::Cancelled { .. }
+    )
 }
 
 struct Display {
@@ -112,7 +152,12 @@ impl Display {
         match self.mode {
             ProgressMode::Spinners => {
                 if let Some(bar) = self.bars.get(server) {
-                    bar.set_message(line);
+                    if matches!(event, ConnectionEvent::Starting { .. }) {
+                        bar.set_message(line);
+                    } else {
+                        // Settled: stop the spinner, keep the line until startup completes.
+                        bar.finish_with_message(line);
+                    }
                 }
             }
             ProgressMode::Plain => {

@@ -20,22 +20,24 @@ pub(crate) struct Loaded {
     pub(crate) loaded: LoadedConfig,
     /// The demo's HTTP server, when running the demo.
     pub(crate) demo_http: Option<HttpFakeServer>,
-    /// Whether this is the embedded demo.
-    pub(crate) is_demo: bool,
 }
 
 impl Loaded {
     /// Finds and loads the configuration, or starts the demo (printing the demo notice).
-    /// `demo_http` says whether the demo needs its HTTP server running.
-    pub(crate) async fn find(global: &GlobalArgs, demo_http: bool) -> Result<Self, CliError> {
+    /// `demo_http` says whether the demo needs its HTTP server running; `all_warnings`
+    /// prints every warning instead of summarizing unknown top-level keys.
+    pub(crate) async fn find(
+        global: &GlobalArgs,
+        demo_http: bool,
+        all_warnings: bool,
+    ) -> Result<Self, CliError> {
         match config::choose(global.config.as_deref()) {
             ConfigChoice::File(path) => {
                 let loaded = config::load(&path)?;
-                config::print_warnings(&loaded);
+                config::print_warnings(&loaded, all_warnings);
                 Ok(Self {
                     loaded,
                     demo_http: None,
-                    is_demo: false,
                 })
             }
             ConfigChoice::Demo => {
@@ -44,7 +46,6 @@ impl Loaded {
                 Ok(Self {
                     loaded: demo.loaded,
                     demo_http: demo.http,
-                    is_demo: true,
                 })
             }
         }
@@ -71,7 +72,7 @@ pub(crate) struct Session {
 impl Session {
     /// Loads the configuration and starts every server (returns at once).
     pub(crate) async fn start(global: &GlobalArgs) -> Result<Self, CliError> {
-        let loaded = Loaded::find(global, true).await?;
+        let loaded = Loaded::find(global, true, false).await?;
         let catalog = loaded.catalog();
         let (tx, rx) = mpsc::unbounded_channel();
         let options = ConnectionSetOptions::new()

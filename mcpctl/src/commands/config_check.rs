@@ -27,12 +27,12 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
                 }
                 _ => {
                     // Read errors and human output: the usual error display.
-                    config::load(&path)?;
+                    config::load_for(&path, true)?;
                 }
             },
         }
     }
-    let loaded = Loaded::find(global, false).await?;
+    let loaded = Loaded::find(global, false, !global.json).await?;
     let catalog = loaded.catalog();
     if global.json {
         super::out_json(&json!({

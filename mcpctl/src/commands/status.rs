@@ -5,7 +5,7 @@ use mcp_connections::{ServerState, ServerStatus, StartupSummary};
 use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
-use crate::error::{CliError, EXIT_FAILURE, not_ready_hint};
+use crate::error::{CliError, EXIT_FAILURE, clean_message, not_ready_hint};
 use crate::progress::{ProgressMode, plural};
 use crate::session::Session;
 use crate::style::Style;
@@ -74,7 +74,9 @@ fn human(origin: &str, summary: &StartupSummary, s: Style) -> String {
         }
     }
     if summary.servers.is_empty() {
-        lines.push("  (no enabled servers)".to_owned());
+        lines.push(format!(
+            "  (no enabled servers: add [mcp_servers.NAME] tables with `command` or `url` to {origin})"
+        ));
     }
     lines.push(String::new());
     lines.push(summary_line(summary));
@@ -97,7 +99,7 @@ fn failure_details(
     s: Style,
 ) -> Vec<String> {
     let indent = "      ";
-    let mut out = vec![format!("{indent}{}", f.message())];
+    let mut out = vec![format!("{indent}{}", clean_message(f.message()))];
     if let Some(tail) = f.stderr_tail() {
         for line in tail.lines() {
             out.push(format!("{indent}{} {line}", s.dim("stderr |")));
@@ -106,7 +108,7 @@ fn failure_details(
     out.push(format!(
         "{indent}{} {}",
         s.cyan_bold("hint:"),
-        not_ready_hint(&status.key.to_string(), Some(f.reason()))
+        not_ready_hint(&status.key.to_string(), Some(f.reason()), true)
     ));
     out
 }
@@ -143,7 +145,7 @@ fn to_json(origin: &str, summary: &StartupSummary) -> Value {
                 ServerState::Ready { tools } => v["tools"] = json!(tools),
                 ServerState::Failed(f) => {
                     v["reason"] = json!(f.reason());
-                    v["error"] = json!(f.message());
+                    v["error"] = json!(clean_message(f.message()));
                     v["stderr_tail"] = json!(f.stderr_tail());
                 }
                 _ => {}

@@ -1,0 +1,151 @@
+//! Configuration files: discovery, errors with line and column, coding-agent files,
+//! filtered tools, servers that fail to start.
+
+mod support;
+
+use insta::assert_snapshot;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use support::{Workdir, scenario_arg};
+
+const BAD: &str = r#"[mcp_servers.remote]
+url = "ftp://example.com/mcp"
+
+[mcp_servers.local]
+command = "server"
+startup_timeout_sec = -1
+"#;
+
+#[test]
+fn an_invalid_config_shows_every_error_with_line_and_column() {
+    let wd = Workdir::new();
+    wd.write("bad.toml", BAD);
+    let run = wd.run(&["status", "--config", "bad.toml"]);
+    assert_eq!(run.code, 2);
+    assert_snapshot!("invalid_config_status", run.snapshot());
+    let run = wd.run(&["config", "check", "--config", "bad.toml", "--json"]);
+    assert_eq!(run.code, 2);
+    assert_snapshot!("invalid_config_check_json", run.stdout);
+}
+
+#[test]
+fn an_invalid_mcp_json_is_located_too() {
+    let wd = Workdir::new();
+    wd.write(
+        ".mcp.json",
+        "{\n  \"mcpServers\": {\n    \"x\": {\"command\": 42}\n  }\n}\n",
+    );
+    let run = wd.run(&["config", "check"]);
+    assert_eq!(run.code, 2);
+    assert_snapshot!(run.snapshot());
+}
+
+#[test]
+fn a_missing_config_file_is_one_error_with_a_hint() {
+    let wd = Workdir::new();
+    let run = wd.run(&["tools", "--config", "nowhere.toml"]);
+    assert_eq!(run.code, 2);
+    assert_snapshot!(run.snapshot());
+}
+
+fn notes_server(extra: &str) -> String {
+    let scenario = json!({
+        "tools": [
+            {"name": "echo"},
+            {"name": "drop_table", "behavior": {"kind": "error", "message": "never"}}
+        ]
+    });
+    format!(
+        "[mcp_servers.notes]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\n{extra}\n",
+        scenario_arg(&scenario)
+    )
+}
+
+#[test]
+fn a_coding_agent_config_works_and_unknown_keys_are_warnings() {
+    let wd = Workdir::new();
+    wd.write(
+        "mcp.toml",
+        &format!(
+            "model = \"o3\"\napproval_policy = \"never\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n\n{}",
+            notes_server("")
+        ),
+    );
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("agent_config_status", run.snapshot());
+    let run = wd.run(&["config", "check"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("agent_config_check", run.snapshot());
+}
+
+#[test]
+fn a_filtered_tool_is_not_listed_and_cannot_be_called() {
+    let wd = Workdir::new();
+    wd.write(
+        "mcp.toml",
+        &notes_server("disabled_tools = [\"drop_table\"]"),
+    );
+    let run = wd.run(&["tools"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("filtered_tools", run.snapshot());
+    let run = wd.run(&["call", "--server", "notes", "drop_table"]);
+    assert_eq!(run.code, 2);
+    assert_snapshot!("filtered_call", run.snapshot());
+    let run = wd.run(&["call", "mcp__notes__drop_table"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr.lines().next(),
+        Some("error: unknown tool `mcp__notes__drop_table`: no ready server offers it")
+    );
+}
+
+#[test]
+fn a_required_server_that_is_not_installed_fails_status_with_exit_1() {
+    let wd = Workdir::new();
+    wd.write(
+        "mcp.toml",
+        &format!(
+            "{}\n[mcp_servers.missing]\ncommand = \"mcpctl-test-no-such-program\"\nrequired = true\n",
+            notes_server("")
+        ),
+    );
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, 1);
+    assert_snapshot!("not_installed_status", run.snapshot_sorted_stderr());
+    let run = wd.run(&["status", "--json"]);
+    assert_eq!(run.code, 1);
+    let servers = run.json()["servers"].clone();
+    assert_eq!(servers[0]["server"], json!("missing"));
+    assert_eq!(servers[0]["reason"], json!({"kind": "spawn_failed"}));
+    assert_eq!(servers[1]["state"], json!("ready"));
+}
+
+#[test]
+fn a_server_that_exits_at_startup_shows_its_stderr() {
+    let wd = Workdir::new();
+    let scenario =
+        json!({"faults": {"exit_at_startup": 7, "stderr": "fatal: no database at ./db"}});
+    wd.write(
+        ".mcp.json",
+        &format!(
+            r#"{{"mcpServers": {{"db": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {}]}}}}}}"#,
+            serde_json::to_string(&scenario.to_string()).unwrap()
+        ),
+    );
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, 0, "not required");
+    assert_snapshot!("exits_at_startup_status", run.snapshot_sorted_stderr());
+    let run = wd.run(&["tools"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("exits_at_startup_tools", run.snapshot());
+}
+
+#[test]
+fn an_empty_config_has_no_servers() {
+    let wd = Workdir::new();
+    wd.write("mcp.toml", "# nothing yet\n");
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!(run.snapshot());
+}

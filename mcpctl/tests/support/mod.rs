@@ -1,0 +1,173 @@
+//! Running the real `mcpctl` binary in a temporary directory, with deterministic output.
+
+#![allow(
+    dead_code,
+    reason = "each test file uses a different part of the harness"
+)]
+#![allow(
+    clippy::expect_used,
+    reason = "test harness: a failed setup step fails the test"
+)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub(crate) const MCPCTL: &str = env!("CARGO_BIN_EXE_mcpctl");
+
+/// One test at a time: the process-leak check looks at every `mcpctl fake-server` process
+/// on the machine, so no other run of this binary may be in flight.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A temporary working directory for one test.
+pub(crate) struct Workdir {
+    dir: tempfile::TempDir,
+    _serial: MutexGuard<'static, ()>,
+}
+
+/// What a run printed and how it exited.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    /// The run as one snapshot text: exit code, stdout, stderr.
+    pub(crate) fn snapshot(&self) -> String {
+        format!(
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// Like [`Run::snapshot`], with stderr lines sorted (progress lines of concurrent
+    /// servers arrive in any order).
+    pub(crate) fn snapshot_sorted_stderr(&self) -> String {
+        let mut lines: Vec<&str> = self.stderr.lines().collect();
+        lines.sort_unstable();
+        let mut stderr = lines.join("\n");
+        if !stderr.is_empty() {
+            stderr.push('\n');
+        }
+        format!(
+            "exit: {}\n--- stdout\n{}--- stderr (sorted)\n{}",
+            self.code, self.stdout, stderr
+        )
+    }
+
+    /// Stdout parsed as JSON.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+impl Workdir {
+    pub(crate) fn new() -> Self {
+        let serial = SERIAL
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        Self {
+            dir: tempfile::tempdir().expect("temp dir"),
+            _serial: serial,
+        }
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file into the working directory; `{MCPCTL}` is replaced by the binary.
+    pub(crate) fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, text.replace("{MCPCTL}", MCPCTL)).expect("write file");
+        path
+    }
+
+    /// Runs mcpctl with `args` in the working directory, stdin empty (not a terminal).
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
+        self.run_with_stdin(args, None)
+    }
+
+    /// Runs mcpctl with `args` and `stdin` as its input, then checks that no server process
+    /// it started is left.
+    pub(crate) fn run_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Run {
+        let mut child = Command::new(MCPCTL)
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpctl");
+        if let Some(text) = stdin {
+            let mut pipe = child.stdin.take().expect("stdin pipe");
+            pipe.write_all(text.as_bytes()).expect("write stdin");
+        }
+        let output = child.wait_with_output().expect("wait for mcpctl");
+        assert_no_server_left();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: self.clean(&String::from_utf8_lossy(&output.stdout)),
+            stderr: self.clean(&String::from_utf8_lossy(&output.stderr)),
+        }
+    }
+
+    /// Replaces machine-specific paths.
+    fn clean(&self, text: &str) -> String {
+        let dir = self.dir.path().display().to_string();
+        text.replace(MCPCTL, "[MCPCTL]").replace(&dir, "[TMP]")
+    }
+}
+
+/// The pids of `mcpctl fake-server` processes of this binary.
+fn fake_servers() -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| mcp_testkit::process_alive(pid))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmd| {
+                let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+                args.first() == Some(&MCPCTL.as_bytes())
+                    && args.get(1) == Some(&b"fake-server".as_slice())
+            })
+        })
+        .collect()
+}
+
+/// Fails if a server process outlived mcpctl (polls briefly: a process that was killed
+/// may take a moment to be reaped by its new parent).
+pub(crate) fn assert_no_server_left() {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left = fake_servers();
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "mcpctl left server processes running: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A TOML string holding `scenario` (a JSON scenario for `mcpctl fake-server`).
+pub(crate) fn scenario_arg(scenario: &serde_json::Value) -> String {
+    format!("'{scenario}'")
+}
