@@ -149,3 +149,49 @@ fn an_empty_config_has_no_servers() {
     assert_eq!(run.code, 0);
     assert_snapshot!(run.snapshot());
 }
+
+#[test]
+fn ctrl_c_during_a_call_shuts_the_servers_down_and_exits_130() {
+    let wd = Workdir::new();
+    let pid_file = wd.path().join("server.pid");
+    let scenario = json!({
+        "tools": [{"name": "wait", "behavior": {"kind": "sleep", "ms": 60000}}],
+        "record": {"pid_file": pid_file},
+    });
+    wd.write(
+        "mcp.toml",
+        &format!(
+            "[mcp_servers.slow]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\n",
+            scenario_arg(&scenario)
+        ),
+    );
+    let child = wd.spawn(&["call", "mcp__slow__wait"]);
+    // The server writes its pid when it starts; then interrupt mcpctl.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let server_pid = loop {
+        if let Some(pid) = mcp_testkit::read_pid_file(&pid_file) {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130));
+    assert_eq!(
+        wd.clean(&String::from_utf8_lossy(&output.stderr)),
+        "error: interrupted; servers were shut down\n"
+    );
+    assert!(
+        !mcp_testkit::process_alive(server_pid),
+        "the server outlived mcpctl"
+    );
+    support::assert_no_server_left();
+}

@@ -19,6 +19,9 @@ use crate::session::Session;
 pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
     let global = cli.global;
     let command = cli.command;
+    // Registered before any server starts, so Ctrl-C (or SIGTERM) at any point shuts the
+    // servers down instead of killing mcpctl and orphaning them.
+    let mut stop = StopSignals::new()?;
     if let Command::Config(ConfigCommand::Check) = command {
         return config_check::run(&global).await;
     }
@@ -30,7 +33,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
     let mut session = Session::start(&global).await?;
     let outcome = tokio::select! {
         outcome = dispatch(&mut session, &global, command, call_arguments) => outcome,
-        _ = tokio::signal::ctrl_c() => Err(CliError::interrupted()),
+        () = stop.recv() => Err(CliError::interrupted()),
     };
     session.shutdown().await;
     outcome
@@ -51,6 +54,32 @@ async fn dispatch(
         }
         Command::Read(args) => read::run(session, global, &args).await,
         Command::Config(_) | Command::FakeServer(_) => Ok(0),
+    }
+}
+
+/// SIGINT and SIGTERM, registered at once.
+struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn new() -> Result<Self, CliError> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let register = |kind| {
+            signal(kind).map_err(|e| CliError::failure(format!("cannot handle signals: {e}")))
+        };
+        Ok(Self {
+            interrupt: register(SignalKind::interrupt())?,
+            terminate: register(SignalKind::terminate())?,
+        })
+    }
+
+    async fn recv(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
     }
 }
 

@@ -124,8 +124,22 @@ impl Workdir {
         }
     }
 
+    /// Starts mcpctl with `args` without waiting (stdin empty, output captured).
+    pub(crate) fn spawn(&self, args: &[&str]) -> std::process::Child {
+        Command::new(MCPCTL)
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpctl")
+    }
+
     /// Replaces machine-specific paths.
-    fn clean(&self, text: &str) -> String {
+    pub(crate) fn clean(&self, text: &str) -> String {
         let dir = self.dir.path().display().to_string();
         text.replace(MCPCTL, "[MCPCTL]").replace(&dir, "[TMP]")
     }
