@@ -65,6 +65,8 @@ pub(crate) struct Session {
     pub(crate) set: ConnectionSet,
     /// The configuration's origin (a path or `<embedded demo>`).
     pub(crate) origin: String,
+    /// The resolved configuration the set was started from.
+    pub(crate) catalog: ResolvedCatalog,
     events: Option<mpsc::UnboundedReceiver<ConnectionEvent>>,
     demo_http: Option<HttpFakeServer>,
 }
@@ -83,6 +85,7 @@ impl Session {
         Ok(Self {
             set,
             origin: loaded.loaded.origin().to_owned(),
+            catalog,
             events: Some(rx),
             demo_http: loaded.demo_http,
         })

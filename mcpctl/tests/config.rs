@@ -96,7 +96,9 @@ fn a_filtered_tool_is_not_listed_and_cannot_be_called() {
     assert_eq!(run.code, 2);
     assert_eq!(
         run.stderr.lines().next(),
-        Some("error: unknown tool `mcp__notes__drop_table`: no ready server offers it")
+        Some(
+            "error: tool `drop_table` of MCP server `notes` is disabled by the server's tool filter (enabled_tools / disabled_tools)"
+        )
     );
 }
 

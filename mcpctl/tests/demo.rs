@@ -106,6 +106,9 @@ fn unknown_tool_is_a_usage_error_with_a_hint() {
     let run = wd.run(&["call", "mcp__notes__nope"]);
     assert_eq!(run.code, 2);
     assert_snapshot!(run.snapshot());
+    let run = wd.run(&["call", "mcp__notes__ecoh"]);
+    assert_eq!(run.code, 2);
+    assert_snapshot!("unknown_tool_close_name", run.snapshot());
 }
 
 #[test]

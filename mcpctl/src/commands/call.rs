@@ -95,7 +95,7 @@ pub(crate) async fn run(
             if let Err(e) = &outcome
                 && e.is_unknown()
             {
-                return Err(unknown_tool(&args.name, &summary));
+                return Err(unknown_tool(session, &args.name, &summary).await);
             }
             outcome
         }
@@ -123,21 +123,122 @@ pub(crate) async fn run(
     Ok(if is_error { EXIT_FAILURE } else { 0 })
 }
 
-/// The unknown-tool error, naming servers that did not start (their tools are missing).
-fn unknown_tool(name: &str, summary: &mcp_connections::StartupSummary) -> CliError {
+/// The unknown-tool error: the tool filter when it hides the tool, else close names and
+/// the servers that are not ready (their tools are missing).
+async fn unknown_tool(
+    session: &Session,
+    name: &str,
+    summary: &mcp_connections::StartupSummary,
+) -> CliError {
+    if let Some((server, tool)) = split_qualified(name)
+        && let Ok(key) = session.server_key(server)
+        && let Some(config) = session.catalog.get(&key)
+        && !config.tool_filter().allows(tool)
+    {
+        return CliError::from(mcp_connections::Error::ToolFiltered {
+            server: key,
+            tool: tool.to_owned(),
+        });
+    }
+    let names: Vec<String> = session
+        .set
+        .tools()
+        .await
+        .into_iter()
+        .map(|t| t.qualified_name)
+        .collect();
+    let close = closest(name, &names);
     let unready: Vec<String> = summary
         .servers
         .iter()
         .filter(|s| !matches!(s.state, ServerState::Ready { .. }))
         .map(|s| s.key.to_string())
         .collect();
-    let hint = if unready.is_empty() {
-        "run `mcpctl tools` to see the qualified names, or pass --server KEY to call a tool by its own name".to_owned()
-    } else {
-        format!(
-            "run `mcpctl tools` to see the qualified names; these servers are not ready, so their tools are missing: {} (see `mcpctl status`)",
-            unready.join(", ")
-        )
+    let mut hint = match close {
+        Some(close) => format!("did you mean `{close}`? "),
+        None => String::new(),
     };
+    hint.push_str("run `mcpctl tools` to see the qualified names");
+    if unready.is_empty() {
+        hint.push_str(", or pass --server KEY to call a tool by its own name");
+    } else {
+        hint.push_str(&format!(
+            "; these servers are not ready, so their tools are missing: {} (see `mcpctl status`)",
+            unready.join(", ")
+        ));
+    }
     CliError::usage(format!("unknown tool `{name}`: no ready server offers it")).with_hint(hint)
+}
+
+/// `mcp__server__tool` -> (`server`, `tool`), best effort.
+fn split_qualified(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix("mcp__")?.split_once("__")
+}
+
+/// The known name closest to `name` (edit distance at most a fifth of its length).
+fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
+    let limit = (name.chars().count() / 5).max(1);
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| k.as_str())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_names_are_suggested() {
+        let known = vec![
+            "mcp__notes__echo".to_owned(),
+            "mcp__notes__search_notes".to_owned(),
+        ];
+        assert_eq!(
+            closest("mcp__notes__ecoh", &known),
+            Some("mcp__notes__echo")
+        );
+        assert_eq!(closest("mcp__weather__rain", &known), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(
+            split_qualified("mcp__notes__drop_table"),
+            Some(("notes", "drop_table"))
+        );
+        assert_eq!(split_qualified("echo"), None);
+    }
+
+    #[test]
+    fn arguments_must_be_a_json_object() {
+        let args = |a: &str| CallArgs {
+            name: "t".to_owned(),
+            arguments: Some(a.to_owned()),
+            server: None,
+            timeout: None,
+        };
+        assert_eq!(
+            parse_arguments(&args(r#"{"a": 1}"#)).ok().flatten(),
+            Some(serde_json::json!({"a": 1}))
+        );
+        assert_eq!(parse_arguments(&args("null")).ok().flatten(), None);
+        assert_eq!(parse_arguments(&args("  ")).ok().flatten(), None);
+        assert!(parse_arguments(&args("[1]")).is_err());
+        assert!(parse_arguments(&args("{")).is_err());
+    }
 }
