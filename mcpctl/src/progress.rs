@@ -41,9 +41,26 @@ impl ProgressMode {
 /// Shows progress until every server settled; returns the settled states.
 pub(crate) async fn show_startup(
     set: &ConnectionSet,
-    mut rx: mpsc::UnboundedReceiver<ConnectionEvent>,
+    rx: mpsc::UnboundedReceiver<ConnectionEvent>,
     mode: ProgressMode,
 ) -> StartupSummary {
+    match show_startup_until(set, rx, mode, &|| false).await {
+        Some(summary) => summary,
+        None => set.wait_startup().await,
+    }
+}
+
+/// Shows progress until every server settled (returns the settled states) or, checked
+/// after each server settles, `enough()` is true (returns `None`).
+pub(crate) async fn show_startup_until(
+    set: &ConnectionSet,
+    mut rx: mpsc::UnboundedReceiver<ConnectionEvent>,
+    mode: ProgressMode,
+    enough: &(dyn Fn() -> bool + Send + Sync),
+) -> Option<StartupSummary> {
+    if enough() {
+        return None;
+    }
     let mut display = Display::new(set, mode);
     let servers = set.servers().count();
     let mut settled_events = std::collections::BTreeSet::new();
@@ -64,12 +81,16 @@ pub(crate) async fn show_startup(
             }
             event = rx.recv() => match event {
                 Some(event) => {
+                    display.on_event(&event);
                     if is_settling(&event)
                         && let Some(server) = event.server()
                     {
                         settled_events.insert(server.clone());
+                        if enough() {
+                            display.finish();
+                            return None;
+                        }
                     }
-                    display.on_event(&event);
                 }
                 None => grace_until = Some(tokio::time::Instant::now()),
             },
@@ -78,8 +99,8 @@ pub(crate) async fn show_startup(
     }
     display.finish();
     match summary {
-        Some(summary) => summary,
-        None => set.wait_startup().await,
+        Some(summary) => Some(summary),
+        None => Some(set.wait_startup().await),
     }
 }
 

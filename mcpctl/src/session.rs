@@ -99,6 +99,27 @@ impl Session {
         }
     }
 
+    /// Waits, showing progress in `mode`, until `enough()` is true (checked as each server
+    /// settles) or every server settled. Returns whether `enough()` ended the wait.
+    pub(crate) async fn wait_until(
+        &mut self,
+        mode: ProgressMode,
+        enough: &(dyn Fn() -> bool + Send + Sync),
+    ) -> bool {
+        match self.events.take() {
+            Some(rx) => progress::show_startup_until(&self.set, rx, mode, enough)
+                .await
+                .is_none(),
+            None => {
+                if enough() {
+                    return true;
+                }
+                self.set.wait_startup().await;
+                false
+            }
+        }
+    }
+
     /// The server named on the command line: its key (`name@env`) or its name.
     pub(crate) fn server_key(&self, given: &str) -> Result<McpServerKey, CliError> {
         if let Some(key) = self.set.servers().find(|k| k.to_string() == given) {

@@ -197,3 +197,23 @@ fn ctrl_c_during_a_call_shuts_the_servers_down_and_exits_130() {
     );
     support::assert_no_server_left();
 }
+
+#[test]
+fn a_call_does_not_wait_for_servers_that_are_still_starting() {
+    let wd = Workdir::new();
+    let hung = json!({"faults": {"hang_initialize": true}});
+    wd.write(
+        "mcp.toml",
+        &format!(
+            "{}\n[mcp_servers.stuck]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\nstartup_timeout_sec = 600\n",
+            notes_server(""),
+            scenario_arg(&hung)
+        ),
+    );
+    let started = std::time::Instant::now();
+    let run = wd.run(&["call", "mcp__notes__echo", r#"{"n": 1}"#]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "{\n  \"n\": 1\n}\n");
+    // Waiting for `stuck` would take its 600 s startup timeout.
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}

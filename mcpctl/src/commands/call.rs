@@ -85,8 +85,12 @@ pub(crate) async fn run(
                 .await
         }
         None => {
-            let summary = session
-                .wait_startup(ProgressMode::choose(global.json, false))
+            // Call as soon as a ready server offers the tool; do not wait for the others.
+            let set = session.set.clone();
+            let name = args.name.clone();
+            let offered = move || set.resolve_tool(&name).is_some();
+            session
+                .wait_until(ProgressMode::choose(global.json, false), &offered)
                 .await;
             let outcome = session
                 .set
@@ -95,6 +99,7 @@ pub(crate) async fn run(
             if let Err(e) = &outcome
                 && e.is_unknown()
             {
+                let summary = session.set.wait_startup().await;
                 return Err(unknown_tool(session, &args.name, &summary).await);
             }
             outcome
