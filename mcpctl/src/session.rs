@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use mcp_catalog::{CatalogBuilder, LoadedConfig, ResolvedCatalog};
-use mcp_connections::{ConnectionEvent, ConnectionSet, ConnectionSetOptions, StartupSummary};
+use mcp_connections::{
+    ConnectionEvent, ConnectionSet, ConnectionSetOptions, ServerState, ServerStatus, StartupSummary,
+};
 use mcp_key::{McpServerKey, ServerName};
 use mcp_testkit::HttpFakeServer;
 use tokio::sync::mpsc;
@@ -79,6 +81,8 @@ impl Session {
         let (tx, rx) = mpsc::unbounded_channel();
         let options = ConnectionSetOptions::new()
             .with_client_info("mcpctl", env!("CARGO_PKG_VERSION"))
+            // Commands wait for startup themselves (with progress); listing never waits.
+            .with_tools_grace(std::time::Duration::ZERO)
             .with_events(tx)
             .with_elicitation_handler(Arc::new(crate::elicit::TerminalElicitation::new()));
         let set = ConnectionSet::start(&catalog, options);
@@ -118,6 +122,31 @@ impl Session {
                 false
             }
         }
+    }
+
+    /// Waits for every server, or only for `only`, and returns the state of those servers
+    /// (sorted by key).
+    pub(crate) async fn wait_servers(
+        &mut self,
+        mode: ProgressMode,
+        only: Option<&McpServerKey>,
+    ) -> Vec<ServerStatus> {
+        let Some(key) = only else {
+            return self.wait_startup(mode).await.servers;
+        };
+        let set = self.set.clone();
+        let wanted = key.clone();
+        let settled = move || {
+            set.status()
+                .iter()
+                .any(|s| s.key == wanted && !matches!(s.state, ServerState::Starting))
+        };
+        self.wait_until(mode, &settled).await;
+        self.set
+            .status()
+            .into_iter()
+            .filter(|s| &s.key == key)
+            .collect()
     }
 
     /// The server named on the command line: its key (`name@env`) or its name.

@@ -199,7 +199,7 @@ fn ctrl_c_during_a_call_shuts_the_servers_down_and_exits_130() {
 }
 
 #[test]
-fn a_call_does_not_wait_for_servers_that_are_still_starting() {
+fn commands_about_one_server_do_not_wait_for_others_still_starting() {
     let wd = Workdir::new();
     let hung = json!({"faults": {"hang_initialize": true}});
     wd.write(
@@ -214,6 +214,12 @@ fn a_call_does_not_wait_for_servers_that_are_still_starting() {
     let run = wd.run(&["call", "mcp__notes__echo", r#"{"n": 1}"#]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "{\n  \"n\": 1\n}\n");
-    // Waiting for `stuck` would take its 600 s startup timeout.
+    let run = wd.run(&["tools", "--server", "notes"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("mcp__notes__echo"), "{}", run.stdout);
+    let run = wd.run(&["resources", "--server", "notes", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["resources"], json!([]));
+    // Waiting for `stuck` would take its 600 s startup timeout (three times).
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }

@@ -16,14 +16,9 @@ pub(crate) async fn run(
     server: Option<&str>,
 ) -> Result<u8, CliError> {
     let only = server.map(|s| session.server_key(s)).transpose()?;
-    let summary = session
-        .wait_startup(ProgressMode::choose(global.json, false))
+    let relevant = session
+        .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
         .await;
-    let relevant: Vec<_> = summary
-        .servers
-        .into_iter()
-        .filter(|s| only.as_ref().is_none_or(|k| *k == s.key))
-        .collect();
     let required_failed = super::warn_unready(&relevant);
     let tools: Vec<ToolInfo> = session
         .set
