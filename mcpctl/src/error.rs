@@ -62,6 +62,18 @@ impl CliError {
         self.code
     }
 
+    /// The error as JSON for `--json` output.
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "error": {
+                "message": self.message,
+                "details": self.details,
+                "hint": self.hint,
+                "exit_code": self.code,
+            }
+        })
+    }
+
     /// Prints `error: ...`, the details, and `hint: ...` to stderr.
     pub(crate) fn print(&self) {
         let s = crate::style::Style::stderr();

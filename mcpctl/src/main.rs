@@ -39,10 +39,14 @@ fn main() -> ExitCode {
             return ExitCode::from(error::EXIT_FAILURE);
         }
     };
+    let json = cli.global.json;
     let code = match runtime.block_on(commands::run(cli)) {
         Ok(code) => code,
         Err(e) => {
             e.print();
+            if json {
+                commands::out_json(&e.to_json());
+            }
             e.code()
         }
     };
