@@ -9,7 +9,12 @@ use clap::{Args, Parser, Subcommand};
 /// Without --config, mcpctl reads ./mcp.toml, else ./.mcp.json, else runs an embedded demo
 /// that starts fake servers.
 #[derive(Debug, Parser)]
-#[command(name = "mcpctl", version, propagate_version = true)]
+#[command(
+    name = "mcpctl",
+    version,
+    propagate_version = true,
+    after_help = "Examples:\n  mcpctl status\n  mcpctl tools --server notes\n  mcpctl call mcp__notes__echo '{\"text\": \"hi\"}'\n  echo '{\"query\": \"milk\"}' | mcpctl call mcp__notes__search_notes -\n  mcpctl --config ~/.codex/config.toml status --json"
+)]
 pub(crate) struct Cli {
     #[command(flatten)]
     pub(crate) global: GlobalArgs,
@@ -70,7 +75,7 @@ pub(crate) struct CallArgs {
     /// Arguments as a JSON object, or `-` to read them from stdin.
     #[arg(value_name = "JSON_ARGS")]
     pub(crate) arguments: Option<String>,
-    /// Call the raw tool name NAME on this server instead of a qualified name.
+    /// Call the tool by its own (raw) name on this server instead of a qualified name.
     #[arg(long, short = 's', value_name = "KEY")]
     pub(crate) server: Option<String>,
     /// Give up after this many seconds (the server's tool_timeout_sec applies too).
