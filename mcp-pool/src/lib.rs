@@ -3,7 +3,15 @@
 //! - [`launch`] starts a server from a [`LaunchSpec`]: cleared environment plus an
 //!   allow-list, its own process group, a bounded stdout line reader for rmcp,
 //!   stderr into `tracing` and a [`StderrTail`], and an escalating
-//!   [`StdioProcess::shutdown`] that leaves no grandchild behind.
+//!   [`StdioProcess::shutdown`] that leaves no grandchild behind. It is the only
+//!   place in the workspace that spawns processes (Unix only).
+//! - [`Pool`] shares one connection per key among many [`Lease`]s: single-flight
+//!   starts, generations ([`Pool::replace`]), idle keep-alive, crash-loop backoff,
+//!   counters ([`Pool::stats`]). It is generic over the key and the
+//!   [`PooledConnection`], so it knows nothing of MCP or processes.
+//! - [`SessionGate`] serializes the sessions sharing one connection (FIFO turns; one
+//!   session's operations run concurrently) and routes server-to-client requests to
+//!   the session whose operation is running, declining when that is unclear.
 //!
 //! ```
 //! use mcp_pool::{LaunchSpec, launch};
@@ -17,13 +25,14 @@
 //! # });
 //! ```
 
-#[cfg(not(unix))]
-compile_error!("mcp-pool supports Unix only (process groups and signals)");
-
+// The launcher needs process groups and signals: it exists on Unix only. The pool and
+// the session gate are portable.
+#[cfg(unix)]
 mod launch;
 mod pool;
 mod router;
 
+#[cfg(unix)]
 pub use launch::{
     ALLOWED_HOST_ENV, BoundedLineReader, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_TAIL_BYTES,
     DEFAULT_STDERR_TAIL_LINES, DEFAULT_STDIN_GRACE, DEFAULT_TERM_GRACE, ExitWatcher, LaunchError,
