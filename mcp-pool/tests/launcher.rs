@@ -111,10 +111,9 @@ async fn shutdown_closes_stdin_first_and_a_polite_server_exits_by_itself() {
     let mut process = launch(fake(&["--tool", "echo"])).await.unwrap();
     let client = connect(&mut process).await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 1);
-    let started = Instant::now();
+    // Exit code 0, not SIGTERM: it left on its own when stdin closed.
     let exit = process.shutdown().await;
     assert_eq!(exit, ProcessExit::Exited(0));
-    assert!(started.elapsed() < GRACE, "took {:?}", started.elapsed());
     // Idempotent.
     assert_eq!(process.shutdown().await, ProcessExit::Exited(0));
     assert!(mcp_testkit::wait_gone(process.pid(), GONE).await);

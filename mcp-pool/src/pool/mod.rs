@@ -119,6 +119,9 @@ impl<K: PoolKey, C: PooledConnection> Pool<K, C> {
     /// [`PoolError::CrashLoop`] while the key backs off after failures,
     /// [`PoolError::Closed`] after [`shutdown`](Self::shutdown).
     ///
+    /// Must run inside a tokio runtime (the start, shutdown and keep-alive tasks are
+    /// spawned on it).
+    ///
     /// # Cancel safety
     /// Cancel-safe: the start runs in its own task and goes on for the other
     /// acquirers; a cancelled waiter takes no lease.

@@ -673,6 +673,10 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             Current::Starting { generation, .. } => KeyStatus::Starting {
                 generation: *generation,
             },
+            Current::Live(live) if !live.conn.is_alive() => KeyStatus::Dead {
+                generation: live.generation,
+                leases: live.leases,
+            },
             Current::Live(live) if live.leases == 0 => KeyStatus::Idle {
                 generation: live.generation,
             },

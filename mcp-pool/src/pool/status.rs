@@ -28,6 +28,14 @@ pub enum KeyStatus {
         /// The current generation.
         generation: Generation,
     },
+    /// The current connection died; the next acquisition starts a new generation
+    /// (leases on it keep it until they are dropped).
+    Dead {
+        /// The dead generation.
+        generation: Generation,
+        /// Leases still on it.
+        leases: usize,
+    },
     /// The last start(s) failed; the next acquisition retries after `retry_in`.
     CrashLoop {
         /// Failed starts in a row.

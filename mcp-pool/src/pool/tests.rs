@@ -207,6 +207,13 @@ async fn a_dead_connection_is_never_handed_out() {
     let probe = Arc::new(Probe::default());
     let holder = pool.acquire("k", ok(&probe)).await.unwrap();
     holder.alive.store(false, Ordering::SeqCst); // crashed mid-use
+    assert_eq!(
+        pool.status(&"k"),
+        KeyStatus::Dead {
+            generation: holder.generation(),
+            leases: 1
+        }
+    );
     let fresh = pool.acquire("k", ok(&probe)).await.unwrap();
     assert!(fresh.is_alive());
     assert_ne!(fresh.generation(), holder.generation());
