@@ -266,3 +266,28 @@ fn drop_needs_no_runtime() {
         .unwrap();
     checker.block_on(assert_all_gone(&pids));
 }
+
+#[tokio::test]
+async fn a_server_deaf_to_stdin_gets_sigterm_after_the_stdin_grace() {
+    let process = launch(
+        LaunchSpec::new("sleep")
+            .with_args(["1000"])
+            .with_stdin_grace(GRACE)
+            .with_term_grace(Duration::from_secs(30)),
+    )
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let exit = process.shutdown().await;
+    let took = started.elapsed();
+    assert_eq!(exit, ProcessExit::Signaled(15), "{exit}");
+    assert!(
+        took >= GRACE,
+        "SIGTERM came before the stdin grace: {took:?}"
+    );
+    assert!(
+        took < Duration::from_secs(10),
+        "SIGKILL path taken: {took:?}"
+    );
+    assert_all_gone(&[process.pid()]).await;
+}
