@@ -52,6 +52,24 @@
 //! [`CatalogBuilder`] takes registrations from [`Source`]s in five [`Tier`]s (discovered
 //! plugins, selected plugins, user configuration, built-in servers, run-time extensions).
 //! See [`CatalogBuilder`] and [`ResolvedCatalog`] for the rules, vetoes and legacy names.
+//!
+//! # Decisions where the specification leaves room
+//!
+//! - Within the user and built-in tiers the *later* registration wins (a project file
+//!   loaded after the global one overrides it); only the two plugin tiers are
+//!   earlier-wins, and only the run-time tier is specified as later-wins.
+//! - `enabled = false` vetoes the key of the winning registration; `disable(name)` vetoes
+//!   the name in every environment. After [`ResolvedCatalog::to_builder`] both keep
+//!   vetoing later registrations, except vetoes from selected plugins, which only apply
+//!   to registrations made before the catalog was reopened.
+//! - Legacy winner of a name: the unscoped key, else the `local`-scoped key, else the
+//!   smallest environment id. Only active (non-vetoed) keys compete.
+//! - `ResolvedCatalog::iter` lists every active server; hosts start and show
+//!   [`ResolvedCatalog::exposed_keys`] (all of them with `multi_environment` on).
+//! - `.mcp.json` positions are found by a small scanner over the accepted text (serde_json
+//!   keeps none); an error points at the offending key, or at its server's key.
+//! - Unknown keys (anywhere) are warnings; the fields of the other transport, inline
+//!   secrets and every invalid value are errors.
 
 mod builder;
 mod collect;
