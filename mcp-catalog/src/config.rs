@@ -49,6 +49,42 @@ impl fmt::Display for CredentialsStore {
     }
 }
 
+/// What happens to a server's `elicitation/create` requests (`elicitation` of an
+/// environment).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ElicitationPolicy {
+    /// Forward them to the host's elicitation handler (the default).
+    #[default]
+    Ask,
+    /// Decline them without asking.
+    Decline,
+}
+
+impl ElicitationPolicy {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElicitationPolicy::Ask => "ask",
+            ElicitationPolicy::Decline => "decline",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "ask" => Some(ElicitationPolicy::Ask),
+            "decline" => Some(ElicitationPolicy::Decline),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ElicitationPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An execution environment other than the host itself (`[environments.<id>]`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EnvironmentConfig {
@@ -56,6 +92,7 @@ pub struct EnvironmentConfig {
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) default_approval_mode: Option<ApprovalMode>,
+    pub(crate) elicitation: Option<ElicitationPolicy>,
 }
 
 impl EnvironmentConfig {
@@ -92,6 +129,17 @@ impl EnvironmentConfig {
     pub fn with_default_approval_mode(mut self, mode: ApprovalMode) -> Self {
         self.default_approval_mode = Some(mode);
         self
+    }
+
+    /// Sets the elicitation policy for servers of this environment.
+    pub fn with_elicitation(mut self, policy: ElicitationPolicy) -> Self {
+        self.elicitation = Some(policy);
+        self
+    }
+
+    /// The elicitation policy, if set (hosts default to [`ElicitationPolicy::Ask`]).
+    pub fn elicitation(&self) -> Option<ElicitationPolicy> {
+        self.elicitation
     }
 
     /// The command prefix for stdio servers (empty: none).

@@ -92,7 +92,9 @@ mod toml_values;
 mod transport;
 
 pub use builder::CatalogBuilder;
-pub use config::{Config, CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
+pub use config::{
+    Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
+};
 pub use diagnostic::{ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, Location};
 pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
 pub use error::Error;

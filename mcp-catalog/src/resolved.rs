@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use mcp_key::{EnvironmentId, Fingerprint, McpServerKey, ServerName};
 
 use crate::builder::CatalogBuilder;
-use crate::config::{CredentialsStore, EnvironmentConfig, PluginRef};
+use crate::config::{CredentialsStore, ElicitationPolicy, EnvironmentConfig, PluginRef};
 use crate::diagnostic::ConfigWarning;
 use crate::env::EnvLookup;
 use crate::fingerprint::connection_fingerprint;
@@ -226,6 +226,18 @@ impl ResolvedCatalog {
         Some(
             own.or(environment)
                 .unwrap_or(server.default_approval_mode()),
+        )
+    }
+
+    /// The elicitation policy for an active server: its environment's, else
+    /// [`ElicitationPolicy::Ask`].
+    pub fn elicitation_policy(&self, key: &McpServerKey) -> Option<ElicitationPolicy> {
+        let server = self.get(key)?;
+        let environment = self.environment(server.environment());
+        Some(
+            environment
+                .and_then(EnvironmentConfig::elicitation)
+                .unwrap_or_default(),
         )
     }
 

@@ -7,7 +7,9 @@ use mcp_key::EnvironmentId;
 use toml::de::DeTable;
 
 use crate::collect::Collector;
-use crate::config::{Config, CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
+use crate::config::{
+    Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
+};
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors, Scope};
 use crate::toml_server::parse_server;
 use crate::toml_values::{Reader, Value, type_name};
@@ -21,7 +23,13 @@ const TOP_KEYS: &[&str] = &[
     "mcp_servers",
     "plugins",
 ];
-const ENVIRONMENT_KEYS: &[&str] = &["wrapper", "cwd", "env", "default_tools_approval_mode"];
+const ENVIRONMENT_KEYS: &[&str] = &[
+    "wrapper",
+    "cwd",
+    "env",
+    "default_tools_approval_mode",
+    "elicitation",
+];
 const PLUGIN_KEYS: &[&str] = &["path", "environments"];
 
 pub(crate) fn parse(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErrors> {
@@ -171,6 +179,21 @@ fn parse_environments(
                 "env" => environment.env = er.string_map(field, value).unwrap_or_default(),
                 "default_tools_approval_mode" => {
                     environment.default_approval_mode = er.approval_mode(field, value);
+                }
+                "elicitation" => {
+                    let Some(policy) = er.string(field, value) else {
+                        continue;
+                    };
+                    environment.elicitation = ElicitationPolicy::parse(&policy);
+                    if environment.elicitation.is_none() {
+                        er.error(
+                            field,
+                            value.span().start,
+                            ConfigErrorKind::InvalidValue,
+                            format!("unknown elicitation policy `{policy}`"),
+                            Some("use `ask` or `decline`".to_owned()),
+                        );
+                    }
                 }
                 _ => er.unknown_key(key, ENVIRONMENT_KEYS),
             }

@@ -12,6 +12,8 @@ const CONFIG: &str = r#"
 wrapper = ["ssh", "devbox", "--"]
 [environments.container]
 wrapper = ["docker", "exec", "-i", "c1"]
+default_tools_approval_mode = "prompt"
+elicitation = "decline"
 
 [mcp_servers.git]
 command = "git-mcp"
@@ -138,5 +140,38 @@ fn undeclared_environment_is_a_warning() {
             "ext: server `git`: environment `mars` of `git@mars` is not declared; its stdio servers \
           run without a wrapper"
         ]
+    );
+}
+
+#[test]
+fn environment_policies_apply_to_their_servers() {
+    use mcp_catalog::{ApprovalMode, ElicitationPolicy};
+    let catalog = catalog(true);
+    let container = McpServerKey::in_environment(env("container"), name());
+    let devbox = McpServerKey::in_environment(env("devbox"), name());
+    let local = McpServerKey::unscoped(name());
+    assert_eq!(
+        catalog.approval_mode(&container, "push"),
+        Some(ApprovalMode::Prompt)
+    );
+    assert_eq!(
+        catalog.approval_mode(&devbox, "push"),
+        Some(ApprovalMode::Auto)
+    );
+    assert_eq!(
+        catalog.approval_mode(&local, "push"),
+        Some(ApprovalMode::Auto)
+    );
+    assert_eq!(
+        catalog.elicitation_policy(&container),
+        Some(ElicitationPolicy::Decline)
+    );
+    assert_eq!(
+        catalog.elicitation_policy(&devbox),
+        Some(ElicitationPolicy::Ask)
+    );
+    assert_eq!(
+        catalog.elicitation_policy(&local),
+        Some(ElicitationPolicy::Ask)
     );
 }

@@ -46,8 +46,11 @@ const CASES: &[(&str, &str, &[ConfigErrorKind])] = &[
     ),
     (
         "invalid_environment_id",
-        "[environments.\"dev box\"]\nwrapper = []\n",
-        &[ConfigErrorKind::UnknownEnvironment],
+        "[environments.\"dev box\"]\nwrapper = []\n[environments.ok]\nelicitation = \"maybe\"\n",
+        &[
+            ConfigErrorKind::UnknownEnvironment,
+            ConfigErrorKind::InvalidValue,
+        ],
     ),
     (
         "zero_and_negative_timeouts",
