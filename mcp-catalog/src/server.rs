@@ -257,7 +257,9 @@ impl ServerConfig {
         &self.tool_approval_modes
     }
 
-    /// The approval mode for one tool: its own, else the server default.
+    /// The approval mode for one tool: its own, else the server default. An environment's
+    /// `default_tools_approval_mode` is applied by
+    /// [`ResolvedCatalog::approval_mode`](crate::ResolvedCatalog::approval_mode).
     pub fn approval_mode(&self, raw_tool_name: &str) -> ApprovalMode {
         self.tool_approval_modes
             .get(raw_tool_name)
