@@ -25,7 +25,9 @@ fn key(name: u8, env: u8) -> McpServerKey {
 }
 
 /// (tier, name, environment, enabled)
-fn registrations() -> impl Strategy<Value = Vec<(usize, u8, u8, bool)>> {
+type Reg = (usize, u8, u8, bool);
+
+fn registrations() -> impl Strategy<Value = Vec<Reg>> {
     prop::collection::vec(
         (0..5usize, 0..3u8, 0..3u8, prop::bool::weighted(0.8)),
         0..40,
@@ -80,7 +82,7 @@ proptest! {
 
     #[test]
     fn interleaving_of_different_keys_does_not_matter(regs in registrations(), seed in any::<u64>()) {
-        let build = |order: &[(usize, (usize, u8, u8, bool))]| {
+        let build = |order: &[(usize, Reg)]| {
             let mut builder = CatalogBuilder::new();
             for (i, (tier, name, env, enabled)) in order.iter().copied() {
                 builder.register(
