@@ -320,7 +320,7 @@ impl ConnectionSet {
                         );
                         return Err(Error::NotReady {
                             server: key.clone(),
-                            state: SlotState::Failed(f.clone()).describe(),
+                            state: SlotState::Failed(f.clone()).describe(key),
                             reason: Some(f.reason().clone()),
                         });
                     }
@@ -332,7 +332,7 @@ impl ConnectionSet {
                     };
                     return Err(Error::NotReady {
                         server: key.clone(),
-                        state: state.describe(),
+                        state: state.describe(key),
                         reason,
                     });
                 }
@@ -344,7 +344,7 @@ impl ConnectionSet {
         Error::Disconnected {
             server: server.clone(),
             operation: operation.to_owned(),
-            detail: e.to_string(),
+            detail: crate::http::describe_service(e),
         }
     }
 

@@ -87,6 +87,48 @@ fn status_class(s: &HttpStatusError) -> HttpFailure {
     }
 }
 
+/// The messages of an error and its sources, without rmcp's type names, e.g.
+/// `HTTP 500` or `error sending request for url (...): tcp connect error: Connection refused`.
+fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(StreamableHttpError::Client(inner)) =
+            e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            cur = Some(inner);
+            continue;
+        }
+        let text = e.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = e.source();
+    }
+    parts.join(": ")
+}
+
+/// A readable description of an `initialize` failure.
+pub(crate) fn describe_init(err: &ClientInitializeError) -> String {
+    match err {
+        ClientInitializeError::TransportError { error, context } => {
+            format!(
+                "{} (while trying to {context})",
+                error_chain(error.error.as_ref())
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A readable description of a request failure.
+pub(crate) fn describe_service(err: &ServiceError) -> String {
+    match err {
+        ServiceError::TransportSend(e) => error_chain(e.error.as_ref()),
+        other => other.to_string(),
+    }
+}
+
 /// Classifies an `initialize` failure.
 pub(crate) fn classify_init(err: &ClientInitializeError) -> HttpFailure {
     if err.is_authorization_required() {
@@ -190,7 +232,7 @@ pub(crate) async fn connect(
                         ));
                     }
                     HttpFailure::Transient if attempt < RETRY_DELAYS.len() => {
-                        tracing::debug!(server = %key, attempt, error = %err, "transient failure, retrying initialize");
+                        tracing::debug!(server = %key, attempt, error = %describe_init(&err), "transient failure, retrying initialize");
                         tokio::time::sleep(RETRY_DELAYS[attempt]).await;
                         attempt += 1;
                     }
@@ -198,9 +240,10 @@ pub(crate) async fn connect(
                         return Err(StartupFailure::new(
                             FailureReason::Transport,
                             format!(
-                                "MCP server `{key}` at {} is unreachable after {} attempts: {err}",
+                                "MCP server `{key}` at {} is unreachable after {} attempts: {}",
                                 target.url,
-                                attempt + 1
+                                attempt + 1,
+                                describe_init(&err)
                             ),
                         ));
                     }
@@ -208,8 +251,9 @@ pub(crate) async fn connect(
                         return Err(StartupFailure::new(
                             FailureReason::Protocol,
                             format!(
-                                "MCP server `{key}` at {}: initialize failed: {err}",
-                                target.url
+                                "MCP server `{key}` at {}: initialize failed: {}",
+                                target.url,
+                                describe_init(&err)
                             ),
                         ));
                     }

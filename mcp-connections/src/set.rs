@@ -27,6 +27,7 @@ pub(crate) struct SetInner {
     /// Legacy (name-only) lookups: name -> the key that answers for it.
     pub(crate) by_name: BTreeMap<ServerName, McpServerKey>,
     pub(crate) revision: AtomicU64,
+    event_order: std::sync::Mutex<()>,
     /// The aggregated catalog of the last revision asked for.
     pub(crate) catalog_cache: std::sync::Mutex<Option<crate::tools::Catalog>>,
     pub(crate) tasks: TaskTracker,
@@ -42,6 +43,14 @@ impl SetInner {
         if let Some(tx) = &self.options.events {
             let _ = tx.send(event);
         }
+    }
+
+    /// Held while a server's state changes together with its event, and while
+    /// `StartupComplete` is sent, so events keep their documented order.
+    pub(crate) fn event_order(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.event_order
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn live_cancel(&self) -> CancellationToken {
@@ -225,6 +234,7 @@ impl ConnectionSet {
             multi_environment,
             by_name,
             revision: AtomicU64::new(0),
+            event_order: std::sync::Mutex::new(()),
             catalog_cache: std::sync::Mutex::new(None),
             tasks: TaskTracker::new(),
             startup_cancel,
@@ -250,6 +260,7 @@ impl ConnectionSet {
                     SlotState::Cancelled | SlotState::Starting => cancelled.push(key.clone()),
                 }
             }
+            let _order = inner2.event_order();
             inner2.emit(ConnectionEvent::StartupComplete {
                 ready,
                 failed,

@@ -35,11 +35,19 @@ impl SlotState {
         !matches!(self, Self::Starting)
     }
 
-    pub(crate) fn describe(&self) -> String {
+    /// The state for a message that already names the server.
+    pub(crate) fn describe(&self, key: &mcp_key::McpServerKey) -> String {
         match self {
             Self::Starting => "still starting".to_owned(),
             Self::Ready(_) => "ready".to_owned(),
-            Self::Failed(f) => format!("failed ({}): {f}", f.reason()),
+            Self::Failed(f) => {
+                let text = f.to_string();
+                let prefix = format!("MCP server `{key}`");
+                let text = text.strip_prefix(&prefix).map_or(text.as_str(), |rest| {
+                    rest.trim_start_matches(':').trim_start()
+                });
+                format!("it failed ({}): {text}", f.reason().label())
+            }
             Self::Cancelled => "startup was cancelled".to_owned(),
         }
     }

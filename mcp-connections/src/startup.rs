@@ -50,13 +50,17 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             let live = Arc::new(live);
             let tools = live.tools().len();
             spawn_background(inner, slot, &live);
+            tracing::info!(server = %key, tools, "MCP server ready");
+            // State and event change together, so `StartupComplete` (sent once every state
+            // settled, under the same lock) never overtakes this `Ready`.
+            let _order = inner.event_order();
             slot.state.send_replace(SlotState::Ready(live));
             inner.revision.fetch_add(1, Ordering::SeqCst);
-            tracing::info!(server = %key, tools, "MCP server ready");
             inner.emit(ConnectionEvent::Ready { server: key, tools });
         }
         Err(StartError::Failed(failure)) => {
             tracing::warn!(server = %key, reason = %failure.reason(), "MCP server failed: {failure}");
+            let _order = inner.event_order();
             inner.emit(ConnectionEvent::Failed {
                 server: key,
                 error: failure.to_string(),
@@ -65,6 +69,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             slot.state.send_replace(SlotState::Failed(failure));
         }
         Err(StartError::Cancelled) => {
+            let _order = inner.event_order();
             inner.emit(ConnectionEvent::Cancelled { server: key });
             slot.state.send_replace(SlotState::Cancelled);
         }
@@ -106,7 +111,12 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             let work = async {
                 let service = match rmcp::ServiceExt::serve(handler, transport).await {
                     Ok(s) => s,
-                    Err(e) => return Err((format!("initialize failed: {e}"), false)),
+                    Err(e) => {
+                        return Err((
+                            format!("initialize failed: {}", http::describe_init(&e)),
+                            false,
+                        ));
+                    }
                 };
                 match paginate::all_tools(service.peer()).await {
                     Ok(tools) => Ok((service, tools)),

@@ -1,6 +1,8 @@
 //! Tool names, calls, timeouts, progress, elicitation, list changes and crashes, against real
 //! `mcp-fake-server` processes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
 mod common;
 
 use std::sync::{Arc, Mutex};
@@ -264,13 +266,16 @@ async fn progress_reaches_the_callback() {
         .await
         .unwrap();
     assert_eq!(r.structured_content.as_ref().unwrap()["steps"], json!(3));
-    let seen = seen.lock().unwrap();
-    let steps: Vec<(f64, Option<f64>)> = seen.iter().map(|p| (p.progress, p.total)).collect();
+    let steps: Vec<(f64, Option<f64>)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|p| (p.progress, p.total))
+        .collect();
     assert_eq!(
         steps,
         vec![(1.0, Some(3.0)), (2.0, Some(3.0)), (3.0, Some(3.0))]
     );
-    drop(seen);
     set.shutdown().await;
     fx.assert_no_processes().await;
 }

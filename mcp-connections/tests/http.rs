@@ -1,6 +1,8 @@
 //! Streamable-HTTP servers: auth headers, retries of transient failures, session expiry,
 //! login required, unreachable servers. Against the testkit's loopback HTTP fake server.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
 mod common;
 
 use std::sync::Arc;
@@ -168,7 +170,22 @@ async fn persistent_5xx_and_refused_connections_fail_as_transport_errors() {
         };
         assert_eq!(f.reason(), &FailureReason::Transport, "{name}: {f}");
         assert!(f.to_string().contains("after 3 attempts"), "{f}");
+        assert!(
+            !f.to_string().contains("rmcp::"),
+            "no type names in messages: {f}"
+        );
     }
+    let ServerState::Failed(broken) = state_of(&set, "broken") else {
+        panic!()
+    };
+    assert!(broken.to_string().contains("HTTP 500"), "{broken}");
+    let ServerState::Failed(refused) = state_of(&set, "refused") else {
+        panic!()
+    };
+    assert!(
+        refused.to_string().contains("Connection refused"),
+        "{refused}"
+    );
     set.shutdown().await;
     server.shutdown().await;
 }

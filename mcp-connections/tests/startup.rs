@@ -1,6 +1,8 @@
 //! Concurrent startup, events, required servers, and startup faults, against real
 //! `mcp-fake-server` processes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
 mod common;
 
 use std::collections::BTreeMap;
