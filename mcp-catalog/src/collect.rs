@@ -72,6 +72,10 @@ impl<'a> Collector<'a> {
     pub(crate) fn unknown_key(&mut self, scope: &Scope, key: &str, offset: usize, known: &[&str]) {
         let hint = match closest(key, known) {
             Some(candidate) => format!("did you mean `{candidate}`?"),
+            // A top-level key is usually another program's setting in a shared config file.
+            None if *scope == Scope::Document => {
+                "not an MCP setting; fine if another program reads this file".to_owned()
+            }
             None => "check the spelling; it may belong to a newer version".to_owned(),
         };
         let warning = ConfigWarning::unknown_key(self.location(offset), scope.clone(), key, &hint);

@@ -131,8 +131,8 @@ fn unknown_json_keys_are_warnings() {
         [
             ".mcp.json:1:39: server `a`: unknown key `disabled` ignored (check the spelling; it may \
              belong to a newer version)",
-            ".mcp.json:1:59: unknown key `other` ignored (check the spelling; it may belong to a \
-             newer version)",
+            ".mcp.json:1:59: unknown key `other` ignored (not an MCP setting; fine if another \
+             program reads this file)",
         ]
     );
 }
