@@ -1,0 +1,1 @@
+//! Credential stores: keyring, file, memory, auto.
