@@ -60,13 +60,33 @@ impl AuthError {
     }
 }
 
-/// Produces the bearer token for a server when the set connects to it.
+/// Produces the bearer token for a server's HTTP requests.
+///
+/// The set asks before every request, so a provider that refreshes tokens shortly before
+/// they expire (as `mcp-auth`'s OAuth credentials do) keeps long sessions working; keep
+/// [`authorization`](Self::authorization) cheap when nothing needs refreshing.
 pub trait AuthHeaderProvider: Send + Sync {
     /// The bearer token (without the `Bearer ` prefix), or `None` to send no credentials.
     fn authorization<'a>(
         &'a self,
         server: &'a McpServerKey,
     ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>>;
+
+    /// The server answered 401 to a request that carried `rejected`: return a fresh token
+    /// to retry that request once, or an error (the server then needs a login). The default
+    /// has nothing to refresh.
+    fn refresh_after_unauthorized<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        rejected: Option<&'a Secret>,
+    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+        let _ = rejected;
+        Box::pin(async move {
+            Err(AuthError::LoginRequired {
+                server: server.clone(),
+            })
+        })
+    }
 }
 
 /// A process-environment lookup, replaceable in tests.

@@ -355,6 +355,13 @@ impl ConnectionSet {
         live: &Arc<Live>,
         e: ServiceError,
     ) -> Error {
+        if e.is_authorization_required() {
+            return Error::NotReady {
+                server: server.clone(),
+                state: "the server rejected the credentials (HTTP 401); log in again".to_owned(),
+                reason: Some(crate::events::FailureReason::LoginRequired),
+            };
+        }
         match e {
             ServiceError::McpError(data) => Error::Server {
                 server: server.clone(),

@@ -14,6 +14,7 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use crate::auth::AuthHeaderProvider;
+use crate::authed_client::AuthedClient;
 use crate::error::StartupFailure;
 use crate::events::FailureReason;
 use crate::handler::Handler;
@@ -206,14 +207,30 @@ pub(crate) async fn connect(
         })?;
     let mut attempt = 0;
     loop {
-        let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
+        let config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
             .custom_headers(headers.clone())
             .reinit_on_expired_session(true);
-        if let Some(token) = &token {
-            config = config.auth_header(token.expose().to_owned());
-        }
-        let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
-        match handler.clone().serve(transport).await {
+        // With a provider, every request asks it for the token (refresh before expiry, and
+        // once after a 401); without one, no Authorization header is sent.
+        let served = match &target.auth {
+            Some(provider) => {
+                let client = AuthedClient::new(client.clone(), Arc::clone(provider), key.clone());
+                handler
+                    .clone()
+                    .serve(StreamableHttpClientTransport::with_client(client, config))
+                    .await
+            }
+            None => {
+                handler
+                    .clone()
+                    .serve(StreamableHttpClientTransport::with_client(
+                        client.clone(),
+                        config,
+                    ))
+                    .await
+            }
+        };
+        match served {
             Ok(service) => return Ok(service),
             Err(err) => {
                 let class = classify_init(&err);

@@ -39,6 +39,7 @@
 //! server name in two environments is two servers.
 
 mod auth;
+mod authed_client;
 mod call;
 mod elicitation;
 mod error;

@@ -223,3 +223,95 @@ async fn an_expired_session_is_reinitialized_once() {
     set.shutdown().await;
     server.shutdown().await;
 }
+
+/// A provider whose token is rotated by the test; counts refreshes.
+struct Rotating {
+    current: std::sync::Mutex<String>,
+    next: std::sync::Mutex<Option<String>>,
+    refreshes: std::sync::atomic::AtomicUsize,
+}
+
+impl mcp_connections::AuthHeaderProvider for Rotating {
+    fn authorization<'a>(
+        &'a self,
+        _server: &'a McpServerKey,
+    ) -> mcp_connections::BoxFuture<'a, Result<Option<mcp_key::Secret>, mcp_connections::AuthError>>
+    {
+        let token = self.current.lock().unwrap().clone();
+        Box::pin(async move { Ok(Some(mcp_key::Secret::new(token))) })
+    }
+
+    fn refresh_after_unauthorized<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        _rejected: Option<&'a mcp_key::Secret>,
+    ) -> mcp_connections::BoxFuture<'a, Result<Option<mcp_key::Secret>, mcp_connections::AuthError>>
+    {
+        self.refreshes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let next = self.next.lock().unwrap().take();
+        Box::pin(async move {
+            match next {
+                Some(t) => {
+                    *self.current.lock().unwrap() = t.clone();
+                    Ok(Some(mcp_key::Secret::new(t)))
+                }
+                None => Err(mcp_connections::AuthError::ReloginRequired {
+                    server: server.clone(),
+                }),
+            }
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
+    let server =
+        HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("old"))
+            .await
+            .unwrap();
+    let provider = Arc::new(Rotating {
+        current: std::sync::Mutex::new("old".to_owned()),
+        next: std::sync::Mutex::new(Some("new".to_owned())),
+        refreshes: Default::default(),
+    });
+    let mut fx = Fixture::new();
+    fx.add(
+        "web",
+        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
+    );
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_auth_provider(key("web"), provider.clone()),
+    );
+    set.wait_startup().await;
+    assert!(matches!(state_of(&set, "web"), ServerState::Ready { .. }));
+    // The server rotates its accepted token; the next call gets a 401 and is retried with
+    // the refreshed token.
+    server.set_bearer_token(Some("new".to_owned()));
+    let r = set
+        .call_tool(
+            &key("web"),
+            "echo",
+            Some(json!({"n": 1})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"n": 1})));
+    assert_eq!(
+        provider.refreshes.load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    // Rotated again with nothing to refresh to: the call fails as needing login, no loop.
+    server.set_bearer_token(Some("newer".to_owned()));
+    let before = server.counters().unauthorized;
+    let err = set
+        .call_tool(&key("web"), "echo", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_auth_required(), "{err}");
+    assert_eq!(server.counters().unauthorized - before, 1, "no retry loop");
+    set.shutdown().await;
+    server.shutdown().await;
+}

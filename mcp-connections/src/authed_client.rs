@@ -1,0 +1,205 @@
+//! An HTTP client for rmcp's streamable-HTTP transport that asks the server's
+//! [`AuthHeaderProvider`] for the bearer token on every request, and after a 401 asks it once
+//! for a fresh token and retries. Token refresh is invisible to the host.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use mcp_key::McpServerKey;
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::{Error as SseError, Sse};
+
+use crate::auth::AuthHeaderProvider;
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// reqwest plus a credential provider.
+#[derive(Clone)]
+pub(crate) struct AuthedClient {
+    inner: reqwest::Client,
+    provider: Arc<dyn AuthHeaderProvider>,
+    server: McpServerKey,
+}
+
+impl AuthedClient {
+    pub(crate) fn new(
+        inner: reqwest::Client,
+        provider: Arc<dyn AuthHeaderProvider>,
+        server: McpServerKey,
+    ) -> Self {
+        Self {
+            inner,
+            provider,
+            server,
+        }
+    }
+
+    fn unauthorized(detail: &str) -> HttpError {
+        StreamableHttpError::AuthRequired(AuthRequiredError::new(detail.to_owned()))
+    }
+
+    /// Runs `call` with the current token; after a 401, once more with a refreshed token.
+    async fn with_auth<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let token = self
+            .provider
+            .authorization(&self.server)
+            .await
+            .map_err(|e| Self::unauthorized(&e.to_string()))?;
+        let sent = token.as_ref().map(|t| t.expose().to_owned());
+        match call(sent).await {
+            Err(StreamableHttpError::AuthRequired(challenge)) => {
+                tracing::debug!(server = %self.server, "HTTP 401: refreshing credentials once");
+                match self
+                    .provider
+                    .refresh_after_unauthorized(&self.server, token.as_ref())
+                    .await
+                {
+                    Ok(Some(fresh)) if Some(&fresh) != token.as_ref() => {
+                        call(Some(fresh.expose().to_owned())).await
+                    }
+                    _ => Err(StreamableHttpError::AuthRequired(challenge)),
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+impl StreamableHttpClient for AuthedClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.with_auth(|token| {
+            self.inner.post_message(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                token,
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.with_auth(|token| {
+            self.inner.post_message_with_max_sse_event_size(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                token,
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.with_auth(|token| {
+            self.inner.post_message_with_response_limits(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                token,
+                custom_headers.clone(),
+                limits,
+            )
+        })
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.with_auth(|token| {
+            self.inner.delete_session(
+                uri.clone(),
+                session_id.clone(),
+                token,
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        self.with_auth(|token| {
+            self.inner.get_stream(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                token,
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        self.with_auth(|token| {
+            self.inner.get_stream_with_max_sse_event_size(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                token,
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
+    }
+}
