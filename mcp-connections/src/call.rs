@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::handler::{ProgressCallback, ProgressSink};
+use crate::hooks::ToolCall;
 use crate::set::ConnectionSet;
 use crate::slot::{Live, Slot, SlotState};
 use crate::startup;
@@ -141,6 +142,7 @@ impl ConnectionSet {
                 tool: tool.to_owned(),
             });
         }
+        let arguments = self.run_hooks(server, tool, arguments).await?;
         let arguments = match arguments {
             None | Some(Value::Null) => None,
             Some(Value::Object(map)) => Some(map),
@@ -253,6 +255,39 @@ impl ConnectionSet {
             });
         };
         self.call_tool(&server, &tool, arguments, options).await
+    }
+
+    /// Runs the pre-call hooks; they may rewrite the arguments or deny the call, never move
+    /// it.
+    async fn run_hooks(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+        arguments: Option<Value>,
+    ) -> Result<Option<Value>> {
+        let mut call = ToolCall {
+            server: server.clone(),
+            tool: tool.to_owned(),
+            arguments,
+        };
+        for hook in &self.inner.options.hooks {
+            call = hook
+                .before_call(call)
+                .await
+                .map_err(|d| Error::CallDenied {
+                    server: server.clone(),
+                    tool: tool.to_owned(),
+                    reason: d.reason().to_owned(),
+                })?;
+            if &call.server != server || call.tool != tool {
+                return Err(Error::HookRedirected {
+                    server: server.clone(),
+                    tool: tool.to_owned(),
+                    attempted: format!("{}/{}", call.server, call.tool),
+                });
+            }
+        }
+        Ok(call.arguments)
     }
 
     /// Removes host-owned keys (the reserved prefix) from caller `_meta`.

@@ -159,6 +159,36 @@ pub enum Error {
         /// Each failed required server with its failure, sorted by key.
         failures: Vec<(McpServerKey, StartupFailure)>,
     },
+    /// A bare server name matches servers in several environments; name one.
+    #[error("MCP server name `{name}` exists in several environments ({}); name the environment, e.g. `{}`", candidates.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "), candidates.first().map(ToString::to_string).unwrap_or_default())]
+    AmbiguousServer {
+        /// The name as given.
+        name: String,
+        /// Every key with that name, sorted.
+        candidates: Vec<McpServerKey>,
+    },
+    /// A pre-call hook denied the call.
+    #[error("the call of tool `{tool}` on MCP server `{server}` was denied by a hook: {reason}")]
+    CallDenied {
+        /// The server.
+        server: McpServerKey,
+        /// The raw tool name.
+        tool: String,
+        /// The hook's reason.
+        reason: String,
+    },
+    /// A pre-call hook tried to move the call to another server, environment or tool.
+    #[error(
+        "a pre-call hook tried to move the call of tool `{tool}` on MCP server `{server}` to `{attempted}`; hooks may rewrite arguments or deny a call, never change where it runs"
+    )]
+    HookRedirected {
+        /// The server the call was made for.
+        server: McpServerKey,
+        /// The raw tool name.
+        tool: String,
+        /// Where the hook tried to send it (`server/tool`).
+        attempted: String,
+    },
     /// The connection set is shut down.
     #[error("the MCP connection set is shut down")]
     ShutDown,
@@ -176,6 +206,11 @@ impl Error {
     /// The operation timed out.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Self::Timeout { .. })
+    }
+
+    /// A hook denied the call or tried to redirect it.
+    pub fn is_denied(&self) -> bool {
+        matches!(self, Self::CallDenied { .. } | Self::HookRedirected { .. })
     }
 
     /// The server or tool name is not known.

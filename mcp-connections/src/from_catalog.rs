@@ -1,9 +1,12 @@
 //! Turning a resolved catalog into the set's server specs.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use mcp_catalog::{ResolvedCatalog, ServerConfig, Transport};
-use mcp_key::{McpServerKey, NamingOptions, ServerName};
+use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, ServerName};
+
+use crate::environment::{Environment, WrapperEnvironment};
 
 use crate::options::ConnectionSetOptions;
 use crate::spec::{HttpSpec, ServerSpec, StdioSpec, TransportSpec};
@@ -14,42 +17,21 @@ pub(crate) fn specs(catalog: &ResolvedCatalog, _options: &ConnectionSetOptions) 
         .exposed_keys()
         .filter_map(|key| {
             let config = catalog.get(key)?;
-            config.enabled().then(|| spec(catalog, key, config))
+            config.enabled().then(|| spec(key, config))
         })
         .collect()
 }
 
-fn spec(catalog: &ResolvedCatalog, key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
+fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
     let env_id = config.environment();
-    let environment = if env_id.is_local() {
-        None
-    } else {
-        catalog.environment(env_id)
-    };
-    let environment_problem = (!env_id.is_local() && environment.is_none()).then(|| {
-        format!(
-            "MCP server `{key}` runs in environment `{env_id}`, which is not configured; add [environments.{env_id}] or change the server's environment"
-        )
-    });
     let transport = match config.transport() {
-        Transport::Stdio(s) => {
-            let mut env: BTreeMap<String, String> =
-                environment.map(|e| e.env().clone()).unwrap_or_default();
-            env.extend(s.env().iter().map(|(k, v)| (k.clone(), v.clone())));
-            TransportSpec::Stdio(StdioSpec {
-                program: s.command().to_owned(),
-                args: s.args().to_vec(),
-                env,
-                env_vars: s.env_vars().to_vec(),
-                cwd: s
-                    .cwd()
-                    .map(ToOwned::to_owned)
-                    .or_else(|| environment.and_then(|e| e.cwd().map(ToOwned::to_owned))),
-                wrapper: environment
-                    .map(|e| e.wrapper().to_vec())
-                    .unwrap_or_default(),
-            })
-        }
+        Transport::Stdio(s) => TransportSpec::Stdio(StdioSpec {
+            program: s.command().to_owned(),
+            args: s.args().to_vec(),
+            env: s.env().clone(),
+            env_vars: s.env_vars().to_vec(),
+            cwd: s.cwd().map(ToOwned::to_owned),
+        }),
         Transport::StreamableHttp(h) => TransportSpec::Http(HttpSpec {
             url: h.url().to_owned(),
             bearer_token_env_var: h.bearer_token_env_var().map(ToOwned::to_owned),
@@ -66,7 +48,51 @@ fn spec(catalog: &ResolvedCatalog, key: &McpServerKey, config: &ServerConfig) ->
         filter: config.tool_filter().clone(),
         required: config.required(),
         parallel_tool_calls: config.supports_parallel_tool_calls(),
-        environment_problem,
+        environment: (!env_id.is_local()).then(|| env_id.clone()),
+        environment_problem: None,
+    }
+}
+
+/// The environments stdio servers can run in: the catalog's `[environments.*]` as wrapper
+/// environments, overlaid by the host's own.
+pub(crate) fn environments(
+    catalog: &ResolvedCatalog,
+    options: &ConnectionSetOptions,
+) -> BTreeMap<EnvironmentId, Arc<dyn Environment>> {
+    let mut out: BTreeMap<EnvironmentId, Arc<dyn Environment>> = catalog
+        .environments()
+        .iter()
+        .map(|(id, config)| {
+            (
+                id.clone(),
+                Arc::new(WrapperEnvironment::from_catalog(id, config)) as Arc<dyn Environment>,
+            )
+        })
+        .collect();
+    out.extend(
+        options
+            .environments
+            .iter()
+            .map(|(k, v)| (k.clone(), Arc::clone(v))),
+    );
+    out
+}
+
+/// Marks servers whose environment is unknown (startup then fails with reason
+/// `environment`, for that server only).
+pub(crate) fn check_environments(
+    specs: &mut [ServerSpec],
+    environments: &BTreeMap<EnvironmentId, Arc<dyn Environment>>,
+) {
+    for spec in specs {
+        if let Some(env) = &spec.environment
+            && !environments.contains_key(env)
+        {
+            spec.environment_problem = Some(format!(
+                "MCP server `{}` runs in environment `{env}`, which is not configured; add [environments.{env}] with a wrapper, register a host environment, or change the server's environment",
+                spec.key
+            ));
+        }
     }
 }
 

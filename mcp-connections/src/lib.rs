@@ -38,14 +38,17 @@
 //! Every map of servers is keyed by [`McpServerKey`](mcp_key::McpServerKey), so the same
 //! server name in two environments is two servers.
 
+mod approvals;
 mod auth;
 mod authed_client;
 mod call;
 mod elicitation;
+mod environment;
 mod error;
 mod events;
 mod from_catalog;
 mod handler;
+mod hooks;
 mod http;
 mod options;
 mod paginate;
@@ -57,15 +60,20 @@ mod startup;
 mod stdio;
 mod tools;
 
+pub use approvals::{Approval, must_ask};
 pub use auth::{AuthError, AuthHeaderProvider, BearerEnvVar, EnvLookup, StaticBearer, process_env};
 pub use call::CallOptions;
 pub use elicitation::{
     AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest,
     fill_form_defaults,
 };
+pub use environment::{
+    ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, WrapperEnvironment,
+};
 pub use error::{Error, Result, StartupFailure};
 pub use events::{ConnectionEvent, FailureReason};
 pub use handler::{Progress, ProgressCallback};
+pub use hooks::{CallHook, HookDenial, ToolCall};
 pub use options::{
     ConnectionSetOptions, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROCESS_GRACE,
     DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_SHUTDOWN_TIMEOUT,

@@ -4,14 +4,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_key::McpServerKey;
+use mcp_key::{EnvironmentId, McpServerKey};
 use rmcp::model::{Implementation, ProtocolVersion};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::{AuthHeaderProvider, EnvLookup, process_env};
 use crate::elicitation::ElicitationHandler;
+use crate::environment::Environment;
 use crate::events::ConnectionEvent;
+use crate::hooks::CallHook;
 
 /// Default grace period `tools()` waits for servers that are still starting.
 pub const DEFAULT_TOOLS_GRACE: Duration = Duration::from_secs(1);
@@ -57,6 +59,8 @@ pub struct ConnectionSetOptions {
     pub(crate) env: EnvLookup,
     pub(crate) cancel: CancellationToken,
     pub(crate) auth: BTreeMap<McpServerKey, Arc<dyn AuthHeaderProvider>>,
+    pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
+    pub(crate) hooks: Vec<Arc<dyn CallHook>>,
 }
 
 impl Default for ConnectionSetOptions {
@@ -97,6 +101,8 @@ impl ConnectionSetOptions {
             env: process_env(),
             cancel: CancellationToken::new(),
             auth: BTreeMap::new(),
+            environments: BTreeMap::new(),
+            hooks: Vec::new(),
         }
     }
 
@@ -183,6 +189,23 @@ impl ConnectionSetOptions {
         provider: Arc<dyn AuthHeaderProvider>,
     ) -> Self {
         self.auth.insert(key, provider);
+        self
+    }
+
+    /// Launch stdio servers of environment `id` through `environment` (instead of the
+    /// configuration's wrapper, if any).
+    pub fn with_environment(
+        mut self,
+        id: EnvironmentId,
+        environment: Arc<dyn Environment>,
+    ) -> Self {
+        self.environments.insert(id, environment);
+        self
+    }
+
+    /// Adds a pre-call hook; hooks run in the order added.
+    pub fn with_call_hook(mut self, hook: Arc<dyn CallHook>) -> Self {
+        self.hooks.push(hook);
         self
     }
 }

@@ -6,16 +6,17 @@ use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use mcp_catalog::ResolvedCatalog;
-use mcp_key::{McpServerKey, NamingOptions, Secret, ServerName};
+use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, Secret, ServerName};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::{AuthHeaderProvider, BearerEnvVar};
+use crate::environment::Environment;
 use crate::error::{Error, Result, StartupFailure};
 use crate::events::{ConnectionEvent, FailureReason};
 use crate::options::ConnectionSetOptions;
 use crate::slot::{Slot, SlotState};
-use crate::spec::{HttpSpec, ServerSpec};
+use crate::spec::HttpSpec;
 use crate::startup;
 
 /// Shared state of a connection set.
@@ -24,6 +25,12 @@ pub(crate) struct SetInner {
     pub(crate) slots: BTreeMap<McpServerKey, Arc<Slot>>,
     pub(crate) naming: NamingOptions,
     pub(crate) multi_environment: bool,
+    /// The catalog the set was started from (approval modes, elicitation policies).
+    pub(crate) catalog: ResolvedCatalog,
+    /// Where stdio servers of non-local environments are launched.
+    pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
+    /// Tools approved "for this session", per server key.
+    pub(crate) approvals: std::sync::Mutex<std::collections::BTreeSet<(McpServerKey, String)>>,
     /// Legacy (name-only) lookups: name -> the key that answers for it.
     pub(crate) by_name: BTreeMap<ServerName, McpServerKey>,
     pub(crate) revision: AtomicU64,
@@ -209,19 +216,12 @@ impl ConnectionSet {
     /// Observe progress through the events channel of `options`, [`Self::wait_startup`],
     /// [`Self::wait_required`] or [`Self::status`].
     pub fn start(catalog: &ResolvedCatalog, options: ConnectionSetOptions) -> Self {
-        let specs = crate::from_catalog::specs(catalog, &options);
+        let mut specs = crate::from_catalog::specs(catalog, &options);
+        let environments = crate::from_catalog::environments(catalog, &options);
+        crate::from_catalog::check_environments(&mut specs, &environments);
         let naming = crate::from_catalog::naming(catalog);
         let by_name = crate::from_catalog::legacy_names(catalog, &specs);
-        Self::start_specs(specs, naming, catalog.multi_environment(), by_name, options)
-    }
-
-    fn start_specs(
-        specs: Vec<ServerSpec>,
-        naming: NamingOptions,
-        multi_environment: bool,
-        by_name: BTreeMap<ServerName, McpServerKey>,
-        options: ConnectionSetOptions,
-    ) -> Self {
+        let multi_environment = catalog.multi_environment();
         let startup_cancel = options.cancel.child_token();
         let slots: BTreeMap<McpServerKey, Arc<Slot>> = specs
             .into_iter()
@@ -232,6 +232,9 @@ impl ConnectionSet {
             slots,
             naming,
             multi_environment,
+            catalog: catalog.clone(),
+            environments,
+            approvals: std::sync::Mutex::default(),
             by_name,
             revision: AtomicU64::new(0),
             event_order: std::sync::Mutex::new(()),
@@ -281,6 +284,59 @@ impl ConnectionSet {
     /// The key that answers for a bare server name (the legacy winner).
     pub fn resolve_name(&self, name: &ServerName) -> Option<&McpServerKey> {
         self.inner.by_name.get(name)
+    }
+
+    /// The server a caller means by a name and an optional environment.
+    ///
+    /// With an environment: the server of that name scoped to it (for `local`, the unscoped
+    /// server if there is no `local`-scoped one). Without one: with multi-environment
+    /// exposure, the only server of that name, or [`Error::AmbiguousServer`] listing the
+    /// candidates when several environments have one; without exposure, the legacy winner.
+    pub fn server_key(
+        &self,
+        name: &ServerName,
+        environment: Option<&EnvironmentId>,
+    ) -> Result<McpServerKey> {
+        let candidates: Vec<&McpServerKey> = self
+            .inner
+            .slots
+            .keys()
+            .filter(|k| k.name() == name)
+            .collect();
+        let unknown = || Error::UnknownServer {
+            server: match environment {
+                Some(env) => format!("{name}@{env}"),
+                None => name.to_string(),
+            },
+            hint: known_servers_hint(self.inner.slots.keys()),
+        };
+        if let Some(env) = environment {
+            let scoped = candidates.iter().find(|k| k.environment() == Some(env));
+            let fallback = env
+                .is_local()
+                .then(|| candidates.iter().find(|k| !k.is_scoped()))
+                .flatten();
+            return scoped
+                .or(fallback)
+                .map(|k| (*k).clone())
+                .ok_or_else(unknown);
+        }
+        if !self.inner.multi_environment {
+            return self.inner.by_name.get(name).cloned().ok_or_else(unknown);
+        }
+        match candidates.as_slice() {
+            [] => Err(unknown()),
+            [one] => Ok((*one).clone()),
+            many => Err(Error::AmbiguousServer {
+                name: name.to_string(),
+                candidates: many.iter().map(|k| (*k).clone()).collect(),
+            }),
+        }
+    }
+
+    /// Whether multi-environment exposure is on (from the catalog).
+    pub fn multi_environment(&self) -> bool {
+        self.inner.multi_environment
     }
 
     /// The current state of every server, sorted by key. Does not wait.

@@ -16,6 +16,8 @@ pub(crate) struct ServerSpec {
     pub(crate) filter: mcp_catalog::ToolFilter,
     pub(crate) required: bool,
     pub(crate) parallel_tool_calls: bool,
+    /// The environment the server runs in, when it is not `local`.
+    pub(crate) environment: Option<mcp_key::EnvironmentId>,
     /// Set when the server's environment cannot be used; startup fails with reason
     /// `environment`.
     pub(crate) environment_problem: Option<String>,
@@ -36,7 +38,6 @@ pub(crate) struct StdioSpec {
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) env_vars: Vec<String>,
     pub(crate) cwd: Option<PathBuf>,
-    pub(crate) wrapper: Vec<String>,
 }
 
 #[derive(Debug, Clone)]

@@ -85,11 +85,17 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             problem.clone(),
         )));
     }
+    // The owning environment's (or server's) elicitation policy decides whether requests
+    // reach the host's handler at all.
+    let elicitation = match inner.catalog.elicitation_policy(key) {
+        Some(mcp_catalog::ElicitationPolicy::Decline) => None,
+        _ => inner.options.elicitation.clone(),
+    };
     let shared = ConnectionShared::new(
         key.clone(),
         &inner.options.client,
         inner.options.protocol_version.clone(),
-        inner.options.elicitation.clone(),
+        elicitation,
     );
     let handler = Handler {
         shared: Arc::clone(&shared),
@@ -103,7 +109,11 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             ),
         ))),
         TransportSpec::Stdio(stdio_spec) => {
-            let (process, transport) = stdio::launch(key, stdio_spec, &inner.options)
+            let environment = spec
+                .environment
+                .as_ref()
+                .and_then(|e| inner.environments.get(e));
+            let (process, transport) = stdio::launch(key, stdio_spec, environment, &inner.options)
                 .await
                 .map_err(StartError::Failed)?;
             // Err((detail, broke_protocol)): a protocol violation is reported as such even

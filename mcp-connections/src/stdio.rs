@@ -1,10 +1,12 @@
 //! stdio servers through mcp-pool's launcher (the only place that spawns processes).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_key::McpServerKey;
 use mcp_pool::{LaunchError, LaunchSpec, ProcessExit, StdioProcess, StdioTransport};
 
+use crate::environment::Environment;
 use crate::error::StartupFailure;
 use crate::events::FailureReason;
 use crate::options::ConnectionSetOptions;
@@ -31,6 +33,7 @@ fn failure_for_launch(key: &McpServerKey, e: &LaunchError) -> StartupFailure {
 pub(crate) async fn launch(
     key: &McpServerKey,
     spec: &StdioSpec,
+    environment: Option<&Arc<dyn Environment>>,
     options: &ConnectionSetOptions,
 ) -> Result<(Process, StdioTransport), StartupFailure> {
     let mut launch = LaunchSpec::new(spec.program.clone())
@@ -51,8 +54,10 @@ pub(crate) async fn launch(
     if let Some(cwd) = &spec.cwd {
         launch = launch.with_cwd(cwd.clone());
     }
-    if !spec.wrapper.is_empty() {
-        launch = launch.with_wrapper(spec.wrapper.iter().cloned());
+    if let Some(environment) = environment {
+        launch = environment
+            .prepare_launch(key, launch)
+            .map_err(|e| StartupFailure::new(FailureReason::Environment, format!("MCP {e}")))?;
     }
     let mut process = mcp_pool::launch(launch)
         .await

@@ -1,0 +1,45 @@
+//! Pre-call hooks: a host may inspect a call, rewrite its arguments or deny it, but never
+//! move it to another server or environment.
+
+use mcp_key::McpServerKey;
+use serde_json::Value;
+
+use crate::elicitation::BoxFuture;
+
+/// A tool call as a hook sees it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The server the call goes to. A hook must not change it.
+    pub server: McpServerKey,
+    /// The raw tool name. A hook must not change it.
+    pub tool: String,
+    /// The arguments (a JSON object, or `None`). A hook may rewrite them.
+    pub arguments: Option<Value>,
+}
+
+/// A hook's refusal of a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookDenial {
+    reason: String,
+}
+
+impl HookDenial {
+    /// A denial with the reason shown to the caller.
+    pub fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+        }
+    }
+
+    /// The reason.
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+/// Runs before every tool call of the set, in the order the hooks were added.
+pub trait CallHook: Send + Sync {
+    /// Returns the call to make (possibly with rewritten arguments), or a denial.
+    fn before_call(&self, call: ToolCall) -> BoxFuture<'_, Result<ToolCall, HookDenial>>;
+}
