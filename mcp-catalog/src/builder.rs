@@ -56,7 +56,7 @@ pub struct CatalogBuilder {
     environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
     settings: Settings,
     plugins: Vec<PluginRef>,
-    warnings: Vec<ConfigWarning>,
+    pub(crate) warnings: Vec<ConfigWarning>,
     next_seq: u64,
 }
 

@@ -12,6 +12,16 @@ pub(crate) struct Collector<'a> {
     warnings: Vec<(usize, ConfigWarning)>,
 }
 
+/// What kind of file is being read: a user configuration, or a plugin's declaration of
+/// its servers (where the installation, not the file, decides the environment).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// A user configuration file.
+    Config,
+    /// A plugin's `.mcp.json` or `mcp.toml`.
+    Plugin,
+}
+
 /// One error to record.
 pub(crate) struct Problem<'s> {
     pub(crate) scope: &'s Scope,
@@ -79,6 +89,25 @@ impl<'a> Collector<'a> {
             None => "check the spelling; it may belong to a newer version".to_owned(),
         };
         let warning = ConfigWarning::unknown_key(self.location(offset), scope.clone(), key, &hint);
+        self.warnings.push((offset, warning));
+    }
+
+    /// A key a plugin file may not set (`environment`, top-level settings): ignored, with a
+    /// warning that says where to set it instead.
+    pub(crate) fn ignored_in_plugin(&mut self, scope: &Scope, key: &str, offset: usize) {
+        let hint = if key == "environment" {
+            "the installation decides where a plugin runs: list environments in the user \
+             configuration's `[[plugins]] environments = [...]`"
+        } else {
+            "a plugin only declares servers; set it in the user configuration"
+        };
+        let warning = ConfigWarning {
+            location: self.location(offset),
+            scope: scope.clone(),
+            key: None,
+            message: format!("`{key}` is ignored in a plugin"),
+            hint: Some(hint.to_owned()),
+        };
         self.warnings.push((offset, warning));
     }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use mcp_key::ServerName;
 use serde_json::{Map, Value};
 
-use crate::collect::{Collector, header_name_ok, header_value_ok, url_problem};
+use crate::collect::{Collector, Role, header_name_ok, header_value_ok, url_problem};
 use crate::config::{Config, LoadedConfig};
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors, Scope};
 use crate::env::EnvLookup;
@@ -22,6 +22,17 @@ pub(crate) fn parse(
     text: &str,
     origin: &str,
     env: &dyn EnvLookup,
+) -> Result<LoadedConfig, ConfigErrors> {
+    parse_as(text, origin, env, Role::Config)
+}
+
+/// Parses `.mcp.json` text; for [`Role::Plugin`], an `environment` key of a server is
+/// ignored with a warning that says the installation decides.
+pub(crate) fn parse_as(
+    text: &str,
+    origin: &str,
+    env: &dyn EnvLookup,
+    role: Role,
 ) -> Result<LoadedConfig, ConfigErrors> {
     let mut cx = Collector::new(text, origin);
     let root: Value = match serde_json::from_str(text) {
@@ -70,6 +81,7 @@ pub(crate) fn parse(
                     text,
                     env,
                     name,
+                    role,
                 };
                 if let Some((name, server)) = p.parse(server) {
                     config.servers.insert(name, server);
@@ -98,6 +110,7 @@ struct JsonServer<'c, 'a, 't> {
     text: &'t str,
     env: &'t dyn EnvLookup,
     name: &'t str,
+    role: Role,
 }
 
 impl JsonServer<'_, '_, '_> {
@@ -205,6 +218,11 @@ impl JsonServer<'_, '_, '_> {
                         }
                     }
                     http.http_headers = headers;
+                }
+                "environment" if self.role == Role::Plugin => {
+                    let offset = self.offset(Some(field));
+                    let scope = self.scope();
+                    self.cx.ignored_in_plugin(&scope, field, offset);
                 }
                 _ => {
                     let offset = self.offset(Some(field));

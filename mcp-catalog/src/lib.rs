@@ -2,7 +2,7 @@
 //! error located and actionable, sources merged by precedence into one winner per
 //! [`McpServerKey`](mcp_key::McpServerKey), multi-environment resolution, tool filters and
 //! connection fingerprints. Pure data: no processes, no network; the only I/O is
-//! [`load_file`].
+//! [`load_file`] and reading plugin folders ([`Plugin::load`]).
 //!
 //! ```
 //! use mcp_catalog::{CatalogBuilder, Config, EmptyEnv, Transport};
@@ -53,6 +53,17 @@
 //! plugins, selected plugins, user configuration, built-in servers, run-time extensions).
 //! See [`CatalogBuilder`] and [`ResolvedCatalog`] for the rules, vetoes and legacy names.
 //!
+//! # Plugins installed per environment
+//!
+//! A [`Plugin`] is a folder whose [`PLUGIN_JSON_FILE`] (`.mcp.json`) or
+//! [`PLUGIN_TOML_FILE`] (`mcp.toml`) declares servers ([`Plugin::load`]; exactly one of the
+//! two files). Installing it ([`CatalogBuilder::add_plugin`], in a [`PluginTier`]) in
+//! environments `["local", "devbox"]` registers each server `name` as `name@local` and
+//! `name@devbox`; the installation, not the file, decides where a server runs. A user
+//! configuration's `[[plugins]] path = "...", environments = [...]` entries are loaded as
+//! selected plugins by [`CatalogBuilder::add_user_config_with_plugins`] (paths relative to
+//! the configuration's folder) or [`CatalogBuilder::load_plugins`].
+//!
 //! # Decisions where the specification leaves room
 //!
 //! - Within the user and built-in tiers the *later* registration wins (a project file
@@ -66,12 +77,19 @@
 //!   smallest environment id. Only active (non-vetoed) keys compete.
 //! - `ResolvedCatalog::iter` lists every active server; hosts start and show
 //!   [`ResolvedCatalog::exposed_keys`] (all of them with `multi_environment` on).
+//! - A plugin is named after its folder; an `environment` in its file, and any top-level
+//!   setting of its `mcp.toml`, is ignored with a warning. With `multi_environment` off,
+//!   the legacy winner of a plugin server is its `local` installation unless the user
+//!   configuration has an unscoped server of that name. Undeclared environments in
+//!   `[[plugins]]` are TOML errors; through the API they are a warning of
+//!   [`CatalogBuilder::build`].
 //! - `.mcp.json` positions are found by a small scanner over the accepted text (serde_json
 //!   keeps none); an error points at the offending key, or at its server's key.
 //! - Unknown keys (anywhere) are warnings; the fields of the other transport, inline
 //!   secrets and every invalid value are errors.
 
 mod builder;
+mod builder_plugins;
 mod collect;
 mod config;
 mod diagnostic;
@@ -83,6 +101,7 @@ mod fingerprint;
 mod json_locate;
 mod json_parse;
 mod load;
+mod plugin;
 mod resolved;
 mod server;
 mod source;
@@ -97,10 +116,11 @@ pub use config::{
 };
 pub use diagnostic::{ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, Location};
 pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
-pub use error::Error;
+pub use error::{Error, PluginFolderProblem};
 pub use filter::ToolFilter;
 pub use fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
 pub use load::{load_file, load_file_with_env};
+pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolved::ResolvedCatalog;
 pub use server::{ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig};
 pub use source::{Conflict, Source, Tier, VetoReason};

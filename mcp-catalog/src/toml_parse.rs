@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use mcp_key::EnvironmentId;
 use toml::de::DeTable;
 
-use crate::collect::Collector;
+use crate::collect::{Collector, Role};
 use crate::config::{
     Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
 };
@@ -33,6 +33,13 @@ const ENVIRONMENT_KEYS: &[&str] = &[
 const PLUGIN_KEYS: &[&str] = &["path", "environments"];
 
 pub(crate) fn parse(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErrors> {
+    parse_as(text, origin, Role::Config)
+}
+
+/// Parses a user configuration, or (for [`Role::Plugin`]) a plugin's `mcp.toml`, in which
+/// only `[mcp_servers]` counts: other top-level keys and `environment` are ignored with a
+/// warning.
+pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedConfig, ConfigErrors> {
     let mut cx = Collector::new(text, origin);
     let (document, syntax_errors) = DeTable::parse_recoverable(text);
     if !syntax_errors.is_empty() {
@@ -60,11 +67,21 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErro
     };
 
     // Environments first: servers and plugins refer to them.
-    if let Some(value) = document.get("environments") {
+    if let Some(value) = document.get("environments")
+        && role == Role::Config
+    {
         config.environments = parse_environments(&mut r, value);
     }
     for (key, value) in document {
         let field = key.get_ref().as_ref();
+        if role == Role::Plugin && field != "mcp_servers" {
+            if TOP_KEYS.contains(&field) {
+                r.cx.ignored_in_plugin(&Scope::Document, field, key.span().start);
+            } else {
+                r.unknown_key(key, &["mcp_servers"]);
+            }
+            continue;
+        }
         match field {
             "credentials_store" => {
                 if let Some(s) = r.string(field, value) {
@@ -94,7 +111,7 @@ pub(crate) fn parse(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErro
                         name.get_ref(),
                         name.span().start,
                         server,
-                        &config.environments,
+                        (role == Role::Config).then_some(&config.environments),
                     );
                     if let Some((name, server)) = parsed {
                         config.servers.insert(name, server);

@@ -47,13 +47,15 @@ enum Kind {
     Unknown,
 }
 
-/// Validates one server table; `None` if it had any error.
+/// Validates one server table; `None` if it had any error. `environments` are the declared
+/// ones that `environment` may name; `None` in a plugin file, where `environment` is
+/// ignored with a warning.
 pub(crate) fn parse_server(
     cx: &mut Collector<'_>,
     raw_name: &str,
     name_offset: usize,
     value: &Value<'_>,
-    environments: &BTreeMap<EnvironmentId, EnvironmentConfig>,
+    environments: Option<&BTreeMap<EnvironmentId, EnvironmentConfig>>,
 ) -> Option<(ServerName, ServerConfig)> {
     let errors_before = cx.error_count();
     let scope = Scope::Server(raw_name.to_owned());
@@ -244,6 +246,9 @@ pub(crate) fn parse_server(
             "supports_parallel_tool_calls" => {
                 server.supports_parallel_tool_calls = r.bool(field, value).unwrap_or(false);
             }
+            "environment" if environments.is_none() => {
+                r.cx.ignored_in_plugin(&r.scope, field, offset);
+            }
             "environment" => environment_value = Some(value),
             "default_tools_approval_mode" => {
                 if let Some(mode) = r.approval_mode(field, value) {
@@ -265,6 +270,7 @@ pub(crate) fn parse_server(
     }
 
     if let Some(value) = environment_value
+        && let Some(environments) = environments
         && let Some(environment) = parse_environment_ref(&mut r, value, environments)
     {
         server.environment = environment;
