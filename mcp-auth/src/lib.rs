@@ -5,3 +5,9 @@
 
 mod oauth;
 mod store;
+
+pub use store::{
+    AutoStore, BoxFuture, CredentialStore, DEFAULT_FILE_NAME, DEFAULT_LOCK_TIMEOUT,
+    DEFAULT_SERVICE, FileStore, KeyringFailure, KeyringStore, MemoryStore, StoreError, StoreKey,
+    StoreKind, StoreLock, StoreMode, StoredCredentials, open_store, open_store_for_service,
+};

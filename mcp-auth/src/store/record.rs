@@ -1,0 +1,189 @@
+//! [`StoredCredentials`]: the record kept for one server.
+
+use mcp_key::Secret;
+use serde::{Deserialize, Serialize};
+
+/// What is stored for one server: its OAuth client identity and tokens.
+///
+/// Every token field is a [`Secret`], so `Debug` never shows one. The serialized form (JSON
+/// in the file and keyring stores) holds the plain values: keep it out of logs. Absent
+/// optional fields are omitted when serialized; unknown fields are ignored when read.
+///
+/// ```
+/// use mcp_auth::StoredCredentials;
+/// use mcp_key::Secret;
+///
+/// let creds = StoredCredentials::new("client-1")
+///     .with_access_token(Secret::new("at-secret"))
+///     .with_expires_at(1_000);
+/// assert!(creds.expires_within(30, 980));
+/// assert!(!creds.expires_within(30, 900));
+/// assert!(!format!("{creds:?}").contains("at-secret"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredCredentials {
+    /// The OAuth client id (configured, from a metadata document, or registered).
+    pub client_id: String,
+    /// The client secret, when registration returned one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Secret>,
+    /// The current access token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_token: Option<Secret>,
+    /// The refresh token, when the server issued one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<Secret>,
+    /// Scopes granted (or requested, when the server did not say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// When the access token expires, in absolute unix seconds; `None` when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    /// Token endpoint used to refresh, so refreshing needs no rediscovery.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
+    /// The authorization server's issuer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issuer: Option<String>,
+    /// How the client authenticates at the token endpoint (`none`, `client_secret_basic`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint_auth_method: Option<String>,
+    /// The resource indicator (RFC 8707) the tokens were issued for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+}
+
+impl StoredCredentials {
+    /// A record with only a client id.
+    pub fn new(client_id: impl Into<String>) -> Self {
+        Self {
+            client_id: client_id.into(),
+            client_secret: None,
+            access_token: None,
+            refresh_token: None,
+            scopes: Vec::new(),
+            expires_at: None,
+            token_endpoint: None,
+            issuer: None,
+            token_endpoint_auth_method: None,
+            resource: None,
+        }
+    }
+
+    /// Sets the client secret.
+    pub fn with_client_secret(mut self, secret: Secret) -> Self {
+        self.client_secret = Some(secret);
+        self
+    }
+
+    /// Sets the access token.
+    pub fn with_access_token(mut self, token: Secret) -> Self {
+        self.access_token = Some(token);
+        self
+    }
+
+    /// Sets the refresh token.
+    pub fn with_refresh_token(mut self, token: Secret) -> Self {
+        self.refresh_token = Some(token);
+        self
+    }
+
+    /// Sets the scopes.
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the absolute expiry time (unix seconds).
+    pub fn with_expires_at(mut self, unix_secs: u64) -> Self {
+        self.expires_at = Some(unix_secs);
+        self
+    }
+
+    /// Sets the token endpoint.
+    pub fn with_token_endpoint(mut self, url: impl Into<String>) -> Self {
+        self.token_endpoint = Some(url.into());
+        self
+    }
+
+    /// Sets the issuer.
+    pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// Sets the token endpoint authentication method.
+    pub fn with_token_endpoint_auth_method(mut self, method: impl Into<String>) -> Self {
+        self.token_endpoint_auth_method = Some(method.into());
+        self
+    }
+
+    /// Sets the resource indicator.
+    pub fn with_resource(mut self, resource: impl Into<String>) -> Self {
+        self.resource = Some(resource.into());
+        self
+    }
+
+    /// True when the access token expires within `secs` seconds of `now_unix` (or already
+    /// has). A record without an expiry time never "expires within".
+    pub fn expires_within(&self, secs: u64, now_unix: u64) -> bool {
+        self.expires_at
+            .is_some_and(|at| at <= now_unix.saturating_add(secs))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn json_omits_absent_fields_and_round_trips() {
+        let creds = StoredCredentials::new("c")
+            .with_access_token(Secret::new("at"))
+            .with_scopes(["read", "write"])
+            .with_expires_at(42);
+        let json = serde_json::to_value(&creds).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "client_id": "c", "access_token": "at", "scopes": ["read", "write"], "expires_at": 42
+            })
+        );
+        let back: StoredCredentials = serde_json::from_value(json).unwrap();
+        assert_eq!(back, creds);
+    }
+
+    #[test]
+    fn reads_records_with_unknown_fields() {
+        let back: StoredCredentials =
+            serde_json::from_str(r#"{"client_id":"c","from_the_future":1}"#).unwrap();
+        assert_eq!(back, StoredCredentials::new("c"));
+    }
+
+    #[test]
+    fn expiry_window() {
+        let creds = StoredCredentials::new("c").with_expires_at(100);
+        assert!(creds.expires_within(0, 100));
+        assert!(creds.expires_within(30, 70));
+        assert!(!creds.expires_within(30, 69));
+        assert!(creds.expires_within(u64::MAX, u64::MAX));
+        assert!(!StoredCredentials::new("c").expires_within(30, 1_000));
+    }
+
+    #[test]
+    fn debug_redacts_every_secret() {
+        let creds = StoredCredentials::new("c")
+            .with_client_secret(Secret::new("planted-cs"))
+            .with_access_token(Secret::new("planted-at"))
+            .with_refresh_token(Secret::new("planted-rt"));
+        let text = format!("{creds:?} {creds:#?}");
+        assert!(!text.contains("planted"), "{text}");
+    }
+}
