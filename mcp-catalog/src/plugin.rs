@@ -139,7 +139,8 @@ impl Plugin {
     }
 
     /// The plugin's name: its folder's name when loaded, the name given to
-    /// [`Plugin::new`] otherwise. Its registrations come from a [`Source`] of this name.
+    /// [`Plugin::new`] otherwise. Its registrations come from a [`Source`] of this name
+    /// (two folders with the same name therefore read alike in conflicts).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -186,4 +187,71 @@ fn folder_name(dir: &Path) -> String {
         || dir.display().to_string(),
         |name| name.to_string_lossy().into_owned(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::env::EmptyEnv;
+
+    const FRAGMENTS: &[&str] = &[
+        "[mcp_servers.a]\n",
+        "command = \"x\"\n",
+        "url = \"https://h/m\"\n",
+        "environment = \"dev\"\n",
+        "environment = 3\n",
+        "[environments.dev]\n",
+        "multi_environment = true\n",
+        "[[plugins]]\n",
+        "path = \"p\"\n",
+        "{\"mcpServers\": {\"a\": {\"command\": \"x\", ",
+        "\"environment\": \"dev\"",
+        "}}",
+        "\"",
+        "=",
+        "\n",
+    ];
+
+    fn fragments() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(FRAGMENTS), 0..16)
+            .prop_map(|parts| parts.concat())
+    }
+
+    /// Plugin files never panic and never carry an environment of their own.
+    fn check(text: &str) {
+        let toml = crate::toml_parse::parse_as(text, "mcp.toml", Role::Plugin);
+        let json = crate::json_parse::parse_as(text, ".mcp.json", &EmptyEnv, Role::Plugin);
+        for loaded in [toml, json].into_iter().flatten() {
+            let config = loaded.config();
+            assert!(config.environments().is_empty() && config.plugins().is_empty());
+            assert!(config.multi_environment.is_none());
+            for server in config.servers().values() {
+                assert!(server.environment().is_local());
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn plugin_files_never_choose_an_environment(text in fragments()) {
+            check(&text);
+        }
+    }
+
+    #[test]
+    fn a_typo_in_a_plugin_file_suggests_mcp_servers() {
+        let loaded =
+            crate::toml_parse::parse_as("[mcp_server.a]\n", "mcp.toml", Role::Plugin).unwrap();
+        let [warning] = loaded.warnings() else {
+            panic!("{:?}", loaded.warnings())
+        };
+        assert_eq!(
+            warning.to_string(),
+            "mcp.toml:1:2: unknown key `mcp_server` ignored (did you mean `mcp_servers`?)"
+        );
+    }
 }
