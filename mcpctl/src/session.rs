@@ -6,7 +6,7 @@ use mcp_catalog::{CatalogBuilder, LoadedConfig, ResolvedCatalog};
 use mcp_connections::{
     ConnectionEvent, ConnectionSet, ConnectionSetOptions, ServerState, ServerStatus, StartupSummary,
 };
-use mcp_key::{McpServerKey, ServerName};
+use mcp_key::McpServerKey;
 use mcp_testkit::HttpFakeServer;
 use tokio::sync::mpsc;
 
@@ -53,11 +53,21 @@ impl Loaded {
         }
     }
 
-    /// The resolved catalog of this configuration.
-    pub(crate) fn catalog(&self) -> ResolvedCatalog {
-        CatalogBuilder::new()
-            .with_user_config(self.loaded.clone())
-            .build()
+    /// The resolved catalog of this configuration, with the plugins its `[[plugins]]`
+    /// entries install (paths relative to the configuration's folder).
+    pub(crate) fn catalog(&self) -> Result<ResolvedCatalog, CliError> {
+        let mut builder = CatalogBuilder::new();
+        builder
+            .add_user_config_with_plugins(self.loaded.clone(), &mcp_catalog::ProcessEnv)
+            .map_err(|e| {
+                let cause = std::error::Error::source(&e)
+                    .map(|s| format!(": {s}"))
+                    .unwrap_or_default();
+                CliError::usage(format!("{e}{cause}")).with_hint(
+                    "fix the [[plugins]] entry: its folder needs exactly one of .mcp.json or mcp.toml",
+                )
+            })?;
+        Ok(builder.build())
     }
 }
 
@@ -77,7 +87,7 @@ impl Session {
     /// Loads the configuration and starts every server (returns at once).
     pub(crate) async fn start(global: &GlobalArgs) -> Result<Self, CliError> {
         let loaded = Loaded::find(global, true, false).await?;
-        let catalog = loaded.catalog();
+        let catalog = loaded.catalog()?;
         let (tx, rx) = mpsc::unbounded_channel();
         let options = ConnectionSetOptions::new()
             .with_client_info("mcpctl", env!("CARGO_PKG_VERSION"))
@@ -149,15 +159,23 @@ impl Session {
             .collect()
     }
 
-    /// The server named on the command line: its key (`name@env`) or its name.
+    /// The server named on the command line: its key (`name@env`) or its name. A bare
+    /// name that several environments share is an error listing them.
     pub(crate) fn server_key(&self, given: &str) -> Result<McpServerKey, CliError> {
         if let Some(key) = self.set.servers().find(|k| k.to_string() == given) {
             return Ok(key.clone());
         }
-        if let Ok(name) = ServerName::new(given)
-            && let Some(key) = self.set.resolve_name(&name)
-        {
-            return Ok(key.clone());
+        let parsed = given.parse::<McpServerKey>().ok();
+        if let Some(key) = &parsed {
+            match self.set.server_key(key.name(), key.environment()) {
+                Ok(key) => return Ok(key),
+                Err(e @ mcp_connections::Error::AmbiguousServer { .. }) => {
+                    return Err(
+                        CliError::usage(e.to_string()).with_hint("pass --server NAME@ENVIRONMENT")
+                    );
+                }
+                Err(_) => {}
+            }
         }
         let known: Vec<String> = self.set.servers().map(ToString::to_string).collect();
         let hint = if known.is_empty() {

@@ -223,3 +223,59 @@ fn commands_about_one_server_do_not_wait_for_others_still_starting() {
     // Waiting for `stuck` would take its 600 s startup timeout (three times).
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
+
+#[test]
+fn a_plugin_in_two_environments_is_grouped_and_callable_by_environment() {
+    let wd = Workdir::new();
+    let wrapper = wd.write(
+        "wrap.sh",
+        "#!/bin/sh\nENV_MARKER=\"$1\"\nexport ENV_MARKER\nshift\nexec \"$@\"\n",
+    );
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::create_dir(wd.path().join("plugin")).unwrap();
+    let scenario = json!({"tools": [{"name": "whereami", "behavior": {"kind": "report_env"}}]});
+    wd.write(
+        "plugin/mcp.toml",
+        &format!(
+            "[mcp_servers.github]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\n",
+            scenario_arg(&scenario)
+        ),
+    );
+    wd.write(
+        "mcp.toml",
+        "multi_environment = true\n\n[environments.devbox]\nwrapper = [\"./wrap.sh\", \"devbox\"]\n\n[[plugins]]\npath = \"plugin\"\nenvironments = [\"local\", \"devbox\"]\n",
+    );
+    let run = wd.run(&["tools"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_snapshot!("environments_tools", run.snapshot());
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_snapshot!("environments_status", run.snapshot_sorted_stderr());
+
+    // By qualified name and by --server name@env, each call runs in its environment.
+    let run = wd.run(&["call", "--json", "mcp__github__devbox__whereami"]);
+    assert_eq!(
+        run.json()["structuredContent"]["env"]["ENV_MARKER"],
+        json!("devbox")
+    );
+    let run = wd.run(&["call", "--json", "--server", "github@local", "whereami"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.json()["structuredContent"]["env"]
+            .get("ENV_MARKER")
+            .is_none()
+    );
+    // A bare name is ambiguous.
+    let run = wd.run(&["call", "--server", "github", "whereami"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("exists in several environments (github@devbox, github@local)"),
+        "{}",
+        run.stderr
+    );
+}

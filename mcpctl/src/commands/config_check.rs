@@ -33,7 +33,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         }
     }
     let loaded = Loaded::find(global, false, !global.json).await?;
-    let catalog = loaded.catalog();
+    let catalog = loaded.catalog()?;
     if global.json {
         super::out_json(&json!({
             "config": loaded.loaded.origin(),

@@ -162,3 +162,30 @@ pub(crate) fn warn_unready(servers: &[mcp_connections::ServerStatus]) -> bool {
     }
     required_failed
 }
+
+/// The group a server is listed under when multi-environment exposure is on: its
+/// environment, or `host-wide` for servers registered for the whole host.
+pub(crate) fn environment_group(key: &mcp_key::McpServerKey) -> String {
+    key.environment()
+        .map_or_else(|| "host-wide".to_owned(), ToString::to_string)
+}
+
+/// Inserts a header line before each environment group of `lines` (already sorted by
+/// group); `group_of(i)` is the group of line `i`.
+pub(crate) fn with_group_headers(
+    lines: Vec<String>,
+    group_of: impl Fn(usize) -> String,
+    style: crate::style::Style,
+) -> Vec<String> {
+    let mut out = Vec::with_capacity(lines.len());
+    let mut current: Option<String> = None;
+    for (i, line) in lines.into_iter().enumerate() {
+        let group = group_of(i);
+        if current.as_ref() != Some(&group) {
+            out.push(style.bold(&format!("environment {group}:")));
+            current = Some(group);
+        }
+        out.push(line);
+    }
+    out
+}

@@ -12,13 +12,19 @@ use crate::style::Style;
 
 /// Runs `status`.
 pub(crate) async fn run(session: &mut Session, global: &GlobalArgs) -> Result<u8, CliError> {
-    let summary = session
+    let mut summary = session
         .wait_startup(ProgressMode::choose(global.json, true))
         .await;
+    let grouped = session.set.multi_environment();
+    if grouped {
+        summary
+            .servers
+            .sort_by_key(|s| super::environment_group(&s.key));
+    }
     if global.json {
         super::out_json(&to_json(&session.origin, &summary));
     } else {
-        super::out(&human(&session.origin, &summary, Style::stdout()));
+        super::out(&human(&session.origin, &summary, grouped, Style::stdout()));
     }
     let required_failed = summary
         .servers
@@ -37,7 +43,7 @@ fn state_label(state: &ServerState) -> &'static str {
     }
 }
 
-fn human(origin: &str, summary: &StartupSummary, s: Style) -> String {
+fn human(origin: &str, summary: &StartupSummary, grouped: bool, s: Style) -> String {
     let mut lines = vec![format!("MCP servers from {origin}:")];
     let rows: Vec<Vec<String>> = summary
         .servers
@@ -67,7 +73,13 @@ fn human(origin: &str, summary: &StartupSummary, s: Style) -> String {
         Some(status) if c == 2 => paint_state(cell, &status.state, s),
         _ => cell.to_owned(),
     });
+    let mut current_group: Option<String> = None;
     for (status, line) in summary.servers.iter().zip(table) {
+        let group = super::environment_group(&status.key);
+        if grouped && current_group.as_ref() != Some(&group) {
+            lines.push(s.bold(&format!("environment {group}:")));
+            current_group = Some(group);
+        }
         lines.push(line);
         if let ServerState::Failed(f) = &status.state {
             lines.extend(failure_details(status, f, s));
@@ -137,6 +149,7 @@ fn to_json(origin: &str, summary: &StartupSummary) -> Value {
         .map(|status| {
             let mut v = json!({
                 "server": status.key,
+                "environment": status.key.environment(),
                 "transport": status.transport,
                 "required": status.required,
                 "state": state_label(&status.state),

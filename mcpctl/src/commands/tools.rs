@@ -20,17 +20,21 @@ pub(crate) async fn run(
         .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
         .await;
     let required_failed = super::warn_unready(&relevant);
-    let tools: Vec<ToolInfo> = session
+    let mut tools: Vec<ToolInfo> = session
         .set
         .tools()
         .await
         .into_iter()
         .filter(|t| only.as_ref().is_none_or(|k| *k == t.server))
         .collect();
+    let grouped = session.set.multi_environment();
+    if grouped {
+        tools.sort_by_key(|t| super::environment_group(&t.server));
+    }
     if global.json {
         super::out_json(&Value::Array(tools.iter().map(to_json).collect()));
     } else {
-        super::out(&human(&tools, Style::stdout()));
+        super::out(&human(&tools, grouped, Style::stdout()));
     }
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
 }
@@ -42,7 +46,7 @@ fn first_line(text: Option<&str>) -> String {
         .to_owned()
 }
 
-fn human(tools: &[ToolInfo], s: Style) -> String {
+fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
     if tools.is_empty() {
         return "no tools\n".to_owned();
     }
@@ -65,6 +69,11 @@ fn human(tools: &[ToolInfo], s: Style) -> String {
             cell.to_owned()
         }
     });
+    if grouped {
+        let header = lines.remove(0);
+        lines = super::with_group_headers(lines, |i| super::environment_group(&tools[i].server), s);
+        lines.insert(0, header);
+    }
     let servers: std::collections::BTreeSet<_> = tools.iter().map(|t| &t.server).collect();
     lines.push(String::new());
     lines.push(format!(
@@ -82,6 +91,7 @@ fn to_json(tool: &ToolInfo) -> Value {
     json!({
         "qualified_name": tool.qualified_name,
         "server": tool.server,
+        "environment": tool.server.environment(),
         "name": tool.raw_name(),
         "title": wire.get("title"),
         "description": tool.description(),
