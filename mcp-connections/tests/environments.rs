@@ -11,7 +11,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mcp_catalog::{
-    CatalogBuilder, ElicitationPolicy, EnvironmentConfig, ResolvedCatalog, ServerConfig, Source,
+    CatalogBuilder, ElicitationPolicy, EnvironmentConfig, Plugin, PluginTier, ResolvedCatalog,
+    ServerConfig, Source,
 };
 use mcp_connections::{
     AcceptDefaults, Approval, BoxFuture, CallHook, CallOptions, ConnectionSet,
@@ -80,13 +81,10 @@ fn catalog(home: &TestHome, multi: bool, devbox: EnvironmentConfig) -> ResolvedC
             env("sandbox"),
             EnvironmentConfig::new().with_wrapper([script, "sandbox".to_owned()]),
         );
-    for id in ENVS {
-        b.register(
-            Source::selected_plugin("github-plugin"),
-            key_in(id),
-            server.clone(),
-        );
-    }
+    // One plugin, installed in three environments.
+    let plugin = Plugin::new("github-plugin").with_server(github(), server);
+    let installed: Vec<EnvironmentId> = ENVS.iter().map(|id| env(id)).collect();
+    b.add_plugin(PluginTier::Selected, &plugin, &installed);
     b.build()
 }
 
