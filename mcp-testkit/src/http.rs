@@ -211,6 +211,10 @@ impl HttpFakeServer {
             source,
         })?;
         let shutdown = stop.clone();
+        let listener = crate::killable::KillableListener {
+            inner: listener,
+            kill: stop.clone(),
+        };
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, router)
                 .with_graceful_shutdown(shutdown.cancelled_owned())
@@ -272,8 +276,8 @@ impl HttpFakeServer {
         self.stop.is_cancelled()
     }
 
-    /// Stop serving: close sessions and streams, wait up to [`SHUTDOWN_GRACE`] for
-    /// connections to finish, then abort them.
+    /// Stop serving: refuse new connections and reset open ones (like a process
+    /// exit), then wait up to [`SHUTDOWN_GRACE`] for the server task.
     pub async fn shutdown(mut self) {
         self.stop.cancel();
         if let Some(mut task) = self.task.take()
@@ -348,7 +352,8 @@ fn failure_response(failure: &InjectedFailure) -> Response {
 }
 
 /// Run the HTTP fake as a process (`mcp-fake-server --http ADDR`): serve until SIGTERM,
-/// SIGINT or a crash, writing the URL to `addr_file` once bound.
+/// SIGINT or a crash. Once bound, the URL (`http://127.0.0.1:PORT/mcp`) is printed as
+/// the first stdout line and, if given, written to `addr_file`.
 ///
 /// # Errors
 /// Binding, or writing the address or pid file.
@@ -380,6 +385,12 @@ pub async fn serve_http_process(
                 path: path.clone(),
                 source,
             })?;
+    }
+    {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", running.url());
+        let _ = out.flush();
     }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|source| Error::Io {

@@ -8,6 +8,7 @@ mod bin_path;
 mod error;
 mod http;
 mod in_process;
+mod killable;
 mod paging;
 mod process;
 mod record;

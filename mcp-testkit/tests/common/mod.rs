@@ -27,7 +27,7 @@ pub(crate) struct Seen {
     pub(crate) progress_arrived: Notify,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct TestClient {
     pub(crate) seen: Arc<Seen>,
 }
@@ -66,6 +66,28 @@ impl ClientHandler for TestClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.seen.list_changed.notify_one();
+    }
+}
+
+impl TestClient {
+    /// Connect over streamable HTTP, returning the initialize error instead of panicking.
+    pub(crate) async fn serve_http(
+        self,
+        url: &str,
+        token: Option<&str>,
+    ) -> Result<Client, rmcp::service::ClientInitializeError> {
+        let mut config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                url.to_owned(),
+            );
+        if let Some(token) = token {
+            config = config.auth_header(token.to_owned());
+        }
+        let transport = rmcp::transport::StreamableHttpClientTransport::with_client(
+            reqwest::Client::new(),
+            config,
+        );
+        self.serve(transport).await
     }
 }
 
