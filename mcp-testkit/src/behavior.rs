@@ -79,9 +79,10 @@ pub(crate) async fn call(
         Behavior::Exit { code } => match &server.shared.crash {
             CrashMode::ExitProcess => std::process::exit(*code),
             CrashMode::Cancel(token) => {
+                // The transport is killed before this error could be written, so the
+                // client never sees it; returning (not hanging) lets rmcp stop at once.
                 token.cancel();
-                // Never answer: the transport is going away.
-                std::future::pending().await
+                Err(McpError::internal_error("fake server crashed", None))
             }
         },
         Behavior::Large { bytes } => Ok(CallToolResult::success(vec![ContentBlock::text(

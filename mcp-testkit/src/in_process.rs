@@ -46,7 +46,8 @@ impl InProcessServer {
             if !wrote {
                 return;
             }
-            if let Ok(service) = running.serve_with_ct(server_half, token).await {
+            let stream = crate::killable::KillableStream::new(server_half, &token);
+            if let Ok(service) = running.serve_with_ct(stream, token).await {
                 let _ = service.waiting().await;
             }
         });

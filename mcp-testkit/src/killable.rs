@@ -1,8 +1,10 @@
-//! A TCP listener whose connections all fail at once when a token is cancelled.
+//! Streams that close at once when a token is cancelled, and a TCP listener handing
+//! them out.
 //!
-//! axum's graceful shutdown waits for in-flight requests, and a crashed fake server has
-//! one that never ends. Real crashes reset connections; this reproduces that without
-//! tracking connection tasks.
+//! A crashed fake server has an in-flight call that never ends: axum's graceful
+//! shutdown would wait for it, and rmcp drains in-flight requests before closing a
+//! transport. A real crash closes the pipe or socket; so does a killed stream: on the
+//! next poll after the token fires it drops the inner stream and fails.
 
 use std::io;
 use std::pin::Pin;
@@ -18,13 +20,12 @@ pub(crate) struct KillableListener {
 }
 
 impl axum::serve::Listener for KillableListener {
-    type Io = KillableStream;
+    type Io = KillableStream<TcpStream>;
     type Addr = std::net::SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         let (stream, addr) = axum::serve::Listener::accept(&mut self.inner).await;
-        let killed = Box::pin(self.kill.clone().cancelled_owned());
-        (KillableStream { stream, killed }, addr)
+        (KillableStream::new(stream, &self.kill), addr)
     }
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
@@ -32,59 +33,70 @@ impl axum::serve::Listener for KillableListener {
     }
 }
 
-pub(crate) struct KillableStream {
-    stream: TcpStream,
+pub(crate) struct KillableStream<S> {
+    stream: Option<S>,
     killed: Pin<Box<WaitForCancellationFutureOwned>>,
 }
 
-impl KillableStream {
-    fn check(&mut self, cx: &mut Context<'_>) -> io::Result<()> {
-        match self.killed.as_mut().poll(cx) {
-            Poll::Ready(()) => Err(io::Error::new(
+impl<S: AsyncRead + AsyncWrite + Unpin> KillableStream<S> {
+    pub(crate) fn new(stream: S, kill: &CancellationToken) -> Self {
+        Self {
+            stream: Some(stream),
+            killed: Box::pin(kill.clone().cancelled_owned()),
+        }
+    }
+
+    /// The live stream, or an error (dropping the stream) once killed.
+    fn live(&mut self, cx: &mut Context<'_>) -> io::Result<Pin<&mut S>> {
+        if self.killed.as_mut().poll(cx).is_ready() {
+            self.stream = None;
+        }
+        match self.stream.as_mut() {
+            Some(stream) => Ok(Pin::new(stream)),
+            None => Err(io::Error::new(
                 io::ErrorKind::ConnectionReset,
                 "fake server stopped",
             )),
-            Poll::Pending => Ok(()),
         }
     }
 }
 
-impl AsyncRead for KillableStream {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for KillableStream<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if let Err(e) = this.check(cx) {
-            return Poll::Ready(Err(e));
+        match self.get_mut().live(cx) {
+            Ok(stream) => stream.poll_read(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
         }
-        Pin::new(&mut this.stream).poll_read(cx, buf)
     }
 }
 
-impl AsyncWrite for KillableStream {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for KillableStream<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        if let Err(e) = this.check(cx) {
-            return Poll::Ready(Err(e));
+        match self.get_mut().live(cx) {
+            Ok(stream) => stream.poll_write(cx, buf),
+            Err(e) => Poll::Ready(Err(e)),
         }
-        Pin::new(&mut this.stream).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if let Err(e) = this.check(cx) {
-            return Poll::Ready(Err(e));
+        match self.get_mut().live(cx) {
+            Ok(stream) => stream.poll_flush(cx),
+            Err(e) => Poll::Ready(Err(e)),
         }
-        Pin::new(&mut this.stream).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+        match self.get_mut().live(cx) {
+            Ok(stream) => stream.poll_shutdown(cx),
+            Err(_) => Poll::Ready(Ok(())),
+        }
     }
 }

@@ -37,10 +37,14 @@ async fn exit_closes_the_transport_mid_call() {
         Scenario::new("crash").with_tool(ToolSpec::new("die", Behavior::Exit { code: 3 }));
     let (transport, server) = InProcessServer::start(scenario);
     let (client, _) = connect(transport).await;
-    client
+    let err = client
         .call_tool(rmcp::model::CallToolRequestParams::new("die"))
         .await
         .expect_err("the call must fail, not answer");
+    assert!(
+        matches!(err, rmcp::ServiceError::TransportClosed),
+        "a crash closes the transport, it does not answer: {err:?}"
+    );
     tokio::time::timeout(Duration::from_secs(5), async {
         while !server.is_finished() {
             tokio::task::yield_now().await;
