@@ -1,7 +1,174 @@
 //! Fake MCP servers for tests: in process, as the `mcp-fake-server` stdio binary, and
 //! over streamable HTTP, all driven by one serializable [`Scenario`].
 //!
-//! (Full documentation below is being written.)
+//! Real MCP over real transports: the fake is an rmcp server ([`FakeServer`]), so a
+//! client under test talks to it exactly as it would to a production server, and
+//! faults (slow or hung `initialize`, garbage on stdout, crashes, stubborn processes,
+//! HTTP errors) happen where they happen in real life.
+//!
+//! ```
+//! use mcp_testkit::{Behavior, InProcessServer, Scenario, ToolSpec};
+//! use rmcp::ServiceExt;
+//! use rmcp::model::CallToolRequestParams;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let scenario = Scenario::new("demo")
+//!     .with_tool(ToolSpec::echo("echo"))
+//!     .with_tool(ToolSpec::new("fail", Behavior::Error { message: "no".into() }));
+//! let (transport, server) = InProcessServer::start(scenario);
+//! let client = ().serve(transport).await.unwrap();
+//! let args = serde_json::json!({"x": 1}).as_object().cloned().unwrap();
+//! let result = client
+//!     .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
+//!     .await
+//!     .unwrap();
+//! assert_eq!(result.structured_content, Some(serde_json::json!({"x": 1})));
+//! assert_eq!(server.requests()[0].method, "initialize");
+//! client.cancel().await.unwrap();
+//! server.shutdown().await;
+//! # }
+//! ```
+//!
+//! # A test against the stdio binary, with two tools and a fault
+//!
+//! ```no_run
+//! use std::process::Stdio;
+//! use std::time::Duration;
+//!
+//! use mcp_testkit::{Behavior, Faults, Recording, Scenario, TestHome, ToolSpec};
+//! use rmcp::ServiceExt;
+//! use rmcp::model::CallToolRequestParams;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let home = TestHome::new().unwrap();
+//! let scenario = Scenario::new("two-tools")
+//!     .with_tool(ToolSpec::echo("echo"))
+//!     .with_tool(ToolSpec::new("slow", Behavior::Sleep { ms: 5_000 }))
+//!     .with_faults(Faults::new().with_init_delay_ms(200))
+//!     .with_record(
+//!         Recording::new()
+//!             .with_pid_file(home.join("server.pid"))
+//!             .with_request_log(home.join("requests.jsonl")),
+//!     );
+//! let file = home.join("scenario.json");
+//! scenario.write_json(&file).unwrap();
+//!
+//! let mut command = tokio::process::Command::new(mcp_testkit::fake_server_bin());
+//! command.arg("--scenario").arg(&file);
+//! let (transport, _stderr) = rmcp::transport::TokioChildProcess::builder(command)
+//!     .stderr(Stdio::null())
+//!     .spawn()
+//!     .unwrap();
+//! let client = ().serve(transport).await.unwrap(); // takes >= 200 ms
+//!
+//! let slow = client.call_tool(CallToolRequestParams::new("slow"));
+//! assert!(tokio::time::timeout(Duration::from_millis(100), slow).await.is_err());
+//!
+//! let pid = mcp_testkit::read_pid_file(home.join("server.pid")).unwrap();
+//! client.cancel().await.unwrap();
+//! assert!(mcp_testkit::wait_gone(pid, Duration::from_secs(10)).await);
+//! let log = mcp_testkit::RecordedRequest::read_log(home.join("requests.jsonl"));
+//! assert_eq!(log[0].method, "initialize");
+//! # }
+//! ```
+//!
+//! # Scenarios
+//!
+//! A [`Scenario`] holds the server info, instructions, capability flags
+//! ([`CapabilityFlags`]), tools ([`ToolSpec`]: name, title, description, input and
+//! output schema, annotations, `_meta`, behaviour), resources ([`ResourceSpec`]),
+//! resource templates ([`ResourceTemplateSpec`]), prompts ([`PromptSpec`]), faults
+//! ([`Faults`]) and recording files ([`Recording`]). It is `serde`: the same value is
+//! built in code, written with [`Scenario::write_json`], or read from TOML/JSON with
+//! [`Scenario::from_path`]:
+//!
+//! ```toml
+//! instructions = "Use echo."
+//! [server_info]
+//! name = "files"
+//! [capabilities]
+//! tools_list_changed = true
+//! [faults]
+//! page_size = 2
+//! [[tools]]
+//! name = "echo"
+//! annotations = { readOnlyHint = true }
+//! [[tools]]
+//! name = "nap"
+//! behavior = { kind = "sleep", ms = 100 }
+//! ```
+//!
+//! # Tool behaviours ([`Behavior`])
+//!
+//! - **echo** (default): text content is the JSON of the arguments, `structuredContent`
+//!   the arguments object.
+//! - **structured** `{ value }`: returns `value` as structured content.
+//! - **error** `{ message }`: a tool error result (`isError: true`).
+//! - **sleep** `{ ms }`: sleeps, then echoes; a `notifications/cancelled` ends it.
+//! - **barrier** `{ name, parties }`: no caller returns until `parties` calls wait on
+//!   the barrier `name` (shared across tools and HTTP sessions), proving overlap.
+//! - **progress** `{ steps }`: sends `steps` `notifications/progress` to the call's
+//!   `progressToken`, then reports `{"progress_token", "steps"}`.
+//! - **elicit_form** `{ message, schema }` / **elicit_url** `{ message, url,
+//!   elicitation_id }`: sends `elicitation/create` and returns `{"action", "content"}`.
+//! - **change_tools** `{ add, remove }`: changes the tool set and sends
+//!   `notifications/tools/list_changed`.
+//! - **exit** `{ code }`: the binary exits with `code` mid-call; in process and over HTTP
+//!   the pipe or connections are closed at once (the call never gets an answer).
+//! - **large** `{ bytes }`: one text block of exactly `bytes` bytes.
+//! - **report_env**: `{"env": {...}, "cwd": "..."}` of the server process.
+//!
+//! # Server faults ([`Faults`])
+//!
+//! | fault | flag | runners |
+//! | --- | --- | --- |
+//! | slow initialize | `--init-delay-ms N` | all |
+//! | hang in initialize | `--hang-initialize` | all |
+//! | exit during startup, with stderr text | `--exit-at-startup CODE --stderr TEXT` | binary |
+//! | garbage line on stdout before serving | `--garbage-stdout` | binary, in process |
+//! | one huge stdout line | `--huge-line BYTES` | binary, in process |
+//! | flood stderr | `--flood-stderr LINES` | binary |
+//! | paginate lists in pages of N | `--page-size N` | all |
+//! | repeating cursor | `--repeating-cursor` | all |
+//! | endless pages | `--endless-pages` | all |
+//! | ignore SIGTERM (and stdin EOF) until SIGKILL | `--ignore-sigterm` | binary |
+//! | grandchild `sleep 1000` in the same process group | `--spawn-grandchild PIDFILE` | binary |
+//!
+//! Pagination covers `tools/list`, `resources/list`, `resources/templates/list` and
+//! `prompts/list`. rmcp's own client skips garbage lines and lines over its 16 MiB
+//! limit, so use a raw reader to see them.
+//!
+//! # Runners
+//!
+//! - [`InProcessServer::start`]: a `tokio::io::duplex` pipe; returns the client half
+//!   (an rmcp transport) and a handle ([`InProcessServer::shutdown`],
+//!   [`InProcessServer::requests`]).
+//! - The `mcp-fake-server` binary (`src/bin/mcp-fake-server.rs`): `--scenario FILE`
+//!   (`.toml`/`.json`) and/or flags: `--tool NAME` (adds an echo tool), `--pid-file F`,
+//!   `--request-log F` (one JSON line `{"method", "params"}` per request),
+//!   `--instructions TEXT` and the fault flags above. With `--http 127.0.0.1:0
+//!   [--addr-file F] [--bearer-token T]` it serves streamable HTTP instead and prints its
+//!   URL as the first stdout line; SIGTERM stops it.
+//! - [`HttpFakeServer::start`] / [`HttpFakeServer::start_with`]: streamable HTTP on
+//!   `127.0.0.1:0`, endpoint [`HttpFakeServer::url`] (`…/mcp`). [`HttpOptions`] adds
+//!   bearer enforcement (401 with `WWW-Authenticate` otherwise).
+//!   [`HttpFakeServer::fail_next`] answers the next N HTTP requests with an
+//!   [`InjectedFailure`] (status, body, headers: 503 + `Retry-After`, 401/403, 404
+//!   session expiry); [`HttpFakeServer::counters`] counts requests.
+//!
+//! # Helpers
+//!
+//! - [`fake_server_bin`]: the path of the built binary, for tests of other crates. It
+//!   looks in the running test's `target/<profile>/`, else builds it once with
+//!   `cargo build -p mcp-testkit --bin mcp-fake-server`; `$MCP_FAKE_SERVER_BIN`
+//!   overrides. A downstream crate only needs `mcp-testkit` in `[dev-dependencies]`.
+//! - [`TestHome`]: a temporary directory with `home/`, `cache/`, `config/`.
+//! - [`assert_no_process`], [`assert_no_process_group`], [`wait_gone`],
+//!   [`wait_group_gone`], [`process_group_members`]: read `/proc` (Linux), zombies count
+//!   as gone; [`kill_process`], [`kill_process_group`] and [`terminate_process`] clean up.
+//! - [`RecordedRequest::read_log`]: parse a request log.
 
 mod behavior;
 mod bin_path;

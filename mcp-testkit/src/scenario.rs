@@ -737,3 +737,129 @@ impl Recording {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn every_behavior() -> Scenario {
+        let behaviors = vec![
+            Behavior::Echo,
+            Behavior::Structured {
+                value: json!({"a": [1, 2]}),
+            },
+            Behavior::Error {
+                message: "m".into(),
+            },
+            Behavior::Sleep { ms: 5 },
+            Behavior::Barrier {
+                name: "b".into(),
+                parties: 3,
+            },
+            Behavior::Progress { steps: 2 },
+            Behavior::ElicitForm {
+                message: "m".into(),
+                schema: json!({"type": "object"}),
+            },
+            Behavior::ElicitUrl {
+                message: "m".into(),
+                url: "https://example.invalid".into(),
+                elicitation_id: "e".into(),
+            },
+            Behavior::ChangeTools {
+                add: vec![ToolSpec::echo("new")],
+                remove: vec!["t0".into()],
+            },
+            Behavior::Exit { code: 3 },
+            Behavior::Large { bytes: 10 },
+            Behavior::ReportEnv,
+        ];
+        let mut s = Scenario::new("all")
+            .with_faults(
+                Faults::new()
+                    .with_init_delay_ms(1)
+                    .with_page_size(2)
+                    .with_spawn_grandchild("/tmp/g")
+                    .with_stderr("e"),
+            )
+            .with_record(Recording::new().with_pid_file("/tmp/p"))
+            .with_resource(ResourceSpec::new("fake://r", "r", "text"))
+            .with_resource_template(ResourceTemplateSpec::new("fake://{x}", "t"))
+            .with_prompt(PromptSpec::new("p", "hi {a}").with_argument("a"));
+        for (i, b) in behaviors.into_iter().enumerate() {
+            s = s.with_tool(
+                ToolSpec::new(format!("t{i}"), b)
+                    .with_annotations(json!({"readOnlyHint": true}))
+                    .with_meta(json!({"k": "v"})),
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn toml_and_json_round_trip_every_behavior() {
+        let s = every_behavior();
+        let toml_text = toml::to_string(&s).unwrap();
+        assert_eq!(Scenario::from_toml_str(&toml_text).unwrap(), s);
+        let json_text = serde_json::to_string(&s).unwrap();
+        assert_eq!(Scenario::from_json_str(&json_text).unwrap(), s);
+    }
+
+    #[test]
+    fn the_documented_toml_example_parses() {
+        let s = Scenario::from_toml_str(
+            r#"
+instructions = "Use echo."
+[server_info]
+name = "files"
+[capabilities]
+tools_list_changed = true
+[faults]
+page_size = 2
+[[tools]]
+name = "echo"
+annotations = { readOnlyHint = true }
+[[tools]]
+name = "nap"
+behavior = { kind = "sleep", ms = 100 }
+"#,
+        )
+        .unwrap();
+        assert_eq!(s.server_info.version, DEFAULT_VERSION);
+        assert_eq!(s.tools[0].behavior, Behavior::Echo);
+        assert_eq!(s.tools[1].behavior, Behavior::Sleep { ms: 100 });
+        assert_eq!(s.faults.page_size, Some(2));
+    }
+
+    #[test]
+    fn unknown_fields_and_kinds_are_errors_naming_them() {
+        let err = Scenario::from_toml_str("[[tools]]\nname = \"x\"\nbehaviour = {}\n").unwrap_err();
+        assert!(err.is_scenario());
+        assert!(err.to_string().contains("behaviour"), "{err}");
+        let err =
+            Scenario::from_json_str(r#"{"tools": [{"name": "x", "behavior": {"kind": "dance"}}]}"#)
+                .unwrap_err();
+        assert!(err.to_string().contains("dance"), "{err}");
+    }
+
+    #[test]
+    fn from_path_picks_the_format_by_extension() {
+        let dir = tempfile::tempdir().unwrap();
+        let json_path = dir.path().join("s.json");
+        every_behavior().write_json(&json_path).unwrap();
+        assert_eq!(Scenario::from_path(&json_path).unwrap(), every_behavior());
+        let yaml = dir.path().join("s.yaml");
+        std::fs::write(&yaml, "").unwrap();
+        assert!(matches!(
+            Scenario::from_path(&yaml),
+            Err(Error::ScenarioExtension { .. })
+        ));
+        let missing = Scenario::from_path(dir.path().join("nope.toml")).unwrap_err();
+        assert!(matches!(missing, Error::ScenarioRead { .. }));
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, "tools = 3").unwrap();
+        let err = Scenario::from_path(&bad).unwrap_err();
+        assert!(err.to_string().contains("bad.toml"), "{err}");
+    }
+}

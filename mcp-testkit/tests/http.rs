@@ -256,3 +256,88 @@ async fn http_mode_of_the_binary() {
         .collect();
     assert_eq!(methods, ["initialize", "tools/call"]);
 }
+
+#[tokio::test]
+async fn list_faults_over_http() {
+    let mut scenario = Scenario::new("pages").with_faults(
+        mcp_testkit::Faults::new()
+            .with_page_size(1)
+            .with_repeating_cursor(),
+    );
+    for name in ["a", "b"] {
+        scenario = scenario.with_tool(ToolSpec::echo(name));
+    }
+    let server = HttpFakeServer::start(scenario).await.unwrap();
+    let (client, _) = connect(StreamableHttpClientTransport::from_uri(server.url())).await;
+    let mut cursor = None;
+    for _ in 0..3 {
+        let page = client
+            .list_tools(Some(
+                rmcp::model::PaginatedRequestParams::default().with_cursor(cursor),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(page.tools.len(), 1);
+        assert_eq!(page.tools[0].name, "a");
+        cursor = page.next_cursor;
+        assert_eq!(cursor.as_deref(), Some(mcp_testkit::REPEATING_CURSOR));
+    }
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn slow_and_hanging_initialize_over_http() {
+    let scenario = Scenario::new("slow")
+        .with_tool(ToolSpec::echo("e"))
+        .with_faults(mcp_testkit::Faults::new().with_init_delay_ms(300));
+    let server = HttpFakeServer::start(scenario).await.unwrap();
+    let start = std::time::Instant::now();
+    let (client, _) = connect(StreamableHttpClientTransport::from_uri(server.url())).await;
+    assert!(start.elapsed() >= Duration::from_millis(300));
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+
+    let scenario =
+        Scenario::new("hang").with_faults(mcp_testkit::Faults::new().with_hang_initialize());
+    let server = HttpFakeServer::start(scenario).await.unwrap();
+    let handshake = connect(StreamableHttpClientTransport::from_uri(server.url()));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), handshake)
+            .await
+            .is_err()
+    );
+    assert_eq!(server.requests()[0].method, "initialize");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_barrier_spans_http_sessions() {
+    let scenario = Scenario::new("meet")
+        .with_tool(ToolSpec::echo("e"))
+        .with_tool(ToolSpec::new(
+            "meet",
+            Behavior::Barrier {
+                name: "b".into(),
+                parties: 2,
+            },
+        ));
+    let server = HttpFakeServer::start(scenario).await.unwrap();
+    let (one, _) = connect(StreamableHttpClientTransport::from_uri(server.url())).await;
+    let (two, _) = connect(StreamableHttpClientTransport::from_uri(server.url())).await;
+    let first = {
+        let peer = one.peer().clone();
+        tokio::spawn(async move { peer.call_tool(CallToolRequestParams::new("meet")).await })
+    };
+    call(&one, "e", json!({})).await;
+    assert!(!first.is_finished(), "a lone barrier caller must wait");
+    call(&two, "meet", json!({})).await;
+    tokio::time::timeout(Duration::from_secs(10), first)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    one.cancel().await.unwrap();
+    two.cancel().await.unwrap();
+    server.shutdown().await;
+}
