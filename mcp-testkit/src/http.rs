@@ -352,7 +352,9 @@ fn failure_response(failure: &InjectedFailure) -> Response {
 }
 
 /// Run the HTTP fake as a process (`mcp-fake-server --http ADDR`): serve until SIGTERM,
-/// SIGINT or a crash. Once bound, the URL (`http://127.0.0.1:PORT/mcp`) is printed as
+/// SIGINT or a crash (with [`crate::Faults::ignore_sigterm`]: until SIGKILL). The
+/// process faults of the stdio mode apply too (pid file, grandchild, stderr, exit at
+/// startup). Once bound, the URL (`http://127.0.0.1:PORT/mcp`) is printed as
 /// the first stdout line and, if given, written to `addr_file`.
 ///
 /// # Errors
@@ -363,14 +365,8 @@ pub async fn serve_http_process(
     addr_file: Option<PathBuf>,
     bearer_token: Option<String>,
 ) -> Result<(), Error> {
-    if let Some(path) = &scenario.record.pid_file {
-        std::fs::write(path, format!("{}\n", std::process::id())).map_err(|source| {
-            Error::WriteFile {
-                path: path.clone(),
-                source,
-            }
-        })?;
-    }
+    crate::stdio::process_startup(&scenario)?;
+    let stubborn = scenario.faults.ignore_sigterm;
     let stop = CancellationToken::new();
     let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, stop);
     let mut options = HttpOptions::new().with_bind(bind);
@@ -397,10 +393,15 @@ pub async fn serve_http_process(
             doing: "installing the SIGTERM handler",
             source,
         })?;
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = tokio::signal::ctrl_c() => {}
-        () = running.stop.cancelled() => {}
+    loop {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+            () = running.stop.cancelled() => break,
+        }
+        if !stubborn {
+            break;
+        }
     }
     running.shutdown().await;
     Ok(())

@@ -23,29 +23,7 @@ pub const GARBAGE_LINE: &str = "this is not JSON-RPC {{{ garbage";
 /// service failing to start.
 pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
     let faults = scenario.faults.clone();
-    if let Some(path) = &scenario.record.pid_file {
-        write_file(path, &format!("{}\n", std::process::id()))?;
-    }
-    if faults.ignore_sigterm {
-        ignore_sigterm()?;
-    }
-    if let Some(path) = &faults.spawn_grandchild {
-        spawn_grandchild(path)?;
-    }
-    let mut stderr = std::io::stderr().lock();
-    if let Some(text) = &faults.stderr {
-        let _ = writeln!(stderr, "{text}");
-    }
-    if let Some(code) = faults.exit_at_startup {
-        let _ = stderr.flush();
-        std::process::exit(code);
-    }
-    if let Some(lines) = faults.flood_stderr {
-        for i in 0..lines {
-            let _ = writeln!(stderr, "mcp-fake-server stderr flood line {i}");
-        }
-    }
-    drop(stderr);
+    process_startup(&scenario)?;
     let mut stdout = tokio::io::stdout();
     write_preamble(&faults, &mut stdout)
         .await
@@ -74,6 +52,35 @@ pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
         std::future::pending::<()>().await;
     }
     result
+}
+
+/// The process-level startup shared by the stdio and HTTP process modes: pid file,
+/// SIGTERM handler, grandchild, stderr text and flood, exit at startup.
+pub(crate) fn process_startup(scenario: &Scenario) -> Result<(), Error> {
+    let faults = &scenario.faults;
+    if let Some(path) = &scenario.record.pid_file {
+        write_file(path, &format!("{}\n", std::process::id()))?;
+    }
+    if faults.ignore_sigterm {
+        ignore_sigterm()?;
+    }
+    if let Some(path) = &faults.spawn_grandchild {
+        spawn_grandchild(path)?;
+    }
+    let mut stderr = std::io::stderr().lock();
+    if let Some(text) = &faults.stderr {
+        let _ = writeln!(stderr, "{text}");
+    }
+    if let Some(code) = faults.exit_at_startup {
+        let _ = stderr.flush();
+        std::process::exit(code);
+    }
+    if let Some(lines) = faults.flood_stderr {
+        for i in 0..lines {
+            let _ = writeln!(stderr, "mcp-fake-server stderr flood line {i}");
+        }
+    }
+    Ok(())
 }
 
 /// Write the stdout faults (garbage line, huge line) to `out`.

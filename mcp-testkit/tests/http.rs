@@ -341,3 +341,46 @@ async fn a_barrier_spans_http_sessions() {
     two.cancel().await.unwrap();
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn http_mode_honours_process_faults() {
+    let home = temp();
+    let grandchild_file = home.join("grandchild.pid");
+    let mut child = tokio::process::Command::new(BIN)
+        .args([
+            "--http",
+            "127.0.0.1:0",
+            "--ignore-sigterm",
+            "--spawn-grandchild",
+        ])
+        .arg(&grandchild_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .await
+        .unwrap();
+    let grandchild = read_pid_file(&grandchild_file).unwrap();
+    assert_eq!(mcp_testkit::process_group_members(pid).len(), 2);
+    mcp_testkit::terminate_process(pid);
+    assert!(
+        !mcp_testkit::wait_gone(pid, Duration::from_millis(300)).await,
+        "SIGTERM is ignored"
+    );
+    assert_eq!(
+        post_init(first.trim(), None).await.status(),
+        200,
+        "still serving"
+    );
+    mcp_testkit::kill_process_group(pid);
+    let _ = child.wait().await;
+    assert!(mcp_testkit::wait_group_gone(pid, Duration::from_secs(5)).await);
+    mcp_testkit::assert_no_process(grandchild);
+}
