@@ -48,6 +48,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) struct RequestLog {
     entries: Mutex<Vec<RecordedRequest>>,
     file: Option<PathBuf>,
+    added: tokio::sync::Notify,
 }
 
 impl RequestLog {
@@ -55,6 +56,7 @@ impl RequestLog {
         Self {
             entries: Mutex::new(Vec::new()),
             file,
+            added: tokio::sync::Notify::new(),
         }
     }
 
@@ -72,6 +74,20 @@ impl RequestLog {
             }
         }
         lock(&self.entries).push(entry);
+        self.added.notify_waiters();
+    }
+
+    /// The first record with `method`, waiting for it to arrive.
+    pub(crate) async fn wait_for(&self, method: &str) -> RecordedRequest {
+        loop {
+            let added = self.added.notified();
+            tokio::pin!(added);
+            added.as_mut().enable();
+            if let Some(found) = lock(&self.entries).iter().find(|r| r.method == method) {
+                return found.clone();
+            }
+            added.await;
+        }
     }
 
     pub(crate) fn snapshot(&self) -> Vec<RecordedRequest> {

@@ -713,8 +713,8 @@ pub struct Recording {
     /// Write the server's pid (decimal, then `\n`) here at startup (binary).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid_file: Option<PathBuf>,
-    /// Append one JSON line `{"method": ..., "params": ...}` per request received
-    /// (all runners).
+    /// Append one JSON line `{"method": ..., "params": ...}` per request received, and
+    /// per `notifications/cancelled` (all runners).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_log: Option<PathBuf>,
 }

@@ -6,12 +6,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CancelledNotificationParam, GetPromptRequestParams,
+    GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -97,9 +97,18 @@ impl FakeServer {
         &self.shared.scenario
     }
 
-    /// Requests received so far, in arrival order.
+    /// Requests received so far, in arrival order (plus `notifications/cancelled`).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.log.snapshot()
+    }
+
+    /// The first received request (or cancellation) with `method`, waiting until it
+    /// arrives. Wrap it in a timeout.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future loses nothing.
+    pub async fn wait_for_request(&self, method: &str) -> RecordedRequest {
+        self.shared.log.wait_for(method).await
     }
 
     /// Names of the current tools (they change with [`crate::Behavior::ChangeTools`]).
@@ -322,6 +331,14 @@ impl ServerHandler for FakeServer {
         });
         wire::from_wire::<rmcp::model::GetPromptResult>("prompt", value)
             .map(GetPromptResponse::from)
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        self.record("notifications/cancelled", &notification);
     }
 
     async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {

@@ -217,3 +217,33 @@ async fn rmcp_client_skips_garbage_and_oversized_lines() {
     client.cancel().await.unwrap();
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_dropped_call_is_cancelled_and_recorded() {
+    let scenario =
+        Scenario::new("nap").with_tool(ToolSpec::new("nap", Behavior::Sleep { ms: 3_600_000 }));
+    let (transport, server) = InProcessServer::start(scenario);
+    let (client, _) = connect(transport).await;
+    let call = client.call_tool(rmcp::model::CallToolRequestParams::new("nap"));
+    // Dropping the call future makes rmcp send notifications/cancelled.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), call)
+            .await
+            .is_err()
+    );
+    let cancelled = tokio::time::timeout(
+        Duration::from_secs(10),
+        server.server().wait_for_request("notifications/cancelled"),
+    )
+    .await
+    .expect("the server saw the cancellation");
+    let call = server.server().wait_for_request("tools/call").await;
+    assert_eq!(call.params["name"], "nap");
+    assert!(
+        cancelled.params["requestId"].is_number(),
+        "{:?}",
+        cancelled.params
+    );
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+}
