@@ -9,6 +9,7 @@ use mcp_key::{McpServerKey, Secret};
 use rmcp::RoleClient;
 use rmcp::service::{ClientInitializeError, RunningService, ServiceError, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
     HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
@@ -181,6 +182,15 @@ fn header_map(
     Ok(map)
 }
 
+/// Reconnection of a broken SSE stream: 3 tries, 250 ms doubling to at most 2 s.
+fn sse_retry_policy() -> ExponentialBackoff {
+    let mut policy = ExponentialBackoff::default();
+    policy.max_times = Some(3);
+    policy.base_duration = Duration::from_millis(250);
+    policy.max_delay = Some(Duration::from_secs(2));
+    policy
+}
+
 /// Connects and initializes, retrying transient failures after [`RETRY_DELAYS`]. The caller
 /// bounds the whole thing with the startup timeout.
 pub(crate) async fn connect(
@@ -207,9 +217,12 @@ pub(crate) async fn connect(
         })?;
     let mut attempt = 0;
     loop {
-        let config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
+        let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
             .custom_headers(headers.clone())
             .reinit_on_expired_session(true);
+        // rmcp's default reconnects an SSE stream forever, so a dead server would hang
+        // calls; give up after a few tries and let the call fail.
+        config.retry_config = Arc::new(sse_retry_policy());
         // With a provider, every request asks it for the token (refresh before expiry, and
         // once after a 401); without one, no Authorization header is sent.
         let served = match &target.auth {

@@ -242,6 +242,17 @@ async fn a_hanging_call_times_out_and_the_server_stays_usable() {
         .await
         .unwrap();
     set.shutdown().await;
+    // Both the timeout and the dropped future told the server to stop working.
+    let log = RecordedRequest::read_log(fx.request_log("slow"));
+    let cancels = log
+        .iter()
+        .filter(|r| r.method == "notifications/cancelled")
+        .count();
+    let hangs = log
+        .iter()
+        .filter(|r| r.method == "tools/call" && r.params["name"] == json!("hang"))
+        .count();
+    assert_eq!((hangs, cancels), (2, 2), "{log:?}");
     fx.assert_no_processes().await;
 }
 

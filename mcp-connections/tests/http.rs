@@ -315,3 +315,35 @@ async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
     set.shutdown().await;
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_mid_call_fails_the_call_instead_of_hanging() {
+    let server = HttpFakeServer::start(scenario().with_tool(ToolSpec::new(
+        "die",
+        mcp_testkit::Behavior::Exit { code: 1 },
+    )))
+    .await
+    .unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "web",
+        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(20),
+        set.call_tool(
+            &key("web"),
+            "die",
+            None,
+            CallOptions::new().with_timeout(Duration::from_secs(60)),
+        ),
+    )
+    .await
+    .expect("the call ends instead of hanging");
+    let err = outcome.unwrap_err();
+    assert!(!err.is_timeout(), "{err}");
+    set.shutdown().await;
+    server.shutdown().await;
+}

@@ -193,7 +193,17 @@ impl ServerHandler for FakeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.record("tools/call", &request);
+        // rmcp moves `_meta` into the context; record it with the params, as it was sent.
+        let mut recorded = serde_json::to_value(&request).unwrap_or(Value::Null);
+        if !context.meta.0.0.is_empty()
+            && let Value::Object(map) = &mut recorded
+        {
+            map.insert(
+                "_meta".to_owned(),
+                serde_json::to_value(&context.meta).unwrap_or(Value::Null),
+            );
+        }
+        self.record("tools/call", &recorded);
         let tool = lock(&self.shared.tools)
             .iter()
             .find(|t| t.name == request.name)
