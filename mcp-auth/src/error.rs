@@ -1,0 +1,208 @@
+//! [`AuthError`]: why the OAuth client could not produce a usable credential.
+
+use mcp_key::McpServerKey;
+
+use crate::store::StoreError;
+
+/// A boxed error kept as the `source` of an [`AuthError`] (rmcp's or reqwest's errors,
+/// never shown in our own messages).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a login, refresh or token lookup failed.
+///
+/// Messages name the server and what to do; they never contain a token, a client secret
+/// or text copied from an authorization server's error response (only its OAuth error
+/// code).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// Nothing usable is stored: the user must log in.
+    #[error("MCP server `{server}` requires login; run the login for this server")]
+    LoginRequired {
+        /// The server.
+        server: McpServerKey,
+    },
+    /// Stored tokens exist but were rejected (`invalid_grant`) or cannot be refreshed.
+    #[error("MCP server `{server}`: stored credentials are no longer valid; log in again")]
+    ReloginRequired {
+        /// The server.
+        server: McpServerKey,
+    },
+    /// Protected-resource or authorization-server metadata could not be found or used.
+    #[error("MCP server `{server}`: OAuth discovery failed: {detail}")]
+    Discovery {
+        /// The server.
+        server: McpServerKey,
+        /// What failed.
+        detail: String,
+        /// The underlying error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// No client identity: registration failed or is not offered.
+    #[error(
+        "MCP server `{server}`: OAuth client registration failed: {detail}; configure a client_id"
+    )]
+    Registration {
+        /// The server.
+        server: McpServerKey,
+        /// What failed.
+        detail: String,
+        /// The underlying error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// The authorization response carried a `state` other than the one we sent.
+    #[error(
+        "MCP server `{server}`: the login callback's state does not match this login; start the login again"
+    )]
+    StateMismatch {
+        /// The server.
+        server: McpServerKey,
+    },
+    /// An issuer differs from the one the metadata promised (RFC 8414 / RFC 9207).
+    #[error(
+        "MCP server `{server}`: authorization server issuer mismatch: expected `{expected}`, got `{received}`"
+    )]
+    IssuerMismatch {
+        /// The server.
+        server: McpServerKey,
+        /// The issuer we trust.
+        expected: String,
+        /// The issuer presented.
+        received: String,
+    },
+    /// The protected-resource metadata describes another resource (RFC 9728 section 3.3).
+    #[error(
+        "MCP server `{server}`: protected resource metadata names another resource; refusing to authorize"
+    )]
+    ResourceMismatch {
+        /// The server.
+        server: McpServerKey,
+        /// The underlying error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// The login callback was malformed or reported an error.
+    #[error("MCP server `{server}`: login callback failed: {detail}")]
+    Callback {
+        /// The server.
+        server: McpServerKey,
+        /// What failed (an OAuth error code, never the server's free text).
+        detail: String,
+    },
+    /// The login was not completed in time.
+    #[error("MCP server `{server}`: {what} did not complete in time")]
+    Timeout {
+        /// The server.
+        server: McpServerKey,
+        /// What timed out.
+        what: &'static str,
+    },
+    /// The token endpoint answered with an OAuth error.
+    #[error("MCP server `{server}`: the token endpoint refused the request ({code})")]
+    TokenEndpoint {
+        /// The server.
+        server: McpServerKey,
+        /// The OAuth error code only (`invalid_client`, ...).
+        code: String,
+    },
+    /// The server wants a scope the token lacks and step-up is exhausted or impossible.
+    #[error("MCP server `{server}`: the token lacks scope `{scope}`; log in with that scope")]
+    InsufficientScope {
+        /// The server.
+        server: McpServerKey,
+        /// The scope(s) the server asked for.
+        scope: String,
+    },
+    /// The credential store failed.
+    #[error("MCP server `{server}`: credential store failed")]
+    Store {
+        /// The server.
+        server: McpServerKey,
+        /// The store's error (boxed: it is large).
+        #[source]
+        source: Box<StoreError>,
+    },
+    /// A network or HTTP-level failure talking to an OAuth endpoint (retryable).
+    #[error("MCP server `{server}`: HTTP request to {what} failed")]
+    Http {
+        /// The server.
+        server: McpServerKey,
+        /// Which endpoint.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: Option<BoxError>,
+    },
+    /// The [`UserAgent`](crate::UserAgent) could not hand the login URL over (headless
+    /// agent: no redirect, or a redirect that is not the loopback callback).
+    #[error("login: {detail}")]
+    Agent {
+        /// What failed.
+        detail: String,
+    },
+    /// The settings or the endpoints are unusable (e.g. plain HTTP to a non-loopback host).
+    #[error("MCP server `{server}`: {detail}")]
+    Config {
+        /// The server.
+        server: McpServerKey,
+        /// What is wrong and how to fix it.
+        detail: String,
+    },
+}
+
+impl AuthError {
+    /// The user must log in for the first time.
+    pub fn is_login_required(&self) -> bool {
+        matches!(self, Self::LoginRequired { .. })
+    }
+
+    /// Stored credentials were rejected; the user must log in again.
+    pub fn is_relogin_required(&self) -> bool {
+        matches!(self, Self::ReloginRequired { .. })
+    }
+
+    /// The user must (re-)authenticate: login required, re-login required, or a scope the
+    /// token lacks.
+    pub fn is_auth_required(&self) -> bool {
+        matches!(
+            self,
+            Self::LoginRequired { .. }
+                | Self::ReloginRequired { .. }
+                | Self::InsufficientScope { .. }
+        )
+    }
+
+    /// A later attempt may succeed without user action (network failures, timeouts, store
+    /// lock timeouts).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Http { .. } | Self::Timeout { .. } => true,
+            Self::Store { source, .. } => source.is_retryable(),
+            _ => false,
+        }
+    }
+
+    /// The server this error is about (`None` for a user-agent failure).
+    pub fn server(&self) -> Option<&McpServerKey> {
+        let server = match self {
+            Self::Agent { .. } => return None,
+            Self::LoginRequired { server }
+            | Self::ReloginRequired { server }
+            | Self::Discovery { server, .. }
+            | Self::Registration { server, .. }
+            | Self::StateMismatch { server }
+            | Self::IssuerMismatch { server, .. }
+            | Self::ResourceMismatch { server, .. }
+            | Self::Callback { server, .. }
+            | Self::Timeout { server, .. }
+            | Self::TokenEndpoint { server, .. }
+            | Self::InsufficientScope { server, .. }
+            | Self::Store { server, .. }
+            | Self::Http { server, .. }
+            | Self::Config { server, .. } => server,
+        };
+        Some(server)
+    }
+}

@@ -1,0 +1,274 @@
+//! [`OAuthCredentials`]: one server's OAuth tokens, refreshed on demand.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use mcp_key::{McpServerKey, Secret};
+
+use super::http::{self as oauth_http, now_unix};
+use super::settings::{DEFAULT_REFRESH_MARGIN_SECS, MAX_STEP_UP_ATTEMPTS, OAuthSettings};
+use super::token::{self, RefreshOutcome};
+use crate::error::AuthError;
+use crate::status::AuthStatus;
+use crate::store::{CredentialStore, StoreError, StoreKey, StoredCredentials};
+
+/// One server's OAuth credentials. Cheap to clone (clones share the refresh gate and the
+/// step-up counter).
+///
+/// Refresh is single-flight inside the process (a per-credential async gate) and
+/// serialized across processes by [`CredentialStore::lock`]; after taking both, the store
+/// is reread and a token another task or process already refreshed is adopted.
+#[derive(Clone)]
+pub struct OAuthCredentials {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    server: McpServerKey,
+    url: String,
+    key: StoreKey,
+    settings: OAuthSettings,
+    store: Arc<dyn CredentialStore>,
+    refresh_gate: tokio::sync::Mutex<()>,
+    step_ups: AtomicU32,
+}
+
+impl std::fmt::Debug for OAuthCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthCredentials")
+            .field("server", &self.inner.server)
+            .field("url", &self.inner.url)
+            .field("key", &self.inner.key.as_str())
+            .field("store", &self.inner.store.kind())
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthCredentials {
+    /// Credentials of `server` at `url`, kept in `store` under [`StoreKey::new`].
+    pub fn new(
+        server: McpServerKey,
+        url: impl Into<String>,
+        settings: OAuthSettings,
+        store: Arc<dyn CredentialStore>,
+    ) -> Self {
+        let url = url.into();
+        let key = StoreKey::new(&server, &url);
+        Self {
+            inner: Arc::new(Inner {
+                server,
+                url,
+                key,
+                settings,
+                store,
+                refresh_gate: tokio::sync::Mutex::new(()),
+                step_ups: AtomicU32::new(0),
+            }),
+        }
+    }
+
+    /// The server.
+    pub fn server(&self) -> &McpServerKey {
+        &self.inner.server
+    }
+
+    /// The MCP server URL.
+    pub fn url(&self) -> &str {
+        &self.inner.url
+    }
+
+    /// Where the record lives in the store.
+    pub fn store_key(&self) -> &StoreKey {
+        &self.inner.key
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &OAuthSettings {
+        &self.inner.settings
+    }
+
+    fn store_error(&self, source: StoreError) -> AuthError {
+        AuthError::Store {
+            server: self.inner.server.clone(),
+            source: Box::new(source),
+        }
+    }
+
+    pub(crate) async fn load_record(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.inner
+            .store
+            .load(&self.inner.key)
+            .await
+            .map_err(|e| self.store_error(e))
+    }
+
+    /// Saves `record` (used after a grant; the caller uses the token only after this).
+    pub(crate) async fn persist(&self, record: &StoredCredentials) -> Result<(), AuthError> {
+        self.inner
+            .store
+            .save(&self.inner.key, record)
+            .await
+            .map_err(|e| self.store_error(e))
+    }
+
+    /// A usable access token, refreshed first when it expires within 30 s.
+    ///
+    /// `Err(LoginRequired)` when nothing is stored, `Err(ReloginRequired)` when the stored
+    /// tokens cannot be used or refreshed (`invalid_grant` is remembered, so no request is
+    /// repeated until a new login).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: a refresh interrupted before it persisted leaves the old record.
+    pub async fn access_token(&self) -> Result<Secret, AuthError> {
+        let record = self
+            .load_record()
+            .await?
+            .ok_or_else(|| AuthError::LoginRequired {
+                server: self.inner.server.clone(),
+            })?;
+        if let Some(at) = &record.access_token
+            && !record.expires_within(DEFAULT_REFRESH_MARGIN_SECS, now_unix())
+        {
+            return Ok(at.clone());
+        }
+        self.refresh(None).await
+    }
+
+    /// After a 401 with the token `rejected`: refresh once (unless another task or process
+    /// already replaced that token, which is then returned) or `Err(ReloginRequired)`.
+    pub async fn refresh_after_unauthorized(&self, rejected: &Secret) -> Result<Secret, AuthError> {
+        self.refresh(Some(rejected)).await
+    }
+
+    async fn refresh(&self, rejected: Option<&Secret>) -> Result<Secret, AuthError> {
+        let server = &self.inner.server;
+        let _gate = self.inner.refresh_gate.lock().await;
+        let _lock = self
+            .inner
+            .store
+            .lock(&self.inner.key)
+            .await
+            .map_err(|e| self.store_error(e))?;
+        let record = self
+            .load_record()
+            .await?
+            .ok_or_else(|| AuthError::LoginRequired {
+                server: server.clone(),
+            })?;
+        if let Some(at) = &record.access_token
+            && rejected != Some(at)
+            && !record.expires_within(DEFAULT_REFRESH_MARGIN_SECS, now_unix())
+        {
+            // Someone else refreshed while we waited: adopt their token.
+            return Ok(at.clone());
+        }
+        if record.refresh_token.is_none() {
+            return Err(AuthError::ReloginRequired {
+                server: server.clone(),
+            });
+        }
+        let http = oauth_http::client(server)?;
+        match token::refresh(server, &http, &record).await? {
+            RefreshOutcome::Refreshed(next) => {
+                let next = *next;
+                // Persist before use: if saving fails the old record stays and we fail.
+                self.persist(&next).await?;
+                tracing::debug!(server = %server, "access token refreshed");
+                next.access_token.ok_or_else(|| AuthError::ReloginRequired {
+                    server: server.clone(),
+                })
+            }
+            RefreshOutcome::Rejected => {
+                tracing::info!(server = %server, "refresh token rejected (invalid_grant); login required");
+                let mut dead = record.clone();
+                dead.access_token = None;
+                dead.refresh_token = None;
+                if let Err(e) = self.inner.store.save(&self.inner.key, &dead).await {
+                    tracing::warn!(server = %server, error = %e, "could not mark credentials as rejected");
+                }
+                Err(AuthError::ReloginRequired {
+                    server: server.clone(),
+                })
+            }
+        }
+    }
+
+    /// The status, from the store only (no network).
+    pub async fn status(&self) -> AuthStatus {
+        match self.load_record().await {
+            Err(_) => AuthStatus::Unknown,
+            Ok(None) => AuthStatus::LoginRequired,
+            Ok(Some(record)) => {
+                let fresh = record.access_token.is_some() && !record.expires_within(0, now_unix());
+                let refreshable = record.refresh_token.is_some() && record.token_endpoint.is_some();
+                if fresh || refreshable {
+                    AuthStatus::OAuth
+                } else {
+                    AuthStatus::ReloginRequired
+                }
+            }
+        }
+    }
+
+    /// Deletes the stored record.
+    pub async fn logout(&self) -> Result<(), AuthError> {
+        self.inner
+            .store
+            .delete(&self.inner.key)
+            .await
+            .map_err(|e| self.store_error(e))
+    }
+
+    /// Counts one step-up attempt; false once [`MAX_STEP_UP_ATTEMPTS`] are used.
+    pub(crate) fn take_step_up_attempt(&self) -> bool {
+        self.inner
+            .step_ups
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < MAX_STEP_UP_ATTEMPTS).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// Forgets past step-up attempts (call after a request succeeded).
+    pub fn reset_step_up(&self) {
+        self.inner.step_ups.store(0, Ordering::SeqCst);
+    }
+
+    /// Sends an unauthenticated `initialize` to the server and returns the
+    /// `WWW-Authenticate` challenge of a 401 (`Some("")` for a 401 without one), or `None`
+    /// when the server does not ask for credentials.
+    pub async fn probe(&self) -> Result<Option<String>, AuthError> {
+        let server = &self.inner.server;
+        let http = oauth_http::client(server)?;
+        let body = serde_json::json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": self.inner.settings.client_name, "version": env!("CARGO_PKG_VERSION")}}
+        });
+        let response = http
+            .post(&self.inner.url)
+            .header(
+                reqwest::header::ACCEPT,
+                "application/json, text/event-stream",
+            )
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| AuthError::Http {
+                server: server.clone(),
+                what: "the MCP server".to_owned(),
+                source: Some(Box::new(e)),
+            })?;
+        if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+            return Ok(None);
+        }
+        Ok(Some(
+            response
+                .headers()
+                .get(reqwest::header::WWW_AUTHENTICATE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned(),
+        ))
+    }
+}

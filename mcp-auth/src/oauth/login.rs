@@ -1,0 +1,391 @@
+//! Interactive login: authorization code with PKCE (S256) through a loopback callback.
+
+use std::collections::BTreeSet;
+
+use mcp_key::Secret;
+use oauth2::TokenResponse;
+use rmcp::transport::auth::{
+    AuthError as RmcpAuthError, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession,
+    OAuthTokenResponse,
+};
+use url::Url;
+
+use super::agent::UserAgent;
+use super::callback::{self, CallbackServer};
+use super::credentials::OAuthCredentials;
+use super::discovery::{
+    Discovered, discover, map_rmcp, secret_auth_method, supports_client_metadata_documents,
+};
+use super::http::{self as oauth_http, now_unix};
+use super::token::sanitize_code;
+use crate::error::AuthError;
+use crate::store::StoredCredentials;
+
+/// A login in progress: the URL to show, and [`PendingLogin::complete`] to wait for the
+/// callback. Dropping it stops the callback server.
+pub struct PendingLogin {
+    creds: OAuthCredentials,
+    session: AuthorizationSession,
+    callback: CallbackServer,
+    authorization_url: String,
+    state: String,
+    resource: Option<String>,
+    requested_scopes: Vec<String>,
+    metadata: AuthorizationMetadata,
+    client_secret: Option<Secret>,
+    auth_method: String,
+}
+
+impl std::fmt::Debug for PendingLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingLogin")
+            .field("server", self.creds.server())
+            .field("redirect_uri", &self.callback.redirect_uri)
+            .finish_non_exhaustive()
+    }
+}
+
+fn query_param(url: &str, name: &str) -> Option<String> {
+    Url::parse(url)
+        .ok()?
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+}
+
+impl PendingLogin {
+    /// The authorization URL to open in a browser.
+    pub fn authorization_url(&self) -> &str {
+        &self.authorization_url
+    }
+
+    /// The loopback redirect URI the authorization server will call.
+    pub fn redirect_uri(&self) -> &str {
+        &self.callback.redirect_uri
+    }
+
+    /// Waits for the callback (at most the settings' login timeout), checks `state` and
+    /// `iss`, exchanges the code (with the PKCE verifier) and persists the tokens.
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons the login; nothing is stored.
+    pub async fn complete(self) -> Result<(), AuthError> {
+        let server = self.creds.server().clone();
+        let timeout = self.creds.settings().login_timeout;
+        let PendingLogin {
+            creds,
+            session,
+            callback,
+            state,
+            resource,
+            requested_scopes,
+            metadata,
+            client_secret,
+            auth_method,
+            ..
+        } = self;
+        let CallbackServer { received, .. } = &mut { callback };
+        let params = match tokio::time::timeout(timeout, received).await {
+            Err(_) => {
+                return Err(AuthError::Timeout {
+                    server,
+                    what: "the login",
+                });
+            }
+            Ok(Err(_)) => {
+                return Err(AuthError::Callback {
+                    server,
+                    detail: "the callback server stopped".to_owned(),
+                });
+            }
+            Ok(Ok(params)) => params,
+        };
+        if let Some(error) = params.get("error") {
+            return Err(AuthError::Callback {
+                server,
+                detail: format!("the authorization server answered {}", sanitize_code(error)),
+            });
+        }
+        if params.get("state") != Some(&state) {
+            return Err(AuthError::StateMismatch { server });
+        }
+        let code = params.get("code").ok_or_else(|| AuthError::Callback {
+            server: server.clone(),
+            detail: "the callback carries no authorization code".to_owned(),
+        })?;
+        let iss = params.get("iss");
+        if let Some(iss) = iss
+            && metadata.issuer.as_ref() != Some(iss)
+        {
+            return Err(AuthError::IssuerMismatch {
+                server,
+                expected: metadata.issuer.clone().unwrap_or_default(),
+                received: iss.clone(),
+            });
+        }
+        let token = session
+            .handle_callback_with_issuer(code, &state, iss.map(String::as_str))
+            .await
+            .map_err(|e| match e {
+                RmcpAuthError::TokenExchangeFailed(_) => AuthError::TokenEndpoint {
+                    server: server.clone(),
+                    code: "token_request_failed".to_owned(),
+                },
+                other => map_rmcp(&server, other),
+            })?;
+        let client_id = session
+            .get_credentials()
+            .await
+            .map(|(id, _)| id)
+            .map_err(|e| map_rmcp(&server, e))?;
+        let record = record_from_token(
+            client_id,
+            &token,
+            &metadata,
+            TokenContext {
+                client_secret,
+                auth_method,
+                resource,
+                requested_scopes,
+            },
+        );
+        creds.persist(&record).await
+    }
+}
+
+/// What a token response alone does not say.
+pub(crate) struct TokenContext {
+    pub(crate) client_secret: Option<Secret>,
+    pub(crate) auth_method: String,
+    pub(crate) resource: Option<String>,
+    pub(crate) requested_scopes: Vec<String>,
+}
+
+/// The record to store after a successful grant.
+pub(crate) fn record_from_token(
+    client_id: String,
+    token: &OAuthTokenResponse,
+    metadata: &AuthorizationMetadata,
+    ctx: TokenContext,
+) -> StoredCredentials {
+    let mut record = StoredCredentials::new(client_id)
+        .with_access_token(Secret::new(token.access_token().secret().clone()))
+        .with_token_endpoint(metadata.token_endpoint.clone())
+        .with_token_endpoint_auth_method(ctx.auth_method);
+    if let Some(rt) = token.refresh_token() {
+        record = record.with_refresh_token(Secret::new(rt.secret().clone()));
+    }
+    if let Some(expires_in) = token.expires_in() {
+        record = record.with_expires_at(now_unix().saturating_add(expires_in.as_secs()));
+    }
+    let scopes: Vec<String> = match token.scopes() {
+        Some(granted) => granted.iter().map(|s| s.to_string()).collect(),
+        None => ctx.requested_scopes,
+    };
+    record = record.with_scopes(scopes);
+    if let Some(secret) = ctx.client_secret {
+        record = record.with_client_secret(secret);
+    }
+    if let Some(issuer) = &metadata.issuer {
+        record = record.with_issuer(issuer.clone());
+    }
+    if let Some(resource) = ctx.resource {
+        record = record.with_resource(resource);
+    }
+    record
+}
+
+impl OAuthCredentials {
+    /// Starts an interactive login: discovery (from the 401 `challenge` when given), client
+    /// identity (configured id, then a client ID metadata document if the server supports
+    /// it, then dynamic registration), PKCE S256, and a loopback callback server. Returns at
+    /// once with the URL; [`PendingLogin::complete`] waits for the callback.
+    ///
+    /// Scopes: configured scopes, else those discovered (challenge `scope`, else
+    /// `scopes_supported`), else none.
+    pub async fn begin_login(&self, challenge: Option<&str>) -> Result<PendingLogin, AuthError> {
+        self.begin_login_with_scopes(challenge, Vec::new()).await
+    }
+
+    /// Like [`OAuthCredentials::begin_login`] with explicit scopes (which win over
+    /// configured and discovered ones when not empty).
+    pub async fn begin_login_with_scopes(
+        &self,
+        challenge: Option<&str>,
+        explicit_scopes: Vec<String>,
+    ) -> Result<PendingLogin, AuthError> {
+        let server = self.server().clone();
+        let settings = self.settings();
+        let http = oauth_http::client(&server)?;
+        let callback = callback::start(&server, settings.callback_port).await?;
+        let Discovered {
+            mut manager,
+            metadata,
+        } = discover(&server, &http, self.url(), challenge, settings).await?;
+        let scopes = if !explicit_scopes.is_empty() {
+            explicit_scopes
+        } else if !settings.scopes.is_empty() {
+            settings.scopes.clone()
+        } else {
+            manager.select_initial_scopes(&[]).await
+        };
+        let scopes: Vec<String> = {
+            let mut seen = BTreeSet::new();
+            scopes
+                .into_iter()
+                .filter(|s| seen.insert(s.clone()))
+                .collect()
+        };
+        let redirect_uri = callback.redirect_uri.clone();
+        let mut request =
+            AuthorizationRequest::new(redirect_uri.clone()).with_client_name(&settings.client_name);
+        if !scopes.is_empty() {
+            request = request.with_scopes(scopes.clone());
+        }
+        let previous = self.reusable_client(&metadata).await;
+        let (client_secret, auth_method) = if let Some(id) = &settings.client_id {
+            request = request.with_preregistered_client(id.clone());
+            if let Some(secret) = &settings.client_secret {
+                request = request.with_client_secret(secret.expose());
+            }
+            let method = if settings.client_secret.is_some() {
+                secret_auth_method(&metadata)
+            } else {
+                "none"
+            };
+            (settings.client_secret.clone(), method.to_owned())
+        } else if let Some(prev) = previous {
+            request = request.with_preregistered_client(prev.client_id.clone());
+            if let Some(secret) = &prev.client_secret {
+                request = request.with_client_secret(secret.expose());
+            }
+            let method = prev
+                .token_endpoint_auth_method
+                .clone()
+                .unwrap_or_else(|| "none".to_owned());
+            (prev.client_secret.clone(), method)
+        } else if let Some(cimd) = settings
+            .client_metadata_url
+            .as_ref()
+            .filter(|_| supports_client_metadata_documents(&metadata))
+        {
+            request = request.with_client_metadata_url(cimd.clone());
+            (None, "none".to_owned())
+        } else {
+            let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            let registered = manager
+                .register_client(&settings.client_name, &redirect_uri, &refs)
+                .await
+                .map_err(|e| map_rmcp(&server, e))?;
+            request = request.with_preregistered_client(registered.client_id.clone());
+            let secret = registered.client_secret.clone().map(Secret::new);
+            if let Some(secret) = &secret {
+                request = request.with_client_secret(secret.expose());
+            }
+            let method = if secret.is_some() {
+                secret_auth_method(&metadata)
+            } else {
+                "none"
+            };
+            (secret, method.to_owned())
+        };
+        let session = AuthorizationSession::new(manager, request)
+            .await
+            .map_err(|(_, e)| map_rmcp(&server, e))?;
+        let authorization_url = session.get_authorization_url().to_owned();
+        let state =
+            query_param(&authorization_url, "state").ok_or_else(|| AuthError::Discovery {
+                server: server.clone(),
+                detail: "the authorization URL carries no state".to_owned(),
+                source: None,
+            })?;
+        let resource = settings
+            .resource
+            .clone()
+            .or_else(|| query_param(&authorization_url, "resource"));
+        let requested_scopes = query_param(&authorization_url, "scope")
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        Ok(PendingLogin {
+            creds: self.clone(),
+            session,
+            callback,
+            authorization_url,
+            state,
+            resource,
+            requested_scopes,
+            metadata,
+            client_secret,
+            auth_method,
+        })
+    }
+
+    /// A client registered in an earlier login at the same issuer, reused instead of
+    /// registering again.
+    async fn reusable_client(&self, metadata: &AuthorizationMetadata) -> Option<StoredCredentials> {
+        let record = self.load_record().await.ok()??;
+        (record.issuer.is_some() && record.issuer == metadata.issuer).then_some(record)
+    }
+
+    /// Step-up after a 403 `insufficient_scope`: a new login with the union of the granted
+    /// scopes and the ones `challenge` asks for, at most
+    /// [`MAX_STEP_UP_ATTEMPTS`](super::settings::MAX_STEP_UP_ATTEMPTS) times until
+    /// [`OAuthCredentials::reset_step_up`].
+    pub async fn step_up(&self, agent: &dyn UserAgent, challenge: &str) -> Result<(), AuthError> {
+        let server = self.server().clone();
+        let base = Url::parse(self.url()).map_err(|_| AuthError::Config {
+            server: server.clone(),
+            detail: format!("`{}` is not a valid URL", self.url()),
+        })?;
+        let params = rmcp::transport::auth::WWWAuthenticateParams::parse(challenge, &base);
+        let required = params.scope.clone().unwrap_or_default();
+        if !params.is_insufficient_scope() || required.trim().is_empty() {
+            return Err(AuthError::InsufficientScope {
+                server,
+                scope: required,
+            });
+        }
+        let granted: Vec<String> = self
+            .load_record()
+            .await
+            .ok()
+            .flatten()
+            .map(|r| r.scopes)
+            .unwrap_or_default();
+        // Asking again for scopes we already hold cannot help: stop instead of looping.
+        if required
+            .split_whitespace()
+            .all(|s| granted.iter().any(|g| g == s))
+            || !self.take_step_up_attempt()
+        {
+            return Err(AuthError::InsufficientScope {
+                server,
+                scope: required,
+            });
+        }
+        let mut scopes = granted;
+        for s in required.split_whitespace() {
+            if !scopes.iter().any(|have| have == s) {
+                scopes.push(s.to_owned());
+            }
+        }
+        tracing::info!(server = %server, scopes = %scopes.join(" "), "step-up login for a missing scope");
+        let pending = self
+            .begin_login_with_scopes(Some(challenge), scopes)
+            .await?;
+        agent.open(pending.authorization_url()).await?;
+        pending.complete().await
+    }
+}
+
+/// Logs in: [`OAuthCredentials::begin_login`], hands the URL to `agent`, waits for the
+/// callback and stores the tokens.
+pub async fn login(
+    creds: &OAuthCredentials,
+    agent: &dyn UserAgent,
+    challenge: Option<&str>,
+) -> Result<(), AuthError> {
+    let pending = creds.begin_login(challenge).await?;
+    agent.open(pending.authorization_url()).await?;
+    pending.complete().await
+}

@@ -1,0 +1,125 @@
+//! [`OAuthSettings`]: per-server OAuth configuration.
+
+use std::time::Duration;
+
+use mcp_key::Secret;
+
+/// How long a login waits for the browser callback by default.
+pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
+/// Refresh a token that expires within this many seconds before using it.
+pub const DEFAULT_REFRESH_MARGIN_SECS: u64 = 30;
+/// Timeout of one request to an OAuth endpoint.
+pub const DEFAULT_HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+/// The client name sent in dynamic client registration.
+pub const DEFAULT_CLIENT_NAME: &str = "mcp-connections";
+/// How many step-up logins (403 `insufficient_scope`) one credential attempts before
+/// giving up, until [`OAuthCredentials::reset_step_up`](crate::OAuthCredentials::reset_step_up).
+/// With the first login that makes at most 3 authorization requests for one operation.
+pub const MAX_STEP_UP_ATTEMPTS: u32 = 2;
+
+/// OAuth configuration of one server. Defaults: no client id (metadata document, then
+/// dynamic registration), no scopes (discovered), a random callback port,
+/// [`DEFAULT_LOGIN_TIMEOUT`], [`DEFAULT_CLIENT_NAME`], private addresses refused.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct OAuthSettings {
+    /// A pre-registered client id.
+    pub client_id: Option<String>,
+    /// The secret of the pre-registered client.
+    pub client_secret: Option<Secret>,
+    /// Configured scopes (used when the caller passes none explicitly).
+    pub scopes: Vec<String>,
+    /// The RFC 8707 resource to request; default: what protected-resource metadata names.
+    pub resource: Option<String>,
+    /// The loopback callback port; `None` picks a free one.
+    pub callback_port: Option<u16>,
+    /// An https URL of the host's client ID metadata document (SEP-991).
+    pub client_metadata_url: Option<String>,
+    /// The client name for dynamic registration.
+    pub client_name: String,
+    /// How long the login waits for the callback.
+    pub login_timeout: Duration,
+    /// Allow an authorization server on a private (RFC 1918) address for a public MCP URL.
+    pub allow_private_addresses: bool,
+}
+
+impl Default for OAuthSettings {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OAuthSettings {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self {
+            client_id: None,
+            client_secret: None,
+            scopes: Vec::new(),
+            resource: None,
+            callback_port: None,
+            client_metadata_url: None,
+            client_name: DEFAULT_CLIENT_NAME.to_owned(),
+            login_timeout: DEFAULT_LOGIN_TIMEOUT,
+            allow_private_addresses: false,
+        }
+    }
+
+    /// Uses a pre-registered client id.
+    pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
+        self.client_id = Some(id.into());
+        self
+    }
+
+    /// The pre-registered client's secret.
+    pub fn with_client_secret(mut self, secret: Secret) -> Self {
+        self.client_secret = Some(secret);
+        self
+    }
+
+    /// Configured scopes.
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The RFC 8707 resource indicator.
+    pub fn with_resource(mut self, resource: impl Into<String>) -> Self {
+        self.resource = Some(resource.into());
+        self
+    }
+
+    /// A fixed loopback callback port.
+    pub fn with_callback_port(mut self, port: u16) -> Self {
+        self.callback_port = Some(port);
+        self
+    }
+
+    /// The client ID metadata document URL (https).
+    pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// The client name for dynamic registration.
+    pub fn with_client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// How long a login waits for its callback.
+    pub fn with_login_timeout(mut self, timeout: Duration) -> Self {
+        self.login_timeout = timeout;
+        self
+    }
+
+    /// Allow private-address authorization servers.
+    pub fn with_allow_private_addresses(mut self, allow: bool) -> Self {
+        self.allow_private_addresses = allow;
+        self
+    }
+}
