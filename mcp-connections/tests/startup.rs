@@ -308,3 +308,39 @@ async fn cancelling_startup_marks_pending_servers_and_keeps_ready_ones() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_completes_even_when_its_caller_gives_up() {
+    let mut fx = Fixture::new();
+    // Ignores SIGTERM, so shutdown has to wait for the SIGKILL step.
+    fx.stdio(
+        "stubborn",
+        echo_scenario("s").with_faults(faults(|f| f.ignore_sigterm = true)),
+    );
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300)),
+    );
+    set.wait_startup().await;
+    let pid = fx.pids()[0];
+    // The caller stops waiting almost at once; the shutdown goes on without it.
+    let gave_up = tokio::time::timeout(Duration::from_millis(50), set.shutdown()).await;
+    assert!(gave_up.is_err(), "the SIGKILL path takes longer than 50 ms");
+    assert!(
+        mcp_testkit::wait_gone(pid, Duration::from_secs(10)).await,
+        "the server was killed by the detached shutdown"
+    );
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_set_without_shutdown_kills_its_processes() {
+    let mut fx = Fixture::new();
+    fx.stdio("a", echo_scenario("a"));
+    fx.stdio("b", echo_scenario("b"));
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    assert_eq!(fx.pids().len(), 2);
+    drop(set);
+    fx.assert_no_processes().await;
+}
