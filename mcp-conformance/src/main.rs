@@ -1,0 +1,197 @@
+//! `mcp-conformance-client <server-url>`: the client side of the official MCP conformance
+//! suite (`@modelcontextprotocol/conformance`), built only on this workspace's public API:
+//! a one-server catalog (mcp-catalog), the connection set (mcp-connections) and OAuth
+//! credentials (mcp-auth).
+//!
+//! The suite sets `MCP_CONFORMANCE_SCENARIO` and, for some scenarios,
+//! `MCP_CONFORMANCE_CONTEXT` (JSON). The client logs in when the server asks for it,
+//! connects, lists the tools, calls each one with arguments built from its schema, and exits
+//! 0 on success.
+
+mod args;
+mod provider;
+mod step_up;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use mcp_auth::{
+    ClientCredentials, EnterpriseGrant, HeadlessAgent, MemoryStore, OAuthCredentials, OAuthSettings,
+};
+use mcp_catalog::{CatalogBuilder, ServerConfig, Source};
+use mcp_connections::{AcceptDefaults, CallOptions, ConnectionSet, ConnectionSetOptions};
+use mcp_key::{McpServerKey, Secret};
+use serde_json::Value;
+
+use crate::provider::OAuthProvider;
+
+/// The client ID metadata document URL the suite expects (`auth/basic-cimd`).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or(Value::Null)
+}
+
+fn field(ctx: &Value, name: &str) -> Result<String, BoxError> {
+    ctx.get(name)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT lacks `{name}`").into())
+}
+
+/// Logs in before connecting where the scenario calls for a machine login, or when the
+/// server answers the first request with 401.
+async fn authenticate(
+    creds: &OAuthCredentials,
+    scenario: &str,
+    ctx: &Value,
+) -> Result<(), BoxError> {
+    match scenario {
+        "auth/client-credentials-jwt" => {
+            let grant = ClientCredentials::private_key_jwt(
+                field(ctx, "client_id")?,
+                Secret::new(field(ctx, "private_key_pem")?),
+                field(ctx, "signing_algorithm").unwrap_or_else(|_| "ES256".to_owned()),
+            );
+            creds.login_client_credentials(grant).await?;
+        }
+        "auth/client-credentials-basic" => {
+            let grant = ClientCredentials::secret(
+                field(ctx, "client_id")?,
+                Secret::new(field(ctx, "client_secret")?),
+            );
+            creds.login_client_credentials(grant).await?;
+        }
+        "auth/cross-app-access-complete-flow" => {
+            let grant = EnterpriseGrant::new(
+                field(ctx, "idp_issuer")?,
+                field(ctx, "idp_token_endpoint")?,
+                field(ctx, "idp_client_id")?,
+                Secret::new(field(ctx, "idp_id_token")?),
+                field(ctx, "client_id")?,
+            )
+            .with_client_secret(Secret::new(field(ctx, "client_secret")?));
+            creds.login_enterprise(grant).await?;
+        }
+        _ => {
+            if let Some(challenge) = creds.probe().await? {
+                mcp_auth::login(creds, &HeadlessAgent::new(), Some(&challenge)).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn call_with_step_up(
+    set: &ConnectionSet,
+    creds: &OAuthCredentials,
+    key: &McpServerKey,
+    tool: &str,
+    arguments: Value,
+) -> Result<(), BoxError> {
+    loop {
+        match set
+            .call_tool(key, tool, Some(arguments.clone()), CallOptions::new())
+            .await
+        {
+            Ok(result) => {
+                creds.reset_step_up();
+                tracing::info!(tool, is_error = ?result.is_error, "tool called");
+                return Ok(());
+            }
+            Err(err) => {
+                let token = creds.access_token().await.ok();
+                let challenge = match &token {
+                    Some(t) => {
+                        step_up::insufficient_scope_challenge(creds.url(), t, tool, &arguments)
+                            .await
+                    }
+                    None => None,
+                };
+                let Some(challenge) = challenge else {
+                    return Err(err.into());
+                };
+                creds.step_up(&HeadlessAgent::new(), &challenge).await?;
+            }
+        }
+    }
+}
+
+async fn run(url: String) -> Result<(), BoxError> {
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let ctx = context();
+    let key: McpServerKey = "conformance".parse()?;
+    let mut settings = OAuthSettings::new()
+        .with_client_name("mcp-conformance-client")
+        .with_client_metadata_url(CLIENT_METADATA_URL)
+        .with_login_timeout(std::time::Duration::from_secs(20));
+    if scenario == "auth/pre-registration" {
+        settings = settings
+            .with_client_id(field(&ctx, "client_id")?)
+            .with_client_secret(Secret::new(field(&ctx, "client_secret")?));
+    }
+    let creds = OAuthCredentials::new(
+        key.clone(),
+        url.clone(),
+        settings,
+        Arc::new(MemoryStore::new()),
+    );
+    authenticate(&creds, &scenario, &ctx).await?;
+
+    let catalog = CatalogBuilder::new()
+        .with_server(
+            Source::runtime("conformance"),
+            key.clone(),
+            ServerConfig::http(url),
+        )
+        .build();
+    let options = ConnectionSetOptions::new()
+        .with_auth_provider(key.clone(), Arc::new(OAuthProvider::new(creds.clone())))
+        .with_elicitation_handler(Arc::new(AcceptDefaults));
+    let set = ConnectionSet::start(&catalog, options);
+    let outcome = async {
+        set.wait_required().await?;
+        for tool in set.tools().await {
+            let arguments = args::synthesize(&tool.tool.input_schema);
+            call_with_step_up(&set, &creds, &key, tool.raw_name(), arguments).await?;
+        }
+        Ok::<(), BoxError>(())
+    }
+    .await;
+    set.shutdown().await;
+    outcome
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let Some(url) = std::env::args().next_back().filter(|a| a.contains("://")) else {
+        tracing::error!("usage: mcp-conformance-client <server-url>");
+        return ExitCode::from(2);
+    };
+    match run(url).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let mut msg = err.to_string();
+            let mut source = err.source();
+            while let Some(s) = source {
+                msg.push_str(": ");
+                msg.push_str(&s.to_string());
+                source = s.source();
+            }
+            tracing::error!("{msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
