@@ -70,7 +70,9 @@ impl FileLocks {
 
     /// The lock serializing read-modify-write of the data file.
     pub(crate) async fn lock_document(&self) -> Result<FileGuard, StoreError> {
-        acquire(self.dir.join(DOCUMENT_LOCK), self.timeout).await
+        let path = self.dir.join(DOCUMENT_LOCK);
+        let description = path.display().to_string();
+        acquire(path, description, self.timeout).await
     }
 
     /// The lock serializing one key's refresh.
@@ -79,14 +81,19 @@ impl FileLocks {
             .str("key", key.as_str())
             .finish();
         let path = self.dir.join(format!("{name}.lock"));
-        let guard = acquire(path.clone(), self.timeout).await?;
-        Ok(StoreLock::new(guard, format!("{key} ({})", path.display())))
+        let description = format!("for {key} ({})", path.display());
+        let guard = acquire(path, description.clone(), self.timeout).await?;
+        Ok(StoreLock::new(guard, description))
     }
 }
 
 /// Takes an exclusive `flock` on `path` (created 0600, in a 0700 directory), trying again
-/// with growing pauses until `timeout` has passed.
-pub(crate) async fn acquire(path: PathBuf, timeout: Duration) -> Result<FileGuard, StoreError> {
+/// with growing pauses until `timeout` has passed. `description` names the lock in errors.
+pub(crate) async fn acquire(
+    path: PathBuf,
+    description: String,
+    timeout: Duration,
+) -> Result<FileGuard, StoreError> {
     let deadline = Instant::now() + timeout;
     let mut pause = FIRST_PAUSE;
     loop {
@@ -97,7 +104,7 @@ pub(crate) async fn acquire(path: PathBuf, timeout: Duration) -> Result<FileGuar
         let now = Instant::now();
         if now >= deadline {
             return Err(StoreError::LockTimeout {
-                lock: path.display().to_string(),
+                lock: description,
                 waited: timeout,
             });
         }

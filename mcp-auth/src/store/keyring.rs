@@ -20,10 +20,11 @@ const PROBE_ACCOUNT: &str = "#probe";
 /// Keeps each server's credentials in the OS keyring: service = the configured service
 /// name, account = the [`StoreKey`] text, value = the record as JSON.
 ///
-/// Backends: on Linux the kernel key store (keyutils: no D-Bus needed, works on headless
-/// machines; entries live in the user's session and persistent keyrings and do not
-/// survive a reboot), the Keychain on macOS, the Credential Manager on Windows. Each call
-/// runs on tokio's blocking pool.
+/// Backends: on Linux the kernel key store (keyutils, in the user keyring: no D-Bus or
+/// login session needed, shared by the user's processes, gone after a reboot; values are
+/// limited by the kernel's per-user key quota, 20 000 bytes by default for non-root
+/// users), the Keychain on macOS, the Credential Manager on Windows. Each call runs on
+/// tokio's blocking pool.
 ///
 /// Key locks ([`CredentialStore::lock`]) are process-local unless the store was built
 /// with [`KeyringStore::with_lock_dir`], which makes them cross-process file locks.
@@ -77,7 +78,7 @@ impl KeyringStore {
         let unavailable = |err: &keyring::Error| StoreError::Unavailable {
             reason: describe(err),
         };
-        let entry = Entry::new(&self.service, PROBE_ACCOUNT).map_err(|e| unavailable(&e))?;
+        let entry = new_entry(&self.service, PROBE_ACCOUNT).map_err(|e| unavailable(&e))?;
         match entry.get_password() {
             Ok(_) | Err(keyring::Error::NoEntry) => Ok(()),
             Err(err) => Err(unavailable(&err)),
@@ -85,7 +86,7 @@ impl KeyringStore {
     }
 
     fn entry(service: &str, key: &StoreKey) -> Result<Entry, StoreError> {
-        Entry::new(service, key.as_str()).map_err(|e| failure(service, key, &e))
+        new_entry(service, key.as_str()).map_err(|e| failure(service, key, &e))
     }
 }
 
@@ -158,6 +159,14 @@ impl CredentialStore for KeyringStore {
     fn location(&self) -> String {
         format!("OS keyring (service {:?})", self.service)
     }
+}
+
+/// The platform's entry; on Linux the kernel key store (see `keyutils.rs`).
+fn new_entry(service: &str, account: &str) -> keyring::Result<Entry> {
+    #[cfg(target_os = "linux")]
+    return super::keyutils::entry(service, account);
+    #[cfg(not(target_os = "linux"))]
+    return Entry::new(service, account);
 }
 
 fn failure(service: &str, key: &StoreKey, err: &keyring::Error) -> StoreError {

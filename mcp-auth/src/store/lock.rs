@@ -61,7 +61,7 @@ impl KeyLocks {
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             Arc::clone(locks.entry(key.clone()).or_default())
         };
-        let description = format!("{key} (in this process)");
+        let description = format!("for {key} (in this process)");
         match tokio::time::timeout(timeout, mutex.lock_owned()).await {
             Ok(guard) => Ok(StoreLock::new(guard, description)),
             Err(_) => Err(StoreError::LockTimeout {

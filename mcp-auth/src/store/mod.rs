@@ -26,6 +26,8 @@ mod file_lock;
 mod fs_private;
 mod key;
 mod keyring;
+#[cfg(target_os = "linux")]
+mod keyutils;
 mod lock;
 mod memory;
 mod open;
@@ -153,13 +155,16 @@ impl fmt::Display for StoreKind {
     }
 }
 
-/// Runs blocking store work on tokio's blocking pool; a panic there is re-raised here.
+/// Runs blocking store work on tokio's blocking pool, logging to the caller's tracing
+/// subscriber; a panic there is re-raised here.
 async fn blocking<T, F>(f: F) -> Result<T, StoreError>
 where
     F: FnOnce() -> Result<T, StoreError> + Send + 'static,
     T: Send + 'static,
 {
-    match tokio::task::spawn_blocking(f).await {
+    let dispatch = tracing::dispatcher::get_default(Clone::clone);
+    let task = move || tracing::dispatcher::with_default(&dispatch, f);
+    match tokio::task::spawn_blocking(task).await {
         Ok(result) => result,
         Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
         Err(_) => Err(StoreError::ShuttingDown),
