@@ -18,6 +18,28 @@ use crate::store::{CredentialStore, StoreError, StoreKey, StoredCredentials};
 /// Refresh is single-flight inside the process (a per-credential async gate) and
 /// serialized across processes by [`CredentialStore::lock`]; after taking both, the store
 /// is reread and a token another task or process already refreshed is adopted.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use mcp_auth::{AuthStatus, BrowserAgent, MemoryStore, OAuthCredentials, OAuthSettings, login};
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let creds = OAuthCredentials::new(
+///     "tickets".parse()?,
+///     "https://tickets.example/mcp",
+///     OAuthSettings::new(),
+///     Arc::new(MemoryStore::new()),
+/// );
+/// if creds.status().await != AuthStatus::OAuth {
+///     // The 401's WWW-Authenticate challenge seeds discovery and scope selection.
+///     let challenge = creds.probe().await?;
+///     login(&creds, &BrowserAgent, challenge.as_deref()).await?;
+/// }
+/// let token = creds.access_token().await?; // refreshed when it expires within 30 s
+/// # let _ = token;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct OAuthCredentials {
     inner: Arc<Inner>,
@@ -131,7 +153,7 @@ impl OAuthCredentials {
         {
             return Ok(at.clone());
         }
-        self.refresh(None).await
+        self.refresh(record.access_token.as_ref()).await
     }
 
     /// After a 401 with the token `rejected`: refresh once (unless another task or process
@@ -140,7 +162,10 @@ impl OAuthCredentials {
         self.refresh(Some(rejected)).await
     }
 
-    async fn refresh(&self, rejected: Option<&Secret>) -> Result<Secret, AuthError> {
+    /// Refreshes unless the stored token is no longer `seen` (the expiring or rejected
+    /// token the caller holds): then another task or process refreshed while we waited for
+    /// the gate and the lock, and its token is adopted if it has not expired.
+    async fn refresh(&self, seen: Option<&Secret>) -> Result<Secret, AuthError> {
         let server = &self.inner.server;
         let _gate = self.inner.refresh_gate.lock().await;
         let _lock = self
@@ -156,8 +181,8 @@ impl OAuthCredentials {
                 server: server.clone(),
             })?;
         if let Some(at) = &record.access_token
-            && rejected != Some(at)
-            && !record.expires_within(DEFAULT_REFRESH_MARGIN_SECS, now_unix())
+            && seen != Some(at)
+            && !record.expires_within(0, now_unix())
         {
             // Someone else refreshed while we waited: adopt their token.
             return Ok(at.clone());

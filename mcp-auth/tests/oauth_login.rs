@@ -1,0 +1,208 @@
+//! Interactive login against the fake authorization server, through the loopback callback
+//! and the headless agent.
+
+#![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
+
+mod oauth_fake;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_auth::{
+    AuthError, AuthStatus, CredentialStore, HeadlessAgent, MemoryStore, OAuthCredentials,
+    OAuthSettings, login,
+};
+use mcp_key::McpServerKey;
+use oauth_fake::{Config, FakeAs};
+use pretty_assertions::assert_eq;
+
+fn creds(fake: &FakeAs, store: Arc<dyn CredentialStore>) -> OAuthCredentials {
+    OAuthCredentials::new(
+        "tickets".parse::<McpServerKey>().unwrap(),
+        fake.mcp_url(),
+        OAuthSettings::new().with_login_timeout(Duration::from_secs(10)),
+        store,
+    )
+}
+
+async fn stored(
+    store: &MemoryStore,
+    creds: &OAuthCredentials,
+) -> Option<mcp_auth::StoredCredentials> {
+    store.load(creds.store_key()).await.unwrap()
+}
+
+#[tokio::test]
+async fn headless_login_through_the_loopback_callback_stores_tokens() {
+    let fake = FakeAs::start(Config::default()).await;
+    let store = Arc::new(MemoryStore::new());
+    let creds = creds(&fake, store.clone());
+    assert_eq!(creds.status().await, AuthStatus::LoginRequired);
+    assert!(creds.access_token().await.unwrap_err().is_login_required());
+
+    let challenge = creds
+        .probe()
+        .await
+        .unwrap()
+        .expect("the fake MCP endpoint answers 401");
+    assert!(challenge.contains("resource_metadata="));
+    login(&creds, &HeadlessAgent::new(), Some(&challenge))
+        .await
+        .unwrap();
+
+    assert_eq!(creds.status().await, AuthStatus::OAuth);
+    assert_eq!(creds.access_token().await.unwrap().expose(), "tok-access-2");
+    let record = stored(&store, &creds).await.unwrap();
+    assert_eq!(record.client_id, "client-1");
+    assert_eq!(
+        record.token_endpoint.as_deref(),
+        Some(format!("{}/token", fake.origin).as_str())
+    );
+    assert_eq!(record.issuer.as_deref(), Some(fake.origin.as_str()));
+    assert_eq!(
+        record.refresh_token.as_ref().map(|s| s.expose()),
+        Some("tok-refresh-2")
+    );
+    assert_eq!(record.resource.as_deref(), Some(fake.mcp_url().as_str()));
+
+    let query = fake.seen(|s| s.authorize_queries[0].clone());
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert_eq!(query["resource"], fake.mcp_url());
+    assert!(query["redirect_uri"].starts_with("http://127.0.0.1:"));
+    assert_eq!(fake.seen(|s| s.code_exchanges), 1);
+
+    creds.logout().await.unwrap();
+    assert_eq!(creds.status().await, AuthStatus::LoginRequired);
+}
+
+#[tokio::test]
+async fn begin_login_returns_the_url_at_once_and_a_second_login_reuses_the_client() {
+    let fake = FakeAs::start(Config::default()).await;
+    let store = Arc::new(MemoryStore::new());
+    let creds = creds(&fake, store.clone());
+    login(&creds, &HeadlessAgent::new(), None).await.unwrap();
+
+    let pending = creds.begin_login(None).await.unwrap();
+    assert!(
+        pending
+            .authorization_url()
+            .starts_with(&format!("{}/authorize?", fake.origin))
+    );
+    assert!(pending.redirect_uri().starts_with("http://127.0.0.1:"));
+    assert!(pending.authorization_url().contains("client_id=client-1"));
+    // The callback has not arrived yet; the agent delivers it.
+    let url = pending.authorization_url().to_owned();
+    use mcp_auth::UserAgent;
+    HeadlessAgent::new().open(&url).await.unwrap();
+    pending.complete().await.unwrap();
+    assert_eq!(fake.seen(|s| s.registrations), 1);
+}
+
+#[tokio::test]
+async fn a_callback_with_another_state_is_rejected_and_nothing_is_stored() {
+    let fake = FakeAs::start(Config {
+        wrong_state: Some("forged".into()),
+        ..Config::default()
+    })
+    .await;
+    let store = Arc::new(MemoryStore::new());
+    let creds = creds(&fake, store.clone());
+    let err = login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AuthError::StateMismatch { .. }), "{err:?}");
+    assert_eq!(fake.seen(|s| s.code_exchanges), 0);
+    assert_eq!(stored(&store, &creds).await, None);
+}
+
+#[tokio::test]
+async fn a_callback_iss_other_than_the_issuer_is_rejected() {
+    let fake = FakeAs::start(Config {
+        iss_param: Some("https://evil.example".into()),
+        ..Config::default()
+    })
+    .await;
+    let store = Arc::new(MemoryStore::new());
+    let creds = creds(&fake, store.clone());
+    let err = login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap_err();
+    match err {
+        AuthError::IssuerMismatch {
+            expected, received, ..
+        } => {
+            assert_eq!(expected, fake.origin);
+            assert_eq!(received, "https://evil.example");
+        }
+        other => panic!("expected an issuer mismatch, got {other:?}"),
+    }
+    assert_eq!(fake.seen(|s| s.code_exchanges), 0);
+    assert_eq!(stored(&store, &creds).await, None);
+}
+
+#[tokio::test]
+async fn a_callback_iss_equal_to_the_issuer_is_accepted() {
+    let fake = FakeAs::start(Config::default()).await;
+    fake.set(|c| c.iss_param = Some(fake.origin.clone()));
+    let creds = creds(&fake, Arc::new(MemoryStore::new()));
+    login(&creds, &HeadlessAgent::new(), None).await.unwrap();
+    assert_eq!(creds.status().await, AuthStatus::OAuth);
+}
+
+#[tokio::test]
+async fn metadata_naming_another_issuer_is_rejected_when_the_server_publishes_resource_metadata() {
+    let fake = FakeAs::start(Config::default()).await;
+    fake.set(|c| c.issuer = Some(format!("{}/oauth", fake.origin)));
+    let creds = creds(&fake, Arc::new(MemoryStore::new()));
+    let err = login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AuthError::IssuerMismatch { .. }), "{err:?}");
+    assert!(fake.seen(|s| s.authorize_queries.is_empty()));
+}
+
+#[tokio::test]
+async fn a_server_without_pkce_s256_is_refused() {
+    let fake = FakeAs::start(Config {
+        challenge_methods: vec!["plain".into()],
+        ..Config::default()
+    })
+    .await;
+    let creds = creds(&fake, Arc::new(MemoryStore::new()));
+    let err = login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("S256") || format!("{err:?}").contains("Pkce"),
+        "{err:?}"
+    );
+    assert!(fake.seen(|s| s.authorize_queries.is_empty()));
+    assert_eq!(creds.status().await, AuthStatus::LoginRequired);
+}
+
+#[tokio::test]
+async fn a_login_without_callback_times_out() {
+    let fake = FakeAs::start(Config::default()).await;
+    let creds = OAuthCredentials::new(
+        "tickets".parse::<McpServerKey>().unwrap(),
+        fake.mcp_url(),
+        OAuthSettings::new().with_login_timeout(Duration::from_millis(300)),
+        Arc::new(MemoryStore::new()),
+    );
+    let pending = creds.begin_login(None).await.unwrap();
+    let err = pending.complete().await.unwrap_err();
+    assert!(matches!(err, AuthError::Timeout { .. }), "{err:?}");
+    assert!(err.is_retryable());
+}
+
+#[tokio::test]
+async fn plain_http_endpoints_off_loopback_are_refused() {
+    let fake = FakeAs::start(Config::default()).await;
+    fake.set(|c| c.token_endpoint = Some("http://token.example/token".into()));
+    let creds = creds(&fake, Arc::new(MemoryStore::new()));
+    let err = login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AuthError::Config { .. }), "{err:?}");
+    assert!(err.to_string().contains("must use https"), "{err}");
+}

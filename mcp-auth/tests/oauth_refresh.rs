@@ -1,0 +1,193 @@
+//! Refresh: before expiry, single flight, `invalid_grant`, adoption of a token another
+//! process refreshed, and rotating refresh tokens under a race between processes.
+
+#![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
+
+mod oauth_fake;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_auth::{
+    AuthStatus, CredentialStore, FileStore, HeadlessAgent, MemoryStore, OAuthCredentials,
+    OAuthSettings, login,
+};
+use mcp_key::McpServerKey;
+use oauth_fake::{Config, FakeAs};
+use pretty_assertions::assert_eq;
+
+fn creds(fake: &FakeAs, store: Arc<dyn CredentialStore>) -> OAuthCredentials {
+    OAuthCredentials::new(
+        "tickets".parse::<McpServerKey>().unwrap(),
+        fake.mcp_url(),
+        OAuthSettings::new().with_login_timeout(Duration::from_secs(10)),
+        store,
+    )
+}
+
+/// A fake whose tokens expire in 10 s (inside the 30 s refresh margin), logged in.
+async fn logged_in(store: Arc<dyn CredentialStore>) -> (FakeAs, OAuthCredentials) {
+    let fake = FakeAs::start(Config {
+        expires_in: 10,
+        ..Config::default()
+    })
+    .await;
+    let creds = creds(&fake, store);
+    login(&creds, &HeadlessAgent::new(), None).await.unwrap();
+    // Refreshed tokens live long, so only the first caller after login needs a refresh.
+    fake.set(|c| c.expires_in = 3600);
+    (fake, creds)
+}
+
+#[tokio::test]
+async fn a_token_about_to_expire_is_refreshed_and_persisted_before_use() {
+    let store = Arc::new(MemoryStore::new());
+    let (fake, creds) = logged_in(store.clone()).await;
+    let token = creds.access_token().await.unwrap();
+    assert_eq!(token.expose(), "tok-access-3");
+    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+    let record = store.load(creds.store_key()).await.unwrap().unwrap();
+    assert_eq!(record.access_token, Some(token));
+    assert_eq!(
+        record.refresh_token.as_ref().map(|s| s.expose()),
+        Some("tok-refresh-3")
+    );
+    // The rotated-out refresh token is dead at the server; the stored one is alive.
+    assert!(fake.seen(|s| s.valid_refresh_tokens.contains("tok-refresh-3")));
+    assert!(!fake.seen(|s| s.valid_refresh_tokens.contains("tok-refresh-2")));
+}
+
+#[tokio::test]
+async fn a_fresh_token_is_used_without_refreshing() {
+    let fake = FakeAs::start(Config::default()).await;
+    let creds = creds(&fake, Arc::new(MemoryStore::new()));
+    login(&creds, &HeadlessAgent::new(), None).await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(creds.access_token().await.unwrap().expose(), "tok-access-2");
+    }
+    assert_eq!(fake.seen(|s| s.refresh_requests), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_callers_share_one_refresh() {
+    let (fake, creds) = logged_in(Arc::new(MemoryStore::new())).await;
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let c = creds.clone();
+            tokio::spawn(async move { c.access_token().await.unwrap() })
+        })
+        .collect();
+    let mut tokens = Vec::new();
+    for t in tasks {
+        tokens.push(t.await.unwrap().expose().to_owned());
+    }
+    tokens.dedup();
+    assert_eq!(tokens, vec!["tok-access-3".to_owned()]);
+    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+}
+
+#[tokio::test]
+async fn invalid_grant_requires_relogin_and_is_not_retried() {
+    let (fake, creds) = logged_in(Arc::new(MemoryStore::new())).await;
+    fake.set(|c| c.reject_refresh = true);
+    let err = creds.access_token().await.unwrap_err();
+    assert!(err.is_relogin_required(), "{err:?}");
+    assert!(!err.is_retryable());
+    assert_eq!(creds.status().await, AuthStatus::ReloginRequired);
+    let again = creds.access_token().await.unwrap_err();
+    assert!(again.is_relogin_required());
+    assert_eq!(
+        fake.seen(|s| s.refresh_requests),
+        1,
+        "no second refresh request"
+    );
+    // A new login clears it.
+    fake.set(|c| c.reject_refresh = false);
+    login(&creds, &HeadlessAgent::new(), None).await.unwrap();
+    assert_eq!(creds.status().await, AuthStatus::OAuth);
+}
+
+#[tokio::test]
+async fn a_401_refreshes_even_an_unexpired_token_once() {
+    let fake = FakeAs::start(Config::default()).await;
+    let creds = creds(&fake, Arc::new(MemoryStore::new()));
+    login(&creds, &HeadlessAgent::new(), None).await.unwrap();
+    let rejected = creds.access_token().await.unwrap();
+    let fresh = creds.refresh_after_unauthorized(&rejected).await.unwrap();
+    assert_ne!(fresh, rejected);
+    // A second 401 report for the same old token adopts the new one.
+    let again = creds.refresh_after_unauthorized(&rejected).await.unwrap();
+    assert_eq!(again, fresh);
+    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+}
+
+#[tokio::test]
+async fn a_network_failure_is_retryable_and_keeps_the_record() {
+    let store = Arc::new(MemoryStore::new());
+    let (fake, creds) = logged_in(store.clone()).await;
+    let before = store.load(creds.store_key()).await.unwrap();
+    drop(fake);
+    tokio::task::yield_now().await;
+    let err = creds.access_token().await.unwrap_err();
+    assert!(err.is_retryable(), "{err:?}");
+    assert_eq!(store.load(creds.store_key()).await.unwrap(), before);
+}
+
+/// Two "processes": separate credential handles over separate `FileStore` instances on one
+/// file (each with its own gate, so only the store's file lock coordinates them).
+fn two_processes(fake: &FakeAs, dir: &tempfile::TempDir) -> (OAuthCredentials, OAuthCredentials) {
+    let path = dir.path().join("credentials.json");
+    (
+        creds(fake, Arc::new(FileStore::new(&path))),
+        creds(fake, Arc::new(FileStore::new(&path))),
+    )
+}
+
+#[tokio::test]
+async fn a_token_refreshed_by_another_process_is_adopted() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeAs::start(Config::default()).await;
+    let (a, b) = two_processes(&fake, &dir);
+    login(&a, &HeadlessAgent::new(), None).await.unwrap();
+    let old = b.access_token().await.unwrap();
+    let new = a.refresh_after_unauthorized(&old).await.unwrap();
+    // b still holds the old token, gets a 401 with it, and adopts a's refresh.
+    assert_eq!(b.refresh_after_unauthorized(&old).await.unwrap(), new);
+    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_processes_end_with_one_valid_refresh_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = FakeAs::start(Config {
+        expires_in: 10,
+        ..Config::default()
+    })
+    .await;
+    let (a, b) = two_processes(&fake, &dir);
+    login(&a, &HeadlessAgent::new(), None).await.unwrap();
+    fake.set(|c| c.expires_in = 3600);
+    let (ta, tb) = tokio::join!(
+        tokio::spawn({
+            let a = a.clone();
+            async move { a.access_token().await.unwrap() }
+        }),
+        tokio::spawn({
+            let b = b.clone();
+            async move { b.access_token().await.unwrap() }
+        })
+    );
+    assert_eq!(ta.unwrap(), tb.unwrap());
+    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+    let path = dir.path().join("credentials.json");
+    let record = FileStore::new(&path)
+        .load(a.store_key())
+        .await
+        .unwrap()
+        .unwrap();
+    let stored_rt = record.refresh_token.unwrap().expose().to_owned();
+    assert_eq!(
+        fake.seen(|s| s.valid_refresh_tokens.iter().cloned().collect::<Vec<_>>()),
+        vec![stored_rt]
+    );
+}
