@@ -176,6 +176,7 @@ mod error;
 mod http;
 mod in_process;
 mod killable;
+mod oauth;
 mod paging;
 mod process;
 mod record;
@@ -194,6 +195,16 @@ pub use http::{
     SHUTDOWN_GRACE, serve_http_process,
 };
 pub use in_process::{DUPLEX_BUFFER, InProcessServer};
+pub use oauth::{
+    AuthCounters, AuthServerOptions, CODE_LIFETIME, ClientAuthMethod, DEFAULT_ID_JAG_LIFETIME,
+    DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID, DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SCOPES,
+    DEFAULT_SUBJECT, DEFAULT_TOKEN_LIFETIME, ExchangeRecord, FakeAuthServer, FakeIdp,
+    FakeProtectedMcpServer, ID_JAG_TOKEN_TYPE, ID_JAG_TYP, ID_TOKEN_TYPE, IdpCounters, IdpOptions,
+    IdpRejection, JWT_BEARER_GRANT, OAuthClient, ProtectedCounters, ProtectedOptions,
+    REFRESH_TOKEN_TYPE, RESOURCE_METADATA_PATH, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM,
+    TEST_KEY_ID, TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, TOKEN_EXCHANGE_GRANT,
+    TokenInfo, WRONG_AUDIENCE, test_jwks,
+};
 pub use paging::REPEATING_CURSOR;
 pub use process::{
     POLL_INTERVAL, assert_no_process, assert_no_process_group, kill_process, kill_process_group,

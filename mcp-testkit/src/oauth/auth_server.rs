@@ -1,0 +1,631 @@
+//! [`FakeAuthServer`]: an OAuth 2.1 authorization server on loopback, with metadata,
+//! dynamic registration and an auto-approving `/authorize`. The token endpoint is in
+//! `token.rs`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Query, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http::StatusCode;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::common::{
+    OAuthError, Params, Running, is_loopback_redirect, random_token, redirect, redirect_allowed,
+    s256, secs, with_query,
+};
+use super::options::{AuthServerOptions, ClientAuthMethod, OAuthClient};
+use crate::Error;
+use crate::record::lock;
+
+/// How long an authorization code stays redeemable.
+pub const CODE_LIFETIME: Duration = Duration::from_secs(60);
+
+/// Counters of a [`FakeAuthServer`]. Grant counters count token requests of that grant
+/// type, successful or not; `token_errors` counts the failed ones.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuthCounters {
+    /// Requests to `/authorize`.
+    pub authorize: u64,
+    /// Token requests with `grant_type=authorization_code`.
+    pub authorization_code: u64,
+    /// Token requests with `grant_type=refresh_token`.
+    pub refresh_token: u64,
+    /// Token requests with `grant_type=client_credentials`.
+    pub client_credentials: u64,
+    /// Token requests with the JWT-bearer grant (RFC 7523).
+    pub jwt_bearer: u64,
+    /// Successful dynamic registrations.
+    pub registrations: u64,
+    /// Token requests answered with an OAuth error.
+    pub token_errors: u64,
+    /// Metadata documents served (RFC 8414 and OpenID discovery).
+    pub metadata: u64,
+}
+
+/// What the server knows about an access token it issued.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TokenInfo {
+    /// The client the token was issued to.
+    pub client_id: String,
+    /// Granted scopes, sorted.
+    pub scopes: Vec<String>,
+    /// The `resource` (RFC 8707) the token is bound to, if one was requested.
+    pub resource: Option<String>,
+    /// The grant that produced it (`authorization_code`, `refresh_token`,
+    /// `client_credentials`, `jwt_bearer`, `minted`).
+    pub grant: &'static str,
+    pub(crate) expires_at: Instant,
+}
+
+impl TokenInfo {
+    /// True once the token's lifetime has passed (tokio time).
+    pub fn is_expired(&self) -> bool {
+        Instant::now() >= self.expires_at
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CodeGrant {
+    pub(crate) client_id: String,
+    pub(crate) redirect_uri: String,
+    pub(crate) challenge: String,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) resource: Option<String>,
+    pub(crate) expires_at: Instant,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct RefreshGrant {
+    pub(crate) client_id: String,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) resource: Option<String>,
+}
+
+#[derive(Debug)]
+pub(crate) struct AsInner {
+    pub(crate) options: AuthServerOptions,
+    pub(crate) clients: BTreeMap<String, OAuthClient>,
+    pub(crate) codes: HashMap<String, CodeGrant>,
+    pub(crate) access: HashMap<String, TokenInfo>,
+    pub(crate) refresh: HashMap<String, RefreshGrant>,
+    pub(crate) counters: AuthCounters,
+    pub(crate) last_resource: Option<String>,
+    pub(crate) last_scope: Option<String>,
+    pub(crate) fail_refreshes: usize,
+}
+
+impl AsInner {
+    /// Issue an access token (and a refresh token when `refresh`), returning the
+    /// token response body.
+    pub(crate) fn issue(
+        &mut self,
+        client_id: &str,
+        scopes: Vec<String>,
+        resource: Option<String>,
+        grant: &'static str,
+        refresh: bool,
+    ) -> Value {
+        let access = random_token("at");
+        let lifetime = self.options.token_lifetime;
+        let scope = scopes.join(" ");
+        self.access.insert(
+            access.clone(),
+            TokenInfo {
+                client_id: client_id.to_owned(),
+                scopes: scopes.clone(),
+                resource: resource.clone(),
+                grant,
+                expires_at: Instant::now() + lifetime,
+            },
+        );
+        let mut body = json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": secs(lifetime),
+        });
+        if !scope.is_empty() {
+            body["scope"] = json!(scope);
+        }
+        if refresh {
+            let token = random_token("rt");
+            self.refresh.insert(
+                token.clone(),
+                RefreshGrant {
+                    client_id: client_id.to_owned(),
+                    scopes,
+                    resource,
+                },
+            );
+            body["refresh_token"] = json!(token);
+        }
+        body
+    }
+
+    /// The validity of `token`, if it is a live access token.
+    pub(crate) fn live(&self, token: &str) -> Option<&TokenInfo> {
+        self.access.get(token).filter(|info| !info.is_expired())
+    }
+
+    /// Split `scope` and check every entry is supported.
+    pub(crate) fn scopes(&self, scope: Option<&String>) -> Result<Vec<String>, String> {
+        let mut scopes: Vec<String> = scope
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        scopes.sort();
+        scopes.dedup();
+        match scopes
+            .iter()
+            .find(|s| !self.options.scopes_supported.contains(s))
+        {
+            Some(unknown) => Err(format!("scope {unknown} is not supported")),
+            None => Ok(scopes),
+        }
+    }
+}
+
+/// State shared by the server's handlers and its handle.
+#[derive(Debug)]
+pub(crate) struct AsShared {
+    /// `http://127.0.0.1:<port>`.
+    pub(crate) base: String,
+    /// The advertised issuer (the base URL unless overridden).
+    pub(crate) issuer: String,
+    pub(crate) inner: Mutex<AsInner>,
+}
+
+impl AsShared {
+    pub(crate) fn token_endpoint(&self) -> String {
+        format!("{}/token", self.base)
+    }
+
+    /// The audiences a JWT sent to this server may carry.
+    pub(crate) fn audiences(&self) -> Vec<String> {
+        let mut audiences = vec![
+            self.issuer.clone(),
+            self.base.clone(),
+            self.token_endpoint(),
+        ];
+        audiences.dedup();
+        audiences
+    }
+}
+
+/// A fake OAuth 2.1 authorization server on `127.0.0.1:<port>`.
+///
+/// Endpoints: `/.well-known/oauth-authorization-server` (RFC 8414),
+/// `/.well-known/openid-configuration`, `/register` (RFC 7591), `/authorize`
+/// (auto-approves, 302 to the client's loopback redirect URI with `code`, `state` and
+/// `iss`), `/token` (`authorization_code` with PKCE S256, `refresh_token` with
+/// optional rotation, `client_credentials`, and the JWT-bearer grant for ID-JAGs from
+/// a trusted [`crate::FakeIdp`]). Access tokens are opaque; [`FakeAuthServer::is_valid_token`]
+/// checks them live (expiry, revocation), and [`crate::FakeProtectedMcpServer`] uses
+/// the same check.
+///
+/// Dropping it stops the server without waiting; prefer [`FakeAuthServer::shutdown`].
+#[derive(Debug)]
+pub struct FakeAuthServer {
+    shared: Arc<AsShared>,
+    running: Running,
+}
+
+impl FakeAuthServer {
+    /// Start serving with `options`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when binding fails.
+    pub async fn start(options: AuthServerOptions) -> Result<Self, Error> {
+        let mut slot = None;
+        let running = Running::start(
+            options.bind,
+            CancellationToken::new(),
+            "binding the fake authorization server",
+            |addr: SocketAddr| {
+                let base = format!("http://{addr}");
+                let clients = options
+                    .clients
+                    .iter()
+                    .map(|c| (c.client_id.clone(), c.clone()))
+                    .collect();
+                let shared = Arc::new(AsShared {
+                    issuer: options
+                        .issuer_override
+                        .clone()
+                        .unwrap_or_else(|| base.clone()),
+                    base,
+                    inner: Mutex::new(AsInner {
+                        options,
+                        clients,
+                        codes: HashMap::new(),
+                        access: HashMap::new(),
+                        refresh: HashMap::new(),
+                        counters: AuthCounters::default(),
+                        last_resource: None,
+                        last_scope: None,
+                        fail_refreshes: 0,
+                    }),
+                });
+                slot = Some(Arc::clone(&shared));
+                router(shared)
+            },
+        )
+        .await?;
+        let shared = slot.ok_or_else(|| Error::Protocol {
+            doing: "starting the fake authorization server",
+            message: "router was not built".to_owned(),
+        })?;
+        Ok(Self { shared, running })
+    }
+
+    /// The issuer as advertised in the metadata (the URL unless
+    /// [`AuthServerOptions::with_issuer_override`]).
+    pub fn issuer(&self) -> String {
+        self.shared.issuer.clone()
+    }
+
+    /// The server's base URL, `http://127.0.0.1:<port>` (the real issuer).
+    pub fn url(&self) -> String {
+        self.shared.base.clone()
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.running.addr
+    }
+
+    /// `<url>/.well-known/oauth-authorization-server`.
+    pub fn metadata_url(&self) -> String {
+        format!(
+            "{}/.well-known/oauth-authorization-server",
+            self.shared.base
+        )
+    }
+
+    /// `<url>/authorize`.
+    pub fn authorization_endpoint(&self) -> String {
+        format!("{}/authorize", self.shared.base)
+    }
+
+    /// `<url>/token`.
+    pub fn token_endpoint(&self) -> String {
+        self.shared.token_endpoint()
+    }
+
+    /// `<url>/register` (served unless [`AuthServerOptions::without_registration`]).
+    pub fn registration_endpoint(&self) -> String {
+        format!("{}/register", self.shared.base)
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> AuthCounters {
+        lock(&self.shared.inner).counters
+    }
+
+    /// True when `token` is an access token this server issued that is neither expired
+    /// nor revoked.
+    pub fn is_valid_token(&self, token: &str) -> bool {
+        lock(&self.shared.inner).live(token).is_some()
+    }
+
+    /// What the server knows about an access token (also expired ones; `None` for
+    /// unknown or revoked tokens).
+    pub fn token_info(&self, token: &str) -> Option<TokenInfo> {
+        lock(&self.shared.inner).access.get(token).cloned()
+    }
+
+    /// True when `token` is a refresh token that can still be used.
+    pub fn is_valid_refresh_token(&self, token: &str) -> bool {
+        lock(&self.shared.inner).refresh.contains_key(token)
+    }
+
+    /// The `resource` parameter of the last authorization or token request that had one.
+    pub fn last_resource(&self) -> Option<String> {
+        lock(&self.shared.inner).last_resource.clone()
+    }
+
+    /// The `scope` parameter of the last authorization or token request that had one.
+    pub fn last_scope(&self) -> Option<String> {
+        lock(&self.shared.inner).last_scope.clone()
+    }
+
+    /// Revoke every access and refresh token (and pending code).
+    pub fn revoke_all(&self) {
+        let mut inner = lock(&self.shared.inner);
+        inner.access.clear();
+        inner.refresh.clear();
+        inner.codes.clear();
+    }
+
+    /// Make every access token issued so far expired; refresh tokens stay valid.
+    pub fn expire_access_tokens(&self) {
+        let now = Instant::now();
+        for info in lock(&self.shared.inner).access.values_mut() {
+            info.expires_at = now;
+        }
+    }
+
+    /// Answer the next `n` refresh requests with `invalid_grant` (and invalidate the
+    /// refresh tokens they present).
+    pub fn fail_next_refreshes(&self, n: usize) {
+        lock(&self.shared.inner).fail_refreshes += n;
+    }
+
+    /// Deny (`error=access_denied`) or approve future authorizations.
+    pub fn set_deny_authorization(&self, deny: bool) {
+        lock(&self.shared.inner).options.deny_authorization = deny;
+    }
+
+    /// Change the lifetime of tokens issued from now on.
+    pub fn set_token_lifetime(&self, lifetime: Duration) {
+        lock(&self.shared.inner).options.token_lifetime = lifetime;
+    }
+
+    /// Turn refresh-token rotation on or off.
+    pub fn set_rotation(&self, rotate: bool) {
+        lock(&self.shared.inner).options.rotate_refresh_tokens = rotate;
+    }
+
+    /// Register (or replace) a client.
+    pub fn add_client(&self, client: OAuthClient) {
+        lock(&self.shared.inner)
+            .clients
+            .insert(client.client_id.clone(), client);
+    }
+
+    /// A known client (pre-registered or registered through `/register`).
+    pub fn client(&self, client_id: &str) -> Option<OAuthClient> {
+        lock(&self.shared.inner).clients.get(client_id).cloned()
+    }
+
+    /// Every known client, sorted by id.
+    pub fn clients(&self) -> Vec<OAuthClient> {
+        lock(&self.shared.inner).clients.values().cloned().collect()
+    }
+
+    /// Issue an access token directly (no grant, not counted), for tests that need
+    /// a valid token without a flow.
+    pub fn mint_token(&self, client_id: &str, scopes: &[&str], resource: Option<&str>) -> String {
+        let scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
+        let body = lock(&self.shared.inner).issue(
+            client_id,
+            scopes,
+            resource.map(str::to_owned),
+            "minted",
+            false,
+        );
+        body["access_token"].as_str().unwrap_or_default().to_owned()
+    }
+
+    pub(crate) fn shared(&self) -> Arc<AsShared> {
+        Arc::clone(&self.shared)
+    }
+
+    /// Stop serving and wait up to [`crate::SHUTDOWN_GRACE`] for the server task.
+    pub async fn shutdown(mut self) {
+        self.running.shutdown().await;
+    }
+}
+
+fn router(shared: Arc<AsShared>) -> axum::Router {
+    let inner = lock(&shared.inner);
+    let mut router = axum::Router::new()
+        .route("/.well-known/oauth-authorization-server", get(metadata))
+        .route("/authorize", get(authorize))
+        .route("/token", post(super::token::token));
+    if inner.options.openid_configuration {
+        router = router.route("/.well-known/openid-configuration", get(metadata));
+    }
+    if inner.options.registration {
+        router = router.route("/register", post(register));
+    }
+    drop(inner);
+    router.with_state(shared)
+}
+
+async fn metadata(State(shared): State<Arc<AsShared>>) -> Json<Value> {
+    let mut inner = lock(&shared.inner);
+    inner.counters.metadata += 1;
+    let base = &shared.base;
+    let mut doc = json!({
+        "issuer": shared.issuer,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": [
+            "authorization_code",
+            "refresh_token",
+            "client_credentials",
+            "urn:ietf:params:oauth:grant-type:jwt-bearer",
+        ],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": [
+            "client_secret_basic",
+            "client_secret_post",
+            "private_key_jwt",
+            "none",
+        ],
+        "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
+        "scopes_supported": inner.options.scopes_supported,
+        "authorization_response_iss_parameter_supported": true,
+    });
+    if inner.options.registration {
+        doc["registration_endpoint"] = json!(format!("{base}/register"));
+    }
+    Json(doc)
+}
+
+async fn register(State(shared): State<Arc<AsShared>>, Json(body): Json<Value>) -> Response {
+    let invalid = |code: &'static str, why: &str| {
+        (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": code, "error_description": why})),
+        )
+            .into_response()
+    };
+    let redirect_uris: Vec<String> = body
+        .get("redirect_uris")
+        .and_then(Value::as_array)
+        .map(|uris| {
+            uris.iter()
+                .filter_map(|u| u.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let grant_types: Vec<String> = body
+        .get("grant_types")
+        .and_then(Value::as_array)
+        .map(|g| {
+            g.iter()
+                .filter_map(|g| g.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_else(|| vec!["authorization_code".to_owned(), "refresh_token".to_owned()]);
+    if grant_types.iter().any(|g| g == "authorization_code") && redirect_uris.is_empty() {
+        return invalid("invalid_redirect_uri", "redirect_uris is required");
+    }
+    if let Some(bad) = redirect_uris.iter().find(|u| !is_loopback_redirect(u)) {
+        return invalid(
+            "invalid_redirect_uri",
+            &format!("redirect URI {bad} is not a loopback http URI"),
+        );
+    }
+    let method_name = body
+        .get("token_endpoint_auth_method")
+        .and_then(Value::as_str)
+        .unwrap_or("client_secret_basic");
+    let Some(method) = ClientAuthMethod::parse(method_name) else {
+        return invalid(
+            "invalid_client_metadata",
+            &format!("token_endpoint_auth_method {method_name} is not supported"),
+        );
+    };
+    if method == ClientAuthMethod::PrivateKeyJwt {
+        return invalid(
+            "invalid_client_metadata",
+            "private_key_jwt clients must be pre-registered (AuthServerOptions::with_client)",
+        );
+    }
+    let client_id = random_token("client");
+    let secret = (method != ClientAuthMethod::None).then(|| random_token("secret"));
+    let client = OAuthClient {
+        client_id: client_id.clone(),
+        client_secret: secret.clone(),
+        auth_method: method,
+        redirect_uris: redirect_uris.clone(),
+        public_key_pem: None,
+    };
+    let mut inner = lock(&shared.inner);
+    inner.clients.insert(client_id.clone(), client);
+    inner.counters.registrations += 1;
+    let mut doc = json!({
+        "client_id": client_id,
+        "client_id_issued_at": super::common::unix_now(),
+        "redirect_uris": redirect_uris,
+        "grant_types": grant_types,
+        "response_types": ["code"],
+        "token_endpoint_auth_method": method.as_str(),
+    });
+    if let Some(name) = body.get("client_name") {
+        doc["client_name"] = name.clone();
+    }
+    if let Some(secret) = secret {
+        doc["client_secret"] = json!(secret);
+        doc["client_secret_expires_at"] = json!(0);
+    }
+    (StatusCode::CREATED, Json(doc)).into_response()
+}
+
+async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Params>) -> Response {
+    let mut inner = lock(&shared.inner);
+    inner.counters.authorize += 1;
+    if let Some(resource) = params.get("resource") {
+        inner.last_resource = Some(resource.clone());
+    }
+    if let Some(scope) = params.get("scope") {
+        inner.last_scope = Some(scope.clone());
+    }
+    // Errors about the client or redirect URI are shown, never redirected (RFC 6749 4.1.2.1).
+    let client_id = params.get("client_id").cloned().unwrap_or_default();
+    let Some(client) = inner.clients.get(&client_id).cloned() else {
+        return (
+            StatusCode::BAD_REQUEST,
+            format!("unknown client_id {client_id:?}"),
+        )
+            .into_response();
+    };
+    let redirect_uri = params.get("redirect_uri").cloned().unwrap_or_default();
+    if !redirect_allowed(&client.redirect_uris, &redirect_uri) {
+        return (
+            StatusCode::BAD_REQUEST,
+            format!(
+                "redirect_uri {redirect_uri:?} is not a registered loopback URI of client {client_id}"
+            ),
+        )
+            .into_response();
+    }
+    let state = params.get("state").cloned();
+    let issuer = shared.issuer.clone();
+    let back = |pairs: &[(&str, &str)]| {
+        let mut all: Vec<(&str, &str)> = pairs.to_vec();
+        if let Some(state) = &state {
+            all.push(("state", state));
+        }
+        all.push(("iss", &issuer));
+        redirect(&with_query(&redirect_uri, &all))
+    };
+    let error = |code: &str, why: &str| back(&[("error", code), ("error_description", why)]);
+    if params.get("response_type").map(String::as_str) != Some("code") {
+        return error("unsupported_response_type", "response_type must be code");
+    }
+    let Some(challenge) = params.get("code_challenge") else {
+        return error("invalid_request", "code_challenge is required (PKCE)");
+    };
+    if params.get("code_challenge_method").map(String::as_str) != Some("S256") {
+        return error("invalid_request", "code_challenge_method must be S256");
+    }
+    let scopes = match inner.scopes(params.get("scope")) {
+        Ok(scopes) => scopes,
+        Err(why) => return error("invalid_scope", &why),
+    };
+    if inner.options.deny_authorization {
+        return error("access_denied", "the user denied the request");
+    }
+    let code = random_token("code");
+    inner.codes.insert(
+        code.clone(),
+        CodeGrant {
+            client_id,
+            redirect_uri: redirect_uri.clone(),
+            challenge: challenge.clone(),
+            scopes,
+            resource: params.get("resource").cloned(),
+            expires_at: Instant::now() + CODE_LIFETIME,
+        },
+    );
+    drop(inner);
+    back(&[("code", &code)])
+}
+
+/// Check a PKCE verifier against a stored S256 challenge.
+pub(crate) fn verifier_matches(
+    verifier: Option<&String>,
+    challenge: &str,
+) -> Result<(), OAuthError> {
+    let verifier =
+        verifier.ok_or_else(|| OAuthError::invalid_request("code_verifier is required (PKCE)"))?;
+    if s256(verifier) != challenge {
+        return Err(OAuthError::invalid_grant(
+            "code_verifier does not match the code_challenge",
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! Fake OAuth servers: an OAuth 2.1 authorization server ([`FakeAuthServer`]), an
+//! MCP server behind its tokens ([`FakeProtectedMcpServer`]) and an enterprise IdP
+//! for cross-app access ([`FakeIdp`]).
+
+mod auth_server;
+mod common;
+mod idp;
+mod keys;
+mod options;
+mod protected;
+mod token;
+
+pub use auth_server::{AuthCounters, CODE_LIFETIME, FakeAuthServer, TokenInfo};
+pub use idp::{
+    DEFAULT_ID_JAG_LIFETIME, DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID,
+    DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SUBJECT, ExchangeRecord, FakeIdp, ID_JAG_TOKEN_TYPE,
+    ID_JAG_TYP, ID_TOKEN_TYPE, IdpCounters, IdpOptions, IdpRejection, REFRESH_TOKEN_TYPE,
+    TOKEN_EXCHANGE_GRANT, WRONG_AUDIENCE,
+};
+pub use keys::{
+    TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_KEY_ID, TEST_RSA_PRIVATE_KEY_PEM,
+    TEST_RSA_PUBLIC_KEY_PEM, test_jwks,
+};
+pub use options::{
+    AuthServerOptions, ClientAuthMethod, DEFAULT_SCOPES, DEFAULT_TOKEN_LIFETIME, OAuthClient,
+};
+pub use protected::{
+    FakeProtectedMcpServer, ProtectedCounters, ProtectedOptions, RESOURCE_METADATA_PATH,
+};
+pub use token::JWT_BEARER_GRANT;

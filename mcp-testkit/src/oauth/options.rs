@@ -1,0 +1,248 @@
+//! Configuration of the fake authorization server: [`AuthServerOptions`] and the
+//! clients it knows ([`OAuthClient`]).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Default lifetime of access tokens: one hour.
+pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// Default `scopes_supported` of a [`crate::FakeAuthServer`].
+pub const DEFAULT_SCOPES: &[&str] = &["mcp:read", "mcp:write", "offline_access"];
+
+/// How a client authenticates at the token endpoint
+/// (`token_endpoint_auth_method`, RFC 7591).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum ClientAuthMethod {
+    /// A public client: only `client_id` (with PKCE).
+    None,
+    /// HTTP Basic with the client secret.
+    ClientSecretBasic,
+    /// `client_id` and `client_secret` in the form body.
+    ClientSecretPost,
+    /// A signed JWT assertion (RFC 7523 section 2.2).
+    PrivateKeyJwt,
+}
+
+impl ClientAuthMethod {
+    /// The RFC 7591 name (`none`, `client_secret_basic`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::ClientSecretBasic => "client_secret_basic",
+            Self::ClientSecretPost => "client_secret_post",
+            Self::PrivateKeyJwt => "private_key_jwt",
+        }
+    }
+
+    /// Parse an RFC 7591 name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "none" => Self::None,
+            "client_secret_basic" => Self::ClientSecretBasic,
+            "client_secret_post" => Self::ClientSecretPost,
+            "private_key_jwt" => Self::PrivateKeyJwt,
+            _ => return None,
+        })
+    }
+}
+
+/// A client known to a fake server (pre-registered, or created by `/register`).
+///
+/// A client with a secret may present it with Basic or in the form, whichever its
+/// method says or not: the fake is lenient there. Redirect URIs must be loopback
+/// (`http://127.0.0.1`, `[::1]`, `localhost`); an empty list accepts any loopback URI,
+/// and the port of a registered loopback URI is not compared (RFC 8252).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OAuthClient {
+    /// The client id.
+    pub client_id: String,
+    /// The client secret, for `client_secret_basic`/`client_secret_post`.
+    pub client_secret: Option<String>,
+    /// The registered authentication method.
+    pub auth_method: ClientAuthMethod,
+    /// Registered redirect URIs (empty: any loopback URI).
+    pub redirect_uris: Vec<String>,
+    /// The public key (SPKI PEM, RSA or P-256) that verifies `private_key_jwt` assertions.
+    pub public_key_pem: Option<String>,
+}
+
+impl OAuthClient {
+    /// A public client (method `none`).
+    pub fn public(client_id: impl Into<String>) -> Self {
+        Self {
+            client_id: client_id.into(),
+            client_secret: None,
+            auth_method: ClientAuthMethod::None,
+            redirect_uris: Vec::new(),
+            public_key_pem: None,
+        }
+    }
+
+    /// A confidential client with a secret (method `client_secret_basic`).
+    pub fn confidential(client_id: impl Into<String>, secret: impl Into<String>) -> Self {
+        Self {
+            client_secret: Some(secret.into()),
+            auth_method: ClientAuthMethod::ClientSecretBasic,
+            ..Self::public(client_id)
+        }
+    }
+
+    /// A `private_key_jwt` client whose assertions `public_key_pem` verifies
+    /// (for example [`crate::TEST_EC_PUBLIC_KEY_PEM`]).
+    pub fn private_key_jwt(
+        client_id: impl Into<String>,
+        public_key_pem: impl Into<String>,
+    ) -> Self {
+        Self::public(client_id).with_public_key_pem(public_key_pem)
+    }
+
+    /// Set the registered authentication method.
+    pub fn with_auth_method(mut self, method: ClientAuthMethod) -> Self {
+        self.auth_method = method;
+        self
+    }
+
+    /// Register a redirect URI (loopback only).
+    pub fn with_redirect_uri(mut self, uri: impl Into<String>) -> Self {
+        self.redirect_uris.push(uri.into());
+        self
+    }
+
+    /// Register a public key for `private_key_jwt` (and switch the method to it).
+    pub fn with_public_key_pem(mut self, pem: impl Into<String>) -> Self {
+        self.public_key_pem = Some(pem.into());
+        self.auth_method = ClientAuthMethod::PrivateKeyJwt;
+        self
+    }
+
+    /// True when the client can hold a credential (secret or key): required for the
+    /// `client_credentials` grant.
+    pub fn is_confidential(&self) -> bool {
+        self.client_secret.is_some() || self.public_key_pem.is_some()
+    }
+}
+
+/// Options for [`crate::FakeAuthServer::start`].
+///
+/// Defaults: `127.0.0.1:0`, scopes [`DEFAULT_SCOPES`], tokens valid for
+/// [`DEFAULT_TOKEN_LIFETIME`], refresh tokens rotated, registration endpoint on,
+/// OpenID discovery on, authorizations approved, no pre-registered clients, no trusted
+/// IdP.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AuthServerOptions {
+    /// Address to bind.
+    pub bind: SocketAddr,
+    /// `scopes_supported`; requests for other scopes fail with `invalid_scope`.
+    pub scopes_supported: Vec<String>,
+    /// Lifetime of access tokens (`expires_in`); validity is checked against it live.
+    pub token_lifetime: Duration,
+    /// Replace the refresh token on every refresh; the old one then fails with
+    /// `invalid_grant`.
+    pub rotate_refresh_tokens: bool,
+    /// Serve `/register` and advertise `registration_endpoint`.
+    pub registration: bool,
+    /// Serve `/.well-known/openid-configuration` too.
+    pub openid_configuration: bool,
+    /// Put this `issuer` in the metadata and in `iss` redirect parameters instead of
+    /// the server's URL (issuer-mismatch tests).
+    pub issuer_override: Option<String>,
+    /// Deny every authorization (`error=access_denied`).
+    pub deny_authorization: bool,
+    /// Pre-registered clients.
+    pub clients: Vec<OAuthClient>,
+    /// Issuers whose ID-JAGs the JWT-bearer grant accepts (signed with the test key,
+    /// as [`crate::FakeIdp`] does).
+    pub trusted_idps: Vec<String>,
+}
+
+impl Default for AuthServerOptions {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            scopes_supported: DEFAULT_SCOPES.iter().map(|s| (*s).to_owned()).collect(),
+            token_lifetime: DEFAULT_TOKEN_LIFETIME,
+            rotate_refresh_tokens: true,
+            registration: true,
+            openid_configuration: true,
+            issuer_override: None,
+            deny_authorization: false,
+            clients: Vec::new(),
+            trusted_idps: Vec::new(),
+        }
+    }
+}
+
+impl AuthServerOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set `scopes_supported`.
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Set the access-token lifetime (e.g. 2 s for expiry tests).
+    pub fn with_token_lifetime(mut self, lifetime: Duration) -> Self {
+        self.token_lifetime = lifetime;
+        self
+    }
+
+    /// Turn refresh-token rotation on or off.
+    pub fn with_rotation(mut self, rotate: bool) -> Self {
+        self.rotate_refresh_tokens = rotate;
+        self
+    }
+
+    /// Turn dynamic client registration (and its metadata field) off.
+    pub fn without_registration(mut self) -> Self {
+        self.registration = false;
+        self
+    }
+
+    /// Do not serve `/.well-known/openid-configuration`.
+    pub fn without_openid_configuration(mut self) -> Self {
+        self.openid_configuration = false;
+        self
+    }
+
+    /// Advertise a wrong `issuer` (and send it as `iss` on redirects).
+    pub fn with_issuer_override(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer_override = Some(issuer.into());
+        self
+    }
+
+    /// Deny authorizations (`error=access_denied`).
+    pub fn with_deny_authorization(mut self, deny: bool) -> Self {
+        self.deny_authorization = deny;
+        self
+    }
+
+    /// Pre-register a client.
+    pub fn with_client(mut self, client: OAuthClient) -> Self {
+        self.clients.push(client);
+        self
+    }
+
+    /// Accept ID-JAGs issued by this IdP issuer (see [`crate::FakeIdp::issuer`]).
+    pub fn with_trusted_idp(mut self, issuer: impl Into<String>) -> Self {
+        self.trusted_idps.push(issuer.into());
+        self
+    }
+
+    /// Bind this address instead of `127.0.0.1:0`.
+    pub fn with_bind(mut self, bind: SocketAddr) -> Self {
+        self.bind = bind;
+        self
+    }
+}

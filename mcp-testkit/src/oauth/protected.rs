@@ -1,0 +1,345 @@
+//! [`FakeProtectedMcpServer`]: the streamable-HTTP fake MCP server behind bearer
+//! tokens from a [`FakeAuthServer`], with RFC 9728 protected-resource metadata.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::Json;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use http::{HeaderValue, StatusCode, header};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::auth_server::{AsShared, FakeAuthServer};
+use super::common::Running;
+use crate::record::lock;
+use crate::server::{CrashMode, FakeServer};
+use crate::{Error, MCP_PATH, RecordedRequest, Scenario};
+
+/// The RFC 9728 well-known path of protected-resource metadata.
+pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// Largest request body the scope check reads (1 MiB).
+const MAX_BODY: usize = 1 << 20;
+
+/// Options for [`FakeProtectedMcpServer::start`].
+///
+/// Defaults: `127.0.0.1:0`; `scopes_supported` taken from nothing (empty: omitted);
+/// no `scope` in the challenge; the metadata names the server's own URL as the
+/// resource; no per-tool scopes; tokens bound to another resource are refused.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ProtectedOptions {
+    /// Address to bind.
+    pub bind: SocketAddr,
+    /// `scopes_supported` of the resource metadata (omitted when empty).
+    pub scopes_supported: Vec<String>,
+    /// `scope` parameter of the 401 challenge.
+    pub challenge_scope: Option<String>,
+    /// Name this resource in the metadata instead of the MCP URL (mismatch tests).
+    pub resource_override: Option<String>,
+    /// Tool name -> scope a `tools/call` of it needs (403 `insufficient_scope`
+    /// otherwise).
+    pub tool_scopes: BTreeMap<String, String>,
+    /// Refuse tokens whose recorded `resource` is not this server's URL.
+    pub check_resource: bool,
+}
+
+impl Default for ProtectedOptions {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            scopes_supported: Vec::new(),
+            challenge_scope: None,
+            resource_override: None,
+            tool_scopes: BTreeMap::new(),
+            check_resource: true,
+        }
+    }
+}
+
+impl ProtectedOptions {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set `scopes_supported` of the resource metadata.
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Add `scope="<scope>"` to the 401 challenge.
+    pub fn with_challenge_scope(mut self, scope: impl Into<String>) -> Self {
+        self.challenge_scope = Some(scope.into());
+        self
+    }
+
+    /// Name a different resource in the metadata.
+    pub fn with_resource_override(mut self, resource: impl Into<String>) -> Self {
+        self.resource_override = Some(resource.into());
+        self
+    }
+
+    /// Require `scope` for calls of `tool`.
+    pub fn with_tool_scope(mut self, tool: impl Into<String>, scope: impl Into<String>) -> Self {
+        self.tool_scopes.insert(tool.into(), scope.into());
+        self
+    }
+
+    /// Accept tokens bound to any resource (or none).
+    pub fn without_resource_check(mut self) -> Self {
+        self.check_resource = false;
+        self
+    }
+}
+
+/// Request counters of a [`FakeProtectedMcpServer`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProtectedCounters {
+    /// Requests to the MCP endpoint.
+    pub total: u64,
+    /// Answered 401 (missing, unknown, expired, revoked or misbound token).
+    pub unauthorized: u64,
+    /// Answered 403 `insufficient_scope`.
+    pub forbidden: u64,
+    /// Resource metadata documents served.
+    pub metadata: u64,
+}
+
+#[derive(Debug)]
+struct Gate {
+    auth: Arc<AsShared>,
+    options: ProtectedOptions,
+    url: String,
+    metadata_url: String,
+    counters: Mutex<ProtectedCounters>,
+}
+
+impl Gate {
+    fn resource(&self) -> &str {
+        self.options
+            .resource_override
+            .as_deref()
+            .unwrap_or(&self.url)
+    }
+
+    /// A 401/403 with a `WWW-Authenticate: Bearer` challenge: `resource_metadata`,
+    /// then `error` if given, then `scope` (the given one, else the configured one).
+    fn challenge(&self, status: StatusCode, error: Option<&str>, scope: Option<&str>) -> Response {
+        let mut value = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
+        if let Some(code) = error {
+            value.push_str(&format!(", error=\"{code}\""));
+        }
+        let scope = scope.or(self.options.challenge_scope.as_deref());
+        if let Some(scope) = scope.filter(|s| !s.is_empty()) {
+            value.push_str(&format!(", scope=\"{scope}\""));
+        }
+        let body = if status == StatusCode::FORBIDDEN {
+            "insufficient scope"
+        } else {
+            "bearer token required"
+        };
+        let mut response = (status, body).into_response();
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+}
+
+/// A fake MCP server on streamable HTTP that requires bearer tokens issued by a
+/// [`FakeAuthServer`], checked live on every request (so expiry, revocation and
+/// rotation apply at once).
+///
+/// - Without a live token: 401 with `WWW-Authenticate: Bearer
+///   resource_metadata="<base>/.well-known/oauth-protected-resource"` (plus
+///   `scope="…"` with [`ProtectedOptions::with_challenge_scope`]).
+/// - `GET <base>/.well-known/oauth-protected-resource` (and `…/mcp`): RFC 9728
+///   metadata with `resource` (the MCP URL), `authorization_servers` (the auth
+///   server's URL), `scopes_supported`, `bearer_methods_supported`.
+/// - A `tools/call` of a tool given in [`ProtectedOptions::with_tool_scope`] whose
+///   token lacks the scope: 403 with `error="insufficient_scope", scope="…"`.
+#[derive(Debug)]
+pub struct FakeProtectedMcpServer {
+    server: FakeServer,
+    gate: Arc<Gate>,
+    running: Running,
+}
+
+impl FakeProtectedMcpServer {
+    /// Serve `scenario` behind tokens of `auth`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when binding fails.
+    pub async fn start(
+        scenario: Scenario,
+        auth: &FakeAuthServer,
+        options: ProtectedOptions,
+    ) -> Result<Self, Error> {
+        let stop = CancellationToken::new();
+        let server =
+            FakeServer::with_crash(scenario, CrashMode::Cancel(stop.clone()), stop.clone());
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(stop.child_token())
+            .with_sse_keep_alive(None);
+        let factory = server.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(factory.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let auth = auth.shared();
+        let mut slot = None;
+        let running = Running::start(
+            options.bind,
+            stop,
+            "binding the protected MCP server",
+            |addr| {
+                let base = format!("http://{addr}");
+                let gate = Arc::new(Gate {
+                    auth,
+                    options,
+                    url: format!("{base}{MCP_PATH}"),
+                    metadata_url: format!("{base}{RESOURCE_METADATA_PATH}"),
+                    counters: Mutex::new(ProtectedCounters::default()),
+                });
+                slot = Some(Arc::clone(&gate));
+                let mcp = axum::Router::new().nest_service(MCP_PATH, service).layer(
+                    axum::middleware::from_fn_with_state(Arc::clone(&gate), check),
+                );
+                axum::Router::new()
+                    .route(RESOURCE_METADATA_PATH, get(metadata))
+                    .route(
+                        &format!("{RESOURCE_METADATA_PATH}{MCP_PATH}"),
+                        get(metadata),
+                    )
+                    .with_state(gate)
+                    .merge(mcp)
+            },
+        )
+        .await?;
+        let gate = slot.ok_or_else(|| Error::Protocol {
+            doing: "starting the protected MCP server",
+            message: "router was not built".to_owned(),
+        })?;
+        Ok(Self {
+            server,
+            gate,
+            running,
+        })
+    }
+
+    /// The MCP endpoint, `http://127.0.0.1:<port>/mcp` (also the resource identifier).
+    pub fn url(&self) -> String {
+        self.gate.url.clone()
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.running.addr
+    }
+
+    /// `http://127.0.0.1:<port>/.well-known/oauth-protected-resource`.
+    pub fn resource_metadata_url(&self) -> String {
+        self.gate.metadata_url.clone()
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> ProtectedCounters {
+        *lock(&self.gate.counters)
+    }
+
+    /// MCP requests served so far, in arrival order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.server.requests()
+    }
+
+    /// The shared server (tool set, request log).
+    pub fn server(&self) -> &FakeServer {
+        &self.server
+    }
+
+    /// Stop serving and wait up to [`crate::SHUTDOWN_GRACE`] for the server task.
+    pub async fn shutdown(mut self) {
+        self.running.shutdown().await;
+    }
+}
+
+async fn metadata(State(gate): State<Arc<Gate>>) -> Json<Value> {
+    lock(&gate.counters).metadata += 1;
+    let mut doc = json!({
+        "resource": gate.resource(),
+        "authorization_servers": [gate.auth.base],
+        "bearer_methods_supported": ["header"],
+    });
+    if !gate.options.scopes_supported.is_empty() {
+        doc["scopes_supported"] = json!(gate.options.scopes_supported);
+    }
+    Json(doc)
+}
+
+async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
+    lock(&gate.counters).total += 1;
+    let token = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    let presented = token.is_some();
+    let info = token.and_then(|t| lock(&gate.auth.inner).live(&t).cloned());
+    let Some(info) = info.filter(|info| {
+        !gate.options.check_resource || info.resource.as_deref().is_none_or(|r| r == gate.url)
+    }) else {
+        lock(&gate.counters).unauthorized += 1;
+        let error = presented.then_some("invalid_token");
+        return gate.challenge(StatusCode::UNAUTHORIZED, error, None);
+    };
+    if gate.options.tool_scopes.is_empty() || request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "request too large").into_response();
+    };
+    let needed = serde_json::from_slice::<Value>(&bytes)
+        .ok()
+        .and_then(|message| {
+            (message.get("method").and_then(Value::as_str) == Some("tools/call"))
+                .then(|| {
+                    message
+                        .pointer("/params/name")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .flatten()
+                .and_then(|tool| gate.options.tool_scopes.get(&tool).cloned())
+        });
+    if let Some(scope) = needed
+        && !info.scopes.contains(&scope)
+    {
+        lock(&gate.counters).forbidden += 1;
+        return gate.challenge(
+            StatusCode::FORBIDDEN,
+            Some("insufficient_scope"),
+            Some(&scope),
+        );
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}

@@ -1,0 +1,264 @@
+//! The token endpoint of [`crate::FakeAuthServer`]: `authorization_code`,
+//! `refresh_token`, `client_credentials` and the JWT-bearer grant (RFC 7523).
+
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use http::HeaderMap;
+use serde_json::Value;
+use tokio::time::Instant;
+
+use super::auth_server::{AsInner, AsShared, verifier_matches};
+use super::common::{OAuthError, Params, authenticate_client, token_response};
+use super::idp::ID_JAG_TYP;
+use super::keys::TEST_RSA_PUBLIC_KEY_PEM;
+use crate::record::lock;
+
+/// `urn:ietf:params:oauth:grant-type:jwt-bearer`.
+pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+pub(crate) async fn token(
+    State(shared): State<Arc<AsShared>>,
+    headers: HeaderMap,
+    Form(params): Form<Params>,
+) -> Response {
+    let mut inner = lock(&shared.inner);
+    if let Some(resource) = params.get("resource") {
+        inner.last_resource = Some(resource.clone());
+    }
+    if let Some(scope) = params.get("scope") {
+        inner.last_scope = Some(scope.clone());
+    }
+    let grant = params.get("grant_type").map(String::as_str).unwrap_or("");
+    let result = match grant {
+        "authorization_code" => {
+            inner.counters.authorization_code += 1;
+            authorization_code(&shared, &mut inner, &headers, &params)
+        }
+        "refresh_token" => {
+            inner.counters.refresh_token += 1;
+            refresh(&shared, &mut inner, &headers, &params)
+        }
+        "client_credentials" => {
+            inner.counters.client_credentials += 1;
+            client_credentials(&shared, &mut inner, &headers, &params)
+        }
+        JWT_BEARER_GRANT => {
+            inner.counters.jwt_bearer += 1;
+            jwt_bearer(&shared, &mut inner, &headers, &params)
+        }
+        other => Err(OAuthError::new(
+            "unsupported_grant_type",
+            format!("grant_type {other:?} is not supported"),
+        )),
+    };
+    match result {
+        Ok(body) => token_response(body),
+        Err(error) => {
+            inner.counters.token_errors += 1;
+            error.into_response()
+        }
+    }
+}
+
+fn authorization_code(
+    shared: &AsShared,
+    inner: &mut AsInner,
+    headers: &HeaderMap,
+    params: &Params,
+) -> Result<Value, OAuthError> {
+    let (client, _) = authenticate_client(&inner.clients, headers, params, &shared.audiences())?;
+    let code = params
+        .get("code")
+        .ok_or_else(|| OAuthError::invalid_request("code is required"))?;
+    // One-time: the code is gone whatever happens next.
+    let grant = inner
+        .codes
+        .remove(code)
+        .ok_or_else(|| OAuthError::invalid_grant("unknown, used or revoked authorization code"))?;
+    if Instant::now() >= grant.expires_at {
+        return Err(OAuthError::invalid_grant("authorization code expired"));
+    }
+    if grant.client_id != client.client_id {
+        return Err(OAuthError::invalid_grant(
+            "authorization code was issued to another client",
+        ));
+    }
+    if params.get("redirect_uri") != Some(&grant.redirect_uri) {
+        return Err(OAuthError::invalid_grant(
+            "redirect_uri differs from the authorization request",
+        ));
+    }
+    verifier_matches(params.get("code_verifier"), &grant.challenge)?;
+    if let (Some(asked), Some(granted)) = (params.get("resource"), &grant.resource)
+        && asked != granted
+    {
+        return Err(OAuthError::new(
+            "invalid_target",
+            "resource differs from the authorization request",
+        ));
+    }
+    let resource = grant.resource.or_else(|| params.get("resource").cloned());
+    Ok(inner.issue(
+        &client.client_id,
+        grant.scopes,
+        resource,
+        "authorization_code",
+        true,
+    ))
+}
+
+fn refresh(
+    shared: &AsShared,
+    inner: &mut AsInner,
+    headers: &HeaderMap,
+    params: &Params,
+) -> Result<Value, OAuthError> {
+    let (client, _) = authenticate_client(&inner.clients, headers, params, &shared.audiences())?;
+    let token = params
+        .get("refresh_token")
+        .ok_or_else(|| OAuthError::invalid_request("refresh_token is required"))?;
+    if inner.fail_refreshes > 0 {
+        inner.fail_refreshes -= 1;
+        inner.refresh.remove(token);
+        return Err(OAuthError::invalid_grant(
+            "refresh token revoked (injected)",
+        ));
+    }
+    let grant =
+        inner.refresh.get(token).cloned().ok_or_else(|| {
+            OAuthError::invalid_grant("unknown, rotated or revoked refresh token")
+        })?;
+    if grant.client_id != client.client_id {
+        return Err(OAuthError::invalid_grant(
+            "refresh token was issued to another client",
+        ));
+    }
+    let scopes = match params.get("scope") {
+        Some(_) => {
+            let asked = inner
+                .scopes(params.get("scope"))
+                .map_err(|why| OAuthError::new("invalid_scope", why))?;
+            if let Some(extra) = asked.iter().find(|s| !grant.scopes.contains(s)) {
+                return Err(OAuthError::new(
+                    "invalid_scope",
+                    format!("scope {extra} was not granted originally"),
+                ));
+            }
+            asked
+        }
+        None => grant.scopes.clone(),
+    };
+    let rotate = inner.options.rotate_refresh_tokens;
+    if rotate {
+        inner.refresh.remove(token);
+    }
+    Ok(inner.issue(
+        &client.client_id,
+        scopes,
+        grant.resource,
+        "refresh_token",
+        rotate,
+    ))
+}
+
+fn client_credentials(
+    shared: &AsShared,
+    inner: &mut AsInner,
+    headers: &HeaderMap,
+    params: &Params,
+) -> Result<Value, OAuthError> {
+    let (client, _) = authenticate_client(&inner.clients, headers, params, &shared.audiences())?;
+    if !client.is_confidential() {
+        return Err(OAuthError::new(
+            "unauthorized_client",
+            format!(
+                "client {} is public: client_credentials needs a secret or a key",
+                client.client_id
+            ),
+        ));
+    }
+    let scopes = inner
+        .scopes(params.get("scope"))
+        .map_err(|why| OAuthError::new("invalid_scope", why))?;
+    Ok(inner.issue(
+        &client.client_id,
+        scopes,
+        params.get("resource").cloned(),
+        "client_credentials",
+        false,
+    ))
+}
+
+fn jwt_bearer(
+    shared: &AsShared,
+    inner: &mut AsInner,
+    headers: &HeaderMap,
+    params: &Params,
+) -> Result<Value, OAuthError> {
+    // Client authentication is optional for this grant; when present it must hold.
+    let authenticated = if headers.contains_key(http::header::AUTHORIZATION)
+        || params.contains_key("client_id")
+        || params.contains_key("client_assertion")
+    {
+        Some(authenticate_client(&inner.clients, headers, params, &shared.audiences())?.0)
+    } else {
+        None
+    };
+    let assertion = params
+        .get("assertion")
+        .ok_or_else(|| OAuthError::invalid_request("assertion is required"))?;
+    let header = jsonwebtoken::decode_header(assertion)
+        .map_err(|_| OAuthError::invalid_grant("assertion is not a JWT"))?;
+    if header.typ.as_deref() != Some(ID_JAG_TYP) {
+        return Err(OAuthError::invalid_grant(format!(
+            "assertion typ must be {ID_JAG_TYP}"
+        )));
+    }
+    if inner.options.trusted_idps.is_empty() {
+        return Err(OAuthError::invalid_grant(
+            "no trusted IdP (AuthServerOptions::with_trusted_idp)",
+        ));
+    }
+    let key = jsonwebtoken::DecodingKey::from_rsa_pem(TEST_RSA_PUBLIC_KEY_PEM.as_bytes())
+        .map_err(|_| OAuthError::new("server_error", "test key unreadable"))?;
+    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
+    validation.set_audience(&shared.audiences());
+    validation.set_issuer(&inner.options.trusted_idps);
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    let claims = jsonwebtoken::decode::<Value>(assertion, &key, &validation)
+        .map_err(|e| OAuthError::invalid_grant(format!("ID-JAG rejected: {e}")))?
+        .claims;
+    let client_id = claims
+        .get("client_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| OAuthError::invalid_grant("ID-JAG has no client_id claim"))?
+        .to_owned();
+    if let Some(client) = &authenticated
+        && client.client_id != client_id
+    {
+        return Err(OAuthError::invalid_grant(
+            "ID-JAG was issued for another client",
+        ));
+    }
+    let resource = claims
+        .get("resource")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(resource) = &resource {
+        inner.last_resource = Some(resource.clone());
+    }
+    let scope = claims
+        .get("scope")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(scope) = &scope {
+        inner.last_scope = Some(scope.clone());
+    }
+    let scopes = inner
+        .scopes(scope.as_ref())
+        .map_err(|why| OAuthError::new("invalid_scope", why))?;
+    Ok(inner.issue(&client_id, scopes, resource, "jwt_bearer", false))
+}
