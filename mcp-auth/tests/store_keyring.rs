@@ -4,9 +4,8 @@
 //!
 //! Linux only: the raw checks read the kernel user keyring directly.
 //!
-//! Keyutils entries outlive the test process (they sit in the user's session/persistent
-//! keyrings until reboot), so every test uses a fresh service name and deletes what it
-//! wrote, even on failure.
+//! Keyutils entries outlive the test process (they sit in the user keyring until reboot),
+//! so every test uses a fresh service name and deletes what it wrote, even on failure.
 
 #![allow(
     clippy::unwrap_used,

@@ -122,16 +122,21 @@ impl CredentialStore for KeyringStore {
         key: &'a StoreKey,
         creds: &'a StoredCredentials,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        let service = Arc::clone(&self.service);
-        let key = key.clone();
-        let json = serde_json::to_string(creds);
-        Box::pin(blocking(move || {
-            let json = json
-                .map_err(|e| failure(&service, &key, &keyring::Error::PlatformFailure(e.into())))?;
-            Self::entry(&service, &key)?
-                .set_password(&json)
-                .map_err(|e| failure(&service, &key, &e))
-        }))
+        Box::pin(async move {
+            let service = Arc::clone(&self.service);
+            let key = key.clone();
+            let json = serde_json::to_string(creds).map_err(|_| StoreError::Keyring {
+                service: service.to_string(),
+                account: key.to_string(),
+                source: KeyringFailure::new("the record could not be encoded as JSON"),
+            })?;
+            blocking(move || {
+                Self::entry(&service, &key)?
+                    .set_password(&json)
+                    .map_err(|e| failure(&service, &key, &e))
+            })
+            .await
+        })
     }
 
     fn delete<'a>(&'a self, key: &'a StoreKey) -> BoxFuture<'a, Result<(), StoreError>> {

@@ -71,3 +71,35 @@ impl KeyLocks {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shareable<T: Send + Sync + 'static>() {}
+
+    #[test]
+    fn guards_and_stores_can_cross_tasks() {
+        shareable::<StoreLock>();
+        shareable::<crate::FileStore>();
+        shareable::<crate::KeyringStore>();
+        shareable::<crate::AutoStore>();
+        shareable::<crate::MemoryStore>();
+        shareable::<crate::StoreError>();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn key_locks_are_per_key_and_bounded() {
+        let locks = KeyLocks::default();
+        let a = StoreKey::new(&"a".parse().unwrap(), "u");
+        let b = StoreKey::new(&"b".parse().unwrap(), "u");
+        let held = locks.lock(&a, Duration::from_secs(5)).await.unwrap();
+        assert!(held.description().contains("a|"));
+        assert!(format!("{held:?}").starts_with("StoreLock"));
+        drop(locks.lock(&b, Duration::from_secs(5)).await.unwrap());
+        let err = locks.lock(&a, Duration::from_secs(5)).await.unwrap_err();
+        assert!(err.is_lock_timeout());
+        drop(held);
+        drop(locks.lock(&a, Duration::from_secs(5)).await.unwrap());
+    }
+}
