@@ -96,10 +96,10 @@ behavior = { kind = "structured", value = { ok = true } }
         ["initialize", "tools/list", "tools/call", "tools/call"]
     );
     assert_eq!(logged[0].params["protocolVersion"], "2025-11-25");
-    assert_eq!(
-        logged[3].params,
-        json!({"name": "extra", "arguments": {"q": "w"}})
-    );
+    // Recorded as sent, `_meta` (rmcp's progress token) included.
+    assert_eq!(logged[3].params["name"], json!("extra"));
+    assert_eq!(logged[3].params["arguments"], json!({"q": "w"}));
+    assert!(logged[3].params["_meta"]["progressToken"].is_number());
 }
 
 #[tokio::test]
