@@ -158,6 +158,97 @@
 //!   [`InjectedFailure`] (status, body, headers: 503 + `Retry-After`, 401/403, 404
 //!   session expiry); [`HttpFakeServer::counters`] counts requests.
 //!
+//! # Fake OAuth servers
+//!
+//! For clients that authenticate (OAuth 2.1 for MCP, enterprise-managed
+//! authorization), three loopback servers share one token table:
+//!
+//! - [`FakeAuthServer::start`] ([`AuthServerOptions`]): RFC 8414 metadata (and OpenID
+//!   discovery), dynamic registration (`/register`, RFC 7591), pre-registered
+//!   [`OAuthClient`]s (`none`, secret Basic/post, `private_key_jwt` with an RSA or
+//!   P-256 public key: signatures are verified), an auto-approving `/authorize` (302
+//!   with `code`, `state`, `iss`; S256 PKCE and loopback redirect URIs required;
+//!   [`FakeAuthServer::set_deny_authorization`] answers `access_denied`), and `/token`
+//!   for `authorization_code`, `refresh_token` (rotation on by default: a reused
+//!   refresh token gets `invalid_grant`), `client_credentials` and the JWT-bearer
+//!   grant ([`JWT_BEARER_GRANT`]) for ID-JAGs of a trusted [`FakeIdp`]. Controls:
+//!   [`FakeAuthServer::revoke_all`], [`FakeAuthServer::expire_access_tokens`],
+//!   [`FakeAuthServer::fail_next_refreshes`], [`FakeAuthServer::set_token_lifetime`];
+//!   assertions: [`FakeAuthServer::counters`], [`FakeAuthServer::is_valid_token`],
+//!   [`FakeAuthServer::token_info`], [`FakeAuthServer::last_resource`],
+//!   [`FakeAuthServer::last_scope`]. Expiry is measured on tokio time, so
+//!   `tokio::time::advance` expires tokens in a paused-time test.
+//! - [`FakeProtectedMcpServer::start`] ([`ProtectedOptions`]): the fake MCP server over
+//!   streamable HTTP behind live-checked bearer tokens of a [`FakeAuthServer`]: 401
+//!   with `WWW-Authenticate: Bearer resource_metadata="…"`, RFC 9728 metadata at
+//!   [`RESOURCE_METADATA_PATH`], 403 `insufficient_scope` for tools that need a scope,
+//!   tokens bound (RFC 8707) to another resource refused.
+//! - [`FakeIdp::start`] ([`IdpOptions`]): OpenID metadata, JWKS ([`test_jwks`]), an
+//!   auto-approving login issuing RS256 ID tokens signed with the public test key
+//!   [`TEST_RSA_PRIVATE_KEY_PEM`], and token exchange (RFC 8693) issuing ID-JAGs
+//!   (`typ` [`ID_JAG_TYP`]), with rejection modes ([`IdpRejection`]).
+//!
+//! ```
+//! use mcp_testkit::{
+//!     AuthServerOptions, FakeAuthServer, FakeProtectedMcpServer, OAuthClient,
+//!     ProtectedOptions, Scenario, ToolSpec,
+//! };
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let auth = FakeAuthServer::start(
+//!     AuthServerOptions::new().with_client(OAuthClient::confidential("robot", "s3cret")),
+//! )
+//! .await
+//! .unwrap();
+//! let scenario = Scenario::new("files").with_tool(ToolSpec::echo("echo"));
+//! let mcp = FakeProtectedMcpServer::start(scenario, &auth, ProtectedOptions::new())
+//!     .await
+//!     .unwrap();
+//!
+//! let http = reqwest::Client::new();
+//! let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+//!     "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}"#;
+//! let post = |token: Option<String>| {
+//!     let mut request = http
+//!         .post(mcp.url())
+//!         .header("content-type", "application/json")
+//!         .header("accept", "application/json, text/event-stream")
+//!         .body(init);
+//!     if let Some(token) = token {
+//!         request = request.bearer_auth(token);
+//!     }
+//!     request.send()
+//! };
+//! let denied = post(None).await.unwrap();
+//! assert_eq!(denied.status(), 401);
+//! let challenge = denied.headers()["www-authenticate"].to_str().unwrap();
+//! assert!(challenge.contains(&mcp.resource_metadata_url()));
+//!
+//! // A client-credentials token for this resource opens the door.
+//! let form = [("grant_type", "client_credentials"), ("resource", &mcp.url())];
+//! let token: serde_json::Value = http
+//!     .post(auth.token_endpoint())
+//!     .basic_auth("robot", Some("s3cret"))
+//!     .form(&form)
+//!     .send()
+//!     .await
+//!     .unwrap()
+//!     .json()
+//!     .await
+//!     .unwrap();
+//! let access = token["access_token"].as_str().unwrap().to_owned();
+//! assert!(auth.is_valid_token(&access));
+//! assert_eq!(post(Some(access.clone())).await.unwrap().status(), 200);
+//! assert_eq!(auth.counters().client_credentials, 1);
+//!
+//! auth.revoke_all(); // checked live: the next request is refused
+//! assert_eq!(post(Some(access)).await.unwrap().status(), 401);
+//! mcp.shutdown().await;
+//! auth.shutdown().await;
+//! # }
+//! ```
+//!
 //! # Helpers
 //!
 //! - [`fake_server_bin`]: the path of the built binary, for tests of other crates. It
