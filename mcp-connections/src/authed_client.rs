@@ -84,40 +84,17 @@ impl StreamableHttpClient for AuthedClient {
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
-        _auth_header: Option<String>,
+        auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_auth(|token| {
-            self.inner.post_message(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
-        .await
-    }
-
-    async fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        _auth_header: Option<String>,
-        custom_headers: HashMap<HeaderName, HeaderValue>,
-        max_sse_event_size: usize,
-    ) -> Result<StreamableHttpPostResponse, HttpError> {
-        self.with_auth(|token| {
-            self.inner.post_message_with_max_sse_event_size(
-                uri.clone(),
-                message.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-                max_sse_event_size,
-            )
-        })
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
         .await
     }
 
@@ -166,18 +143,17 @@ impl StreamableHttpClient for AuthedClient {
         uri: Arc<str>,
         session_id: Option<Arc<str>>,
         last_event_id: Option<String>,
-        _auth_header: Option<String>,
+        auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
-        self.with_auth(|token| {
-            self.inner.get_stream(
-                uri.clone(),
-                session_id.clone(),
-                last_event_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
-        })
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default().max_sse_event_size,
+        )
         .await
     }
 
