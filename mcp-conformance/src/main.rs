@@ -28,6 +28,9 @@ use crate::provider::OAuthProvider;
 /// The client ID metadata document URL the suite expects (`auth/basic-cimd`).
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
+/// See the comment where it is used.
+const GET_STREAM_GRACE: std::time::Duration = std::time::Duration::from_millis(300);
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 fn context() -> Value {
@@ -156,6 +159,11 @@ async fn run(url: String) -> Result<(), BoxError> {
     let set = ConnectionSet::start(&catalog, options);
     let outcome = async {
         set.wait_required().await?;
+        // rmcp opens the standalone GET (SSE) stream in the background after `initialize`,
+        // and the connection set has no event for it. Servers that send requests outside a
+        // request's own stream (the suite's elicitation scenario does) drop them while that
+        // stream is not open yet, so give it a moment before the first call.
+        tokio::time::sleep(GET_STREAM_GRACE).await;
         for tool in set.tools().await {
             let arguments = args::synthesize(&tool.tool.input_schema);
             call_with_step_up(&set, &creds, &key, tool.raw_name(), arguments).await?;
