@@ -72,6 +72,7 @@ pub struct Seen {
     pub issued_access_tokens: Vec<String>,
     pub last_code_verifier: Option<String>,
     codes: HashMap<String, String>,
+    code_scopes: HashMap<String, String>,
     counter: u64,
 }
 
@@ -217,6 +218,8 @@ async fn authorize(
     seen.counter += 1;
     let code = format!("code-{}", seen.counter);
     seen.codes.insert(code.clone(), q["code_challenge"].clone());
+    seen.code_scopes
+        .insert(code.clone(), q.get("scope").cloned().unwrap_or_default());
     let state = c.wrong_state.clone().unwrap_or_else(|| q["state"].clone());
     let mut target = url::Url::parse(&q["redirect_uri"]).unwrap();
     target
@@ -246,13 +249,13 @@ fn base64url(bytes: &[u8]) -> String {
     out
 }
 
-fn issue(seen: &mut Seen, c: &Config) -> Value {
+fn issue(seen: &mut Seen, c: &Config, scope: &str) -> Value {
     seen.counter += 1;
     let at = format!("{}-access-{}", c.token_prefix, seen.counter);
     let rt = format!("{}-refresh-{}", c.token_prefix, seen.counter);
     seen.valid_refresh_tokens.insert(rt.clone());
     seen.issued_access_tokens.push(at.clone());
-    json!({"access_token": at, "token_type": "Bearer", "expires_in": c.expires_in, "refresh_token": rt, "scope": "mcp"})
+    json!({"access_token": at, "token_type": "Bearer", "expires_in": c.expires_in, "refresh_token": rt, "scope": scope})
 }
 
 fn oauth_error(code: &str) -> Response {
@@ -272,12 +275,16 @@ async fn token(State(s): State<AppState>, Form(f): Form<BTreeMap<String, String>
             let Some(challenge) = f.get("code").and_then(|code| seen.codes.remove(code)) else {
                 return oauth_error("invalid_grant");
             };
+            let scope = f
+                .get("code")
+                .and_then(|code| seen.code_scopes.remove(code))
+                .unwrap_or_default();
             let verifier = f.get("code_verifier").cloned().unwrap_or_default();
             seen.last_code_verifier = Some(verifier.clone());
             if base64url(&Sha256::digest(verifier.as_bytes())) != challenge {
                 return oauth_error("invalid_grant");
             }
-            Json(issue(&mut seen, &c)).into_response()
+            Json(issue(&mut seen, &c, &scope)).into_response()
         }
         Some("refresh_token") => {
             seen.refresh_requests += 1;
@@ -285,7 +292,7 @@ async fn token(State(s): State<AppState>, Form(f): Form<BTreeMap<String, String>
             if c.reject_refresh || !seen.valid_refresh_tokens.remove(&rt) {
                 return oauth_error("invalid_grant");
             }
-            Json(issue(&mut seen, &c)).into_response()
+            Json(issue(&mut seen, &c, "mcp")).into_response()
         }
         _ => oauth_error("unsupported_grant_type"),
     }
