@@ -206,3 +206,32 @@ async fn plain_http_endpoints_off_loopback_are_refused() {
     assert!(matches!(err, AuthError::Config { .. }), "{err:?}");
     assert!(err.to_string().contains("must use https"), "{err}");
 }
+
+#[tokio::test]
+async fn an_authorization_error_is_reported_by_its_code_only() {
+    let fake = FakeAs::start(Config {
+        authorize_error: Some("access_denied".into()),
+        ..Config::default()
+    })
+    .await;
+    let creds = creds(&fake, Arc::new(MemoryStore::new()));
+    let err = login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AuthError::Callback { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "MCP server `tickets`: login callback failed: the authorization server answered access_denied"
+    );
+    assert_eq!(fake.seen(|s| s.code_exchanges), 0);
+}
+
+#[tokio::test]
+async fn the_headless_agent_needs_a_redirect_to_loopback() {
+    use mcp_auth::UserAgent;
+    let fake = FakeAs::start(Config::default()).await;
+    let no_redirect = format!("{}/.well-known/oauth-authorization-server", fake.origin);
+    let err = HeadlessAgent::new().open(&no_redirect).await.unwrap_err();
+    assert!(matches!(err, AuthError::Agent { .. }), "{err:?}");
+    assert!(err.to_string().contains("without a redirect"), "{err}");
+}

@@ -35,6 +35,8 @@ pub struct Config {
     pub wrong_state: Option<String>,
     /// Add `iss` to the redirect.
     pub iss_param: Option<String>,
+    /// Answer the authorization request with this OAuth error instead of a code.
+    pub authorize_error: Option<String>,
     /// `expires_in` of issued access tokens.
     pub expires_in: u64,
     /// Answer every refresh with `invalid_grant`.
@@ -52,6 +54,7 @@ impl Default for Config {
             challenge_methods: vec!["S256".into()],
             wrong_state: None,
             iss_param: None,
+            authorize_error: None,
             expires_in: 3600,
             reject_refresh: false,
             token_prefix: "tok".into(),
@@ -222,6 +225,14 @@ async fn authorize(
         .insert(code.clone(), q.get("scope").cloned().unwrap_or_default());
     let state = c.wrong_state.clone().unwrap_or_else(|| q["state"].clone());
     let mut target = url::Url::parse(&q["redirect_uri"]).unwrap();
+    if let Some(error) = &c.authorize_error {
+        target
+            .query_pairs_mut()
+            .append_pair("error", error)
+            .append_pair("error_description", "SENSITIVE-DESCRIPTION")
+            .append_pair("state", &state);
+        return (StatusCode::FOUND, [(header::LOCATION, target.to_string())]).into_response();
+    }
     target
         .query_pairs_mut()
         .append_pair("code", &code)
