@@ -346,6 +346,29 @@ async fn authorize_rejects_bad_requests() {
 }
 
 #[tokio::test]
+async fn options_turn_off_iss_and_refresh_tokens() {
+    let server = FakeAuthServer::start(
+        AuthServerOptions::new()
+            .without_iss_parameter()
+            .without_refresh_tokens(),
+    )
+    .await
+    .unwrap();
+    let (_, doc) = get_json(&server.metadata_url()).await;
+    assert_eq!(doc["authorization_response_iss_parameter_supported"], false);
+    let client_id = register_public(&server).await;
+    let challenge = challenge(VERIFIER);
+    let (_, query) = authorize(&server.url(), &code_params(&client_id, &challenge)).await;
+    assert!(
+        query.contains_key("code") && !query.contains_key("iss"),
+        "{query:?}"
+    );
+    let body = login(&server, &client_id, &[]).await;
+    assert!(body.get("refresh_token").is_none(), "{body}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn refresh_rotates_and_reuse_is_rejected() {
     let server = FakeAuthServer::start(AuthServerOptions::new())
         .await

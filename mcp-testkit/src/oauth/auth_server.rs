@@ -455,7 +455,7 @@ async fn metadata(State(shared): State<Arc<AsShared>>) -> Json<Value> {
         ],
         "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
         "scopes_supported": inner.options.scopes_supported,
-        "authorization_response_iss_parameter_supported": true,
+        "authorization_response_iss_parameter_supported": inner.options.iss_parameter,
     });
     if inner.options.registration {
         doc["registration_endpoint"] = json!(format!("{base}/register"));
@@ -573,13 +573,15 @@ async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Par
             .into_response();
     }
     let state = params.get("state").cloned();
-    let issuer = shared.issuer.clone();
+    let issuer = inner.options.iss_parameter.then(|| shared.issuer.clone());
     let back = |pairs: &[(&str, &str)]| {
         let mut all: Vec<(&str, &str)> = pairs.to_vec();
         if let Some(state) = &state {
             all.push(("state", state));
         }
-        all.push(("iss", &issuer));
+        if let Some(issuer) = &issuer {
+            all.push(("iss", issuer));
+        }
         redirect(&with_query(&redirect_uri, &all))
     };
     let error = |code: &str, why: &str| back(&[("error", code), ("error_description", why)]);

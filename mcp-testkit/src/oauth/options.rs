@@ -128,9 +128,9 @@ impl OAuthClient {
 /// Options for [`crate::FakeAuthServer::start`].
 ///
 /// Defaults: `127.0.0.1:0`, scopes [`DEFAULT_SCOPES`], tokens valid for
-/// [`DEFAULT_TOKEN_LIFETIME`], refresh tokens rotated, registration endpoint on,
-/// OpenID discovery on, authorizations approved, no pre-registered clients, no trusted
-/// IdP.
+/// [`DEFAULT_TOKEN_LIFETIME`], refresh tokens issued and rotated, registration endpoint
+/// on, OpenID discovery on, `iss` sent with authorization responses, authorizations
+/// approved, no pre-registered clients, no trusted IdP.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AuthServerOptions {
@@ -152,6 +152,10 @@ pub struct AuthServerOptions {
     pub issuer_override: Option<String>,
     /// Deny every authorization (`error=access_denied`).
     pub deny_authorization: bool,
+    /// Send `iss` (RFC 9207) with authorization responses, and advertise it.
+    pub iss_parameter: bool,
+    /// Issue refresh tokens with the authorization-code grant.
+    pub refresh_tokens: bool,
     /// Pre-registered clients.
     pub clients: Vec<OAuthClient>,
     /// Issuers whose ID-JAGs the JWT-bearer grant accepts (signed with the test key,
@@ -170,6 +174,8 @@ impl Default for AuthServerOptions {
             openid_configuration: true,
             issuer_override: None,
             deny_authorization: false,
+            iss_parameter: true,
+            refresh_tokens: true,
             clients: Vec::new(),
             trusted_idps: Vec::new(),
         }
@@ -225,6 +231,18 @@ impl AuthServerOptions {
     /// Deny authorizations (`error=access_denied`).
     pub fn with_deny_authorization(mut self, deny: bool) -> Self {
         self.deny_authorization = deny;
+        self
+    }
+
+    /// Leave `iss` out of authorization responses (and the metadata flag).
+    pub fn without_iss_parameter(mut self) -> Self {
+        self.iss_parameter = false;
+        self
+    }
+
+    /// Issue no refresh tokens: an expired access token then needs a new login.
+    pub fn without_refresh_tokens(mut self) -> Self {
+        self.refresh_tokens = false;
         self
     }
 

@@ -101,12 +101,13 @@ fn authorization_code(
         ));
     }
     let resource = grant.resource.or_else(|| params.get("resource").cloned());
+    let refresh = inner.options.refresh_tokens;
     Ok(inner.issue(
         &client.client_id,
         grant.scopes,
         resource,
         "authorization_code",
-        true,
+        refresh,
     ))
 }
 
