@@ -1,7 +1,38 @@
 //! Credentials for MCP servers: credential stores and an OAuth 2.1 client.
 //!
-//! Work in progress: see the auth issue. Module owners: `store` (credential stores),
-//! `oauth` (discovery, registration, login, refresh, status).
+//! ```
+//! use std::sync::Arc;
+//! use mcp_auth::{AuthStatus, MemoryStore, OAuthCredentials, OAuthSettings};
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build()?.block_on(async {
+//! let creds = OAuthCredentials::new(
+//!     "tickets".parse()?,
+//!     "https://tickets.example/mcp",
+//!     OAuthSettings::new(),
+//!     Arc::new(MemoryStore::new()),
+//! );
+//! // Status comes from the store alone: nothing is contacted.
+//! assert_eq!(creds.status().await, AuthStatus::LoginRequired);
+//! assert!(creds.access_token().await.unwrap_err().is_login_required());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! - Stores ([`CredentialStore`]): [`MemoryStore`], [`FileStore`], [`KeyringStore`],
+//!   [`AutoStore`], keyed by [`StoreKey`] (server name + a hash of its URL).
+//! - OAuth ([`OAuthCredentials`]): discovery (RFC 9728, RFC 8414 / OpenID, the 2025-03-26
+//!   fallback), client identity (configured id, client ID metadata document, dynamic
+//!   registration), authorization code + PKCE S256 through a loopback callback
+//!   ([`login`], [`PendingLogin`], [`UserAgent`]), refresh (single flight, store lock,
+//!   adoption, `invalid_grant` -> re-login), step-up on `insufficient_scope`, the
+//!   client-credentials grant and enterprise-managed authorization (ID-JAG). Built on rmcp's
+//!   `auth` module; this crate adds storage, policy and the login flow.
+//! - [`AuthStatus`]: what a host shows per server, without starting it.
+//!
+//! No token, client secret or error text from a server ever appears in `Debug`,
+//! `Display`, logs or errors of this crate (rmcp logs the one-time authorization code at
+//! DEBUG under `rmcp::transport::auth`).
 
 mod error;
 mod oauth;
