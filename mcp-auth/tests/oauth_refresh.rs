@@ -191,3 +191,64 @@ async fn racing_processes_end_with_one_valid_refresh_token() {
         vec![stored_rt]
     );
 }
+
+/// A memory store whose saves fail on demand.
+#[derive(Debug, Default)]
+struct FlakyStore {
+    inner: MemoryStore,
+    fail_saves: std::sync::atomic::AtomicBool,
+}
+
+impl CredentialStore for FlakyStore {
+    fn load<'a>(
+        &'a self,
+        key: &'a mcp_auth::StoreKey,
+    ) -> mcp_auth::BoxFuture<'a, Result<Option<mcp_auth::StoredCredentials>, mcp_auth::StoreError>>
+    {
+        self.inner.load(key)
+    }
+    fn save<'a>(
+        &'a self,
+        key: &'a mcp_auth::StoreKey,
+        creds: &'a mcp_auth::StoredCredentials,
+    ) -> mcp_auth::BoxFuture<'a, Result<(), mcp_auth::StoreError>> {
+        if self.fail_saves.load(std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(async {
+                Err(mcp_auth::StoreError::Io {
+                    action: "write the credential file",
+                    path: "/nowhere".into(),
+                    source: std::io::Error::other("disk full"),
+                })
+            });
+        }
+        self.inner.save(key, creds)
+    }
+    fn delete<'a>(
+        &'a self,
+        key: &'a mcp_auth::StoreKey,
+    ) -> mcp_auth::BoxFuture<'a, Result<(), mcp_auth::StoreError>> {
+        self.inner.delete(key)
+    }
+    fn lock<'a>(
+        &'a self,
+        key: &'a mcp_auth::StoreKey,
+    ) -> mcp_auth::BoxFuture<'a, Result<mcp_auth::StoreLock, mcp_auth::StoreError>> {
+        self.inner.lock(key)
+    }
+    fn kind(&self) -> mcp_auth::StoreKind {
+        mcp_auth::StoreKind::Custom
+    }
+}
+
+#[tokio::test]
+async fn a_refresh_that_cannot_be_persisted_is_not_used_and_keeps_the_old_record() {
+    let store = Arc::new(FlakyStore::default());
+    let (_fake, creds) = logged_in(store.clone()).await;
+    let before = store.load(creds.store_key()).await.unwrap();
+    store
+        .fail_saves
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = creds.access_token().await.unwrap_err();
+    assert!(matches!(err, mcp_auth::AuthError::Store { .. }), "{err:?}");
+    assert_eq!(store.load(creds.store_key()).await.unwrap(), before);
+}
