@@ -1,126 +1,20 @@
-//! The fake OAuth servers, driven with plain `reqwest` (and an rmcp client for MCP).
+//! The fake authorization server, driven with plain `reqwest`.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "tests and their helpers"
 )]
 
-mod common;
+mod oauth_support;
 
-use std::collections::BTreeMap;
-use std::time::Duration;
-
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mcp_testkit::{
-    AuthServerOptions, ClientAuthMethod, FakeAuthServer, FakeIdp, FakeProtectedMcpServer,
-    ID_JAG_TOKEN_TYPE, ID_JAG_TYP, ID_TOKEN_TYPE, IdpOptions, IdpRejection, JWT_BEARER_GRANT,
-    OAuthClient, ProtectedOptions, Scenario, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM,
-    TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, TOKEN_EXCHANGE_GRANT, ToolSpec,
-    WRONG_AUDIENCE,
+    AuthServerOptions, ClientAuthMethod, FakeAuthServer, JWT_BEARER_GRANT, OAuthClient,
+    TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_RSA_PRIVATE_KEY_PEM,
+    TEST_RSA_PUBLIC_KEY_PEM,
 };
+use oauth_support::*;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
-
-const REDIRECT: &str = "http://127.0.0.1:9/callback";
-const VERIFIER: &str = "a-long-enough-code-verifier-with-43-characters-or-more-0123456789";
-
-fn challenge(verifier: &str) -> String {
-    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
-}
-
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-async fn get_json(url: &str) -> (u16, Value) {
-    let response = http().get(url).send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
-/// POST a token request; returns the status and JSON body.
-async fn token(endpoint: &str, form: &[(&str, &str)], basic: Option<(&str, &str)>) -> (u16, Value) {
-    let mut request = http().post(endpoint).form(form);
-    if let Some((id, secret)) = basic {
-        request = request.basic_auth(id, Some(secret));
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap())
-}
-
-/// GET `/authorize` with `params`; returns the status and the redirect's query.
-async fn authorize(server: &str, params: &[(&str, &str)]) -> (u16, BTreeMap<String, String>) {
-    let url = url::Url::parse_with_params(&format!("{server}/authorize"), params).unwrap();
-    let response = http().get(url).send().await.unwrap();
-    let status = response.status().as_u16();
-    let query = response
-        .headers()
-        .get("location")
-        .map(|l| {
-            let location = url::Url::parse(l.to_str().unwrap()).unwrap();
-            assert_eq!(location.path(), "/callback");
-            location.query_pairs().into_owned().collect()
-        })
-        .unwrap_or_default();
-    (status, query)
-}
-
-fn code_params<'a>(client_id: &'a str, challenge: &'a str) -> Vec<(&'a str, &'a str)> {
-    vec![
-        ("response_type", "code"),
-        ("client_id", client_id),
-        ("redirect_uri", REDIRECT),
-        ("state", "st-1"),
-        ("code_challenge", challenge),
-        ("code_challenge_method", "S256"),
-    ]
-}
-
-async fn register_public(server: &FakeAuthServer) -> String {
-    let response = http()
-        .post(server.registration_endpoint())
-        .json(&json!({
-            "client_name": "tests",
-            "redirect_uris": [REDIRECT],
-            "token_endpoint_auth_method": "none",
-            "grant_types": ["authorization_code", "refresh_token"],
-        }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 201);
-    let body: Value = response.json().await.unwrap();
-    assert_eq!(body["token_endpoint_auth_method"], "none");
-    assert!(body.get("client_secret").is_none(), "{body}");
-    body["client_id"].as_str().unwrap().to_owned()
-}
-
-/// A full code flow for a public client; returns the token response.
-async fn login(server: &FakeAuthServer, client_id: &str, extra: &[(&str, &str)]) -> Value {
-    let challenge = challenge(VERIFIER);
-    let mut params = code_params(client_id, &challenge);
-    params.extend_from_slice(extra);
-    let (status, query) = authorize(&server.url(), &params).await;
-    assert_eq!(status, 302);
-    let code = query["code"].clone();
-    let mut form = vec![
-        ("grant_type", "authorization_code"),
-        ("code", code.as_str()),
-        ("redirect_uri", REDIRECT),
-        ("code_verifier", VERIFIER),
-        ("client_id", client_id),
-    ];
-    form.extend(extra.iter().filter(|(k, _)| *k == "resource").copied());
-    let (status, body) = token(&server.token_endpoint(), &form, None).await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
 
 #[tokio::test]
 async fn metadata_documents_describe_the_server() {
@@ -566,388 +460,44 @@ async fn client_credentials_with_secrets_and_private_key_jwt() {
     server.shutdown().await;
 }
 
-/// Parse a `WWW-Authenticate: Bearer k="v", ...` header.
-fn challenge_params(header: &str) -> BTreeMap<String, String> {
-    header
-        .trim_start_matches("Bearer ")
-        .split(", ")
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_owned(), v.trim_matches('"').to_owned()))
-        .collect()
-}
-
-const INIT: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
-
-async fn post_init(url: &str, token: Option<&str>) -> reqwest::Response {
-    let mut request = http()
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(INIT);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    request.send().await.unwrap()
-}
-
 #[tokio::test]
-async fn protected_server_discovery_login_and_tools() {
-    let auth = FakeAuthServer::start(AuthServerOptions::new())
-        .await
-        .unwrap();
-    let scenario = Scenario::new("protected")
-        .with_tool(ToolSpec::echo("read"))
-        .with_tool(ToolSpec::echo("write"));
-    let options = ProtectedOptions::new()
-        .with_scopes(["mcp:read", "mcp:write"])
-        .with_challenge_scope("mcp:read")
-        .with_tool_scope("write", "mcp:write");
-    let mcp = FakeProtectedMcpServer::start(scenario, &auth, options)
-        .await
-        .unwrap();
-
-    // 401 -> resource metadata -> authorization server metadata.
-    let response = post_init(&mcp.url(), None).await;
-    assert_eq!(response.status(), 401);
-    let params = challenge_params(response.headers()["www-authenticate"].to_str().unwrap());
-    assert_eq!(params["resource_metadata"], mcp.resource_metadata_url());
-    assert_eq!(params["scope"], "mcp:read");
-    let (_, resource) = get_json(&params["resource_metadata"]).await;
-    assert_eq!(
-        resource,
-        json!({
-            "resource": mcp.url(),
-            "authorization_servers": [auth.url()],
-            "bearer_methods_supported": ["header"],
-            "scopes_supported": ["mcp:read", "mcp:write"],
-        })
-    );
-    let (_, suffixed) = get_json(&format!("{}/mcp", mcp.resource_metadata_url())).await;
-    assert_eq!(suffixed, resource);
-    let as_url = resource["authorization_servers"][0].as_str().unwrap();
-    let (_, metadata) = get_json(&format!("{as_url}/.well-known/oauth-authorization-server")).await;
-    assert_eq!(metadata["issuer"], auth.issuer());
-
-    // Login bound to this resource, then MCP works with the token.
-    let client_id = register_public(&auth).await;
-    let body = login(
-        &auth,
-        &client_id,
-        &[("scope", "mcp:read"), ("resource", &mcp.url())],
-    )
-    .await;
-    let access = body["access_token"].as_str().unwrap().to_owned();
-    assert_eq!(
-        auth.token_info(&access).unwrap().resource.as_deref(),
-        Some(mcp.url().as_str())
-    );
-    assert_eq!(post_init(&mcp.url(), Some("bogus")).await.status(), 401);
-    assert_eq!(post_init(&mcp.url(), Some(&access)).await.status(), 200);
-
-    let client = common::TestClient::default()
-        .serve_http(&mcp.url(), Some(&access))
-        .await
-        .unwrap();
-    let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 2);
-    common::call(&client, "read", json!({"a": 1})).await;
-    // `write` needs mcp:write: 403 insufficient_scope.
-    let raw = http()
-        .post(mcp.url())
-        .bearer_auth(&access)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"write","arguments":{}}}"#)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(raw.status(), 403);
-    let params = challenge_params(raw.headers()["www-authenticate"].to_str().unwrap());
-    assert_eq!(params["error"], "insufficient_scope");
-    assert_eq!(params["scope"], "mcp:write");
-    client.cancel().await.unwrap();
-
-    // A token for another resource is refused; revocation applies at once.
-    let other = auth.mint_token(&client_id, &["mcp:read"], Some("http://127.0.0.1:1/mcp"));
-    let response = post_init(&mcp.url(), Some(&other)).await;
-    assert_eq!(response.status(), 401);
-    let params = challenge_params(response.headers()["www-authenticate"].to_str().unwrap());
-    assert_eq!(params["error"], "invalid_token");
-    auth.revoke_all();
-    assert_eq!(post_init(&mcp.url(), Some(&access)).await.status(), 401);
-    let counters = mcp.counters();
-    assert_eq!(
-        (counters.unauthorized, counters.forbidden, counters.metadata),
-        (4, 1, 2)
-    );
-    assert_eq!(mcp.requests()[0].method, "initialize");
-    mcp.shutdown().await;
-    auth.shutdown().await;
-}
-
-#[tokio::test(start_paused = true)]
-async fn tokens_expire_on_tokio_time() {
-    let auth =
-        FakeAuthServer::start(AuthServerOptions::new().with_token_lifetime(Duration::from_secs(2)))
-            .await
-            .unwrap();
-    let mcp = FakeProtectedMcpServer::start(Scenario::new("e"), &auth, ProtectedOptions::new())
-        .await
-        .unwrap();
-    let client_id = register_public(&auth).await;
-    let body = login(&auth, &client_id, &[]).await;
-    assert_eq!(body["expires_in"], 2);
-    let access = body["access_token"].as_str().unwrap().to_owned();
-    assert_eq!(post_init(&mcp.url(), Some(&access)).await.status(), 200);
-    tokio::time::advance(Duration::from_secs(3)).await;
-    assert!(!auth.is_valid_token(&access));
-    assert!(auth.token_info(&access).unwrap().is_expired());
-    assert_eq!(post_init(&mcp.url(), Some(&access)).await.status(), 401);
-
-    // The refresh token outlives the access token.
-    let (status, body) = token(
-        &auth.token_endpoint(),
-        &[
-            ("grant_type", "refresh_token"),
-            ("refresh_token", body["refresh_token"].as_str().unwrap()),
-            ("client_id", &client_id),
-        ],
-        None,
-    )
-    .await;
-    assert_eq!(status, 200);
-    let fresh = body["access_token"].as_str().unwrap().to_owned();
-    assert_eq!(post_init(&mcp.url(), Some(&fresh)).await.status(), 200);
-    auth.expire_access_tokens();
-    assert_eq!(post_init(&mcp.url(), Some(&fresh)).await.status(), 401);
-    mcp.shutdown().await;
-    auth.shutdown().await;
-}
-
-/// The IdP login: returns the token response (ID token, refresh token).
-async fn idp_login(idp: &FakeIdp) -> Value {
-    let challenge = challenge(VERIFIER);
-    let mut params = code_params(mcp_testkit::DEFAULT_IDP_CLIENT_ID, &challenge);
-    params.push(("scope", "openid offline_access"));
-    params.push(("nonce", "n-1"));
-    let (status, query) = authorize(&idp.issuer(), &params).await;
-    assert_eq!(status, 302);
-    assert_eq!(query["iss"], idp.issuer());
-    let (status, body) = token(
-        &idp.token_endpoint(),
-        &[
-            ("grant_type", "authorization_code"),
-            ("code", &query["code"]),
-            ("redirect_uri", REDIRECT),
-            ("code_verifier", VERIFIER),
-        ],
-        Some((
-            mcp_testkit::DEFAULT_IDP_CLIENT_ID,
-            mcp_testkit::DEFAULT_IDP_CLIENT_SECRET,
-        )),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    body
-}
-
-async fn exchange(idp: &FakeIdp, id_token: &str, audience: &str, resource: &str) -> (u16, Value) {
-    token(
-        &idp.token_endpoint(),
-        &[
-            ("grant_type", TOKEN_EXCHANGE_GRANT),
-            ("requested_token_type", ID_JAG_TOKEN_TYPE),
-            ("subject_token_type", ID_TOKEN_TYPE),
-            ("subject_token", id_token),
-            ("audience", audience),
-            ("resource", resource),
-            ("scope", "mcp:read"),
-        ],
-        Some((
-            mcp_testkit::DEFAULT_IDP_CLIENT_ID,
-            mcp_testkit::DEFAULT_IDP_CLIENT_SECRET,
-        )),
-    )
-    .await
-}
-
-#[tokio::test]
-async fn enterprise_login_token_exchange_and_jwt_bearer() {
-    let idp = FakeIdp::start(IdpOptions::new()).await.unwrap();
-    let auth = FakeAuthServer::start(
+async fn injected_authorization_faults_and_request_logs() {
+    let server = FakeAuthServer::start(
         AuthServerOptions::new()
-            .with_trusted_idp(idp.issuer())
-            .with_client(OAuthClient::confidential("mcp-client", "mcp-secret")),
+            .with_state_override("forged")
+            .with_iss_parameter_value("http://127.0.0.1:1/evil")
+            .with_code_challenge_methods(["plain"]),
     )
     .await
     .unwrap();
-    idp.set_resource_client(auth.issuer(), "mcp-client");
-    let mcp = FakeProtectedMcpServer::start(
-        Scenario::new("ema").with_tool(ToolSpec::echo("e")),
-        &auth,
-        ProtectedOptions::new(),
-    )
-    .await
-    .unwrap();
+    let (_, doc) = get_json(&server.metadata_url()).await;
+    assert_eq!(doc["code_challenge_methods_supported"], json!(["plain"]));
+    assert_eq!(doc["issuer"], server.url());
 
-    let (_, oidc) = get_json(&format!(
-        "{}/.well-known/openid-configuration",
-        idp.issuer()
-    ))
-    .await;
-    assert_eq!(oidc["issuer"], idp.issuer());
-    assert_eq!(oidc["jwks_uri"], idp.jwks_uri());
-    let (_, jwks) = get_json(&idp.jwks_uri()).await;
-    let jwk = &jwks["keys"][0];
+    let client_id = register_public(&server).await;
+    let challenge = challenge(VERIFIER);
+    let params = code_params(&client_id, &challenge);
+    let (_, query) = authorize(&server.url(), &params).await;
+    assert_eq!(query["state"], "forged");
+    assert_eq!(query["iss"], "http://127.0.0.1:1/evil");
+    let body = login(&server, &client_id, &[]).await;
 
-    // The ID token verifies with the published JWKS.
-    let login = idp_login(&idp).await;
-    let id_token = login["id_token"].as_str().unwrap();
-    let key = jsonwebtoken::DecodingKey::from_rsa_components(
-        jwk["n"].as_str().unwrap(),
-        jwk["e"].as_str().unwrap(),
-    )
-    .unwrap();
-    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
-    validation.set_audience(&[mcp_testkit::DEFAULT_IDP_CLIENT_ID]);
-    validation.set_issuer(&[idp.issuer()]);
-    let claims = jsonwebtoken::decode::<Value>(id_token, &key, &validation)
-        .unwrap()
-        .claims;
-    assert_eq!(claims["sub"], mcp_testkit::DEFAULT_SUBJECT);
-    assert_eq!(claims["nonce"], "n-1");
+    server.set_authorize_error(Some("temporarily_unavailable"));
+    let (_, query) = authorize(&server.url(), &params).await;
+    assert_eq!(query["error"], "temporarily_unavailable");
+    assert!(!query.contains_key("code"));
+
+    let authorizations = server.authorize_requests();
+    assert_eq!(authorizations.len(), 3);
+    assert_eq!(authorizations[0]["code_challenge"], challenge);
+    assert_eq!(authorizations[0]["state"], "st-1");
+    let tokens = server.token_requests();
+    assert_eq!(tokens.len(), 1);
+    assert_eq!(tokens[0]["code_verifier"], VERIFIER);
+    assert_eq!(tokens[0]["grant_type"], "authorization_code");
     assert_eq!(
-        jsonwebtoken::decode_header(id_token)
-            .unwrap()
-            .kid
-            .as_deref(),
-        Some(jwk["kid"].as_str().unwrap())
+        server.issued_access_tokens(),
+        vec![body["access_token"].as_str().unwrap().to_owned()]
     );
-
-    // Token exchange -> ID-JAG.
-    let (status, body) = exchange(&idp, id_token, &auth.issuer(), &mcp.url()).await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(body["issued_token_type"], ID_JAG_TOKEN_TYPE);
-    assert_eq!(body["token_type"], "N_A");
-    assert_eq!(body["scope"], "mcp:read");
-    let id_jag = body["access_token"].as_str().unwrap().to_owned();
-    assert_eq!(
-        jsonwebtoken::decode_header(&id_jag).unwrap().typ.as_deref(),
-        Some(ID_JAG_TYP)
-    );
-    let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
-    validation.set_audience(&[auth.issuer()]);
-    let claims = jsonwebtoken::decode::<Value>(&id_jag, &key, &validation)
-        .unwrap()
-        .claims;
-    assert_eq!(claims["client_id"], "mcp-client");
-    assert_eq!(claims["resource"], mcp.url());
-    let record = idp.last_exchange().unwrap();
-    assert_eq!(record.audience.as_deref(), Some(auth.issuer().as_str()));
-
-    // JWT-bearer grant at the authorization server -> a token the MCP server takes.
-    let bearer = |assertion: String| {
-        let endpoint = auth.token_endpoint();
-        async move {
-            token(
-                &endpoint,
-                &[("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)],
-                Some(("mcp-client", "mcp-secret")),
-            )
-            .await
-        }
-    };
-    let (status, body) = bearer(id_jag.clone()).await;
-    assert_eq!(status, 200, "{body}");
-    assert!(body.get("refresh_token").is_none());
-    let access = body["access_token"].as_str().unwrap();
-    assert_eq!(auth.token_info(access).unwrap().grant, "jwt_bearer");
-    assert_eq!(auth.last_resource(), Some(mcp.url()));
-    assert_eq!(post_init(&mcp.url(), Some(access)).await.status(), 200);
-
-    // An ID token is not an ID-JAG; wrong audience and invalid_grant modes.
-    let (status, body) = bearer(id_token.to_owned()).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
-    idp.set_rejection(Some(IdpRejection::WrongAudience));
-    let (status, body) = exchange(&idp, id_token, &auth.issuer(), &mcp.url()).await;
-    assert_eq!(status, 200);
-    let wrong = body["access_token"].as_str().unwrap().to_owned();
-    let claims = jsonwebtoken::dangerous::insecure_decode::<Value>(&wrong)
-        .unwrap()
-        .claims;
-    assert_eq!(claims["aud"], WRONG_AUDIENCE);
-    let (status, body) = bearer(wrong).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
-    idp.set_rejection(Some(IdpRejection::InvalidGrant));
-    let (status, body) = exchange(&idp, id_token, &auth.issuer(), &mcp.url()).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
-    idp.set_rejection(None);
-
-    // A refresh token works as the subject, and refreshes give new ID tokens.
-    let refresh = login["refresh_token"].as_str().unwrap();
-    let (status, body) = token(
-        &idp.token_endpoint(),
-        &[("grant_type", "refresh_token"), ("refresh_token", refresh)],
-        Some((
-            mcp_testkit::DEFAULT_IDP_CLIENT_ID,
-            mcp_testkit::DEFAULT_IDP_CLIENT_SECRET,
-        )),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    assert!(body["id_token"].is_string());
-
-    let counters = idp.counters();
-    assert_eq!(
-        (
-            counters.authorization_code,
-            counters.token_exchange,
-            counters.refresh_token
-        ),
-        (1, 3, 1)
-    );
-    assert_eq!(auth.counters().jwt_bearer, 3);
-    mcp.shutdown().await;
-    auth.shutdown().await;
-    idp.shutdown().await;
-}
-
-#[tokio::test]
-async fn jwt_bearer_needs_a_trusted_idp() {
-    let idp = FakeIdp::start(IdpOptions::new()).await.unwrap();
-    let auth =
-        FakeAuthServer::start(AuthServerOptions::new().with_client(OAuthClient::public("c")))
-            .await
-            .unwrap();
-    idp.set_resource_client(auth.issuer(), "c");
-    let id_token = idp
-        .mint_id_token(mcp_testkit::DEFAULT_IDP_CLIENT_ID)
-        .unwrap();
-    let (status, body) = exchange(&idp, &id_token, &auth.issuer(), "http://127.0.0.1:1/mcp").await;
-    assert_eq!(status, 200, "{body}");
-    let (status, body) = token(
-        &auth.token_endpoint(),
-        &[
-            ("grant_type", JWT_BEARER_GRANT),
-            ("assertion", body["access_token"].as_str().unwrap()),
-            ("client_id", "c"),
-        ],
-        None,
-    )
-    .await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (400, Some("invalid_grant"))
-    );
-    auth.shutdown().await;
-    idp.shutdown().await;
+    server.shutdown().await;
 }

@@ -101,6 +101,9 @@ pub(crate) struct AsInner {
     pub(crate) last_resource: Option<String>,
     pub(crate) last_scope: Option<String>,
     pub(crate) fail_refreshes: usize,
+    pub(crate) authorize_requests: Vec<Params>,
+    pub(crate) token_requests: Vec<Params>,
+    pub(crate) issued: Vec<String>,
 }
 
 impl AsInner {
@@ -115,6 +118,7 @@ impl AsInner {
         refresh: bool,
     ) -> Value {
         let access = random_token("at");
+        self.issued.push(access.clone());
         let lifetime = self.options.token_lifetime;
         let scope = scopes.join(" ");
         self.access.insert(
@@ -251,6 +255,9 @@ impl FakeAuthServer {
                         last_resource: None,
                         last_scope: None,
                         fail_refreshes: 0,
+                        authorize_requests: Vec::new(),
+                        token_requests: Vec::new(),
+                        issued: Vec::new(),
                     }),
                 });
                 slot = Some(Arc::clone(&shared));
@@ -360,7 +367,28 @@ impl FakeAuthServer {
 
     /// Deny (`error=access_denied`) or approve future authorizations.
     pub fn set_deny_authorization(&self, deny: bool) {
-        lock(&self.shared.inner).options.deny_authorization = deny;
+        lock(&self.shared.inner).options.authorize_error = deny.then(|| "access_denied".to_owned());
+    }
+
+    /// Answer future authorizations with `error=<code>` (`None`: approve).
+    pub fn set_authorize_error(&self, code: Option<&str>) {
+        lock(&self.shared.inner).options.authorize_error = code.map(str::to_owned);
+    }
+
+    /// The query parameters of every `/authorize` request, in arrival order.
+    pub fn authorize_requests(&self) -> Vec<BTreeMap<String, String>> {
+        lock(&self.shared.inner).authorize_requests.clone()
+    }
+
+    /// The form parameters of every `/token` request, in arrival order (secrets
+    /// included: this is a fake).
+    pub fn token_requests(&self) -> Vec<BTreeMap<String, String>> {
+        lock(&self.shared.inner).token_requests.clone()
+    }
+
+    /// Every access token issued so far, in order (also revoked and expired ones).
+    pub fn issued_access_tokens(&self) -> Vec<String> {
+        lock(&self.shared.inner).issued.clone()
     }
 
     /// Change the lifetime of tokens issued from now on.
@@ -446,7 +474,7 @@ async fn metadata(State(shared): State<Arc<AsShared>>) -> Json<Value> {
             "client_credentials",
             "urn:ietf:params:oauth:grant-type:jwt-bearer",
         ],
-        "code_challenge_methods_supported": ["S256"],
+        "code_challenge_methods_supported": inner.options.code_challenge_methods,
         "token_endpoint_auth_methods_supported": [
             "client_secret_basic",
             "client_secret_post",
@@ -547,6 +575,7 @@ async fn register(State(shared): State<Arc<AsShared>>, Json(body): Json<Value>) 
 async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Params>) -> Response {
     let mut inner = lock(&shared.inner);
     inner.counters.authorize += 1;
+    inner.authorize_requests.push(params.clone());
     if let Some(resource) = params.get("resource") {
         inner.last_resource = Some(resource.clone());
     }
@@ -572,8 +601,18 @@ async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Par
         )
             .into_response();
     }
-    let state = params.get("state").cloned();
-    let issuer = inner.options.iss_parameter.then(|| shared.issuer.clone());
+    let state = inner
+        .options
+        .state_override
+        .clone()
+        .or_else(|| params.get("state").cloned());
+    let issuer = inner.options.iss_parameter.then(|| {
+        inner
+            .options
+            .iss_value_override
+            .clone()
+            .unwrap_or_else(|| shared.issuer.clone())
+    });
     let back = |pairs: &[(&str, &str)]| {
         let mut all: Vec<(&str, &str)> = pairs.to_vec();
         if let Some(state) = &state {
@@ -598,8 +637,8 @@ async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Par
         Ok(scopes) => scopes,
         Err(why) => return error("invalid_scope", &why),
     };
-    if inner.options.deny_authorization {
-        return error("access_denied", "the user denied the request");
+    if let Some(code) = &inner.options.authorize_error {
+        return error(code, "the authorization was refused (injected)");
     }
     let code = random_token("code");
     inner.codes.insert(

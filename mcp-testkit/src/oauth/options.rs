@@ -130,7 +130,8 @@ impl OAuthClient {
 /// Defaults: `127.0.0.1:0`, scopes [`DEFAULT_SCOPES`], tokens valid for
 /// [`DEFAULT_TOKEN_LIFETIME`], refresh tokens issued and rotated, registration endpoint
 /// on, OpenID discovery on, `iss` sent with authorization responses, authorizations
-/// approved, no pre-registered clients, no trusted IdP.
+/// approved, `code_challenge_methods_supported: ["S256"]`, no pre-registered clients,
+/// no trusted IdP.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AuthServerOptions {
@@ -150,8 +151,16 @@ pub struct AuthServerOptions {
     /// Put this `issuer` in the metadata and in `iss` redirect parameters instead of
     /// the server's URL (issuer-mismatch tests).
     pub issuer_override: Option<String>,
-    /// Deny every authorization (`error=access_denied`).
-    pub deny_authorization: bool,
+    /// Answer every authorization with this `error` (e.g. `access_denied`) instead of
+    /// a code.
+    pub authorize_error: Option<String>,
+    /// Redirect with this `state` instead of the client's (CSRF tests).
+    pub state_override: Option<String>,
+    /// Send this `iss` on redirects instead of the issuer (RFC 9207 mismatch tests).
+    pub iss_value_override: Option<String>,
+    /// `code_challenge_methods_supported` as advertised (the server itself still
+    /// accepts only `S256`).
+    pub code_challenge_methods: Vec<String>,
     /// Send `iss` (RFC 9207) with authorization responses, and advertise it.
     pub iss_parameter: bool,
     /// Issue refresh tokens with the authorization-code grant.
@@ -173,7 +182,10 @@ impl Default for AuthServerOptions {
             registration: true,
             openid_configuration: true,
             issuer_override: None,
-            deny_authorization: false,
+            authorize_error: None,
+            state_override: None,
+            iss_value_override: None,
+            code_challenge_methods: vec!["S256".to_owned()],
             iss_parameter: true,
             refresh_tokens: true,
             clients: Vec::new(),
@@ -230,7 +242,35 @@ impl AuthServerOptions {
 
     /// Deny authorizations (`error=access_denied`).
     pub fn with_deny_authorization(mut self, deny: bool) -> Self {
-        self.deny_authorization = deny;
+        self.authorize_error = deny.then(|| "access_denied".to_owned());
+        self
+    }
+
+    /// Answer authorizations with `error=<code>`.
+    pub fn with_authorize_error(mut self, code: impl Into<String>) -> Self {
+        self.authorize_error = Some(code.into());
+        self
+    }
+
+    /// Redirect with this `state` instead of the client's.
+    pub fn with_state_override(mut self, state: impl Into<String>) -> Self {
+        self.state_override = Some(state.into());
+        self
+    }
+
+    /// Send this `iss` value on redirects (the metadata keeps the real issuer).
+    pub fn with_iss_parameter_value(mut self, iss: impl Into<String>) -> Self {
+        self.iss_value_override = Some(iss.into());
+        self
+    }
+
+    /// Advertise these `code_challenge_methods_supported` (e.g. none, or `plain`).
+    pub fn with_code_challenge_methods<I, S>(mut self, methods: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.code_challenge_methods = methods.into_iter().map(Into::into).collect();
         self
     }
 

@@ -30,9 +30,9 @@ const MAX_BODY: usize = 1 << 20;
 
 /// Options for [`FakeProtectedMcpServer::start`].
 ///
-/// Defaults: `127.0.0.1:0`; `scopes_supported` taken from nothing (empty: omitted);
-/// no `scope` in the challenge; the metadata names the server's own URL as the
-/// resource; no per-tool scopes; tokens bound to another resource are refused.
+/// Defaults: `127.0.0.1:0`; metadata served, naming the server's own MCP URL as the
+/// resource, without `scopes_supported`; no `scope` in the challenge; no per-tool
+/// scopes; tokens bound (RFC 8707) to another resource are refused.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ProtectedOptions {
@@ -49,6 +49,9 @@ pub struct ProtectedOptions {
     pub tool_scopes: BTreeMap<String, String>,
     /// Refuse tokens whose recorded `resource` is not this server's URL.
     pub check_resource: bool,
+    /// Serve RFC 9728 metadata and name it in challenges (off: 404, and a bare
+    /// `Bearer` challenge, like a pre-2025-06 server).
+    pub resource_metadata: bool,
 }
 
 impl Default for ProtectedOptions {
@@ -60,6 +63,7 @@ impl Default for ProtectedOptions {
             resource_override: None,
             tool_scopes: BTreeMap::new(),
             check_resource: true,
+            resource_metadata: true,
         }
     }
 }
@@ -95,6 +99,13 @@ impl ProtectedOptions {
     /// Require `scope` for calls of `tool`.
     pub fn with_tool_scope(mut self, tool: impl Into<String>, scope: impl Into<String>) -> Self {
         self.tool_scopes.insert(tool.into(), scope.into());
+        self
+    }
+
+    /// Serve no protected-resource metadata (404) and leave `resource_metadata` out
+    /// of challenges.
+    pub fn without_resource_metadata(mut self) -> Self {
+        self.resource_metadata = false;
         self
     }
 
@@ -139,14 +150,22 @@ impl Gate {
     /// A 401/403 with a `WWW-Authenticate: Bearer` challenge: `resource_metadata`,
     /// then `error` if given, then `scope` (the given one, else the configured one).
     fn challenge(&self, status: StatusCode, error: Option<&str>, scope: Option<&str>) -> Response {
-        let mut value = format!("Bearer resource_metadata=\"{}\"", self.metadata_url);
+        let mut params = Vec::new();
+        if self.options.resource_metadata {
+            params.push(format!("resource_metadata=\"{}\"", self.metadata_url));
+        }
         if let Some(code) = error {
-            value.push_str(&format!(", error=\"{code}\""));
+            params.push(format!("error=\"{code}\""));
         }
         let scope = scope.or(self.options.challenge_scope.as_deref());
         if let Some(scope) = scope.filter(|s| !s.is_empty()) {
-            value.push_str(&format!(", scope=\"{scope}\""));
+            params.push(format!("scope=\"{scope}\""));
         }
+        let value = if params.is_empty() {
+            "Bearer".to_owned()
+        } else {
+            format!("Bearer {}", params.join(", "))
+        };
         let body = if status == StatusCode::FORBIDDEN {
             "insufficient scope"
         } else {
@@ -168,7 +187,8 @@ impl Gate {
 ///
 /// - Without a live token: 401 with `WWW-Authenticate: Bearer
 ///   resource_metadata="<base>/.well-known/oauth-protected-resource"` (plus
-///   `scope="…"` with [`ProtectedOptions::with_challenge_scope`]).
+///   `error="invalid_token"` when a token was presented, and `scope="…"` with
+///   [`ProtectedOptions::with_challenge_scope`]).
 /// - `GET <base>/.well-known/oauth-protected-resource` (and `…/mcp`): RFC 9728
 ///   metadata with `resource` (the MCP URL), `authorization_servers` (the auth
 ///   server's URL), `scopes_supported`, `bearer_methods_supported`.
@@ -280,7 +300,10 @@ impl FakeProtectedMcpServer {
     }
 }
 
-async fn metadata(State(gate): State<Arc<Gate>>) -> Json<Value> {
+async fn metadata(State(gate): State<Arc<Gate>>) -> Response {
+    if !gate.options.resource_metadata {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     lock(&gate.counters).metadata += 1;
     let mut doc = json!({
         "resource": gate.resource(),
@@ -290,7 +313,7 @@ async fn metadata(State(gate): State<Arc<Gate>>) -> Json<Value> {
     if !gate.options.scopes_supported.is_empty() {
         doc["scopes_supported"] = json!(gate.options.scopes_supported);
     }
-    Json(doc)
+    Json(doc).into_response()
 }
 
 async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {

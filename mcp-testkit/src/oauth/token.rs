@@ -25,6 +25,7 @@ pub(crate) async fn token(
     Form(params): Form<Params>,
 ) -> Response {
     let mut inner = lock(&shared.inner);
+    inner.token_requests.push(params.clone());
     if let Some(resource) = params.get("resource") {
         inner.last_resource = Some(resource.clone());
     }
