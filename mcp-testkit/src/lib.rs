@@ -188,6 +188,14 @@
 //!   [`TEST_RSA_PRIVATE_KEY_PEM`], and token exchange (RFC 8693) issuing ID-JAGs
 //!   (`typ` [`ID_JAG_TYP`]), with rejection modes ([`IdpRejection`]).
 //!
+//! Fault knobs of [`AuthServerOptions`]: no registration endpoint, no OpenID
+//! discovery, a wrong `issuer`, a wrong or missing `iss` on redirects, a forged
+//! `state`, any `error` from `/authorize`, other advertised PKCE methods, no refresh
+//! tokens, no rotation. [`ProtectedOptions`]: another `resource` in the metadata, no
+//! metadata at all, a `scope` in the challenge, per-tool scopes. The test keys
+//! ([`TEST_RSA_PRIVATE_KEY_PEM`], [`TEST_EC_PRIVATE_KEY_PEM`] and their public halves)
+//! also serve `private_key_jwt` clients ([`OAuthClient::private_key_jwt`]).
+//!
 //! ```
 //! use mcp_testkit::{
 //!     AuthServerOptions, FakeAuthServer, FakeProtectedMcpServer, OAuthClient,
