@@ -2,6 +2,8 @@
 //! workspace crate depends on one that sits at or above it in the order, or when `mcp-key`
 //! gains a runtime dependency it must never have.
 
+#![allow(clippy::expect_used, reason = "test")]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
@@ -13,7 +15,7 @@ fn rank(name: &str) -> Option<u8> {
         "mcp-catalog" => 1,
         "mcp-auth" | "mcp-pool" => 2,
         "mcp-connections" => 3,
-        "mcpctl" => 4,
+        "mcpctl" | "mcp-conformance" => 4,
         _ => return None,
     })
 }
