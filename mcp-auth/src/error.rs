@@ -135,6 +135,16 @@ pub enum AuthError {
         #[source]
         source: Option<BoxError>,
     },
+    /// The enterprise IdP's ID token failed validation.
+    #[error(
+        "{server}: the enterprise ID token is invalid: {reason}; log in to the identity provider again"
+    )]
+    InvalidIdToken {
+        /// The IdP's pseudo-server name.
+        server: McpServerKey,
+        /// Which check failed.
+        reason: &'static str,
+    },
     /// The [`UserAgent`](crate::UserAgent) could not hand the login URL over (headless
     /// agent: no redirect, or a redirect that is not the loopback callback).
     #[error("login: {detail}")]
@@ -201,7 +211,8 @@ impl AuthError {
             | Self::InsufficientScope { server, .. }
             | Self::Store { server, .. }
             | Self::Http { server, .. }
-            | Self::Config { server, .. } => server,
+            | Self::Config { server, .. }
+            | Self::InvalidIdToken { server, .. } => server,
         };
         Some(server)
     }

@@ -76,6 +76,17 @@ impl OAuthCredentials {
     ) -> Self {
         let url = url.into();
         let key = StoreKey::new(&server, &url);
+        Self::with_key(server, url, key, settings, store)
+    }
+
+    /// Like [`OAuthCredentials::new`] with an explicit store key.
+    pub(crate) fn with_key(
+        server: McpServerKey,
+        url: String,
+        key: StoreKey,
+        settings: OAuthSettings,
+        store: Arc<dyn CredentialStore>,
+    ) -> Self {
         Self {
             inner: Arc::new(Inner {
                 server,

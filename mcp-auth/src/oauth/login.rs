@@ -34,6 +34,14 @@ pub struct PendingLogin {
     metadata: AuthorizationMetadata,
     client_secret: Option<Secret>,
     auth_method: String,
+    id_token_rule: Option<IdTokenRule>,
+}
+
+/// An enterprise login expects an ID token from this issuer for this client.
+#[derive(Clone, Debug)]
+pub(crate) struct IdTokenRule {
+    pub(crate) issuer: String,
+    pub(crate) client_id: String,
 }
 
 impl std::fmt::Debug for PendingLogin {
@@ -82,6 +90,7 @@ impl PendingLogin {
             metadata,
             client_secret,
             auth_method,
+            id_token_rule,
             ..
         } = self;
         let CallbackServer { received, .. } = &mut { callback };
@@ -138,7 +147,7 @@ impl PendingLogin {
             .await
             .map(|(id, _)| id)
             .map_err(|e| map_rmcp(&server, e))?;
-        let record = record_from_token(
+        let mut record = record_from_token(
             client_id,
             &token,
             &metadata,
@@ -149,6 +158,27 @@ impl PendingLogin {
                 requested_scopes,
             },
         );
+        if let Some(rule) = id_token_rule {
+            // The enterprise IdP record keeps the validated ID token as its access token.
+            let id_token = token
+                .extra_fields()
+                .0
+                .get("id_token")
+                .and_then(|v| v.as_str())
+                .ok_or_else(|| AuthError::InvalidIdToken {
+                    server: server.clone(),
+                    reason: "the token response carries none",
+                })?;
+            let exp = super::id_token::validate(
+                &server,
+                id_token,
+                &rule.issuer,
+                &rule.client_id,
+                now_unix(),
+            )?;
+            record.access_token = Some(Secret::new(id_token.to_owned()));
+            record.expires_at = Some(exp);
+        }
         creds.persist(&record).await
     }
 }
@@ -317,7 +347,20 @@ impl OAuthCredentials {
             metadata,
             client_secret,
             auth_method,
+            id_token_rule: None,
         })
+    }
+
+    /// An enterprise IdP login: like [`OAuthCredentials::begin_login_with_scopes`], and the
+    /// callback's token response must carry a valid ID token.
+    pub(crate) async fn begin_id_token_login(
+        &self,
+        scopes: Vec<String>,
+        rule: IdTokenRule,
+    ) -> Result<PendingLogin, AuthError> {
+        let mut pending = self.begin_login_with_scopes(None, scopes).await?;
+        pending.id_token_rule = Some(rule);
+        Ok(pending)
     }
 
     /// A client registered in an earlier login at the same issuer, reused instead of

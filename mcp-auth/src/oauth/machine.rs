@@ -77,8 +77,11 @@ pub struct EnterpriseGrant {
     pub idp_client_id: String,
     /// Our client secret at the IdP, if confidential.
     pub idp_client_secret: Option<Secret>,
-    /// The user's ID token from the enterprise login.
+    /// The exchange's subject: the user's ID token from the enterprise login, or (when
+    /// `subject_is_refresh_token`) the IdP refresh token.
     pub id_token: Secret,
+    /// `id_token` holds the IdP refresh token instead of an ID token.
+    pub subject_is_refresh_token: bool,
     /// Our client id at the MCP server's authorization server.
     pub client_id: String,
     /// Our client secret there (`client_secret_basic`), if confidential.
@@ -102,10 +105,31 @@ impl EnterpriseGrant {
             idp_client_id: idp_client_id.into(),
             idp_client_secret: None,
             id_token,
+            subject_is_refresh_token: false,
             client_id: client_id.into(),
             client_secret: None,
             scopes: Vec::new(),
         }
+    }
+
+    /// A grant whose exchange subject is the IdP refresh token (RFC 8693
+    /// `urn:ietf:params:oauth:token-type:refresh_token`).
+    pub fn with_idp_refresh_token(
+        idp_issuer: impl Into<String>,
+        idp_token_endpoint: impl Into<String>,
+        idp_client_id: impl Into<String>,
+        refresh_token: Secret,
+        client_id: impl Into<String>,
+    ) -> Self {
+        let mut grant = Self::new(
+            idp_issuer,
+            idp_token_endpoint,
+            idp_client_id,
+            refresh_token,
+            client_id,
+        );
+        grant.subject_is_refresh_token = true;
+        grant
     }
 
     /// Our client secret at the IdP.
@@ -287,33 +311,39 @@ impl OAuthCredentials {
                 ));
         }
         let http = default_oauth_http_client().map_err(|e| map_rmcp(&server, e))?;
-        let token = EmaExchangeRequest::new_with_id_token(
-            idp,
-            resource_as,
-            &resource,
-            grant.id_token.expose(),
-        )
-        .with_scopes(grant.scopes.clone())
-        .exchange(&http, &http)
-        .await
-        .map_err(|e| match e {
-            EmaError::InvalidGrant(_) => AuthError::ReloginRequired {
-                server: server.clone(),
-            },
-            EmaError::OAuthRejected { code, .. } => AuthError::TokenEndpoint {
-                server: server.clone(),
-                code: code.to_owned(),
-            },
-            EmaError::RequestFailed(_) => AuthError::Http {
-                server: server.clone(),
-                what: "the enterprise token exchange".to_owned(),
-                source: Some(Box::new(e)),
-            },
-            other => AuthError::TokenEndpoint {
-                server: server.clone(),
-                code: format!("invalid_ema_response ({other})"),
-            },
-        })?;
+        let refresh_token = oauth2::RefreshToken::new(grant.id_token.expose().to_owned());
+        let request = if grant.subject_is_refresh_token {
+            EmaExchangeRequest::new(idp, resource_as, &resource, &refresh_token)
+        } else {
+            EmaExchangeRequest::new_with_id_token(
+                idp,
+                resource_as,
+                &resource,
+                grant.id_token.expose(),
+            )
+        };
+        let token = request
+            .with_scopes(grant.scopes.clone())
+            .exchange(&http, &http)
+            .await
+            .map_err(|e| match e {
+                EmaError::InvalidGrant(_) => AuthError::ReloginRequired {
+                    server: server.clone(),
+                },
+                EmaError::OAuthRejected { code, .. } => AuthError::TokenEndpoint {
+                    server: server.clone(),
+                    code: code.to_owned(),
+                },
+                EmaError::RequestFailed(_) => AuthError::Http {
+                    server: server.clone(),
+                    what: "the enterprise token exchange".to_owned(),
+                    source: Some(Box::new(e)),
+                },
+                other => AuthError::TokenEndpoint {
+                    server: server.clone(),
+                    code: format!("invalid_ema_response ({other})"),
+                },
+            })?;
         let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
         scopes.sort();
         let mut record = StoredCredentials::new(grant.client_id)

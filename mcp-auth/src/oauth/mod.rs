@@ -5,7 +5,9 @@ mod agent;
 mod callback;
 mod credentials;
 mod discovery;
+mod enterprise;
 mod http;
+mod id_token;
 mod legacy;
 mod login;
 mod machine;
@@ -14,6 +16,7 @@ mod token;
 
 pub use agent::{BrowserAgent, HeadlessAgent, PrintUrlAgent, UserAgent};
 pub use credentials::OAuthCredentials;
+pub use enterprise::{ENTERPRISE_IDP_NAME, EnterpriseIdp};
 pub use login::{PendingLogin, login};
 pub use machine::{ClientCredentials, EnterpriseGrant};
 pub use settings::{

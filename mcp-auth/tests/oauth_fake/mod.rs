@@ -43,6 +43,10 @@ pub struct Config {
     pub reject_refresh: bool,
     /// Token prefix, so tests can plant recognisable secrets.
     pub token_prefix: String,
+    /// Act as an OpenID provider: add an ID token signed with this `alg` (signature fake).
+    pub id_token_alg: Option<String>,
+    /// The ID token's `iss` (default: the issuer).
+    pub id_token_iss: Option<String>,
 }
 
 impl Default for Config {
@@ -58,6 +62,8 @@ impl Default for Config {
             expires_in: 3600,
             reject_refresh: false,
             token_prefix: "tok".into(),
+            id_token_alg: None,
+            id_token_iss: None,
         }
     }
 }
@@ -295,7 +301,26 @@ async fn token(State(s): State<AppState>, Form(f): Form<BTreeMap<String, String>
             if base64url(&Sha256::digest(verifier.as_bytes())) != challenge {
                 return oauth_error("invalid_grant");
             }
-            Json(issue(&mut seen, &c, &scope)).into_response()
+            let mut body = issue(&mut seen, &c, &scope);
+            if let Some(alg) = &c.id_token_alg {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_secs();
+                let header = json!({"alg": alg, "typ": "JWT"});
+                let claims = json!({
+                    "iss": c.id_token_iss.clone().or_else(|| c.issuer.clone()).unwrap_or_else(|| s.origin.clone()),
+                    "aud": f.get("client_id").cloned().unwrap_or_default(),
+                    "sub": "user-1",
+                    "exp": now + 3600,
+                });
+                body["id_token"] = json!(format!(
+                    "{}.{}.c2ln",
+                    base64url(header.to_string().as_bytes()),
+                    base64url(claims.to_string().as_bytes())
+                ));
+            }
+            Json(body).into_response()
         }
         Some("refresh_token") => {
             seen.refresh_requests += 1;

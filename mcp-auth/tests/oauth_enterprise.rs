@@ -1,0 +1,97 @@
+//! The enterprise IdP login of enterprise-managed authorization: OpenID Connect with PKCE,
+//! ID token validation, and the grant it yields for MCP servers.
+
+#![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
+
+mod oauth_fake;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_auth::{
+    AuthError, AuthStatus, CredentialStore, EnterpriseIdp, HeadlessAgent, MemoryStore,
+    OAuthSettings, StoreKey, UserAgent,
+};
+use oauth_fake::{Config, FakeAs};
+use pretty_assertions::assert_eq;
+
+async fn idp(alg: &str) -> (FakeAs, Arc<MemoryStore>, EnterpriseIdp) {
+    let fake = FakeAs::start(Config {
+        id_token_alg: Some(alg.into()),
+        ..Config::default()
+    })
+    .await;
+    let store = Arc::new(MemoryStore::new());
+    let idp = EnterpriseIdp::new(
+        fake.origin.clone(),
+        "idp-client",
+        OAuthSettings::new().with_login_timeout(Duration::from_secs(10)),
+        store.clone(),
+    )
+    .unwrap();
+    (fake, store, idp)
+}
+
+async fn log_in(idp: &EnterpriseIdp) -> Result<(), AuthError> {
+    let pending = idp.begin_login().await?;
+    HeadlessAgent::new()
+        .open(pending.authorization_url())
+        .await?;
+    pending.complete().await
+}
+
+#[tokio::test]
+async fn the_idp_login_stores_a_validated_id_token_and_yields_grants() {
+    let (fake, store, idp) = idp("RS256").await;
+    assert_eq!(idp.status().await, AuthStatus::LoginRequired);
+    log_in(&idp).await.unwrap();
+    assert_eq!(idp.status().await, AuthStatus::OAuth);
+    let query = fake.seen(|s| s.authorize_queries[0].clone());
+    assert_eq!(query["scope"], "openid offline_access");
+    assert_eq!(query["client_id"], "idp-client");
+    assert_eq!(query["code_challenge_method"], "S256");
+
+    let key = StoreKey::enterprise_idp(&fake.origin);
+    let record = store.load(&key).await.unwrap().unwrap();
+    let grant = idp.grant("mcp-client").await.unwrap();
+    assert!(!grant.subject_is_refresh_token);
+    assert_eq!(Some(&grant.id_token), record.access_token.as_ref());
+    assert_eq!(grant.idp_token_endpoint, format!("{}/token", fake.origin));
+    assert_eq!(grant.client_id, "mcp-client");
+
+    // Once the ID token is stale, the IdP refresh token becomes the exchange subject.
+    let mut stale = record.clone();
+    stale.expires_at = Some(1);
+    store.save(&key, &stale).await.unwrap();
+    let grant = idp.grant("mcp-client").await.unwrap();
+    assert!(grant.subject_is_refresh_token);
+    assert_eq!(Some(&grant.id_token), record.refresh_token.as_ref());
+}
+
+#[tokio::test]
+async fn an_unsigned_id_token_is_rejected_and_nothing_is_stored() {
+    let (_fake, _store, idp) = idp("none").await;
+    let err = log_in(&idp).await.unwrap_err();
+    assert!(matches!(err, AuthError::InvalidIdToken { .. }), "{err:?}");
+    assert_eq!(idp.status().await, AuthStatus::LoginRequired);
+    assert!(
+        idp.grant("mcp-client")
+            .await
+            .unwrap_err()
+            .is_login_required()
+    );
+}
+
+#[tokio::test]
+async fn an_id_token_from_another_issuer_is_rejected() {
+    let (fake, _store, idp) = idp("ES256").await;
+    // The metadata names the real issuer; only the token's `iss` differs.
+    let origin = fake.origin.clone();
+    fake.set(|c| c.id_token_iss = Some(format!("{origin}/")));
+    let err = log_in(&idp).await.unwrap_err();
+    assert!(
+        matches!(err, AuthError::InvalidIdToken { reason, .. } if reason.contains("issuer")),
+        "{err:?}"
+    );
+    assert_eq!(idp.status().await, AuthStatus::LoginRequired);
+}
