@@ -39,6 +39,15 @@ pub enum AuthError {
         /// The server.
         server: McpServerKey,
     },
+    /// The credentials could not be produced for another reason (the authorization server
+    /// is unreachable, the credential store failed); trying again later may work.
+    #[error("MCP server `{server}`: credentials unavailable: {detail}")]
+    Unavailable {
+        /// The server.
+        server: McpServerKey,
+        /// What failed.
+        detail: String,
+    },
 }
 
 impl AuthError {
@@ -48,6 +57,7 @@ impl AuthError {
             Self::MissingEnvVar { .. } => FailureReason::Config,
             Self::LoginRequired { .. } => FailureReason::LoginRequired,
             Self::ReloginRequired { .. } => FailureReason::ReloginRequired,
+            Self::Unavailable { .. } => FailureReason::Transport,
         }
     }
 

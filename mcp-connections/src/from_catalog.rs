@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_catalog::{ResolvedCatalog, ServerConfig, Transport};
+use mcp_catalog::{AuthMode, ResolvedCatalog, ServerConfig, Transport};
 use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, ServerName};
 
 use crate::environment::{Environment, WrapperEnvironment};
@@ -37,6 +37,10 @@ fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
             bearer_token_env_var: h.bearer_token_env_var().map(ToOwned::to_owned),
             headers: h.http_headers().clone(),
             env_headers: h.env_http_headers().clone(),
+            oauth: matches!(h.auth(), AuthMode::Auto | AuthMode::OAuth),
+            oauth_client_id: h.oauth().map(|o| o.client_id().to_owned()),
+            oauth_resource: h.oauth_resource().map(ToOwned::to_owned),
+            scopes: h.scopes().to_vec(),
         }),
         other => TransportSpec::Unsupported(other.kind_name().to_owned()),
     };

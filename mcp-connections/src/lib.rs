@@ -50,6 +50,7 @@ mod from_catalog;
 mod handler;
 mod hooks;
 mod http;
+mod oauth;
 mod options;
 mod paginate;
 mod resources;

@@ -61,6 +61,7 @@ pub struct ConnectionSetOptions {
     pub(crate) auth: BTreeMap<McpServerKey, Arc<dyn AuthHeaderProvider>>,
     pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
+    pub(crate) credential_store: Option<Arc<dyn mcp_auth::CredentialStore>>,
 }
 
 impl Default for ConnectionSetOptions {
@@ -103,6 +104,7 @@ impl ConnectionSetOptions {
             auth: BTreeMap::new(),
             environments: BTreeMap::new(),
             hooks: Vec::new(),
+            credential_store: None,
         }
     }
 
@@ -206,6 +208,15 @@ impl ConnectionSetOptions {
     /// Adds a pre-call hook; hooks run in the order added.
     pub fn with_call_hook(mut self, hook: Arc<dyn CallHook>) -> Self {
         self.hooks.push(hook);
+        self
+    }
+
+    /// Where stored OAuth credentials live (`mcp-auth`'s stores). With a store, every
+    /// streamable-HTTP server that has no `bearer_token_env_var`, no `Authorization` header and
+    /// no `auth = "none"` uses its stored tokens (refreshed when needed); without one, such
+    /// servers connect without credentials.
+    pub fn with_credential_store(mut self, store: Arc<dyn mcp_auth::CredentialStore>) -> Self {
+        self.credential_store = Some(store);
         self
     }
 }

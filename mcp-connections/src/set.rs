@@ -109,12 +109,29 @@ impl SetInner {
         if let Some(p) = self.options.auth.get(key) {
             return Some(Arc::clone(p));
         }
-        spec.bearer_token_env_var.as_ref().map(|var| {
-            Arc::new(BearerEnvVar::with_lookup(
+        if let Some(var) = &spec.bearer_token_env_var {
+            return Some(Arc::new(BearerEnvVar::with_lookup(
                 var.clone(),
                 self.options.env.clone(),
-            )) as Arc<dyn AuthHeaderProvider>
-        })
+            )));
+        }
+        // A configured Authorization header is sent as is.
+        if spec
+            .headers
+            .keys()
+            .chain(spec.env_headers.keys())
+            .any(|h| h.eq_ignore_ascii_case("authorization"))
+        {
+            return None;
+        }
+        match (&self.options.credential_store, spec.oauth) {
+            (Some(store), true) => Some(Arc::new(crate::oauth::OAuthProvider::new(
+                key,
+                spec,
+                Arc::clone(store),
+            ))),
+            _ => None,
+        }
     }
 
     pub(crate) fn slot(&self, key: &McpServerKey) -> Result<&Arc<Slot>> {

@@ -46,4 +46,9 @@ pub(crate) struct HttpSpec {
     pub(crate) bearer_token_env_var: Option<String>,
     pub(crate) headers: BTreeMap<String, String>,
     pub(crate) env_headers: BTreeMap<String, String>,
+    /// Whether stored OAuth credentials may be used (`auth` is not `none`/`ema`).
+    pub(crate) oauth: bool,
+    pub(crate) oauth_client_id: Option<String>,
+    pub(crate) oauth_resource: Option<String>,
+    pub(crate) scopes: Vec<String>,
 }

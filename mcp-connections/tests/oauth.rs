@@ -1,0 +1,127 @@
+//! Streamable-HTTP servers authenticated with stored OAuth tokens (mcp-auth), against the
+//! testkit's fake authorization server and token-checking MCP server, over loopback.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::Fixture;
+use mcp_auth::{CredentialStore, HeadlessAgent, MemoryStore, OAuthCredentials, OAuthSettings};
+use mcp_catalog::{HttpConfig, ServerConfig, Transport};
+use mcp_connections::{
+    CallOptions, ConnectionSet, ConnectionSetOptions, FailureReason, ServerState,
+};
+use mcp_key::McpServerKey;
+use mcp_testkit::{
+    AuthServerOptions, FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec,
+};
+use serde_json::json;
+
+fn key() -> McpServerKey {
+    McpServerKey::unscoped("tickets".parse().unwrap())
+}
+
+struct World {
+    auth: FakeAuthServer,
+    mcp: FakeProtectedMcpServer,
+    store: Arc<dyn CredentialStore>,
+    fx: Fixture,
+}
+
+async fn world() -> World {
+    let auth = FakeAuthServer::start(AuthServerOptions::new())
+        .await
+        .unwrap();
+    let mcp = FakeProtectedMcpServer::start(
+        Scenario::new("tickets").with_tool(ToolSpec::echo("echo")),
+        &auth,
+        ProtectedOptions::new(),
+    )
+    .await
+    .unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "tickets",
+        ServerConfig::new(Transport::StreamableHttp(HttpConfig::new(mcp.url()))),
+    );
+    World {
+        auth,
+        mcp,
+        store: Arc::new(MemoryStore::new()),
+        fx,
+    }
+}
+
+fn start(w: &World) -> ConnectionSet {
+    ConnectionSet::start(
+        &w.fx.catalog(),
+        ConnectionSetOptions::new().with_credential_store(Arc::clone(&w.store)),
+    )
+}
+
+async fn log_in(w: &World) {
+    let creds = OAuthCredentials::new(
+        key(),
+        w.mcp.url(),
+        OAuthSettings::new(),
+        Arc::clone(&w.store),
+    );
+    mcp_auth::login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap();
+}
+
+fn state(set: &ConnectionSet) -> ServerState {
+    set.status().into_iter().next().unwrap().state
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_stored_tokens_the_server_reports_login_required() {
+    let w = world().await;
+    let set = start(&w);
+    set.wait_startup().await;
+    let ServerState::Failed(f) = state(&set) else {
+        panic!("{:?}", state(&set))
+    };
+    assert_eq!(f.reason(), &FailureReason::LoginRequired);
+    assert_eq!(w.mcp.counters().unauthorized, 1, "one 401, no retry loop");
+    set.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_login_tokens_are_used_and_refreshed_without_the_host_noticing() {
+    let w = world().await;
+    log_in(&w).await;
+    let set = start(&w);
+    set.wait_startup().await;
+    assert!(
+        matches!(state(&set), ServerState::Ready { tools: 1 }),
+        "{:?}",
+        state(&set)
+    );
+    let k = key();
+    let call = || set.call_tool(&k, "echo", Some(json!({"n": 1})), CallOptions::new());
+    assert_eq!(
+        call().await.unwrap().structured_content,
+        Some(json!({"n": 1}))
+    );
+
+    // The authorization server expires every access token: the next request gets a 401,
+    // the set refreshes once and retries; the call succeeds.
+    w.auth.expire_access_tokens();
+    assert_eq!(
+        call().await.unwrap().structured_content,
+        Some(json!({"n": 1}))
+    );
+    assert_eq!(w.auth.counters().refresh_token, 1);
+
+    // A rejected refresh (invalid_grant): the call fails as needing a new login, no loop.
+    w.auth.expire_access_tokens();
+    w.auth.fail_next_refreshes(1);
+    let err = call().await.unwrap_err();
+    assert!(err.is_auth_required(), "{err}");
+    assert_eq!(w.auth.counters().refresh_token, 2);
+    set.shutdown().await;
+}
