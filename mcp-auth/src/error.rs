@@ -90,6 +90,8 @@ pub enum AuthError {
         server: McpServerKey,
         /// What failed (an OAuth error code, never the server's free text).
         detail: String,
+        /// The OAuth `error` code of the authorization response, if it carried one.
+        code: Option<String>,
     },
     /// The login was not completed in time.
     #[error("MCP server `{server}`: {what} did not complete in time")]

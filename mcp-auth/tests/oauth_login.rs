@@ -235,3 +235,47 @@ async fn the_headless_agent_needs_a_redirect_to_loopback() {
     assert!(matches!(err, AuthError::Agent { .. }), "{err:?}");
     assert!(err.to_string().contains("without a redirect"), "{err}");
 }
+
+#[tokio::test]
+async fn rejected_discovered_scopes_are_retried_once_without_scopes() {
+    let fake = FakeAs::start(Config {
+        prm_scopes: vec!["mcp:read".into(), "mcp:write".into()],
+        reject_scopes: true,
+        ..Config::default()
+    })
+    .await;
+    let creds = creds(&fake, Arc::new(MemoryStore::new()));
+    login(&creds, &HeadlessAgent::new(), None).await.unwrap();
+    let scopes: Vec<Option<String>> = fake.seen(|s| {
+        s.authorize_queries
+            .iter()
+            .map(|q| q.get("scope").cloned())
+            .collect()
+    });
+    assert_eq!(scopes, vec![Some("mcp:read mcp:write".to_owned()), None]);
+}
+
+#[tokio::test]
+async fn rejected_configured_scopes_are_not_retried() {
+    let fake = FakeAs::start(Config {
+        reject_scopes: true,
+        ..Config::default()
+    })
+    .await;
+    let creds = OAuthCredentials::new(
+        "tickets".parse::<McpServerKey>().unwrap(),
+        fake.mcp_url(),
+        OAuthSettings::new()
+            .with_scopes(["admin"])
+            .with_login_timeout(Duration::from_secs(10)),
+        Arc::new(MemoryStore::new()),
+    );
+    let err = login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, AuthError::Callback { code: Some(code), .. } if code == "invalid_scope"),
+        "{err:?}"
+    );
+    assert_eq!(fake.seen(|s| s.authorize_queries.len()), 1);
+}

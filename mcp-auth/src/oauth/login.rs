@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use mcp_key::Secret;
 use oauth2::TokenResponse;
 use rmcp::transport::auth::{
-    AuthError as RmcpAuthError, AuthorizationMetadata, AuthorizationRequest, AuthorizationSession,
+    AuthError as RmcpAuthError, AuthorizationMetadata, AuthorizationSession, OAuthClientConfig,
     OAuthTokenResponse,
 };
 use url::Url;
@@ -35,6 +35,17 @@ pub struct PendingLogin {
     client_secret: Option<Secret>,
     auth_method: String,
     id_token_rule: Option<IdTokenRule>,
+    scopes_discovered: bool,
+}
+
+/// Which scopes a login asks for.
+pub(crate) enum ScopeChoice {
+    /// These (when not empty), else as for `Auto`.
+    Explicit(Vec<String>),
+    /// Configured, else discovered, else none.
+    Auto,
+    /// None at all (the retry after discovered scopes were rejected).
+    NoScopes,
 }
 
 /// An enterprise login expects an ID token from this issuer for this client.
@@ -105,14 +116,17 @@ impl PendingLogin {
                 return Err(AuthError::Callback {
                     server,
                     detail: "the callback server stopped".to_owned(),
+                    code: None,
                 });
             }
             Ok(Ok(params)) => params,
         };
         if let Some(error) = params.get("error") {
+            let code = sanitize_code(error);
             return Err(AuthError::Callback {
                 server,
-                detail: format!("the authorization server answered {}", sanitize_code(error)),
+                detail: format!("the authorization server answered {code}"),
+                code: Some(code),
             });
         }
         if params.get("state") != Some(&state) {
@@ -121,6 +135,7 @@ impl PendingLogin {
         let code = params.get("code").ok_or_else(|| AuthError::Callback {
             server: server.clone(),
             detail: "the callback carries no authorization code".to_owned(),
+            code: None,
         })?;
         let iss = params.get("iss");
         if let Some(iss) = iss
@@ -234,7 +249,7 @@ impl OAuthCredentials {
     /// Scopes: configured scopes, else those discovered (challenge `scope`, else
     /// `scopes_supported`), else none.
     pub async fn begin_login(&self, challenge: Option<&str>) -> Result<PendingLogin, AuthError> {
-        self.begin_login_with_scopes(challenge, Vec::new()).await
+        self.begin(challenge, ScopeChoice::Auto).await
     }
 
     /// Like [`OAuthCredentials::begin_login`] with explicit scopes (which win over
@@ -244,6 +259,15 @@ impl OAuthCredentials {
         challenge: Option<&str>,
         explicit_scopes: Vec<String>,
     ) -> Result<PendingLogin, AuthError> {
+        self.begin(challenge, ScopeChoice::Explicit(explicit_scopes))
+            .await
+    }
+
+    pub(crate) async fn begin(
+        &self,
+        challenge: Option<&str>,
+        choice: ScopeChoice,
+    ) -> Result<PendingLogin, AuthError> {
         let server = self.server().clone();
         let settings = self.settings();
         let http = oauth_http::client(&server)?;
@@ -252,76 +276,87 @@ impl OAuthCredentials {
             mut manager,
             metadata,
         } = discover(&server, &http, self.url(), challenge, settings).await?;
-        let scopes = if !explicit_scopes.is_empty() {
-            explicit_scopes
-        } else if !settings.scopes.is_empty() {
-            settings.scopes.clone()
-        } else {
-            manager.select_initial_scopes(&[]).await
+        let (scopes, scopes_discovered) = match choice {
+            ScopeChoice::Explicit(scopes) if !scopes.is_empty() => (scopes, false),
+            ScopeChoice::NoScopes => (Vec::new(), false),
+            _ if !settings.scopes.is_empty() => (settings.scopes.clone(), false),
+            // Challenge `scope`, else `scopes_supported` (plus `offline_access` when the
+            // authorization server lists it), else none.
+            _ => (manager.select_initial_scopes(&[]).await, true),
         };
-        let scopes: Vec<String> = {
+        let mut scopes: Vec<String> = {
             let mut seen = BTreeSet::new();
             scopes
                 .into_iter()
                 .filter(|s| seen.insert(s.clone()))
                 .collect()
         };
-        let redirect_uri = callback.redirect_uri.clone();
-        let mut request =
-            AuthorizationRequest::new(redirect_uri.clone()).with_client_name(&settings.client_name);
-        if !scopes.is_empty() {
-            request = request.with_scopes(scopes.clone());
+        let offline_supported = metadata
+            .scopes_supported
+            .as_ref()
+            .is_some_and(|s| s.iter().any(|x| x == "offline_access"));
+        if !scopes.is_empty() && offline_supported && !scopes.iter().any(|s| s == "offline_access")
+        {
+            scopes.push("offline_access".to_owned());
         }
+        let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+        let redirect_uri = callback.redirect_uri.clone();
         let previous = self.reusable_client(&metadata).await;
-        let (client_secret, auth_method) = if let Some(id) = &settings.client_id {
-            request = request.with_preregistered_client(id.clone());
-            if let Some(secret) = &settings.client_secret {
-                request = request.with_client_secret(secret.expose());
-            }
+        let (client_id, client_secret, auth_method) = if let Some(id) = &settings.client_id {
             let method = if settings.client_secret.is_some() {
                 secret_auth_method(&metadata)
             } else {
                 "none"
             };
-            (settings.client_secret.clone(), method.to_owned())
+            (
+                id.clone(),
+                settings.client_secret.clone(),
+                method.to_owned(),
+            )
         } else if let Some(prev) = previous {
-            request = request.with_preregistered_client(prev.client_id.clone());
-            if let Some(secret) = &prev.client_secret {
-                request = request.with_client_secret(secret.expose());
-            }
             let method = prev
                 .token_endpoint_auth_method
                 .clone()
                 .unwrap_or_else(|| "none".to_owned());
-            (prev.client_secret.clone(), method)
+            (prev.client_id.clone(), prev.client_secret.clone(), method)
         } else if let Some(cimd) = settings
             .client_metadata_url
             .as_ref()
             .filter(|_| supports_client_metadata_documents(&metadata))
         {
-            request = request.with_client_metadata_url(cimd.clone());
-            (None, "none".to_owned())
+            if !cimd.starts_with("https://") {
+                return Err(AuthError::Config {
+                    server,
+                    detail: format!("the client metadata document URL `{cimd}` must be https"),
+                });
+            }
+            (cimd.clone(), None, "none".to_owned())
         } else {
-            let refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
             let registered = manager
                 .register_client(&settings.client_name, &redirect_uri, &refs)
                 .await
                 .map_err(|e| map_rmcp(&server, e))?;
-            request = request.with_preregistered_client(registered.client_id.clone());
             let secret = registered.client_secret.clone().map(Secret::new);
-            if let Some(secret) = &secret {
-                request = request.with_client_secret(secret.expose());
-            }
             let method = if secret.is_some() {
                 secret_auth_method(&metadata)
             } else {
                 "none"
             };
-            (secret, method.to_owned())
+            (registered.client_id.clone(), secret, method.to_owned())
         };
-        let session = AuthorizationSession::new(manager, request)
+        let mut config =
+            OAuthClientConfig::new(client_id, redirect_uri.clone()).with_scopes(scopes.clone());
+        if let Some(secret) = &client_secret {
+            config = config.with_client_secret(secret.expose());
+        }
+        manager
+            .configure_client(config)
+            .map_err(|e| map_rmcp(&server, e))?;
+        let url = manager
+            .get_authorization_url(&refs)
             .await
-            .map_err(|(_, e)| map_rmcp(&server, e))?;
+            .map_err(|e| map_rmcp(&server, e))?;
+        let session = AuthorizationSession::for_scope_upgrade(manager, url, &redirect_uri);
         let authorization_url = session.get_authorization_url().to_owned();
         let state =
             query_param(&authorization_url, "state").ok_or_else(|| AuthError::Discovery {
@@ -348,6 +383,7 @@ impl OAuthCredentials {
             client_secret,
             auth_method,
             id_token_rule: None,
+            scopes_discovered,
         })
     }
 
@@ -429,6 +465,17 @@ pub async fn login(
     challenge: Option<&str>,
 ) -> Result<(), AuthError> {
     let pending = creds.begin_login(challenge).await?;
+    let discovered = pending.scopes_discovered;
     agent.open(pending.authorization_url()).await?;
-    pending.complete().await
+    match pending.complete().await {
+        Err(AuthError::Callback {
+            code: Some(code), ..
+        }) if discovered && code == "invalid_scope" => {
+            tracing::info!(server = %creds.server(), "discovered scopes were rejected; retrying the login without scopes");
+            let pending = creds.begin(challenge, ScopeChoice::NoScopes).await?;
+            agent.open(pending.authorization_url()).await?;
+            pending.complete().await
+        }
+        other => other,
+    }
 }

@@ -47,6 +47,10 @@ pub struct Config {
     pub id_token_alg: Option<String>,
     /// The ID token's `iss` (default: the issuer).
     pub id_token_iss: Option<String>,
+    /// `scopes_supported` in the protected-resource metadata.
+    pub prm_scopes: Vec<String>,
+    /// Answer any authorization request that asks for scopes with `invalid_scope`.
+    pub reject_scopes: bool,
 }
 
 impl Default for Config {
@@ -64,6 +68,8 @@ impl Default for Config {
             token_prefix: "tok".into(),
             id_token_alg: None,
             id_token_iss: None,
+            prm_scopes: Vec::new(),
+            reject_scopes: false,
         }
     }
 }
@@ -182,6 +188,7 @@ async fn prm(State(s): State<AppState>) -> Response {
     Json(json!({
         "resource": format!("{}/mcp", s.origin),
         "authorization_servers": [s.origin],
+        "scopes_supported": c.prm_scopes,
     }))
     .into_response()
 }
@@ -231,7 +238,12 @@ async fn authorize(
         .insert(code.clone(), q.get("scope").cloned().unwrap_or_default());
     let state = c.wrong_state.clone().unwrap_or_else(|| q["state"].clone());
     let mut target = url::Url::parse(&q["redirect_uri"]).unwrap();
-    if let Some(error) = &c.authorize_error {
+    let scope_rejected = c.reject_scopes && q.get("scope").is_some_and(|s| !s.is_empty());
+    if let Some(error) = c
+        .authorize_error
+        .as_ref()
+        .or(scope_rejected.then_some(&"invalid_scope".to_owned()))
+    {
         target
             .query_pairs_mut()
             .append_pair("error", error)
