@@ -21,3 +21,23 @@ pub(crate) fn synthesize(schema: &Map<String, Value>) -> Value {
     }
     Value::Object(args)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_win_and_types_get_simple_values() {
+        let schema = json!({"type": "object", "properties": {
+            "a": {"type": "number"}, "n": {"type": "integer", "default": 7},
+            "s": {"type": "string"}, "b": {"type": "boolean"}, "l": {"type": "array"}
+        }});
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        assert_eq!(
+            synthesize(&schema),
+            json!({"a": 1, "n": 7, "s": "test", "b": true, "l": []})
+        );
+    }
+}

@@ -296,6 +296,14 @@ impl OAuthCredentials {
                 source: Some(Box::new(e)),
             })?;
         if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+            // The server let us in without credentials: end the session we just opened.
+            if let Some(session) = response.headers().get("mcp-session-id").cloned() {
+                let _ = http
+                    .delete(&self.inner.url)
+                    .header("mcp-session-id", session)
+                    .send()
+                    .await;
+            }
             return Ok(None);
         }
         Ok(Some(
