@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand};
     name = "mcpctl",
     version,
     propagate_version = true,
-    after_help = "Examples:\n  mcpctl status\n  mcpctl tools --server notes\n  mcpctl call mcp__notes__echo '{\"text\": \"hi\"}'\n  echo '{\"query\": \"milk\"}' | mcpctl call mcp__notes__search_notes -\n  mcpctl --config ~/.codex/config.toml status --json"
+    after_help = AFTER_HELP
 )]
 pub(crate) struct Cli {
     #[command(flatten)]
@@ -21,6 +21,23 @@ pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
 }
+
+/// Examples and where credentials live, after the option list of `mcpctl --help`.
+const AFTER_HELP: &str = "Examples:
+  mcpctl status
+  mcpctl tools --server notes
+  mcpctl call mcp__notes__echo '{\"text\": \"hi\"}'
+  echo '{\"query\": \"milk\"}' | mcpctl call mcp__notes__search_notes -
+  mcpctl --config ~/.codex/config.toml status --json
+  mcpctl login tickets
+
+Credentials:
+  `mcpctl login SERVER` stores OAuth tokens for a streamable HTTP server; every command
+  that starts servers uses them (refreshed when they expire). Where they live is set by
+  the configuration's credentials_store: \"auto\" (default: the OS keyring, else the file),
+  \"keyring\" or \"file\". The file is credentials.json (mode 0600) in the data directory:
+  $MCPCTL_HOME if set, else $XDG_DATA_HOME/mcpctl, else $HOME/.local/share/mcpctl.
+  The embedded demo keeps credentials in memory only.";
 
 /// Options every command takes.
 #[derive(Debug, Args, Clone)]
@@ -49,6 +66,12 @@ pub(crate) enum Command {
     Resources(ServerFilter),
     /// Read one resource of one server.
     Read(ReadArgs),
+    /// Log in to a streamable HTTP server with OAuth (opens the browser or prints the URL).
+    Login(LoginArgs),
+    /// Delete the stored OAuth credentials of a server.
+    Logout(ServerArg),
+    /// Show how each server authenticates, without starting any.
+    AuthStatus,
     /// Configuration commands.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -81,6 +104,29 @@ pub(crate) struct CallArgs {
     /// Give up after this many seconds (the server's tool_timeout_sec applies too).
     #[arg(long, value_name = "SECONDS")]
     pub(crate) timeout: Option<f64>,
+}
+
+/// Arguments of `login`.
+#[derive(Debug, Args)]
+pub(crate) struct LoginArgs {
+    /// The server (its name, or name@environment).
+    #[arg(value_name = "SERVER")]
+    pub(crate) server: String,
+    /// Give up waiting for the browser after this many seconds [default: 300].
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) timeout: Option<f64>,
+    /// Fetch the authorization URL without a browser and deliver its redirect to the
+    /// callback (for authorization servers that approve at once; used by tests).
+    #[arg(long, hide = true)]
+    pub(crate) headless: bool,
+}
+
+/// One server, by name.
+#[derive(Debug, Args)]
+pub(crate) struct ServerArg {
+    /// The server (its name, or name@environment).
+    #[arg(value_name = "SERVER")]
+    pub(crate) server: String,
 }
 
 /// Arguments of `read`.

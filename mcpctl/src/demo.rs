@@ -5,7 +5,7 @@
 //! - `weather`: a streamable-HTTP server served in this process on 127.0.0.1;
 //! - `broken`: a stdio server that exits at startup, to show how failures look.
 
-use mcp_catalog::{Config, LoadedConfig, ServerConfig};
+use mcp_catalog::{AuthMode, Config, HttpConfig, LoadedConfig, ServerConfig, Transport};
 use mcp_key::ServerName;
 use mcp_testkit::{
     Behavior, Faults, HttpFakeServer, ResourceSpec, ResourceTemplateSpec, Scenario, ToolSpec,
@@ -50,7 +50,13 @@ pub(crate) async fn start(with_http: bool) -> Result<Demo, CliError> {
     };
     let config = Config::new()
         .with_server(name("notes")?, stdio(&exe, &notes())?)
-        .with_server(name("weather")?, ServerConfig::http(url))
+        // The demo's HTTP server asks for no credentials.
+        .with_server(
+            name("weather")?,
+            ServerConfig::new(Transport::StreamableHttp(
+                HttpConfig::new(url).with_auth(AuthMode::None),
+            )),
+        )
         .with_server(name("broken")?, stdio(&exe, &broken())?);
     Ok(Demo {
         loaded: LoadedConfig::new(DEMO_ORIGIN, config),

@@ -45,6 +45,14 @@ impl CliError {
         }
     }
 
+    /// Ctrl-C, with what was abandoned.
+    pub(crate) fn interrupted_with(message: impl Into<String>) -> Self {
+        Self {
+            code: EXIT_INTERRUPTED,
+            ..Self::usage(message)
+        }
+    }
+
     /// Adds what to do about it.
     pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -55,6 +63,11 @@ impl CliError {
     pub(crate) fn with_details(mut self, details: Vec<String>) -> Self {
         self.details = details;
         self
+    }
+
+    /// The one-line message.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
     }
 
     /// The process exit code.
@@ -133,9 +146,9 @@ pub(crate) fn not_ready_hint(
         Some(FailureReason::Timeout) => format!(
             "server `{server}` did not start in time; raise its startup_timeout_sec or check that its command starts by hand"
         ),
-        Some(FailureReason::LoginRequired | FailureReason::ReloginRequired) => {
-            format!("server `{server}` needs a login; check its credentials (bearer_token_env_var)")
-        }
+        Some(FailureReason::LoginRequired | FailureReason::ReloginRequired) => format!(
+            "run `mcpctl login {server}` (or, if it uses bearer_token_env_var, check that variable)"
+        ),
         Some(FailureReason::Config | FailureReason::Environment) => {
             "fix the server's configuration; `mcpctl config check` validates it".to_owned()
         }

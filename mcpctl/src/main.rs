@@ -6,6 +6,7 @@
 //! resources. Run `mcpctl --help`.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "CLI output")]
 
+mod auth;
 mod cli;
 mod commands;
 mod config;

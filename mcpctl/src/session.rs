@@ -22,6 +22,8 @@ pub(crate) struct Loaded {
     pub(crate) loaded: LoadedConfig,
     /// The demo's HTTP server, when running the demo.
     pub(crate) demo_http: Option<HttpFakeServer>,
+    /// Whether this is the embedded demo (credentials stay in memory).
+    pub(crate) demo: bool,
 }
 
 impl Loaded {
@@ -40,6 +42,7 @@ impl Loaded {
                 Ok(Self {
                     loaded,
                     demo_http: None,
+                    demo: false,
                 })
             }
             ConfigChoice::Demo => {
@@ -48,6 +51,7 @@ impl Loaded {
                 Ok(Self {
                     loaded: demo.loaded,
                     demo_http: demo.http,
+                    demo: true,
                 })
             }
         }
@@ -79,6 +83,8 @@ pub(crate) struct Session {
     pub(crate) origin: String,
     /// The resolved configuration the set was started from.
     pub(crate) catalog: ResolvedCatalog,
+    /// The credential store the set uses (opened only when a server may need it).
+    pub(crate) store: Option<Arc<dyn mcp_auth::CredentialStore>>,
     events: Option<mpsc::UnboundedReceiver<ConnectionEvent>>,
     demo_http: Option<HttpFakeServer>,
 }
@@ -89,17 +95,32 @@ impl Session {
         let loaded = Loaded::find(global, true, false).await?;
         let catalog = loaded.catalog()?;
         let (tx, rx) = mpsc::unbounded_channel();
-        let options = ConnectionSetOptions::new()
+        let mut options = ConnectionSetOptions::new()
             .with_client_info("mcpctl", env!("CARGO_PKG_VERSION"))
             // Commands wait for startup themselves (with progress); listing never waits.
             .with_tools_grace(std::time::Duration::ZERO)
             .with_events(tx)
             .with_elicitation_handler(Arc::new(crate::elicit::TerminalElicitation::new()));
+        // The store is opened only when a server may use it (`auto` probes the keyring).
+        let mut store = None;
+        if loaded.demo || crate::auth::any_oauth(&catalog) {
+            match crate::auth::open_store(&catalog, loaded.demo) {
+                Ok(opened) => {
+                    options = options.with_credential_store(Arc::clone(&opened));
+                    store = Some(opened);
+                }
+                Err(e) => crate::commands::warn(&format!(
+                    "{}; HTTP servers connect without stored credentials",
+                    e.message()
+                )),
+            }
+        }
         let set = ConnectionSet::start(&catalog, options);
         Ok(Self {
             set,
             origin: loaded.loaded.origin().to_owned(),
             catalog,
+            store,
             events: Some(rx),
             demo_http: loaded.demo_http,
         })

@@ -1,9 +1,12 @@
 //! One module per command. `run` loads the configuration, starts the servers, runs the
 //! command (or stops at Ctrl-C) and always shuts the servers down.
 
+pub(crate) mod auth_status;
 pub(crate) mod call;
 pub(crate) mod config_check;
 pub(crate) mod fake_server;
+pub(crate) mod login;
+pub(crate) mod logout;
 pub(crate) mod read;
 pub(crate) mod resources;
 pub(crate) mod status;
@@ -22,8 +25,20 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
     // Registered before any server starts, so Ctrl-C (or SIGTERM) at any point shuts the
     // servers down instead of killing mcpctl and orphaning them.
     let mut stop = StopSignals::new()?;
-    if let Command::Config(ConfigCommand::Check) = command {
-        return config_check::run(&global).await;
+    // Commands that start no server.
+    match &command {
+        Command::Config(ConfigCommand::Check) => return config_check::run(&global).await,
+        Command::Login(args) => {
+            return tokio::select! {
+                outcome = login::run(&global, args) => outcome,
+                () = stop.recv() => Err(CliError::interrupted_with(
+                    "interrupted; the login was abandoned and nothing was stored",
+                )),
+            };
+        }
+        Command::Logout(args) => return logout::run(&global, args).await,
+        Command::AuthStatus => return auth_status::run(&global).await,
+        _ => {}
     }
     // Check what can be checked before any server starts.
     let call_arguments = match &command {
@@ -53,7 +68,11 @@ async fn dispatch(
             resources::run(session, global, filter.server.as_deref()).await
         }
         Command::Read(args) => read::run(session, global, &args).await,
-        Command::Config(_) | Command::FakeServer(_) => Ok(0),
+        Command::Config(_)
+        | Command::FakeServer(_)
+        | Command::Login(_)
+        | Command::Logout(_)
+        | Command::AuthStatus => Ok(0),
     }
 }
 

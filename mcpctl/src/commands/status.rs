@@ -1,7 +1,11 @@
 //! `mcpctl status`: start every server, show progress, then one line per server sorted by
 //! key, failure details, and a summary line. Exit code 1 when a required server failed.
 
-use mcp_connections::{ServerState, ServerStatus, StartupSummary};
+use std::collections::BTreeMap;
+
+use mcp_auth::AuthStatus;
+use mcp_connections::{FailureReason, ServerState, ServerStatus, StartupSummary};
+use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
@@ -21,16 +25,60 @@ pub(crate) async fn run(session: &mut Session, global: &GlobalArgs) -> Result<u8
             .servers
             .sort_by_key(|s| super::environment_group(&s.key));
     }
+    let auth = auth_of(session, &summary).await;
     if global.json {
-        super::out_json(&to_json(&session.origin, &summary));
+        super::out_json(&to_json(&session.origin, &summary, &auth));
     } else {
-        super::out(&human(&session.origin, &summary, grouped, Style::stdout()));
+        super::out(&human(
+            &session.origin,
+            &summary,
+            &auth,
+            grouped,
+            Style::stdout(),
+        ));
     }
     let required_failed = summary
         .servers
         .iter()
         .any(|s| s.required && !matches!(s.state, ServerState::Ready { .. }));
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
+}
+
+/// How each server authenticates (its [`AuthStatus`]) and what to do after a 401.
+struct ServerAuthInfo {
+    status: AuthStatus,
+    login_hint: Option<String>,
+}
+
+async fn auth_of(
+    session: &Session,
+    summary: &StartupSummary,
+) -> BTreeMap<McpServerKey, ServerAuthInfo> {
+    let mut out = BTreeMap::new();
+    for status in &summary.servers {
+        let Some(config) = session.catalog.get(&status.key) else {
+            continue;
+        };
+        let info = ServerAuthInfo {
+            status: crate::auth::status(
+                &session.catalog,
+                &status.key,
+                config,
+                session.store.as_ref(),
+            )
+            .await,
+            login_hint: crate::auth::login_hint(&status.key, config),
+        };
+        out.insert(status.key.clone(), info);
+    }
+    out
+}
+
+fn needs_login(state: &ServerState) -> bool {
+    matches!(state, ServerState::Failed(f) if matches!(
+        f.reason(),
+        FailureReason::LoginRequired | FailureReason::ReloginRequired
+    ))
 }
 
 fn state_label(state: &ServerState) -> &'static str {
@@ -43,7 +91,13 @@ fn state_label(state: &ServerState) -> &'static str {
     }
 }
 
-fn human(origin: &str, summary: &StartupSummary, grouped: bool, s: Style) -> String {
+fn human(
+    origin: &str,
+    summary: &StartupSummary,
+    auth: &BTreeMap<McpServerKey, ServerAuthInfo>,
+    grouped: bool,
+    s: Style,
+) -> String {
     let mut lines = vec![format!("MCP servers from {origin}:")];
     let rows: Vec<Vec<String>> = summary
         .servers
@@ -54,6 +108,16 @@ fn human(origin: &str, summary: &StartupSummary, grouped: bool, s: Style) -> Str
                 ServerState::Failed(f) => f.reason().to_string(),
                 _ => String::new(),
             };
+            // The auth status of servers that use credentials, unless the failure says it.
+            if let Some(info) = auth.get(&status.key)
+                && info.status != AuthStatus::Unsupported
+                && !needs_login(&status.state)
+            {
+                if !detail.is_empty() {
+                    detail.push_str(", ");
+                }
+                detail.push_str(&format!("auth: {}", info.status));
+            }
             if status.required {
                 detail.push_str(if detail.is_empty() {
                     "required"
@@ -82,7 +146,11 @@ fn human(origin: &str, summary: &StartupSummary, grouped: bool, s: Style) -> Str
         }
         lines.push(line);
         if let ServerState::Failed(f) = &status.state {
-            lines.extend(failure_details(status, f, s));
+            let login_hint = auth
+                .get(&status.key)
+                .and_then(|info| info.login_hint.as_deref())
+                .filter(|_| needs_login(&status.state));
+            lines.extend(failure_details(status, f, login_hint, s));
         }
     }
     if summary.servers.is_empty() {
@@ -108,6 +176,7 @@ fn paint_state(label: &str, state: &ServerState, s: Style) -> String {
 fn failure_details(
     status: &ServerStatus,
     f: &mcp_connections::StartupFailure,
+    login_hint: Option<&str>,
     s: Style,
 ) -> Vec<String> {
     let indent = "      ";
@@ -117,11 +186,11 @@ fn failure_details(
             out.push(format!("{indent}{} {line}", s.dim("stderr |")));
         }
     }
-    out.push(format!(
-        "{indent}{} {}",
-        s.cyan_bold("hint:"),
-        not_ready_hint(&status.key.to_string(), Some(f.reason()), true)
-    ));
+    let hint = login_hint.map_or_else(
+        || not_ready_hint(&status.key.to_string(), Some(f.reason()), true),
+        ToOwned::to_owned,
+    );
+    out.push(format!("{indent}{} {hint}", s.cyan_bold("hint:")));
     out
 }
 
@@ -142,7 +211,11 @@ fn summary_line(summary: &StartupSummary) -> String {
     )
 }
 
-fn to_json(origin: &str, summary: &StartupSummary) -> Value {
+fn to_json(
+    origin: &str,
+    summary: &StartupSummary,
+    auth: &BTreeMap<McpServerKey, ServerAuthInfo>,
+) -> Value {
     let servers: Vec<Value> = summary
         .servers
         .iter()
@@ -153,7 +226,15 @@ fn to_json(origin: &str, summary: &StartupSummary) -> Value {
                 "transport": status.transport,
                 "required": status.required,
                 "state": state_label(&status.state),
+                "auth": auth.get(&status.key).map(|info| info.status),
             });
+            if let Some(hint) = auth
+                .get(&status.key)
+                .and_then(|info| info.login_hint.as_deref())
+                .filter(|_| needs_login(&status.state))
+            {
+                v["hint"] = json!(hint);
+            }
             match &status.state {
                 ServerState::Ready { tools } => v["tools"] = json!(tools),
                 ServerState::Failed(f) => {
