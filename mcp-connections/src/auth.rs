@@ -39,6 +39,15 @@ pub enum AuthError {
         /// The server.
         server: McpServerKey,
     },
+    /// The server wants a scope the token lacks (HTTP 403 `insufficient_scope`) and no
+    /// step-up login is possible here.
+    #[error("MCP server `{server}` needs more access{}: log in again with the extra scope", scope.as_ref().map(|s| format!(" (scope `{s}`)")).unwrap_or_default())]
+    InsufficientScope {
+        /// The server.
+        server: McpServerKey,
+        /// The scope the server asked for, when its challenge names one.
+        scope: Option<String>,
+    },
     /// The credentials could not be produced for another reason (the authorization server
     /// is unreachable, the credential store failed); trying again later may work.
     #[error("MCP server `{server}`: credentials unavailable: {detail}")]
@@ -58,6 +67,7 @@ impl AuthError {
             Self::LoginRequired { .. } => FailureReason::LoginRequired,
             Self::ReloginRequired { .. } => FailureReason::ReloginRequired,
             Self::Unavailable { .. } => FailureReason::Transport,
+            Self::InsufficientScope { .. } => FailureReason::LoginRequired,
         }
     }
 
@@ -82,21 +92,61 @@ pub trait AuthHeaderProvider: Send + Sync {
         server: &'a McpServerKey,
     ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>>;
 
-    /// The server answered 401 to a request that carried `rejected`: return a fresh token
-    /// to retry that request once, or an error (the server then needs a login). The default
-    /// has nothing to refresh.
+    /// The server answered 401 to a request that carried `rejected` (`None`: no token was
+    /// sent), with `challenge` as its `WWW-Authenticate` value: return a fresh token to retry
+    /// that request once, or an error (the server then needs a login). The default has
+    /// nothing to refresh.
     fn refresh_after_unauthorized<'a>(
         &'a self,
         server: &'a McpServerKey,
         rejected: Option<&'a Secret>,
+        challenge: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
-        let _ = rejected;
+        let _ = (rejected, challenge);
         Box::pin(async move {
             Err(AuthError::LoginRequired {
                 server: server.clone(),
             })
         })
     }
+
+    /// The server answered 403 `insufficient_scope` with `challenge`: return a token with
+    /// the missing scope to retry the request once (a step-up login), or an error. The
+    /// default cannot step up.
+    fn step_up<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        challenge: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+        let scope = challenge_scope(challenge);
+        Box::pin(async move {
+            Err(AuthError::InsufficientScope {
+                server: server.clone(),
+                scope,
+            })
+        })
+    }
+
+    /// A request (possibly retried after a refresh or step-up) succeeded. Providers that
+    /// count step-up attempts reset them here. The default does nothing.
+    fn request_succeeded(&self, server: &McpServerKey) {
+        let _ = server;
+    }
+}
+
+/// The `scope` parameter of a `WWW-Authenticate: Bearer ...` challenge, if any.
+pub(crate) fn challenge_scope(challenge: &str) -> Option<String> {
+    let at = challenge.find("scope=")?;
+    let before = challenge[..at].chars().last();
+    if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let rest = challenge[at + "scope=".len()..].trim_start();
+    let value = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next().unwrap_or_default(),
+        None => rest.split([',', ' ']).next().unwrap_or_default(),
+    };
+    (!value.is_empty()).then(|| value.to_owned())
 }
 
 /// A process-environment lookup, replaceable in tests.
@@ -184,6 +234,23 @@ impl AuthHeaderProvider for StaticBearer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scope_of_a_challenge() {
+        assert_eq!(
+            challenge_scope(r#"Bearer error="insufficient_scope", scope="files:write admin""#),
+            Some("files:write admin".to_owned())
+        );
+        assert_eq!(
+            challenge_scope("Bearer scope=read, error=x"),
+            Some("read".to_owned())
+        );
+        assert_eq!(
+            challenge_scope(r#"Bearer resource_metadata="https://x/y""#),
+            None
+        );
+        assert_eq!(challenge_scope(r#"Bearer myscope="a""#), None);
+    }
 
     fn key() -> McpServerKey {
         McpServerKey::unscoped("tickets".parse().unwrap())

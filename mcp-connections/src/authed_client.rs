@@ -45,7 +45,8 @@ impl AuthedClient {
         StreamableHttpError::AuthRequired(AuthRequiredError::new(detail.to_owned()))
     }
 
-    /// Runs `call` with the current token; after a 401, once more with a refreshed token.
+    /// Runs `call` with the current token; after a 401 once more with a refreshed token,
+    /// after a 403 `insufficient_scope` once more after a step-up.
     async fn with_auth<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
     where
         F: Fn(Option<String>) -> Fut,
@@ -57,22 +58,44 @@ impl AuthedClient {
             .await
             .map_err(|e| Self::unauthorized(&e.to_string()))?;
         let sent = token.as_ref().map(|t| t.expose().to_owned());
-        match call(sent).await {
+        let retry_token = match call(sent).await {
             Err(StreamableHttpError::AuthRequired(challenge)) => {
                 tracing::debug!(server = %self.server, "HTTP 401: refreshing credentials once");
-                match self
+                let fresh = self
                     .provider
-                    .refresh_after_unauthorized(&self.server, token.as_ref())
-                    .await
-                {
-                    Ok(Some(fresh)) if Some(&fresh) != token.as_ref() => {
-                        call(Some(fresh.expose().to_owned())).await
-                    }
-                    _ => Err(StreamableHttpError::AuthRequired(challenge)),
+                    .refresh_after_unauthorized(
+                        &self.server,
+                        token.as_ref(),
+                        Some(challenge.www_authenticate_header.as_str()),
+                    )
+                    .await;
+                match fresh {
+                    Ok(Some(fresh)) if Some(&fresh) != token.as_ref() => fresh,
+                    _ => return Err(StreamableHttpError::AuthRequired(challenge)),
                 }
             }
-            other => other,
+            Err(StreamableHttpError::InsufficientScope(challenge)) => {
+                tracing::debug!(server = %self.server, "HTTP 403 insufficient_scope: stepping up once");
+                let stepped = self
+                    .provider
+                    .step_up(&self.server, &challenge.www_authenticate_header)
+                    .await;
+                match stepped {
+                    Ok(Some(fresh)) => fresh,
+                    _ => return Err(StreamableHttpError::InsufficientScope(challenge)),
+                }
+            }
+            Ok(value) => {
+                self.provider.request_succeeded(&self.server);
+                return Ok(value);
+            }
+            Err(other) => return Err(other),
+        };
+        let result = call(Some(retry_token.expose().to_owned())).await;
+        if result.is_ok() {
+            self.provider.request_succeeded(&self.server);
         }
+        result
     }
 }
 

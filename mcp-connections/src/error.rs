@@ -13,6 +13,7 @@ pub struct StartupFailure {
     reason: FailureReason,
     message: String,
     stderr_tail: Option<String>,
+    auth_challenge: Option<String>,
 }
 
 impl StartupFailure {
@@ -21,7 +22,19 @@ impl StartupFailure {
             reason,
             message: message.into(),
             stderr_tail: None,
+            auth_challenge: None,
         }
+    }
+
+    pub(crate) fn with_auth_challenge(mut self, challenge: Option<&str>) -> Self {
+        self.auth_challenge = challenge.map(ToOwned::to_owned);
+        self
+    }
+
+    /// For `login_required`: the server's `WWW-Authenticate` challenge, which a login can
+    /// start from (it names the resource metadata and scopes).
+    pub fn auth_challenge(&self) -> Option<&str> {
+        self.auth_challenge.as_deref()
     }
 
     pub(crate) fn with_stderr_tail(mut self, tail: String) -> Self {

@@ -259,7 +259,8 @@ pub(crate) async fn connect(
                                     ""
                                 }
                             ),
-                        ));
+                        )
+                        .with_auth_challenge(err.auth_challenge()));
                     }
                     HttpFailure::Transient if attempt < RETRY_DELAYS.len() => {
                         tracing::debug!(server = %key, attempt, error = %describe_init(&err), "transient failure, retrying initialize");

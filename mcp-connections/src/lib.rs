@@ -75,6 +75,7 @@ pub use error::{Error, Result, StartupFailure};
 pub use events::{ConnectionEvent, FailureReason};
 pub use handler::{Progress, ProgressCallback};
 pub use hooks::{CallHook, HookDenial, ToolCall};
+pub use oauth::OAuthProvider;
 pub use options::{
     ConnectionSetOptions, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROCESS_GRACE,
     DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_SHUTDOWN_TIMEOUT,

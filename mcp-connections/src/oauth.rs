@@ -2,25 +2,58 @@
 
 use std::sync::Arc;
 
-use mcp_auth::{OAuthCredentials, OAuthSettings};
+use mcp_auth::{OAuthCredentials, OAuthSettings, UserAgent};
 use mcp_key::{McpServerKey, Secret};
 
-use crate::auth::{AuthError, AuthHeaderProvider};
+use crate::auth::{AuthError, AuthHeaderProvider, challenge_scope};
 use crate::elicitation::BoxFuture;
 use crate::spec::HttpSpec;
 
-/// Stored OAuth tokens of one server: refreshed before they expire and once after a 401;
-/// with nothing stored, requests go out without credentials (the server may not need any,
-/// and if it does its 401 reports `login_required`).
-pub(crate) struct OAuthProvider {
+/// One server's stored OAuth tokens (`mcp-auth`) as an [`AuthHeaderProvider`]: refreshed
+/// before they expire and once after a 401. With nothing stored, requests go out without
+/// credentials (the server may not need any).
+///
+/// Without a login agent, a server that wants a login reports `login_required` and the host
+/// logs in separately (e.g. `mcpctl login`). With one ([`OAuthProvider::with_login_agent`]),
+/// a 401 that refreshing cannot fix starts a login through the agent, and a 403
+/// `insufficient_scope` a step-up login with the union of scopes (`mcp-auth` caps the
+/// attempts).
+#[derive(Clone)]
+pub struct OAuthProvider {
     credentials: OAuthCredentials,
+    agent: Option<Arc<dyn UserAgent>>,
+}
+
+impl std::fmt::Debug for OAuthProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthProvider")
+            .field("credentials", &self.credentials)
+            .field("login_agent", &self.agent.is_some())
+            .finish()
+    }
 }
 
 impl OAuthProvider {
-    pub(crate) fn new(
+    /// Uses `credentials` (their store, settings and URL).
+    pub fn new(credentials: OAuthCredentials) -> Self {
+        Self {
+            credentials,
+            agent: None,
+        }
+    }
+
+    /// Logs in (and steps up) through `agent` when the server asks for it.
+    pub fn with_login_agent(mut self, agent: Arc<dyn UserAgent>) -> Self {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The provider the set builds for a configured HTTP server from the configuration.
+    pub(crate) fn for_server(
         server: &McpServerKey,
         spec: &HttpSpec,
         store: Arc<dyn mcp_auth::CredentialStore>,
+        agent: Option<Arc<dyn UserAgent>>,
     ) -> Self {
         let mut settings = OAuthSettings::new().with_scopes(spec.scopes.iter().cloned());
         if let Some(id) = &spec.oauth_client_id {
@@ -31,7 +64,28 @@ impl OAuthProvider {
         }
         Self {
             credentials: OAuthCredentials::new(server.clone(), spec.url.clone(), settings, store),
+            agent,
         }
+    }
+
+    async fn login(
+        &self,
+        server: &McpServerKey,
+        challenge: Option<&str>,
+    ) -> Result<Option<Secret>, AuthError> {
+        let Some(agent) = &self.agent else {
+            return Err(AuthError::LoginRequired {
+                server: server.clone(),
+            });
+        };
+        mcp_auth::login(&self.credentials, agent.as_ref(), challenge)
+            .await
+            .map_err(|e| convert(server, &e))?;
+        self.credentials
+            .access_token()
+            .await
+            .map(Some)
+            .map_err(|e| convert(server, &e))
     }
 }
 
@@ -71,18 +125,46 @@ impl AuthHeaderProvider for OAuthProvider {
         &'a self,
         server: &'a McpServerKey,
         rejected: Option<&'a Secret>,
+        challenge: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
         Box::pin(async move {
-            let Some(rejected) = rejected else {
-                return Err(AuthError::LoginRequired {
+            if let Some(rejected) = rejected {
+                match self.credentials.refresh_after_unauthorized(rejected).await {
+                    Ok(token) => return Ok(Some(token)),
+                    Err(e) if !e.is_auth_required() => return Err(convert(server, &e)),
+                    Err(e) if self.agent.is_none() => return Err(convert(server, &e)),
+                    Err(_) => {}
+                }
+            }
+            self.login(server, challenge).await
+        })
+    }
+
+    fn step_up<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        challenge: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+        Box::pin(async move {
+            let Some(agent) = &self.agent else {
+                return Err(AuthError::InsufficientScope {
                     server: server.clone(),
+                    scope: challenge_scope(challenge),
                 });
             };
             self.credentials
-                .refresh_after_unauthorized(rejected)
+                .step_up(agent.as_ref(), challenge)
+                .await
+                .map_err(|e| convert(server, &e))?;
+            self.credentials
+                .access_token()
                 .await
                 .map(Some)
                 .map_err(|e| convert(server, &e))
         })
+    }
+
+    fn request_succeeded(&self, _server: &McpServerKey) {
+        self.credentials.reset_step_up();
     }
 }

@@ -62,6 +62,7 @@ pub struct ConnectionSetOptions {
     pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
     pub(crate) credential_store: Option<Arc<dyn mcp_auth::CredentialStore>>,
+    pub(crate) login_agent: Option<Arc<dyn mcp_auth::UserAgent>>,
 }
 
 impl Default for ConnectionSetOptions {
@@ -105,6 +106,7 @@ impl ConnectionSetOptions {
             environments: BTreeMap::new(),
             hooks: Vec::new(),
             credential_store: None,
+            login_agent: None,
         }
     }
 
@@ -217,6 +219,14 @@ impl ConnectionSetOptions {
     /// servers connect without credentials.
     pub fn with_credential_store(mut self, store: Arc<dyn mcp_auth::CredentialStore>) -> Self {
         self.credential_store = Some(store);
+        self
+    }
+
+    /// With a credential store: when a server wants a login (or more scopes), log in through
+    /// `agent` (a browser, or `mcp_auth::HeadlessAgent` for automated clients) instead of
+    /// reporting `login_required`.
+    pub fn with_login_agent(mut self, agent: Arc<dyn mcp_auth::UserAgent>) -> Self {
+        self.login_agent = Some(agent);
         self
     }
 }

@@ -125,10 +125,11 @@ impl SetInner {
             return None;
         }
         match (&self.options.credential_store, spec.oauth) {
-            (Some(store), true) => Some(Arc::new(crate::oauth::OAuthProvider::new(
+            (Some(store), true) => Some(Arc::new(crate::oauth::OAuthProvider::for_server(
                 key,
                 spec,
                 Arc::clone(store),
+                self.options.login_agent.clone(),
             ))),
             _ => None,
         }

@@ -245,6 +245,7 @@ impl mcp_connections::AuthHeaderProvider for Rotating {
         &'a self,
         server: &'a McpServerKey,
         _rejected: Option<&'a mcp_key::Secret>,
+        _challenge: Option<&'a str>,
     ) -> mcp_connections::BoxFuture<'a, Result<Option<mcp_key::Secret>, mcp_connections::AuthError>>
     {
         self.refreshes

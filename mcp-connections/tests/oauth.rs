@@ -125,3 +125,53 @@ async fn after_login_tokens_are_used_and_refreshed_without_the_host_noticing() {
     assert_eq!(w.auth.counters().refresh_token, 2);
     set.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_login_agent_the_set_logs_in_and_steps_up_by_itself() {
+    let auth = FakeAuthServer::start(AuthServerOptions::new().with_scopes([
+        "mcp:read",
+        "admin",
+        "offline_access",
+    ]))
+    .await
+    .unwrap();
+    let mcp = FakeProtectedMcpServer::start(
+        Scenario::new("tickets")
+            .with_tool(ToolSpec::echo("echo"))
+            .with_tool(ToolSpec::echo("purge")),
+        &auth,
+        ProtectedOptions::new()
+            .with_scopes(["mcp:read"])
+            .with_tool_scope("purge", "admin"),
+    )
+    .await
+    .unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "tickets",
+        ServerConfig::new(Transport::StreamableHttp(HttpConfig::new(mcp.url()))),
+    );
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new()
+            .with_credential_store(Arc::new(MemoryStore::new()))
+            .with_login_agent(Arc::new(HeadlessAgent::new())),
+    );
+    set.wait_startup().await;
+    assert!(
+        matches!(state(&set), ServerState::Ready { .. }),
+        "{:?}",
+        state(&set)
+    );
+    assert_eq!(auth.counters().authorization_code, 1, "one login");
+    set.call_tool(&key(), "echo", None, CallOptions::new())
+        .await
+        .unwrap();
+    // `purge` needs the `admin` scope: 403 insufficient_scope -> step-up login -> retry.
+    set.call_tool(&key(), "purge", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(auth.counters().authorization_code, 2, "one step-up login");
+    assert!(auth.last_scope().unwrap_or_default().contains("admin"));
+    set.shutdown().await;
+}
