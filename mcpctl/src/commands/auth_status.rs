@@ -149,7 +149,8 @@ fn to_json(origin: &str, location: Option<&str>, rows: &[Row]) -> Value {
                 "environment": r.key.environment(),
                 "transport": r.transport,
                 "enabled": r.enabled,
-                "auth": r.status,
+                // `as_str`, not serde: mcp-auth serializes `OAuth` as "o_auth".
+                "auth": r.status.as_str(),
                 "detail": r.detail,
             })
         })

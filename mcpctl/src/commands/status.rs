@@ -226,7 +226,7 @@ fn to_json(
                 "transport": status.transport,
                 "required": status.required,
                 "state": state_label(&status.state),
-                "auth": auth.get(&status.key).map(|info| info.status),
+                "auth": auth.get(&status.key).map(|info| info.status.as_str()),
             });
             if let Some(hint) = auth
                 .get(&status.key)

@@ -22,9 +22,11 @@ pub(crate) const MCPCTL: &str = env!("CARGO_BIN_EXE_mcpctl");
 /// on the machine, so no other run of this binary may be in flight.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// A temporary working directory for one test.
+/// A temporary working directory for one test. Runs get `MCPCTL_HOME=<dir>/home`, so no
+/// test reads or writes the user's credentials.
 pub(crate) struct Workdir {
     dir: tempfile::TempDir,
+    env: Vec<(String, Option<String>)>,
     _serial: MutexGuard<'static, ()>,
 }
 
@@ -72,10 +74,34 @@ impl Workdir {
         let serial = SERIAL
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let dir = tempfile::tempdir().expect("temp dir");
+        let home = dir.path().join("home").display().to_string();
         Self {
-            dir: tempfile::tempdir().expect("temp dir"),
+            dir,
+            env: vec![("MCPCTL_HOME".to_owned(), Some(home))],
             _serial: serial,
         }
+    }
+
+    /// Sets (`Some`) or removes (`None`) an environment variable for every later run.
+    pub(crate) fn set_env(&mut self, name: &str, value: Option<&str>) {
+        self.env.retain(|(n, _)| n != name);
+        self.env.push((name.to_owned(), value.map(str::to_owned)));
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(MCPCTL);
+        cmd.args(args)
+            .current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG");
+        for (name, value) in &self.env {
+            match value {
+                Some(v) => cmd.env(name, v),
+                None => cmd.env_remove(name),
+            };
+        }
+        cmd
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -97,11 +123,8 @@ impl Workdir {
     /// Runs mcpctl with `args` and `stdin` as its input, then checks that no server process
     /// it started is left.
     pub(crate) fn run_with_stdin(&self, args: &[&str], stdin: Option<&str>) -> Run {
-        let mut child = Command::new(MCPCTL)
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("NO_COLOR", "1")
-            .env_remove("RUST_LOG")
+        let mut child = self
+            .command(args)
             .stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
@@ -126,11 +149,7 @@ impl Workdir {
 
     /// Starts mcpctl with `args` without waiting (stdin empty, output captured).
     pub(crate) fn spawn(&self, args: &[&str]) -> std::process::Child {
-        Command::new(MCPCTL)
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("NO_COLOR", "1")
-            .env_remove("RUST_LOG")
+        self.command(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
