@@ -9,8 +9,6 @@
 //! 0 on success.
 
 mod args;
-mod provider;
-mod step_up;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,11 +17,11 @@ use mcp_auth::{
     ClientCredentials, EnterpriseGrant, HeadlessAgent, MemoryStore, OAuthCredentials, OAuthSettings,
 };
 use mcp_catalog::{CatalogBuilder, ServerConfig, Source};
-use mcp_connections::{AcceptDefaults, CallOptions, ConnectionSet, ConnectionSetOptions};
+use mcp_connections::{
+    AcceptDefaults, CallOptions, ConnectionSet, ConnectionSetOptions, OAuthProvider,
+};
 use mcp_key::{McpServerKey, Secret};
 use serde_json::Value;
-
-use crate::provider::OAuthProvider;
 
 /// The client ID metadata document URL the suite expects (`auth/basic-cimd`).
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
@@ -81,48 +79,10 @@ async fn authenticate(
             .with_client_secret(Secret::new(field(ctx, "client_secret")?));
             creds.login_enterprise(grant).await?;
         }
-        _ => {
-            if let Some(challenge) = creds.probe().await? {
-                mcp_auth::login(creds, &HeadlessAgent::new(), Some(&challenge)).await?;
-            }
-        }
+        // Interactive scenarios: the connection set logs in when the server answers 401.
+        _ => {}
     }
     Ok(())
-}
-
-async fn call_with_step_up(
-    set: &ConnectionSet,
-    creds: &OAuthCredentials,
-    key: &McpServerKey,
-    tool: &str,
-    arguments: Value,
-) -> Result<(), BoxError> {
-    loop {
-        match set
-            .call_tool(key, tool, Some(arguments.clone()), CallOptions::new())
-            .await
-        {
-            Ok(result) => {
-                creds.reset_step_up();
-                tracing::info!(tool, is_error = ?result.is_error, "tool called");
-                return Ok(());
-            }
-            Err(err) => {
-                let token = creds.access_token().await.ok();
-                let challenge = match &token {
-                    Some(t) => {
-                        step_up::insufficient_scope_challenge(creds.url(), t, tool, &arguments)
-                            .await
-                    }
-                    None => None,
-                };
-                let Some(challenge) = challenge else {
-                    return Err(err.into());
-                };
-                creds.step_up(&HeadlessAgent::new(), &challenge).await?;
-            }
-        }
-    }
 }
 
 async fn run(url: String) -> Result<(), BoxError> {
@@ -154,7 +114,15 @@ async fn run(url: String) -> Result<(), BoxError> {
         )
         .build();
     let options = ConnectionSetOptions::new()
-        .with_auth_provider(key.clone(), Arc::new(OAuthProvider::new(creds.clone())))
+        // The set refreshes after a 401, logs in when refreshing cannot help, and steps up
+        // on 403 insufficient_scope, all through this provider (headless: the suite's
+        // authorization endpoints approve at once).
+        .with_auth_provider(
+            key.clone(),
+            Arc::new(
+                OAuthProvider::new(creds.clone()).with_login_agent(Arc::new(HeadlessAgent::new())),
+            ),
+        )
         .with_elicitation_handler(Arc::new(AcceptDefaults));
     let set = ConnectionSet::start(&catalog, options);
     let outcome = async {
@@ -166,7 +134,10 @@ async fn run(url: String) -> Result<(), BoxError> {
         tokio::time::sleep(GET_STREAM_GRACE).await;
         for tool in set.tools().await {
             let arguments = args::synthesize(&tool.tool.input_schema);
-            call_with_step_up(&set, &creds, &key, tool.raw_name(), arguments).await?;
+            let result = set
+                .call_tool(&key, tool.raw_name(), Some(arguments), CallOptions::new())
+                .await?;
+            tracing::info!(tool = tool.raw_name(), is_error = ?result.is_error, "tool called");
         }
         Ok::<(), BoxError>(())
     }
