@@ -268,9 +268,15 @@ pub(crate) fn login_error(e: &AuthError, key: &McpServerKey, asked: bool) -> Cli
         AuthError::Timeout { .. } => {
             format!("{again} and finish in the browser in time (or pass a larger --timeout)")
         }
-        AuthError::Discovery { .. } if !asked => format!(
-            "server `{key}` did not ask for credentials (no 401), so it may need no login; check its url"
-        ),
+        AuthError::Discovery { .. }
+        | AuthError::Registration { .. }
+        | AuthError::ResourceMismatch { .. }
+            if !asked =>
+        {
+            format!(
+                "server `{key}` answered without asking for credentials (no HTTP 401), so it may need no login; `mcpctl status` shows whether it works without one"
+            )
+        }
         AuthError::Discovery { .. } | AuthError::ResourceMismatch { .. } => {
             format!("check the url of server `{key}`; its OAuth metadata could not be used")
         }

@@ -207,6 +207,23 @@ impl Session {
         Err(CliError::usage(format!("unknown MCP server `{given}`")).with_hint(hint))
     }
 
+    /// An error of the connection set for a person; a server that needs a login gets the
+    /// hint that fits how it authenticates (`mcpctl login`, or its bearer token).
+    pub(crate) fn error(&self, e: mcp_connections::Error) -> CliError {
+        let login_hint = match &e {
+            mcp_connections::Error::NotReady { server, .. } if e.is_auth_required() => self
+                .catalog
+                .get(server)
+                .and_then(|config| crate::auth::login_hint(server, config)),
+            _ => None,
+        };
+        let error = CliError::from(e);
+        match login_hint {
+            Some(hint) => error.with_hint(hint),
+            None => error,
+        }
+    }
+
     /// Stops every server (and the demo's HTTP server).
     pub(crate) async fn shutdown(self) {
         self.set.shutdown().await;

@@ -103,9 +103,25 @@ impl Drop for World {
     }
 }
 
-/// No access token the authorization server issued appears in any output.
+/// The refresh tokens in the credential file.
+fn stored_refresh_tokens(world: &World) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(world.credential_file()) else {
+        return Vec::new();
+    };
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["credentials"]
+        .as_object()
+        .into_iter()
+        .flat_map(|records| records.values())
+        .filter_map(|record| record["refresh_token"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// No access token the authorization server issued, nor a stored refresh token, appears
+/// in any output.
 fn assert_no_token(world: &World, runs: &[&Run]) {
-    let tokens = world.auth().issued_access_tokens();
+    let mut tokens = world.auth().issued_access_tokens();
+    tokens.extend(stored_refresh_tokens(world));
     for run in runs {
         for token in &tokens {
             assert!(
@@ -166,6 +182,20 @@ fn login_then_use_then_logout() {
     assert_eq!(status_after.code, 0);
     assert_snapshot!("status_after_login", status_after.snapshot_sorted_stderr());
 
+    // Expired access tokens: the 401 makes mcpctl refresh, persist and retry; no prompt.
+    let refresh_tokens = stored_refresh_tokens(&w);
+    assert_eq!(refresh_tokens.len(), 1);
+    w.auth().expire_access_tokens();
+    let refreshed = w.run(&["call", "mcp__tickets__echo", r#"{"n": 2}"#]);
+    assert_eq!(refreshed.code, 0, "{}", refreshed.snapshot());
+    assert_eq!(w.auth().counters().refresh_token, 1);
+    let rotated = stored_refresh_tokens(&w);
+    assert_eq!(rotated.len(), 1);
+    assert_ne!(
+        rotated, refresh_tokens,
+        "the rotated refresh token was persisted"
+    );
+
     // The file holds the token (so the output checks below can fail) with mode 0600.
     let file = w.credential_file();
     let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
@@ -174,6 +204,7 @@ fn login_then_use_then_logout() {
     let issued = w.auth().issued_access_tokens();
     assert!(!issued.is_empty());
     assert!(issued.iter().any(|t| text.contains(t.as_str())));
+    assert!(stored_refresh_tokens(&w).iter().all(|t| !t.is_empty()));
     assert_no_token(
         &w,
         &[
@@ -185,6 +216,7 @@ fn login_then_use_then_logout() {
             &tools,
             &call,
             &status_after,
+            &refreshed,
         ],
     );
 
@@ -209,6 +241,31 @@ fn login_then_use_then_logout() {
         tools.snapshot()
     );
     assert_no_token(&w, &[&logout, &again, &final_status, &tools]);
+}
+
+#[test]
+fn rejected_tokens_need_a_new_login() {
+    let w = World::start(AuthServerOptions::new());
+    w.write_config("required = true\n");
+    let login = w.run(&["login", "--headless", "tickets"]);
+    assert_eq!(login.code, 0, "{}", login.snapshot());
+    // Every token is revoked: the 401's refresh gets invalid_grant; no retry loop.
+    w.auth().revoke_all();
+    let call = w.run(&["call", "--server", "tickets", "echo"]);
+    assert_eq!(call.code, 1);
+    assert_snapshot!("call_after_revocation", call.snapshot());
+    let auth = w.run(&["auth-status"]);
+    assert_eq!(auth.code, 0);
+    assert_snapshot!("auth_status_after_revocation", auth.snapshot());
+    // A required server that needs a login fails `status` with exit 1.
+    let status = w.run(&["status"]);
+    assert_eq!(status.code, 1);
+    assert_snapshot!("status_required_relogin", status.snapshot_sorted_stderr());
+    assert_no_token(&w, &[&login, &call, &auth, &status]);
+    // Logging in again fixes it.
+    let login = w.run(&["login", "--headless", "tickets"]);
+    assert_eq!(login.code, 0, "{}", login.snapshot());
+    assert_eq!(w.run(&["status"]).code, 0);
 }
 
 #[test]
@@ -397,4 +454,80 @@ fn login_to_an_unreachable_server_fails_with_exit_1() {
     let run = wd.run(&["login", "gone", "--headless"]);
     assert_eq!(run.code, 1);
     assert_snapshot!("login_unreachable", run.snapshot());
+}
+
+#[test]
+fn login_to_a_server_that_asks_for_no_credentials_says_so() {
+    let wd = Workdir::new();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let open = rt
+        .block_on(mcp_testkit::HttpFakeServer::start(
+            Scenario::new("open").with_tool(ToolSpec::echo("echo")),
+        ))
+        .unwrap();
+    wd.write(
+        "mcp.toml",
+        &format!(
+            "credentials_store = \"file\"\n\n[mcp_servers.open]\nurl = \"{}\"\n",
+            open.url()
+        ),
+    );
+    let run = wd.run(&["login", "open", "--headless"]);
+    let run_text = run.snapshot().replace(&open.url(), "[MCP_URL]");
+    assert_eq!(run.code, 1, "{run_text}");
+    assert_snapshot!("login_no_oauth", run_text);
+    // Stored OAuth tokens are not needed to use it.
+    let call = wd.run(&["call", "mcp__open__echo", r#"{"n": 1}"#]);
+    assert_eq!(call.code, 0, "{}", call.snapshot());
+    assert!(!wd.path().join("home").join("credentials.json").exists());
+    rt.block_on(open.shutdown());
+}
+
+#[test]
+fn the_demo_keeps_credentials_in_memory() {
+    let wd = Workdir::new();
+    for args in [
+        &["status"][..],
+        &["auth-status"],
+        &["login", "weather", "--headless"],
+        &["logout", "weather"],
+        &[
+            "call",
+            "mcp__weather__get_forecast",
+            r#"{"city": "Lisbon"}"#,
+        ],
+    ] {
+        let run = wd.run(args);
+        assert!(
+            run.code == 0 || run.code == 2,
+            "{args:?}: {}",
+            run.snapshot()
+        );
+    }
+    let login = wd.run(&["login", "weather"]);
+    assert_eq!(login.code, 2);
+    assert_snapshot!("demo_login", login.snapshot());
+    assert!(
+        !wd.path().join("home").exists(),
+        "the demo created the data directory"
+    );
+}
+
+#[test]
+fn the_help_says_where_credentials_live() {
+    let wd = Workdir::new();
+    let run = wd.run(&["--help"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.contains(
+            "$MCPCTL_HOME if set, else $XDG_DATA_HOME/mcpctl, else $HOME/.local/share/mcpctl"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("credentials_store"), "{}", run.stdout);
 }

@@ -105,7 +105,7 @@ pub(crate) async fn run(
             outcome
         }
     };
-    let result = result.map_err(CliError::from)?;
+    let result = result.map_err(|e| session.error(e))?;
     let wire = serde_json::to_value(&result)
         .map_err(|e| CliError::failure(format!("cannot encode the tool result as JSON: {e}")))?;
     let is_error = wire

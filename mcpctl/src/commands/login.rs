@@ -23,7 +23,13 @@ pub(crate) async fn run(global: &GlobalArgs, args: &LoginArgs) -> Result<u8, Cli
     let config = catalog
         .get(&key)
         .ok_or_else(|| CliError::usage(format!("unknown MCP server `{key}`")))?;
-    let http = auth::login_target(&key, config)?;
+    let http = auth::login_target(&key, config).map_err(|e| {
+        if loaded.demo {
+            e.with_hint("the embedded demo's servers need no login; pass --config FILE to log in to a server of yours")
+        } else {
+            e
+        }
+    })?;
     let store = auth::open_store(&catalog, loaded.demo)?;
     let location = store.location();
     let mut settings = auth::settings(&catalog, http);

@@ -11,7 +11,11 @@ pub(crate) async fn run(
     args: &ReadArgs,
 ) -> Result<u8, CliError> {
     let key = session.server_key(&args.server)?;
-    let result = session.set.read_resource(&key, &args.uri).await?;
+    let result = session
+        .set
+        .read_resource(&key, &args.uri)
+        .await
+        .map_err(|e| session.error(e))?;
     let wire = serde_json::to_value(&result)
         .map_err(|e| CliError::failure(format!("cannot encode the resource as JSON: {e}")))?;
     if global.json {
