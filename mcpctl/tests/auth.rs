@@ -480,7 +480,15 @@ fn login_to_a_server_that_asks_for_no_credentials_says_so() {
     let run_text = run.snapshot().replace(&open.url(), "[MCP_URL]");
     assert_eq!(run.code, 1, "{run_text}");
     assert_snapshot!("login_no_oauth", run_text);
-    // Stored OAuth tokens are not needed to use it.
+    // Stored OAuth tokens are not needed to use it; `status` sees that it let us in.
+    let status = wd.run(&["status", "--json"]);
+    assert_eq!(status.json()["servers"][0]["state"], json!("ready"));
+    assert_eq!(status.json()["servers"][0]["auth"], json!("unsupported"));
+    let status = wd.run(&["status"]);
+    assert_eq!(
+        status.stdout.lines().nth(1).map(str::trim_end),
+        Some("  open  streamable_http  ready  1 tool")
+    );
     let call = wd.run(&["call", "mcp__open__echo", r#"{"n": 1}"#]);
     assert_eq!(call.code, 0, "{}", call.snapshot());
     assert!(!wd.path().join("home").join("credentials.json").exists());
@@ -530,4 +538,41 @@ fn the_help_says_where_credentials_live() {
         run.stdout
     );
     assert!(run.stdout.contains("credentials_store"), "{}", run.stdout);
+}
+
+#[test]
+fn login_uses_the_configured_client_scopes_and_callback_port() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let w = World::start(
+        AuthServerOptions::new().with_client(mcp_testkit::OAuthClient::public("mcpctl-test")),
+    );
+    w.wd.write(
+        "mcp.toml",
+        &format!(
+            "credentials_store = \"file\"\noauth_callback_port = {port}\n\n[mcp_servers.tickets]\nurl = \"{}\"\nscopes = [\"mcp:read\"]\noauth = {{ client_id = \"mcpctl-test\" }}\n",
+            w.mcp_url()
+        ),
+    );
+    let login = w.run(&["login", "--headless", "tickets"]);
+    assert_eq!(login.code, 0, "{}", login.snapshot());
+    assert_eq!(
+        w.auth().counters().registrations,
+        0,
+        "the configured client is used"
+    );
+    let authorize = w.auth().authorize_requests();
+    let request = authorize.last().unwrap();
+    assert_eq!(request["client_id"], "mcpctl-test");
+    assert_eq!(
+        request["redirect_uri"],
+        format!("http://127.0.0.1:{port}/callback")
+    );
+    assert_eq!(request["resource"], w.mcp_url());
+    assert_eq!(request["scope"], "mcp:read offline_access");
+    let call = w.run(&["call", "mcp__tickets__echo", r#"{"n": 1}"#]);
+    assert_eq!(call.code, 0, "{}", call.snapshot());
 }

@@ -59,14 +59,19 @@ async fn auth_of(
         let Some(config) = session.catalog.get(&status.key) else {
             continue;
         };
+        let mut auth = crate::auth::status(
+            &session.catalog,
+            &status.key,
+            config,
+            session.store.as_ref(),
+        )
+        .await;
+        // Nothing stored, yet the server let us in: it asks for no credentials.
+        if auth == AuthStatus::LoginRequired && matches!(status.state, ServerState::Ready { .. }) {
+            auth = AuthStatus::Unsupported;
+        }
         let info = ServerAuthInfo {
-            status: crate::auth::status(
-                &session.catalog,
-                &status.key,
-                config,
-                session.store.as_ref(),
-            )
-            .await,
+            status: auth,
             login_hint: crate::auth::login_hint(&status.key, config),
         };
         out.insert(status.key.clone(), info);
