@@ -576,3 +576,29 @@ fn login_uses_the_configured_client_scopes_and_callback_port() {
     let call = w.run(&["call", "mcp__tickets__echo", r#"{"n": 1}"#]);
     assert_eq!(call.code, 0, "{}", call.snapshot());
 }
+
+#[test]
+fn a_login_nobody_finishes_times_out() {
+    let w = World::start(AuthServerOptions::new());
+    w.write_config("");
+    // Not a terminal and not headless: the URL is printed and nobody opens it.
+    let run = w.run(&["login", "tickets", "--timeout", "0.5"]);
+    assert_eq!(run.code, 1, "{}", run.snapshot());
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines[0], "Open this URL in a browser to log in:");
+    assert!(
+        lines[1].starts_with("  [AS_URL]/authorize?"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        lines[2..],
+        [
+            "Waiting for the login to `tickets` to finish (up to 0.5 s; Ctrl-C to stop)...",
+            "error: MCP server `tickets`: the login did not complete in time",
+            "hint: run `mcpctl login tickets` again and finish in the browser in time (or pass a larger --timeout)",
+        ]
+    );
+    assert_eq!(w.auth().counters().authorization_code, 0);
+    assert!(!w.credential_file().exists());
+}

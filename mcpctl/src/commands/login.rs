@@ -106,10 +106,14 @@ impl Agent {
             "Open this URL in a browser to log in:"
         };
         eprintln!("{lead}\n  {}", s.bold(url));
+        let wait = if self.wait.subsec_nanos() == 0 {
+            self.wait.as_secs().to_string()
+        } else {
+            format!("{:.1}", self.wait.as_secs_f64())
+        };
         eprintln!(
-            "Waiting for the login to `{}` to finish (up to {} s; Ctrl-C to stop)...",
-            self.server,
-            self.wait.as_secs()
+            "Waiting for the login to `{}` to finish (up to {wait} s; Ctrl-C to stop)...",
+            self.server
         );
     }
 }
