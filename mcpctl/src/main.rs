@@ -3,7 +3,9 @@
 //! It loads a configuration (`--config FILE`, else `./mcp.toml`, else `./.mcp.json`, else an
 //! embedded demo that starts fake servers), starts every server through
 //! `mcp-connections`, and shows their status, tools and resources, calls tools and reads
-//! resources. Run `mcpctl --help`.
+//! resources. `login`, `logout` and `auth-status` manage the OAuth credentials of
+//! streamable HTTP servers (through `mcp-auth`) without starting any server. Run
+//! `mcpctl --help`.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "CLI output")]
 
 mod auth;
