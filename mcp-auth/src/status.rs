@@ -12,6 +12,7 @@ pub enum AuthStatus {
     /// A bearer token from configuration (`bearer_token_env_var` or a header).
     BearerToken,
     /// Usable OAuth tokens are stored (possibly after a refresh).
+    #[serde(rename = "oauth")]
     OAuth,
     /// Nothing is stored; the user must log in.
     LoginRequired,
@@ -38,5 +39,27 @@ impl AuthStatus {
 impl std::fmt::Display for AuthStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_names_match_as_str() {
+        for status in [
+            AuthStatus::Unsupported,
+            AuthStatus::BearerToken,
+            AuthStatus::OAuth,
+            AuthStatus::LoginRequired,
+            AuthStatus::ReloginRequired,
+            AuthStatus::Unknown,
+        ] {
+            assert_eq!(
+                serde_json::to_value(status).unwrap(),
+                serde_json::json!(status.as_str())
+            );
+        }
     }
 }

@@ -16,7 +16,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::{Error as SseError, Sse};
 
-use crate::auth::AuthHeaderProvider;
+use crate::auth::{AuthError, AuthHeaderProvider};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -26,6 +26,9 @@ pub(crate) struct AuthedClient {
     inner: reqwest::Client,
     provider: Arc<dyn AuthHeaderProvider>,
     server: McpServerKey,
+    /// Why the provider could not fix the last 401/403, so startup can report
+    /// `relogin_required` (a rejected refresh) rather than a plain `login_required`.
+    last_failure: Arc<std::sync::Mutex<Option<AuthError>>>,
 }
 
 impl AuthedClient {
@@ -38,6 +41,18 @@ impl AuthedClient {
             inner,
             provider,
             server,
+            last_failure: Arc::default(),
+        }
+    }
+
+    /// Why the provider last failed to supply credentials, if it did.
+    pub(crate) fn last_failure(&self) -> Option<AuthError> {
+        self.last_failure.lock().ok().and_then(|f| f.clone())
+    }
+
+    fn remember(&self, error: Option<AuthError>) {
+        if let (Some(error), Ok(mut slot)) = (error, self.last_failure.lock()) {
+            *slot = Some(error);
         }
     }
 
@@ -71,7 +86,10 @@ impl AuthedClient {
                     .await;
                 match fresh {
                     Ok(Some(fresh)) if Some(&fresh) != token.as_ref() => fresh,
-                    _ => return Err(StreamableHttpError::AuthRequired(challenge)),
+                    other => {
+                        self.remember(other.err());
+                        return Err(StreamableHttpError::AuthRequired(challenge));
+                    }
                 }
             }
             Err(StreamableHttpError::InsufficientScope(challenge)) => {
@@ -82,7 +100,10 @@ impl AuthedClient {
                     .await;
                 match stepped {
                     Ok(Some(fresh)) => fresh,
-                    _ => return Err(StreamableHttpError::InsufficientScope(challenge)),
+                    other => {
+                        self.remember(other.err());
+                        return Err(StreamableHttpError::InsufficientScope(challenge));
+                    }
                 }
             }
             Ok(value) => {

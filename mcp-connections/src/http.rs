@@ -225,9 +225,11 @@ pub(crate) async fn connect(
         config.retry_config = Arc::new(sse_retry_policy());
         // With a provider, every request asks it for the token (refresh before expiry, and
         // once after a 401); without one, no Authorization header is sent.
+        let mut authed = None;
         let served = match &target.auth {
             Some(provider) => {
                 let client = AuthedClient::new(client.clone(), Arc::clone(provider), key.clone());
+                authed = Some(client.clone());
                 handler
                     .clone()
                     .serve(StreamableHttpClientTransport::with_client(client, config))
@@ -249,6 +251,12 @@ pub(crate) async fn connect(
                 let class = classify_init(&err);
                 match class {
                     HttpFailure::AuthRequired => {
+                        // The provider's own verdict (e.g. a rejected refresh) is the
+                        // better reason.
+                        if let Some(e) = authed.as_ref().and_then(AuthedClient::last_failure) {
+                            return Err(StartupFailure::new(e.reason(), e.to_string())
+                                .with_auth_challenge(err.auth_challenge()));
+                        }
                         return Err(StartupFailure::new(
                             FailureReason::LoginRequired,
                             format!(

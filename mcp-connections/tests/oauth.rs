@@ -175,3 +175,23 @@ async fn with_a_login_agent_the_set_logs_in_and_steps_up_by_itself() {
     assert!(auth.last_scope().unwrap_or_default().contains("admin"));
     set.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_refresh_at_startup_reports_relogin_required() {
+    let w = world().await;
+    log_in(&w).await;
+    w.auth.expire_access_tokens();
+    w.auth.fail_next_refreshes(1);
+    let set = start(&w);
+    set.wait_startup().await;
+    let ServerState::Failed(f) = state(&set) else {
+        panic!("{:?}", state(&set))
+    };
+    assert_eq!(f.reason(), &FailureReason::ReloginRequired, "{f}");
+    assert_eq!(
+        w.auth.counters().refresh_token,
+        1,
+        "one refresh attempt, no loop"
+    );
+    set.shutdown().await;
+}
