@@ -253,7 +253,11 @@ pub(crate) async fn connect(
                     HttpFailure::AuthRequired => {
                         // The provider's own verdict (e.g. a rejected refresh) is the
                         // better reason.
-                        if let Some(e) = authed.as_ref().and_then(AuthedClient::last_failure) {
+                        if let Some(e) = authed
+                            .as_ref()
+                            .and_then(AuthedClient::last_failure)
+                            .filter(|e| !matches!(e, crate::auth::AuthError::LoginRequired { .. }))
+                        {
                             return Err(StartupFailure::new(e.reason(), e.to_string())
                                 .with_auth_challenge(err.auth_challenge()));
                         }
