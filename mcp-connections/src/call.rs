@@ -55,7 +55,9 @@ impl CallOptions {
         self
     }
 
-    /// Receives the server's progress notifications for this call.
+    /// Receives the server's progress notifications for this call, in increasing order of
+    /// progress. rmcp dispatches notifications concurrently, so an update overtaken by a
+    /// later one is skipped, and one still in flight when the result arrives may be lost.
     pub fn with_progress(mut self, callback: ProgressCallback) -> Self {
         self.progress = Some(callback);
         self
@@ -182,6 +184,7 @@ impl ConnectionSet {
             ProgressSink {
                 callback: options.progress.clone(),
                 tick: options.reset_timeout_on_progress.then_some(tick_tx),
+                last: None,
             },
         );
         let mut rx = handle.rx;
@@ -227,6 +230,9 @@ impl ConnectionSet {
             }
         };
         guard.disarm();
+        // Progress notifications that came before the result are dispatched on their own
+        // tasks; let them run before the progress registration goes away.
+        tokio::task::yield_now().await;
         match outcome {
             Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
             Ok(Ok(_)) => Err(Error::Protocol {

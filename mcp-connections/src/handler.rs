@@ -50,6 +50,8 @@ pub(crate) struct ConnectionShared {
 pub(crate) struct ProgressSink {
     pub(crate) callback: Option<ProgressCallback>,
     pub(crate) tick: Option<tokio::sync::mpsc::UnboundedSender<()>>,
+    /// The last progress delivered.
+    pub(crate) last: Option<f64>,
 }
 
 impl ConnectionShared {
@@ -98,13 +100,19 @@ impl ConnectionShared {
         self.pending_elicitations.subscribe()
     }
 
+    /// rmcp dispatches notifications on concurrent tasks, so updates can arrive out of
+    /// order: only updates that move progress forward are delivered.
     fn deliver_progress(&self, params: ProgressNotificationParam) {
-        let Ok(map) = self.progress.lock() else {
+        let Ok(mut map) = self.progress.lock() else {
             return;
         };
-        let Some(sink) = map.get(&params.progress_token) else {
+        let Some(sink) = map.get_mut(&params.progress_token) else {
             return;
         };
+        if sink.last.is_some_and(|last| params.progress <= last) {
+            return;
+        }
+        sink.last = Some(params.progress);
         if let Some(tick) = &sink.tick {
             let _ = tick.send(());
         }
