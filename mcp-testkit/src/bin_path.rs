@@ -29,7 +29,8 @@ pub fn fake_server_bin() -> PathBuf {
 /// Search order:
 /// 1. `$MCP_FAKE_SERVER_BIN`, if set;
 /// 2. the Cargo profile directory of the running test (`target/<profile>/`, the parent
-///    of the `deps/` folder holding the test executable);
+///    of the `deps/` folder holding the test executable), unless the testkit's sources are
+///    newer than that binary;
 /// 3. otherwise `$CARGO build -p mcp-testkit --bin mcp-fake-server` into that target
 ///    directory and profile, done once per process (later callers wait for it and share
 ///    the result).
@@ -69,7 +70,7 @@ fn locate() -> Result<PathBuf, String> {
         )
     })?;
     let candidate = profile_dir.join(FAKE_SERVER_BIN_NAME);
-    if candidate.is_file() {
+    if candidate.is_file() && !is_stale(&candidate) {
         return Ok(candidate);
     }
     build(&profile_dir)?;
@@ -81,6 +82,31 @@ fn locate() -> Result<PathBuf, String> {
             candidate.display()
         ))
     }
+}
+
+/// Whether the testkit's sources (when they are on this machine, as in a checkout or the
+/// Cargo registry) are newer than the binary: `cargo test -p <other crate>` does not rebuild
+/// another package's binaries, so a binary left from before a testkit change would be used.
+fn is_stale(binary: &Path) -> bool {
+    let Ok(built) = std::fs::metadata(binary).and_then(|m| m.modified()) else {
+        return true;
+    };
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    newest_mtime(&sources).is_some_and(|newest| newest > built)
+}
+
+fn newest_mtime(dir: &Path) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let time = if path.is_dir() {
+            newest_mtime(&path)
+        } else {
+            entry.metadata().and_then(|m| m.modified()).ok()
+        };
+        newest = newest.max(time);
+    }
+    newest
 }
 
 /// `target/<profile>` for an executable in `target/<profile>/deps/` or `target/<profile>/`.
