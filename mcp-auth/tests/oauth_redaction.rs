@@ -3,10 +3,10 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
 
+mod log_capture;
 mod oauth_fake;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_auth::{
@@ -14,19 +14,6 @@ use mcp_auth::{
 };
 use mcp_key::McpServerKey;
 use oauth_fake::{Config, FakeAs};
-
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 const PLANTED: &str = "PLANTED-SECRET";
 
@@ -38,14 +25,7 @@ fn assert_clean(what: &str, text: &str) {
 
 #[tokio::test]
 async fn tokens_never_reach_debug_display_or_logs() {
-    let capture = Capture::default();
-    let writer = capture.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (capture, _guard) = log_capture::capture_logs();
 
     let fake = FakeAs::start(Config {
         token_prefix: PLANTED.into(),
@@ -71,7 +51,7 @@ async fn tokens_never_reach_debug_display_or_logs() {
     let record = store.load(creds.store_key()).await.unwrap();
     tracing::info!(?record, ?creds, error = %err, "end of test");
 
-    let logs = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let logs = capture.text();
     assert!(logs.contains("end of test"), "the capture works");
     assert_clean("tracing output", &logs);
     // rmcp logs the one-time authorization code at DEBUG (`rmcp::transport::auth`); it is

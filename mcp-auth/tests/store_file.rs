@@ -11,11 +11,12 @@
 )]
 #![cfg(unix)]
 
+mod log_capture;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_auth::{CredentialStore, FileStore, StoreKey, StoredCredentials};
@@ -74,37 +75,6 @@ async fn creates_owner_only_directory_file_and_locks() {
     assert_eq!(names, ["credentials.json", "credentials.json.locks"]);
 }
 
-/// Collects formatted tracing output.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn capture_logs() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::TRACE)
-        .finish();
-    (captured, tracing::subscriber::set_default(subscriber))
-}
-
 #[tokio::test(flavor = "current_thread")]
 async fn restricts_a_world_readable_file_and_warns_about_a_loose_directory() {
     let root = tempfile::tempdir().unwrap();
@@ -119,7 +89,7 @@ async fn restricts_a_world_readable_file_and_warns_about_a_loose_directory() {
     .unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
 
-    let (logs, _guard) = capture_logs();
+    let (logs, _guard) = log_capture::capture_logs();
     let store = FileStore::new(&path);
     let loaded = store.load(&key("a")).await.unwrap().unwrap();
     assert_eq!(loaded.access_token, Some(Secret::new(planted)));

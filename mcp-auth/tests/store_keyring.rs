@@ -14,9 +14,10 @@
 )]
 #![cfg(target_os = "linux")]
 
+mod log_capture;
+
 use std::io::Write;
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 
 use linux_keyutils::{KeyRing, KeyRingIdentifier};
 use mcp_auth::{
@@ -87,36 +88,6 @@ fn planted(tag: &str) -> StoredCredentials {
         .with_client_secret(Secret::new(format!("planted-cs-{tag}")))
         .with_access_token(Secret::new(format!("planted-at-{tag}")))
         .with_refresh_token(Secret::new(format!("planted-rt-{tag}")))
-}
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn capture_logs() -> (Captured, tracing::subscriber::DefaultGuard) {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::TRACE)
-        .finish();
-    (captured, tracing::subscriber::set_default(subscriber))
 }
 
 #[tokio::test]
@@ -224,7 +195,7 @@ async fn keyring_errors_name_service_and_account_only() {
 async fn auto_store_falls_back_to_the_file_once_with_one_warning() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("credentials.json");
-    let (logs, _guard) = capture_logs();
+    let (logs, _guard) = log_capture::capture_logs();
     let mut probes = 0;
     let store = AutoStore::with_probe(unique_service("fallback"), &path, |_| {
         probes += 1;
