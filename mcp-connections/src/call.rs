@@ -312,6 +312,9 @@ impl ConnectionSet {
         slot: &Arc<Slot>,
         deadline: Instant,
     ) -> Result<Arc<Live>> {
+        if self.inner.shutdown.is_cancelled() {
+            return Err(Error::ShutDown);
+        }
         let key = &slot.spec.key;
         loop {
             match slot.current() {
@@ -338,9 +341,10 @@ impl ConnectionSet {
                         return Err(Error::NotReady {
                             server: key.clone(),
                             state: format!(
-                                "{} (crash loop: {} crashes; next restart in {:.1}s)",
-                                f,
+                                "{} (crash loop: {} crash{}; next restart in {:.1}s)",
+                                SlotState::Failed(f.clone()).describe(key),
                                 slot.crash_count(),
+                                if slot.crash_count() == 1 { "" } else { "es" },
                                 wait.as_secs_f64()
                             ),
                             reason: Some(f.reason().clone()),

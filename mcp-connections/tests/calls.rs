@@ -485,7 +485,13 @@ async fn a_crash_mid_call_fails_promptly_and_the_next_use_restarts_the_server() 
         Scenario::new("s").with_tool(ToolSpec::echo("echo")),
     );
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let set = ConnectionSet::start(&fx.catalog(), opts().with_events(tx));
+    // No backoff: the next use may restart at once (the backoff has its own test).
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        opts()
+            .with_events(tx)
+            .with_restart_backoff(Duration::ZERO, Duration::ZERO),
+    );
     set.wait_startup().await;
     let first_pid = fx.pids()[0];
     let err = tokio::time::timeout(
@@ -507,8 +513,7 @@ async fn a_crash_mid_call_fails_promptly_and_the_next_use_restarts_the_server() 
     set.call_tool(&key("steady"), "echo", None, CallOptions::new())
         .await
         .unwrap();
-    // The next use restarts it (after the short test backoff) as a new process.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The next use restarts it as a new process.
     let r = set
         .call_tool(
             &key("crashy"),
@@ -602,6 +607,47 @@ async fn resources_are_listed_across_servers_and_read() {
     assert_eq!(text["text"], json!("hello"));
     let page = set.list_resources_page(&key("more"), None).await.unwrap();
     assert_eq!(page.items.len(), 1);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_server_is_not_restarted_during_its_backoff() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "crashy",
+        Scenario::new("c").with_tool(ToolSpec::new("die", Behavior::Exit { code: 7 })),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        opts()
+            .with_events(tx)
+            .with_restart_backoff(Duration::from_secs(60), Duration::from_secs(120)),
+    );
+    set.wait_startup().await;
+    let first_pid = fx.pids()[0];
+    set.call_tool(&key("crashy"), "die", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
+    )
+    .await;
+    let err = set
+        .call_tool(&key("crashy"), "die", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_ready(), "{err}");
+    assert!(
+        err.to_string()
+            .contains("crash loop: 1 crash; next restart in"),
+        "{err}"
+    );
+    // No new process was started.
+    assert_eq!(fx.pids(), vec![first_pid]);
     set.shutdown().await;
     fx.assert_no_processes().await;
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::Fixture;
-use mcp_catalog::{HttpConfig, ServerConfig, Transport};
+use mcp_catalog::{HttpConfig, ServerConfig};
 use mcp_connections::{
     CallOptions, ConnectionSet, ConnectionSetOptions, EnvLookup, FailureReason, ServerState,
 };
@@ -47,7 +47,7 @@ fn env(pairs: &'static [(&'static str, &'static str)]) -> EnvLookup {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bearer_token_from_env_var_and_headers_are_sent() {
+async fn bearer_token_from_env_var_is_sent() {
     let server =
         HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("tok-123"))
             .await
@@ -55,11 +55,11 @@ async fn bearer_token_from_env_var_and_headers_are_sent() {
     let mut fx = Fixture::new();
     fx.add(
         "web",
-        ServerConfig::new(Transport::StreamableHttp(
+        ServerConfig::from(
             http(server.url())
                 .with_bearer_token_env_var("WEB_TOKEN")
                 .with_http_header("X-Team", "platform"),
-        )),
+        ),
     );
     let set = ConnectionSet::start(
         &fx.catalog(),
@@ -89,14 +89,9 @@ async fn a_missing_token_variable_and_a_401_are_reported_without_retry_loops() {
     let mut fx = Fixture::new();
     fx.add(
         "unset",
-        ServerConfig::new(Transport::StreamableHttp(
-            http(server.url()).with_bearer_token_env_var("NOT_SET_ANYWHERE"),
-        )),
+        ServerConfig::from(http(server.url()).with_bearer_token_env_var("NOT_SET_ANYWHERE")),
     );
-    fx.add(
-        "anon",
-        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
-    );
+    fx.add("anon", ServerConfig::from(http(server.url())));
     let set = ConnectionSet::start(
         &fx.catalog(),
         ConnectionSetOptions::new().with_env_lookup(env(&[])),
@@ -127,10 +122,7 @@ async fn transient_5xx_at_startup_is_retried() {
     let server = HttpFakeServer::start(scenario()).await.unwrap();
     server.fail_next(2, InjectedFailure::unavailable(0));
     let mut fx = Fixture::new();
-    fx.add(
-        "web",
-        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
-    );
+    fx.add("web", ServerConfig::from(http(server.url())));
     let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
     set.wait_startup().await;
     assert!(matches!(
@@ -152,15 +144,10 @@ async fn persistent_5xx_and_refused_connections_fail_as_transport_errors() {
         l.local_addr().unwrap()
     };
     let mut fx = Fixture::new();
-    fx.add(
-        "broken",
-        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
-    );
+    fx.add("broken", ServerConfig::from(http(server.url())));
     fx.add(
         "refused",
-        ServerConfig::new(Transport::StreamableHttp(http(format!(
-            "http://{closed}/mcp"
-        )))),
+        ServerConfig::from(http(format!("http://{closed}/mcp"))),
     );
     let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
     set.wait_startup().await;
@@ -194,10 +181,7 @@ async fn persistent_5xx_and_refused_connections_fail_as_transport_errors() {
 async fn an_expired_session_is_reinitialized_once() {
     let server = HttpFakeServer::start(scenario()).await.unwrap();
     let mut fx = Fixture::new();
-    fx.add(
-        "web",
-        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
-    );
+    fx.add("web", ServerConfig::from(http(server.url())));
     let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
     set.wait_startup().await;
     server.fail_next(1, InjectedFailure::session_expired());
@@ -277,10 +261,7 @@ async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
         refreshes: Default::default(),
     });
     let mut fx = Fixture::new();
-    fx.add(
-        "web",
-        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
-    );
+    fx.add("web", ServerConfig::from(http(server.url())));
     let set = ConnectionSet::start(
         &fx.catalog(),
         ConnectionSetOptions::new().with_auth_provider(key("web"), provider.clone()),
@@ -326,10 +307,7 @@ async fn a_server_that_dies_mid_call_fails_the_call_instead_of_hanging() {
     .await
     .unwrap();
     let mut fx = Fixture::new();
-    fx.add(
-        "web",
-        ServerConfig::new(Transport::StreamableHttp(http(server.url()))),
-    );
+    fx.add("web", ServerConfig::from(http(server.url())));
     let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
     set.wait_startup().await;
     let outcome = tokio::time::timeout(

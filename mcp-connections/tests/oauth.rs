@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::Fixture;
 use mcp_auth::{CredentialStore, HeadlessAgent, MemoryStore, OAuthCredentials, OAuthSettings};
-use mcp_catalog::{HttpConfig, ServerConfig, Transport};
+use mcp_catalog::{HttpConfig, ServerConfig};
 use mcp_connections::{
     CallOptions, ConnectionSet, ConnectionSetOptions, FailureReason, ServerState,
 };
@@ -42,10 +42,7 @@ async fn world() -> World {
     .await
     .unwrap();
     let mut fx = Fixture::new();
-    fx.add(
-        "tickets",
-        ServerConfig::new(Transport::StreamableHttp(HttpConfig::new(mcp.url()))),
-    );
+    fx.add("tickets", ServerConfig::from(HttpConfig::new(mcp.url())));
     World {
         auth,
         mcp,
@@ -147,10 +144,7 @@ async fn with_a_login_agent_the_set_logs_in_and_steps_up_by_itself() {
     .await
     .unwrap();
     let mut fx = Fixture::new();
-    fx.add(
-        "tickets",
-        ServerConfig::new(Transport::StreamableHttp(HttpConfig::new(mcp.url()))),
-    );
+    fx.add("tickets", ServerConfig::from(HttpConfig::new(mcp.url())));
     let set = ConnectionSet::start(
         &fx.catalog(),
         ConnectionSetOptions::new()

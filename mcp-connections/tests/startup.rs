@@ -330,6 +330,11 @@ async fn shutdown_completes_even_when_its_caller_gives_up() {
         mcp_testkit::wait_gone(pid, Duration::from_secs(10)).await,
         "the server was killed by the detached shutdown"
     );
+    let err = set
+        .call_tool(&key("stubborn"), "echo", None, Default::default())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, mcp_connections::Error::ShutDown), "{err}");
     fx.assert_no_processes().await;
 }
 
