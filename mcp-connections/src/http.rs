@@ -15,10 +15,10 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use crate::auth::AuthHeaderProvider;
-use crate::authed_client::AuthedClient;
 use crate::error::StartupFailure;
 use crate::events::FailureReason;
 use crate::handler::Handler;
+use crate::http_client::McpHttpClient;
 
 /// Delays between attempts of `initialize` on transient failures.
 pub(crate) const RETRY_DELAYS: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
@@ -95,13 +95,21 @@ fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {
-        if let Some(StreamableHttpError::Client(inner)) =
-            e.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-        {
-            cur = Some(inner);
-            continue;
-        }
-        let text = e.to_string();
+        let text = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::Client(inner)) => {
+                cur = Some(inner);
+                continue;
+            }
+            Some(StreamableHttpError::SessionExpired) => {
+                "the server lost the session (did it restart?) and it could not be recovered"
+                    .to_owned()
+            }
+            Some(StreamableHttpError::ReinitializationFailed(data)) => format!(
+                "the server lost the session (did it restart?) and refused a new one: {}",
+                data.message
+            ),
+            _ => e.to_string(),
+        };
         if !parts.iter().any(|p| p.contains(&text)) {
             parts.push(text);
         }
@@ -182,6 +190,25 @@ fn header_map(
     Ok(map)
 }
 
+/// Follows at most 10 redirects, and only within the origin (scheme, host, port) of the
+/// first URL: a redirect elsewhere (or from https to http) is not followed, so the 3xx
+/// fails the request instead of handing configured headers to another party.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same {
+            attempt.stop()
+        } else if attempt.previous().len() > 10 {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
 /// Reconnection of a broken SSE stream: 3 tries, 250 ms doubling to at most 2 s.
 fn sse_retry_policy() -> ExponentialBackoff {
     let mut policy = ExponentialBackoff::default();
@@ -208,6 +235,10 @@ pub(crate) async fn connect(
     };
     let client = reqwest::Client::builder()
         .user_agent(target.user_agent.clone())
+        // Configured headers and tokens must not follow a redirect to another origin, and a
+        // Referer would carry the URL's query string there.
+        .redirect(same_origin_redirects())
+        .referer(false)
         .build()
         .map_err(|e| {
             StartupFailure::new(
@@ -225,26 +256,14 @@ pub(crate) async fn connect(
         config.retry_config = Arc::new(sse_retry_policy());
         // With a provider, every request asks it for the token (refresh before expiry, and
         // once after a 401); without one, no Authorization header is sent.
-        let mut authed = None;
-        let served = match &target.auth {
-            Some(provider) => {
-                let client = AuthedClient::new(client.clone(), Arc::clone(provider), key.clone());
-                authed = Some(client.clone());
-                handler
-                    .clone()
-                    .serve(StreamableHttpClientTransport::with_client(client, config))
-                    .await
-            }
-            None => {
-                handler
-                    .clone()
-                    .serve(StreamableHttpClientTransport::with_client(
-                        client.clone(),
-                        config,
-                    ))
-                    .await
-            }
-        };
+        let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone());
+        let served = handler
+            .clone()
+            .serve(StreamableHttpClientTransport::with_client(
+                mcp_client.clone(),
+                config,
+            ))
+            .await;
         match served {
             Ok(service) => return Ok(service),
             Err(err) => {
@@ -253,9 +272,8 @@ pub(crate) async fn connect(
                     HttpFailure::AuthRequired => {
                         // The provider's own verdict (e.g. a rejected refresh) is the
                         // better reason.
-                        if let Some(e) = authed
-                            .as_ref()
-                            .and_then(AuthedClient::last_failure)
+                        if let Some(e) = mcp_client
+                            .last_failure()
                             .filter(|e| !matches!(e, crate::auth::AuthError::LoginRequired { .. }))
                         {
                             return Err(StartupFailure::new(e.reason(), e.to_string())

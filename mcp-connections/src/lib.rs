@@ -40,7 +40,6 @@
 
 mod approvals;
 mod auth;
-mod authed_client;
 mod call;
 mod elicitation;
 mod environment;
@@ -50,6 +49,7 @@ mod from_catalog;
 mod handler;
 mod hooks;
 mod http;
+mod http_client;
 mod oauth;
 mod options;
 mod paginate;

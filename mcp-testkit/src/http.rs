@@ -35,7 +35,27 @@ pub struct HttpOptions {
     pub bearer_token: Option<String>,
     /// The `WWW-Authenticate` value of a 401 (default `Bearer realm="mcp-testkit"`).
     pub www_authenticate: String,
+    /// How a request naming a session this server does not know is answered (default
+    /// [`UnknownSession::NotFound`]).
+    pub unknown_session: UnknownSession,
 }
+
+/// How a server answers a request whose `Mcp-Session-Id` it does not know, e.g. after a
+/// restart.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnknownSession {
+    /// `404 Not Found`, as the MCP specification says (rmcp's own answer).
+    #[default]
+    NotFound,
+    /// `400 Bad Request` with the JSON-RPC error
+    /// `{"code":-32000,"message":"Bad Request: No valid session ID provided"}` and no `id`:
+    /// what the TypeScript SDK's example servers (`server-everything`) answer.
+    BadRequest,
+}
+
+/// The body of an [`UnknownSession::BadRequest`] answer.
+pub const UNKNOWN_SESSION_BAD_REQUEST_BODY: &str = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"}}"#;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -43,6 +63,7 @@ impl Default for HttpOptions {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
             bearer_token: None,
             www_authenticate: DEFAULT_WWW_AUTHENTICATE.to_owned(),
+            unknown_session: UnknownSession::default(),
         }
     }
 }
@@ -71,6 +92,12 @@ impl HttpOptions {
     /// Bind this address instead of `127.0.0.1:0`.
     pub fn with_bind(mut self, bind: SocketAddr) -> Self {
         self.bind = bind;
+        self
+    }
+
+    /// Answer requests naming an unknown session this way.
+    pub fn with_unknown_session(mut self, answer: UnknownSession) -> Self {
+        self.unknown_session = answer;
         self
     }
 }
@@ -144,6 +171,9 @@ struct Control {
     bearer: Mutex<Option<String>>,
     www_authenticate: String,
     counters: Mutex<HttpCounters>,
+    unknown_session: UnknownSession,
+    /// Session ids this server handed out (for [`UnknownSession::BadRequest`]).
+    sessions: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A fake MCP server on streamable HTTP, bound to loopback.
@@ -186,6 +216,7 @@ impl HttpFakeServer {
         let control = Arc::new(Control {
             bearer: Mutex::new(options.bearer_token),
             www_authenticate: options.www_authenticate,
+            unknown_session: options.unknown_session,
             ..Control::default()
         });
         let config = StreamableHttpServerConfig::default()
@@ -331,8 +362,33 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
             return failure_response(&failure);
         }
     }
-    next.run(request).await
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if control.unknown_session == UnknownSession::BadRequest
+        && let Some(session) = &session
+        && !lock(&control.sessions).contains(session)
+    {
+        let failure = InjectedFailure::new(400)
+            .with_body(UNKNOWN_SESSION_BAD_REQUEST_BODY)
+            .with_header("content-type", "application/json");
+        return failure_response(&failure);
+    }
+    let response = next.run(request).await;
+    if let Some(issued) = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+    {
+        lock(&control.sessions).insert(issued.to_owned());
+    }
+    response
 }
+
+/// The session header of streamable HTTP.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 fn failure_response(failure: &InjectedFailure) -> Response {
     let mut response = Response::new(axum::body::Body::from(failure.body.clone()));

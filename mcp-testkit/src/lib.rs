@@ -153,7 +153,10 @@
 //!   URL as the first stdout line; SIGTERM stops it.
 //! - [`HttpFakeServer::start`] / [`HttpFakeServer::start_with`]: streamable HTTP on
 //!   `127.0.0.1:0`, endpoint [`HttpFakeServer::url`] (`…/mcp`). [`HttpOptions`] adds
-//!   bearer enforcement (401 with `WWW-Authenticate` otherwise).
+//!   bearer enforcement (401 with `WWW-Authenticate` otherwise) and how an unknown
+//!   session is answered ([`UnknownSession`]: 404, or 400 with a JSON-RPC error without
+//!   an `id` as `server-everything` does); restart a server on the same address with
+//!   [`HttpOptions::with_bind`] to make a client lose its session.
 //!   [`HttpFakeServer::fail_next`] answers the next N HTTP requests with an
 //!   [`InjectedFailure`] (status, body, headers: 503 + `Retry-After`, 401/403, 404
 //!   session expiry); [`HttpFakeServer::counters`] counts requests.
@@ -291,7 +294,7 @@ pub use bin_path::{
 pub use error::Error;
 pub use http::{
     DEFAULT_WWW_AUTHENTICATE, HttpCounters, HttpFakeServer, HttpOptions, InjectedFailure, MCP_PATH,
-    SHUTDOWN_GRACE, serve_http_process,
+    SHUTDOWN_GRACE, UNKNOWN_SESSION_BAD_REQUEST_BODY, UnknownSession, serve_http_process,
 };
 pub use in_process::{DUPLEX_BUFFER, InProcessServer};
 pub use oauth::{

@@ -1,0 +1,450 @@
+//! The HTTP client under rmcp's streamable-HTTP transport, for every HTTP server.
+//!
+//! It wraps reqwest's client (rmcp's own `StreamableHttpClient`) with two jobs rmcp leaves
+//! to us:
+//! - **Credentials.** With an [`AuthHeaderProvider`], every request asks it for the bearer
+//!   token; after a 401 it asks once for a fresh token and retries, after a 403
+//!   `insufficient_scope` once for a step-up. Token refresh is invisible to the host.
+//! - **Replies that can never complete their request.** rmcp forwards a JSON reply of a POST
+//!   to the request table by its id. A server that lost our session (a restart, a deploy)
+//!   often answers `400` with a JSON-RPC error *without* an id (the TypeScript SDK's servers
+//!   do), which matches no pending request: the call would wait for its whole timeout.
+//!   Such a reply to a request that carried a session id is a lost session, returned to rmcp
+//!   as [`StreamableHttpError::SessionExpired`] so it re-initializes once and retries the
+//!   request once (as on a 404); without a session, or for a reply whose id is another
+//!   request's, the request fails at once with what the server said.
+//!
+//! Lost sessions in a short window are a crash loop: after [`LOSS_BURST`] distinct sessions
+//! lost within [`LOSS_WINDOW`], requests fail at once for a backoff (doubling from
+//! [`LOSS_BACKOFF_BASE`] up to [`LOSS_BACKOFF_MAX`]) instead of re-initializing again.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use http::{HeaderName, HeaderValue};
+use mcp_key::McpServerKey;
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::{Error as SseError, Sse};
+use tokio::time::Instant;
+
+use crate::auth::{AuthError, AuthHeaderProvider};
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// Distinct lost sessions within [`LOSS_WINDOW`] that make a crash loop.
+pub(crate) const LOSS_BURST: usize = 3;
+/// The window in which lost sessions are counted.
+pub(crate) const LOSS_WINDOW: Duration = Duration::from_secs(30);
+/// The first backoff of a session-loss crash loop.
+pub(crate) const LOSS_BACKOFF_BASE: Duration = Duration::from_secs(1);
+/// The longest backoff of a session-loss crash loop.
+pub(crate) const LOSS_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// Lost sessions of one connection, for crash-loop backoff.
+#[derive(Debug, Default)]
+struct Losses {
+    /// When each recently lost session was lost (distinct session ids).
+    recent: VecDeque<(Arc<str>, Instant)>,
+    /// Backoffs imposed in a row; reset when a window passes without a loss.
+    loops: u32,
+    /// No re-initialization before this instant.
+    backoff_until: Option<Instant>,
+}
+
+impl Losses {
+    /// Records that `session` was lost at `now`. Returns the backoff to impose, if this loss
+    /// completes a burst.
+    fn record(&mut self, session: &Arc<str>, now: Instant) -> Option<Duration> {
+        while self
+            .recent
+            .front()
+            .is_some_and(|(_, at)| now.duration_since(*at) > LOSS_WINDOW)
+        {
+            self.recent.pop_front();
+        }
+        if self.recent.is_empty() {
+            self.loops = 0;
+        }
+        if self.recent.iter().any(|(id, _)| id == session) {
+            // Concurrent requests of one session report the same loss.
+            return None;
+        }
+        self.recent.push_back((Arc::clone(session), now));
+        if self.recent.len() < LOSS_BURST {
+            return None;
+        }
+        let backoff = LOSS_BACKOFF_BASE
+            .saturating_mul(2u32.saturating_pow(self.loops))
+            .min(LOSS_BACKOFF_MAX);
+        self.loops = self.loops.saturating_add(1);
+        self.backoff_until = Some(now + backoff);
+        Some(backoff)
+    }
+
+    /// The time left of a running backoff.
+    fn backoff_left(&self, now: Instant) -> Option<Duration> {
+        self.backoff_until
+            .filter(|until| *until > now)
+            .map(|until| until - now)
+    }
+}
+
+/// reqwest plus an optional credential provider and the reply checks above.
+#[derive(Clone)]
+pub(crate) struct McpHttpClient {
+    inner: reqwest::Client,
+    provider: Option<Arc<dyn AuthHeaderProvider>>,
+    server: McpServerKey,
+    /// Why the provider could not fix the last 401/403, so startup can report
+    /// `relogin_required` (a rejected refresh) rather than a plain `login_required`.
+    last_failure: Arc<Mutex<Option<AuthError>>>,
+    losses: Arc<Mutex<Losses>>,
+}
+
+impl McpHttpClient {
+    pub(crate) fn new(
+        inner: reqwest::Client,
+        provider: Option<Arc<dyn AuthHeaderProvider>>,
+        server: McpServerKey,
+    ) -> Self {
+        Self {
+            inner,
+            provider,
+            server,
+            last_failure: Arc::default(),
+            losses: Arc::default(),
+        }
+    }
+
+    /// Why the provider last failed to supply credentials, if it did.
+    pub(crate) fn last_failure(&self) -> Option<AuthError> {
+        self.last_failure.lock().ok().and_then(|f| f.clone())
+    }
+
+    fn remember(&self, error: Option<AuthError>) {
+        if let (Some(error), Ok(mut slot)) = (error, self.last_failure.lock()) {
+            *slot = Some(error);
+        }
+    }
+
+    fn unauthorized(detail: &str) -> HttpError {
+        StreamableHttpError::AuthRequired(AuthRequiredError::new(detail.to_owned()))
+    }
+
+    /// Runs `call` with the current token; after a 401 once more with a refreshed token,
+    /// after a 403 `insufficient_scope` once more after a step-up. Without a provider,
+    /// `call` runs once without a token.
+    async fn with_auth<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    where
+        F: Fn(Option<String>) -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let Some(provider) = &self.provider else {
+            return call(None).await;
+        };
+        let token = provider
+            .authorization(&self.server)
+            .await
+            .map_err(|e| Self::unauthorized(&e.to_string()))?;
+        let sent = token.as_ref().map(|t| t.expose().to_owned());
+        let retry_token = match call(sent).await {
+            Err(StreamableHttpError::AuthRequired(challenge)) => {
+                tracing::debug!(server = %self.server, "HTTP 401: refreshing credentials once");
+                let fresh = provider
+                    .refresh_after_unauthorized(
+                        &self.server,
+                        token.as_ref(),
+                        Some(challenge.www_authenticate_header.as_str()),
+                    )
+                    .await;
+                match fresh {
+                    Ok(Some(fresh)) if Some(&fresh) != token.as_ref() => fresh,
+                    other => {
+                        self.remember(other.err());
+                        return Err(StreamableHttpError::AuthRequired(challenge));
+                    }
+                }
+            }
+            Err(StreamableHttpError::InsufficientScope(challenge)) => {
+                tracing::debug!(server = %self.server, "HTTP 403 insufficient_scope: stepping up once");
+                let stepped = provider
+                    .step_up(&self.server, &challenge.www_authenticate_header)
+                    .await;
+                match stepped {
+                    Ok(Some(fresh)) => fresh,
+                    other => {
+                        self.remember(other.err());
+                        return Err(StreamableHttpError::InsufficientScope(challenge));
+                    }
+                }
+            }
+            Ok(value) => {
+                provider.request_succeeded(&self.server);
+                return Ok(value);
+            }
+            Err(other) => return Err(other),
+        };
+        let result = call(Some(retry_token.expose().to_owned())).await;
+        if result.is_ok() {
+            provider.request_succeeded(&self.server);
+        }
+        result
+    }
+
+    /// Turns a reply that cannot complete `request` into an error, and a lost session into
+    /// `SessionExpired` (or, in a crash loop, into an error that says so).
+    fn check_reply(
+        &self,
+        request: Option<&RequestId>,
+        session: Option<&Arc<str>>,
+        result: Result<StreamableHttpPostResponse, HttpError>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let lost = match (&result, request) {
+            (Err(StreamableHttpError::SessionExpired), _) => true,
+            (Ok(StreamableHttpPostResponse::Json(JsonRpcMessage::Error(error), _)), Some(id))
+                if error.id.as_ref() != Some(id) =>
+            {
+                if session.is_none() {
+                    return Err(unexpected(format!(
+                        "the server answered request {id} with an error for no request (code {}): {}",
+                        error.error.code.0, error.error.message
+                    )));
+                }
+                tracing::debug!(
+                    server = %self.server,
+                    code = error.error.code.0,
+                    message = %error.error.message,
+                    "an error without the request's id in reply to a request with a session: the session is lost"
+                );
+                true
+            }
+            (Ok(StreamableHttpPostResponse::Json(reply, _)), Some(id)) if !answers(reply, id) => {
+                return Err(unexpected(format!(
+                    "the server's reply to request {id} is not its response ({})",
+                    describe_reply(reply)
+                )));
+            }
+            _ => false,
+        };
+        if !lost {
+            return result;
+        }
+        let Some(session) = session else {
+            return result;
+        };
+        let now = Instant::now();
+        let Ok(mut losses) = self.losses.lock() else {
+            return Err(StreamableHttpError::SessionExpired);
+        };
+        if let Some(backoff) = losses.record(session, now) {
+            tracing::warn!(
+                server = %self.server,
+                backoff_ms = u64::try_from(backoff.as_millis()).unwrap_or(u64::MAX),
+                "the server lost {LOSS_BURST} sessions within {}s; not re-initializing for a while",
+                LOSS_WINDOW.as_secs()
+            );
+        }
+        match losses.backoff_left(now) {
+            Some(left) => Err(unexpected(format!(
+                "the server keeps losing the session (restarting?): {LOSS_BURST} sessions lost within {}s; the next re-initialization is in {:.1}s",
+                LOSS_WINDOW.as_secs(),
+                left.as_secs_f64()
+            ))),
+            None => Err(StreamableHttpError::SessionExpired),
+        }
+    }
+}
+
+/// True when `reply` is the response or error of request `id`.
+fn answers(reply: &ServerJsonRpcMessage, id: &RequestId) -> bool {
+    match reply {
+        JsonRpcMessage::Response(r) => &r.id == id,
+        JsonRpcMessage::Error(e) => e.id.as_ref() == Some(id),
+        _ => false,
+    }
+}
+
+fn describe_reply(reply: &ServerJsonRpcMessage) -> String {
+    match reply {
+        JsonRpcMessage::Response(r) => format!("a response to request {}", r.id),
+        JsonRpcMessage::Error(e) => match &e.id {
+            Some(id) => format!("an error for request {id}"),
+            None => "an error for no request".to_owned(),
+        },
+        JsonRpcMessage::Request(_) => "a request".to_owned(),
+        JsonRpcMessage::Notification(_) => "a notification".to_owned(),
+    }
+}
+
+fn unexpected(text: String) -> HttpError {
+    StreamableHttpError::UnexpectedServerResponse(Cow::Owned(text))
+}
+
+fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        JsonRpcMessage::Request(r) => Some(r.id.clone()),
+        _ => None,
+    }
+}
+
+impl StreamableHttpClient for McpHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default(),
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let request = request_id(&message);
+        let result = self
+            .with_auth(|token| {
+                self.inner.post_message_with_response_limits(
+                    uri.clone(),
+                    message.clone(),
+                    session_id.clone(),
+                    token,
+                    custom_headers.clone(),
+                    limits,
+                )
+            })
+            .await;
+        self.check_reply(request.as_ref(), session_id.as_ref(), result)
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), HttpError> {
+        self.with_auth(|token| {
+            self.inner.delete_session(
+                uri.clone(),
+                session_id.clone(),
+                token,
+                custom_headers.clone(),
+            )
+        })
+        .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        self.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            StreamableHttpResponseLimits::default().max_sse_event_size,
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        self.with_auth(|token| {
+            self.inner.get_stream_with_max_sse_event_size(
+                uri.clone(),
+                session_id.clone(),
+                last_event_id.clone(),
+                token,
+                custom_headers.clone(),
+                max_sse_event_size,
+            )
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_session_lost_twice_counts_once() {
+        let mut losses = Losses::default();
+        let now = Instant::now();
+        let a: Arc<str> = Arc::from("a");
+        assert_eq!(losses.record(&a, now), None);
+        assert_eq!(losses.record(&a, now), None);
+        assert_eq!(losses.recent.len(), 1);
+    }
+
+    #[test]
+    fn a_burst_of_lost_sessions_backs_off_doubling_up_to_the_cap() {
+        let mut losses = Losses::default();
+        let start = Instant::now();
+        let mut backoffs = Vec::new();
+        for i in 0..12u64 {
+            let id: Arc<str> = Arc::from(format!("s{i}"));
+            if let Some(b) = losses.record(&id, start + Duration::from_millis(i)) {
+                backoffs.push(b);
+            }
+        }
+        assert_eq!(backoffs.len(), 10, "every loss from the third on");
+        assert_eq!(backoffs[0], LOSS_BACKOFF_BASE);
+        assert_eq!(backoffs[1], LOSS_BACKOFF_BASE * 2);
+        assert_eq!(
+            *backoffs.last().unwrap_or(&Duration::ZERO),
+            LOSS_BACKOFF_MAX
+        );
+        assert!(losses.backoff_left(start).is_some());
+    }
+
+    #[test]
+    fn losses_spread_beyond_the_window_never_back_off() {
+        let mut losses = Losses::default();
+        let start = Instant::now();
+        for i in 0..10u32 {
+            let id: Arc<str> = Arc::from(format!("s{i}"));
+            let at = start + (LOSS_WINDOW / 2 + Duration::from_secs(1)) * i;
+            assert_eq!(losses.record(&id, at), None, "loss {i}");
+        }
+    }
+}

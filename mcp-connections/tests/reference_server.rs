@@ -1,0 +1,171 @@
+//! Against the reference server `@modelcontextprotocol/server-everything` (npm, pinned by
+//! `scripts/reference-servers.sh`) over streamable HTTP: killed and started again on the
+//! same port mid-run, it answers our old session with `400` and a JSON-RPC error without an
+//! id; calls must recover instead of hanging.
+//!
+//! The server is installed by `scripts/reference-servers.sh` (CI runs it first and sets
+//! `MCP_REQUIRE_REFERENCE_SERVERS=1`, which makes a missing install a failure). Without the
+//! install and without that variable, the test says so on stderr and does nothing.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "tests; the skip notice goes to stderr"
+)]
+
+mod common;
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Fixture;
+use mcp_catalog::{HttpConfig, ServerConfig};
+use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions, ServerState};
+use mcp_key::McpServerKey;
+use serde_json::json;
+
+const HANG: Duration = Duration::from_secs(30);
+
+fn install_dir() -> PathBuf {
+    std::env::var_os("MCP_REFERENCE_SERVERS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/reference-servers"),
+        PathBuf::from,
+    )
+}
+
+/// The server's entry point and the loopback preload, if installed.
+fn everything() -> Option<(PathBuf, PathBuf)> {
+    let dir = install_dir();
+    let entry = dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let preload = dir.join("loopback-only.cjs");
+    if entry.is_file() && preload.is_file() {
+        return Some((entry, preload));
+    }
+    assert!(
+        std::env::var_os("MCP_REQUIRE_REFERENCE_SERVERS").is_none(),
+        "server-everything is not installed in {}: run scripts/reference-servers.sh",
+        dir.display()
+    );
+    eprintln!(
+        "SKIPPED: server-everything is not installed in {}; run scripts/reference-servers.sh",
+        dir.display()
+    );
+    None
+}
+
+/// A running `server-everything streamableHttp`; killed on drop.
+struct Everything {
+    child: Child,
+}
+
+impl Everything {
+    fn start(entry: &PathBuf, preload: &PathBuf, port: u16) -> Self {
+        let child = Command::new("node")
+            .arg("--require")
+            .arg(preload)
+            .arg(entry)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start node");
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + HANG;
+        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "server-everything did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self { child }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL, as a crash would, and reap.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Everything {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_and_restarted_server_everything_is_recovered() {
+    let Some((entry, preload)) = everything() else {
+        return;
+    };
+    let port = free_port();
+    let first = Everything::start(&entry, &preload, port);
+    let mut pids = vec![first.pid()];
+    let mut fx = Fixture::new();
+    fx.add(
+        "everything",
+        ServerConfig::from(HttpConfig::new(format!("http://127.0.0.1:{port}/mcp"))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let state = set.status().into_iter().next().unwrap().state;
+    assert!(matches!(state, ServerState::Ready { .. }), "{state:?}");
+    let key = McpServerKey::unscoped("everything".parse().unwrap());
+    let echo = |n: u32| {
+        let set = &set;
+        let key = &key;
+        async move {
+            tokio::time::timeout(
+                HANG,
+                set.call_tool(
+                    key,
+                    "echo",
+                    Some(json!({ "message": format!("hello {n}") })),
+                    CallOptions::new().with_timeout(Duration::from_secs(120)),
+                ),
+            )
+            .await
+            .expect("the call hung")
+        }
+    };
+    let text = |r: rmcp::model::CallToolResult| serde_json::to_string(&r.content).unwrap();
+
+    assert!(text(echo(1).await.unwrap()).contains("hello 1"));
+    first.kill();
+    let down = echo(2).await.unwrap_err();
+    assert!(!down.is_timeout(), "{down}");
+
+    let second = Everything::start(&entry, &preload, port);
+    pids.push(second.pid());
+    for n in 3..6 {
+        let r = echo(n).await.unwrap_or_else(|e| panic!("call {n}: {e}"));
+        assert!(text(r).contains(&format!("hello {n}")));
+    }
+    set.shutdown().await;
+    second.kill();
+    for pid in pids {
+        assert!(
+            mcp_testkit::wait_gone(pid, Duration::from_secs(5)).await,
+            "server-everything {pid} outlived the test"
+        );
+    }
+}
