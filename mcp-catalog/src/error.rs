@@ -41,6 +41,14 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// The trust store ([`TrustStore`](crate::TrustStore)) cannot be used.
+    #[error("trust store `{}` {problem}", path.display())]
+    TrustStore {
+        /// The store's file.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        problem: String,
+    },
 }
 
 /// What is wrong with a plugin folder ([`Error::PluginFolder`]).
@@ -103,6 +111,11 @@ impl Error {
         }
     }
 
+    /// True when the trust store cannot be read or written.
+    pub fn is_trust_store(&self) -> bool {
+        matches!(self, Error::TrustStore { .. })
+    }
+
     /// True when the error is about a `[[plugins]]` entry of a user configuration.
     pub fn is_plugin_entry(&self) -> bool {
         matches!(self, Error::PluginEntry { .. })
@@ -114,7 +127,7 @@ impl Error {
         match self {
             Error::Invalid(errors) => Some(errors),
             Error::PluginEntry { source, .. } => source.config_errors(),
-            Error::Read { .. } | Error::PluginFolder { .. } => None,
+            Error::Read { .. } | Error::PluginFolder { .. } | Error::TrustStore { .. } => None,
         }
     }
 }

@@ -109,6 +109,7 @@ mod toml_parse;
 mod toml_server;
 mod toml_values;
 mod transport;
+mod trust;
 
 pub use builder::CatalogBuilder;
 pub use config::{
@@ -125,3 +126,7 @@ pub use resolved::ResolvedCatalog;
 pub use server::{ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig};
 pub use source::{Conflict, Source, Tier, VetoReason};
 pub use transport::{AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport};
+pub use trust::{
+    Review, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore, content_hash, review_file,
+    trust_target,
+};

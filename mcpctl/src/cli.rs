@@ -75,9 +75,20 @@ pub(crate) enum Command {
     /// Configuration commands.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Trust a project configuration (or a plugin folder) with its current content, after
+    /// showing what it runs, connects to and reads. A changed file needs trust again.
+    Trust(TrustArgs),
     /// Serve a fake MCP server on stdio (used by the embedded demo).
     #[command(hide = true)]
     FakeServer(FakeServerArgs),
+}
+
+/// Arguments of `trust`.
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The file or plugin folder [default: ./mcp.toml, else ./.mcp.json].
+    #[arg(value_name = "PATH")]
+    pub(crate) path: Option<PathBuf>,
 }
 
 /// `--server KEY`.

@@ -17,8 +17,10 @@ pub(crate) const DEMO_NOTICE: &str =
 /// Which configuration to use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum ConfigChoice {
-    /// A file (given or found).
+    /// A file named with `--config`: the user's explicit choice, trusted.
     File(PathBuf),
+    /// A project file found in the working directory: used only once trusted.
+    Discovered(PathBuf),
     /// No file: the embedded demo.
     Demo,
 }
@@ -32,7 +34,21 @@ pub(crate) fn choose(flag: Option<&Path>) -> ConfigChoice {
         .iter()
         .map(PathBuf::from)
         .find(|p| p.is_file())
-        .map_or(ConfigChoice::Demo, ConfigChoice::File)
+        .map_or(ConfigChoice::Demo, ConfigChoice::Discovered)
+}
+
+/// Loads `path` for review without expanding any variable (see
+/// [`mcp_catalog::review_file`]).
+pub(crate) fn review(path: &Path) -> Result<(LoadedConfig, mcp_catalog::Review), CliError> {
+    mcp_catalog::review_file(path).map_err(|e| match e.config_errors() {
+        Some(errors) => invalid(path, errors.errors(), true),
+        None => {
+            let cause = std::error::Error::source(&e)
+                .map(|s| format!(": {s}"))
+                .unwrap_or_default();
+            CliError::usage(format!("cannot read `{}`{cause}", path.display()))
+        }
+    })
 }
 
 /// Reads and validates one file. Invalid files give one error listing every problem with

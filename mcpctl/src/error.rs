@@ -6,6 +6,8 @@ use mcp_connections::{Error as SetError, FailureReason};
 pub(crate) const EXIT_FAILURE: u8 = 1;
 /// Exit code: the command line or the configuration is wrong.
 pub(crate) const EXIT_USAGE: u8 = 2;
+/// Exit code: a project configuration is not trusted yet (nothing was started).
+pub(crate) const EXIT_UNTRUSTED: u8 = 4;
 /// Exit code after Ctrl-C (128 + SIGINT).
 pub(crate) const EXIT_INTERRUPTED: u8 = 130;
 
@@ -33,6 +35,14 @@ impl CliError {
     pub(crate) fn failure(message: impl Into<String>) -> Self {
         Self {
             code: EXIT_FAILURE,
+            ..Self::usage(message)
+        }
+    }
+
+    /// A project configuration that is not trusted (exit code 4).
+    pub(crate) fn untrusted(message: impl Into<String>) -> Self {
+        Self {
+            code: EXIT_UNTRUSTED,
             ..Self::usage(message)
         }
     }

@@ -19,6 +19,7 @@ mod progress;
 mod render;
 mod session;
 mod style;
+mod trust;
 
 use std::process::ExitCode;
 

@@ -1,4 +1,5 @@
-//! Readable text for tool results and resource contents (from their wire JSON).
+//! Readable text for tool results and resource contents (from their wire JSON), and the
+//! escaping of server-controlled text for the terminal.
 
 use serde_json::Value;
 
@@ -59,8 +60,10 @@ pub(crate) fn resource_contents(result: &Value) -> String {
     join(out)
 }
 
+/// The lines joined, with server-controlled control characters escaped (only newlines and
+/// tabs kept).
 fn join(lines: Vec<String>) -> String {
-    let mut text = lines.join("\n");
+    let mut text = terminal_safe_text(&lines.join("\n")).into_owned();
     text.push('\n');
     text
 }
@@ -160,6 +163,46 @@ fn size(bytes: usize) -> String {
     }
 }
 
+/// `text` with every control character and terminal escape shown escaped (`\e`, `\x07`,
+/// `\u{9b}`, `\u{202e}`), as git does: server-controlled text must not move the cursor,
+/// erase lines, set the window title or reorder what a person reads. Newlines and tabs are
+/// escaped too; see [`terminal_safe_text`] for multi-line text.
+pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_controls(text, false)
+}
+
+/// [`terminal_safe`] that keeps newlines and tabs (results, resource contents).
+pub(crate) fn terminal_safe_text(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_controls(text, true)
+}
+
+fn escape_controls(text: &str, keep_layout: bool) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        let layout = c == '\n' || c == '\t';
+        (c.is_control() && !(keep_layout && layout))
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !unsafe_char(c) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\u{1b}' => out.push_str("\\e"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if u32::from(c) < 0x80 => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,6 +254,23 @@ mod tests {
             resource_contents(&two),
             "--- a://x (text/plain) ---\nhi\n[blob a://y: image/png, 5 bytes]\n"
         );
+    }
+
+    #[test]
+    fn escapes_and_controls_are_shown_escaped() {
+        let hostile = "fine\u{1b}[2K\u{1b}]0;title\u{7}\r\u{9b}x\u{202e}txt\nnext\tcol";
+        assert_eq!(
+            terminal_safe(hostile),
+            r"fine\e[2K\e]0;title\x07\r\u{9b}x\u{202e}txt\nnext\tcol"
+        );
+        assert_eq!(
+            terminal_safe_text(hostile),
+            "fine\\e[2K\\e]0;title\\x07\\r\\u{9b}x\\u{202e}txt\nnext\tcol"
+        );
+        assert!(matches!(
+            terminal_safe("plain ünïcode"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub(crate) struct Loaded {
     pub(crate) demo_http: Option<HttpFakeServer>,
     /// Whether this is the embedded demo (credentials stay in memory).
     pub(crate) demo: bool,
+    /// False for a project file loaded only for review: nothing expanded, no plugins.
+    pub(crate) trusted: bool,
 }
 
 impl Loaded {
@@ -43,6 +45,20 @@ impl Loaded {
                     loaded,
                     demo_http: None,
                     demo: false,
+                    trusted: true,
+                })
+            }
+            ConfigChoice::Discovered(path) => {
+                // A project file: nothing of it is expanded or started before it is trusted.
+                crate::trust::ensure_trusted(&path, global.json)?;
+                let loaded = config::load(&path)?;
+                crate::trust::ensure_plugins_trusted(&loaded)?;
+                config::print_warnings(&loaded, all_warnings);
+                Ok(Self {
+                    loaded,
+                    demo_http: None,
+                    demo: false,
+                    trusted: true,
                 })
             }
             ConfigChoice::Demo => {
@@ -52,15 +68,33 @@ impl Loaded {
                     loaded: demo.loaded,
                     demo_http: demo.http,
                     demo: true,
+                    trusted: true,
                 })
             }
         }
     }
 
+    /// A project file that is not trusted, loaded for review only: no variable expanded,
+    /// no plugin loaded. Never to be started.
+    pub(crate) fn for_review(path: &std::path::Path, all_warnings: bool) -> Result<Self, CliError> {
+        let (loaded, _) = config::review(path)?;
+        config::print_warnings(&loaded, all_warnings);
+        Ok(Self {
+            loaded,
+            demo_http: None,
+            demo: false,
+            trusted: false,
+        })
+    }
+
     /// The resolved catalog of this configuration, with the plugins its `[[plugins]]`
-    /// entries install (paths relative to the configuration's folder).
+    /// entries install (paths relative to the configuration's folder); without plugins
+    /// when the file is not trusted.
     pub(crate) fn catalog(&self) -> Result<ResolvedCatalog, CliError> {
         let mut builder = CatalogBuilder::new();
+        if !self.trusted {
+            return Ok(builder.with_user_config(self.loaded.clone()).build());
+        }
         builder
             .add_user_config_with_plugins(self.loaded.clone(), &mcp_catalog::ProcessEnv)
             .map_err(|e| {

@@ -62,7 +62,7 @@ impl World {
 
     /// Writes `mcp.toml` with the protected server as `tickets`, and `extra` after it.
     fn write_config(&self, extra: &str) {
-        self.wd.write(
+        self.wd.write_trusted(
             "mcp.toml",
             &format!(
                 "credentials_store = \"file\"\n\n[mcp_servers.tickets]\nurl = \"{}\"\n{extra}",
@@ -287,10 +287,10 @@ fn login_json_reports_the_store() {
 #[test]
 fn the_data_dir_defaults_to_xdg_data_home() {
     let mut w = World::start(AuthServerOptions::new());
-    w.write_config("");
     let xdg = w.wd.path().join("xdg");
     w.wd.set_env("MCPCTL_HOME", None);
     w.wd.set_env("XDG_DATA_HOME", Some(&xdg.display().to_string()));
+    w.write_config("");
     let login = w.run(&["login", "--headless", "tickets"]);
     assert_eq!(login.code, 0, "{}", login.snapshot());
     assert!(xdg.join("mcpctl").join("credentials.json").is_file());
@@ -355,7 +355,7 @@ fn ctrl_c_while_waiting_for_the_browser_abandons_the_login() {
 #[test]
 fn auth_status_shows_how_each_server_authenticates_without_starting_it() {
     let wd = Workdir::new();
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         r#"credentials_store = "file"
 
@@ -409,7 +409,7 @@ url = "http://127.0.0.1:9/mcp"
 #[test]
 fn login_explains_servers_it_cannot_log_in_to() {
     let wd = Workdir::new();
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         r#"credentials_store = "file"
 
@@ -447,7 +447,7 @@ fn login_to_an_unreachable_server_fails_with_exit_1() {
         .local_addr()
         .unwrap()
         .port();
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         &format!("credentials_store = \"file\"\n\n[mcp_servers.gone]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
     );
@@ -469,7 +469,7 @@ fn login_to_a_server_that_asks_for_no_credentials_says_so() {
             Scenario::new("open").with_tool(ToolSpec::echo("echo")),
         ))
         .unwrap();
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         &format!(
             "credentials_store = \"file\"\n\n[mcp_servers.open]\nurl = \"{}\"\n",
@@ -550,7 +550,7 @@ fn login_uses_the_configured_client_scopes_and_callback_port() {
     let w = World::start(
         AuthServerOptions::new().with_client(mcp_testkit::OAuthClient::public("mcpctl-test")),
     );
-    w.wd.write(
+    w.wd.write_trusted(
         "mcp.toml",
         &format!(
             "credentials_store = \"file\"\noauth_callback_port = {port}\n\n[mcp_servers.tickets]\nurl = \"{}\"\nscopes = [\"mcp:read\"]\noauth = {{ client_id = \"mcpctl-test\" }}\n",

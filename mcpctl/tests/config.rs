@@ -64,7 +64,7 @@ fn notes_server(extra: &str) -> String {
 #[test]
 fn a_coding_agent_config_works_and_unknown_keys_are_warnings() {
     let wd = Workdir::new();
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         &format!(
             "model = \"o3\"\napproval_policy = \"never\"\n\n[profiles.fast]\nmodel = \"o4-mini\"\n\n{}",
@@ -82,7 +82,7 @@ fn a_coding_agent_config_works_and_unknown_keys_are_warnings() {
 #[test]
 fn a_filtered_tool_is_not_listed_and_cannot_be_called() {
     let wd = Workdir::new();
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         &notes_server("disabled_tools = [\"drop_table\"]"),
     );
@@ -105,7 +105,7 @@ fn a_filtered_tool_is_not_listed_and_cannot_be_called() {
 #[test]
 fn a_required_server_that_is_not_installed_fails_status_with_exit_1() {
     let wd = Workdir::new();
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         &format!(
             "{}\n[mcp_servers.missing]\ncommand = \"mcpctl-test-no-such-program\"\nrequired = true\n",
@@ -128,7 +128,7 @@ fn a_server_that_exits_at_startup_shows_its_stderr() {
     let wd = Workdir::new();
     let scenario =
         json!({"faults": {"exit_at_startup": 7, "stderr": "fatal: no database at ./db"}});
-    wd.write(
+    wd.write_trusted(
         ".mcp.json",
         &format!(
             r#"{{"mcpServers": {{"db": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {}]}}}}}}"#,
@@ -146,7 +146,7 @@ fn a_server_that_exits_at_startup_shows_its_stderr() {
 #[test]
 fn an_empty_config_has_no_servers() {
     let wd = Workdir::new();
-    wd.write("mcp.toml", "# nothing yet\n");
+    wd.write_trusted("mcp.toml", "# nothing yet\n");
     let run = wd.run(&["status"]);
     assert_eq!(run.code, 0);
     assert_snapshot!(run.snapshot());
@@ -160,7 +160,7 @@ fn ctrl_c_during_a_call_shuts_the_servers_down_and_exits_130() {
         "tools": [{"name": "wait", "behavior": {"kind": "sleep", "ms": 60000}}],
         "record": {"pid_file": pid_file},
     });
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         &format!(
             "[mcp_servers.slow]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\n",
@@ -202,7 +202,7 @@ fn ctrl_c_during_a_call_shuts_the_servers_down_and_exits_130() {
 fn commands_about_one_server_do_not_wait_for_others_still_starting() {
     let wd = Workdir::new();
     let hung = json!({"faults": {"hang_initialize": true}});
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         &format!(
             "{}\n[mcp_servers.stuck]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\nstartup_timeout_sec = 600\n",
@@ -245,7 +245,7 @@ fn a_plugin_in_two_environments_is_grouped_and_callable_by_environment() {
             scenario_arg(&scenario)
         ),
     );
-    wd.write(
+    wd.write_trusted(
         "mcp.toml",
         "multi_environment = true\n\n[environments.devbox]\nwrapper = [\"./wrap.sh\", \"devbox\"]\n\n[[plugins]]\npath = \"plugin\"\nenvironments = [\"local\", \"devbox\"]\n",
     );

@@ -12,8 +12,20 @@ use crate::style::Style;
 
 /// Runs `config check`: exit code 0 when valid, 2 when not.
 pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
-    if let ConfigChoice::File(path) = config::choose(global.config.as_deref()) {
-        match mcp_catalog::load_file(&path) {
+    let choice = config::choose(global.config.as_deref());
+    let (path, trusted) = match &choice {
+        ConfigChoice::File(path) => (Some(path.clone()), true),
+        ConfigChoice::Discovered(path) => (Some(path.clone()), crate::trust::is_trusted(path)),
+        ConfigChoice::Demo => (None, true),
+    };
+    if let Some(path) = &path {
+        // An untrusted project file is validated without expanding any variable.
+        let checked = if trusted {
+            mcp_catalog::load_file(path)
+        } else {
+            mcp_catalog::review_file(path).map(|(loaded, _)| loaded)
+        };
+        match checked {
             Ok(_) => {}
             Err(e) => match e.config_errors() {
                 Some(errors) if global.json => {
@@ -27,12 +39,19 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
                 }
                 _ => {
                     // Read errors and human output: the usual error display.
-                    config::load_for(&path, true)?;
+                    config::load_for(path, true)?;
                 }
             },
         }
     }
-    let loaded = Loaded::find(global, false, !global.json).await?;
+    let loaded = match &path {
+        Some(path) if !trusted => Loaded::for_review(path, !global.json)?,
+        _ => Loaded::find(global, false, !global.json).await?,
+    };
+    let review = match &path {
+        Some(path) => Some(config::review(path)?.1),
+        None => None,
+    };
     let catalog = loaded.catalog()?;
     if global.json {
         super::out_json(&json!({
@@ -44,6 +63,8 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
             "servers": servers(&catalog).into_iter().map(|r| json!({
                 "server": r[0], "transport": r[1], "state": r[2],
             })).collect::<Vec<_>>(),
+            "trusted": trusted,
+            "review": review.as_ref().map(|r| r.to_string().lines().map(str::to_owned).collect::<Vec<_>>()),
         }));
         return Ok(0);
     }
@@ -61,6 +82,22 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     lines.extend(super::table(&rows));
     for conflict in catalog.conflicts() {
         lines.push(format!("{} {conflict}", s.yellow("conflict:")));
+    }
+    if let Some(review) = review.filter(|r| !r.is_empty()) {
+        lines.push("it will:".to_owned());
+        lines.extend(
+            review
+                .to_string()
+                .lines()
+                .map(|l| format!("  {}", crate::render::terminal_safe(l))),
+        );
+    }
+    if !trusted {
+        lines.push(format!(
+            "{} this project file is not trusted: nothing of it starts and no variable is expanded until you run `mcpctl trust {}`",
+            s.yellow("untrusted:"),
+            loaded.loaded.origin()
+        ));
     }
     let mut text = lines.join("\n");
     text.push('\n');

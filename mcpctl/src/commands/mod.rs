@@ -38,6 +38,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
         }
         Command::Logout(args) => return logout::run(&global, args).await,
         Command::AuthStatus => return auth_status::run(&global).await,
+        Command::Trust(args) => return crate::trust::run(args.path.as_deref(), global.json),
         _ => {}
     }
     // Check what can be checked before any server starts.
@@ -72,7 +73,8 @@ async fn dispatch(
         | Command::FakeServer(_)
         | Command::Login(_)
         | Command::Logout(_)
-        | Command::AuthStatus => Ok(0),
+        | Command::AuthStatus
+        | Command::Trust(_) => Ok(0),
     }
 }
 

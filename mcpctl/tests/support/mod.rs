@@ -115,6 +115,15 @@ impl Workdir {
         path
     }
 
+    /// Writes a project configuration (like [`Self::write`]) and trusts it with
+    /// `mcpctl trust`, as a user would after reviewing it.
+    pub(crate) fn write_trusted(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.write(name, text);
+        let run = self.run(&["trust", name]);
+        assert_eq!(run.code, 0, "mcpctl trust {name}: {}", run.stderr);
+        path
+    }
+
     /// Runs mcpctl with `args` in the working directory, stdin empty (not a terminal).
     pub(crate) fn run(&self, args: &[&str]) -> Run {
         self.run_with_stdin(args, None)

@@ -1,0 +1,374 @@
+//! Trust in configuration files: a project's file runs commands and sends values to URLs,
+//! so it is used only once the user has trusted its exact content.
+//!
+//! Hosts decide which files need trust: the user's own configuration and a file named
+//! explicitly (`--config FILE`) are trusted; a project file found by discovery (e.g.
+//! `./mcp.toml` or `./.mcp.json` in the working directory) is not, until the user trusts it.
+//! Until then a host loads it with [`review_file`], which expands no environment variable
+//! (every `${VAR}` stays as written and is only named in the [`Review`]), starts nothing,
+//! and shows the [`Review`]: every command with its arguments, every URL, every variable the
+//! file would read, every plugin folder. Trusting records the file's content hash in a
+//! [`TrustStore`]; a changed file is [`TrustState::Changed`] and needs trust again.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use mcp_key::Fingerprint;
+
+use crate::config::LoadedConfig;
+use crate::env::EnvLookup;
+use crate::error::Error;
+use crate::plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE};
+use crate::transport::Transport;
+
+/// The fingerprint domain of trusted content.
+const TRUST_DOMAIN: &str = "mcp-catalog/trust/v1";
+
+/// The version written in a trust store file.
+pub const TRUST_STORE_VERSION: u64 = 1;
+
+/// Whether a file may be used as it is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TrustState {
+    /// Trusted with exactly this content.
+    Trusted,
+    /// Never trusted.
+    Unknown,
+    /// Trusted once, but its content changed since.
+    Changed,
+}
+
+impl TrustState {
+    /// True for [`TrustState::Trusted`].
+    pub fn is_trusted(self) -> bool {
+        self == Self::Trusted
+    }
+}
+
+/// The content hash recorded for a trusted file (hex SHA-256, domain-separated).
+pub fn content_hash(content: &str) -> String {
+    Fingerprint::builder(TRUST_DOMAIN)
+        .str("content", content)
+        .finish()
+        .to_hex()
+}
+
+/// The file trusted for `path`: the file itself, or for a plugin folder its `.mcp.json` or
+/// `mcp.toml` (the first that exists).
+pub fn trust_target(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        for name in [PLUGIN_JSON_FILE, PLUGIN_TOML_FILE] {
+            let file = path.join(name);
+            if file.is_file() {
+                return file;
+            }
+        }
+    }
+    path.to_path_buf()
+}
+
+/// Trusted files and their content hashes, kept in one JSON file of the host's choosing
+/// (`{"version": 1, "trusted": {"/abs/path": "hex"}}`), written by atomic replace.
+#[derive(Debug)]
+pub struct TrustStore {
+    path: PathBuf,
+    trusted: BTreeMap<String, String>,
+}
+
+impl TrustStore {
+    /// Opens the store at `path`; a missing file is an empty store.
+    ///
+    /// Errors: [`Error::TrustStore`] when the file cannot be read or is not a trust store
+    /// (it is never overwritten then: fix or remove it).
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self, Error> {
+        let path = path.into();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Self {
+                    path,
+                    trusted: BTreeMap::new(),
+                });
+            }
+            Err(source) => {
+                return Err(Error::TrustStore {
+                    path,
+                    problem: format!("cannot be read: {source}"),
+                });
+            }
+        };
+        let trusted = parse_store(&text).ok_or_else(|| Error::TrustStore {
+            path: path.clone(),
+            problem: format!(
+                "is not a version-{TRUST_STORE_VERSION} trust store; remove it to start over"
+            ),
+        })?;
+        Ok(Self { path, trusted })
+    }
+
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether `file` (a configuration file, or a plugin folder) is trusted with its current
+    /// content.
+    ///
+    /// Errors: [`Error::Read`] when the file cannot be read.
+    pub fn state(&self, file: &Path) -> Result<TrustState, Error> {
+        let (key, hash) = identify(file)?;
+        Ok(match self.trusted.get(&key) {
+            Some(recorded) if *recorded == hash => TrustState::Trusted,
+            Some(_) => TrustState::Changed,
+            None => TrustState::Unknown,
+        })
+    }
+
+    /// Trusts `file` (a configuration file, or a plugin folder) with its current content and
+    /// saves the store. Returns the file that was recorded.
+    ///
+    /// Errors: [`Error::Read`] for the file; [`Error::TrustStore`] when the store cannot be
+    /// written.
+    pub fn trust(&mut self, file: &Path) -> Result<PathBuf, Error> {
+        let (key, hash) = identify(file)?;
+        self.trusted.insert(key.clone(), hash);
+        self.save()?;
+        Ok(PathBuf::from(key))
+    }
+
+    fn save(&self) -> Result<(), Error> {
+        let store_error = |source: std::io::Error| Error::TrustStore {
+            path: self.path.clone(),
+            problem: format!("cannot be written: {source}"),
+        };
+        let trusted: serde_json::Map<String, serde_json::Value> = self
+            .trusted
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+            .collect();
+        let doc = serde_json::json!({ "version": TRUST_STORE_VERSION, "trusted": trusted });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(store_error)?;
+        }
+        let tmp = self.path.with_extension("json.tmp");
+        std::fs::write(&tmp, text + "\n").map_err(store_error)?;
+        std::fs::rename(&tmp, &self.path).map_err(store_error)
+    }
+}
+
+fn parse_store(text: &str) -> Option<BTreeMap<String, String>> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    if doc.get("version")?.as_u64()? != TRUST_STORE_VERSION {
+        return None;
+    }
+    doc.get("trusted")?
+        .as_object()?
+        .iter()
+        .map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+        .collect()
+}
+
+/// The canonical path of the trusted file and the hash of its content.
+fn identify(file: &Path) -> Result<(String, String), Error> {
+    let target = trust_target(file);
+    let read_error = |source| Error::Read {
+        path: target.clone(),
+        source,
+    };
+    let canonical = std::fs::canonicalize(&target).map_err(read_error)?;
+    let text = std::fs::read_to_string(&canonical).map_err(read_error)?;
+    Ok((canonical.display().to_string(), content_hash(&text)))
+}
+
+/// What a configuration would run and read, for a person to vet before trusting it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Review {
+    /// The reviewed file.
+    pub origin: String,
+    /// Per server (sorted by name): what it runs or connects to.
+    pub servers: Vec<ReviewedServer>,
+    /// Environment wrappers (`[environments.*] wrapper`) that prefix commands.
+    pub wrappers: Vec<(String, Vec<String>)>,
+    /// `[[plugins]]` folders, as written.
+    pub plugins: Vec<PathBuf>,
+    /// Every environment variable the file would read, sorted.
+    pub variables: BTreeSet<String>,
+}
+
+/// One server of a [`Review`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReviewedServer {
+    /// The server's name.
+    pub name: String,
+    /// The command and its arguments (stdio servers).
+    pub command: Option<Vec<String>>,
+    /// The URL, unexpanded (HTTP servers).
+    pub url: Option<String>,
+    /// Names of the headers it sends.
+    pub headers: Vec<String>,
+}
+
+impl Review {
+    /// The review of `loaded`, plus the variables named by `${VAR}` in the file (from
+    /// [`review_file`]).
+    pub fn of(loaded: &LoadedConfig, expanded: &BTreeSet<String>) -> Self {
+        let config = loaded.config();
+        let mut variables = expanded.clone();
+        let mut servers = Vec::new();
+        for (name, server) in config.servers() {
+            let mut reviewed = ReviewedServer {
+                name: name.to_string(),
+                command: None,
+                url: None,
+                headers: Vec::new(),
+            };
+            match server.transport() {
+                Transport::Stdio(stdio) => {
+                    let mut command = vec![stdio.command().to_owned()];
+                    command.extend(stdio.args().iter().cloned());
+                    reviewed.command = Some(command);
+                    variables.extend(stdio.env_vars().iter().cloned());
+                }
+                Transport::StreamableHttp(http) => {
+                    reviewed.url = Some(http.url().to_owned());
+                    variables.extend(http.bearer_token_env_var().map(str::to_owned));
+                    variables.extend(http.env_http_headers().values().cloned());
+                    reviewed.headers = http
+                        .http_headers()
+                        .keys()
+                        .chain(http.env_http_headers().keys())
+                        .cloned()
+                        .collect();
+                    reviewed.headers.sort();
+                }
+            }
+            servers.push(reviewed);
+        }
+        let wrappers = config
+            .environments()
+            .iter()
+            .filter(|(_, e)| !e.wrapper().is_empty())
+            .map(|(id, e)| (id.to_string(), e.wrapper().to_vec()))
+            .collect();
+        Self {
+            origin: loaded.origin().to_owned(),
+            servers,
+            wrappers,
+            plugins: config
+                .plugins()
+                .iter()
+                .map(|p| p.path().to_path_buf())
+                .collect(),
+            variables,
+        }
+    }
+
+    /// True when the file would run nothing, connect nowhere and read nothing.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+            && self.wrappers.is_empty()
+            && self.plugins.is_empty()
+            && self.variables.is_empty()
+    }
+}
+
+impl fmt::Display for Review {
+    /// One line per item, e.g. `runs: notes: npx -y server` or `reads variable: TOKEN`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for server in &self.servers {
+            if let Some(command) = &server.command {
+                writeln!(f, "runs: {}: {}", server.name, shell_words(command))?;
+            }
+            if let Some(url) = &server.url {
+                write!(f, "connects: {}: {url}", server.name)?;
+                if !server.headers.is_empty() {
+                    write!(f, " (headers: {})", server.headers.join(", "))?;
+                }
+                writeln!(f)?;
+            }
+        }
+        for (id, wrapper) in &self.wrappers {
+            writeln!(
+                f,
+                "wraps commands of environment {id} in: {}",
+                shell_words(wrapper)
+            )?;
+        }
+        for plugin in &self.plugins {
+            writeln!(f, "loads plugin: {}", plugin.display())?;
+        }
+        for variable in &self.variables {
+            writeln!(f, "reads variable: {variable}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Words joined by spaces, each quoted when it holds anything but plain characters.
+fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@+,%".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// An [`EnvLookup`] that reads nothing: every `${VAR}` stays as written, and its name is
+/// recorded.
+#[derive(Debug, Default)]
+struct Unexpanded {
+    names: Mutex<BTreeSet<String>>,
+}
+
+impl EnvLookup for Unexpanded {
+    fn get(&self, name: &str) -> Option<String> {
+        if let Ok(mut names) = self.names.lock() {
+            names.insert(name.to_owned());
+        }
+        Some(format!("${{{name}}}"))
+    }
+}
+
+/// Loads `path` for review, without reading a single environment variable: `${VAR}` stays
+/// as written. Returns the configuration (not to be started) and its [`Review`].
+///
+/// Errors: as [`load_file`](crate::load_file).
+pub fn review_file(path: impl AsRef<Path>) -> Result<(LoadedConfig, Review), Error> {
+    let env = Unexpanded::default();
+    let loaded = crate::load::load_file_with_env(path, &env)?;
+    let names = env.names.lock().map(|n| n.clone()).unwrap_or_default();
+    let review = Review::of(&loaded, &names);
+    Ok((loaded, review))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_with_spaces_or_quotes_are_quoted() {
+        let words = ["sh", "-c", "touch 'x'"].map(str::to_owned);
+        assert_eq!(shell_words(&words), r"sh -c 'touch '\''x'\'''");
+    }
+
+    #[test]
+    fn the_hash_depends_on_every_byte() {
+        assert_ne!(content_hash("a = 1"), content_hash("a = 1 "));
+        assert_eq!(content_hash("x"), content_hash("x"));
+    }
+}

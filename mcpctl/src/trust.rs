@@ -1,0 +1,190 @@
+//! Trust in project configuration files. A file found in the working directory
+//! (`./mcp.toml`, `./.mcp.json`) may come from a cloned repository: nothing of it starts,
+//! and none of its `${VAR}` is expanded, until the user trusts its exact content (an
+//! interactive prompt on a terminal, `mcpctl trust` otherwise). `--config FILE` is an explicit
+//! choice and trusted as it is. Plugins of a project file that live outside its folder need
+//! their own trust.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use mcp_catalog::{LoadedConfig, Review, TrustState, TrustStore};
+
+use crate::error::CliError;
+
+/// The trust store's file in the data directory.
+pub(crate) const TRUST_FILE: &str = "trusted-configs.json";
+
+/// Opens the trust store in the data directory.
+pub(crate) fn open_store() -> Result<TrustStore, CliError> {
+    let dir = crate::auth::data_dir().ok_or_else(|| {
+        CliError::usage("cannot find a directory for mcpctl's trust records: HOME is not set")
+            .with_hint(format!(
+                "set {} to a directory for mcpctl's data ({})",
+                crate::auth::HOME_VAR,
+                crate::auth::DATA_DIR_RULE
+            ))
+    })?;
+    TrustStore::open(dir.join(TRUST_FILE)).map_err(catalog_error)
+}
+
+fn catalog_error(e: mcp_catalog::Error) -> CliError {
+    let cause = std::error::Error::source(&e)
+        .map(|s| format!(": {s}"))
+        .unwrap_or_default();
+    CliError::usage(format!("{e}{cause}"))
+}
+
+/// Review lines, indented, with terminal-unsafe characters escaped.
+fn review_lines(review: &Review) -> Vec<String> {
+    review
+        .to_string()
+        .lines()
+        .map(|l| format!("  {}", crate::render::terminal_safe(l)))
+        .collect()
+}
+
+/// True when `path` is trusted with its current content (false when unknown or the store
+/// cannot be read).
+pub(crate) fn is_trusted(path: &Path) -> bool {
+    open_store()
+        .ok()
+        .and_then(|store| store.state(path).ok())
+        .is_some_and(TrustState::is_trusted)
+}
+
+/// Makes sure the discovered project file `path` may be used: trusted already, or trusted
+/// now at an interactive prompt. Otherwise an error that shows what the file would run and
+/// how to trust it; nothing has been started or expanded.
+pub(crate) fn ensure_trusted(path: &Path, json: bool) -> Result<(), CliError> {
+    let mut store = open_store()?;
+    let state = store.state(path).map_err(catalog_error)?;
+    if state.is_trusted() {
+        return Ok(());
+    }
+    let (_, review) = crate::config::review(path)?;
+    let why = match state {
+        TrustState::Changed => "changed since you trusted it",
+        _ => "not trusted yet",
+    };
+    let interactive = !json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if interactive && ask(path, why, &review)? {
+        let recorded = store.trust(path).map_err(catalog_error)?;
+        eprintln!("trusted {}", recorded.display());
+        return Ok(());
+    }
+    Err(untrusted_error(path, why, &review))
+}
+
+/// The error for an untrusted file: what it would run, and how to trust it.
+fn untrusted_error(path: &Path, why: &str, review: &Review) -> CliError {
+    let shown = path.display();
+    CliError::untrusted(format!(
+        "project configuration `{shown}` is {why}; nothing was started"
+    ))
+    .with_details(review_lines(review))
+    .with_hint(format!(
+        "review what it runs above; to use it, run `mcpctl trust {shown}` (or pass --config {shown} to use it once)"
+    ))
+}
+
+/// Asks on the terminal; true for yes.
+fn ask(path: &Path, why: &str, review: &Review) -> Result<bool, CliError> {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "project configuration `{}` is {why}. It would:",
+        path.display()
+    );
+    for line in review_lines(review) {
+        let _ = writeln!(err, "{line}");
+    }
+    let _ = write!(err, "Trust this file and run it? [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| CliError::failure(format!("cannot read the answer: {e}")))?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
+}
+
+/// The `[[plugins]]` folders of `loaded` that lie outside its own folder.
+fn outside_plugins(loaded: &LoadedConfig) -> Vec<PathBuf> {
+    let base = Path::new(loaded.origin())
+        .parent()
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    let root = std::fs::canonicalize(if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        &base
+    })
+    .unwrap_or(base.clone());
+    loaded
+        .config()
+        .plugins()
+        .iter()
+        .map(|p| base.join(p.path()))
+        .filter(|dir| {
+            std::fs::canonicalize(dir).map_or(true, |resolved| !resolved.starts_with(&root))
+        })
+        .collect()
+}
+
+/// Makes sure every plugin of the project file `loaded` that lies outside its folder is
+/// trusted on its own.
+pub(crate) fn ensure_plugins_trusted(loaded: &LoadedConfig) -> Result<(), CliError> {
+    let outside = outside_plugins(loaded);
+    if outside.is_empty() {
+        return Ok(());
+    }
+    let store = open_store()?;
+    for dir in outside {
+        let trusted = store.state(&dir).is_ok_and(TrustState::is_trusted);
+        if !trusted {
+            let shown = dir.display();
+            return Err(CliError::untrusted(format!(
+                "project configuration `{}` loads plugin `{shown}` from outside its folder, and that plugin is not trusted; nothing was started",
+                loaded.origin()
+            ))
+            .with_hint(format!(
+                "review the plugin, then run `mcpctl trust {shown}`"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `mcpctl trust [PATH]`: shows what the file would run and records its content as trusted.
+pub(crate) fn run(path: Option<&Path>, json: bool) -> Result<u8, CliError> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => crate::config::DEFAULT_FILES
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                CliError::usage("no project configuration here (./mcp.toml, ./.mcp.json)")
+                    .with_hint("name the file or plugin folder to trust: `mcpctl trust PATH`")
+            })?,
+    };
+    let target = mcp_catalog::trust_target(&path);
+    let (_, review) = crate::config::review(&target)?;
+    let mut store = open_store()?;
+    let recorded = store.trust(&path).map_err(catalog_error)?;
+    if json {
+        crate::commands::out_json(&serde_json::json!({
+            "trusted": recorded.display().to_string(),
+            "review": review.to_string().lines().collect::<Vec<_>>(),
+        }));
+    } else {
+        let mut text = format!("trusted {}; it will:\n", recorded.display());
+        for line in review_lines(&review) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        crate::commands::out(&text);
+    }
+    Ok(0)
+}
