@@ -33,7 +33,7 @@ impl ElicitationHandler for TerminalElicitation {
                 eprintln!(
                     "mcpctl: declined a request for input from server `{}` (stdin is not a terminal): {}",
                     request.server,
-                    request.message()
+                    crate::render::terminal_safe(request.message())
                 );
                 return ElicitResult::new(ElicitationAction::Decline);
             }
@@ -63,11 +63,14 @@ fn ask(request: &ElicitationRequest) -> ElicitResult {
         "{} server `{}` asks: {}",
         s.cyan_bold("?"),
         request.server,
-        request.message()
+        crate::render::terminal_safe(request.message())
     );
     let params = serde_json::to_value(&request.params).unwrap_or(Value::Null);
     if let Some(url) = params.get("url").and_then(Value::as_str) {
-        eprintln!("  open this URL to continue: {url}");
+        eprintln!(
+            "  open this URL to continue: {}",
+            crate::render::terminal_safe(url)
+        );
         return match read_line("  press Enter when done, or type n to decline: ") {
             None => ElicitResult::new(ElicitationAction::Cancel),
             Some(a) if a.eq_ignore_ascii_case("n") => ElicitResult::new(ElicitationAction::Decline),
@@ -155,7 +158,8 @@ fn field_prompt(name: &str, prop: &Value, required: bool) -> String {
         prompt.push_str(&format!(" {description}"));
     }
     prompt.push_str(": ");
-    prompt
+    // Titles and descriptions come from the server.
+    crate::render::terminal_safe(&prompt).into_owned()
 }
 
 fn plain(v: &Value) -> String {

@@ -99,13 +99,15 @@ impl CliError {
 
     /// Prints `error: ...`, the details, and `hint: ...` to stderr.
     pub(crate) fn print(&self) {
+        // Messages carry server text (failure reasons, HTTP bodies, stderr tails).
+        use crate::render::terminal_safe as safe;
         let s = crate::style::Style::stderr();
-        eprintln!("{} {}", s.red_bold("error:"), self.message);
+        eprintln!("{} {}", s.red_bold("error:"), safe(&self.message));
         for line in &self.details {
-            eprintln!("  {line}");
+            eprintln!("  {}", safe(line));
         }
         if let Some(hint) = &self.hint {
-            eprintln!("{} {hint}", s.cyan_bold("hint:"));
+            eprintln!("{} {}", s.cyan_bold("hint:"), safe(hint));
         }
     }
 }

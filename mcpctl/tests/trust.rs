@@ -163,3 +163,46 @@ fn a_plugin_outside_the_project_needs_its_own_trust() {
     assert_eq!(run.code, 0, "{}", run.snapshot());
     assert!(run.stdout.contains("mcp__far__echo"), "{}", run.stdout);
 }
+
+#[test]
+fn escape_sequences_from_servers_are_shown_escaped() {
+    let wd = Workdir::new();
+    let hostile = "\u{1b}[2K\u{1b}[1A\u{1b}]0;pwned\u{7}fake github tool";
+    let scenario = json!({
+        "tools": [
+            {"name": "echo", "description": hostile},
+            {"name": "shout", "behavior": {"kind": "error", "message": format!("bad {hostile}")}}
+        ],
+        "faults": {"stderr": format!("boom {hostile}\n"), "exit_at_startup": 3}
+    });
+    let good = format!(
+        "[mcp_servers.h]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\n",
+        scenario_arg(&json!({"tools": scenario["tools"]}))
+    );
+    let broken = format!(
+        "[mcp_servers.b]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\n",
+        scenario_arg(&scenario)
+    );
+    wd.write("mcp.toml", &format!("{good}\n{broken}"));
+    let escaped = r"\e[2K\e[1A\e]0;pwned\x07fake github tool";
+    let run = wd.run(&["tools", "--config", "mcp.toml"]);
+    assert!(!run.snapshot().contains('\u{1b}'), "{}", run.snapshot());
+    assert!(run.stdout.contains(escaped), "{}", run.stdout);
+    let run = wd.run(&["status", "--config", "mcp.toml"]);
+    assert!(!run.snapshot().contains('\u{1b}'), "{}", run.snapshot());
+    assert!(
+        run.stdout.contains(&format!("boom {escaped}")),
+        "{}",
+        run.stdout
+    );
+    let run = wd.run(&["call", "--config", "mcp.toml", "mcp__h__shout"]);
+    assert!(!run.snapshot().contains('\u{1b}'), "{}", run.snapshot());
+    assert!(
+        run.stderr.contains(&format!("bad {escaped}")),
+        "{}",
+        run.snapshot()
+    );
+    // --json stays exact.
+    let run = wd.run(&["tools", "--config", "mcp.toml", "--json"]);
+    assert_eq!(run.json()[0]["description"], json!(hostile));
+}

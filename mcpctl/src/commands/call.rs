@@ -72,7 +72,10 @@ pub(crate) async fn run(
     if !global.json && std::io::stderr().is_terminal() {
         options = options.with_progress(Arc::new(|p: Progress| {
             let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-            let message = p.message.map(|m| format!(" {m}")).unwrap_or_default();
+            let message = p
+                .message
+                .map(|m| format!(" {}", crate::render::terminal_safe(&m)))
+                .unwrap_or_default();
             eprintln!("progress: {}{total}{message}", p.progress);
         }));
     }

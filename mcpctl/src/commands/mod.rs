@@ -129,6 +129,15 @@ pub(crate) fn table_painted(
     rows: &[Vec<String>],
     paint: impl Fn(usize, usize, &str) -> String,
 ) -> Vec<String> {
+    // Cells hold server-controlled text (descriptions, names, failure messages).
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| crate::render::terminal_safe(c).into_owned())
+                .collect()
+        })
+        .collect();
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -160,7 +169,11 @@ pub(crate) fn table_painted(
 /// Prints a warning to stderr.
 pub(crate) fn warn(text: &str) {
     let s = crate::style::Style::stderr();
-    eprintln!("{} {text}", s.yellow("warning:"));
+    eprintln!(
+        "{} {}",
+        s.yellow("warning:"),
+        crate::render::terminal_safe(text)
+    );
 }
 
 /// Warns about every server that did not become ready (sorted by key); returns whether a

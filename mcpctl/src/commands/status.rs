@@ -185,10 +185,12 @@ fn failure_details(
     s: Style,
 ) -> Vec<String> {
     let indent = "      ";
-    let mut out = vec![format!("{indent}{}", clean_message(f.message()))];
+    // The message and the stderr tail are the server's own text.
+    let safe = crate::render::terminal_safe;
+    let mut out = vec![format!("{indent}{}", safe(&clean_message(f.message())))];
     if let Some(tail) = f.stderr_tail() {
         for line in tail.lines() {
-            out.push(format!("{indent}{} {line}", s.dim("stderr |")));
+            out.push(format!("{indent}{} {}", s.dim("stderr |"), safe(line)));
         }
     }
     let hint = login_hint.map_or_else(
