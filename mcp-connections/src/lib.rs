@@ -77,9 +77,9 @@ pub use handler::{Progress, ProgressCallback};
 pub use hooks::{CallHook, HookDenial, ToolCall};
 pub use oauth::OAuthProvider;
 pub use options::{
-    ConnectionSetOptions, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROCESS_GRACE,
-    DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_SHUTDOWN_TIMEOUT,
-    DEFAULT_TOOLS_GRACE, default_client_info, default_protocol_version,
+    ConnectionSetOptions, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE,
+    DEFAULT_PROCESS_GRACE, DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX,
+    DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE, default_client_info, default_protocol_version,
 };
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use resources::{ListPage, Listing, ServerItem};

@@ -15,6 +15,9 @@ use crate::environment::Environment;
 use crate::events::ConnectionEvent;
 use crate::hooks::CallHook;
 
+/// Default of [`ConnectionSetOptions::with_list_byte_budget`]: 16 MiB of JSON per list.
+pub const DEFAULT_LIST_BYTE_BUDGET: usize = 16 * 1024 * 1024;
+
 /// Default grace period `tools()` waits for servers that are still starting.
 pub const DEFAULT_TOOLS_GRACE: Duration = Duration::from_secs(1);
 /// Default bound on shutting down one server.
@@ -56,6 +59,7 @@ pub struct ConnectionSetOptions {
     pub(crate) restart_backoff: Duration,
     pub(crate) restart_backoff_max: Duration,
     pub(crate) list_changed_debounce: Duration,
+    pub(crate) list_byte_budget: usize,
     pub(crate) env: EnvLookup,
     pub(crate) cancel: CancellationToken,
     pub(crate) auth: BTreeMap<McpServerKey, Arc<dyn AuthHeaderProvider>>,
@@ -100,6 +104,7 @@ impl ConnectionSetOptions {
             restart_backoff: DEFAULT_RESTART_BACKOFF,
             restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
             list_changed_debounce: DEFAULT_LIST_CHANGED_DEBOUNCE,
+            list_byte_budget: DEFAULT_LIST_BYTE_BUDGET,
             env: process_env(),
             cancel: CancellationToken::new(),
             auth: BTreeMap::new(),
@@ -169,6 +174,16 @@ impl ConnectionSetOptions {
     /// Debounce of `tools/list_changed` refreshes.
     pub fn with_list_changed_debounce(mut self, debounce: Duration) -> Self {
         self.list_changed_debounce = debounce;
+        self
+    }
+
+    /// The most JSON one server may send for one list (every page of `tools/list`,
+    /// `resources/list` or `resources/templates/list` together), counted as the pages
+    /// arrive (default [`DEFAULT_LIST_BYTE_BUDGET`]). A server over it fails that list as
+    /// a protocol error naming the budget, so no server can make the set hold more than
+    /// the budget plus one page (itself bounded by the line or body limit).
+    pub fn with_list_byte_budget(mut self, bytes: usize) -> Self {
+        self.list_byte_budget = bytes;
         self
     }
 

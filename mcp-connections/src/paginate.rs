@@ -28,6 +28,8 @@ pub(crate) enum PageError {
     CursorTooLong(usize),
     RepeatedCursor,
     UnexpectedResponse,
+    /// The pages so far hold more JSON than the budget: (bytes, budget).
+    OverBudget(usize, usize),
 }
 
 impl std::fmt::Display for PageError {
@@ -41,6 +43,10 @@ impl std::fmt::Display for PageError {
             }
             Self::RepeatedCursor => write!(f, "the server repeated a cursor (endless pagination)"),
             Self::UnexpectedResponse => write!(f, "unexpected response type"),
+            Self::OverBudget(bytes, budget) => write!(
+                f,
+                "the list holds more than its byte budget ({bytes} bytes of JSON so far, budget {budget}; raise it with ConnectionSetOptions::with_list_byte_budget if the server is trusted)"
+            ),
         }
     }
 }
@@ -147,18 +153,46 @@ impl CursorCheck {
     }
 }
 
-/// Lists every page of one list, within the limits.
-async fn list_all<T>(
+/// Counts bytes written, keeping none.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 = self.0.saturating_add(buf.len());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The size of `items` as JSON.
+fn json_size<T: serde::Serialize>(items: &[T]) -> usize {
+    let mut count = ByteCount(0);
+    let _ = serde_json::to_writer(&mut count, items);
+    count.0
+}
+
+/// Lists every page of one list, within the limits and `budget` bytes of JSON.
+async fn list_all<T: serde::Serialize>(
     peer: &Peer<RoleClient>,
     kind: ListKind,
+    budget: usize,
     extract: fn(Page) -> Vec<T>,
 ) -> Result<Vec<T>, PageError> {
     let mut out = Vec::new();
     let mut check = CursorCheck::new();
     let mut cursor = None;
+    let mut bytes = 0usize;
     loop {
         let (page, next) = fetch_page(peer, kind, cursor).await?;
-        out.extend(extract(page));
+        let items = extract(page);
+        bytes = bytes.saturating_add(json_size(&items));
+        if bytes > budget {
+            return Err(PageError::OverBudget(bytes, budget));
+        }
+        out.extend(items);
         check.after_page(out.len(), next.as_deref())?;
         match next {
             Some(c) => cursor = Some(c),
@@ -168,8 +202,11 @@ async fn list_all<T>(
 }
 
 /// Lists every page of tools.
-pub(crate) async fn all_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, PageError> {
-    list_all(peer, ListKind::Tools, |p| match p {
+pub(crate) async fn all_tools(
+    peer: &Peer<RoleClient>,
+    budget: usize,
+) -> Result<Vec<Tool>, PageError> {
+    list_all(peer, ListKind::Tools, budget, |p| match p {
         Page::Tools(v) => v,
         _ => Vec::new(),
     })
@@ -177,8 +214,11 @@ pub(crate) async fn all_tools(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, Page
 }
 
 /// Lists every page of resources.
-pub(crate) async fn all_resources(peer: &Peer<RoleClient>) -> Result<Vec<Resource>, PageError> {
-    list_all(peer, ListKind::Resources, |p| match p {
+pub(crate) async fn all_resources(
+    peer: &Peer<RoleClient>,
+    budget: usize,
+) -> Result<Vec<Resource>, PageError> {
+    list_all(peer, ListKind::Resources, budget, |p| match p {
         Page::Resources(v) => v,
         _ => Vec::new(),
     })
@@ -188,8 +228,9 @@ pub(crate) async fn all_resources(peer: &Peer<RoleClient>) -> Result<Vec<Resourc
 /// Lists every page of resource templates.
 pub(crate) async fn all_templates(
     peer: &Peer<RoleClient>,
+    budget: usize,
 ) -> Result<Vec<ResourceTemplate>, PageError> {
-    list_all(peer, ListKind::Templates, |p| match p {
+    list_all(peer, ListKind::Templates, budget, |p| match p {
         Page::Templates(v) => v,
         _ => Vec::new(),
     })
@@ -199,6 +240,12 @@ pub(crate) async fn all_templates(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_size_counts_the_serialized_bytes() {
+        assert_eq!(json_size(&["ab", "c"]), r#"["ab","c"]"#.len());
+        assert_eq!(json_size::<u8>(&[]), 2);
+    }
 
     #[test]
     fn a_repeated_cursor_is_rejected() {

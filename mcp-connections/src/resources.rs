@@ -114,7 +114,8 @@ impl ConnectionSet {
     /// # Cancel safety
     /// Cancel-safe.
     pub async fn list_resources(&self) -> Listing<Resource> {
-        self.list_across(|live| async move { paginate::all_resources(&live.peer).await })
+        let budget = self.inner.options.list_byte_budget;
+        self.list_across(|live| async move { paginate::all_resources(&live.peer, budget).await })
             .await
     }
 
@@ -123,7 +124,8 @@ impl ConnectionSet {
     /// # Cancel safety
     /// Cancel-safe.
     pub async fn list_resource_templates(&self) -> Listing<ResourceTemplate> {
-        self.list_across(|live| async move { paginate::all_templates(&live.peer).await })
+        let budget = self.inner.options.list_byte_budget;
+        self.list_across(|live| async move { paginate::all_templates(&live.peer, budget).await })
             .await
     }
 

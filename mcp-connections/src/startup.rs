@@ -128,7 +128,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                         ));
                     }
                 };
-                match paginate::all_tools(service.peer()).await {
+                match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await {
                     Ok(tools) => Ok((service, tools)),
                     Err(e) => {
                         let broke_protocol = !matches!(e, PageError::Service(_));
@@ -180,7 +180,8 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                 let service = http::connect(key, &target, handler).await?;
                 let mut attempt = 0;
                 loop {
-                    match paginate::all_tools(service.peer()).await {
+                    match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await
+                    {
                         Ok(tools) => return Ok((service, tools)),
                         Err(PageError::Service(e))
                             if http::classify_service(&e) == http::HttpFailure::Transient
@@ -293,7 +294,7 @@ async fn refresh_on_list_changed(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: 
         }
         let listed = tokio::select! {
             () = cancel.cancelled() => return,
-            r = tokio::time::timeout(slot.spec.startup_timeout, paginate::all_tools(&live.peer)) => r,
+            r = tokio::time::timeout(slot.spec.startup_timeout, paginate::all_tools(&live.peer, inner.options.list_byte_budget)) => r,
         };
         match listed {
             Ok(Ok(tools)) => {
