@@ -115,7 +115,8 @@ fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
         }
         cur = e.source();
     }
-    parts.join(": ")
+    // reqwest's errors quote the URL, query string included.
+    mcp_key::redact_urls(&parts.join(": ")).into_owned()
 }
 
 /// A readable description of an `initialize` failure.
@@ -127,7 +128,7 @@ pub(crate) fn describe_init(err: &ClientInitializeError) -> String {
                 error_chain(error.error.as_ref())
             )
         }
-        other => other.to_string(),
+        other => mcp_key::redact_urls(&other.to_string()).into_owned(),
     }
 }
 
@@ -135,7 +136,7 @@ pub(crate) fn describe_init(err: &ClientInitializeError) -> String {
 pub(crate) fn describe_service(err: &ServiceError) -> String {
     match err {
         ServiceError::TransportSend(e) => error_chain(e.error.as_ref()),
-        other => other.to_string(),
+        other => mcp_key::redact_urls(&other.to_string()).into_owned(),
     }
 }
 
@@ -302,7 +303,7 @@ pub(crate) async fn connect(
                             FailureReason::Transport,
                             format!(
                                 "MCP server `{key}` at {} is unreachable after {} attempts: {}",
-                                target.url,
+                                mcp_key::redact_url(&target.url),
                                 attempt + 1,
                                 describe_init(&err)
                             ),
@@ -313,7 +314,7 @@ pub(crate) async fn connect(
                             FailureReason::Protocol,
                             format!(
                                 "MCP server `{key}` at {}: initialize failed: {}",
-                                target.url,
+                                mcp_key::redact_url(&target.url),
                                 describe_init(&err)
                             ),
                         ));

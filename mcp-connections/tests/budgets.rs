@@ -63,7 +63,10 @@ async fn an_amplified_tool_list_fails_classified_at_the_budget() {
 async fn a_list_within_the_budget_is_served() {
     let (fx, set) = start(scenario(4, 20_000), 256 * 1024).await;
     let state = set.status().into_iter().next().unwrap().state;
-    assert!(matches!(state, ServerState::Ready { tools: 4 }), "{state:?}");
+    assert!(
+        matches!(state, ServerState::Ready { tools: 4 }),
+        "{state:?}"
+    );
     set.shutdown().await;
     fx.assert_no_processes().await;
 }

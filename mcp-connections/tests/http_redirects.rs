@@ -1,5 +1,6 @@
 //! Configured headers and tokens never cross an origin: a redirect to another origin is
-//! not followed (the request fails), a redirect within the origin is.
+//! not followed (the request fails), a redirect within the origin is. Secrets in URLs are
+//! redacted in messages.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -66,4 +67,32 @@ async fn a_redirect_within_the_origin_is_followed() {
     );
     set.shutdown().await;
     origin.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_strings_and_userinfo_are_redacted_in_failures() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut fx = Fixture::new();
+    fx.add(
+        "web",
+        ServerConfig::from(HttpConfig::new(format!(
+            "http://user:pa55word@127.0.0.1:{port}/mcp?token=s3cr3t"
+        ))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let ServerState::Failed(failure) = state(&set) else {
+        panic!("nothing listens: {:?}", state(&set));
+    };
+    let text = failure.to_string();
+    assert!(
+        !text.contains("s3cr3t") && !text.contains("pa55word"),
+        "{text}"
+    );
+    assert!(text.contains("/mcp?***"), "{text}");
+    set.shutdown().await;
 }

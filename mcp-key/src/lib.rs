@@ -36,6 +36,7 @@ mod environment;
 mod error;
 mod fingerprint;
 mod naming;
+mod redact;
 mod secret;
 mod server_key;
 mod server_name;
@@ -48,6 +49,7 @@ pub use naming::{
     DEFAULT_MAX_TOOL_NAME_LEN, DEFAULT_TOOL_PREFIX, MIN_MAX_TOOL_NAME_LEN, NamingOptions,
     ToolNameTable, ToolNamer,
 };
+pub use redact::{REDACTED, redact_url, redact_urls};
 pub use secret::Secret;
 pub use server_key::McpServerKey;
 pub use server_name::{MAX_NAME_LEN, ServerName};
