@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::error::json_problem;
 use super::file_lock::FileLocks;
 use super::fs_private::{
-    create_private_dir, is_not_found, parent_dir, private_file_options, restrict_file, sync_dir,
-    warn_if_dir_writable_by_others,
+    check_data_dir, check_private_file, create_private_dir, is_not_found, open_credential_file,
+    open_error, parent_dir, private_file_options, sync_dir,
 };
 use super::{
     BoxFuture, CredentialStore, DEFAULT_LOCK_TIMEOUT, StoreError, StoreKey, StoreKind, StoreLock,
@@ -36,10 +36,15 @@ const FORMAT_VERSION: u64 = 1;
 ///
 /// Safety of other entries: records of other keys are carried over verbatim (even ones
 /// this version cannot read), and a file that is not a credential document is reported as
-/// [`StoreError::Corrupt`] and never overwritten. An empty file counts as an empty store. A
-/// file readable by other users is restricted to 0600 with a warning; an existing
-/// directory writable by other users gets a warning (the host owns it, so it is not
-/// changed).
+/// [`StoreError::Corrupt`] and never overwritten. An empty file counts as an empty store.
+///
+/// Safety of the file itself (Unix, as ssh checks `~/.ssh`): the file, the lock directory
+/// and the lock files are never followed through a symbolic link and must belong to the
+/// current user; the file must not be open to other users (mode & 077). Anything else is
+/// refused with [`StoreError::Insecure`], which names the path and what to do (e.g.
+/// `chmod 600`), and nothing is changed. The directory holding the file belongs to the
+/// host: it must be owned by the current user or root, and one writable by other users gets
+/// a warning.
 ///
 /// Key locks ([`CredentialStore::lock`]) live beside the data file in
 /// `<file name>.locks/` and work across processes; they are separate from the document
@@ -114,7 +119,7 @@ impl FileStore {
     where
         F: FnOnce(&mut BTreeMap<String, Value>) -> Result<bool, StoreError> + Send + 'static,
     {
-        self.check_dir_once().await?;
+        self.check_dir_once(true).await?;
         let guard = self.inner.locks.lock_document().await?;
         let inner = Arc::clone(&self.inner);
         blocking(move || {
@@ -129,17 +134,19 @@ impl FileStore {
         .await
     }
 
-    /// Creates the data directory (0700) or warns about a loose existing one, once.
-    async fn check_dir_once(&self) -> Result<(), StoreError> {
+    /// Checks the existing data directory (owner; a warning when others may write to it)
+    /// or, with `create`, creates a missing one (0700), once per store.
+    async fn check_dir_once(&self, create: bool) -> Result<(), StoreError> {
         if self.inner.dir_checked.load(Ordering::Acquire) {
             return Ok(());
         }
         let inner = Arc::clone(&self.inner);
         blocking(move || {
             let dir = parent_dir(&inner.path);
-            if dir.exists() {
-                warn_if_dir_writable_by_others(dir);
-            } else {
+            if !check_data_dir(dir)? {
+                if !create {
+                    return Ok(());
+                }
                 create_private_dir(dir)?;
             }
             inner.dir_checked.store(true, Ordering::Release);
@@ -156,21 +163,10 @@ impl CredentialStore for FileStore {
     ) -> BoxFuture<'a, Result<Option<StoredCredentials>, StoreError>> {
         let inner = Arc::clone(&self.inner);
         let key = key.clone();
-        Box::pin(blocking(move || {
-            let Some(mut doc) = read_document(&inner.path)? else {
-                return Ok(None);
-            };
-            let Some(value) = doc.credentials.remove(key.as_str()) else {
-                return Ok(None);
-            };
-            serde_json::from_value(value)
-                .map(Some)
-                .map_err(|err| StoreError::CorruptEntry {
-                    location: inner.path.display().to_string(),
-                    key: key.to_string(),
-                    detail: json_problem(&err),
-                })
-        }))
+        Box::pin(async move {
+            self.check_dir_once(false).await?;
+            blocking(move || load_entry(&inner.path, &key)).await
+        })
     }
 
     fn save<'a>(
@@ -194,7 +190,8 @@ impl CredentialStore for FileStore {
     fn delete<'a>(&'a self, key: &'a StoreKey) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let path = self.inner.path.clone();
-            if !blocking(move || Ok(path.exists())).await? {
+            // `symlink_metadata`: a dangling symlink is refused by `update`, not ignored.
+            if !blocking(move || Ok(fs::symlink_metadata(path).is_ok())).await? {
                 return Ok(());
             }
             let key = key.as_str().to_owned();
@@ -205,7 +202,7 @@ impl CredentialStore for FileStore {
 
     fn lock<'a>(&'a self, key: &'a StoreKey) -> BoxFuture<'a, Result<StoreLock, StoreError>> {
         Box::pin(async move {
-            self.check_dir_once().await?;
+            self.check_dir_once(true).await?;
             self.inner.locks.lock_key(key).await
         })
     }
@@ -239,14 +236,39 @@ impl Default for Document {
     }
 }
 
-/// Reads the document; `None` when the file is missing or empty.
+/// The record under `key`, if any.
+fn load_entry(path: &Path, key: &StoreKey) -> Result<Option<StoredCredentials>, StoreError> {
+    let Some(mut doc) = read_document(path)? else {
+        return Ok(None);
+    };
+    let Some(value) = doc.credentials.remove(key.as_str()) else {
+        return Ok(None);
+    };
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|err| StoreError::CorruptEntry {
+            location: path.display().to_string(),
+            key: key.to_string(),
+            detail: json_problem(&err),
+        })
+}
+
+/// Reads the document; `None` when the file is missing or empty. A symlink, another
+/// user's file or one open to other users is refused.
 fn read_document(path: &Path) -> Result<Option<Document>, StoreError> {
-    let mut file = match fs::File::open(path) {
+    let mut file = match open_credential_file(path) {
         Ok(file) => file,
         Err(err) if is_not_found(&err) => return Ok(None),
-        Err(err) => return Err(StoreError::io("open the credential file", path, err)),
+        Err(err) => {
+            return Err(open_error(
+                "the credential file",
+                "open the credential file",
+                path,
+                err,
+            ));
+        }
     };
-    restrict_file(&file, path)?;
+    check_private_file(&file, path)?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|e| StoreError::io("read the credential file", path, e))?;

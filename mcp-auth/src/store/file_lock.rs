@@ -7,6 +7,10 @@
 //! file description, so two holders in one process exclude each other too; the kernel
 //! releases them when a process dies, so a lock file left behind is never stale. Lock
 //! files are never deleted (deleting one while held would let a second holder in).
+//!
+//! Neither the lock directory nor a lock file is ever followed through a symbolic link,
+//! and both must belong to the current user (see `fs_private`): a planted link is refused
+//! instead of creating a file wherever it points.
 
 use std::fs::File;
 use std::io;
@@ -16,7 +20,7 @@ use std::time::Duration;
 use mcp_key::Fingerprint;
 use tokio::time::Instant;
 
-use super::fs_private::{create_private_dir, private_file_options, restrict_dir};
+use super::fs_private::{check_lock_file, open_error, prepare_lock_dir, private_file_options};
 use super::{StoreError, StoreKey, StoreLock, blocking};
 
 /// First pause between lock attempts; it doubles up to [`MAX_PAUSE`].
@@ -89,12 +93,15 @@ impl FileLocks {
 
 /// Takes an exclusive `flock` on `path` (created 0600, in a 0700 directory), trying again
 /// with growing pauses until `timeout` has passed. `description` names the lock in errors.
+/// A symlinked, foreign or loose lock directory or lock file is refused.
 pub(crate) async fn acquire(
     path: PathBuf,
     description: String,
     timeout: Duration,
 ) -> Result<FileGuard, StoreError> {
     let deadline = Instant::now() + timeout;
+    let dir = super::fs_private::parent_dir(&path).to_owned();
+    blocking(move || prepare_lock_dir(&dir)).await?;
     let mut pause = FIRST_PAUSE;
     loop {
         let attempt_path = path.clone();
@@ -114,16 +121,9 @@ pub(crate) async fn acquire(
 }
 
 fn try_lock(path: &Path) -> Result<Option<FileGuard>, StoreError> {
-    let file = match open_lock_file(path) {
-        Ok(file) => file,
-        Err(err) if super::fs_private::is_not_found(&err) => {
-            let dir = super::fs_private::parent_dir(path);
-            create_private_dir(dir)?;
-            restrict_dir(dir)?;
-            open_lock_file(path).map_err(|e| StoreError::io("open the lock file", path, e))?
-        }
-        Err(err) => return Err(StoreError::io("open the lock file", path, err)),
-    };
+    let file = open_lock_file(path)
+        .map_err(|e| open_error("the credential lock file", "open the lock file", path, e))?;
+    check_lock_file(&file, path)?;
     lock_nonblocking(file).map_err(|e| StoreError::io("lock", path, e))
 }
 
