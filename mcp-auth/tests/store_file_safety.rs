@@ -180,7 +180,7 @@ async fn a_dangling_lock_file_symlink_is_refused_and_nothing_is_created_at_its_t
     assert_eq!(std::fs::read(&path).unwrap(), before);
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "current_thread")]
 async fn a_credential_file_readable_by_others_is_refused_not_chmod_ed() {
     let root = tempfile::tempdir().unwrap();
     let path = root.path().join("credentials.json");
@@ -188,6 +188,7 @@ async fn a_credential_file_readable_by_others_is_refused_not_chmod_ed() {
     std::fs::write(&path, document_with(planted)).unwrap();
     set_mode(&path, 0o644);
 
+    let (logs, _guard) = log_capture::capture_logs();
     let store = FileStore::new(&path);
     let load = store.load(&key("a")).await.unwrap_err();
     let save = store
@@ -208,6 +209,15 @@ async fn a_credential_file_readable_by_others_is_refused_not_chmod_ed() {
         )
     );
     assert_eq!(mode(&path), 0o644, "the mode is reported, not changed");
+    // Every call fails; the store's first refusal is also a security warning, once.
+    let text = logs.text();
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("WARN mcp_auth::security:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{text}");
+    assert!(warnings[0].ends_with(&load.to_string()), "{text}");
+    assert!(!text.contains(planted), "{text}");
     assert_eq!(
         std::fs::read_to_string(&path).unwrap(),
         document_with(planted)
@@ -259,7 +269,14 @@ async fn a_loose_or_symlinked_data_directory_is_the_hosts_and_only_warned_about(
     assert_eq!(mode(&real), 0o777, "the host's directory is not changed");
     assert_eq!(mode(&real.join("credentials.json")), 0o600);
     let text = logs.text();
-    assert!(text.contains("writable by other users"), "{text}");
+    assert!(
+        text.contains("WARN mcp_auth::security: the credential directory"),
+        "{text}"
+    );
+    assert!(
+        text.contains("mode 777) is writable by other users"),
+        "{text}"
+    );
     assert!(text.contains("chmod 700"), "{text}");
     assert!(text.contains(&linked.display().to_string()), "{text}");
 }

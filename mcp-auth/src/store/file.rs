@@ -74,6 +74,7 @@ struct Inner {
     path: PathBuf,
     locks: FileLocks,
     dir_checked: AtomicBool,
+    refusal_reported: AtomicBool,
 }
 
 impl FileStore {
@@ -86,6 +87,7 @@ impl FileStore {
                 path,
                 locks,
                 dir_checked: AtomicBool::new(false),
+                refusal_reported: AtomicBool::new(false),
             }),
         }
     }
@@ -97,6 +99,7 @@ impl FileStore {
             path: self.inner.path.clone(),
             locks: self.inner.locks.clone().with_timeout(timeout),
             dir_checked: AtomicBool::new(self.inner.dir_checked.load(Ordering::Relaxed)),
+            refusal_reported: AtomicBool::new(self.inner.refusal_reported.load(Ordering::Relaxed)),
         };
         Self {
             inner: Arc::new(inner),
@@ -113,25 +116,41 @@ impl FileStore {
         self.inner.locks.dir()
     }
 
+    /// Passes `result` on; the first [`StoreError::Insecure`] of this store is also logged
+    /// as a security warning, so a refusal is seen even where the error is not shown (a
+    /// status that only says "unknown").
+    fn report<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(err) = &result
+            && err.is_insecure()
+            && !self.inner.refusal_reported.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(target: crate::SECURITY_LOG_TARGET, "{err}");
+        }
+        result
+    }
+
     /// Read-modify-write of the document under the document lock. `change` returns false
     /// when nothing changed, and then nothing is written.
     async fn update<F>(&self, change: F) -> Result<(), StoreError>
     where
         F: FnOnce(&mut BTreeMap<String, Value>) -> Result<bool, StoreError> + Send + 'static,
     {
-        self.check_dir_once(true).await?;
-        let guard = self.inner.locks.lock_document().await?;
-        let inner = Arc::clone(&self.inner);
-        blocking(move || {
-            let path = &inner.path;
-            let mut doc = read_document(path)?.unwrap_or_default();
-            if change(&mut doc.credentials)? {
-                write_document(path, &doc)?;
-            }
-            drop(guard);
-            Ok(())
-        })
-        .await
+        let updated = async move {
+            self.check_dir_once(true).await?;
+            let guard = self.inner.locks.lock_document().await?;
+            let inner = Arc::clone(&self.inner);
+            blocking(move || {
+                let path = &inner.path;
+                let mut doc = read_document(path)?.unwrap_or_default();
+                if change(&mut doc.credentials)? {
+                    write_document(path, &doc)?;
+                }
+                drop(guard);
+                Ok(())
+            })
+            .await
+        };
+        self.report(updated.await)
     }
 
     /// Checks the existing data directory (owner; a warning when others may write to it)
@@ -164,8 +183,11 @@ impl CredentialStore for FileStore {
         let inner = Arc::clone(&self.inner);
         let key = key.clone();
         Box::pin(async move {
-            self.check_dir_once(false).await?;
-            blocking(move || load_entry(&inner.path, &key)).await
+            let loaded = async move {
+                self.check_dir_once(false).await?;
+                blocking(move || load_entry(&inner.path, &key)).await
+            };
+            self.report(loaded.await)
         })
     }
 
@@ -202,8 +224,11 @@ impl CredentialStore for FileStore {
 
     fn lock<'a>(&'a self, key: &'a StoreKey) -> BoxFuture<'a, Result<StoreLock, StoreError>> {
         Box::pin(async move {
-            self.check_dir_once(true).await?;
-            self.inner.locks.lock_key(key).await
+            let locked = async move {
+                self.check_dir_once(true).await?;
+                self.inner.locks.lock_key(key).await
+            };
+            self.report(locked.await)
         })
     }
 

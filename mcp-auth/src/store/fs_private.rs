@@ -62,10 +62,11 @@ pub(crate) fn check_data_dir(dir: &Path) -> Result<bool, StoreError> {
         let mode = meta.mode();
         if mode & GROUP_OTHER_WRITE != 0 {
             tracing::warn!(
-                directory = %dir.display(),
-                mode = format_args!("{:o}", mode & 0o777),
-                "the credential directory is writable by other users; restrict it (chmod 700 {})",
-                dir.display()
+                target: crate::SECURITY_LOG_TARGET,
+                "the credential directory {0} (mode {1:o}) is writable by other users; \
+                 restrict it: chmod 700 {0}",
+                dir.display(),
+                mode & 0o777
             );
         }
     }
