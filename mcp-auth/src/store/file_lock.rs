@@ -10,17 +10,20 @@
 //!
 //! Neither the lock directory nor a lock file is ever followed through a symbolic link,
 //! and both must belong to the current user (see `fs_private`): a planted link is refused
-//! instead of creating a file wherever it points.
+//! instead of creating a file wherever it points. Lock files are opened with `openat`
+//! relative to the checked directory handle, so the check cannot be raced.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_key::Fingerprint;
 use tokio::time::Instant;
 
-use super::fs_private::{check_lock_file, open_error, prepare_lock_dir, private_file_options};
+use super::fs_private::LockDir;
 use super::{StoreError, StoreKey, StoreLock, blocking};
 
 /// First pause between lock attempts; it doubles up to [`MAX_PAUSE`].
@@ -101,11 +104,12 @@ pub(crate) async fn acquire(
 ) -> Result<FileGuard, StoreError> {
     let deadline = Instant::now() + timeout;
     let dir = super::fs_private::parent_dir(&path).to_owned();
-    blocking(move || prepare_lock_dir(&dir)).await?;
+    let name = path.file_name().map(OsStr::to_owned).unwrap_or_default();
+    let dir = Arc::new(blocking(move || LockDir::open(&dir)).await?);
     let mut pause = FIRST_PAUSE;
     loop {
-        let attempt_path = path.clone();
-        if let Some(guard) = blocking(move || try_lock(&attempt_path)).await? {
+        let (attempt_dir, attempt_name) = (Arc::clone(&dir), name.clone());
+        if let Some(guard) = blocking(move || try_lock(&attempt_dir, &attempt_name)).await? {
             return Ok(guard);
         }
         let now = Instant::now();
@@ -120,20 +124,9 @@ pub(crate) async fn acquire(
     }
 }
 
-fn try_lock(path: &Path) -> Result<Option<FileGuard>, StoreError> {
-    let file = open_lock_file(path)
-        .map_err(|e| open_error("the credential lock file", "open the lock file", path, e))?;
-    check_lock_file(&file, path)?;
-    lock_nonblocking(file).map_err(|e| StoreError::io("lock", path, e))
-}
-
-fn open_lock_file(path: &Path) -> io::Result<File> {
-    private_file_options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+fn try_lock(dir: &LockDir, name: &OsStr) -> Result<Option<FileGuard>, StoreError> {
+    let file = dir.open_file(name)?;
+    lock_nonblocking(file).map_err(|e| StoreError::io("lock", dir.path().join(name), e))
 }
 
 #[cfg(unix)]

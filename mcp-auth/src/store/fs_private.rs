@@ -8,9 +8,10 @@
 //! behind the user's back. The data directory belongs to the host: it may be a symlink and
 //! may be owned by root, but not by another user; one writable by others gets a warning.
 
+use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::StoreError;
 
@@ -73,55 +74,140 @@ pub(crate) fn check_data_dir(dir: &Path) -> Result<bool, StoreError> {
     Ok(true)
 }
 
-/// Makes sure the lock directory `dir` is a real owner-only directory: creates it (0700)
-/// when missing, and refuses a symlink, a non-directory, another user's directory or one
-/// writable by other users.
-pub(crate) fn prepare_lock_dir(dir: &Path) -> Result<(), StoreError> {
-    const WHAT: &str = "the credential lock directory";
-    let meta = match fs::symlink_metadata(dir) {
-        Ok(meta) => meta,
-        Err(err) if is_not_found(&err) => {
-            create_private_dir(dir)?;
-            // Checked again below: something may have been put there meanwhile.
-            fs::symlink_metadata(dir).map_err(|e| StoreError::io("inspect", dir, e))?
-        }
-        Err(err) => return Err(StoreError::io("inspect", dir, err)),
-    };
-    if meta.file_type().is_symlink() {
-        return Err(StoreError::insecure(
-            WHAT,
-            dir,
-            "it is a symbolic link",
-            "remove the symlink (the directory is created again on the next use)",
-        ));
-    }
-    if !meta.is_dir() {
-        return Err(StoreError::insecure(
-            WHAT,
-            dir,
-            "it is not a directory",
-            "remove it (the directory is created again on the next use)",
-        ));
-    }
+/// An open, checked lock directory. Lock files are opened relative to this handle
+/// (`openat`), so the directory cannot be swapped for a symlink between the check and the
+/// open.
+#[derive(Debug)]
+pub(crate) struct LockDir {
+    path: PathBuf,
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        check_owner(WHAT, dir, meta.uid(), current_uid(), false)?;
-        let mode = meta.mode();
-        if mode & GROUP_OTHER_WRITE != 0 {
-            return Err(StoreError::insecure(
-                WHAT,
-                dir,
-                format!("its mode {:o} lets other users change it", mode & 0o777),
-                format!("run `chmod 700 {}`", dir.display()),
-            ));
-        }
-    }
-    Ok(())
+    handle: File,
 }
 
-/// Opens the credential file for reading without following a symlink, and checks it is a
-/// private regular file of the current user (see [`check_private_file`]).
+impl LockDir {
+    const WHAT: &'static str = "the credential lock directory";
+
+    /// Opens `dir`, creating it (0700, with missing parents) when missing, and refuses a
+    /// symlink, a non-directory, another user's directory or one writable by other users.
+    pub(crate) fn open(dir: &Path) -> Result<Self, StoreError> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let handle = match open_dir_no_follow(dir) {
+                Ok(handle) => handle,
+                Err(err) if is_not_found(&err) => {
+                    create_private_dir(dir)?;
+                    open_dir_no_follow(dir).map_err(|e| Self::open_error(dir, e))?
+                }
+                Err(err) => return Err(Self::open_error(dir, err)),
+            };
+            let meta = handle
+                .metadata()
+                .map_err(|e| StoreError::io("inspect", dir, e))?;
+            check_owner(Self::WHAT, dir, meta.uid(), current_uid(), false)?;
+            let mode = meta.mode();
+            if mode & GROUP_OTHER_WRITE != 0 {
+                return Err(StoreError::insecure(
+                    Self::WHAT,
+                    dir,
+                    format!("its mode {:o} lets other users change it", mode & 0o777),
+                    format!("run `chmod 700 {}`", dir.display()),
+                ));
+            }
+            Ok(Self {
+                path: dir.to_owned(),
+                handle,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            if let Err(err) = fs::symlink_metadata(dir) {
+                if !is_not_found(&err) {
+                    return Err(StoreError::io("inspect", dir, err));
+                }
+                create_private_dir(dir)?;
+            }
+            match fs::symlink_metadata(dir) {
+                Ok(meta) if meta.is_dir() => Ok(Self {
+                    path: dir.to_owned(),
+                }),
+                Ok(_) => Err(Self::open_error(dir, io::ErrorKind::Other.into())),
+                Err(err) => Err(StoreError::io("inspect", dir, err)),
+            }
+        }
+    }
+
+    /// The directory's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens or creates (0600) the lock file `name` in this directory, never through a
+    /// symlink, and refuses one owned by another user.
+    pub(crate) fn open_file(&self, name: &OsStr) -> Result<File, StoreError> {
+        let path = self.path.join(name);
+        #[cfg(unix)]
+        let opened = {
+            use nix::fcntl::{OFlag, openat};
+            use nix::sys::stat::Mode;
+            openat(
+                &self.handle,
+                name,
+                OFlag::O_RDWR | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+                Mode::S_IRUSR | Mode::S_IWUSR,
+            )
+            .map(File::from)
+            .map_err(io::Error::from)
+        };
+        #[cfg(not(unix))]
+        let opened = private_file_options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path);
+        let file = opened
+            .map_err(|e| open_error("the credential lock file", "open the lock file", &path, e))?;
+        check_lock_file(&file, &path)?;
+        Ok(file)
+    }
+
+    /// A failed open of the directory: a symlink or a non-directory is refused as unsafe.
+    fn open_error(dir: &Path, err: io::Error) -> StoreError {
+        match fs::symlink_metadata(dir) {
+            Ok(meta) if meta.file_type().is_symlink() => StoreError::insecure(
+                Self::WHAT,
+                dir,
+                "it is a symbolic link",
+                "remove the symlink (the directory is created again on the next use)",
+            ),
+            Ok(meta) if !meta.is_dir() => StoreError::insecure(
+                Self::WHAT,
+                dir,
+                "it is not a directory",
+                "remove it (the directory is created again on the next use)",
+            ),
+            _ => StoreError::io("open the lock directory", dir, err),
+        }
+    }
+}
+
+/// Opens a directory for `openat`, failing on a symlink (`O_NOFOLLOW`) or a non-directory
+/// (`O_DIRECTORY`).
+#[cfg(unix)]
+fn open_dir_no_follow(dir: &Path) -> io::Result<File> {
+    use nix::fcntl::OFlag;
+    let mut options = OpenOptions::new();
+    options.read(true);
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        (OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW).bits(),
+    );
+    options.open(dir)
+}
+
+/// Opens the credential file for reading without following a symlink; check it with
+/// [`check_private_file`].
 pub(crate) fn open_credential_file(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
@@ -169,7 +255,7 @@ pub(crate) fn check_private_file(file: &File, path: &Path) -> Result<(), StoreEr
 }
 
 /// Refuses an open lock file owned by another user.
-pub(crate) fn check_lock_file(file: &File, path: &Path) -> Result<(), StoreError> {
+fn check_lock_file(file: &File, path: &Path) -> Result<(), StoreError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
