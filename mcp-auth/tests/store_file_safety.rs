@@ -11,6 +11,7 @@ mod log_capture;
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
+use std::time::Duration;
 
 use mcp_auth::{CredentialStore, FileStore, StoreError, StoreKey, StoredCredentials};
 use mcp_key::{McpServerKey, Secret};
@@ -42,6 +43,11 @@ fn document_with(token: &str) -> String {
         .to_string()
 }
 
+/// One test at a time: two tests capture logs with a thread-local subscriber, and `tracing`
+/// may cache "nobody listens" for a call site that another thread registers at the same
+/// moment (the warning is then lost and the test flakes).
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Sorted names in `dir`.
 fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -63,6 +69,7 @@ fn assert_refused(err: &StoreError, path: &Path, fix: &str) {
 
 #[tokio::test]
 async fn a_symlinked_credential_file_is_refused_and_its_target_untouched() {
+    let _serial = SERIAL.lock().await;
     let root = tempfile::tempdir().unwrap();
     let target = root.path().join("elsewhere.json");
     let planted = "planted-secret-symlink";
@@ -115,6 +122,7 @@ async fn a_symlinked_credential_file_is_refused_and_its_target_untouched() {
 
 #[tokio::test]
 async fn a_symlinked_lock_directory_is_refused_and_nothing_is_created_there() {
+    let _serial = SERIAL.lock().await;
     let root = tempfile::tempdir().unwrap();
     let elsewhere = root.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
@@ -141,6 +149,7 @@ async fn a_symlinked_lock_directory_is_refused_and_nothing_is_created_there() {
 
 #[tokio::test]
 async fn a_dangling_lock_file_symlink_is_refused_and_nothing_is_created_at_its_target() {
+    let _serial = SERIAL.lock().await;
     let root = tempfile::tempdir().unwrap();
     let elsewhere = root.path().join("elsewhere");
     std::fs::create_dir(&elsewhere).unwrap();
@@ -182,6 +191,7 @@ async fn a_dangling_lock_file_symlink_is_refused_and_nothing_is_created_at_its_t
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_credential_file_readable_by_others_is_refused_not_chmod_ed() {
+    let _serial = SERIAL.lock().await;
     let root = tempfile::tempdir().unwrap();
     let path = root.path().join("credentials.json");
     let planted = "planted-secret-0644";
@@ -232,7 +242,27 @@ async fn a_credential_file_readable_by_others_is_refused_not_chmod_ed() {
 }
 
 #[tokio::test]
+async fn a_fifo_in_place_of_the_credential_file_is_refused_without_blocking() {
+    let _serial = SERIAL.lock().await;
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().join("credentials.json");
+    nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let store = FileStore::new(&path);
+    // Without O_NONBLOCK the open would wait for a writer forever.
+    let load = match tokio::time::timeout(Duration::from_secs(10), store.load(&key("a"))).await {
+        Ok(load) => load,
+        Err(_) => {
+            // Open the write end so the stuck open returns and the runtime can shut down.
+            let _ = std::fs::OpenOptions::new().write(true).open(&path);
+            panic!("opening a FIFO in place of the credential file blocked");
+        }
+    };
+    assert_refused(&load.unwrap_err(), &path, "remove it");
+}
+
+#[tokio::test]
 async fn a_lock_directory_writable_by_others_is_refused() {
+    let _serial = SERIAL.lock().await;
     let root = tempfile::tempdir().unwrap();
     let store = FileStore::new(root.path().join("credentials.json"));
     std::fs::create_dir(store.lock_dir()).unwrap();
@@ -249,6 +279,7 @@ async fn a_lock_directory_writable_by_others_is_refused() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_loose_or_symlinked_data_directory_is_the_hosts_and_only_warned_about() {
+    let _serial = SERIAL.lock().await;
     let root = tempfile::tempdir().unwrap();
     let real = root.path().join("real");
     std::fs::create_dir(&real).unwrap();

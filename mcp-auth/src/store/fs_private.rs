@@ -207,11 +207,16 @@ fn open_dir_no_follow(dir: &Path) -> io::Result<File> {
 }
 
 /// Opens the credential file for reading without following a symlink; check it with
-/// [`check_private_file`].
+/// [`check_private_file`]. `O_NONBLOCK` keeps a planted FIFO from blocking the open (it is
+/// then refused as not a regular file); reads of a regular file ignore the flag.
 pub(crate) fn open_credential_file(path: &Path) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
-    no_follow(&mut options);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        (nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK).bits(),
+    );
     options.open(path)
 }
 
