@@ -62,8 +62,7 @@ impl Drop for CallbackServer {
 
 /// The page for a request that does not belong to the pending login. It echoes nothing
 /// from the request.
-const FOREIGN_REQUEST: &str = "This request does not match the pending login and was ignored. Start the login again \
-     from your application if you expected it to complete.";
+const FOREIGN_REQUEST: &str = "This request does not belong to the pending login and was ignored.";
 
 async fn on_callback(
     State(slot): State<Slot>,
