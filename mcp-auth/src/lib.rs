@@ -48,6 +48,18 @@ pub use oauth::{
 };
 pub use status::AuthStatus;
 
+/// The `tracing` target of this crate's security warnings, which a user should see even
+/// when other logs are off: a credential directory writable by other users, a credential
+/// file, lock directory or lock file refused as unsafe, the fallback from the OS keyring
+/// to a file, and a 2025-03-26 authorization server accepted with a differing issuer.
+///
+/// A CLI can keep them on with a filter like `off,mcp_auth::security=warn`:
+///
+/// ```
+/// assert_eq!(mcp_auth::SECURITY_LOG_TARGET, "mcp_auth::security");
+/// ```
+pub const SECURITY_LOG_TARGET: &str = "mcp_auth::security";
+
 pub use store::{
     AutoStore, BoxFuture, CredentialStore, DEFAULT_FILE_NAME, DEFAULT_LOCK_TIMEOUT,
     DEFAULT_SERVICE, FileStore, KeyringFailure, KeyringStore, MemoryStore, StoreError, StoreKey,

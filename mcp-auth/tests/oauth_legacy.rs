@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
 
+mod log_capture;
 mod oauth_fake;
 
 use std::sync::Arc;
@@ -43,9 +44,17 @@ async fn login_with_probe(creds: &OAuthCredentials) -> Result<(), AuthError> {
 async fn a_same_origin_issuer_of_a_legacy_server_is_accepted_and_pinned() {
     let fake = legacy_fake().await;
     let creds = creds(&fake);
+    let (logs, guard) = log_capture::capture_logs();
     login_with_probe(&creds).await.unwrap();
+    drop(guard);
     assert_eq!(creds.status().await, AuthStatus::OAuth);
     let issuer = format!("{}/oauth", fake.origin);
+    // A security warning, which a CLI shows by default.
+    let text = logs.text();
+    assert!(
+        text.contains("WARN mcp_auth::security: accepting a 2025-03-26 authorization server"),
+        "{text}"
+    );
     // The accepted issuer is what the callback's `iss` is checked against.
     fake.set(|c| c.iss_param = Some(fake.origin.clone()));
     let err = login_with_probe(&creds).await.unwrap_err();

@@ -99,20 +99,80 @@ async fn begin_login_returns_the_url_at_once_and_a_second_login_reuses_the_clien
 }
 
 #[tokio::test]
-async fn a_callback_with_another_state_is_rejected_and_nothing_is_stored() {
+async fn a_callback_with_another_state_is_ignored_and_the_login_times_out() {
     let fake = FakeAs::start(Config {
         wrong_state: Some("forged".into()),
         ..Config::default()
     })
     .await;
     let store = Arc::new(MemoryStore::new());
-    let creds = creds(&fake, store.clone());
+    let creds = OAuthCredentials::new(
+        "tickets".parse::<McpServerKey>().unwrap(),
+        fake.mcp_url(),
+        OAuthSettings::new().with_login_timeout(Duration::from_millis(500)),
+        store.clone(),
+    );
     let err = login(&creds, &HeadlessAgent::new(), None)
         .await
         .unwrap_err();
-    assert!(matches!(err, AuthError::StateMismatch { .. }), "{err:?}");
+    assert!(matches!(err, AuthError::Timeout { .. }), "{err:?}");
     assert_eq!(fake.seen(|s| s.code_exchanges), 0);
     assert_eq!(stored(&store, &creds).await, None);
+}
+
+/// Any local process can reach the loopback callback: requests without the pending login's
+/// state get a 400 that echoes nothing, and neither end nor fail the login.
+#[tokio::test]
+async fn foreign_callbacks_get_400_and_the_login_waits_for_its_own() {
+    let fake = FakeAs::start(Config::default()).await;
+    let store = Arc::new(MemoryStore::new());
+    let creds = creds(&fake, store.clone());
+    let pending = creds.begin_login(None).await.unwrap();
+    let callback = pending.redirect_uri().to_owned();
+    let url = pending.authorization_url().to_owned();
+    let state = url::Url::parse(&url)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned())
+        .unwrap();
+    let waiting = tokio::spawn(pending.complete());
+
+    let planted = "planted-foreign-value";
+    let almost = &state[..state.len() - 1];
+    let foreign = [
+        format!("code={planted}&state=wrong"),
+        format!("error=access_denied&error_description={planted}&state=wrong"),
+        format!("code={planted}"),
+        "error=access_denied".to_owned(),
+        format!("code={planted}&state="),
+        format!("code={planted}&state={almost}"),
+    ];
+    let http = reqwest::Client::new();
+    for query in &foreign {
+        let response = http
+            .get(format!("{callback}?{query}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            response.status(),
+            reqwest::StatusCode::BAD_REQUEST,
+            "{query}"
+        );
+        let page = response.text().await.unwrap();
+        assert!(page.contains("was ignored"), "{page}");
+        assert!(!page.contains(planted) && !page.contains(&state), "{page}");
+    }
+    assert!(!waiting.is_finished(), "a foreign callback ended the login");
+
+    // The real redirect still completes the login.
+    use mcp_auth::UserAgent;
+    HeadlessAgent::new().open(&url).await.unwrap();
+    waiting.await.unwrap().unwrap();
+    assert_eq!(creds.status().await, AuthStatus::OAuth);
+    assert_eq!(fake.seen(|s| s.code_exchanges), 1);
+    assert!(stored(&store, &creds).await.is_some());
 }
 
 #[tokio::test]

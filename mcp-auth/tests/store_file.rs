@@ -1,5 +1,6 @@
 //! `FileStore` on a real file system: permissions, corrupt files, preservation of other
-//! entries, atomic replacement, and two OS processes writing and locking at once.
+//! entries, atomic replacement, and two OS processes writing and locking at once. What it
+//! refuses (symlinks, loose modes) is in `store_file_safety.rs`.
 //!
 //! The cross-process tests re-run this test binary as the child, selecting the
 //! `child_process` test and passing the role in environment variables.
@@ -10,8 +11,6 @@
     reason = "test helpers may panic"
 )]
 #![cfg(unix)]
-
-mod log_capture;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
@@ -38,6 +37,12 @@ fn key(server: &str) -> StoreKey {
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// Writes a file as the store would find it: owner-only (anything looser is refused).
+fn write_private(path: &Path, bytes: impl AsRef<[u8]>) {
+    std::fs::write(path, bytes).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
 
 fn document(path: &Path) -> serde_json::Value {
@@ -75,38 +80,6 @@ async fn creates_owner_only_directory_file_and_locks() {
     assert_eq!(names, ["credentials.json", "credentials.json.locks"]);
 }
 
-#[tokio::test(flavor = "current_thread")]
-async fn restricts_a_world_readable_file_and_warns_about_a_loose_directory() {
-    let root = tempfile::tempdir().unwrap();
-    let path = root.path().join("credentials.json");
-    std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-    let planted = "planted-secret-0644";
-    std::fs::write(
-        &path,
-        json!({"version": 1, "credentials": {key("a").as_str(): {"client_id": "c", "access_token": planted}}})
-            .to_string(),
-    )
-    .unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-
-    let (logs, _guard) = log_capture::capture_logs();
-    let store = FileStore::new(&path);
-    let loaded = store.load(&key("a")).await.unwrap().unwrap();
-    assert_eq!(loaded.access_token, Some(Secret::new(planted)));
-    assert_eq!(mode(&path), 0o600);
-    store
-        .save(&key("b"), &StoredCredentials::new("c"))
-        .await
-        .unwrap();
-    // The host's directory is reported, not changed.
-    assert_eq!(mode(root.path()), 0o777);
-    let text = logs.text();
-    assert!(text.contains("readable by other users"), "{text}");
-    assert!(text.contains("writable by other users"), "{text}");
-    assert!(text.contains(&path.display().to_string()), "{text}");
-    assert!(!text.contains(planted), "{text}");
-}
-
 #[tokio::test]
 async fn corrupt_file_is_reported_and_never_overwritten() {
     let dir = tempfile::tempdir().unwrap();
@@ -125,7 +98,7 @@ async fn corrupt_file_is_reported_and_never_overwritten() {
     ];
     let store = FileStore::new(&path);
     for bytes in cases {
-        std::fs::write(&path, &bytes).unwrap();
+        write_private(&path, &bytes);
         let save = store
             .save(&key("a"), &StoredCredentials::new("new"))
             .await
@@ -146,7 +119,7 @@ async fn corrupt_file_is_reported_and_never_overwritten() {
 
 /// The exact message for a syntax error, which users see.
 async fn syntax_error_message(path: &Path) {
-    std::fs::write(path, "{\n  \"version\": 1,\n  oops\n}").unwrap();
+    write_private(path, "{\n  \"version\": 1,\n  oops\n}");
     let err = FileStore::new(path).load(&key("a")).await.unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -171,7 +144,7 @@ async fn other_entries_survive_even_when_unreadable() {
         },
         "written_by": "a newer program",
     });
-    std::fs::write(&path, original.to_string()).unwrap();
+    write_private(&path, original.to_string());
     let store = FileStore::new(&path);
 
     // An unreadable entry is an error for that key only, without its content.
@@ -209,7 +182,7 @@ async fn other_entries_survive_even_when_unreadable() {
 async fn empty_file_is_an_empty_store() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("credentials.json");
-    std::fs::write(&path, "\n").unwrap();
+    write_private(&path, "\n");
     let store = FileStore::new(&path);
     assert_eq!(store.load(&key("a")).await.unwrap(), None);
     store

@@ -230,12 +230,11 @@ async fn auto_store_falls_back_to_the_file_once_with_one_warning() {
 
     let text = logs.text();
     assert_eq!(
-        text.matches("storing credentials in a file instead")
-            .count(),
+        text.matches("instead of the OS keyring").count(),
         1,
         "{text}"
     );
-    assert!(text.contains("WARN"), "{text}");
+    assert!(text.contains("WARN mcp_auth::security:"), "{text}");
     assert!(text.contains(&path.display().to_string()), "{text}");
     assert!(!text.contains("planted"), "{text}");
 }

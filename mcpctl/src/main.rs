@@ -60,12 +60,24 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Logs are off unless `-v` (debug) or `-vv` (trace) is given or `RUST_LOG` is set; they go
-/// to stderr.
+/// Logs go to stderr. Without `-v` and `RUST_LOG` only mcp-auth's security warnings are
+/// shown (a loose credential directory, a refused credential file, the keyring fallback…),
+/// as plain `WARN` lines; `-v` shows debug logs, `-vv` trace logs, and `RUST_LOG` replaces
+/// the filter entirely.
 fn init_tracing(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     let filter = match verbose {
-        0 => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("off")),
+        0 => match EnvFilter::try_from_default_env() {
+            Ok(filter) => filter,
+            Err(_) => {
+                let _ = tracing_subscriber::fmt()
+                    .with_env_filter(quiet_filter())
+                    .with_writer(std::io::stderr)
+                    .without_time()
+                    .try_init();
+                return;
+            }
+        },
         1 => EnvFilter::new("debug"),
         _ => EnvFilter::new("trace"),
     };
@@ -73,4 +85,25 @@ fn init_tracing(verbose: u8) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// The filter without `-v`: everything off except security warnings.
+fn quiet_filter() -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::new(quiet_directives())
+}
+
+fn quiet_directives() -> String {
+    format!("off,{}=warn", mcp_auth::SECURITY_LOG_TARGET)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_quiet_filter_keeps_only_security_warnings() {
+        assert_eq!(quiet_directives(), "off,mcp_auth::security=warn");
+        // Parses as written (an invalid directive would be dropped silently).
+        assert_eq!(quiet_filter().to_string(), "mcp_auth::security=warn,off");
+    }
 }

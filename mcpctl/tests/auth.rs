@@ -602,3 +602,52 @@ fn a_login_nobody_finishes_times_out() {
     assert_eq!(w.auth().counters().authorization_code, 0);
     assert!(!w.credential_file().exists());
 }
+
+/// Security warnings from mcp-auth reach the user without `-v`, once, as a plain line;
+/// nothing else is logged by default. A refused credential file is one of them (its status
+/// alone would only say "unknown").
+#[test]
+fn security_warnings_are_shown_without_verbose() {
+    let wd = Workdir::new();
+    wd.write(
+        "mcp.toml",
+        r#"credentials_store = "file"
+
+[mcp_servers.remote]
+url = "http://127.0.0.1:9/mcp"
+
+[mcp_servers.other]
+url = "http://127.0.0.1:9/other"
+"#,
+    );
+    let home = wd.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+
+    let run = wd.run(&["auth-status"]);
+    assert_eq!(run.code, 0, "{}", run.snapshot());
+    assert_eq!(
+        run.stderr,
+        " WARN mcp_auth::security: the credential directory [TMP]/home (mode 777) is \
+         writable by other users; restrict it: chmod 700 [TMP]/home\n"
+    );
+
+    // A credential file open to other users is refused, and said so once.
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let file = home.join("credentials.json");
+    std::fs::write(&file, r#"{"version": 1, "credentials": {}}"#).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let run = wd.run(&["auth-status"]);
+    assert_eq!(run.code, 0, "{}", run.snapshot());
+    assert_eq!(
+        run.stderr,
+        " WARN mcp_auth::security: refusing to use the credential file \
+         [TMP]/home/credentials.json: its mode 644 lets other users read or change it; run \
+         `chmod 600 [TMP]/home/credentials.json` (and consider its tokens leaked: log out and \
+         log in again)\n"
+    );
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+}

@@ -129,6 +129,7 @@ pub(crate) async fn accept_legacy_issuer(
         }
     }
     tracing::warn!(
+        target: crate::SECURITY_LOG_TARGET,
         server = %server,
         issuer = received,
         "accepting a 2025-03-26 authorization server whose issuer differs from its metadata URL (same origin, no protected-resource metadata)"

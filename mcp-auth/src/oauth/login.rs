@@ -86,6 +86,9 @@ impl PendingLogin {
     /// Waits for the callback (at most the settings' login timeout), checks `state` and
     /// `iss`, exchanges the code (with the PKCE verifier) and persists the tokens.
     ///
+    /// Requests to the callback without this login's `state` (any local process can send
+    /// one) are answered with HTTP 400 and ignored: they neither end nor fail the login.
+    ///
     /// # Cancel safety
     /// Dropping the future abandons the login; nothing is stored.
     pub async fn complete(self) -> Result<(), AuthError> {
@@ -121,6 +124,11 @@ impl PendingLogin {
             }
             Ok(Ok(params)) => params,
         };
+        // The callback server already dropped other states; checked again here so the
+        // exchange below never depends on it.
+        if params.get("state") != Some(&state) {
+            return Err(AuthError::StateMismatch { server });
+        }
         if let Some(error) = params.get("error") {
             let code = sanitize_code(error);
             return Err(AuthError::Callback {
@@ -128,9 +136,6 @@ impl PendingLogin {
                 detail: format!("the authorization server answered {code}"),
                 code: Some(code),
             });
-        }
-        if params.get("state") != Some(&state) {
-            return Err(AuthError::StateMismatch { server });
         }
         let code = params.get("code").ok_or_else(|| AuthError::Callback {
             server: server.clone(),
@@ -364,6 +369,7 @@ impl OAuthCredentials {
                 detail: "the authorization URL carries no state".to_owned(),
                 source: None,
             })?;
+        callback.expect_state(&state);
         let resource = settings
             .resource
             .clone()

@@ -60,9 +60,9 @@ impl AutoStore {
             Ok(()) => None,
             Err(err) => {
                 tracing::warn!(
-                    file = %file.path().display(),
-                    reason = %err,
-                    "the OS keyring is unavailable; storing credentials in a file instead"
+                    target: crate::SECURITY_LOG_TARGET,
+                    "storing credentials in the file {} instead of the OS keyring: {err}",
+                    file.path().display()
                 );
                 Some(err.to_string())
             }

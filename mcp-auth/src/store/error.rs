@@ -48,6 +48,20 @@ pub enum StoreError {
         #[source]
         source: io::Error,
     },
+    /// A credential file, its lock directory or a lock file is not safe to use: a symbolic
+    /// link, not owned by the current user, or open to other users. Nothing was read,
+    /// written or changed; the message says what to do.
+    #[error("refusing to use {what} {}: {problem}; {fix}", path.display())]
+    Insecure {
+        /// What the path is, e.g. `the credential file`.
+        what: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// What is wrong with it, e.g. `it is a symbolic link`.
+        problem: String,
+        /// What to do about it, e.g. ``run `chmod 600 …` ``.
+        fix: String,
+    },
     /// Another holder kept a lock longer than the bounded wait.
     #[error(
         "timed out after {:.1}s waiting for the credential lock {lock}; another process or \
@@ -102,6 +116,12 @@ impl StoreError {
         matches!(self, StoreError::Io { .. })
     }
 
+    /// A credential file, lock directory or lock file was refused as unsafe (a symlink,
+    /// another user's, or open to other users); see [`StoreError::Insecure`].
+    pub fn is_insecure(&self) -> bool {
+        matches!(self, StoreError::Insecure { .. })
+    }
+
     /// A lock was not acquired within the bounded wait.
     pub fn is_lock_timeout(&self) -> bool {
         matches!(self, StoreError::LockTimeout { .. })
@@ -120,6 +140,20 @@ impl StoreError {
     /// Trying again later may succeed (a lock was busy).
     pub fn is_retryable(&self) -> bool {
         self.is_lock_timeout()
+    }
+
+    pub(crate) fn insecure(
+        what: &'static str,
+        path: impl Into<PathBuf>,
+        problem: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Self {
+        StoreError::Insecure {
+            what,
+            path: path.into(),
+            problem: problem.into(),
+            fix: fix.into(),
+        }
     }
 
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {

@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::error::json_problem;
 use super::file_lock::FileLocks;
 use super::fs_private::{
-    create_private_dir, is_not_found, parent_dir, private_file_options, restrict_file, sync_dir,
-    warn_if_dir_writable_by_others,
+    check_data_dir, check_private_file, create_private_dir, is_not_found, open_credential_file,
+    open_error, parent_dir, private_file_options, sync_dir,
 };
 use super::{
     BoxFuture, CredentialStore, DEFAULT_LOCK_TIMEOUT, StoreError, StoreKey, StoreKind, StoreLock,
@@ -36,10 +36,15 @@ const FORMAT_VERSION: u64 = 1;
 ///
 /// Safety of other entries: records of other keys are carried over verbatim (even ones
 /// this version cannot read), and a file that is not a credential document is reported as
-/// [`StoreError::Corrupt`] and never overwritten. An empty file counts as an empty store. A
-/// file readable by other users is restricted to 0600 with a warning; an existing
-/// directory writable by other users gets a warning (the host owns it, so it is not
-/// changed).
+/// [`StoreError::Corrupt`] and never overwritten. An empty file counts as an empty store.
+///
+/// Safety of the file itself (Unix, as ssh checks `~/.ssh`): the file, the lock directory
+/// and the lock files are never followed through a symbolic link and must belong to the
+/// current user; the file must not be open to other users (mode & 077). Anything else is
+/// refused with [`StoreError::Insecure`], which names the path and what to do (e.g.
+/// `chmod 600`), and nothing is changed. The directory holding the file belongs to the
+/// host: it must be owned by the current user or root, and one writable by other users gets
+/// a warning.
 ///
 /// Key locks ([`CredentialStore::lock`]) live beside the data file in
 /// `<file name>.locks/` and work across processes; they are separate from the document
@@ -69,6 +74,7 @@ struct Inner {
     path: PathBuf,
     locks: FileLocks,
     dir_checked: AtomicBool,
+    refusal_reported: AtomicBool,
 }
 
 impl FileStore {
@@ -81,6 +87,7 @@ impl FileStore {
                 path,
                 locks,
                 dir_checked: AtomicBool::new(false),
+                refusal_reported: AtomicBool::new(false),
             }),
         }
     }
@@ -92,6 +99,7 @@ impl FileStore {
             path: self.inner.path.clone(),
             locks: self.inner.locks.clone().with_timeout(timeout),
             dir_checked: AtomicBool::new(self.inner.dir_checked.load(Ordering::Relaxed)),
+            refusal_reported: AtomicBool::new(self.inner.refusal_reported.load(Ordering::Relaxed)),
         };
         Self {
             inner: Arc::new(inner),
@@ -108,38 +116,56 @@ impl FileStore {
         self.inner.locks.dir()
     }
 
+    /// Passes `result` on; the first [`StoreError::Insecure`] of this store is also logged
+    /// as a security warning, so a refusal is seen even where the error is not shown (a
+    /// status that only says "unknown").
+    fn report<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(err) = &result
+            && err.is_insecure()
+            && !self.inner.refusal_reported.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(target: crate::SECURITY_LOG_TARGET, "{err}");
+        }
+        result
+    }
+
     /// Read-modify-write of the document under the document lock. `change` returns false
     /// when nothing changed, and then nothing is written.
     async fn update<F>(&self, change: F) -> Result<(), StoreError>
     where
         F: FnOnce(&mut BTreeMap<String, Value>) -> Result<bool, StoreError> + Send + 'static,
     {
-        self.check_dir_once().await?;
-        let guard = self.inner.locks.lock_document().await?;
-        let inner = Arc::clone(&self.inner);
-        blocking(move || {
-            let path = &inner.path;
-            let mut doc = read_document(path)?.unwrap_or_default();
-            if change(&mut doc.credentials)? {
-                write_document(path, &doc)?;
-            }
-            drop(guard);
-            Ok(())
-        })
-        .await
+        let updated = async move {
+            self.check_dir_once(true).await?;
+            let guard = self.inner.locks.lock_document().await?;
+            let inner = Arc::clone(&self.inner);
+            blocking(move || {
+                let path = &inner.path;
+                let mut doc = read_document(path)?.unwrap_or_default();
+                if change(&mut doc.credentials)? {
+                    write_document(path, &doc)?;
+                }
+                drop(guard);
+                Ok(())
+            })
+            .await
+        };
+        self.report(updated.await)
     }
 
-    /// Creates the data directory (0700) or warns about a loose existing one, once.
-    async fn check_dir_once(&self) -> Result<(), StoreError> {
+    /// Checks the existing data directory (owner; a warning when others may write to it)
+    /// or, with `create`, creates a missing one (0700), once per store.
+    async fn check_dir_once(&self, create: bool) -> Result<(), StoreError> {
         if self.inner.dir_checked.load(Ordering::Acquire) {
             return Ok(());
         }
         let inner = Arc::clone(&self.inner);
         blocking(move || {
             let dir = parent_dir(&inner.path);
-            if dir.exists() {
-                warn_if_dir_writable_by_others(dir);
-            } else {
+            if !check_data_dir(dir)? {
+                if !create {
+                    return Ok(());
+                }
                 create_private_dir(dir)?;
             }
             inner.dir_checked.store(true, Ordering::Release);
@@ -156,21 +182,13 @@ impl CredentialStore for FileStore {
     ) -> BoxFuture<'a, Result<Option<StoredCredentials>, StoreError>> {
         let inner = Arc::clone(&self.inner);
         let key = key.clone();
-        Box::pin(blocking(move || {
-            let Some(mut doc) = read_document(&inner.path)? else {
-                return Ok(None);
+        Box::pin(async move {
+            let loaded = async move {
+                self.check_dir_once(false).await?;
+                blocking(move || load_entry(&inner.path, &key)).await
             };
-            let Some(value) = doc.credentials.remove(key.as_str()) else {
-                return Ok(None);
-            };
-            serde_json::from_value(value)
-                .map(Some)
-                .map_err(|err| StoreError::CorruptEntry {
-                    location: inner.path.display().to_string(),
-                    key: key.to_string(),
-                    detail: json_problem(&err),
-                })
-        }))
+            self.report(loaded.await)
+        })
     }
 
     fn save<'a>(
@@ -194,7 +212,8 @@ impl CredentialStore for FileStore {
     fn delete<'a>(&'a self, key: &'a StoreKey) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let path = self.inner.path.clone();
-            if !blocking(move || Ok(path.exists())).await? {
+            // `symlink_metadata`: a dangling symlink is refused by `update`, not ignored.
+            if !blocking(move || Ok(fs::symlink_metadata(path).is_ok())).await? {
                 return Ok(());
             }
             let key = key.as_str().to_owned();
@@ -205,8 +224,11 @@ impl CredentialStore for FileStore {
 
     fn lock<'a>(&'a self, key: &'a StoreKey) -> BoxFuture<'a, Result<StoreLock, StoreError>> {
         Box::pin(async move {
-            self.check_dir_once().await?;
-            self.inner.locks.lock_key(key).await
+            let locked = async move {
+                self.check_dir_once(true).await?;
+                self.inner.locks.lock_key(key).await
+            };
+            self.report(locked.await)
         })
     }
 
@@ -239,14 +261,39 @@ impl Default for Document {
     }
 }
 
-/// Reads the document; `None` when the file is missing or empty.
+/// The record under `key`, if any.
+fn load_entry(path: &Path, key: &StoreKey) -> Result<Option<StoredCredentials>, StoreError> {
+    let Some(mut doc) = read_document(path)? else {
+        return Ok(None);
+    };
+    let Some(value) = doc.credentials.remove(key.as_str()) else {
+        return Ok(None);
+    };
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|err| StoreError::CorruptEntry {
+            location: path.display().to_string(),
+            key: key.to_string(),
+            detail: json_problem(&err),
+        })
+}
+
+/// Reads the document; `None` when the file is missing or empty. A symlink, another
+/// user's file or one open to other users is refused.
 fn read_document(path: &Path) -> Result<Option<Document>, StoreError> {
-    let mut file = match fs::File::open(path) {
+    let mut file = match open_credential_file(path) {
         Ok(file) => file,
         Err(err) if is_not_found(&err) => return Ok(None),
-        Err(err) => return Err(StoreError::io("open the credential file", path, err)),
+        Err(err) => {
+            return Err(open_error(
+                "the credential file",
+                "open the credential file",
+                path,
+                err,
+            ));
+        }
     };
-    restrict_file(&file, path)?;
+    check_private_file(&file, path)?;
     let mut bytes = Vec::new();
     file.read_to_end(&mut bytes)
         .map_err(|e| StoreError::io("read the credential file", path, e))?;

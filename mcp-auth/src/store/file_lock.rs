@@ -7,16 +7,23 @@
 //! file description, so two holders in one process exclude each other too; the kernel
 //! releases them when a process dies, so a lock file left behind is never stale. Lock
 //! files are never deleted (deleting one while held would let a second holder in).
+//!
+//! Neither the lock directory nor a lock file is ever followed through a symbolic link,
+//! and both must belong to the current user (see `fs_private`): a planted link is refused
+//! instead of creating a file wherever it points. Lock files are opened with `openat`
+//! relative to the checked directory handle, so the check cannot be raced.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_key::Fingerprint;
 use tokio::time::Instant;
 
-use super::fs_private::{create_private_dir, private_file_options, restrict_dir};
+use super::fs_private::LockDir;
 use super::{StoreError, StoreKey, StoreLock, blocking};
 
 /// First pause between lock attempts; it doubles up to [`MAX_PAUSE`].
@@ -89,16 +96,20 @@ impl FileLocks {
 
 /// Takes an exclusive `flock` on `path` (created 0600, in a 0700 directory), trying again
 /// with growing pauses until `timeout` has passed. `description` names the lock in errors.
+/// A symlinked, foreign or loose lock directory or lock file is refused.
 pub(crate) async fn acquire(
     path: PathBuf,
     description: String,
     timeout: Duration,
 ) -> Result<FileGuard, StoreError> {
     let deadline = Instant::now() + timeout;
+    let dir = super::fs_private::parent_dir(&path).to_owned();
+    let name = path.file_name().map(OsStr::to_owned).unwrap_or_default();
+    let dir = Arc::new(blocking(move || LockDir::open(&dir)).await?);
     let mut pause = FIRST_PAUSE;
     loop {
-        let attempt_path = path.clone();
-        if let Some(guard) = blocking(move || try_lock(&attempt_path)).await? {
+        let (attempt_dir, attempt_name) = (Arc::clone(&dir), name.clone());
+        if let Some(guard) = blocking(move || try_lock(&attempt_dir, &attempt_name)).await? {
             return Ok(guard);
         }
         let now = Instant::now();
@@ -113,27 +124,9 @@ pub(crate) async fn acquire(
     }
 }
 
-fn try_lock(path: &Path) -> Result<Option<FileGuard>, StoreError> {
-    let file = match open_lock_file(path) {
-        Ok(file) => file,
-        Err(err) if super::fs_private::is_not_found(&err) => {
-            let dir = super::fs_private::parent_dir(path);
-            create_private_dir(dir)?;
-            restrict_dir(dir)?;
-            open_lock_file(path).map_err(|e| StoreError::io("open the lock file", path, e))?
-        }
-        Err(err) => return Err(StoreError::io("open the lock file", path, err)),
-    };
-    lock_nonblocking(file).map_err(|e| StoreError::io("lock", path, e))
-}
-
-fn open_lock_file(path: &Path) -> io::Result<File> {
-    private_file_options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+fn try_lock(dir: &LockDir, name: &OsStr) -> Result<Option<FileGuard>, StoreError> {
+    let file = dir.open_file(name)?;
+    lock_nonblocking(file).map_err(|e| StoreError::io("lock", dir.path().join(name), e))
 }
 
 #[cfg(unix)]

@@ -6,7 +6,8 @@
 //! - [`MemoryStore`]: a map in memory, for tests and hosts that keep secrets elsewhere.
 //! - [`FileStore`]: one JSON document (mode 0600 in a 0700 directory), every
 //!   read-modify-write under a cross-process `flock` with a bounded wait, replaced
-//!   atomically; a corrupt file is reported and never overwritten.
+//!   atomically; a corrupt file is reported and never overwritten; a symlinked, foreign or
+//!   loose file, lock directory or lock file is refused ([`StoreError::Insecure`]).
 //! - [`KeyringStore`]: the OS keyring (kernel keyutils on Linux, Keychain on macOS,
 //!   Credential Manager on Windows), one entry per [`StoreKey`].
 //! - [`AutoStore`]: the keyring when it works, else the file, chosen once and pinned.
