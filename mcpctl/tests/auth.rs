@@ -624,7 +624,7 @@ url = "http://127.0.0.1:9/other"
     std::fs::create_dir(&home).unwrap();
     std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
 
-    let run = wd.run(&["auth-status"]);
+    let run = wd.run(&["auth-status", "--config", "mcp.toml"]);
     assert_eq!(run.code, 0, "{}", run.snapshot());
     assert_eq!(
         run.stderr,
@@ -637,7 +637,7 @@ url = "http://127.0.0.1:9/other"
     let file = home.join("credentials.json");
     std::fs::write(&file, r#"{"version": 1, "credentials": {}}"#).unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let run = wd.run(&["auth-status"]);
+    let run = wd.run(&["auth-status", "--config", "mcp.toml"]);
     assert_eq!(run.code, 0, "{}", run.snapshot());
     assert_eq!(
         run.stderr,
