@@ -25,6 +25,7 @@ const HTTP_KEYS: &[&str] = &[
     "oauth_resource",
     "auth",
     "ema",
+    "allow_plain_http",
 ];
 const COMMON_KEYS: &[&str] = &[
     "startup_timeout_sec",
@@ -192,6 +193,7 @@ pub(crate) fn parse_server(
                 http.env_http_headers = headers;
             }
             "scopes" => http.scopes = r.string_list(field, value).unwrap_or_default(),
+            "allow_plain_http" => http.allow_plain_http = r.bool(field, value).unwrap_or(false),
             "oauth" => http.oauth = parse_oauth(&mut r, value),
             "oauth_resource" => {
                 if let Some(resource) = r.string(field, value) {

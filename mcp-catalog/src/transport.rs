@@ -225,6 +225,7 @@ pub struct HttpConfig {
     pub(crate) oauth_resource: Option<String>,
     pub(crate) auth: AuthMode,
     pub(crate) ema: Option<EmaConfig>,
+    pub(crate) allow_plain_http: bool,
 }
 
 impl HttpConfig {
@@ -240,7 +241,20 @@ impl HttpConfig {
             oauth_resource: None,
             auth: AuthMode::Auto,
             ema: None,
+            allow_plain_http: false,
         }
+    }
+
+    /// Allow credentials (tokens, configured headers) over plain `http://` to a host other
+    /// than loopback (`allow_plain_http = true`; default false: such a server is refused).
+    pub fn with_allow_plain_http(mut self, allow: bool) -> Self {
+        self.allow_plain_http = allow;
+        self
+    }
+
+    /// Whether credentials may go over plain `http://` to a non-loopback host.
+    pub fn allow_plain_http(&self) -> bool {
+        self.allow_plain_http
     }
 
     /// Sends `Authorization: Bearer $VAR`, read from the host environment.
@@ -377,6 +391,7 @@ impl fmt::Debug for HttpConfig {
             .field("oauth_resource", &self.oauth_resource)
             .field("auth", &self.auth)
             .field("ema", &self.ema)
+            .field("allow_plain_http", &self.allow_plain_http)
             .finish()
     }
 }

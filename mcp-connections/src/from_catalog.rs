@@ -41,6 +41,7 @@ fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
             oauth_client_id: h.oauth().map(|o| o.client_id().to_owned()),
             oauth_resource: h.oauth_resource().map(ToOwned::to_owned),
             scopes: h.scopes().to_vec(),
+            allow_plain_http: h.allow_plain_http(),
         }),
         other => TransportSpec::Unsupported(other.kind_name().to_owned()),
     };

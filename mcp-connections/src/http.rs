@@ -29,6 +29,44 @@ pub(crate) struct HttpTarget {
     pub(crate) headers: Vec<(String, Secret)>,
     pub(crate) auth: Option<Arc<dyn AuthHeaderProvider>>,
     pub(crate) user_agent: String,
+    /// Credentials may go over plain http to a non-loopback host.
+    pub(crate) allow_plain_http: bool,
+}
+
+impl HttpTarget {
+    /// True when credentials must not be sent: plain `http://` to a host that is not
+    /// loopback, without `allow_plain_http`.
+    fn credentials_forbidden(&self) -> bool {
+        !self.allow_plain_http && !secure_or_loopback(&self.url)
+    }
+}
+
+/// True for `https://` URLs and for URLs whose host is loopback (`localhost`, 127.0.0.0/8,
+/// `::1`).
+pub(crate) fn secure_or_loopback(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    if parsed.scheme() == "https" {
+        return true;
+    }
+    match parsed.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// The failure of a server that would send credentials in the clear.
+fn plain_http_failure(key: &McpServerKey, url: &str, what: &str) -> StartupFailure {
+    StartupFailure::new(
+        FailureReason::Config,
+        format!(
+            "MCP server `{key}`: refusing to send {what} over plain http to {}; use an https:// URL, or set `allow_plain_http = true` for this server if the network is trusted",
+            mcp_key::redact_url(url)
+        ),
+    )
 }
 
 /// How a failed HTTP operation should be treated.
@@ -226,6 +264,10 @@ pub(crate) async fn connect(
     target: &HttpTarget,
     handler: Handler,
 ) -> Result<RunningService<RoleClient, Handler>, StartupFailure> {
+    let forbidden = target.credentials_forbidden();
+    if forbidden && !target.headers.is_empty() {
+        return Err(plain_http_failure(key, &target.url, "configured headers"));
+    }
     let headers = header_map(key, &target.headers)?;
     let token = match &target.auth {
         Some(provider) => provider
@@ -234,6 +276,9 @@ pub(crate) async fn connect(
             .map_err(|e| StartupFailure::new(e.reason(), e.to_string()))?,
         None => None,
     };
+    if forbidden && token.is_some() {
+        return Err(plain_http_failure(key, &target.url, "a bearer token"));
+    }
     let client = reqwest::Client::builder()
         .user_agent(target.user_agent.clone())
         // Configured headers and tokens must not follow a redirect to another origin, and a
@@ -257,7 +302,8 @@ pub(crate) async fn connect(
         config.retry_config = Arc::new(sse_retry_policy());
         // With a provider, every request asks it for the token (refresh before expiry, and
         // once after a 401); without one, no Authorization header is sent.
-        let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone());
+        let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
+            .with_tokens_forbidden(forbidden);
         let served = handler
             .clone()
             .serve(StreamableHttpClientTransport::with_client(
@@ -321,6 +367,34 @@ pub(crate) async fn connect(
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::secure_or_loopback;
+
+    #[test]
+    fn https_and_loopback_may_carry_credentials() {
+        for ok in [
+            "https://example.com/mcp",
+            "http://127.0.0.1:3000/mcp",
+            "http://127.9.9.9/mcp",
+            "http://[::1]:80/mcp",
+            "http://localhost/mcp",
+            "http://LOCALHOST:1/mcp",
+        ] {
+            assert!(secure_or_loopback(ok), "{ok}");
+        }
+        for no in [
+            "http://example.com/mcp",
+            "http://10.0.0.1/mcp",
+            "http://localhost.evil.com/mcp",
+            "http://127.0.0.1.nip.io/mcp",
+            "not a url",
+        ] {
+            assert!(!secure_or_loopback(no), "{no}");
         }
     }
 }

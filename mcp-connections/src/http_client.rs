@@ -107,6 +107,8 @@ pub(crate) struct McpHttpClient {
     /// `relogin_required` (a rejected refresh) rather than a plain `login_required`.
     last_failure: Arc<Mutex<Option<AuthError>>>,
     losses: Arc<Mutex<Losses>>,
+    /// Plain http to a non-loopback host: a token is never sent.
+    tokens_forbidden: bool,
 }
 
 impl McpHttpClient {
@@ -121,7 +123,14 @@ impl McpHttpClient {
             server,
             last_failure: Arc::default(),
             losses: Arc::default(),
+            tokens_forbidden: false,
         }
+    }
+
+    /// Never send a token (the URL is plain http to a host that is not loopback).
+    pub(crate) fn with_tokens_forbidden(mut self, forbidden: bool) -> Self {
+        self.tokens_forbidden = forbidden;
+        self
     }
 
     /// Why the provider last failed to supply credentials, if it did.
@@ -154,6 +163,11 @@ impl McpHttpClient {
             .authorization(&self.server)
             .await
             .map_err(|e| Self::unauthorized(&e.to_string()))?;
+        if token.is_some() && self.tokens_forbidden {
+            return Err(Self::unauthorized(
+                "refusing to send a bearer token over plain http to a host that is not loopback",
+            ));
+        }
         let sent = token.as_ref().map(|t| t.expose().to_owned());
         let retry_token = match call(sent).await {
             Err(StreamableHttpError::AuthRequired(challenge)) => {
@@ -192,6 +206,11 @@ impl McpHttpClient {
             }
             Err(other) => return Err(other),
         };
+        if self.tokens_forbidden {
+            return Err(Self::unauthorized(
+                "refusing to send a bearer token over plain http to a host that is not loopback",
+            ));
+        }
         let result = call(Some(retry_token.expose().to_owned())).await;
         if result.is_ok() {
             provider.request_succeeded(&self.server);

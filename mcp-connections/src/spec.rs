@@ -51,4 +51,6 @@ pub(crate) struct HttpSpec {
     pub(crate) oauth_client_id: Option<String>,
     pub(crate) oauth_resource: Option<String>,
     pub(crate) scopes: Vec<String>,
+    /// Credentials may go over plain http to a non-loopback host.
+    pub(crate) allow_plain_http: bool,
 }

@@ -175,6 +175,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                     .map_err(StartError::Failed)?,
                 auth: inner.auth_provider(key, http_spec),
                 user_agent: inner.user_agent(),
+                allow_plain_http: http_spec.allow_plain_http,
             };
             let work = async {
                 let service = http::connect(key, &target, handler).await?;

@@ -96,3 +96,40 @@ async fn query_strings_and_userinfo_are_redacted_in_failures() {
     assert!(text.contains("/mcp?***"), "{text}");
     set.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_never_go_over_plain_http_to_another_host() {
+    // `.invalid` never resolves; the refusal comes before any lookup or connection.
+    let url = "http://mcp.example.invalid/mcp?k=s3cr3t";
+    let mut fx = Fixture::new();
+    fx.add(
+        "token",
+        ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var("TOKEN")),
+    );
+    fx.add(
+        "header",
+        ServerConfig::from(HttpConfig::new(url).with_http_header("X-Api-Key", "abc")),
+    );
+    let env: mcp_connections::EnvLookup =
+        std::sync::Arc::new(|name: &str| (name == "TOKEN").then(|| "t0k3n".into()));
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_env_lookup(env),
+    );
+    set.wait_startup().await;
+    for status in set.status() {
+        let ServerState::Failed(failure) = &status.state else {
+            panic!("{}: {:?}", status.key, status.state);
+        };
+        assert_eq!(
+            failure.reason(),
+            &mcp_connections::FailureReason::Config,
+            "{failure}"
+        );
+        let text = failure.to_string();
+        assert!(text.contains("refusing to send"), "{text}");
+        assert!(text.contains("allow_plain_http"), "{text}");
+        assert!(!text.contains("s3cr3t"), "{text}");
+    }
+    set.shutdown().await;
+}
