@@ -63,5 +63,5 @@ pub const SECURITY_LOG_TARGET: &str = "mcp_auth::security";
 pub use store::{
     AutoStore, BoxFuture, CredentialStore, DEFAULT_FILE_NAME, DEFAULT_LOCK_TIMEOUT,
     DEFAULT_SERVICE, FileStore, KeyringFailure, KeyringStore, MemoryStore, StoreError, StoreKey,
-    StoreKind, StoreLock, StoreMode, StoredCredentials, open_store, open_store_for_service,
+    StoreKind, StoreLock, StoredCredentials, open_store, open_store_for_service,
 };

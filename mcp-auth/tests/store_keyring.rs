@@ -21,9 +21,10 @@ use std::process::{Command, Stdio};
 
 use linux_keyutils::{KeyRing, KeyRingIdentifier};
 use mcp_auth::{
-    AutoStore, CredentialStore, KeyringStore, StoreError, StoreKey, StoreKind, StoreMode,
-    StoredCredentials, open_store, open_store_for_service,
+    AutoStore, CredentialStore, KeyringStore, StoreError, StoreKey, StoreKind, StoredCredentials,
+    open_store, open_store_for_service,
 };
+use mcp_catalog::CredentialsStore;
 use mcp_key::{McpServerKey, Secret};
 use pretty_assertions::assert_eq;
 
@@ -288,38 +289,29 @@ async fn auto_store_pins_the_keyring_and_logout_clears_the_file_too() {
 async fn open_store_honours_the_mode() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(
-        open_store(StoreMode::File, dir.path()).kind(),
+        open_store(CredentialsStore::File, dir.path()).kind(),
         StoreKind::File
     );
     assert_eq!(
-        open_store(StoreMode::Keyring, dir.path()).kind(),
+        open_store(CredentialsStore::Keyring, dir.path()).kind(),
         StoreKind::Keyring
     );
     // The kernel keyring works here, so auto picks it.
     let service = unique_service("open");
-    let auto = open_store_for_service(StoreMode::Auto, dir.path(), &service);
+    let auto = open_store_for_service(CredentialsStore::Auto, dir.path(), &service);
     assert_eq!(auto.kind(), StoreKind::Keyring);
     assert!(auto.location().contains(&service));
     // Keyring mode serializes refreshes across processes with files in the data dir.
-    let keyring = open_store_for_service(StoreMode::Keyring, dir.path(), &service);
+    let keyring = open_store_for_service(CredentialsStore::Keyring, dir.path(), &service);
     let lock = keyring.lock(&key("a")).await.unwrap();
     assert!(
         lock.description()
             .contains(&dir.path().display().to_string())
     );
-    let file = open_store(StoreMode::File, dir.path());
+    let file = open_store(CredentialsStore::File, dir.path());
     assert_eq!(
         file.location(),
         dir.path().join("credentials.json").display().to_string()
     );
-    for (text, mode) in [
-        ("auto", StoreMode::Auto),
-        ("keyring", StoreMode::Keyring),
-        ("file", StoreMode::File),
-    ] {
-        assert_eq!(StoreMode::parse(text), Some(mode));
-        assert_eq!(mode.to_string(), text);
-    }
-    assert_eq!(StoreMode::parse("Auto"), None);
-    assert_eq!(StoreMode::default(), StoreMode::Auto);
+    assert_eq!(CredentialsStore::default(), CredentialsStore::Auto);
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use mcp_auth::{
     ClientCredentials, EnterpriseGrant, HeadlessAgent, MemoryStore, OAuthCredentials, OAuthSettings,
 };
-use mcp_catalog::{CatalogBuilder, ServerConfig, Source};
+use mcp_catalog::{CatalogBuilder, HttpConfig, ServerConfig, Source};
 use mcp_connections::{
     AcceptDefaults, CallOptions, ConnectionSet, ConnectionSetOptions, OAuthProvider,
 };
@@ -89,8 +89,8 @@ async fn run(url: String) -> Result<(), BoxError> {
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
     let ctx = context();
     let key: McpServerKey = "conformance".parse()?;
-    let mut settings = OAuthSettings::new()
-        .with_client_name("mcp-conformance-client")
+    let server = HttpConfig::new(url.clone());
+    let mut settings = OAuthSettings::from_config(&server, None, "mcp-conformance-client")
         .with_client_metadata_url(CLIENT_METADATA_URL)
         .with_login_timeout(std::time::Duration::from_secs(20));
     if scenario == "auth/pre-registration" {
@@ -110,7 +110,7 @@ async fn run(url: String) -> Result<(), BoxError> {
         .with_server(
             Source::runtime("conformance"),
             key.clone(),
-            ServerConfig::http(url),
+            ServerConfig::from(server),
         )
         .build();
     let options = ConnectionSetOptions::new()

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mcp_auth::{
-    AuthError, AuthStatus, CredentialStore, MemoryStore, OAuthCredentials, OAuthSettings, StoreMode,
+    AuthError, AuthStatus, CredentialStore, MemoryStore, OAuthCredentials, OAuthSettings,
 };
 use mcp_catalog::{AuthMode, HttpConfig, ResolvedCatalog, ServerConfig, Transport};
 use mcp_key::McpServerKey;
@@ -51,7 +51,7 @@ pub(crate) fn open_store(
     if demo {
         return Ok(Arc::new(MemoryStore::new()));
     }
-    let mode = StoreMode::parse(catalog.credentials_store().as_str()).unwrap_or_default();
+    let mode = catalog.credentials_store();
     let dir = data_dir().ok_or_else(|| {
         CliError::usage("cannot find a directory for stored credentials: HOME is not set")
             .with_hint(format!(
@@ -114,22 +114,10 @@ pub(crate) fn credentials(
     OAuthCredentials::new(key.clone(), http.url(), settings(catalog, http), store)
 }
 
-/// The OAuth settings of an HTTP server's configuration: client id, scopes, resource, and
-/// the catalog's callback port.
+/// The OAuth settings of an HTTP server's configuration, with the catalog's callback port
+/// and mcpctl's client name.
 pub(crate) fn settings(catalog: &ResolvedCatalog, http: &HttpConfig) -> OAuthSettings {
-    let mut settings = OAuthSettings::new()
-        .with_client_name(CLIENT_NAME)
-        .with_scopes(http.scopes().iter().cloned());
-    if let Some(oauth) = http.oauth() {
-        settings = settings.with_client_id(oauth.client_id());
-    }
-    if let Some(resource) = http.oauth_resource() {
-        settings = settings.with_resource(resource);
-    }
-    if let Some(port) = catalog.oauth_callback_port() {
-        settings = settings.with_callback_port(port);
-    }
-    settings
+    OAuthSettings::from_config(http, catalog.oauth_callback_port(), CLIENT_NAME)
 }
 
 /// A server's authentication status, from its configuration and the store (nothing is

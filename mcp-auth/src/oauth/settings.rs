@@ -50,6 +50,31 @@ impl Default for OAuthSettings {
 }
 
 impl OAuthSettings {
+    /// The settings of an HTTP server's configuration: its `[oauth] client_id`, `scopes`
+    /// and `oauth_resource`, the configuration's `oauth_callback_port`, and the host's
+    /// `client_name` for dynamic registration. The one translation from configuration to
+    /// OAuth settings; every host (the connection set, mcpctl, the conformance client)
+    /// starts from it.
+    pub fn from_config(
+        http: &mcp_catalog::HttpConfig,
+        callback_port: Option<u16>,
+        client_name: impl Into<String>,
+    ) -> Self {
+        let mut settings = Self::new()
+            .with_client_name(client_name)
+            .with_scopes(http.scopes().iter().cloned());
+        if let Some(oauth) = http.oauth() {
+            settings = settings.with_client_id(oauth.client_id());
+        }
+        if let Some(resource) = http.oauth_resource() {
+            settings = settings.with_resource(resource);
+        }
+        if let Some(port) = callback_port {
+            settings = settings.with_callback_port(port);
+        }
+        settings
+    }
+
     /// The defaults.
     pub fn new() -> Self {
         Self {
@@ -121,5 +146,28 @@ impl OAuthSettings {
     pub fn with_allow_private_addresses(mut self, allow: bool) -> Self {
         self.allow_private_addresses = allow;
         self
+    }
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+
+    #[test]
+    fn the_configuration_is_translated_once() {
+        let http = mcp_catalog::HttpConfig::new("https://example.com/mcp")
+            .with_scopes(["read", "write"])
+            .with_oauth(mcp_catalog::OAuthConfig::new("client-1"))
+            .with_oauth_resource("https://example.com/");
+        let s = OAuthSettings::from_config(&http, Some(8765), "host-app");
+        assert_eq!(s.client_id.as_deref(), Some("client-1"));
+        assert_eq!(s.scopes, ["read", "write"]);
+        assert_eq!(s.resource.as_deref(), Some("https://example.com/"));
+        assert_eq!(s.callback_port, Some(8765));
+        assert_eq!(s.client_name, "host-app");
+        let bare =
+            OAuthSettings::from_config(&mcp_catalog::HttpConfig::new("https://x/"), None, "h");
+        assert_eq!(bare.callback_port, None);
+        assert_eq!(bare.client_id, None);
     }
 }

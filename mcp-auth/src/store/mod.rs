@@ -46,7 +46,7 @@ pub use key::StoreKey;
 pub use keyring::KeyringStore;
 pub use lock::StoreLock;
 pub use memory::MemoryStore;
-pub use open::{DEFAULT_FILE_NAME, DEFAULT_SERVICE, StoreMode, open_store, open_store_for_service};
+pub use open::{DEFAULT_FILE_NAME, DEFAULT_SERVICE, open_store, open_store_for_service};
 pub use record::StoredCredentials;
 
 /// A boxed, `Send` future: what [`CredentialStore`] methods return, so the trait stays
