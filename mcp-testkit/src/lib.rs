@@ -135,7 +135,10 @@
 //! | endless pages | `--endless-pages` | all |
 //! | ignore SIGTERM (and stdin EOF) until SIGKILL | `--ignore-sigterm` | binary |
 //! | grandchild `sleep 1000` in the same process group | `--spawn-grandchild PIDFILE` | binary |
+//! | answer `initialize` with any `protocolVersion` (`1999-01-01`) | `--protocol-version V` | all |
 //!
+//! Tool names are served exactly as the scenario lists them, so a scenario can list the
+//! same name twice or an empty name (`ToolSpec::echo("")`), as some real servers do.
 //! Pagination covers `tools/list`, `resources/list`, `resources/templates/list` and
 //! `prompts/list`. rmcp's own client skips garbage lines and lines over its 16 MiB
 //! limit, so use a raw reader to see them.

@@ -36,7 +36,9 @@ pub struct Scenario {
     pub instructions: Option<String>,
     /// Capability flags advertised in the `initialize` result.
     pub capabilities: CapabilityFlags,
-    /// The tools, in `tools/list` order.
+    /// The tools, in `tools/list` order. Names are served as given, so a scenario can
+    /// misbehave like real servers do: a name listed twice is listed twice (calls go to
+    /// the first tool of that name), and an empty name is listed as `""`.
     pub tools: Vec<ToolSpec>,
     /// Static resources, in `resources/list` order.
     pub resources: Vec<ResourceSpec>,
@@ -624,6 +626,12 @@ pub struct Faults {
     /// to this file (binary).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spawn_grandchild: Option<PathBuf>,
+    /// Answer `initialize` with this `protocolVersion`, whatever the client asked for and
+    /// whether or not it is a real version (e.g. `"1999-01-01"`, or an older one such as
+    /// `"2025-06-18"`), and accept only it afterwards. It must be dated before 2026-07-28
+    /// (later revisions have no `initialize`) (all runners).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 impl Faults {
@@ -701,6 +709,12 @@ impl Faults {
     /// Set [`Faults::spawn_grandchild`].
     pub fn with_spawn_grandchild(mut self, pid_file: impl Into<PathBuf>) -> Self {
         self.spawn_grandchild = Some(pid_file.into());
+        self
+    }
+
+    /// Set [`Faults::protocol_version`].
+    pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.protocol_version = Some(version.into());
         self
     }
 }
@@ -781,7 +795,8 @@ mod tests {
                     .with_init_delay_ms(1)
                     .with_page_size(2)
                     .with_spawn_grandchild("/tmp/g")
-                    .with_stderr("e"),
+                    .with_stderr("e")
+                    .with_protocol_version("1999-01-01"),
             )
             .with_record(Recording::new().with_pid_file("/tmp/p"))
             .with_resource(ResourceSpec::new("fake://r", "r", "text"))
