@@ -1,5 +1,5 @@
 //! Servers that break the rules in ways real servers do: duplicate or empty tool names,
-//! colliding names. Against real `mcp-fake-server` processes.
+//! colliding names, unknown protocol versions. Against real `mcp-fake-server` processes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -8,12 +8,13 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::{Fixture, wait_event};
+use common::{Fixture, faults, wait_event};
 use mcp_connections::{
-    CallOptions, ConnectionEvent, ConnectionSet, ConnectionSetOptions, ServerState, ServerStatus,
+    CallOptions, ConnectionEvent, ConnectionSet, ConnectionSetOptions, FailureReason, ServerState,
+    ServerStatus,
 };
 use mcp_key::McpServerKey;
-use mcp_testkit::{Behavior, Scenario, ToolSpec};
+use mcp_testkit::{Behavior, RecordedRequest, Scenario, ToolSpec};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -131,6 +132,84 @@ async fn duplicate_empty_and_colliding_tool_names_give_one_catalog_entry_each() 
         .unwrap();
     assert_eq!(first.structured_content, Some(json!({"n": 1})));
 
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_protocol_version_fails_startup_as_protocol_before_any_use() {
+    let mut fx = Fixture::new();
+    // A startup timeout far longer than the bound below: the failure must come from the
+    // version check, not from the timeout.
+    fx.stdio_with(
+        "ancient",
+        Scenario::new("ancient")
+            .with_tool(ToolSpec::echo("echo"))
+            .with_faults(faults(|f| {
+                f.protocol_version = Some("1999-01-01".to_owned())
+            })),
+        |c| c.with_startup_timeout(Duration::from_secs(600)),
+    );
+    fx.stdio(
+        "fine",
+        Scenario::new("fine").with_tool(ToolSpec::echo("echo")),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    let summary = tokio::time::timeout(Duration::from_secs(60), set.wait_startup())
+        .await
+        .expect("the version check fails startup promptly, well within the startup timeout");
+    assert_eq!(summary.ready(), 1);
+    let ServerState::Failed(failure) = status_of(&set, "ancient").state else {
+        panic!("{:?}", status_of(&set, "ancient"));
+    };
+    assert_eq!(failure.reason(), &FailureReason::Protocol);
+    assert_eq!(
+        failure.message(),
+        "MCP server `ancient`: initialize answered with protocol version `1999-01-01`, which this client does not support (supported: 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25); disconnected. Use a server release that speaks one of these versions"
+    );
+    // Disconnected before any use: no tools/list, no call reached the server.
+    let methods: Vec<String> = RecordedRequest::read_log(fx.request_log("ancient"))
+        .into_iter()
+        .map(|r| r.method)
+        .collect();
+    assert_eq!(methods, ["initialize"]);
+    let err = set
+        .call_tool(&key("ancient"), "echo", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_ready(), "{err}");
+    assert!(err.to_string().contains("1999-01-01"), "{err}");
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_older_known_protocol_version_is_accepted() {
+    let versions = ["2024-11-05", "2025-03-26", "2025-06-18"];
+    let mut fx = Fixture::new();
+    for (i, version) in versions.iter().enumerate() {
+        fx.stdio(
+            &format!("v{i}"),
+            Scenario::new(*version)
+                .with_tool(ToolSpec::echo("echo"))
+                .with_faults(faults(|f| f.protocol_version = Some((*version).to_owned()))),
+        );
+    }
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), versions.len(), "{summary:?}");
+    for i in 0..versions.len() {
+        let r = set
+            .call_tool(
+                &key(&format!("v{i}")),
+                "echo",
+                Some(json!({"i": i})),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.structured_content, Some(json!({"i": i})));
+    }
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
