@@ -319,13 +319,16 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
         inner.options.restart_backoff_max,
     );
     tracing::warn!(server = %slot.spec.key, restart_in = ?delay, "MCP server died: {failure}");
-    inner.emit(ConnectionEvent::Failed {
+    // State and revision first: whoever sees the event sees the server failed and its
+    // tools gone from the catalog.
+    let event = ConnectionEvent::Failed {
         server: slot.spec.key.clone(),
         error: failure.to_string(),
         reason: failure.reason().clone(),
-    });
+    };
     slot.state.send_replace(SlotState::Failed(failure));
     inner.revision.fetch_add(1, Ordering::SeqCst);
+    inner.emit(event);
     live.shutdown().await;
 }
 

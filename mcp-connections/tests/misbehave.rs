@@ -213,3 +213,103 @@ async fn every_older_known_protocol_version_is_accepted() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_qualified_name_of_a_server_that_is_not_ready_says_why() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "dies",
+        Scenario::new("dies")
+            .with_tool(ToolSpec::echo("echo"))
+            .with_faults(faults(|f| {
+                f.exit_at_startup = Some(3);
+                f.stderr = Some("fatal: missing API key".to_owned());
+            })),
+    );
+    fx.stdio(
+        "fine",
+        Scenario::new("fine").with_tool(ToolSpec::echo("echo")),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let err = set
+        .call_qualified("mcp__dies__echo", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    match &err {
+        mcp_connections::Error::NotReady { server, reason, .. } => {
+            assert_eq!(server, &key("dies"));
+            assert_eq!(
+                reason,
+                &Some(FailureReason::Exited {
+                    status: Some(3),
+                    signal: None
+                })
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("fatal: missing API key"), "{err}");
+    for unknown in [
+        "mcp__fine__nope",
+        "mcp__nobody__echo",
+        "mcp__dies__",
+        "echo",
+    ] {
+        let err = set
+            .call_qualified(unknown, None, CallOptions::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, mcp_connections::Error::UnknownTool { .. }),
+            "{unknown}: {err:?}"
+        );
+    }
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_qualified_call_restarts_a_crashed_server() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "crashy",
+        Scenario::new("crashy")
+            .with_tool(ToolSpec::new("die", Behavior::Exit { code: 7 }))
+            .with_tool(ToolSpec::echo("echo")),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new()
+            .with_events(tx)
+            .with_restart_backoff(Duration::ZERO, Duration::ZERO),
+    );
+    set.wait_startup().await;
+    let first_pid = fx.pids()[0];
+    set.call_qualified("mcp__crashy__die", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    // Once the crash is recorded, the server's tools leave the catalog...
+    wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
+    )
+    .await;
+    assert!(set.resolve_tool("mcp__crashy__echo").is_none());
+    // ...and calling one by its qualified name restarts the server.
+    let r = set
+        .call_qualified(
+            "mcp__crashy__echo",
+            Some(json!({"a": 1})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"a": 1})));
+    assert_ne!(fx.pids()[0], first_pid);
+    set.shutdown().await;
+    assert!(mcp_testkit::wait_gone(first_pid, Duration::from_secs(10)).await);
+    fx.assert_no_processes().await;
+}
