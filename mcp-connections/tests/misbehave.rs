@@ -313,3 +313,61 @@ async fn a_qualified_call_restarts_a_crashed_server() {
     assert!(mcp_testkit::wait_gone(first_pid, Duration::from_secs(10)).await);
     fx.assert_no_processes().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_elicitation_is_answered_invalid_params() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "asks",
+        Scenario::new("asks")
+            // A form request without `requestedSchema`.
+            .with_tool(ToolSpec::new(
+                "malformed",
+                Behavior::ElicitRaw {
+                    params: json!({"mode": "form", "message": "Your name?"}),
+                },
+            ))
+            .with_tool(ToolSpec::new(
+                "well_formed",
+                Behavior::ElicitRaw {
+                    params: json!({
+                        "mode": "form",
+                        "message": "Your name?",
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {"name": {"type": "string", "default": "Ada"}},
+                        },
+                    }),
+                },
+            )),
+    );
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new()
+            .with_elicitation_handler(std::sync::Arc::new(mcp_connections::AcceptDefaults)),
+    );
+    set.wait_startup().await;
+    let r = set
+        .call_tool(&key("asks"), "malformed", None, CallOptions::new())
+        .await
+        .unwrap();
+    let error = &r.structured_content.unwrap()["error"];
+    assert_eq!(error["code"], json!(-32602), "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("malformed elicitation/create request: "),
+        "{error}"
+    );
+    let r = set
+        .call_tool(&key("asks"), "well_formed", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        r.structured_content.unwrap()["result"],
+        json!({"action": "accept", "content": {"name": "Ada"}})
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

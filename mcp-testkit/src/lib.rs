@@ -113,6 +113,8 @@
 //!   `progressToken`, then reports `{"progress_token", "steps"}`.
 //! - **elicit_form** `{ message, schema }` / **elicit_url** `{ message, url,
 //!   elicitation_id }`: sends `elicitation/create` and returns `{"action", "content"}`.
+//! - **elicit_raw** `{ params }`: sends `elicitation/create` with `params` as given
+//!   (malformed ones too) and returns `{"result"}` or the client's `{"error"}`.
 //! - **change_tools** `{ add, remove }`: changes the tool set and sends
 //!   `notifications/tools/list_changed`.
 //! - **exit** `{ code }`: the binary exits with `code` mid-call; in process and over HTTP

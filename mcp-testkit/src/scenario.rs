@@ -421,6 +421,14 @@ pub enum Behavior {
         /// The elicitation id.
         elicitation_id: String,
     },
+    /// Send `elicitation/create` with `params` exactly as given (malformed ones too, such
+    /// as a form without `requestedSchema`) and return the client's answer as structured
+    /// content: `{"result": {...}}`, or `{"error": {"code": ..., "message": ...}}` when the
+    /// client answered with an error.
+    ElicitRaw {
+        /// The request's `params`.
+        params: Value,
+    },
     /// Replace the tool set (remove `remove`, append `add`), send
     /// `notifications/tools/list_changed`, then return `{"tools": [names...]}`.
     ChangeTools {
@@ -459,6 +467,7 @@ impl Behavior {
             Self::Progress { .. } => "progress",
             Self::ElicitForm { .. } => "elicit_form",
             Self::ElicitUrl { .. } => "elicit_url",
+            Self::ElicitRaw { .. } => "elicit_raw",
             Self::ChangeTools { .. } => "change_tools",
             Self::Exit { .. } => "exit",
             Self::Large { .. } => "large",
@@ -780,6 +789,9 @@ mod tests {
                 message: "m".into(),
                 url: "https://example.invalid".into(),
                 elicitation_id: "e".into(),
+            },
+            Behavior::ElicitRaw {
+                params: json!({"mode": "form"}),
             },
             Behavior::ChangeTools {
                 add: vec![ToolSpec::echo("new")],
