@@ -59,17 +59,59 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Longest logged field value (a message, a server's line) in bytes; longer ones are cut
+/// and marked with their length. rmcp logs every unparsable stdout line whole at debug
+/// level, and a server may print lines of megabytes.
+const MAX_LOGGED_FIELD: usize = 8192;
+
 /// Logs are off unless `-v` (debug) or `-vv` (trace) is given or `RUST_LOG` is set; they go
-/// to stderr.
+/// to stderr, each field cut to [`MAX_LOGGED_FIELD`] bytes.
 fn init_tracing(verbose: u8) {
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::field::MakeExt;
     let filter = match verbose {
         0 => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("off")),
         1 => EnvFilter::new("debug"),
         _ => EnvFilter::new("trace"),
     };
+    let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+        let text = format!("{value:?}");
+        let text = bounded(&text, MAX_LOGGED_FIELD);
+        if field.name() == "message" {
+            writer.write_str(&text)
+        } else {
+            write!(writer, "{}={text}", field.name())
+        }
+    })
+    .delimited(" ");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .fmt_fields(fields)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+/// `text` cut to at most `max` bytes (on a character boundary) and marked `… (N bytes)`
+/// when cut.
+fn bounded(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}… ({} bytes)", &text[..cut], text.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bounded;
+
+    #[test]
+    fn long_log_fields_are_cut_and_marked() {
+        assert_eq!(bounded("short", 8), "short");
+        assert_eq!(bounded("0123456789", 4), "0123… (10 bytes)");
+        assert_eq!(bounded("ééé", 3), "é… (6 bytes)");
+    }
 }
