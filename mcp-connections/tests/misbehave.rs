@@ -371,3 +371,37 @@ async fn a_malformed_elicitation_is_answered_invalid_params() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_known_protocol_version_is_accepted_over_http() {
+    // (An unknown version cannot be played over HTTP: rmcp's server, under the testkit's
+    // HTTP runner, answers 400 to requests whose `MCP-Protocol-Version` header it does not
+    // know, so the client fails at `notifications/initialized`, before the version check.)
+    let older = mcp_testkit::HttpFakeServer::start(
+        Scenario::new("web")
+            .with_tool(ToolSpec::echo("echo"))
+            .with_faults(faults(|f| {
+                f.protocol_version = Some("2025-06-18".to_owned())
+            })),
+    )
+    .await
+    .unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "older",
+        mcp_catalog::ServerConfig::from(mcp_catalog::HttpConfig::new(older.url())),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let r = set
+        .call_qualified(
+            "mcp__older__echo",
+            Some(json!({"v": 1})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"v": 1})));
+    set.shutdown().await;
+    older.shutdown().await;
+}

@@ -638,7 +638,9 @@ pub struct Faults {
     /// Answer `initialize` with this `protocolVersion`, whatever the client asked for and
     /// whether or not it is a real version (e.g. `"1999-01-01"`, or an older one such as
     /// `"2025-06-18"`), and accept only it afterwards. It must be dated before 2026-07-28
-    /// (later revisions have no `initialize`) (all runners).
+    /// (later revisions have no `initialize`) (all runners; over HTTP only known versions
+    /// work: rmcp's server answers 400 to requests whose `MCP-Protocol-Version` header
+    /// names a version it does not know, which includes `notifications/initialized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
 }
