@@ -247,6 +247,13 @@ impl ConnectionSet {
 
     /// Calls a tool by its qualified (model-visible) name from [`Self::tools`].
     ///
+    /// A name that is not in the current catalog but lies in the namespace of a configured
+    /// server that is not ready (`mcp__<server>__…`) is that server's business: the call
+    /// waits for a start in progress or restarts a crashed server (with backoff, as
+    /// [`Self::call_tool`] does) within the call's timeout, then looks the name up again.
+    /// If the server still is not ready the error is [`Error::NotReady`] with its failure
+    /// reason, not [`Error::UnknownTool`].
+    ///
     /// # Cancel safety
     /// As [`Self::call_tool`].
     pub async fn call_qualified(
@@ -255,12 +262,48 @@ impl ConnectionSet {
         arguments: Option<Value>,
         options: CallOptions,
     ) -> Result<CallToolResult> {
-        let Some((server, tool)) = self.resolve_tool(qualified_name) else {
-            return Err(Error::UnknownTool {
-                name: qualified_name.to_owned(),
-            });
+        let unknown = || Error::UnknownTool {
+            name: qualified_name.to_owned(),
         };
+        if let Some((server, tool)) = self.resolve_tool(qualified_name) {
+            return self.call_tool(&server, &tool, arguments, options).await;
+        }
+        let Some(slot) = self.namespace_owner(qualified_name) else {
+            return Err(unknown());
+        };
+        let timeout = options
+            .timeout
+            .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
+        self.ready_connection(&slot, Instant::now() + timeout)
+            .await?;
+        let (server, tool) = self.resolve_tool(qualified_name).ok_or_else(unknown)?;
         self.call_tool(&server, &tool, arguments, options).await
+    }
+
+    /// The configured server that is not ready and in whose tool namespace `qualified`
+    /// lies (the longest such namespace; none if two servers share it).
+    fn namespace_owner(&self, qualified: &str) -> Option<Arc<Slot>> {
+        let namer = mcp_key::ToolNamer::new(self.inner.naming.clone());
+        let mut best: Option<(usize, &Arc<Slot>)> = None;
+        let mut tied = false;
+        for (key, slot) in &self.inner.slots {
+            if matches!(slot.current(), SlotState::Ready(_)) {
+                continue;
+            }
+            let namespace = namer.namespace(key);
+            if qualified.len() <= namespace.len() || !qualified.starts_with(&namespace) {
+                continue;
+            }
+            match best {
+                Some((len, _)) if len > namespace.len() => {}
+                Some((len, _)) if len == namespace.len() => tied = true,
+                _ => {
+                    best = Some((namespace.len(), slot));
+                    tied = false;
+                }
+            }
+        }
+        best.filter(|_| !tied).map(|(_, slot)| Arc::clone(slot))
     }
 
     /// Runs the pre-call hooks; they may rewrite the arguments or deny the call, never move

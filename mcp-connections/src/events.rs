@@ -93,7 +93,8 @@ pub enum ConnectionEvent {
     Ready {
         /// The server.
         server: McpServerKey,
-        /// Tools the server listed (before filters).
+        /// Tools the server listed (before filters; each raw name counted once, empty
+        /// names left out).
         tools: usize,
     },
     /// The server failed to start.

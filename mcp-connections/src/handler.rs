@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use mcp_key::McpServerKey;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, UrlElicitationCapability,
+    ClientCapabilities, ClientConfig, CustomRequest, CustomResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode, FormElicitationCapability,
+    Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
@@ -34,6 +35,9 @@ pub struct Progress {
 pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
 
 static NEXT_ELICITATION: AtomicU64 = AtomicU64::new(1);
+
+/// The method of server-to-client elicitation requests.
+const ELICITATION_CREATE: &str = "elicitation/create";
 
 /// State shared between one connection's handler and the calls running on it.
 pub(crate) struct ConnectionShared {
@@ -187,6 +191,35 @@ impl ClientHandler for Handler {
             params: request,
         };
         Ok(handler.elicit(request).await)
+    }
+
+    /// rmcp hands a request it cannot parse to this method under its raw method name; for
+    /// a malformed `elicitation/create` (which this client advertises when it has a
+    /// handler) the right answer is "invalid params", not rmcp's default "method not found".
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != ELICITATION_CREATE {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let problem = match request.params_as::<ElicitRequestParams>() {
+            Ok(None) => "params are missing".to_owned(),
+            Err(e) => e.to_string(),
+            // Parsed now but not by rmcp's typed dispatch (e.g. the method's typed form
+            // rejected something else); still not a request this client can answer.
+            Ok(Some(_)) => "the request does not match the elicitation/create schema".to_owned(),
+        };
+        tracing::warn!(server = %self.shared.key, "malformed elicitation/create: {problem}");
+        Err(ErrorData::invalid_params(
+            format!("malformed elicitation/create request: {problem}"),
+            None,
+        ))
     }
 
     async fn on_progress(

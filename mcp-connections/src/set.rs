@@ -164,6 +164,11 @@ pub struct ServerStatus {
     pub required: bool,
     /// `stdio` or `streamable_http`.
     pub transport: &'static str,
+    /// What was wrong with a ready server's tool list: a raw name listed more than once
+    /// (only the first tool of that name is offered) or an empty name (left out). Sorted;
+    /// empty when nothing was wrong or the server is not ready. Each is also logged once
+    /// with `tracing::warn!`.
+    pub warnings: Vec<String>,
 }
 
 /// The state part of a [`ServerStatus`].
@@ -174,7 +179,7 @@ pub enum ServerState {
     Starting,
     /// Ready, with this many tools listed (before filters).
     Ready {
-        /// Tools listed by the server.
+        /// Tools listed by the server (each raw name counted once, empty names left out).
         tools: usize,
     },
     /// Failed.
@@ -464,6 +469,10 @@ fn status_of(slot: &Slot, state: &SlotState) -> ServerStatus {
             SlotState::Cancelled => ServerState::Cancelled,
         },
         required: slot.spec.required,
+        warnings: match state {
+            SlotState::Ready(live) => live.warnings().as_ref().clone(),
+            _ => Vec::new(),
+        },
         transport: match slot.spec.transport {
             crate::spec::TransportSpec::Stdio(_) => "stdio",
             crate::spec::TransportSpec::Http(_) => "streamable_http",

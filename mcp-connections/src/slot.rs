@@ -58,7 +58,10 @@ pub(crate) struct Live {
     pub(crate) peer: Peer<RoleClient>,
     pub(crate) shared: Arc<ConnectionShared>,
     pub(crate) instructions: Option<String>,
+    /// The server's tools, one per raw name (see [`crate::tools::unique_tools`]).
     pub(crate) tools: RwLock<Arc<Vec<Tool>>>,
+    /// What was wrong with the server's last tool list (duplicate or empty names).
+    warnings: RwLock<Arc<Vec<String>>>,
     pub(crate) process: Option<Process>,
     pub(crate) started_at: Instant,
     /// Stops the connection's background tasks (exit monitor, list refresh).
@@ -79,11 +82,16 @@ impl Live {
             .peer()
             .peer_info()
             .and_then(|i| i.instructions.clone());
+        let (tools, warnings) = crate::tools::unique_tools(&shared.key, tools);
+        for warning in &warnings {
+            tracing::warn!(server = %shared.key, "{warning}");
+        }
         Self {
             peer: service.peer().clone(),
             shared,
             instructions,
             tools: RwLock::new(Arc::new(tools)),
+            warnings: RwLock::new(Arc::new(warnings)),
             process,
             started_at: Instant::now(),
             cancel,
@@ -99,7 +107,26 @@ impl Live {
         }
     }
 
+    /// Warnings about the server's last tool list, each logged once when it first appears.
+    pub(crate) fn warnings(&self) -> Arc<Vec<String>> {
+        match self.warnings.read() {
+            Ok(w) => Arc::clone(&w),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Replaces the tools with a new listing; logs the warnings the previous listing did
+    /// not already have.
     pub(crate) fn set_tools(&self, tools: Vec<Tool>) {
+        let (tools, warnings) = crate::tools::unique_tools(&self.shared.key, tools);
+        let previous = self.warnings();
+        for warning in warnings.iter().filter(|w| !previous.contains(w)) {
+            tracing::warn!(server = %self.shared.key, "{warning}");
+        }
+        match self.warnings.write() {
+            Ok(mut w) => *w = Arc::new(warnings),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(warnings),
+        }
         match self.tools.write() {
             Ok(mut t) => *t = Arc::new(tools),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(tools),

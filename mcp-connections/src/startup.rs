@@ -4,6 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use rmcp::RoleClient;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::RunningService;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::StartupFailure;
@@ -101,6 +104,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
         shared: Arc::clone(&shared),
     };
     let timeout = spec.startup_timeout;
+    let requested = inner.options.protocol_version.clone();
     match &spec.transport {
         TransportSpec::Unsupported(kind) => Err(StartError::Failed(StartupFailure::new(
             FailureReason::Config,
@@ -128,6 +132,10 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                         ));
                     }
                 };
+                if let Err(detail) = check_protocol_version(&service, &requested) {
+                    let _ = service.cancel().await;
+                    return Err((detail, true));
+                }
                 match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await {
                     Ok(tools) => Ok((service, tools)),
                     Err(e) => {
@@ -179,6 +187,13 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             };
             let work = async {
                 let service = http::connect(key, &target, handler).await?;
+                if let Err(detail) = check_protocol_version(&service, &requested) {
+                    let _ = service.cancel().await;
+                    return Err(StartupFailure::new(
+                        FailureReason::Protocol,
+                        format!("MCP server `{key}`: {detail}"),
+                    ));
+                }
                 let mut attempt = 0;
                 loop {
                     match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await
@@ -221,6 +236,41 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             }
         }
     }
+}
+
+/// The protocol versions this client can speak when it asks for `requested` in
+/// `initialize`: every version rmcp knows up to and including the requested one (a server
+/// may answer with an older version, never a newer or an unknown one), oldest first.
+pub(crate) fn supported_protocol_versions(requested: &ProtocolVersion) -> Vec<ProtocolVersion> {
+    let mut versions = ProtocolVersion::known_up_to(requested).to_vec();
+    if !versions.contains(requested) {
+        versions.push(requested.clone());
+    }
+    versions
+}
+
+/// Refuses a server whose `initialize` answer names a protocol version this client does
+/// not speak (the specification says the client should then disconnect).
+fn check_protocol_version(
+    service: &RunningService<RoleClient, Handler>,
+    requested: &ProtocolVersion,
+) -> Result<(), String> {
+    let Some(info) = service.peer().peer_info() else {
+        return Err("the initialize answer was not recorded".to_owned());
+    };
+    let answered = &info.protocol_version;
+    let supported = supported_protocol_versions(requested);
+    if supported.contains(answered) {
+        return Ok(());
+    }
+    let list = supported
+        .iter()
+        .map(ProtocolVersion::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(format!(
+        "initialize answered with protocol version `{answered}`, which this client does not support (supported: {list}); disconnected. Use a server release that speaks one of these versions"
+    ))
 }
 
 fn timeout_failure(key: &mcp_key::McpServerKey, timeout: std::time::Duration) -> StartupFailure {
@@ -271,13 +321,16 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
         inner.options.restart_backoff_max,
     );
     tracing::warn!(server = %slot.spec.key, restart_in = ?delay, "MCP server died: {failure}");
-    inner.emit(ConnectionEvent::Failed {
+    // State and revision first: whoever sees the event sees the server failed and its
+    // tools gone from the catalog.
+    let event = ConnectionEvent::Failed {
         server: slot.spec.key.clone(),
         error: failure.to_string(),
         reason: failure.reason().clone(),
-    });
+    };
     slot.state.send_replace(SlotState::Failed(failure));
     inner.revision.fetch_add(1, Ordering::SeqCst);
+    inner.emit(event);
     live.shutdown().await;
 }
 
@@ -313,5 +366,27 @@ async fn refresh_on_list_changed(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: 
                 tracing::warn!(server = %slot.spec.key, "refreshing tools after list_changed timed out");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_version_up_to_the_requested_one_is_supported() {
+        assert_eq!(
+            supported_protocol_versions(&ProtocolVersion::V_2025_11_25),
+            [
+                ProtocolVersion::V_2024_11_05,
+                ProtocolVersion::V_2025_03_26,
+                ProtocolVersion::V_2025_06_18,
+                ProtocolVersion::V_2025_11_25,
+            ]
+        );
+        assert_eq!(
+            supported_protocol_versions(&ProtocolVersion::V_2026_07_28),
+            ProtocolVersion::KNOWN_VERSIONS
+        );
     }
 }

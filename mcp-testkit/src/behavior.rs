@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult,
-    ProgressNotificationParam,
+    CallToolRequestParams, CallToolResult, ContentBlock, CustomRequest, ElicitRequestParams,
+    ElicitResult, ProgressNotificationParam, ServerRequest,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Map, Value, json};
 
@@ -62,6 +62,7 @@ pub(crate) async fn call(
             });
             elicit(&context, params).await
         }
+        Behavior::ElicitRaw { params } => elicit_raw(&context, params.clone()).await,
         Behavior::ChangeTools { add, remove } => {
             let names = {
                 let mut tools = lock(&server.shared.tools);
@@ -164,4 +165,25 @@ async fn elicit(
         answer.insert("content".to_owned(), content);
     }
     Ok(structured(Value::Object(answer)))
+}
+
+/// Sends `elicitation/create` with `params` as given, bypassing rmcp's typed request.
+async fn elicit_raw(
+    context: &RequestContext<RoleServer>,
+    params: Value,
+) -> Result<CallToolResult, McpError> {
+    let request =
+        ServerRequest::CustomRequest(CustomRequest::new("elicitation/create", Some(params)));
+    match context.peer.send_request(request).await {
+        Ok(result) => Ok(structured(
+            json!({ "result": serde_json::to_value(&result).unwrap_or(Value::Null) }),
+        )),
+        Err(ServiceError::McpError(e)) => Ok(structured(
+            json!({ "error": { "code": e.code.0, "message": e.message } }),
+        )),
+        Err(e) => Err(McpError::internal_error(
+            format!("elicitation failed: {e}"),
+            None,
+        )),
+    }
 }

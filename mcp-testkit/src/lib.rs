@@ -113,6 +113,8 @@
 //!   `progressToken`, then reports `{"progress_token", "steps"}`.
 //! - **elicit_form** `{ message, schema }` / **elicit_url** `{ message, url,
 //!   elicitation_id }`: sends `elicitation/create` and returns `{"action", "content"}`.
+//! - **elicit_raw** `{ params }`: sends `elicitation/create` with `params` as given
+//!   (malformed ones too) and returns `{"result"}` or the client's `{"error"}`.
 //! - **change_tools** `{ add, remove }`: changes the tool set and sends
 //!   `notifications/tools/list_changed`.
 //! - **exit** `{ code }`: the binary exits with `code` mid-call; in process and over HTTP
@@ -135,7 +137,10 @@
 //! | endless pages | `--endless-pages` | all |
 //! | ignore SIGTERM (and stdin EOF) until SIGKILL | `--ignore-sigterm` | binary |
 //! | grandchild `sleep 1000` in the same process group | `--spawn-grandchild PIDFILE` | binary |
+//! | answer `initialize` with any `protocolVersion` (`1999-01-01`) | `--protocol-version V` | all |
 //!
+//! Tool names are served exactly as the scenario lists them, so a scenario can list the
+//! same name twice or an empty name (`ToolSpec::echo("")`), as some real servers do.
 //! Pagination covers `tools/list`, `resources/list`, `resources/templates/list` and
 //! `prompts/list`. rmcp's own client skips garbage lines and lines over its 16 MiB
 //! limit, so use a raw reader to see them.

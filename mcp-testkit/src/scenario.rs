@@ -36,7 +36,9 @@ pub struct Scenario {
     pub instructions: Option<String>,
     /// Capability flags advertised in the `initialize` result.
     pub capabilities: CapabilityFlags,
-    /// The tools, in `tools/list` order.
+    /// The tools, in `tools/list` order. Names are served as given, so a scenario can
+    /// misbehave like real servers do: a name listed twice is listed twice (calls go to
+    /// the first tool of that name), and an empty name is listed as `""`.
     pub tools: Vec<ToolSpec>,
     /// Static resources, in `resources/list` order.
     pub resources: Vec<ResourceSpec>,
@@ -419,6 +421,14 @@ pub enum Behavior {
         /// The elicitation id.
         elicitation_id: String,
     },
+    /// Send `elicitation/create` with `params` exactly as given (malformed ones too, such
+    /// as a form without `requestedSchema`) and return the client's answer as structured
+    /// content: `{"result": {...}}`, or `{"error": {"code": ..., "message": ...}}` when the
+    /// client answered with an error.
+    ElicitRaw {
+        /// The request's `params`.
+        params: Value,
+    },
     /// Replace the tool set (remove `remove`, append `add`), send
     /// `notifications/tools/list_changed`, then return `{"tools": [names...]}`.
     ChangeTools {
@@ -457,6 +467,7 @@ impl Behavior {
             Self::Progress { .. } => "progress",
             Self::ElicitForm { .. } => "elicit_form",
             Self::ElicitUrl { .. } => "elicit_url",
+            Self::ElicitRaw { .. } => "elicit_raw",
             Self::ChangeTools { .. } => "change_tools",
             Self::Exit { .. } => "exit",
             Self::Large { .. } => "large",
@@ -624,6 +635,14 @@ pub struct Faults {
     /// to this file (binary).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spawn_grandchild: Option<PathBuf>,
+    /// Answer `initialize` with this `protocolVersion`, whatever the client asked for and
+    /// whether or not it is a real version (e.g. `"1999-01-01"`, or an older one such as
+    /// `"2025-06-18"`), and accept only it afterwards. It must be dated before 2026-07-28
+    /// (later revisions have no `initialize`) (all runners; over HTTP only known versions
+    /// work: rmcp's server answers 400 to requests whose `MCP-Protocol-Version` header
+    /// names a version it does not know, which includes `notifications/initialized`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 impl Faults {
@@ -703,6 +722,12 @@ impl Faults {
         self.spawn_grandchild = Some(pid_file.into());
         self
     }
+
+    /// Set [`Faults::protocol_version`].
+    pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.protocol_version = Some(version.into());
+        self
+    }
 }
 
 /// Files a server writes so tests can check what happened.
@@ -767,6 +792,9 @@ mod tests {
                 url: "https://example.invalid".into(),
                 elicitation_id: "e".into(),
             },
+            Behavior::ElicitRaw {
+                params: json!({"mode": "form"}),
+            },
             Behavior::ChangeTools {
                 add: vec![ToolSpec::echo("new")],
                 remove: vec!["t0".into()],
@@ -781,7 +809,8 @@ mod tests {
                     .with_init_delay_ms(1)
                     .with_page_size(2)
                     .with_spawn_grandchild("/tmp/g")
-                    .with_stderr("e"),
+                    .with_stderr("e")
+                    .with_protocol_version("1999-01-01"),
             )
             .with_record(Recording::new().with_pid_file("/tmp/p"))
             .with_resource(ResourceSpec::new("fake://r", "r", "text"))

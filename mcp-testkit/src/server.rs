@@ -119,6 +119,12 @@ impl FakeServer {
             .collect()
     }
 
+    /// [`crate::Faults::protocol_version`] as rmcp's type.
+    fn forced_protocol_version(&self) -> Option<ProtocolVersion> {
+        let version = self.shared.scenario.faults.protocol_version.as_ref()?;
+        serde_json::from_value(json!(version)).ok()
+    }
+
     fn record<P: Serialize>(&self, method: &str, params: &P) {
         let params = serde_json::to_value(params).unwrap_or(Value::Null);
         self.shared.log.record(method, params);
@@ -147,7 +153,12 @@ impl ServerHandler for FakeServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        // rmcp negotiates again after `initialize` answered, within this list: a forced
+        // version must be the only one for it to reach the client.
+        match self.forced_protocol_version() {
+            Some(version) => Cow::Owned(vec![version]),
+            None => Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25)),
+        }
     }
 
     async fn initialize(
@@ -168,7 +179,11 @@ impl ServerHandler for FakeServer {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
         context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        let mut result = self.negotiate_initialize(&request)?;
+        if let Some(version) = self.forced_protocol_version() {
+            result.protocol_version = version;
+        }
+        Ok(result)
     }
 
     async fn list_tools(

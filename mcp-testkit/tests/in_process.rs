@@ -247,3 +247,55 @@ async fn a_dropped_call_is_cancelled_and_recorded() {
     client.cancel().await.unwrap();
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_forced_protocol_version_is_answered_whatever_the_client_asked() {
+    for forced in ["1999-01-01", "2025-06-18"] {
+        let scenario = Scenario::new("versions")
+            .with_tool(ToolSpec::echo("e"))
+            .with_faults(Faults::new().with_protocol_version(forced));
+        let (transport, server) = InProcessServer::start(scenario);
+        let (client, _) = connect(transport).await;
+        assert_eq!(
+            client.peer_info().unwrap().protocol_version.as_str(),
+            forced
+        );
+        client.cancel().await.unwrap();
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn duplicate_and_empty_tool_names_are_listed_as_given() {
+    let scenario = Scenario::new("dupes")
+        .with_tool(ToolSpec::new(
+            "twice",
+            Behavior::Structured {
+                value: json!({"n": 1}),
+            },
+        ))
+        .with_tool(ToolSpec::new(
+            "twice",
+            Behavior::Structured {
+                value: json!({"n": 2}),
+            },
+        ))
+        .with_tool(ToolSpec::echo(""));
+    let (transport, server) = InProcessServer::start(scenario);
+    let (client, _) = connect(transport).await;
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.into_owned())
+        .collect();
+    assert_eq!(names, ["twice", "twice", ""]);
+    // A call goes to the first tool of that name.
+    assert_eq!(
+        call(&client, "twice", json!({})).await.structured_content,
+        Some(json!({"n": 1}))
+    );
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+}

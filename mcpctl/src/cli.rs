@@ -31,6 +31,20 @@ const AFTER_HELP: &str = "Examples:
   mcpctl --config ~/.codex/config.toml status --json
   mcpctl login tickets
 
+Exit codes:
+  0    success
+  1    failure: a tool returned an error, a call failed or timed out, a required server
+       failed (`status`)
+  2    usage: bad command line, configuration, tool or server name, or arguments
+  3    server unavailable: the server `call` or `read` needs is not ready (it failed to
+       start, needs a login, or is crash-looping); the message says why
+  130  interrupted (Ctrl-C)
+  With --json, errors are printed to stdout as {\"error\": {\"kind\", \"message\", \"hint\",
+  \"exit_code\", ...}}; kind is one of usage, unknown_server, ambiguous_server,
+  unknown_tool, tool_filtered, invalid_arguments, server_unavailable (with \"server\" and
+  \"reason\"), timeout, denied, server_error, server_failed, required_servers_failed,
+  failure, interrupted.
+
 Credentials:
   `mcpctl login SERVER` stores OAuth tokens for a streamable HTTP server; every command
   that starts servers uses them (refreshed when they expire). Where they live is set by

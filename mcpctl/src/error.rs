@@ -6,6 +6,9 @@ use mcp_connections::{Error as SetError, FailureReason};
 pub(crate) const EXIT_FAILURE: u8 = 1;
 /// Exit code: the command line or the configuration is wrong.
 pub(crate) const EXIT_USAGE: u8 = 2;
+/// Exit code: the server a call or read needs is not ready (it failed to start, needs a
+/// login, or is in a crash loop).
+pub(crate) const EXIT_UNAVAILABLE: u8 = 3;
 /// Exit code: a project configuration is not trusted yet (nothing was started).
 pub(crate) const EXIT_UNTRUSTED: u8 = 4;
 /// Exit code after Ctrl-C (128 + SIGINT).
@@ -18,23 +21,44 @@ pub(crate) struct CliError {
     details: Vec<String>,
     hint: Option<String>,
     code: u8,
+    /// What went wrong, for scripts (`usage`, `unknown_tool`, `server_unavailable`, ...).
+    kind: &'static str,
+    /// The server that is not ready, with why (for `server_unavailable`).
+    unavailable: Option<Box<(String, Option<FailureReason>)>>,
 }
 
 impl CliError {
-    /// A usage or configuration error (exit code 2).
+    /// A usage or configuration error (exit code 2, kind `usage`).
     pub(crate) fn usage(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             details: Vec::new(),
             hint: None,
             code: EXIT_USAGE,
+            kind: "usage",
+            unavailable: None,
         }
     }
 
-    /// A failure of a server or tool (exit code 1).
+    /// A failure of a server or tool (exit code 1, kind `failure`).
     pub(crate) fn failure(message: impl Into<String>) -> Self {
         Self {
             code: EXIT_FAILURE,
+            kind: "failure",
+            ..Self::usage(message)
+        }
+    }
+
+    /// The server a command needs is not ready (exit code 3, kind `server_unavailable`).
+    pub(crate) fn unavailable(
+        message: impl Into<String>,
+        server: impl Into<String>,
+        reason: Option<FailureReason>,
+    ) -> Self {
+        Self {
+            code: EXIT_UNAVAILABLE,
+            kind: "server_unavailable",
+            unavailable: Some(Box::new((server.into(), reason))),
             ..Self::usage(message)
         }
     }
@@ -49,18 +73,22 @@ impl CliError {
 
     /// Ctrl-C.
     pub(crate) fn interrupted() -> Self {
-        Self {
-            code: EXIT_INTERRUPTED,
-            ..Self::usage("interrupted; servers were shut down")
-        }
+        Self::interrupted_with("interrupted; servers were shut down")
     }
 
     /// Ctrl-C, with what was abandoned.
     pub(crate) fn interrupted_with(message: impl Into<String>) -> Self {
         Self {
             code: EXIT_INTERRUPTED,
+            kind: "interrupted",
             ..Self::usage(message)
         }
+    }
+
+    /// Replaces the kind shown in `--json` output.
+    pub(crate) fn with_kind(mut self, kind: &'static str) -> Self {
+        self.kind = kind;
+        self
     }
 
     /// Adds what to do about it.
@@ -85,16 +113,22 @@ impl CliError {
         self.code
     }
 
-    /// The error as JSON for `--json` output.
+    /// The error as JSON for `--json` output: `kind`, `message`, `details`, `hint`,
+    /// `exit_code`, and for `server_unavailable` the `server` and its failure `reason`.
     pub(crate) fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "error": {
-                "message": self.message,
-                "details": self.details,
-                "hint": self.hint,
-                "exit_code": self.code,
-            }
-        })
+        let mut error = serde_json::json!({
+            "kind": self.kind,
+            "message": self.message,
+            "details": self.details,
+            "hint": self.hint,
+            "exit_code": self.code,
+        });
+        if let (Some(unavailable), Some(map)) = (&self.unavailable, error.as_object_mut()) {
+            let (server, reason) = unavailable.as_ref();
+            map.insert("server".to_owned(), serde_json::json!(server));
+            map.insert("reason".to_owned(), serde_json::json!(reason));
+        }
+        serde_json::json!({ "error": error })
     }
 
     /// Prints `error: ...`, the details, and `hint: ...` to stderr.
@@ -117,27 +151,44 @@ impl From<SetError> for CliError {
     fn from(e: SetError) -> Self {
         let message = clean_message(&e.to_string());
         match &e {
-            SetError::UnknownServer { .. } => {
-                Self::usage(message).with_hint("run `mcpctl status` to see the configured servers")
-            }
-            SetError::UnknownTool { .. } => Self::usage(message).with_hint(
+            SetError::UnknownServer { .. } => Self::usage(message)
+                .with_kind("unknown_server")
+                .with_hint("run `mcpctl status` to see the configured servers"),
+            SetError::AmbiguousServer { .. } => Self::usage(message)
+                .with_kind("ambiguous_server")
+                .with_hint("pass --server NAME@ENVIRONMENT"),
+            SetError::UnknownTool { .. } => Self::usage(message).with_kind("unknown_tool").with_hint(
                 "run `mcpctl tools` to see the qualified names, or pass --server KEY to call a tool by its own name",
             ),
-            SetError::ToolFiltered { server, .. } => Self::usage(message).with_hint(format!(
-                "change enabled_tools / disabled_tools of [mcp_servers.{}] to allow it",
-                server.name()
-            )),
+            SetError::ToolFiltered { server, .. } => Self::usage(message)
+                .with_kind("tool_filtered")
+                .with_hint(format!(
+                    "change enabled_tools / disabled_tools of [mcp_servers.{}] to allow it",
+                    server.name()
+                )),
             SetError::InvalidArguments { .. } => Self::usage(message)
+                .with_kind("invalid_arguments")
                 .with_hint(r#"pass a JSON object, for example '{"text": "hello"}'"#),
             SetError::NotReady { server, reason, .. } => {
-                Self::failure(message).with_hint(not_ready_hint(&server.to_string(), reason.as_ref(), false))
+                let server = server.to_string();
+                let hint = not_ready_hint(&server, reason.as_ref(), false);
+                Self::unavailable(message, server, reason.clone()).with_hint(hint)
             }
-            SetError::Timeout { .. } => {
-                Self::failure(message).with_hint("retry with a larger --timeout, or check the server")
+            SetError::Timeout { .. } => Self::failure(message)
+                .with_kind("timeout")
+                .with_hint("retry with a larger --timeout, or check the server"),
+            SetError::RequiredServersFailed { .. } => Self::failure(message)
+                .with_kind("required_servers_failed")
+                .with_hint("run `mcpctl status` for details"),
+            SetError::CallDenied { .. } | SetError::HookRedirected { .. } => {
+                Self::failure(message).with_kind("denied")
             }
-            SetError::RequiredServersFailed { .. } => {
-                Self::failure(message).with_hint("run `mcpctl status` for details")
-            }
+            SetError::Server { .. } => Self::failure(message)
+                .with_kind("server_error")
+                .with_hint("run `mcpctl status` to check the server, or add -v for debug logs"),
+            SetError::Disconnected { .. } | SetError::Protocol { .. } => Self::failure(message)
+                .with_kind("server_failed")
+                .with_hint("run `mcpctl status` to check the server, or add -v for debug logs"),
             _ => Self::failure(message)
                 .with_hint("run `mcpctl status` to check the server, or add -v for debug logs"),
         }
@@ -172,6 +223,12 @@ pub(crate) fn not_ready_hint(
         ),
         Some(FailureReason::Protocol) if in_status => format!(
             "server `{server}` did not answer as an MCP server; check that its command and args start it in stdio mode"
+        ),
+        Some(FailureReason::Exited { .. }) => format!(
+            "server `{server}` exited during startup; its stderr, quoted in the error, says why; or run its command by hand"
+        ),
+        Some(FailureReason::Protocol) => format!(
+            "server `{server}` did not speak MCP as expected (the error says how); check that its command starts it in stdio mode and that this client supports its protocol version"
         ),
         _ => format!(
             "run `mcpctl status` to see why server `{server}` failed (with its stderr tail)"

@@ -60,12 +60,18 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Logs go to stderr. Without `-v` and `RUST_LOG` only mcp-auth's security warnings are
-/// shown (a loose credential directory, a refused credential file, the keyring fallback…),
-/// as plain `WARN` lines; `-v` shows debug logs, `-vv` trace logs, and `RUST_LOG` replaces
-/// the filter entirely.
+/// Longest logged field value (a message, a server's line) in bytes; longer ones are cut
+/// and marked with their length. rmcp logs every unparsable stdout line whole at debug
+/// level, and a server may print lines of megabytes.
+const MAX_LOGGED_FIELD: usize = 8192;
+
+/// Logs go to stderr, each field cut to [`MAX_LOGGED_FIELD`] bytes. Without `-v` and
+/// `RUST_LOG` only mcp-auth's security warnings are shown (a loose credential directory, a
+/// refused credential file, the keyring fallback…), as plain `WARN` lines; `-v` shows debug
+/// logs, `-vv` trace logs, and `RUST_LOG` replaces the filter entirely.
 fn init_tracing(verbose: u8) {
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::field::MakeExt;
     let filter = match verbose {
         0 => match EnvFilter::try_from_default_env() {
             Ok(filter) => filter,
@@ -81,8 +87,19 @@ fn init_tracing(verbose: u8) {
         1 => EnvFilter::new("debug"),
         _ => EnvFilter::new("trace"),
     };
+    let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+        let text = format!("{value:?}");
+        let text = bounded(&text, MAX_LOGGED_FIELD);
+        if field.name() == "message" {
+            writer.write_str(&text)
+        } else {
+            write!(writer, "{}={text}", field.name())
+        }
+    })
+    .delimited(" ");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .fmt_fields(fields)
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -96,6 +113,19 @@ fn quiet_directives() -> String {
     format!("off,{}=warn", mcp_auth::SECURITY_LOG_TARGET)
 }
 
+/// `text` cut to at most `max` bytes (on a character boundary) and marked `… (N bytes)`
+/// when cut.
+fn bounded(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}… ({} bytes)", &text[..cut], text.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +135,12 @@ mod tests {
         assert_eq!(quiet_directives(), "off,mcp_auth::security=warn");
         // Parses as written (an invalid directive would be dropped silently).
         assert_eq!(quiet_filter().to_string(), "mcp_auth::security=warn,off");
+    }
+
+    #[test]
+    fn long_log_fields_are_cut_and_marked() {
+        assert_eq!(bounded("short", 8), "short");
+        assert_eq!(bounded("0123456789", 4), "0123… (10 bytes)");
+        assert_eq!(bounded("ééé", 3), "é… (6 bytes)");
     }
 }

@@ -225,9 +225,9 @@ impl Session {
             match self.set.server_key(key.name(), key.environment()) {
                 Ok(key) => return Ok(key),
                 Err(e @ mcp_connections::Error::AmbiguousServer { .. }) => {
-                    return Err(
-                        CliError::usage(e.to_string()).with_hint("pass --server NAME@ENVIRONMENT")
-                    );
+                    return Err(CliError::usage(e.to_string())
+                        .with_kind("ambiguous_server")
+                        .with_hint("pass --server NAME@ENVIRONMENT"));
                 }
                 Err(_) => {}
             }
@@ -238,7 +238,9 @@ impl Session {
         } else {
             format!("configured servers: {}", known.join(", "))
         };
-        Err(CliError::usage(format!("unknown MCP server `{given}`")).with_hint(hint))
+        Err(CliError::usage(format!("unknown MCP server `{given}`"))
+            .with_kind("unknown_server")
+            .with_hint(hint))
     }
 
     /// An error of the connection set for a person; a server that needs a login gets the

@@ -252,7 +252,7 @@ fn rejected_tokens_need_a_new_login() {
     // Every token is revoked: the 401's refresh gets invalid_grant; no retry loop.
     w.auth().revoke_all();
     let call = w.run(&["call", "--server", "tickets", "echo"]);
-    assert_eq!(call.code, 1);
+    assert_eq!(call.code, 3);
     assert_snapshot!("call_after_revocation", call.snapshot());
     let auth = w.run(&["auth-status"]);
     assert_eq!(auth.code, 0);

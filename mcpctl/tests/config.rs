@@ -279,3 +279,36 @@ fn a_plugin_in_two_environments_is_grouped_and_callable_by_environment() {
         run.stderr
     );
 }
+
+#[test]
+fn duplicate_and_empty_tool_names_are_warnings_in_status() {
+    let wd = Workdir::new();
+    let scenario = json!({"tools": [{"name": "echo"}, {"name": ""}, {"name": "echo"}]});
+    wd.write_trusted(
+        "mcp.toml",
+        &format!(
+            "[mcp_servers.sloppy]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\n",
+            scenario_arg(&scenario)
+        ),
+    );
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("duplicate_tools_status", run.stdout);
+    let run = wd.run(&["status", "--json"]);
+    assert_eq!(
+        run.json()["servers"][0]["warnings"],
+        json!([
+            "MCP server `sloppy` lists a tool with an empty name; it is left out (the server must give every tool a name)",
+            "MCP server `sloppy` lists tool `echo` 2 times; only the first is offered (the server must give each tool a unique name)",
+        ])
+    );
+    assert_eq!(run.json()["servers"][0]["tools"], json!(1));
+    let run = wd.run(&["tools", "--json"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        run.json().as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        run.stdout
+    );
+}

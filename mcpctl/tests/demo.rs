@@ -140,11 +140,61 @@ fn bad_json_arguments_fail_before_any_server_starts() {
 }
 
 #[test]
-fn calling_a_server_that_failed_to_start_exits_1() {
+fn calling_a_server_that_failed_to_start_says_why_and_exits_3() {
     let wd = Workdir::new();
     let run = wd.run(&["call", "echo", "--server", "broken"]);
-    assert_eq!(run.code, 1);
+    assert_eq!(run.code, 3);
     assert_snapshot!(run.snapshot());
+    // By qualified name: the server part names a configured server that is not ready.
+    let run = wd.run(&["call", "mcp__broken__echo"]);
+    assert_eq!(run.code, 3);
+    assert_snapshot!("qualified_call_of_a_failed_server", run.snapshot());
+    let run = wd.run(&["read", "broken", "notes://readme"]);
+    assert_eq!(run.code, 3);
+    assert_eq!(
+        run.stderr.lines().nth(1),
+        Some(
+            "error: MCP server `broken` is not ready: it failed (exited): exited with status 3; stderr: demo: this server fails on purpose"
+        )
+    );
+}
+
+#[test]
+fn json_errors_carry_a_kind() {
+    let wd = Workdir::new();
+    let run = wd.run(&["call", "mcp__broken__echo", "--json"]);
+    assert_eq!(run.code, 3);
+    let error = &run.json()["error"];
+    assert_eq!(error["kind"], json!("server_unavailable"));
+    assert_eq!(error["exit_code"], json!(3));
+    assert_eq!(error["server"], json!("broken"));
+    assert_eq!(
+        error["reason"],
+        json!({"kind": "exited", "status": 3, "signal": null})
+    );
+    let run = wd.run(&["call", "mcp__notes__nope", "--json"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.json()["error"]["kind"], json!("unknown_tool"));
+    assert_eq!(run.json()["error"].get("server"), None);
+    let run = wd.run(&["call", "echo", "--server", "nope", "--json"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.json()["error"]["kind"], json!("unknown_server"));
+    let run = wd.run(&["call", "mcp__notes__echo", "[1]", "--json"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(run.json()["error"]["kind"], json!("usage"));
+}
+
+#[test]
+fn help_documents_the_exit_codes() {
+    let wd = Workdir::new();
+    let run = wd.run(&["--help"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout
+            .contains("  3    server unavailable: the server `call` or `read` needs is not ready"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

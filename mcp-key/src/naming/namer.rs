@@ -86,6 +86,24 @@ impl ToolNamer {
         &self.opts
     }
 
+    /// The namespace of a server's tools: the start every name of its tools shares
+    /// (`mcp__github__`, `mcp__github__devbox__` for a scoped key with environment
+    /// namespaces on, `github__` without the prefix), unless the name had to be cut to
+    /// `max_len`. Hosts use it to tell which server a name they cannot resolve belongs
+    /// to (for example a server that is not ready, whose tools are not in the table).
+    ///
+    /// ```
+    /// use mcp_key::{McpServerKey, NamingOptions, ToolNamer};
+    ///
+    /// let namer = ToolNamer::new(NamingOptions::new());
+    /// let scoped: McpServerKey = "github@devbox".parse()?;
+    /// assert_eq!(namer.namespace(&scoped), "mcp__github__devbox__");
+    /// # Ok::<(), mcp_key::KeyError>(())
+    /// ```
+    pub fn namespace(&self, key: &McpServerKey) -> String {
+        self.base_name(key, "")
+    }
+
     /// Names every pair; see the type's docs for the rules.
     pub fn qualify<'a, I>(&self, tools: I) -> ToolNameTable
     where
@@ -463,5 +481,32 @@ mod tests {
         assert_eq!(table.qualified_name(&s, ""), Some("mcp__s__"));
         assert_eq!(table.qualified_name(&s, "é"), Some("mcp__s____"));
         assert!(ToolNamer::default().qualify([]).is_empty());
+    }
+
+    #[test]
+    fn every_unshortened_name_starts_with_its_namespace() {
+        let (plain, scoped, exempt) = (key("github"), key("github@devbox"), key("builtin"));
+        let namer = ToolNamer::new(
+            NamingOptions::new().with_prefix_exempt(ServerName::new("builtin").unwrap()),
+        );
+        let table = namer.qualify([
+            (&plain, "a.b"),
+            (&plain, "a_b"),
+            (&scoped, "x"),
+            (&exempt, "y"),
+        ]);
+        for (k, t) in [
+            (&plain, "a.b"),
+            (&plain, "a_b"),
+            (&scoped, "x"),
+            (&exempt, "y"),
+        ] {
+            let name = table.qualified_name(k, t).unwrap();
+            assert!(name.starts_with(&namer.namespace(k)), "{name}");
+        }
+        assert_eq!(namer.namespace(&plain), "mcp__github__");
+        assert_eq!(namer.namespace(&exempt), "builtin__");
+        let flat = ToolNamer::new(NamingOptions::new().with_environment_namespaces(false));
+        assert_eq!(flat.namespace(&scoped), "mcp__github__");
     }
 }

@@ -3,11 +3,22 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use std::time::Duration;
+
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// Longest stderr line kept (longer ones are cut and marked).
+/// Longest stderr line kept and logged, in bytes (longer ones are cut and marked with
+/// their full length).
 const MAX_STDERR_LINE: usize = 4096;
+
+/// At most this many stderr lines of one server go to `tracing` per [`LOG_WINDOW`]; the
+/// rest of a flood is counted and reported in one line (the tail still gets every line).
+const MAX_LOGGED_LINES_PER_WINDOW: u32 = 200;
+
+/// The window of [`MAX_LOGGED_LINES_PER_WINDOW`].
+const LOG_WINDOW: Duration = Duration::from_secs(1);
 
 /// The last lines a server wrote to stderr (bounded by line count and bytes).
 ///
@@ -92,7 +103,44 @@ impl StderrTail {
     }
 }
 
-/// Reads `stderr` until EOF or `stop`, line by line, into `tail` and `tracing`.
+/// How many stderr lines may go to `tracing` now: a fixed budget per window, and the
+/// count of lines left out since the last one logged.
+#[derive(Debug)]
+struct LogBudget {
+    window_start: Instant,
+    logged: u32,
+    suppressed: u64,
+}
+
+impl LogBudget {
+    fn new(now: Instant) -> Self {
+        Self {
+            window_start: now,
+            logged: 0,
+            suppressed: 0,
+        }
+    }
+
+    /// Whether a line may be logged at `now`; when it may, also how many lines were left
+    /// out before it (to report first).
+    fn admit(&mut self, now: Instant) -> Option<u64> {
+        if now.duration_since(self.window_start) >= LOG_WINDOW {
+            self.window_start = now;
+            self.logged = 0;
+        }
+        if self.logged < MAX_LOGGED_LINES_PER_WINDOW {
+            self.logged += 1;
+            Some(std::mem::take(&mut self.suppressed))
+        } else {
+            self.suppressed += 1;
+            None
+        }
+    }
+}
+
+/// Reads `stderr` until EOF or `stop`, line by line, into `tail` and `tracing` (each line
+/// cut to [`MAX_STDERR_LINE`] bytes; at most [`MAX_LOGGED_LINES_PER_WINDOW`] logged lines
+/// per [`LOG_WINDOW`]).
 pub(crate) async fn pump_stderr<R: AsyncRead + Unpin>(
     mut stderr: R,
     tail: StderrTail,
@@ -101,7 +149,9 @@ pub(crate) async fn pump_stderr<R: AsyncRead + Unpin>(
 ) {
     let mut chunk = vec![0u8; 8192];
     let mut line: Vec<u8> = Vec::new();
-    let mut truncated = false;
+    // Bytes of the current line, including those past the cut.
+    let mut line_len = 0usize;
+    let mut budget = LogBudget::new(Instant::now());
     loop {
         let n = tokio::select! {
             () = stop.cancelled() => break,
@@ -112,30 +162,59 @@ pub(crate) async fn pump_stderr<R: AsyncRead + Unpin>(
         };
         for byte in &chunk[..n] {
             if *byte == b'\n' {
-                emit(&tail, &label, &line, truncated);
+                emit(&tail, &label, &mut budget, &line, line_len);
                 line.clear();
-                truncated = false;
-            } else if line.len() < MAX_STDERR_LINE {
-                line.push(*byte);
+                line_len = 0;
             } else {
-                truncated = true;
+                line_len = line_len.saturating_add(1);
+                if line.len() < MAX_STDERR_LINE {
+                    line.push(*byte);
+                }
             }
         }
     }
-    if !line.is_empty() {
-        emit(&tail, &label, &line, truncated);
+    if line_len > 0 {
+        emit(&tail, &label, &mut budget, &line, line_len);
+    }
+    if budget.suppressed > 0 {
+        log_suppressed(&label, budget.suppressed);
     }
     tail.mark_closed();
 }
 
-fn emit(tail: &StderrTail, label: &str, raw: &[u8], truncated: bool) {
-    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    let mut text = String::from_utf8_lossy(raw).into_owned();
-    if truncated {
-        text.push_str(" [truncated]");
+fn emit(tail: &StderrTail, label: &str, budget: &mut LogBudget, kept: &[u8], len: usize) {
+    let text = bounded_line(kept, len);
+    if let Some(suppressed) = budget.admit(Instant::now()) {
+        if suppressed > 0 {
+            log_suppressed(label, suppressed);
+        }
+        tracing::debug!(target: "mcp_pool::server_stderr", server = %label, "{text}");
     }
-    tracing::debug!(target: "mcp_pool::server_stderr", server = %label, "{text}");
     tail.push(text);
+}
+
+fn log_suppressed(label: &str, count: u64) {
+    tracing::debug!(
+        target: "mcp_pool::server_stderr",
+        server = %label,
+        "… {count} stderr lines not logged (more than {MAX_LOGGED_LINES_PER_WINDOW} per second)"
+    );
+}
+
+/// The text of a stderr line whose first bytes are `kept` and whose full length was `len`
+/// bytes: without a trailing `\r`, lossily decoded, and marked `… (N bytes)` when cut.
+fn bounded_line(kept: &[u8], len: usize) -> String {
+    let cut = len > kept.len();
+    let kept = if cut {
+        kept
+    } else {
+        kept.strip_suffix(b"\r").unwrap_or(kept)
+    };
+    let mut text = String::from_utf8_lossy(kept).into_owned();
+    if cut {
+        text.push_str(&format!("… ({len} bytes)"));
+    }
+    text
 }
 
 #[cfg(test)]
@@ -170,9 +249,38 @@ mod tests {
         .await;
         let lines = tail.lines();
         assert_eq!(lines[..2], ["one", "two"]);
-        assert!(lines[2].ends_with(" [truncated]"));
-        assert_eq!(lines[2].len(), MAX_STDERR_LINE + " [truncated]".len());
+        assert_eq!(
+            lines[2],
+            format!(
+                "{}… ({} bytes)",
+                "x".repeat(MAX_STDERR_LINE),
+                MAX_STDERR_LINE + 10
+            )
+        );
         assert_eq!(lines[3], "last");
         assert!(tail.is_closed());
+    }
+
+    #[test]
+    fn a_line_at_the_limit_is_not_marked() {
+        let line = vec![b'y'; MAX_STDERR_LINE];
+        assert_eq!(bounded_line(&line, line.len()), "y".repeat(MAX_STDERR_LINE));
+        assert_eq!(bounded_line(b"a\r", 2), "a");
+        assert_eq!(bounded_line(b"ab", 1_000_000), "ab… (1000000 bytes)");
+    }
+
+    #[test]
+    fn a_flood_is_logged_up_to_the_budget_then_counted() {
+        let start = Instant::now();
+        let mut budget = LogBudget::new(start);
+        for _ in 0..MAX_LOGGED_LINES_PER_WINDOW {
+            assert_eq!(budget.admit(start), Some(0));
+        }
+        for _ in 0..5 {
+            assert_eq!(budget.admit(start + Duration::from_millis(500)), None);
+        }
+        // The next window logs again, reporting what was left out first.
+        assert_eq!(budget.admit(start + LOG_WINDOW), Some(5));
+        assert_eq!(budget.admit(start + LOG_WINDOW), Some(0));
     }
 }

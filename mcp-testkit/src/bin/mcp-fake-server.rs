@@ -62,6 +62,9 @@ struct Args {
     /// Lists never end.
     #[arg(long)]
     endless_pages: bool,
+    /// Answer initialize with this protocolVersion, whatever the client asked for.
+    #[arg(long, value_name = "VERSION")]
+    protocol_version: Option<String>,
     /// Instructions for the initialize result.
     #[arg(long, value_name = "TEXT")]
     instructions: Option<String>,
@@ -97,6 +100,7 @@ impl Args {
         f.huge_line = self.huge_line.or(f.huge_line);
         f.flood_stderr = self.flood_stderr.or(f.flood_stderr);
         f.page_size = self.page_size.or(f.page_size);
+        f.protocol_version = self.protocol_version.or(f.protocol_version.take());
         s.record.pid_file = self.pid_file.or(s.record.pid_file.take());
         s.record.request_log = self.request_log.or(s.record.request_log.take());
         s.instructions = self.instructions.or(s.instructions.take());

@@ -175,7 +175,9 @@ async fn unknown_tool(
             unready.join(", ")
         ));
     }
-    CliError::usage(format!("unknown tool `{name}`: no ready server offers it")).with_hint(hint)
+    CliError::usage(format!("unknown tool `{name}`: no ready server offers it"))
+        .with_kind("unknown_tool")
+        .with_hint(hint)
 }
 
 /// `mcp__server__tool` -> (`server`, `tool`), best effort.

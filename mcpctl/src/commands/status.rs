@@ -1,5 +1,5 @@
 //! `mcpctl status`: start every server, show progress, then one line per server sorted by
-//! key, failure details, and a summary line. Exit code 1 when a required server failed.
+//! key, its warnings (e.g. duplicate tool names), failure details, and a summary line. Exit code 1 when a required server failed.
 
 use std::collections::BTreeMap;
 
@@ -150,6 +150,9 @@ fn human(
             current_group = Some(group);
         }
         lines.push(line);
+        for warning in &status.warnings {
+            lines.push(format!("      {} {warning}", s.yellow("warning:")));
+        }
         if let ServerState::Failed(f) = &status.state {
             let login_hint = auth
                 .get(&status.key)
@@ -241,6 +244,9 @@ fn to_json(
                 .filter(|_| needs_login(&status.state))
             {
                 v["hint"] = json!(hint);
+            }
+            if !status.warnings.is_empty() {
+                v["warnings"] = json!(status.warnings);
             }
             match &status.state {
                 ServerState::Ready { tools } => v["tools"] = json!(tools),
