@@ -3,13 +3,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_catalog::{AuthMode, ResolvedCatalog, ServerConfig, Transport};
+use mcp_catalog::{ResolvedCatalog, ServerConfig, Transport};
 use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, ServerName};
 
 use crate::environment::{Environment, WrapperEnvironment};
 
 use crate::options::ConnectionSetOptions;
-use crate::spec::{HttpSpec, ServerSpec, StdioSpec, TransportSpec};
+use crate::spec::{ServerSpec, TransportSpec};
 
 /// The specs of every exposed, enabled server, in key order.
 pub(crate) fn specs(catalog: &ResolvedCatalog, _options: &ConnectionSetOptions) -> Vec<ServerSpec> {
@@ -25,24 +25,8 @@ pub(crate) fn specs(catalog: &ResolvedCatalog, _options: &ConnectionSetOptions) 
 fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
     let env_id = config.environment();
     let transport = match config.transport() {
-        Transport::Stdio(s) => TransportSpec::Stdio(StdioSpec {
-            program: s.command().to_owned(),
-            args: s.args().to_vec(),
-            env: s.env().clone(),
-            env_vars: s.env_vars().to_vec(),
-            cwd: s.cwd().map(ToOwned::to_owned),
-        }),
-        Transport::StreamableHttp(h) => TransportSpec::Http(HttpSpec {
-            url: h.url().to_owned(),
-            bearer_token_env_var: h.bearer_token_env_var().map(ToOwned::to_owned),
-            headers: h.http_headers().clone(),
-            env_headers: h.env_http_headers().clone(),
-            oauth: matches!(h.auth(), AuthMode::Auto | AuthMode::OAuth),
-            oauth_client_id: h.oauth().map(|o| o.client_id().to_owned()),
-            oauth_resource: h.oauth_resource().map(ToOwned::to_owned),
-            scopes: h.scopes().to_vec(),
-            allow_plain_http: h.allow_plain_http(),
-        }),
+        Transport::Stdio(s) => TransportSpec::Stdio(s.clone()),
+        Transport::StreamableHttp(h) => TransportSpec::Http(h.clone()),
         other => TransportSpec::Unsupported(other.kind_name().to_owned()),
     };
     ServerSpec {

@@ -7,7 +7,6 @@ use mcp_key::{McpServerKey, Secret};
 
 use crate::auth::{AuthError, AuthHeaderProvider, challenge_scope};
 use crate::elicitation::BoxFuture;
-use crate::spec::HttpSpec;
 
 /// One server's stored OAuth tokens (`mcp-auth`) as an [`AuthHeaderProvider`]: refreshed
 /// before they expire and once after a 401. With nothing stored, requests go out without
@@ -48,22 +47,17 @@ impl OAuthProvider {
         self
     }
 
-    /// The provider the set builds for a configured HTTP server from the configuration.
+    /// The provider the set builds for a configured HTTP server, with the settings of its
+    /// configuration ([`OAuthSettings::from_config`]).
     pub(crate) fn for_server(
         server: &McpServerKey,
-        spec: &HttpSpec,
+        url: &str,
+        settings: OAuthSettings,
         store: Arc<dyn mcp_auth::CredentialStore>,
         agent: Option<Arc<dyn UserAgent>>,
     ) -> Self {
-        let mut settings = OAuthSettings::new().with_scopes(spec.scopes.iter().cloned());
-        if let Some(id) = &spec.oauth_client_id {
-            settings = settings.with_client_id(id.clone());
-        }
-        if let Some(resource) = &spec.oauth_resource {
-            settings = settings.with_resource(resource.clone());
-        }
         Self {
-            credentials: OAuthCredentials::new(server.clone(), spec.url.clone(), settings, store),
+            credentials: OAuthCredentials::new(server.clone(), url, settings, store),
             agent,
         }
     }

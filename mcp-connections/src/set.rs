@@ -16,8 +16,8 @@ use crate::error::{Error, Result, StartupFailure};
 use crate::events::{ConnectionEvent, FailureReason};
 use crate::options::ConnectionSetOptions;
 use crate::slot::{Slot, SlotState};
-use crate::spec::HttpSpec;
 use crate::startup;
+use mcp_catalog::HttpConfig;
 
 /// Shared state of a connection set.
 pub(crate) struct SetInner {
@@ -77,14 +77,14 @@ impl SetInner {
     pub(crate) fn http_headers(
         &self,
         key: &McpServerKey,
-        spec: &HttpSpec,
+        spec: &HttpConfig,
     ) -> std::result::Result<Vec<(String, Secret)>, StartupFailure> {
         let mut out: Vec<(String, Secret)> = spec
-            .headers
+            .http_headers()
             .iter()
             .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
             .collect();
-        for (header, var) in &spec.env_headers {
+        for (header, var) in spec.env_http_headers() {
             let value = (self.options.env)(var)
                 .and_then(|v| v.into_string().ok())
                 .filter(|v| !v.is_empty())
@@ -104,33 +104,46 @@ impl SetInner {
     pub(crate) fn auth_provider(
         &self,
         key: &McpServerKey,
-        spec: &HttpSpec,
+        spec: &HttpConfig,
     ) -> Option<Arc<dyn AuthHeaderProvider>> {
         if let Some(p) = self.options.auth.get(key) {
             return Some(Arc::clone(p));
         }
-        if let Some(var) = &spec.bearer_token_env_var {
+        if let Some(var) = spec.bearer_token_env_var() {
             return Some(Arc::new(BearerEnvVar::with_lookup(
-                var.clone(),
+                var.to_owned(),
                 self.options.env.clone(),
             )));
         }
         // A configured Authorization header is sent as is.
         if spec
-            .headers
+            .http_headers()
             .keys()
-            .chain(spec.env_headers.keys())
+            .chain(spec.env_http_headers().keys())
             .any(|h| h.eq_ignore_ascii_case("authorization"))
         {
             return None;
         }
-        match (&self.options.credential_store, spec.oauth) {
-            (Some(store), true) => Some(Arc::new(crate::oauth::OAuthProvider::for_server(
-                key,
-                spec,
-                Arc::clone(store),
-                self.options.login_agent.clone(),
-            ))),
+        // Stored OAuth credentials, unless `auth` is `none` or `ema`.
+        let oauth = matches!(
+            spec.auth(),
+            mcp_catalog::AuthMode::Auto | mcp_catalog::AuthMode::OAuth
+        );
+        match (&self.options.credential_store, oauth) {
+            (Some(store), true) => {
+                let settings = mcp_auth::OAuthSettings::from_config(
+                    spec,
+                    self.catalog.oauth_callback_port(),
+                    self.options.client.name.clone(),
+                );
+                Some(Arc::new(crate::oauth::OAuthProvider::for_server(
+                    key,
+                    spec.url(),
+                    settings,
+                    Arc::clone(store),
+                    self.options.login_agent.clone(),
+                )))
+            }
             _ => None,
         }
     }

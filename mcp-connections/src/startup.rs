@@ -177,13 +177,13 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
         }
         TransportSpec::Http(http_spec) => {
             let target = HttpTarget {
-                url: http_spec.url.clone(),
+                url: http_spec.url().to_owned(),
                 headers: inner
                     .http_headers(key, http_spec)
                     .map_err(StartError::Failed)?,
                 auth: inner.auth_provider(key, http_spec),
                 user_agent: inner.user_agent(),
-                allow_plain_http: http_spec.allow_plain_http,
+                allow_plain_http: http_spec.allow_plain_http(),
             };
             let work = async {
                 let service = http::connect(key, &target, handler).await?;

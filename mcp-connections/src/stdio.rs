@@ -10,7 +10,7 @@ use crate::environment::Environment;
 use crate::error::StartupFailure;
 use crate::events::FailureReason;
 use crate::options::ConnectionSetOptions;
-use crate::spec::StdioSpec;
+use mcp_catalog::StdioConfig;
 
 /// How long to wait for an exit status and the rest of stderr after the pipe closed.
 const EXIT_SETTLE: Duration = Duration::from_millis(500);
@@ -32,27 +32,27 @@ fn failure_for_launch(key: &McpServerKey, e: &LaunchError) -> StartupFailure {
 /// Spawns the server (off the async executor, inside the launcher).
 pub(crate) async fn launch(
     key: &McpServerKey,
-    spec: &StdioSpec,
+    spec: &StdioConfig,
     environment: Option<&Arc<dyn Environment>>,
     options: &ConnectionSetOptions,
 ) -> Result<(Process, StdioTransport), StartupFailure> {
-    let mut launch = LaunchSpec::new(spec.program.clone())
-        .with_args(spec.args.iter().cloned())
+    let mut launch = LaunchSpec::new(spec.command().to_owned())
+        .with_args(spec.args().iter().cloned())
         .with_label(key.to_string())
         .with_stdin_grace(options.process_grace)
         .with_term_grace(options.process_grace);
     // Named variables are read through the set's lookup (so hosts and tests control it)
     // and passed on as literal values; a missing variable is simply not set.
-    for name in &spec.env_vars {
+    for name in spec.env_vars() {
         if let Some(value) = (options.env)(name).and_then(|v| v.into_string().ok()) {
             launch = launch.with_env(name.clone(), value);
         }
     }
-    for (k, v) in &spec.env {
+    for (k, v) in spec.env() {
         launch = launch.with_env(k.clone(), v.clone());
     }
-    if let Some(cwd) = &spec.cwd {
-        launch = launch.with_cwd(cwd.clone());
+    if let Some(cwd) = spec.cwd() {
+        launch = launch.with_cwd(cwd.to_path_buf());
     }
     if let Some(environment) = environment {
         launch = environment

@@ -189,3 +189,53 @@ async fn a_rejected_refresh_at_startup_reports_relogin_required() {
     );
     set.shutdown().await;
 }
+
+/// The set builds a server's OAuth settings with the one translation of the catalog
+/// (`OAuthSettings::from_config`): the configuration's callback port and the host's client
+/// name reach the authorization server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_set_logs_in_with_the_configured_callback_port_and_the_hosts_client_name() {
+    let w = world().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let loaded = mcp_catalog::Config::from_toml_str(
+        &format!(
+            "oauth_callback_port = {port}\n\n[mcp_servers.tickets]\nurl = \"{}\"\n",
+            w.mcp.url()
+        ),
+        "test.toml",
+    )
+    .unwrap();
+    let catalog = mcp_catalog::CatalogBuilder::new()
+        .with_user_config(loaded)
+        .build();
+    let set = ConnectionSet::start(
+        &catalog,
+        ConnectionSetOptions::new()
+            .with_client_info("host-app", "1.2.3")
+            .with_credential_store(Arc::clone(&w.store))
+            .with_login_agent(Arc::new(HeadlessAgent::new())),
+    );
+    set.wait_startup().await;
+    assert!(
+        matches!(state(&set), ServerState::Ready { .. }),
+        "{:?}",
+        state(&set)
+    );
+    let names: Vec<Option<String>> = w
+        .auth
+        .clients()
+        .into_iter()
+        .map(|c| c.client_name)
+        .collect();
+    assert_eq!(names, [Some("host-app".to_owned())]);
+    let redirect = w.auth.authorize_requests()[0]["redirect_uri"].clone();
+    assert!(
+        redirect.starts_with(&format!("http://127.0.0.1:{port}/")),
+        "{redirect}"
+    );
+    set.shutdown().await;
+}

@@ -550,6 +550,10 @@ async fn register(State(shared): State<Arc<AsShared>>, Json(body): Json<Value>) 
         auth_method: method,
         redirect_uris: redirect_uris.clone(),
         public_key_pem: None,
+        client_name: body
+            .get("client_name")
+            .and_then(|n| n.as_str())
+            .map(str::to_owned),
     };
     let mut inner = lock(&shared.inner);
     inner.clients.insert(client_id.clone(), client);

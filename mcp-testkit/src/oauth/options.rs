@@ -67,6 +67,8 @@ pub struct OAuthClient {
     pub redirect_uris: Vec<String>,
     /// The public key (SPKI PEM, RSA or P-256) that verifies `private_key_jwt` assertions.
     pub public_key_pem: Option<String>,
+    /// The `client_name` a dynamically registered client sent.
+    pub client_name: Option<String>,
 }
 
 impl OAuthClient {
@@ -78,6 +80,7 @@ impl OAuthClient {
             auth_method: ClientAuthMethod::None,
             redirect_uris: Vec::new(),
             public_key_pem: None,
+            client_name: None,
         }
     }
 
