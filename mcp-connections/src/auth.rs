@@ -12,36 +12,34 @@ use crate::elicitation::BoxFuture;
 use crate::events::FailureReason;
 
 /// Why no usable credential could be produced.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
-pub enum AuthError {
+pub enum CredentialsError {
     /// The environment variable holding the token is missing, empty or not UTF-8.
-    #[error(
-        "MCP server `{server}`: environment variable `{var}` named by bearer_token_env_var is {problem}; set it or remove bearer_token_env_var"
-    )]
     MissingEnvVar {
         /// The server.
         server: McpServerKey,
         /// The variable.
         var: String,
-        /// `missing`, `empty` or `not valid UTF-8`.
+        /// `missing` (unset, or not valid UTF-8) or `empty`.
         problem: &'static str,
     },
     /// The user must log in (no stored credentials).
-    #[error("MCP server `{server}` requires login")]
     LoginRequired {
         /// The server.
         server: McpServerKey,
+        /// The `mcp-auth` error behind it, when there is one.
+        source: Option<Arc<mcp_auth::AuthError>>,
     },
     /// Stored credentials can no longer be used; the user must log in again.
-    #[error("MCP server `{server}`: stored credentials were rejected; log in again")]
     ReloginRequired {
         /// The server.
         server: McpServerKey,
+        /// The `mcp-auth` error behind it, when there is one.
+        source: Option<Arc<mcp_auth::AuthError>>,
     },
     /// The server wants a scope the token lacks (HTTP 403 `insufficient_scope`) and no
     /// step-up login is possible here.
-    #[error("MCP server `{server}` needs more access{}: log in again with the extra scope", scope.as_ref().map(|s| format!(" (scope `{s}`)")).unwrap_or_default())]
     InsufficientScope {
         /// The server.
         server: McpServerKey,
@@ -50,16 +48,66 @@ pub enum AuthError {
     },
     /// The credentials could not be produced for another reason (the authorization server
     /// is unreachable, the credential store failed); trying again later may work.
-    #[error("MCP server `{server}`: credentials unavailable: {detail}")]
     Unavailable {
         /// The server.
         server: McpServerKey,
         /// What failed.
         detail: String,
+        /// The `mcp-auth` error behind it, when there is one.
+        source: Option<Arc<mcp_auth::AuthError>>,
     },
 }
 
-impl AuthError {
+impl std::fmt::Display for CredentialsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::MissingEnvVar {
+                server,
+                var,
+                problem,
+            } => write!(
+                f,
+                "MCP server `{server}`: environment variable `{var}` named by bearer_token_env_var is {problem}; set it or remove bearer_token_env_var"
+            ),
+            Self::LoginRequired { server, .. } => write!(f, "MCP server `{server}` requires login"),
+            Self::ReloginRequired { server, .. } => write!(
+                f,
+                "MCP server `{server}`: stored credentials were rejected; log in again"
+            ),
+            Self::InsufficientScope { server, scope } => write!(
+                f,
+                "MCP server `{server}` needs more access{}: log in again with the extra scope",
+                scope
+                    .as_ref()
+                    .map(|s| format!(" (scope `{s}`)"))
+                    .unwrap_or_default()
+            ),
+            Self::Unavailable { server, detail, .. } => {
+                write!(
+                    f,
+                    "MCP server `{server}`: credentials unavailable: {detail}"
+                )
+            }
+        }
+    }
+}
+
+/// The source is `mcp-auth`'s own error (not the `Arc` around it), so a host can downcast
+/// it and use its predicates.
+impl std::error::Error for CredentialsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::LoginRequired { source, .. }
+            | Self::ReloginRequired { source, .. }
+            | Self::Unavailable { source, .. } => source
+                .as_deref()
+                .map(|e| e as &(dyn std::error::Error + 'static)),
+            Self::MissingEnvVar { .. } | Self::InsufficientScope { .. } => None,
+        }
+    }
+}
+
+impl CredentialsError {
     /// The failure reason a startup with this error reports.
     pub fn reason(&self) -> FailureReason {
         match self {
@@ -90,7 +138,7 @@ pub trait AuthHeaderProvider: Send + Sync {
     fn authorization<'a>(
         &'a self,
         server: &'a McpServerKey,
-    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>>;
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>>;
 
     /// The server answered 401 to a request that carried `rejected` (`None`: no token was
     /// sent), with `challenge` as its `WWW-Authenticate` value: return a fresh token to retry
@@ -101,11 +149,12 @@ pub trait AuthHeaderProvider: Send + Sync {
         server: &'a McpServerKey,
         rejected: Option<&'a Secret>,
         challenge: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         let _ = (rejected, challenge);
         Box::pin(async move {
-            Err(AuthError::LoginRequired {
+            Err(CredentialsError::LoginRequired {
                 server: server.clone(),
+                source: None,
             })
         })
     }
@@ -117,10 +166,10 @@ pub trait AuthHeaderProvider: Send + Sync {
         &'a self,
         server: &'a McpServerKey,
         challenge: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         let scope = challenge_scope(challenge);
         Box::pin(async move {
-            Err(AuthError::InsufficientScope {
+            Err(CredentialsError::InsufficientScope {
                 server: server.clone(),
                 scope,
             })
@@ -149,12 +198,14 @@ pub(crate) fn challenge_scope(challenge: &str) -> Option<String> {
     (!value.is_empty()).then(|| value.to_owned())
 }
 
-/// A process-environment lookup, replaceable in tests.
-pub type EnvLookup = Arc<dyn Fn(&str) -> Option<std::ffi::OsString> + Send + Sync>;
+/// The catalog's [`EnvLookup`](mcp_catalog::EnvLookup), shared between the set's tasks:
+/// how `env_vars`, `bearer_token_env_var` and `env_http_headers` are read (a closure
+/// `|name: &str| -> Option<String>`, a map, or [`mcp_catalog::ProcessEnv`]).
+pub type SharedEnvLookup = Arc<dyn mcp_catalog::EnvLookup + Send + Sync>;
 
 /// The lookup of the real process environment.
-pub fn process_env() -> EnvLookup {
-    Arc::new(|name| std::env::var_os(name))
+pub fn process_env() -> SharedEnvLookup {
+    Arc::new(mcp_catalog::ProcessEnv)
 }
 
 /// Reads the token from an environment variable at connect time
@@ -162,7 +213,7 @@ pub fn process_env() -> EnvLookup {
 #[derive(Clone)]
 pub struct BearerEnvVar {
     var: String,
-    env: EnvLookup,
+    env: SharedEnvLookup,
 }
 
 impl BearerEnvVar {
@@ -172,7 +223,7 @@ impl BearerEnvVar {
     }
 
     /// Reads `var` through `env`.
-    pub fn with_lookup(var: impl Into<String>, env: EnvLookup) -> Self {
+    pub fn with_lookup(var: impl Into<String>, env: SharedEnvLookup) -> Self {
         Self {
             var: var.into(),
             env,
@@ -192,16 +243,13 @@ impl AuthHeaderProvider for BearerEnvVar {
     fn authorization<'a>(
         &'a self,
         server: &'a McpServerKey,
-    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
-        let result = match (self.env)(&self.var) {
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
+        let result = match self.env.get(&self.var) {
             None => Err("missing"),
-            Some(v) => match v.into_string() {
-                Err(_) => Err("not valid UTF-8"),
-                Ok(s) if s.is_empty() => Err("empty"),
-                Ok(s) => Ok(Some(Secret::new(s))),
-            },
+            Some(s) if s.is_empty() => Err("empty"),
+            Some(s) => Ok(Some(Secret::new(s))),
         }
-        .map_err(|problem| AuthError::MissingEnvVar {
+        .map_err(|problem| CredentialsError::MissingEnvVar {
             server: server.clone(),
             var: self.var.clone(),
             problem,
@@ -225,7 +273,7 @@ impl AuthHeaderProvider for StaticBearer {
     fn authorization<'a>(
         &'a self,
         _server: &'a McpServerKey,
-    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         let token = self.0.clone();
         Box::pin(async move { Ok(Some(token)) })
     }
@@ -258,9 +306,9 @@ mod tests {
 
     #[tokio::test]
     async fn env_var_problems_name_the_variable_and_server() {
-        let env: EnvLookup = Arc::new(|name| match name {
-            "EMPTY" => Some("".into()),
-            "GOOD" => Some("s3cret".into()),
+        let env: SharedEnvLookup = Arc::new(|name: &str| match name {
+            "EMPTY" => Some(String::new()),
+            "GOOD" => Some("s3cret".to_owned()),
             _ => None,
         });
         let k = key();

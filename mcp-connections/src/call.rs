@@ -374,6 +374,7 @@ impl ConnectionSet {
                             server: key.clone(),
                             state: "still starting".to_owned(),
                             reason: None,
+                            failure: None,
                         });
                     }
                 }
@@ -391,6 +392,7 @@ impl ConnectionSet {
                                 wait.as_secs_f64()
                             ),
                             reason: Some(f.reason().clone()),
+                            failure: Some(Box::new(f.clone())),
                         });
                     }
                     let guard = slot.start_lock.lock().await;
@@ -410,18 +412,20 @@ impl ConnectionSet {
                             server: key.clone(),
                             state: SlotState::Failed(f.clone()).describe(key),
                             reason: Some(f.reason().clone()),
+                            failure: Some(Box::new(f)),
                         });
                     }
                 }
                 state @ (SlotState::Failed(_) | SlotState::Cancelled) => {
-                    let reason = match &state {
-                        SlotState::Failed(f) => Some(f.reason().clone()),
+                    let failure = match &state {
+                        SlotState::Failed(f) => Some(Box::new(f.clone())),
                         _ => None,
                     };
                     return Err(Error::NotReady {
                         server: key.clone(),
                         state: state.describe(key),
-                        reason,
+                        reason: failure.as_ref().map(|f| f.reason().clone()),
+                        failure,
                     });
                 }
             }
@@ -448,6 +452,7 @@ impl ConnectionSet {
                 server: server.clone(),
                 state: "the server rejected the credentials (HTTP 401); log in again".to_owned(),
                 reason: Some(crate::events::FailureReason::LoginRequired),
+                failure: None,
             };
         }
         match e {

@@ -6,14 +6,36 @@ use mcp_key::McpServerKey;
 
 use crate::events::FailureReason;
 
-/// Why one server is not usable: a classified reason, a message, and for stdio servers the
-/// tail of the process's stderr.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why one server is not usable: a classified reason, a message, for stdio servers the
+/// tail of the process's stderr, and the underlying error (its
+/// [`source`](std::error::Error::source)) when there is one, e.g. an `mcp-auth` error.
+#[derive(Debug, Clone)]
 pub struct StartupFailure {
     reason: FailureReason,
     message: String,
     stderr_tail: Option<String>,
     auth_challenge: Option<String>,
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+/// Equal when reason, message, stderr tail and challenge are (the source is not compared).
+impl PartialEq for StartupFailure {
+    fn eq(&self, other: &Self) -> bool {
+        self.reason == other.reason
+            && self.message == other.message
+            && self.stderr_tail == other.stderr_tail
+            && self.auth_challenge == other.auth_challenge
+    }
+}
+
+impl Eq for StartupFailure {}
+
+impl std::error::Error for StartupFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
 }
 
 impl StartupFailure {
@@ -23,7 +45,16 @@ impl StartupFailure {
             message: message.into(),
             stderr_tail: None,
             auth_challenge: None,
+            source: None,
         }
+    }
+
+    pub(crate) fn with_source(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        self.source = Some(std::sync::Arc::new(source));
+        self
     }
 
     pub(crate) fn with_auth_challenge(mut self, challenge: Option<&str>) -> Self {
@@ -110,6 +141,9 @@ pub enum Error {
         state: String,
         /// The failure reason when the server failed.
         reason: Option<FailureReason>,
+        /// The failure itself (with its own source) when the server failed.
+        #[source]
+        failure: Option<Box<StartupFailure>>,
     },
     /// The arguments of a call are not a JSON object.
     #[error(

@@ -273,7 +273,7 @@ pub(crate) async fn connect(
         Some(provider) => provider
             .authorization(key)
             .await
-            .map_err(|e| StartupFailure::new(e.reason(), e.to_string()))?,
+            .map_err(|e| StartupFailure::new(e.reason(), e.to_string()).with_source(e))?,
         None => None,
     };
     if forbidden && token.is_some() {
@@ -319,12 +319,12 @@ pub(crate) async fn connect(
                     HttpFailure::AuthRequired => {
                         // The provider's own verdict (e.g. a rejected refresh) is the
                         // better reason.
-                        if let Some(e) = mcp_client
-                            .last_failure()
-                            .filter(|e| !matches!(e, crate::auth::AuthError::LoginRequired { .. }))
-                        {
+                        if let Some(e) = mcp_client.last_failure().filter(|e| {
+                            !matches!(e, crate::auth::CredentialsError::LoginRequired { .. })
+                        }) {
                             return Err(StartupFailure::new(e.reason(), e.to_string())
-                                .with_auth_challenge(err.auth_challenge()));
+                                .with_auth_challenge(err.auth_challenge())
+                                .with_source(e));
                         }
                         return Err(StartupFailure::new(
                             FailureReason::LoginRequired,

@@ -35,7 +35,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Error as SseError, Sse};
 use tokio::time::Instant;
 
-use crate::auth::{AuthError, AuthHeaderProvider};
+use crate::auth::{AuthHeaderProvider, CredentialsError};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -105,7 +105,7 @@ pub(crate) struct McpHttpClient {
     server: McpServerKey,
     /// Why the provider could not fix the last 401/403, so startup can report
     /// `relogin_required` (a rejected refresh) rather than a plain `login_required`.
-    last_failure: Arc<Mutex<Option<AuthError>>>,
+    last_failure: Arc<Mutex<Option<CredentialsError>>>,
     losses: Arc<Mutex<Losses>>,
     /// Plain http to a non-loopback host: a token is never sent.
     tokens_forbidden: bool,
@@ -134,11 +134,11 @@ impl McpHttpClient {
     }
 
     /// Why the provider last failed to supply credentials, if it did.
-    pub(crate) fn last_failure(&self) -> Option<AuthError> {
+    pub(crate) fn last_failure(&self) -> Option<CredentialsError> {
         self.last_failure.lock().ok().and_then(|f| f.clone())
     }
 
-    fn remember(&self, error: Option<AuthError>) {
+    fn remember(&self, error: Option<CredentialsError>) {
         if let (Some(error), Ok(mut slot)) = (error, self.last_failure.lock()) {
             *slot = Some(error);
         }

@@ -62,7 +62,9 @@ mod stdio;
 mod tools;
 
 pub use approvals::{Approval, must_ask};
-pub use auth::{AuthError, AuthHeaderProvider, BearerEnvVar, EnvLookup, StaticBearer, process_env};
+pub use auth::{
+    AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer, process_env,
+};
 pub use call::CallOptions;
 pub use elicitation::{
     AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use mcp_auth::{OAuthCredentials, OAuthSettings, UserAgent};
 use mcp_key::{McpServerKey, Secret};
 
-use crate::auth::{AuthError, AuthHeaderProvider, challenge_scope};
+use crate::auth::{AuthHeaderProvider, CredentialsError, challenge_scope};
 use crate::elicitation::BoxFuture;
 
 /// One server's stored OAuth tokens (`mcp-auth`) as an [`AuthHeaderProvider`]: refreshed
@@ -66,36 +66,42 @@ impl OAuthProvider {
         &self,
         server: &McpServerKey,
         challenge: Option<&str>,
-    ) -> Result<Option<Secret>, AuthError> {
+    ) -> Result<Option<Secret>, CredentialsError> {
         let Some(agent) = &self.agent else {
-            return Err(AuthError::LoginRequired {
+            return Err(CredentialsError::LoginRequired {
                 server: server.clone(),
+                source: None,
             });
         };
         mcp_auth::login(&self.credentials, agent.as_ref(), challenge)
             .await
-            .map_err(|e| convert(server, &e))?;
+            .map_err(|e| convert(server, e))?;
         self.credentials
             .access_token()
             .await
             .map(Some)
-            .map_err(|e| convert(server, &e))
+            .map_err(|e| convert(server, e))
     }
 }
 
-fn convert(server: &McpServerKey, e: &mcp_auth::AuthError) -> AuthError {
+/// Classifies an `mcp-auth` error, keeping it as the source.
+fn convert(server: &McpServerKey, e: mcp_auth::AuthError) -> CredentialsError {
+    let server = server.clone();
     if e.is_relogin_required() {
-        AuthError::ReloginRequired {
-            server: server.clone(),
+        CredentialsError::ReloginRequired {
+            server,
+            source: Some(Arc::new(e)),
         }
     } else if e.is_login_required() {
-        AuthError::LoginRequired {
-            server: server.clone(),
+        CredentialsError::LoginRequired {
+            server,
+            source: Some(Arc::new(e)),
         }
     } else {
-        AuthError::Unavailable {
-            server: server.clone(),
+        CredentialsError::Unavailable {
+            server,
             detail: e.to_string(),
+            source: Some(Arc::new(e)),
         }
     }
 }
@@ -104,13 +110,13 @@ impl AuthHeaderProvider for OAuthProvider {
     fn authorization<'a>(
         &'a self,
         server: &'a McpServerKey,
-    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         Box::pin(async move {
             match self.credentials.access_token().await {
                 Ok(token) => Ok(Some(token)),
                 // Nothing stored: try without credentials.
                 Err(e) if e.is_login_required() => Ok(None),
-                Err(e) => Err(convert(server, &e)),
+                Err(e) => Err(convert(server, e)),
             }
         })
     }
@@ -120,13 +126,13 @@ impl AuthHeaderProvider for OAuthProvider {
         server: &'a McpServerKey,
         rejected: Option<&'a Secret>,
         challenge: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         Box::pin(async move {
             if let Some(rejected) = rejected {
                 match self.credentials.refresh_after_unauthorized(rejected).await {
                     Ok(token) => return Ok(Some(token)),
-                    Err(e) if !e.is_auth_required() => return Err(convert(server, &e)),
-                    Err(e) if self.agent.is_none() => return Err(convert(server, &e)),
+                    Err(e) if !e.is_auth_required() => return Err(convert(server, e)),
+                    Err(e) if self.agent.is_none() => return Err(convert(server, e)),
                     Err(_) => {}
                 }
             }
@@ -138,10 +144,10 @@ impl AuthHeaderProvider for OAuthProvider {
         &'a self,
         server: &'a McpServerKey,
         challenge: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Secret>, AuthError>> {
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         Box::pin(async move {
             let Some(agent) = &self.agent else {
-                return Err(AuthError::InsufficientScope {
+                return Err(CredentialsError::InsufficientScope {
                     server: server.clone(),
                     scope: challenge_scope(challenge),
                 });
@@ -149,12 +155,12 @@ impl AuthHeaderProvider for OAuthProvider {
             self.credentials
                 .step_up(agent.as_ref(), challenge)
                 .await
-                .map_err(|e| convert(server, &e))?;
+                .map_err(|e| convert(server, e))?;
             self.credentials
                 .access_token()
                 .await
                 .map(Some)
-                .map_err(|e| convert(server, &e))
+                .map_err(|e| convert(server, e))
         })
     }
 

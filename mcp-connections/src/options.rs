@@ -9,7 +9,7 @@ use rmcp::model::{Implementation, ProtocolVersion};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{AuthHeaderProvider, EnvLookup, process_env};
+use crate::auth::{AuthHeaderProvider, SharedEnvLookup, process_env};
 use crate::elicitation::ElicitationHandler;
 use crate::environment::Environment;
 use crate::events::ConnectionEvent;
@@ -60,7 +60,7 @@ pub struct ConnectionSetOptions {
     pub(crate) restart_backoff_max: Duration,
     pub(crate) list_changed_debounce: Duration,
     pub(crate) list_byte_budget: usize,
-    pub(crate) env: EnvLookup,
+    pub(crate) env: SharedEnvLookup,
     pub(crate) cancel: CancellationToken,
     pub(crate) auth: BTreeMap<McpServerKey, Arc<dyn AuthHeaderProvider>>,
     pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
@@ -189,7 +189,7 @@ impl ConnectionSetOptions {
 
     /// The environment lookup used for `env_vars`, `bearer_token_env_var` and
     /// `env_http_headers` (default: the process environment).
-    pub fn with_env_lookup(mut self, env: EnvLookup) -> Self {
+    pub fn with_env_lookup(mut self, env: SharedEnvLookup) -> Self {
         self.env = env;
         self
     }

@@ -85,8 +85,10 @@ impl SetInner {
             .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
             .collect();
         for (header, var) in spec.env_http_headers() {
-            let value = (self.options.env)(var)
-                .and_then(|v| v.into_string().ok())
+            let value = self
+                .options
+                .env
+                .get(var)
                 .filter(|v| !v.is_empty())
                 .ok_or_else(|| {
                     StartupFailure::new(

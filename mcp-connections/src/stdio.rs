@@ -20,13 +20,12 @@ pub(crate) struct Process {
     inner: StdioProcess,
 }
 
-fn failure_for_launch(key: &McpServerKey, e: &LaunchError) -> StartupFailure {
+fn failure_for_launch(e: LaunchError) -> StartupFailure {
     let reason = match e {
         LaunchError::InvalidSpec { .. } => FailureReason::Config,
         _ => FailureReason::SpawnFailed,
     };
-    let _ = key;
-    StartupFailure::new(reason, format!("MCP {e}"))
+    StartupFailure::new(reason, format!("MCP {e}")).with_source(e)
 }
 
 /// Spawns the server (off the async executor, inside the launcher).
@@ -44,7 +43,7 @@ pub(crate) async fn launch(
     // Named variables are read through the set's lookup (so hosts and tests control it)
     // and passed on as literal values; a missing variable is simply not set.
     for name in spec.env_vars() {
-        if let Some(value) = (options.env)(name).and_then(|v| v.into_string().ok()) {
+        if let Some(value) = options.env.get(name) {
             launch = launch.with_env(name.clone(), value);
         }
     }
@@ -59,9 +58,7 @@ pub(crate) async fn launch(
             .prepare_launch(key, launch)
             .map_err(|e| StartupFailure::new(FailureReason::Environment, format!("MCP {e}")))?;
     }
-    let mut process = mcp_pool::launch(launch)
-        .await
-        .map_err(|e| failure_for_launch(key, &e))?;
+    let mut process = mcp_pool::launch(launch).await.map_err(failure_for_launch)?;
     let transport = process.take_transport().ok_or_else(|| {
         StartupFailure::new(
             FailureReason::Protocol,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::Fixture;
 use mcp_catalog::{HttpConfig, ServerConfig};
 use mcp_connections::{
-    CallOptions, ConnectionSet, ConnectionSetOptions, EnvLookup, FailureReason, ServerState,
+    CallOptions, ConnectionSet, ConnectionSetOptions, FailureReason, ServerState, SharedEnvLookup,
 };
 use mcp_key::McpServerKey;
 use mcp_testkit::{HttpFakeServer, HttpOptions, InjectedFailure, Scenario, ToolSpec};
@@ -37,8 +37,8 @@ fn state_of(set: &ConnectionSet, name: &str) -> ServerState {
         .state
 }
 
-fn env(pairs: &'static [(&'static str, &'static str)]) -> EnvLookup {
-    Arc::new(move |name| {
+fn env(pairs: &'static [(&'static str, &'static str)]) -> SharedEnvLookup {
+    Arc::new(move |name: &str| {
         pairs
             .iter()
             .find(|(k, _)| *k == name)
@@ -219,8 +219,10 @@ impl mcp_connections::AuthHeaderProvider for Rotating {
     fn authorization<'a>(
         &'a self,
         _server: &'a McpServerKey,
-    ) -> mcp_connections::BoxFuture<'a, Result<Option<mcp_key::Secret>, mcp_connections::AuthError>>
-    {
+    ) -> mcp_connections::BoxFuture<
+        'a,
+        Result<Option<mcp_key::Secret>, mcp_connections::CredentialsError>,
+    > {
         let token = self.current.lock().unwrap().clone();
         Box::pin(async move { Ok(Some(mcp_key::Secret::new(token))) })
     }
@@ -230,8 +232,10 @@ impl mcp_connections::AuthHeaderProvider for Rotating {
         server: &'a McpServerKey,
         _rejected: Option<&'a mcp_key::Secret>,
         _challenge: Option<&'a str>,
-    ) -> mcp_connections::BoxFuture<'a, Result<Option<mcp_key::Secret>, mcp_connections::AuthError>>
-    {
+    ) -> mcp_connections::BoxFuture<
+        'a,
+        Result<Option<mcp_key::Secret>, mcp_connections::CredentialsError>,
+    > {
         self.refreshes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let next = self.next.lock().unwrap().take();
@@ -241,8 +245,9 @@ impl mcp_connections::AuthHeaderProvider for Rotating {
                     *self.current.lock().unwrap() = t.clone();
                     Ok(Some(mcp_key::Secret::new(t)))
                 }
-                None => Err(mcp_connections::AuthError::ReloginRequired {
+                None => Err(mcp_connections::CredentialsError::ReloginRequired {
                     server: server.clone(),
+                    source: None,
                 }),
             }
         })

@@ -110,8 +110,9 @@ async fn credentials_never_go_over_plain_http_to_another_host() {
         "header",
         ServerConfig::from(HttpConfig::new(url).with_http_header("X-Api-Key", "abc")),
     );
-    let env: mcp_connections::EnvLookup =
-        std::sync::Arc::new(|name: &str| (name == "TOKEN").then(|| "t0k3n".into()));
+    let env: mcp_connections::SharedEnvLookup =
+        std::sync::Arc::new(|name: &str| (name == "TOKEN").then(|| "t0k3n".to_owned()));
+
     let set = ConnectionSet::start(
         &fx.catalog(),
         ConnectionSetOptions::new().with_env_lookup(env),

@@ -187,6 +187,24 @@ async fn a_rejected_refresh_at_startup_reports_relogin_required() {
         1,
         "one refresh attempt, no loop"
     );
+    // A host reaches mcp-auth's own error, and its predicates, through the source chain of
+    // the set's error.
+    let err = set
+        .call_tool(&key(), "echo", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_auth_required(), "{err}");
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    let mut auth_error = None;
+    while let Some(e) = cause {
+        if let Some(found) = e.downcast_ref::<mcp_auth::AuthError>() {
+            auth_error = Some(found);
+            break;
+        }
+        cause = e.source();
+    }
+    let auth_error = auth_error.expect("mcp-auth's error is in the source chain");
+    assert!(auth_error.is_relogin_required(), "{auth_error}");
     set.shutdown().await;
 }
 
