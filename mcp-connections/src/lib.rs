@@ -50,6 +50,7 @@ mod handler;
 mod hooks;
 mod http;
 mod http_client;
+mod inner;
 mod oauth;
 mod options;
 mod paginate;
@@ -59,6 +60,7 @@ mod slot;
 mod spec;
 mod startup;
 mod stdio;
+mod tool_info;
 mod tools;
 
 pub use approvals::{Approval, must_ask};
@@ -86,7 +88,7 @@ pub use options::{
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
-pub use tools::ToolInfo;
+pub use tool_info::ToolInfo;
 
 /// The rmcp model types that appear in this crate's API (tools, results, resources,
 /// elicitation), re-exported so hosts need not depend on rmcp directly.

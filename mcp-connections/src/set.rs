@@ -6,166 +6,16 @@ use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use mcp_catalog::ResolvedCatalog;
-use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, Secret, ServerName};
+use mcp_key::{EnvironmentId, McpServerKey, ServerName};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::auth::{AuthHeaderProvider, BearerEnvVar};
-use crate::environment::Environment;
 use crate::error::{Error, Result, StartupFailure};
 use crate::events::{ConnectionEvent, FailureReason};
+use crate::inner::{SetInner, known_servers_hint};
 use crate::options::ConnectionSetOptions;
 use crate::slot::{Slot, SlotState};
 use crate::startup;
-use mcp_catalog::HttpConfig;
-
-/// Shared state of a connection set.
-pub(crate) struct SetInner {
-    pub(crate) options: ConnectionSetOptions,
-    pub(crate) slots: BTreeMap<McpServerKey, Arc<Slot>>,
-    pub(crate) naming: NamingOptions,
-    pub(crate) multi_environment: bool,
-    /// The catalog the set was started from (approval modes, elicitation policies).
-    pub(crate) catalog: ResolvedCatalog,
-    /// Where stdio servers of non-local environments are launched.
-    pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
-    /// Tools approved "for this session", per server key.
-    pub(crate) approvals: std::sync::Mutex<std::collections::BTreeSet<(McpServerKey, String)>>,
-    /// Legacy (name-only) lookups: name -> the key that answers for it.
-    pub(crate) by_name: BTreeMap<ServerName, McpServerKey>,
-    pub(crate) revision: AtomicU64,
-    event_order: std::sync::Mutex<()>,
-    /// The aggregated catalog of the last revision asked for.
-    pub(crate) catalog_cache: std::sync::Mutex<Option<crate::tools::Catalog>>,
-    pub(crate) tasks: TaskTracker,
-    /// Child of the caller's cancellation token: cancels starts that are still running.
-    pub(crate) startup_cancel: CancellationToken,
-    /// Cancelled when the set shuts down or its last handle is dropped; parent of every
-    /// live connection's background-task token.
-    pub(crate) shutdown: CancellationToken,
-}
-
-impl SetInner {
-    pub(crate) fn emit(&self, event: ConnectionEvent) {
-        if let Some(tx) = &self.options.events {
-            let _ = tx.send(event);
-        }
-    }
-
-    /// Held while a server's state changes together with its event, and while
-    /// `StartupComplete` is sent, so events keep their documented order.
-    pub(crate) fn event_order(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.event_order
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    pub(crate) fn live_cancel(&self) -> CancellationToken {
-        self.shutdown.child_token()
-    }
-
-    pub(crate) fn user_agent(&self) -> String {
-        format!(
-            "{}/{} (mcp-connections/{})",
-            self.options.client.name,
-            self.options.client.version,
-            env!("CARGO_PKG_VERSION")
-        )
-    }
-
-    /// Literal headers plus headers read from environment variables.
-    pub(crate) fn http_headers(
-        &self,
-        key: &McpServerKey,
-        spec: &HttpConfig,
-    ) -> std::result::Result<Vec<(String, Secret)>, StartupFailure> {
-        let mut out: Vec<(String, Secret)> = spec
-            .http_headers()
-            .iter()
-            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
-            .collect();
-        for (header, var) in spec.env_http_headers() {
-            let value = self
-                .options
-                .env
-                .get(var)
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| {
-                    StartupFailure::new(
-                        FailureReason::Config,
-                        format!(
-                            "MCP server `{key}`: environment variable `{var}` for header `{header}` (env_http_headers) is missing or empty; set it or remove the header"
-                        ),
-                    )
-                })?;
-            out.push((header.clone(), Secret::new(value)));
-        }
-        Ok(out)
-    }
-
-    pub(crate) fn auth_provider(
-        &self,
-        key: &McpServerKey,
-        spec: &HttpConfig,
-    ) -> Option<Arc<dyn AuthHeaderProvider>> {
-        if let Some(p) = self.options.auth.get(key) {
-            return Some(Arc::clone(p));
-        }
-        if let Some(var) = spec.bearer_token_env_var() {
-            return Some(Arc::new(BearerEnvVar::with_lookup(
-                var.to_owned(),
-                self.options.env.clone(),
-            )));
-        }
-        // A configured Authorization header is sent as is.
-        if spec
-            .http_headers()
-            .keys()
-            .chain(spec.env_http_headers().keys())
-            .any(|h| h.eq_ignore_ascii_case("authorization"))
-        {
-            return None;
-        }
-        // Stored OAuth credentials, unless `auth` is `none` or `ema`.
-        let oauth = matches!(
-            spec.auth(),
-            mcp_catalog::AuthMode::Auto | mcp_catalog::AuthMode::OAuth
-        );
-        match (&self.options.credential_store, oauth) {
-            (Some(store), true) => {
-                let settings = mcp_auth::OAuthSettings::from_config(
-                    spec,
-                    self.catalog.oauth_callback_port(),
-                    self.options.client.name.clone(),
-                );
-                Some(Arc::new(crate::oauth::OAuthProvider::for_server(
-                    key,
-                    spec.url(),
-                    settings,
-                    Arc::clone(store),
-                    self.options.login_agent.clone(),
-                )))
-            }
-            _ => None,
-        }
-    }
-
-    pub(crate) fn slot(&self, key: &McpServerKey) -> Result<&Arc<Slot>> {
-        self.slots.get(key).ok_or_else(|| Error::UnknownServer {
-            server: key.to_string(),
-            hint: known_servers_hint(self.slots.keys()),
-        })
-    }
-}
-
-fn known_servers_hint<'a>(keys: impl Iterator<Item = &'a McpServerKey>) -> String {
-    let names: Vec<String> = keys.map(ToString::to_string).collect();
-    if names.is_empty() {
-        " (no servers are configured)".to_owned()
-    } else {
-        format!(" (configured: {})", names.join(", "))
-    }
-}
 
 /// A summary of one server's state, for status displays.
 #[derive(Debug, Clone, PartialEq)]

@@ -58,7 +58,7 @@ pub(crate) struct Live {
     pub(crate) peer: Peer<RoleClient>,
     pub(crate) shared: Arc<ConnectionShared>,
     pub(crate) instructions: Option<String>,
-    /// The server's tools, one per raw name (see [`crate::tools::unique_tools`]).
+    /// The server's tools, one per raw name (see [`crate::tool_info::unique_tools`]).
     pub(crate) tools: RwLock<Arc<Vec<Tool>>>,
     /// What was wrong with the server's last tool list (duplicate or empty names).
     warnings: RwLock<Arc<Vec<String>>>,
@@ -82,7 +82,7 @@ impl Live {
             .peer()
             .peer_info()
             .and_then(|i| i.instructions.clone());
-        let (tools, warnings) = crate::tools::unique_tools(&shared.key, tools);
+        let (tools, warnings) = crate::tool_info::unique_tools(&shared.key, tools);
         for warning in &warnings {
             tracing::warn!(server = %shared.key, "{warning}");
         }
@@ -118,7 +118,7 @@ impl Live {
     /// Replaces the tools with a new listing; logs the warnings the previous listing did
     /// not already have.
     pub(crate) fn set_tools(&self, tools: Vec<Tool>) {
-        let (tools, warnings) = crate::tools::unique_tools(&self.shared.key, tools);
+        let (tools, warnings) = crate::tool_info::unique_tools(&self.shared.key, tools);
         let previous = self.warnings();
         for warning in warnings.iter().filter(|w| !previous.contains(w)) {
             tracing::warn!(server = %self.shared.key, "{warning}");
