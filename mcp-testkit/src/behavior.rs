@@ -13,11 +13,11 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Map, Value, json};
 
 use crate::record::lock;
-use crate::server::{CrashMode, FakeServer};
+use crate::shared::{CrashMode, Shared};
 use crate::{Behavior, ToolSpec, wire};
 
 pub(crate) async fn call(
-    server: &FakeServer,
+    server: &Shared,
     tool: &ToolSpec,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
@@ -37,14 +37,14 @@ pub(crate) async fn call(
         }
         Behavior::Barrier { name, parties } => {
             let barrier = Arc::clone(
-                lock(&server.shared.barriers)
+                lock(&server.barriers)
                     .entry(name.clone())
                     .or_insert_with(|| Arc::new(tokio::sync::Barrier::new(*parties))),
             );
             tokio::select! {
                 _ = barrier.wait() => Ok(structured(args)),
                 () = context.ct.cancelled() => Err(cancelled(tool)),
-                () = server.shared.stop.cancelled() => Err(cancelled(tool)),
+                () = server.stop.cancelled() => Err(cancelled(tool)),
             }
         }
         Behavior::Progress { steps } => progress(*steps, &request, &context).await,
@@ -65,7 +65,7 @@ pub(crate) async fn call(
         Behavior::ElicitRaw { params } => elicit_raw(&context, params.clone()).await,
         Behavior::ChangeTools { add, remove } => {
             let names = {
-                let mut tools = lock(&server.shared.tools);
+                let mut tools = lock(&server.tools);
                 tools.retain(|t| !remove.contains(&t.name));
                 tools.extend(add.iter().cloned());
                 tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
@@ -77,7 +77,7 @@ pub(crate) async fn call(
                 .map_err(|e| McpError::internal_error(format!("send list_changed: {e}"), None))?;
             Ok(structured(json!({ "tools": names })))
         }
-        Behavior::Exit { code } => match &server.shared.crash {
+        Behavior::Exit { code } => match &server.crash {
             CrashMode::ExitProcess => std::process::exit(*code),
             CrashMode::Cancel(token) => {
                 // The transport is killed before this error could be written, so the

@@ -289,6 +289,7 @@ mod process;
 mod record;
 mod scenario;
 mod server;
+mod shared;
 mod stdio;
 mod temp;
 mod wire;

@@ -19,26 +19,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::paging::page;
 use crate::record::{RequestLog, lock};
-use crate::{RecordedRequest, Scenario, ToolSpec, wire};
-
-/// What [`crate::Behavior::Exit`] does.
-#[derive(Debug, Clone)]
-pub(crate) enum CrashMode {
-    /// `std::process::exit(code)` (the stdio binary).
-    ExitProcess,
-    /// Cancel this token, which closes the transport (in process, HTTP).
-    Cancel(CancellationToken),
-}
-
-pub(crate) struct Shared {
-    pub(crate) scenario: Scenario,
-    pub(crate) tools: Mutex<Vec<ToolSpec>>,
-    pub(crate) barriers: Mutex<BTreeMap<String, Arc<tokio::sync::Barrier>>>,
-    pub(crate) log: RequestLog,
-    pub(crate) crash: CrashMode,
-    /// Cancelled when the server stops; long waits (hang, barrier) end with it.
-    pub(crate) stop: CancellationToken,
-}
+pub(crate) use crate::shared::{CrashMode, Shared};
+use crate::{RecordedRequest, Scenario, wire};
 
 /// An MCP server (rmcp `ServerHandler`) that plays a [`Scenario`].
 ///
@@ -232,7 +214,7 @@ impl ServerHandler for FakeServer {
                 None,
             ));
         };
-        crate::behavior::call(self, &tool, request, context)
+        crate::behavior::call(&self.shared, &tool, request, context)
             .await
             .map(CallToolResponse::from)
     }

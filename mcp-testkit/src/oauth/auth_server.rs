@@ -16,9 +16,9 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::as_state::{AsInner, AsShared, AuthCounters, CodeGrant, TokenInfo};
 use super::common::{
-    OAuthError, Params, Running, is_loopback_redirect, random_token, redirect, redirect_allowed,
-    s256, secs, with_query,
+    Params, Running, is_loopback_redirect, random_token, redirect, redirect_allowed, with_query,
 };
 use super::options::{AuthServerOptions, ClientAuthMethod, OAuthClient};
 use crate::Error;
@@ -26,182 +26,6 @@ use crate::record::lock;
 
 /// How long an authorization code stays redeemable.
 pub const CODE_LIFETIME: Duration = Duration::from_secs(60);
-
-/// Counters of a [`FakeAuthServer`]. Grant counters count token requests of that grant
-/// type, successful or not; `token_errors` counts the failed ones.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct AuthCounters {
-    /// Requests to `/authorize`.
-    pub authorize: u64,
-    /// Token requests with `grant_type=authorization_code`.
-    pub authorization_code: u64,
-    /// Token requests with `grant_type=refresh_token`.
-    pub refresh_token: u64,
-    /// Token requests with `grant_type=client_credentials`.
-    pub client_credentials: u64,
-    /// Token requests with the JWT-bearer grant (RFC 7523).
-    pub jwt_bearer: u64,
-    /// Successful dynamic registrations.
-    pub registrations: u64,
-    /// Token requests answered with an OAuth error.
-    pub token_errors: u64,
-    /// Metadata documents served (RFC 8414 and OpenID discovery).
-    pub metadata: u64,
-}
-
-/// What the server knows about an access token it issued.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TokenInfo {
-    /// The client the token was issued to.
-    pub client_id: String,
-    /// Granted scopes, sorted.
-    pub scopes: Vec<String>,
-    /// The `resource` (RFC 8707) the token is bound to, if one was requested.
-    pub resource: Option<String>,
-    /// The grant that produced it (`authorization_code`, `refresh_token`,
-    /// `client_credentials`, `jwt_bearer`, `minted`).
-    pub grant: &'static str,
-    pub(crate) expires_at: Instant,
-}
-
-impl TokenInfo {
-    /// True once the token's lifetime has passed (tokio time).
-    pub fn is_expired(&self) -> bool {
-        Instant::now() >= self.expires_at
-    }
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct CodeGrant {
-    pub(crate) client_id: String,
-    pub(crate) redirect_uri: String,
-    pub(crate) challenge: String,
-    pub(crate) scopes: Vec<String>,
-    pub(crate) resource: Option<String>,
-    pub(crate) expires_at: Instant,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct RefreshGrant {
-    pub(crate) client_id: String,
-    pub(crate) scopes: Vec<String>,
-    pub(crate) resource: Option<String>,
-}
-
-#[derive(Debug)]
-pub(crate) struct AsInner {
-    pub(crate) options: AuthServerOptions,
-    pub(crate) clients: BTreeMap<String, OAuthClient>,
-    pub(crate) codes: HashMap<String, CodeGrant>,
-    pub(crate) access: HashMap<String, TokenInfo>,
-    pub(crate) refresh: HashMap<String, RefreshGrant>,
-    pub(crate) counters: AuthCounters,
-    pub(crate) last_resource: Option<String>,
-    pub(crate) last_scope: Option<String>,
-    pub(crate) fail_refreshes: usize,
-    pub(crate) authorize_requests: Vec<Params>,
-    pub(crate) token_requests: Vec<Params>,
-    pub(crate) issued: Vec<String>,
-}
-
-impl AsInner {
-    /// Issue an access token (and a refresh token when `refresh`), returning the
-    /// token response body.
-    pub(crate) fn issue(
-        &mut self,
-        client_id: &str,
-        scopes: Vec<String>,
-        resource: Option<String>,
-        grant: &'static str,
-        refresh: bool,
-    ) -> Value {
-        let access = random_token("at");
-        self.issued.push(access.clone());
-        let lifetime = self.options.token_lifetime;
-        let scope = scopes.join(" ");
-        self.access.insert(
-            access.clone(),
-            TokenInfo {
-                client_id: client_id.to_owned(),
-                scopes: scopes.clone(),
-                resource: resource.clone(),
-                grant,
-                expires_at: Instant::now() + lifetime,
-            },
-        );
-        let mut body = json!({
-            "access_token": access,
-            "token_type": "Bearer",
-            "expires_in": secs(lifetime),
-        });
-        if !scope.is_empty() {
-            body["scope"] = json!(scope);
-        }
-        if refresh {
-            let token = random_token("rt");
-            self.refresh.insert(
-                token.clone(),
-                RefreshGrant {
-                    client_id: client_id.to_owned(),
-                    scopes,
-                    resource,
-                },
-            );
-            body["refresh_token"] = json!(token);
-        }
-        body
-    }
-
-    /// The validity of `token`, if it is a live access token.
-    pub(crate) fn live(&self, token: &str) -> Option<&TokenInfo> {
-        self.access.get(token).filter(|info| !info.is_expired())
-    }
-
-    /// Split `scope` and check every entry is supported.
-    pub(crate) fn scopes(&self, scope: Option<&String>) -> Result<Vec<String>, String> {
-        let mut scopes: Vec<String> = scope
-            .map(|s| s.split_whitespace().map(str::to_owned).collect())
-            .unwrap_or_default();
-        scopes.sort();
-        scopes.dedup();
-        match scopes
-            .iter()
-            .find(|s| !self.options.scopes_supported.contains(s))
-        {
-            Some(unknown) => Err(format!("scope {unknown} is not supported")),
-            None => Ok(scopes),
-        }
-    }
-}
-
-/// State shared by the server's handlers and its handle.
-#[derive(Debug)]
-pub(crate) struct AsShared {
-    /// `http://127.0.0.1:<port>`.
-    pub(crate) base: String,
-    /// The advertised issuer (the base URL unless overridden).
-    pub(crate) issuer: String,
-    pub(crate) inner: Mutex<AsInner>,
-}
-
-impl AsShared {
-    pub(crate) fn token_endpoint(&self) -> String {
-        format!("{}/token", self.base)
-    }
-
-    /// The audiences a JWT sent to this server may carry.
-    pub(crate) fn audiences(&self) -> Vec<String> {
-        let mut audiences = vec![
-            self.issuer.clone(),
-            self.base.clone(),
-            self.token_endpoint(),
-        ];
-        audiences.dedup();
-        audiences
-    }
-}
 
 /// A fake OAuth 2.1 authorization server on `127.0.0.1:<port>`.
 ///
@@ -658,19 +482,4 @@ async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Par
     );
     drop(inner);
     back(&[("code", &code)])
-}
-
-/// Check a PKCE verifier against a stored S256 challenge.
-pub(crate) fn verifier_matches(
-    verifier: Option<&String>,
-    challenge: &str,
-) -> Result<(), OAuthError> {
-    let verifier =
-        verifier.ok_or_else(|| OAuthError::invalid_request("code_verifier is required (PKCE)"))?;
-    if s256(verifier) != challenge {
-        return Err(OAuthError::invalid_grant(
-            "code_verifier does not match the code_challenge",
-        ));
-    }
-    Ok(())
 }

@@ -382,6 +382,21 @@ pub(crate) fn secs(lifetime: Duration) -> u64 {
     lifetime.as_secs().max(1)
 }
 
+/// Check a PKCE verifier against a stored S256 challenge.
+pub(crate) fn verifier_matches(
+    verifier: Option<&String>,
+    challenge: &str,
+) -> Result<(), OAuthError> {
+    let verifier =
+        verifier.ok_or_else(|| OAuthError::invalid_request("code_verifier is required (PKCE)"))?;
+    if s256(verifier) != challenge {
+        return Err(OAuthError::invalid_grant(
+            "code_verifier does not match the code_challenge",
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ use http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::auth_server::verifier_matches;
+use super::common::verifier_matches;
 use super::common::{
     OAuthError, Params, Running, authenticate_client, random_token, redirect, redirect_allowed,
     token_response, unix_now, with_query,

@@ -2,6 +2,7 @@
 //! MCP server behind its tokens ([`FakeProtectedMcpServer`]) and an enterprise IdP
 //! for cross-app access ([`FakeIdp`]).
 
+mod as_state;
 mod auth_server;
 mod common;
 mod idp;
@@ -10,7 +11,8 @@ mod options;
 mod protected;
 mod token;
 
-pub use auth_server::{AuthCounters, CODE_LIFETIME, FakeAuthServer, TokenInfo};
+pub use as_state::{AuthCounters, TokenInfo};
+pub use auth_server::{CODE_LIFETIME, FakeAuthServer};
 pub use idp::{
     DEFAULT_ID_JAG_LIFETIME, DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID,
     DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SUBJECT, ExchangeRecord, FakeIdp, ID_JAG_TOKEN_TYPE,

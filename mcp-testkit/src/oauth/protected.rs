@@ -16,7 +16,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::auth_server::{AsShared, FakeAuthServer};
+use super::as_state::AsShared;
+use super::auth_server::FakeAuthServer;
 use super::common::Running;
 use crate::record::lock;
 use crate::server::{CrashMode, FakeServer};

@@ -10,8 +10,8 @@ use http::HeaderMap;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::auth_server::{AsInner, AsShared, verifier_matches};
-use super::common::{OAuthError, Params, authenticate_client, token_response};
+use super::as_state::{AsInner, AsShared};
+use super::common::{OAuthError, Params, authenticate_client, token_response, verifier_matches};
 use super::idp::ID_JAG_TYP;
 use super::keys::TEST_RSA_PUBLIC_KEY_PEM;
 use crate::record::lock;
