@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         Err(e) => {
             e.print();
             if json {
-                commands::out_json(&e.to_json());
+                render::out_json(&e.to_json());
             }
             e.code()
         }

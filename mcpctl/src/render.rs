@@ -1,5 +1,8 @@
-//! Readable text for tool results and resource contents (from their wire JSON), and the
-//! escaping of server-controlled text for the terminal.
+//! Output: readable text for tool results and resource contents (from their wire JSON),
+//! the escaping of server-controlled text for the terminal, aligned tables, and writing to
+//! stdout and stderr.
+
+use std::io::Write;
 
 use serde_json::Value;
 
@@ -201,6 +204,78 @@ fn escape_controls(text: &str, keep_layout: bool) -> std::borrow::Cow<'_, str> {
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Writes to stdout; a closed pipe (`mcpctl tools | head`) is not an error.
+pub(crate) fn out(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// Writes pretty JSON and a newline to stdout.
+pub(crate) fn out_json(value: &serde_json::Value) {
+    let mut text = crate::render::pretty(value);
+    text.push('\n');
+    out(&text);
+}
+
+/// Pads cells to aligned columns (the last column is not padded).
+pub(crate) fn table(rows: &[Vec<String>]) -> Vec<String> {
+    table_painted(rows, |_, _, cell| cell.to_owned())
+}
+
+/// [`table`] with each cell passed through `paint(row, column, padded_cell)` after padding,
+/// so colour codes do not upset the alignment.
+pub(crate) fn table_painted(
+    rows: &[Vec<String>],
+    paint: impl Fn(usize, usize, &str) -> String,
+) -> Vec<String> {
+    // Cells hold server-controlled text (descriptions, names, failure messages).
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| crate::render::terminal_safe(c).into_owned())
+                .collect()
+        })
+        .collect();
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|cell| cell.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .enumerate()
+        .map(|(r, row)| {
+            let mut line = String::new();
+            for (c, cell) in row.iter().enumerate() {
+                if c + 1 == row.len() {
+                    line.push_str(&paint(r, c, cell));
+                } else {
+                    let pad = widths[c].saturating_sub(cell.chars().count());
+                    line.push_str(&paint(r, c, cell));
+                    line.push_str(&" ".repeat(pad + 2));
+                }
+            }
+            line.trim_end().to_owned()
+        })
+        .collect()
+}
+
+/// Prints a warning to stderr.
+pub(crate) fn warn(text: &str) {
+    let s = crate::style::Style::stderr();
+    eprintln!(
+        "{} {}",
+        s.yellow("warning:"),
+        crate::render::terminal_safe(text)
+    );
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ impl Session {
                     options = options.with_credential_store(Arc::clone(&opened));
                     store = Some(opened);
                 }
-                Err(e) => crate::commands::warn(&format!(
+                Err(e) => crate::render::warn(&format!(
                     "{}; HTTP servers connect without stored credentials",
                     e.message()
                 )),

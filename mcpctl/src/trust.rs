@@ -174,7 +174,7 @@ pub(crate) fn run(path: Option<&Path>, json: bool) -> Result<u8, CliError> {
     let mut store = open_store()?;
     let recorded = store.trust(&path).map_err(catalog_error)?;
     if json {
-        crate::commands::out_json(&serde_json::json!({
+        crate::render::out_json(&serde_json::json!({
             "trusted": recorded.display().to_string(),
             "review": review.to_string().lines().collect::<Vec<_>>(),
         }));
@@ -184,7 +184,7 @@ pub(crate) fn run(path: Option<&Path>, json: bool) -> Result<u8, CliError> {
             text.push_str(&line);
             text.push('\n');
         }
-        crate::commands::out(&text);
+        crate::render::out(&text);
     }
     Ok(0)
 }

@@ -43,9 +43,9 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     let origin = loaded.loaded.origin();
     let location = store.as_ref().map(|s| s.location());
     if global.json {
-        super::out_json(&to_json(origin, location.as_deref(), &rows));
+        crate::render::out_json(&to_json(origin, location.as_deref(), &rows));
     } else {
-        super::out(&human(origin, location.as_deref(), &rows, Style::stdout()));
+        crate::render::out(&human(origin, location.as_deref(), &rows, Style::stdout()));
     }
     Ok(0)
 }
@@ -122,12 +122,13 @@ fn human(origin: &str, location: Option<&str>, rows: &[Row], s: Style) -> String
             ]
         })
         .collect();
-    lines.extend(super::table_painted(&cells, |r, c, cell| {
-        match rows.get(r) {
+    lines.extend(crate::render::table_painted(
+        &cells,
+        |r, c, cell| match rows.get(r) {
             Some(row) if c == 2 => paint(row.status, cell, s),
             _ => cell.to_owned(),
-        }
-    }));
+        },
+    ));
     if rows.is_empty() {
         lines.push(format!("  (no servers configured in {origin})"));
     }

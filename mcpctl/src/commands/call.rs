@@ -116,7 +116,7 @@ pub(crate) async fn run(
         .and_then(Value::as_bool)
         .unwrap_or(false);
     if global.json {
-        super::out_json(&wire);
+        crate::render::out_json(&wire);
     } else if is_error {
         let s = Style::stderr();
         eprintln!(
@@ -126,7 +126,7 @@ pub(crate) async fn run(
         );
         eprint!("{}", crate::render::call_result(&wire));
     } else {
-        super::out(&crate::render::call_result(&wire));
+        crate::render::out(&crate::render::call_result(&wire));
     }
     Ok(if is_error { EXIT_FAILURE } else { 0 })
 }

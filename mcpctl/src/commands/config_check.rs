@@ -30,7 +30,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
             Err(e) => match e.config_errors() {
                 Some(errors) if global.json => {
                     let origin = path.display().to_string();
-                    super::out_json(&json!({
+                    crate::render::out_json(&json!({
                         "config": origin,
                         "valid": false,
                         "errors": errors.iter().map(error_json).collect::<Vec<_>>(),
@@ -54,7 +54,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     };
     let catalog = loaded.catalog()?;
     if global.json {
-        super::out_json(&json!({
+        crate::render::out_json(&json!({
             "config": loaded.loaded.origin(),
             "valid": true,
             "errors": [],
@@ -79,7 +79,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         loaded.loaded.origin(),
         plural(rows.len(), "server")
     )];
-    lines.extend(super::table(&rows));
+    lines.extend(crate::render::table(&rows));
     for conflict in catalog.conflicts() {
         lines.push(format!("{} {conflict}", s.yellow("conflict:")));
     }
@@ -101,7 +101,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     }
     let mut text = lines.join("\n");
     text.push('\n');
-    super::out(&text);
+    crate::render::out(&text);
     Ok(0)
 }
 

@@ -56,13 +56,13 @@ pub(crate) async fn run(global: &GlobalArgs, args: &LoginArgs) -> Result<u8, Cli
         .await
         .map_err(|e| auth::login_error(&e, &key, challenge.is_some()))?;
     if global.json {
-        super::out_json(&json!({
+        crate::render::out_json(&json!({
             "server": key,
             "logged_in": true,
             "store": location,
         }));
     } else {
-        super::out(&format!(
+        crate::render::out(&format!(
             "{} to `{key}` (credentials stored in {location})\n",
             Style::stdout().green("logged in")
         ));

@@ -49,17 +49,17 @@ pub(crate) async fn run(global: &GlobalArgs, args: &ServerArg) -> Result<u8, Cli
         .map_err(|e| auth::login_error(&e, &key, true))?;
     let removed = stored.is_some();
     if global.json {
-        super::out_json(&json!({
+        crate::render::out_json(&json!({
             "server": key,
             "removed": removed,
             "store": location,
         }));
     } else if removed {
-        super::out(&format!(
+        crate::render::out(&format!(
             "logged out of `{key}` (removed its credentials from {location})\n"
         ));
     } else {
-        super::out(&format!(
+        crate::render::out(&format!(
             "no stored credentials for `{key}` in {location}; nothing to remove\n"
         ));
     }

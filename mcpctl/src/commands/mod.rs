@@ -12,8 +12,6 @@ pub(crate) mod resources;
 pub(crate) mod status;
 pub(crate) mod tools;
 
-use std::io::Write;
-
 use crate::cli::{Cli, Command, ConfigCommand, GlobalArgs};
 use crate::error::CliError;
 use crate::session::Session;
@@ -104,78 +102,6 @@ impl StopSignals {
     }
 }
 
-/// Writes to stdout; a closed pipe (`mcpctl tools | head`) is not an error.
-pub(crate) fn out(text: &str) {
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(text.as_bytes());
-    let _ = stdout.flush();
-}
-
-/// Writes pretty JSON and a newline to stdout.
-pub(crate) fn out_json(value: &serde_json::Value) {
-    let mut text = crate::render::pretty(value);
-    text.push('\n');
-    out(&text);
-}
-
-/// Pads cells to aligned columns (the last column is not padded).
-pub(crate) fn table(rows: &[Vec<String>]) -> Vec<String> {
-    table_painted(rows, |_, _, cell| cell.to_owned())
-}
-
-/// [`table`] with each cell passed through `paint(row, column, padded_cell)` after padding,
-/// so colour codes do not upset the alignment.
-pub(crate) fn table_painted(
-    rows: &[Vec<String>],
-    paint: impl Fn(usize, usize, &str) -> String,
-) -> Vec<String> {
-    // Cells hold server-controlled text (descriptions, names, failure messages).
-    let rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|c| crate::render::terminal_safe(c).into_owned())
-                .collect()
-        })
-        .collect();
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|cell| cell.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    rows.iter()
-        .enumerate()
-        .map(|(r, row)| {
-            let mut line = String::new();
-            for (c, cell) in row.iter().enumerate() {
-                if c + 1 == row.len() {
-                    line.push_str(&paint(r, c, cell));
-                } else {
-                    let pad = widths[c].saturating_sub(cell.chars().count());
-                    line.push_str(&paint(r, c, cell));
-                    line.push_str(&" ".repeat(pad + 2));
-                }
-            }
-            line.trim_end().to_owned()
-        })
-        .collect()
-}
-
-/// Prints a warning to stderr.
-pub(crate) fn warn(text: &str) {
-    let s = crate::style::Style::stderr();
-    eprintln!(
-        "{} {}",
-        s.yellow("warning:"),
-        crate::render::terminal_safe(text)
-    );
-}
-
 /// Warns about every server that did not become ready (sorted by key); returns whether a
 /// required one is among them.
 pub(crate) fn warn_unready(servers: &[mcp_connections::ServerStatus]) -> bool {
@@ -189,7 +115,7 @@ pub(crate) fn warn_unready(servers: &[mcp_connections::ServerStatus]) -> bool {
             _ => "not ready".to_owned(),
         };
         required_failed |= status.required;
-        warn(&format!(
+        crate::render::warn(&format!(
             "server `{}` is not ready ({why}); its items are missing (run `mcpctl status` for details)",
             status.key
         ));

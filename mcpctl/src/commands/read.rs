@@ -19,9 +19,9 @@ pub(crate) async fn run(
     let wire = serde_json::to_value(&result)
         .map_err(|e| CliError::failure(format!("cannot encode the resource as JSON: {e}")))?;
     if global.json {
-        super::out_json(&wire);
+        crate::render::out_json(&wire);
     } else {
-        super::out(&crate::render::resource_contents(&wire));
+        crate::render::out(&crate::render::resource_contents(&wire));
     }
     Ok(0)
 }

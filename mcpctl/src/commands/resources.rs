@@ -29,12 +29,12 @@ pub(crate) async fn run(
         "uriTemplate",
     );
     for (server, error) in resources.failures.iter().chain(&templates.failures) {
-        super::warn(&format!(
+        crate::render::warn(&format!(
             "listing the resources of server `{server}` failed: {error}"
         ));
     }
     if global.json {
-        super::out_json(&json!({
+        crate::render::out_json(&json!({
             "resources": resources.items,
             "templates": templates.items,
             "failures": resources.failures.iter().chain(&templates.failures)
@@ -54,7 +54,7 @@ pub(crate) async fn run(
             plural(resources.items.len(), "resource"),
             plural(templates.items.len(), "template")
         ));
-        super::out(&text);
+        crate::render::out(&text);
     }
     let failed = !resources.failures.is_empty() || !templates.failures.is_empty();
     Ok(if required_failed || failed {
@@ -114,7 +114,7 @@ fn section(heading: &str, uri_heading: &str, items: &[Value], s: Style) -> Strin
             text_of(v, "mime_type"),
         ]
     }));
-    let lines = super::table_painted(&rows, |r, _, cell| {
+    let lines = crate::render::table_painted(&rows, |r, _, cell| {
         if r == 0 {
             s.bold(cell)
         } else {

@@ -27,9 +27,9 @@ pub(crate) async fn run(session: &mut Session, global: &GlobalArgs) -> Result<u8
     }
     let auth = auth_of(session, &summary).await;
     if global.json {
-        super::out_json(&to_json(&session.origin, &summary, &auth));
+        crate::render::out_json(&to_json(&session.origin, &summary, &auth));
     } else {
-        super::out(&human(
+        crate::render::out(&human(
             &session.origin,
             &summary,
             &auth,
@@ -138,7 +138,7 @@ fn human(
             ]
         })
         .collect();
-    let table = super::table_painted(&rows, |r, c, cell| match summary.servers.get(r) {
+    let table = crate::render::table_painted(&rows, |r, c, cell| match summary.servers.get(r) {
         Some(status) if c == 2 => paint_state(cell, &status.state, s),
         _ => cell.to_owned(),
     });

@@ -32,9 +32,9 @@ pub(crate) async fn run(
         tools.sort_by_key(|t| super::environment_group(&t.server));
     }
     if global.json {
-        super::out_json(&Value::Array(tools.iter().map(to_json).collect()));
+        crate::render::out_json(&Value::Array(tools.iter().map(to_json).collect()));
     } else {
-        super::out(&human(&tools, grouped, Style::stdout()));
+        crate::render::out(&human(&tools, grouped, Style::stdout()));
     }
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
 }
@@ -62,7 +62,7 @@ fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
             first_line(t.description()),
         ]
     }));
-    let mut lines = super::table_painted(&rows, |r, _, cell| {
+    let mut lines = crate::render::table_painted(&rows, |r, _, cell| {
         if r == 0 {
             s.bold(cell)
         } else {
