@@ -132,25 +132,10 @@ impl<'a> Collector<'a> {
 fn closest<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     known
         .iter()
-        .map(|candidate| (edit_distance(key, candidate), *candidate))
+        .map(|candidate| (mcp_key::edit_distance(key, candidate), *candidate))
         .filter(|(distance, candidate)| *distance <= 2.min(candidate.len() / 3).max(1))
         .min()
         .map(|(_, candidate)| candidate)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous + usize::from(ca != *cb);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(previous + 1).min(row[j] + 1);
-        }
-    }
-    row[b.len()]
 }
 
 /// Checks an absolute `http`/`https` URL with a host. Returns what is wrong, if anything.

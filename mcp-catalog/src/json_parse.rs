@@ -93,7 +93,7 @@ pub(crate) fn parse_as(
             Some("mcpServers"),
             locate(text, &["mcpServers"]),
             ConfigErrorKind::WrongType,
-            format!("expected an object, found {}", type_name(other)),
+            format!("expected an object, found {}", crate::json_type_name(other)),
             Some("write `\"mcpServers\": {\"name\": {...}}`".to_owned()),
         ),
     }
@@ -149,7 +149,7 @@ impl JsonServer<'_, '_, '_> {
             }
         };
         let Some(object) = value.as_object() else {
-            let message = format!("expected an object, found {}", type_name(value));
+            let message = format!("expected an object, found {}", crate::json_type_name(value));
             self.error(
                 None,
                 ConfigErrorKind::WrongType,
@@ -266,7 +266,7 @@ impl JsonServer<'_, '_, '_> {
                 }
             },
             Some(other) => {
-                let message = format!("expected a string, found {}", type_name(other));
+                let message = format!("expected a string, found {}", crate::json_type_name(other));
                 self.error(
                     Some("type"),
                     ConfigErrorKind::WrongType,
@@ -317,7 +317,7 @@ impl JsonServer<'_, '_, '_> {
 
     fn string(&mut self, field: &str, value: &Value) -> Option<String> {
         let Some(raw) = value.as_str() else {
-            let message = format!("expected a string, found {}", type_name(value));
+            let message = format!("expected a string, found {}", crate::json_type_name(value));
             self.error(
                 Some(field),
                 ConfigErrorKind::WrongType,
@@ -354,7 +354,10 @@ impl JsonServer<'_, '_, '_> {
 
     fn string_list(&mut self, field: &str, value: &Value) -> Vec<String> {
         let Some(items) = value.as_array() else {
-            let message = format!("expected an array of strings, found {}", type_name(value));
+            let message = format!(
+                "expected an array of strings, found {}",
+                crate::json_type_name(value)
+            );
             self.error(
                 Some(field),
                 ConfigErrorKind::WrongType,
@@ -372,7 +375,10 @@ impl JsonServer<'_, '_, '_> {
 
     fn string_map(&mut self, field: &str, value: &Value) -> BTreeMap<String, String> {
         let Some(entries) = value.as_object() else {
-            let message = format!("expected an object of strings, found {}", type_name(value));
+            let message = format!(
+                "expected an object of strings, found {}",
+                crate::json_type_name(value)
+            );
             let hint = "write `{\"NAME\": \"value\"}`";
             self.error(Some(field), ConfigErrorKind::WrongType, message, hint);
             return BTreeMap::new();
@@ -384,17 +390,6 @@ impl JsonServer<'_, '_, '_> {
             }
         }
         out
-    }
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -126,6 +126,19 @@ pub use resolved::ResolvedCatalog;
 pub use server::{ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig};
 pub use source::{Conflict, Source, Tier, VetoReason};
 pub use transport::{AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport};
+/// The type of a JSON value with an article, for messages: `a string`, `an object`, `null`.
+pub fn json_type_name(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 pub use trust::{
     Review, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore, content_hash, review_file,
     trust_target,

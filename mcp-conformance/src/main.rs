@@ -162,14 +162,7 @@ async fn main() -> ExitCode {
     match run(url).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            let mut msg = err.to_string();
-            let mut source = err.source();
-            while let Some(s) = source {
-                msg.push_str(": ");
-                msg.push_str(&s.to_string());
-                source = s.source();
-            }
-            tracing::error!("{msg}");
+            tracing::error!("{}", mcp_key::error_chain(err.as_ref()));
             ExitCode::FAILURE
         }
     }

@@ -108,17 +108,6 @@ impl Drop for CancelOnDrop {
     }
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 impl ConnectionSet {
     /// Calls `tool` (its raw name) on `server`.
     ///
@@ -152,7 +141,7 @@ impl ConnectionSet {
                 return Err(Error::InvalidArguments {
                     server: server.clone(),
                     tool: tool.to_owned(),
-                    got: json_type(&other),
+                    got: mcp_catalog::json_type_name(&other),
                 });
             }
         };

@@ -47,9 +47,9 @@ pub use error::{KeyError, KeyPart, NameProblem};
 pub use fingerprint::{Fingerprint, FingerprintBuilder};
 pub use naming::{
     DEFAULT_MAX_TOOL_NAME_LEN, DEFAULT_TOOL_PREFIX, MIN_MAX_TOOL_NAME_LEN, NamingOptions,
-    ToolNameTable, ToolNamer,
+    ToolNameTable, ToolNamer, edit_distance,
 };
-pub use redact::{REDACTED, redact_url, redact_urls};
+pub use redact::{REDACTED, error_chain, redact_url, redact_urls};
 pub use secret::Secret;
 pub use server_key::McpServerKey;
 pub use server_name::{MAX_NAME_LEN, ServerName};

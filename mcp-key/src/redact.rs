@@ -1,5 +1,5 @@
-//! URLs safe to show: userinfo and query strings hold secrets (`?api_key=…`,
-//! `https://user:token@host`), so messages and logs show them redacted.
+//! Text safe to show: URLs with userinfo and query strings redacted (they hold secrets:
+//! `?api_key=…`, `https://user:token@host`), and error chains on one line.
 
 use std::borrow::Cow;
 
@@ -110,5 +110,58 @@ mod tests {
             "error sending request for url (http://127.0.0.1:1/mcp?***): refused; see https://docs.example/x"
         );
         assert!(matches!(redact_urls("no urls here"), Cow::Borrowed(_)));
+    }
+}
+
+/// An error and its sources on one line, `error: cause: cause`, leaving out a cause whose
+/// text the line already holds (many errors repeat their source's message). URLs in it are
+/// redacted ([`redact_urls`]).
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = cur {
+        let text = e.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = e.source();
+    }
+    redact_urls(&parts.join(": ")).into_owned()
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::error_chain;
+
+    #[derive(Debug)]
+    struct E(&'static str, Option<Box<E>>);
+
+    impl std::fmt::Display for E {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for E {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1
+                .as_deref()
+                .map(|e| e as &(dyn std::error::Error + 'static))
+        }
+    }
+
+    #[test]
+    fn causes_are_joined_once_and_urls_redacted() {
+        let err = E(
+            "connect failed",
+            Some(Box::new(E(
+                "http://h/mcp?k=secret refused",
+                Some(Box::new(E("refused", None))),
+            ))),
+        );
+        assert_eq!(
+            error_chain(&err),
+            "connect failed: http://h/mcp?*** refused"
+        );
     }
 }

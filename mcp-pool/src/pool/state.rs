@@ -487,7 +487,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                 entry.failures = entry.failures.saturating_add(1);
                 let backoff = self.config.backoff_after(entry.failures);
                 entry.retry_at = Some(Instant::now() + backoff);
-                let text = error_chain(err.as_ref());
+                let text = mcp_key::error_chain(err.as_ref());
                 tracing::warn!(failures = entry.failures, ?backoff, error = %text, "pooled connection failed to start");
                 entry.last_error = Some(text);
                 tx.send_replace(Outcome::Failed(PoolError::StartFailed {
@@ -732,16 +732,4 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
         self.tracker.close();
         self.tracker.wait().await;
     }
-}
-
-/// `err: cause: cause` — the whole source chain on one line.
-fn error_chain(err: &(dyn StdError + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

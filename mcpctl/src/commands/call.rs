@@ -190,25 +190,10 @@ fn closest<'a>(name: &str, known: &'a [String]) -> Option<&'a str> {
     let limit = (name.chars().count() / 5).max(1);
     known
         .iter()
-        .map(|k| (edit_distance(name, k), k))
+        .map(|k| (mcp_key::edit_distance(name, k), k))
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, k)| k.as_str())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous + usize::from(ca != *cb);
-            previous = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
@@ -226,7 +211,7 @@ mod tests {
             Some("mcp__notes__echo")
         );
         assert_eq!(closest("mcp__weather__rain", &known), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(mcp_key::edit_distance("kitten", "sitting"), 3);
         assert_eq!(
             split_qualified("mcp__notes__drop_table"),
             Some(("notes", "drop_table"))
