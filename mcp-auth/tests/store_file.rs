@@ -6,6 +6,10 @@
 //! `child_process` test and passing the role in environment variables.
 
 #![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
+#![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test helpers may panic"

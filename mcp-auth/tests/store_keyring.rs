@@ -8,6 +8,10 @@
 //! so every test uses a fresh service name and deletes what it wrote, even on failure.
 
 #![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
+#![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     reason = "test helpers may panic"

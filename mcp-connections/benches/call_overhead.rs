@@ -3,6 +3,10 @@
 //!
 //! Run: `cargo bench -p mcp-connections --bench call_overhead`.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the baseline is a bare rmcp client spawning the server itself"
+)]
 #![allow(clippy::expect_used, missing_docs, reason = "benchmark harness")]
 
 use std::time::Duration;

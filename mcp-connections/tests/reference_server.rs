@@ -8,6 +8,10 @@
 //! install and without that variable, the test says so on stderr and does nothing.
 
 #![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
+#![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::print_stderr,

@@ -25,6 +25,11 @@
 //! # });
 //! ```
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "mcp-pool is the one crate that spawns server processes (its launcher)"
+)]
+
 // The launcher needs process groups and signals: it exists on Unix only. The pool and
 // the session gate are portable.
 #[cfg(unix)]

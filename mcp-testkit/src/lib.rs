@@ -277,6 +277,11 @@
 //!   as gone; [`kill_process`], [`kill_process_group`] and [`terminate_process`] clean up.
 //! - [`RecordedRequest::read_log`]: parse a request log.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "test support: builds the fake server, starts helper processes (sleep, kill) for fault scenarios"
+)]
+
 mod behavior;
 mod bin_path;
 mod error;

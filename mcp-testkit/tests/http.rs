@@ -1,4 +1,9 @@
 //! The streamable HTTP runner, driven by rmcp's reqwest client and raw HTTP.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,4 +1,9 @@
 //! The `mcp-fake-server` binary over stdio, driven by a plain rmcp client.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

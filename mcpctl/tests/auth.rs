@@ -3,6 +3,10 @@
 //! MCP server, served by this test process over loopback. Credentials go to a file under
 //! the test's own `MCPCTL_HOME` (`credentials_store = "file"`: the keyring is not touched).
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 mod support;

@@ -1,6 +1,11 @@
 //! Configuration files: discovery, errors with line and column, coding-agent files,
 //! filtered tools, servers that fail to start.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
+
 mod support;
 
 use insta::assert_snapshot;

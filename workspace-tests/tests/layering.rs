@@ -2,6 +2,10 @@
 //! workspace crate depends on one that sits at or above it in the order, or when `mcp-key`
 //! gains a runtime dependency it must never have.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
 #![allow(clippy::expect_used, reason = "test")]
 
 use std::collections::{BTreeMap, BTreeSet};

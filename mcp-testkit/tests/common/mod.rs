@@ -1,4 +1,9 @@
 //! A plain rmcp client for the testkit's own tests.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
 use std::process::Stdio;

@@ -1,6 +1,10 @@
 //! Running the real `mcpctl` binary in a temporary directory, with deterministic output.
 
 #![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
+#![allow(
     dead_code,
     reason = "each test file uses a different part of the harness"
 )]
