@@ -71,6 +71,7 @@ impl CatalogBuilder {
     /// the top-level settings it writes, and its warnings. Call it once per file, global
     /// first: within the user tier a later file's server wins (and the conflict is
     /// reported), and settings a file does not write keep their earlier value.
+    #[must_use]
     pub fn with_user_config(mut self, loaded: LoadedConfig) -> Self {
         self.add_user_config(loaded);
         self
@@ -126,6 +127,7 @@ impl CatalogBuilder {
     }
 
     /// [`CatalogBuilder::register`], consuming.
+    #[must_use]
     pub fn with_server(mut self, source: Source, key: McpServerKey, config: ServerConfig) -> Self {
         self.register(source, key, config);
         self
@@ -142,30 +144,35 @@ impl CatalogBuilder {
     }
 
     /// [`CatalogBuilder::disable`], consuming.
+    #[must_use]
     pub fn with_disabled(mut self, source: Source, name: ServerName) -> Self {
         self.disable(source, name);
         self
     }
 
     /// Declares (or replaces) an execution environment.
+    #[must_use]
     pub fn with_environment(mut self, id: EnvironmentId, environment: EnvironmentConfig) -> Self {
         self.environments.insert(id, environment);
         self
     }
 
     /// Turns multi-environment exposure on or off (overrides the user config's setting).
+    #[must_use]
     pub fn with_multi_environment(mut self, on: bool) -> Self {
         self.settings.multi_environment = on;
         self
     }
 
     /// Turns the `mcp__` tool name prefix on or off.
+    #[must_use]
     pub fn with_tool_name_prefix(mut self, on: bool) -> Self {
         self.settings.tool_name_prefix = on;
         self
     }
 
     /// Sets the credential store mode.
+    #[must_use]
     pub fn with_credentials_store(mut self, store: CredentialsStore) -> Self {
         self.settings.credentials_store = store;
         self

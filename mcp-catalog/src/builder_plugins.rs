@@ -70,6 +70,7 @@ impl CatalogBuilder {
     }
 
     /// [`CatalogBuilder::add_plugin`], consuming.
+    #[must_use]
     pub fn with_plugin(
         mut self,
         tier: PluginTier,

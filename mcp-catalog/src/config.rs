@@ -103,6 +103,7 @@ impl EnvironmentConfig {
 
     /// Sets the command prefix stdio servers of this environment run behind
     /// (e.g. `["ssh", "devbox", "--"]`).
+    #[must_use]
     pub fn with_wrapper<I, S>(mut self, wrapper: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -113,12 +114,14 @@ impl EnvironmentConfig {
     }
 
     /// Sets the default working directory there.
+    #[must_use]
     pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         self.cwd = Some(cwd.into());
         self
     }
 
     /// Adds a literal environment variable for every server of this environment.
+    #[must_use]
     pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.insert(name.into(), value.into());
         self
@@ -126,12 +129,14 @@ impl EnvironmentConfig {
 
     /// Sets an approval mode that overrides the default of servers in this environment
     /// (per-tool modes still win).
+    #[must_use]
     pub fn with_default_approval_mode(mut self, mode: ApprovalMode) -> Self {
         self.default_approval_mode = Some(mode);
         self
     }
 
     /// Sets the elicitation policy for servers of this environment.
+    #[must_use]
     pub fn with_elicitation(mut self, policy: ElicitationPolicy) -> Self {
         self.elicitation = Some(policy);
         self
@@ -180,6 +185,7 @@ impl PluginRef {
     }
 
     /// Sets the environments the plugin is installed in.
+    #[must_use]
     pub fn with_environments<I: IntoIterator<Item = EnvironmentId>>(mut self, envs: I) -> Self {
         self.environments = envs.into_iter().collect();
         self
@@ -242,30 +248,35 @@ impl Config {
     }
 
     /// Adds (or replaces) a server.
+    #[must_use]
     pub fn with_server(mut self, name: ServerName, server: ServerConfig) -> Self {
         self.servers.insert(name, server);
         self
     }
 
     /// Adds (or replaces) an environment.
+    #[must_use]
     pub fn with_environment(mut self, id: EnvironmentId, environment: EnvironmentConfig) -> Self {
         self.environments.insert(id, environment);
         self
     }
 
     /// Turns multi-environment exposure on or off.
+    #[must_use]
     pub fn with_multi_environment(mut self, on: bool) -> Self {
         self.multi_environment = Some(on);
         self
     }
 
     /// Turns the `mcp__` tool name prefix on or off.
+    #[must_use]
     pub fn with_tool_name_prefix(mut self, on: bool) -> Self {
         self.tool_name_prefix = Some(on);
         self
     }
 
     /// Sets the credential store mode.
+    #[must_use]
     pub fn with_credentials_store(mut self, store: CredentialsStore) -> Self {
         self.credentials_store = Some(store);
         self

@@ -30,6 +30,7 @@ impl ToolFilter {
     }
 
     /// Sets the allow-list (replacing any previous one). An empty list allows nothing.
+    #[must_use]
     pub fn with_enabled_tools<I, S>(mut self, tools: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -40,6 +41,7 @@ impl ToolFilter {
     }
 
     /// Adds names to the deny-list, which applies after the allow-list.
+    #[must_use]
     pub fn with_disabled_tools<I, S>(mut self, tools: I) -> Self
     where
         I: IntoIterator<Item = S>,

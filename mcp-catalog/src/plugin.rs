@@ -87,6 +87,7 @@ impl Plugin {
     }
 
     /// Adds (or replaces) a server. Its `environment` is replaced by the installation's.
+    #[must_use]
     pub fn with_server(mut self, name: ServerName, config: ServerConfig) -> Self {
         self.servers.insert(name, config);
         self

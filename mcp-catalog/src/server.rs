@@ -122,12 +122,14 @@ impl ServerConfig {
     }
 
     /// Replaces the transport.
+    #[must_use]
     pub fn with_transport(mut self, transport: Transport) -> Self {
         self.transport = transport;
         self
     }
 
     /// Sets the arguments of a stdio server (no effect on an HTTP server).
+    #[must_use]
     pub fn with_args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -140,6 +142,7 @@ impl ServerConfig {
     }
 
     /// Sets the startup timeout (zero is replaced by the default).
+    #[must_use]
     pub fn with_startup_timeout(mut self, timeout: Duration) -> Self {
         self.startup_timeout = if timeout.is_zero() {
             DEFAULT_STARTUP_TIMEOUT
@@ -150,6 +153,7 @@ impl ServerConfig {
     }
 
     /// Sets the per-call timeout (zero is replaced by the default).
+    #[must_use]
     pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
         self.tool_timeout = if timeout.is_zero() {
             DEFAULT_TOOL_TIMEOUT
@@ -160,48 +164,56 @@ impl ServerConfig {
     }
 
     /// Sets the tool filter.
+    #[must_use]
     pub fn with_tool_filter(mut self, filter: ToolFilter) -> Self {
         self.tool_filter = filter;
         self
     }
 
     /// Marks the server as required: startup fails as a whole if it fails.
+    #[must_use]
     pub fn with_required(mut self, required: bool) -> Self {
         self.required = required;
         self
     }
 
     /// Enables or disables the server (`enabled = false` vetoes it when it wins).
+    #[must_use]
     pub fn with_enabled(mut self, enabled: bool) -> Self {
         self.enabled = enabled;
         self
     }
 
     /// Sets the environment the server runs in.
+    #[must_use]
     pub fn with_environment(mut self, environment: EnvironmentId) -> Self {
         self.environment = environment;
         self
     }
 
     /// Declares whether the server handles concurrent tool calls.
+    #[must_use]
     pub fn with_supports_parallel_tool_calls(mut self, supports: bool) -> Self {
         self.supports_parallel_tool_calls = supports;
         self
     }
 
     /// Sets the approval mode for tools without their own.
+    #[must_use]
     pub fn with_default_approval_mode(mut self, mode: ApprovalMode) -> Self {
         self.default_approval_mode = mode;
         self
     }
 
     /// Sets the approval mode of one tool (raw name).
+    #[must_use]
     pub fn with_tool_approval_mode(mut self, tool: impl Into<String>, mode: ApprovalMode) -> Self {
         self.tool_approval_modes.insert(tool.into(), mode);
         self
     }
 
     /// Sets a human-readable description.
+    #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self

@@ -65,6 +65,7 @@ impl StdioConfig {
     }
 
     /// Sets the arguments.
+    #[must_use]
     pub fn with_args<I, S>(mut self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -75,18 +76,21 @@ impl StdioConfig {
     }
 
     /// Adds a literal environment variable.
+    #[must_use]
     pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.insert(name.into(), value.into());
         self
     }
 
     /// Adds the name of a host environment variable to copy into the server's environment.
+    #[must_use]
     pub fn with_env_var(mut self, name: impl Into<String>) -> Self {
         self.env_vars.push(name.into());
         self
     }
 
     /// Sets the working directory.
+    #[must_use]
     pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         self.cwd = Some(cwd.into());
         self
@@ -247,6 +251,7 @@ impl HttpConfig {
 
     /// Allow credentials (tokens, configured headers) over plain `http://` to a host other
     /// than loopback (`allow_plain_http = true`; default false: such a server is refused).
+    #[must_use]
     pub fn with_allow_plain_http(mut self, allow: bool) -> Self {
         self.allow_plain_http = allow;
         self
@@ -258,24 +263,28 @@ impl HttpConfig {
     }
 
     /// Sends `Authorization: Bearer $VAR`, read from the host environment.
+    #[must_use]
     pub fn with_bearer_token_env_var(mut self, var: impl Into<String>) -> Self {
         self.bearer_token_env_var = Some(var.into());
         self
     }
 
     /// Adds a literal header.
+    #[must_use]
     pub fn with_http_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.http_headers.insert(name.into(), value.into());
         self
     }
 
     /// Adds a header whose value is read from a host environment variable.
+    #[must_use]
     pub fn with_env_http_header(mut self, name: impl Into<String>, var: impl Into<String>) -> Self {
         self.env_http_headers.insert(name.into(), var.into());
         self
     }
 
     /// Sets the OAuth scopes to request.
+    #[must_use]
     pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -286,24 +295,28 @@ impl HttpConfig {
     }
 
     /// Sets a pre-registered OAuth client.
+    #[must_use]
     pub fn with_oauth(mut self, oauth: OAuthConfig) -> Self {
         self.oauth = Some(oauth);
         self
     }
 
     /// Sets the OAuth resource indicator.
+    #[must_use]
     pub fn with_oauth_resource(mut self, resource: impl Into<String>) -> Self {
         self.oauth_resource = Some(resource.into());
         self
     }
 
     /// Sets the authorization mode.
+    #[must_use]
     pub fn with_auth(mut self, auth: AuthMode) -> Self {
         self.auth = auth;
         self
     }
 
     /// Sets enterprise-managed authorization and the mode to [`AuthMode::Ema`].
+    #[must_use]
     pub fn with_ema(mut self, ema: EmaConfig) -> Self {
         self.ema = Some(ema);
         self.auth = AuthMode::Ema;

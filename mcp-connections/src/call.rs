@@ -50,6 +50,7 @@ impl CallOptions {
 
     /// A per-call timeout; the effective timeout is the smaller of this and the server's
     /// `tool_timeout_sec`.
+    #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -58,18 +59,21 @@ impl CallOptions {
     /// Receives the server's progress notifications for this call, in increasing order of
     /// progress. rmcp dispatches notifications concurrently, so an update overtaken by a
     /// later one is skipped, and one still in flight when the result arrives may be lost.
+    #[must_use]
     pub fn with_progress(mut self, callback: ProgressCallback) -> Self {
         self.progress = Some(callback);
         self
     }
 
     /// Each progress notification restarts the timeout.
+    #[must_use]
     pub fn with_reset_timeout_on_progress(mut self, on: bool) -> Self {
         self.reset_timeout_on_progress = on;
         self
     }
 
     /// `_meta` for the request. Keys under the host's reserved prefix are removed.
+    #[must_use]
     pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
         self

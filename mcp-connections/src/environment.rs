@@ -73,12 +73,14 @@ impl WrapperEnvironment {
     }
 
     /// The default working directory inside the environment.
+    #[must_use]
     pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
         self.cwd = Some(cwd.into());
         self
     }
 
     /// An extra variable for the wrapper process.
+    #[must_use]
     pub fn with_env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.insert(name.into(), value.into());
         self

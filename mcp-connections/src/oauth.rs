@@ -42,6 +42,7 @@ impl OAuthProvider {
     }
 
     /// Logs in (and steps up) through `agent` when the server asks for it.
+    #[must_use]
     pub fn with_login_agent(mut self, agent: Arc<dyn UserAgent>) -> Self {
         self.agent = Some(agent);
         self

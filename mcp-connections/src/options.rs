@@ -116,18 +116,21 @@ impl ConnectionSetOptions {
     }
 
     /// The client name and version sent in `initialize` (e.g. the host's own).
+    #[must_use]
     pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
         self.client = Implementation::new(name.into(), version.into());
         self
     }
 
     /// The protocol version sent in `initialize`.
+    #[must_use]
     pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.protocol_version = version;
         self
     }
 
     /// How long `tools()` waits for servers still starting.
+    #[must_use]
     pub fn with_tools_grace(mut self, grace: Duration) -> Self {
         self.tools_grace = grace;
         self
@@ -135,36 +138,42 @@ impl ConnectionSetOptions {
 
     /// `_meta` keys starting with this prefix belong to the host and are removed from what
     /// callers pass.
+    #[must_use]
     pub fn with_reserved_meta_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.reserved_meta_prefix = Some(prefix.into());
         self
     }
 
     /// Where events go.
+    #[must_use]
     pub fn with_events(mut self, sender: mpsc::UnboundedSender<ConnectionEvent>) -> Self {
         self.events = Some(sender);
         self
     }
 
     /// Who answers elicitation requests.
+    #[must_use]
     pub fn with_elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.elicitation = Some(handler);
         self
     }
 
     /// Bound on shutting down one server.
+    #[must_use]
     pub fn with_shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
         self
     }
 
     /// Grace periods of stdio process shutdown (after closing stdin, and after SIGTERM).
+    #[must_use]
     pub fn with_process_grace(mut self, grace: Duration) -> Self {
         self.process_grace = grace;
         self
     }
 
     /// First and longest delay between restarts of a crashed stdio server.
+    #[must_use]
     pub fn with_restart_backoff(mut self, first: Duration, max: Duration) -> Self {
         self.restart_backoff = first;
         self.restart_backoff_max = max.max(first);
@@ -172,6 +181,7 @@ impl ConnectionSetOptions {
     }
 
     /// Debounce of `tools/list_changed` refreshes.
+    #[must_use]
     pub fn with_list_changed_debounce(mut self, debounce: Duration) -> Self {
         self.list_changed_debounce = debounce;
         self
@@ -182,6 +192,7 @@ impl ConnectionSetOptions {
     /// arrive (default [`DEFAULT_LIST_BYTE_BUDGET`]). A server over it fails that list as
     /// a protocol error naming the budget, so no server can make the set hold more than
     /// the budget plus one page (itself bounded by the line or body limit).
+    #[must_use]
     pub fn with_list_byte_budget(mut self, bytes: usize) -> Self {
         self.list_byte_budget = bytes;
         self
@@ -189,12 +200,14 @@ impl ConnectionSetOptions {
 
     /// The environment lookup used for `env_vars`, `bearer_token_env_var` and
     /// `env_http_headers` (default: the process environment).
+    #[must_use]
     pub fn with_env_lookup(mut self, env: SharedEnvLookup) -> Self {
         self.env = env;
         self
     }
 
     /// Cancelling this token cancels startup (servers not yet ready become `cancelled`).
+    #[must_use]
     pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
         self.cancel = token;
         self
@@ -202,6 +215,7 @@ impl ConnectionSetOptions {
 
     /// Use `provider` for the `Authorization` of the HTTP server `key` (OAuth and other
     /// credential providers). It takes precedence over `bearer_token_env_var`.
+    #[must_use]
     pub fn with_auth_provider(
         mut self,
         key: McpServerKey,
@@ -213,6 +227,7 @@ impl ConnectionSetOptions {
 
     /// Launch stdio servers of environment `id` through `environment` (instead of the
     /// configuration's wrapper, if any).
+    #[must_use]
     pub fn with_environment(
         mut self,
         id: EnvironmentId,
@@ -223,6 +238,7 @@ impl ConnectionSetOptions {
     }
 
     /// Adds a pre-call hook; hooks run in the order added.
+    #[must_use]
     pub fn with_call_hook(mut self, hook: Arc<dyn CallHook>) -> Self {
         self.hooks.push(hook);
         self
@@ -232,6 +248,7 @@ impl ConnectionSetOptions {
     /// streamable-HTTP server that has no `bearer_token_env_var`, no `Authorization` header and
     /// no `auth = "none"` uses its stored tokens (refreshed when needed); without one, such
     /// servers connect without credentials.
+    #[must_use]
     pub fn with_credential_store(mut self, store: Arc<dyn mcp_auth::CredentialStore>) -> Self {
         self.credential_store = Some(store);
         self
@@ -240,6 +257,7 @@ impl ConnectionSetOptions {
     /// With a credential store: when a server wants a login (or more scopes), log in through
     /// `agent` (a browser, or `mcp_auth::HeadlessAgent` for automated clients) instead of
     /// reporting `login_required`.
+    #[must_use]
     pub fn with_login_agent(mut self, agent: Arc<dyn mcp_auth::UserAgent>) -> Self {
         self.login_agent = Some(agent);
         self

@@ -91,6 +91,7 @@ impl fmt::Debug for FingerprintBuilder {
 
 impl FingerprintBuilder {
     /// Adds a string field.
+    #[must_use]
     pub fn str(mut self, field: &str, v: &str) -> Self {
         self.field(b's', field);
         self.bytes(v.as_bytes());
@@ -98,6 +99,7 @@ impl FingerprintBuilder {
     }
 
     /// Adds an optional string field; `None` and `Some("")` differ.
+    #[must_use]
     pub fn opt_str(mut self, field: &str, v: Option<&str>) -> Self {
         self.field(b'o', field);
         match v {
@@ -111,6 +113,7 @@ impl FingerprintBuilder {
     }
 
     /// Adds a boolean field.
+    #[must_use]
     pub fn bool(mut self, field: &str, v: bool) -> Self {
         self.field(b'b', field);
         self.hasher.update([u8::from(v)]);
@@ -118,6 +121,7 @@ impl FingerprintBuilder {
     }
 
     /// Adds an integer field.
+    #[must_use]
     pub fn u64(mut self, field: &str, v: u64) -> Self {
         self.field(b'u', field);
         self.hasher.update(v.to_le_bytes());
@@ -125,6 +129,7 @@ impl FingerprintBuilder {
     }
 
     /// Adds a list of strings; order is kept (`["a", "b"]` and `["b", "a"]` differ).
+    #[must_use]
     pub fn list<I, S>(mut self, field: &str, items: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -143,6 +148,7 @@ impl FingerprintBuilder {
 
     /// Adds a string map; entries are sorted by key (then value) first, so the caller's
     /// iteration order does not matter.
+    #[must_use]
     pub fn map<I, K, V>(mut self, field: &str, entries: I) -> Self
     where
         I: IntoIterator<Item = (K, V)>,

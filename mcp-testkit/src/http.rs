@@ -78,24 +78,28 @@ impl HttpOptions {
     }
 
     /// Require this bearer token.
+    #[must_use]
     pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer_token = Some(token.into());
         self
     }
 
     /// Set the `WWW-Authenticate` value sent with a 401.
+    #[must_use]
     pub fn with_www_authenticate(mut self, value: impl Into<String>) -> Self {
         self.www_authenticate = value.into();
         self
     }
 
     /// Bind this address instead of `127.0.0.1:0`.
+    #[must_use]
     pub fn with_bind(mut self, bind: SocketAddr) -> Self {
         self.bind = bind;
         self
     }
 
     /// Answer requests naming an unknown session this way.
+    #[must_use]
     pub fn with_unknown_session(mut self, answer: UnknownSession) -> Self {
         self.unknown_session = answer;
         self
@@ -135,12 +139,14 @@ impl InjectedFailure {
     }
 
     /// Set the body.
+    #[must_use]
     pub fn with_body(mut self, body: impl Into<String>) -> Self {
         self.body = body.into();
         self
     }
 
     /// Add a header.
+    #[must_use]
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));
         self

@@ -75,54 +75,63 @@ impl Scenario {
     }
 
     /// Add a tool.
+    #[must_use]
     pub fn with_tool(mut self, tool: ToolSpec) -> Self {
         self.tools.push(tool);
         self
     }
 
     /// Add a resource.
+    #[must_use]
     pub fn with_resource(mut self, resource: ResourceSpec) -> Self {
         self.resources.push(resource);
         self
     }
 
     /// Add a resource template.
+    #[must_use]
     pub fn with_resource_template(mut self, template: ResourceTemplateSpec) -> Self {
         self.resource_templates.push(template);
         self
     }
 
     /// Add a prompt.
+    #[must_use]
     pub fn with_prompt(mut self, prompt: PromptSpec) -> Self {
         self.prompts.push(prompt);
         self
     }
 
     /// Set the instructions.
+    #[must_use]
     pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
         self.instructions = Some(instructions.into());
         self
     }
 
     /// Replace the server info.
+    #[must_use]
     pub fn with_server_info(mut self, info: ServerInfoSpec) -> Self {
         self.server_info = info;
         self
     }
 
     /// Replace the capability flags.
+    #[must_use]
     pub fn with_capabilities(mut self, capabilities: CapabilityFlags) -> Self {
         self.capabilities = capabilities;
         self
     }
 
     /// Replace the server-level faults.
+    #[must_use]
     pub fn with_faults(mut self, faults: Faults) -> Self {
         self.faults = faults;
         self
     }
 
     /// Replace the recording options.
+    #[must_use]
     pub fn with_record(mut self, record: Recording) -> Self {
         self.record = record;
         self
@@ -229,12 +238,14 @@ impl ServerInfoSpec {
     }
 
     /// Set the version.
+    #[must_use]
     pub fn with_version(mut self, version: impl Into<String>) -> Self {
         self.version = version.into();
         self
     }
 
     /// Set the title.
+    #[must_use]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
         self
@@ -259,18 +270,21 @@ pub struct CapabilityFlags {
 
 impl CapabilityFlags {
     /// Set `tools.listChanged`.
+    #[must_use]
     pub fn with_tools_list_changed(mut self, on: bool) -> Self {
         self.tools_list_changed = on;
         self
     }
 
     /// Set `resources.listChanged`.
+    #[must_use]
     pub fn with_resources_list_changed(mut self, on: bool) -> Self {
         self.resources_list_changed = on;
         self
     }
 
     /// Set `prompts.listChanged`.
+    #[must_use]
     pub fn with_prompts_list_changed(mut self, on: bool) -> Self {
         self.prompts_list_changed = on;
         self
@@ -328,36 +342,42 @@ impl ToolSpec {
     }
 
     /// Set the title.
+    #[must_use]
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
         self
     }
 
     /// Set the description.
+    #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
     /// Set the input schema (a JSON object schema).
+    #[must_use]
     pub fn with_input_schema(mut self, schema: Value) -> Self {
         self.input_schema = Some(schema);
         self
     }
 
     /// Set the output schema (a JSON object schema).
+    #[must_use]
     pub fn with_output_schema(mut self, schema: Value) -> Self {
         self.output_schema = Some(schema);
         self
     }
 
     /// Set the annotations (wire shape).
+    #[must_use]
     pub fn with_annotations(mut self, annotations: Value) -> Self {
         self.annotations = Some(annotations);
         self
     }
 
     /// Set `_meta`.
+    #[must_use]
     pub fn with_meta(mut self, meta: Value) -> Self {
         self.meta = Some(meta);
         self
@@ -517,12 +537,14 @@ impl ResourceSpec {
     }
 
     /// Set the description.
+    #[must_use]
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
     /// Set the MIME type.
+    #[must_use]
     pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
         self.mime_type = Some(mime_type.into());
         self
@@ -589,6 +611,7 @@ impl PromptSpec {
     }
 
     /// Add a required argument.
+    #[must_use]
     pub fn with_argument(mut self, name: impl Into<String>) -> Self {
         self.arguments.push(name.into());
         self
@@ -652,78 +675,91 @@ impl Faults {
     }
 
     /// Set [`Faults::init_delay_ms`].
+    #[must_use]
     pub fn with_init_delay_ms(mut self, ms: u64) -> Self {
         self.init_delay_ms = Some(ms);
         self
     }
 
     /// Set [`Faults::hang_initialize`].
+    #[must_use]
     pub fn with_hang_initialize(mut self) -> Self {
         self.hang_initialize = true;
         self
     }
 
     /// Set [`Faults::exit_at_startup`].
+    #[must_use]
     pub fn with_exit_at_startup(mut self, code: i32) -> Self {
         self.exit_at_startup = Some(code);
         self
     }
 
     /// Set [`Faults::stderr`].
+    #[must_use]
     pub fn with_stderr(mut self, text: impl Into<String>) -> Self {
         self.stderr = Some(text.into());
         self
     }
 
     /// Set [`Faults::garbage_stdout`].
+    #[must_use]
     pub fn with_garbage_stdout(mut self) -> Self {
         self.garbage_stdout = true;
         self
     }
 
     /// Set [`Faults::huge_line`].
+    #[must_use]
     pub fn with_huge_line(mut self, bytes: usize) -> Self {
         self.huge_line = Some(bytes);
         self
     }
 
     /// Set [`Faults::flood_stderr`].
+    #[must_use]
     pub fn with_flood_stderr(mut self, lines: usize) -> Self {
         self.flood_stderr = Some(lines);
         self
     }
 
     /// Set [`Faults::page_size`].
+    #[must_use]
     pub fn with_page_size(mut self, size: usize) -> Self {
         self.page_size = Some(size);
         self
     }
 
     /// Set [`Faults::repeating_cursor`].
+    #[must_use]
     pub fn with_repeating_cursor(mut self) -> Self {
         self.repeating_cursor = true;
         self
     }
 
     /// Set [`Faults::endless_pages`].
+    #[must_use]
     pub fn with_endless_pages(mut self) -> Self {
         self.endless_pages = true;
         self
     }
 
     /// Set [`Faults::ignore_sigterm`].
+    #[must_use]
     pub fn with_ignore_sigterm(mut self) -> Self {
         self.ignore_sigterm = true;
         self
     }
 
     /// Set [`Faults::spawn_grandchild`].
+    #[must_use]
     pub fn with_spawn_grandchild(mut self, pid_file: impl Into<PathBuf>) -> Self {
         self.spawn_grandchild = Some(pid_file.into());
         self
     }
 
     /// Set [`Faults::protocol_version`].
+    #[must_use]
     pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
         self.protocol_version = Some(version.into());
         self
@@ -751,12 +787,14 @@ impl Recording {
     }
 
     /// Set [`Recording::pid_file`].
+    #[must_use]
     pub fn with_pid_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.pid_file = Some(path.into());
         self
     }
 
     /// Set [`Recording::request_log`].
+    #[must_use]
     pub fn with_request_log(mut self, path: impl Into<PathBuf>) -> Self {
         self.request_log = Some(path.into());
         self

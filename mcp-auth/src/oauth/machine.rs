@@ -133,18 +133,21 @@ impl EnterpriseGrant {
     }
 
     /// Our client secret at the IdP.
+    #[must_use]
     pub fn with_idp_client_secret(mut self, secret: Secret) -> Self {
         self.idp_client_secret = Some(secret);
         self
     }
 
     /// Our client secret at the MCP server's authorization server.
+    #[must_use]
     pub fn with_client_secret(mut self, secret: Secret) -> Self {
         self.client_secret = Some(secret);
         self
     }
 
     /// Scopes to request.
+    #[must_use]
     pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,

@@ -91,18 +91,21 @@ impl OAuthSettings {
     }
 
     /// Uses a pre-registered client id.
+    #[must_use]
     pub fn with_client_id(mut self, id: impl Into<String>) -> Self {
         self.client_id = Some(id.into());
         self
     }
 
     /// The pre-registered client's secret.
+    #[must_use]
     pub fn with_client_secret(mut self, secret: Secret) -> Self {
         self.client_secret = Some(secret);
         self
     }
 
     /// Configured scopes.
+    #[must_use]
     pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -113,36 +116,42 @@ impl OAuthSettings {
     }
 
     /// The RFC 8707 resource indicator.
+    #[must_use]
     pub fn with_resource(mut self, resource: impl Into<String>) -> Self {
         self.resource = Some(resource.into());
         self
     }
 
     /// A fixed loopback callback port.
+    #[must_use]
     pub fn with_callback_port(mut self, port: u16) -> Self {
         self.callback_port = Some(port);
         self
     }
 
     /// The client ID metadata document URL (https).
+    #[must_use]
     pub fn with_client_metadata_url(mut self, url: impl Into<String>) -> Self {
         self.client_metadata_url = Some(url.into());
         self
     }
 
     /// The client name for dynamic registration.
+    #[must_use]
     pub fn with_client_name(mut self, name: impl Into<String>) -> Self {
         self.client_name = name.into();
         self
     }
 
     /// How long a login waits for its callback.
+    #[must_use]
     pub fn with_login_timeout(mut self, timeout: Duration) -> Self {
         self.login_timeout = timeout;
         self
     }
 
     /// Allow private-address authorization servers.
+    #[must_use]
     pub fn with_allow_private_addresses(mut self, allow: bool) -> Self {
         self.allow_private_addresses = allow;
         self

@@ -94,6 +94,7 @@ impl FileStore {
 
     /// Sets how long saves, deletes and key locks wait for a lock (default
     /// [`DEFAULT_LOCK_TIMEOUT`]).
+    #[must_use]
     pub fn with_lock_timeout(self, timeout: Duration) -> Self {
         let inner = Inner {
             path: self.inner.path.clone(),

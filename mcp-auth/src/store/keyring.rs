@@ -53,12 +53,14 @@ impl KeyringStore {
 
     /// Takes key locks as `flock`ed files in `dir` (created 0700), so refreshes are
     /// serialized across processes.
+    #[must_use]
     pub fn with_lock_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.locks = Locks::Files(FileLocks::in_dir(dir.into(), self.timeout));
         self
     }
 
     /// Sets how long key locks wait (default [`DEFAULT_LOCK_TIMEOUT`]).
+    #[must_use]
     pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         if let Locks::Files(files) = &mut self.locks {

@@ -72,24 +72,28 @@ impl StoredCredentials {
     }
 
     /// Sets the client secret.
+    #[must_use]
     pub fn with_client_secret(mut self, secret: Secret) -> Self {
         self.client_secret = Some(secret);
         self
     }
 
     /// Sets the access token.
+    #[must_use]
     pub fn with_access_token(mut self, token: Secret) -> Self {
         self.access_token = Some(token);
         self
     }
 
     /// Sets the refresh token.
+    #[must_use]
     pub fn with_refresh_token(mut self, token: Secret) -> Self {
         self.refresh_token = Some(token);
         self
     }
 
     /// Sets the scopes.
+    #[must_use]
     pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -100,30 +104,35 @@ impl StoredCredentials {
     }
 
     /// Sets the absolute expiry time (unix seconds).
+    #[must_use]
     pub fn with_expires_at(mut self, unix_secs: u64) -> Self {
         self.expires_at = Some(unix_secs);
         self
     }
 
     /// Sets the token endpoint.
+    #[must_use]
     pub fn with_token_endpoint(mut self, url: impl Into<String>) -> Self {
         self.token_endpoint = Some(url.into());
         self
     }
 
     /// Sets the issuer.
+    #[must_use]
     pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.issuer = Some(issuer.into());
         self
     }
 
     /// Sets the token endpoint authentication method.
+    #[must_use]
     pub fn with_token_endpoint_auth_method(mut self, method: impl Into<String>) -> Self {
         self.token_endpoint_auth_method = Some(method.into());
         self
     }
 
     /// Sets the resource indicator.
+    #[must_use]
     pub fn with_resource(mut self, resource: impl Into<String>) -> Self {
         self.resource = Some(resource.into());
         self

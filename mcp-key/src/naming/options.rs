@@ -59,24 +59,28 @@ impl NamingOptions {
     }
 
     /// Turns the `mcp__` prefix on or off for all servers.
+    #[must_use]
     pub fn with_prefix(mut self, prefix: bool) -> Self {
         self.prefix = prefix;
         self
     }
 
     /// Exempts one more server from the prefix.
+    #[must_use]
     pub fn with_prefix_exempt(mut self, server: ServerName) -> Self {
         self.prefix_exempt.insert(server);
         self
     }
 
     /// Sets the longest name produced (raised to [`MIN_MAX_TOOL_NAME_LEN`] when smaller).
+    #[must_use]
     pub fn with_max_len(mut self, max_len: usize) -> Self {
         self.max_len = max_len;
         self
     }
 
     /// Turns environment namespaces for scoped servers on or off.
+    #[must_use]
     pub fn with_environment_namespaces(mut self, on: bool) -> Self {
         self.environment_namespaces = on;
         self

@@ -111,24 +111,28 @@ impl IdpOptions {
     }
 
     /// Add a client.
+    #[must_use]
     pub fn with_client(mut self, client: OAuthClient) -> Self {
         self.clients.push(client);
         self
     }
 
     /// Set the subject (`sub`).
+    #[must_use]
     pub fn with_subject(mut self, subject: impl Into<String>) -> Self {
         self.subject = subject.into();
         self
     }
 
     /// Set the ID token lifetime.
+    #[must_use]
     pub fn with_id_token_lifetime(mut self, lifetime: Duration) -> Self {
         self.id_token_lifetime = lifetime;
         self
     }
 
     /// Set a rejection mode.
+    #[must_use]
     pub fn with_rejection(mut self, rejection: IdpRejection) -> Self {
         self.rejection = Some(rejection);
         self
@@ -136,6 +140,7 @@ impl IdpOptions {
 
     /// ID-JAGs for the authorization server `issuer` carry `client_id` (the client's
     /// id at that server).
+    #[must_use]
     pub fn with_resource_client(
         mut self,
         issuer: impl Into<String>,

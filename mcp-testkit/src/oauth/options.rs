@@ -103,18 +103,21 @@ impl OAuthClient {
     }
 
     /// Set the registered authentication method.
+    #[must_use]
     pub fn with_auth_method(mut self, method: ClientAuthMethod) -> Self {
         self.auth_method = method;
         self
     }
 
     /// Register a redirect URI (loopback only).
+    #[must_use]
     pub fn with_redirect_uri(mut self, uri: impl Into<String>) -> Self {
         self.redirect_uris.push(uri.into());
         self
     }
 
     /// Register a public key for `private_key_jwt` (and switch the method to it).
+    #[must_use]
     pub fn with_public_key_pem(mut self, pem: impl Into<String>) -> Self {
         self.public_key_pem = Some(pem.into());
         self.auth_method = ClientAuthMethod::PrivateKeyJwt;
@@ -204,6 +207,7 @@ impl AuthServerOptions {
     }
 
     /// Set `scopes_supported`.
+    #[must_use]
     pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -214,60 +218,70 @@ impl AuthServerOptions {
     }
 
     /// Set the access-token lifetime (e.g. 2 s for expiry tests).
+    #[must_use]
     pub fn with_token_lifetime(mut self, lifetime: Duration) -> Self {
         self.token_lifetime = lifetime;
         self
     }
 
     /// Turn refresh-token rotation on or off.
+    #[must_use]
     pub fn with_rotation(mut self, rotate: bool) -> Self {
         self.rotate_refresh_tokens = rotate;
         self
     }
 
     /// Turn dynamic client registration (and its metadata field) off.
+    #[must_use]
     pub fn without_registration(mut self) -> Self {
         self.registration = false;
         self
     }
 
     /// Do not serve `/.well-known/openid-configuration`.
+    #[must_use]
     pub fn without_openid_configuration(mut self) -> Self {
         self.openid_configuration = false;
         self
     }
 
     /// Advertise a wrong `issuer` (and send it as `iss` on redirects).
+    #[must_use]
     pub fn with_issuer_override(mut self, issuer: impl Into<String>) -> Self {
         self.issuer_override = Some(issuer.into());
         self
     }
 
     /// Deny authorizations (`error=access_denied`).
+    #[must_use]
     pub fn with_deny_authorization(mut self, deny: bool) -> Self {
         self.authorize_error = deny.then(|| "access_denied".to_owned());
         self
     }
 
     /// Answer authorizations with `error=<code>`.
+    #[must_use]
     pub fn with_authorize_error(mut self, code: impl Into<String>) -> Self {
         self.authorize_error = Some(code.into());
         self
     }
 
     /// Redirect with this `state` instead of the client's.
+    #[must_use]
     pub fn with_state_override(mut self, state: impl Into<String>) -> Self {
         self.state_override = Some(state.into());
         self
     }
 
     /// Send this `iss` value on redirects (the metadata keeps the real issuer).
+    #[must_use]
     pub fn with_iss_parameter_value(mut self, iss: impl Into<String>) -> Self {
         self.iss_value_override = Some(iss.into());
         self
     }
 
     /// Advertise these `code_challenge_methods_supported` (e.g. none, or `plain`).
+    #[must_use]
     pub fn with_code_challenge_methods<I, S>(mut self, methods: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -278,30 +292,35 @@ impl AuthServerOptions {
     }
 
     /// Leave `iss` out of authorization responses (and the metadata flag).
+    #[must_use]
     pub fn without_iss_parameter(mut self) -> Self {
         self.iss_parameter = false;
         self
     }
 
     /// Issue no refresh tokens: an expired access token then needs a new login.
+    #[must_use]
     pub fn without_refresh_tokens(mut self) -> Self {
         self.refresh_tokens = false;
         self
     }
 
     /// Pre-register a client.
+    #[must_use]
     pub fn with_client(mut self, client: OAuthClient) -> Self {
         self.clients.push(client);
         self
     }
 
     /// Accept ID-JAGs issued by this IdP issuer (see [`crate::FakeIdp::issuer`]).
+    #[must_use]
     pub fn with_trusted_idp(mut self, issuer: impl Into<String>) -> Self {
         self.trusted_idps.push(issuer.into());
         self
     }
 
     /// Bind this address instead of `127.0.0.1:0`.
+    #[must_use]
     pub fn with_bind(mut self, bind: SocketAddr) -> Self {
         self.bind = bind;
         self

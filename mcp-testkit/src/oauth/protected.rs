@@ -76,6 +76,7 @@ impl ProtectedOptions {
     }
 
     /// Set `scopes_supported` of the resource metadata.
+    #[must_use]
     pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -86,18 +87,21 @@ impl ProtectedOptions {
     }
 
     /// Add `scope="<scope>"` to the 401 challenge.
+    #[must_use]
     pub fn with_challenge_scope(mut self, scope: impl Into<String>) -> Self {
         self.challenge_scope = Some(scope.into());
         self
     }
 
     /// Name a different resource in the metadata.
+    #[must_use]
     pub fn with_resource_override(mut self, resource: impl Into<String>) -> Self {
         self.resource_override = Some(resource.into());
         self
     }
 
     /// Require `scope` for calls of `tool`.
+    #[must_use]
     pub fn with_tool_scope(mut self, tool: impl Into<String>, scope: impl Into<String>) -> Self {
         self.tool_scopes.insert(tool.into(), scope.into());
         self
@@ -105,12 +109,14 @@ impl ProtectedOptions {
 
     /// Serve no protected-resource metadata (404) and leave `resource_metadata` out
     /// of challenges.
+    #[must_use]
     pub fn without_resource_metadata(mut self) -> Self {
         self.resource_metadata = false;
         self
     }
 
     /// Accept tokens bound to any resource (or none).
+    #[must_use]
     pub fn without_resource_check(mut self) -> Self {
         self.check_resource = false;
         self
