@@ -159,6 +159,9 @@ impl ConnectionSet {
     }
 
     /// One page of one server's resources.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe.
     pub async fn list_resources_page(
         &self,
         server: &McpServerKey,
@@ -173,6 +176,9 @@ impl ConnectionSet {
     }
 
     /// One page of one server's resource templates.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe.
     pub async fn list_resource_templates_page(
         &self,
         server: &McpServerKey,

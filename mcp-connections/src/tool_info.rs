@@ -21,7 +21,7 @@ pub struct ToolInfo {
     pub tool: Tool,
     /// The server's instructions, used as the namespace description. For
     /// environment-scoped servers with multi-environment exposure it starts with
-    /// "Runs in environment <id>.".
+    /// "Runs in environment `<id>`.".
     pub namespace_description: Option<String>,
 }
 

@@ -199,6 +199,9 @@ impl HttpFakeServer {
     ///
     /// # Errors
     /// [`Error::Io`] when binding fails.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: a server that was bound stops when its task is dropped with the future.
     pub async fn start(scenario: Scenario) -> Result<Self, Error> {
         Self::start_with(scenario, HttpOptions::new()).await
     }
@@ -207,6 +210,9 @@ impl HttpFakeServer {
     ///
     /// # Errors
     /// [`Error::Io`] when binding fails.
+    ///
+    /// # Cancel safety
+    /// As [`HttpFakeServer::start`].
     pub async fn start_with(scenario: Scenario, options: HttpOptions) -> Result<Self, Error> {
         let stop = CancellationToken::new();
         let server =
@@ -315,6 +321,9 @@ impl HttpFakeServer {
 
     /// Stop serving: refuse new connections and reset open ones (like a process
     /// exit), then wait up to [`SHUTDOWN_GRACE`] for the server task.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the server is already told to stop; `Drop` aborts what is left.
     pub async fn shutdown(mut self) {
         self.stop.cancel();
         if let Some(mut task) = self.task.take()
@@ -421,6 +430,9 @@ fn failure_response(failure: &InjectedFailure) -> Response {
 ///
 /// # Errors
 /// Binding, or writing the address or pid file.
+///
+/// # Cancel safety
+/// Meant to be the whole of a process's `main`; dropping it stops the server.
 pub async fn serve_http_process(
     scenario: Scenario,
     bind: SocketAddr,

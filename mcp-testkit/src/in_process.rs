@@ -77,6 +77,9 @@ impl InProcessServer {
     }
 
     /// Stop the server and wait for its task; the client sees the pipe close.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the server is already told to stop.
     pub async fn shutdown(mut self) {
         self.stop.cancel();
         if let Some(task) = self.task.take() {

@@ -64,12 +64,18 @@ pub fn assert_no_process_group(pgid: u32) {
 }
 
 /// Wait until `pid` is gone, up to `timeout`. Returns true when it is gone.
+///
+/// # Cancel safety
+/// Cancel-safe: it only polls.
 pub async fn wait_gone(pid: u32, timeout: Duration) -> bool {
     wait_until(timeout, || !process_alive(pid)).await
 }
 
 /// Wait until no process of group `pgid` is alive, up to `timeout`. Returns true when
 /// the group is empty.
+///
+/// # Cancel safety
+/// Cancel-safe: it only polls.
 pub async fn wait_group_gone(pgid: u32, timeout: Duration) -> bool {
     wait_until(timeout, || process_group_members(pgid).is_empty()).await
 }

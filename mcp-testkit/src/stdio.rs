@@ -21,6 +21,9 @@ pub const GARBAGE_LINE: &str = "this is not JSON-RPC {{{ garbage";
 /// # Errors
 /// Writing the pid file or grandchild pid file, spawning the grandchild, or the rmcp
 /// service failing to start.
+///
+/// # Cancel safety
+/// Meant to be the whole of a process's `main`; dropping it stops serving.
 pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
     let faults = scenario.faults.clone();
     process_startup(&scenario)?;

@@ -169,6 +169,11 @@ impl OAuthCredentials {
 
     /// After a 401 with the token `rejected`: refresh once (unless another task or process
     /// already replaced that token, which is then returned) or `Err(ReloginRequired)`.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: a refresh interrupted before it persisted leaves the old record (a
+    /// rotated refresh token the server already issued may then be lost, and the next use
+    /// asks for a new login).
     pub async fn refresh_after_unauthorized(&self, rejected: &Secret) -> Result<Secret, AuthError> {
         self.refresh(Some(rejected)).await
     }
@@ -230,6 +235,9 @@ impl OAuthCredentials {
     }
 
     /// The status, from the store only (no network).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only reads the store.
     pub async fn status(&self) -> AuthStatus {
         match self.load_record().await {
             Err(_) => AuthStatus::Unknown,
@@ -247,6 +255,9 @@ impl OAuthCredentials {
     }
 
     /// Deletes the stored record.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the record is deleted entirely or not at all.
     pub async fn logout(&self) -> Result<(), AuthError> {
         self.inner
             .store
@@ -273,6 +284,10 @@ impl OAuthCredentials {
     /// Sends an unauthenticated `initialize` to the server and returns the
     /// `WWW-Authenticate` challenge of a 401 (`Some("")` for a 401 without one), or `None`
     /// when the server does not ask for credentials.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: nothing is stored; a session the probe opened may stay open on the
+    /// server until it expires.
     pub async fn probe(&self) -> Result<Option<String>, AuthError> {
         let server = &self.inner.server;
         let http = oauth_http::client(server)?;

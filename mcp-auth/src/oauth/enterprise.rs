@@ -61,6 +61,9 @@ impl EnterpriseIdp {
     }
 
     /// Starts the interactive IdP login; see [`OAuthCredentials::begin_login`].
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: nothing is stored before [`PendingLogin::complete`].
     pub async fn begin_login(&self) -> Result<PendingLogin, AuthError> {
         self.creds
             .begin_id_token_login(
@@ -74,11 +77,17 @@ impl EnterpriseIdp {
     }
 
     /// Logged in (a valid ID token or a refresh token), login required, or re-login required.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only reads the store.
     pub async fn status(&self) -> AuthStatus {
         self.creds.status().await
     }
 
     /// Forgets the enterprise login.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the record is deleted entirely or not at all.
     pub async fn logout(&self) -> Result<(), AuthError> {
         self.creds.logout().await
     }
@@ -86,6 +95,9 @@ impl EnterpriseIdp {
     /// What [`OAuthCredentials::login_enterprise`] needs to authorize one MCP server whose
     /// authorization server knows this host as `client_id`: the ID token while it is valid,
     /// else the IdP refresh token as the exchange's subject.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: an IdP refresh interrupted before it persisted leaves the old record.
     pub async fn grant(&self, client_id: impl Into<String>) -> Result<EnterpriseGrant, AuthError> {
         let record = self
             .creds

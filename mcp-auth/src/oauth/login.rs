@@ -253,12 +253,19 @@ impl OAuthCredentials {
     ///
     /// Scopes: configured scopes, else those discovered (challenge `scope`, else
     /// `scopes_supported`), else none.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: discovery and registration store nothing; the callback server is
+    /// dropped with the future.
     pub async fn begin_login(&self, challenge: Option<&str>) -> Result<PendingLogin, AuthError> {
         self.begin(challenge, ScopeChoice::Auto).await
     }
 
     /// Like [`OAuthCredentials::begin_login`] with explicit scopes (which win over
     /// configured and discovered ones when not empty).
+    ///
+    /// # Cancel safety
+    /// As [`OAuthCredentials::begin_login`].
     pub async fn begin_login_with_scopes(
         &self,
         challenge: Option<&str>,
@@ -416,6 +423,9 @@ impl OAuthCredentials {
     /// scopes and the ones `challenge` asks for, at most
     /// [`MAX_STEP_UP_ATTEMPTS`](super::settings::MAX_STEP_UP_ATTEMPTS) times until
     /// [`OAuthCredentials::reset_step_up`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons the step-up login; the tokens stored before stay.
     pub async fn step_up(&self, agent: &dyn UserAgent, challenge: &str) -> Result<(), AuthError> {
         let server = self.server().clone();
         let base = Url::parse(self.url()).map_err(|_| AuthError::Config {
@@ -465,6 +475,9 @@ impl OAuthCredentials {
 
 /// Logs in: [`OAuthCredentials::begin_login`], hands the URL to `agent`, waits for the
 /// callback and stores the tokens.
+///
+/// # Cancel safety
+/// Dropping the future abandons the login; nothing is stored.
 pub async fn login(
     creds: &OAuthCredentials,
     agent: &dyn UserAgent,

@@ -178,6 +178,10 @@ impl OAuthCredentials {
     }
 
     /// Machine login with the client-credentials grant; stores the token.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the token is stored only once it was issued; dropping the future
+    /// before that stores nothing.
     pub async fn login_client_credentials(
         &self,
         grant: ClientCredentials,
@@ -268,6 +272,10 @@ impl OAuthCredentials {
     /// ID-JAG naming this server's authorization server and resource, redeems it there
     /// (JWT-bearer grant) and stores the access token. `invalid_grant` from either server
     /// means the enterprise login must be redone ([`AuthError::ReloginRequired`]).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the access token is stored only at the end; dropping the future
+    /// before that stores nothing.
     pub async fn login_enterprise(&self, grant: EnterpriseGrant) -> Result<(), AuthError> {
         let server = self.server().clone();
         let resource = self.resource();

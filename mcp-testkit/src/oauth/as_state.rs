@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::common::{Params, random_token, secs};
 use super::options::{AuthServerOptions, OAuthClient};
 
-/// Counters of a [`FakeAuthServer`]. Grant counters count token requests of that grant
+/// Counters of a [`FakeAuthServer`](super::FakeAuthServer). Grant counters count token requests of that grant
 /// type, successful or not; `token_errors` counts the failed ones.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]

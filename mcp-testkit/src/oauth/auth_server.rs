@@ -50,6 +50,9 @@ impl FakeAuthServer {
     ///
     /// # Errors
     /// [`Error::Io`] when binding fails.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: a server that was bound stops when dropped.
     pub async fn start(options: AuthServerOptions) -> Result<Self, Error> {
         let mut slot = None;
         let running = Running::start(
@@ -261,6 +264,9 @@ impl FakeAuthServer {
     }
 
     /// Stop serving and wait up to [`crate::SHUTDOWN_GRACE`] for the server task.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the server is already told to stop.
     pub async fn shutdown(mut self) {
         self.running.shutdown().await;
     }

@@ -268,6 +268,9 @@ impl FakeIdp {
     ///
     /// # Errors
     /// [`Error::Io`] when binding fails.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: a server that was bound stops when dropped.
     pub async fn start(options: IdpOptions) -> Result<Self, Error> {
         let mut slot = None;
         let running = Running::start(
@@ -377,6 +380,9 @@ impl FakeIdp {
     }
 
     /// Stop serving and wait up to [`crate::SHUTDOWN_GRACE`] for the server task.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the server is already told to stop.
     pub async fn shutdown(mut self) {
         self.running.shutdown().await;
     }

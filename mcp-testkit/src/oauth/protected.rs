@@ -213,6 +213,9 @@ impl FakeProtectedMcpServer {
     ///
     /// # Errors
     /// [`Error::Io`] when binding fails.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: a server that was bound stops when dropped.
     pub async fn start(
         scenario: Scenario,
         auth: &FakeAuthServer,
@@ -302,6 +305,9 @@ impl FakeProtectedMcpServer {
     }
 
     /// Stop serving and wait up to [`crate::SHUTDOWN_GRACE`] for the server task.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the server is already told to stop.
     pub async fn shutdown(mut self) {
         self.running.shutdown().await;
     }
