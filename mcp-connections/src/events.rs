@@ -36,6 +36,9 @@ pub enum FailureReason {
     /// The server's configuration cannot be used as given (for example a missing
     /// environment variable it names).
     Config,
+    /// Its start was cancelled (`cancel_startup`, the host's cancellation token, shutdown)
+    /// before it finished.
+    Cancelled,
 }
 
 impl FailureReason {
@@ -57,6 +60,7 @@ impl FailureReason {
             Self::ReloginRequired => "relogin_required",
             Self::Environment => "environment",
             Self::Config => "config",
+            Self::Cancelled => "cancelled",
         }
     }
 }

@@ -33,7 +33,8 @@ pub struct ServerItem<T> {
 pub struct Listing<T> {
     /// Items, grouped by server in key order, each server's items in its order.
     pub items: Vec<ServerItem<T>>,
-    /// Servers whose listing failed, with the error text, sorted by key.
+    /// Servers whose listing failed, or that are not ready (starting, failed, cancelled),
+    /// with the reason, sorted by key.
     pub failures: Vec<(McpServerKey, String)>,
 }
 
@@ -87,7 +88,7 @@ impl ConnectionSet {
         .await;
         let mut listing = Listing {
             items: Vec::new(),
-            failures: Vec::new(),
+            failures: self.unready_failures(),
         };
         for ((key, _), result) in lives.into_iter().zip(results) {
             match result {
@@ -105,7 +106,27 @@ impl ConnectionSet {
                 Err(_) => listing.failures.push((key, "listing timed out".to_owned())),
             }
         }
+        listing.failures.sort_by(|a, b| a.0.cmp(&b.0));
         listing
+    }
+
+    /// A failure entry for every server that is not ready (starting, failed, cancelled or
+    /// disconnected), saying why: a listing never leaves a server out silently.
+    fn unready_failures(&self) -> Vec<(McpServerKey, String)> {
+        self.inner
+            .slots
+            .iter()
+            .filter_map(|(key, slot)| {
+                let state = slot.current();
+                match &state {
+                    SlotState::Ready(live) if live.is_alive() => None,
+                    SlotState::Ready(_) => {
+                        Some((key.clone(), "not ready: the connection was lost".to_owned()))
+                    }
+                    _ => Some((key.clone(), format!("not ready: {}", state.describe(key)))),
+                }
+            })
+            .collect()
     }
 
     /// Every resource of every ready server (all pages, concurrently). A failing server is

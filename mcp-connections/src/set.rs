@@ -273,7 +273,10 @@ impl ConnectionSet {
                 SlotState::Failed(f) => failures.push((key.clone(), f)),
                 SlotState::Cancelled | SlotState::Starting => failures.push((
                     key.clone(),
-                    StartupFailure::new(FailureReason::Timeout, "startup was cancelled"),
+                    StartupFailure::new(
+                        FailureReason::Cancelled,
+                        format!("MCP server `{key}`: startup was cancelled"),
+                    ),
                 )),
             }
         }

@@ -47,7 +47,14 @@ pub(crate) async fn call(
                 () = server.stop.cancelled() => Err(cancelled(tool)),
             }
         }
-        Behavior::Progress { steps } => progress(*steps, &request, &context).await,
+        Behavior::Progress { steps } => progress(*steps, 0, &request, &context).await,
+        Behavior::SlowProgress { steps, interval_ms } => {
+            tokio::select! {
+                r = progress(*steps, *interval_ms, &request, &context) => r,
+                () = server.stop.cancelled() => Err(cancelled(tool)),
+                () = context.ct.cancelled() => Err(cancelled(tool)),
+            }
+        }
         Behavior::ElicitForm { message, schema } => {
             let params = json!({"mode": "form", "message": message, "requestedSchema": schema});
             elicit(&context, params).await
@@ -119,6 +126,7 @@ fn cancelled(tool: &ToolSpec) -> McpError {
 
 async fn progress(
     steps: u32,
+    interval_ms: u64,
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
@@ -129,6 +137,9 @@ async fn progress(
         .or_else(|| context.meta.get_progress_token());
     if let Some(token) = &token {
         for step in 1..=steps {
+            if interval_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(interval_ms)).await;
+            }
             let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
                 .with_total(f64::from(steps));
             context

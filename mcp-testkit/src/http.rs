@@ -180,7 +180,12 @@ struct Control {
     unknown_session: UnknownSession,
     /// Session ids this server handed out (for [`UnknownSession::BadRequest`]).
     sessions: Mutex<std::collections::HashSet<String>>,
+    /// Headers of the requests so far (at most [`MAX_RECORDED_HEADERS`]).
+    headers: Mutex<Vec<http::HeaderMap>>,
 }
+
+/// How many requests' headers [`HttpFakeServer::header_values`] remembers.
+pub const MAX_RECORDED_HEADERS: usize = 1000;
 
 /// A fake MCP server on streamable HTTP, bound to loopback.
 ///
@@ -304,6 +309,16 @@ impl HttpFakeServer {
         *lock(&self.control.counters)
     }
 
+    /// The values of header `name` on every HTTP request so far (the first
+    /// [`MAX_RECORDED_HEADERS`] requests), in arrival order; requests without it add none.
+    pub fn header_values(&self, name: &str) -> Vec<String> {
+        lock(&self.control.headers)
+            .iter()
+            .flat_map(|h| h.get_all(name).iter().cloned().collect::<Vec<_>>())
+            .filter_map(|v| v.to_str().ok().map(str::to_owned))
+            .collect()
+    }
+
     /// MCP requests served so far (all sessions), in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.server.requests()
@@ -355,6 +370,12 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
             http::Method::GET => c.get += 1,
             http::Method::DELETE => c.delete += 1,
             _ => {}
+        }
+    }
+    {
+        let mut seen = lock(&control.headers);
+        if seen.len() < MAX_RECORDED_HEADERS {
+            seen.push(request.headers().clone());
         }
     }
     let injected = lock(&control.failures).pop_front();

@@ -304,8 +304,9 @@ pub use bin_path::{
 };
 pub use error::Error;
 pub use http::{
-    DEFAULT_WWW_AUTHENTICATE, HttpCounters, HttpFakeServer, HttpOptions, InjectedFailure, MCP_PATH,
-    SHUTDOWN_GRACE, UNKNOWN_SESSION_BAD_REQUEST_BODY, UnknownSession, serve_http_process,
+    DEFAULT_WWW_AUTHENTICATE, HttpCounters, HttpFakeServer, HttpOptions, InjectedFailure,
+    MAX_RECORDED_HEADERS, MCP_PATH, SHUTDOWN_GRACE, UNKNOWN_SESSION_BAD_REQUEST_BODY,
+    UnknownSession, serve_http_process,
 };
 pub use in_process::{DUPLEX_BUFFER, InProcessServer};
 pub use oauth::{

@@ -424,6 +424,14 @@ pub enum Behavior {
         /// Number of notifications.
         steps: u32,
     },
+    /// Like [`Behavior::Progress`], with `interval_ms` milliseconds before each notification
+    /// (a slow tool that keeps reporting; cancellation ends it early).
+    SlowProgress {
+        /// Number of notifications.
+        steps: u32,
+        /// Milliseconds before each notification.
+        interval_ms: u64,
+    },
     /// Send a form-mode `elicitation/create` and return the client's answer as structured
     /// content `{"action": "...", "content": {...}}`.
     ElicitForm {
@@ -485,6 +493,7 @@ impl Behavior {
             Self::Sleep { .. } => "sleep",
             Self::Barrier { .. } => "barrier",
             Self::Progress { .. } => "progress",
+            Self::SlowProgress { .. } => "slow_progress",
             Self::ElicitForm { .. } => "elicit_form",
             Self::ElicitUrl { .. } => "elicit_url",
             Self::ElicitRaw { .. } => "elicit_raw",

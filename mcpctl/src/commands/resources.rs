@@ -22,12 +22,20 @@ pub(crate) async fn run(
         .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
         .await;
     let required_failed = super::warn_unready(&relevant);
-    let resources = rows(session.set.list_resources().await, only.as_ref(), "uri");
-    let templates = rows(
+    // Servers that are not ready were just reported; the listings name them too.
+    let unready: Vec<McpServerKey> = relevant
+        .iter()
+        .filter(|s| !matches!(s.state, mcp_connections::ServerState::Ready { .. }))
+        .map(|s| s.key.clone())
+        .collect();
+    let mut resources = rows(session.set.list_resources().await, only.as_ref(), "uri");
+    let mut templates = rows(
         session.set.list_resource_templates().await,
         only.as_ref(),
         "uriTemplate",
     );
+    resources.failures.retain(|(k, _)| !unready.contains(k));
+    templates.failures.retain(|(k, _)| !unready.contains(k));
     for (server, error) in resources.failures.iter().chain(&templates.failures) {
         crate::render::warn(&format!(
             "listing the resources of server `{server}` failed: {error}"
