@@ -6,6 +6,7 @@ mod exit;
 mod group;
 mod line_reader;
 mod process;
+mod reaper;
 mod spawn;
 mod spec;
 mod stderr;

@@ -11,6 +11,7 @@ use super::env::child_env;
 use super::error::LaunchError;
 use super::group::{GroupSignal, ProcessGroup};
 use super::process::StdioProcess;
+use super::reaper::Registration;
 use super::spec::LaunchSpec;
 
 /// Starts the server described by `spec` and returns its running process.
@@ -69,6 +70,8 @@ pub(crate) struct SpawnedChild {
     child: Option<Child>,
     pub(crate) pid: u32,
     pub(crate) group: Option<ProcessGroup>,
+    /// The group's registration with the reaper (see `reaper.rs`).
+    pub(crate) registration: Option<Arc<Registration>>,
 }
 
 impl SpawnedChild {
@@ -84,6 +87,9 @@ impl Drop for SpawnedChild {
             && let Some(group) = self.group
         {
             group.signal(GroupSignal::Kill);
+            if let Some(registration) = &self.registration {
+                registration.release();
+            }
         }
     }
 }
@@ -117,10 +123,12 @@ fn spawn_child(spec: &LaunchSpec) -> Result<SpawnedChild, LaunchError> {
             source: io::Error::other("the process exited before its id could be read"),
         });
     };
+    let group = ProcessGroup::led_by(pid);
     Ok(SpawnedChild {
         child: Some(child),
         pid,
-        group: ProcessGroup::led_by(pid),
+        group,
+        registration: group.map(|group| Arc::new(Registration::new(group))),
     })
 }
 
