@@ -20,6 +20,10 @@ use super::spec::LaunchSpec;
 /// [`ALLOWED_HOST_ENV`](crate::ALLOWED_HOST_ENV)), its own process group, piped
 /// stdin/stdout/stderr, and runs behind the spec's wrapper if any.
 ///
+/// If the host dies without dropping the process (SIGKILL, a crash), the launcher's
+/// reaper helper (one `/bin/sh` per host, started by the first launch) SIGKILLs the
+/// server's whole process group as soon as the host is gone.
+///
 /// `fork`/`exec` (and the checks before it) run on tokio's blocking pool, so a slow
 /// spawn never stalls other tasks. Tokio's own `Command` is used there (inside the
 /// runtime context) so the exit is then awaited with tokio's SIGCHLD-driven reaper
