@@ -23,14 +23,18 @@ use pretty_assertions::assert_eq;
 /// Set in the environment of the re-executed host: the directory for its pid files.
 const HOST_DIR: &str = "MCP_POOL_TEST_HOST_DIR";
 
+/// Set (to anything) in the host's environment: it launches only the direct server
+/// and then kills its own reaper helper, leaving the parent-death signal alone.
+const HOST_WITHOUT_REAPER: &str = "MCP_POOL_TEST_HOST_WITHOUT_REAPER";
+
 /// The bound the fault suite sets for a killed host's servers.
 const ORPHAN_BOUND: Duration = Duration::from_secs(2);
 
 /// How long the host may take to start its servers on a loaded machine.
 const HOST_START: Duration = Duration::from_secs(30);
 
-/// The body of the host process that [`a_sigkilled_host_leaves_no_server_behind`]
-/// starts. Run directly (no [`HOST_DIR`]) it returns at once.
+/// The body of the host process the other tests start. Run directly (no
+/// [`HOST_DIR`]) it returns at once.
 #[test]
 fn host_process() {
     let Some(dir) = std::env::var_os(HOST_DIR) else {
@@ -60,11 +64,22 @@ fn host_process() {
             ])
             .with_label("wrapped");
         let direct = launch(direct).await.unwrap();
+        if std::env::var_os(HOST_WITHOUT_REAPER).is_some() {
+            for helper in children_of(std::process::id())
+                .into_iter()
+                .filter(|pid| is_reaper(*pid))
+            {
+                kill_process(helper);
+                assert!(wait_gone(helper, GONE).await);
+            }
+            std::fs::write(dir.join("leaders"), format!("{}\n", direct.pid())).unwrap();
+            return (direct, None);
+        }
         let wrapped = launch(wrapped).await.unwrap();
         let leaders = format!("{} {}\n", direct.pid(), wrapped.pid());
         std::fs::write(dir.join("leaders.tmp"), leaders).unwrap();
         std::fs::rename(dir.join("leaders.tmp"), dir.join("leaders")).unwrap();
-        (direct, wrapped)
+        (direct, Some(wrapped))
     });
     // Keep everything alive until the test kills this process.
     let _keep = (runtime, servers);
@@ -144,6 +159,48 @@ async fn a_sigkilled_host_leaves_no_server_behind() {
     }
 }
 
+/// The parent-death signal alone (Linux): the reaper is gone, yet the leader, which
+/// ignores SIGTERM and stdin's end, dies with the host. (Its grandchild is out of the
+/// signal's reach: that is the reaper's job.)
+#[tokio::test]
+async fn without_its_reaper_a_sigkilled_host_still_takes_the_leader_along() {
+    let dir = tempfile::tempdir().unwrap();
+    fake_bin();
+    let mut host = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "host_process", "--nocapture", "--test-threads=1"])
+        .env(HOST_DIR, dir.path())
+        .env(HOST_WITHOUT_REAPER, "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut cleanup = Cleanup::default();
+    cleanup.pids.push(host.id());
+    let leader: u32 = wait_file(&dir.path().join("leaders"))
+        .await
+        .trim()
+        .parse()
+        .unwrap();
+    cleanup.groups.push(leader);
+    let server = pid_in(&dir.path().join("direct.pid")).await;
+    let grandchild = pid_in(&dir.path().join("direct-grandchild.pid")).await;
+    cleanup.pids.push(grandchild);
+    assert_eq!(server, leader);
+    assert!(children_of(host.id()).iter().all(|pid| !is_reaper(*pid)));
+
+    host.kill().unwrap();
+    let killed = Instant::now();
+    host.wait().unwrap();
+    assert!(
+        wait_gone(leader, ORPHAN_BOUND.saturating_sub(killed.elapsed())).await,
+        "the leader outlived its host"
+    );
+    assert!(process_alive(grandchild), "nothing should reach it here");
+    kill_process(grandchild);
+    assert!(wait_gone(grandchild, GONE).await);
+    mcp_testkit::assert_no_process_group(leader);
+}
+
 #[test]
 fn servers_outlive_idle_blocking_threads_while_the_host_lives() {
     const KEEP_ALIVE: Duration = Duration::from_millis(20);
@@ -193,6 +250,15 @@ async fn pid_in(path: &Path) -> u32 {
         assert!(Instant::now() < deadline, "no pid in {}", path.display());
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// Whether `pid` is a reaper helper (its `$0` names it).
+fn is_reaper(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+        cmdline
+            .split(|b| *b == 0)
+            .any(|arg| arg == b"mcp-pool-reaper")
+    })
 }
 
 /// Live children of `parent`, from `/proc/<pid>/stat`.

@@ -11,15 +11,16 @@
 //! `+ PGID` when a server's group starts and `- PGID` when it is known to be gone.
 //! When the host dies, however it dies, the pipe reaches end-of-file and the helper
 //! sends SIGKILL to every group still registered, then exits. That covers the whole
-//! group (wrappers like `npx` or `sh -c`, and their grandchildren), which a
-//! parent-death signal (`PR_SET_PDEATHSIG`, Linux only) could not: it reaches only
-//! the direct child, and it fires when the spawning *thread* exits. The helper uses
-//! nothing but POSIX (pipes, `read`, `kill -9 -PGID`), so it works on macOS too.
+//! group (wrappers like `npx` or `sh -c`, and their grandchildren), which the Linux
+//! parent-death signal (`parent_death.rs`) cannot: it reaches only the direct child.
+//! The helper uses nothing but POSIX (pipes, `read`, `kill -9 -PGID`), so it works on
+//! macOS too, where it is the only line of defence.
 //!
 //! Limits, stated plainly: a process that leaves the group (`setsid`, `setpgid`) is
 //! not followed; a host SIGKILLed in the microseconds between `fork` and the `+ PGID`
-//! line leaves that one server behind; and if the helper itself is killed, groups
-//! started before the next launch are unprotected until that launch restarts it.
+//! line leaves that server to the parent-death signal (Linux); and if the helper
+//! itself is killed, groups started before the next launch (which restarts it) have
+//! only that signal, which spares their wrappers' children.
 //!
 //! Unregistering happens only once a group is known to be gone (or doomed by a
 //! SIGKILL already sent), so a registered number is normally still reserved by a

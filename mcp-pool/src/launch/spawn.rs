@@ -22,12 +22,15 @@ use super::spec::LaunchSpec;
 ///
 /// If the host dies without dropping the process (SIGKILL, a crash), the launcher's
 /// reaper helper (one `/bin/sh` per host, started by the first launch) SIGKILLs the
-/// server's whole process group as soon as the host is gone.
+/// server's whole process group as soon as the host is gone; on Linux the leader
+/// also has SIGKILL as its parent-death signal.
 ///
-/// `fork`/`exec` (and the checks before it) run on tokio's blocking pool, so a slow
-/// spawn never stalls other tasks. Tokio's own `Command` is used there (inside the
-/// runtime context) so the exit is then awaited with tokio's SIGCHLD-driven reaper
-/// rather than a thread blocked in `waitpid` per server.
+/// `fork`/`exec` (and the checks before it) run on one dedicated spawner thread that
+/// lives as long as the process, so a slow spawn never stalls the executor, and on
+/// Linux the leader gets SIGKILL as a parent-death signal (tied to the spawning
+/// thread, hence the one long-lived thread). Tokio's own `Command` is used there
+/// (inside the runtime context) so the exit is then awaited with tokio's
+/// SIGCHLD-driven reaper rather than a thread blocked in `waitpid` per server.
 ///
 /// Must be called within a tokio runtime (multi-thread or current-thread) with the
 /// IO and time drivers enabled.
@@ -55,15 +58,15 @@ pub async fn launch(spec: LaunchSpec) -> Result<StdioProcess, LaunchError> {
     }
     let runtime = tokio::runtime::Handle::current();
     let job_spec = spec.clone();
-    let spawned = tokio::task::spawn_blocking(move || {
+    let spawned = super::spawner::run(move || {
         let _runtime = runtime.enter();
         spawn_child(&job_spec)
     })
     .await
-    .map_err(|join| LaunchError::Spawn {
+    .map_err(|source| LaunchError::Spawn {
         server: label.clone(),
         command: spec.spawned_program().to_owned(),
-        source: io::Error::other(join.to_string()),
+        source,
     })??;
     Ok(StdioProcess::start(&spec, spawned))
 }
@@ -98,7 +101,7 @@ impl Drop for SpawnedChild {
     }
 }
 
-/// Runs on a blocking thread, inside the runtime context.
+/// Runs on the spawner thread, inside the runtime context.
 fn spawn_child(spec: &LaunchSpec) -> Result<SpawnedChild, LaunchError> {
     let server = spec.label();
     let command = spec.spawned_program();
@@ -119,6 +122,8 @@ fn spawn_child(spec: &LaunchSpec) -> Result<SpawnedChild, LaunchError> {
     if let Some(cwd) = spec.cwd() {
         cmd.current_dir(cwd);
     }
+    #[cfg(target_os = "linux")]
+    super::parent_death::kill_child_with_host(&mut cmd);
     let child = cmd.spawn().map_err(|err| classify(spec, err))?;
     let Some(pid) = child.id() else {
         return Err(LaunchError::Spawn {
