@@ -4,7 +4,8 @@
 //!   allow-list, its own process group, a bounded stdout line reader for rmcp,
 //!   stderr into `tracing` and a [`StderrTail`], and an escalating
 //!   [`StdioProcess::shutdown`] that leaves no grandchild behind. It is the only
-//!   place in the workspace that spawns processes (Unix only).
+//!   place in the workspace that spawns processes (Unix only). If the host itself
+//!   dies (even by SIGKILL), a small helper process kills every server's group.
 //! - [`Pool`] shares one connection per key among many [`Lease`]s: single-flight
 //!   starts, generations ([`Pool::replace`]), idle keep-alive, crash-loop backoff,
 //!   counters ([`Pool::stats`]). It is generic over the key and the

@@ -24,6 +24,11 @@ impl ProcessGroup {
         i32::try_from(pid).ok().filter(|p| *p > 1).map(Self)
     }
 
+    /// The group id (the leader's pid).
+    pub(crate) fn id(self) -> i32 {
+        self.0
+    }
+
     /// Sends `signal` to every process in the group. Returns `false` when the group
     /// no longer exists.
     pub(crate) fn signal(self, signal: GroupSignal) -> bool {

@@ -5,8 +5,12 @@ mod error;
 mod exit;
 mod group;
 mod line_reader;
+#[cfg(target_os = "linux")]
+mod parent_death;
 mod process;
+mod reaper;
 mod spawn;
+mod spawner;
 mod spec;
 mod stderr;
 

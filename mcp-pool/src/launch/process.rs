@@ -16,6 +16,7 @@ use tracing::Instrument;
 use super::exit::{ExitWatcher, ProcessExit};
 use super::group::{GroupSignal, ProcessGroup};
 use super::line_reader::BoundedLineReader;
+use super::reaper::Registration;
 use super::spawn::{SpawnedChild, shared_label};
 use super::spec::LaunchSpec;
 use super::stderr::{StderrTail, pump_stderr};
@@ -53,6 +54,8 @@ pub struct StdioProcess {
     label: Arc<str>,
     pid: u32,
     group: Option<ProcessGroup>,
+    /// Keeps the group on the reaper's list (killed if the host dies) until it is gone.
+    registration: Option<Arc<Registration>>,
     transport: Option<StdioTransport>,
     stdin: Weak<Mutex<Option<ChildStdin>>>,
     stderr_tail: StderrTail,
@@ -72,6 +75,7 @@ impl StdioProcess {
         let label = shared_label(spec);
         let pid = spawned.pid;
         let group = spawned.group;
+        let registration = spawned.registration.clone();
         let (exit_tx, exit) = ExitWatcher::channel();
         let (tail_lines, tail_bytes) = spec.stderr_tail_limits();
         let stderr_tail = StderrTail::new(tail_lines, tail_bytes);
@@ -105,7 +109,10 @@ impl StdioProcess {
                 );
             }
             // Owns the child until it exits (the group is killed on drop/shutdown,
-            // so the task ends); it reaps the leader and publishes the exit.
+            // so the task ends); it reaps the leader and publishes the exit. Once the
+            // leader is reaped its pid may be reused, so an empty group leaves the
+            // reaper's list right away.
+            let reaped = registration.clone();
             tokio::spawn(
                 async move {
                     let exit = match child.wait().await {
@@ -113,6 +120,11 @@ impl StdioProcess {
                         Err(err) => ProcessExit::Unknown(err.to_string()),
                     };
                     tracing::debug!(%exit, "server process exited");
+                    if let Some(reaped) = reaped
+                        && !group.is_some_and(ProcessGroup::has_live_members)
+                    {
+                        reaped.release();
+                    }
                     exit_tx.send_replace(Some(exit));
                 }
                 .instrument(span.clone()),
@@ -125,6 +137,7 @@ impl StdioProcess {
             label,
             pid,
             group,
+            registration,
             transport,
             stdin: stdin_weak,
             stderr_tail,
@@ -223,6 +236,7 @@ impl StdioProcess {
             }
             self.group_gone.store(gone, Ordering::Release);
             if gone {
+                self.release_registration();
                 // Every writer is gone: let the stderr reader catch up so the tail is
                 // complete when shutdown returns.
                 let _ = tokio::time::timeout(STDERR_DRAIN, self.stderr_tail.wait_closed()).await;
@@ -238,6 +252,12 @@ impl StdioProcess {
     fn signal(&self, signal: GroupSignal) {
         if let Some(group) = self.group {
             group.signal(signal);
+        }
+    }
+
+    fn release_registration(&self) {
+        if let Some(registration) = &self.registration {
+            registration.release();
         }
     }
 
@@ -262,14 +282,14 @@ impl StdioProcess {
 impl Drop for StdioProcess {
     fn drop(&mut self) {
         self.stop_stderr.cancel();
-        if self.group_gone.load(Ordering::Acquire) {
-            return;
-        }
-        if let Some(group) = self.group
+        if !self.group_gone.load(Ordering::Acquire)
+            && let Some(group) = self.group
             && group.signal(GroupSignal::Kill)
         {
             tracing::debug!(server = %self.label, pid = self.pid, "killed process group on drop");
         }
+        // Gone, or doomed by the SIGKILL just sent: the reaper can forget it.
+        self.release_registration();
     }
 }
 

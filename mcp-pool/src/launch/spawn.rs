@@ -11,6 +11,7 @@ use super::env::child_env;
 use super::error::LaunchError;
 use super::group::{GroupSignal, ProcessGroup};
 use super::process::StdioProcess;
+use super::reaper::Registration;
 use super::spec::LaunchSpec;
 
 /// Starts the server described by `spec` and returns its running process.
@@ -19,10 +20,17 @@ use super::spec::LaunchSpec;
 /// [`ALLOWED_HOST_ENV`](crate::ALLOWED_HOST_ENV)), its own process group, piped
 /// stdin/stdout/stderr, and runs behind the spec's wrapper if any.
 ///
-/// `fork`/`exec` (and the checks before it) run on tokio's blocking pool, so a slow
-/// spawn never stalls other tasks. Tokio's own `Command` is used there (inside the
-/// runtime context) so the exit is then awaited with tokio's SIGCHLD-driven reaper
-/// rather than a thread blocked in `waitpid` per server.
+/// If the host dies without dropping the process (SIGKILL, a crash), the launcher's
+/// reaper helper (one `/bin/sh` per host, started by the first launch) SIGKILLs the
+/// server's whole process group as soon as the host is gone; on Linux the leader
+/// also has SIGKILL as its parent-death signal.
+///
+/// `fork`/`exec` (and the checks before it) run on one dedicated spawner thread that
+/// lives as long as the process, so a slow spawn never stalls the executor, and on
+/// Linux the leader gets SIGKILL as a parent-death signal (tied to the spawning
+/// thread, hence the one long-lived thread). Tokio's own `Command` is used there
+/// (inside the runtime context) so the exit is then awaited with tokio's
+/// SIGCHLD-driven reaper rather than a thread blocked in `waitpid` per server.
 ///
 /// Must be called within a tokio runtime (multi-thread or current-thread) with the
 /// IO and time drivers enabled.
@@ -50,15 +58,15 @@ pub async fn launch(spec: LaunchSpec) -> Result<StdioProcess, LaunchError> {
     }
     let runtime = tokio::runtime::Handle::current();
     let job_spec = spec.clone();
-    let spawned = tokio::task::spawn_blocking(move || {
+    let spawned = super::spawner::run(move || {
         let _runtime = runtime.enter();
         spawn_child(&job_spec)
     })
     .await
-    .map_err(|join| LaunchError::Spawn {
+    .map_err(|source| LaunchError::Spawn {
         server: label.clone(),
         command: spec.spawned_program().to_owned(),
-        source: io::Error::other(join.to_string()),
+        source,
     })??;
     Ok(StdioProcess::start(&spec, spawned))
 }
@@ -69,6 +77,8 @@ pub(crate) struct SpawnedChild {
     child: Option<Child>,
     pub(crate) pid: u32,
     pub(crate) group: Option<ProcessGroup>,
+    /// The group's registration with the reaper (see `reaper.rs`).
+    pub(crate) registration: Option<Arc<Registration>>,
 }
 
 impl SpawnedChild {
@@ -84,11 +94,14 @@ impl Drop for SpawnedChild {
             && let Some(group) = self.group
         {
             group.signal(GroupSignal::Kill);
+            if let Some(registration) = &self.registration {
+                registration.release();
+            }
         }
     }
 }
 
-/// Runs on a blocking thread, inside the runtime context.
+/// Runs on the spawner thread, inside the runtime context.
 fn spawn_child(spec: &LaunchSpec) -> Result<SpawnedChild, LaunchError> {
     let server = spec.label();
     let command = spec.spawned_program();
@@ -109,6 +122,8 @@ fn spawn_child(spec: &LaunchSpec) -> Result<SpawnedChild, LaunchError> {
     if let Some(cwd) = spec.cwd() {
         cmd.current_dir(cwd);
     }
+    #[cfg(target_os = "linux")]
+    super::parent_death::kill_child_with_host(&mut cmd);
     let child = cmd.spawn().map_err(|err| classify(spec, err))?;
     let Some(pid) = child.id() else {
         return Err(LaunchError::Spawn {
@@ -117,10 +132,12 @@ fn spawn_child(spec: &LaunchSpec) -> Result<SpawnedChild, LaunchError> {
             source: io::Error::other("the process exited before its id could be read"),
         });
     };
+    let group = ProcessGroup::led_by(pid);
     Ok(SpawnedChild {
         child: Some(child),
         pid,
-        group: ProcessGroup::led_by(pid),
+        group,
+        registration: group.map(|group| Arc::new(Registration::new(group))),
     })
 }
 
