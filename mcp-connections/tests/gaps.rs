@@ -92,7 +92,7 @@ async fn url_mode_elicitation_reaches_the_host_through_the_set() {
         .await
         .unwrap();
     assert_eq!(result.structured_content, Some(json!({"action": "accept"})));
-    let seen = handler.seen.lock().unwrap();
+    let seen: Vec<ElicitationRequest> = std::mem::take(&mut *handler.seen.lock().unwrap());
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].server, key("pay"));
     assert_eq!(seen[0].message(), "Confirm the payment");
@@ -108,7 +108,6 @@ async fn url_mode_elicitation_reaches_the_host_through_the_set() {
         other => panic!("not URL mode: {other:?}"),
     }
     assert_ne!(seen[0].id, "el-42", "the host's id is the set's own");
-    drop(seen);
     set.shutdown().await;
     fx.assert_no_processes().await;
 }

@@ -3,6 +3,11 @@
 //!
 //! The host is this test binary run again (`host_process` with [`HOST_DIR`] set):
 //! it launches its servers, writes their pids, and waits to be killed.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the host under test, reference servers, signals)"
+)]
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
