@@ -22,6 +22,30 @@ pub(crate) fn synthesize(schema: &Map<String, Value>) -> Value {
     Value::Object(args)
 }
 
+/// For a tool that echoes a schema (its only required input is an object named `schema`,
+/// like the suite's `json_schema_echo`), the input schema of the first other tool, as the
+/// connection set listed it.
+pub(crate) fn echo_schema_of(
+    tools: &[mcp_connections::ToolInfo],
+    tool: &mcp_connections::ToolInfo,
+) -> Option<Value> {
+    let props = tool.tool.input_schema.get("properties")?.as_object()?;
+    let is_schema_echo = props.len() == 1
+        && props
+            .get("schema")
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str)
+            == Some("object")
+        && tool.raw_name().contains("echo");
+    if !is_schema_echo {
+        return None;
+    }
+    tools
+        .iter()
+        .find(|other| other.raw_name() != tool.raw_name())
+        .map(|other| Value::Object((*other.tool.input_schema).clone()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

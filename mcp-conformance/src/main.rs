@@ -132,8 +132,14 @@ async fn run(url: String) -> Result<(), BoxError> {
         // request's own stream (the suite's elicitation scenario does) drop them while that
         // stream is not open yet, so give it a moment before the first call.
         tokio::time::sleep(GET_STREAM_GRACE).await;
-        for tool in set.tools().await {
-            let arguments = args::synthesize(&tool.tool.input_schema);
+        let tools = set.tools().await;
+        for tool in &tools {
+            let arguments = match args::echo_schema_of(&tools, tool) {
+                // A schema-echo tool gets another tool's input schema exactly as listed, so
+                // the server can check that nothing in the client dropped a keyword.
+                Some(schema) => serde_json::json!({ "schema": schema }),
+                None => args::synthesize(&tool.tool.input_schema),
+            };
             let result = set
                 .call_tool(&key, tool.raw_name(), Some(arguments), CallOptions::new())
                 .await?;
