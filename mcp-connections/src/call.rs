@@ -182,6 +182,8 @@ impl ConnectionSet {
         );
         let mut rx = handle.rx;
         let mut elicitations = live.shared.elicitations();
+        let mut reply_faults = live.shared.reply_faults();
+        reply_faults.mark_unchanged();
         let mut deadline = deadline;
         let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
         let outcome = loop {
@@ -201,6 +203,17 @@ impl ConnectionSet {
                         server: server.clone(),
                         tool: tool.to_owned(),
                         after: timeout,
+                    });
+                }
+                Ok(()) = reply_faults.changed() => {
+                    let what = reply_faults.borrow_and_update().1.clone();
+                    // The guard stays armed: the server is told the call is cancelled.
+                    return Err(Error::Protocol {
+                        server: server.clone(),
+                        operation,
+                        detail: format!(
+                            "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
+                        ),
                     });
                 }
                 Some(()) = tick_rx.recv() => {

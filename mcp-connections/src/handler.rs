@@ -49,6 +49,9 @@ pub(crate) struct ConnectionShared {
     pending_elicitations: watch::Sender<usize>,
     /// Signalled on `notifications/tools/list_changed`.
     pub(crate) tools_changed: Notify,
+    /// Counts unreadable replies (stdio), with what was wrong with the last one; calls
+    /// pending when it changes fail as a protocol error.
+    reply_faults: watch::Sender<(u64, String)>,
 }
 
 pub(crate) struct ProgressSink {
@@ -80,6 +83,7 @@ impl ConnectionShared {
             elicitation,
             progress: Mutex::new(HashMap::new()),
             pending_elicitations: watch::channel(0).0,
+            reply_faults: watch::channel((0, String::new())).0,
             tools_changed: Notify::new(),
         })
     }
@@ -97,6 +101,20 @@ impl ConnectionShared {
             shared: Arc::clone(self),
             token,
         }
+    }
+
+    /// Records an unreadable line from the server (see `reply_check`).
+    pub(crate) fn report_reply_fault(&self, what: String) {
+        tracing::warn!(server = %self.key, problem = %what, "the server sent a line that cannot be read");
+        self.reply_faults.send_modify(|(count, last)| {
+            *count += 1;
+            *last = what;
+        });
+    }
+
+    /// A receiver of unreadable-reply reports (count, what was wrong with the last one).
+    pub(crate) fn reply_faults(&self) -> watch::Receiver<(u64, String)> {
+        self.reply_faults.subscribe()
     }
 
     /// A receiver of the number of pending elicitations on this connection.

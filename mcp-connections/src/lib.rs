@@ -54,6 +54,7 @@ mod inner;
 mod oauth;
 mod options;
 mod paginate;
+mod reply_check;
 mod resources;
 mod set;
 mod slot;

@@ -123,7 +123,15 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             // Err((detail, broke_protocol)): a protocol violation is reported as such even
             // though the process exits afterwards (its stdin is closed on the way out).
             let work = async {
-                let service = match rmcp::ServiceExt::serve(handler, transport).await {
+                // Unreadable replies fail the calls pending on this connection at once.
+                let (stdout, stdin) = transport;
+                let fault_shared = Arc::clone(&shared);
+                let stdout = crate::reply_check::ReplyCheck::new(
+                    stdout,
+                    mcp_pool::DEFAULT_MAX_LINE_BYTES,
+                    Arc::new(move |what| fault_shared.report_reply_fault(what)),
+                );
+                let service = match rmcp::ServiceExt::serve(handler, (stdout, stdin)).await {
                     Ok(s) => s,
                     Err(e) => {
                         return Err((

@@ -96,6 +96,22 @@ pub(crate) async fn call(
         Behavior::Large { bytes } => Ok(CallToolResult::success(vec![ContentBlock::text(
             "x".repeat(*bytes),
         )])),
+        Behavior::BrokenReply { fault } => {
+            if matches!(server.crash, CrashMode::ExitProcess) {
+                let id = serde_json::to_string(&context.id).unwrap_or_else(|_| "0".to_owned());
+                let mut line = fault.line(&id);
+                line.push(b'\n');
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(&line);
+                let _ = out.flush();
+            }
+            // Never a proper answer: the client must not wait for one.
+            tokio::select! {
+                () = context.ct.cancelled() => Err(cancelled(tool)),
+                () = server.stop.cancelled() => Err(cancelled(tool)),
+            }
+        }
         Behavior::ReportEnv => {
             let env: BTreeMap<String, String> = std::env::vars_os()
                 .map(|(k, v)| {

@@ -327,8 +327,8 @@ pub use process::{
 };
 pub use record::RecordedRequest;
 pub use scenario::{
-    Behavior, CapabilityFlags, DEFAULT_VERSION, Faults, PromptSpec, Recording, ResourceSpec,
-    ResourceTemplateSpec, Scenario, ServerInfoSpec, ToolSpec,
+    Behavior, CapabilityFlags, DEFAULT_VERSION, Faults, PromptSpec, Recording, ReplyFault,
+    ResourceSpec, ResourceTemplateSpec, Scenario, ServerInfoSpec, ToolSpec,
 };
 pub use server::FakeServer;
 pub use stdio::{GARBAGE_LINE, serve_stdio};

@@ -481,6 +481,56 @@ pub enum Behavior {
     /// Return `{"env": {NAME: VALUE, ...}, "cwd": "..."}` of the server process as
     /// structured content (for launcher tests).
     ReportEnv,
+    /// Answer the call with a reply the client cannot read, written straight to stdout
+    /// with the call's id, then never answer properly (until cancelled). Binary (stdio)
+    /// runner only; elsewhere the call just waits.
+    BrokenReply {
+        /// What is wrong with the reply.
+        fault: ReplyFault,
+    },
+}
+
+/// What [`Behavior::BrokenReply`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ReplyFault {
+    /// A response with both `result` and `error`.
+    ResultAndError,
+    /// A response nested deeper than JSON parsers accept (1,000 levels).
+    TooDeep,
+    /// A response with bytes that are not UTF-8.
+    InvalidUtf8,
+    /// A line that is not JSON at all.
+    NotJson,
+}
+
+impl ReplyFault {
+    /// The line (without the newline) answering request `id` (its JSON text).
+    pub fn line(self, id: &str) -> Vec<u8> {
+        match self {
+            Self::ResultAndError => format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}},"error":{{"code":-32603,"message":"both"}}}}"#
+            )
+            .into_bytes(),
+            Self::TooDeep => format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[],"deep":{}{}}}}}"#,
+                "[".repeat(1000),
+                "]".repeat(1000)
+            )
+            .into_bytes(),
+            Self::InvalidUtf8 => {
+                let mut line = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
+                )
+                .into_bytes();
+                line.extend_from_slice(&[0xff, 0xfe, 0x80]);
+                line.extend_from_slice(br#""}]}}"#);
+                line
+            }
+            Self::NotJson => format!("reply to {id}: this is not JSON").into_bytes(),
+        }
+    }
 }
 
 impl Behavior {
@@ -501,6 +551,7 @@ impl Behavior {
             Self::Exit { .. } => "exit",
             Self::Large { .. } => "large",
             Self::ReportEnv => "report_env",
+            Self::BrokenReply { .. } => "broken_reply",
         }
     }
 }
