@@ -378,8 +378,8 @@ impl ConnectionSet {
                     {
                         return Err(Error::NotReady {
                             server: key.clone(),
-                            state: "still starting".to_owned(),
-                            reason: None,
+                            state: Box::new(crate::set::ServerState::Starting),
+                            detail: "still starting".to_owned(),
                             failure: None,
                         });
                     }
@@ -390,14 +390,14 @@ impl ConnectionSet {
                     if let Some(wait) = slot.restart_wait() {
                         return Err(Error::NotReady {
                             server: key.clone(),
-                            state: format!(
+                            state: Box::new(crate::set::ServerState::Failed(f.clone())),
+                            detail: format!(
                                 "{} (crash loop: {} crash{}; next restart in {:.1}s)",
                                 SlotState::Failed(f.clone()).describe(key),
                                 slot.crash_count(),
                                 if slot.crash_count() == 1 { "" } else { "es" },
                                 wait.as_secs_f64()
                             ),
-                            reason: Some(f.reason().clone()),
                             failure: Some(Box::new(f.clone())),
                         });
                     }
@@ -416,21 +416,24 @@ impl ConnectionSet {
                         );
                         return Err(Error::NotReady {
                             server: key.clone(),
-                            state: SlotState::Failed(f.clone()).describe(key),
-                            reason: Some(f.reason().clone()),
+                            state: Box::new(crate::set::ServerState::Failed(f.clone())),
+                            detail: SlotState::Failed(f.clone()).describe(key),
                             failure: Some(Box::new(f)),
                         });
                     }
                 }
                 state @ (SlotState::Failed(_) | SlotState::Cancelled) => {
-                    let failure = match &state {
-                        SlotState::Failed(f) => Some(Box::new(f.clone())),
-                        _ => None,
+                    let (typed, failure) = match &state {
+                        SlotState::Failed(f) => (
+                            crate::set::ServerState::Failed(f.clone()),
+                            Some(Box::new(f.clone())),
+                        ),
+                        _ => (crate::set::ServerState::Cancelled, None),
                     };
                     return Err(Error::NotReady {
                         server: key.clone(),
-                        state: state.describe(key),
-                        reason: failure.as_ref().map(|f| f.reason().clone()),
+                        state: Box::new(typed),
+                        detail: state.describe(key),
                         failure,
                     });
                 }
@@ -454,11 +457,15 @@ impl ConnectionSet {
         e: ServiceError,
     ) -> Error {
         if e.is_authorization_required() {
+            let failure = crate::error::StartupFailure::new(
+                crate::events::FailureReason::LoginRequired,
+                format!("MCP server `{server}` rejected the credentials (HTTP 401); log in again"),
+            );
             return Error::NotReady {
                 server: server.clone(),
-                state: "the server rejected the credentials (HTTP 401); log in again".to_owned(),
-                reason: Some(crate::events::FailureReason::LoginRequired),
-                failure: None,
+                state: Box::new(crate::set::ServerState::Failed(failure.clone())),
+                detail: "the server rejected the credentials (HTTP 401); log in again".to_owned(),
+                failure: Some(Box::new(failure)),
             };
         }
         match e {

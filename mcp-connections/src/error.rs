@@ -133,15 +133,16 @@ pub enum Error {
         tool: String,
     },
     /// The server is not ready (still starting, failed or cancelled).
-    #[error("MCP server `{server}` is not ready: {state}")]
+    #[error("MCP server `{server}` is not ready: {detail}")]
     NotReady {
         /// The server.
         server: McpServerKey,
-        /// What state it is in, with the failure if it failed.
-        state: String,
-        /// The failure reason when the server failed.
-        reason: Option<FailureReason>,
-        /// The failure itself (with its own source) when the server failed.
+        /// Its state (with the failure, when it failed).
+        state: Box<crate::set::ServerState>,
+        /// The state in words, with what is known (a crash loop's next restart, say).
+        detail: String,
+        /// The failure (with its own source chain) when the server failed; the same one
+        /// as in `state`.
         #[source]
         failure: Option<Box<StartupFailure>>,
     },
@@ -278,12 +279,19 @@ impl Error {
     /// The server needs a (new) login.
     pub fn is_auth_required(&self) -> bool {
         matches!(
-            self,
-            Self::NotReady {
-                reason: Some(FailureReason::LoginRequired | FailureReason::ReloginRequired),
-                ..
-            }
+            self.failure_reason(),
+            Some(FailureReason::LoginRequired | FailureReason::ReloginRequired)
         )
+    }
+
+    /// Why the server is not usable, when it failed (`NotReady` of a failed server).
+    pub fn failure_reason(&self) -> Option<&FailureReason> {
+        match self {
+            Self::NotReady {
+                failure: Some(f), ..
+            } => Some(f.reason()),
+            _ => None,
+        }
     }
 
     /// Trying again later may succeed (timeouts, disconnects, servers not ready yet).

@@ -237,15 +237,19 @@ async fn a_qualified_name_of_a_server_that_is_not_ready_says_why() {
         .await
         .unwrap_err();
     match &err {
-        mcp_connections::Error::NotReady { server, reason, .. } => {
+        mcp_connections::Error::NotReady { server, state, .. } => {
             assert_eq!(server, &key("dies"));
+            let mcp_connections::ServerState::Failed(failure) = state.as_ref() else {
+                panic!("{state:?}");
+            };
             assert_eq!(
-                reason,
-                &Some(FailureReason::Exited {
+                failure.reason(),
+                &FailureReason::Exited {
                     status: Some(3),
                     signal: None
-                })
+                }
             );
+            assert_eq!(err.failure_reason(), Some(failure.reason()));
         }
         other => panic!("{other:?}"),
     }

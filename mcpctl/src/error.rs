@@ -169,10 +169,11 @@ impl From<SetError> for CliError {
             SetError::InvalidArguments { .. } => Self::usage(message)
                 .with_kind("invalid_arguments")
                 .with_hint(r#"pass a JSON object, for example '{"text": "hello"}'"#),
-            SetError::NotReady { server, reason, .. } => {
+            SetError::NotReady { server, .. } => {
                 let server = server.to_string();
+                let reason = e.failure_reason().cloned();
                 let hint = not_ready_hint(&server, reason.as_ref(), false);
-                Self::unavailable(message, server, reason.clone()).with_hint(hint)
+                Self::unavailable(message, server, reason).with_hint(hint)
             }
             SetError::Timeout { .. } => Self::failure(message)
                 .with_kind("timeout")
