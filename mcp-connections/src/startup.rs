@@ -52,6 +52,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
         Ok(live) => {
             let live = Arc::new(live);
             let tools = live.tools().len();
+            let pid = live.pid();
             spawn_background(inner, slot, &live);
             tracing::info!(server = %key, tools, "MCP server ready");
             // State and event change together, so `StartupComplete` (sent once every state
@@ -59,7 +60,12 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             let _order = inner.event_order();
             slot.state.send_replace(SlotState::Ready(live));
             inner.revision.fetch_add(1, Ordering::SeqCst);
-            inner.emit(ConnectionEvent::Ready { server: key, tools });
+            inner.emit(ConnectionEvent::Ready {
+                server: key,
+                tools,
+                pid,
+                process_group: pid,
+            });
         }
         Err(StartError::Failed(failure)) => {
             tracing::warn!(server = %key, reason = %failure.reason(), "MCP server failed: {failure}");
@@ -163,12 +169,12 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                     } else {
                         process.startup_failure(key, detail).await
                     };
-                    process.shutdown().await;
+                    stop_in_background(inner, process);
                     Err(StartError::Failed(failure))
                 }
                 Err(_) => {
                     let tail = process.stderr_tail();
-                    process.shutdown().await;
+                    stop_in_background(inner, process);
                     Err(StartError::Failed(
                         timeout_failure(key, timeout).with_stderr_tail(tail),
                     ))
@@ -273,6 +279,33 @@ fn check_protocol_version(
     ))
 }
 
+/// Stops the process of a failed start on a task the set owns, so the failure is reported
+/// at once instead of after the process grace. `ConnectionSet::shutdown` waits for the task;
+/// if the set shuts down first, the process group is killed instead of waiting out the
+/// grace (the start already failed, there is nothing to save).
+fn stop_in_background(inner: &Arc<SetInner>, process: stdio::Process) {
+    let shutdown = inner.shutdown.clone();
+    inner.tasks.spawn(async move {
+        tokio::select! {
+            () = process.shutdown() => {}
+            () = shutdown.cancelled() => process.kill_and_reap().await,
+        }
+    });
+}
+
+/// Stops a live connection that died, on a task the set owns, so the failure is reported
+/// (and a restart can begin) without waiting for the process grace. When the set shuts down
+/// first, the process group is killed.
+pub(crate) fn shut_down_in_background(inner: &Arc<SetInner>, live: Arc<Live>) {
+    let shutdown = inner.shutdown.clone();
+    inner.tasks.spawn(async move {
+        tokio::select! {
+            () = live.shutdown() => {}
+            () = shutdown.cancelled() => live.kill_and_reap().await,
+        }
+    });
+}
+
 fn timeout_failure(key: &mcp_key::McpServerKey, timeout: std::time::Duration) -> StartupFailure {
     StartupFailure::new(
         FailureReason::Timeout,
@@ -331,7 +364,7 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
     slot.state.send_replace(SlotState::Failed(failure));
     inner.revision.fetch_add(1, Ordering::SeqCst);
     inner.emit(event);
-    live.shutdown().await;
+    shut_down_in_background(inner, Arc::clone(live));
 }
 
 async fn refresh_on_list_changed(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {
