@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use mcp_catalog::CatalogBuilder;
+use mcp_catalog::{Discovered, Discovery, ProcessEnv, TrustStore};
 use mcp_connections::model::{ElicitResult, ElicitationAction};
 use mcp_connections::{
     CallOptions, CallToolResultExt, ConnectionEvent, ConnectionSet, ConnectionSetOptions,
@@ -55,9 +55,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ),
     )?;
 
-    // 1. Load the configuration.
-    let loaded = mcp_catalog::load_file(&config_path)?;
-    let catalog = CatalogBuilder::new().with_user_config(loaded).build();
+    // 1. Load the configuration: a project file is used only once the user trusted its
+    //    exact content; until then the host gets a review of what it would run.
+    let mut trust = TrustStore::open(home.join("trusted-configs.json"))?;
+    let builder = loop {
+        match Discovery::new(home.path()).find(Some(&trust), &ProcessEnv)? {
+            Discovered::Ready { builder, path, .. } => {
+                println!("config: {}", path.display());
+                break builder;
+            }
+            Discovered::NeedsTrust {
+                untrusted, review, ..
+            } => {
+                // A real host asks the user here.
+                println!("{} would run:\n{review}", untrusted.display());
+                trust.trust(&untrusted)?;
+            }
+            _ => return Err("no configuration found".into()),
+        }
+    };
+    let catalog = builder.build();
 
     // 2. Start, with events and an elicitation handler (a closure: a real host asks the user).
     let (events, mut rx) = tokio::sync::mpsc::unbounded_channel();
