@@ -96,9 +96,8 @@ pub use tool_info::ToolInfo;
 /// The rmcp model types that appear in this crate's API (tools, results, resources,
 /// elicitation), re-exported so hosts need not depend on rmcp directly.
 ///
-/// To read results without matching these enums by hand, see
-/// [`CallToolResultExt`](crate::CallToolResultExt) and
-/// [`ReadResourceResultExt`](crate::ReadResourceResultExt).
+/// To read results without matching these enums by hand, see [`CallToolResultExt`] and
+/// [`ReadResourceResultExt`].
 pub mod model {
     pub use rmcp::model::{
         Annotations, AudioContent, CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult,
