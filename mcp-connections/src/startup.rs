@@ -139,14 +139,14 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                     }
                 };
                 if let Err(detail) = check_protocol_version(&service, &requested) {
-                    let _ = service.cancel().await;
+                    close_in_background(inner, service);
                     return Err((detail, true));
                 }
                 match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await {
                     Ok(tools) => Ok((service, tools)),
                     Err(e) => {
                         let broke_protocol = !matches!(e, PageError::Service(_));
-                        let _ = service.cancel().await;
+                        close_in_background(inner, service);
                         Err((format!("tools/list failed: {e}"), broke_protocol))
                     }
                 }
@@ -194,7 +194,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             let work = async {
                 let service = http::connect(key, &target, handler).await?;
                 if let Err(detail) = check_protocol_version(&service, &requested) {
-                    let _ = service.cancel().await;
+                    close_in_background(inner, service);
                     return Err(StartupFailure::new(
                         FailureReason::Protocol,
                         format!("MCP server `{key}`: {detail}"),
@@ -215,7 +215,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                         Err(PageError::Service(e))
                             if http::classify_service(&e) == http::HttpFailure::AuthRequired =>
                         {
-                            let _ = service.cancel().await;
+                            close_in_background(inner, service);
                             return Err(StartupFailure::new(
                                 FailureReason::LoginRequired,
                                 format!(
@@ -224,7 +224,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                             ));
                         }
                         Err(e) => {
-                            let _ = service.cancel().await;
+                            close_in_background(inner, service);
                             return Err(StartupFailure::new(
                                 FailureReason::Protocol,
                                 format!("MCP server `{key}`: tools/list failed: {e}"),
@@ -277,6 +277,19 @@ fn check_protocol_version(
     Err(format!(
         "initialize answered with protocol version `{answered}`, which this client does not support (supported: {list}); disconnected. Use a server release that speaks one of these versions"
     ))
+}
+
+/// Closes the session of a failed start on a task the set owns (closing an HTTP session
+/// sends a `DELETE` a failing server may be slow to answer), so the failure is reported at
+/// once. If the set shuts down first, the session is dropped, which cancels it.
+fn close_in_background(inner: &Arc<SetInner>, service: RunningService<RoleClient, Handler>) {
+    let shutdown = inner.shutdown.clone();
+    inner.tasks.spawn(async move {
+        tokio::select! {
+            _ = service.cancel() => {}
+            () = shutdown.cancelled() => {}
+        }
+    });
 }
 
 /// Stops the process of a failed start on a task the set owns, so the failure is reported
