@@ -313,7 +313,9 @@ impl ConnectionSet {
     }
 
     /// Stops every server and waits for their processes to be gone, bounded per server by
-    /// the shutdown timeout (10 s by default). Idempotent.
+    /// the shutdown timeout (10 s by default). Idempotent. Processes of servers that failed
+    /// (and are still being stopped in the background, since failures are reported before
+    /// their process is gone) are killed at once and waited for too.
     ///
     /// # Cancel safety
     /// The shutdown runs on its own task: it completes even if this future is dropped.
