@@ -93,6 +93,7 @@ mod builder_plugins;
 mod collect;
 mod config;
 mod diagnostic;
+mod discover;
 mod env;
 mod error;
 mod expand;
@@ -116,6 +117,7 @@ pub use config::{
     Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
 };
 pub use diagnostic::{ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, Location};
+pub use discover::{Discovered, Discovery, PROJECT_FILES, plugins_outside_folder};
 pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
 pub use error::{Error, PluginFolderProblem};
 pub use filter::ToolFilter;

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use mcp_key::McpServerKey;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
@@ -29,6 +30,14 @@ impl ElicitationRequest {
             ElicitRequestParams::FormElicitationParams { message, .. }
             | ElicitRequestParams::UrlElicitationParams { message, .. } => message,
             _ => "",
+        }
+    }
+
+    /// The URL the user is asked to visit, for a URL-mode request; `None` for forms.
+    pub fn url(&self) -> Option<&str> {
+        match &self.params {
+            ElicitRequestParams::UrlElicitationParams { url, .. } => Some(url),
+            _ => None,
         }
     }
 
@@ -64,21 +73,124 @@ impl ElicitationHandler for DeclineAll {
     }
 }
 
-/// An [`ElicitationHandler`] that accepts every form with its schema's defaults filled in
-/// (see [`fill_form_defaults`]) and declines URL requests. Useful for tests and headless
-/// agents.
+/// An [`ElicitationHandler`] that accepts a form with its schema's defaults filled in (see
+/// [`fill_form_defaults`]) when the defaults make a complete answer, and declines
+/// otherwise: a form with a `required` property that has no `default` (accepting it would
+/// send an answer that breaks the server's own schema), and every URL request. Useful for
+/// tests and headless agents.
+///
+/// To ask a person (or another policy) instead of declining, use
+/// [`AcceptDefaults::or_else`].
 #[derive(Debug, Default, Clone, Copy)]
 pub struct AcceptDefaults;
 
+impl AcceptDefaults {
+    /// A handler that answers like [`AcceptDefaults`] when the defaults make a complete
+    /// answer, and hands every other request (forms with a required property without a
+    /// default, URL requests) to `inner`.
+    #[must_use]
+    pub fn or_else(inner: Arc<dyn ElicitationHandler>) -> Arc<dyn ElicitationHandler> {
+        Arc::new(AcceptDefaultsOr { inner })
+    }
+}
+
+/// The answer of [`AcceptDefaults`] when the defaults make a complete answer.
+fn accept_with_defaults(request: &ElicitationRequest) -> Option<ElicitResult> {
+    let schema = request.requested_schema()?;
+    if !missing_required_defaults(&schema).is_empty() {
+        return None;
+    }
+    Some(
+        ElicitResult::new(ElicitationAction::Accept)
+            .with_content(Value::Object(fill_form_defaults(&schema))),
+    )
+}
+
 impl ElicitationHandler for AcceptDefaults {
     fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitResult> {
-        Box::pin(async move {
-            match request.requested_schema() {
-                Some(schema) => ElicitResult::new(ElicitationAction::Accept)
-                    .with_content(Value::Object(fill_form_defaults(&schema))),
-                None => ElicitResult::new(ElicitationAction::Decline),
-            }
+        let answer = accept_with_defaults(&request).unwrap_or_else(|| {
+            tracing::debug!(
+                server = %request.server,
+                id = %request.id,
+                "declining elicitation: not a form whose defaults answer every required property"
+            );
+            ElicitResult::new(ElicitationAction::Decline)
+        });
+        Box::pin(std::future::ready(answer))
+    }
+}
+
+/// [`AcceptDefaults`] with a handler for what the defaults cannot answer.
+struct AcceptDefaultsOr {
+    inner: Arc<dyn ElicitationHandler>,
+}
+
+impl ElicitationHandler for AcceptDefaultsOr {
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitResult> {
+        match accept_with_defaults(&request) {
+            Some(answer) => Box::pin(std::future::ready(answer)),
+            None => self.inner.elicit(request),
+        }
+    }
+}
+
+/// The `required` properties of a form schema that have no `default`, in schema order.
+/// A form can be accepted with [`fill_form_defaults`] only when this is empty.
+pub fn missing_required_defaults(schema: &Value) -> Vec<String> {
+    let props = schema.get("properties").and_then(Value::as_object);
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|name| {
+            props
+                .and_then(|p| p.get(*name))
+                .and_then(|p| p.get("default"))
+                .is_none()
         })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Wraps an async closure as an [`ElicitationHandler`], so hosts need not write
+/// `Box::pin` themselves.
+///
+/// ```
+/// use mcp_connections::model::{ElicitResult, ElicitationAction};
+/// use mcp_connections::{ConnectionSetOptions, elicitation_fn};
+///
+/// let handler = elicitation_fn(|request| async move {
+///     if request.url().is_some() {
+///         ElicitResult::new(ElicitationAction::Decline)
+///     } else {
+///         ElicitResult::new(ElicitationAction::Cancel)
+///     }
+/// });
+/// let options = ConnectionSetOptions::new().with_elicitation_handler(handler);
+/// # drop(options);
+/// ```
+///
+/// The closure is called once per request; dropping its future (when the call that caused
+/// the request is cancelled) must be harmless.
+pub fn elicitation_fn<F, Fut>(f: F) -> Arc<dyn ElicitationHandler>
+where
+    F: Fn(ElicitationRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ElicitResult> + Send + 'static,
+{
+    Arc::new(FnHandler(f))
+}
+
+struct FnHandler<F>(F);
+
+impl<F, Fut> ElicitationHandler for FnHandler<F>
+where
+    F: Fn(ElicitationRequest) -> Fut + Send + Sync,
+    Fut: Future<Output = ElicitResult> + Send + 'static,
+{
+    fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitResult> {
+        Box::pin((self.0)(request))
     }
 }
 
@@ -119,6 +231,21 @@ mod tests {
             Value::Object(filled),
             json!({"name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": true})
         );
+    }
+
+    #[test]
+    fn required_properties_without_defaults_are_found() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "Ada"},
+                "email": {"type": "string"},
+                "age": {"type": "integer"}
+            },
+            "required": ["name", "email", "missing"]
+        });
+        assert_eq!(missing_required_defaults(&schema), ["email", "missing"]);
+        assert!(missing_required_defaults(&json!({"type": "object"})).is_empty());
     }
 
     #[test]

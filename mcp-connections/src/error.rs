@@ -294,6 +294,50 @@ impl Error {
         }
     }
 
+    /// The caller's arguments were refused before reaching the server (not a JSON object).
+    pub fn is_invalid_arguments(&self) -> bool {
+        matches!(self, Self::InvalidArguments { .. })
+    }
+
+    /// The server answered the request with a JSON-RPC error (see [`Error::server_error_code`]).
+    /// A tool that ran and failed is not this: its result has `is_error` set.
+    pub fn is_server_error(&self) -> bool {
+        matches!(self, Self::Server { .. })
+    }
+
+    /// The JSON-RPC error code of a [server error](Error::is_server_error).
+    pub fn server_error_code(&self) -> Option<i32> {
+        match self {
+            Self::Server { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    /// The connection to the server broke during the request.
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self, Self::Disconnected { .. })
+    }
+
+    /// The server broke the protocol (a reply that does not fit the request, bad pages).
+    pub fn is_protocol(&self) -> bool {
+        matches!(self, Self::Protocol { .. })
+    }
+
+    /// Required servers failed to start (from `wait_required`).
+    pub fn is_required_servers_failed(&self) -> bool {
+        matches!(self, Self::RequiredServersFailed { .. })
+    }
+
+    /// A server name matched servers in more than one environment.
+    pub fn is_ambiguous(&self) -> bool {
+        matches!(self, Self::AmbiguousServer { .. })
+    }
+
+    /// The connection set was shut down.
+    pub fn is_shut_down(&self) -> bool {
+        matches!(self, Self::ShutDown)
+    }
+
     /// Trying again later may succeed (timeouts, disconnects, servers not ready yet).
     pub fn is_retryable(&self) -> bool {
         matches!(
@@ -305,3 +349,51 @@ impl Error {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod predicate_tests {
+    use super::*;
+
+    fn key() -> McpServerKey {
+        McpServerKey::unscoped(mcp_key::ServerName::new("s").unwrap_or_else(|_| unreachable!()))
+    }
+
+    #[test]
+    fn each_kind_has_its_predicate() {
+        let invalid = Error::InvalidArguments {
+            server: key(),
+            tool: "t".to_owned(),
+            got: "array",
+        };
+        assert!(invalid.is_invalid_arguments() && !invalid.is_server_error());
+        let server = Error::Server {
+            server: key(),
+            operation: "tools/call".to_owned(),
+            code: -32602,
+            message: "bad".to_owned(),
+        };
+        assert!(server.is_server_error());
+        assert_eq!(server.server_error_code(), Some(-32602));
+        let protocol = Error::Protocol {
+            server: key(),
+            operation: "tools/call".to_owned(),
+            detail: "d".to_owned(),
+        };
+        assert!(protocol.is_protocol() && !protocol.is_disconnected());
+        let gone = Error::Disconnected {
+            server: key(),
+            operation: "tools/call".to_owned(),
+            detail: "d".to_owned(),
+        };
+        assert!(gone.is_disconnected() && gone.is_retryable());
+        assert!(Error::ShutDown.is_shut_down() && !Error::ShutDown.is_retryable());
+        assert!(
+            Error::AmbiguousServer {
+                name: "s".to_owned(),
+                candidates: vec![key()],
+            }
+            .is_ambiguous()
+        );
+        assert!(Error::RequiredServersFailed { failures: vec![] }.is_required_servers_failed());
+    }
+}

@@ -100,6 +100,15 @@ pub enum ConnectionEvent {
         /// Tools the server listed (before filters; each raw name counted once, empty
         /// names left out).
         tools: usize,
+        /// The process id of a stdio server (for a wrapped server: the wrapper's, the
+        /// process the launcher started); `None` for HTTP servers.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pid: Option<u32>,
+        /// The process group of a stdio server: every process it started, unless one left
+        /// the group (`setsid`). The launcher makes the server the leader of its own
+        /// group, so today this equals `pid`; `None` for HTTP servers.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        process_group: Option<u32>,
     },
     /// The server failed to start.
     Failed {

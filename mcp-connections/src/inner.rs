@@ -45,8 +45,8 @@ pub(crate) struct SetInner {
 
 impl SetInner {
     pub(crate) fn emit(&self, event: ConnectionEvent) {
-        if let Some(tx) = &self.options.events {
-            let _ = tx.send(event);
+        if let Some(sink) = &self.options.events {
+            sink.send(event);
         }
     }
 

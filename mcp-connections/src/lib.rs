@@ -44,6 +44,7 @@ mod call;
 mod elicitation;
 mod environment;
 mod error;
+mod event_sink;
 mod events;
 mod from_catalog;
 mod handler;
@@ -56,6 +57,7 @@ mod options;
 mod paginate;
 mod reply_check;
 mod resources;
+mod results;
 mod set;
 mod slot;
 mod spec;
@@ -70,8 +72,8 @@ pub use auth::{
 };
 pub use call::CallOptions;
 pub use elicitation::{
-    AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest,
-    fill_form_defaults,
+    AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
+    fill_form_defaults, missing_required_defaults,
 };
 pub use environment::{
     ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, WrapperEnvironment,
@@ -88,14 +90,20 @@ pub use options::{
 };
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use resources::{ListPage, Listing, ServerItem};
+pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
 pub use tool_info::ToolInfo;
 
 /// The rmcp model types that appear in this crate's API (tools, results, resources,
 /// elicitation), re-exported so hosts need not depend on rmcp directly.
+///
+/// To read results without matching these enums by hand, see [`CallToolResultExt`] and
+/// [`ReadResourceResultExt`].
 pub mod model {
     pub use rmcp::model::{
-        CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction,
-        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
+        Annotations, AudioContent, CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult,
+        ElicitationAction, EmbeddedResource, ImageContent, Implementation, JsonObject, MetaObject,
+        ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+        TextContent, Tool, ToolAnnotations,
     };
 }

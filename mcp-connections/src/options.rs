@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::{AuthHeaderProvider, SharedEnvLookup, process_env};
 use crate::elicitation::ElicitationHandler;
 use crate::environment::Environment;
+use crate::event_sink::EventSink;
 use crate::events::ConnectionEvent;
 use crate::hooks::CallHook;
 
@@ -52,7 +53,7 @@ pub struct ConnectionSetOptions {
     pub(crate) protocol_version: ProtocolVersion,
     pub(crate) tools_grace: Duration,
     pub(crate) reserved_meta_prefix: Option<String>,
-    pub(crate) events: Option<mpsc::UnboundedSender<ConnectionEvent>>,
+    pub(crate) events: Option<EventSink>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) process_grace: Duration,
@@ -144,10 +145,29 @@ impl ConnectionSetOptions {
         self
     }
 
-    /// Where events go.
+    /// Where events go: an unbounded channel, so the set never waits for the host and no
+    /// event is lost, at the cost of memory if the host stops reading. See
+    /// [`ConnectionEvent`] for the order of events. The set keeps the sender until every
+    /// handle of the set (clones included) has been dropped and its tasks have ended, so the
+    /// receiver returns `None` only after `shutdown()` and dropping the set; a host that
+    /// reads until `StartupComplete` need not wait for that. Replaces an earlier
+    /// [`with_events_bounded`](Self::with_events_bounded).
     #[must_use]
     pub fn with_events(mut self, sender: mpsc::UnboundedSender<ConnectionEvent>) -> Self {
-        self.events = Some(sender);
+        self.events = Some(EventSink::Unbounded(sender));
+        self
+    }
+
+    /// Where events go, through a bounded channel: when it is full the set drops the event
+    /// instead of waiting or buffering, counts it
+    /// ([`ConnectionSet::dropped_events`](crate::ConnectionSet::dropped_events)) and logs a
+    /// warning. For hosts that must not buffer without limit; size the channel for a
+    /// startup round (about two events per server, plus one) to lose nothing in normal
+    /// use. The channel ends like the one of [`with_events`](Self::with_events), which this
+    /// replaces.
+    #[must_use]
+    pub fn with_events_bounded(mut self, sender: mpsc::Sender<ConnectionEvent>) -> Self {
+        self.events = Some(EventSink::bounded(sender));
         self
     }
 

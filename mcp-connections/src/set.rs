@@ -34,6 +34,14 @@ pub struct ServerStatus {
     /// empty when nothing was wrong or the server is not ready. Each is also logged once
     /// with `tracing::warn!`.
     pub warnings: Vec<String>,
+    /// The process id of a ready stdio server (for a wrapped server: the wrapper's, the
+    /// process the launcher started). `None` for HTTP servers and for servers that are not
+    /// ready (a failed server's process may still be stopping in the background).
+    pub pid: Option<u32>,
+    /// The process group of a ready stdio server: every process it started, unless one
+    /// left the group (`setsid`). The launcher makes each server the leader of its own
+    /// group, so today this equals `pid`; `None` when `pid` is.
+    pub process_group: Option<u32>,
 }
 
 /// The state part of a [`ServerStatus`].
@@ -236,6 +244,17 @@ impl ConnectionSet {
             .collect()
     }
 
+    /// Events dropped because the channel given to
+    /// [`ConnectionSetOptions::with_events_bounded`] was full; 0 with an unbounded channel
+    /// or none.
+    pub fn dropped_events(&self) -> u64 {
+        self.inner
+            .options
+            .events
+            .as_ref()
+            .map_or(0, |s| s.dropped())
+    }
+
     /// The catalog revision: bumped whenever a server becomes ready, fails, or changes its
     /// tools.
     pub fn revision(&self) -> u64 {
@@ -294,7 +313,9 @@ impl ConnectionSet {
     }
 
     /// Stops every server and waits for their processes to be gone, bounded per server by
-    /// the shutdown timeout (10 s by default). Idempotent.
+    /// the shutdown timeout (10 s by default). Idempotent. Processes of servers that failed
+    /// (and are still being stopped in the background, since failures are reported before
+    /// their process is gone) are killed at once and waited for too.
     ///
     /// # Cancel safety
     /// The shutdown runs on its own task: it completes even if this future is dropped.
@@ -341,10 +362,19 @@ fn status_of(slot: &Slot, state: &SlotState) -> ServerStatus {
             SlotState::Ready(live) => live.warnings().as_ref().clone(),
             _ => Vec::new(),
         },
+        pid: pid_of(state),
+        process_group: pid_of(state),
         transport: match slot.spec.transport {
             crate::spec::TransportSpec::Stdio(_) => "stdio",
             crate::spec::TransportSpec::Http(_) => "streamable_http",
             crate::spec::TransportSpec::Unsupported(_) => "unsupported",
         },
+    }
+}
+
+fn pid_of(state: &SlotState) -> Option<u32> {
+    match state {
+        SlotState::Ready(live) => live.pid(),
+        _ => None,
     }
 }

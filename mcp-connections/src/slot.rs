@@ -133,6 +133,11 @@ impl Live {
         }
     }
 
+    /// The process id (and process group id) of a stdio server.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(Process::pid)
+    }
+
     pub(crate) fn mark_dead(&self) {
         self.dead.store(true, Ordering::SeqCst);
     }
@@ -153,6 +158,16 @@ impl Live {
         }
         if let Some(p) = &self.process {
             p.shutdown().await;
+        }
+    }
+
+    /// Kills the process group at once (used when the set shuts down while a dead
+    /// connection is still being stopped gracefully).
+    pub(crate) async fn kill_and_reap(&self) {
+        self.cancel.cancel();
+        self.mark_dead();
+        if let Some(p) = &self.process {
+            p.kill_and_reap().await;
         }
     }
 

@@ -52,6 +52,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
         Ok(live) => {
             let live = Arc::new(live);
             let tools = live.tools().len();
+            let pid = live.pid();
             spawn_background(inner, slot, &live);
             tracing::info!(server = %key, tools, "MCP server ready");
             // State and event change together, so `StartupComplete` (sent once every state
@@ -59,7 +60,12 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             let _order = inner.event_order();
             slot.state.send_replace(SlotState::Ready(live));
             inner.revision.fetch_add(1, Ordering::SeqCst);
-            inner.emit(ConnectionEvent::Ready { server: key, tools });
+            inner.emit(ConnectionEvent::Ready {
+                server: key,
+                tools,
+                pid,
+                process_group: pid,
+            });
         }
         Err(StartError::Failed(failure)) => {
             tracing::warn!(server = %key, reason = %failure.reason(), "MCP server failed: {failure}");
@@ -141,14 +147,14 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                     }
                 };
                 if let Err(detail) = check_protocol_version(&service, &requested) {
-                    let _ = service.cancel().await;
+                    close_in_background(inner, service);
                     return Err((detail, true));
                 }
                 match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await {
                     Ok(tools) => Ok((service, tools)),
                     Err(e) => {
                         let broke_protocol = !matches!(e, PageError::Service(_));
-                        let _ = service.cancel().await;
+                        close_in_background(inner, service);
                         Err((format!("tools/list failed: {e}"), broke_protocol))
                     }
                 }
@@ -171,12 +177,12 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                     } else {
                         process.startup_failure(key, detail).await
                     };
-                    process.shutdown().await;
+                    stop_in_background(inner, process);
                     Err(StartError::Failed(failure))
                 }
                 Err(_) => {
                     let tail = process.stderr_tail();
-                    process.shutdown().await;
+                    stop_in_background(inner, process);
                     Err(StartError::Failed(
                         timeout_failure(key, timeout).with_stderr_tail(tail),
                     ))
@@ -196,7 +202,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             let work = async {
                 let service = http::connect(key, &target, handler).await?;
                 if let Err(detail) = check_protocol_version(&service, &requested) {
-                    let _ = service.cancel().await;
+                    close_in_background(inner, service);
                     return Err(StartupFailure::new(
                         FailureReason::Protocol,
                         format!("MCP server `{key}`: {detail}"),
@@ -217,7 +223,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                         Err(PageError::Service(e))
                             if http::classify_service(&e) == http::HttpFailure::AuthRequired =>
                         {
-                            let _ = service.cancel().await;
+                            close_in_background(inner, service);
                             return Err(StartupFailure::new(
                                 FailureReason::LoginRequired,
                                 format!(
@@ -226,7 +232,7 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                             ));
                         }
                         Err(e) => {
-                            let _ = service.cancel().await;
+                            close_in_background(inner, service);
                             return Err(StartupFailure::new(
                                 FailureReason::Protocol,
                                 format!("MCP server `{key}`: tools/list failed: {e}"),
@@ -279,6 +285,46 @@ fn check_protocol_version(
     Err(format!(
         "initialize answered with protocol version `{answered}`, which this client does not support (supported: {list}); disconnected. Use a server release that speaks one of these versions"
     ))
+}
+
+/// Closes the session of a failed start on a task the set owns (closing an HTTP session
+/// sends a `DELETE` a failing server may be slow to answer), so the failure is reported at
+/// once. If the set shuts down first, the session is dropped, which cancels it.
+fn close_in_background(inner: &Arc<SetInner>, service: RunningService<RoleClient, Handler>) {
+    let shutdown = inner.shutdown.clone();
+    inner.tasks.spawn(async move {
+        tokio::select! {
+            _ = service.cancel() => {}
+            () = shutdown.cancelled() => {}
+        }
+    });
+}
+
+/// Stops the process of a failed start on a task the set owns, so the failure is reported
+/// at once instead of after the process grace. `ConnectionSet::shutdown` waits for the task;
+/// if the set shuts down first, the process group is killed instead of waiting out the
+/// grace (the start already failed, there is nothing to save).
+fn stop_in_background(inner: &Arc<SetInner>, process: stdio::Process) {
+    let shutdown = inner.shutdown.clone();
+    inner.tasks.spawn(async move {
+        tokio::select! {
+            () = process.shutdown() => {}
+            () = shutdown.cancelled() => process.kill_and_reap().await,
+        }
+    });
+}
+
+/// Stops a live connection that died, on a task the set owns, so the failure is reported
+/// (and a restart can begin) without waiting for the process grace. When the set shuts down
+/// first, the process group is killed.
+pub(crate) fn shut_down_in_background(inner: &Arc<SetInner>, live: Arc<Live>) {
+    let shutdown = inner.shutdown.clone();
+    inner.tasks.spawn(async move {
+        tokio::select! {
+            () = live.shutdown() => {}
+            () = shutdown.cancelled() => live.kill_and_reap().await,
+        }
+    });
 }
 
 fn timeout_failure(key: &mcp_key::McpServerKey, timeout: std::time::Duration) -> StartupFailure {
@@ -339,7 +385,7 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
     slot.state.send_replace(SlotState::Failed(failure));
     inner.revision.fetch_add(1, Ordering::SeqCst);
     inner.emit(event);
-    live.shutdown().await;
+    shut_down_in_background(inner, Arc::clone(live));
 }
 
 async fn refresh_on_list_changed(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {

@@ -15,6 +15,9 @@ use mcp_catalog::StdioConfig;
 /// How long to wait for an exit status and the rest of stderr after the pipe closed.
 const EXIT_SETTLE: Duration = Duration::from_millis(500);
 
+/// How long to wait for a killed process to be reaped.
+const KILL_REAP: Duration = Duration::from_secs(2);
+
 /// A launched stdio server process.
 pub(crate) struct Process {
     inner: StdioProcess,
@@ -83,6 +86,18 @@ impl Process {
 
     pub(crate) async fn shutdown(&self) {
         let _ = self.inner.shutdown().await;
+    }
+
+    /// Kills the process group at once (no grace) and waits, bounded, for the leader to
+    /// be reaped.
+    pub(crate) async fn kill_and_reap(&self) {
+        self.inner.kill();
+        let _ = tokio::time::timeout(KILL_REAP, self.wait_exit()).await;
+    }
+
+    /// The leader's process id, which is also its process group id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.inner.pid()
     }
 
     /// The failure of a process that went away on its own.

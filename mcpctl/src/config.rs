@@ -8,7 +8,7 @@ use mcp_catalog::{ConfigError, LoadedConfig};
 use crate::error::CliError;
 
 /// The files looked for in the current directory, in order.
-pub(crate) const DEFAULT_FILES: [&str; 2] = ["mcp.toml", ".mcp.json"];
+pub(crate) const DEFAULT_FILES: [&str; 2] = mcp_catalog::PROJECT_FILES;
 
 /// The first line printed when no configuration file is found.
 pub(crate) const DEMO_NOTICE: &str =

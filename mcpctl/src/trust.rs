@@ -109,33 +109,10 @@ fn ask(path: &Path, why: &str, review: &Review) -> Result<bool, CliError> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
-/// The `[[plugins]]` folders of `loaded` that lie outside its own folder.
-fn outside_plugins(loaded: &LoadedConfig) -> Vec<PathBuf> {
-    let base = Path::new(loaded.origin())
-        .parent()
-        .unwrap_or(Path::new(""))
-        .to_path_buf();
-    let root = std::fs::canonicalize(if base.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        &base
-    })
-    .unwrap_or(base.clone());
-    loaded
-        .config()
-        .plugins()
-        .iter()
-        .map(|p| base.join(p.path()))
-        .filter(|dir| {
-            std::fs::canonicalize(dir).map_or(true, |resolved| !resolved.starts_with(&root))
-        })
-        .collect()
-}
-
 /// Makes sure every plugin of the project file `loaded` that lies outside its folder is
 /// trusted on its own.
 pub(crate) fn ensure_plugins_trusted(loaded: &LoadedConfig) -> Result<(), CliError> {
-    let outside = outside_plugins(loaded);
+    let outside = mcp_catalog::plugins_outside_folder(loaded);
     if outside.is_empty() {
         return Ok(());
     }

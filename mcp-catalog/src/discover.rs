@@ -1,0 +1,329 @@
+//! Finding and loading a host's configuration in one call: an explicit file, else the
+//! first project file in a folder (`mcp.toml`, then `.mcp.json`), with its plugins, under
+//! the trust model of [`crate::TrustStore`].
+
+use std::path::{Path, PathBuf};
+
+use crate::builder::CatalogBuilder;
+use crate::env::EnvLookup;
+use crate::error::Error;
+use crate::trust::{Review, TrustState, TrustStore, review_file, trust_target};
+
+/// The project files looked for in a folder, in this order.
+pub const PROJECT_FILES: [&str; 2] = ["mcp.toml", ".mcp.json"];
+
+/// Where to look for a configuration: an explicit file (the user's choice, e.g. a
+/// `--config` flag), else the first of [`PROJECT_FILES`] in a folder.
+///
+/// ```no_run
+/// use mcp_catalog::{Discovered, Discovery, ProcessEnv, TrustStore};
+///
+/// # fn demo() -> Result<(), mcp_catalog::Error> {
+/// let store = TrustStore::open("/home/me/.local/share/myhost/trusted-configs.json")?;
+/// match Discovery::new(".").find(Some(&store), &ProcessEnv)? {
+///     Discovered::Ready { builder, .. } => {
+///         let catalog = builder.build();
+///         # drop(catalog);
+///     }
+///     Discovered::NeedsTrust { untrusted, review, .. } => {
+///         // Show `review` to the user; once they agree: `store.trust(&untrusted)`.
+///         println!("{} would run:\n{review}", untrusted.display());
+///     }
+///     Discovered::NotFound => { /* no configuration: run without servers */ }
+///     _ => {}
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Discovery {
+    dir: PathBuf,
+    explicit: Option<PathBuf>,
+}
+
+/// What [`Discovery::find`] found.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Discovered {
+    /// A configuration that may be used: `builder` holds it as the user configuration,
+    /// with the plugins its `[[plugins]]` entries install. Add other tiers, then `build()`.
+    Ready {
+        /// The configuration file.
+        path: PathBuf,
+        /// Whether it is a project file found in the folder (trusted by the store) rather
+        /// than the explicit file.
+        discovered: bool,
+        /// The catalog builder with the file and its plugins.
+        builder: CatalogBuilder,
+    },
+    /// A project file, or a plugin of it that lies outside its folder, is not trusted with
+    /// its current content. Nothing of it was expanded (`${VAR}` stays as written), no
+    /// plugin was loaded, nothing may start. Show `review`; to use it, the user trusts
+    /// `untrusted` ([`TrustStore::trust`]) and the host calls [`Discovery::find`] again.
+    NeedsTrust {
+        /// The project configuration file.
+        config: PathBuf,
+        /// The file to trust: `config` itself, or the manifest of a plugin outside its
+        /// folder.
+        untrusted: PathBuf,
+        /// Never trusted, or changed since.
+        state: TrustState,
+        /// What `untrusted` would run.
+        review: Review,
+    },
+    /// No explicit file, and none of [`PROJECT_FILES`] in the folder.
+    NotFound,
+}
+
+impl Discovery {
+    /// Looks for project files in `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            explicit: None,
+        }
+    }
+
+    /// Uses `file` instead of looking in the folder. An explicit file is the user's own
+    /// choice and is trusted as it is (a missing file is an error, not `NotFound`).
+    #[must_use]
+    pub fn with_explicit_file(mut self, file: Option<PathBuf>) -> Self {
+        self.explicit = file;
+        self
+    }
+
+    /// The file that would be used: the explicit one, else the first of
+    /// [`PROJECT_FILES`] that exists in the folder. Reads nothing but the folder.
+    pub fn path(&self) -> Option<PathBuf> {
+        if let Some(file) = &self.explicit {
+            return Some(file.clone());
+        }
+        PROJECT_FILES
+            .iter()
+            .map(|name| self.dir.join(name))
+            .find(|p| p.is_file())
+    }
+
+    /// Finds, checks and loads the configuration. `${VAR}` values are read through `env`
+    /// only once the file may be used. A project file may be used when `trust` holds it
+    /// with its current content, and every plugin folder it names outside its own folder
+    /// too; without a store no project file is used.
+    ///
+    /// Errors: a file that cannot be read or is invalid (as [`crate::load_file`]), a
+    /// `[[plugins]]` entry that cannot be loaded, or a trust store check that cannot read
+    /// the file.
+    pub fn find(
+        &self,
+        trust: Option<&TrustStore>,
+        env: &dyn EnvLookup,
+    ) -> Result<Discovered, Error> {
+        let Some(path) = self.path() else {
+            return Ok(Discovered::NotFound);
+        };
+        let discovered = self.explicit.is_none();
+        if discovered {
+            let state = match trust {
+                Some(store) => store.state(&path)?,
+                None => TrustState::Unknown,
+            };
+            if !state.is_trusted() {
+                let (_, review) = review_file(&path)?;
+                return Ok(Discovered::NeedsTrust {
+                    untrusted: path.clone(),
+                    config: path,
+                    state,
+                    review,
+                });
+            }
+            let (unexpanded, _) = review_file(&path)?;
+            for dir in plugins_outside_folder(&unexpanded) {
+                let state = match trust {
+                    Some(store) => store.state(&dir)?,
+                    None => TrustState::Unknown,
+                };
+                if !state.is_trusted() {
+                    let untrusted = trust_target(&dir);
+                    let (_, review) = review_file(&untrusted)?;
+                    return Ok(Discovered::NeedsTrust {
+                        config: path,
+                        untrusted,
+                        state,
+                        review,
+                    });
+                }
+            }
+        }
+        let loaded = crate::load::load_file_with_env(&path, env)?;
+        let mut builder = CatalogBuilder::new();
+        builder.add_user_config_with_plugins(loaded, env)?;
+        Ok(Discovered::Ready {
+            path,
+            discovered,
+            builder,
+        })
+    }
+}
+
+/// The `[[plugins]]` folders of `loaded` that lie outside the folder of its file (a
+/// project file's own folder is covered by trusting the file; anything else needs its own
+/// trust). A folder that cannot be resolved counts as outside.
+pub fn plugins_outside_folder(loaded: &crate::LoadedConfig) -> Vec<PathBuf> {
+    let base = Path::new(loaded.origin())
+        .parent()
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    let root = std::fs::canonicalize(if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        &base
+    })
+    .unwrap_or_else(|_| base.clone());
+    loaded
+        .config()
+        .plugins()
+        .iter()
+        .map(|p| base.join(p.path()))
+        .filter(|dir| std::fs::canonicalize(dir).map_or(true, |r| !r.starts_with(&root)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+    use crate::env::EmptyEnv;
+
+    fn store(dir: &Path) -> TrustStore {
+        TrustStore::open(dir.join("trust.json")).unwrap()
+    }
+
+    const PROJECT: &str = "[mcp_servers.a]\ncommand = \"${TOOL}\"\n";
+
+    #[test]
+    fn nothing_found_is_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let found = Discovery::new(dir.path()).find(None, &EmptyEnv).unwrap();
+        assert!(matches!(found, Discovered::NotFound), "{found:?}");
+    }
+
+    #[test]
+    fn an_untrusted_project_file_is_returned_for_review_unexpanded() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mcp.toml"), PROJECT).unwrap();
+        std::fs::write(dir.path().join(".mcp.json"), "{}").unwrap();
+        let mut trust = store(dir.path());
+        let found = Discovery::new(dir.path())
+            .find(Some(&trust), &EmptyEnv)
+            .unwrap();
+        let Discovered::NeedsTrust {
+            config,
+            untrusted,
+            state,
+            review,
+        } = found
+        else {
+            panic!("{found:?}")
+        };
+        assert_eq!(config, dir.path().join("mcp.toml"), "mcp.toml comes first");
+        assert_eq!(untrusted, config);
+        assert_eq!(state, TrustState::Unknown);
+        assert!(review.to_string().contains("${TOOL}"), "{review}");
+
+        trust.trust(&config).unwrap();
+        let found = Discovery::new(dir.path())
+            .find(Some(&trust), &EmptyEnv)
+            .unwrap();
+        assert!(
+            matches!(
+                found,
+                Discovered::Ready {
+                    discovered: true,
+                    ..
+                }
+            ),
+            "{found:?}"
+        );
+        std::fs::write(&config, format!("{PROJECT}args = [\"x\"]\n")).unwrap();
+        let found = Discovery::new(dir.path())
+            .find(Some(&trust), &EmptyEnv)
+            .unwrap();
+        assert!(
+            matches!(
+                found,
+                Discovered::NeedsTrust {
+                    state: TrustState::Changed,
+                    ..
+                }
+            ),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn an_explicit_file_is_used_as_it_is_and_a_missing_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mine.toml");
+        std::fs::write(&file, "[mcp_servers.a]\ncommand = \"tool\"\n").unwrap();
+        let found = Discovery::new(dir.path())
+            .with_explicit_file(Some(file.clone()))
+            .find(None, &EmptyEnv)
+            .unwrap();
+        let Discovered::Ready {
+            path,
+            discovered,
+            builder,
+        } = found
+        else {
+            panic!("{found:?}")
+        };
+        assert_eq!((path, discovered), (file, false));
+        assert_eq!(builder.build().servers().count(), 1);
+        let err = Discovery::new(dir.path())
+            .with_explicit_file(Some(dir.path().join("missing.toml")))
+            .find(None, &EmptyEnv)
+            .unwrap_err();
+        assert!(err.is_read(), "{err}");
+    }
+
+    #[test]
+    fn a_plugin_outside_the_project_folder_needs_its_own_trust() {
+        let root = tempfile::tempdir().unwrap();
+        let project = root.path().join("project");
+        let plugin = root.path().join("plugin");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::create_dir_all(&plugin).unwrap();
+        std::fs::write(
+            plugin.join("mcp.toml"),
+            "[mcp_servers.p]\ncommand = \"plugged\"\n",
+        )
+        .unwrap();
+        let config = project.join("mcp.toml");
+        std::fs::write(
+            &config,
+            "[[plugins]]\npath = \"../plugin\"\n\n[mcp_servers.a]\ncommand = \"tool\"\n",
+        )
+        .unwrap();
+        let mut trust = store(root.path());
+        trust.trust(&config).unwrap();
+        let found = Discovery::new(&project)
+            .find(Some(&trust), &EmptyEnv)
+            .unwrap();
+        let Discovered::NeedsTrust { untrusted, .. } = found else {
+            panic!("{found:?}")
+        };
+        assert_eq!(
+            untrusted.canonicalize().unwrap(),
+            plugin.join("mcp.toml").canonicalize().unwrap()
+        );
+        trust.trust(&plugin).unwrap();
+        let found = Discovery::new(&project)
+            .find(Some(&trust), &EmptyEnv)
+            .unwrap();
+        let Discovered::Ready { builder, .. } = found else {
+            panic!("{found:?}")
+        };
+        assert_eq!(builder.build().servers().count(), 2);
+    }
+}
