@@ -1,8 +1,13 @@
 //! Accumulates every diagnostic of one parse, with positions, and shared value checks.
 
+use std::collections::BTreeMap;
+
+use mcp_key::ServerName;
+
 use crate::diagnostic::{
     ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, LineIndex, Location, Scope,
 };
+use crate::transport::UnusableServer;
 
 /// Collects errors and warnings for one text.
 pub(crate) struct Collector<'a> {
@@ -115,6 +120,35 @@ impl<'a> Collector<'a> {
         self.errors.len()
     }
 
+    /// Like [`Collector::finish`], but the errors of an entry with a valid server name fail
+    /// only that server: they come back as [`UnusableServer`]s by name. Any other error
+    /// (syntax, a top-level setting, an invalid server name) fails the whole text, with
+    /// every error.
+    pub(crate) fn finish_per_server(
+        mut self,
+    ) -> Result<(Vec<ConfigWarning>, BTreeMap<ServerName, UnusableServer>), ConfigErrors> {
+        let document_level = self.errors.iter().any(|(_, e)| server_of(e).is_none());
+        if document_level {
+            return Err(self
+                .finish()
+                .err()
+                .unwrap_or_else(|| ConfigErrors::new(Vec::new())));
+        }
+        self.errors.sort_by_key(|(offset, _)| *offset);
+        let mut by_server: BTreeMap<ServerName, Vec<ConfigError>> = BTreeMap::new();
+        for (_, error) in std::mem::take(&mut self.errors) {
+            if let Some(name) = server_of(&error) {
+                by_server.entry(name).or_default().push(error);
+            }
+        }
+        let unusable = by_server
+            .into_iter()
+            .map(|(name, errors)| (name, UnusableServer::new(ConfigErrors::new(errors))))
+            .collect();
+        let warnings = self.finish()?;
+        Ok((warnings, unusable))
+    }
+
     /// Errors (sorted by position) or the warnings (sorted by position).
     pub(crate) fn finish(mut self) -> Result<Vec<ConfigWarning>, ConfigErrors> {
         if !self.errors.is_empty() {
@@ -125,6 +159,16 @@ impl<'a> Collector<'a> {
         }
         self.warnings.sort_by_key(|(offset, _)| *offset);
         Ok(self.warnings.into_iter().map(|(_, w)| w).collect())
+    }
+}
+
+/// The server an error fails on its own: a server-scoped error whose name is valid.
+fn server_of(error: &ConfigError) -> Option<ServerName> {
+    match &error.scope {
+        Scope::Server(name) if error.kind != ConfigErrorKind::InvalidServerName => {
+            ServerName::new(name).ok()
+        }
+        _ => None,
     }
 }
 

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use mcp_key::{EnvironmentId, ServerName};
 
-use crate::diagnostic::{ConfigErrors, ConfigWarning};
+use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::env::EnvLookup;
 use crate::server::{ApprovalMode, ServerConfig};
+use crate::transport::UnusableServer;
 
 /// Where OAuth credentials are stored (`credentials_store`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -232,13 +233,19 @@ impl Config {
 
     /// Parses and validates TOML text. `origin` (a path or label) prefixes every message.
     ///
-    /// Returns every error at once; unknown keys are warnings in the result.
+    /// Returns every error at once; unknown keys are warnings in the result. An error inside
+    /// one `[mcp_servers.<name>]` entry (with a valid name) fails only that server: it is kept
+    /// as a [`Transport::Unusable`](crate::Transport::Unusable) server carrying its errors
+    /// ([`LoadedConfig::into_strict`] turns those into errors of the whole text).
     pub fn from_toml_str(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErrors> {
         crate::toml_parse::parse(text, origin)
     }
 
     /// Parses `.mcp.json` text, expanding `${VAR}` and `${VAR:-default}` in string values
     /// through `env`.
+    ///
+    /// As for TOML, an invalid or unsupported entry (e.g. `"type": "sse"`) fails only that
+    /// server ([`Transport::Unusable`](crate::Transport::Unusable)); text that is not JSON fails as a whole.
     pub fn from_mcp_json_str(
         text: &str,
         origin: &str,
@@ -316,6 +323,13 @@ impl Config {
     pub fn plugins(&self) -> &[PluginRef] {
         &self.plugins
     }
+
+    /// Servers whose entry cannot be used ([`Transport::Unusable`](crate::Transport::Unusable)), by name.
+    pub fn unusable_servers(&self) -> impl Iterator<Item = (&ServerName, &UnusableServer)> {
+        self.servers
+            .iter()
+            .filter_map(|(name, server)| Some((name, server.transport().as_unusable()?)))
+    }
 }
 
 impl Default for Config {
@@ -355,6 +369,26 @@ impl LoadedConfig {
     /// Takes the configuration out.
     pub fn into_config(self) -> Config {
         self.config
+    }
+
+    /// Fails with every error of every unusable server (see
+    /// [`Config::unusable_servers`]), in document order; otherwise returns `self`.
+    ///
+    /// For callers that want the whole text rejected when any server entry is broken.
+    pub fn into_strict(self) -> Result<Self, ConfigErrors> {
+        let mut errors: Vec<ConfigError> = self
+            .config
+            .unusable_servers()
+            .flat_map(|(_, unusable)| unusable.errors().iter().cloned())
+            .collect();
+        if errors.is_empty() {
+            return Ok(self);
+        }
+        errors.sort_by(|a, b| {
+            let key = |e: &ConfigError| (e.location().line(), e.location().column());
+            key(a).cmp(&key(b))
+        });
+        Err(ConfigErrors::new(errors))
     }
 
     /// Non-fatal findings (unknown keys), in document order.

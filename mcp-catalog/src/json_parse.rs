@@ -14,6 +14,10 @@ use crate::expand::{ExpandError, expand};
 use crate::server::ServerConfig;
 use crate::transport::{HttpConfig, StdioConfig, Transport};
 
+/// What an entry for the legacy HTTP+SSE transport fails with (in every client format).
+pub(crate) const SSE_UNSUPPORTED: &str = "the legacy HTTP+SSE transport is not supported yet; \
+     use the server's streamable HTTP endpoint if it has one";
+
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "cwd"];
 const HTTP_KEYS: &[&str] = &["url", "headers"];
 const KNOWN_KEYS: &[&str] = &["type", "command", "args", "env", "cwd", "url", "headers"];
@@ -97,7 +101,11 @@ pub(crate) fn parse_as(
             Some("write `\"mcpServers\": {\"name\": {...}}`".to_owned()),
         ),
     }
-    let warnings = cx.finish()?;
+    let (warnings, unusable) = cx.finish_per_server()?;
+    for (name, unusable) in unusable {
+        let server = ServerConfig::new(Transport::Unusable(unusable));
+        config.servers.insert(name, server);
+    }
     Ok(LoadedConfig {
         origin: origin.to_owned(),
         config,
@@ -252,9 +260,8 @@ impl JsonServer<'_, '_, '_> {
                 "stdio" => Some(false),
                 "http" | "streamable-http" | "streamable_http" | "streamableHttp" => Some(true),
                 "sse" => {
-                    let message = "the SSE transport is not supported".to_owned();
-                    let hint =
-                        "use the server's streamable HTTP endpoint with `\"type\": \"http\"`";
+                    let message = SSE_UNSUPPORTED.to_owned();
+                    let hint = "or use `\"type\": \"http\"` with a streamable HTTP URL";
                     self.error(Some("type"), ConfigErrorKind::InvalidValue, message, hint);
                     return None;
                 }

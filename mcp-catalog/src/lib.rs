@@ -36,11 +36,12 @@
 //! let fingerprint = catalog.fingerprint(&remote, &EmptyEnv).expect("active server");
 //! assert_eq!(fingerprint.to_hex().len(), 64);
 //!
-//! // Errors name the place, the server, the field, and what to do.
-//! let errors = Config::from_toml_str("[mcp_servers.x]\nurl = \"ftp://host\"\n", "c.toml")
-//!     .unwrap_err();
+//! // Errors name the place, the server, the field, and what to do. An error inside one
+//! // server entry fails only that server: it is kept as an unusable server.
+//! let loaded = Config::from_toml_str("[mcp_servers.x]\nurl = \"ftp://host\"\n", "c.toml")?;
+//! let (_, unusable) = loaded.config().unusable_servers().next().expect("x is unusable");
 //! assert_eq!(
-//!     errors.to_string(),
+//!     unusable.to_string(),
 //!     "c.toml:2:7: server `x`: field `url`: `ftp://host` must be an absolute URL starting \
 //!      with http:// or https:// (use an absolute URL such as `https://example.com/mcp`)"
 //! );
@@ -86,7 +87,10 @@
 //! - `.mcp.json` positions are found by a small scanner over the accepted text (serde_json
 //!   keeps none); an error points at the offending key, or at its server's key.
 //! - Unknown keys (anywhere) are warnings; the fields of the other transport, inline
-//!   secrets and every invalid value are errors.
+//!   secrets and every invalid value are errors. An error inside a server entry whose name
+//!   is valid fails only that server ([`Transport::Unusable`], which hosts report as a
+//!   failed server); syntax errors, invalid top-level settings and invalid server names fail
+//!   the whole text. [`LoadedConfig::into_strict`] restores all-or-nothing.
 
 mod builder;
 mod builder_plugins;
@@ -125,7 +129,9 @@ pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolved::ResolvedCatalog;
 pub use server::{ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig};
 pub use source::{Conflict, Source, Tier, VetoReason};
-pub use transport::{AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport};
+pub use transport::{
+    AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,
+};
 /// The type of a JSON value with an article, for messages: `a string`, `an object`, `null`.
 pub fn json_type_name(value: &serde_json::Value) -> &'static str {
     use serde_json::Value;

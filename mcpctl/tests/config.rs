@@ -25,9 +25,15 @@ startup_timeout_sec = -1
 fn an_invalid_config_shows_every_error_with_line_and_column() {
     let wd = Workdir::new();
     wd.write("bad.toml", BAD);
+    // Each broken entry fails only its server (reason `config`, located); neither is
+    // required, so status itself succeeds.
     let run = wd.run(&["status", "--config", "bad.toml"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("invalid_config_status", run.snapshot_sorted_stderr());
+    // The check fails on any error.
+    let run = wd.run(&["config", "check", "--config", "bad.toml"]);
     assert_eq!(run.code, 2);
-    assert_snapshot!("invalid_config_status", run.snapshot());
+    assert_snapshot!("invalid_config_check", run.snapshot());
     let run = wd.run(&["config", "check", "--config", "bad.toml", "--json"]);
     assert_eq!(run.code, 2);
     assert_snapshot!("invalid_config_check_json", run.stdout);
@@ -43,6 +49,60 @@ fn an_invalid_mcp_json_is_located_too() {
     let run = wd.run(&["config", "check"]);
     assert_eq!(run.code, 2);
     assert_snapshot!(run.snapshot());
+}
+
+/// One broken entry (legacy SSE) and one invalid entry among working ones: the working
+/// servers start and answer; status shows the broken ones failed with their positions.
+#[test]
+fn broken_entries_fail_only_their_servers() {
+    let wd = Workdir::new();
+    let scenario = serde_json::to_string(&json!({"tools": [{"name": "echo"}]}).to_string())
+        .unwrap();
+    wd.write_trusted(
+        ".mcp.json",
+        &format!(
+            r#"{{
+  "mcpServers": {{
+    "alpha": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {scenario}]}},
+    "legacy": {{"type": "sse", "url": "https://example.com/sse"}},
+    "beta": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {scenario}]}},
+    "typo": {{"command": ["not", "a", "string"]}}
+  }}
+}}
+"#
+        ),
+    );
+    let run = wd.run(&["status", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let servers = run.json()["servers"].clone();
+    let states: Vec<(String, String)> = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["server"].as_str().unwrap().to_owned(),
+                s["state"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("alpha".to_owned(), "ready".to_owned()),
+            ("beta".to_owned(), "ready".to_owned()),
+            ("legacy".to_owned(), "failed".to_owned()),
+            ("typo".to_owned(), "failed".to_owned()),
+        ]
+    );
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("broken_entries_status", run.snapshot_sorted_stderr());
+    let run = wd.run(&["call", "mcp__beta__echo", r#"{"text": "hi"}"#]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = wd.run(&["config", "check"]);
+    assert_eq!(run.code, 2);
+    assert_snapshot!("broken_entries_check", run.snapshot());
 }
 
 #[test]
