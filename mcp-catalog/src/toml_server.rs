@@ -11,7 +11,7 @@ use crate::config::EnvironmentConfig;
 use crate::diagnostic::{ConfigErrorKind, Scope};
 use crate::filter::ToolFilter;
 use crate::server::ServerConfig;
-use crate::toml_values::{Reader, Value};
+use crate::toml_values::{Reader, TimeUnit, Value};
 use crate::transport::{AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport};
 
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
@@ -29,6 +29,7 @@ const HTTP_KEYS: &[&str] = &[
 ];
 const COMMON_KEYS: &[&str] = &[
     "startup_timeout_sec",
+    "startup_timeout_ms",
     "tool_timeout_sec",
     "enabled_tools",
     "disabled_tools",
@@ -233,6 +234,12 @@ pub(crate) fn parse_server(
             ),
             "startup_timeout_sec" => {
                 if let Some(d) = r.seconds(field, value) {
+                    server.startup_timeout = d;
+                }
+            }
+            // Codex's millisecond form of the same setting.
+            "startup_timeout_ms" => {
+                if let Some(d) = r.duration(field, value, TimeUnit::Millis) {
                     server.startup_timeout = d;
                 }
             }
