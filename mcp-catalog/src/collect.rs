@@ -7,6 +7,7 @@ use mcp_key::ServerName;
 use crate::diagnostic::{
     ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, LineIndex, Location, Scope,
 };
+use crate::format::ConfigFormat;
 use crate::transport::UnusableServer;
 
 /// Collects errors and warnings for one text.
@@ -85,8 +86,27 @@ impl<'a> Collector<'a> {
     }
 
     pub(crate) fn unknown_key(&mut self, scope: &Scope, key: &str, offset: usize, known: &[&str]) {
+        self.unknown_key_of(scope, key, offset, known, None);
+    }
+
+    /// [`Collector::unknown_key`] in another client's file: a key that is not a typo is
+    /// that client's setting without an equivalent here.
+    pub(crate) fn unknown_key_of(
+        &mut self,
+        scope: &Scope,
+        key: &str,
+        offset: usize,
+        known: &[&str],
+        client: Option<ConfigFormat>,
+    ) {
         let hint = match closest(key, known) {
             Some(candidate) => format!("did you mean `{candidate}`?"),
+            None if let Some(client) = client => {
+                format!(
+                    "no equivalent for this {} setting here; it has no effect",
+                    client.name()
+                )
+            }
             // A top-level key is usually another program's setting in a shared config file.
             None if *scope == Scope::Document => {
                 "not an MCP setting; fine if another program reads this file".to_owned()
@@ -111,6 +131,25 @@ impl<'a> Collector<'a> {
             scope: scope.clone(),
             key: None,
             message: format!("`{key}` is ignored in a plugin"),
+            hint: Some(hint.to_owned()),
+        };
+        self.warnings.push((offset, warning));
+    }
+
+    /// A key that is understood but has no effect here: ignored, with a warning naming it.
+    pub(crate) fn warning(
+        &mut self,
+        scope: &Scope,
+        key: &str,
+        offset: usize,
+        message: String,
+        hint: &str,
+    ) {
+        let warning = ConfigWarning {
+            location: self.location(offset),
+            scope: scope.clone(),
+            key: Some(key.to_owned()),
+            message,
             hint: Some(hint.to_owned()),
         };
         self.warnings.push((offset, warning));

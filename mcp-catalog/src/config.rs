@@ -8,6 +8,7 @@ use mcp_key::{EnvironmentId, ServerName};
 
 use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::env::EnvLookup;
+use crate::format::ConfigFormat;
 use crate::server::{ApprovalMode, ServerConfig};
 use crate::transport::UnusableServer;
 
@@ -251,7 +252,25 @@ impl Config {
         origin: &str,
         env: &dyn EnvLookup,
     ) -> Result<LoadedConfig, ConfigErrors> {
-        crate::json_parse::parse(text, origin, env)
+        crate::json_parse::parse(text, origin, env, ConfigFormat::McpJson)
+    }
+
+    /// Parses the JSON configuration of another client (see [`ConfigFormat`]), with its
+    /// fields meaning what that client documents, its variables expanded through `env`, and
+    /// a field without an equivalent reported as a warning that names it. Use
+    /// [`ConfigFormat::detect`] to pick `format` from a file name and content.
+    ///
+    /// [`ConfigFormat::Toml`] parses TOML (as [`Config::from_toml_str`]).
+    pub fn from_client_str(
+        text: &str,
+        origin: &str,
+        format: ConfigFormat,
+        env: &dyn EnvLookup,
+    ) -> Result<LoadedConfig, ConfigErrors> {
+        match format {
+            ConfigFormat::Toml => crate::toml_parse::parse(text, origin),
+            _ => crate::json_parse::parse(text, origin, env, format),
+        }
     }
 
     /// Adds (or replaces) a server.
@@ -344,6 +363,7 @@ pub struct LoadedConfig {
     pub(crate) origin: String,
     pub(crate) config: Config,
     pub(crate) warnings: Vec<ConfigWarning>,
+    pub(crate) format: Option<ConfigFormat>,
 }
 
 impl LoadedConfig {
@@ -353,7 +373,13 @@ impl LoadedConfig {
             origin: origin.into(),
             config,
             warnings: Vec::new(),
+            format: None,
         }
+    }
+
+    /// The format the text was read as (`None` for a configuration built in code).
+    pub fn format(&self) -> Option<ConfigFormat> {
+        self.format
     }
 
     /// The file path or label it was loaded from.

@@ -94,6 +94,7 @@
 
 mod builder;
 mod builder_plugins;
+mod client_env;
 mod collect;
 mod config;
 mod diagnostic;
@@ -102,8 +103,10 @@ mod error;
 mod expand;
 mod filter;
 mod fingerprint;
+mod format;
 mod json_locate;
 mod json_parse;
+mod jsonc;
 mod load;
 mod plugin;
 mod resolved;
@@ -124,6 +127,7 @@ pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
 pub use error::{Error, PluginFolderProblem};
 pub use filter::ToolFilter;
 pub use fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
+pub use format::ConfigFormat;
 pub use load::{load_file, load_file_with_env};
 pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolved::ResolvedCatalog;

@@ -138,6 +138,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
         origin: origin.to_owned(),
         config,
         warnings,
+        format: Some(crate::format::ConfigFormat::Toml),
     })
 }
 
