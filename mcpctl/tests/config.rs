@@ -56,8 +56,8 @@ fn an_invalid_mcp_json_is_located_too() {
 #[test]
 fn broken_entries_fail_only_their_servers() {
     let wd = Workdir::new();
-    let scenario = serde_json::to_string(&json!({"tools": [{"name": "echo"}]}).to_string())
-        .unwrap();
+    let scenario =
+        serde_json::to_string(&json!({"tools": [{"name": "echo"}]}).to_string()).unwrap();
     wd.write_trusted(
         ".mcp.json",
         &format!(
@@ -103,6 +103,87 @@ fn broken_entries_fail_only_their_servers() {
     let run = wd.run(&["config", "check"]);
     assert_eq!(run.code, 2);
     assert_snapshot!("broken_entries_check", run.snapshot());
+}
+
+/// A VS Code `.vscode/mcp.json` (comments, `servers`, an `${input:...}` answered from
+/// `MCP_INPUT_<ID>`) and a Gemini CLI `settings.json` (`includeTools`, a legacy SSE `url`)
+/// given with `--config` start their servers.
+#[test]
+fn other_clients_files_start_their_servers() {
+    let mut wd = Workdir::new();
+    wd.set_env("MCP_INPUT_NOTES_KEY", Some("k-123"));
+    let scenario = json!({
+        "tools": [{"name": "env", "behavior": {"kind": "report_env"}}, {"name": "drop_table"}]
+    });
+    let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+    std::fs::create_dir_all(wd.path().join(".vscode")).unwrap();
+    wd.write(
+        ".vscode/mcp.json",
+        &format!(
+            r#"{{
+  // VS Code asks for inputs; mcpctl reads MCP_INPUT_<ID>.
+  "inputs": [{{"type": "promptString", "id": "notes-key", "password": true}}],
+  "servers": {{
+    "notes": {{
+      "type": "stdio",
+      "command": "{{MCPCTL}}",
+      "args": ["fake-server", "--scenario-json", {scenario}],
+      "env": {{"NOTES_KEY": "${{input:notes-key}}"}},
+    }},
+  }},
+}}
+"#
+        ),
+    );
+    let run = wd.run(&[
+        "call",
+        "--config",
+        ".vscode/mcp.json",
+        "mcp__notes__env",
+        "{}",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("k-123"), "{}", run.stdout);
+    let run = wd.run(&["config", "check", "--config", ".vscode/mcp.json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_snapshot!("vscode_config_check", run.snapshot());
+
+    std::fs::create_dir_all(wd.path().join(".gemini")).unwrap();
+    wd.write(
+        ".gemini/settings.json",
+        &format!(
+            r#"{{
+  "theme": "GitHub",
+  "mcpServers": {{
+    "notes": {{
+      "command": "{{MCPCTL}}",
+      "args": ["fake-server", "--scenario-json", {scenario}],
+      "env": {{"NOTES_KEY": "$MCP_INPUT_NOTES_KEY"}},
+      "includeTools": ["env"],
+      "timeout": 20000
+    }},
+    "events": {{"url": "http://localhost:9/sse"}}
+  }}
+}}
+"#
+        ),
+    );
+    let run = wd.run(&["tools", "--config", ".gemini/settings.json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("mcp__notes__env"), "{}", run.stdout);
+    assert!(!run.stdout.contains("drop_table"), "{}", run.stdout);
+    let run = wd.run(&[
+        "call",
+        "--config",
+        ".gemini/settings.json",
+        "mcp__notes__env",
+        "{}",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("k-123"), "{}", run.stdout);
+    let run = wd.run(&["status", "--config", ".gemini/settings.json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_snapshot!("gemini_status", run.snapshot_sorted_stderr());
 }
 
 #[test]

@@ -57,6 +57,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     if global.json {
         crate::render::out_json(&json!({
             "config": loaded.loaded.origin(),
+            "format": loaded.loaded.format().map(|f| f.name()),
             "valid": true,
             "errors": [],
             "warnings": loaded.loaded.warnings().iter().map(warning_json).collect::<Vec<_>>(),
@@ -74,8 +75,13 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         .into_iter()
         .map(|[key, transport, state]| vec![format!("  {key}"), transport, state])
         .collect();
+    let format = loaded
+        .loaded
+        .format()
+        .map(|f| format!(" (read as {f})"))
+        .unwrap_or_default();
     let mut lines = vec![format!(
-        "{} {}: valid, {}",
+        "{} {}{format}: valid, {}",
         s.green("ok:"),
         loaded.loaded.origin(),
         plural(rows.len(), "server")
