@@ -343,6 +343,20 @@ impl Config {
         &self.plugins
     }
 
+    /// Makes each named server [`Transport::Unusable`](crate::Transport::Unusable), keeping
+    /// the settings of its entry that parsed (`enabled`, `required`, ...).
+    pub(crate) fn mark_unusable(&mut self, unusable: BTreeMap<ServerName, UnusableServer>) {
+        for (name, unusable) in unusable {
+            let transport = crate::transport::Transport::Unusable(unusable);
+            match self.servers.get_mut(&name) {
+                Some(server) => server.transport = transport,
+                None => {
+                    self.servers.insert(name, ServerConfig::new(transport));
+                }
+            }
+        }
+    }
+
     /// Servers whose entry cannot be used ([`Transport::Unusable`](crate::Transport::Unusable)), by name.
     pub fn unusable_servers(&self) -> impl Iterator<Item = (&ServerName, &UnusableServer)> {
         self.servers

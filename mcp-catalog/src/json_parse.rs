@@ -174,10 +174,7 @@ fn parse_format(
         ),
     }
     let (warnings, unusable) = cx.finish_per_server()?;
-    for (name, unusable) in unusable {
-        let server = ServerConfig::new(Transport::Unusable(unusable));
-        config.servers.insert(name, server);
-    }
+    config.mark_unusable(unusable);
     Ok(LoadedConfig {
         origin: origin.to_owned(),
         config,

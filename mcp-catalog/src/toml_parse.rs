@@ -11,10 +11,8 @@ use crate::config::{
     Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
 };
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors, Scope};
-use crate::server::ServerConfig;
 use crate::toml_server::parse_server;
 use crate::toml_values::{Reader, Value, type_name};
-use crate::transport::Transport;
 
 const TOP_KEYS: &[&str] = &[
     "credentials_store",
@@ -130,10 +128,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
         }
     }
     let (warnings, unusable) = cx.finish_per_server()?;
-    for (name, unusable) in unusable {
-        let server = ServerConfig::new(Transport::Unusable(unusable));
-        config.servers.insert(name, server);
-    }
+    config.mark_unusable(unusable);
     Ok(LoadedConfig {
         origin: origin.to_owned(),
         config,

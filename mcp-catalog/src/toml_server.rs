@@ -49,7 +49,9 @@ enum Kind {
     Unknown,
 }
 
-/// Validates one server table; `None` if it had any error. `environments` are the declared
+/// Validates one server table; `None` if its name is invalid or it is not a table. With
+/// other errors the server comes back with the settings that parsed, for the caller to mark
+/// unusable. `environments` are the declared
 /// ones that `environment` may name; `None` in a plugin file, where `environment` is
 /// ignored with a warning.
 pub(crate) fn parse_server(
@@ -59,7 +61,6 @@ pub(crate) fn parse_server(
     value: &Value<'_>,
     environments: Option<&BTreeMap<EnvironmentId, EnvironmentConfig>>,
 ) -> Option<(ServerName, ServerConfig)> {
-    let errors_before = cx.error_count();
     let scope = Scope::Server(raw_name.to_owned());
     let mut r = Reader { cx, scope };
 
@@ -297,11 +298,11 @@ pub(crate) fn parse_server(
     server.transport = match kind {
         Kind::Stdio => Transport::Stdio(stdio),
         Kind::Http => Transport::StreamableHttp(http),
-        Kind::Unknown => return None,
+        // An error was recorded: the transport is replaced below.
+        Kind::Unknown => Transport::Stdio(StdioConfig::new("")),
     };
-    if r.cx.error_count() != errors_before {
-        return None;
-    }
+    // With errors, the settings that did parse (`enabled`, `required`, ...) are kept and the
+    // caller replaces the transport with the entry's errors (`Config::mark_unusable`).
     Some((name?, server))
 }
 

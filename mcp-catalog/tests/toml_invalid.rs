@@ -238,3 +238,29 @@ fn errors_expose_server_field_and_hint() {
         (Some(3), Some(1))
     );
 }
+
+/// A broken entry keeps the settings that parsed: disabled stays disabled (nothing starts),
+/// required stays required (its failure is the host's failure).
+#[test]
+fn a_broken_entry_keeps_enabled_and_required() {
+    let text = "[mcp_servers.off]\ncommand = 1\nenabled = false\n\n\
+                [mcp_servers.must]\nurl = \"ftp://x\"\nrequired = true\n\n\
+                [mcp_servers.ok]\ncommand = \"server\"\n";
+    let loaded = Config::from_toml_str(text, "c.toml").unwrap();
+    let servers = loaded.config().servers();
+    let get = |name: &str| &servers[&mcp_key::ServerName::new(name).unwrap()];
+    assert!(get("off").transport().as_unusable().is_some());
+    assert!(!get("off").enabled());
+    assert!(get("must").transport().as_unusable().is_some());
+    assert!(get("must").required());
+    assert_eq!(
+        get("ok").transport().as_stdio().unwrap().command(),
+        "server"
+    );
+    let names: Vec<&str> = loaded
+        .config()
+        .unusable_servers()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(names, ["must", "off"]);
+}
