@@ -504,6 +504,24 @@ impl JsonServer<'_, '_, '_> {
                 self.error(None, ConfigErrorKind::MissingField, message, hint);
                 None
             }
+            // Zed's extension-provided servers get their command from the extension.
+            (None, false, false)
+                if self.format == ConfigFormat::Zed
+                    && object.get("source").and_then(Value::as_str) == Some("extension") =>
+            {
+                let message = "the server is provided by a Zed extension, which is not \
+                               available here"
+                    .to_owned();
+                let hint =
+                    "give the server's own `\"command\"` with its `\"args\"`, or its `\"url\"`";
+                self.error(
+                    Some("source"),
+                    ConfigErrorKind::MissingTransport,
+                    message,
+                    hint,
+                );
+                None
+            }
             (Some(Kind::Stdio), false, false) | (None, false, false) => {
                 let message = format!("neither `command` nor `{url_name}` is set");
                 let hint = format!(
