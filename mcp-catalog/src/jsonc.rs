@@ -94,6 +94,19 @@ mod tests {
         assert_eq!(stripped.lines().count(), text.lines().count());
     }
 
+    proptest::proptest! {
+        /// Offsets and lines never move, and text without comments or trailing commas
+        /// is left as it is.
+        #[test]
+        fn keeps_offsets(text in ".*", words in proptest::collection::vec("[a-z/*,\"\\\\]{0,4}", 0..6)) {
+            let stripped = strip(&text);
+            proptest::prop_assert_eq!(stripped.len(), text.len());
+            proptest::prop_assert_eq!(stripped.matches('\n').count(), text.matches('\n').count());
+            let json = serde_json::to_string(&words).unwrap();
+            proptest::prop_assert_eq!(strip(&json), json.as_str());
+        }
+    }
+
     #[test]
     fn leaves_broken_text_for_the_parser() {
         for text in ["{\"a\": \"x", "{/* open", "/", "\"\\", ",]"] {
