@@ -250,6 +250,13 @@ impl JsonServer<'_, '_, '_> {
         let mut http = HttpConfig::new("");
         let mut extra = Extra::default();
         let known = known_keys(self.format);
+        // The one key the URL is read from, when a format has two (Gemini CLI's SSE `url`
+        // beside `httpUrl`, Windsurf's `url` beside `serverUrl`).
+        let url_key = url_keys(self.format)
+            .0
+            .iter()
+            .copied()
+            .find(|k| object.contains_key(*k));
         for (key, value) in object {
             if !known.contains(&key.as_str()) {
                 if key == "environment" && self.role == Role::Plugin {
@@ -303,6 +310,14 @@ impl JsonServer<'_, '_, '_> {
                 "args" => stdio.args = self.string_list(field, value),
                 "env" => stdio.env = self.string_map(field, value),
                 "cwd" => stdio.cwd = self.string(field, value).map(PathBuf::from),
+                "url" | "httpUrl" | "serverUrl" if Some(field) != url_key => {
+                    let offset = self.offset(Some(field));
+                    let scope = self.scope();
+                    let used = url_key.unwrap_or("url");
+                    let message = format!("`{field}` is ignored: `{used}` is used");
+                    self.cx
+                        .warning(&scope, field, offset, message, "keep only one of them");
+                }
                 "url" | "httpUrl" | "serverUrl" => {
                     if let Some(url) = self.string(field, value) {
                         if let Some(problem) = url_problem(&url) {

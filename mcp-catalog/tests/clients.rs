@@ -153,3 +153,19 @@ fn comments_in_strict_json_are_a_located_syntax_error() {
     assert_eq!(errors.len(), 1);
     assert!(errors.to_string().contains("invalid JSON"), "{errors}");
 }
+
+/// With both of a format's URL keys, the documented one for streamable HTTP wins and the
+/// other is a warning that names it.
+#[test]
+fn two_url_keys_use_the_streamable_one() {
+    let text = r#"{"mcpServers": {"both": {"httpUrl": "https://a/mcp", "url": "https://a/sse"}}}"#;
+    let loaded =
+        Config::from_client_str(text, "settings.json", ConfigFormat::Gemini, &env()).unwrap();
+    let both = loaded.config().servers().values().next().unwrap();
+    assert_eq!(both.transport().as_http().unwrap().url(), "https://a/mcp");
+    assert_eq!(loaded.warnings().len(), 1);
+    assert_eq!(
+        loaded.warnings()[0].to_string(),
+        "settings.json:1:54: server `both`: `url` is ignored: `httpUrl` is used (keep only one of them)"
+    );
+}
