@@ -261,6 +261,27 @@ impl Config {
     /// [`ConfigFormat::detect`] to pick `format` from a file name and content.
     ///
     /// [`ConfigFormat::Toml`] parses TOML (as [`Config::from_toml_str`]).
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use mcp_catalog::{Config, ConfigFormat};
+    ///
+    /// let text = r#"{
+    ///   // VS Code: `servers`, inputs, comments
+    ///   "servers": {
+    ///     "tickets": {"type": "http", "url": "https://t.example/mcp",
+    ///                 "headers": {"Authorization": "Bearer ${input:token}"}},
+    ///     "legacy": {"type": "sse", "url": "https://l.example/sse"},
+    ///   }
+    /// }"#;
+    /// let env = BTreeMap::from([("MCP_INPUT_TOKEN".to_owned(), "t0k".to_owned())]);
+    /// let format = ConfigFormat::detect(".vscode/mcp.json".as_ref(), text);
+    /// let loaded = Config::from_client_str(text, ".vscode/mcp.json", format, &env)?;
+    /// let unusable: Vec<_> = loaded.config().unusable_servers().map(|(n, _)| n.as_str()).collect();
+    /// assert_eq!(unusable, ["legacy"]);
+    /// assert_eq!(loaded.config().servers().len(), 2);
+    /// # Ok::<(), mcp_catalog::ConfigErrors>(())
+    /// ```
     pub fn from_client_str(
         text: &str,
         origin: &str,

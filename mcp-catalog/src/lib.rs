@@ -1,5 +1,5 @@
-//! Configuration for MCP servers: the TOML and `.mcp.json` model, validation with every
-//! error located and actionable, sources merged by precedence into one winner per
+//! Configuration for MCP servers: the TOML and `.mcp.json` model (and the files of other
+//! clients, see [`ConfigFormat`]), validation with every error located and actionable, sources merged by precedence into one winner per
 //! [`McpServerKey`](mcp_key::McpServerKey), multi-environment resolution, tool filters and
 //! connection fingerprints. Pure data: no processes, no network; the only I/O is
 //! [`load_file`] and reading plugin folders ([`Plugin::load`]).
