@@ -260,7 +260,8 @@ impl Config {
     /// a field without an equivalent reported as a warning that names it. Use
     /// [`ConfigFormat::detect`] to pick `format` from a file name and content.
     ///
-    /// [`ConfigFormat::Toml`] parses TOML (as [`Config::from_toml_str`]).
+    /// [`ConfigFormat::Toml`] parses TOML (as [`Config::from_toml_str`]) and
+    /// [`ConfigFormat::Goose`] YAML.
     ///
     /// ```
     /// use std::collections::BTreeMap;
@@ -290,6 +291,7 @@ impl Config {
     ) -> Result<LoadedConfig, ConfigErrors> {
         match format {
             ConfigFormat::Toml => crate::toml_parse::parse(text, origin),
+            ConfigFormat::Goose => crate::goose::parse(text, origin),
             _ => crate::json_parse::parse(text, origin, env, format),
         }
     }

@@ -30,6 +30,9 @@ pub enum ConfigFormat {
     Windsurf,
     /// Zed's `settings.json`: `context_servers`; comments and trailing commas allowed.
     Zed,
+    /// Goose's `config.yaml`: `extensions` with `cmd`, `envs`, `env_keys`, `uri`, `timeout`
+    /// in seconds.
+    Goose,
 }
 
 impl ConfigFormat {
@@ -44,6 +47,7 @@ impl ConfigFormat {
             ConfigFormat::Gemini => "Gemini CLI settings.json",
             ConfigFormat::Windsurf => "Windsurf mcp_config.json",
             ConfigFormat::Zed => "Zed settings.json",
+            ConfigFormat::Goose => "Goose config.yaml",
         }
     }
 
@@ -51,7 +55,7 @@ impl ConfigFormat {
     ///
     /// The file name decides when it is specific (`claude_desktop_config.json`,
     /// `mcp_config.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `.gemini/settings.json`,
-    /// `zed/settings.json`, `*.toml`); otherwise the content does: `context_servers` is Zed,
+    /// `zed/settings.json`, `*.toml`, `*.yaml` for Goose); otherwise the content does: `context_servers` is Zed,
     /// `servers` without `mcpServers` is VS Code, `mcpServers` in a `settings.json` or with an
     /// `httpUrl` is Gemini CLI, with a `serverUrl` Windsurf, else `.mcp.json`. Text that is
     /// not JSON-like (first non-blank character neither `{` nor `/`) in a file without a
@@ -67,6 +71,7 @@ impl ConfigFormat {
         let extension = lower(path.extension());
         match (file.as_str(), folder.as_str()) {
             _ if extension == "toml" => return ConfigFormat::Toml,
+            _ if extension == "yaml" || extension == "yml" => return ConfigFormat::Goose,
             ("claude_desktop_config.json", _) => return ConfigFormat::ClaudeDesktop,
             ("mcp_config.json", _) => return ConfigFormat::Windsurf,
             ("mcp.json", ".vscode") => return ConfigFormat::VsCode,
@@ -113,6 +118,7 @@ impl ConfigFormat {
         match self {
             ConfigFormat::VsCode => "servers",
             ConfigFormat::Zed => "context_servers",
+            ConfigFormat::Goose => "extensions",
             ConfigFormat::Toml
             | ConfigFormat::McpJson
             | ConfigFormat::ClaudeDesktop
@@ -132,7 +138,10 @@ impl ConfigFormat {
 
     /// Whether `${...}` in string values is expanded.
     pub(crate) fn expands_variables(self) -> bool {
-        !matches!(self, ConfigFormat::ClaudeDesktop | ConfigFormat::Zed)
+        !matches!(
+            self,
+            ConfigFormat::ClaudeDesktop | ConfigFormat::Zed | ConfigFormat::Goose
+        )
     }
 }
 
@@ -159,6 +168,7 @@ mod tests {
         assert_eq!(d(".gemini/settings.json", "{}"), ConfigFormat::Gemini);
         assert_eq!(d("zed/settings.json", "{}"), ConfigFormat::Zed);
         assert_eq!(d("config.toml", "{"), ConfigFormat::Toml);
+        assert_eq!(d(".config/goose/config.yaml", ""), ConfigFormat::Goose);
         assert_eq!(d("mcp", "[mcp_servers.a]"), ConfigFormat::Toml);
         assert_eq!(
             d(".mcp.json", r#"{"mcpServers": {}}"#),

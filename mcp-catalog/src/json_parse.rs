@@ -51,7 +51,10 @@ fn known_keys(format: ConfigFormat) -> &'static [&'static str] {
         ],
         ConfigFormat::Windsurf => &["command", "args", "env", "serverUrl", "url", "headers"],
         ConfigFormat::Zed => &["source", "command", "args", "env", "url", "headers"],
-        ConfigFormat::Toml | ConfigFormat::McpJson | ConfigFormat::ClaudeDesktop => {
+        ConfigFormat::Toml
+        | ConfigFormat::Goose
+        | ConfigFormat::McpJson
+        | ConfigFormat::ClaudeDesktop => {
             &["type", "command", "args", "env", "cwd", "url", "headers"]
         }
     }

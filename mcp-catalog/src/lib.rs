@@ -104,6 +104,7 @@ mod expand;
 mod filter;
 mod fingerprint;
 mod format;
+mod goose;
 mod json_locate;
 mod json_parse;
 mod jsonc;
@@ -117,6 +118,7 @@ mod toml_server;
 mod toml_values;
 mod transport;
 mod trust;
+mod yaml_tree;
 
 pub use builder::CatalogBuilder;
 pub use config::{

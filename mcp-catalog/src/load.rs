@@ -11,10 +11,10 @@ use crate::format::ConfigFormat;
 /// process environment.
 ///
 /// The format is detected from the file name and content ([`ConfigFormat::detect`]):
-/// `.toml` files are TOML; JSON files are Claude Code's `.mcp.json` or another client's
-/// file (VS Code, Cursor, Claude Desktop, Gemini CLI, Windsurf, Zed); any other file is JSON
-/// when its first non-blank character is `{` (or `/`), TOML otherwise. The path is the
-/// origin of every message.
+/// `.toml` files are TOML, `.yaml` files Goose's; JSON files are Claude Code's `.mcp.json`
+/// or another client's file (VS Code, Cursor, Claude Desktop, Gemini CLI, Windsurf, Zed);
+/// any other file is JSON when its first non-blank character is `{` (or `/`), TOML
+/// otherwise. The path is the origin of every message.
 pub fn load_file(path: impl AsRef<Path>) -> Result<LoadedConfig, Error> {
     load_file_with_env(path, &ProcessEnv)
 }

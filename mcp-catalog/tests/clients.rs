@@ -50,6 +50,9 @@ fn render(loaded: &LoadedConfig) -> String {
             for (k, v) in stdio.env() {
                 writeln!(out, "  env {k} = {v}").unwrap();
             }
+            for name in stdio.env_vars() {
+                writeln!(out, "  env from host: {name}").unwrap();
+            }
             if let Some(cwd) = stdio.cwd() {
                 writeln!(out, "  cwd: {}", cwd.display()).unwrap();
             }
@@ -75,6 +78,9 @@ fn render(loaded: &LoadedConfig) -> String {
         }
         if !filter.disabled_tools().is_empty() {
             writeln!(out, "  disabled tools: {:?}", filter.disabled_tools()).unwrap();
+        }
+        if !server.enabled() {
+            writeln!(out, "  disabled").unwrap();
         }
         writeln!(
             out,
@@ -132,6 +138,25 @@ fn zed_settings_with_comments_and_trailing_commas() {
     let loaded = load("zed/zed/settings.json");
     assert_eq!(loaded.format(), Some(ConfigFormat::Zed));
     insta::assert_snapshot!(render(&loaded));
+}
+
+#[test]
+fn goose_config_yaml() {
+    let loaded = load("goose/.config/goose/config.yaml");
+    assert_eq!(loaded.format(), Some(ConfigFormat::Goose));
+    insta::assert_snapshot!(render(&loaded));
+}
+
+/// A YAML syntax error fails the whole file, located.
+#[test]
+fn goose_syntax_error_is_located() {
+    let text = "extensions:\n  a:\n    cmd: [x\n";
+    let errors =
+        Config::from_client_str(text, "config.yaml", ConfigFormat::Goose, &env()).unwrap_err();
+    assert_eq!(errors.len(), 1);
+    let location = errors.errors()[0].location();
+    assert!(location.line().is_some_and(|l| l >= 3), "{errors}");
+    assert!(errors.to_string().contains("invalid YAML"), "{errors}");
 }
 
 /// Comments are only accepted where the client accepts them, and a syntax error still

@@ -43,6 +43,19 @@ const FRAGMENTS: &[&str] = &[
     "${input:a}",
     "$A",
     "//",
+    "extensions:\n",
+    "  a:\n",
+    "    type: stdio\n",
+    "    cmd: x\n",
+    "    uri: [\n",
+    "- ",
+    "&a ",
+    "*a",
+    "? ",
+    "---\n",
+    "|\n",
+    "  ",
+    ": ",
     "/*",
     "*/",
     ",",
@@ -96,7 +109,7 @@ fn check(text: &str) {
     let _ = ConfigFormat::detect(std::path::Path::new("fuzz"), text);
 }
 
-const CLIENT_FORMATS: [ConfigFormat; 7] = [
+const CLIENT_FORMATS: [ConfigFormat; 8] = [
     ConfigFormat::McpJson,
     ConfigFormat::ClaudeDesktop,
     ConfigFormat::Cursor,
@@ -104,6 +117,7 @@ const CLIENT_FORMATS: [ConfigFormat; 7] = [
     ConfigFormat::Gemini,
     ConfigFormat::Windsurf,
     ConfigFormat::Zed,
+    ConfigFormat::Goose,
 ];
 
 proptest! {

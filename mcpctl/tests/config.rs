@@ -184,6 +184,25 @@ fn other_clients_files_start_their_servers() {
     let run = wd.run(&["status", "--config", ".gemini/settings.json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_snapshot!("gemini_status", run.snapshot_sorted_stderr());
+
+    // Goose: `env_keys` copies the host's variable into the server's environment.
+    wd.set_env("NOTES_KEY", Some("k-goose"));
+    let scenario_yaml = serde_json::to_string(
+        &json!({
+            "tools": [{"name": "env", "behavior": {"kind": "report_env"}}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    wd.write(
+        "config.yaml",
+        &format!(
+            "GOOSE_PROVIDER: anthropic\nextensions:\n  developer:\n    type: builtin\n    enabled: true\n  notes:\n    type: stdio\n    cmd: \"{{MCPCTL}}\"\n    args: [fake-server, --scenario-json, {scenario_yaml}]\n    env_keys: [NOTES_KEY]\n    timeout: 300\n"
+        ),
+    );
+    let run = wd.run(&["call", "--config", "config.yaml", "mcp__notes__env", "{}"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("k-goose"), "{}", run.stdout);
 }
 
 #[test]
