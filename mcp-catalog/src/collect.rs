@@ -1,8 +1,14 @@
 //! Accumulates every diagnostic of one parse, with positions, and shared value checks.
 
+use std::collections::BTreeMap;
+
+use mcp_key::ServerName;
+
 use crate::diagnostic::{
     ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, LineIndex, Location, Scope,
 };
+use crate::format::ConfigFormat;
+use crate::transport::UnusableServer;
 
 /// Collects errors and warnings for one text.
 pub(crate) struct Collector<'a> {
@@ -80,8 +86,27 @@ impl<'a> Collector<'a> {
     }
 
     pub(crate) fn unknown_key(&mut self, scope: &Scope, key: &str, offset: usize, known: &[&str]) {
+        self.unknown_key_of(scope, key, offset, known, None);
+    }
+
+    /// [`Collector::unknown_key`] in another client's file: a key that is not a typo is
+    /// that client's setting without an equivalent here.
+    pub(crate) fn unknown_key_of(
+        &mut self,
+        scope: &Scope,
+        key: &str,
+        offset: usize,
+        known: &[&str],
+        client: Option<ConfigFormat>,
+    ) {
         let hint = match closest(key, known) {
             Some(candidate) => format!("did you mean `{candidate}`?"),
+            None if let Some(client) = client => {
+                format!(
+                    "no equivalent for this {} setting here; it has no effect",
+                    client.name()
+                )
+            }
             // A top-level key is usually another program's setting in a shared config file.
             None if *scope == Scope::Document => {
                 "not an MCP setting; fine if another program reads this file".to_owned()
@@ -111,8 +136,56 @@ impl<'a> Collector<'a> {
         self.warnings.push((offset, warning));
     }
 
+    /// A key that is understood but has no effect here: ignored, with a warning naming it.
+    pub(crate) fn warning(
+        &mut self,
+        scope: &Scope,
+        key: &str,
+        offset: usize,
+        message: String,
+        hint: &str,
+    ) {
+        let warning = ConfigWarning {
+            location: self.location(offset),
+            scope: scope.clone(),
+            key: Some(key.to_owned()),
+            message,
+            hint: Some(hint.to_owned()),
+        };
+        self.warnings.push((offset, warning));
+    }
+
     pub(crate) fn error_count(&self) -> usize {
         self.errors.len()
+    }
+
+    /// Like [`Collector::finish`], but the errors of an entry with a valid server name fail
+    /// only that server: they come back as [`UnusableServer`]s by name. Any other error
+    /// (syntax, a top-level setting, an invalid server name) fails the whole text, with
+    /// every error.
+    pub(crate) fn finish_per_server(
+        mut self,
+    ) -> Result<(Vec<ConfigWarning>, BTreeMap<ServerName, UnusableServer>), ConfigErrors> {
+        let document_level = self.errors.iter().any(|(_, e)| server_of(e).is_none());
+        if document_level {
+            return Err(self
+                .finish()
+                .err()
+                .unwrap_or_else(|| ConfigErrors::new(Vec::new())));
+        }
+        self.errors.sort_by_key(|(offset, _)| *offset);
+        let mut by_server: BTreeMap<ServerName, Vec<ConfigError>> = BTreeMap::new();
+        for (_, error) in std::mem::take(&mut self.errors) {
+            if let Some(name) = server_of(&error) {
+                by_server.entry(name).or_default().push(error);
+            }
+        }
+        let unusable = by_server
+            .into_iter()
+            .map(|(name, errors)| (name, UnusableServer::new(ConfigErrors::new(errors))))
+            .collect();
+        let warnings = self.finish()?;
+        Ok((warnings, unusable))
     }
 
     /// Errors (sorted by position) or the warnings (sorted by position).
@@ -125,6 +198,16 @@ impl<'a> Collector<'a> {
         }
         self.warnings.sort_by_key(|(offset, _)| *offset);
         Ok(self.warnings.into_iter().map(|(_, w)| w).collect())
+    }
+}
+
+/// The server an error fails on its own: a server-scoped error whose name is valid.
+fn server_of(error: &ConfigError) -> Option<ServerName> {
+    match &error.scope {
+        Scope::Server(name) if error.kind != ConfigErrorKind::InvalidServerName => {
+            ServerName::new(name).ok()
+        }
+        _ => None,
     }
 }
 

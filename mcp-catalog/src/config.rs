@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 
 use mcp_key::{EnvironmentId, ServerName};
 
-use crate::diagnostic::{ConfigErrors, ConfigWarning};
+use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::env::EnvLookup;
+use crate::format::ConfigFormat;
 use crate::server::{ApprovalMode, ServerConfig};
+use crate::transport::UnusableServer;
 
 /// Where OAuth credentials are stored (`credentials_store`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -232,19 +234,66 @@ impl Config {
 
     /// Parses and validates TOML text. `origin` (a path or label) prefixes every message.
     ///
-    /// Returns every error at once; unknown keys are warnings in the result.
+    /// Returns every error at once; unknown keys are warnings in the result. An error inside
+    /// one `[mcp_servers.<name>]` entry (with a valid name) fails only that server: it is kept
+    /// as a [`Transport::Unusable`](crate::Transport::Unusable) server carrying its errors
+    /// ([`LoadedConfig::into_strict`] turns those into errors of the whole text).
     pub fn from_toml_str(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErrors> {
         crate::toml_parse::parse(text, origin)
     }
 
     /// Parses `.mcp.json` text, expanding `${VAR}` and `${VAR:-default}` in string values
     /// through `env`.
+    ///
+    /// As for TOML, an invalid or unsupported entry (e.g. `"type": "sse"`) fails only that
+    /// server ([`Transport::Unusable`](crate::Transport::Unusable)); text that is not JSON fails as a whole.
     pub fn from_mcp_json_str(
         text: &str,
         origin: &str,
         env: &dyn EnvLookup,
     ) -> Result<LoadedConfig, ConfigErrors> {
-        crate::json_parse::parse(text, origin, env)
+        crate::json_parse::parse(text, origin, env, ConfigFormat::McpJson)
+    }
+
+    /// Parses the JSON configuration of another client (see [`ConfigFormat`]), with its
+    /// fields meaning what that client documents, its variables expanded through `env`, and
+    /// a field without an equivalent reported as a warning that names it. Use
+    /// [`ConfigFormat::detect`] to pick `format` from a file name and content.
+    ///
+    /// [`ConfigFormat::Toml`] parses TOML (as [`Config::from_toml_str`]) and
+    /// [`ConfigFormat::Goose`] YAML.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use mcp_catalog::{Config, ConfigFormat};
+    ///
+    /// let text = r#"{
+    ///   // VS Code: `servers`, inputs, comments
+    ///   "servers": {
+    ///     "tickets": {"type": "http", "url": "https://t.example/mcp",
+    ///                 "headers": {"Authorization": "Bearer ${input:token}"}},
+    ///     "legacy": {"type": "sse", "url": "https://l.example/sse"},
+    ///   }
+    /// }"#;
+    /// let env = BTreeMap::from([("MCP_INPUT_TOKEN".to_owned(), "t0k".to_owned())]);
+    /// let format = ConfigFormat::detect(".vscode/mcp.json".as_ref(), text);
+    /// let loaded = Config::from_client_str(text, ".vscode/mcp.json", format, &env)?;
+    /// let unusable: Vec<_> = loaded.config().unusable_servers().map(|(n, _)| n.as_str()).collect();
+    /// assert_eq!(unusable, ["legacy"]);
+    /// assert_eq!(loaded.config().servers().len(), 2);
+    /// # Ok::<(), mcp_catalog::ConfigErrors>(())
+    /// ```
+    pub fn from_client_str(
+        text: &str,
+        origin: &str,
+        format: ConfigFormat,
+        env: &dyn EnvLookup,
+    ) -> Result<LoadedConfig, ConfigErrors> {
+        match format {
+            ConfigFormat::Toml => crate::toml_parse::parse(text, origin),
+            ConfigFormat::Goose => crate::goose::parse(text, origin),
+            _ => crate::json_parse::parse(text, origin, env, format),
+        }
     }
 
     /// Adds (or replaces) a server.
@@ -316,6 +365,27 @@ impl Config {
     pub fn plugins(&self) -> &[PluginRef] {
         &self.plugins
     }
+
+    /// Makes each named server [`Transport::Unusable`](crate::Transport::Unusable), keeping
+    /// the settings of its entry that parsed (`enabled`, `required`, ...).
+    pub(crate) fn mark_unusable(&mut self, unusable: BTreeMap<ServerName, UnusableServer>) {
+        for (name, unusable) in unusable {
+            let transport = crate::transport::Transport::Unusable(unusable);
+            match self.servers.get_mut(&name) {
+                Some(server) => server.transport = transport,
+                None => {
+                    self.servers.insert(name, ServerConfig::new(transport));
+                }
+            }
+        }
+    }
+
+    /// Servers whose entry cannot be used ([`Transport::Unusable`](crate::Transport::Unusable)), by name.
+    pub fn unusable_servers(&self) -> impl Iterator<Item = (&ServerName, &UnusableServer)> {
+        self.servers
+            .iter()
+            .filter_map(|(name, server)| Some((name, server.transport().as_unusable()?)))
+    }
 }
 
 impl Default for Config {
@@ -330,6 +400,7 @@ pub struct LoadedConfig {
     pub(crate) origin: String,
     pub(crate) config: Config,
     pub(crate) warnings: Vec<ConfigWarning>,
+    pub(crate) format: Option<ConfigFormat>,
 }
 
 impl LoadedConfig {
@@ -339,7 +410,13 @@ impl LoadedConfig {
             origin: origin.into(),
             config,
             warnings: Vec::new(),
+            format: None,
         }
+    }
+
+    /// The format the text was read as (`None` for a configuration built in code).
+    pub fn format(&self) -> Option<ConfigFormat> {
+        self.format
     }
 
     /// The file path or label it was loaded from.
@@ -355,6 +432,26 @@ impl LoadedConfig {
     /// Takes the configuration out.
     pub fn into_config(self) -> Config {
         self.config
+    }
+
+    /// Fails with every error of every unusable server (see
+    /// [`Config::unusable_servers`]), in document order; otherwise returns `self`.
+    ///
+    /// For callers that want the whole text rejected when any server entry is broken.
+    pub fn into_strict(self) -> Result<Self, ConfigErrors> {
+        let mut errors: Vec<ConfigError> = self
+            .config
+            .unusable_servers()
+            .flat_map(|(_, unusable)| unusable.errors().iter().cloned())
+            .collect();
+        if errors.is_empty() {
+            return Ok(self);
+        }
+        errors.sort_by(|a, b| {
+            let key = |e: &ConfigError| (e.location().line(), e.location().column());
+            key(a).cmp(&key(b))
+        });
+        Err(ConfigErrors::new(errors))
     }
 
     /// Non-fatal findings (unknown keys), in document order.

@@ -79,6 +79,11 @@ pub fn connection_fingerprint(
                 .opt_str("ema.issuer", http.ema().map(|e| e.issuer()))
                 .opt_str("ema.client_id", http.ema().map(|e| e.client_id()));
         }
+        Transport::Unusable(unusable) => {
+            b = b
+                .str("transport", "unusable")
+                .str("errors", &unusable.to_string());
+        }
     }
     b.finish()
 }

@@ -1,29 +1,81 @@
-//! The `.mcp.json` form: `{"mcpServers": {"name": {...}}}`, mapped to the same model.
+//! The JSON forms: Claude Code's `.mcp.json` (`{"mcpServers": {"name": {...}}}`) and the
+//! files of other clients ([`ConfigFormat`]), mapped to the same model.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use mcp_key::ServerName;
 use serde_json::{Map, Value};
 
+use crate::client_env::{ClientEnv, braced, input_variable};
 use crate::collect::{Collector, Role, header_name_ok, header_value_ok, url_problem};
 use crate::config::{Config, LoadedConfig};
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors, Scope};
 use crate::env::EnvLookup;
 use crate::expand::{ExpandError, expand};
-use crate::server::ServerConfig;
+use crate::filter::ToolFilter;
+use crate::format::ConfigFormat;
+use crate::server::{ApprovalMode, ServerConfig};
 use crate::transport::{HttpConfig, StdioConfig, Transport};
 
-const STDIO_KEYS: &[&str] = &["command", "args", "env", "cwd"];
-const HTTP_KEYS: &[&str] = &["url", "headers"];
-const KNOWN_KEYS: &[&str] = &["type", "command", "args", "env", "cwd", "url", "headers"];
+/// What an entry for the legacy HTTP+SSE transport fails with (in every client format).
+pub(crate) const SSE_UNSUPPORTED: &str = "the legacy HTTP+SSE transport is not supported yet; \
+     use the server's streamable HTTP endpoint if it has one";
+
+const STDIO_KEYS: &[&str] = &["command", "args", "env", "cwd", "envFile"];
+const HTTP_KEYS: &[&str] = &["url", "httpUrl", "serverUrl", "headers"];
+
+/// The server keys each format documents (others are unknown-key warnings).
+fn known_keys(format: ConfigFormat) -> &'static [&'static str] {
+    match format {
+        ConfigFormat::Cursor => &[
+            "type", "command", "args", "env", "envFile", "url", "headers",
+        ],
+        ConfigFormat::VsCode => &[
+            "type", "command", "args", "env", "envFile", "cwd", "url", "headers", "dev",
+        ],
+        ConfigFormat::Gemini => &[
+            "command",
+            "args",
+            "env",
+            "cwd",
+            "url",
+            "httpUrl",
+            "headers",
+            "timeout",
+            "trust",
+            "includeTools",
+            "excludeTools",
+            "description",
+        ],
+        ConfigFormat::Windsurf => &["command", "args", "env", "serverUrl", "url", "headers"],
+        ConfigFormat::Zed => &["source", "command", "args", "env", "url", "headers"],
+        ConfigFormat::Toml
+        | ConfigFormat::Goose
+        | ConfigFormat::McpJson
+        | ConfigFormat::ClaudeDesktop => {
+            &["type", "command", "args", "env", "cwd", "url", "headers"]
+        }
+    }
+}
+
+/// Keys holding a streamable HTTP URL, and the key holding a legacy SSE URL.
+fn url_keys(format: ConfigFormat) -> (&'static [&'static str], Option<&'static str>) {
+    match format {
+        ConfigFormat::Gemini => (&["httpUrl"], Some("url")),
+        ConfigFormat::Windsurf => (&["serverUrl", "url"], None),
+        _ => (&["url"], None),
+    }
+}
 
 pub(crate) fn parse(
     text: &str,
     origin: &str,
     env: &dyn EnvLookup,
+    format: ConfigFormat,
 ) -> Result<LoadedConfig, ConfigErrors> {
-    parse_as(text, origin, env, Role::Config)
+    parse_format(text, origin, env, Role::Config, format)
 }
 
 /// Parses `.mcp.json` text; for [`Role::Plugin`], an `environment` key of a server is
@@ -34,7 +86,27 @@ pub(crate) fn parse_as(
     env: &dyn EnvLookup,
     role: Role,
 ) -> Result<LoadedConfig, ConfigErrors> {
+    parse_format(text, origin, env, role, ConfigFormat::McpJson)
+}
+
+fn parse_format(
+    text: &str,
+    origin: &str,
+    env: &dyn EnvLookup,
+    role: Role,
+    format: ConfigFormat,
+) -> Result<LoadedConfig, ConfigErrors> {
     let mut cx = Collector::new(text, origin);
+    // Comments and trailing commas are blanked out: offsets stay those of `text`.
+    let stripped = if format.allows_comments() {
+        crate::jsonc::strip(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    };
+    let text: &str = &stripped;
+    let env = ClientEnv::new(env, format, origin);
+    let env: &dyn EnvLookup = &env;
+    let servers_key = format.servers_key();
     let root: Value = match serde_json::from_str(text) {
         Ok(root) => root,
         Err(err) => {
@@ -61,18 +133,24 @@ pub(crate) fn parse_as(
             0,
             ConfigErrorKind::WrongType,
             "expected a JSON object",
-            Some("write `{\"mcpServers\": {...}}`".to_owned()),
+            Some(format!("write `{{\"{servers_key}\": {{...}}}}`")),
         );
         return Err(cx
             .finish()
             .err()
             .unwrap_or_else(|| ConfigErrors::new(Vec::new())));
     };
-    for key in root.keys().filter(|k| k.as_str() != "mcpServers") {
+    // VS Code's `inputs` are answered from the environment (`${input:id}`).
+    let top_known: &[&str] = if format == ConfigFormat::VsCode {
+        &["servers", "inputs"]
+    } else {
+        &[servers_key]
+    };
+    for key in root.keys().filter(|k| !top_known.contains(&k.as_str())) {
         let offset = locate(text, &[key]);
-        cx.unknown_key(&Scope::Document, key, offset, &["mcpServers"]);
+        cx.unknown_key(&Scope::Document, key, offset, top_known);
     }
-    match root.get("mcpServers") {
+    match root.get(servers_key) {
         None => {}
         Some(Value::Object(servers)) => {
             for (name, server) in servers {
@@ -82,6 +160,7 @@ pub(crate) fn parse_as(
                     env,
                     name,
                     role,
+                    format,
                 };
                 if let Some((name, server)) = p.parse(server) {
                     config.servers.insert(name, server);
@@ -90,18 +169,20 @@ pub(crate) fn parse_as(
         }
         Some(other) => cx.error(
             &Scope::Document,
-            Some("mcpServers"),
-            locate(text, &["mcpServers"]),
+            Some(servers_key),
+            locate(text, &[servers_key]),
             ConfigErrorKind::WrongType,
             format!("expected an object, found {}", crate::json_type_name(other)),
-            Some("write `\"mcpServers\": {\"name\": {...}}`".to_owned()),
+            Some(format!("write `\"{servers_key}\": {{\"name\": {{...}}}}`")),
         ),
     }
-    let warnings = cx.finish()?;
+    let (warnings, unusable) = cx.finish_per_server()?;
+    config.mark_unusable(unusable);
     Ok(LoadedConfig {
         origin: origin.to_owned(),
         config,
         warnings,
+        format: Some(format),
     })
 }
 
@@ -111,6 +192,14 @@ struct JsonServer<'c, 'a, 't> {
     env: &'t dyn EnvLookup,
     name: &'t str,
     role: Role,
+    format: ConfigFormat,
+}
+
+/// The transport an entry declares or implies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stdio,
+    Http,
 }
 
 impl JsonServer<'_, '_, '_> {
@@ -119,10 +208,11 @@ impl JsonServer<'_, '_, '_> {
     }
 
     fn offset(&self, field: Option<&str>) -> usize {
-        let mut path = vec!["mcpServers", self.name];
+        let servers_key = self.format.servers_key();
+        let mut path = vec![servers_key, self.name];
         path.extend(field);
         locate_opt(self.text, &path)
-            .or_else(|| locate_opt(self.text, &["mcpServers", self.name]))
+            .or_else(|| locate_opt(self.text, &[servers_key, self.name]))
             .unwrap_or(0)
     }
 
@@ -138,12 +228,12 @@ impl JsonServer<'_, '_, '_> {
         let name = match ServerName::new(self.name) {
             Ok(name) => Some(name),
             Err(err) => {
-                let hint = "rename the entry in `mcpServers`";
+                let hint = format!("rename the entry in `{}`", self.format.servers_key());
                 self.error(
                     None,
                     ConfigErrorKind::InvalidServerName,
                     err.to_string(),
-                    hint,
+                    &hint,
                 );
                 None
             }
@@ -158,10 +248,32 @@ impl JsonServer<'_, '_, '_> {
             );
             return None;
         };
-        let is_http = self.transport_kind(object)?;
+        let is_http = self.transport_kind(object)? == Kind::Http;
         let mut stdio = StdioConfig::new("");
         let mut http = HttpConfig::new("");
+        let mut extra = Extra::default();
+        let known = known_keys(self.format);
+        // The one key the URL is read from, when a format has two (Gemini CLI's SSE `url`
+        // beside `httpUrl`, Windsurf's `url` beside `serverUrl`).
+        let url_key = url_keys(self.format)
+            .0
+            .iter()
+            .copied()
+            .find(|k| object.contains_key(*k));
         for (key, value) in object {
+            if !known.contains(&key.as_str()) {
+                if key == "environment" && self.role == Role::Plugin {
+                    let offset = self.offset(Some(key));
+                    let scope = self.scope();
+                    self.cx.ignored_in_plugin(&scope, key, offset);
+                } else {
+                    let offset = self.offset(Some(key));
+                    let scope = self.scope();
+                    let client = (self.format != ConfigFormat::McpJson).then_some(self.format);
+                    self.cx.unknown_key_of(&scope, key, offset, known, client);
+                }
+                continue;
+            }
             let field = key.as_str();
             let wrong = if is_http { STDIO_KEYS } else { HTTP_KEYS };
             if wrong.contains(&field) {
@@ -184,7 +296,10 @@ impl JsonServer<'_, '_, '_> {
                 continue;
             }
             match field {
-                "type" => {}
+                "type" | "source" => {}
+                "command" if value.is_object() && self.format == ConfigFormat::Zed => {
+                    self.zed_command(value, &mut stdio);
+                }
                 "command" => {
                     if let Some(command) = self.string(field, value) {
                         if command.trim().is_empty() {
@@ -198,7 +313,15 @@ impl JsonServer<'_, '_, '_> {
                 "args" => stdio.args = self.string_list(field, value),
                 "env" => stdio.env = self.string_map(field, value),
                 "cwd" => stdio.cwd = self.string(field, value).map(PathBuf::from),
-                "url" => {
+                "url" | "httpUrl" | "serverUrl" if Some(field) != url_key => {
+                    let offset = self.offset(Some(field));
+                    let scope = self.scope();
+                    let used = url_key.unwrap_or("url");
+                    let message = format!("`{field}` is ignored: `{used}` is used");
+                    self.cx
+                        .warning(&scope, field, offset, message, "keep only one of them");
+                }
+                "url" | "httpUrl" | "serverUrl" => {
                     if let Some(url) = self.string(field, value) {
                         if let Some(problem) = url_problem(&url) {
                             let hint = "use an absolute URL such as `https://example.com/mcp`";
@@ -219,16 +342,18 @@ impl JsonServer<'_, '_, '_> {
                     }
                     http.http_headers = headers;
                 }
-                "environment" if self.role == Role::Plugin => {
+                "envFile" | "dev" => {
                     let offset = self.offset(Some(field));
                     let scope = self.scope();
-                    self.cx.ignored_in_plugin(&scope, field, offset);
+                    let message = format!("`{field}` is not supported and was ignored");
+                    let hint = if field == "envFile" {
+                        "list the variables in `env` instead"
+                    } else {
+                        "it only matters inside VS Code"
+                    };
+                    self.cx.warning(&scope, field, offset, message, hint);
                 }
-                _ => {
-                    let offset = self.offset(Some(field));
-                    let scope = self.scope();
-                    self.cx.unknown_key(&scope, field, offset, KNOWN_KEYS);
-                }
+                _ => self.extra(field, value, &mut extra),
             }
         }
         if self.cx.error_count() != before {
@@ -239,22 +364,103 @@ impl JsonServer<'_, '_, '_> {
         } else {
             Transport::Stdio(stdio)
         };
-        Some((name?, ServerConfig::new(transport)))
+        Some((name?, extra.apply(ServerConfig::new(transport))))
     }
 
-    /// `Some(true)` for HTTP, `Some(false)` for stdio, `None` after an error.
-    fn transport_kind(&mut self, object: &Map<String, Value>) -> Option<bool> {
+    /// Gemini CLI's server settings beyond the transport.
+    fn extra(&mut self, field: &str, value: &Value, extra: &mut Extra) {
+        match field {
+            "timeout" => extra.tool_timeout = self.millis(field, value),
+            "includeTools" => extra.include = Some(self.string_list(field, value)),
+            "excludeTools" => extra.exclude = self.string_list(field, value),
+            "description" => extra.description = self.string(field, value),
+            "trust" => match value.as_bool() {
+                Some(trust) => extra.trust = trust,
+                None => {
+                    let message =
+                        format!("expected a boolean, found {}", crate::json_type_name(value));
+                    self.error(
+                        Some(field),
+                        ConfigErrorKind::WrongType,
+                        message,
+                        "write `true` or `false`",
+                    );
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// A positive number of milliseconds.
+    fn millis(&mut self, field: &str, value: &Value) -> Option<Duration> {
+        let duration = value
+            .as_f64()
+            .filter(|ms| ms.is_finite() && *ms > 0.0)
+            .and_then(|ms| Duration::try_from_secs_f64(ms / 1000.0).ok())
+            .filter(|d| !d.is_zero());
+        if duration.is_none() {
+            let message = format!("timeout must be a positive number of milliseconds, got {value}");
+            let hint = "use e.g. `30000`, or remove it for the default";
+            self.error(Some(field), ConfigErrorKind::InvalidTimeout, message, hint);
+        }
+        duration
+    }
+
+    /// Zed's older `"command": {"path": "...", "args": [...], "env": {...}}`.
+    fn zed_command(&mut self, value: &Value, stdio: &mut StdioConfig) {
+        let Some(object) = value.as_object() else {
+            return;
+        };
+        for (key, item) in object {
+            let field = format!("command.{key}");
+            match key.as_str() {
+                "path" => {
+                    if let Some(path) = self.string(&field, item) {
+                        stdio.command = path;
+                    }
+                }
+                "args" => stdio.args = self.string_list(&field, item),
+                "env" => stdio.env = self.string_map(&field, item),
+                _ => {
+                    let offset = self.offset(Some("command"));
+                    let scope = self.scope();
+                    self.cx.unknown_key(
+                        &scope,
+                        &field,
+                        offset,
+                        &["command.path", "command.args", "command.env"],
+                    );
+                }
+            }
+        }
+        if stdio.command.trim().is_empty() {
+            let message = "`command.path` is missing or empty".to_owned();
+            self.error(
+                Some("command"),
+                ConfigErrorKind::MissingField,
+                message,
+                "set `\"path\"` to the program to run",
+            );
+        }
+    }
+
+    /// The entry's transport, `None` after an error (legacy SSE included).
+    fn transport_kind(&mut self, object: &Map<String, Value>) -> Option<Kind> {
         let has_command = object.contains_key("command");
-        let has_url = object.contains_key("url");
+        let (http_keys, sse_key) = url_keys(self.format);
+        let http_key = http_keys.iter().copied().find(|k| object.contains_key(*k));
+        let sse_key = sse_key.filter(|k| object.contains_key(*k));
+        let url_key = http_key.or(sse_key);
         let declared = match object.get("type") {
             None => None,
             Some(Value::String(t)) => match t.as_str() {
-                "stdio" => Some(false),
-                "http" | "streamable-http" | "streamable_http" | "streamableHttp" => Some(true),
+                "stdio" => Some(Kind::Stdio),
+                "http" | "streamable-http" | "streamable_http" | "streamableHttp" => {
+                    Some(Kind::Http)
+                }
                 "sse" => {
-                    let message = "the SSE transport is not supported".to_owned();
-                    let hint =
-                        "use the server's streamable HTTP endpoint with `\"type\": \"http\"`";
+                    let message = SSE_UNSUPPORTED.to_owned();
+                    let hint = "or use `\"type\": \"http\"` with a streamable HTTP URL";
                     self.error(Some("type"), ConfigErrorKind::InvalidValue, message, hint);
                     return None;
                 }
@@ -276,40 +482,70 @@ impl JsonServer<'_, '_, '_> {
                 return None;
             }
         };
-        match (declared, has_command, has_url) {
+        let url_name = url_key.or(http_keys.first().copied()).unwrap_or("url");
+        match (declared, has_command, url_key.is_some()) {
             (_, true, true) => {
-                let message = "both `command` and `url` are set".to_owned();
-                let hint = "keep `command` for a stdio server or `url` for an HTTP server";
+                let message = format!("both `command` and `{url_name}` are set");
+                let hint =
+                    format!("keep `command` for a stdio server or `{url_name}` for an HTTP server");
                 self.error(
-                    Some("url"),
+                    Some(url_name),
                     ConfigErrorKind::ConflictingTransport,
                     message,
-                    hint,
+                    &hint,
                 );
                 None
             }
-            (Some(true), _, true) | (None, false, true) => Some(true),
-            (Some(false), true, _) | (None, true, false) => Some(false),
-            (Some(true), _, false) => {
-                let message = "`url` is missing for an HTTP server".to_owned();
+            // Gemini CLI's `url` is the legacy SSE endpoint (`httpUrl` is streamable HTTP).
+            (_, false, true) if http_key.is_none() => {
+                let message = SSE_UNSUPPORTED.to_owned();
+                let hint = "or write the streamable HTTP endpoint as `\"httpUrl\"`";
+                self.error(Some(url_name), ConfigErrorKind::InvalidValue, message, hint);
+                None
+            }
+            (Some(Kind::Http), _, true) | (None, false, true) => Some(Kind::Http),
+            (Some(Kind::Stdio), true, _) | (None, true, false) => Some(Kind::Stdio),
+            (Some(Kind::Http), _, false) => {
+                let message = format!("`{url_name}` is missing for an HTTP server");
+                let hint = format!("add `\"{url_name}\"`");
                 self.error(
-                    Some("url"),
+                    Some(url_name),
                     ConfigErrorKind::MissingField,
                     message,
-                    "add `\"url\"`",
+                    &hint,
                 );
                 None
             }
-            (Some(false), false, true) => {
+            (Some(Kind::Stdio), false, true) => {
                 let message = "`command` is missing for a stdio server".to_owned();
                 let hint = "add `\"command\"`, or use `\"type\": \"http\"` for a URL";
                 self.error(None, ConfigErrorKind::MissingField, message, hint);
                 None
             }
-            (Some(false), false, false) | (None, false, false) => {
-                let message = "neither `command` nor `url` is set".to_owned();
-                let hint = "add `\"command\"` for a stdio server or `\"url\"` for an HTTP server";
-                self.error(None, ConfigErrorKind::MissingTransport, message, hint);
+            // Zed's extension-provided servers get their command from the extension.
+            (None, false, false)
+                if self.format == ConfigFormat::Zed
+                    && object.get("source").and_then(Value::as_str) == Some("extension") =>
+            {
+                let message = "the server is provided by a Zed extension, which is not \
+                               available here"
+                    .to_owned();
+                let hint =
+                    "give the server's own `\"command\"` with its `\"args\"`, or its `\"url\"`";
+                self.error(
+                    Some("source"),
+                    ConfigErrorKind::MissingTransport,
+                    message,
+                    hint,
+                );
+                None
+            }
+            (Some(Kind::Stdio), false, false) | (None, false, false) => {
+                let message = format!("neither `command` nor `{url_name}` is set");
+                let hint = format!(
+                    "add `\"command\"` for a stdio server or `\"{url_name}\"` for an HTTP server"
+                );
+                self.error(None, ConfigErrorKind::MissingTransport, message, &hint);
                 None
             }
         }
@@ -326,10 +562,43 @@ impl JsonServer<'_, '_, '_> {
             );
             return None;
         };
-        match expand(raw, self.env) {
+        if !self.format.expands_variables() {
+            return Some(raw.to_owned());
+        }
+        let raw = if self.format == ConfigFormat::Gemini {
+            braced(raw)
+        } else {
+            std::borrow::Cow::Borrowed(raw)
+        };
+        match expand(&raw, self.env) {
             Ok(expanded) => Some(expanded),
             Err(err) => {
                 let (kind, message, hint) = match err {
+                    ExpandError::Undefined(var) if var.starts_with("input:") => {
+                        let id = var.trim_start_matches("input:");
+                        let from = input_variable(id);
+                        (
+                            ConfigErrorKind::UndefinedVariable,
+                            format!("input `{id}` has no value"),
+                            format!(
+                                "set `{from}` in the environment: inputs are read from there, \
+                                 there is no interactive prompt"
+                            ),
+                        )
+                    }
+                    ExpandError::Undefined(var) if var.starts_with("env:") => {
+                        let var = var.trim_start_matches("env:");
+                        (
+                            ConfigErrorKind::UndefinedVariable,
+                            format!("variable `{var}` is not set"),
+                            format!("set `{var}` in the environment"),
+                        )
+                    }
+                    ExpandError::Undefined(var) if self.format != ConfigFormat::McpJson => (
+                        ConfigErrorKind::UndefinedVariable,
+                        format!("variable `{var}` is not set"),
+                        format!("set `{var}` in the environment"),
+                    ),
                     ExpandError::Undefined(var) => (
                         ConfigErrorKind::UndefinedVariable,
                         format!("variable `{var}` is not set"),
@@ -390,6 +659,35 @@ impl JsonServer<'_, '_, '_> {
             }
         }
         out
+    }
+}
+
+/// Server settings of other clients beyond the transport.
+#[derive(Default)]
+struct Extra {
+    tool_timeout: Option<Duration>,
+    include: Option<Vec<String>>,
+    exclude: Vec<String>,
+    trust: bool,
+    description: Option<String>,
+}
+
+impl Extra {
+    fn apply(self, mut server: ServerConfig) -> ServerConfig {
+        if let Some(timeout) = self.tool_timeout {
+            server.tool_timeout = timeout;
+        }
+        let mut filter = ToolFilter::new().with_disabled_tools(self.exclude);
+        if let Some(include) = self.include {
+            filter = filter.with_enabled_tools(include);
+        }
+        server.tool_filter = filter;
+        if self.trust {
+            // Gemini CLI's `trust: true`: tool calls are never confirmed.
+            server.default_approval_mode = ApprovalMode::Approve;
+        }
+        server.description = self.description;
+        server
     }
 }
 

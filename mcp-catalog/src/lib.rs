@@ -1,5 +1,5 @@
-//! Configuration for MCP servers: the TOML and `.mcp.json` model, validation with every
-//! error located and actionable, sources merged by precedence into one winner per
+//! Configuration for MCP servers: the TOML and `.mcp.json` model (and the files of other
+//! clients, see [`ConfigFormat`]), validation with every error located and actionable, sources merged by precedence into one winner per
 //! [`McpServerKey`](mcp_key::McpServerKey), multi-environment resolution, tool filters and
 //! connection fingerprints. Pure data: no processes, no network; the only I/O is
 //! [`load_file`] and reading plugin folders ([`Plugin::load`]).
@@ -36,11 +36,12 @@
 //! let fingerprint = catalog.fingerprint(&remote, &EmptyEnv).expect("active server");
 //! assert_eq!(fingerprint.to_hex().len(), 64);
 //!
-//! // Errors name the place, the server, the field, and what to do.
-//! let errors = Config::from_toml_str("[mcp_servers.x]\nurl = \"ftp://host\"\n", "c.toml")
-//!     .unwrap_err();
+//! // Errors name the place, the server, the field, and what to do. An error inside one
+//! // server entry fails only that server: it is kept as an unusable server.
+//! let loaded = Config::from_toml_str("[mcp_servers.x]\nurl = \"ftp://host\"\n", "c.toml")?;
+//! let (_, unusable) = loaded.config().unusable_servers().next().expect("x is unusable");
 //! assert_eq!(
-//!     errors.to_string(),
+//!     unusable.to_string(),
 //!     "c.toml:2:7: server `x`: field `url`: `ftp://host` must be an absolute URL starting \
 //!      with http:// or https:// (use an absolute URL such as `https://example.com/mcp`)"
 //! );
@@ -86,10 +87,14 @@
 //! - `.mcp.json` positions are found by a small scanner over the accepted text (serde_json
 //!   keeps none); an error points at the offending key, or at its server's key.
 //! - Unknown keys (anywhere) are warnings; the fields of the other transport, inline
-//!   secrets and every invalid value are errors.
+//!   secrets and every invalid value are errors. An error inside a server entry whose name
+//!   is valid fails only that server ([`Transport::Unusable`], which hosts report as a
+//!   failed server); syntax errors, invalid top-level settings and invalid server names fail
+//!   the whole text. [`LoadedConfig::into_strict`] restores all-or-nothing.
 
 mod builder;
 mod builder_plugins;
+mod client_env;
 mod collect;
 mod config;
 mod diagnostic;
@@ -99,8 +104,11 @@ mod error;
 mod expand;
 mod filter;
 mod fingerprint;
+mod format;
+mod goose;
 mod json_locate;
 mod json_parse;
+mod jsonc;
 mod load;
 mod plugin;
 mod resolved;
@@ -111,6 +119,7 @@ mod toml_server;
 mod toml_values;
 mod transport;
 mod trust;
+mod yaml_tree;
 
 pub use builder::CatalogBuilder;
 pub use config::{
@@ -122,12 +131,15 @@ pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
 pub use error::{Error, PluginFolderProblem};
 pub use filter::ToolFilter;
 pub use fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
+pub use format::ConfigFormat;
 pub use load::{load_file, load_file_with_env};
 pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolved::ResolvedCatalog;
 pub use server::{ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig};
 pub use source::{Conflict, Source, Tier, VetoReason};
-pub use transport::{AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport};
+pub use transport::{
+    AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,
+};
 /// The type of a JSON value with an article, for messages: `a string`, `an object`, `null`.
 pub fn json_type_name(value: &serde_json::Value) -> &'static str {
     use serde_json::Value;

@@ -5,13 +5,16 @@ use std::path::Path;
 use crate::config::{Config, LoadedConfig};
 use crate::env::{EnvLookup, ProcessEnv};
 use crate::error::Error;
+use crate::format::ConfigFormat;
 
 /// Reads and validates a configuration file, expanding `.mcp.json` variables from the
 /// process environment.
 ///
-/// `.json` files are read as `.mcp.json`, `.toml` files as TOML; any other file is JSON
-/// when its first non-blank character is `{`, TOML otherwise. The path is the origin of
-/// every message.
+/// The format is detected from the file name and content ([`ConfigFormat::detect`]):
+/// `.toml` files are TOML, `.yaml` files Goose's; JSON files are Claude Code's `.mcp.json`
+/// or another client's file (VS Code, Cursor, Claude Desktop, Gemini CLI, Windsurf, Zed);
+/// any other file is JSON when its first non-blank character is `{` (or `/`), TOML
+/// otherwise. The path is the origin of every message.
 pub fn load_file(path: impl AsRef<Path>) -> Result<LoadedConfig, Error> {
     load_file_with_env(path, &ProcessEnv)
 }
@@ -27,19 +30,6 @@ pub fn load_file_with_env(
         source,
     })?;
     let origin = path.display().to_string();
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let json = match extension.as_deref() {
-        Some("json") => true,
-        Some("toml") => false,
-        _ => text.trim_start().starts_with('{'),
-    };
-    let loaded = if json {
-        Config::from_mcp_json_str(&text, &origin, env)?
-    } else {
-        Config::from_toml_str(&text, &origin)?
-    };
-    Ok(loaded)
+    let format = ConfigFormat::detect(path, &text);
+    Ok(Config::from_client_str(&text, &origin, format, env)?)
 }

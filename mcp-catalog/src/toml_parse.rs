@@ -17,6 +17,8 @@ use crate::toml_values::{Reader, Value, type_name};
 const TOP_KEYS: &[&str] = &[
     "credentials_store",
     "oauth_callback_port",
+    "mcp_oauth_credentials_store",
+    "mcp_oauth_callback_port",
     "tool_name_prefix",
     "multi_environment",
     "environments",
@@ -83,7 +85,8 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
             continue;
         }
         match field {
-            "credentials_store" => {
+            // Codex spells both top-level settings with an `mcp_oauth_` prefix.
+            "credentials_store" | "mcp_oauth_credentials_store" => {
                 if let Some(s) = r.string(field, value) {
                     match CredentialsStore::parse(&s) {
                         Some(store) => config.credentials_store = Some(store),
@@ -97,7 +100,9 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
                     }
                 }
             }
-            "oauth_callback_port" => config.oauth_callback_port = parse_port(&mut r, value),
+            "oauth_callback_port" | "mcp_oauth_callback_port" => {
+                config.oauth_callback_port = parse_port(&mut r, field, value);
+            }
             "tool_name_prefix" => config.tool_name_prefix = r.bool(field, value),
             "multi_environment" => config.multi_environment = r.bool(field, value),
             "environments" => {}
@@ -122,16 +127,17 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
             _ => r.unknown_key(key, TOP_KEYS),
         }
     }
-    let warnings = cx.finish()?;
+    let (warnings, unusable) = cx.finish_per_server()?;
+    config.mark_unusable(unusable);
     Ok(LoadedConfig {
         origin: origin.to_owned(),
         config,
         warnings,
+        format: Some(crate::format::ConfigFormat::Toml),
     })
 }
 
-fn parse_port(r: &mut Reader<'_, '_>, value: &Value<'_>) -> Option<u16> {
-    let field = "oauth_callback_port";
+fn parse_port(r: &mut Reader<'_, '_>, field: &str, value: &Value<'_>) -> Option<u16> {
     let port = match value.get_ref().as_integer() {
         Some(i) => i64::from_str_radix(i.as_str(), i.radix()).ok(),
         None => {
@@ -140,7 +146,7 @@ fn parse_port(r: &mut Reader<'_, '_>, value: &Value<'_>) -> Option<u16> {
                 value.span().start,
                 ConfigErrorKind::WrongType,
                 format!("expected a port number, found {}", type_name(value)),
-                Some("write it as `oauth_callback_port = 8765`".to_owned()),
+                Some(format!("write it as `{field} = 8765`")),
             );
             return None;
         }

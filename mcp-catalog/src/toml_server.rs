@@ -11,7 +11,7 @@ use crate::config::EnvironmentConfig;
 use crate::diagnostic::{ConfigErrorKind, Scope};
 use crate::filter::ToolFilter;
 use crate::server::ServerConfig;
-use crate::toml_values::{Reader, Value};
+use crate::toml_values::{Reader, TimeUnit, Value};
 use crate::transport::{AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport};
 
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
@@ -29,6 +29,7 @@ const HTTP_KEYS: &[&str] = &[
 ];
 const COMMON_KEYS: &[&str] = &[
     "startup_timeout_sec",
+    "startup_timeout_ms",
     "tool_timeout_sec",
     "enabled_tools",
     "disabled_tools",
@@ -48,7 +49,9 @@ enum Kind {
     Unknown,
 }
 
-/// Validates one server table; `None` if it had any error. `environments` are the declared
+/// Validates one server table; `None` if its name is invalid or it is not a table. With
+/// other errors the server comes back with the settings that parsed, for the caller to mark
+/// unusable. `environments` are the declared
 /// ones that `environment` may name; `None` in a plugin file, where `environment` is
 /// ignored with a warning.
 pub(crate) fn parse_server(
@@ -58,7 +61,6 @@ pub(crate) fn parse_server(
     value: &Value<'_>,
     environments: Option<&BTreeMap<EnvironmentId, EnvironmentConfig>>,
 ) -> Option<(ServerName, ServerConfig)> {
-    let errors_before = cx.error_count();
     let scope = Scope::Server(raw_name.to_owned());
     let mut r = Reader { cx, scope };
 
@@ -236,6 +238,12 @@ pub(crate) fn parse_server(
                     server.startup_timeout = d;
                 }
             }
+            // Codex's millisecond form of the same setting.
+            "startup_timeout_ms" => {
+                if let Some(d) = r.duration(field, value, TimeUnit::Millis) {
+                    server.startup_timeout = d;
+                }
+            }
             "tool_timeout_sec" => {
                 if let Some(d) = r.seconds(field, value) {
                     server.tool_timeout = d;
@@ -290,11 +298,11 @@ pub(crate) fn parse_server(
     server.transport = match kind {
         Kind::Stdio => Transport::Stdio(stdio),
         Kind::Http => Transport::StreamableHttp(http),
-        Kind::Unknown => return None,
+        // An error was recorded: the transport is replaced below.
+        Kind::Unknown => Transport::Stdio(StdioConfig::new("")),
     };
-    if r.cx.error_count() != errors_before {
-        return None;
-    }
+    // With errors, the settings that did parse (`enabled`, `required`, ...) are kept and the
+    // caller replaces the transport with the entry's errors (`Config::mark_unusable`).
     Some((name?, server))
 }
 

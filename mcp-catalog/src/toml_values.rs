@@ -174,6 +174,20 @@ impl Reader<'_, '_> {
 
     /// A positive, finite number of seconds (integer or fractional).
     pub(crate) fn seconds(&mut self, field: &str, value: &Value<'_>) -> Option<Duration> {
+        self.duration(field, value, TimeUnit::Seconds)
+    }
+
+    /// A positive duration written as a number of `unit`s.
+    pub(crate) fn duration(
+        &mut self,
+        field: &str,
+        value: &Value<'_>,
+        unit: TimeUnit,
+    ) -> Option<Duration> {
+        let (per_second, unit_name, example) = match unit {
+            TimeUnit::Seconds => (1.0, "seconds", 30),
+            TimeUnit::Millis => (1000.0, "milliseconds", 30_000),
+        };
         let seconds = match value.get_ref() {
             DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
                 .ok()
@@ -183,13 +197,14 @@ impl Reader<'_, '_> {
                 self.wrong_type(
                     field,
                     value,
-                    "a number of seconds",
-                    format!("`{field} = 30`"),
+                    &format!("a number of {unit_name}"),
+                    format!("`{field} = {example}`"),
                 );
                 return None;
             }
         };
         let duration = seconds
+            .map(|s| s / per_second)
             .filter(|s| s.is_finite() && *s > 0.0)
             .and_then(|s| Duration::try_from_secs_f64(s).ok())
             .filter(|d| !d.is_zero());
@@ -203,9 +218,9 @@ impl Reader<'_, '_> {
                 field,
                 value.span().start,
                 ConfigErrorKind::InvalidTimeout,
-                format!("timeout must be a positive number of seconds, got {shown}"),
+                format!("timeout must be a positive number of {unit_name}, got {shown}"),
                 Some(format!(
-                    "use e.g. `{field} = 30`, or remove it for the default"
+                    "use e.g. `{field} = {example}`, or remove it for the default"
                 )),
             );
         }
@@ -244,4 +259,13 @@ pub(crate) fn type_name(value: &Value<'_>) -> &'static str {
         DeValue::Array(_) => "an array",
         DeValue::Table(_) => "a table",
     }
+}
+
+/// The unit a duration is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimeUnit {
+    /// `*_sec` keys.
+    Seconds,
+    /// `*_ms` keys (Codex's `startup_timeout_ms`).
+    Millis,
 }

@@ -1,8 +1,11 @@
-//! How to reach a server: a local process over stdio or a streamable HTTP endpoint.
+//! How to reach a server: a local process over stdio or a streamable HTTP endpoint, or an
+//! entry that cannot be used (kept so that hosts can show why).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use crate::diagnostic::ConfigErrors;
 
 /// The transport of one server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -12,6 +15,10 @@ pub enum Transport {
     Stdio(StdioConfig),
     /// A remote server speaking streamable HTTP.
     StreamableHttp(HttpConfig),
+    /// An entry that was written but cannot be used: invalid, or a transport this crate
+    /// does not support (e.g. legacy HTTP+SSE). Only this server fails; hosts show its
+    /// errors (with file, line and column) instead of starting it.
+    Unusable(UnusableServer),
 }
 
 impl Transport {
@@ -20,6 +27,7 @@ impl Transport {
         match self {
             Transport::Stdio(_) => "stdio",
             Transport::StreamableHttp(_) => "streamable HTTP",
+            Transport::Unusable(_) => "unusable",
         }
     }
 
@@ -27,7 +35,7 @@ impl Transport {
     pub fn as_stdio(&self) -> Option<&StdioConfig> {
         match self {
             Transport::Stdio(stdio) => Some(stdio),
-            Transport::StreamableHttp(_) => None,
+            Transport::StreamableHttp(_) | Transport::Unusable(_) => None,
         }
     }
 
@@ -35,8 +43,48 @@ impl Transport {
     pub fn as_http(&self) -> Option<&HttpConfig> {
         match self {
             Transport::StreamableHttp(http) => Some(http),
-            Transport::Stdio(_) => None,
+            Transport::Stdio(_) | Transport::Unusable(_) => None,
         }
+    }
+
+    /// Why the entry cannot be used, if it is [`Transport::Unusable`].
+    pub fn as_unusable(&self) -> Option<&UnusableServer> {
+        match self {
+            Transport::Unusable(unusable) => Some(unusable),
+            Transport::Stdio(_) | Transport::StreamableHttp(_) => None,
+        }
+    }
+}
+
+/// A configured server that cannot be used, with every error found in its entry.
+///
+/// Displays the errors joined by `; `, each as `origin:line:col: server `x`: field `y`:
+/// message (hint)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnusableServer {
+    errors: ConfigErrors,
+}
+
+impl UnusableServer {
+    pub(crate) fn new(errors: ConfigErrors) -> Self {
+        Self { errors }
+    }
+
+    /// The errors of the entry, in document order (at least one).
+    pub fn errors(&self) -> &ConfigErrors {
+        &self.errors
+    }
+}
+
+impl fmt::Display for UnusableServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, error) in self.errors.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{error}")?;
+        }
+        Ok(())
     }
 }
 

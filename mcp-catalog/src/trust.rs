@@ -247,6 +247,8 @@ impl Review {
                         .collect();
                     reviewed.headers.sort();
                 }
+                // Nothing of an unusable entry runs or is sent anywhere.
+                Transport::Unusable(_) => {}
             }
             servers.push(reviewed);
         }

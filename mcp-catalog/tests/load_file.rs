@@ -60,14 +60,31 @@ fn loads_toml_and_json_by_extension_and_content() {
 #[test]
 fn errors_carry_the_path() {
     let dir = tempfile::tempdir().unwrap();
+    // An error inside one server entry fails that server only, with the path in its text.
     let path = write(&dir, "bad.toml", "[mcp_servers.a]\ncommand = 1\n");
-    let err = load_file(&path).unwrap_err();
-    assert!(err.is_invalid());
-    let text = err.to_string();
-    assert!(text.starts_with(&format!(
-        "{}:2:11: server `a`: field `command`",
+    let loaded = load_file(&path).unwrap();
+    let unusable: Vec<String> = loaded
+        .config()
+        .unusable_servers()
+        .map(|(name, u)| format!("{name} {u}"))
+        .collect();
+    assert_eq!(unusable.len(), 1);
+    assert!(unusable[0].starts_with(&format!(
+        "a {}:2:11: server `a`: field `command`",
         path.display()
     )));
+
+    // An error outside any server fails the file.
+    let path = write(&dir, "worse.toml", "tool_name_prefix = 1\n");
+    let err = load_file(&path).unwrap_err();
+    assert!(err.is_invalid());
+    assert!(
+        err.to_string().starts_with(&format!(
+            "{}:1:20: field `tool_name_prefix`",
+            path.display()
+        )),
+        "{err}"
+    );
     assert_eq!(err.config_errors().map(|e| e.len()), Some(1));
 
     let missing = dir.path().join("missing.toml");

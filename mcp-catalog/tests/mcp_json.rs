@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use mcp_catalog::{Config, ConfigErrorKind, EmptyEnv, Transport};
+use mcp_catalog::{Config, ConfigErrorKind, EmptyEnv, LoadedConfig, Transport};
 use mcp_key::ServerName;
 use pretty_assertions::assert_eq;
 
@@ -75,7 +75,9 @@ fn closures_work_as_lookups() {
 fn undefined_variable_names_server_field_and_variable() {
     let text = "{\n  \"mcpServers\": {\n    \"tickets\": {\n      \"url\": \"https://x/mcp\",\n      \
                 \"headers\": {\"Authorization\": \"Bearer ${TICKETS_TOKEN}\"}\n    }\n  }\n}\n";
-    let errors = Config::from_mcp_json_str(text, ".mcp.json", &EmptyEnv).unwrap_err();
+    let errors = Config::from_mcp_json_str(text, ".mcp.json", &EmptyEnv)
+        .and_then(LoadedConfig::into_strict)
+        .unwrap_err();
     assert_eq!(errors.len(), 1);
     let error = &errors.errors()[0];
     assert_eq!(error.kind(), ConfigErrorKind::UndefinedVariable);
@@ -112,7 +114,9 @@ fn invalid_json_configs_report_every_error() {
     ];
     let mut report = String::new();
     for (name, text) in cases {
-        let errors = Config::from_mcp_json_str(text, ".mcp.json", &EmptyEnv).unwrap_err();
+        let errors = Config::from_mcp_json_str(text, ".mcp.json", &EmptyEnv)
+            .and_then(LoadedConfig::into_strict)
+            .unwrap_err();
         for error in &errors {
             assert!(error.location().line().is_some(), "{name}: {error}");
         }
@@ -135,4 +139,35 @@ fn unknown_json_keys_are_warnings() {
              program reads this file)",
         ]
     );
+}
+
+/// One unsupported and one invalid entry among working ones fail only themselves, each
+/// with its errors located; the file loads.
+#[test]
+fn a_broken_entry_fails_only_its_server() {
+    let text = r#"{
+  "mcpServers": {
+    "files": {"command": "files-server"},
+    "legacy": {"type": "sse", "url": "https://example.com/sse"},
+    "tickets": {"type": "http", "url": "https://example.com/mcp"},
+    "typo": {"command": 5}
+  }
+}"#;
+    let loaded = Config::from_mcp_json_str(text, ".mcp.json", &EmptyEnv).unwrap();
+    let usable: Vec<&str> = loaded
+        .config()
+        .servers()
+        .iter()
+        .filter(|(_, s)| s.transport().as_unusable().is_none())
+        .map(|(name, _)| name.as_str())
+        .collect();
+    assert_eq!(usable, ["files", "tickets"]);
+    let unusable: Vec<String> = loaded
+        .config()
+        .unusable_servers()
+        .map(|(name, u)| format!("{name}: {u}"))
+        .collect();
+    insta::assert_snapshot!(unusable.join("\n"));
+    let strict = loaded.into_strict().unwrap_err();
+    assert_eq!(strict.len(), 2, "{strict}");
 }

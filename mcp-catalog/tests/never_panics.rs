@@ -1,7 +1,7 @@
 //! Parsing never panics, whatever the input.
 #![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
-use mcp_catalog::{Config, EmptyEnv};
+use mcp_catalog::{Config, ConfigFormat, EmptyEnv};
 use proptest::prelude::*;
 
 /// Fragments that steer random text towards the interesting parts of the grammar.
@@ -34,6 +34,30 @@ const FRAGMENTS: &[&str] = &[
     "{\"mcpServers\": {",
     "\"a\": {\"command\": \"${X:-y}\"}",
     "\"url\": 1",
+    "\"servers\": {",
+    "\"context_servers\": {",
+    "\"httpUrl\": \"https://h/m\"",
+    "\"command\": {\"path\": 1}",
+    "\"timeout\": -1",
+    "\"type\": \"sse\"",
+    "${input:a}",
+    "$A",
+    "//",
+    "extensions:\n",
+    "  a:\n",
+    "    type: stdio\n",
+    "    cmd: x\n",
+    "    uri: [\n",
+    "- ",
+    "&a ",
+    "*a",
+    "? ",
+    "---\n",
+    "|\n",
+    "  ",
+    ": ",
+    "/*",
+    "*/",
     ",",
     "é",
     "\r\n",
@@ -67,17 +91,34 @@ fn check(text: &str) {
             let _ = errors.to_string();
         }
     }
-    match Config::from_mcp_json_str(text, "fuzz.json", &EmptyEnv) {
-        Ok(loaded) => {
-            let _ = loaded.warnings().iter().map(ToString::to_string).count();
-        }
-        Err(errors) => {
-            assert!(!errors.is_empty());
-            assert_located(text, &errors);
-            let _ = errors.to_string();
+    for format in CLIENT_FORMATS {
+        match Config::from_client_str(text, "fuzz.json", format, &EmptyEnv) {
+            Ok(loaded) => {
+                let _ = loaded.warnings().iter().map(ToString::to_string).count();
+                for (_, unusable) in loaded.config().unusable_servers() {
+                    assert_located(text, unusable.errors());
+                }
+            }
+            Err(errors) => {
+                assert!(!errors.is_empty());
+                assert_located(text, &errors);
+                let _ = errors.to_string();
+            }
         }
     }
+    let _ = ConfigFormat::detect(std::path::Path::new("fuzz"), text);
 }
+
+const CLIENT_FORMATS: [ConfigFormat; 8] = [
+    ConfigFormat::McpJson,
+    ConfigFormat::ClaudeDesktop,
+    ConfigFormat::Cursor,
+    ConfigFormat::VsCode,
+    ConfigFormat::Gemini,
+    ConfigFormat::Windsurf,
+    ConfigFormat::Zed,
+    ConfigFormat::Goose,
+];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]

@@ -267,7 +267,9 @@ fn both_declaration_files_or_none_is_an_error_naming_the_folder() {
 #[test]
 fn an_invalid_plugin_file_error_carries_its_path_line_and_column() {
     let dir = TempDir::new().unwrap();
-    let json = "{\"mcpServers\": {\n  \"bad\": {\"url\": \"ftp://host\"}\n}}";
+    // An invalid server name fails the whole file (an invalid entry with a valid name would
+    // fail only that server).
+    let json = "{\"mcpServers\": {\n  \"bad name\": {\"url\": \"https://host\"}\n}}";
     write(
         dir.path(),
         &[
@@ -296,9 +298,9 @@ fn an_invalid_plugin_file_error_carries_its_path_line_and_column() {
     let errors = err.config_errors().unwrap();
     let location = errors.errors()[0].location();
     assert_eq!(location.origin(), manifest.display().to_string());
-    assert_eq!((location.line(), location.column()), (Some(2), Some(11)));
+    assert_eq!((location.line(), location.column()), (Some(2), Some(3)));
     let source = std::error::Error::source(&err).unwrap().to_string();
-    assert!(source.starts_with(&format!("{}:2:11: server `bad`", manifest.display())));
+    assert!(source.starts_with(&format!("{}:2:3: server `bad name`", manifest.display())));
     // Nothing was installed: the first plugin loaded, but the builder is unchanged.
     assert!(builder.build().is_empty());
 }

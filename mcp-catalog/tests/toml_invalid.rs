@@ -1,7 +1,7 @@
 //! Invalid TOML configurations: every error at once, located and actionable.
 #![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
-use mcp_catalog::{Config, ConfigErrorKind};
+use mcp_catalog::{Config, ConfigErrorKind, LoadedConfig};
 use pretty_assertions::assert_eq;
 
 /// (case name, TOML text, expected kinds in document order)
@@ -167,6 +167,7 @@ fn invalid_configs_report_every_error() {
     let mut report = String::new();
     for (name, text, kinds) in CASES {
         let errors = Config::from_toml_str(text, "config.toml")
+            .and_then(LoadedConfig::into_strict)
             .expect_err(&format!("case {name} must be rejected"));
         let actual: Vec<ConfigErrorKind> = errors.iter().map(|e| e.kind()).collect();
         assert_eq!(&actual, kinds, "case {name}: {errors}");
@@ -206,7 +207,9 @@ tool_timeout_sec = -1
 [mcp_servers.empty]
 description = "no transport"
 "#;
-    let errors = Config::from_toml_str(text, "/etc/agent/config.toml").unwrap_err();
+    let errors = Config::from_toml_str(text, "/etc/agent/config.toml")
+        .and_then(LoadedConfig::into_strict)
+        .unwrap_err();
     assert_eq!(errors.len(), 10, "{errors}");
     let lines: std::collections::BTreeSet<String> =
         errors.iter().map(ToString::to_string).collect();
@@ -220,6 +223,7 @@ fn errors_expose_server_field_and_hint() {
         "[mcp_servers.files]\ncommand = \"npx\"\nhttp_headers = { X = \"y\" }\n",
         "c.toml",
     )
+    .and_then(LoadedConfig::into_strict)
     .unwrap_err();
     let error = &errors.errors()[0];
     assert_eq!(error.server(), Some("files"));
@@ -233,4 +237,30 @@ fn errors_expose_server_field_and_hint() {
         (error.location().line(), error.location().column()),
         (Some(3), Some(1))
     );
+}
+
+/// A broken entry keeps the settings that parsed: disabled stays disabled (nothing starts),
+/// required stays required (its failure is the host's failure).
+#[test]
+fn a_broken_entry_keeps_enabled_and_required() {
+    let text = "[mcp_servers.off]\ncommand = 1\nenabled = false\n\n\
+                [mcp_servers.must]\nurl = \"ftp://x\"\nrequired = true\n\n\
+                [mcp_servers.ok]\ncommand = \"server\"\n";
+    let loaded = Config::from_toml_str(text, "c.toml").unwrap();
+    let servers = loaded.config().servers();
+    let get = |name: &str| &servers[&mcp_key::ServerName::new(name).unwrap()];
+    assert!(get("off").transport().as_unusable().is_some());
+    assert!(!get("off").enabled());
+    assert!(get("must").transport().as_unusable().is_some());
+    assert!(get("must").required());
+    assert_eq!(
+        get("ok").transport().as_stdio().unwrap().command(),
+        "server"
+    );
+    let names: Vec<&str> = loaded
+        .config()
+        .unusable_servers()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(names, ["must", "off"]);
 }

@@ -186,3 +186,33 @@ fn unknown_keys_are_warnings_with_locations() {
     let a = &loaded.config().servers()[&name("a")];
     assert_eq!(a.approval_mode("t"), ApprovalMode::Writes);
 }
+
+/// Codex's spellings: `mcp_oauth_credentials_store`, `mcp_oauth_callback_port` and
+/// `startup_timeout_ms` mean `credentials_store`, `oauth_callback_port` and
+/// `startup_timeout_sec` (in milliseconds), without warnings.
+#[test]
+fn codex_keys_are_understood() {
+    let text = "mcp_oauth_credentials_store = \"file\"\nmcp_oauth_callback_port = 5555\n\n\
+                [mcp_servers.docs]\ncommand = \"docs-server\"\nstartup_timeout_ms = 20000\n";
+    let loaded = mcp_catalog::Config::from_toml_str(text, "config.toml").unwrap();
+    assert_eq!(loaded.warnings(), &[]);
+    let config = loaded.config();
+    assert_eq!(
+        config.credentials_store(),
+        mcp_catalog::CredentialsStore::File
+    );
+    assert_eq!(config.oauth_callback_port(), Some(5555));
+    let docs = &config.servers()[&mcp_key::ServerName::new("docs").unwrap()];
+    assert_eq!(docs.startup_timeout(), std::time::Duration::from_secs(20));
+
+    let bad = "[mcp_servers.docs]\ncommand = \"d\"\nstartup_timeout_ms = 0\n";
+    let errors = mcp_catalog::Config::from_toml_str(bad, "config.toml")
+        .and_then(mcp_catalog::LoadedConfig::into_strict)
+        .unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "config.toml:3:22: server `docs`: field `startup_timeout_ms`: timeout must be a positive \
+         number of milliseconds, got 0 (use e.g. `startup_timeout_ms = 30000`, or remove it for \
+         the default)"
+    );
+}

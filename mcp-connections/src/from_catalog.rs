@@ -27,7 +27,13 @@ fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
     let transport = match config.transport() {
         Transport::Stdio(s) => TransportSpec::Stdio(s.clone()),
         Transport::StreamableHttp(h) => TransportSpec::Http(h.clone()),
-        other => TransportSpec::Unsupported(other.kind_name().to_owned()),
+        Transport::Unusable(unusable) => TransportSpec::Unsupported(format!(
+            "its configuration entry cannot be used: {unusable}"
+        )),
+        other => TransportSpec::Unsupported(format!(
+            "the {} transport is not supported by this connection set",
+            other.kind_name()
+        )),
     };
     ServerSpec {
         key: key.clone(),

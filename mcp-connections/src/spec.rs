@@ -27,6 +27,7 @@ pub(crate) struct ServerSpec {
 pub(crate) enum TransportSpec {
     Stdio(mcp_catalog::StdioConfig),
     Http(mcp_catalog::HttpConfig),
-    /// A transport this version of the set cannot start (named by kind).
+    /// A server this version of the set cannot start, with why: an unknown transport kind
+    /// or the catalog's located errors for an unusable entry. Fails with reason `config`.
     Unsupported(String),
 }

@@ -56,7 +56,10 @@ Credentials:
 /// Options every command takes.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct GlobalArgs {
-    /// Configuration file: TOML with [mcp_servers.*] tables, or .mcp.json.
+    /// Configuration file: TOML with [mcp_servers.*] tables, .mcp.json, or another client's
+    /// file (.vscode/mcp.json, .cursor/mcp.json, claude_desktop_config.json, Gemini CLI or
+    /// Zed settings.json, Windsurf mcp_config.json, Goose config.yaml), detected by name and
+    /// content.
     #[arg(long, short = 'c', global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
     /// Print JSON for scripts instead of human output.

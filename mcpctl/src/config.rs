@@ -59,23 +59,25 @@ pub(crate) fn load(path: &Path) -> Result<LoadedConfig, CliError> {
 
 /// [`load`]; `checking` says the command is `config check` (the hint differs).
 pub(crate) fn load_for(path: &Path, checking: bool) -> Result<LoadedConfig, CliError> {
-    match mcp_catalog::load_file(path) {
-        Ok(loaded) => Ok(loaded),
-        Err(e) => Err(match e.config_errors() {
-            Some(errors) => invalid(path, errors.errors(), checking),
-            None => {
-                let cause = std::error::Error::source(&e)
-                    .map(|s| format!(": {s}"))
-                    .unwrap_or_default();
-                CliError::usage(format!(
+    mcp_catalog::load_file(path).map_err(|e| load_error(path, &e, checking))
+}
+
+/// The CLI error for a configuration that could not be read or is invalid.
+pub(crate) fn load_error(path: &Path, e: &mcp_catalog::Error, checking: bool) -> CliError {
+    match e.config_errors() {
+        Some(errors) => invalid(path, errors.errors(), checking),
+        None => {
+            let cause = std::error::Error::source(&e)
+                .map(|s| format!(": {s}"))
+                .unwrap_or_default();
+            CliError::usage(format!(
                     "cannot read MCP configuration `{}`{cause}",
                     path.display()
                 ))
                 .with_hint(
                     "check the path given to --config, or run without --config to use ./mcp.toml, ./.mcp.json or the demo",
                 )
-            }
-        }),
+        }
     }
 }
 

@@ -25,9 +25,15 @@ startup_timeout_sec = -1
 fn an_invalid_config_shows_every_error_with_line_and_column() {
     let wd = Workdir::new();
     wd.write("bad.toml", BAD);
+    // Each broken entry fails only its server (reason `config`, located); neither is
+    // required, so status itself succeeds.
     let run = wd.run(&["status", "--config", "bad.toml"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("invalid_config_status", run.snapshot_sorted_stderr());
+    // The check fails on any error.
+    let run = wd.run(&["config", "check", "--config", "bad.toml"]);
     assert_eq!(run.code, 2);
-    assert_snapshot!("invalid_config_status", run.snapshot());
+    assert_snapshot!("invalid_config_check", run.snapshot());
     let run = wd.run(&["config", "check", "--config", "bad.toml", "--json"]);
     assert_eq!(run.code, 2);
     assert_snapshot!("invalid_config_check_json", run.stdout);
@@ -43,6 +49,160 @@ fn an_invalid_mcp_json_is_located_too() {
     let run = wd.run(&["config", "check"]);
     assert_eq!(run.code, 2);
     assert_snapshot!(run.snapshot());
+}
+
+/// One broken entry (legacy SSE) and one invalid entry among working ones: the working
+/// servers start and answer; status shows the broken ones failed with their positions.
+#[test]
+fn broken_entries_fail_only_their_servers() {
+    let wd = Workdir::new();
+    let scenario =
+        serde_json::to_string(&json!({"tools": [{"name": "echo"}]}).to_string()).unwrap();
+    wd.write_trusted(
+        ".mcp.json",
+        &format!(
+            r#"{{
+  "mcpServers": {{
+    "alpha": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {scenario}]}},
+    "legacy": {{"type": "sse", "url": "https://example.com/sse"}},
+    "beta": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {scenario}]}},
+    "typo": {{"command": ["not", "a", "string"]}}
+  }}
+}}
+"#
+        ),
+    );
+    let run = wd.run(&["status", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let servers = run.json()["servers"].clone();
+    let states: Vec<(String, String)> = servers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["server"].as_str().unwrap().to_owned(),
+                s["state"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            ("alpha".to_owned(), "ready".to_owned()),
+            ("beta".to_owned(), "ready".to_owned()),
+            ("legacy".to_owned(), "failed".to_owned()),
+            ("typo".to_owned(), "failed".to_owned()),
+        ]
+    );
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, 0);
+    assert_snapshot!("broken_entries_status", run.snapshot_sorted_stderr());
+    let run = wd.run(&["call", "mcp__beta__echo", r#"{"text": "hi"}"#]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = wd.run(&["config", "check"]);
+    assert_eq!(run.code, 2);
+    assert_snapshot!("broken_entries_check", run.snapshot());
+}
+
+/// A VS Code `.vscode/mcp.json` (comments, `servers`, an `${input:...}` answered from
+/// `MCP_INPUT_<ID>`) and a Gemini CLI `settings.json` (`includeTools`, a legacy SSE `url`)
+/// given with `--config` start their servers.
+#[test]
+fn other_clients_files_start_their_servers() {
+    let mut wd = Workdir::new();
+    wd.set_env("MCP_INPUT_NOTES_KEY", Some("k-123"));
+    let scenario = json!({
+        "tools": [{"name": "env", "behavior": {"kind": "report_env"}}, {"name": "drop_table"}]
+    });
+    let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+    std::fs::create_dir_all(wd.path().join(".vscode")).unwrap();
+    wd.write(
+        ".vscode/mcp.json",
+        &format!(
+            r#"{{
+  // VS Code asks for inputs; mcpctl reads MCP_INPUT_<ID>.
+  "inputs": [{{"type": "promptString", "id": "notes-key", "password": true}}],
+  "servers": {{
+    "notes": {{
+      "type": "stdio",
+      "command": "{{MCPCTL}}",
+      "args": ["fake-server", "--scenario-json", {scenario}],
+      "env": {{"NOTES_KEY": "${{input:notes-key}}"}},
+    }},
+  }},
+}}
+"#
+        ),
+    );
+    let run = wd.run(&[
+        "call",
+        "--config",
+        ".vscode/mcp.json",
+        "mcp__notes__env",
+        "{}",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("k-123"), "{}", run.stdout);
+    let run = wd.run(&["config", "check", "--config", ".vscode/mcp.json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_snapshot!("vscode_config_check", run.snapshot());
+
+    std::fs::create_dir_all(wd.path().join(".gemini")).unwrap();
+    wd.write(
+        ".gemini/settings.json",
+        &format!(
+            r#"{{
+  "theme": "GitHub",
+  "mcpServers": {{
+    "notes": {{
+      "command": "{{MCPCTL}}",
+      "args": ["fake-server", "--scenario-json", {scenario}],
+      "env": {{"NOTES_KEY": "$MCP_INPUT_NOTES_KEY"}},
+      "includeTools": ["env"],
+      "timeout": 20000
+    }},
+    "events": {{"url": "http://localhost:9/sse"}}
+  }}
+}}
+"#
+        ),
+    );
+    let run = wd.run(&["tools", "--config", ".gemini/settings.json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("mcp__notes__env"), "{}", run.stdout);
+    assert!(!run.stdout.contains("drop_table"), "{}", run.stdout);
+    let run = wd.run(&[
+        "call",
+        "--config",
+        ".gemini/settings.json",
+        "mcp__notes__env",
+        "{}",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("k-123"), "{}", run.stdout);
+    let run = wd.run(&["status", "--config", ".gemini/settings.json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_snapshot!("gemini_status", run.snapshot_sorted_stderr());
+
+    // Goose: `env_keys` copies the host's variable into the server's environment.
+    wd.set_env("NOTES_KEY", Some("k-goose"));
+    let scenario_yaml = serde_json::to_string(
+        &json!({
+            "tools": [{"name": "env", "behavior": {"kind": "report_env"}}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    wd.write(
+        "config.yaml",
+        &format!(
+            "GOOSE_PROVIDER: anthropic\nextensions:\n  developer:\n    type: builtin\n    enabled: true\n  notes:\n    type: stdio\n    cmd: \"{{MCPCTL}}\"\n    args: [fake-server, --scenario-json, {scenario_yaml}]\n    env_keys: [NOTES_KEY]\n    timeout: 300\n"
+        ),
+    );
+    let run = wd.run(&["call", "--config", "config.yaml", "mcp__notes__env", "{}"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("k-goose"), "{}", run.stdout);
 }
 
 #[test]

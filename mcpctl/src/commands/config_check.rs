@@ -19,12 +19,15 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         ConfigChoice::Demo => (None, true),
     };
     if let Some(path) = &path {
-        // An untrusted project file is validated without expanding any variable.
+        // An untrusted project file is validated without expanding any variable. Other
+        // commands start the usable servers of a file whose entries are partly broken; the
+        // check fails on any error, per-server ones included.
         let checked = if trusted {
             mcp_catalog::load_file(path)
         } else {
             mcp_catalog::review_file(path).map(|(loaded, _)| loaded)
-        };
+        }
+        .and_then(|loaded| loaded.into_strict().map_err(mcp_catalog::Error::from));
         match checked {
             Ok(_) => {}
             Err(e) => match e.config_errors() {
@@ -37,10 +40,8 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
                     }));
                     return Ok(EXIT_USAGE);
                 }
-                _ => {
-                    // Read errors and human output: the usual error display.
-                    config::load_for(path, true)?;
-                }
+                // Read errors and human output: the usual error display.
+                _ => return Err(config::load_error(path, &e, true)),
             },
         }
     }
@@ -56,6 +57,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     if global.json {
         crate::render::out_json(&json!({
             "config": loaded.loaded.origin(),
+            "format": loaded.loaded.format().map(|f| f.name()),
             "valid": true,
             "errors": [],
             "warnings": loaded.loaded.warnings().iter().map(warning_json).collect::<Vec<_>>(),
@@ -73,8 +75,13 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         .into_iter()
         .map(|[key, transport, state]| vec![format!("  {key}"), transport, state])
         .collect();
+    let format = loaded
+        .loaded
+        .format()
+        .map(|f| format!(" (read as {f})"))
+        .unwrap_or_default();
     let mut lines = vec![format!(
-        "{} {}: valid, {}",
+        "{} {}{format}: valid, {}",
         s.green("ok:"),
         loaded.loaded.origin(),
         plural(rows.len(), "server")
