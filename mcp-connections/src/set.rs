@@ -368,6 +368,7 @@ fn status_of(slot: &Slot, state: &SlotState) -> ServerStatus {
             crate::spec::TransportSpec::Stdio(_) => "stdio",
             crate::spec::TransportSpec::Http(_) => "streamable_http",
             crate::spec::TransportSpec::Unsupported(_) => "unsupported",
+            crate::spec::TransportSpec::Invalid(_) => "unusable",
         },
     }
 }

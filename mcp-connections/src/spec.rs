@@ -30,4 +30,7 @@ pub(crate) enum TransportSpec {
     /// A server this version of the set cannot start, with why: an unknown transport kind
     /// or the catalog's located errors for an unusable entry. Fails with reason `config`.
     Unsupported(String),
+    /// The configuration entry cannot be used: invalid, or a transport the catalog knows
+    /// but the set does not (its errors, with file, line and column).
+    Invalid(String),
 }

@@ -112,10 +112,9 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
     let timeout = spec.startup_timeout;
     let requested = inner.options.protocol_version.clone();
     match &spec.transport {
-        TransportSpec::Unsupported(why) => Err(StartError::Failed(StartupFailure::new(
-            FailureReason::Config,
-            format!("MCP server `{key}`: {why}"),
-        ))),
+        TransportSpec::Unsupported(why) | TransportSpec::Invalid(why) => Err(StartError::Failed(
+            StartupFailure::new(FailureReason::Config, format!("MCP server `{key}`: {why}")),
+        )),
         TransportSpec::Stdio(stdio_spec) => {
             let environment = spec
                 .environment
