@@ -349,3 +349,80 @@ async fn dropping_the_set_without_shutdown_kills_its_processes() {
     drop(set);
     fx.assert_no_processes().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_tools_list_times_out_at_the_startup_deadline_and_a_merely_slow_one_is_ready() {
+    let mut fx = Fixture::new();
+    // The budget covers create + initialize + tools/list: a list answered after 60 s
+    // must fail at the 2 s deadline, not when the answer comes.
+    fx.stdio_with(
+        "stuck",
+        echo_scenario("stuck").with_faults(faults(|f| f.list_delay_ms = Some(60_000))),
+        |c| c.with_startup_timeout(Duration::from_secs(2)),
+    );
+    // Slow (two pages of 300 ms each) but well within its budget.
+    fx.stdio_with(
+        "slowish",
+        Scenario::new("slowish")
+            .with_tool(ToolSpec::echo("a"))
+            .with_tool(ToolSpec::echo("b"))
+            .with_faults(faults(|f| {
+                f.list_delay_ms = Some(300);
+                f.page_size = Some(1);
+            })),
+        |c| c.with_startup_timeout(Duration::from_secs(30)),
+    );
+    let started = std::time::Instant::now();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new()
+            .with_events(tx)
+            .with_process_grace(Duration::from_millis(200)),
+    );
+    let failed = common::wait_event(
+        &mut rx,
+        Duration::from_secs(30),
+        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("stuck")),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    match &failed {
+        ConnectionEvent::Failed { error, reason, .. } => {
+            assert_eq!(reason, &FailureReason::Timeout);
+            assert!(error.contains("startup_timeout_sec"), "{error}");
+            assert!(error.contains("tools/list"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // At the deadline: not before it, and far from the 60 s the answer would take
+    // (a generous bound for a shared machine, not a measurement).
+    assert!(elapsed >= Duration::from_secs(2), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+    // The server asked for its tools, and the failed server's process is gone before
+    // the set is shut down.
+    let logged = std::fs::read_to_string(fx.request_log("stuck")).unwrap_or_default();
+    assert!(logged.contains("tools/list"), "{logged}");
+    let stuck_pid = mcp_testkit::read_pid_file(fx.home.join("stuck.pid")).unwrap();
+    assert!(mcp_testkit::wait_gone(stuck_pid, Duration::from_secs(10)).await);
+    mcp_testkit::assert_no_process_group(stuck_pid);
+
+    let events = events_until_complete(&mut rx, Duration::from_secs(60)).await;
+    match events.last() {
+        Some(ConnectionEvent::StartupComplete { ready, failed, .. }) => {
+            assert_eq!(ready, &vec![key("slowish")]);
+            assert_eq!(failed, &vec![key("stuck")]);
+        }
+        other => panic!("last event: {other:?}"),
+    }
+    let mut tools: Vec<String> = set
+        .tools()
+        .await
+        .iter()
+        .map(|t| t.qualified_name.clone())
+        .collect();
+    tools.sort();
+    assert_eq!(tools, ["mcp__slowish__a", "mcp__slowish__b"]);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

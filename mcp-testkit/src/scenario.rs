@@ -686,6 +686,9 @@ pub struct Faults {
     /// Delay the `initialize` answer by this many milliseconds (all runners).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub init_delay_ms: Option<u64>,
+    /// Delay each `tools/list` page answer by this many milliseconds (all runners).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub list_delay_ms: Option<u64>,
     /// Never answer `initialize` (all runners).
     pub hang_initialize: bool,
     /// Exit with this code right after startup, before reading stdin (binary).
@@ -738,6 +741,13 @@ impl Faults {
     #[must_use]
     pub fn with_init_delay_ms(mut self, ms: u64) -> Self {
         self.init_delay_ms = Some(ms);
+        self
+    }
+
+    /// Set [`Faults::list_delay_ms`].
+    #[must_use]
+    pub fn with_list_delay_ms(mut self, ms: u64) -> Self {
+        self.list_delay_ms = Some(ms);
         self
     }
 

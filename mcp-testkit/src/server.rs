@@ -174,6 +174,9 @@ impl ServerHandler for FakeServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.record("tools/list", &request);
+        if let Some(ms) = self.shared.scenario.faults.list_delay_ms {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
         let tools = lock(&self.shared.tools).clone();
         let value = self.list(
             "tools",

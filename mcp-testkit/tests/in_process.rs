@@ -162,6 +162,22 @@ async fn slow_initialize_takes_the_delay() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn slow_tools_list_delays_each_page() {
+    let scenario = Scenario::new("slow-list")
+        .with_tool(ToolSpec::echo("a"))
+        .with_tool(ToolSpec::echo("b"))
+        .with_faults(Faults::new().with_list_delay_ms(10_000).with_page_size(1));
+    let (transport, server) = InProcessServer::start(scenario);
+    let (client, _) = connect(transport).await;
+    let start = tokio::time::Instant::now();
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
+    // Two pages, each answered after the delay.
+    assert!(start.elapsed() >= Duration::from_secs(20));
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn hanging_initialize_never_answers() {
     let scenario = Scenario::new("hang").with_faults(Faults::new().with_hang_initialize());
     let (transport, server) = InProcessServer::start(scenario);

@@ -41,6 +41,9 @@ struct Args {
     /// Delay the initialize answer by N milliseconds.
     #[arg(long, value_name = "N")]
     init_delay_ms: Option<u64>,
+    /// Delay each tools/list page answer by N milliseconds.
+    #[arg(long, value_name = "N")]
+    list_delay_ms: Option<u64>,
     /// Never answer initialize.
     #[arg(long)]
     hang_initialize: bool,
@@ -97,6 +100,7 @@ impl Args {
         f.exit_at_startup = self.exit_at_startup.or(f.exit_at_startup);
         f.stderr = self.stderr.or(f.stderr.take());
         f.init_delay_ms = self.init_delay_ms.or(f.init_delay_ms);
+        f.list_delay_ms = self.list_delay_ms.or(f.list_delay_ms);
         f.huge_line = self.huge_line.or(f.huge_line);
         f.flood_stderr = self.flood_stderr.or(f.flood_stderr);
         f.page_size = self.page_size.or(f.page_size);
