@@ -166,7 +166,7 @@ impl ConnectionSet {
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
-            .map_err(|e| self.disconnected(server, &operation, &e))?;
+            .map_err(|e| self.send_error(server, &operation, &e))?;
         let mut guard = CancelOnDrop {
             peer: live.peer.clone(),
             id: Some(handle.id.clone()),
@@ -441,6 +441,19 @@ impl ConnectionSet {
         }
     }
 
+    /// A request that could not be sent, or whose POST failed: a protocol error when the
+    /// server's answer was at fault, a disconnect otherwise.
+    fn send_error(&self, server: &McpServerKey, operation: &str, e: &ServiceError) -> Error {
+        if crate::http::is_protocol_fault(e) {
+            return Error::Protocol {
+                server: server.clone(),
+                operation: operation.to_owned(),
+                detail: crate::http::describe_service(e),
+            };
+        }
+        self.disconnected(server, operation, e)
+    }
+
     fn disconnected(&self, server: &McpServerKey, operation: &str, e: &ServiceError) -> Error {
         Error::Disconnected {
             server: server.clone(),
@@ -481,7 +494,7 @@ impl ConnectionSet {
                 operation: operation.to_owned(),
                 detail: "unexpected response type".to_owned(),
             },
-            other => self.disconnected(server, operation, &other),
+            other => self.send_error(server, operation, &other),
         }
     }
 

@@ -192,6 +192,29 @@ pub(crate) fn classify_init(err: &ClientInitializeError) -> HttpFailure {
     }
 }
 
+/// True when a request failed because of what the server sent (a reply that cannot complete
+/// the request, a body over the size limit, an unexpected content type), not because the
+/// connection broke: a protocol error rather than a disconnect.
+pub(crate) fn is_protocol_fault(err: &ServiceError) -> bool {
+    let ServiceError::TransportSend(e) = err else {
+        return false;
+    };
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e.error.as_ref());
+    while let Some(e) = cur {
+        if let Some(h) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return matches!(
+                h,
+                StreamableHttpError::UnexpectedServerResponse(_)
+                    | StreamableHttpError::ResponseBodyTooLarge { .. }
+                    | StreamableHttpError::UnexpectedContentType(_)
+                    | StreamableHttpError::Deserialize(_)
+            );
+        }
+        cur = e.source();
+    }
+    false
+}
+
 /// Classifies a request failure after initialization.
 pub(crate) fn classify_service(err: &ServiceError) -> HttpFailure {
     if err.is_authorization_required() {

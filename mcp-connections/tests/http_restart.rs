@@ -162,7 +162,7 @@ async fn a_reply_for_another_request_fails_the_call_at_once() {
             .with_header("content-type", "application/json"),
     );
     let err = echo(&set, 1).await.unwrap_err();
-    assert!(!err.is_timeout(), "{err}");
+    assert!(err.is_protocol(), "{err}");
     assert!(err.to_string().contains("987654"), "{err}");
     echo(&set, 2).await.unwrap();
     set.shutdown().await;
