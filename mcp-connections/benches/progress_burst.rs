@@ -12,7 +12,12 @@
 //! server read by a raw line reader (Python) took 4.0-4.1 s; the same connection set fed
 //! by a throwaway Python server that writes the whole burst at once took 0.92 s, of which
 //! 82% of the updates reached the callback (the rest overtaken, see
-//! `CallOptions::with_progress`); a call with no notifications took ~0.1 ms.
+//! `CallOptions::with_progress`); a call with no notifications took ~0.1 ms. That Python
+//! server read by a raw reader took 0.2-0.3 s, so the client side costs ~7 µs per
+//! notification. Most of it is rmcp's (rmcp 3.11 `service.rs`: each notification is
+//! parsed, passed through the progress-timeout watcher and handled on its own spawned
+//! task, which is also why updates arrive out of order); our handler adds one mutex lock,
+//! one map lookup and the callback (`handler.rs`, `deliver_progress`).
 
 #![allow(
     clippy::disallowed_methods,
