@@ -82,7 +82,9 @@
 //! resource templates ([`ResourceTemplateSpec`]), prompts ([`PromptSpec`]), faults
 //! ([`Faults`]) and recording files ([`Recording`]). It is `serde`: the same value is
 //! built in code, written with [`Scenario::write_json`], or read from TOML/JSON with
-//! [`Scenario::from_path`]:
+//! [`Scenario::from_path`]. [The scenario format](#the-scenario-format), at the end of
+//! this page, documents every section as JSON and as builder code, with every tool
+//! behaviour and every fault (and which runners honour it). In TOML:
 //!
 //! ```toml
 //! instructions = "Use echo."
@@ -100,51 +102,6 @@
 //! behavior = { kind = "sleep", ms = 100 }
 //! ```
 //!
-//! # Tool behaviours ([`Behavior`])
-//!
-//! - **echo** (default): text content is the JSON of the arguments, `structuredContent`
-//!   the arguments object.
-//! - **structured** `{ value }`: returns `value` as structured content.
-//! - **error** `{ message }`: a tool error result (`isError: true`).
-//! - **sleep** `{ ms }`: sleeps, then echoes; a `notifications/cancelled` ends it.
-//! - **barrier** `{ name, parties }`: no caller returns until `parties` calls wait on
-//!   the barrier `name` (shared across tools and HTTP sessions), proving overlap.
-//! - **progress** `{ steps }`: sends `steps` `notifications/progress` to the call's
-//!   `progressToken`, then reports `{"progress_token", "steps"}`.
-//! - **elicit_form** `{ message, schema }` / **elicit_url** `{ message, url,
-//!   elicitation_id }`: sends `elicitation/create` and returns `{"action", "content"}`.
-//! - **elicit_raw** `{ params }`: sends `elicitation/create` with `params` as given
-//!   (malformed ones too) and returns `{"result"}` or the client's `{"error"}`.
-//! - **change_tools** `{ add, remove }`: changes the tool set and sends
-//!   `notifications/tools/list_changed`.
-//! - **exit** `{ code }`: the binary exits with `code` mid-call; in process and over HTTP
-//!   the pipe or connections are closed at once (the call never gets an answer).
-//! - **large** `{ bytes }`: one text block of exactly `bytes` bytes.
-//! - **report_env**: `{"env": {...}, "cwd": "..."}` of the server process.
-//!
-//! # Server faults ([`Faults`])
-//!
-//! | fault | flag | runners |
-//! | --- | --- | --- |
-//! | slow initialize | `--init-delay-ms N` | all |
-//! | hang in initialize | `--hang-initialize` | all |
-//! | exit during startup, with stderr text | `--exit-at-startup CODE --stderr TEXT` | binary |
-//! | garbage line on stdout before serving | `--garbage-stdout` | binary, in process |
-//! | one huge stdout line | `--huge-line BYTES` | binary, in process |
-//! | flood stderr | `--flood-stderr LINES` | binary |
-//! | paginate lists in pages of N | `--page-size N` | all |
-//! | repeating cursor | `--repeating-cursor` | all |
-//! | endless pages | `--endless-pages` | all |
-//! | ignore SIGTERM (and stdin EOF) until SIGKILL | `--ignore-sigterm` | binary |
-//! | grandchild `sleep 1000` in the same process group | `--spawn-grandchild PIDFILE` | binary |
-//! | answer `initialize` with any `protocolVersion` (`1999-01-01`) | `--protocol-version V` | all |
-//!
-//! Tool names are served exactly as the scenario lists them, so a scenario can list the
-//! same name twice or an empty name (`ToolSpec::echo("")`), as some real servers do.
-//! Pagination covers `tools/list`, `resources/list`, `resources/templates/list` and
-//! `prompts/list`. rmcp's own client skips garbage lines and lines over its 16 MiB
-//! limit, so use a raw reader to see them.
-//!
 //! # Runners
 //!
 //! - [`InProcessServer::start`]: a `tokio::io::duplex` pipe; returns the client half
@@ -153,7 +110,7 @@
 //! - The `mcp-fake-server` binary (`src/bin/mcp-fake-server.rs`): `--scenario FILE`
 //!   (`.toml`/`.json`) and/or flags: `--tool NAME` (adds an echo tool), `--pid-file F`,
 //!   `--request-log F` (one JSON line `{"method", "params"}` per request),
-//!   `--instructions TEXT` and the fault flags above. With `--http 127.0.0.1:0
+//!   `--instructions TEXT` and the fault flags listed under [Faults](#faults). With `--http 127.0.0.1:0
 //!   [--addr-file F] [--bearer-token T]` it serves streamable HTTP instead and prints its
 //!   URL as the first stdout line; SIGTERM stops it.
 //! - [`HttpFakeServer::start`] / [`HttpFakeServer::start_with`]: streamable HTTP on
@@ -276,7 +233,8 @@
 //!   [`wait_group_gone`], [`process_group_members`]: read `/proc` (Linux), zombies count
 //!   as gone; [`kill_process`], [`kill_process_group`] and [`terminate_process`] clean up.
 //! - [`RecordedRequest::read_log`]: parse a request log.
-
+//!
+#![doc = include_str!("../SCENARIOS.md")]
 #![allow(
     clippy::disallowed_methods,
     reason = "test support: builds the fake server, starts helper processes (sleep, kill) for fault scenarios"
