@@ -140,6 +140,7 @@ fn the_faults_and_recording_examples_match_their_builders() {
     // Every field of `Faults` has a row in the table.
     let every = Faults::new()
         .with_init_delay_ms(1)
+        .with_list_delay_ms(1)
         .with_hang_initialize()
         .with_exit_at_startup(1)
         .with_stderr("")
