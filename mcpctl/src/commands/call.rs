@@ -37,20 +37,9 @@ pub(crate) fn parse_arguments(args: &CallArgs) -> Result<Option<Value>, CliError
         Value::Null => Ok(None),
         other => Err(CliError::usage(format!(
             "the tool arguments must be a JSON object, got {}",
-            json_kind(&other)
+            mcp_catalog::json_type_name(&other)
         ))
         .with_hint(ARGS_HINT)),
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
