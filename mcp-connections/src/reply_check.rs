@@ -71,15 +71,15 @@ impl<R> ReplyCheck<R> {
 
 impl<R: AsyncRead + Unpin> AsyncRead for ReplyCheck<R> {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
-        let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = &polled {
-            let fresh = buf.filled()[before..].to_vec();
-            self.scan(&fresh);
+            this.scan(&buf.filled()[before..]);
         }
         polled
     }

@@ -6,7 +6,7 @@
 //! their own trust.
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mcp_catalog::{LoadedConfig, Review, TrustState, TrustStore};
 
@@ -135,16 +135,14 @@ pub(crate) fn ensure_plugins_trusted(loaded: &LoadedConfig) -> Result<(), CliErr
 
 /// `mcpctl trust [PATH]`: shows what the file would run and records its content as trusted.
 pub(crate) fn run(path: Option<&Path>, json: bool) -> Result<u8, CliError> {
-    let path = match path {
-        Some(p) => p.to_path_buf(),
-        None => crate::config::DEFAULT_FILES
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.is_file())
-            .ok_or_else(|| {
+    let path = match crate::config::choose(path) {
+        crate::config::ConfigChoice::File(p) | crate::config::ConfigChoice::Discovered(p) => p,
+        crate::config::ConfigChoice::Demo => {
+            return Err(
                 CliError::usage("no project configuration here (./mcp.toml, ./.mcp.json)")
-                    .with_hint("name the file or plugin folder to trust: `mcpctl trust PATH`")
-            })?,
+                    .with_hint("name the file or plugin folder to trust: `mcpctl trust PATH`"),
+            );
+        }
     };
     let target = mcp_catalog::trust_target(&path);
     let (_, review) = crate::config::review(&target)?;
