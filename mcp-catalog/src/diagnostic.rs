@@ -337,6 +337,19 @@ impl fmt::Display for ConfigWarning {
     }
 }
 
+/// The type of a JSON value with an article, for messages: `a string`, `an object`, `null`.
+pub fn json_type_name(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

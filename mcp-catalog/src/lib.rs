@@ -125,7 +125,9 @@ pub use builder::CatalogBuilder;
 pub use config::{
     Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
 };
-pub use diagnostic::{ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, Location};
+pub use diagnostic::{
+    ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, Location, json_type_name,
+};
 pub use discover::{Discovered, Discovery, PROJECT_FILES, plugins_outside_folder};
 pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
 pub use error::{Error, PluginFolderProblem};
@@ -140,19 +142,6 @@ pub use source::{Conflict, Source, Tier, VetoReason};
 pub use transport::{
     AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,
 };
-/// The type of a JSON value with an article, for messages: `a string`, `an object`, `null`.
-pub fn json_type_name(value: &serde_json::Value) -> &'static str {
-    use serde_json::Value;
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 pub use trust::{
     Review, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore, content_hash, review_file,
     trust_target,
