@@ -119,7 +119,9 @@ async fn a_crash_mid_use_fails_in_flight_work_and_the_next_acquirer_gets_a_fresh
         ],
     );
     let spec = fake(&[]).with_args(args);
-    let pool: Pool<&str, Conn> = Pool::new(PoolConfig::new());
+    // No crash-loop backoff: the acquirer after the crash starts a new generation at once.
+    let pool: Pool<&str, Conn> =
+        Pool::new(PoolConfig::new().with_backoff(Duration::ZERO, Duration::ZERO));
     let starts = Arc::new(AtomicUsize::new(0));
 
     let a = pool

@@ -71,6 +71,12 @@ impl PoolConfig {
         self.idle_keep_alive
     }
 
+    /// The cap of the crash-loop backoff; a connection that lived at least this long
+    /// before it died starts a new count.
+    pub fn backoff_max(&self) -> Duration {
+        self.backoff_max
+    }
+
     /// The wait before the next start after `failures` failed starts in a row.
     pub fn backoff_after(&self, failures: u32) -> Duration {
         if failures == 0 {

@@ -157,6 +157,24 @@ impl<K: PoolKey, C: PooledConnection> Pool<K, C> {
         self.inner.replace(key)
     }
 
+    /// Reports that the connection of `key`'s `generation` died (for example its
+    /// process exited). The first report retires that generation (leases on it keep it
+    /// until they are dropped) and counts one failure for the crash-loop backoff;
+    /// later reports of the same generation, and reports of a generation that is no
+    /// longer current, do nothing and return `false`. An acquisition that finds the
+    /// current connection dead does the same, so a death is counted exactly once
+    /// whoever notices it first.
+    pub fn report_dead(&self, key: &K, generation: Generation) -> bool {
+        self.inner.report_dead(key, generation)
+    }
+
+    /// Lets the next acquisition of `key` start at once even if it is backing off
+    /// (for example because the reason it failed went away: credentials appeared).
+    /// The failure count is kept. Returns whether a backoff was cleared.
+    pub fn clear_backoff(&self, key: &K) -> bool {
+        self.inner.clear_backoff(key)
+    }
+
     /// The state of `key`.
     pub fn status(&self, key: &K) -> KeyStatus {
         self.inner.status(key)

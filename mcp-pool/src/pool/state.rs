@@ -36,6 +36,7 @@ struct Counters {
     live: AtomicUsize,
     starts: AtomicU64,
     failures: AtomicU64,
+    crashes: AtomicU64,
 }
 
 struct State<K, C> {
@@ -67,6 +68,8 @@ enum Current<C> {
 struct Live<C> {
     generation: Generation,
     conn: Arc<C>,
+    /// When the start finished (a crash after a long, healthy life is not part of a loop).
+    started: Instant,
     leases: usize,
     release: Arc<dyn Release>,
     /// Set while unleased and kept alive: (epoch, timer cancel token).
@@ -222,6 +225,22 @@ impl<C> Entry<C> {
         current + self.retired.iter().map(|r| r.leases).sum::<usize>()
     }
 
+    /// Records one failure (a failed start or a death) and arms the backoff.
+    fn record_failure(&mut self, config: &PoolConfig, error: String) -> std::time::Duration {
+        self.failures = self.failures.saturating_add(1);
+        let backoff = config.backoff_after(self.failures);
+        self.retry_at = Some(Instant::now() + backoff);
+        self.last_error = Some(error);
+        backoff
+    }
+
+    /// Forgets past failures (the connection was retired in good health).
+    fn clear_failures(&mut self) {
+        self.failures = 0;
+        self.retry_at = None;
+        self.last_error = None;
+    }
+
     /// Moves the live connection out of `current`: into `retired` while leased,
     /// else to be shut down.
     fn retire_current<K>(&mut self, actions: &mut Vec<Action<K, C>>) {
@@ -317,8 +336,8 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                     live.release.clone(),
                 )));
             }
-            tracing::info!(generation = %live.generation, "pooled connection died; starting a new generation");
-            entry.retire_current(&mut actions);
+            let generation = live.generation;
+            self.retire_dead_locked(entry, generation, &mut actions);
         }
         if let Current::Starting {
             generation,
@@ -464,13 +483,14 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                 entry.current = Current::Live(Live {
                     generation,
                     conn: conn.clone(),
+                    started: Instant::now(),
                     leases: waiters,
                     release: release.clone(),
                     idle: None,
                 });
-                entry.failures = 0;
-                entry.retry_at = None;
-                entry.last_error = None;
+                // Past failures are kept: a server that crashes right after each start
+                // stays in its crash loop. They are forgotten when the connection is
+                // retired in good health, or when it dies after a long life.
                 tracing::info!(waiters, "pooled connection started");
                 tx.send_replace(Outcome::Ready(conn, release));
                 if waiters == 0 {
@@ -484,12 +504,9 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             Err(err) => {
                 self.counters.failures.fetch_add(1, Ordering::Relaxed);
                 entry.current = Current::Empty;
-                entry.failures = entry.failures.saturating_add(1);
-                let backoff = self.config.backoff_after(entry.failures);
-                entry.retry_at = Some(Instant::now() + backoff);
                 let text = mcp_key::error_chain(err.as_ref());
+                let backoff = entry.record_failure(&self.config, text.clone());
                 tracing::warn!(failures = entry.failures, ?backoff, error = %text, "pooled connection failed to start");
-                entry.last_error = Some(text);
                 tx.send_replace(Outcome::Failed(PoolError::StartFailed {
                     key: Self::key_text(&key),
                     generation,
@@ -505,8 +522,12 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
     fn unleased(&self, entry: &mut Entry<C>, key: &K, epoch: u64, actions: &mut Vec<Action<K, C>>) {
         let keep = self.config.idle_keep_alive();
         if let Current::Live(live) = &mut entry.current {
-            if keep.is_zero() || !live.conn.is_alive() {
+            if !live.conn.is_alive() {
+                let generation = live.generation;
+                self.retire_dead_locked(entry, generation, actions);
+            } else if keep.is_zero() {
                 entry.retire_current(actions);
+                entry.clear_failures();
             } else {
                 let token = self.cancel.child_token();
                 live.idle = Some((epoch, token.clone()));
@@ -578,10 +599,64 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             {
                 tracing::debug!(key = ?key, %generation, "idle keep-alive expired");
                 entry.retire_current(&mut actions);
+                entry.clear_failures();
             }
             Self::forget_if_empty(&mut state, key);
         }
         self.run(actions);
+    }
+
+    /// Retires the current generation of an entry because its connection died, and
+    /// counts that as one failure. Does nothing unless `generation` is the live current
+    /// one, so however many observers report a death, it is counted once.
+    fn retire_dead_locked(
+        &self,
+        entry: &mut Entry<C>,
+        generation: Generation,
+        actions: &mut Vec<Action<K, C>>,
+    ) -> bool {
+        let lived = match &entry.current {
+            Current::Live(live) if live.generation == generation => live.started.elapsed(),
+            _ => return false,
+        };
+        entry.retire_current(actions);
+        if lived >= self.config.backoff_max() {
+            // A long, healthy life before this death: not part of a loop.
+            entry.clear_failures();
+        }
+        self.counters.crashes.fetch_add(1, Ordering::Relaxed);
+        let backoff = entry.record_failure(
+            &self.config,
+            format!("the connection died after {:.1?}", lived),
+        );
+        tracing::warn!(%generation, failures = entry.failures, ?backoff, "pooled connection died; the next start waits out the backoff");
+        true
+    }
+
+    pub(crate) fn report_dead(&self, key: &K, generation: Generation) -> bool {
+        let mut actions = Vec::new();
+        let counted = {
+            let mut state = self.lock();
+            match state.keys.get_mut(key) {
+                Some(entry) => self.retire_dead_locked(entry, generation, &mut actions),
+                None => false,
+            }
+        };
+        self.run(actions);
+        counted
+    }
+
+    pub(crate) fn clear_backoff(&self, key: &K) -> bool {
+        let mut state = self.lock();
+        let cleared = match state.keys.get_mut(key) {
+            Some(entry) if entry.retry_at.is_some() => {
+                entry.retry_at = None;
+                true
+            }
+            _ => false,
+        };
+        Self::forget_if_empty(&mut state, key);
+        cleared
     }
 
     pub(crate) fn replace(&self, key: &K) -> bool {
@@ -591,6 +666,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             let replaced = match state.keys.get_mut(key) {
                 Some(entry) if matches!(entry.current, Current::Live(_)) => {
                     entry.retire_current(&mut actions);
+                    entry.clear_failures();
                     true
                 }
                 _ => false,
@@ -710,6 +786,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             live_connections: self.counters.live.load(Ordering::Relaxed),
             starts: self.counters.starts.load(Ordering::Relaxed),
             failures: self.counters.failures.load(Ordering::Relaxed),
+            crashes: self.counters.crashes.load(Ordering::Relaxed),
             leases,
         }
     }

@@ -36,9 +36,10 @@ pub enum KeyStatus {
         /// Leases still on it.
         leases: usize,
     },
-    /// The last start(s) failed; the next acquisition retries after `retry_in`.
+    /// The last start(s) failed or the connection died; the next acquisition
+    /// retries after `retry_in`.
     CrashLoop {
-        /// Failed starts in a row.
+        /// Failures (failed starts and deaths) in a row.
         failures: u32,
         /// Time until a start is allowed again (zero: the next acquisition retries).
         retry_in: Duration,
@@ -64,6 +65,9 @@ pub struct PoolStats<K: Ord> {
     pub starts: u64,
     /// Failed starts since the pool was created.
     pub failures: u64,
+    /// Connections that died while they were the current generation (each death
+    /// counted once, however many users saw it).
+    pub crashes: u64,
     /// Leases held per key (all generations), keys with none left out.
     pub leases: BTreeMap<K, usize>,
 }

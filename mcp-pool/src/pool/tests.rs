@@ -203,7 +203,9 @@ async fn replace_moves_new_acquirers_to_a_new_generation() {
 
 #[tokio::test]
 async fn a_dead_connection_is_never_handed_out() {
-    let pool = pool(Duration::ZERO);
+    // No crash-loop backoff, so the next acquisition may start at once.
+    let pool: Pool<&str, Fake> =
+        Pool::new(PoolConfig::new().with_backoff(Duration::ZERO, Duration::ZERO));
     let probe = Arc::new(Probe::default());
     let holder = pool.acquire("k", ok(&probe)).await.unwrap();
     holder.alive.store(false, Ordering::SeqCst); // crashed mid-use
@@ -221,6 +223,53 @@ async fn a_dead_connection_is_never_handed_out() {
     settle().await;
     assert_eq!(probe.shutdowns.load(Ordering::SeqCst), 1);
     assert_eq!(pool.stats().live_connections, 1);
+    assert_eq!(pool.stats().crashes, 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_death_is_counted_once_whoever_reports_it() {
+    let pool: Pool<&str, Fake> =
+        Pool::new(PoolConfig::new().with_backoff(Duration::from_secs(1), Duration::from_secs(8)));
+    let probe = Arc::new(Probe::default());
+    let a = pool.acquire("k", ok(&probe)).await.unwrap();
+    let b = pool.acquire("k", ok(&probe)).await.unwrap();
+    a.alive.store(false, Ordering::SeqCst);
+    // Two sessions and an acquirer all notice the same death.
+    assert!(pool.report_dead(&"k", a.generation()));
+    assert!(!pool.report_dead(&"k", b.generation()));
+    let err = pool.acquire("k", ok(&probe)).await.unwrap_err();
+    assert!(err.is_crash_loop(), "{err}");
+    assert!(matches!(
+        pool.status(&"k"),
+        KeyStatus::CrashLoop { failures: 1, .. }
+    ));
+    assert_eq!(pool.stats().crashes, 1);
+
+    // After the backoff a new generation starts; it dies young: the loop goes on.
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let c = pool.acquire("k", ok(&probe)).await.unwrap();
+    c.alive.store(false, Ordering::SeqCst);
+    assert!(pool.report_dead(&"k", c.generation()));
+    match pool.status(&"k") {
+        KeyStatus::CrashLoop {
+            failures, retry_in, ..
+        } => assert_eq!((failures, retry_in), (2, Duration::from_secs(2))),
+        other => panic!("unexpected {other:?}"),
+    }
+
+    // The backoff can be lifted (the cause went away); the count stays.
+    assert!(pool.clear_backoff(&"k"));
+    let d = pool.acquire("k", ok(&probe)).await.unwrap();
+    // A long, healthy life before the next death starts a new count.
+    tokio::time::advance(Duration::from_secs(9)).await;
+    d.alive.store(false, Ordering::SeqCst);
+    assert!(pool.report_dead(&"k", d.generation()));
+    assert!(matches!(
+        pool.status(&"k"),
+        KeyStatus::CrashLoop { failures: 1, .. }
+    ));
+    drop((a, b, c, d));
+    pool.shutdown().await;
 }
 
 #[tokio::test(start_paused = true)]

@@ -41,7 +41,8 @@ pub enum Route<H> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DeclineReason {
-    /// No operation is running, so no session can have caused it.
+    /// No operation is running and several sessions share the connection, so it is
+    /// unclear which one caused it.
     NoActiveOperation,
     /// The session whose operation is running has closed.
     SessionClosed,
@@ -73,6 +74,7 @@ impl fmt::Display for DeclineReason {
 ///     _ => unreachable!(),
 /// }
 /// drop(op);
+/// // No operation running and two sessions: nobody can tell whose it is.
 /// assert!(matches!(gate.route(), Route::Decline(_)));
 /// # });
 /// ```
@@ -185,7 +187,10 @@ impl<H: Clone> SessionGate<H> {
         }
     }
 
-    /// Where a server-to-client request arriving now must go.
+    /// Where a server-to-client request arriving now must go: to the session whose
+    /// operation is running; with no operation running, to the only registered
+    /// session if there is exactly one (nobody else can have caused it); else
+    /// declined.
     pub fn route(&self) -> Route<H> {
         let state = lock(&self.inner);
         match state.active {
@@ -196,7 +201,16 @@ impl<H: Clone> SessionGate<H> {
                 },
                 None => Route::Decline(DeclineReason::SessionClosed),
             },
-            _ => Route::Decline(DeclineReason::NoActiveOperation),
+            _ => {
+                let mut sessions = state.sessions.iter();
+                match (sessions.next(), sessions.next()) {
+                    (Some((id, handler)), None) => Route::Deliver {
+                        session: SessionId(*id),
+                        handler: handler.clone(),
+                    },
+                    _ => Route::Decline(DeclineReason::NoActiveOperation),
+                }
+            }
         }
     }
 

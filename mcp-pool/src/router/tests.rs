@@ -36,6 +36,9 @@ fn operations_of_one_session_run_concurrently() {
     assert_eq!(route_target(&gate), Ok("a"));
     drop(two);
     assert_eq!(gate.active_session(), None);
+    // The only session: nobody else can have caused a request.
+    assert_eq!(route_target(&gate), Ok("a"));
+    let _b = gate.open_session("b");
     assert_eq!(route_target(&gate), Err(DeclineReason::NoActiveOperation));
 }
 
