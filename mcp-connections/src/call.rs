@@ -14,11 +14,12 @@ use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
+use crate::connection::Live;
 use crate::error::{Error, Result};
 use crate::handler::{ProgressCallback, ProgressSink};
 use crate::hooks::ToolCall;
 use crate::set::ConnectionSet;
-use crate::slot::{Live, Slot, SlotState};
+use crate::slot::{Attached, Slot, SlotState};
 use crate::startup;
 
 /// Options of one tool call.
@@ -154,6 +155,15 @@ impl ConnectionSet {
             .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
         let deadline = Instant::now() + timeout;
         let live = self.ready_connection(&slot, deadline).await?;
+        // Calls of different sets sharing the connection take turns, so a request from
+        // the server reaches the set whose call caused it.
+        let Ok(_turn) = tokio::time::timeout_at(deadline, live.session.begin()).await else {
+            return Err(Error::Timeout {
+                server: server.clone(),
+                tool: tool.to_owned(),
+                after: timeout,
+            });
+        };
 
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
@@ -190,6 +200,8 @@ impl ConnectionSet {
             tokio::select! {
                 biased;
                 r = &mut rx => break r,
+                // The guard stays armed: the server is told the call is cancelled.
+                () = self.inner.shutdown.cancelled() => return Err(Error::ShutDown),
                 () = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
                     guard.disarm();
                     let _ = live
@@ -354,22 +366,23 @@ impl ConnectionSet {
         (!meta.is_empty()).then_some(meta)
     }
 
-    /// The live connection of `slot`, waiting for a start in progress and restarting a
-    /// crashed stdio server (with backoff) until `deadline`.
+    /// This set's attachment to the live connection of `slot`, waiting for a start in
+    /// progress, starting a deferred server, and restarting a crashed one (unless the pool
+    /// holds it back in a crash loop) until `deadline`.
     pub(crate) async fn ready_connection(
         &self,
         slot: &Arc<Slot>,
         deadline: Instant,
-    ) -> Result<Arc<Live>> {
+    ) -> Result<Arc<Attached>> {
         if self.inner.shutdown.is_cancelled() {
             return Err(Error::ShutDown);
         }
         let key = &slot.spec.key;
         loop {
             match slot.current() {
-                SlotState::Ready(live) if live.is_alive() => return Ok(live),
-                SlotState::Ready(live) => {
-                    startup::on_death(&self.inner, slot, &live).await;
+                SlotState::Ready(attached) if attached.is_alive() => return Ok(attached),
+                SlotState::Ready(attached) => {
+                    startup::on_death(&self.inner, slot, attached.live()).await;
                 }
                 SlotState::Starting => {
                     if tokio::time::timeout_at(deadline, slot.settled())
@@ -384,36 +397,40 @@ impl ConnectionSet {
                         });
                     }
                 }
+                SlotState::Deferred(_) => {
+                    let guard = slot.transition.lock().await;
+                    if matches!(slot.current(), SlotState::Deferred(_)) {
+                        tracing::info!(server = %key, "starting deferred MCP server on first use");
+                        startup::run_start(&self.inner, slot, false).await;
+                    }
+                    drop(guard);
+                }
                 SlotState::Failed(f)
                     if f.reason().is_restartable() && !self.inner.shutdown.is_cancelled() =>
                 {
-                    if let Some(wait) = slot.restart_wait() {
+                    if let Some(crash_loop) = self.inner.crash_loop(slot)
+                        && !crash_loop.retry_in.is_zero()
+                    {
                         return Err(Error::NotReady {
                             server: key.clone(),
                             state: Box::new(crate::set::ServerState::Failed(f.clone())),
                             detail: format!(
-                                "{} (crash loop: {} crash{}; next restart in {:.1}s)",
+                                "{} (crash loop: {} failure{} in a row; next restart in {:.1}s)",
                                 SlotState::Failed(f.clone()).describe(key),
-                                slot.crash_count(),
-                                if slot.crash_count() == 1 { "" } else { "es" },
-                                wait.as_secs_f64()
+                                crash_loop.crashes,
+                                if crash_loop.crashes == 1 { "" } else { "s" },
+                                crash_loop.retry_in.as_secs_f64()
                             ),
                             failure: Some(Box::new(f.clone())),
                         });
                     }
-                    let guard = slot.start_lock.lock().await;
+                    let guard = slot.transition.lock().await;
                     if matches!(slot.current(), SlotState::Failed(_)) {
                         tracing::info!(server = %key, "restarting MCP server");
                         startup::run_start(&self.inner, slot, false).await;
                     }
                     drop(guard);
                     if let SlotState::Failed(f) = slot.current() {
-                        // Count a failed restart as another crash so retries back off.
-                        slot.record_crash(
-                            Duration::ZERO,
-                            self.inner.options.restart_backoff,
-                            self.inner.options.restart_backoff_max,
-                        );
                         return Err(Error::NotReady {
                             server: key.clone(),
                             state: Box::new(crate::set::ServerState::Failed(f.clone())),
@@ -423,6 +440,9 @@ impl ConnectionSet {
                     }
                 }
                 state @ (SlotState::Failed(_) | SlotState::Cancelled) => {
+                    if self.inner.shutdown.is_cancelled() {
+                        return Err(Error::ShutDown);
+                    }
                     let (typed, failure) = match &state {
                         SlotState::Failed(f) => (
                             crate::set::ServerState::Failed(f.clone()),
@@ -466,7 +486,7 @@ impl ConnectionSet {
         &self,
         server: &McpServerKey,
         operation: &str,
-        live: &Arc<Live>,
+        live: &Live,
         e: ServiceError,
     ) -> Error {
         if e.is_authorization_required() {
@@ -504,7 +524,7 @@ impl ConnectionSet {
         &self,
         server: &McpServerKey,
         operation: &str,
-        live: &Arc<Live>,
+        live: &Live,
     ) -> Error {
         let detail = match &live.process {
             Some(p) => {

@@ -79,10 +79,28 @@ impl std::fmt::Display for FailureReason {
     }
 }
 
+/// A server held back after failures in a row (deaths and failed starts, each counted
+/// once by the pool however many sets saw it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct CrashLoop {
+    /// Failures in a row.
+    pub crashes: u32,
+    /// Time until the next start is allowed, as of when this was taken.
+    #[serde(rename = "retry_in_ms", serialize_with = "millis")]
+    pub retry_in: std::time::Duration,
+}
+
+fn millis<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 /// One event of the connection set, in the order the set emits them.
 ///
-/// For each server: `Starting`, then exactly one of `Ready`, `Failed` or `Cancelled`. After
-/// every server of a startup round settled: one `StartupComplete`. `ToolsChanged` may follow
+/// For each server: `Starting`, then exactly one of `Ready`, `Failed` or `Cancelled`
+/// (a deferred server: `Deferred`, and `Starting` with its outcome on first use). After
+/// every server of a startup round settled: one `StartupComplete`. A `CrashLoop` may
+/// follow a `Failed`. `ToolsChanged` may follow
 /// at any time after a server is ready.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -133,6 +151,23 @@ pub enum ConnectionEvent {
         /// Servers whose start was cancelled, sorted.
         cancelled: Vec<McpServerKey>,
     },
+    /// The server keeps failing (it died or failed to start, again): it is held back
+    /// until `retry_in` has passed, then the next use starts it. Follows its `Failed`.
+    CrashLoop {
+        /// The server.
+        server: McpServerKey,
+        /// The crash loop: failures in a row and the wait before the next start.
+        #[serde(flatten)]
+        crash_loop: CrashLoop,
+    },
+    /// A deferred server (policy `lazy_when_cached`) lists its tools from the catalog
+    /// cache and starts on first use. Counts as settled for `StartupComplete`.
+    Deferred {
+        /// The server.
+        server: McpServerKey,
+        /// Tools in the cached listing (before filters).
+        tools: usize,
+    },
     /// A server's tool list changed (after `notifications/tools/list_changed`).
     ToolsChanged {
         /// The server.
@@ -150,6 +185,8 @@ impl ConnectionEvent {
             | Self::Ready { server, .. }
             | Self::Failed { server, .. }
             | Self::Cancelled { server }
+            | Self::CrashLoop { server, .. }
+            | Self::Deferred { server, .. }
             | Self::ToolsChanged { server, .. } => Some(server),
             Self::StartupComplete { .. } => None,
         }

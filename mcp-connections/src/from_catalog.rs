@@ -4,11 +4,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_catalog::{ResolvedCatalog, ServerConfig, Transport};
-use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, ServerName};
+use mcp_key::{EnvironmentId, Fingerprint, McpServerKey, NamingOptions, ServerName};
 
 use crate::environment::{Environment, WrapperEnvironment};
 
 use crate::options::ConnectionSetOptions;
+use crate::pool::ConnectionKey;
 use crate::spec::{ServerSpec, TransportSpec};
 
 /// The specs of every exposed, enabled server, in key order.
@@ -45,6 +46,37 @@ fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
         parallel_tool_calls: config.supports_parallel_tool_calls(),
         environment: (!env_id.is_local()).then(|| env_id.clone()),
         environment_problem: None,
+    }
+}
+
+/// The pool key of `key`'s connection: the catalog's connection fingerprint (transport,
+/// current values of referenced variables, environment, auth) plus what the set announces
+/// in `initialize` (client identity, protocol version, elicitation capability). Sets that
+/// agree on all of it share one connection.
+pub(crate) fn connection_key(
+    catalog: &ResolvedCatalog,
+    options: &ConnectionSetOptions,
+    key: &McpServerKey,
+) -> ConnectionKey {
+    let catalog_fingerprint = catalog
+        .fingerprint(key, &*options.env)
+        .map_or_else(String::new, |f| f.to_hex());
+    let elicitation = options.elicitation.is_some()
+        && !matches!(
+            catalog.elicitation_policy(key),
+            Some(mcp_catalog::ElicitationPolicy::Decline)
+        );
+    let fingerprint = Fingerprint::builder("mcp-connections/connection")
+        .str("server", &key.to_string())
+        .str("catalog", &catalog_fingerprint)
+        .str("client_name", &options.client.name)
+        .str("client_version", &options.client.version)
+        .str("protocol", options.protocol_version.as_str())
+        .bool("elicitation", elicitation)
+        .finish();
+    ConnectionKey {
+        server: key.clone(),
+        fingerprint,
     }
 }
 

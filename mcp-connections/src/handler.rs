@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcp_key::McpServerKey;
+use mcp_pool::{Route, SessionGate};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CustomRequest, CustomResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode, FormElicitationCapability,
@@ -39,11 +40,17 @@ static NEXT_ELICITATION: AtomicU64 = AtomicU64::new(1);
 /// The method of server-to-client elicitation requests.
 const ELICITATION_CREATE: &str = "elicitation/create";
 
+/// What one session (connection set) answers server-to-client requests with: its
+/// elicitation handler, or `None` to decline.
+pub(crate) type SessionRoute = Option<Arc<dyn ElicitationHandler>>;
+
 /// State shared between one connection's handler and the calls running on it.
 pub(crate) struct ConnectionShared {
     pub(crate) key: McpServerKey,
     config: ClientConfig,
-    elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// The sessions (connection sets) sharing this connection; a server request goes to
+    /// the one whose operation is running (see [`mcp_pool::SessionGate`]).
+    pub(crate) gate: SessionGate<SessionRoute>,
     progress: Mutex<HashMap<ProgressToken, ProgressSink>>,
     /// Number of elicitations in flight; calls pause their timeouts while it is non-zero.
     pending_elicitations: watch::Sender<usize>,
@@ -66,10 +73,10 @@ impl ConnectionShared {
         key: McpServerKey,
         client: &Implementation,
         protocol: ProtocolVersion,
-        elicitation: Option<Arc<dyn ElicitationHandler>>,
+        advertise_elicitation: bool,
     ) -> Arc<Self> {
         let mut caps = ClientCapabilities::default();
-        if elicitation.is_some() {
+        if advertise_elicitation {
             caps.elicitation = Some(
                 ElicitationCapability::new()
                     .with_form(FormElicitationCapability::new().with_schema_validation(true))
@@ -80,7 +87,7 @@ impl ConnectionShared {
         Arc::new(Self {
             key,
             config,
-            elicitation,
+            gate: SessionGate::new(),
             progress: Mutex::new(HashMap::new()),
             pending_elicitations: watch::channel(0).0,
             reply_faults: watch::channel((0, String::new())).0,
@@ -194,8 +201,16 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let Some(handler) = &self.shared.elicitation else {
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        let handler = match self.shared.gate.route() {
+            Route::Deliver {
+                handler: Some(handler),
+                ..
+            } => handler,
+            Route::Decline(reason) => {
+                tracing::info!(server = %self.shared.key, %reason, "elicitation declined");
+                return Ok(ElicitResult::new(ElicitationAction::Decline));
+            }
+            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
         };
         let _pending = PendingElicitation::start(&self.shared.pending_elicitations);
         let id = format!(

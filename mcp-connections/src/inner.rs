@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use mcp_catalog::{HttpConfig, ResolvedCatalog};
 use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, Secret, ServerName};
@@ -11,11 +11,14 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::auth::{AuthHeaderProvider, BearerEnvVar};
+use crate::connection::Live;
 use crate::environment::Environment;
 use crate::error::{Error, Result, StartupFailure};
-use crate::events::{ConnectionEvent, FailureReason};
+use crate::events::{ConnectionEvent, CrashLoop, FailureReason};
+use crate::handler::SessionRoute;
 use crate::options::ConnectionSetOptions;
-use crate::slot::Slot;
+use crate::pool::{ConnectionKey, ServerPool};
+use crate::slot::{Slot, SlotState};
 
 /// Shared state of a connection set.
 pub(crate) struct SetInner {
@@ -38,9 +41,14 @@ pub(crate) struct SetInner {
     pub(crate) tasks: TaskTracker,
     /// Child of the caller's cancellation token: cancels starts that are still running.
     pub(crate) startup_cancel: CancellationToken,
-    /// Cancelled when the set shuts down or its last handle is dropped; parent of every
-    /// live connection's background-task token.
+    /// Cancelled when the set shuts down or its last handle is dropped; parent of this
+    /// set's watchers of its connections.
     pub(crate) shutdown: CancellationToken,
+    /// Where the set's connections live: the host's shared pool, or one of its own.
+    pub(crate) pool: ServerPool,
+    /// Whether the set shuts the pool down with itself (a pool of its own, not handed
+    /// on to a replacement set).
+    pub(crate) owns_pool: AtomicBool,
 }
 
 impl SetInner {
@@ -58,8 +66,36 @@ impl SetInner {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(crate) fn live_cancel(&self) -> CancellationToken {
-        self.shutdown.child_token()
+    /// Where this set sends the server's requests (elicitation) for `key`: the host's
+    /// handler, unless the owning environment's (or server's) elicitation policy
+    /// declines them.
+    pub(crate) fn session_route(&self, key: &McpServerKey) -> SessionRoute {
+        match self.catalog.elicitation_policy(key) {
+            Some(mcp_catalog::ElicitationPolicy::Decline) => None,
+            _ => self.options.elicitation.clone(),
+        }
+    }
+
+    /// The crash loop the pool holds `slot`'s connection in, if any.
+    pub(crate) fn crash_loop(&self, slot: &Slot) -> Option<CrashLoop> {
+        match self.pool.pool.status(&slot.pool_key) {
+            mcp_pool::KeyStatus::CrashLoop {
+                failures, retry_in, ..
+            } => Some(CrashLoop {
+                crashes: failures,
+                retry_in,
+            }),
+            _ => None,
+        }
+    }
+
+    /// A connection this set uses listed its tools again (after `list_changed`).
+    pub(crate) fn tools_listed_again(&self, slot: &Slot, _live: &Live) {
+        let revision = self.revision.fetch_add(1, Ordering::SeqCst) + 1;
+        self.emit(ConnectionEvent::ToolsChanged {
+            server: slot.spec.key.clone(),
+            revision,
+        });
     }
 
     pub(crate) fn user_agent(&self) -> String {
@@ -146,6 +182,23 @@ impl SetInner {
             }
             _ => None,
         }
+    }
+
+    /// Lets go of every connection of this set (its leases go back to the pool once
+    /// the calls in flight on them finish), after any start in progress noticed the
+    /// shutdown. Returns the connections let go of, with their pool keys.
+    pub(crate) async fn release_all(
+        &self,
+        per_server: std::time::Duration,
+    ) -> Vec<(ConnectionKey, Arc<Live>)> {
+        let mut released = Vec::new();
+        for slot in self.slots.values() {
+            let _guard = tokio::time::timeout(per_server, slot.transition.lock()).await;
+            if let SlotState::Ready(attached) = slot.state.send_replace(SlotState::Cancelled) {
+                released.push((slot.pool_key.clone(), Arc::clone(attached.live())));
+            }
+        }
+        released
     }
 
     pub(crate) fn slot(&self, key: &McpServerKey) -> Result<&Arc<Slot>> {

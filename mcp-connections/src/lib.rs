@@ -41,6 +41,7 @@
 mod approvals;
 mod auth;
 mod call;
+mod connection;
 mod elicitation;
 mod environment;
 mod error;
@@ -55,6 +56,7 @@ mod inner;
 mod oauth;
 mod options;
 mod paginate;
+mod pool;
 mod reply_check;
 mod resources;
 mod results;
@@ -79,7 +81,7 @@ pub use environment::{
     ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, WrapperEnvironment,
 };
 pub use error::{Error, Result, StartupFailure};
-pub use events::{ConnectionEvent, FailureReason};
+pub use events::{ConnectionEvent, CrashLoop, FailureReason};
 pub use handler::{Progress, ProgressCallback};
 pub use hooks::{CallHook, HookDenial, ToolCall};
 pub use oauth::OAuthProvider;
@@ -89,6 +91,7 @@ pub use options::{
     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE, default_client_info, default_protocol_version,
 };
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
+pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};

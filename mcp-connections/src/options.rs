@@ -68,6 +68,7 @@ pub struct ConnectionSetOptions {
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
     pub(crate) credential_store: Option<Arc<dyn mcp_auth::CredentialStore>>,
     pub(crate) login_agent: Option<Arc<dyn mcp_auth::UserAgent>>,
+    pub(crate) shared_pool: Option<crate::pool::ServerPool>,
 }
 
 impl Default for ConnectionSetOptions {
@@ -113,6 +114,7 @@ impl ConnectionSetOptions {
             hooks: Vec::new(),
             credential_store: None,
             login_agent: None,
+            shared_pool: None,
         }
     }
 
@@ -280,6 +282,17 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_login_agent(mut self, agent: Arc<dyn mcp_auth::UserAgent>) -> Self {
         self.login_agent = Some(agent);
+        self
+    }
+
+    /// Keeps the set's connections in the host's [`ServerPool`](crate::ServerPool),
+    /// shared with the other sets given the same pool (one per session or sub-agent):
+    /// a server with the same connection fingerprint is one connection, one process.
+    /// The pool's own backoff applies instead of [`Self::with_restart_backoff`].
+    /// Without it, the set has a pool of its own, shut down with the set.
+    #[must_use]
+    pub fn with_shared_pool(mut self, pool: crate::pool::ServerPool) -> Self {
+        self.shared_pool = Some(pool);
         self
     }
 }

@@ -12,7 +12,7 @@ use tokio::time::Instant;
 use crate::error::{Error, Result};
 use crate::paginate::{self, ListKind, Page};
 use crate::set::ConnectionSet;
-use crate::slot::{Live, SlotState};
+use crate::slot::{Attached, SlotState};
 
 /// One item of a cross-server listing, with the server it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +49,7 @@ pub struct ListPage<T> {
 }
 
 impl ConnectionSet {
-    fn ready_lives(&self) -> Vec<(McpServerKey, Arc<Live>)> {
+    fn ready_lives(&self) -> Vec<(McpServerKey, Arc<Attached>)> {
         self.inner
             .slots
             .iter()
@@ -70,7 +70,7 @@ impl ConnectionSet {
 
     async fn list_across<T, F, Fut>(&self, list: F) -> Listing<T>
     where
-        F: Fn(Arc<Live>) -> Fut,
+        F: Fn(Arc<Attached>) -> Fut,
         Fut: std::future::Future<Output = std::result::Result<Vec<T>, paginate::PageError>>,
     {
         let lives = self.ready_lives();
@@ -226,6 +226,13 @@ impl ConnectionSet {
         let timeout = slot.spec.tool_timeout;
         let deadline = Instant::now() + timeout;
         let live = self.ready_connection(&slot, deadline).await?;
+        let Ok(_turn) = tokio::time::timeout_at(deadline, live.session.begin()).await else {
+            return Err(Error::Timeout {
+                server: server.clone(),
+                tool: format!("resources/read {uri}"),
+                after: timeout,
+            });
+        };
         let operation = format!("resources/read {uri}");
         let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
             ReadResourceRequestParams::new(uri),

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Duration;
 
 use mcp_catalog::ResolvedCatalog;
@@ -11,9 +11,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::error::{Error, Result, StartupFailure};
-use crate::events::{ConnectionEvent, FailureReason};
+use crate::events::{ConnectionEvent, CrashLoop, FailureReason};
 use crate::inner::{SetInner, known_servers_hint};
 use crate::options::ConnectionSetOptions;
+use crate::pool::ServerPool;
 use crate::slot::{Slot, SlotState};
 use crate::startup;
 
@@ -42,6 +43,10 @@ pub struct ServerStatus {
     /// left the group (`setsid`). The launcher makes each server the leader of its own
     /// group, so today this equals `pid`; `None` when `pid` is.
     pub process_group: Option<u32>,
+    /// Set while a failed server that the next use restarts (it exited or lost its
+    /// transport) is held back after failures in a row (deaths and failed starts): how
+    /// many, and the wait before the next start.
+    pub crash_loop: Option<CrashLoop>,
 }
 
 /// The state part of a [`ServerStatus`].
@@ -57,8 +62,14 @@ pub enum ServerState {
     },
     /// Failed.
     Failed(StartupFailure),
-    /// Start cancelled.
+    /// Start cancelled (or the set shut down).
     Cancelled,
+    /// Not started yet (policy `lazy_when_cached`): its tools come from the catalog cache
+    /// and it starts on first use.
+    Deferred {
+        /// Tools in the cached listing (before filters).
+        tools: usize,
+    },
 }
 
 /// What `wait_startup` returns: every server's settled state.
@@ -112,6 +123,25 @@ impl ConnectionSet {
     /// Observe progress through the events channel of `options`, [`Self::wait_startup`],
     /// [`Self::wait_required`] or [`Self::status`].
     pub fn start(catalog: &ResolvedCatalog, options: ConnectionSetOptions) -> Self {
+        let (pool, owns_pool) = match &options.shared_pool {
+            Some(pool) => (pool.clone(), false),
+            None => (
+                ServerPool::with_config(
+                    mcp_pool::PoolConfig::new()
+                        .with_backoff(options.restart_backoff, options.restart_backoff_max),
+                ),
+                true,
+            ),
+        };
+        Self::start_with_pool(catalog, options, pool, owns_pool)
+    }
+
+    pub(crate) fn start_with_pool(
+        catalog: &ResolvedCatalog,
+        options: ConnectionSetOptions,
+        pool: ServerPool,
+        owns_pool: bool,
+    ) -> Self {
         let mut specs = crate::from_catalog::specs(catalog, &options);
         let environments = crate::from_catalog::environments(catalog, &options);
         crate::from_catalog::check_environments(&mut specs, &environments);
@@ -121,7 +151,13 @@ impl ConnectionSet {
         let startup_cancel = options.cancel.child_token();
         let slots: BTreeMap<McpServerKey, Arc<Slot>> = specs
             .into_iter()
-            .map(|s| (s.key.clone(), Arc::new(Slot::new(s))))
+            .map(|s| {
+                let pool_key = crate::from_catalog::connection_key(catalog, &options, &s.key);
+                (
+                    s.key.clone(),
+                    Arc::new(Slot::new(s, pool_key, SlotState::Starting)),
+                )
+            })
             .collect();
         let inner = Arc::new(SetInner {
             options,
@@ -138,12 +174,14 @@ impl ConnectionSet {
             tasks: TaskTracker::new(),
             startup_cancel,
             shutdown: CancellationToken::new(),
+            pool,
+            owns_pool: AtomicBool::new(owns_pool),
         });
         let lifetime = Arc::new(inner.shutdown.clone().drop_guard());
         for slot in inner.slots.values() {
             let (inner2, slot2) = (Arc::clone(&inner), Arc::clone(slot));
             inner.tasks.spawn(async move {
-                let _guard = slot2.start_lock.lock().await;
+                let _guard = slot2.transition.lock().await;
                 startup::run_start(&inner2, &slot2, true).await;
             });
         }
@@ -154,7 +192,7 @@ impl ConnectionSet {
             let mut cancelled = Vec::new();
             for (key, slot) in &inner2.slots {
                 match slot.settled().await {
-                    SlotState::Ready(_) => ready.push(key.clone()),
+                    SlotState::Ready(_) | SlotState::Deferred(_) => ready.push(key.clone()),
                     SlotState::Failed(_) => failed.push(key.clone()),
                     SlotState::Cancelled | SlotState::Starting => cancelled.push(key.clone()),
                 }
@@ -240,7 +278,7 @@ impl ConnectionSet {
         self.inner
             .slots
             .values()
-            .map(|slot| status_of(slot, &slot.current()))
+            .map(|slot| status_of(&self.inner, slot, &slot.current()))
             .collect()
     }
 
@@ -271,7 +309,7 @@ impl ConnectionSet {
         let mut servers = Vec::with_capacity(self.inner.slots.len());
         for slot in self.inner.slots.values() {
             let state = slot.settled().await;
-            servers.push(status_of(slot, &state));
+            servers.push(status_of(&self.inner, slot, &state));
         }
         StartupSummary { servers }
     }
@@ -288,7 +326,7 @@ impl ConnectionSet {
                 continue;
             }
             match slot.settled().await {
-                SlotState::Ready(_) => {}
+                SlotState::Ready(_) | SlotState::Deferred(_) => {}
                 SlotState::Failed(f) => failures.push((key.clone(), f)),
                 SlotState::Cancelled | SlotState::Starting => failures.push((
                     key.clone(),
@@ -325,20 +363,38 @@ impl ConnectionSet {
             inner.startup_cancel.cancel();
             inner.shutdown.cancel();
             let per_server = inner.options.shutdown_timeout;
-            let mut stops = tokio::task::JoinSet::new();
-            for slot in inner.slots.values() {
-                let slot = Arc::clone(slot);
-                stops.spawn(async move {
-                    // Wait for a start in progress to notice the cancellation.
-                    let _guard = tokio::time::timeout(per_server, slot.start_lock.lock()).await;
-                    if let SlotState::Ready(live) = slot.current()
-                        && tokio::time::timeout(per_server, live.shutdown()).await.is_err() {
-                            tracing::warn!(server = %slot.spec.key, "shutdown timed out; the process group was killed");
-                        }
-                });
+            let released = inner.release_all(per_server).await;
+            if inner
+                .owns_pool
+                .swap(false, std::sync::atomic::Ordering::SeqCst)
+            {
+                let bound = per_server.saturating_add(Duration::from_secs(1));
+                if tokio::time::timeout(bound, inner.pool.shutdown())
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!(
+                        "shutting the connections down timed out; their process groups are killed when they are dropped"
+                    );
+                }
+            } else {
+                // A shared pool: wait for the connections this set was the last user of.
+                let mut stops = tokio::task::JoinSet::new();
+                for (key, live) in released {
+                    if inner.pool.pool.stats().leases.contains_key(&key)
+                        || matches!(
+                            inner.pool.pool.status(&key),
+                            mcp_pool::KeyStatus::Idle { .. }
+                        )
+                    {
+                        continue;
+                    }
+                    stops.spawn(async move {
+                        let _ = tokio::time::timeout(per_server, live.stopped()).await;
+                    });
+                }
+                while stops.join_next().await.is_some() {}
             }
-            while stops.join_next().await.is_some() {}
-            inner.shutdown.cancel();
             inner.tasks.close();
             let _ = tokio::time::timeout(Duration::from_secs(5), inner.tasks.wait()).await;
         });
@@ -346,11 +402,14 @@ impl ConnectionSet {
     }
 }
 
-fn status_of(slot: &Slot, state: &SlotState) -> ServerStatus {
+fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
     ServerStatus {
         key: slot.spec.key.clone(),
         state: match state {
             SlotState::Starting => ServerState::Starting,
+            SlotState::Deferred(cached) => ServerState::Deferred {
+                tools: cached.tools.len(),
+            },
             SlotState::Ready(live) => ServerState::Ready {
                 tools: live.tools().len(),
             },
@@ -364,6 +423,10 @@ fn status_of(slot: &Slot, state: &SlotState) -> ServerStatus {
         },
         pid: pid_of(state),
         process_group: pid_of(state),
+        crash_loop: match state {
+            SlotState::Failed(f) if f.reason().is_restartable() => inner.crash_loop(slot),
+            _ => None,
+        },
         transport: match slot.spec.transport {
             crate::spec::TransportSpec::Stdio(_) => "stdio",
             crate::spec::TransportSpec::Http(_) => "streamable_http",

@@ -1,32 +1,33 @@
-//! One server's slot in the set: its state machine and its live connection.
+//! One configured server as one connection set sees it ([`Slot`]): its state for this
+//! set's status and events, and this set's attachment to the shared connection (a pool
+//! lease plus a session on the connection's gate). Starting, restarting, crash-loop
+//! backoff and generations are the pool's business, not the slot's.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::ops::Deref;
+use std::sync::Arc;
 
-use rmcp::RoleClient;
-use rmcp::model::Tool;
-use rmcp::service::{Peer, RunningService};
+use mcp_pool::{Lease, Session};
 use tokio::sync::watch;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::DropGuard;
 
+use crate::connection::Live;
 use crate::error::StartupFailure;
-use crate::events::FailureReason;
-use crate::handler::{ConnectionShared, Handler};
+use crate::handler::SessionRoute;
+use crate::pool::ConnectionKey;
 use crate::spec::ServerSpec;
-use crate::stdio::Process;
 
-/// Where a server is in its life.
+/// Where a server is in its life, as this set sees it.
 #[derive(Clone)]
 pub(crate) enum SlotState {
-    /// A start is running.
+    /// A start is running (or this set waits for one another set began).
     Starting,
-    /// Initialized and listed.
-    Ready(Arc<Live>),
+    /// Not started: its tools come from the catalog cache until first use.
+    Deferred(Arc<DeferredTools>),
+    /// Connected and listed.
+    Ready(Arc<Attached>),
     /// The last start failed, or the live connection died.
     Failed(StartupFailure),
-    /// The start was cancelled.
+    /// The start was cancelled, or the set shut down.
     Cancelled,
 }
 
@@ -39,6 +40,7 @@ impl SlotState {
     pub(crate) fn describe(&self, key: &mcp_key::McpServerKey) -> String {
         match self {
             Self::Starting => "still starting".to_owned(),
+            Self::Deferred(_) => "not started yet (its tools come from the cache)".to_owned(),
             Self::Ready(_) => "ready".to_owned(),
             Self::Failed(f) => {
                 let text = f.to_string();
@@ -53,156 +55,68 @@ impl SlotState {
     }
 }
 
-/// A connection that completed startup.
-pub(crate) struct Live {
-    pub(crate) peer: Peer<RoleClient>,
-    pub(crate) shared: Arc<ConnectionShared>,
-    pub(crate) instructions: Option<String>,
-    /// The server's tools, one per raw name (see [`crate::tool_info::unique_tools`]).
-    pub(crate) tools: RwLock<Arc<Vec<Tool>>>,
-    /// What was wrong with the server's last tool list (duplicate or empty names).
-    warnings: RwLock<Arc<Vec<String>>>,
-    pub(crate) process: Option<Process>,
-    pub(crate) started_at: Instant,
-    /// Stops the connection's background tasks (exit monitor, list refresh).
-    pub(crate) cancel: CancellationToken,
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
-    dead: AtomicBool,
+/// The cached tools a deferred server shows until it starts. Annotations are cleared
+/// (not trusted until the live server confirms them).
+pub(crate) struct DeferredTools {
+    pub(crate) tools: Vec<rmcp::model::Tool>,
+    pub(crate) fetched_at: std::time::SystemTime,
 }
 
-impl Live {
-    pub(crate) fn new(
-        service: RunningService<RoleClient, Handler>,
-        shared: Arc<ConnectionShared>,
-        tools: Vec<Tool>,
-        process: Option<Process>,
-        cancel: CancellationToken,
-    ) -> Self {
-        let instructions = service
-            .peer()
-            .peer_info()
-            .and_then(|i| i.instructions.clone());
-        let (tools, warnings) = crate::tool_info::unique_tools(&shared.key, tools);
-        for warning in &warnings {
-            tracing::warn!(server = %shared.key, "{warning}");
-        }
+/// This set's share of a live connection: its pool lease and its session on the
+/// connection's gate. Calls in flight hold a clone of the `Arc`, so a connection the set
+/// lets go of (a restart, `replace`, shutdown) stays up until they finish; the lease is
+/// given back when the last clone is dropped.
+pub(crate) struct Attached {
+    /// Declared first so the session closes before the lease is released.
+    pub(crate) session: Session<SessionRoute>,
+    pub(crate) lease: Lease<Live>,
+    /// Stops this set's watchers of the connection (exit, new listings).
+    _watchers: DropGuard,
+}
+
+impl Attached {
+    pub(crate) fn new(lease: Lease<Live>, route: SessionRoute, watchers: DropGuard) -> Self {
+        let session = lease.shared.gate.open_session(route);
         Self {
-            peer: service.peer().clone(),
-            shared,
-            instructions,
-            tools: RwLock::new(Arc::new(tools)),
-            warnings: RwLock::new(Arc::new(warnings)),
-            process,
-            started_at: Instant::now(),
-            cancel,
-            service: tokio::sync::Mutex::new(Some(service)),
-            dead: AtomicBool::new(false),
+            session,
+            lease,
+            _watchers: watchers,
         }
     }
 
-    pub(crate) fn tools(&self) -> Arc<Vec<Tool>> {
-        match self.tools.read() {
-            Ok(t) => Arc::clone(&t),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
-    }
-
-    /// Warnings about the server's last tool list, each logged once when it first appears.
-    pub(crate) fn warnings(&self) -> Arc<Vec<String>> {
-        match self.warnings.read() {
-            Ok(w) => Arc::clone(&w),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
-    }
-
-    /// Replaces the tools with a new listing; logs the warnings the previous listing did
-    /// not already have.
-    pub(crate) fn set_tools(&self, tools: Vec<Tool>) {
-        let (tools, warnings) = crate::tool_info::unique_tools(&self.shared.key, tools);
-        let previous = self.warnings();
-        for warning in warnings.iter().filter(|w| !previous.contains(w)) {
-            tracing::warn!(server = %self.shared.key, "{warning}");
-        }
-        match self.warnings.write() {
-            Ok(mut w) => *w = Arc::new(warnings),
-            Err(poisoned) => *poisoned.into_inner() = Arc::new(warnings),
-        }
-        match self.tools.write() {
-            Ok(mut t) => *t = Arc::new(tools),
-            Err(poisoned) => *poisoned.into_inner() = Arc::new(tools),
-        }
-    }
-
-    /// The process id (and process group id) of a stdio server.
-    pub(crate) fn pid(&self) -> Option<u32> {
-        self.process.as_ref().map(Process::pid)
-    }
-
-    pub(crate) fn mark_dead(&self) {
-        self.dead.store(true, Ordering::SeqCst);
-    }
-
-    pub(crate) fn is_alive(&self) -> bool {
-        !self.dead.load(Ordering::SeqCst)
-            && !self.peer.is_transport_closed()
-            && self.process.as_ref().is_none_or(|p| !p.has_exited())
-    }
-
-    /// Closes the session and stops the process (escalating to SIGKILL). Idempotent.
-    pub(crate) async fn shutdown(&self) {
-        self.cancel.cancel();
-        self.mark_dead();
-        let service = self.service.lock().await.take();
-        if let Some(service) = service {
-            let _ = service.cancel().await;
-        }
-        if let Some(p) = &self.process {
-            p.shutdown().await;
-        }
-    }
-
-    /// Kills the process group at once (used when the set shuts down while a dead
-    /// connection is still being stopped gracefully).
-    pub(crate) async fn kill_and_reap(&self) {
-        self.cancel.cancel();
-        self.mark_dead();
-        if let Some(p) = &self.process {
-            p.kill_and_reap().await;
-        }
-    }
-
-    /// The failure to report when this connection died on its own.
-    pub(crate) async fn death(&self) -> StartupFailure {
-        match &self.process {
-            Some(p) => p.exit_failure().await,
-            None => StartupFailure::new(FailureReason::Transport, "the connection was closed"),
-        }
+    /// The shared connection.
+    pub(crate) fn live(&self) -> &Arc<Live> {
+        self.lease.connection()
     }
 }
 
-/// Restart bookkeeping for crash loops.
-#[derive(Debug, Default)]
-struct Crashes {
-    count: u32,
-    next_attempt: Option<Instant>,
+impl Deref for Attached {
+    type Target = Live;
+
+    fn deref(&self) -> &Live {
+        self.lease.connection()
+    }
 }
 
 /// One configured server.
 pub(crate) struct Slot {
     pub(crate) spec: ServerSpec,
+    /// The connection this server needs (server key + fingerprint): sets and
+    /// generations with the same key share one connection.
+    pub(crate) pool_key: ConnectionKey,
     pub(crate) state: watch::Sender<SlotState>,
-    /// Held while a start runs, so starts of one server never overlap (single flight).
-    pub(crate) start_lock: tokio::sync::Mutex<()>,
-    crashes: Mutex<Crashes>,
+    /// Held while this set moves the slot through a start, so its events keep their
+    /// order. Single flight across sets is the pool's (one start per key).
+    pub(crate) transition: tokio::sync::Mutex<()>,
 }
 
 impl Slot {
-    pub(crate) fn new(spec: ServerSpec) -> Self {
+    pub(crate) fn new(spec: ServerSpec, pool_key: ConnectionKey, initial: SlotState) -> Self {
         Self {
             spec,
-            state: watch::channel(SlotState::Starting).0,
-            start_lock: tokio::sync::Mutex::new(()),
-            crashes: Mutex::new(Crashes::default()),
+            pool_key,
+            state: watch::channel(initial).0,
+            transition: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -217,32 +131,5 @@ impl Slot {
             Ok(s) => s.clone(),
             Err(_) => SlotState::Cancelled,
         }
-    }
-
-    /// Records that a live connection died, and when the next restart may happen.
-    pub(crate) fn record_crash(&self, lived: Duration, base: Duration, max: Duration) -> Duration {
-        let Ok(mut c) = self.crashes.lock() else {
-            return base;
-        };
-        if lived > max {
-            c.count = 0;
-        }
-        c.count = c.count.saturating_add(1);
-        let factor = 2u32.saturating_pow(c.count.saturating_sub(1).min(16));
-        let delay = base.saturating_mul(factor).min(max);
-        c.next_attempt = Some(Instant::now() + delay);
-        delay
-    }
-
-    /// `None` if a restart may happen now, else how long until it may.
-    pub(crate) fn restart_wait(&self) -> Option<Duration> {
-        let c = self.crashes.lock().ok()?;
-        let next = c.next_attempt?;
-        let now = Instant::now();
-        (next > now).then(|| next - now)
-    }
-
-    pub(crate) fn crash_count(&self) -> u32 {
-        self.crashes.lock().map(|c| c.count).unwrap_or(0)
     }
 }

@@ -1,5 +1,6 @@
-//! Starting one server: transport, initialize, first `tools/list`, within the startup
-//! timeout; and the background tasks of a live connection.
+//! Starting one server: a lease from the pool, whose start is transport, initialize and
+//! first `tools/list` within the startup timeout; and this set's watchers of the
+//! connection it attached to.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -7,31 +8,29 @@ use std::sync::atomic::Ordering;
 use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RunningService;
-use tokio_util::sync::CancellationToken;
 
+use crate::connection::{Live, RefreshSettings};
 use crate::error::StartupFailure;
 use crate::events::{ConnectionEvent, FailureReason};
 use crate::handler::{ConnectionShared, Handler};
 use crate::http::{self, HttpTarget};
 use crate::inner::SetInner;
 use crate::paginate::{self, PageError};
-use crate::slot::{Live, Slot, SlotState};
-use crate::spec::TransportSpec;
+use crate::slot::{Attached, Slot, SlotState};
+use crate::spec::{ServerSpec, TransportSpec};
 use crate::stdio;
 
-enum StartError {
-    Failed(StartupFailure),
-    Cancelled,
-}
-
-/// Runs one start of `slot` to completion and publishes the result. The caller holds the
-/// slot's start lock.
+/// Runs one start of `slot` for this set and publishes the result: a lease from the pool
+/// (which starts the connection, or hands out the one that is up), attached to this set.
+/// The caller holds the slot's transition lock.
 ///
 /// `initial` starts (the set's startup round) also stop when the caller cancels startup;
-/// restarts stop only when the set shuts down.
+/// restarts stop only when the set shuts down. Stopping only stops this set's wait: a
+/// start in flight goes on in the pool for whoever else waits (and is shut down if nobody
+/// takes it).
 pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: bool) {
     let key = slot.spec.key.clone();
-    slot.state.send_replace(SlotState::Starting);
+    let previous = slot.state.send_replace(SlotState::Starting);
     inner.emit(ConnectionEvent::Starting {
         server: key.clone(),
     });
@@ -42,23 +41,26 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             std::future::pending::<()>().await;
         }
     };
-    let result = tokio::select! {
-        biased;
-        () = startup_cancelled => Err(StartError::Cancelled),
-        () = inner.shutdown.cancelled() => Err(StartError::Cancelled),
-        r = start_within_timeout(inner, slot) => r,
+    let factory = {
+        let (inner, spec) = (Arc::clone(inner), slot.spec.clone());
+        move || async move { connect(&inner, &spec).await }
     };
-    match result {
-        Ok(live) => {
-            let live = Arc::new(live);
-            let tools = live.tools().len();
-            let pid = live.pid();
-            spawn_background(inner, slot, &live);
+    let acquired = tokio::select! {
+        biased;
+        () = startup_cancelled => None,
+        () = inner.shutdown.cancelled() => None,
+        r = inner.pool.pool.acquire(slot.pool_key.clone(), factory) => Some(r),
+    };
+    match acquired {
+        Some(Ok(lease)) => {
+            let attached = attach(inner, slot, lease);
+            let tools = attached.tools().len();
+            let pid = attached.pid();
             tracing::info!(server = %key, tools, "MCP server ready");
             // State and event change together, so `StartupComplete` (sent once every state
             // settled, under the same lock) never overtakes this `Ready`.
             let _order = inner.event_order();
-            slot.state.send_replace(SlotState::Ready(live));
+            slot.state.send_replace(SlotState::Ready(attached));
             inner.revision.fetch_add(1, Ordering::SeqCst);
             inner.emit(ConnectionEvent::Ready {
                 server: key,
@@ -67,17 +69,31 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
                 process_group: pid,
             });
         }
-        Err(StartError::Failed(failure)) => {
+        Some(Err(e)) if !e.is_closed() => {
+            let failure = failure_of(&key, &e, &previous);
             tracing::warn!(server = %key, reason = %failure.reason(), "MCP server failed: {failure}");
+            // Only a failure the set restarts from is a crash loop to report; the others
+            // wait for the host (configuration, login, a longer timeout).
+            let crash_loop = failure
+                .reason()
+                .is_restartable()
+                .then(|| inner.crash_loop(slot))
+                .flatten();
             let _order = inner.event_order();
             inner.emit(ConnectionEvent::Failed {
-                server: key,
+                server: key.clone(),
                 error: failure.to_string(),
                 reason: failure.reason().clone(),
             });
             slot.state.send_replace(SlotState::Failed(failure));
+            if let Some(crash_loop) = crash_loop {
+                inner.emit(ConnectionEvent::CrashLoop {
+                    server: key,
+                    crash_loop,
+                });
+            }
         }
-        Err(StartError::Cancelled) => {
+        _ => {
             let _order = inner.event_order();
             inner.emit(ConnectionEvent::Cancelled { server: key });
             slot.state.send_replace(SlotState::Cancelled);
@@ -85,44 +101,157 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
     }
 }
 
-async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result<Live, StartError> {
-    let spec = &slot.spec;
+/// The failure a set reports for a lease it could not have.
+fn failure_of(
+    key: &mcp_key::McpServerKey,
+    e: &mcp_pool::PoolError,
+    previous: &SlotState,
+) -> StartupFailure {
+    match e {
+        mcp_pool::PoolError::StartFailed { source, .. } => {
+            match source.downcast_ref::<StartupFailure>() {
+                Some(failure) => failure.clone(),
+                None => StartupFailure::new(
+                    FailureReason::Transport,
+                    format!(
+                        "MCP server `{key}`: {}",
+                        mcp_key::error_chain(source.as_ref())
+                    ),
+                ),
+            }
+        }
+        other => match previous {
+            SlotState::Failed(f) => f.clone(),
+            _ => StartupFailure::new(
+                FailureReason::Transport,
+                format!("MCP server `{key}`: {other}"),
+            ),
+        },
+    }
+}
+
+/// Attaches this set to a leased connection: a session on the connection's gate (so
+/// requests from the server reach this set only while its calls run) and the set's
+/// watchers of the connection (its process exit, its new tool listings).
+fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>) -> Arc<Attached> {
+    let token = inner.shutdown.child_token();
+    let attached = Arc::new(Attached::new(
+        lease,
+        inner.session_route(&slot.spec.key),
+        token.clone().drop_guard(),
+    ));
+    let live = Arc::clone(attached.live());
+    let (inner2, slot2) = (Arc::clone(inner), Arc::clone(slot));
+    inner.tasks.spawn(async move {
+        let mut listings = live.listing_revisions();
+        listings.mark_unchanged();
+        let exited = async {
+            match &live.process {
+                Some(p) => {
+                    p.wait_exit().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::pin!(exited);
+        loop {
+            tokio::select! {
+                () = token.cancelled() => return,
+                () = &mut exited => {
+                    on_death(&inner2, &slot2, &live).await;
+                    return;
+                }
+                changed = listings.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    listings.mark_unchanged();
+                    inner2.tools_listed_again(&slot2, &live);
+                }
+            }
+        }
+    });
+    attached
+}
+
+/// Marks the slot failed when its live connection died, if that connection is still the
+/// one this set uses, and reports the death to the pool (which counts it once, however
+/// many sets report it).
+pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {
+    live.mark_dead();
+    let failure = live.death().await;
+    let _transition = slot.transition.lock().await;
+    let generation = match slot.current() {
+        SlotState::Ready(attached) if Arc::ptr_eq(attached.live(), live) => {
+            attached.lease.generation()
+        }
+        _ => return,
+    };
+    inner.pool.pool.report_dead(&slot.pool_key, generation);
+    let crash_loop = failure
+        .reason()
+        .is_restartable()
+        .then(|| inner.crash_loop(slot))
+        .flatten();
+    tracing::warn!(server = %slot.spec.key, ?crash_loop, "MCP server died: {failure}");
+    // State and revision first: whoever sees the event sees the server failed and its
+    // tools gone from the catalog.
+    let event = ConnectionEvent::Failed {
+        server: slot.spec.key.clone(),
+        error: failure.to_string(),
+        reason: failure.reason().clone(),
+    };
+    let _order = inner.event_order();
+    slot.state.send_replace(SlotState::Failed(failure));
+    inner.revision.fetch_add(1, Ordering::SeqCst);
+    inner.emit(event);
+    if let Some(crash_loop) = crash_loop {
+        inner.emit(ConnectionEvent::CrashLoop {
+            server: slot.spec.key.clone(),
+            crash_loop,
+        });
+    }
+}
+
+/// Starts one connection: transport, initialize, first `tools/list`, within the startup
+/// timeout. The pool calls this (once per start, whoever asked).
+async fn connect(inner: &Arc<SetInner>, spec: &ServerSpec) -> Result<Live, StartupFailure> {
     let key = &spec.key;
     if let Some(problem) = &spec.environment_problem {
-        return Err(StartError::Failed(StartupFailure::new(
+        return Err(StartupFailure::new(
             FailureReason::Environment,
             problem.clone(),
-        )));
+        ));
     }
-    // The owning environment's (or server's) elicitation policy decides whether requests
-    // reach the host's handler at all.
-    let elicitation = match inner.catalog.elicitation_policy(key) {
-        Some(mcp_catalog::ElicitationPolicy::Decline) => None,
-        _ => inner.options.elicitation.clone(),
-    };
     let shared = ConnectionShared::new(
         key.clone(),
         &inner.options.client,
         inner.options.protocol_version.clone(),
-        elicitation,
+        inner.session_route(key).is_some(),
     );
+    let refresh = || RefreshSettings {
+        debounce: inner.options.list_changed_debounce,
+        timeout: spec.startup_timeout,
+        byte_budget: inner.options.list_byte_budget,
+    };
+    let fetched = std::time::SystemTime::now();
     let handler = Handler {
         shared: Arc::clone(&shared),
     };
     let timeout = spec.startup_timeout;
     let requested = inner.options.protocol_version.clone();
     match &spec.transport {
-        TransportSpec::Unsupported(why) | TransportSpec::Invalid(why) => Err(StartError::Failed(
-            StartupFailure::new(FailureReason::Config, format!("MCP server `{key}`: {why}")),
+        TransportSpec::Unsupported(why) | TransportSpec::Invalid(why) => Err(StartupFailure::new(
+            FailureReason::Config,
+            format!("MCP server `{key}`: {why}"),
         )),
         TransportSpec::Stdio(stdio_spec) => {
             let environment = spec
                 .environment
                 .as_ref()
                 .and_then(|e| inner.environments.get(e));
-            let (process, transport) = stdio::launch(key, stdio_spec, environment, &inner.options)
-                .await
-                .map_err(StartError::Failed)?;
+            let (process, transport) =
+                stdio::launch(key, stdio_spec, environment, &inner.options).await?;
             // Err((detail, broke_protocol)): a protocol violation is reported as such even
             // though the process exits afterwards (its stdin is closed on the way out).
             let work = async {
@@ -161,8 +290,9 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                     service,
                     shared,
                     tools,
+                    fetched,
                     Some(process),
-                    inner.live_cancel(),
+                    refresh(),
                 )),
                 Ok(Err((detail, broke_protocol))) => {
                     let failure = if broke_protocol {
@@ -175,23 +305,19 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
                         process.startup_failure(key, detail).await
                     };
                     stop_in_background(inner, process);
-                    Err(StartError::Failed(failure))
+                    Err(failure)
                 }
                 Err(_) => {
                     let tail = process.stderr_tail();
                     stop_in_background(inner, process);
-                    Err(StartError::Failed(
-                        timeout_failure(key, timeout).with_stderr_tail(tail),
-                    ))
+                    Err(timeout_failure(key, timeout).with_stderr_tail(tail))
                 }
             }
         }
         TransportSpec::Http(http_spec) => {
             let target = HttpTarget {
                 url: http_spec.url().to_owned(),
-                headers: inner
-                    .http_headers(key, http_spec)
-                    .map_err(StartError::Failed)?,
+                headers: inner.http_headers(key, http_spec)?,
                 auth: inner.auth_provider(key, http_spec),
                 user_agent: inner.user_agent(),
                 allow_plain_http: http_spec.allow_plain_http(),
@@ -240,10 +366,10 @@ async fn start_within_timeout(inner: &Arc<SetInner>, slot: &Arc<Slot>) -> Result
             };
             match tokio::time::timeout(timeout, work).await {
                 Ok(Ok((service, tools))) => {
-                    Ok(Live::new(service, shared, tools, None, inner.live_cancel()))
+                    Ok(Live::new(service, shared, tools, fetched, None, refresh()))
                 }
-                Ok(Err(failure)) => Err(StartError::Failed(failure)),
-                Err(_) => Err(StartError::Failed(timeout_failure(key, timeout))),
+                Ok(Err(failure)) => Err(failure),
+                Err(_) => Err(timeout_failure(key, timeout)),
             }
         }
     }
@@ -311,19 +437,6 @@ fn stop_in_background(inner: &Arc<SetInner>, process: stdio::Process) {
     });
 }
 
-/// Stops a live connection that died, on a task the set owns, so the failure is reported
-/// (and a restart can begin) without waiting for the process grace. When the set shuts down
-/// first, the process group is killed.
-pub(crate) fn shut_down_in_background(inner: &Arc<SetInner>, live: Arc<Live>) {
-    let shutdown = inner.shutdown.clone();
-    inner.tasks.spawn(async move {
-        tokio::select! {
-            () = live.shutdown() => {}
-            () = shutdown.cancelled() => live.kill_and_reap().await,
-        }
-    });
-}
-
 fn timeout_failure(key: &mcp_key::McpServerKey, timeout: std::time::Duration) -> StartupFailure {
     StartupFailure::new(
         FailureReason::Timeout,
@@ -332,92 +445,6 @@ fn timeout_failure(key: &mcp_key::McpServerKey, timeout: std::time::Duration) ->
             timeout.as_secs_f64()
         ),
     )
-}
-
-/// Spawns the exit monitor (stdio) and the `tools/list_changed` refresher of a live
-/// connection. Both stop when the connection's cancel token fires.
-fn spawn_background(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {
-    if live.process.is_some() {
-        let (inner2, slot2, live2) = (Arc::clone(inner), Arc::clone(slot), Arc::clone(live));
-        inner.tasks.spawn(async move {
-            let Some(process) = &live2.process else {
-                return;
-            };
-            tokio::select! {
-                () = live2.cancel.cancelled() => {}
-                _ = process.wait_exit() => {
-                    on_death(&inner2, &slot2, &live2).await;
-                }
-            }
-        });
-    }
-    let (inner2, slot2, live2) = (Arc::clone(inner), Arc::clone(slot), Arc::clone(live));
-    inner.tasks.spawn(async move {
-        refresh_on_list_changed(&inner2, &slot2, &live2).await;
-    });
-}
-
-/// Marks the slot failed when its live connection died, if that connection is still the
-/// current one.
-pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {
-    live.mark_dead();
-    let failure = live.death().await;
-    let current = matches!(slot.current(), SlotState::Ready(ref l) if Arc::ptr_eq(l, live));
-    if !current {
-        return;
-    }
-    let delay = slot.record_crash(
-        live.started_at.elapsed(),
-        inner.options.restart_backoff,
-        inner.options.restart_backoff_max,
-    );
-    tracing::warn!(server = %slot.spec.key, restart_in = ?delay, "MCP server died: {failure}");
-    // State and revision first: whoever sees the event sees the server failed and its
-    // tools gone from the catalog.
-    let event = ConnectionEvent::Failed {
-        server: slot.spec.key.clone(),
-        error: failure.to_string(),
-        reason: failure.reason().clone(),
-    };
-    slot.state.send_replace(SlotState::Failed(failure));
-    inner.revision.fetch_add(1, Ordering::SeqCst);
-    inner.emit(event);
-    shut_down_in_background(inner, Arc::clone(live));
-}
-
-async fn refresh_on_list_changed(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc<Live>) {
-    let cancel: &CancellationToken = &live.cancel;
-    loop {
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            () = live.shared.tools_changed.notified() => {}
-        }
-        // Debounce: let a burst of notifications collapse into one refresh.
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            () = tokio::time::sleep(inner.options.list_changed_debounce) => {}
-        }
-        let listed = tokio::select! {
-            () = cancel.cancelled() => return,
-            r = tokio::time::timeout(slot.spec.startup_timeout, paginate::all_tools(&live.peer, inner.options.list_byte_budget)) => r,
-        };
-        match listed {
-            Ok(Ok(tools)) => {
-                live.set_tools(tools);
-                let revision = inner.revision.fetch_add(1, Ordering::SeqCst) + 1;
-                inner.emit(ConnectionEvent::ToolsChanged {
-                    server: slot.spec.key.clone(),
-                    revision,
-                });
-            }
-            Ok(Err(e)) => {
-                tracing::warn!(server = %slot.spec.key, "refreshing tools after list_changed failed: {e}");
-            }
-            Err(_) => {
-                tracing::warn!(server = %slot.spec.key, "refreshing tools after list_changed timed out");
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -8,15 +8,21 @@ use rmcp::model::Tool;
 
 use crate::inner::SetInner;
 use crate::set::ConnectionSet;
-use crate::slot::{Live, SlotState};
+use crate::slot::SlotState;
 use crate::tool_info::{Catalog, ToolInfo, visible_to_model};
 
-fn namespace_description(inner: &SetInner, key: &McpServerKey, live: &Live) -> Option<String> {
+/// The namespace description of a server: its environment line and its instructions
+/// (none for a deferred server: cached instructions are not trusted).
+fn namespace_description(
+    inner: &SetInner,
+    key: &McpServerKey,
+    instructions: Option<&String>,
+) -> Option<String> {
     let env_line = match key.environment() {
         Some(env) if inner.multi_environment => Some(format!("Runs in environment {env}.")),
         _ => None,
     };
-    match (env_line, &live.instructions) {
+    match (env_line, instructions) {
         (Some(e), Some(i)) => Some(format!("{e} {i}")),
         (Some(e), None) => Some(e),
         (None, Some(i)) => Some(i.clone()),
@@ -27,18 +33,20 @@ fn namespace_description(inner: &SetInner, key: &McpServerKey, live: &Live) -> O
 /// Builds the catalog from the servers that are ready now.
 pub(crate) fn build(inner: &SetInner) -> Catalog {
     let revision = inner.revision.load(std::sync::atomic::Ordering::SeqCst);
-    let mut per_server: BTreeMap<McpServerKey, (Arc<Live>, Vec<Tool>)> = BTreeMap::new();
+    let mut per_server: BTreeMap<McpServerKey, (Option<String>, Vec<Tool>)> = BTreeMap::new();
     for (key, slot) in &inner.slots {
-        let SlotState::Ready(live) = slot.current() else {
-            continue;
+        // A deferred server shows its cached tools (annotations cleared).
+        let (instructions, listed) = match slot.current() {
+            SlotState::Ready(live) => (live.instructions.clone(), live.tools()),
+            SlotState::Deferred(cached) => (None, Arc::new(cached.tools.clone())),
+            _ => continue,
         };
-        let tools: Vec<Tool> = live
-            .tools()
+        let tools: Vec<Tool> = listed
             .iter()
             .filter(|t| slot.spec.filter.allows(&t.name) && visible_to_model(t))
             .cloned()
             .collect();
-        per_server.insert(key.clone(), (live, tools));
+        per_server.insert(key.clone(), (instructions, tools));
     }
     let namer = ToolNamer::new(inner.naming.clone());
     let names = namer.qualify(
@@ -47,8 +55,8 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
             .flat_map(|(k, (_, tools))| tools.iter().map(move |t| (k, t.name.as_ref()))),
     );
     let mut out = Vec::with_capacity(names.len());
-    for (key, (live, tools)) in &per_server {
-        let ns = namespace_description(inner, key, live);
+    for (key, (instructions, tools)) in &per_server {
+        let ns = namespace_description(inner, key, instructions.as_ref());
         for tool in tools {
             if let Some(q) = names.qualified_name(key, &tool.name) {
                 out.push(ToolInfo {

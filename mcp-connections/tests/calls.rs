@@ -643,9 +643,27 @@ async fn a_crashed_server_is_not_restarted_during_its_backoff() {
     assert!(err.is_not_ready(), "{err}");
     assert!(
         err.to_string()
-            .contains("crash loop: 1 crash; next restart in"),
+            .contains("crash loop: 1 failure in a row; next restart in"),
         "{err}"
     );
+    // The crash loop is a typed state, in events and in status.
+    let event = wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::CrashLoop { server, .. } if server == &key("crashy")),
+    )
+    .await;
+    let ConnectionEvent::CrashLoop { crash_loop, .. } = event else {
+        unreachable!()
+    };
+    assert_eq!(crash_loop.crashes, 1);
+    assert!(
+        crash_loop.retry_in > Duration::from_secs(50),
+        "{crash_loop:?}"
+    );
+    let status = set.status();
+    let crash_loop = status[0].crash_loop.expect("a crash loop in status");
+    assert_eq!(crash_loop.crashes, 1);
     // No new process was started.
     assert_eq!(fx.pids(), vec![first_pid]);
     set.shutdown().await;

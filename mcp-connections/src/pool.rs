@@ -1,0 +1,131 @@
+//! [`ServerPool`]: the live connections shared by every connection set of a host.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use mcp_key::{Fingerprint, McpServerKey};
+use mcp_pool::{Pool, PoolConfig};
+
+use crate::connection::Live;
+
+/// What identifies one shared connection: the server and the fingerprint of everything
+/// that makes a connection to it (the catalog's connection fingerprint, plus the client
+/// identity and capabilities the set announces). Two sets asking for the same key share
+/// one connection (one process).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ConnectionKey {
+    /// The server.
+    pub server: McpServerKey,
+    /// The connection fingerprint.
+    pub fingerprint: Fingerprint,
+}
+
+impl fmt::Display for ConnectionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}#{}", self.server, self.fingerprint)
+    }
+}
+
+/// The state of one connection in a [`ServerPool`].
+pub type ConnectionStatus = mcp_pool::KeyStatus;
+
+/// Counters of a [`ServerPool`]: live connections, starts, failed starts, crashes, and
+/// leases (connection sets using a connection) per key.
+pub type PoolStats = mcp_pool::PoolStats<ConnectionKey>;
+
+/// The connections of a host, shared by all its connection sets (one per session or
+/// sub-agent): the same server with the same connection fingerprint is one connection,
+/// one process, however many sets use it. Cheap to clone.
+///
+/// Give one to each set with
+/// [`ConnectionSetOptions::with_shared_pool`](crate::ConnectionSetOptions::with_shared_pool).
+/// Each set holds one lease per server; a set's
+/// [`shutdown`](crate::ConnectionSet::shutdown) gives back only its own leases, and a
+/// connection stops when its last lease is gone (after the pool's idle keep-alive).
+/// Starting, single flight, crash-loop backoff and generations all happen here.
+///
+/// Sets sharing a pool should come from one host configuration: a connection is started
+/// with the options (environment lookup, auth providers, environments) of the set that
+/// started it. Requests from the server (elicitation) reach only the set whose call is
+/// running on the connection: calls of different sets on one connection take turns.
+///
+/// Call [`ServerPool::shutdown`] when the host exits, after the sets.
+///
+/// ```no_run
+/// use mcp_connections::{ConnectionSet, ConnectionSetOptions, ServerPool};
+/// # fn demo(catalog: &mcp_catalog::ResolvedCatalog) {
+/// let pool = ServerPool::new();
+/// let main = ConnectionSet::start(catalog, ConnectionSetOptions::new().with_shared_pool(pool.clone()));
+/// let sub_agent = ConnectionSet::start(catalog, ConnectionSetOptions::new().with_shared_pool(pool.clone()));
+/// // Both sets use the same processes.
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct ServerPool {
+    pub(crate) pool: Pool<ConnectionKey, Live>,
+}
+
+impl fmt::Debug for ServerPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServerPool")
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Default for ServerPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ServerPool {
+    /// A pool with the default settings: no idle keep-alive, crash-loop backoff of 1 s
+    /// doubling to 30 s.
+    pub fn new() -> Self {
+        Self::with_config(PoolConfig::new().with_backoff(
+            crate::options::DEFAULT_RESTART_BACKOFF,
+            crate::options::DEFAULT_RESTART_BACKOFF_MAX,
+        ))
+    }
+
+    /// A pool with its own idle keep-alive and backoff.
+    pub fn with_config(config: PoolConfig) -> Self {
+        Self {
+            pool: Pool::new(config),
+        }
+    }
+
+    /// A pool whose connections stay up for `keep_alive` after their last set let go of
+    /// them, so a set started meanwhile reuses them without a new process.
+    pub fn with_idle_keep_alive(keep_alive: Duration) -> Self {
+        Self::with_config(
+            PoolConfig::new()
+                .with_idle_keep_alive(keep_alive)
+                .with_backoff(
+                    crate::options::DEFAULT_RESTART_BACKOFF,
+                    crate::options::DEFAULT_RESTART_BACKOFF_MAX,
+                ),
+        )
+    }
+
+    /// Counters: live connections, starts, failures, crashes, leases per connection.
+    pub fn stats(&self) -> PoolStats {
+        self.pool.stats()
+    }
+
+    /// The state of every connection the pool knows, in key order.
+    pub fn statuses(&self) -> BTreeMap<ConnectionKey, ConnectionStatus> {
+        self.pool.statuses()
+    }
+
+    /// Stops every connection and waits for their processes to be gone. Sets still using
+    /// the pool see their servers fail. Idempotent.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the shutdown runs on its own; calling again waits for it.
+    pub async fn shutdown(&self) {
+        self.pool.shutdown().await;
+    }
+}
