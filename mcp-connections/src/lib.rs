@@ -63,6 +63,7 @@ mod slot;
 mod spec;
 mod startup;
 mod stdio;
+mod tool_cache;
 mod tool_info;
 mod tools;
 
@@ -92,6 +93,10 @@ pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
+pub use tool_cache::{
+    CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
+    ToolCache,
+};
 pub use tool_info::ToolInfo;
 
 /// The rmcp model types that appear in this crate's API (tools, results, resources,
