@@ -7,7 +7,7 @@ use mcp_key::{EnvironmentId, McpServerKey, ServerName};
 use crate::config::{CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
 use crate::diagnostic::{ConfigWarning, Location, Scope};
 use crate::resolved::{Entry, ResolvedCatalog, Settings};
-use crate::server::ServerConfig;
+use crate::server::{ServerConfig, StartupPolicy};
 use crate::source::{Conflict, Source, Tier, VetoReason};
 
 #[derive(Clone, Debug)]
@@ -91,6 +91,7 @@ impl CatalogBuilder {
         settings.multi_environment = config
             .multi_environment
             .unwrap_or(settings.multi_environment);
+        settings.startup_policy = config.startup_policy.unwrap_or(settings.startup_policy);
         self.environments.extend(config.environments);
         self.plugins.extend(config.plugins);
         self.warnings.extend(loaded.warnings);
@@ -168,6 +169,14 @@ impl CatalogBuilder {
     #[must_use]
     pub fn with_tool_name_prefix(mut self, on: bool) -> Self {
         self.settings.tool_name_prefix = on;
+        self
+    }
+
+    /// Sets the catalog-wide startup policy (overrides the user config's `mcp_startup`; a
+    /// server's own `startup` still wins).
+    #[must_use]
+    pub fn with_startup_policy(mut self, policy: StartupPolicy) -> Self {
+        self.settings.startup_policy = policy;
         self
     }
 

@@ -9,7 +9,7 @@ use mcp_key::{EnvironmentId, ServerName};
 use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::env::EnvLookup;
 use crate::format::ConfigFormat;
-use crate::server::{ApprovalMode, ServerConfig};
+use crate::server::{ApprovalMode, ServerConfig, StartupPolicy};
 use crate::transport::UnusableServer;
 
 /// Where OAuth credentials are stored (`credentials_store`).
@@ -213,6 +213,7 @@ pub struct Config {
     pub(crate) oauth_callback_port: Option<u16>,
     pub(crate) tool_name_prefix: Option<bool>,
     pub(crate) multi_environment: Option<bool>,
+    pub(crate) startup_policy: Option<StartupPolicy>,
     pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
     pub(crate) servers: BTreeMap<ServerName, ServerConfig>,
     pub(crate) plugins: Vec<PluginRef>,
@@ -226,6 +227,7 @@ impl Config {
             oauth_callback_port: None,
             tool_name_prefix: None,
             multi_environment: None,
+            startup_policy: None,
             environments: BTreeMap::new(),
             servers: BTreeMap::new(),
             plugins: Vec::new(),
@@ -324,6 +326,13 @@ impl Config {
         self
     }
 
+    /// Sets the catalog-wide startup policy (`mcp_startup`); a server's own `startup` wins.
+    #[must_use]
+    pub fn with_startup_policy(mut self, policy: StartupPolicy) -> Self {
+        self.startup_policy = Some(policy);
+        self
+    }
+
     /// Sets the credential store mode.
     #[must_use]
     pub fn with_credentials_store(mut self, store: CredentialsStore) -> Self {
@@ -349,6 +358,11 @@ impl Config {
     /// Whether environment-scoped servers are exposed.
     pub fn multi_environment(&self) -> bool {
         self.multi_environment.unwrap_or(false)
+    }
+
+    /// The catalog-wide startup policy (`mcp_startup`), `None` when not written.
+    pub fn startup_policy(&self) -> Option<StartupPolicy> {
+        self.startup_policy
     }
 
     /// Declared environments.

@@ -65,6 +65,41 @@
 //! selected plugins by [`CatalogBuilder::add_user_config_with_plugins`] (paths relative to
 //! the configuration's folder) or [`CatalogBuilder::load_plugins`].
 //!
+//! # Startup policy and the tool catalog cache
+//!
+//! Two settings say how a host may use its tool catalog cache; neither changes the
+//! [connection fingerprint](connection_fingerprint), so changing them never restarts a
+//! server:
+//!
+//! ```toml
+//! mcp_startup = "lazy_when_cached"  # catalog-wide: eager (default) | lazy_when_cached
+//!
+//! [mcp_servers.files]
+//! command = "npx"
+//! startup = "eager"                 # this server's own policy wins over mcp_startup
+//! tool_cache = false                # default true; false keeps its tools out of the cache
+//! ```
+//!
+//! [`StartupPolicy::LazyWhenCached`] lets a host show a server's cached tools and start it
+//! on first use. [`ResolvedCatalog::startup_policy`] and
+//! [`ResolvedCatalog::tool_cache_enabled`] give the effective values; an unknown policy is
+//! an error naming the server, the field, the value and the accepted values.
+//!
+//! ```
+//! use mcp_catalog::{CatalogBuilder, Config, StartupPolicy};
+//! use mcp_key::{McpServerKey, ServerName};
+//!
+//! let text = "mcp_startup = \"lazy_when_cached\"\n\
+//!             [mcp_servers.files]\ncommand = \"npx\"\ntool_cache = false\n";
+//! let catalog = CatalogBuilder::new()
+//!     .with_user_config(Config::from_toml_str(text, "config.toml")?)
+//!     .build();
+//! let files = McpServerKey::unscoped(ServerName::new("files")?);
+//! assert_eq!(catalog.startup_policy(&files), StartupPolicy::LazyWhenCached);
+//! assert!(!catalog.tool_cache_enabled(&files));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Decisions where the specification leaves room
 //!
 //! - Within the user and built-in tiers the *later* registration wins (a project file
@@ -137,7 +172,9 @@ pub use format::ConfigFormat;
 pub use load::{load_file, load_file_with_env};
 pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolved::ResolvedCatalog;
-pub use server::{ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig};
+pub use server::{
+    ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, StartupPolicy,
+};
 pub use source::{Conflict, Source, Tier, VetoReason};
 pub use transport::{
     AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,

@@ -9,7 +9,7 @@ use crate::config::{CredentialsStore, ElicitationPolicy, EnvironmentConfig, Plug
 use crate::diagnostic::ConfigWarning;
 use crate::env::EnvLookup;
 use crate::fingerprint::connection_fingerprint;
-use crate::server::{ApprovalMode, ServerConfig};
+use crate::server::{ApprovalMode, ServerConfig, StartupPolicy};
 use crate::source::{Conflict, Source, VetoReason};
 
 /// Top-level settings carried from the user configuration.
@@ -19,6 +19,7 @@ pub(crate) struct Settings {
     pub(crate) oauth_callback_port: Option<u16>,
     pub(crate) tool_name_prefix: bool,
     pub(crate) multi_environment: bool,
+    pub(crate) startup_policy: StartupPolicy,
 }
 
 impl Default for Settings {
@@ -28,6 +29,7 @@ impl Default for Settings {
             oauth_callback_port: None,
             tool_name_prefix: true,
             multi_environment: false,
+            startup_policy: StartupPolicy::Eager,
         }
     }
 }
@@ -239,6 +241,21 @@ impl ResolvedCatalog {
                 .and_then(EnvironmentConfig::elicitation)
                 .unwrap_or_default(),
         )
+    }
+
+    /// The effective startup policy of a server: its own `startup`, else the catalog-wide
+    /// `mcp_startup`, else [`StartupPolicy::Eager`]. A key that is not active gets the
+    /// catalog-wide policy.
+    pub fn startup_policy(&self, key: &McpServerKey) -> StartupPolicy {
+        self.get(key)
+            .and_then(ServerConfig::startup_policy)
+            .unwrap_or(self.settings.startup_policy)
+    }
+
+    /// Whether the tool catalog cache may keep this server's tools (its `tool_cache`,
+    /// default `true`). `false` for a key that is not active: there is nothing to cache.
+    pub fn tool_cache_enabled(&self, key: &McpServerKey) -> bool {
+        self.get(key).is_some_and(ServerConfig::tool_cache)
     }
 
     /// The connection fingerprint of an active server, reading referenced variables through

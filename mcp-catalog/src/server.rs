@@ -57,6 +57,46 @@ impl fmt::Display for ApprovalMode {
     }
 }
 
+/// When a server starts (`startup`, per server, or `mcp_startup`, catalog-wide).
+///
+/// A server's own `startup` wins over the catalog-wide `mcp_startup`; with neither written
+/// the policy is [`StartupPolicy::Eager`] (see
+/// [`ResolvedCatalog::startup_policy`](crate::ResolvedCatalog::startup_policy)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum StartupPolicy {
+    /// Start with every other server when the connection set is built. The default.
+    #[default]
+    Eager,
+    /// When the tool catalog cache holds this server's tools, show the cached tools and
+    /// start the server only on first use; without a cached catalog, start eagerly.
+    LazyWhenCached,
+}
+
+impl StartupPolicy {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartupPolicy::Eager => "eager",
+            StartupPolicy::LazyWhenCached => "lazy_when_cached",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "eager" => Some(StartupPolicy::Eager),
+            "lazy_when_cached" => Some(StartupPolicy::LazyWhenCached),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for StartupPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The configuration of one server (`[mcp_servers.<name>]`), independent of its name.
 ///
 /// Build one in code with [`ServerConfig::stdio`] or [`ServerConfig::http`] and the
@@ -91,6 +131,8 @@ pub struct ServerConfig {
     pub(crate) default_approval_mode: ApprovalMode,
     pub(crate) tool_approval_modes: BTreeMap<String, ApprovalMode>,
     pub(crate) description: Option<String>,
+    pub(crate) startup_policy: Option<StartupPolicy>,
+    pub(crate) tool_cache: bool,
 }
 
 impl ServerConfig {
@@ -108,6 +150,8 @@ impl ServerConfig {
             default_approval_mode: ApprovalMode::Auto,
             tool_approval_modes: BTreeMap::new(),
             description: None,
+            startup_policy: None,
+            tool_cache: true,
         }
     }
 
@@ -219,6 +263,22 @@ impl ServerConfig {
         self
     }
 
+    /// Sets this server's startup policy (`startup`), overriding the catalog-wide
+    /// `mcp_startup`.
+    #[must_use]
+    pub fn with_startup_policy(mut self, policy: StartupPolicy) -> Self {
+        self.startup_policy = Some(policy);
+        self
+    }
+
+    /// Lets the tool catalog cache keep this server's tools (`tool_cache`, default `true`),
+    /// or opts the server out of it.
+    #[must_use]
+    pub fn with_tool_cache(mut self, enabled: bool) -> Self {
+        self.tool_cache = enabled;
+        self
+    }
+
     /// How to reach the server.
     pub fn transport(&self) -> &Transport {
         &self.transport
@@ -282,6 +342,19 @@ impl ServerConfig {
     /// The human-readable description, if any.
     pub fn description(&self) -> Option<&str> {
         self.description.as_deref()
+    }
+
+    /// This server's own startup policy (`startup`), `None` when it does not set one. The
+    /// effective policy, with the catalog-wide `mcp_startup` applied, is
+    /// [`ResolvedCatalog::startup_policy`](crate::ResolvedCatalog::startup_policy).
+    pub fn startup_policy(&self) -> Option<StartupPolicy> {
+        self.startup_policy
+    }
+
+    /// Whether the tool catalog cache may keep this server's tools (`tool_cache`, default
+    /// `true`).
+    pub fn tool_cache(&self) -> bool {
+        self.tool_cache
     }
 }
 

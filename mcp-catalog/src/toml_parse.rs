@@ -21,6 +21,7 @@ const TOP_KEYS: &[&str] = &[
     "mcp_oauth_callback_port",
     "tool_name_prefix",
     "multi_environment",
+    "mcp_startup",
     "environments",
     "mcp_servers",
     "plugins",
@@ -105,6 +106,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
             }
             "tool_name_prefix" => config.tool_name_prefix = r.bool(field, value),
             "multi_environment" => config.multi_environment = r.bool(field, value),
+            "mcp_startup" => config.startup_policy = r.startup_policy(field, value),
             "environments" => {}
             "mcp_servers" => {
                 let Some(servers) = r.table(field, value) else {

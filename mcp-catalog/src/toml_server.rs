@@ -40,6 +40,8 @@ const COMMON_KEYS: &[&str] = &[
     "default_tools_approval_mode",
     "tools",
     "description",
+    "startup",
+    "tool_cache",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -267,6 +269,12 @@ pub(crate) fn parse_server(
             }
             "tools" => parse_tools(&mut r, value, &mut server),
             "description" => server.description = r.string(field, value),
+            "startup" => {
+                if let Some(policy) = r.startup_policy(field, value) {
+                    server.startup_policy = Some(policy);
+                }
+            }
+            "tool_cache" => server.tool_cache = r.bool(field, value).unwrap_or(true),
             _ => {
                 let known: Vec<&str> = STDIO_KEYS
                     .iter()

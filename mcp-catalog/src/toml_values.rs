@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::collect::Collector;
 use crate::diagnostic::{ConfigErrorKind, Scope};
-use crate::server::ApprovalMode;
+use crate::server::{ApprovalMode, StartupPolicy};
 
 pub(crate) type Value<'i> = Spanned<DeValue<'i>>;
 
@@ -240,6 +240,26 @@ impl Reader<'_, '_> {
             );
         }
         mode
+    }
+
+    /// A `startup` / `mcp_startup` value.
+    pub(crate) fn startup_policy(
+        &mut self,
+        field: &str,
+        value: &Value<'_>,
+    ) -> Option<StartupPolicy> {
+        let s = self.string(field, value)?;
+        let policy = StartupPolicy::parse(&s);
+        if policy.is_none() {
+            self.error(
+                field,
+                value.span().start,
+                ConfigErrorKind::InvalidValue,
+                format!("unknown startup policy `{s}`"),
+                Some("use one of `eager`, `lazy_when_cached`".to_owned()),
+            );
+        }
+        policy
     }
 
     pub(crate) fn unknown_key(&mut self, key: &Spanned<std::borrow::Cow<'_, str>>, known: &[&str]) {

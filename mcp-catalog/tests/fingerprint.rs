@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use mcp_catalog::{
     ApprovalMode, AuthMode, CredentialsStore, EmaConfig, EnvironmentConfig, HttpConfig,
-    OAuthConfig, ServerConfig, StdioConfig, ToolFilter, Transport, connection_fingerprint,
+    OAuthConfig, ServerConfig, StartupPolicy, StdioConfig, ToolFilter, Transport,
+    connection_fingerprint,
 };
 use mcp_key::{EnvironmentId, Fingerprint};
 
@@ -191,6 +192,10 @@ fn changes_that_do_not_need_a_reconnect_leave_it_alone() {
             base.clone().with_description("a description"),
             base.clone().with_required(true),
             base.clone().with_supports_parallel_tool_calls(true),
+            base.clone()
+                .with_startup_policy(StartupPolicy::LazyWhenCached),
+            base.clone().with_startup_policy(StartupPolicy::Eager),
+            base.clone().with_tool_cache(false),
         ];
         for variant in &variants {
             assert_eq!(fp(variant, &env), expected, "{variant:?}");
@@ -220,4 +225,31 @@ fn catalog_fingerprint_uses_the_environment_and_store() {
         from_catalog,
         connection_fingerprint(server, None, CredentialsStore::File, &env)
     );
+}
+
+/// `startup`, `mcp_startup` and `tool_cache` decide when and whether a cached catalog is
+/// used, never what connection is opened: a policy-only change keeps the fingerprint.
+#[test]
+fn startup_and_tool_cache_policies_keep_the_fingerprint() {
+    let key = mcp_key::McpServerKey::unscoped(mcp_key::ServerName::new("files").unwrap());
+    let catalog = |text: &str| {
+        let loaded = mcp_catalog::Config::from_toml_str(text, "c.toml").unwrap();
+        mcp_catalog::CatalogBuilder::new()
+            .with_user_config(loaded)
+            .build()
+    };
+    let base = "[mcp_servers.files]\ncommand = \"npx\"\n";
+    let expected = catalog(base).fingerprint(&key, &base_env()).unwrap();
+    for text in [
+        format!("mcp_startup = \"lazy_when_cached\"\n{base}"),
+        format!("{base}startup = \"lazy_when_cached\"\n"),
+        format!("{base}startup = \"eager\"\ntool_cache = false\n"),
+    ] {
+        let changed = catalog(&text);
+        assert_eq!(
+            changed.fingerprint(&key, &base_env()).unwrap(),
+            expected,
+            "{text}"
+        );
+    }
 }

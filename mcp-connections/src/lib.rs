@@ -65,6 +65,7 @@ mod slot;
 mod spec;
 mod startup;
 mod stdio;
+mod tool_cache;
 mod tool_info;
 mod tools;
 
@@ -95,6 +96,10 @@ pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
+pub use tool_cache::{
+    CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
+    ToolCache,
+};
 pub use tool_info::ToolInfo;
 
 /// The rmcp model types that appear in this crate's API (tools, results, resources,

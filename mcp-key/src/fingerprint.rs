@@ -57,6 +57,27 @@ impl Fingerprint {
         hex(&self.0)
     }
 
+    /// Parses the 64 hex digits written by [`Fingerprint::to_hex`] (either case); `None`
+    /// for any other text, including the 16-digit `Display` form.
+    ///
+    /// ```
+    /// use mcp_key::Fingerprint;
+    /// let fp = Fingerprint::builder("example").str("command", "npx").finish();
+    /// assert_eq!(Fingerprint::from_hex(&fp.to_hex()), Some(fp));
+    /// assert_eq!(Fingerprint::from_hex(&fp.to_string()), None);
+    /// ```
+    pub fn from_hex(text: &str) -> Option<Self> {
+        let text = text.as_bytes();
+        if text.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (byte, pair) in out.iter_mut().zip(text.chunks_exact(2)) {
+            *byte = (hex_digit(pair[0])? << 4) | hex_digit(pair[1])?;
+        }
+        Some(Self(out))
+    }
+
     /// The raw 32 digest bytes.
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0
@@ -195,6 +216,16 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The value of one hex digit.
+fn hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,6 +285,22 @@ mod tests {
         let a = fp(|b| b.map("env", [("B", "2"), ("A", "1"), ("A", "0")]));
         let b = fp(|b| b.map("env", vec![("A", "0"), ("A", "1"), ("B", "2")]));
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn from_hex_round_trips_and_rejects_other_text() {
+        let a = fp(|b| b.str("x", "1"));
+        assert_eq!(Fingerprint::from_hex(&a.to_hex()), Some(a));
+        assert_eq!(Fingerprint::from_hex(&a.to_hex().to_uppercase()), Some(a));
+        assert_eq!(Fingerprint::from_hex(&a.to_string()), None);
+        assert_eq!(Fingerprint::from_hex(""), None);
+        let mut bad = a.to_hex();
+        bad.replace_range(10..11, "g");
+        assert_eq!(Fingerprint::from_hex(&bad), None);
+        assert_eq!(Fingerprint::from_hex(&format!("{}0", a.to_hex())), None);
+        // A multi-byte character must not panic on the pairing.
+        let odd = format!("é{}", &a.to_hex()[2..]);
+        assert_eq!(Fingerprint::from_hex(&odd), None);
     }
 
     #[test]

@@ -1,0 +1,146 @@
+//! `startup`, `mcp_startup` and `tool_cache`: parsing, defaults, precedence and errors.
+#![allow(clippy::unwrap_used, reason = "test helpers may panic")]
+
+use mcp_catalog::{
+    CatalogBuilder, Config, ConfigErrorKind, LoadedConfig, ResolvedCatalog, ServerConfig,
+    StartupPolicy,
+};
+use mcp_key::{McpServerKey, ServerName};
+use pretty_assertions::assert_eq;
+
+fn key(name: &str) -> McpServerKey {
+    McpServerKey::unscoped(ServerName::new(name).unwrap())
+}
+
+fn catalog(text: &str) -> ResolvedCatalog {
+    let loaded = Config::from_toml_str(text, "c.toml").unwrap();
+    assert_eq!(loaded.warnings(), &[]);
+    CatalogBuilder::new().with_user_config(loaded).build()
+}
+
+const SERVERS: &str = r#"
+[mcp_servers.plain]
+command = "a"
+
+[mcp_servers.lazy]
+command = "b"
+startup = "lazy_when_cached"
+tool_cache = true
+
+[mcp_servers.eager]
+command = "c"
+startup = "eager"
+tool_cache = false
+"#;
+
+#[test]
+fn defaults_are_eager_and_cached() {
+    let server = ServerConfig::stdio("x");
+    assert_eq!(server.startup_policy(), None);
+    assert!(server.tool_cache());
+    assert_eq!(StartupPolicy::default(), StartupPolicy::Eager);
+
+    let catalog = catalog(SERVERS);
+    assert_eq!(catalog.startup_policy(&key("plain")), StartupPolicy::Eager);
+    assert_eq!(
+        catalog.startup_policy(&key("lazy")),
+        StartupPolicy::LazyWhenCached
+    );
+    assert_eq!(catalog.startup_policy(&key("eager")), StartupPolicy::Eager);
+    assert!(catalog.tool_cache_enabled(&key("plain")));
+    assert!(catalog.tool_cache_enabled(&key("lazy")));
+    assert!(!catalog.tool_cache_enabled(&key("eager")));
+    assert!(!catalog.tool_cache_enabled(&key("absent")));
+}
+
+#[test]
+fn the_catalog_wide_policy_applies_unless_a_server_sets_its_own() {
+    let catalog = catalog(&format!("mcp_startup = \"lazy_when_cached\"\n{SERVERS}"));
+    assert_eq!(
+        catalog.startup_policy(&key("plain")),
+        StartupPolicy::LazyWhenCached
+    );
+    assert_eq!(
+        catalog.startup_policy(&key("lazy")),
+        StartupPolicy::LazyWhenCached
+    );
+    assert_eq!(catalog.startup_policy(&key("eager")), StartupPolicy::Eager);
+    assert_eq!(
+        catalog.startup_policy(&key("absent")),
+        StartupPolicy::LazyWhenCached
+    );
+}
+
+#[test]
+fn a_later_file_without_mcp_startup_keeps_the_earlier_value() {
+    let global = Config::from_toml_str("mcp_startup = \"lazy_when_cached\"\n", "g.toml").unwrap();
+    assert_eq!(
+        global.config().startup_policy(),
+        Some(StartupPolicy::LazyWhenCached)
+    );
+    let project = Config::from_toml_str("[mcp_servers.p]\ncommand = \"p\"\n", "p.toml").unwrap();
+    let catalog = CatalogBuilder::new()
+        .with_user_config(global)
+        .with_user_config(project)
+        .build();
+    assert_eq!(
+        catalog.startup_policy(&key("p")),
+        StartupPolicy::LazyWhenCached
+    );
+    let overridden = catalog
+        .to_builder()
+        .with_startup_policy(StartupPolicy::Eager)
+        .build();
+    assert_eq!(overridden.startup_policy(&key("p")), StartupPolicy::Eager);
+}
+
+#[test]
+fn builders_set_both_fields() {
+    let server = ServerConfig::stdio("x")
+        .with_startup_policy(StartupPolicy::LazyWhenCached)
+        .with_tool_cache(false);
+    assert_eq!(server.startup_policy(), Some(StartupPolicy::LazyWhenCached));
+    assert!(!server.tool_cache());
+    let config = Config::new().with_startup_policy(StartupPolicy::LazyWhenCached);
+    assert_eq!(config.startup_policy(), Some(StartupPolicy::LazyWhenCached));
+    assert_eq!(StartupPolicy::LazyWhenCached.as_str(), "lazy_when_cached");
+    assert_eq!(StartupPolicy::Eager.to_string(), "eager");
+}
+
+#[test]
+fn an_unknown_server_policy_names_server_field_value_and_choices() {
+    let text = "[mcp_servers.files]\ncommand = \"npx\"\nstartup = \"lazy\"\n";
+    let errors = Config::from_toml_str(text, "c.toml")
+        .and_then(LoadedConfig::into_strict)
+        .unwrap_err();
+    let error = &errors.errors()[0];
+    assert_eq!(error.kind(), ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        error.to_string(),
+        "c.toml:3:11: server `files`: field `startup`: unknown startup policy `lazy` \
+         (use one of `eager`, `lazy_when_cached`)"
+    );
+}
+
+#[test]
+fn an_unknown_catalog_policy_fails_the_text() {
+    let errors = Config::from_toml_str("mcp_startup = \"later\"\n", "c.toml").unwrap_err();
+    assert_eq!(
+        errors.to_string(),
+        "c.toml:1:15: field `mcp_startup`: unknown startup policy `later` \
+         (use one of `eager`, `lazy_when_cached`)"
+    );
+}
+
+#[test]
+fn wrong_types_are_errors() {
+    let text = "[mcp_servers.files]\ncommand = \"npx\"\nstartup = 1\ntool_cache = \"no\"\n";
+    let errors = Config::from_toml_str(text, "c.toml")
+        .and_then(LoadedConfig::into_strict)
+        .unwrap_err();
+    let kinds: Vec<_> = errors.errors().iter().map(|e| e.kind()).collect();
+    assert_eq!(
+        kinds,
+        [ConfigErrorKind::WrongType, ConfigErrorKind::WrongType]
+    );
+}

@@ -1,0 +1,485 @@
+//! The tool catalog cache: each server's last tool list, keyed by its connection
+//! fingerprint, optionally persisted so a new process can show tools before servers connect.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mcp_key::{Fingerprint, McpServerKey};
+use moka::Expiry;
+use moka::ops::compute::{CompResult, Op};
+use rmcp::model::Tool;
+use serde::{Deserialize, Serialize};
+
+/// Default number of (server, fingerprint) entries kept: 32.
+pub const DEFAULT_TOOL_CACHE_CAPACITY: u64 = 32;
+/// Default time an entry stays usable when its server declares none: 30 minutes.
+pub const DEFAULT_TOOL_CACHE_TTL: Duration = Duration::from_secs(30 * 60);
+/// Name of the persisted file inside the cache directory given to [`ToolCache::persisted`].
+pub const TOOL_CACHE_FILE: &str = "tool-catalog-v1.json";
+
+/// The `format` tag of the persisted file; a file with another tag is not ours.
+const FORMAT: &str = "mcp-connections/tool-cache";
+/// The file version written; newer versions are ignored with a warning.
+const VERSION: u64 = 1;
+/// Longest TTL kept (a year): larger declared TTLs are cut to it.
+const MAX_TTL: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+type Key = (McpServerKey, Fingerprint);
+
+/// A cache of each server's last tool list, keyed by server and connection fingerprint.
+///
+/// A listing is stored by [`ToolCache::insert`] after a live `tools/list`, and read back by
+/// [`ToolCache::get`] with every tool's annotations cleared: annotations are not trusted until
+/// the live server confirms them. Entries expire after the server-declared TTL (e.g. a
+/// `ttlMs` hint) or the cache's; the least useful entries are evicted beyond the capacity.
+/// A fetch that started earlier never overwrites a newer one.
+///
+/// A persisted cache ([`ToolCache::persisted`]) reads its file once when built and writes it
+/// on [`ToolCache::persist`] (atomically: a temporary file renamed over the old one). A file
+/// that cannot be used is reported ([`ToolCache::load_problem`]) and ignored.
+///
+/// Cloning is cheap; clones share the entries.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use mcp_connections::ToolCache;
+/// use mcp_connections::model::{Tool, ToolAnnotations};
+/// use mcp_key::{Fingerprint, McpServerKey, ServerName};
+///
+/// let dir = std::env::temp_dir().join(format!("tool-cache-doc-{}", std::process::id()));
+/// let cache = ToolCache::persisted(&dir, 32, Duration::from_secs(1800));
+/// let files = McpServerKey::unscoped(ServerName::new("files")?);
+/// let fingerprint = Fingerprint::builder("example").str("command", "npx").finish();
+/// let tool = Tool::new("read_file", "Reads a file", serde_json::Map::new())
+///     .with_annotations(ToolAnnotations::new().read_only(true));
+///
+/// assert!(cache.insert(&files, &fingerprint, vec![tool], SystemTime::now(), None));
+/// cache.persist()?;
+///
+/// // A new process reads the file: the tools are there, their annotations are not.
+/// let next = ToolCache::persisted(&dir, 32, Duration::from_secs(1800));
+/// let cached = next.get(&files, &fingerprint).expect("persisted above");
+/// assert_eq!(cached.tools[0].name, "read_file");
+/// assert_eq!(cached.tools[0].annotations, None);
+/// assert_eq!(next.load_problem(), None);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct ToolCache {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    entries: moka::sync::Cache<Key, Arc<Stored>>,
+    ttl: Duration,
+    path: Option<PathBuf>,
+    load_problem: Option<String>,
+}
+
+/// One stored listing.
+#[derive(Debug)]
+struct Stored {
+    tools: Vec<Tool>,
+    /// When the `tools/list` that produced it began.
+    fetched_at: SystemTime,
+    ttl: Duration,
+}
+
+impl Stored {
+    /// Time left before the entry expires, measured on the wall clock so that entries read
+    /// from a file keep the age they had.
+    fn remaining(&self) -> Duration {
+        self.ttl.saturating_sub(age_of(self.fetched_at))
+    }
+}
+
+/// Expires each entry `ttl` after its fetch began, whatever TTL it was stored with.
+struct PerEntryTtl;
+
+impl Expiry<Key, Arc<Stored>> for PerEntryTtl {
+    fn expire_after_create(
+        &self,
+        _key: &Key,
+        value: &Arc<Stored>,
+        _created_at: Instant,
+    ) -> Option<Duration> {
+        Some(value.remaining())
+    }
+
+    fn expire_after_update(
+        &self,
+        _key: &Key,
+        value: &Arc<Stored>,
+        _updated_at: Instant,
+        _duration_until_expiry: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(value.remaining())
+    }
+}
+
+/// A server's cached tools, as returned by [`ToolCache::get`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CachedTools {
+    /// The tools, with every tool's `annotations` cleared (`None`).
+    pub tools: Vec<Tool>,
+    /// When the `tools/list` that produced them began.
+    pub fetched_at: SystemTime,
+}
+
+impl CachedTools {
+    /// How long ago the listing was fetched (zero if `fetched_at` is in the future).
+    pub fn age(&self) -> Duration {
+        age_of(self.fetched_at)
+    }
+}
+
+/// One live entry of the cache, as listed by [`ToolCache::entries`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CacheEntry {
+    /// The server.
+    pub server: McpServerKey,
+    /// The connection fingerprint the listing was fetched through.
+    pub fingerprint: Fingerprint,
+    /// The tools as stored (annotations included: this is a display of the cache, not a
+    /// source of trusted tools).
+    pub tools: Vec<Tool>,
+    /// When the `tools/list` that produced them began.
+    pub fetched_at: SystemTime,
+}
+
+impl ToolCache {
+    /// A cache that lives only in this process: `capacity` entries (each a server and
+    /// fingerprint), each usable for `ttl` unless its server declares another TTL. TTLs
+    /// longer than a year are cut to a year.
+    pub fn in_memory(capacity: u64, ttl: Duration) -> Self {
+        Self::build(capacity, ttl, None, None)
+    }
+
+    /// A cache persisted in `dir/`[`TOOL_CACHE_FILE`]. Loads the file now; a missing file is
+    /// fine; a corrupt, truncated, foreign (other `format`) or newer-version file is
+    /// reported once with `tracing::warn!` and through [`ToolCache::load_problem`], and
+    /// ignored (never an error, never a panic). Expired entries are dropped on load; an
+    /// entry that cannot be read (its key, fingerprint or tools) is skipped, with one
+    /// warning for all such entries.
+    pub fn persisted(dir: impl Into<PathBuf>, capacity: u64, ttl: Duration) -> Self {
+        let path = dir.into().join(TOOL_CACHE_FILE);
+        let (loaded, problem) = match fs::read(&path) {
+            Ok(bytes) => match parse_file(&bytes) {
+                Ok(loaded) => (loaded, None),
+                Err(problem) => (Vec::new(), Some(problem)),
+            },
+            Err(err) if err.kind() == io::ErrorKind::NotFound => (Vec::new(), None),
+            Err(err) => (Vec::new(), Some(format!("cannot be read: {err}"))),
+        };
+        let problem = problem.map(|problem| {
+            let message = format!("tool catalog cache {} ignored: {problem}", path.display());
+            tracing::warn!("{message}");
+            message
+        });
+        let cache = Self::build(capacity, ttl, Some(path), problem);
+        for (key, stored) in loaded {
+            cache.inner.entries.insert(key, Arc::new(stored));
+        }
+        cache
+    }
+
+    fn build(
+        capacity: u64,
+        ttl: Duration,
+        path: Option<PathBuf>,
+        load_problem: Option<String>,
+    ) -> Self {
+        let ttl = ttl.min(MAX_TTL);
+        let entries = moka::sync::Cache::builder()
+            .max_capacity(capacity)
+            .expire_after(PerEntryTtl)
+            .build();
+        Self {
+            inner: Arc::new(Inner {
+                entries,
+                ttl,
+                path,
+                load_problem,
+            }),
+        }
+    }
+
+    /// Why the persisted file was ignored when this cache was built, if it was.
+    pub fn load_problem(&self) -> Option<String> {
+        self.inner.load_problem.clone()
+    }
+
+    /// The persisted file (`None` for an in-memory cache).
+    pub fn path(&self) -> Option<&Path> {
+        self.inner.path.as_deref()
+    }
+
+    /// Cached tools of `server` for this connection fingerprint, if present and not
+    /// expired. Annotations of every tool are cleared (`None`): they are not trusted until
+    /// the live server confirms them.
+    pub fn get(&self, server: &McpServerKey, fingerprint: &Fingerprint) -> Option<CachedTools> {
+        let stored = self
+            .inner
+            .entries
+            .get(&(server.clone(), *fingerprint))
+            .filter(|stored| !stored.remaining().is_zero())?;
+        let tools = stored
+            .tools
+            .iter()
+            .cloned()
+            .map(|mut tool| {
+                tool.annotations = None;
+                tool
+            })
+            .collect();
+        Some(CachedTools {
+            tools,
+            fetched_at: stored.fetched_at,
+        })
+    }
+
+    /// Stores a listing fetched from a live server. `fetch_started` is when the
+    /// `tools/list` began; an insert whose fetch started before the stored entry's fetch is
+    /// ignored (returns `false`): an older fetch never overwrites a newer one. `ttl` is a
+    /// server-declared TTL (e.g. from `ttlMs`), else the cache's applies.
+    pub fn insert(
+        &self,
+        server: &McpServerKey,
+        fingerprint: &Fingerprint,
+        tools: Vec<Tool>,
+        fetch_started: SystemTime,
+        ttl: Option<Duration>,
+    ) -> bool {
+        let stored = Arc::new(Stored {
+            tools,
+            fetched_at: fetch_started,
+            ttl: ttl.unwrap_or(self.inner.ttl).min(MAX_TTL),
+        });
+        let result = self
+            .inner
+            .entries
+            .entry((server.clone(), *fingerprint))
+            .and_compute_with(|current| match current {
+                Some(current)
+                    if !current.value().remaining().is_zero()
+                        && fetch_started < current.value().fetched_at =>
+                {
+                    Op::Nop
+                }
+                _ => Op::Put(stored),
+            });
+        matches!(
+            result,
+            CompResult::Inserted(_) | CompResult::ReplacedWith(_)
+        )
+    }
+
+    /// Forgets the listing of `server` for this fingerprint (e.g. on `list_changed`).
+    pub fn invalidate(&self, server: &McpServerKey, fingerprint: &Fingerprint) {
+        self.inner
+            .entries
+            .invalidate(&(server.clone(), *fingerprint));
+    }
+
+    /// Every live entry, sorted by server key then fingerprint, for displays
+    /// (`mcpctl tools --cached`).
+    pub fn entries(&self) -> Vec<CacheEntry> {
+        let mut out: Vec<CacheEntry> = self
+            .live()
+            .into_iter()
+            .map(|((server, fingerprint), stored)| CacheEntry {
+                server,
+                fingerprint,
+                tools: stored.tools.clone(),
+                fetched_at: stored.fetched_at,
+            })
+            .collect();
+        out.sort_by(|a, b| (&a.server, &a.fingerprint).cmp(&(&b.server, &b.fingerprint)));
+        out
+    }
+
+    /// Writes the persisted file atomically (a temporary file in the same directory, then a
+    /// rename; the directory is created). No-op for an in-memory cache.
+    ///
+    /// Two caches persisting to the same directory never leave a torn file: the last
+    /// rename wins.
+    pub fn persist(&self) -> io::Result<()> {
+        let Some(path) = self.path() else {
+            return Ok(());
+        };
+        let mut live = self.live();
+        live.sort_by(|(a, _), (b, _)| a.cmp(b));
+        let entries = live
+            .into_iter()
+            .map(|((server, fingerprint), stored)| {
+                Ok(FileEntry {
+                    server: server.to_string(),
+                    fingerprint: fingerprint.to_hex(),
+                    fetched_at_ms: unix_ms(stored.fetched_at),
+                    ttl_ms: u64::try_from(stored.ttl.as_millis()).unwrap_or(u64::MAX),
+                    tools: serde_json::to_value(&stored.tools)?,
+                })
+            })
+            .collect::<serde_json::Result<Vec<_>>>()?;
+        let file = FileOut {
+            format: FORMAT,
+            version: VERSION,
+            entries,
+        };
+        let bytes = serde_json::to_vec_pretty(&file)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        fs::create_dir_all(dir)?;
+        write_atomically(dir, path, &bytes)
+    }
+
+    /// Live entries, unordered.
+    fn live(&self) -> Vec<(Key, Arc<Stored>)> {
+        self.inner
+            .entries
+            .iter()
+            .filter(|(_, stored)| !stored.remaining().is_zero())
+            .map(|(key, stored)| ((*key).clone(), stored))
+            .collect()
+    }
+}
+
+impl fmt::Debug for ToolCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolCache")
+            .field("path", &self.inner.path)
+            .field("entries", &self.inner.entries.entry_count())
+            .field("ttl", &self.inner.ttl)
+            .field("load_problem", &self.inner.load_problem)
+            .finish()
+    }
+}
+
+/// The file as written.
+#[derive(Serialize)]
+struct FileOut {
+    format: &'static str,
+    version: u64,
+    entries: Vec<FileEntry>,
+}
+
+/// The header read first, before any entry: tells whether the file is ours and readable.
+#[derive(Deserialize)]
+struct FileIn {
+    format: Option<String>,
+    version: Option<u64>,
+    #[serde(default)]
+    entries: Vec<serde_json::Value>,
+}
+
+/// One persisted entry (tools as raw JSON, parsed per entry on load).
+#[derive(Serialize, Deserialize)]
+struct FileEntry {
+    server: String,
+    fingerprint: String,
+    fetched_at_ms: u64,
+    ttl_ms: u64,
+    tools: serde_json::Value,
+}
+
+/// The live entries of a persisted file, or why the whole file is ignored.
+fn parse_file(bytes: &[u8]) -> Result<Vec<(Key, Stored)>, String> {
+    let file: FileIn = serde_json::from_slice(bytes).map_err(|err| {
+        if err.is_eof() {
+            format!("the file is truncated ({err})")
+        } else {
+            format!("the file is not a tool catalog cache ({err})")
+        }
+    })?;
+    match file.format.as_deref() {
+        Some(FORMAT) => {}
+        Some(other) => return Err(format!("its format is `{other}`, not `{FORMAT}`")),
+        None => return Err(format!("it has no `format` (expected `{FORMAT}`)")),
+    }
+    match file.version {
+        Some(VERSION) => {}
+        Some(v) if v > VERSION => {
+            return Err(format!(
+                "it was written by a newer version (file version {v}, this one reads {VERSION})"
+            ));
+        }
+        Some(v) => return Err(format!("unsupported file version {v}")),
+        None => return Err("it has no `version`".to_owned()),
+    }
+    let mut out = Vec::new();
+    let mut skipped = 0usize;
+    for raw in file.entries {
+        match read_entry(raw) {
+            Some(Some(entry)) => out.push(entry),
+            Some(None) => {} // expired
+            None => skipped += 1,
+        }
+    }
+    if skipped > 0 {
+        tracing::warn!(
+            skipped,
+            "tool catalog cache: skipped {skipped} entries that could not be read"
+        );
+    }
+    Ok(out)
+}
+
+/// `None`: unreadable; `Some(None)`: expired; otherwise the entry.
+fn read_entry(raw: serde_json::Value) -> Option<Option<(Key, Stored)>> {
+    let entry: FileEntry = serde_json::from_value(raw).ok()?;
+    let server: McpServerKey = entry.server.parse().ok()?;
+    let fingerprint = Fingerprint::from_hex(&entry.fingerprint)?;
+    let tools: Vec<Tool> = serde_json::from_value(entry.tools).ok()?;
+    let stored = Stored {
+        tools,
+        fetched_at: UNIX_EPOCH.checked_add(Duration::from_millis(entry.fetched_at_ms))?,
+        ttl: Duration::from_millis(entry.ttl_ms).min(MAX_TTL),
+    };
+    if stored.remaining().is_zero() {
+        return Some(None);
+    }
+    Some(Some(((server, fingerprint), stored)))
+}
+
+/// Writes `bytes` to a fresh temporary file in `dir`, then renames it over `path`.
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let temp = dir.join(format!(
+        ".{TOOL_CACHE_FILE}.{}.{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temp, path)
+    })();
+    if result.is_err() {
+        // Best effort: the temporary file is ours and useless now.
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+fn age_of(time: SystemTime) -> Duration {
+    SystemTime::now().duration_since(time).unwrap_or_default()
+}
+
+fn unix_ms(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests;
