@@ -157,7 +157,7 @@ impl ConnectionSet {
         let live = self.ready_connection(&slot, deadline).await?;
         // Calls of different sets sharing the connection take turns, so a request from
         // the server reaches the set whose call caused it.
-        let Ok(_turn) = tokio::time::timeout_at(deadline, live.session.begin()).await else {
+        let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
             return Err(Error::Timeout {
                 server: server.clone(),
                 tool: tool.to_owned(),
@@ -201,7 +201,7 @@ impl ConnectionSet {
                 biased;
                 r = &mut rx => break r,
                 // The guard stays armed: the server is told the call is cancelled.
-                () = self.inner.shutdown.cancelled() => return Err(Error::ShutDown),
+                () = self.inner.abort_calls.cancelled() => return Err(Error::ShutDown),
                 () = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
                     guard.disarm();
                     let _ = live

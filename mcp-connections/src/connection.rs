@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::StartupFailure;
 use crate::events::FailureReason;
 use crate::handler::{ConnectionShared, Handler};
-use crate::paginate;
+use crate::paginate::{self, Listed};
 use crate::stdio::Process;
 
 /// A server's current tool listing, shared by every set using the connection.
@@ -25,20 +25,39 @@ pub(crate) struct Listing {
     tools: RwLock<Arc<Vec<Tool>>>,
     /// What was wrong with the server's last tool list (duplicate or empty names).
     warnings: RwLock<Arc<Vec<String>>>,
-    /// Bumped on every new listing, with when its fetch began.
-    revision: watch::Sender<(u64, SystemTime)>,
+    /// Bumped on every new listing.
+    revision: watch::Sender<Stamp>,
+    /// Bumped on every `tools/list_changed`, before the new listing is fetched.
+    announced: watch::Sender<u64>,
+}
+
+/// Which listing a connection has, and how fresh it is.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamp {
+    /// Counts listings: 0 for the first.
+    pub(crate) number: u64,
+    /// When the fetch of this listing began.
+    pub(crate) fetched: SystemTime,
+    /// How long the server says it stays fresh (`ttlMs`), if it said.
+    pub(crate) ttl: Option<Duration>,
 }
 
 impl Listing {
-    fn new(key: &mcp_key::McpServerKey, tools: Vec<Tool>, fetched: SystemTime) -> Self {
-        let (tools, warnings) = crate::tool_info::unique_tools(key, tools);
+    fn new(key: &mcp_key::McpServerKey, listed: Listed, fetched: SystemTime) -> Self {
+        let (tools, warnings) = crate::tool_info::unique_tools(key, listed.tools);
         for warning in &warnings {
             tracing::warn!(server = %key, "{warning}");
         }
         Self {
             tools: RwLock::new(Arc::new(tools)),
             warnings: RwLock::new(Arc::new(warnings)),
-            revision: watch::channel((0, fetched)).0,
+            revision: watch::channel(Stamp {
+                number: 0,
+                fetched,
+                ttl: listed.ttl,
+            })
+            .0,
+            announced: watch::channel(0).0,
         }
     }
 
@@ -58,16 +77,21 @@ impl Listing {
 
     /// Replaces the tools with a new listing whose fetch began at `fetched`; logs the
     /// warnings the previous listing did not already have.
-    fn set(&self, key: &mcp_key::McpServerKey, tools: Vec<Tool>, fetched: SystemTime) {
-        let (tools, warnings) = crate::tool_info::unique_tools(key, tools);
+    fn set(&self, key: &mcp_key::McpServerKey, listed: Listed, fetched: SystemTime) {
+        let (tools, warnings) = crate::tool_info::unique_tools(key, listed.tools);
         let previous = Self::read(&self.warnings);
         for warning in warnings.iter().filter(|w| !previous.contains(w)) {
             tracing::warn!(server = %key, "{warning}");
         }
         Self::write(&self.warnings, warnings);
         Self::write(&self.tools, tools);
-        self.revision
-            .send_modify(|(revision, at)| (*revision, *at) = (*revision + 1, fetched));
+        self.revision.send_modify(|stamp| {
+            *stamp = Stamp {
+                number: stamp.number + 1,
+                fetched,
+                ttl: listed.ttl,
+            };
+        });
     }
 }
 
@@ -99,7 +123,7 @@ impl Live {
     pub(crate) fn new(
         service: RunningService<RoleClient, Handler>,
         shared: Arc<ConnectionShared>,
-        tools: Vec<Tool>,
+        listed: Listed,
         fetched: SystemTime,
         process: Option<Process>,
         refresh: RefreshSettings,
@@ -108,7 +132,7 @@ impl Live {
             .peer()
             .peer_info()
             .and_then(|i| i.instructions.clone());
-        let listing = Arc::new(Listing::new(&shared.key, tools, fetched));
+        let listing = Arc::new(Listing::new(&shared.key, listed, fetched));
         let cancel = CancellationToken::new();
         tokio::spawn(refresh_on_list_changed(
             service.peer().clone(),
@@ -139,9 +163,20 @@ impl Live {
         Listing::read(&self.listing.warnings)
     }
 
-    /// Changes whenever the tools are listed again: (listing number, when its fetch began).
-    pub(crate) fn listing_revisions(&self) -> watch::Receiver<(u64, SystemTime)> {
+    /// Changes whenever the tools are listed again.
+    pub(crate) fn listing_revisions(&self) -> watch::Receiver<Stamp> {
         self.listing.revision.subscribe()
+    }
+
+    /// Which listing the connection has now.
+    pub(crate) fn stamp(&self) -> Stamp {
+        *self.listing.revision.borrow()
+    }
+
+    /// Changes whenever the server announces that its tools changed (before the new
+    /// listing is fetched).
+    pub(crate) fn announcements(&self) -> watch::Receiver<u64> {
+        self.listing.announced.subscribe()
     }
 
     /// The process id (and process group id) of a stdio server.
@@ -219,6 +254,7 @@ async fn refresh_on_list_changed(
             () = cancel.cancelled() => return,
             () = shared.tools_changed.notified() => {}
         }
+        listing.announced.send_modify(|n| *n += 1);
         // Debounce: let a burst of notifications collapse into one refresh.
         tokio::select! {
             () = cancel.cancelled() => return,

@@ -51,6 +51,9 @@ pub(crate) struct ConnectionShared {
     /// The sessions (connection sets) sharing this connection; a server request goes to
     /// the one whose operation is running (see [`mcp_pool::SessionGate`]).
     pub(crate) gate: SessionGate<SessionRoute>,
+    /// Whether the client announced a capability the server may answer with a request
+    /// (elicitation). Only then must calls of different sessions take turns.
+    pub(crate) routes_requests: bool,
     progress: Mutex<HashMap<ProgressToken, ProgressSink>>,
     /// Number of elicitations in flight; calls pause their timeouts while it is non-zero.
     pending_elicitations: watch::Sender<usize>,
@@ -88,6 +91,7 @@ impl ConnectionShared {
             key,
             config,
             gate: SessionGate::new(),
+            routes_requests: advertise_elicitation,
             progress: Mutex::new(HashMap::new()),
             pending_elicitations: watch::channel(0).0,
             reply_faults: watch::channel((0, String::new())).0,

@@ -19,6 +19,7 @@ use crate::handler::SessionRoute;
 use crate::options::ConnectionSetOptions;
 use crate::pool::{ConnectionKey, ServerPool};
 use crate::slot::{Slot, SlotState};
+use crate::tool_cache::ToolCache;
 
 /// Shared state of a connection set.
 pub(crate) struct SetInner {
@@ -44,6 +45,10 @@ pub(crate) struct SetInner {
     /// Cancelled when the set shuts down or its last handle is dropped; parent of this
     /// set's watchers of its connections.
     pub(crate) shutdown: CancellationToken,
+    /// Cancelled by `shutdown` (not by `replace`): calls still in flight stop.
+    pub(crate) abort_calls: CancellationToken,
+    /// Servers of this set waiting for a login to appear in the credential store.
+    pub(crate) login_watches: std::sync::Mutex<std::collections::BTreeSet<McpServerKey>>,
     /// Where the set's connections live: the host's shared pool, or one of its own.
     pub(crate) pool: ServerPool,
     /// Whether the set shuts the pool down with itself (a pool of its own, not handed
@@ -90,11 +95,78 @@ impl SetInner {
     }
 
     /// A connection this set uses listed its tools again (after `list_changed`).
-    pub(crate) fn tools_listed_again(&self, slot: &Slot, _live: &Live) {
+    pub(crate) fn tools_listed_again(&self, slot: &Slot, live: &Live) {
+        self.remember_tools(slot, live);
+        self.persist_cache();
         let revision = self.revision.fetch_add(1, Ordering::SeqCst) + 1;
         self.emit(ConnectionEvent::ToolsChanged {
             server: slot.spec.key.clone(),
             revision,
+        });
+    }
+
+    /// The tool catalog cache, if the host gave one and the server did not opt out.
+    fn cache_for(&self, slot: &Slot) -> Option<&ToolCache> {
+        self.options
+            .tool_cache
+            .as_ref()
+            .filter(|_| self.catalog.tool_cache_enabled(&slot.spec.key))
+    }
+
+    /// Puts the connection's current listing into the tool catalog cache (a listing
+    /// fetched before the cached one is ignored by the cache).
+    pub(crate) fn remember_tools(&self, slot: &Slot, live: &Live) {
+        if let Some(cache) = self.cache_for(slot) {
+            let stamp = live.stamp();
+            cache.insert(
+                &slot.spec.key,
+                &slot.pool_key.fingerprint,
+                live.tools().as_ref().clone(),
+                stamp.fetched,
+                stamp.ttl,
+            );
+        }
+    }
+
+    /// The server announced that its tools changed: the cached listing is stale.
+    pub(crate) fn forget_tools(&self, slot: &Slot) {
+        if let Some(cache) = self.cache_for(slot) {
+            cache.invalidate(&slot.spec.key, &slot.pool_key.fingerprint);
+        }
+    }
+
+    /// The cached tools `slot` may start deferred with: policy `lazy_when_cached`, a
+    /// cache, no opt-out, and a fresh entry for this connection fingerprint.
+    pub(crate) fn deferred_tools(
+        &self,
+        slot_key: &McpServerKey,
+        pool_key: &ConnectionKey,
+    ) -> Option<crate::tool_cache::CachedTools> {
+        if self.catalog.startup_policy(slot_key) != mcp_catalog::StartupPolicy::LazyWhenCached
+            || !self.catalog.tool_cache_enabled(slot_key)
+        {
+            return None;
+        }
+        self.options
+            .tool_cache
+            .as_ref()?
+            .get(slot_key, &pool_key.fingerprint)
+    }
+
+    /// Writes a persisted tool catalog cache, off the executor; a failure is logged.
+    pub(crate) fn persist_cache(&self) {
+        let Some(cache) = self.options.tool_cache.clone() else {
+            return;
+        };
+        if cache.path().is_none() {
+            return;
+        }
+        self.tasks.spawn(async move {
+            match tokio::task::spawn_blocking(move || cache.persist()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::warn!("could not save the tool catalog cache: {e}"),
+                Err(e) => tracing::warn!("could not save the tool catalog cache: {e}"),
+            }
         });
     }
 

@@ -88,8 +88,9 @@ pub use hooks::{CallHook, HookDenial, ToolCall};
 pub use oauth::OAuthProvider;
 pub use options::{
     ConnectionSetOptions, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE,
-    DEFAULT_PROCESS_GRACE, DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX,
-    DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE, default_client_info, default_protocol_version,
+    DEFAULT_LOGIN_POLL, DEFAULT_PROCESS_GRACE, DEFAULT_RESTART_BACKOFF,
+    DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE,
+    default_client_info, default_protocol_version,
 };
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};

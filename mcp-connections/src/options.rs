@@ -30,6 +30,9 @@ pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_secs(1);
 pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// Default debounce of `tools/list_changed` refreshes.
 pub const DEFAULT_LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(100);
+/// Default interval between reads of the credential store while a server waits for a
+/// login.
+pub const DEFAULT_LOGIN_POLL: Duration = Duration::from_secs(2);
 /// Default grace periods of stdio process shutdown (after closing stdin, after SIGTERM).
 pub const DEFAULT_PROCESS_GRACE: Duration = Duration::from_secs(2);
 
@@ -69,6 +72,8 @@ pub struct ConnectionSetOptions {
     pub(crate) credential_store: Option<Arc<dyn mcp_auth::CredentialStore>>,
     pub(crate) login_agent: Option<Arc<dyn mcp_auth::UserAgent>>,
     pub(crate) shared_pool: Option<crate::pool::ServerPool>,
+    pub(crate) tool_cache: Option<crate::tool_cache::ToolCache>,
+    pub(crate) login_poll: Duration,
 }
 
 impl Default for ConnectionSetOptions {
@@ -115,6 +120,8 @@ impl ConnectionSetOptions {
             credential_store: None,
             login_agent: None,
             shared_pool: None,
+            tool_cache: None,
+            login_poll: DEFAULT_LOGIN_POLL,
         }
     }
 
@@ -282,6 +289,29 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_login_agent(mut self, agent: Arc<dyn mcp_auth::UserAgent>) -> Self {
         self.login_agent = Some(agent);
+        self
+    }
+
+    /// How often the credential store is read for a server that failed with
+    /// `login_required`, so it starts by itself once a login (in any process) stored
+    /// credentials for it. Default [`DEFAULT_LOGIN_POLL`].
+    #[must_use]
+    pub fn with_login_poll_interval(mut self, interval: Duration) -> Self {
+        self.login_poll = interval;
+        self
+    }
+
+    /// Keeps every server's tool listing in `cache` (keyed by server and connection
+    /// fingerprint), updated when a server becomes ready and after `list_changed`, and
+    /// saved to its file (for a [`ToolCache::persisted`](crate::ToolCache::persisted)
+    /// cache) after startup, after changes and at shutdown. Servers with
+    /// `startup = "lazy_when_cached"` whose listing is cached start on first use and
+    /// show the cached tools meanwhile (annotations cleared, no instructions: they are
+    /// not trusted until the live server confirms them). Servers with
+    /// `tool_cache = false` are neither cached nor deferred.
+    #[must_use]
+    pub fn with_tool_cache(mut self, cache: crate::tool_cache::ToolCache) -> Self {
+        self.tool_cache = Some(cache);
         self
     }
 

@@ -71,7 +71,8 @@ impl ListKind {
 
 /// One page of any list.
 pub(crate) enum Page {
-    Tools(Vec<Tool>),
+    /// Tools, with the page's `ttlMs` caching hint.
+    Tools(Vec<Tool>, Option<u64>),
     Resources(Vec<Resource>),
     Templates(Vec<ResourceTemplate>),
 }
@@ -105,7 +106,7 @@ pub(crate) async fn fetch_page(
         .map_err(PageError::Service)?;
     Ok(match (kind, result) {
         (ListKind::Tools, ServerResult::ListToolsResult(r)) => {
-            (Page::Tools(r.tools), r.next_cursor)
+            (Page::Tools(r.tools, r.ttl_ms), r.next_cursor)
         }
         (ListKind::Resources, ServerResult::ListResourcesResult(r)) => {
             (Page::Resources(r.resources), r.next_cursor)
@@ -179,15 +180,21 @@ async fn list_all<T: serde::Serialize>(
     peer: &Peer<RoleClient>,
     kind: ListKind,
     budget: usize,
-    extract: fn(Page) -> Vec<T>,
-) -> Result<Vec<T>, PageError> {
+    extract: fn(Page) -> (Vec<T>, Option<u64>),
+) -> Result<(Vec<T>, Option<u64>), PageError> {
     let mut out = Vec::new();
     let mut check = CursorCheck::new();
     let mut cursor = None;
     let mut bytes = 0usize;
+    // The listing is as fresh as its least fresh page.
+    let mut ttl_ms: Option<u64> = None;
     loop {
         let (page, next) = fetch_page(peer, kind, cursor).await?;
-        let items = extract(page);
+        let (items, page_ttl) = extract(page);
+        ttl_ms = match (ttl_ms, page_ttl) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         bytes = bytes.saturating_add(json_size(&items));
         if bytes > budget {
             return Err(PageError::OverBudget(bytes, budget));
@@ -196,21 +203,29 @@ async fn list_all<T: serde::Serialize>(
         check.after_page(out.len(), next.as_deref())?;
         match next {
             Some(c) => cursor = Some(c),
-            None => return Ok(out),
+            None => return Ok((out, ttl_ms)),
         }
     }
 }
 
 /// Lists every page of tools.
-pub(crate) async fn all_tools(
-    peer: &Peer<RoleClient>,
-    budget: usize,
-) -> Result<Vec<Tool>, PageError> {
-    list_all(peer, ListKind::Tools, budget, |p| match p {
-        Page::Tools(v) => v,
-        _ => Vec::new(),
+pub(crate) async fn all_tools(peer: &Peer<RoleClient>, budget: usize) -> Result<Listed, PageError> {
+    let (tools, ttl_ms) = list_all(peer, ListKind::Tools, budget, |p| match p {
+        Page::Tools(v, ttl) => (v, ttl),
+        _ => (Vec::new(), None),
     })
-    .await
+    .await?;
+    Ok(Listed {
+        tools,
+        ttl: ttl_ms.map(std::time::Duration::from_millis),
+    })
+}
+
+/// Every tool of a server, with how long the server says the listing stays fresh.
+pub(crate) struct Listed {
+    pub(crate) tools: Vec<Tool>,
+    /// The server's `ttlMs` hint (the smallest over the pages), if it sent one.
+    pub(crate) ttl: Option<std::time::Duration>,
 }
 
 /// Lists every page of resources.
@@ -219,10 +234,11 @@ pub(crate) async fn all_resources(
     budget: usize,
 ) -> Result<Vec<Resource>, PageError> {
     list_all(peer, ListKind::Resources, budget, |p| match p {
-        Page::Resources(v) => v,
-        _ => Vec::new(),
+        Page::Resources(v) => (v, None),
+        _ => (Vec::new(), None),
     })
     .await
+    .map(|(items, _)| items)
 }
 
 /// Lists every page of resource templates.
@@ -231,10 +247,11 @@ pub(crate) async fn all_templates(
     budget: usize,
 ) -> Result<Vec<ResourceTemplate>, PageError> {
     list_all(peer, ListKind::Templates, budget, |p| match p {
-        Page::Templates(v) => v,
-        _ => Vec::new(),
+        Page::Templates(v) => (v, None),
+        _ => (Vec::new(), None),
     })
     .await
+    .map(|(items, _)| items)
 }
 
 #[cfg(test)]

@@ -226,7 +226,7 @@ impl ConnectionSet {
         let timeout = slot.spec.tool_timeout;
         let deadline = Instant::now() + timeout;
         let live = self.ready_connection(&slot, deadline).await?;
-        let Ok(_turn) = tokio::time::timeout_at(deadline, live.session.begin()).await else {
+        let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
             return Err(Error::Timeout {
                 server: server.clone(),
                 tool: format!("resources/read {uri}"),

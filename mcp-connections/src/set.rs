@@ -69,6 +69,8 @@ pub enum ServerState {
     Deferred {
         /// Tools in the cached listing (before filters).
         tools: usize,
+        /// When the cached listing was fetched.
+        cached_at: std::time::SystemTime,
     },
 }
 
@@ -174,11 +176,25 @@ impl ConnectionSet {
             tasks: TaskTracker::new(),
             startup_cancel,
             shutdown: CancellationToken::new(),
+            abort_calls: CancellationToken::new(),
+            login_watches: std::sync::Mutex::default(),
             pool,
             owns_pool: AtomicBool::new(owns_pool),
         });
         let lifetime = Arc::new(inner.shutdown.clone().drop_guard());
         for slot in inner.slots.values() {
+            if let Some(cached) = inner.deferred_tools(&slot.spec.key, &slot.pool_key) {
+                let tools = cached.tools.len();
+                tracing::info!(server = %slot.spec.key, tools, age = ?cached.age(), "MCP server deferred: its tools come from the cache until first use");
+                let _order = inner.event_order();
+                slot.state
+                    .send_replace(SlotState::Deferred(Arc::new(cached)));
+                inner.emit(ConnectionEvent::Deferred {
+                    server: slot.spec.key.clone(),
+                    tools,
+                });
+                continue;
+            }
             let (inner2, slot2) = (Arc::clone(&inner), Arc::clone(slot));
             inner.tasks.spawn(async move {
                 let _guard = slot2.transition.lock().await;
@@ -192,11 +208,14 @@ impl ConnectionSet {
             let mut cancelled = Vec::new();
             for (key, slot) in &inner2.slots {
                 match slot.settled().await {
-                    SlotState::Ready(_) | SlotState::Deferred(_) => ready.push(key.clone()),
+                    // Deferred servers are not part of the startup round.
+                    SlotState::Deferred(_) => {}
+                    SlotState::Ready(_) => ready.push(key.clone()),
                     SlotState::Failed(_) => failed.push(key.clone()),
                     SlotState::Cancelled | SlotState::Starting => cancelled.push(key.clone()),
                 }
             }
+            inner2.persist_cache();
             let _order = inner2.event_order();
             inner2.emit(ConnectionEvent::StartupComplete {
                 ready,
@@ -350,6 +369,61 @@ impl ConnectionSet {
         self.inner.startup_cancel.cancel();
     }
 
+    /// Applies a changed catalog without disturbing what did not change: returns a new set
+    /// for `catalog` (same options, same pool, the approvals remembered for this session)
+    /// and retires this one.
+    ///
+    /// - A server whose connection fingerprint is unchanged and that is up is reused: same
+    ///   connection, same process, no new `tools/list`.
+    /// - A changed server (transport, command, URL, referenced variable values,
+    ///   environment, auth) gets a new connection; the old one stops once nothing uses it.
+    /// - A removed server stops; an added one starts.
+    /// - Policy-only changes (tool filters, call timeouts, approval modes, descriptions)
+    ///   change no fingerprint, so they restart nothing.
+    ///
+    /// Calls in flight on this set finish on the connection they started on; new calls on
+    /// this set fail with [`Error::ShutDown`]. The new set emits its own events (a reused
+    /// server goes `starting` → `ready` at once). Returns once the new set holds every
+    /// connection it reuses, so none of them is stopped in between.
+    pub async fn replace(&self, catalog: &ResolvedCatalog) -> ConnectionSet {
+        let owns_pool = self
+            .inner
+            .owns_pool
+            .swap(false, std::sync::atomic::Ordering::SeqCst);
+        let next = Self::start_with_pool(
+            catalog,
+            self.inner.options.clone(),
+            self.inner.pool.clone(),
+            owns_pool,
+        );
+        if let (Ok(old), Ok(mut new)) = (self.inner.approvals.lock(), next.inner.approvals.lock()) {
+            new.extend(
+                old.iter()
+                    .filter(|(key, _)| next.inner.slots.contains_key(key))
+                    .cloned(),
+            );
+        }
+        for (key, slot) in &next.inner.slots {
+            let reused = self.inner.slots.get(key).is_some_and(|old| {
+                old.pool_key == slot.pool_key && matches!(old.current(), SlotState::Ready(_))
+            });
+            if reused {
+                let _ = tokio::time::timeout(slot.spec.startup_timeout, slot.settled()).await;
+            }
+        }
+        self.retire().await;
+        next
+    }
+
+    /// Lets go of this set's connections without stopping calls in flight (they keep the
+    /// connection they run on until they finish); new calls fail with `ShutDown`.
+    async fn retire(&self) {
+        let inner = &self.inner;
+        inner.startup_cancel.cancel();
+        inner.shutdown.cancel();
+        let _ = inner.release_all(inner.options.shutdown_timeout).await;
+    }
+
     /// Stops every server and waits for their processes to be gone, bounded per server by
     /// the shutdown timeout (10 s by default). Idempotent. Processes of servers that failed
     /// (and are still being stopped in the background, since failures are reported before
@@ -362,8 +436,10 @@ impl ConnectionSet {
         let task = tokio::spawn(async move {
             inner.startup_cancel.cancel();
             inner.shutdown.cancel();
+            inner.abort_calls.cancel();
             let per_server = inner.options.shutdown_timeout;
             let released = inner.release_all(per_server).await;
+            inner.persist_cache();
             if inner
                 .owns_pool
                 .swap(false, std::sync::atomic::Ordering::SeqCst)
@@ -409,6 +485,7 @@ fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
             SlotState::Starting => ServerState::Starting,
             SlotState::Deferred(cached) => ServerState::Deferred {
                 tools: cached.tools.len(),
+                cached_at: cached.fetched_at,
             },
             SlotState::Ready(live) => ServerState::Ready {
                 tools: live.tools().len(),

@@ -6,7 +6,7 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use mcp_pool::{Lease, Session};
+use mcp_pool::{Lease, OperationGuard, Session};
 use tokio::sync::watch;
 use tokio_util::sync::DropGuard;
 
@@ -15,6 +15,7 @@ use crate::error::StartupFailure;
 use crate::handler::SessionRoute;
 use crate::pool::ConnectionKey;
 use crate::spec::ServerSpec;
+use crate::tool_cache::CachedTools;
 
 /// Where a server is in its life, as this set sees it.
 #[derive(Clone)]
@@ -22,7 +23,8 @@ pub(crate) enum SlotState {
     /// A start is running (or this set waits for one another set began).
     Starting,
     /// Not started: its tools come from the catalog cache until first use.
-    Deferred(Arc<DeferredTools>),
+    /// (Annotations cleared: not trusted until the live server confirms them.)
+    Deferred(Arc<CachedTools>),
     /// Connected and listed.
     Ready(Arc<Attached>),
     /// The last start failed, or the live connection died.
@@ -55,13 +57,6 @@ impl SlotState {
     }
 }
 
-/// The cached tools a deferred server shows until it starts. Annotations are cleared
-/// (not trusted until the live server confirms them).
-pub(crate) struct DeferredTools {
-    pub(crate) tools: Vec<rmcp::model::Tool>,
-    pub(crate) fetched_at: std::time::SystemTime,
-}
-
 /// This set's share of a live connection: its pool lease and its session on the
 /// connection's gate. Calls in flight hold a clone of the `Arc`, so a connection the set
 /// lets go of (a restart, `replace`, shutdown) stays up until they finish; the lease is
@@ -81,6 +76,18 @@ impl Attached {
             session,
             lease,
             _watchers: watchers,
+        }
+    }
+
+    /// Waits for this set's turn on the connection and holds it for one operation (a
+    /// call, a read) while the guard lives. Sets sharing a connection take turns only
+    /// when the server can send them requests (elicitation was announced): then a request
+    /// reaches the set whose operation caused it. Otherwise they never wait.
+    pub(crate) async fn turn(&self) -> Option<OperationGuard<SessionRoute>> {
+        if self.lease.shared.routes_requests {
+            Some(self.session.begin().await)
+        } else {
+            None
         }
     }
 

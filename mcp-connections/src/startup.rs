@@ -57,6 +57,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             let tools = attached.tools().len();
             let pid = attached.pid();
             tracing::info!(server = %key, tools, "MCP server ready");
+            inner.remember_tools(slot, &attached);
             // State and event change together, so `StartupComplete` (sent once every state
             // settled, under the same lock) never overtakes this `Ready`.
             let _order = inner.event_order();
@@ -85,12 +86,16 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
                 error: failure.to_string(),
                 reason: failure.reason().clone(),
             });
+            let login = matches!(failure.reason(), FailureReason::LoginRequired);
             slot.state.send_replace(SlotState::Failed(failure));
             if let Some(crash_loop) = crash_loop {
                 inner.emit(ConnectionEvent::CrashLoop {
                     server: key,
                     crash_loop,
                 });
+            }
+            if login {
+                watch_for_login(inner, slot);
             }
         }
         _ => {
@@ -99,6 +104,61 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             slot.state.send_replace(SlotState::Cancelled);
         }
     }
+}
+
+/// Starts the server again by itself once credentials for it appear (or change) in the
+/// credential store, for example after `mcpctl login` in another process: the store is
+/// read every [`login poll interval`](crate::ConnectionSetOptions::with_login_poll_interval)
+/// while the server's last failure is `login_required`. One watch per server and set.
+fn watch_for_login(inner: &Arc<SetInner>, slot: &Arc<Slot>) {
+    let (Some(store), TransportSpec::Http(http)) =
+        (&inner.options.credential_store, &slot.spec.transport)
+    else {
+        return;
+    };
+    if let Ok(mut watches) = inner.login_watches.lock()
+        && !watches.insert(slot.spec.key.clone())
+    {
+        return;
+    }
+    let store = Arc::clone(store);
+    let store_key = mcp_auth::StoreKey::new(&slot.spec.key, http.url());
+    let (inner2, slot2) = (Arc::clone(inner), Arc::clone(slot));
+    inner.tasks.spawn(async move {
+        let waiting = |slot: &Slot| {
+            matches!(slot.current(), SlotState::Failed(f) if matches!(f.reason(), FailureReason::LoginRequired))
+        };
+        let mut seen = store.load(&store_key).await.ok().flatten();
+        loop {
+            tokio::select! {
+                () = inner2.shutdown.cancelled() => break,
+                () = tokio::time::sleep(inner2.options.login_poll) => {}
+            }
+            if !waiting(&slot2) {
+                break;
+            }
+            let now = store.load(&store_key).await.ok().flatten();
+            let usable = now
+                .as_ref()
+                .is_some_and(|c| c.access_token.is_some() || c.refresh_token.is_some());
+            if !usable || now == seen {
+                continue;
+            }
+            seen = now;
+            tracing::info!(server = %slot2.spec.key, "credentials appeared in the store; starting the server again");
+            inner2.pool.pool.clear_backoff(&slot2.pool_key);
+            let _transition = slot2.transition.lock().await;
+            if waiting(&slot2) {
+                run_start(&inner2, &slot2, false).await;
+            }
+            if !waiting(&slot2) {
+                break;
+            }
+        }
+        if let Ok(mut watches) = inner2.login_watches.lock() {
+            watches.remove(&slot2.spec.key);
+        }
+    });
 }
 
 /// The failure a set reports for a lease it could not have.
@@ -145,6 +205,8 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
     inner.tasks.spawn(async move {
         let mut listings = live.listing_revisions();
         listings.mark_unchanged();
+        let mut announcements = live.announcements();
+        announcements.mark_unchanged();
         let exited = async {
             match &live.process {
                 Some(p) => {
@@ -160,6 +222,13 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
                 () = &mut exited => {
                     on_death(&inner2, &slot2, &live).await;
                     return;
+                }
+                changed = announcements.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    announcements.mark_unchanged();
+                    inner2.forget_tools(&slot2);
                 }
                 changed = listings.changed() => {
                     if changed.is_err() {

@@ -76,6 +76,24 @@ impl Fixture {
             .build()
     }
 
+    /// The catalog with each server passed through `adjust` (`None` leaves it out), and
+    /// catalog-wide settings through `config`.
+    pub fn catalog_with(
+        &self,
+        adjust: impl Fn(&str, ServerConfig) -> Option<ServerConfig>,
+        config: impl FnOnce(Config) -> Config,
+    ) -> ResolvedCatalog {
+        let mut out = Config::new();
+        for (name, server) in self.config.servers() {
+            if let Some(server) = adjust(name.as_str(), server.clone()) {
+                out = out.with_server(name.clone(), server);
+            }
+        }
+        CatalogBuilder::new()
+            .with_user_config(LoadedConfig::new("test", config(out)))
+            .build()
+    }
+
     /// Pids of every stdio server that started (and wrote its pid file) so far.
     pub fn pids(&self) -> Vec<u32> {
         self.pid_files
