@@ -655,3 +655,68 @@ url = "http://127.0.0.1:9/other"
         0o644
     );
 }
+
+/// A host waiting on a `login_required` server (here a connection set in this test
+/// process) brings it up by itself once another process (`mcpctl login`) stores
+/// credentials for it, without a restart of the host.
+#[test]
+fn a_login_in_another_process_brings_a_waiting_server_up() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use mcp_connections::{ConnectionEvent, ConnectionSet, ConnectionSetOptions, ServerState};
+
+    let w = World::start(AuthServerOptions::new());
+    w.write_config("");
+    let config = std::fs::read_to_string(w.wd.path().join("mcp.toml")).unwrap();
+    let loaded = mcp_catalog::Config::from_toml_str(&config, "mcp.toml").unwrap();
+    let catalog = mcp_catalog::CatalogBuilder::new()
+        .with_user_config(loaded)
+        .build();
+    let store: Arc<dyn mcp_auth::CredentialStore> =
+        Arc::new(mcp_auth::FileStore::new(w.credential_file()));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let set = w.rt.block_on(async {
+        let set = ConnectionSet::start(
+            &catalog,
+            ConnectionSetOptions::new()
+                .with_credential_store(store)
+                .with_login_poll_interval(Duration::from_millis(100))
+                .with_events(tx),
+        );
+        set.wait_startup().await;
+        set
+    });
+    let state = set.status()[0].state.clone();
+    let ServerState::Failed(failure) = state else {
+        panic!("{state:?}")
+    };
+    assert_eq!(failure.reason().label(), "login_required");
+
+    let login = w.run(&["login", "--headless", "tickets"]);
+    assert_eq!(login.code, 0, "{}", login.snapshot());
+
+    w.rt.block_on(async {
+        let ready = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Some(event) = rx.recv().await {
+                if matches!(event, ConnectionEvent::Ready { .. }) {
+                    return true;
+                }
+            }
+            false
+        })
+        .await;
+        assert_eq!(
+            ready,
+            Ok(true),
+            "the server did not come up after the login"
+        );
+        let key = set.servers().next().unwrap().clone();
+        let result = set
+            .call_tool(&key, "echo", Some(json!({"n": 1})), Default::default())
+            .await
+            .unwrap();
+        assert_eq!(result.structured_content, Some(json!({"n": 1})));
+        set.shutdown().await;
+    });
+}
