@@ -142,9 +142,9 @@ impl SetInner {
         slot_key: &McpServerKey,
         pool_key: &ConnectionKey,
     ) -> Option<crate::tool_cache::CachedTools> {
-        if self.catalog.startup_policy(slot_key) != mcp_catalog::StartupPolicy::LazyWhenCached
-            || !self.catalog.tool_cache_enabled(slot_key)
-        {
+        let lazy = self.options.cache_only
+            || self.catalog.startup_policy(slot_key) == mcp_catalog::StartupPolicy::LazyWhenCached;
+        if !lazy || !self.catalog.tool_cache_enabled(slot_key) {
             return None;
         }
         self.options

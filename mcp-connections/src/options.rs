@@ -74,6 +74,7 @@ pub struct ConnectionSetOptions {
     pub(crate) shared_pool: Option<crate::pool::ServerPool>,
     pub(crate) tool_cache: Option<crate::tool_cache::ToolCache>,
     pub(crate) login_poll: Duration,
+    pub(crate) cache_only: bool,
 }
 
 impl Default for ConnectionSetOptions {
@@ -122,6 +123,7 @@ impl ConnectionSetOptions {
             shared_pool: None,
             tool_cache: None,
             login_poll: DEFAULT_LOGIN_POLL,
+            cache_only: false,
         }
     }
 
@@ -289,6 +291,16 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_login_agent(mut self, agent: Arc<dyn mcp_auth::UserAgent>) -> Self {
         self.login_agent = Some(agent);
+        self
+    }
+
+    /// Starts nothing at startup: every server whose listing is in the tool catalog cache
+    /// is deferred (whatever its startup policy; `tool_cache = false` servers excepted),
+    /// the others are `cancelled`. For showing the last known tools at once (`mcpctl
+    /// tools --cached`); a call still starts a deferred server.
+    #[must_use]
+    pub fn with_cache_only(mut self, on: bool) -> Self {
+        self.cache_only = on;
         self
     }
 

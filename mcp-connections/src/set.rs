@@ -195,6 +195,15 @@ impl ConnectionSet {
                 });
                 continue;
             }
+            if inner.options.cache_only {
+                // Nothing starts: a server without a cached listing shows as cancelled.
+                let _order = inner.event_order();
+                slot.state.send_replace(SlotState::Cancelled);
+                inner.emit(ConnectionEvent::Cancelled {
+                    server: slot.spec.key.clone(),
+                });
+                continue;
+            }
             let (inner2, slot2) = (Arc::clone(&inner), Arc::clone(slot));
             inner.tasks.spawn(async move {
                 let _guard = slot2.transition.lock().await;
