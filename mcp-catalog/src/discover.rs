@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::builder::CatalogBuilder;
+use crate::config::LoadedConfig;
 use crate::env::EnvLookup;
 use crate::error::Error;
 use crate::trust::{Review, TrustState, TrustStore, review_file, trust_target};
@@ -49,13 +50,16 @@ pub enum Discovered {
     /// A configuration that may be used: `builder` holds it as the user configuration,
     /// with the plugins its `[[plugins]]` entries install. Add other tiers, then `build()`.
     Ready {
-        /// The configuration file.
+        /// The configuration file (of several, the one that takes precedence).
         path: PathBuf,
         /// Whether it is a project file found in the folder (trusted by the store) rather
         /// than the explicit file.
         discovered: bool,
         /// The catalog builder with the file and its plugins.
         builder: CatalogBuilder,
+        /// Every file in `builder`, as loaded (expanded), lowest precedence first: for its
+        /// origin, format and warnings, or a strict check ([`LoadedConfig::into_strict`]).
+        files: Vec<LoadedConfig>,
     },
     /// A project file, or a plugin of it that lies outside its folder, is not trusted with
     /// its current content. Nothing of it was expanded (`${VAR}` stays as written), no
@@ -71,6 +75,9 @@ pub enum Discovered {
         state: TrustState,
         /// What `untrusted` would run.
         review: Review,
+        /// `config` loaded for review only: nothing expanded, no plugin loaded. Never to
+        /// be started.
+        loaded: LoadedConfig,
     },
     /// No explicit file, and none of [`PROJECT_FILES`] in the folder.
     NotFound,
@@ -105,6 +112,12 @@ impl Discovery {
             .find(|p| p.is_file())
     }
 
+    /// Whether [`Discovery::find`] needs a trust store to use what it finds: true when a
+    /// project file would be used (found in the folder rather than given explicitly).
+    pub fn uses_trust(&self) -> bool {
+        self.explicit.is_none() && self.path().is_some()
+    }
+
     /// Finds, checks and loads the configuration. `${VAR}` values are read through `env`
     /// only once the file may be used. A project file may be used when `trust` holds it
     /// with its current content, and every plugin folder it names outside its own folder
@@ -122,47 +135,54 @@ impl Discovery {
             return Ok(Discovered::NotFound);
         };
         let discovered = self.explicit.is_none();
-        if discovered {
-            let state = match trust {
-                Some(store) => store.state(&path)?,
-                None => TrustState::Unknown,
-            };
-            if !state.is_trusted() {
-                let (_, review) = review_file(&path)?;
-                return Ok(Discovered::NeedsTrust {
-                    untrusted: path.clone(),
-                    config: path,
-                    state,
-                    review,
-                });
-            }
-            let (unexpanded, _) = review_file(&path)?;
-            for dir in plugins_outside_folder(&unexpanded) {
-                let state = match trust {
-                    Some(store) => store.state(&dir)?,
-                    None => TrustState::Unknown,
-                };
-                if !state.is_trusted() {
-                    let untrusted = trust_target(&dir);
-                    let (_, review) = review_file(&untrusted)?;
-                    return Ok(Discovered::NeedsTrust {
-                        config: path,
-                        untrusted,
-                        state,
-                        review,
-                    });
-                }
-            }
+        if discovered && let Some(needs) = needs_trust(&path, trust)? {
+            return Ok(needs);
         }
         let loaded = crate::load::load_file_with_env(&path, env)?;
         let mut builder = CatalogBuilder::new();
-        builder.add_user_config_with_plugins(loaded, env)?;
+        builder.add_user_config_with_plugins(loaded.clone(), env)?;
         Ok(Discovered::Ready {
             path,
             discovered,
             builder,
+            files: vec![loaded],
         })
     }
+}
+
+/// `None` when the project file `path`, and every plugin folder it names outside its
+/// folder, is trusted with its current content; else what needs trust.
+fn needs_trust(path: &Path, trust: Option<&TrustStore>) -> Result<Option<Discovered>, Error> {
+    let state_of = |file: &Path| match trust {
+        Some(store) => store.state(file),
+        None => Ok(TrustState::Unknown),
+    };
+    let state = state_of(path)?;
+    let (unexpanded, review) = review_file(path)?;
+    if !state.is_trusted() {
+        return Ok(Some(Discovered::NeedsTrust {
+            untrusted: path.to_path_buf(),
+            config: path.to_path_buf(),
+            state,
+            review,
+            loaded: unexpanded,
+        }));
+    }
+    for dir in plugins_outside_folder(&unexpanded) {
+        let state = state_of(&dir)?;
+        if !state.is_trusted() {
+            let untrusted = trust_target(&dir);
+            let (_, review) = review_file(&untrusted)?;
+            return Ok(Some(Discovered::NeedsTrust {
+                config: path.to_path_buf(),
+                untrusted,
+                state,
+                review,
+                loaded: unexpanded,
+            }));
+        }
+    }
+    Ok(None)
 }
 
 /// The `[[plugins]]` folders of `loaded` that lie outside the folder of its file (a
@@ -222,6 +242,7 @@ mod tests {
             untrusted,
             state,
             review,
+            ..
         } = found
         else {
             panic!("{found:?}")
@@ -274,6 +295,7 @@ mod tests {
             path,
             discovered,
             builder,
+            ..
         } = found
         else {
             panic!("{found:?}")
