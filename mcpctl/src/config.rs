@@ -11,11 +11,42 @@ use crate::error::CliError;
 pub(crate) const DEMO_NOTICE: &str =
     "mcpctl: no config found (--config, ./mcp.toml, ./.mcp.json); running the embedded demo";
 
-/// Where the configuration is looked for: `--config FILE`, else the project files of the
-/// working directory (found, checked against the trust store and loaded by
-/// [`mcp_catalog::Discovery::find`]).
-pub(crate) fn discovery(global: &crate::cli::GlobalArgs) -> Discovery {
-    Discovery::new("").with_explicit_file(global.config.clone())
+/// Where the configuration is looked for: `--config FILE`, else the files of `--from
+/// CLIENT` (its user file under `$HOME`, its project file in the working directory), else
+/// the project files of the working directory; found, checked against the trust store and
+/// loaded by [`mcp_catalog::Discovery::find`].
+pub(crate) fn discovery(global: &crate::cli::GlobalArgs) -> Result<Discovery, CliError> {
+    let discovery = Discovery::new("").with_explicit_file(global.config.clone());
+    let Some(kind) = global.from else {
+        return Ok(discovery);
+    };
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "cannot find the user configuration of {kind}: HOME is not set"
+            ))
+            .with_hint("set HOME to your home folder")
+        })?;
+    Ok(discovery.with_client(kind, home))
+}
+
+/// The error when `--from CLIENT` found no file: every place looked at.
+pub(crate) fn client_not_found(
+    global: &crate::cli::GlobalArgs,
+    discovery: &Discovery,
+) -> Option<CliError> {
+    let kind = global.from?;
+    let looked: Vec<String> = discovery
+        .locations()
+        .iter()
+        .map(|p| format!("not found: {}", p.display()))
+        .collect();
+    Some(
+        CliError::usage(format!("no MCP configuration of {kind} found"))
+            .with_details(looked)
+            .with_hint("run mcpctl in the project folder, or check that HOME is your home folder"),
+    )
 }
 
 /// Loads `path` for review without expanding any variable (see

@@ -41,9 +41,13 @@ impl Loaded {
         demo_http: bool,
         all_warnings: bool,
     ) -> Result<Self, CliError> {
-        match crate::trust::find(&config::discovery(global), global.json)? {
+        let discovery = config::discovery(global)?;
+        match crate::trust::find(&discovery, global.json)? {
             Some((files, builder)) => Ok(Self::ready(files, builder, all_warnings)),
-            None => Self::demo(demo_http).await,
+            None => match config::client_not_found(global, &discovery) {
+                Some(error) => Err(error),
+                None => Self::demo(demo_http).await,
+            },
         }
     }
 

@@ -146,10 +146,12 @@ fn ask(path: &Path, why: &str, review: &Review) -> Result<bool, CliError> {
 }
 
 /// `mcpctl trust [PATH]`: shows what the file would run and records its content as trusted.
-pub(crate) fn run(path: Option<&Path>, json: bool) -> Result<u8, CliError> {
-    let found = path
-        .map(Path::to_path_buf)
-        .or_else(|| Discovery::new("").path());
+pub(crate) fn run(path: Option<&Path>, global: &crate::cli::GlobalArgs) -> Result<u8, CliError> {
+    let json = global.json;
+    let found = match path {
+        Some(path) => Some(path.to_path_buf()),
+        None => crate::config::discovery(global)?.path(),
+    };
     let path = match found {
         Some(path) => path,
         None => {

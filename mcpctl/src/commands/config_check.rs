@@ -16,7 +16,7 @@ use crate::style::Style;
 
 /// Runs `config check`: exit code 0 when valid, 2 when not.
 pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
-    let discovery = config::discovery(global);
+    let discovery = config::discovery(global)?;
     let shown = discovery.path().unwrap_or_default();
     // Without a trust store every project file is only reviewed.
     let store = if discovery.uses_trust() {
@@ -71,7 +71,10 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
             return Err(crate::trust::untrusted_plugin_error(&config, &untrusted));
         }
         Discovered::NeedsTrust { loaded, .. } => Loaded::for_review(loaded, all_warnings),
-        _ => Loaded::demo(false).await?,
+        _ => match config::client_not_found(global, &discovery) {
+            Some(error) => return Err(error),
+            None => Loaded::demo(false).await?,
+        },
     };
     let trusted = loaded.trusted;
     let review = if loaded.demo {
@@ -94,6 +97,10 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         crate::render::out_json(&json!({
             "config": loaded.origin(),
             "format": loaded.files.last().and_then(LoadedConfig::format).map(|f| f.name()),
+            "files": loaded.files.iter().filter(|_| !loaded.demo).map(|f| json!({
+                "path": f.origin(),
+                "format": f.format().map(|f| f.id()),
+            })).collect::<Vec<_>>(),
             "valid": true,
             "errors": [],
             "warnings": loaded.files.iter().flat_map(LoadedConfig::warnings).map(warning_json).collect::<Vec<_>>(),
@@ -122,6 +129,11 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         loaded.origin(),
         plural(rows.len(), "server")
     )];
+    for file in loaded.files.iter().filter(|_| !loaded.demo) {
+        if let Some(format) = file.format() {
+            lines.push(format!("format: {} ({})", format.id(), file.origin()));
+        }
+    }
     lines.extend(crate::render::table(&rows));
     for conflict in catalog.conflicts() {
         lines.push(format!("{} {conflict}", s.yellow("conflict:")));
