@@ -126,7 +126,8 @@ pub(crate) enum Command {
 /// Arguments of `trust`.
 #[derive(Debug, Args)]
 pub(crate) struct TrustArgs {
-    /// The file or plugin folder [default: ./mcp.toml, else ./.mcp.json].
+    /// The file or plugin folder [default: ./mcp.toml, else ./.mcp.json; with --from, the
+    /// client's file that takes precedence, its project file when there is one].
     #[arg(value_name = "PATH")]
     pub(crate) path: Option<PathBuf>,
 }

@@ -1,5 +1,6 @@
-//! Finding and loading the configuration: `--config FILE`, else `./mcp.toml`, else
-//! `./.mcp.json`, else the embedded demo.
+//! Finding and loading the configuration: `--config FILE`, else the files of `--from
+//! CLIENT`, else `./mcp.toml`, else `./.mcp.json`, else the embedded demo; messages for
+//! what goes wrong.
 
 use std::path::Path;
 
