@@ -55,10 +55,10 @@ pub enum Discovered {
     Ready {
         /// The configuration file (of several, the one that takes precedence).
         path: PathBuf,
-        /// Whether it is a project file found in the folder (trusted by the store) rather
-        /// than the explicit file.
+        /// Whether the files were found (project files trusted by the store, or a client's
+        /// files) rather than given explicitly.
         discovered: bool,
-        /// The catalog builder with the file and its plugins.
+        /// The catalog builder with the files and their plugins.
         builder: CatalogBuilder,
         /// Every file in `builder`, as loaded (expanded), lowest precedence first: for its
         /// origin, format and warnings, or a strict check ([`LoadedConfig::into_strict`]).

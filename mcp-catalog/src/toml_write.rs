@@ -21,8 +21,8 @@ use crate::transport::{AuthMode, HttpConfig, StdioConfig, Transport};
 /// comment: each reader warning (settings of the client that have no equivalent, such as
 /// Gemini's `trust` or Cursor's `envFile`), each server that could not be read (with its
 /// errors), each value whose `${...}` mcp.toml would not expand, and each server hidden by
-/// a later file. Top-level settings other than servers are not written (other clients'
-/// files have none); `[[plugins]]` and `[environments]` neither.
+/// a later file. Top-level settings and `[environments]` are written; `[[plugins]]` entries
+/// are comments (their paths are relative to their own file).
 pub fn export_toml(files: &[LoadedConfig]) -> String {
     let mut out = String::new();
     let origins: Vec<&str> = files.iter().map(LoadedConfig::origin).collect();
@@ -53,6 +53,7 @@ pub fn export_toml(files: &[LoadedConfig]) -> String {
     for note in notes.remove(&None).unwrap_or_default() {
         comment(&mut out, &note);
     }
+    write_settings(&mut out, files);
     for (name, (_, server)) in servers {
         let mut notes = notes.remove(&Some(name.to_string())).unwrap_or_default();
         let mut body = String::new();
@@ -98,6 +99,72 @@ pub fn export_toml(files: &[LoadedConfig]) -> String {
         }
     }
     out
+}
+
+/// Top-level settings (the last file that writes one wins, as in
+/// [`CatalogBuilder::add_user_config`](crate::CatalogBuilder::add_user_config)),
+/// environments, and a comment per plugin.
+fn write_settings(out: &mut String, files: &[LoadedConfig]) {
+    let last = |get: &dyn Fn(&crate::Config) -> Option<String>| {
+        files.iter().rev().find_map(|f| get(f.config()))
+    };
+    let settings = [
+        (
+            "credentials_store",
+            last(&|c| c.credentials_store.map(|s| string(s.as_str()))),
+        ),
+        (
+            "oauth_callback_port",
+            last(&|c| c.oauth_callback_port.map(|p| p.to_string())),
+        ),
+        (
+            "tool_name_prefix",
+            last(&|c| c.tool_name_prefix.map(|b| b.to_string())),
+        ),
+        (
+            "multi_environment",
+            last(&|c| c.multi_environment.map(|b| b.to_string())),
+        ),
+    ];
+    for (field, value) in settings {
+        if let Some(value) = value {
+            line(out, field, &value);
+        }
+    }
+    let mut environments = BTreeMap::new();
+    for file in files {
+        environments.extend(file.config().environments());
+    }
+    for (id, environment) in environments {
+        let _ = writeln!(out, "\n[environments.{}]", key(id.as_str()));
+        if !environment.wrapper.is_empty() {
+            line(out, "wrapper", &array(&environment.wrapper));
+        }
+        if let Some(cwd) = &environment.cwd {
+            line(out, "cwd", &string(&cwd.display().to_string()));
+        }
+        if !environment.env.is_empty() {
+            line(out, "env", &inline_table(&environment.env));
+        }
+        if let Some(mode) = environment.default_approval_mode {
+            line(out, "default_tools_approval_mode", &string(mode.as_str()));
+        }
+        if let Some(policy) = environment.elicitation {
+            line(out, "elicitation", &string(policy.as_str()));
+        }
+    }
+    for file in files {
+        for plugin in file.config().plugins() {
+            comment(
+                out,
+                &format!(
+                    "not carried over: [[plugins]] path = {} of {} (its path is relative to that file; add it again)",
+                    string(&plugin.path().display().to_string()),
+                    file.origin()
+                ),
+            );
+        }
+    }
 }
 
 fn write_stdio(out: &mut String, stdio: &StdioConfig, notes: &mut Vec<String>) {
@@ -355,5 +422,74 @@ mod tests {
         );
         let back = crate::Config::from_toml_str(&written, "mcp.toml").unwrap();
         assert_eq!(back.config().servers().len(), 2);
+    }
+
+    /// An `mcp.toml` written back is the same configuration.
+    #[test]
+    fn an_mcp_toml_round_trips_whole() {
+        let text = r#"
+credentials_store = "file"
+oauth_callback_port = 8765
+tool_name_prefix = false
+multi_environment = true
+
+[environments.devbox]
+wrapper = ["ssh", "devbox", "--"]
+cwd = "/home/dev"
+env = { A = "1" }
+default_tools_approval_mode = "prompt"
+
+[mcp_servers.files]
+command = "npx"
+args = ["-y", "server \"quoted\""]
+env = { LOG = "warn" }
+env_vars = ["FILES_TOKEN"]
+cwd = "/srv"
+startup_timeout_ms = 1500
+tool_timeout_sec = 2.5
+enabled_tools = ["read"]
+disabled_tools = ["delete"]
+required = true
+environment = "devbox"
+supports_parallel_tool_calls = true
+default_tools_approval_mode = "writes"
+description = "Files"
+[mcp_servers.files.tools.write]
+approval_mode = "prompt"
+
+[mcp_servers.tickets]
+url = "https://tickets.example.com/mcp"
+bearer_token_env_var = "T"
+http_headers = { "X-Team" = "platform" }
+env_http_headers = { "X-Tenant" = "TENANT_ID" }
+scopes = ["read"]
+oauth = { client_id = "registered" }
+oauth_resource = "https://tickets.example.com/mcp"
+auth = "oauth"
+enabled = false
+"#;
+        let loaded = crate::Config::from_toml_str(text, "mcp.toml").unwrap();
+        assert!(loaded.warnings().is_empty(), "{:?}", loaded.warnings());
+        let written = export_toml(std::slice::from_ref(&loaded));
+        let back = crate::Config::from_toml_str(&written, "out.toml")
+            .unwrap_or_else(|e| panic!("{e}\n{written}"));
+        assert!(
+            back.warnings().is_empty(),
+            "{:?}\n{written}",
+            back.warnings()
+        );
+        assert_eq!(
+            back.config().servers(),
+            loaded.config().servers(),
+            "{written}"
+        );
+        assert_eq!(back.config().environments(), loaded.config().environments());
+        assert_eq!(
+            back.config().credentials_store,
+            loaded.config().credentials_store
+        );
+        assert_eq!(back.config().oauth_callback_port, Some(8765));
+        assert_eq!(back.config().tool_name_prefix, Some(false));
+        assert_eq!(back.config().multi_environment, Some(true));
     }
 }
