@@ -82,14 +82,18 @@ impl Loaded {
         })
     }
 
-    /// A project file that is not trusted, loaded for review only (`loaded` from
-    /// [`mcp_catalog::Discovered::NeedsTrust`]): no variable expanded, no plugin loaded.
-    /// Never to be started.
-    pub(crate) fn for_review(loaded: LoadedConfig, all_warnings: bool) -> Self {
-        config::print_warnings(&loaded, all_warnings);
+    /// Files of which a project file is not trusted, loaded for review only
+    /// ([`mcp_catalog::Discovery::review`]): no variable expanded, no plugin loaded. Never
+    /// to be started.
+    pub(crate) fn for_review(files: Vec<LoadedConfig>, all_warnings: bool) -> Self {
+        let mut builder = CatalogBuilder::new();
+        for file in &files {
+            config::print_warnings(file, all_warnings);
+            builder.add_user_config(file.clone());
+        }
         Self {
-            builder: CatalogBuilder::new().with_user_config(loaded.clone()),
-            files: vec![loaded],
+            builder,
+            files,
             demo_http: None,
             demo: false,
             trusted: false,

@@ -281,7 +281,14 @@ fn codex_user_config_is_used_without_trust() {
 /// A project file of another client runs nothing until trusted, like ./mcp.toml.
 #[test]
 fn an_untrusted_project_file_of_another_client_runs_nothing() {
-    let (wd, _) = workdir();
+    let (wd, home) = workdir();
+    put(
+        &home.join(".cursor/mcp.json"),
+        &format!(
+            r#"{{"mcpServers": {{"mine": {}}}}}"#,
+            fake_json(&["mine_tool"])
+        ),
+    );
     let marker = wd.path().join("pwned");
     put(
         &wd.path().join(".cursor/mcp.json"),
@@ -319,7 +326,28 @@ fn an_untrusted_project_file_of_another_client_runs_nothing() {
         "{}",
         run.stdout
     );
-    assert!(run.stdout.contains("untrusted:"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("format: cursor ([TMP]/user/.cursor/mcp.json)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("  evil  stdio  enabled"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("  mine  stdio  enabled"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("untrusted: project file .cursor/mcp.json is not trusted"),
+        "{}",
+        run.stdout
+    );
     assert!(!marker.exists());
 }
 

@@ -36,8 +36,10 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
                         file.clone().into_strict()?;
                     }
                 }
-                Discovered::NeedsTrust { loaded, .. } => {
-                    loaded.clone().into_strict()?;
+                Discovered::NeedsTrust { .. } => {
+                    for file in discovery.review()? {
+                        file.into_strict()?;
+                    }
                 }
                 _ => {}
             }
@@ -63,6 +65,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         },
     };
     let all_warnings = !global.json;
+    let mut untrusted = None;
     let loaded = match found {
         Discovered::Ready { files, builder, .. } => Loaded::ready(files, builder, all_warnings),
         Discovered::NeedsTrust {
@@ -70,7 +73,14 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         } if config != untrusted => {
             return Err(crate::trust::untrusted_plugin_error(&config, &untrusted));
         }
-        Discovered::NeedsTrust { loaded, .. } => Loaded::for_review(loaded, all_warnings),
+        Discovered::NeedsTrust { config, .. } => {
+            // Every file, the trusted user files of a client too, for review only.
+            let files = discovery
+                .review()
+                .map_err(|e| config::load_error(&shown, &e, true))?;
+            untrusted = Some(config);
+            Loaded::for_review(files, all_warnings)
+        }
         _ => match config::client_not_found(global, &discovery) {
             Some(error) => return Err(error),
             None => Loaded::demo(false).await?,
@@ -146,11 +156,12 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
                 .map(|l| format!("  {}", crate::render::terminal_safe(l))),
         );
     }
-    if !trusted {
+    if let Some(path) = &untrusted {
         lines.push(format!(
-            "{} this project file is not trusted: nothing of it starts and no variable is expanded until you run `mcpctl trust {}`",
+            "{} project file {} is not trusted: nothing of it starts and no variable is expanded until you run `mcpctl trust {}`",
             s.yellow("untrusted:"),
-            loaded.origin()
+            path.display(),
+            path.display()
         ));
     }
     let mut text = lines.join("\n");
