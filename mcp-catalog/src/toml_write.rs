@@ -7,6 +7,7 @@ use std::time::Duration;
 use mcp_key::ServerName;
 
 use crate::config::LoadedConfig;
+use crate::format::ConfigFormat;
 use crate::server::{ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig};
 use crate::transport::{AuthMode, HttpConfig, StdioConfig, Transport};
 
@@ -54,12 +55,17 @@ pub fn export_toml(files: &[LoadedConfig]) -> String {
         comment(&mut out, &note);
     }
     write_settings(&mut out, files);
-    for (name, (_, server)) in servers {
+    for (name, (file, server)) in servers {
+        // `${NAME}` means a variable only where the file's format expands it; elsewhere it
+        // is literal text, which mcp.toml keeps as written too.
+        let expands = file
+            .format()
+            .is_some_and(|f| f != ConfigFormat::Toml && f.expands_variables());
         let mut notes = notes.remove(&Some(name.to_string())).unwrap_or_default();
         let mut body = String::new();
         match server.transport() {
-            Transport::Stdio(stdio) => write_stdio(&mut body, stdio, &mut notes),
-            Transport::StreamableHttp(http) => write_http(&mut body, http, &mut notes),
+            Transport::Stdio(stdio) => write_stdio(&mut body, stdio, expands, &mut notes),
+            Transport::StreamableHttp(http) => write_http(&mut body, http, expands, &mut notes),
             Transport::Unusable(unusable) => {
                 out.push('\n');
                 comment(&mut out, &format!("server `{name}` was not imported:"));
@@ -167,22 +173,22 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
     }
 }
 
-fn write_stdio(out: &mut String, stdio: &StdioConfig, notes: &mut Vec<String>) {
+fn write_stdio(out: &mut String, stdio: &StdioConfig, expands: bool, notes: &mut Vec<String>) {
     line(out, "command", &string(stdio.command()));
-    unexpanded(notes, "command", stdio.command());
+    unexpanded(expands, notes, "command", stdio.command());
     if !stdio.args().is_empty() {
         line(out, "args", &array(stdio.args()));
         for arg in stdio.args() {
-            unexpanded(notes, "args", arg);
+            unexpanded(expands, notes, "args", arg);
         }
     }
     let mut env = BTreeMap::new();
     let mut env_vars: Vec<String> = stdio.env_vars().to_vec();
     for (name, value) in stdio.env() {
-        if reference(value) == Some(name.as_str()) {
+        if reference(value).filter(|_| expands) == Some(name.as_str()) {
             env_vars.push(name.clone());
         } else {
-            unexpanded(notes, &format!("env.{name}"), value);
+            unexpanded(expands, notes, &format!("env.{name}"), value);
             env.insert(name.clone(), value.clone());
         }
     }
@@ -196,25 +202,28 @@ fn write_stdio(out: &mut String, stdio: &StdioConfig, notes: &mut Vec<String>) {
     }
     if let Some(cwd) = stdio.cwd() {
         let cwd = cwd.display().to_string();
-        unexpanded(notes, "cwd", &cwd);
+        unexpanded(expands, notes, "cwd", &cwd);
         line(out, "cwd", &string(&cwd));
     }
 }
 
-fn write_http(out: &mut String, http: &HttpConfig, notes: &mut Vec<String>) {
+fn write_http(out: &mut String, http: &HttpConfig, expands: bool, notes: &mut Vec<String>) {
     line(out, "url", &string(http.url()));
-    unexpanded(notes, "url", http.url());
+    unexpanded(expands, notes, "url", http.url());
     let mut bearer = http.bearer_token_env_var().map(str::to_owned);
     let mut headers = BTreeMap::new();
     let mut env_headers = http.env_http_headers().clone();
     for (name, value) in http.http_headers() {
-        let bearer_var = value.strip_prefix("Bearer ").and_then(reference);
+        let bearer_var = value
+            .strip_prefix("Bearer ")
+            .and_then(reference)
+            .filter(|_| expands);
         if name.eq_ignore_ascii_case("authorization") && bearer.is_none() && bearer_var.is_some() {
             bearer = bearer_var.map(str::to_owned);
-        } else if let Some(var) = reference(value) {
+        } else if let Some(var) = reference(value).filter(|_| expands) {
             env_headers.insert(name.clone(), var.to_owned());
         } else {
-            unexpanded(notes, &format!("http_headers.{name}"), value);
+            unexpanded(expands, notes, &format!("http_headers.{name}"), value);
             headers.insert(name.clone(), value.clone());
         }
     }
@@ -313,9 +322,10 @@ fn reference(value: &str) -> Option<&str> {
     plain.then_some(name)
 }
 
-/// Notes a value that still holds `${...}`, which mcp.toml keeps as written.
-fn unexpanded(notes: &mut Vec<String>, field: &str, value: &str) {
-    if value.contains("${") {
+/// Notes a value that still holds `${...}`, which mcp.toml keeps as written (when the
+/// source format `expands` variables; otherwise it is literal text there too).
+fn unexpanded(expands: bool, notes: &mut Vec<String>, field: &str, value: &str) {
+    if expands && value.contains("${") {
         notes.push(format!(
             "`{field}` holds `{value}`, which mcp.toml does not expand: replace it with the value"
         ));
@@ -491,5 +501,27 @@ enabled = false
         assert_eq!(back.config().oauth_callback_port, Some(8765));
         assert_eq!(back.config().tool_name_prefix, Some(false));
         assert_eq!(back.config().multi_environment, Some(true));
+    }
+
+    /// Claude Desktop and mcp.toml expand nothing: `${...}` is literal text in both and
+    /// carries over as it is, without a note or a conversion to a variable.
+    #[test]
+    fn literal_dollar_braces_stay_literal() {
+        let text = r#"{"mcpServers": {"a": {"command": "tool", "env": {"TOKEN": "${TOKEN}"}}}}"#;
+        let loaded = crate::Config::from_client_str(
+            text,
+            "claude_desktop_config.json",
+            ConfigFormat::ClaudeDesktop,
+            &crate::EmptyEnv,
+        )
+        .unwrap();
+        let written = export_toml(std::slice::from_ref(&loaded));
+        assert!(!written.contains("does not expand"), "{written}");
+        assert!(
+            written.contains("env = { TOKEN = \"${TOKEN}\" }"),
+            "{written}"
+        );
+        let back = crate::Config::from_toml_str(&written, "out.toml").unwrap();
+        assert_eq!(back.config().servers(), loaded.config().servers());
     }
 }
