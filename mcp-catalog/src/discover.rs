@@ -1,10 +1,13 @@
 //! Finding and loading a host's configuration in one call: an explicit file, else the
-//! first project file in a folder (`mcp.toml`, then `.mcp.json`), with its plugins, under
-//! the trust model of [`crate::TrustStore`].
+//! first project file in a folder (`mcp.toml`, then `.mcp.json`), or another client's user
+//! and project files ([`Discovery::with_client`]), with their plugins, under the trust
+//! model of [`crate::TrustStore`].
 
 use std::path::{Path, PathBuf};
 
 use crate::builder::CatalogBuilder;
+use crate::clients::{ClientKind, Scope, client_config_paths};
+use crate::config::LoadedConfig;
 use crate::env::EnvLookup;
 use crate::error::Error;
 use crate::trust::{Review, TrustState, TrustStore, review_file, trust_target};
@@ -40,6 +43,7 @@ pub const PROJECT_FILES: [&str; 2] = ["mcp.toml", ".mcp.json"];
 pub struct Discovery {
     dir: PathBuf,
     explicit: Option<PathBuf>,
+    client: Option<(ClientKind, PathBuf)>,
 }
 
 /// What [`Discovery::find`] found.
@@ -49,13 +53,16 @@ pub enum Discovered {
     /// A configuration that may be used: `builder` holds it as the user configuration,
     /// with the plugins its `[[plugins]]` entries install. Add other tiers, then `build()`.
     Ready {
-        /// The configuration file.
+        /// The configuration file (of several, the one that takes precedence).
         path: PathBuf,
-        /// Whether it is a project file found in the folder (trusted by the store) rather
-        /// than the explicit file.
+        /// Whether the files were found (project files trusted by the store, or a client's
+        /// files) rather than given explicitly.
         discovered: bool,
-        /// The catalog builder with the file and its plugins.
+        /// The catalog builder with the files and their plugins.
         builder: CatalogBuilder,
+        /// Every file in `builder`, as loaded (expanded), lowest precedence first: for its
+        /// origin, format and warnings, or a strict check ([`LoadedConfig::into_strict`]).
+        files: Vec<LoadedConfig>,
     },
     /// A project file, or a plugin of it that lies outside its folder, is not trusted with
     /// its current content. Nothing of it was expanded (`${VAR}` stays as written), no
@@ -71,8 +78,12 @@ pub enum Discovered {
         state: TrustState,
         /// What `untrusted` would run.
         review: Review,
+        /// `config` loaded for review only: nothing expanded, no plugin loaded. Never to
+        /// be started.
+        loaded: LoadedConfig,
     },
-    /// No explicit file, and none of [`PROJECT_FILES`] in the folder.
+    /// No explicit file, and none of [`PROJECT_FILES`] in the folder (or none of the
+    /// client's locations, [`Discovery::locations`]).
     NotFound,
 }
 
@@ -82,6 +93,60 @@ impl Discovery {
         Self {
             dir: dir.into(),
             explicit: None,
+            client: None,
+        }
+    }
+
+    /// Reads another client's files instead of [`PROJECT_FILES`]: the locations of
+    /// [`client_config_paths`] under `home` (the user's home folder) and the folder, every
+    /// one that exists, in that client's precedence (a later file's server wins). Files of
+    /// [`Scope::Project`] need trust like any project file; the user's own files do not.
+    /// An explicit file ([`Discovery::with_explicit_file`]) still comes first.
+    #[must_use]
+    pub fn with_client(mut self, kind: ClientKind, home: impl Into<PathBuf>) -> Self {
+        self.client = Some((kind, home.into()));
+        self
+    }
+
+    /// Every place looked at, whether it exists or not, lowest precedence first: the
+    /// explicit file, else the client's locations, else [`PROJECT_FILES`] in the folder
+    /// (of which only the first that exists is used). For messages such as "no
+    /// configuration found in …".
+    pub fn locations(&self) -> Vec<PathBuf> {
+        if let Some(file) = &self.explicit {
+            return vec![file.clone()];
+        }
+        match &self.client {
+            Some((kind, home)) => client_config_paths(*kind, home, &self.dir)
+                .into_iter()
+                .map(|(_, path)| path)
+                .collect(),
+            None => PROJECT_FILES
+                .iter()
+                .map(|name| self.dir.join(name))
+                .collect(),
+        }
+    }
+
+    /// The files that would be used, lowest precedence first, each with whether it needs
+    /// trust (a project file). Reads nothing but folders.
+    fn files(&self) -> Vec<(PathBuf, bool)> {
+        if let Some(file) = &self.explicit {
+            return vec![(file.clone(), false)];
+        }
+        match &self.client {
+            Some((kind, home)) => client_config_paths(*kind, home, &self.dir)
+                .into_iter()
+                .filter(|(_, path)| path.is_file())
+                .map(|(scope, path)| (path, scope == Scope::Project))
+                .collect(),
+            None => PROJECT_FILES
+                .iter()
+                .map(|name| self.dir.join(name))
+                .find(|p| p.is_file())
+                .map(|path| (path, true))
+                .into_iter()
+                .collect(),
         }
     }
 
@@ -93,22 +158,38 @@ impl Discovery {
         self
     }
 
-    /// The file that would be used: the explicit one, else the first of
-    /// [`PROJECT_FILES`] that exists in the folder. Reads nothing but the folder.
+    /// The file that would be used (of several, the one that takes precedence): the
+    /// explicit one, else the last existing location of the client, else the first of
+    /// [`PROJECT_FILES`] that exists in the folder. Reads nothing but folders.
     pub fn path(&self) -> Option<PathBuf> {
-        if let Some(file) = &self.explicit {
-            return Some(file.clone());
-        }
-        PROJECT_FILES
+        self.files().pop().map(|(path, _)| path)
+    }
+
+    /// Every file that would be used, lowest precedence first, loaded for review only
+    /// ([`review_file`]): nothing expanded, no plugin loaded, no trust needed. For showing
+    /// or converting a configuration (e.g. [`crate::export_toml`]); never to be started.
+    ///
+    /// Errors: a file that cannot be read or is invalid (as [`crate::load_file`]).
+    pub fn review(&self) -> Result<Vec<LoadedConfig>, Error> {
+        self.files()
             .iter()
-            .map(|name| self.dir.join(name))
-            .find(|p| p.is_file())
+            .map(|(path, _)| review_file(path).map(|(loaded, _)| loaded))
+            .collect()
+    }
+
+    /// Whether [`Discovery::find`] needs a trust store to use what it finds: true when a
+    /// project file would be used (found in the folder rather than given explicitly).
+    pub fn uses_trust(&self) -> bool {
+        self.files().iter().any(|(_, project)| *project)
     }
 
     /// Finds, checks and loads the configuration. `${VAR}` values are read through `env`
-    /// only once the file may be used. A project file may be used when `trust` holds it
+    /// only once the files may be used. A project file may be used when `trust` holds it
     /// with its current content, and every plugin folder it names outside its own folder
-    /// too; without a store no project file is used.
+    /// too; without a store no project file is used. With a client
+    /// ([`Discovery::with_client`]) every existing location is loaded into one builder,
+    /// lowest precedence first, and each project file is checked before anything is
+    /// loaded.
     ///
     /// Errors: a file that cannot be read or is invalid (as [`crate::load_file`]), a
     /// `[[plugins]]` entry that cannot be loaded, or a trust store check that cannot read
@@ -118,51 +199,64 @@ impl Discovery {
         trust: Option<&TrustStore>,
         env: &dyn EnvLookup,
     ) -> Result<Discovered, Error> {
-        let Some(path) = self.path() else {
+        let files = self.files();
+        let Some((path, _)) = files.last().cloned() else {
             return Ok(Discovered::NotFound);
         };
-        let discovered = self.explicit.is_none();
-        if discovered {
-            let state = match trust {
-                Some(store) => store.state(&path)?,
-                None => TrustState::Unknown,
-            };
-            if !state.is_trusted() {
-                let (_, review) = review_file(&path)?;
-                return Ok(Discovered::NeedsTrust {
-                    untrusted: path.clone(),
-                    config: path,
-                    state,
-                    review,
-                });
-            }
-            let (unexpanded, _) = review_file(&path)?;
-            for dir in plugins_outside_folder(&unexpanded) {
-                let state = match trust {
-                    Some(store) => store.state(&dir)?,
-                    None => TrustState::Unknown,
-                };
-                if !state.is_trusted() {
-                    let untrusted = trust_target(&dir);
-                    let (_, review) = review_file(&untrusted)?;
-                    return Ok(Discovered::NeedsTrust {
-                        config: path,
-                        untrusted,
-                        state,
-                        review,
-                    });
-                }
+        for (file, project) in &files {
+            if *project && let Some(needs) = needs_trust(file, trust)? {
+                return Ok(needs);
             }
         }
-        let loaded = crate::load::load_file_with_env(&path, env)?;
         let mut builder = CatalogBuilder::new();
-        builder.add_user_config_with_plugins(loaded, env)?;
+        let mut loaded = Vec::with_capacity(files.len());
+        for (file, _) in &files {
+            let one = crate::load::load_file_with_env(file, env)?;
+            builder.add_user_config_with_plugins(one.clone(), env)?;
+            loaded.push(one);
+        }
         Ok(Discovered::Ready {
             path,
-            discovered,
+            discovered: self.explicit.is_none(),
             builder,
+            files: loaded,
         })
     }
+}
+
+/// `None` when the project file `path`, and every plugin folder it names outside its
+/// folder, is trusted with its current content; else what needs trust.
+fn needs_trust(path: &Path, trust: Option<&TrustStore>) -> Result<Option<Discovered>, Error> {
+    let state_of = |file: &Path| match trust {
+        Some(store) => store.state(file),
+        None => Ok(TrustState::Unknown),
+    };
+    let state = state_of(path)?;
+    let (unexpanded, review) = review_file(path)?;
+    if !state.is_trusted() {
+        return Ok(Some(Discovered::NeedsTrust {
+            untrusted: path.to_path_buf(),
+            config: path.to_path_buf(),
+            state,
+            review,
+            loaded: unexpanded,
+        }));
+    }
+    for dir in plugins_outside_folder(&unexpanded) {
+        let state = state_of(&dir)?;
+        if !state.is_trusted() {
+            let untrusted = trust_target(&dir);
+            let (_, review) = review_file(&untrusted)?;
+            return Ok(Some(Discovered::NeedsTrust {
+                config: path.to_path_buf(),
+                untrusted,
+                state,
+                review,
+                loaded: unexpanded,
+            }));
+        }
+    }
+    Ok(None)
 }
 
 /// The `[[plugins]]` folders of `loaded` that lie outside the folder of its file (a
@@ -222,6 +316,7 @@ mod tests {
             untrusted,
             state,
             review,
+            ..
         } = found
         else {
             panic!("{found:?}")
@@ -274,6 +369,7 @@ mod tests {
             path,
             discovered,
             builder,
+            ..
         } = found
         else {
             panic!("{found:?}")
@@ -325,5 +421,52 @@ mod tests {
             panic!("{found:?}")
         };
         assert_eq!(builder.build().servers().count(), 2);
+    }
+
+    #[test]
+    fn a_clients_project_file_needs_trust_and_wins_over_its_user_file() {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let project = root.path().join("project");
+        std::fs::create_dir_all(home.join(".cursor")).unwrap();
+        std::fs::create_dir_all(project.join(".cursor")).unwrap();
+        let server =
+            |command: &str| format!(r#"{{"mcpServers": {{"a": {{"command": "{command}"}}}}}}"#);
+        std::fs::write(home.join(".cursor/mcp.json"), server("user-tool")).unwrap();
+        let project_file = project.join(".cursor/mcp.json");
+        std::fs::write(&project_file, server("project-tool")).unwrap();
+        let discovery = Discovery::new(&project).with_client(ClientKind::Cursor, &home);
+        assert!(discovery.uses_trust());
+        assert_eq!(discovery.path(), Some(project_file.clone()));
+        let mut trust = store(root.path());
+        let found = discovery.find(Some(&trust), &EmptyEnv).unwrap();
+        let Discovered::NeedsTrust { untrusted, .. } = found else {
+            panic!("{found:?}")
+        };
+        assert_eq!(untrusted, project_file);
+
+        trust.trust(&project_file).unwrap();
+        let found = discovery.find(Some(&trust), &EmptyEnv).unwrap();
+        let Discovered::Ready { builder, files, .. } = found else {
+            panic!("{found:?}")
+        };
+        assert_eq!(files.len(), 2);
+        let catalog = builder.build();
+        let key = mcp_key::McpServerKey::unscoped(mcp_key::ServerName::new("a").unwrap());
+        let command = catalog
+            .get(&key)
+            .and_then(|s| s.transport().as_stdio())
+            .map(|s| s.command().to_owned());
+        assert_eq!(command.as_deref(), Some("project-tool"));
+
+        // Without the project file only the user's own file is used, without trust.
+        std::fs::remove_file(&project_file).unwrap();
+        assert!(!discovery.uses_trust());
+        let found = discovery.find(None, &EmptyEnv).unwrap();
+        assert!(matches!(found, Discovered::Ready { .. }), "{found:?}");
+        std::fs::remove_file(home.join(".cursor/mcp.json")).unwrap();
+        let found = discovery.find(None, &EmptyEnv).unwrap();
+        assert!(matches!(found, Discovered::NotFound), "{found:?}");
+        assert_eq!(discovery.locations().len(), 2);
     }
 }

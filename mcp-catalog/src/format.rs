@@ -51,11 +51,27 @@ impl ConfigFormat {
         }
     }
 
+    /// A short id, e.g. `vscode` (as `mcpctl config check` shows it).
+    pub fn id(self) -> &'static str {
+        match self {
+            ConfigFormat::Toml => "toml",
+            ConfigFormat::McpJson => "mcp-json",
+            ConfigFormat::ClaudeDesktop => "claude-desktop",
+            ConfigFormat::Cursor => "cursor",
+            ConfigFormat::VsCode => "vscode",
+            ConfigFormat::Gemini => "gemini",
+            ConfigFormat::Windsurf => "windsurf",
+            ConfigFormat::Zed => "zed",
+            ConfigFormat::Goose => "goose",
+        }
+    }
+
     /// Detects the format of `text` read from `path`.
     ///
     /// The file name decides when it is specific (`claude_desktop_config.json`,
-    /// `mcp_config.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `.gemini/settings.json`,
-    /// `zed/settings.json`, `*.toml`, `*.yaml` for Goose); otherwise the content does: `context_servers` is Zed,
+    /// `mcp_config.json`, `.vscode/mcp.json` and VS Code's user `User/mcp.json`,
+    /// `.cursor/mcp.json`, `.gemini/settings.json`, `zed/settings.json` and
+    /// `.zed/settings.json`, `*.toml`, `*.yaml` for Goose); otherwise the content does: `context_servers` is Zed,
     /// `servers` without `mcpServers` is VS Code, `mcpServers` in a `settings.json` or with an
     /// `httpUrl` is Gemini CLI, with a `serverUrl` Windsurf, else `.mcp.json`. Text that is
     /// not JSON-like (first non-blank character neither `{` nor `/`) in a file without a
@@ -74,10 +90,10 @@ impl ConfigFormat {
             _ if extension == "yaml" || extension == "yml" => return ConfigFormat::Goose,
             ("claude_desktop_config.json", _) => return ConfigFormat::ClaudeDesktop,
             ("mcp_config.json", _) => return ConfigFormat::Windsurf,
-            ("mcp.json", ".vscode") => return ConfigFormat::VsCode,
+            ("mcp.json", ".vscode" | "user") => return ConfigFormat::VsCode,
             ("mcp.json", ".cursor") => return ConfigFormat::Cursor,
             ("settings.json", ".gemini") => return ConfigFormat::Gemini,
-            ("settings.json", "zed") => return ConfigFormat::Zed,
+            ("settings.json", "zed" | ".zed") => return ConfigFormat::Zed,
             _ => {}
         }
         let first = text.trim_start().chars().next();

@@ -130,6 +130,7 @@
 mod builder;
 mod builder_plugins;
 mod client_env;
+mod clients;
 mod collect;
 mod config;
 mod diagnostic;
@@ -152,11 +153,13 @@ mod source;
 mod toml_parse;
 mod toml_server;
 mod toml_values;
+mod toml_write;
 mod transport;
 mod trust;
 mod yaml_tree;
 
 pub use builder::CatalogBuilder;
+pub use clients::{ClientKind, Scope, UnknownClient, client_config_paths};
 pub use config::{
     Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
 };
@@ -176,6 +179,7 @@ pub use server::{
     ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, StartupPolicy,
 };
 pub use source::{Conflict, Source, Tier, VetoReason};
+pub use toml_write::export_toml;
 pub use transport::{
     AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,
 };

@@ -3,11 +3,18 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use mcp_catalog::ClientKind;
+
+/// Parses `--from CLIENT`.
+fn parse_client(s: &str) -> Result<ClientKind, mcp_catalog::UnknownClient> {
+    s.parse()
+}
 
 /// Check and use MCP server configurations.
 ///
 /// Without --config, mcpctl reads ./mcp.toml, else ./.mcp.json, else runs an embedded demo
-/// that starts fake servers.
+/// that starts fake servers. With --from CLIENT it reads another client's configuration
+/// from that client's usual places instead.
 #[derive(Debug, Parser)]
 #[command(
     name = "mcpctl",
@@ -29,6 +36,8 @@ const AFTER_HELP: &str = "Examples:
   mcpctl call mcp__notes__echo '{\"text\": \"hi\"}'
   echo '{\"query\": \"milk\"}' | mcpctl call mcp__notes__search_notes -
   mcpctl --config ~/.codex/config.toml status --json
+  mcpctl --from cursor tools
+  mcpctl config import --from vscode --output mcp.toml
   mcpctl login tickets
 
 Exit codes:
@@ -38,6 +47,8 @@ Exit codes:
   2    usage: bad command line, configuration, tool or server name, or arguments
   3    server unavailable: the server `call` or `read` needs is not ready (it failed to
        start, needs a login, or is crash-looping); the message says why
+  4    untrusted: a project configuration (./mcp.toml, ./.mcp.json, or another client's
+       project file with --from) is not trusted with its current content; nothing started
   130  interrupted (Ctrl-C)
   With --json, errors are printed to stdout as {\"error\": {\"kind\", \"message\", \"hint\",
   \"exit_code\", ...}}; kind is one of usage, unknown_server, ambiguous_server,
@@ -62,6 +73,18 @@ pub(crate) struct GlobalArgs {
     /// content.
     #[arg(long, short = 'c', global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Read another client's MCP configuration from its usual user file ($HOME) and project
+    /// file (working directory; wins over the user file, and needs `mcpctl trust` like any
+    /// project file): codex, claude, claude-desktop, cursor, vscode, gemini, goose, zed,
+    /// windsurf. `mcpctl --from cursor config check` lists the files read.
+    #[arg(
+        long,
+        global = true,
+        value_name = "CLIENT",
+        value_parser = parse_client,
+        conflicts_with = "config"
+    )]
+    pub(crate) from: Option<ClientKind>,
     /// Print JSON for scripts instead of human output.
     #[arg(long, global = true)]
     pub(crate) json: bool,
@@ -103,7 +126,8 @@ pub(crate) enum Command {
 /// Arguments of `trust`.
 #[derive(Debug, Args)]
 pub(crate) struct TrustArgs {
-    /// The file or plugin folder [default: ./mcp.toml, else ./.mcp.json].
+    /// The file or plugin folder [default: ./mcp.toml, else ./.mcp.json; with --from, the
+    /// client's file that takes precedence, its project file when there is one].
     #[arg(value_name = "PATH")]
     pub(crate) path: Option<PathBuf>,
 }
@@ -173,6 +197,22 @@ pub(crate) struct ReadArgs {
 pub(crate) enum ConfigCommand {
     /// Validate the configuration: errors with file, line and column; warnings; conflicts.
     Check,
+    /// Write the configuration of another client (--from CLIENT) as an equivalent mcp.toml,
+    /// with a comment for each setting that could not be carried over. Nothing is started
+    /// or expanded: `${VAR}` references become env_vars, bearer_token_env_var or
+    /// env_http_headers where mcp.toml has an equivalent.
+    Import(ImportArgs),
+}
+
+/// Arguments of `config import`.
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// Write here instead of to stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    /// Replace the output file if it exists.
+    #[arg(long, requires = "output")]
+    pub(crate) force: bool,
 }
 
 /// Arguments of the hidden `fake-server` command.

@@ -1,40 +1,53 @@
-//! Finding and loading the configuration: `--config FILE`, else `./mcp.toml`, else
-//! `./.mcp.json`, else the embedded demo.
+//! Finding and loading the configuration: `--config FILE`, else the files of `--from
+//! CLIENT`, else `./mcp.toml`, else `./.mcp.json`, else the embedded demo; messages for
+//! what goes wrong.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use mcp_catalog::{ConfigError, LoadedConfig};
+use mcp_catalog::{ConfigError, Discovery, LoadedConfig};
 
 use crate::error::CliError;
-
-/// The files looked for in the current directory, in order.
-pub(crate) const DEFAULT_FILES: [&str; 2] = mcp_catalog::PROJECT_FILES;
 
 /// The first line printed when no configuration file is found.
 pub(crate) const DEMO_NOTICE: &str =
     "mcpctl: no config found (--config, ./mcp.toml, ./.mcp.json); running the embedded demo";
 
-/// Which configuration to use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ConfigChoice {
-    /// A file named with `--config`: the user's explicit choice, trusted.
-    File(PathBuf),
-    /// A project file found in the working directory: used only once trusted.
-    Discovered(PathBuf),
-    /// No file: the embedded demo.
-    Demo,
+/// Where the configuration is looked for: `--config FILE`, else the files of `--from
+/// CLIENT` (its user file under `$HOME`, its project file in the working directory), else
+/// the project files of the working directory; found, checked against the trust store and
+/// loaded by [`mcp_catalog::Discovery::find`].
+pub(crate) fn discovery(global: &crate::cli::GlobalArgs) -> Result<Discovery, CliError> {
+    let discovery = Discovery::new("").with_explicit_file(global.config.clone());
+    let Some(kind) = global.from else {
+        return Ok(discovery);
+    };
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "cannot find the user configuration of {kind}: HOME is not set"
+            ))
+            .with_hint("set HOME to your home folder")
+        })?;
+    Ok(discovery.with_client(kind, home))
 }
 
-/// Picks the configuration: the flag, else the first default file that exists.
-pub(crate) fn choose(flag: Option<&Path>) -> ConfigChoice {
-    if let Some(path) = flag {
-        return ConfigChoice::File(path.to_path_buf());
-    }
-    DEFAULT_FILES
+/// The error when `--from CLIENT` found no file: every place looked at.
+pub(crate) fn client_not_found(
+    global: &crate::cli::GlobalArgs,
+    discovery: &Discovery,
+) -> Option<CliError> {
+    let kind = global.from?;
+    let looked: Vec<String> = discovery
+        .locations()
         .iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file())
-        .map_or(ConfigChoice::Demo, ConfigChoice::Discovered)
+        .map(|p| format!("not found: {}", p.display()))
+        .collect();
+    Some(
+        CliError::usage(format!("no MCP configuration of {kind} found"))
+            .with_details(looked)
+            .with_hint("run mcpctl in the project folder, or check that HOME is your home folder"),
+    )
 }
 
 /// Loads `path` for review without expanding any variable (see
@@ -51,21 +64,20 @@ pub(crate) fn review(path: &Path) -> Result<(LoadedConfig, mcp_catalog::Review),
     })
 }
 
-/// Reads and validates one file. Invalid files give one error listing every problem with
-/// its line and column.
-pub(crate) fn load(path: &Path) -> Result<LoadedConfig, CliError> {
-    load_for(path, false)
-}
-
-/// [`load`]; `checking` says the command is `config check` (the hint differs).
-pub(crate) fn load_for(path: &Path, checking: bool) -> Result<LoadedConfig, CliError> {
-    mcp_catalog::load_file(path).map_err(|e| load_error(path, &e, checking))
-}
-
-/// The CLI error for a configuration that could not be read or is invalid.
+/// The CLI error for a configuration that could not be read, is invalid, or names a
+/// plugin that cannot be loaded. `path` is the file shown when the error names none.
 pub(crate) fn load_error(path: &Path, e: &mcp_catalog::Error, checking: bool) -> CliError {
     match e.config_errors() {
+        _ if e.is_plugin_entry() || e.is_plugin_folder() => {
+            let cause = std::error::Error::source(&e)
+                .map(|s| format!(": {s}"))
+                .unwrap_or_default();
+            CliError::usage(format!("{e}{cause}")).with_hint(
+                "fix the [[plugins]] entry: its folder needs exactly one of .mcp.json or mcp.toml",
+            )
+        }
         Some(errors) => invalid(path, errors.errors(), checking),
+        None if e.is_trust_store() => CliError::usage(e.to_string()),
         None => {
             let cause = std::error::Error::source(&e)
                 .map(|s| format!(": {s}"))

@@ -1,10 +1,12 @@
 //! `mcpctl`: check and use MCP server configurations from the command line.
 //!
-//! It loads a configuration (`--config FILE`, else `./mcp.toml`, else `./.mcp.json`, else an
-//! embedded demo that starts fake servers), starts every server through
+//! It loads a configuration (`--config FILE`, else another client's files with `--from
+//! CLIENT`, else `./mcp.toml`, else `./.mcp.json`, else an embedded demo that starts fake
+//! servers) through `mcp_catalog::Discovery`, starts every server through
 //! `mcp-connections`, and shows their status, tools and resources, calls tools and reads
 //! resources. `login`, `logout` and `auth-status` manage the OAuth credentials of
-//! streamable HTTP servers (through `mcp-auth`) without starting any server. Run
+//! streamable HTTP servers (through `mcp-auth`) without starting any server; `config import`
+//! converts another client's configuration to `mcp.toml`. Run
 //! `mcpctl --help`.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "CLI output")]
 

@@ -11,15 +11,18 @@ use mcp_testkit::HttpFakeServer;
 use tokio::sync::mpsc;
 
 use crate::cli::GlobalArgs;
-use crate::config::{self, ConfigChoice};
+use crate::config;
 use crate::error::CliError;
 use crate::progress::{self, ProgressMode};
 
 /// The loaded configuration, before any server starts.
 #[derive(Debug)]
 pub(crate) struct Loaded {
-    /// The configuration and its origin.
-    pub(crate) loaded: LoadedConfig,
+    /// The configuration files, lowest precedence first (one for `--config` or a project
+    /// file; the demo's configuration for the demo).
+    pub(crate) files: Vec<LoadedConfig>,
+    /// The catalog builder with the files and their plugins.
+    builder: CatalogBuilder,
     /// The demo's HTTP server, when running the demo.
     pub(crate) demo_http: Option<HttpFakeServer>,
     /// Whether this is the embedded demo (credentials stay in memory).
@@ -29,83 +32,87 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
-    /// Finds and loads the configuration, or starts the demo (printing the demo notice).
-    /// `demo_http` says whether the demo needs its HTTP server running; `all_warnings`
-    /// prints every warning instead of summarizing unknown top-level keys.
+    /// Finds and loads the configuration ([`crate::trust::find`]), or starts the demo
+    /// (printing the demo notice). `demo_http` says whether the demo needs its HTTP server
+    /// running; `all_warnings` prints every warning instead of summarizing unknown
+    /// top-level keys.
     pub(crate) async fn find(
         global: &GlobalArgs,
         demo_http: bool,
         all_warnings: bool,
     ) -> Result<Self, CliError> {
-        match config::choose(global.config.as_deref()) {
-            ConfigChoice::File(path) => {
-                let loaded = config::load(&path)?;
-                config::print_warnings(&loaded, all_warnings);
-                Ok(Self {
-                    loaded,
-                    demo_http: None,
-                    demo: false,
-                    trusted: true,
-                })
-            }
-            ConfigChoice::Discovered(path) => {
-                // A project file: nothing of it is expanded or started before it is trusted.
-                crate::trust::ensure_trusted(&path, global.json)?;
-                let loaded = config::load(&path)?;
-                crate::trust::ensure_plugins_trusted(&loaded)?;
-                config::print_warnings(&loaded, all_warnings);
-                Ok(Self {
-                    loaded,
-                    demo_http: None,
-                    demo: false,
-                    trusted: true,
-                })
-            }
-            ConfigChoice::Demo => {
-                eprintln!("{}", config::DEMO_NOTICE);
-                let demo = crate::demo::start(demo_http).await?;
-                Ok(Self {
-                    loaded: demo.loaded,
-                    demo_http: demo.http,
-                    demo: true,
-                    trusted: true,
-                })
-            }
+        let discovery = config::discovery(global)?;
+        match crate::trust::find(&discovery, global.json)? {
+            Some((files, builder)) => Ok(Self::ready(files, builder, all_warnings)),
+            None => match config::client_not_found(global, &discovery) {
+                Some(error) => Err(error),
+                None => Self::demo(demo_http).await,
+            },
         }
     }
 
-    /// A project file that is not trusted, loaded for review only: no variable expanded,
-    /// no plugin loaded. Never to be started.
-    pub(crate) fn for_review(path: &std::path::Path, all_warnings: bool) -> Result<Self, CliError> {
-        let (loaded, _) = config::review(path)?;
-        config::print_warnings(&loaded, all_warnings);
-        Ok(Self {
-            loaded,
+    /// A configuration that may be used; prints its warnings.
+    pub(crate) fn ready(
+        files: Vec<LoadedConfig>,
+        builder: CatalogBuilder,
+        all_warnings: bool,
+    ) -> Self {
+        for file in &files {
+            config::print_warnings(file, all_warnings);
+        }
+        Self {
+            files,
+            builder,
             demo_http: None,
             demo: false,
-            trusted: false,
+            trusted: true,
+        }
+    }
+
+    /// Starts the demo (printing the demo notice).
+    pub(crate) async fn demo(demo_http: bool) -> Result<Self, CliError> {
+        eprintln!("{}", config::DEMO_NOTICE);
+        let demo = crate::demo::start(demo_http).await?;
+        Ok(Self {
+            builder: CatalogBuilder::new().with_user_config(demo.loaded.clone()),
+            files: vec![demo.loaded],
+            demo_http: demo.http,
+            demo: true,
+            trusted: true,
         })
     }
 
-    /// The resolved catalog of this configuration, with the plugins its `[[plugins]]`
-    /// entries install (paths relative to the configuration's folder); without plugins
-    /// when the file is not trusted.
-    pub(crate) fn catalog(&self) -> Result<ResolvedCatalog, CliError> {
+    /// Files of which a project file is not trusted, loaded for review only
+    /// ([`mcp_catalog::Discovery::review`]): no variable expanded, no plugin loaded. Never
+    /// to be started.
+    pub(crate) fn for_review(files: Vec<LoadedConfig>, all_warnings: bool) -> Self {
         let mut builder = CatalogBuilder::new();
-        if !self.trusted {
-            return Ok(builder.with_user_config(self.loaded.clone()).build());
+        for file in &files {
+            config::print_warnings(file, all_warnings);
+            builder.add_user_config(file.clone());
         }
-        builder
-            .add_user_config_with_plugins(self.loaded.clone(), &mcp_catalog::ProcessEnv)
-            .map_err(|e| {
-                let cause = std::error::Error::source(&e)
-                    .map(|s| format!(": {s}"))
-                    .unwrap_or_default();
-                CliError::usage(format!("{e}{cause}")).with_hint(
-                    "fix the [[plugins]] entry: its folder needs exactly one of .mcp.json or mcp.toml",
-                )
-            })?;
-        Ok(builder.build())
+        Self {
+            builder,
+            files,
+            demo_http: None,
+            demo: false,
+            trusted: false,
+        }
+    }
+
+    /// Where the configuration comes from: its files' paths (or `<embedded demo>`).
+    pub(crate) fn origin(&self) -> String {
+        self.files
+            .iter()
+            .map(LoadedConfig::origin)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The resolved catalog of this configuration, with the plugins its `[[plugins]]`
+    /// entries install; without plugins when the file is not trusted.
+    pub(crate) fn catalog(&self) -> ResolvedCatalog {
+        self.builder.build()
     }
 }
 
@@ -127,7 +134,7 @@ impl Session {
     /// Loads the configuration and starts every server (returns at once).
     pub(crate) async fn start(global: &GlobalArgs) -> Result<Self, CliError> {
         let loaded = Loaded::find(global, true, false).await?;
-        let catalog = loaded.catalog()?;
+        let catalog = loaded.catalog();
         let (tx, rx) = mpsc::unbounded_channel();
         let mut options = ConnectionSetOptions::new()
             .with_client_info("mcpctl", env!("CARGO_PKG_VERSION"))
@@ -152,7 +159,7 @@ impl Session {
         let set = ConnectionSet::start(&catalog, options);
         Ok(Self {
             set,
-            origin: loaded.loaded.origin().to_owned(),
+            origin: loaded.origin(),
             catalog,
             store,
             events: Some(rx),

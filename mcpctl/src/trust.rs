@@ -8,7 +8,9 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
-use mcp_catalog::{LoadedConfig, Review, TrustState, TrustStore};
+use mcp_catalog::{
+    CatalogBuilder, Discovered, Discovery, LoadedConfig, ProcessEnv, Review, TrustState, TrustStore,
+};
 
 use crate::error::CliError;
 
@@ -44,36 +46,70 @@ fn review_lines(review: &Review) -> Vec<String> {
         .collect()
 }
 
-/// True when `path` is trusted with its current content (false when unknown or the store
-/// cannot be read).
-pub(crate) fn is_trusted(path: &Path) -> bool {
-    open_store()
-        .ok()
-        .and_then(|store| store.state(path).ok())
-        .is_some_and(TrustState::is_trusted)
+/// What [`find`] found: the files of the configuration (lowest precedence first) and the
+/// catalog builder holding them with their plugins.
+pub(crate) type Found = (Vec<LoadedConfig>, CatalogBuilder);
+
+/// Finds and loads the configuration through [`Discovery::find`]. A project file that is
+/// not trusted is trusted at an interactive prompt (then looked for again), or is an error
+/// that shows what the file would run and how to trust it; nothing has been started or
+/// expanded then. `None`: no configuration.
+pub(crate) fn find(discovery: &Discovery, json: bool) -> Result<Option<Found>, CliError> {
+    let shown = discovery.path().unwrap_or_default();
+    let mut store = if discovery.uses_trust() {
+        Some(open_store()?)
+    } else {
+        None
+    };
+    loop {
+        let found = discovery
+            .find(store.as_ref(), &ProcessEnv)
+            .map_err(|e| crate::config::load_error(&shown, &e, false))?;
+        let (config, untrusted, state, review) = match found {
+            Discovered::Ready { files, builder, .. } => return Ok(Some((files, builder))),
+            Discovered::NotFound => return Ok(None),
+            Discovered::NeedsTrust {
+                config,
+                untrusted,
+                state,
+                review,
+                ..
+            } => (config, untrusted, state, review),
+            _ => {
+                return Err(CliError::usage(
+                    "unexpected outcome of configuration discovery",
+                ));
+            }
+        };
+        if untrusted != config {
+            return Err(untrusted_plugin_error(&config, &untrusted));
+        }
+        let why = match state {
+            TrustState::Changed => "changed since you trusted it",
+            _ => "not trusted yet",
+        };
+        let interactive =
+            !json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        match store.as_mut() {
+            Some(store) if interactive && ask(&config, why, &review)? => {
+                let recorded = store.trust(&config).map_err(catalog_error)?;
+                eprintln!("trusted {}", recorded.display());
+            }
+            _ => return Err(untrusted_error(&config, why, &review)),
+        }
+    }
 }
 
-/// Makes sure the discovered project file `path` may be used: trusted already, or trusted
-/// now at an interactive prompt. Otherwise an error that shows what the file would run and
-/// how to trust it; nothing has been started or expanded.
-pub(crate) fn ensure_trusted(path: &Path, json: bool) -> Result<(), CliError> {
-    let mut store = open_store()?;
-    let state = store.state(path).map_err(catalog_error)?;
-    if state.is_trusted() {
-        return Ok(());
-    }
-    let (_, review) = crate::config::review(path)?;
-    let why = match state {
-        TrustState::Changed => "changed since you trusted it",
-        _ => "not trusted yet",
-    };
-    let interactive = !json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    if interactive && ask(path, why, &review)? {
-        let recorded = store.trust(path).map_err(catalog_error)?;
-        eprintln!("trusted {}", recorded.display());
-        return Ok(());
-    }
-    Err(untrusted_error(path, why, &review))
+/// The error for a plugin outside its project's folder that is not trusted; `manifest` is
+/// the plugin's `.mcp.json` or `mcp.toml`.
+pub(crate) fn untrusted_plugin_error(config: &Path, manifest: &Path) -> CliError {
+    let dir = manifest.parent().unwrap_or(manifest);
+    let shown = dir.display();
+    CliError::untrusted(format!(
+        "project configuration `{}` loads plugin `{shown}` from outside its folder, and that plugin is not trusted; nothing was started",
+        config.display()
+    ))
+    .with_hint(format!("review the plugin, then run `mcpctl trust {shown}`"))
 }
 
 /// The error for an untrusted file: what it would run, and how to trust it.
@@ -109,35 +145,16 @@ fn ask(path: &Path, why: &str, review: &Review) -> Result<bool, CliError> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
 }
 
-/// Makes sure every plugin of the project file `loaded` that lies outside its folder is
-/// trusted on its own.
-pub(crate) fn ensure_plugins_trusted(loaded: &LoadedConfig) -> Result<(), CliError> {
-    let outside = mcp_catalog::plugins_outside_folder(loaded);
-    if outside.is_empty() {
-        return Ok(());
-    }
-    let store = open_store()?;
-    for dir in outside {
-        let trusted = store.state(&dir).is_ok_and(TrustState::is_trusted);
-        if !trusted {
-            let shown = dir.display();
-            return Err(CliError::untrusted(format!(
-                "project configuration `{}` loads plugin `{shown}` from outside its folder, and that plugin is not trusted; nothing was started",
-                loaded.origin()
-            ))
-            .with_hint(format!(
-                "review the plugin, then run `mcpctl trust {shown}`"
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// `mcpctl trust [PATH]`: shows what the file would run and records its content as trusted.
-pub(crate) fn run(path: Option<&Path>, json: bool) -> Result<u8, CliError> {
-    let path = match crate::config::choose(path) {
-        crate::config::ConfigChoice::File(p) | crate::config::ConfigChoice::Discovered(p) => p,
-        crate::config::ConfigChoice::Demo => {
+pub(crate) fn run(path: Option<&Path>, global: &crate::cli::GlobalArgs) -> Result<u8, CliError> {
+    let json = global.json;
+    let found = match path {
+        Some(path) => Some(path.to_path_buf()),
+        None => crate::config::discovery(global)?.path(),
+    };
+    let path = match found {
+        Some(path) => path,
+        None => {
             return Err(
                 CliError::usage("no project configuration here (./mcp.toml, ./.mcp.json)")
                     .with_hint("name the file or plugin folder to trust: `mcpctl trust PATH`"),

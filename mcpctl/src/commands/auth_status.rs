@@ -26,7 +26,7 @@ struct Row {
 /// Runs `auth-status`.
 pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     let loaded = Loaded::find(global, false, false).await?;
-    let catalog = loaded.catalog()?;
+    let catalog = loaded.catalog();
     // `auto` probes the keyring: open the store only when some server may use it.
     let store = if catalog
         .exposed()
@@ -40,7 +40,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     for (key, config) in catalog.exposed() {
         rows.push(row(&catalog, key, config, store.as_ref()).await);
     }
-    let origin = loaded.loaded.origin();
+    let origin = &loaded.origin();
     let location = store.as_ref().map(|s| s.location());
     if global.json {
         crate::render::out_json(&to_json(origin, location.as_deref(), &rows));

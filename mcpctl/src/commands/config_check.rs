@@ -1,10 +1,14 @@
 //! `mcpctl config check`: validate the configuration without starting any server.
 
-use mcp_catalog::{ConfigError, ConfigWarning, ResolvedCatalog, Transport};
+use std::path::Path;
+
+use mcp_catalog::{
+    ConfigError, ConfigWarning, Discovered, LoadedConfig, ProcessEnv, ResolvedCatalog, Transport,
+};
 use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
-use crate::config::{self, ConfigChoice};
+use crate::config;
 use crate::error::{CliError, EXIT_USAGE};
 use crate::progress::plural;
 use crate::session::Loaded;
@@ -12,61 +16,110 @@ use crate::style::Style;
 
 /// Runs `config check`: exit code 0 when valid, 2 when not.
 pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
-    let choice = config::choose(global.config.as_deref());
-    let (path, trusted) = match &choice {
-        ConfigChoice::File(path) => (Some(path.clone()), true),
-        ConfigChoice::Discovered(path) => (Some(path.clone()), crate::trust::is_trusted(path)),
-        ConfigChoice::Demo => (None, true),
+    let discovery = config::discovery(global)?;
+    let shown = discovery.path().unwrap_or_default();
+    // Without a trust store every project file is only reviewed.
+    let store = if discovery.uses_trust() {
+        crate::trust::open_store().ok()
+    } else {
+        None
     };
-    if let Some(path) = &path {
-        // An untrusted project file is validated without expanding any variable. Other
-        // commands start the usable servers of a file whose entries are partly broken; the
-        // check fails on any error, per-server ones included.
-        let checked = if trusted {
-            mcp_catalog::load_file(path)
-        } else {
-            mcp_catalog::review_file(path).map(|(loaded, _)| loaded)
-        }
-        .and_then(|loaded| loaded.into_strict().map_err(mcp_catalog::Error::from));
-        match checked {
-            Ok(_) => {}
-            Err(e) => match e.config_errors() {
-                Some(errors) if global.json => {
-                    let origin = path.display().to_string();
-                    crate::render::out_json(&json!({
-                        "config": origin,
-                        "valid": false,
-                        "errors": errors.iter().map(error_json).collect::<Vec<_>>(),
-                    }));
-                    return Ok(EXIT_USAGE);
+    // An untrusted project file is validated without expanding any variable. Other
+    // commands start the usable servers of a file whose entries are partly broken; the
+    // check fails on any error, per-server ones included.
+    let found = discovery
+        .find(store.as_ref(), &ProcessEnv)
+        .and_then(|found| {
+            match &found {
+                Discovered::Ready { files, .. } => {
+                    for file in files {
+                        file.clone().into_strict()?;
+                    }
                 }
-                // Read errors and human output: the usual error display.
-                _ => return Err(config::load_error(path, &e, true)),
-            },
+                Discovered::NeedsTrust { .. } => {
+                    for file in discovery.review()? {
+                        file.into_strict()?;
+                    }
+                }
+                _ => {}
+            }
+            Ok(found)
+        });
+    let found = match found {
+        Ok(found) => found,
+        Err(e) => match e.config_errors() {
+            Some(errors) if global.json && !e.is_plugin_entry() => {
+                let origin = errors.iter().next().map_or_else(
+                    || shown.display().to_string(),
+                    |e| e.location().origin().to_owned(),
+                );
+                crate::render::out_json(&json!({
+                    "config": origin,
+                    "valid": false,
+                    "errors": errors.iter().map(error_json).collect::<Vec<_>>(),
+                }));
+                return Ok(EXIT_USAGE);
+            }
+            // Read errors and human output: the usual error display.
+            _ => return Err(config::load_error(&shown, &e, true)),
+        },
+    };
+    let all_warnings = !global.json;
+    let mut untrusted = None;
+    let loaded = match found {
+        Discovered::Ready { files, builder, .. } => Loaded::ready(files, builder, all_warnings),
+        Discovered::NeedsTrust {
+            config, untrusted, ..
+        } if config != untrusted => {
+            return Err(crate::trust::untrusted_plugin_error(&config, &untrusted));
         }
-    }
-    let loaded = match &path {
-        Some(path) if !trusted => Loaded::for_review(path, !global.json)?,
-        _ => Loaded::find(global, false, !global.json).await?,
+        Discovered::NeedsTrust { config, .. } => {
+            // Every file, the trusted user files of a client too, for review only.
+            let files = discovery
+                .review()
+                .map_err(|e| config::load_error(&shown, &e, true))?;
+            untrusted = Some(config);
+            Loaded::for_review(files, all_warnings)
+        }
+        _ => match config::client_not_found(global, &discovery) {
+            Some(error) => return Err(error),
+            None => Loaded::demo(false).await?,
+        },
     };
-    let review = match &path {
-        Some(path) => Some(config::review(path)?.1),
-        None => None,
+    let trusted = loaded.trusted;
+    let review = if loaded.demo {
+        None
+    } else {
+        let mut review = Vec::new();
+        for file in &loaded.files {
+            review.extend(
+                config::review(Path::new(file.origin()))?
+                    .1
+                    .to_string()
+                    .lines()
+                    .map(str::to_owned),
+            );
+        }
+        Some(review)
     };
-    let catalog = loaded.catalog()?;
+    let catalog = loaded.catalog();
     if global.json {
         crate::render::out_json(&json!({
-            "config": loaded.loaded.origin(),
-            "format": loaded.loaded.format().map(|f| f.name()),
+            "config": loaded.origin(),
+            "format": loaded.files.last().and_then(LoadedConfig::format).map(|f| f.name()),
+            "files": loaded.files.iter().filter(|_| !loaded.demo).map(|f| json!({
+                "path": f.origin(),
+                "format": f.format().map(|f| f.id()),
+            })).collect::<Vec<_>>(),
             "valid": true,
             "errors": [],
-            "warnings": loaded.loaded.warnings().iter().map(warning_json).collect::<Vec<_>>(),
+            "warnings": loaded.files.iter().flat_map(LoadedConfig::warnings).map(warning_json).collect::<Vec<_>>(),
             "conflicts": catalog.conflicts().iter().map(ToString::to_string).collect::<Vec<_>>(),
             "servers": servers(&catalog).into_iter().map(|r| json!({
                 "server": r[0], "transport": r[1], "state": r[2],
             })).collect::<Vec<_>>(),
             "trusted": trusted,
-            "review": review.as_ref().map(|r| r.to_string().lines().map(str::to_owned).collect::<Vec<_>>()),
+            "review": review,
         }));
         return Ok(0);
     }
@@ -75,17 +128,22 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         .into_iter()
         .map(|[key, transport, state]| vec![format!("  {key}"), transport, state])
         .collect();
-    let format = loaded
-        .loaded
-        .format()
-        .map(|f| format!(" (read as {f})"))
-        .unwrap_or_default();
+    let format = match loaded.files.as_slice() {
+        [file] => file.format().map(|f| format!(" (read as {f})")),
+        _ => None,
+    }
+    .unwrap_or_default();
     let mut lines = vec![format!(
         "{} {}{format}: valid, {}",
         s.green("ok:"),
-        loaded.loaded.origin(),
+        loaded.origin(),
         plural(rows.len(), "server")
     )];
+    for file in loaded.files.iter().filter(|_| !loaded.demo) {
+        if let Some(format) = file.format() {
+            lines.push(format!("format: {} ({})", format.id(), file.origin()));
+        }
+    }
     lines.extend(crate::render::table(&rows));
     for conflict in catalog.conflicts() {
         lines.push(format!("{} {conflict}", s.yellow("conflict:")));
@@ -94,16 +152,16 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         lines.push("it will:".to_owned());
         lines.extend(
             review
-                .to_string()
-                .lines()
+                .iter()
                 .map(|l| format!("  {}", crate::render::terminal_safe(l))),
         );
     }
-    if !trusted {
+    if let Some(path) = &untrusted {
         lines.push(format!(
-            "{} this project file is not trusted: nothing of it starts and no variable is expanded until you run `mcpctl trust {}`",
+            "{} project file {} is not trusted: nothing of it starts and no variable is expanded until you run `mcpctl trust {}`",
             s.yellow("untrusted:"),
-            loaded.loaded.origin()
+            path.display(),
+            path.display()
         ));
     }
     let mut text = lines.join("\n");

@@ -18,8 +18,8 @@ use crate::style::Style;
 pub(crate) async fn run(global: &GlobalArgs, args: &LoginArgs) -> Result<u8, CliError> {
     let timeout = args.timeout.map(parse_timeout).transpose()?;
     let loaded = Loaded::find(global, false, false).await?;
-    let catalog = loaded.catalog()?;
-    let key = auth::resolve(&catalog, &args.server, loaded.loaded.origin())?;
+    let catalog = loaded.catalog();
+    let key = auth::resolve(&catalog, &args.server, &loaded.origin())?;
     let config = catalog
         .get(&key)
         .ok_or_else(|| CliError::usage(format!("unknown MCP server `{key}`")))?;

@@ -14,8 +14,8 @@ use crate::session::Loaded;
 /// Runs `logout`.
 pub(crate) async fn run(global: &GlobalArgs, args: &ServerArg) -> Result<u8, CliError> {
     let loaded = Loaded::find(global, false, false).await?;
-    let catalog = loaded.catalog()?;
-    let key = auth::resolve(&catalog, &args.server, loaded.loaded.origin())?;
+    let catalog = loaded.catalog();
+    let key = auth::resolve(&catalog, &args.server, &loaded.origin())?;
     let config = catalog
         .get(&key)
         .ok_or_else(|| CliError::usage(format!("unknown MCP server `{key}`")))?;

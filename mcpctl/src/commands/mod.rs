@@ -5,6 +5,7 @@ pub(crate) mod auth_status;
 pub(crate) mod call;
 pub(crate) mod config_check;
 pub(crate) mod fake_server;
+pub(crate) mod import;
 pub(crate) mod login;
 pub(crate) mod logout;
 pub(crate) mod read;
@@ -26,6 +27,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
     // Commands that start no server.
     match &command {
         Command::Config(ConfigCommand::Check) => return config_check::run(&global).await,
+        Command::Config(ConfigCommand::Import(args)) => return import::run(&global, args),
         Command::Login(args) => {
             return tokio::select! {
                 outcome = login::run(&global, args) => outcome,
@@ -36,7 +38,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
         }
         Command::Logout(args) => return logout::run(&global, args).await,
         Command::AuthStatus => return auth_status::run(&global).await,
-        Command::Trust(args) => return crate::trust::run(args.path.as_deref(), global.json),
+        Command::Trust(args) => return crate::trust::run(args.path.as_deref(), &global),
         _ => {}
     }
     // Check what can be checked before any server starts.
