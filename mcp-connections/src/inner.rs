@@ -81,12 +81,13 @@ impl SetInner {
         }
     }
 
-    /// The crash loop the pool holds `slot`'s connection in, if any.
+    /// The crash loop the pool holds `slot`'s connection in, if any: two failures or more
+    /// in a row (after one, the next use restarts the server at once).
     pub(crate) fn crash_loop(&self, slot: &Slot) -> Option<CrashLoop> {
         match self.pool.pool.status(&slot.pool_key) {
             mcp_pool::KeyStatus::CrashLoop {
                 failures, retry_in, ..
-            } => Some(CrashLoop {
+            } if failures >= 2 => Some(CrashLoop {
                 crashes: failures,
                 retry_in,
             }),

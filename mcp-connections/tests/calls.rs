@@ -627,26 +627,20 @@ async fn a_crashed_server_is_not_restarted_during_its_backoff() {
     );
     set.wait_startup().await;
     let first_pid = fx.pids()[0];
+    let failed = |e: &ConnectionEvent| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy"));
     set.call_tool(&key("crashy"), "die", None, CallOptions::new())
         .await
         .unwrap_err();
-    wait_event(
-        &mut rx,
-        Duration::from_secs(10),
-        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
-    )
-    .await;
-    let err = set
-        .call_tool(&key("crashy"), "die", None, CallOptions::new())
+    wait_event(&mut rx, Duration::from_secs(10), failed).await;
+    // One crash: the next use restarts it at once (a new process), which dies too.
+    set.call_tool(&key("crashy"), "die", None, CallOptions::new())
         .await
         .unwrap_err();
-    assert!(err.is_not_ready(), "{err}");
-    assert!(
-        err.to_string()
-            .contains("crash loop: 1 failure in a row; next restart in"),
-        "{err}"
-    );
-    // The crash loop is a typed state, in events and in status.
+    wait_event(&mut rx, Duration::from_secs(10), failed).await;
+    let second_pid = fx.pids()[0];
+    assert_ne!(second_pid, first_pid);
+
+    // Two in a row: a crash loop, a typed state in events and in status.
     let event = wait_event(
         &mut rx,
         Duration::from_secs(10),
@@ -656,16 +650,26 @@ async fn a_crashed_server_is_not_restarted_during_its_backoff() {
     let ConnectionEvent::CrashLoop { crash_loop, .. } = event else {
         unreachable!()
     };
-    assert_eq!(crash_loop.crashes, 1);
+    assert_eq!(crash_loop.crashes, 2);
     assert!(
         crash_loop.retry_in > Duration::from_secs(50),
         "{crash_loop:?}"
     );
-    let status = set.status();
-    let crash_loop = status[0].crash_loop.expect("a crash loop in status");
-    assert_eq!(crash_loop.crashes, 1);
-    // No new process was started.
-    assert_eq!(fx.pids(), vec![first_pid]);
+    let crash_loop = set.status()[0].crash_loop.expect("a crash loop in status");
+    assert_eq!(crash_loop.crashes, 2);
+
+    let err = set
+        .call_tool(&key("crashy"), "die", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_ready(), "{err}");
+    assert!(
+        err.to_string()
+            .contains("crash loop: 2 failures in a row; next restart in"),
+        "{err}"
+    );
+    // No new process was started during the backoff.
+    assert_eq!(fx.pids(), vec![second_pid]);
     set.shutdown().await;
     fx.assert_no_processes().await;
 }

@@ -199,25 +199,59 @@ async fn a_crash_racing_a_pending_call_is_counted_once() {
     );
     assert!(slow.unwrap_err().is_disconnected());
     assert!(die.is_err());
+    let failed = |e: &ConnectionEvent| matches!(e, ConnectionEvent::Failed { .. });
+    for rx in [&mut rx_a, &mut rx_b] {
+        wait_event(rx, Duration::from_secs(10), failed).await;
+    }
+    assert_eq!(pool.stats().crashes, 1);
+    let failures = |pool: &ServerPool| -> Vec<u32> {
+        pool.statuses()
+            .values()
+            .filter_map(|s| match s {
+                mcp_pool::KeyStatus::CrashLoop { failures, .. } => Some(*failures),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(failures(&pool), vec![1]);
+    for set in [&a, &b] {
+        let status = &set.status()[0];
+        assert!(matches!(status.state, ServerState::Failed(_)), "{status:?}");
+        // One failure is not a loop yet: the next use restarts the server at once.
+        assert_eq!(status.crash_loop, None);
+    }
+
+    // B restarts it (one new process) and kills it again, A's call pending again: the
+    // second failure in a row, counted once, is a crash loop both sets report.
+    let (slow, die) = tokio::join!(
+        a.call_tool(&crashy, "slow", None, CallOptions::new()),
+        async {
+            // A restarts first (single flight in the pool); B joins that start.
+            tokio::task::yield_now().await;
+            b.call_tool(&crashy, "die", None, CallOptions::new()).await
+        },
+    );
+    assert!(slow.is_err());
+    assert!(die.is_err());
     for rx in [&mut rx_a, &mut rx_b] {
         wait_event(rx, Duration::from_secs(10), |e| {
             matches!(e, ConnectionEvent::CrashLoop { .. })
         })
         .await;
     }
-    assert_eq!(pool.stats().crashes, 1);
+    assert_eq!(pool.stats().starts, 2);
+    assert_eq!(pool.stats().crashes, 2);
+    assert_eq!(failures(&pool), vec![2]);
     for set in [&a, &b] {
-        let status = &set.status()[0];
-        assert!(matches!(status.state, ServerState::Failed(_)), "{status:?}");
-        assert_eq!(status.crash_loop.map(|c| c.crashes), Some(1));
+        assert_eq!(set.status()[0].crash_loop.map(|c| c.crashes), Some(2));
     }
     // Held back by the backoff: no new process.
     let err = a
-        .call_tool(&key("crashy"), "die", None, CallOptions::new())
+        .call_tool(&crashy, "die", None, CallOptions::new())
         .await
         .unwrap_err();
     assert!(err.is_not_ready(), "{err}");
-    assert_eq!(pool.stats().starts, 1);
+    assert_eq!(pool.stats().starts, 2);
     a.shutdown().await;
     b.shutdown().await;
     pool.shutdown().await;

@@ -175,12 +175,18 @@ async fn a_server_that_exits_at_startup_is_a_crash_loop_with_its_stderr() {
         .await
         .unwrap_err();
     assert!(err.is_start_failed(), "{err}");
+    // One failure is retried at once; the second in a row starts the crash loop.
+    let err = pool
+        .acquire("bad", || start(spec.clone(), starts.clone()))
+        .await
+        .unwrap_err();
+    assert!(err.is_start_failed(), "{err}");
     let err = pool
         .acquire("bad", || start(spec.clone(), starts.clone()))
         .await
         .unwrap_err();
     assert!(err.is_crash_loop(), "{err}");
     assert!(pool.status(&"bad").is_crash_loop());
-    assert_eq!(starts.load(Ordering::SeqCst), 1);
+    assert_eq!(starts.load(Ordering::SeqCst), 2);
     pool.shutdown().await;
 }

@@ -99,7 +99,7 @@ pub(crate) enum Command {
     /// Start every server and show its state, tool count and failure reason.
     Status,
     /// List the aggregated tools with their qualified names.
-    Tools(ServerFilter),
+    Tools(ToolsArgs),
     /// Call a tool and print its result.
     Call(CallArgs),
     /// List the resources (and resource templates) of the servers.
@@ -138,6 +138,18 @@ pub(crate) struct ServerFilter {
     /// Only this server (its name, or name@environment).
     #[arg(long, short = 's', value_name = "KEY")]
     pub(crate) server: Option<String>,
+}
+
+/// Arguments of `tools`.
+#[derive(Debug, Args)]
+pub(crate) struct ToolsArgs {
+    /// Only this server (its name, or name@environment).
+    #[arg(long, short = 's', value_name = "KEY")]
+    pub(crate) server: Option<String>,
+    /// List the tools from the persisted catalog cache (in the data directory) without
+    /// starting any server, with each listing's age. Servers never listed are named.
+    #[arg(long)]
+    pub(crate) cached: bool,
 }
 
 /// Arguments of `call`.

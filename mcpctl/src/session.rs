@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use mcp_catalog::{CatalogBuilder, LoadedConfig, ResolvedCatalog};
 use mcp_connections::{
-    ConnectionEvent, ConnectionSet, ConnectionSetOptions, ServerState, ServerStatus, StartupSummary,
+    ConnectionEvent, ConnectionSet, ConnectionSetOptions, ServerState, ServerStatus,
+    StartupSummary, ToolCache,
 };
 use mcp_key::McpServerKey;
 use mcp_testkit::HttpFakeServer;
@@ -116,6 +117,14 @@ impl Loaded {
     }
 }
 
+/// The folder of the tool catalog cache, in the data directory.
+pub(crate) const TOOL_CACHE_DIR: &str = "cache";
+/// Listings kept in the cache: enough for every server of several configurations.
+const TOOL_CACHE_CAPACITY: u64 = 256;
+/// How long a cached listing is shown by `tools --cached` (and used by
+/// `startup = "lazy_when_cached"` servers): a week.
+const TOOL_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
 /// A running connection set and what it needs to shut down.
 pub(crate) struct Session {
     /// The connection set.
@@ -131,8 +140,9 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Loads the configuration and starts every server (returns at once).
-    pub(crate) async fn start(global: &GlobalArgs) -> Result<Self, CliError> {
+    /// Loads the configuration and starts every server (returns at once). With
+    /// `cache_only`, starts nothing: servers with a cached tool listing show it.
+    pub(crate) async fn start(global: &GlobalArgs, cache_only: bool) -> Result<Self, CliError> {
         let loaded = Loaded::find(global, true, false).await?;
         let catalog = loaded.catalog();
         let (tx, rx) = mpsc::unbounded_channel();
@@ -142,6 +152,16 @@ impl Session {
             .with_tools_grace(std::time::Duration::ZERO)
             .with_events(tx)
             .with_elicitation_handler(Arc::new(crate::elicit::TerminalElicitation::new()));
+        // The tool catalog cache lives in the data directory (not for the demo, whose
+        // HTTP server gets a new port, so a new fingerprint, on every run).
+        if let Some(dir) = crate::auth::data_dir().filter(|_| !loaded.demo) {
+            options = options.with_tool_cache(ToolCache::persisted(
+                dir.join(TOOL_CACHE_DIR),
+                TOOL_CACHE_CAPACITY,
+                TOOL_CACHE_TTL,
+            ));
+        }
+        options = options.with_cache_only(cache_only);
         // The store is opened only when a server may use it (`auto` probes the keyring).
         let mut store = None;
         if loaded.demo || crate::auth::any_oauth(&catalog) {

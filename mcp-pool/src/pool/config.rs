@@ -20,8 +20,11 @@ pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// let config = PoolConfig::new()
 ///     .with_idle_keep_alive(Duration::from_secs(60))
 ///     .with_backoff(Duration::from_millis(100), Duration::from_secs(5));
-/// assert_eq!(config.backoff_after(1), Duration::from_millis(100));
-/// assert_eq!(config.backoff_after(3), Duration::from_millis(400));
+/// // One failure may be bad luck: the next acquisition retries at once.
+/// assert_eq!(config.backoff_after(1), Duration::ZERO);
+/// // From the second failure in a row it is a crash loop.
+/// assert_eq!(config.backoff_after(2), Duration::from_millis(100));
+/// assert_eq!(config.backoff_after(4), Duration::from_millis(400));
 /// assert_eq!(config.backoff_after(30), Duration::from_secs(5));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,8 +60,9 @@ impl PoolConfig {
         self
     }
 
-    /// Crash-loop backoff: after `n` failed starts in a row, the next start waits
-    /// `initial * 2^(n-1)`, capped at `max`.
+    /// Crash-loop backoff: after `n >= 2` failures in a row (failed starts and deaths),
+    /// the next start waits `initial * 2^(n-2)`, capped at `max`. After a single failure
+    /// the next acquisition retries at once.
     #[must_use]
     pub fn with_backoff(mut self, initial: Duration, max: Duration) -> Self {
         self.backoff_initial = initial;
@@ -79,10 +83,10 @@ impl PoolConfig {
 
     /// The wait before the next start after `failures` failed starts in a row.
     pub fn backoff_after(&self, failures: u32) -> Duration {
-        if failures == 0 {
+        if failures <= 1 {
             return Duration::ZERO;
         }
-        let factor = 1u32.checked_shl(failures - 1).unwrap_or(u32::MAX);
+        let factor = 1u32.checked_shl(failures - 2).unwrap_or(u32::MAX);
         self.backoff_initial
             .checked_mul(factor)
             .map_or(self.backoff_max, |d| d.min(self.backoff_max))

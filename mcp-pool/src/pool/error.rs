@@ -33,7 +33,7 @@ pub enum PoolError {
     },
     /// The key's starts keep failing; no new start before the backoff elapses.
     #[error(
-        "{key} is in a crash loop: {failures} failed starts in a row, next retry in {retry_in:.1?}; last error: {last_error}"
+        "{key} is in a crash loop: {failures} failures in a row, next retry in {retry_in:.1?}; last error: {last_error}"
     )]
     CrashLoop {
         /// The key (its `Debug` form).

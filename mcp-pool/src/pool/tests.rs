@@ -234,28 +234,30 @@ async fn a_death_is_counted_once_whoever_reports_it() {
     let a = pool.acquire("k", ok(&probe)).await.unwrap();
     let b = pool.acquire("k", ok(&probe)).await.unwrap();
     a.alive.store(false, Ordering::SeqCst);
-    // Two sessions and an acquirer all notice the same death.
+    // Two sessions notice the same death: one failure.
     assert!(pool.report_dead(&"k", a.generation()));
     assert!(!pool.report_dead(&"k", b.generation()));
-    let err = pool.acquire("k", ok(&probe)).await.unwrap_err();
-    assert!(err.is_crash_loop(), "{err}");
     assert!(matches!(
         pool.status(&"k"),
         KeyStatus::CrashLoop { failures: 1, .. }
     ));
     assert_eq!(pool.stats().crashes, 1);
 
-    // After the backoff a new generation starts; it dies young: the loop goes on.
-    tokio::time::advance(Duration::from_secs(1)).await;
+    // One death: the next acquisition starts a new generation at once; it dies young,
+    // and an acquirer is the first to notice: two in a row, a crash loop.
     let c = pool.acquire("k", ok(&probe)).await.unwrap();
+    assert_ne!(c.generation(), a.generation());
     c.alive.store(false, Ordering::SeqCst);
-    assert!(pool.report_dead(&"k", c.generation()));
+    let err = pool.acquire("k", ok(&probe)).await.unwrap_err();
+    assert!(err.is_crash_loop(), "{err}");
+    assert!(!pool.report_dead(&"k", c.generation()), "already counted");
     match pool.status(&"k") {
         KeyStatus::CrashLoop {
             failures, retry_in, ..
-        } => assert_eq!((failures, retry_in), (2, Duration::from_secs(2))),
+        } => assert_eq!((failures, retry_in), (2, Duration::from_secs(1))),
         other => panic!("unexpected {other:?}"),
     }
+    assert_eq!(pool.stats().crashes, 2);
 
     // The backoff can be lifted (the cause went away); the count stays.
     assert!(pool.clear_backoff(&"k"));
@@ -283,25 +285,40 @@ async fn failed_starts_back_off_and_recover() {
         .unwrap_err();
     assert!(err.is_start_failed(), "{err}");
     assert_eq!(std::error::Error::source(&err).unwrap().to_string(), "boom");
+    // One failure: the next acquisition retries at once.
+    assert_eq!(
+        pool.status(&"k"),
+        KeyStatus::CrashLoop {
+            failures: 1,
+            retry_in: Duration::ZERO,
+            last_error: "boom".into()
+        }
+    );
+    let err = pool
+        .acquire("k", failing(&probe, "boom"))
+        .await
+        .unwrap_err();
+    assert!(err.is_start_failed(), "{err}");
+    assert_eq!(probe.factory_calls.load(Ordering::SeqCst), 2);
 
-    // Within the backoff: fail fast, no factory call.
+    // Two in a row: a crash loop. Within the backoff: fail fast, no factory call.
     let err = pool
         .acquire("k", failing(&probe, "boom"))
         .await
         .unwrap_err();
     assert!(err.is_crash_loop(), "{err}");
-    assert_eq!(probe.factory_calls.load(Ordering::SeqCst), 1);
+    assert_eq!(probe.factory_calls.load(Ordering::SeqCst), 2);
     assert_eq!(
         pool.status(&"k"),
         KeyStatus::CrashLoop {
-            failures: 1,
+            failures: 2,
             retry_in: Duration::from_secs(1),
             last_error: "boom".into()
         }
     );
 
     // Backoff doubles, capped at 3 s.
-    for (failures, wait) in [(2, 2), (3, 3), (4, 3)] {
+    for (failures, wait) in [(3, 2), (4, 3), (5, 3)] {
         tokio::time::advance(pool_retry_in(&pool)).await;
         let err = pool
             .acquire("k", failing(&probe, "boom"))
@@ -317,7 +334,7 @@ async fn failed_starts_back_off_and_recover() {
             other => panic!("unexpected {other:?}"),
         }
     }
-    assert_eq!(pool.stats().failures, 4);
+    assert_eq!(pool.stats().failures, 5);
 
     tokio::time::advance(Duration::from_secs(3)).await;
     let lease = pool.acquire("k", ok(&probe)).await.unwrap();

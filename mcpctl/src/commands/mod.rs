@@ -46,7 +46,8 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Call(args) => Some(call::parse_arguments(args)?),
         _ => None,
     };
-    let mut session = Session::start(&global).await?;
+    let cache_only = matches!(&command, Command::Tools(args) if args.cached);
+    let mut session = Session::start(&global, cache_only).await?;
     let outcome = tokio::select! {
         outcome = dispatch(&mut session, &global, command, call_arguments) => outcome,
         () = stop.recv() => Err(CliError::interrupted()),
@@ -63,7 +64,10 @@ async fn dispatch(
 ) -> Result<u8, CliError> {
     match command {
         Command::Status => status::run(session, global).await,
-        Command::Tools(filter) => tools::run(session, global, filter.server.as_deref()).await,
+        Command::Tools(args) if args.cached => {
+            tools::run_cached(session, global, args.server.as_deref()).await
+        }
+        Command::Tools(args) => tools::run(session, global, args.server.as_deref()).await,
         Command::Call(args) => call::run(session, global, &args, call_arguments.flatten()).await,
         Command::Resources(filter) => {
             resources::run(session, global, filter.server.as_deref()).await
@@ -111,7 +115,8 @@ pub(crate) fn warn_unready(servers: &[mcp_connections::ServerStatus]) -> bool {
     let mut required_failed = false;
     for status in servers {
         let why = match &status.state {
-            ServerState::Ready { .. } => continue,
+            // A deferred server's tools come from the cache; it starts on first use.
+            ServerState::Ready { .. } | ServerState::Deferred { .. } => continue,
             ServerState::Failed(f) => f.reason().to_string(),
             ServerState::Cancelled => "cancelled".to_owned(),
             _ => "not ready".to_owned(),

@@ -92,6 +92,7 @@ fn state_label(state: &ServerState) -> &'static str {
         ServerState::Ready { .. } => "ready",
         ServerState::Failed(_) => "failed",
         ServerState::Cancelled => "cancelled",
+        ServerState::Deferred { .. } => "deferred",
         _ => "unknown",
     }
 }
@@ -110,7 +111,19 @@ fn human(
         .map(|status| {
             let mut detail = match &status.state {
                 ServerState::Ready { tools } => plural(*tools, "tool"),
-                ServerState::Failed(f) => f.reason().to_string(),
+                ServerState::Deferred { tools, .. } => {
+                    format!("{} (cached; starts on first use)", plural(*tools, "tool"))
+                }
+                // One failure is just a failure; from the second in a row it is a loop.
+                ServerState::Failed(f) => match status.crash_loop.filter(|c| c.crashes > 1) {
+                    Some(c) => format!(
+                        "{} (crash loop: {} in a row, next start in {:.0}s)",
+                        f.reason(),
+                        c.crashes,
+                        c.retry_in.as_secs_f64().ceil()
+                    ),
+                    None => f.reason().to_string(),
+                },
                 _ => String::new(),
             };
             // The auth status of servers that use credentials, unless the failure says it.
@@ -248,8 +261,13 @@ fn to_json(
             if !status.warnings.is_empty() {
                 v["warnings"] = json!(status.warnings);
             }
+            if let Some(crash_loop) = status.crash_loop {
+                v["crash_loop"] = json!(crash_loop);
+            }
             match &status.state {
-                ServerState::Ready { tools } => v["tools"] = json!(tools),
+                ServerState::Ready { tools } | ServerState::Deferred { tools, .. } => {
+                    v["tools"] = json!(tools);
+                }
                 ServerState::Failed(f) => {
                     v["reason"] = json!(f.reason());
                     v["error"] = json!(clean_message(f.message()));

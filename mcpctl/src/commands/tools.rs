@@ -1,6 +1,11 @@
-//! `mcpctl tools [--server KEY]`: the aggregated catalog with qualified names.
+//! `mcpctl tools [--server KEY] [--cached]`: the aggregated catalog with qualified names,
+//! live or from the persisted catalog cache.
 
-use mcp_connections::ToolInfo;
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use mcp_connections::{ServerState, ServerStatus, ToolInfo};
+use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
@@ -37,6 +42,115 @@ pub(crate) async fn run(
         crate::render::out(&human(&tools, grouped, Style::stdout()));
     }
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
+}
+
+/// Runs `tools --cached`: the tools of every server whose listing is in the persisted
+/// catalog cache, with its age; nothing is started.
+pub(crate) async fn run_cached(
+    session: &mut Session,
+    global: &GlobalArgs,
+    server: Option<&str>,
+) -> Result<u8, CliError> {
+    let only = server.map(|s| session.server_key(s)).transpose()?;
+    let statuses: Vec<ServerStatus> = session
+        .set
+        .status()
+        .into_iter()
+        .filter(|s| only.as_ref().is_none_or(|k| *k == s.key))
+        .collect();
+    let now = SystemTime::now();
+    let ages: BTreeMap<McpServerKey, Duration> = statuses
+        .iter()
+        .filter_map(|s| match s.state {
+            ServerState::Deferred { cached_at, .. } => Some((
+                s.key.clone(),
+                now.duration_since(cached_at).unwrap_or_default(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let missing: Vec<&McpServerKey> = statuses
+        .iter()
+        .map(|s| &s.key)
+        .filter(|k| !ages.contains_key(*k))
+        .collect();
+    let tools: Vec<ToolInfo> = session
+        .set
+        .tools()
+        .await
+        .into_iter()
+        .filter(|t| only.as_ref().is_none_or(|k| *k == t.server))
+        .collect();
+    if global.json {
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|t| {
+                let mut v = to_json(t);
+                v["cached_age_secs"] = json!(ages.get(&t.server).map(Duration::as_secs));
+                v
+            })
+            .collect();
+        crate::render::out_json(&json!({
+            "tools": tools,
+            "not_cached": missing.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        }));
+    } else {
+        let s = Style::stdout();
+        let mut text = if tools.is_empty() {
+            "no cached tools\n".to_owned()
+        } else {
+            let mut rows = vec![vec![
+                "TOOL".to_owned(),
+                "SERVER".to_owned(),
+                "AGE".to_owned(),
+                "DESCRIPTION".to_owned(),
+            ]];
+            rows.extend(tools.iter().map(|t| {
+                vec![
+                    t.qualified_name.clone(),
+                    t.server.to_string(),
+                    ages.get(&t.server).map_or_else(String::new, |a| age(*a)),
+                    first_line(t.description()),
+                ]
+            }));
+            let mut lines = crate::render::table_painted(&rows, |r, _, cell| {
+                if r == 0 {
+                    s.bold(cell)
+                } else {
+                    cell.to_owned()
+                }
+            });
+            lines.push(String::new());
+            lines.push(format!(
+                "{} from {} (cached; nothing was started)",
+                plural(tools.len(), "tool"),
+                plural(ages.len(), "server")
+            ));
+            let mut text = lines.join("\n");
+            text.push('\n');
+            text
+        };
+        if !missing.is_empty() {
+            let names: Vec<String> = missing.iter().map(ToString::to_string).collect();
+            text.push_str(&format!(
+                "not cached: {} (run `mcpctl tools` once to list them)\n",
+                names.join(", ")
+            ));
+        }
+        crate::render::out(&text);
+    }
+    Ok(0)
+}
+
+/// An age for people: `42s`, `5m`, `3h`, `2d`.
+fn age(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
 }
 
 fn first_line(text: Option<&str>) -> String {
