@@ -1,6 +1,8 @@
 //! The persisted tool catalog cache and deferred startup (`lazy_when_cached`), against
 //! real `mcp-fake-server` processes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
 mod common;
 
 use std::time::Duration;

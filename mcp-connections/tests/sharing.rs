@@ -1,6 +1,8 @@
 //! One lifecycle shared by every session: connection sets over one `ServerPool`, against
 //! real `mcp-fake-server` processes.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
 mod common;
 
 use std::collections::BTreeSet;
