@@ -340,3 +340,66 @@ async fn replace_reuses_unchanged_servers_and_restarts_only_changed_ones() {
     set2.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_changed_reaches_every_session_and_the_cache_after_one_refresh() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "dyn",
+        Scenario::new("d").with_tool(ToolSpec::new(
+            "grow",
+            Behavior::ChangeTools {
+                add: vec![ToolSpec::echo("fresh")],
+                remove: vec![],
+            },
+        )),
+    );
+    let catalog = fx.catalog();
+    let pool = ServerPool::new();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = mcp_connections::ToolCache::persisted(dir.path(), 8, Duration::from_secs(3600));
+    let (tx_a, mut rx_a) = mpsc::unbounded_channel();
+    let (tx_b, mut rx_b) = mpsc::unbounded_channel();
+    let a = ConnectionSet::start(
+        &catalog,
+        opts(&pool).with_events(tx_a).with_tool_cache(cache.clone()),
+    );
+    let b = ConnectionSet::start(
+        &catalog,
+        opts(&pool).with_events(tx_b).with_tool_cache(cache.clone()),
+    );
+    a.wait_startup().await;
+    b.wait_startup().await;
+    a.call_tool(&key("dyn"), "grow", None, CallOptions::new())
+        .await
+        .unwrap();
+    // The session that did not call learns of the change too.
+    for rx in [&mut rx_a, &mut rx_b] {
+        wait_event(
+            rx,
+            Duration::from_secs(10),
+            |e| matches!(e, ConnectionEvent::ToolsChanged { server, .. } if server == &key("dyn")),
+        )
+        .await;
+    }
+    for set in [&a, &b] {
+        let names: Vec<String> = set
+            .tools()
+            .await
+            .into_iter()
+            .map(|t| t.qualified_name)
+            .collect();
+        assert_eq!(names, vec!["mcp__dyn__fresh", "mcp__dyn__grow"]);
+    }
+    // One refresh for the connection, not one per session: two tools/list in all.
+    let log = std::fs::read_to_string(fx.request_log("dyn")).unwrap();
+    assert_eq!(log.matches("tools/list").count(), 2, "{log}");
+    // The cache holds the new listing.
+    let entries = cache.entries();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].tools.len(), 2);
+    a.shutdown().await;
+    b.shutdown().await;
+    pool.shutdown().await;
+    fx.assert_no_processes().await;
+}
