@@ -118,6 +118,10 @@ pub(crate) enum Command {
     /// Trust a project configuration (or a plugin folder) with its current content, after
     /// showing what it runs, connects to and reads. A changed file needs trust again.
     Trust(TrustArgs),
+    /// Serve every configured server as one MCP server, for any MCP client: over stdio
+    /// (a client launches `mcpctl serve` as its MCP server), or with --http over streamable
+    /// HTTP for many clients. One process per server, shared by every client and session.
+    Serve(ServeArgs),
     /// Serve a fake MCP server on stdio (used by the embedded demo).
     #[command(hide = true)]
     FakeServer(FakeServerArgs),
@@ -138,6 +142,33 @@ pub(crate) struct ServerFilter {
     /// Only this server (its name, or name@environment).
     #[arg(long, short = 's', value_name = "KEY")]
     pub(crate) server: Option<String>,
+}
+
+/// Arguments of `serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve streamable HTTP on this address (e.g. 127.0.0.1:8931; port 0 picks one)
+    /// instead of stdio. Every request must carry `Authorization: Bearer <token>`: the
+    /// token is generated and printed on stderr, or read from --token-file or
+    /// $MCPCTL_SERVE_TOKEN.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<String>,
+    /// Read the HTTP bearer token from this file (at least 16 characters).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Allow --http on an address other than loopback (other machines can then reach
+    /// every configured server: keep the token secret).
+    #[arg(long)]
+    pub(crate) allow_remote: bool,
+    /// Most HTTP clients connected at once [default: 32].
+    #[arg(long, value_name = "N")]
+    pub(crate) max_clients: Option<usize>,
+    /// Most calls one client may have in flight [default: 16].
+    #[arg(long, value_name = "N")]
+    pub(crate) max_calls: Option<usize>,
+    /// Largest HTTP request body, in bytes [default: 4194304].
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) max_body: Option<usize>,
 }
 
 /// Arguments of `tools`.

@@ -19,6 +19,7 @@ mod elicit;
 mod error;
 mod progress;
 mod render;
+mod serve;
 mod session;
 mod style;
 mod trust;

@@ -117,6 +117,42 @@ impl Loaded {
     }
 }
 
+/// The options every host of this program starts its connection sets with: its client
+/// identity, the persisted tool catalog cache (not for the demo, whose HTTP server gets a
+/// new port, so a new fingerprint, on every run) and the credential store, opened only
+/// when a server may use it (`auto` probes the keyring). Returns the store too.
+pub(crate) fn host_options(
+    loaded: &Loaded,
+    catalog: &ResolvedCatalog,
+) -> (
+    ConnectionSetOptions,
+    Option<Arc<dyn mcp_auth::CredentialStore>>,
+) {
+    let mut options =
+        ConnectionSetOptions::new().with_client_info("mcpctl", env!("CARGO_PKG_VERSION"));
+    if let Some(dir) = crate::auth::data_dir().filter(|_| !loaded.demo) {
+        options = options.with_tool_cache(ToolCache::persisted(
+            dir.join(TOOL_CACHE_DIR),
+            TOOL_CACHE_CAPACITY,
+            TOOL_CACHE_TTL,
+        ));
+    }
+    let mut store = None;
+    if loaded.demo || crate::auth::any_oauth(catalog) {
+        match crate::auth::open_store(catalog, loaded.demo) {
+            Ok(opened) => {
+                options = options.with_credential_store(Arc::clone(&opened));
+                store = Some(opened);
+            }
+            Err(e) => crate::render::warn(&format!(
+                "{}; HTTP servers connect without stored credentials",
+                e.message()
+            )),
+        }
+    }
+    (options, store)
+}
+
 /// The folder of the tool catalog cache, in the data directory.
 pub(crate) const TOOL_CACHE_DIR: &str = "cache";
 /// Listings kept in the cache: enough for every server of several configurations.
@@ -146,36 +182,13 @@ impl Session {
         let loaded = Loaded::find(global, true, false).await?;
         let catalog = loaded.catalog();
         let (tx, rx) = mpsc::unbounded_channel();
-        let mut options = ConnectionSetOptions::new()
-            .with_client_info("mcpctl", env!("CARGO_PKG_VERSION"))
+        let (options, store) = host_options(&loaded, &catalog);
+        let options = options
             // Commands wait for startup themselves (with progress); listing never waits.
             .with_tools_grace(std::time::Duration::ZERO)
             .with_events(tx)
-            .with_elicitation_handler(Arc::new(crate::elicit::TerminalElicitation::new()));
-        // The tool catalog cache lives in the data directory (not for the demo, whose
-        // HTTP server gets a new port, so a new fingerprint, on every run).
-        if let Some(dir) = crate::auth::data_dir().filter(|_| !loaded.demo) {
-            options = options.with_tool_cache(ToolCache::persisted(
-                dir.join(TOOL_CACHE_DIR),
-                TOOL_CACHE_CAPACITY,
-                TOOL_CACHE_TTL,
-            ));
-        }
-        options = options.with_cache_only(cache_only);
-        // The store is opened only when a server may use it (`auto` probes the keyring).
-        let mut store = None;
-        if loaded.demo || crate::auth::any_oauth(&catalog) {
-            match crate::auth::open_store(&catalog, loaded.demo) {
-                Ok(opened) => {
-                    options = options.with_credential_store(Arc::clone(&opened));
-                    store = Some(opened);
-                }
-                Err(e) => crate::render::warn(&format!(
-                    "{}; HTTP servers connect without stored credentials",
-                    e.message()
-                )),
-            }
-        }
+            .with_elicitation_handler(Arc::new(crate::elicit::TerminalElicitation::new()))
+            .with_cache_only(cache_only);
         let set = ConnectionSet::start(&catalog, options);
         Ok(Self {
             set,

@@ -39,6 +39,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Logout(args) => return logout::run(&global, args).await,
         Command::AuthStatus => return auth_status::run(&global).await,
         Command::Trust(args) => return crate::trust::run(args.path.as_deref(), &global),
+        Command::Serve(args) => return crate::serve::run(&global, args, &mut stop).await,
         _ => {}
     }
     // Check what can be checked before any server starts.
@@ -78,12 +79,13 @@ async fn dispatch(
         | Command::Login(_)
         | Command::Logout(_)
         | Command::AuthStatus
+        | Command::Serve(_)
         | Command::Trust(_) => Ok(0),
     }
 }
 
 /// SIGINT and SIGTERM, registered at once.
-struct StopSignals {
+pub(crate) struct StopSignals {
     interrupt: tokio::signal::unix::Signal,
     terminate: tokio::signal::unix::Signal,
 }
@@ -100,7 +102,7 @@ impl StopSignals {
         })
     }
 
-    async fn recv(&mut self) {
+    pub(crate) async fn recv(&mut self) {
         tokio::select! {
             _ = self.interrupt.recv() => {}
             _ = self.terminate.recv() => {}

@@ -1,0 +1,427 @@
+//! [`Gateway`]: the MCP server one client talks to. Each client gets its own connection
+//! set (its session) on the hub's shared pool, so servers are shared between clients while
+//! everything a server sends back (elicitation, progress) reaches only the client whose call
+//! caused it.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use mcp_connections::model::{ElicitResult, ElicitationAction};
+use mcp_connections::{
+    CallOptions, ConnectionEvent, ConnectionSet, ConnectionSetOptions, ElicitationRequest,
+    Progress, ServerPool, elicitation_fn,
+};
+use mcp_key::McpServerKey;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc};
+
+/// What every client of one `serve` shares: the catalog, the pool, the options each
+/// client's connection set starts from, and the limits.
+pub(crate) struct Hub {
+    pub(crate) catalog: mcp_catalog::ResolvedCatalog,
+    pub(crate) pool: ServerPool,
+    pub(crate) options: ConnectionSetOptions,
+    /// Calls one client may have in flight at once.
+    pub(crate) max_calls: usize,
+    /// Clients whose gateway is alive.
+    pub(crate) clients: Arc<AtomicUsize>,
+}
+
+impl Hub {
+    /// Clients connected now.
+    pub(crate) fn clients(&self) -> usize {
+        self.clients.load(Ordering::SeqCst)
+    }
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("pool", &self.pool)
+            .field("max_calls", &self.max_calls)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One client's MCP server: rmcp's server role over that client's connection set.
+#[derive(Clone)]
+pub(crate) struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    set: ConnectionSet,
+    /// The client, once it initialized: where its elicitations and notifications go.
+    peer: Arc<OnceLock<Peer<RoleServer>>>,
+    calls: Semaphore,
+    max_calls: usize,
+    /// Which server listed each resource URI (the last listing), for `resources/read`.
+    resource_owners: Mutex<BTreeMap<String, McpServerKey>>,
+    /// The hub's count of live clients, decremented when this one goes.
+    clients: Arc<AtomicUsize>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.clients.fetch_sub(1, Ordering::SeqCst);
+        // The client is gone: give its connections back to the pool.
+        let set = self.set.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move { set.shutdown().await });
+        }
+    }
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("set", &self.inner.set)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether the client announced that it answers elicitation requests.
+fn can_elicit(peer: &Peer<RoleServer>) -> bool {
+    peer.peer_info()
+        .is_some_and(|info| info.capabilities.elicitation.is_some())
+}
+
+impl Gateway {
+    /// A new client's gateway: starts its connection set on the hub's pool.
+    pub(crate) fn start(hub: &Hub) -> Self {
+        let peer: Arc<OnceLock<Peer<RoleServer>>> = Arc::default();
+        let elicit_peer = Arc::clone(&peer);
+        let handler = elicitation_fn(move |request: ElicitationRequest| {
+            let peer = elicit_peer.get().cloned();
+            async move {
+                match peer {
+                    Some(peer) if can_elicit(&peer) => peer
+                        .create_elicitation(request.params)
+                        .await
+                        .unwrap_or_else(|e| {
+                            tracing::warn!(server = %request.server, "the client's elicitation failed: {e}");
+                            ElicitResult::new(ElicitationAction::Decline)
+                        }),
+                    _ => ElicitResult::new(ElicitationAction::Decline),
+                }
+            }
+        });
+        let (tx, rx) = mpsc::unbounded_channel();
+        let options = hub
+            .options
+            .clone()
+            .with_shared_pool(hub.pool.clone())
+            .with_elicitation_handler(handler)
+            .with_events(tx);
+        let set = ConnectionSet::start(&hub.catalog, options);
+        tokio::spawn(forward_list_changes(rx, Arc::clone(&peer)));
+        hub.clients.fetch_add(1, Ordering::SeqCst);
+        Self {
+            inner: Arc::new(Inner {
+                set,
+                peer,
+                calls: Semaphore::new(hub.max_calls),
+                max_calls: hub.max_calls,
+                resource_owners: Mutex::default(),
+                clients: Arc::clone(&hub.clients),
+            }),
+        }
+    }
+
+    /// The client's connection set.
+    pub(crate) fn set(&self) -> &ConnectionSet {
+        &self.inner.set
+    }
+
+    /// Asks the client whether `tool` may run (its approval mode says to ask): through
+    /// the client's elicitation, declined when the client cannot elicit.
+    async fn approved(&self, peer: &Peer<RoleServer>, server: &McpServerKey, tool: &str) -> bool {
+        if !can_elicit(peer) {
+            return false;
+        }
+        let schema = json!({
+            "type": "object",
+            "properties": {"approve": {"type": "boolean", "title": "Run it?"}},
+            "required": ["approve"],
+        });
+        let Ok(params) = serde_json::from_value::<ElicitRequestParams>(json!({
+            "mode": "form",
+            "message": format!("Allow the tool `{tool}` of MCP server `{server}` to run?"),
+            "requestedSchema": schema,
+        })) else {
+            return false;
+        };
+        match peer.create_elicitation(params).await {
+            Ok(answer) => {
+                answer.action == ElicitationAction::Accept
+                    && answer
+                        .content
+                        .as_ref()
+                        .and_then(|c| c.get("approve"))
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false)
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// Tells the client its tool list changed whenever a server of its set becomes ready,
+/// fails or changes its tools, once the client initialized.
+async fn forward_list_changes(
+    mut events: mpsc::UnboundedReceiver<ConnectionEvent>,
+    peer: Arc<OnceLock<Peer<RoleServer>>>,
+) {
+    while let Some(event) = events.recv().await {
+        let changed = matches!(
+            event,
+            ConnectionEvent::Ready { .. }
+                | ConnectionEvent::Failed { .. }
+                | ConnectionEvent::ToolsChanged { .. }
+        );
+        if let (true, Some(peer)) = (changed, peer.get()) {
+            let _ = peer.notify_tool_list_changed().await;
+        }
+    }
+}
+
+/// An error result the model can read (not a protocol error).
+fn error_result(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+impl ServerHandler for Gateway {
+    fn get_info(&self) -> ServerConfig {
+        let value = json!({
+            "protocolVersion": ProtocolVersion::V_2025_11_25.as_str(),
+            "capabilities": {
+                "tools": {"listChanged": true},
+                "resources": {"listChanged": false},
+            },
+            "serverInfo": {"name": "mcpctl-serve", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "Tools, resources and templates of every MCP server configured for mcpctl, under qualified names (mcp__<server>__<tool>).",
+        });
+        serde_json::from_value(value).unwrap_or_default()
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        // Server-to-client requests (elicitation) need the session-based era downstream.
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let _ = self.inner.peer.set(context.peer.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tools = self
+            .inner
+            .set
+            .tools()
+            .await
+            .into_iter()
+            .map(|info| {
+                let mut tool = info.tool.clone();
+                tool.name = info.qualified_name.clone().into();
+                tool
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        let Ok(_permit) = self.inner.calls.try_acquire() else {
+            return Ok(error_result(format!(
+                "too many calls in flight from this client (at most {}); wait for one to finish",
+                self.inner.max_calls
+            ))
+            .into());
+        };
+        let set = &self.inner.set;
+        let Some((server, tool)) = set.resolve_tool(&name) else {
+            // Maybe a server that is still starting: call_qualified waits for it.
+            return self.call(&name, request, &context).await;
+        };
+        if let Ok(approval) = set.approval(&server, &tool)
+            && approval.must_ask()
+        {
+            if !self.approved(&context.peer, &server, &tool).await {
+                return Ok(error_result(format!(
+                    "the user did not approve running `{tool}` of MCP server `{server}`"
+                ))
+                .into());
+            }
+            let _ = set.remember_approval(&server, &tool);
+        }
+        self.call(&name, request, &context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let listing = self.inner.set.list_resources().await;
+        let mut owners = BTreeMap::new();
+        let resources = listing
+            .items
+            .into_iter()
+            .map(|item| {
+                owners
+                    .entry(item.item.uri.clone())
+                    .or_insert_with(|| item.server.clone());
+                item.item
+            })
+            .collect();
+        if let Ok(mut map) = self.inner.resource_owners.lock() {
+            *map = owners;
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let listing = self.inner.set.list_resource_templates().await;
+        Ok(ListResourceTemplatesResult::with_all_items(
+            listing.items.into_iter().map(|i| i.item).collect(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let uri = request.uri.clone();
+        let server = self.owner_of(&uri).await.ok_or_else(|| {
+            McpError::resource_not_found(
+                format!(
+                    "no configured MCP server lists the resource {uri:?} (or a template for it)"
+                ),
+                None,
+            )
+        })?;
+        match self.inner.set.read_resource(&server, &uri).await {
+            Ok(result) => Ok(result.into()),
+            Err(e) => Err(McpError::internal_error(e.to_string(), None)),
+        }
+    }
+}
+
+impl Gateway {
+    /// Runs a call on the client's set: progress forwarded in order to the client under
+    /// its own token; the client's cancellation cancels the call upstream.
+    async fn call(
+        &self,
+        name: &str,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let mut options = CallOptions::new();
+        let mut forwarder = None;
+        if let Some(token) = context.meta.get_progress_token() {
+            let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+            let peer = context.peer.clone();
+            forwarder = Some(tokio::spawn(async move {
+                while let Some(p) = rx.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                    param.total = p.total;
+                    param.message = p.message;
+                    let _ = peer.notify_progress(param).await;
+                }
+            }));
+            options = options.with_progress(Arc::new(move |p| {
+                let _ = tx.send(p);
+            }));
+        }
+        let arguments = request.arguments.map(Value::Object);
+        let outcome = tokio::select! {
+            () = context.ct.cancelled() => None,
+            r = self.inner.set.call_qualified(name, arguments, options) => Some(r),
+        };
+        if let Some(forwarder) = forwarder {
+            // The callback (and its sender) went with the call: the forwarder drains and ends.
+            let _ = forwarder.await;
+        }
+        match outcome {
+            None => Err(McpError::internal_error(
+                "the client cancelled the call",
+                None,
+            )),
+            Some(Ok(result)) => Ok(result.into()),
+            Some(Err(e)) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
+            Some(Err(e)) => Ok(error_result(crate::serve::explain(&e)).into()),
+        }
+    }
+
+    /// The server that serves `uri`: the one that listed it, else the only server with a
+    /// template whose fixed prefix `uri` starts with.
+    async fn owner_of(&self, uri: &str) -> Option<McpServerKey> {
+        let known = |gateway: &Self| {
+            gateway
+                .inner
+                .resource_owners
+                .lock()
+                .ok()
+                .and_then(|map| map.get(uri).cloned())
+        };
+        if let Some(server) = known(self) {
+            return Some(server);
+        }
+        let _ = self.list_resources_for_lookup().await;
+        if let Some(server) = known(self) {
+            return Some(server);
+        }
+        let templates = self.inner.set.list_resource_templates().await;
+        let mut owners: Vec<McpServerKey> = templates
+            .items
+            .into_iter()
+            .filter(|t| {
+                let fixed = t.item.uri_template.split('{').next().unwrap_or_default();
+                !fixed.is_empty() && uri.starts_with(fixed)
+            })
+            .map(|t| t.server)
+            .collect();
+        owners.dedup();
+        match owners.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        }
+    }
+
+    async fn list_resources_for_lookup(&self) {
+        let listing = self.inner.set.list_resources().await;
+        if let Ok(mut map) = self.inner.resource_owners.lock() {
+            for item in listing.items {
+                map.entry(item.item.uri.clone()).or_insert(item.server);
+            }
+        }
+    }
+}

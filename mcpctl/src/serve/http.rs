@@ -1,0 +1,176 @@
+//! `mcpctl serve --http ADDR`: streamable HTTP for many clients. Every request carries the
+//! bearer token (401 without it); rmcp checks `Host` (loopback names only, DNS-rebinding
+//! protection) and `Origin` (this server's own origins); bodies, clients and calls in
+//! flight are bounded.
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{StatusCode, header};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use super::{DEFAULT_MAX_BODY, DEFAULT_MAX_CLIENTS, Gateway, Hub};
+use crate::cli::ServeArgs;
+use crate::error::CliError;
+
+/// The MCP endpoint's path.
+const MCP_PATH: &str = "/mcp";
+
+/// The environment variable a token can come from (instead of a generated one).
+pub(crate) const TOKEN_VAR: &str = "MCPCTL_SERVE_TOKEN";
+
+/// What the request guard checks.
+struct Guard {
+    token: String,
+    max_body: usize,
+}
+
+/// Serves until a stop signal.
+pub(crate) async fn serve(
+    hub: Arc<Hub>,
+    addr: SocketAddr,
+    args: &ServeArgs,
+    stop: &mut crate::commands::StopSignals,
+) -> Result<u8, CliError> {
+    let (token, generated) = token(args)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| CliError::failure(format!("cannot listen on {addr}: {e}")))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| CliError::failure(format!("cannot read the bound address: {e}")))?;
+    let cancel = CancellationToken::new();
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(cancel.child_token())
+        .with_sse_keep_alive(None);
+    // Sessions: server-to-client requests (elicitation) need them in the 2025 era.
+    config.legacy_session_mode = true;
+    let port = bound.port();
+    config.allowed_origins = vec![
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
+    if !bound.ip().is_loopback() {
+        // An explicit non-loopback bind (--allow-remote): accept its own address too.
+        config.allowed_hosts.push(bound.ip().to_string());
+        config.allowed_hosts.push(bound.to_string());
+    }
+    let max_clients = args.max_clients.unwrap_or(DEFAULT_MAX_CLIENTS);
+    let factory_hub = Arc::clone(&hub);
+    let service = StreamableHttpService::new(
+        move || {
+            if factory_hub.clients() >= max_clients {
+                return Err(std::io::Error::other(format!(
+                    "mcpctl serve already has {max_clients} clients (--max-clients)"
+                )));
+            }
+            Ok(Gateway::start(&factory_hub))
+        },
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let guard = Arc::new(Guard {
+        token,
+        max_body: args.max_body.unwrap_or(DEFAULT_MAX_BODY),
+    });
+    let router = axum::Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(guard, check));
+    let url = format!("http://{bound}{MCP_PATH}");
+    eprintln!("mcpctl serve: listening on {url}");
+    if let Some(token) = generated {
+        eprintln!(
+            "mcpctl serve: token {token} (send `Authorization: Bearer <token>`; set {TOKEN_VAR} or --token-file to choose it)"
+        );
+    }
+    let shutdown = cancel.clone();
+    let server = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await
+    });
+    stop.recv().await;
+    eprintln!("mcpctl serve: stopping");
+    cancel.cancel();
+    // Open streams end with their sessions; do not wait on a client that hangs on.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), server).await;
+    Ok(0)
+}
+
+/// The token from `--token-file`, else `MCPCTL_SERVE_TOKEN`, else a new random one
+/// (returned a second time to be printed).
+fn token(args: &ServeArgs) -> Result<(String, Option<String>), CliError> {
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::usage(format!("cannot read --token-file {}: {e}", path.display()))
+        })?;
+        let token = text.trim().to_owned();
+        if token.len() < 16 {
+            return Err(CliError::usage(format!(
+                "the token in {} is shorter than 16 characters",
+                path.display()
+            ))
+            .with_hint("use a long random token, e.g. `openssl rand -hex 32 > token`"));
+        }
+        return Ok((token, None));
+    }
+    if let Some(token) = std::env::var(TOKEN_VAR).ok().filter(|t| t.len() >= 16) {
+        return Ok((token, None));
+    }
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| CliError::failure(format!("cannot generate a token: {e}")))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok((token.clone(), Some(token)))
+}
+
+/// Compares without stopping at the first difference.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Refuses requests without the token (401) and bounds the body.
+async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    if !presented.is_some_and(|t| same(t.as_bytes(), guard.token.as_bytes())) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer realm=\"mcpctl serve\"")],
+            "mcpctl serve: a bearer token is required (printed when serve started)\n",
+        )
+            .into_response();
+    }
+    let too_big = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        .is_some_and(|n| n > guard.max_body);
+    if too_big {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "mcpctl serve: request bodies are limited to {} bytes\n",
+                guard.max_body
+            ),
+        )
+            .into_response();
+    }
+    let (parts, body) = request.into_parts();
+    let body = Body::new(http_body_util::Limited::new(body, guard.max_body));
+    next.run(Request::from_parts(parts, body)).await
+}

@@ -1,0 +1,107 @@
+//! `mcpctl serve`: every configured server behind one MCP server, for any MCP client.
+//!
+//! A host like any other: one shared [`ServerPool`] (one process per server key and
+//! fingerprint), one connection set per connected client on it ([`gateway::Gateway`]).
+//! Over stdio the client that launched `mcpctl serve` is the one client; with `--http` many
+//! clients connect over streamable HTTP ([`http`]), each proving the bearer token.
+
+mod gateway;
+mod http;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_connections::ServerPool;
+use rmcp::ServiceExt;
+
+use crate::cli::{GlobalArgs, ServeArgs};
+use crate::error::CliError;
+use crate::session::{Loaded, host_options};
+
+pub(crate) use gateway::{Gateway, Hub};
+
+/// The default bound on clients connected at once over HTTP.
+pub(crate) const DEFAULT_MAX_CLIENTS: usize = 32;
+/// The default bound on calls one client has in flight.
+pub(crate) const DEFAULT_MAX_CALLS: usize = 16;
+/// The default bound on one HTTP request body.
+pub(crate) const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+
+/// Runs `serve` until the client goes away (stdio) or a stop signal (both).
+pub(crate) async fn run(
+    global: &GlobalArgs,
+    args: &ServeArgs,
+    stop: &mut crate::commands::StopSignals,
+) -> Result<u8, CliError> {
+    let http_addr = args.http.as_deref().map(parse_addr).transpose()?;
+    if let Some(addr) = http_addr
+        && !addr.ip().is_loopback()
+        && !args.allow_remote
+    {
+        return Err(CliError::usage(format!(
+            "`{addr}` is not a loopback address: other machines could reach every configured server"
+        ))
+        .with_hint("bind 127.0.0.1 (the default), or pass --allow-remote with a --token-file you keep secret"));
+    }
+    let loaded = Loaded::find(global, true, false).await?;
+    let catalog = loaded.catalog();
+    let (options, _store) = host_options(&loaded, &catalog);
+    let hub = Arc::new(Hub {
+        catalog,
+        pool: ServerPool::new(),
+        options: options.with_client_info("mcpctl-serve", env!("CARGO_PKG_VERSION")),
+        max_calls: args.max_calls.unwrap_or(DEFAULT_MAX_CALLS),
+        clients: Arc::default(),
+    });
+    let outcome = match http_addr {
+        None => serve_stdio(&hub, stop).await,
+        Some(addr) => http::serve(Arc::clone(&hub), addr, args, stop).await,
+    };
+    // Every upstream process ends with the gateway, whatever the clients did.
+    hub.pool.shutdown().await;
+    if let Some(http) = loaded.demo_http {
+        http.shutdown().await;
+    }
+    outcome
+}
+
+/// One client over stdin/stdout; ends when it closes stdin or on a stop signal.
+async fn serve_stdio(hub: &Hub, stop: &mut crate::commands::StopSignals) -> Result<u8, CliError> {
+    let gateway = Gateway::start(hub);
+    let set = gateway.set().clone();
+    let service = gateway
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| CliError::failure(format!("the MCP client did not initialize: {e}")))?;
+    let cancel = service.cancellation_token();
+    tokio::select! {
+        _ = service.waiting() => {}
+        () = stop.recv() => cancel.cancel(),
+    }
+    tokio::time::timeout(Duration::from_secs(15), set.shutdown())
+        .await
+        .map_err(|_| CliError::failure("stopping the servers timed out"))?;
+    Ok(0)
+}
+
+fn parse_addr(text: &str) -> Result<SocketAddr, CliError> {
+    text.parse().map_err(|e| {
+        CliError::usage(format!("--http `{text}` is not an address: {e}")).with_hint(
+            "pass an address with a port, e.g. --http 127.0.0.1:8931 (port 0 picks a free one)",
+        )
+    })
+}
+
+/// The text of a failed call for the model and the person reading it, with what to do.
+pub(crate) fn explain(e: &mcp_connections::Error) -> String {
+    let text = e.to_string();
+    if e.is_auth_required()
+        && let mcp_connections::Error::NotReady { server, .. } = e
+    {
+        return format!(
+            "{text} (run `mcpctl login {server}` where mcpctl serve runs, then call again)"
+        );
+    }
+    text
+}

@@ -1,0 +1,334 @@
+//! `mcpctl serve` in front of MCP clients nobody here wrote: the Python `mcp` SDK and the
+//! TypeScript SDK, over stdio and streamable HTTP. Each client lists, calls, reads and
+//! answers an elicitation that the upstream server (a fake server run by mcpctl) sends
+//! through the gateway.
+//!
+//! The clients are installed by `scripts/gateway-clients.sh` into target/gateway-clients
+//! (CI runs it and sets `MCP_REQUIRE_GATEWAY_CLIENTS=1`, which makes a missing install a
+//! failure). Without the install and without that variable, each test says so on stderr
+//! and does nothing.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests start processes directly (the gateway and the clients under test)"
+)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    reason = "tests; the skip notice goes to stderr"
+)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use support::{MCPCTL, Workdir};
+
+const TOKEN: &str = "gateway-test-token-0123456789";
+
+/// The installed clients, or `None` (test skipped) when they are not installed.
+fn clients() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/gateway-clients");
+    let node = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    let python = dir.join("venv/bin/python");
+    if node.is_file() && python.is_file() {
+        std::fs::write(
+            dir.join("ts_client.mjs"),
+            include_str!("gateway/ts_client.mjs"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("py_client.py"),
+            include_str!("gateway/py_client.py"),
+        )
+        .unwrap();
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("MCP_REQUIRE_GATEWAY_CLIENTS").is_none(),
+        "the gateway test clients are not installed in {}: run scripts/gateway-clients.sh",
+        dir.display()
+    );
+    eprintln!(
+        "SKIPPED: the gateway test clients are not installed in {}; run scripts/gateway-clients.sh",
+        dir.display()
+    );
+    None
+}
+
+/// A configuration with one server `notes` (mcpctl's fake server) that echoes, has a
+/// resource, asks who is calling (elicitation) and logs every request it gets.
+fn write_config(wd: &Workdir) -> (PathBuf, PathBuf) {
+    let log = wd.path().join("notes-requests.jsonl");
+    let scenario = json!({
+        "tools": [
+            {"name": "echo", "behavior": {"kind": "echo"}},
+            {"name": "ask", "behavior": {
+                "kind": "elicit_form",
+                "message": "who is calling?",
+                "schema": {"type": "object", "properties": {"who": {"type": "string"}}},
+            }},
+        ],
+        "resources": [{"uri": "file:///readme", "name": "readme", "text": "hello"}],
+        "record": {"request_log": log},
+    });
+    let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+    let config = wd.write(
+        "gateway.toml",
+        &format!(
+            "[mcp_servers.notes]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {scenario}]\ndefault_tools_approval_mode = \"approve\"\n"
+        ),
+    );
+    (config, log)
+}
+
+/// How many times the upstream server was initialized (one process, one initialize).
+fn initializations(log: &Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("\"initialize\""))
+        .count()
+}
+
+fn mcpctl_home(wd: &Workdir) -> String {
+    wd.path().join("home").display().to_string()
+}
+
+/// Runs one client to the end and returns its JSON report.
+fn run_client(clients: &Path, wd: &Workdir, which: &str, args: &[&str]) -> Value {
+    let mut cmd = match which {
+        "python" => {
+            let mut c = Command::new(clients.join("venv/bin/python"));
+            c.arg(clients.join("py_client.py"));
+            c
+        }
+        _ => {
+            let mut c = Command::new("node");
+            c.arg(clients.join("ts_client.mjs"));
+            c
+        }
+    };
+    let output = cmd
+        .args(args)
+        .current_dir(wd.path())
+        .env("MCPCTL_HOME", mcpctl_home(wd))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{which} client failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
+        output.status
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("{which} printed no JSON ({e}):\n{stdout}\n{stderr}"))
+}
+
+/// What every client must have seen, answering the elicitation with `who`.
+fn assert_report(report: &Value, who: &str) {
+    let tools = report["tools"].as_array().unwrap();
+    assert!(
+        tools.contains(&json!("mcp__notes__echo")) && tools.contains(&json!("mcp__notes__ask")),
+        "{report}"
+    );
+    assert_eq!(
+        report["echo"]["structuredContent"],
+        json!({"text": "hi"}),
+        "{report}"
+    );
+    assert_eq!(
+        report["read"]["contents"][0]["text"],
+        json!("hello"),
+        "{report}"
+    );
+    let answer = &report["ask"]["structuredContent"];
+    assert_eq!(answer["action"], json!("accept"), "{report}");
+    assert_eq!(answer["content"]["who"], json!(who), "{report}");
+}
+
+fn stdio_args(config: &Path) -> String {
+    serde_json::to_string(&json!(["--config", config, "serve"])).unwrap()
+}
+
+#[test]
+fn python_and_typescript_clients_use_the_gateway_over_stdio() {
+    let Some(clients) = clients() else { return };
+    let wd = Workdir::new();
+    let (config, log) = write_config(&wd);
+    for (which, who) in [("python", "py-stdio"), ("node", "ts-stdio")] {
+        let report = run_client(
+            &clients,
+            &wd,
+            which,
+            &["stdio", MCPCTL, &stdio_args(&config), who],
+        );
+        assert_report(&report, who);
+    }
+    // Each client launched its own gateway: one upstream process each.
+    assert_eq!(initializations(&log), 2);
+    support::assert_no_server_left();
+}
+
+/// A running `mcpctl serve --http`, stopped (SIGTERM) on drop.
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Served {
+    fn start(wd: &Workdir, config: &Path) -> Self {
+        let mut child = Command::new(MCPCTL)
+            .args(["--config"])
+            .arg(config)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .current_dir(wd.path())
+            .env("MCPCTL_HOME", mcpctl_home(wd))
+            .env("MCPCTL_SERVE_TOKEN", TOKEN)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start mcpctl serve");
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut url = None;
+        let mut seen = String::new();
+        let mut line = String::new();
+        while url.is_none() && stderr.read_line(&mut line).unwrap_or(0) > 0 {
+            seen.push_str(&line);
+            url = line
+                .trim()
+                .strip_prefix("mcpctl serve: listening on ")
+                .map(str::to_owned);
+            line.clear();
+        }
+        let url = url.unwrap_or_else(|| panic!("mcpctl serve printed no address:\n{seen}"));
+        assert!(
+            !seen.contains(TOKEN),
+            "a token from the environment is not printed"
+        );
+        // Keep draining stderr so the gateway never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+        });
+        Self { child, url }
+    }
+
+    /// SIGTERM, then the exit (bounded).
+    fn stop(&mut self) -> std::process::ExitStatus {
+        let pid = i32::try_from(self.child.id()).unwrap();
+        let _ = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "mcpctl serve did not stop after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One raw HTTP POST of an `initialize` to the gateway; returns the status line.
+fn raw_post(url: &str, headers: &[(&str, &str)]) -> String {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let mut stream = TcpStream::connect(authority).unwrap();
+    let mut request = format!(
+        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = BufReader::new(stream).read_line(&mut response);
+    response.trim().to_owned()
+}
+
+#[test]
+fn two_clients_share_one_upstream_process_over_http_and_each_gets_its_own_elicitation() {
+    let Some(clients) = clients() else { return };
+    let wd = Workdir::new();
+    let (config, log) = write_config(&wd);
+    let mut served = Served::start(&wd, &config);
+
+    // Without the token: 401. With it but from a foreign web page (Origin): refused.
+    let status = raw_post(&served.url, &[]);
+    assert!(status.contains(" 401"), "{status}");
+    let status = raw_post(
+        &served.url,
+        &[("Authorization", "Bearer wrong-token-but-long-enough")],
+    );
+    assert!(status.contains(" 401"), "{status}");
+    let bearer = format!("Bearer {TOKEN}");
+    let status = raw_post(
+        &served.url,
+        &[
+            ("Authorization", &bearer),
+            ("Origin", "http://evil.example"),
+        ],
+    );
+    assert!(status.contains(" 403"), "{status}");
+    let status = raw_post(&served.url, &[("Authorization", &bearer)]);
+    assert!(status.contains(" 200"), "{status}");
+
+    // Two clients at once, each answering the elicitation its own way.
+    let (py, ts) = std::thread::scope(|scope| {
+        let py = scope.spawn(|| {
+            run_client(
+                &clients,
+                &wd,
+                "python",
+                &["http", &served.url, TOKEN, "py-http"],
+            )
+        });
+        let ts = scope.spawn(|| {
+            run_client(
+                &clients,
+                &wd,
+                "node",
+                &["http", &served.url, TOKEN, "ts-http"],
+            )
+        });
+        (py.join().unwrap(), ts.join().unwrap())
+    });
+    assert_report(&py, "py-http");
+    assert_report(&ts, "ts-http");
+    // One upstream process for all the clients (and the raw initialize above).
+    assert_eq!(initializations(&log), 1);
+
+    // SIGTERM ends the gateway and every upstream process.
+    let status = served.stop();
+    assert!(status.success(), "{status}");
+    support::assert_no_server_left();
+}
