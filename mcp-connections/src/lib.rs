@@ -57,6 +57,7 @@ mod oauth;
 mod options;
 mod paginate;
 mod pool;
+mod prompts;
 mod reply_check;
 mod resources;
 mod results;
@@ -111,8 +112,9 @@ pub use tool_info::ToolInfo;
 pub mod model {
     pub use rmcp::model::{
         Annotations, AudioContent, CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult,
-        ElicitationAction, EmbeddedResource, ImageContent, Implementation, JsonObject, MetaObject,
-        ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-        TextContent, Tool, ToolAnnotations,
+        ElicitationAction, EmbeddedResource, GetPromptResult, ImageContent, Implementation,
+        JsonObject, MetaObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, TextContent, Tool,
+        ToolAnnotations,
     };
 }

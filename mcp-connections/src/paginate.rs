@@ -7,8 +7,9 @@ use std::collections::HashSet;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientRequest, ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest,
-    PaginatedRequestParams, Resource, ResourceTemplate, ServerResult, Tool,
+    ClientRequest, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
+    ListToolsRequest, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, ServerResult,
+    Tool,
 };
 use rmcp::service::{Peer, ServiceError};
 
@@ -57,6 +58,7 @@ pub(crate) enum ListKind {
     Tools,
     Resources,
     Templates,
+    Prompts,
 }
 
 impl ListKind {
@@ -65,6 +67,7 @@ impl ListKind {
             Self::Tools => "tools/list",
             Self::Resources => "resources/list",
             Self::Templates => "resources/templates/list",
+            Self::Prompts => "prompts/list",
         }
     }
 }
@@ -75,6 +78,7 @@ pub(crate) enum Page {
     Tools(Vec<Tool>, Option<u64>),
     Resources(Vec<Resource>),
     Templates(Vec<ResourceTemplate>),
+    Prompts(Vec<Prompt>),
 }
 
 /// Fetches one page.
@@ -90,6 +94,10 @@ pub(crate) async fn fetch_page(
             ..Default::default()
         }),
         ListKind::Resources => ClientRequest::ListResourcesRequest(ListResourcesRequest {
+            params,
+            ..Default::default()
+        }),
+        ListKind::Prompts => ClientRequest::ListPromptsRequest(ListPromptsRequest {
             params,
             ..Default::default()
         }),
@@ -113,6 +121,9 @@ pub(crate) async fn fetch_page(
         }
         (ListKind::Templates, ServerResult::ListResourceTemplatesResult(r)) => {
             (Page::Templates(r.resource_templates), r.next_cursor)
+        }
+        (ListKind::Prompts, ServerResult::ListPromptsResult(r)) => {
+            (Page::Prompts(r.prompts), r.next_cursor)
         }
         _ => return Err(PageError::UnexpectedResponse),
     })
@@ -248,6 +259,19 @@ pub(crate) async fn all_templates(
 ) -> Result<Vec<ResourceTemplate>, PageError> {
     list_all(peer, ListKind::Templates, budget, |p| match p {
         Page::Templates(v) => (v, None),
+        _ => (Vec::new(), None),
+    })
+    .await
+    .map(|(items, _)| items)
+}
+
+/// Lists every page of prompts.
+pub(crate) async fn all_prompts(
+    peer: &Peer<RoleClient>,
+    budget: usize,
+) -> Result<Vec<Prompt>, PageError> {
+    list_all(peer, ListKind::Prompts, budget, |p| match p {
+        Page::Prompts(v) => (v, None),
         _ => (Vec::new(), None),
     })
     .await

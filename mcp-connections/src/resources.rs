@@ -68,7 +68,7 @@ impl ConnectionSet {
         }
     }
 
-    async fn list_across<T, F, Fut>(&self, list: F) -> Listing<T>
+    pub(crate) async fn list_across<T, F, Fut>(&self, list: F) -> Listing<T>
     where
         F: Fn(Arc<Attached>) -> Fut,
         Fut: std::future::Future<Output = std::result::Result<Vec<T>, paginate::PageError>>,

@@ -673,3 +673,45 @@ async fn a_crashed_server_is_not_restarted_during_its_backoff() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_are_listed_across_servers_and_got_from_their_server() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "writer",
+        Scenario::new("w").with_prompt(
+            mcp_testkit::PromptSpec::new("greet", "Say hello to {who}.").with_argument("who"),
+        ),
+    );
+    fx.stdio(
+        "plain",
+        Scenario::new("p").with_tool(ToolSpec::echo("echo")),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), opts());
+    set.wait_startup().await;
+    let listing = set.list_prompts().await;
+    // The server without prompts is left out, not reported as failing.
+    assert_eq!(listing.failures, vec![]);
+    let names: Vec<(String, String)> = listing
+        .items
+        .iter()
+        .map(|i| (i.server.to_string(), i.item.name.clone()))
+        .collect();
+    assert_eq!(names, vec![("writer".to_owned(), "greet".to_owned())]);
+    let mut args = serde_json::Map::new();
+    args.insert("who".into(), json!("you"));
+    let got = set
+        .get_prompt(&key("writer"), "greet", Some(args))
+        .await
+        .unwrap();
+    let text = serde_json::to_value(&got.messages[0]).unwrap();
+    assert_eq!(text["content"]["text"], json!("Say hello to you."));
+    // A missing argument is the server's error, named.
+    let err = set
+        .get_prompt(&key("writer"), "greet", None)
+        .await
+        .unwrap_err();
+    assert!(err.is_server_error(), "{err}");
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

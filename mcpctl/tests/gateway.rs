@@ -77,6 +77,7 @@ fn write_config(wd: &Workdir) -> (PathBuf, PathBuf) {
             }},
         ],
         "resources": [{"uri": "file:///readme", "name": "readme", "text": "hello"}],
+        "prompts": [{"name": "greet", "arguments": ["who"], "text": "Say hello to {who}."}],
         "record": {"request_log": log},
     });
     let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
@@ -151,6 +152,12 @@ fn assert_report(report: &Value, who: &str) {
     assert_eq!(
         report["read"]["contents"][0]["text"],
         json!("hello"),
+        "{report}"
+    );
+    assert_eq!(report["prompts"], json!(["mcp__notes__greet"]), "{report}");
+    assert_eq!(
+        report["prompt"]["messages"][0]["content"]["text"],
+        json!("Say hello to gateway."),
         "{report}"
     );
     let answer = &report["ask"]["structuredContent"];

@@ -13,10 +13,12 @@ use mcp_connections::{
     Progress, ServerPool, elicitation_fn,
 };
 use mcp_key::McpServerKey;
+use mcp_key::{NamingOptions, ToolNamer};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    InitializeRequestParams, InitializeResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, Prompt, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
 };
 use rmcp::service::{Peer, RequestContext};
@@ -68,6 +70,8 @@ struct Inner {
     resource_owners: Mutex<BTreeMap<String, McpServerKey>>,
     /// The hub's count of live clients, decremented when this one goes.
     clients: Arc<AtomicUsize>,
+    /// Qualified prompt name -> (server, its own name), from the last listing.
+    prompts: Mutex<BTreeMap<String, (McpServerKey, String)>>,
 }
 
 impl Drop for Inner {
@@ -133,6 +137,7 @@ impl Gateway {
                 max_calls: hub.max_calls,
                 resource_owners: Mutex::default(),
                 clients: Arc::clone(&hub.clients),
+                prompts: Mutex::default(),
             }),
         }
     }
@@ -206,9 +211,10 @@ impl ServerHandler for Gateway {
             "capabilities": {
                 "tools": {"listChanged": true},
                 "resources": {"listChanged": false},
+                "prompts": {"listChanged": false},
             },
             "serverInfo": {"name": "mcpctl-serve", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "Tools, resources and templates of every MCP server configured for mcpctl, under qualified names (mcp__<server>__<tool>).",
+            "instructions": "Tools, prompts, resources and templates of every MCP server configured for mcpctl; tools and prompts under qualified names (mcp__<server>__<name>).",
         });
         serde_json::from_value(value).unwrap_or_default()
     }
@@ -314,6 +320,45 @@ impl ServerHandler for Gateway {
         ))
     }
 
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(
+            self.qualified_prompts().await,
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let owner = match self.prompt_owner(&request.name) {
+            Some(owner) => Some(owner),
+            None => {
+                let _ = self.qualified_prompts().await;
+                self.prompt_owner(&request.name)
+            }
+        };
+        let Some((server, name)) = owner else {
+            return Err(McpError::invalid_params(
+                format!("no configured MCP server has the prompt {:?}", request.name),
+                None,
+            ));
+        };
+        match self
+            .inner
+            .set
+            .get_prompt(&server, &name, request.arguments)
+            .await
+        {
+            Ok(result) => Ok(result.into()),
+            Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
+        }
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
@@ -336,6 +381,44 @@ impl ServerHandler for Gateway {
 }
 
 impl Gateway {
+    /// Lists every server's prompts under qualified names and remembers which is which.
+    async fn qualified_prompts(&self) -> Vec<Prompt> {
+        let listing = self.inner.set.list_prompts().await;
+        let namer = ToolNamer::new(NamingOptions::default());
+        let table = namer.qualify(
+            listing
+                .items
+                .iter()
+                .map(|i| (&i.server, i.item.name.as_str())),
+        );
+        let mut map = BTreeMap::new();
+        let mut prompts = Vec::new();
+        for item in listing.items {
+            let Some(qualified) = table.qualified_name(&item.server, &item.item.name) else {
+                continue;
+            };
+            map.insert(
+                qualified.to_owned(),
+                (item.server.clone(), item.item.name.clone()),
+            );
+            let mut prompt = item.item;
+            prompt.name = qualified.to_owned();
+            prompts.push(prompt);
+        }
+        if let Ok(mut known) = self.inner.prompts.lock() {
+            *known = map;
+        }
+        prompts
+    }
+
+    fn prompt_owner(&self, qualified: &str) -> Option<(McpServerKey, String)> {
+        self.inner
+            .prompts
+            .lock()
+            .ok()
+            .and_then(|map| map.get(qualified).cloned())
+    }
+
     /// Runs a call on the client's set: progress forwarded in order to the client under
     /// its own token; the client's cancellation cancels the call upstream.
     async fn call(

@@ -5,7 +5,7 @@
 
 Lists tools, calls `mcp__notes__echo`, reads `file:///readme`, calls `mcp__notes__ask`
 (which makes the upstream server ask this client, through the gateway, who it is: it
-answers WHO) and prints one JSON object with what it got.
+answers WHO), lists prompts and gets `mcp__notes__greet`, and prints one JSON object with what it got.
 """
 
 import asyncio
@@ -34,7 +34,11 @@ async def session_run(read, write, who):
         echo = await session.call_tool("mcp__notes__echo", {"text": "hi"})
         read_result = await session.read_resource("file:///readme")
         ask = await session.call_tool("mcp__notes__ask", {})
+        prompts = await session.list_prompts()
+        prompt = await session.get_prompt("mcp__notes__greet", {"who": "gateway"})
         return {
+            "prompts": sorted(p.name for p in prompts.prompts),
+            "prompt": dump(prompt),
             "tools": sorted(t.name for t in tools.tools),
             "echo": dump(echo),
             "read": dump(read_result),

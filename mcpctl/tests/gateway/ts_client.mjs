@@ -4,8 +4,8 @@
 //   node ts_client.mjs http URL TOKEN WHO
 //
 // Lists tools, calls `mcp__notes__echo`, reads `file:///readme`, calls `mcp__notes__ask`
-// (the upstream server asks this client, through the gateway, who it is: it answers WHO)
-// and prints one JSON object with what it got.
+// (the upstream server asks this client, through the gateway, who it is: it answers WHO),
+// lists prompts and gets `mcp__notes__greet`, and prints one JSON object with what it got.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -31,7 +31,16 @@ const tools = await client.listTools();
 const echo = await client.callTool({ name: "mcp__notes__echo", arguments: { text: "hi" } });
 const read = await client.readResource({ uri: "file:///readme" });
 const ask = await client.callTool({ name: "mcp__notes__ask", arguments: {} });
+const prompts = await client.listPrompts();
+const prompt = await client.getPrompt({ name: "mcp__notes__greet", arguments: { who: "gateway" } });
 console.log(
-  JSON.stringify({ tools: tools.tools.map((t) => t.name).sort(), echo, read, ask }),
+  JSON.stringify({
+    tools: tools.tools.map((t) => t.name).sort(),
+    echo,
+    read,
+    ask,
+    prompts: prompts.prompts.map((p) => p.name).sort(),
+    prompt,
+  }),
 );
 await client.close();

@@ -1,0 +1,82 @@
+//! Prompts: `prompts/list` across the ready servers that offer prompts, and `prompts/get`.
+
+use std::sync::Arc;
+
+use mcp_key::McpServerKey;
+use rmcp::model::{
+    ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, Prompt,
+    ServerResult,
+};
+use tokio::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::paginate;
+use crate::resources::Listing;
+use crate::set::ConnectionSet;
+
+impl ConnectionSet {
+    /// Every prompt of every ready server that announced the `prompts` capability (all
+    /// pages, concurrently). Servers without prompts are left out; a failing or unready one
+    /// is reported in `failures`, not as an error of the whole listing. Prompt names are
+    /// the servers' own: qualify them per server if you show them together.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe (the listing is abandoned).
+    pub async fn list_prompts(&self) -> Listing<Prompt> {
+        let budget = self.inner.options.list_byte_budget;
+        self.list_across(|live| async move {
+            let offers = live
+                .peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.prompts.is_some());
+            if !offers {
+                return Ok(Vec::new());
+            }
+            paginate::all_prompts(&live.peer, budget).await
+        })
+        .await
+    }
+
+    /// Gets prompt `name` of `server` with `arguments`, within the server's
+    /// `tool_timeout_sec`; waits for a server that is still starting (and starts a deferred
+    /// one) like a call does.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe (the request is abandoned).
+    pub async fn get_prompt(
+        &self,
+        server: &McpServerKey,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<GetPromptResult> {
+        let slot = Arc::clone(self.inner.slot(server)?);
+        let timeout = slot.spec.tool_timeout;
+        let deadline = Instant::now() + timeout;
+        let live = self.ready_connection(&slot, deadline).await?;
+        let operation = format!("prompts/get {name}");
+        let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
+            return Err(Error::Timeout {
+                server: server.clone(),
+                tool: operation,
+                after: timeout,
+            });
+        };
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments;
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        match tokio::time::timeout_at(deadline, live.peer.send_request(request)).await {
+            Ok(Ok(ServerResult::GetPromptResult(r))) => Ok(r),
+            Ok(Ok(_)) => Err(Error::Protocol {
+                server: server.clone(),
+                operation,
+                detail: "the reply is not a prompts/get result".to_owned(),
+            }),
+            Ok(Err(e)) => Err(self.service_error(server, &operation, &live, e).await),
+            Err(_) => Err(Error::Timeout {
+                server: server.clone(),
+                tool: operation,
+                after: timeout,
+            }),
+        }
+    }
+}
