@@ -40,6 +40,7 @@
 
 mod approvals;
 mod auth;
+mod authority;
 mod call;
 mod connection;
 mod elicitation;
@@ -50,6 +51,7 @@ mod events;
 mod from_catalog;
 mod handler;
 mod hooks;
+mod host_meta;
 mod http;
 mod http_client;
 mod inner;
@@ -60,6 +62,7 @@ mod pool;
 mod reply_check;
 mod resources;
 mod results;
+mod server_info;
 mod set;
 mod slot;
 mod spec;
@@ -73,6 +76,10 @@ pub use approvals::{Approval, must_ask};
 pub use auth::{
     AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer, process_env,
 };
+pub use authority::{
+    ApprovalPolicy, ElicitationReviewer, HostAuthority, PassToHandler, PermissionProfile,
+    reviewer_fn,
+};
 pub use call::CallOptions;
 pub use elicitation::{
     AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
@@ -85,6 +92,7 @@ pub use error::{Error, Result, StartupFailure};
 pub use events::{ConnectionEvent, CrashLoop, FailureReason};
 pub use handler::{Progress, ProgressCallback};
 pub use hooks::{CallHook, HookDenial, ToolCall};
+pub use host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
 pub use oauth::OAuthProvider;
 pub use options::{
     ConnectionSetOptions, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE,
@@ -96,12 +104,13 @@ pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
+pub use server_info::ServerInfo;
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
 pub use tool_cache::{
     CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
     ToolCache,
 };
-pub use tool_info::ToolInfo;
+pub use tool_info::{PluginOrigin, ToolInfo};
 
 /// The rmcp model types that appear in this crate's API (tools, results, resources,
 /// elicitation), re-exported so hosts need not depend on rmcp directly.
@@ -113,6 +122,6 @@ pub mod model {
         Annotations, AudioContent, CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult,
         ElicitationAction, EmbeddedResource, ImageContent, Implementation, JsonObject, MetaObject,
         ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-        TextContent, Tool, ToolAnnotations,
+        ServerCapabilities, TextContent, Tool, ToolAnnotations,
     };
 }
