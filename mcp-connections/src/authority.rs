@@ -97,6 +97,10 @@ where
 ///
 /// Defaults: [`ApprovalPolicy::Ask`], [`ElicitationPolicy::Ask`], every environment
 /// [`PermissionProfile::Restricted`], no reviewer.
+///
+/// [`ConnectionSet::approval`] keeps following the configured approval modes: under
+/// [`ApprovalPolicy::Never`] the host itself decides what an [`Approval::Ask`](crate::Approval::Ask)
+/// means (run it, or refuse the call).
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct HostAuthority {

@@ -37,6 +37,39 @@
 //!
 //! Every map of servers is keyed by [`McpServerKey`](mcp_key::McpServerKey), so the same
 //! server name in two environments is two servers.
+//!
+//! # Host authority and host metadata
+//!
+//! What servers may ask of the user is the host's [`HostAuthority`]: approval policy,
+//! elicitation policy, per-environment [`PermissionProfile`]s and an optional
+//! [`ElicitationReviewer`], replaced as one value at any time with
+//! [`ConnectionSet::set_authority`] (no restart; each decision reads one snapshot). What
+//! the host tells servers about their environment goes into `tools/call` `_meta` under its
+//! reserved prefix, from a [`HostMetadataProvider`], for servers that advertise the prefix
+//! as an `experimental` capability; callers cannot set those keys.
+//!
+//! ```
+//! use mcp_connections::{
+//!     ApprovalPolicy, ConnectionSetOptions, HostAuthority, PermissionProfile,
+//!     host_metadata_fn,
+//! };
+//! use serde_json::{Map, json};
+//!
+//! let headless = HostAuthority::new()
+//!     .with_approval_policy(ApprovalPolicy::Never)
+//!     .with_default_profile(PermissionProfile::Unrestricted);
+//! let sandbox = host_metadata_fn(|call| {
+//!     let mut keys = Map::new();
+//!     let network = call.profile == PermissionProfile::Unrestricted;
+//!     keys.insert("host.example/network".to_owned(), json!(network));
+//!     keys
+//! });
+//! let options = ConnectionSetOptions::new()
+//!     .with_authority(headless)
+//!     .with_reserved_meta_prefix("host.example/")
+//!     .with_host_metadata(sandbox);
+//! # drop(options);
+//! ```
 
 mod approvals;
 mod auth;
