@@ -168,7 +168,15 @@ async fn the_authority_rule_applies_and_is_replaced_live() {
 
     // No replacement restarted the server.
     assert_eq!(set.status()[0].pid, pid);
-    set.shutdown().await;
+    // A replacement set (new catalog) keeps the authority the host set last.
+    let next = set.replace(&fx.catalog()).await;
+    assert_eq!(
+        next.authority().elicitation_policy,
+        ElicitationPolicy::Decline
+    );
+    assert_eq!(answer(&next, "asker", "ask").await["action"], "decline");
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+    next.shutdown().await;
     fx.assert_no_processes().await;
 }
 
