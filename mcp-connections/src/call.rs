@@ -30,6 +30,8 @@ pub struct CallOptions {
     pub(crate) progress: Option<ProgressCallback>,
     pub(crate) reset_timeout_on_progress: bool,
     pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) fail_fast: bool,
+    pub(crate) catalog_revision: Option<u64>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -39,6 +41,8 @@ impl std::fmt::Debug for CallOptions {
             .field("progress", &self.progress.is_some())
             .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
             .field("meta", &self.meta)
+            .field("fail_fast", &self.fail_fast)
+            .field("catalog_revision", &self.catalog_revision)
             .finish()
     }
 }
@@ -77,6 +81,27 @@ impl CallOptions {
     #[must_use]
     pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
+        self
+    }
+
+    /// Fail at once with [`Error::NotReady`] when the server is not ready (starting,
+    /// deferred, or crashed and due for a restart) instead of waiting for it or starting
+    /// it within the call's timeout. Default `false`.
+    #[must_use]
+    pub fn with_fail_fast(mut self, on: bool) -> Self {
+        self.fail_fast = on;
+        self
+    }
+
+    /// The catalog revision the caller took the qualified name from
+    /// ([`ToolInfo::catalog_revision`](crate::ToolInfo::catalog_revision)). With it,
+    /// [`ConnectionSet::call_qualified`] refuses with [`Error::StaleToolName`] a name that
+    /// no longer names the same tool (server and raw name) in the current catalog, or
+    /// that it cannot prove still does (a revision too old to remember), so a stale name
+    /// never reaches a different tool.
+    #[must_use]
+    pub fn with_catalog_revision(mut self, revision: u64) -> Self {
+        self.catalog_revision = Some(revision);
         self
     }
 }
@@ -154,7 +179,9 @@ impl ConnectionSet {
             .timeout
             .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
         let deadline = Instant::now() + timeout;
-        let live = self.ready_connection(&slot, deadline).await?;
+        let live = self
+            .ready_connection(&slot, deadline, options.fail_fast)
+            .await?;
         // Calls of different sets sharing the connection take turns, so a request from
         // the server reaches the set whose call caused it.
         let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
@@ -167,7 +194,7 @@ impl ConnectionSet {
 
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
-        if let Some(meta) = self.caller_meta(options.meta) {
+        if let Some(meta) = self.call_meta(&slot, &live, options.meta) {
             params.meta = Some(RequestMetaObject(MetaObject(meta)));
         }
         let operation = format!("tools/call {tool}");
@@ -283,19 +310,64 @@ impl ConnectionSet {
         let unknown = || Error::UnknownTool {
             name: qualified_name.to_owned(),
         };
-        if let Some((server, tool)) = self.resolve_tool(qualified_name) {
+        // With the caller's revision: the tool the name meant then; every later lookup
+        // must find that same tool.
+        let meant = match options.catalog_revision {
+            Some(revision) => Some(self.meant_at(qualified_name, revision)?),
+            None => None,
+        };
+        let check = |found: (McpServerKey, String)| match &meant {
+            Some(meant) if *meant != found => {
+                Err(self.stale(qualified_name, options.catalog_revision))
+            }
+            _ => Ok(found),
+        };
+        if let Some(found) = self.resolve_tool(qualified_name) {
+            let (server, tool) = check(found)?;
             return self.call_tool(&server, &tool, arguments, options).await;
         }
         let Some(slot) = self.namespace_owner(qualified_name) else {
-            return Err(unknown());
+            return Err(match meant {
+                Some(_) => self.stale(qualified_name, options.catalog_revision),
+                None => unknown(),
+            });
         };
         let timeout = options
             .timeout
             .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
-        self.ready_connection(&slot, Instant::now() + timeout)
+        self.ready_connection(&slot, Instant::now() + timeout, options.fail_fast)
             .await?;
-        let (server, tool) = self.resolve_tool(qualified_name).ok_or_else(unknown)?;
+        let found = self
+            .resolve_tool(qualified_name)
+            .ok_or_else(|| match meant {
+                Some(_) => self.stale(qualified_name, options.catalog_revision),
+                None => unknown(),
+            })?;
+        let (server, tool) = check(found)?;
         self.call_tool(&server, &tool, arguments, options).await
+    }
+
+    /// The tool `qualified` named at catalog `revision`; an error naming the current
+    /// revision when it named none or the revision is no longer remembered.
+    fn meant_at(&self, qualified: &str, revision: u64) -> Result<(McpServerKey, String)> {
+        let current = self.catalog();
+        let table = if revision == current.revision {
+            Some(Arc::clone(&current.names))
+        } else {
+            self.inner.names_at(revision)
+        };
+        table
+            .and_then(|t| t.resolve(qualified).map(|(k, t)| (k.clone(), t.to_owned())))
+            .ok_or_else(|| self.stale(qualified, Some(revision)))
+    }
+
+    fn stale(&self, qualified: &str, revision: Option<u64>) -> Error {
+        let current_revision = self.revision();
+        Error::StaleToolName {
+            name: qualified.to_owned(),
+            revision: revision.unwrap_or(current_revision),
+            current_revision,
+        }
     }
 
     /// The configured server that is not ready and in whose tool namespace `qualified`
@@ -357,11 +429,35 @@ impl ConnectionSet {
         Ok(call.arguments)
     }
 
-    /// Removes host-owned keys (the reserved prefix) from caller `_meta`.
-    fn caller_meta(&self, meta: Option<Map<String, Value>>) -> Option<Map<String, Value>> {
-        let mut meta = meta?;
-        if let Some(prefix) = &self.inner.options.reserved_meta_prefix {
+    /// The call's `_meta`: the caller's without host-owned keys (the reserved prefix),
+    /// plus the host metadata provider's keys when the server advertised the prefix.
+    fn call_meta(
+        &self,
+        slot: &Slot,
+        live: &Attached,
+        meta: Option<Map<String, Value>>,
+    ) -> Option<Map<String, Value>> {
+        let mut meta = meta.unwrap_or_default();
+        let options = &self.inner.options;
+        if let Some(prefix) = &options.reserved_meta_prefix {
             meta.retain(|k, _| !k.starts_with(prefix.as_str()));
+            let advertised = live
+                .peer
+                .peer_info()
+                .is_some_and(|info| crate::host_meta::advertises(&info.capabilities, prefix));
+            if let (Some(provider), true) = (&options.host_metadata, advertised) {
+                let environment = self.inner.environment_of(&slot.spec.key);
+                let context = crate::host_meta::MetadataContext {
+                    server: slot.spec.key.clone(),
+                    profile: self.inner.authority.load().profile(&environment),
+                    environment,
+                };
+                meta.extend(crate::host_meta::host_keys(
+                    provider.as_ref(),
+                    prefix,
+                    &context,
+                ));
+            }
         }
         (!meta.is_empty()).then_some(meta)
     }
@@ -373,13 +469,20 @@ impl ConnectionSet {
         &self,
         slot: &Arc<Slot>,
         deadline: Instant,
+        fail_fast: bool,
     ) -> Result<Arc<Attached>> {
         if self.inner.shutdown.is_cancelled() {
             return Err(Error::ShutDown);
         }
         let key = &slot.spec.key;
         loop {
-            match slot.current() {
+            let state = slot.current();
+            if fail_fast
+                && let SlotState::Starting | SlotState::Deferred(_) | SlotState::Failed(_) = &state
+            {
+                return Err(not_ready_now(key, &state));
+            }
+            match state {
                 SlotState::Ready(attached) if attached.is_alive() => return Ok(attached),
                 SlotState::Ready(attached) => {
                     startup::on_death(&self.inner, slot, attached.live()).await;
@@ -539,5 +642,30 @@ impl ConnectionSet {
             operation: operation.to_owned(),
             detail,
         }
+    }
+}
+
+/// The error of a fail-fast call to a server that is not ready.
+fn not_ready_now(key: &McpServerKey, state: &SlotState) -> Error {
+    let (typed, failure) = match state {
+        SlotState::Starting => (crate::set::ServerState::Starting, None),
+        SlotState::Deferred(cached) => (
+            crate::set::ServerState::Deferred {
+                tools: cached.tools.len(),
+                cached_at: cached.fetched_at,
+            },
+            None,
+        ),
+        SlotState::Failed(f) => (
+            crate::set::ServerState::Failed(f.clone()),
+            Some(Box::new(f.clone())),
+        ),
+        _ => (crate::set::ServerState::Cancelled, None),
+    };
+    Error::NotReady {
+        server: key.clone(),
+        state: Box::new(typed),
+        detail: format!("{} (the call asked not to wait)", state.describe(key)),
+        failure,
     }
 }

@@ -122,6 +122,21 @@ pub enum Error {
         /// The qualified name as given.
         name: String,
     },
+    /// A qualified name taken from an older catalog revision
+    /// ([`CallOptions::with_catalog_revision`](crate::CallOptions::with_catalog_revision))
+    /// no longer names the same tool (a `list_changed` removed or renamed it), or the set
+    /// no longer remembers that revision; the call was not sent.
+    #[error(
+        "tool `{name}` from catalog revision {revision} does not name the same tool in the current revision {current_revision}; list the tools again"
+    )]
+    StaleToolName {
+        /// The qualified name as given.
+        name: String,
+        /// The revision the caller took it from.
+        revision: u64,
+        /// The current revision.
+        current_revision: u64,
+    },
     /// The tool exists but the server's `enabled_tools`/`disabled_tools` filter hides it.
     #[error(
         "tool `{tool}` of MCP server `{server}` is disabled by the server's tool filter (enabled_tools / disabled_tools)"
@@ -264,6 +279,11 @@ impl Error {
     /// The server or tool name is not known.
     pub fn is_unknown(&self) -> bool {
         matches!(self, Self::UnknownServer { .. } | Self::UnknownTool { .. })
+    }
+
+    /// A qualified name from an older catalog revision no longer names the same tool.
+    pub fn is_stale_name(&self) -> bool {
+        matches!(self, Self::StaleToolName { .. })
     }
 
     /// The tool is hidden by the server's tool filter.

@@ -49,6 +49,20 @@ fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
     }
 }
 
+/// Whether a connection to `key` announces the elicitation capability: when the host
+/// gave a handler or a reviewer, unless the owning environment declines elicitation.
+pub(crate) fn announces_elicitation(
+    catalog: &ResolvedCatalog,
+    options: &ConnectionSetOptions,
+    key: &McpServerKey,
+) -> bool {
+    (options.elicitation.is_some() || options.authority.reviewer.is_some())
+        && !matches!(
+            catalog.elicitation_policy(key),
+            Some(mcp_catalog::ElicitationPolicy::Decline)
+        )
+}
+
 /// The pool key of `key`'s connection: the catalog's connection fingerprint (transport,
 /// current values of referenced variables, environment, auth) plus what the set announces
 /// in `initialize` (client identity, protocol version, elicitation capability). Sets that
@@ -61,11 +75,7 @@ pub(crate) fn connection_key(
     let catalog_fingerprint = catalog
         .fingerprint(key, &*options.env)
         .map_or_else(String::new, |f| f.to_hex());
-    let elicitation = options.elicitation.is_some()
-        && !matches!(
-            catalog.elicitation_policy(key),
-            Some(mcp_catalog::ElicitationPolicy::Decline)
-        );
+    let elicitation = announces_elicitation(catalog, options, key);
     let fingerprint = Fingerprint::builder("mcp-connections/connection")
         .str("server", &key.to_string())
         .str("catalog", &catalog_fingerprint)

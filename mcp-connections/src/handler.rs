@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_key::McpServerKey;
+use mcp_catalog::ElicitationPolicy;
+use mcp_key::{EnvironmentId, McpServerKey};
 use mcp_pool::{Route, SessionGate};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CustomRequest, CustomResult, ElicitRequestParams,
@@ -18,6 +19,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::{Notify, watch};
 
+use crate::authority::{AuthorityCell, Rule};
 use crate::elicitation::{ElicitationHandler, ElicitationRequest};
 
 /// A progress update of one tool call.
@@ -40,9 +42,45 @@ static NEXT_ELICITATION: AtomicU64 = AtomicU64::new(1);
 /// The method of server-to-client elicitation requests.
 const ELICITATION_CREATE: &str = "elicitation/create";
 
-/// What one session (connection set) answers server-to-client requests with: its
-/// elicitation handler, or `None` to decline.
-pub(crate) type SessionRoute = Option<Arc<dyn ElicitationHandler>>;
+/// How one session (connection set) answers server-to-client requests for one server:
+/// its live authority (read once per request), the owning environment and its configured
+/// policy, and its elicitation handler.
+#[derive(Clone)]
+pub(crate) struct SessionRoute {
+    pub(crate) authority: AuthorityCell,
+    pub(crate) environment: EnvironmentId,
+    pub(crate) environment_policy: ElicitationPolicy,
+    pub(crate) handler: Option<Arc<dyn ElicitationHandler>>,
+}
+
+impl SessionRoute {
+    /// Answers one request by the rule of [`crate::HostAuthority`], applied to one
+    /// snapshot of the authority.
+    async fn answer(&self, request: ElicitationRequest) -> ElicitResult {
+        let authority = self.authority.load();
+        let ask_user = match authority.rule(
+            &self.environment,
+            self.environment_policy,
+            &request.params,
+        ) {
+            Rule::Answer(answer) => {
+                tracing::debug!(server = %request.server, id = %request.id, action = ?answer.action, "elicitation answered by the host's policy");
+                return answer;
+            }
+            Rule::Review { ask_user } => ask_user,
+        };
+        if let Some(reviewer) = &authority.reviewer
+            && let Some(answer) = reviewer.review(request.clone()).await
+        {
+            tracing::debug!(server = %request.server, id = %request.id, "elicitation answered by the reviewer");
+            return answer;
+        }
+        match (&self.handler, ask_user) {
+            (Some(handler), true) => handler.elicit(request).await,
+            _ => ElicitResult::new(ElicitationAction::Decline),
+        }
+    }
+}
 
 /// State shared between one connection's handler and the calls running on it.
 pub(crate) struct ConnectionShared {
@@ -205,11 +243,8 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let handler = match self.shared.gate.route() {
-            Route::Deliver {
-                handler: Some(handler),
-                ..
-            } => handler,
+        let route = match self.shared.gate.route() {
+            Route::Deliver { handler, .. } => handler,
             Route::Decline(reason) => {
                 tracing::info!(server = %self.shared.key, %reason, "elicitation declined");
                 return Ok(ElicitResult::new(ElicitationAction::Decline));
@@ -227,7 +262,7 @@ impl ClientHandler for Handler {
             server: self.shared.key.clone(),
             params: request,
         };
-        Ok(handler.elicit(request).await)
+        Ok(route.answer(request).await)
     }
 
     /// rmcp hands a request it cannot parse to this method under its raw method name; for

@@ -39,6 +39,9 @@ pub(crate) struct SetInner {
     pub(crate) event_order: std::sync::Mutex<()>,
     /// The aggregated catalog of the last revision asked for.
     pub(crate) catalog_cache: std::sync::Mutex<Option<crate::tool_info::Catalog>>,
+    /// The name tables of the last [`NAME_HISTORY`] catalog revisions built, so a call
+    /// naming the revision its name came from can check it still names the same tool.
+    pub(crate) name_history: std::sync::Mutex<BTreeMap<u64, Arc<mcp_key::ToolNameTable>>>,
     pub(crate) tasks: TaskTracker,
     /// Child of the caller's cancellation token: cancels starts that are still running.
     pub(crate) startup_cancel: CancellationToken,
@@ -54,9 +57,32 @@ pub(crate) struct SetInner {
     /// Whether the set shuts the pool down with itself (a pool of its own, not handed
     /// on to a replacement set).
     pub(crate) owns_pool: AtomicBool,
+    /// The host's authority, replaced as a whole by `set_authority`.
+    pub(crate) authority: crate::authority::AuthorityCell,
 }
 
+/// How many catalog revisions' name tables a set remembers for stale-name checks.
+pub(crate) const NAME_HISTORY: usize = 64;
+
 impl SetInner {
+    /// Remembers the name table of a catalog revision hosts may have seen.
+    pub(crate) fn remember_names(&self, revision: u64, names: &Arc<mcp_key::ToolNameTable>) {
+        if let Ok(mut history) = self.name_history.lock() {
+            history.entry(revision).or_insert_with(|| Arc::clone(names));
+            while history.len() > NAME_HISTORY {
+                history.pop_first();
+            }
+        }
+    }
+
+    /// The name table of catalog `revision`, if it is remembered.
+    pub(crate) fn names_at(&self, revision: u64) -> Option<Arc<mcp_key::ToolNameTable>> {
+        self.name_history
+            .lock()
+            .ok()
+            .and_then(|h| h.get(&revision).cloned())
+    }
+
     pub(crate) fn emit(&self, event: ConnectionEvent) {
         if let Some(sink) = &self.options.events {
             sink.send(event);
@@ -71,13 +97,21 @@ impl SetInner {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Where this set sends the server's requests (elicitation) for `key`: the host's
-    /// handler, unless the owning environment's (or server's) elicitation policy
-    /// declines them.
+    /// The environment `key` runs in (`local` for unscoped servers).
+    pub(crate) fn environment_of(&self, key: &McpServerKey) -> EnvironmentId {
+        self.catalog
+            .get(key)
+            .map_or(EnvironmentId::LOCAL, |c| c.environment().clone())
+    }
+
+    /// How this set answers the server's requests (elicitation) for `key`: by the host's
+    /// live authority, the owning environment's configured policy and the host's handler.
     pub(crate) fn session_route(&self, key: &McpServerKey) -> SessionRoute {
-        match self.catalog.elicitation_policy(key) {
-            Some(mcp_catalog::ElicitationPolicy::Decline) => None,
-            _ => self.options.elicitation.clone(),
+        SessionRoute {
+            authority: self.authority.clone(),
+            environment: self.environment_of(key),
+            environment_policy: self.catalog.elicitation_policy(key).unwrap_or_default(),
+            handler: self.options.elicitation.clone(),
         }
     }
 

@@ -37,9 +37,43 @@
 //!
 //! Every map of servers is keyed by [`McpServerKey`](mcp_key::McpServerKey), so the same
 //! server name in two environments is two servers.
+//!
+//! # Host authority and host metadata
+//!
+//! What servers may ask of the user is the host's [`HostAuthority`]: approval policy,
+//! elicitation policy, per-environment [`PermissionProfile`]s and an optional
+//! [`ElicitationReviewer`], replaced as one value at any time with
+//! [`ConnectionSet::set_authority`] (no restart; each decision reads one snapshot). What
+//! the host tells servers about their environment goes into `tools/call` `_meta` under its
+//! reserved prefix, from a [`HostMetadataProvider`], for servers that advertise the prefix
+//! as an `experimental` capability; callers cannot set those keys.
+//!
+//! ```
+//! use mcp_connections::{
+//!     ApprovalPolicy, ConnectionSetOptions, HostAuthority, PermissionProfile,
+//!     host_metadata_fn,
+//! };
+//! use serde_json::{Map, json};
+//!
+//! let headless = HostAuthority::new()
+//!     .with_approval_policy(ApprovalPolicy::Never)
+//!     .with_default_profile(PermissionProfile::Unrestricted);
+//! let sandbox = host_metadata_fn(|call| {
+//!     let mut keys = Map::new();
+//!     let network = call.profile == PermissionProfile::Unrestricted;
+//!     keys.insert("host.example/network".to_owned(), json!(network));
+//!     keys
+//! });
+//! let options = ConnectionSetOptions::new()
+//!     .with_authority(headless)
+//!     .with_reserved_meta_prefix("host.example/")
+//!     .with_host_metadata(sandbox);
+//! # drop(options);
+//! ```
 
 mod approvals;
 mod auth;
+mod authority;
 mod call;
 mod connection;
 mod elicitation;
@@ -50,6 +84,7 @@ mod events;
 mod from_catalog;
 mod handler;
 mod hooks;
+mod host_meta;
 mod http;
 mod http_client;
 mod inner;
@@ -61,6 +96,7 @@ mod prompts;
 mod reply_check;
 mod resources;
 mod results;
+mod server_info;
 mod set;
 mod slot;
 mod spec;
@@ -74,6 +110,10 @@ pub use approvals::{Approval, must_ask};
 pub use auth::{
     AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer, process_env,
 };
+pub use authority::{
+    ApprovalPolicy, ElicitationReviewer, HostAuthority, PassToHandler, PermissionProfile,
+    reviewer_fn,
+};
 pub use call::CallOptions;
 pub use elicitation::{
     AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
@@ -86,6 +126,7 @@ pub use error::{Error, Result, StartupFailure};
 pub use events::{ConnectionEvent, CrashLoop, FailureReason};
 pub use handler::{Progress, ProgressCallback};
 pub use hooks::{CallHook, HookDenial, ToolCall};
+pub use host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
 pub use oauth::OAuthProvider;
 pub use options::{
     ConnectionSetOptions, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE,
@@ -97,12 +138,13 @@ pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
+pub use server_info::ServerInfo;
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
 pub use tool_cache::{
     CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
     ToolCache,
 };
-pub use tool_info::ToolInfo;
+pub use tool_info::{PluginOrigin, ToolInfo};
 
 /// The rmcp model types that appear in this crate's API (tools, results, resources,
 /// elicitation), re-exported so hosts need not depend on rmcp directly.
@@ -114,7 +156,7 @@ pub mod model {
         Annotations, AudioContent, CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult,
         ElicitationAction, EmbeddedResource, GetPromptResult, ImageContent, Implementation,
         JsonObject, MetaObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, TextContent, Tool,
-        ToolAnnotations,
+        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+        TextContent, Tool, ToolAnnotations,
     };
 }

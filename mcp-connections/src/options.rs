@@ -75,6 +75,8 @@ pub struct ConnectionSetOptions {
     pub(crate) tool_cache: Option<crate::tool_cache::ToolCache>,
     pub(crate) login_poll: Duration,
     pub(crate) cache_only: bool,
+    pub(crate) authority: crate::authority::HostAuthority,
+    pub(crate) host_metadata: Option<Arc<dyn crate::host_meta::HostMetadataProvider>>,
 }
 
 impl Default for ConnectionSetOptions {
@@ -124,6 +126,8 @@ impl ConnectionSetOptions {
             tool_cache: None,
             login_poll: DEFAULT_LOGIN_POLL,
             cache_only: false,
+            authority: crate::authority::HostAuthority::new(),
+            host_metadata: None,
         }
     }
 
@@ -186,6 +190,28 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.elicitation = Some(handler);
+        self
+    }
+
+    /// The host's first authority (approval and elicitation policies, permission profiles,
+    /// reviewer); replace it later with
+    /// [`ConnectionSet::set_authority`](crate::ConnectionSet::set_authority). Default
+    /// [`HostAuthority::new`](crate::HostAuthority::new).
+    #[must_use]
+    pub fn with_authority(mut self, authority: crate::authority::HostAuthority) -> Self {
+        self.authority = authority;
+        self
+    }
+
+    /// Who supplies host-owned `tools/call` `_meta` (under the reserved prefix of
+    /// [`Self::with_reserved_meta_prefix`], which it needs) for servers that advertise
+    /// they understand it. See [`HostMetadataProvider`](crate::HostMetadataProvider).
+    #[must_use]
+    pub fn with_host_metadata(
+        mut self,
+        provider: Arc<dyn crate::host_meta::HostMetadataProvider>,
+    ) -> Self {
+        self.host_metadata = Some(provider);
         self
     }
 

@@ -52,7 +52,7 @@ impl ConnectionSet {
         let slot = Arc::clone(self.inner.slot(server)?);
         let timeout = slot.spec.tool_timeout;
         let deadline = Instant::now() + timeout;
-        let live = self.ready_connection(&slot, deadline).await?;
+        let live = self.ready_connection(&slot, deadline, false).await?;
         let operation = format!("prompts/get {name}");
         let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
             return Err(Error::Timeout {

@@ -158,7 +158,7 @@ impl ConnectionSet {
     ) -> Result<(Page, Option<String>)> {
         let slot = Arc::clone(self.inner.slot(server)?);
         let deadline = Instant::now() + slot.spec.startup_timeout;
-        let live = self.ready_connection(&slot, deadline).await?;
+        let live = self.ready_connection(&slot, deadline, false).await?;
         match tokio::time::timeout_at(deadline, paginate::fetch_page(&live.peer, kind, cursor))
             .await
         {
@@ -225,7 +225,7 @@ impl ConnectionSet {
         let slot = Arc::clone(self.inner.slot(server)?);
         let timeout = slot.spec.tool_timeout;
         let deadline = Instant::now() + timeout;
-        let live = self.ready_connection(&slot, deadline).await?;
+        let live = self.ready_connection(&slot, deadline, false).await?;
         let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
             return Err(Error::Timeout {
                 server: server.clone(),

@@ -47,6 +47,8 @@ pub struct ServerStatus {
     /// transport) is held back after failures in a row (deaths and failed starts): how
     /// many, and the wait before the next start.
     pub crash_loop: Option<CrashLoop>,
+    /// The plugin that provided the server, if a plugin did.
+    pub plugin: Option<crate::tool_info::PluginOrigin>,
 }
 
 /// The state part of a [`ServerStatus`].
@@ -135,12 +137,13 @@ impl ConnectionSet {
                 true,
             ),
         };
-        Self::start_with_pool(catalog, options, pool, owns_pool)
+        Self::start_with_pool(catalog, options, None, pool, owns_pool)
     }
 
     pub(crate) fn start_with_pool(
         catalog: &ResolvedCatalog,
         options: ConnectionSetOptions,
+        authority: Option<crate::authority::AuthorityCell>,
         pool: ServerPool,
         owns_pool: bool,
     ) -> Self {
@@ -161,7 +164,11 @@ impl ConnectionSet {
                 )
             })
             .collect();
+        // A replacement set shares its predecessor's live authority.
+        let authority = authority
+            .unwrap_or_else(|| crate::authority::AuthorityCell::new(options.authority.clone()));
         let inner = Arc::new(SetInner {
+            authority,
             options,
             slots,
             naming,
@@ -173,6 +180,7 @@ impl ConnectionSet {
             revision: AtomicU64::new(0),
             event_order: std::sync::Mutex::new(()),
             catalog_cache: std::sync::Mutex::new(None),
+            name_history: std::sync::Mutex::default(),
             tasks: TaskTracker::new(),
             startup_cancel,
             shutdown: CancellationToken::new(),
@@ -402,6 +410,7 @@ impl ConnectionSet {
         let next = Self::start_with_pool(
             catalog,
             self.inner.options.clone(),
+            Some(self.inner.authority.clone()),
             self.inner.pool.clone(),
             owns_pool,
         );
@@ -513,6 +522,7 @@ fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
             SlotState::Failed(f) if f.reason().is_restartable() => inner.crash_loop(slot),
             _ => None,
         },
+        plugin: crate::tool_info::PluginOrigin::of(&inner.catalog, &slot.spec.key),
         transport: match slot.spec.transport {
             crate::spec::TransportSpec::Stdio(_) => "stdio",
             crate::spec::TransportSpec::Http(_) => "streamable_http",

@@ -296,7 +296,7 @@ async fn connect(inner: &Arc<SetInner>, spec: &ServerSpec) -> Result<Live, Start
         key.clone(),
         &inner.options.client,
         inner.options.protocol_version.clone(),
-        inner.session_route(key).is_some(),
+        crate::from_catalog::announces_elicitation(&inner.catalog, &inner.options, key),
     );
     let refresh = || RefreshSettings {
         debounce: inner.options.list_changed_debounce,

@@ -23,6 +23,40 @@ pub struct ToolInfo {
     /// environment-scoped servers with multi-environment exposure it starts with
     /// "Runs in environment `<id>`.".
     pub namespace_description: Option<String>,
+    /// The catalog revision this entry comes from; pass it to
+    /// [`CallOptions::with_catalog_revision`](crate::CallOptions::with_catalog_revision)
+    /// so a call by `qualified_name` never reaches a different tool after a change.
+    pub catalog_revision: u64,
+    /// The plugin that provided the server, if a plugin did.
+    pub plugin: Option<PluginOrigin>,
+}
+
+/// The plugin that provided a server (from the catalog's winning source), so a host can
+/// show "from plugin X" and uninstall by plugin.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[non_exhaustive]
+pub struct PluginOrigin {
+    /// The plugin's name.
+    pub name: String,
+    /// Whether the plugin was selected for this session (`[[plugins]]`, tier
+    /// `selected plugin`) rather than discovered on disk.
+    pub selected: bool,
+}
+
+impl PluginOrigin {
+    /// The plugin that registered the winning entry of `key`, if its source is a plugin.
+    pub fn of(catalog: &mcp_catalog::ResolvedCatalog, key: &McpServerKey) -> Option<Self> {
+        let source = catalog.source(key)?;
+        let selected = match source.tier() {
+            mcp_catalog::Tier::SelectedPlugin => true,
+            mcp_catalog::Tier::DiscoveredPlugin => false,
+            _ => return None,
+        };
+        Some(Self {
+            name: source.name().to_owned(),
+            selected,
+        })
+    }
 }
 
 impl ToolInfo {

@@ -64,6 +64,8 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
                     server: key.clone(),
                     tool: tool.clone(),
                     namespace_description: ns.clone(),
+                    catalog_revision: revision,
+                    plugin: crate::tool_info::PluginOrigin::of(&inner.catalog, key),
                 });
             }
         }
@@ -104,6 +106,7 @@ impl ConnectionSet {
             return c.clone();
         }
         let built = build(&self.inner);
+        self.inner.remember_names(built.revision, &built.names);
         if let Ok(mut cache) = self.inner.catalog_cache.lock() {
             *cache = Some(built.clone());
         }

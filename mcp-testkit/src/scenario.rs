@@ -4,6 +4,7 @@
 //! Files may be TOML or JSON; field names are `snake_case`, except the MCP wire objects
 //! (`input_schema` etc. are converted to the protocol's camelCase for you).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -266,6 +267,10 @@ pub struct CapabilityFlags {
     pub resources_subscribe: bool,
     /// `prompts.listChanged`.
     pub prompts_list_changed: bool,
+    /// `experimental`: each entry advertised as given (a host's metadata prefix, for
+    /// example). Not advertised when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub experimental: BTreeMap<String, serde_json::Value>,
 }
 
 impl CapabilityFlags {
@@ -287,6 +292,17 @@ impl CapabilityFlags {
     #[must_use]
     pub fn with_prompts_list_changed(mut self, on: bool) -> Self {
         self.prompts_list_changed = on;
+        self
+    }
+
+    /// Advertise the experimental capability `name` with `settings` (an object).
+    #[must_use]
+    pub fn with_experimental(
+        mut self,
+        name: impl Into<String>,
+        settings: serde_json::Value,
+    ) -> Self {
+        self.experimental.insert(name.into(), settings);
         self
     }
 }

@@ -124,6 +124,9 @@ pub(crate) fn server_config(scenario: &Scenario) -> Value {
             json!({"listChanged": caps.resources_list_changed, "subscribe": caps.resources_subscribe}),
         );
     }
+    if !caps.experimental.is_empty() {
+        capabilities.insert("experimental".to_owned(), json!(caps.experimental));
+    }
     if !scenario.prompts.is_empty() || caps.prompts_list_changed {
         capabilities.insert(
             "prompts".to_owned(),

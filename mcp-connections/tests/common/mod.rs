@@ -66,6 +66,11 @@ impl Fixture {
         self
     }
 
+    /// The servers added so far, as one user configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
     pub fn request_log(&self, name: &str) -> PathBuf {
         self.home.join(format!("{name}.requests"))
     }

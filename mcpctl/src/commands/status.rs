@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use mcp_auth::AuthStatus;
-use mcp_connections::{FailureReason, ServerState, ServerStatus, StartupSummary};
+use mcp_connections::{FailureReason, ServerInfo, ServerState, ServerStatus, StartupSummary};
 use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
@@ -27,7 +27,12 @@ pub(crate) async fn run(session: &mut Session, global: &GlobalArgs) -> Result<u8
     }
     let auth = auth_of(session, &summary).await;
     if global.json {
-        crate::render::out_json(&to_json(&session.origin, &summary, &auth));
+        let info: BTreeMap<McpServerKey, ServerInfo> = summary
+            .servers
+            .iter()
+            .filter_map(|s| Some((s.key.clone(), session.set.server_info(&s.key)?)))
+            .collect();
+        crate::render::out_json(&to_json(&session.origin, &summary, &auth, &info));
     } else {
         crate::render::out(&human(
             &session.origin,
@@ -238,6 +243,7 @@ fn to_json(
     origin: &str,
     summary: &StartupSummary,
     auth: &BTreeMap<McpServerKey, ServerAuthInfo>,
+    info: &BTreeMap<McpServerKey, ServerInfo>,
 ) -> Value {
     let servers: Vec<Value> = summary
         .servers
@@ -263,6 +269,13 @@ fn to_json(
             }
             if let Some(crash_loop) = status.crash_loop {
                 v["crash_loop"] = json!(crash_loop);
+            }
+            if let Some(plugin) = &status.plugin {
+                v["plugin"] = json!(plugin);
+            }
+            // From the live connection only: absent for servers that are not ready.
+            if let Some(info) = info.get(&status.key) {
+                v["server_info"] = json!(info);
             }
             match &status.state {
                 ServerState::Ready { tools } | ServerState::Deferred { tools, .. } => {

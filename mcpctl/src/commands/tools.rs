@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use mcp_connections::{ServerState, ServerStatus, ToolInfo};
+use mcp_connections::{PluginOrigin, ServerState, ServerStatus, ToolInfo};
 use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
@@ -164,17 +164,21 @@ fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
     if tools.is_empty() {
         return "no tools\n".to_owned();
     }
-    let mut rows = vec![vec![
-        "TOOL".to_owned(),
-        "SERVER".to_owned(),
-        "DESCRIPTION".to_owned(),
-    ]];
+    // A PLUGIN column only when a plugin provided some server.
+    let plugins = tools.iter().any(|t| t.plugin.is_some());
+    let mut header = vec!["TOOL".to_owned(), "SERVER".to_owned()];
+    if plugins {
+        header.push("PLUGIN".to_owned());
+    }
+    header.push("DESCRIPTION".to_owned());
+    let mut rows = vec![header];
     rows.extend(tools.iter().map(|t| {
-        vec![
-            t.qualified_name.clone(),
-            t.server.to_string(),
-            first_line(t.description()),
-        ]
+        let mut row = vec![t.qualified_name.clone(), t.server.to_string()];
+        if plugins {
+            row.push(plugin_label(t.plugin.as_ref()));
+        }
+        row.push(first_line(t.description()));
+        row
     }));
     let mut lines = crate::render::table_painted(&rows, |r, _, cell| {
         if r == 0 {
@@ -200,9 +204,19 @@ fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
     text
 }
 
+/// The PLUGIN cell: the plugin's name, `(discovered)` when it was not selected for the
+/// session, `-` for servers no plugin provided.
+fn plugin_label(plugin: Option<&PluginOrigin>) -> String {
+    match plugin {
+        Some(p) if p.selected => p.name.clone(),
+        Some(p) => format!("{} (discovered)", p.name),
+        None => "-".to_owned(),
+    }
+}
+
 fn to_json(tool: &ToolInfo) -> Value {
     let wire = serde_json::to_value(&tool.tool).unwrap_or(Value::Null);
-    json!({
+    let mut v = json!({
         "qualified_name": tool.qualified_name,
         "server": tool.server,
         "environment": tool.server.environment(),
@@ -212,5 +226,9 @@ fn to_json(tool: &ToolInfo) -> Value {
         "input_schema": wire.get("inputSchema"),
         "output_schema": wire.get("outputSchema"),
         "annotations": wire.get("annotations"),
-    })
+    });
+    if let Some(plugin) = &tool.plugin {
+        v["plugin"] = json!(plugin);
+    }
+    v
 }
