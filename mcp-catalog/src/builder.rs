@@ -92,6 +92,7 @@ impl CatalogBuilder {
             .multi_environment
             .unwrap_or(settings.multi_environment);
         settings.startup_policy = config.startup_policy.unwrap_or(settings.startup_policy);
+        settings.protocol = config.protocol.unwrap_or(settings.protocol);
         self.environments.extend(config.environments);
         self.plugins.extend(config.plugins);
         self.warnings.extend(loaded.warnings);

@@ -9,7 +9,7 @@ use mcp_key::{EnvironmentId, ServerName};
 use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::env::EnvLookup;
 use crate::format::ConfigFormat;
-use crate::server::{ApprovalMode, ServerConfig, StartupPolicy};
+use crate::server::{ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy};
 use crate::transport::UnusableServer;
 
 /// Where OAuth credentials are stored (`credentials_store`).
@@ -214,6 +214,7 @@ pub struct Config {
     pub(crate) tool_name_prefix: Option<bool>,
     pub(crate) multi_environment: Option<bool>,
     pub(crate) startup_policy: Option<StartupPolicy>,
+    pub(crate) protocol: Option<ProtocolChoice>,
     pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
     pub(crate) servers: BTreeMap<ServerName, ServerConfig>,
     pub(crate) plugins: Vec<PluginRef>,
@@ -228,6 +229,7 @@ impl Config {
             tool_name_prefix: None,
             multi_environment: None,
             startup_policy: None,
+            protocol: None,
             environments: BTreeMap::new(),
             servers: BTreeMap::new(),
             plugins: Vec::new(),
@@ -358,6 +360,18 @@ impl Config {
     /// Whether environment-scoped servers are exposed.
     pub fn multi_environment(&self) -> bool {
         self.multi_environment.unwrap_or(false)
+    }
+
+    /// Sets the catalog-wide protocol era (`mcp_protocol`); a server's own `protocol` wins.
+    #[must_use]
+    pub fn with_protocol(mut self, protocol: ProtocolChoice) -> Self {
+        self.protocol = Some(protocol);
+        self
+    }
+
+    /// The catalog-wide protocol era (`mcp_protocol`), `None` when not written.
+    pub fn protocol(&self) -> Option<ProtocolChoice> {
+        self.protocol
     }
 
     /// The catalog-wide startup policy (`mcp_startup`), `None` when not written.

@@ -176,7 +176,8 @@ pub use load::{load_file, load_file_with_env};
 pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolved::ResolvedCatalog;
 pub use server::{
-    ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, StartupPolicy,
+    ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig,
+    StartupPolicy,
 };
 pub use source::{Conflict, Source, Tier, VetoReason};
 pub use toml_write::export_toml;

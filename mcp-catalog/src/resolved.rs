@@ -9,7 +9,7 @@ use crate::config::{CredentialsStore, ElicitationPolicy, EnvironmentConfig, Plug
 use crate::diagnostic::ConfigWarning;
 use crate::env::EnvLookup;
 use crate::fingerprint::connection_fingerprint;
-use crate::server::{ApprovalMode, ServerConfig, StartupPolicy};
+use crate::server::{ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy};
 use crate::source::{Conflict, Source, VetoReason};
 
 /// Top-level settings carried from the user configuration.
@@ -20,6 +20,7 @@ pub(crate) struct Settings {
     pub(crate) tool_name_prefix: bool,
     pub(crate) multi_environment: bool,
     pub(crate) startup_policy: StartupPolicy,
+    pub(crate) protocol: ProtocolChoice,
 }
 
 impl Default for Settings {
@@ -30,6 +31,7 @@ impl Default for Settings {
             tool_name_prefix: true,
             multi_environment: false,
             startup_policy: StartupPolicy::Eager,
+            protocol: ProtocolChoice::Auto,
         }
     }
 }
@@ -241,6 +243,15 @@ impl ResolvedCatalog {
                 .and_then(EnvironmentConfig::elicitation)
                 .unwrap_or_default(),
         )
+    }
+
+    /// The protocol era to speak with a server: its own `protocol`, else the catalog-wide
+    /// `mcp_protocol`, else [`ProtocolChoice::Auto`]. A key that is not active gets the
+    /// catalog-wide value.
+    pub fn protocol(&self, key: &McpServerKey) -> ProtocolChoice {
+        self.get(key)
+            .and_then(ServerConfig::protocol)
+            .unwrap_or(self.settings.protocol)
     }
 
     /// The effective startup policy of a server: its own `startup`, else the catalog-wide

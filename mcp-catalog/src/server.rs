@@ -97,6 +97,48 @@ impl fmt::Display for StartupPolicy {
     }
 }
 
+/// Which MCP protocol era to speak with a server (`protocol`, per server, or
+/// `mcp_protocol`, catalog-wide; a server's own value wins, default [`ProtocolChoice::Auto`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ProtocolChoice {
+    /// Try MCP 2026-07-28 (`server/discover`) and fall back to the 2025-11-25 `initialize`
+    /// handshake for a server of the older era. The default.
+    #[default]
+    Auto,
+    /// Only MCP 2026-07-28 (`server/discover`, stateless requests).
+    V2026_07_28,
+    /// Only the 2025-11-25 `initialize` handshake (and the versions before it the server
+    /// may answer with).
+    V2025_11_25,
+}
+
+impl ProtocolChoice {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolChoice::Auto => "auto",
+            ProtocolChoice::V2026_07_28 => "2026-07-28",
+            ProtocolChoice::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(ProtocolChoice::Auto),
+            "2026-07-28" => Some(ProtocolChoice::V2026_07_28),
+            "2025-11-25" => Some(ProtocolChoice::V2025_11_25),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ProtocolChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The configuration of one server (`[mcp_servers.<name>]`), independent of its name.
 ///
 /// Build one in code with [`ServerConfig::stdio`] or [`ServerConfig::http`] and the
@@ -132,6 +174,7 @@ pub struct ServerConfig {
     pub(crate) tool_approval_modes: BTreeMap<String, ApprovalMode>,
     pub(crate) description: Option<String>,
     pub(crate) startup_policy: Option<StartupPolicy>,
+    pub(crate) protocol: Option<ProtocolChoice>,
     pub(crate) tool_cache: bool,
 }
 
@@ -151,6 +194,7 @@ impl ServerConfig {
             tool_approval_modes: BTreeMap::new(),
             description: None,
             startup_policy: None,
+            protocol: None,
             tool_cache: true,
         }
     }
@@ -269,6 +313,20 @@ impl ServerConfig {
     pub fn with_startup_policy(mut self, policy: StartupPolicy) -> Self {
         self.startup_policy = Some(policy);
         self
+    }
+
+    /// Sets the protocol era to speak with this server (`protocol`), overriding the
+    /// catalog-wide `mcp_protocol`.
+    #[must_use]
+    pub fn with_protocol(mut self, protocol: ProtocolChoice) -> Self {
+        self.protocol = Some(protocol);
+        self
+    }
+
+    /// This server's own `protocol`, `None` when not written (the catalog-wide value, else
+    /// `auto`, applies: [`ResolvedCatalog::protocol`](crate::ResolvedCatalog::protocol)).
+    pub fn protocol(&self) -> Option<ProtocolChoice> {
+        self.protocol
     }
 
     /// Lets the tool catalog cache keep this server's tools (`tool_cache`, default `true`),

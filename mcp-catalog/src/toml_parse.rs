@@ -22,6 +22,7 @@ const TOP_KEYS: &[&str] = &[
     "tool_name_prefix",
     "multi_environment",
     "mcp_startup",
+    "mcp_protocol",
     "environments",
     "mcp_servers",
     "plugins",
@@ -107,6 +108,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
             "tool_name_prefix" => config.tool_name_prefix = r.bool(field, value),
             "multi_environment" => config.multi_environment = r.bool(field, value),
             "mcp_startup" => config.startup_policy = r.startup_policy(field, value),
+            "mcp_protocol" => config.protocol = r.protocol(field, value),
             "environments" => {}
             "mcp_servers" => {
                 let Some(servers) = r.table(field, value) else {

@@ -41,6 +41,7 @@ const COMMON_KEYS: &[&str] = &[
     "tools",
     "description",
     "startup",
+    "protocol",
     "tool_cache",
 ];
 
@@ -269,6 +270,11 @@ pub(crate) fn parse_server(
             }
             "tools" => parse_tools(&mut r, value, &mut server),
             "description" => server.description = r.string(field, value),
+            "protocol" => {
+                if let Some(choice) = r.protocol(field, value) {
+                    server.protocol = Some(choice);
+                }
+            }
             "startup" => {
                 if let Some(policy) = r.startup_policy(field, value) {
                     server.startup_policy = Some(policy);

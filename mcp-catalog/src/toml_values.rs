@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::collect::Collector;
 use crate::diagnostic::{ConfigErrorKind, Scope};
-use crate::server::{ApprovalMode, StartupPolicy};
+use crate::server::{ApprovalMode, ProtocolChoice, StartupPolicy};
 
 pub(crate) type Value<'i> = Spanned<DeValue<'i>>;
 
@@ -240,6 +240,22 @@ impl Reader<'_, '_> {
             );
         }
         mode
+    }
+
+    /// A `protocol` / `mcp_protocol` value.
+    pub(crate) fn protocol(&mut self, field: &str, value: &Value<'_>) -> Option<ProtocolChoice> {
+        let s = self.string(field, value)?;
+        let choice = ProtocolChoice::parse(&s);
+        if choice.is_none() {
+            self.error(
+                field,
+                value.span().start,
+                ConfigErrorKind::InvalidValue,
+                format!("unknown protocol `{s}`"),
+                Some("use one of `auto`, `2026-07-28`, `2025-11-25`".to_owned()),
+            );
+        }
+        choice
     }
 
     /// A `startup` / `mcp_startup` value.

@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
 use rmcp::RoleClient;
-use rmcp::model::Tool;
+use rmcp::model::{ProtocolVersion, Tool};
 use rmcp::service::{Peer, RunningService};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -177,6 +177,14 @@ impl Live {
     /// listing is fetched).
     pub(crate) fn announcements(&self) -> watch::Receiver<u64> {
         self.listing.announced.subscribe()
+    }
+
+    /// The protocol version the connection speaks (from the handshake).
+    pub(crate) fn protocol_version(&self) -> ProtocolVersion {
+        self.peer
+            .peer_info()
+            .map(|info| info.protocol_version.clone())
+            .unwrap_or_default()
     }
 
     /// The process id (and process group id) of a stdio server.

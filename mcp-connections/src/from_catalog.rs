@@ -82,6 +82,7 @@ pub(crate) fn connection_key(
         .str("client_name", &options.client.name)
         .str("client_version", &options.client.version)
         .str("protocol", options.protocol_version.as_str())
+        .str("protocol_choice", catalog.protocol(key).as_str())
         .bool("elicitation", elicitation)
         .finish();
     ConnectionKey {

@@ -7,7 +7,8 @@ use std::time::Duration;
 use http::{HeaderName, HeaderValue};
 use mcp_key::{McpServerKey, Secret};
 use rmcp::RoleClient;
-use rmcp::service::{ClientInitializeError, RunningService, ServiceError, ServiceExt};
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
@@ -282,10 +283,26 @@ fn sse_retry_policy() -> ExponentialBackoff {
 
 /// Connects and initializes, retrying transient failures after [`RETRY_DELAYS`]. The caller
 /// bounds the whole thing with the startup timeout.
+/// Whether a failed `server/discover` probe was answered (not a transport failure) in a
+/// way that says the server is not of the 2026 era.
+fn answered_as_legacy(err: &ClientInitializeError) -> bool {
+    match err {
+        ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => !server_supported.contains(&ProtocolVersion::V_2026_07_28),
+        ClientInitializeError::ExpectedInitResponse(_)
+        | ClientInitializeError::ExpectedInitResult(_)
+        | ClientInitializeError::JsonRpcError(_)
+        | ClientInitializeError::UncorrelatedErrorResponse { .. } => true,
+        _ => false,
+    }
+}
+
 pub(crate) async fn connect(
     key: &McpServerKey,
     target: &HttpTarget,
     handler: Handler,
+    lifecycle: &rmcp::service::ClientLifecycleMode,
 ) -> Result<RunningService<RoleClient, Handler>, StartupFailure> {
     let forbidden = target.credentials_forbidden();
     if forbidden && !target.headers.is_empty() {
@@ -316,6 +333,7 @@ pub(crate) async fn connect(
             )
         })?;
     let mut attempt = 0;
+    let mut lifecycle = std::borrow::Cow::Borrowed(lifecycle);
     loop {
         let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
             .custom_headers(headers.clone())
@@ -327,15 +345,24 @@ pub(crate) async fn connect(
         // once after a 401); without one, no Authorization header is sent.
         let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
             .with_tokens_forbidden(forbidden);
-        let served = handler
-            .clone()
-            .serve(StreamableHttpClientTransport::with_client(
-                mcp_client.clone(),
-                config,
-            ))
-            .await;
+        let served = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+            handler.clone(),
+            StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
+            lifecycle.as_ref().clone(),
+        )
+        .await;
         match served {
             Ok(service) => return Ok(service),
+            // The probe was answered, but not as a 2026-era server answers it: a server
+            // of the 2025 era (listing only older versions, or answering `server/discover`
+            // with an error or something else). Shake hands the 2025 way instead.
+            Err(err)
+                if matches!(*lifecycle, ClientLifecycleMode::Auto { .. })
+                    && answered_as_legacy(&err) =>
+            {
+                tracing::info!(server = %key, "the server/discover probe was not answered the 2026 way ({err}); connecting with initialize");
+                lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
+            }
             Err(err) => {
                 let class = classify_init(&err);
                 match class {

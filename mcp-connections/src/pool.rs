@@ -1,7 +1,8 @@
 //! [`ServerPool`]: the live connections shared by every connection set of a host.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_key::{Fingerprint, McpServerKey};
@@ -64,6 +65,9 @@ pub type PoolStats = mcp_pool::PoolStats<ConnectionKey>;
 #[derive(Clone)]
 pub struct ServerPool {
     pub(crate) pool: Pool<ConnectionKey, Live>,
+    /// The protocol era each connection spoke last (`true`: 2026-07-28), so the next start
+    /// of a server under `protocol = "auto"` skips the probe.
+    eras: Arc<Mutex<HashMap<ConnectionKey, bool>>>,
 }
 
 impl fmt::Debug for ServerPool {
@@ -94,6 +98,7 @@ impl ServerPool {
     pub fn with_config(config: PoolConfig) -> Self {
         Self {
             pool: Pool::new(config),
+            eras: Arc::default(),
         }
     }
 
@@ -108,6 +113,25 @@ impl ServerPool {
                     crate::options::DEFAULT_RESTART_BACKOFF_MAX,
                 ),
         )
+    }
+
+    /// The era `key` spoke at its last start (`Some(true)`: 2026-07-28).
+    pub(crate) fn remembered_era(&self, key: &ConnectionKey) -> Option<bool> {
+        self.eras.lock().ok()?.get(key).copied()
+    }
+
+    /// Remembers (`Some`) or forgets (`None`) the era of `key`.
+    pub(crate) fn remember_era(&self, key: &ConnectionKey, modern: Option<bool>) {
+        if let Ok(mut eras) = self.eras.lock() {
+            match modern {
+                Some(modern) => {
+                    eras.insert(key.clone(), modern);
+                }
+                None => {
+                    eras.remove(key);
+                }
+            }
+        }
     }
 
     /// Counters: live connections, starts, failures, crashes, leases per connection.

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
-use rmcp::service::RunningService;
+use rmcp::service::{ClientLifecycleMode, RunningService};
 
 use crate::connection::{Live, RefreshSettings};
 use crate::error::StartupFailure;
@@ -42,8 +42,21 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
         }
     };
     let factory = {
-        let (inner, spec) = (Arc::clone(inner), slot.spec.clone());
-        move || async move { connect(&inner, &spec).await }
+        let (inner, spec, pool_key) = (Arc::clone(inner), slot.spec.clone(), slot.pool_key.clone());
+        move || async move {
+            let era = era_plan(&inner, &spec.key, &pool_key);
+            let result = connect(&inner, &spec, &era).await;
+            match &result {
+                Ok(live) => inner.pool.remember_era(
+                    &pool_key,
+                    Some(live.protocol_version() == ProtocolVersion::V_2026_07_28),
+                ),
+                // A remembered era that failed is probed again next time.
+                Err(_) if era.remembered => inner.pool.remember_era(&pool_key, None),
+                Err(_) => {}
+            }
+            result
+        }
     };
     let acquired = tokio::select! {
         biased;
@@ -282,9 +295,105 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
     }
 }
 
-/// Starts one connection: transport, initialize, first `tools/list`, within the startup
-/// timeout. The pool calls this (once per start, whoever asked).
-async fn connect(inner: &Arc<SetInner>, spec: &ServerSpec) -> Result<Live, StartupFailure> {
+/// How to open a connection: the lifecycle (which era's handshake) and the newest
+/// protocol version the client may end up speaking.
+pub(crate) struct EraPlan {
+    pub(crate) lifecycle: ClientLifecycleMode,
+    pub(crate) requested: ProtocolVersion,
+    /// Whether the plan follows a remembered era (rather than the configuration or a probe).
+    pub(crate) remembered: bool,
+}
+
+/// The era plan of a server: its `protocol` setting, and under `auto` the era its
+/// connection spoke last time (no probe), else a `server/discover` probe that falls back to
+/// the `initialize` handshake of the set's legacy version.
+pub(crate) fn era_plan(
+    inner: &SetInner,
+    key: &mcp_key::McpServerKey,
+    pool_key: &crate::pool::ConnectionKey,
+) -> EraPlan {
+    let legacy = inner.options.protocol_version.clone();
+    let modern = ProtocolVersion::V_2026_07_28;
+    let initialize = |remembered| EraPlan {
+        lifecycle: ClientLifecycleMode::Initialize,
+        requested: legacy.clone(),
+        remembered,
+    };
+    let discover = |remembered| EraPlan {
+        lifecycle: ClientLifecycleMode::Discover {
+            preferred_versions: vec![modern.clone()],
+        },
+        requested: modern.clone(),
+        remembered,
+    };
+    match inner.catalog.protocol(key) {
+        mcp_catalog::ProtocolChoice::V2025_11_25 => initialize(false),
+        mcp_catalog::ProtocolChoice::V2026_07_28 => discover(false),
+        _ => match inner.pool.remembered_era(pool_key) {
+            Some(true) => discover(true),
+            Some(false) => initialize(true),
+            None => EraPlan {
+                lifecycle: ClientLifecycleMode::Auto {
+                    preferred_versions: vec![modern.clone()],
+                    legacy_version: Some(legacy.clone()),
+                },
+                requested: modern.clone(),
+                remembered: false,
+            },
+        },
+    }
+}
+
+/// Starts one connection (the pool calls this once per start, whoever asked). Under a
+/// `server/discover` probe (`auto`), a stdio server that fails the probe in a way a
+/// 2025-era server does (it closes the connection or exits on the unknown request) is
+/// started again with the `initialize` handshake alone, once.
+async fn connect(
+    inner: &Arc<SetInner>,
+    spec: &ServerSpec,
+    era: &EraPlan,
+) -> Result<Live, StartupFailure> {
+    // Over HTTP rmcp falls back on the same transport when the server answers the probe
+    // with an error; a stdio server of the 2025 era may instead close its end (rmcp's own
+    // servers do), which only a new process can recover from.
+    let probing = matches!(era.lifecycle, ClientLifecycleMode::Auto { .. })
+        && matches!(spec.transport, TransportSpec::Stdio(_));
+    match connect_once(inner, spec, era).await {
+        Err(failure) if probing && probe_may_explain(&failure) => {
+            tracing::info!(server = %spec.key, "the server/discover probe failed ({failure}); connecting again with the initialize handshake");
+            let legacy = EraPlan {
+                lifecycle: ClientLifecycleMode::Initialize,
+                requested: inner.options.protocol_version.clone(),
+                remembered: false,
+            };
+            connect_once(inner, spec, &legacy).await
+        }
+        other => other,
+    }
+}
+
+/// Whether a failed probe may be the server not knowing `server/discover` (rather than a
+/// failure that another handshake would meet too).
+fn probe_may_explain(failure: &StartupFailure) -> bool {
+    !matches!(
+        failure.reason(),
+        FailureReason::Timeout
+            | FailureReason::Config
+            | FailureReason::Environment
+            | FailureReason::SpawnFailed
+            | FailureReason::LoginRequired
+            | FailureReason::ReloginRequired
+            | FailureReason::Cancelled
+    )
+}
+
+/// One attempt: transport, handshake (`initialize`, or `server/discover` in the 2026-07-28
+/// era), first `tools/list`, within the startup timeout.
+async fn connect_once(
+    inner: &Arc<SetInner>,
+    spec: &ServerSpec,
+    era: &EraPlan,
+) -> Result<Live, StartupFailure> {
     let key = &spec.key;
     if let Some(problem) = &spec.environment_problem {
         return Err(StartupFailure::new(
@@ -308,7 +417,7 @@ async fn connect(inner: &Arc<SetInner>, spec: &ServerSpec) -> Result<Live, Start
         shared: Arc::clone(&shared),
     };
     let timeout = spec.startup_timeout;
-    let requested = inner.options.protocol_version.clone();
+    let requested = era.requested.clone();
     match &spec.transport {
         TransportSpec::Unsupported(why) | TransportSpec::Invalid(why) => Err(StartupFailure::new(
             FailureReason::Config,
@@ -332,7 +441,13 @@ async fn connect(inner: &Arc<SetInner>, spec: &ServerSpec) -> Result<Live, Start
                     mcp_pool::DEFAULT_MAX_LINE_BYTES,
                     Arc::new(move |what| fault_shared.report_reply_fault(what)),
                 );
-                let service = match rmcp::ServiceExt::serve(handler, (stdout, stdin)).await {
+                let service = match rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                    handler,
+                    (stdout, stdin),
+                    era.lifecycle.clone(),
+                )
+                .await
+                {
                     Ok(s) => s,
                     Err(e) => {
                         return Err((
@@ -392,7 +507,7 @@ async fn connect(inner: &Arc<SetInner>, spec: &ServerSpec) -> Result<Live, Start
                 allow_plain_http: http_spec.allow_plain_http(),
             };
             let work = async {
-                let service = http::connect(key, &target, handler).await?;
+                let service = http::connect(key, &target, handler, &era.lifecycle).await?;
                 if let Err(detail) = check_protocol_version(&service, &requested) {
                     close_in_background(inner, service);
                     return Err(StartupFailure::new(
