@@ -127,6 +127,9 @@ pub enum ConnectionEvent {
         /// group, so today this equals `pid`; `None` for HTTP servers.
         #[serde(skip_serializing_if = "Option::is_none")]
         process_group: Option<u32>,
+        /// The protocol version the server speaks: `2026-07-28` (the stateless era, after
+        /// `server/discover`) or the version `initialize` agreed on.
+        protocol_version: String,
     },
     /// The server failed to start.
     Failed {

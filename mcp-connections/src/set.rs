@@ -43,6 +43,9 @@ pub struct ServerStatus {
     /// left the group (`setsid`). The launcher makes each server the leader of its own
     /// group, so today this equals `pid`; `None` when `pid` is.
     pub process_group: Option<u32>,
+    /// The protocol version a ready server speaks (`2026-07-28` for the stateless era,
+    /// else the version `initialize` agreed on); `None` when not ready.
+    pub protocol_version: Option<String>,
     /// Set while a failed server that the next use restarts (it exited or lost its
     /// transport) is held back after failures in a row (deaths and failed starts): how
     /// many, and the wait before the next start.
@@ -518,6 +521,10 @@ fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
         },
         pid: pid_of(state),
         process_group: pid_of(state),
+        protocol_version: match state {
+            SlotState::Ready(live) => Some(live.protocol_version().as_str().to_owned()),
+            _ => None,
+        },
         crash_loop: match state {
             SlotState::Failed(f) if f.reason().is_restartable() => inner.crash_loop(slot),
             _ => None,

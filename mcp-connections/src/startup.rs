@@ -69,6 +69,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             let attached = attach(inner, slot, lease);
             let tools = attached.tools().len();
             let pid = attached.pid();
+            let protocol_version = attached.protocol_version().as_str().to_owned();
             tracing::info!(server = %key, tools, "MCP server ready");
             inner.remember_tools(slot, &attached);
             // State and event change together, so `StartupComplete` (sent once every state
@@ -81,6 +82,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
                 tools,
                 pid,
                 process_group: pid,
+                protocol_version,
             });
         }
         Some(Err(e)) if !e.is_closed() => {

@@ -1,0 +1,208 @@
+//! Protocol eras per server (`protocol = "auto" | "2026-07-28" | "2025-11-25"`), against
+//! real `mcp-fake-server` processes serving one era or the other.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use mcp_catalog::{ProtocolChoice, ServerConfig};
+use mcp_connections::{
+    CallOptions, ConnectionEvent, ConnectionSet, ConnectionSetOptions, ServerPool, ServerState,
+};
+use mcp_testkit::{HttpFakeServer, Scenario, ToolSpec};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+/// A stdio server behind `sh`, which appends a line to `launches` each time it is started,
+/// so a test can count processes (the probe of a 2025-era server costs one).
+fn counted(fx: &mut Fixture, name: &str, scenario: Scenario, launches: &Path) -> ServerConfig {
+    let path = fx.home.join(format!("{name}.json"));
+    scenario.write_json(&path).unwrap();
+    let bin = mcp_testkit::fake_server_bin();
+    ServerConfig::stdio("sh").with_args([
+        "-c".to_owned(),
+        format!(
+            "echo started >> '{}'; exec '{}' --scenario '{}'",
+            launches.display(),
+            bin.display(),
+            path.display()
+        ),
+    ])
+}
+
+fn launches(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+fn modern(name: &str) -> Scenario {
+    Scenario::new(name)
+        .with_tool(ToolSpec::echo("echo"))
+        .with_faults(faults(|f| f.protocol_version = Some("2026-07-28".into())))
+}
+
+fn legacy(name: &str) -> Scenario {
+    Scenario::new(name).with_tool(ToolSpec::echo("echo"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_speaks_2026_to_a_modern_server_and_2025_to_an_older_one_and_remembers() {
+    let mut fx = Fixture::new();
+    let modern_log = fx.home.join("modern.launches");
+    let legacy_log = fx.home.join("legacy.launches");
+    let config = counted(&mut fx, "new", modern("new"), &modern_log);
+    fx.add("new", config);
+    let config = counted(&mut fx, "old", legacy("old"), &legacy_log);
+    fx.add("old", config);
+    let catalog = fx.catalog();
+    let pool = ServerPool::new();
+    let options = || {
+        ConnectionSetOptions::new()
+            .with_shared_pool(pool.clone())
+            .with_process_grace(Duration::from_millis(300))
+    };
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(&catalog, options().with_events(tx));
+    assert_eq!(set.wait_startup().await.ready(), 2);
+    let eras: Vec<(String, Option<String>)> = set
+        .status()
+        .into_iter()
+        .map(|s| (s.key.to_string(), s.protocol_version))
+        .collect();
+    assert_eq!(
+        eras,
+        vec![
+            ("new".to_owned(), Some("2026-07-28".to_owned())),
+            ("old".to_owned(), Some("2025-11-25".to_owned())),
+        ]
+    );
+    // The era is in the events too.
+    let ready = wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::Ready { server, .. } if server.to_string() == "new"),
+    )
+    .await;
+    assert!(
+        matches!(ready, ConnectionEvent::Ready { ref protocol_version, .. } if protocol_version == "2026-07-28")
+    );
+    // Calls work in both eras.
+    for name in ["new", "old"] {
+        let result = set
+            .call_tool(
+                &name.parse().unwrap(),
+                "echo",
+                Some(json!({"n": 1})),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(result.structured_content, Some(json!({"n": 1})), "{name}");
+    }
+    // The modern server took one process; the older one closed its end on the probe and
+    // was started again for the 2025 handshake: two.
+    assert_eq!((launches(&modern_log), launches(&legacy_log)), (1, 2));
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+
+    // The next start remembers each era: no probe, one process each.
+    let set = ConnectionSet::start(&catalog, options());
+    assert_eq!(set.wait_startup().await.ready(), 2);
+    assert_eq!((launches(&modern_log), launches(&legacy_log)), (2, 3));
+    set.shutdown().await;
+    pool.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pinned_era_never_probes_and_a_mismatch_fails_with_the_servers_versions() {
+    let mut fx = Fixture::new();
+    let legacy_log = fx.home.join("legacy.launches");
+    let config = counted(&mut fx, "old", legacy("old"), &legacy_log);
+    fx.add("old", config.with_protocol(ProtocolChoice::V2025_11_25));
+    let modern_log = fx.home.join("modern.launches");
+    let config = counted(&mut fx, "new", modern("new"), &modern_log);
+    // A 2026-only server pinned to the 2025 handshake cannot be spoken to.
+    fx.add("new", config.with_protocol(ProtocolChoice::V2025_11_25));
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300)),
+    );
+    let summary = set.wait_startup().await;
+    let states: Vec<(String, bool)> = summary
+        .servers
+        .iter()
+        .map(|s| {
+            (
+                s.key.to_string(),
+                matches!(s.state, ServerState::Ready { .. }),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        vec![("new".to_owned(), false), ("old".to_owned(), true)]
+    );
+    assert_eq!(launches(&legacy_log), 1, "pinned: no probe");
+    let failed = summary
+        .servers
+        .iter()
+        .find(|s| s.key.to_string() == "new")
+        .unwrap();
+    let ServerState::Failed(f) = &failed.state else {
+        unreachable!()
+    };
+    // The server refused the 2025 handshake and said which version it speaks.
+    assert!(f.to_string().contains("2026-07-28"), "{f}");
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_servers_of_both_eras_under_auto() {
+    let new = HttpFakeServer::start(modern("new")).await.unwrap();
+    let old = HttpFakeServer::start(legacy("old")).await.unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "new",
+        ServerConfig::from(mcp_catalog::HttpConfig::new(new.url())),
+    );
+    fx.add(
+        "old",
+        ServerConfig::from(mcp_catalog::HttpConfig::new(old.url())),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    assert_eq!(set.wait_startup().await.ready(), 2);
+    let eras: Vec<Option<String>> = set
+        .status()
+        .into_iter()
+        .map(|s| s.protocol_version)
+        .collect();
+    assert_eq!(
+        eras,
+        vec![Some("2026-07-28".to_owned()), Some("2025-11-25".to_owned())]
+    );
+    for name in ["new", "old"] {
+        let result = set
+            .call_tool(
+                &name.parse().unwrap(),
+                "echo",
+                Some(json!({"n": 2})),
+                CallOptions::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(result.structured_content, Some(json!({"n": 2})), "{name}");
+    }
+    set.shutdown().await;
+    new.shutdown().await;
+    old.shutdown().await;
+}
