@@ -67,6 +67,27 @@
 //!
 //! # Startup policy and the tool catalog cache
 //!
+//! The protocol era of each server: `protocol = "auto" | "2026-07-28" | "2025-11-25"` per
+//! server, `mcp_protocol` catalog-wide (a server's own value wins; default `auto`: probe
+//! with MCP 2026-07-28's `server/discover`, fall back to the 2025-11-25 `initialize`
+//! handshake). [`ResolvedCatalog::protocol`] gives the effective [`ProtocolChoice`].
+//!
+//! ```
+//! use mcp_catalog::{CatalogBuilder, Config, ProtocolChoice};
+//! use mcp_key::{McpServerKey, ServerName};
+//!
+//! let text = "mcp_protocol = \"2025-11-25\"\n\
+//!             [mcp_servers.new]\ncommand = \"new-server\"\nprotocol = \"auto\"\n\
+//!             [mcp_servers.old]\ncommand = \"old-server\"\n";
+//! let catalog = CatalogBuilder::new()
+//!     .with_user_config(Config::from_toml_str(text, "config.toml")?)
+//!     .build();
+//! let key = |name: &str| McpServerKey::unscoped(ServerName::new(name).unwrap());
+//! assert_eq!(catalog.protocol(&key("new")), ProtocolChoice::Auto);
+//! assert_eq!(catalog.protocol(&key("old")), ProtocolChoice::V2025_11_25);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Two settings say how a host may use its tool catalog cache; neither changes the
 //! [connection fingerprint](connection_fingerprint), so changing them never restarts a
 //! server:

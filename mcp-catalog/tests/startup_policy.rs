@@ -144,3 +144,41 @@ fn wrong_types_are_errors() {
         [ConfigErrorKind::WrongType, ConfigErrorKind::WrongType]
     );
 }
+
+#[test]
+fn protocol_choices_parse_with_the_server_value_winning() {
+    let catalog = catalog(
+        "mcp_protocol = \"2025-11-25\"\n[mcp_servers.a]\ncommand = \"a\"\n\
+         [mcp_servers.b]\ncommand = \"b\"\nprotocol = \"2026-07-28\"\n\
+         [mcp_servers.c]\ncommand = \"c\"\nprotocol = \"auto\"\n",
+    );
+    assert_eq!(
+        catalog.protocol(&key("a")),
+        mcp_catalog::ProtocolChoice::V2025_11_25
+    );
+    assert_eq!(
+        catalog.protocol(&key("b")),
+        mcp_catalog::ProtocolChoice::V2026_07_28
+    );
+    assert_eq!(
+        catalog.protocol(&key("c")),
+        mcp_catalog::ProtocolChoice::Auto
+    );
+    assert_eq!(
+        self::catalog("[mcp_servers.d]\ncommand = \"d\"\n").protocol(&key("d")),
+        mcp_catalog::ProtocolChoice::Auto
+    );
+}
+
+#[test]
+fn an_unknown_protocol_names_server_field_value_and_choices() {
+    let text = "[mcp_servers.files]\ncommand = \"npx\"\nprotocol = \"2024\"\n";
+    let errors = Config::from_toml_str(text, "c.toml")
+        .and_then(LoadedConfig::into_strict)
+        .unwrap_err();
+    assert_eq!(
+        errors.errors()[0].to_string(),
+        "c.toml:3:12: server `files`: field `protocol`: unknown protocol `2024` \
+         (use one of `auto`, `2026-07-28`, `2025-11-25`)"
+    );
+}
