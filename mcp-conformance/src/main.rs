@@ -133,17 +133,46 @@ async fn run(url: String) -> Result<(), BoxError> {
         // stream is not open yet, so give it a moment before the first call.
         tokio::time::sleep(GET_STREAM_GRACE).await;
         let tools = set.tools().await;
-        for tool in &tools {
-            let arguments = match args::echo_schema_of(&tools, tool) {
-                // A schema-echo tool gets another tool's input schema exactly as listed, so
-                // the server can check that nothing in the client dropped a keyword.
-                Some(schema) => serde_json::json!({ "schema": schema }),
-                None => args::synthesize(&tool.tool.input_schema),
-            };
-            let result = set
-                .call_tool(&key, tool.raw_name(), Some(arguments), CallOptions::new())
-                .await?;
-            tracing::info!(tool = tool.raw_name(), is_error = ?result.is_error, "tool called");
+        // A scenario may say which calls to make, with which arguments (`toolCalls` in its
+        // context); otherwise every tool is called with arguments made from its schema.
+        let planned: Vec<(String, Value)> = match ctx.get("toolCalls").and_then(Value::as_array) {
+            Some(calls) => calls
+                .iter()
+                .filter_map(|c| {
+                    Some((
+                        c.get("name")?.as_str()?.to_owned(),
+                        c.get("arguments").cloned().unwrap_or(Value::Null),
+                    ))
+                })
+                .collect(),
+            None => tools
+                .iter()
+                .map(|tool| {
+                    let arguments = match args::echo_schema_of(&tools, tool) {
+                        // A schema-echo tool gets another tool's input schema exactly as
+                        // listed, so the server can check that nothing dropped a keyword.
+                        Some(schema) => serde_json::json!({ "schema": schema }),
+                        None => args::synthesize(&tool.tool.input_schema),
+                    };
+                    (tool.raw_name().to_owned(), arguments)
+                })
+                .collect(),
+        };
+        for (name, arguments) in planned {
+            match set
+                .call_tool(&key, &name, Some(arguments), CallOptions::new())
+                .await
+            {
+                Ok(result) => {
+                    tracing::info!(tool = %name, is_error = ?result.is_error, "tool called");
+                }
+                // The server's own JSON-RPC error is an answer, not a client failure (some
+                // scenario servers only serve the listing).
+                Err(e) if e.is_server_error() => {
+                    tracing::warn!(tool = %name, "the server answered with an error: {e}");
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok::<(), BoxError>(())
     }
