@@ -22,6 +22,9 @@ use crate::set::ConnectionSet;
 use crate::slot::{Attached, Slot, SlotState};
 use crate::startup;
 
+/// Most `input_required` rounds (SEP-2322) one call goes through before it fails.
+const MAX_INPUT_ROUNDS: usize = 8;
+
 /// Options of one tool call.
 #[derive(Clone, Default)]
 #[non_exhaustive]
@@ -198,95 +201,125 @@ impl ConnectionSet {
             params.meta = Some(RequestMetaObject(MetaObject(meta)));
         }
         let operation = format!("tools/call {tool}");
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = live
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| self.send_error(server, &operation, &e))?;
-        let mut guard = CancelOnDrop {
-            peer: live.peer.clone(),
-            id: Some(handle.id.clone()),
-        };
-        let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
-        let _progress = live.shared.watch_progress(
-            handle.progress_token.clone(),
-            ProgressSink {
-                callback: options.progress.clone(),
-                tick: options.reset_timeout_on_progress.then_some(tick_tx),
-                last: None,
-            },
-        );
-        let mut rx = handle.rx;
-        let mut elicitations = live.shared.elicitations();
-        let mut reply_faults = live.shared.reply_faults();
-        reply_faults.mark_unchanged();
         let mut deadline = deadline;
-        let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
-        let outcome = loop {
-            tokio::select! {
-                biased;
-                r = &mut rx => break r,
-                // The guard stays armed: the server is told the call is cancelled.
-                () = self.inner.abort_calls.cancelled() => return Err(Error::ShutDown),
-                () = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
-                    guard.disarm();
-                    let _ = live
-                        .peer
-                        .notify_cancelled(CancelledNotificationParam::new(
-                            Some(handle.id.clone()),
-                            Some(format!("timed out after {}s", timeout.as_secs_f64())),
-                        ))
-                        .await;
-                    return Err(Error::Timeout {
-                        server: server.clone(),
-                        tool: tool.to_owned(),
-                        after: timeout,
-                    });
-                }
-                Ok(()) = reply_faults.changed() => {
-                    let what = reply_faults.borrow_and_update().1.clone();
+        let mut rounds = 0usize;
+        // One round per request: a 2026-era server may answer `input_required` (SEP-2322);
+        // the inputs are gathered and the call sent again with them and the server's state.
+        loop {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let handle = live
+                .peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+                .map_err(|e| self.send_error(server, &operation, &e))?;
+            let mut guard = CancelOnDrop {
+                peer: live.peer.clone(),
+                id: Some(handle.id.clone()),
+            };
+            let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
+            let _progress = live.shared.watch_progress(
+                handle.progress_token.clone(),
+                ProgressSink {
+                    callback: options.progress.clone(),
+                    tick: options.reset_timeout_on_progress.then_some(tick_tx),
+                    last: None,
+                },
+            );
+            let mut rx = handle.rx;
+            let mut elicitations = live.shared.elicitations();
+            let mut reply_faults = live.shared.reply_faults();
+            reply_faults.mark_unchanged();
+            let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
+            let outcome = loop {
+                tokio::select! {
+                    biased;
+                    r = &mut rx => break r,
                     // The guard stays armed: the server is told the call is cancelled.
+                    () = self.inner.abort_calls.cancelled() => return Err(Error::ShutDown),
+                    () = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
+                        guard.disarm();
+                        let _ = live
+                            .peer
+                            .notify_cancelled(CancelledNotificationParam::new(
+                                Some(handle.id.clone()),
+                                Some(format!("timed out after {}s", timeout.as_secs_f64())),
+                            ))
+                            .await;
+                        return Err(Error::Timeout {
+                            server: server.clone(),
+                            tool: tool.to_owned(),
+                            after: timeout,
+                        });
+                    }
+                    Ok(()) = reply_faults.changed() => {
+                        let what = reply_faults.borrow_and_update().1.clone();
+                        // The guard stays armed: the server is told the call is cancelled.
+                        return Err(Error::Protocol {
+                            server: server.clone(),
+                            operation,
+                            detail: format!(
+                                "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
+                            ),
+                        });
+                    }
+                    Some(()) = tick_rx.recv() => {
+                        deadline = Instant::now() + timeout;
+                    }
+                    changed = elicitations.changed() => {
+                        if changed.is_err() {
+                            continue;
+                        }
+                        let pending = *elicitations.borrow_and_update() > 0;
+                        match (pending, paused_since) {
+                            (true, None) => paused_since = Some(Instant::now()),
+                            (false, Some(since)) => {
+                                deadline += since.elapsed();
+                                paused_since = None;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            };
+            guard.disarm();
+            // Progress notifications that came before the result are dispatched on their own
+            // tasks; let them run before the progress registration goes away.
+            tokio::task::yield_now().await;
+            match outcome {
+                Ok(Ok(ServerResult::CallToolResult(result))) => return Ok(result),
+                Ok(Ok(ServerResult::InputRequiredResult(input))) if rounds < MAX_INPUT_ROUNDS => {
+                    rounds += 1;
+                    let (responses, state) = live
+                        .shared
+                        .fulfil_input_requests(input)
+                        .await
+                        .map_err(|detail| Error::Protocol {
+                            server: server.clone(),
+                            operation: operation.clone(),
+                            detail,
+                        })?;
+                    params.input_responses = responses;
+                    params.request_state = state;
+                }
+                Ok(Ok(ServerResult::InputRequiredResult(_))) => {
                     return Err(Error::Protocol {
                         server: server.clone(),
                         operation,
                         detail: format!(
-                            "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
+                            "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
                         ),
                     });
                 }
-                Some(()) = tick_rx.recv() => {
-                    deadline = Instant::now() + timeout;
+                Ok(Ok(_)) => {
+                    return Err(Error::Protocol {
+                        server: server.clone(),
+                        operation,
+                        detail: "the reply is not a tools/call result".to_owned(),
+                    });
                 }
-                changed = elicitations.changed() => {
-                    if changed.is_err() {
-                        continue;
-                    }
-                    let pending = *elicitations.borrow_and_update() > 0;
-                    match (pending, paused_since) {
-                        (true, None) => paused_since = Some(Instant::now()),
-                        (false, Some(since)) => {
-                            deadline += since.elapsed();
-                            paused_since = None;
-                        }
-                        _ => {}
-                    }
-                }
+                Ok(Err(e)) => return Err(self.service_error(server, &operation, &live, e).await),
+                Err(_) => return Err(self.death_error(server, &operation, &live).await),
             }
-        };
-        guard.disarm();
-        // Progress notifications that came before the result are dispatched on their own
-        // tasks; let them run before the progress registration goes away.
-        tokio::task::yield_now().await;
-        match outcome {
-            Ok(Ok(ServerResult::CallToolResult(result))) => Ok(result),
-            Ok(Ok(_)) => Err(Error::Protocol {
-                server: server.clone(),
-                operation,
-                detail: "the reply is not a tools/call result".to_owned(),
-            }),
-            Ok(Err(e)) => Err(self.service_error(server, &operation, &live, e).await),
-            Err(_) => Err(self.death_error(server, &operation, &live).await),
         }
     }
 

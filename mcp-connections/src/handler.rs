@@ -152,6 +152,76 @@ impl ConnectionShared {
         }
     }
 
+    /// Answers an elicitation of the server: through the session whose operation runs on
+    /// the connection (its handler and the host's authority), declined when that is
+    /// unclear. Both eras come here: a 2025-era `elicitation/create` request and a
+    /// 2026-era `input_required` result of a call.
+    pub(crate) async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
+        let route = match self.gate.route() {
+            Route::Deliver { handler, .. } => handler,
+            Route::Decline(reason) => {
+                tracing::info!(server = %self.key, %reason, "elicitation declined");
+                return ElicitResult::new(ElicitationAction::Decline);
+            }
+            _ => return ElicitResult::new(ElicitationAction::Decline),
+        };
+        let _pending = PendingElicitation::start(&self.pending_elicitations);
+        let id = format!(
+            "elicit-{}",
+            NEXT_ELICITATION.fetch_add(1, Ordering::Relaxed)
+        );
+        tracing::debug!(server = %self.key, %id, "elicitation request");
+        let request = ElicitationRequest {
+            id,
+            server: self.key.clone(),
+            params: request,
+        };
+        route.answer(request).await
+    }
+
+    /// Gathers the inputs a 2026-era server asked for in an `input_required` result
+    /// (SEP-2322): elicitations through [`Self::elicit`], roots (none are offered: an empty
+    /// list); sampling is refused (this client offers none). Returns the responses and the
+    /// server's request state, unmodified, for the retry.
+    pub(crate) async fn fulfil_input_requests(
+        &self,
+        result: rmcp::model::InputRequiredResult,
+    ) -> Result<(Option<rmcp::model::InputResponses>, Option<String>), String> {
+        let requests = result.input_requests.unwrap_or_default();
+        if requests.is_empty() && result.request_state.is_none() {
+            return Err(
+                "an input_required result with neither input requests nor request state".to_owned(),
+            );
+        }
+        let mut responses = rmcp::model::InputResponses::new();
+        for (key, request) in requests {
+            let value = match request {
+                rmcp::model::InputRequest::Elicitation(request) => {
+                    serde_json::to_value(self.elicit(request.params).await)
+                        .map_err(|e| e.to_string())?
+                }
+                rmcp::model::InputRequest::ListRoots(_) => serde_json::json!({ "roots": [] }),
+                rmcp::model::InputRequest::CreateMessage(_) => {
+                    return Err(
+                        "the server asked for sampling (sampling/createMessage), which this client does not offer"
+                            .to_owned(),
+                    );
+                }
+                other => {
+                    return Err(format!(
+                        "the server asked for an input this client does not know: {}",
+                        serde_json::to_string(&other).unwrap_or_default()
+                    ));
+                }
+            };
+            responses.insert(key, value);
+        }
+        Ok((
+            (!responses.is_empty()).then_some(responses),
+            result.request_state,
+        ))
+    }
+
     /// Records an unreadable line from the server (see `reply_check`).
     pub(crate) fn report_reply_fault(&self, what: String) {
         tracing::warn!(server = %self.key, problem = %what, "the server sent a line that cannot be read");
@@ -243,26 +313,7 @@ impl ClientHandler for Handler {
         request: ElicitRequestParams,
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let route = match self.shared.gate.route() {
-            Route::Deliver { handler, .. } => handler,
-            Route::Decline(reason) => {
-                tracing::info!(server = %self.shared.key, %reason, "elicitation declined");
-                return Ok(ElicitResult::new(ElicitationAction::Decline));
-            }
-            _ => return Ok(ElicitResult::new(ElicitationAction::Decline)),
-        };
-        let _pending = PendingElicitation::start(&self.shared.pending_elicitations);
-        let id = format!(
-            "elicit-{}",
-            NEXT_ELICITATION.fetch_add(1, Ordering::Relaxed)
-        );
-        tracing::debug!(server = %self.shared.key, %id, "elicitation request");
-        let request = ElicitationRequest {
-            id,
-            server: self.shared.key.clone(),
-            params: request,
-        };
-        Ok(route.answer(request).await)
+        Ok(self.shared.elicit(request).await)
     }
 
     /// rmcp hands a request it cannot parse to this method under its raw method name; for
