@@ -180,3 +180,64 @@ async fn a_killed_and_restarted_server_everything_is_recovered() {
         );
     }
 }
+
+/// The protocol era a real server of the other SDK negotiates under `protocol = "auto"`,
+/// over stdio and streamable HTTP, and that calls work in it. The era is whatever the
+/// server speaks; the test pins it so a change is noticed (and reported in the issue).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_under_auto_over_stdio_and_http() {
+    let Some((entry, preload)) = everything() else {
+        return;
+    };
+    let port = free_port();
+    let _http = Everything::start(&entry, &preload, port);
+    let mut fx = Fixture::new();
+    fx.add(
+        "http",
+        ServerConfig::from(HttpConfig::new(format!("http://127.0.0.1:{port}/mcp"))),
+    );
+    fx.add(
+        "stdio",
+        ServerConfig::stdio("node").with_args([
+            "--require".to_owned(),
+            preload.display().to_string(),
+            entry.display().to_string(),
+            "stdio".to_owned(),
+        ]),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), 2, "{summary:?}");
+    let eras: Vec<(String, Option<String>)> = set
+        .status()
+        .into_iter()
+        .map(|s| (s.key.to_string(), s.protocol_version))
+        .collect();
+    assert_eq!(
+        eras,
+        vec![
+            ("http".to_owned(), Some(EVERYTHING_ERA.to_owned())),
+            ("stdio".to_owned(), Some(EVERYTHING_ERA.to_owned())),
+        ]
+    );
+    for name in ["http", "stdio"] {
+        let result = tokio::time::timeout(
+            HANG,
+            set.call_tool(
+                &name.parse().unwrap(),
+                "echo",
+                Some(json!({ "message": "era" })),
+                CallOptions::new(),
+            ),
+        )
+        .await
+        .expect("the call hung")
+        .unwrap();
+        assert_ne!(result.is_error, Some(true), "{name}: {result:?}");
+    }
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+/// What server-everything 2026.8.31 negotiates under `auto`.
+const EVERYTHING_ERA: &str = "2025-11-25";
