@@ -35,6 +35,16 @@ async fn every_tool_behaviour_works_over_stdio_from_a_scenario_file() {
 }
 
 #[tokio::test]
+async fn every_tool_behaviour_works_over_stdio_from_inline_json() {
+    let json = serde_json::to_string(&suite::scenario()).unwrap();
+    let mut server = spawn(&["--scenario-json", &json], Stdio::null());
+    let (client, seen) = connect(server.transport()).await;
+    suite::run(&client, &seen).await;
+    client.cancel().await.unwrap();
+    assert!(server.wait_and_check().await.success());
+}
+
+#[tokio::test]
 async fn toml_scenario_flags_pid_file_and_request_log() {
     let home = temp();
     let file = home.join("s.toml");

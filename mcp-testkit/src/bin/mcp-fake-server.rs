@@ -1,7 +1,7 @@
 //! `mcp-fake-server`: a fake MCP server for tests, over stdio (default) or streamable HTTP.
 //!
-//! Configure it with a scenario file (`--scenario FILE`, TOML or JSON by extension)
-//! and/or flags; flags are applied on top of the file. Run `mcp-fake-server --help`.
+//! Configure it with a scenario file (`--scenario FILE`, TOML or JSON by extension) or
+//! inline JSON (`--scenario-json TEXT`), and/or flags; flags are applied on top of it. Run `mcp-fake-server --help`.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -15,8 +15,12 @@ use mcp_testkit::{Scenario, ToolSpec};
 #[command(name = "mcp-fake-server", version)]
 struct Args {
     /// Scenario file (.toml or .json).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "scenario_json")]
     scenario: Option<PathBuf>,
+    /// The scenario itself, as JSON text (instead of a file), e.g.
+    /// `--scenario-json '{"tools": [{"name": "echo"}]}'`.
+    #[arg(long, value_name = "JSON")]
+    scenario_json: Option<String>,
     /// Add an echo tool with this name (repeatable).
     #[arg(long = "tool", value_name = "NAME")]
     tools: Vec<String>,
@@ -85,9 +89,10 @@ struct Args {
 
 impl Args {
     fn scenario(self) -> Result<Scenario, mcp_testkit::Error> {
-        let mut s = match &self.scenario {
-            Some(path) => Scenario::from_path(path)?,
-            None => Scenario::new("mcp-fake-server"),
+        let mut s = match (&self.scenario, &self.scenario_json) {
+            (Some(path), _) => Scenario::from_path(path)?,
+            (None, Some(json)) => Scenario::from_json_str(json)?,
+            (None, None) => Scenario::new("mcp-fake-server"),
         };
         s.tools.extend(self.tools.into_iter().map(ToolSpec::echo));
         let f = &mut s.faults;
