@@ -70,6 +70,7 @@ fn write_config(wd: &Workdir) -> (PathBuf, PathBuf) {
     let scenario = json!({
         "tools": [
             {"name": "echo", "behavior": {"kind": "echo"}},
+            {"name": "guarded", "behavior": {"kind": "echo"}},
             {"name": "ask", "behavior": {
                 "kind": "elicit_form",
                 "message": "who is calling?",
@@ -84,10 +85,18 @@ fn write_config(wd: &Workdir) -> (PathBuf, PathBuf) {
     let config = wd.write(
         "gateway.toml",
         &format!(
-            "[mcp_servers.notes]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {scenario}]\ndefault_tools_approval_mode = \"approve\"\n"
+            "[mcp_servers.notes]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {scenario}]\ndefault_tools_approval_mode = \"approve\"\n\n[mcp_servers.notes.tools.guarded]\napproval_mode = \"prompt\"\n"
         ),
     );
     (config, log)
+}
+
+/// Whether the upstream server ever received a call of `tool`.
+fn called(log: &Path, tool: &str) -> bool {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.contains("\"tools/call\"") && l.contains(&format!("\"name\":\"{tool}\"")))
 }
 
 /// How many times the upstream server was initialized (one process, one initialize).
@@ -155,6 +164,16 @@ fn assert_report(report: &Value, who: &str) {
         "{report}"
     );
     assert_eq!(report["prompts"], json!(["mcp__notes__greet"]), "{report}");
+    // A tool whose approval mode asks is asked through the calling client's elicitation;
+    // this client answers without `approve`, so the call is refused before the server.
+    assert_eq!(report["guarded"]["isError"], json!(true), "{report}");
+    assert!(
+        report["guarded"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("did not approve"),
+        "{report}"
+    );
     assert_eq!(
         report["prompt"]["messages"][0]["content"]["text"],
         json!("Say hello to gateway."),
@@ -185,6 +204,11 @@ fn python_and_typescript_clients_use_the_gateway_over_stdio() {
     }
     // Each client launched its own gateway: one upstream process each.
     assert_eq!(initializations(&log), 2);
+    assert!(called(&log, "echo"));
+    assert!(
+        !called(&log, "guarded"),
+        "an unapproved call reached the server"
+    );
     support::assert_no_server_left();
 }
 

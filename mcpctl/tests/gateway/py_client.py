@@ -34,11 +34,13 @@ async def session_run(read, write, who):
         echo = await session.call_tool("mcp__notes__echo", {"text": "hi"})
         read_result = await session.read_resource("file:///readme")
         ask = await session.call_tool("mcp__notes__ask", {})
+        guarded = await session.call_tool("mcp__notes__guarded", {"text": "x"})
         prompts = await session.list_prompts()
         prompt = await session.get_prompt("mcp__notes__greet", {"who": "gateway"})
         return {
             "prompts": sorted(p.name for p in prompts.prompts),
             "prompt": dump(prompt),
+            "guarded": dump(guarded),
             "tools": sorted(t.name for t in tools.tools),
             "echo": dump(echo),
             "read": dump(read_result),

@@ -31,6 +31,7 @@ const tools = await client.listTools();
 const echo = await client.callTool({ name: "mcp__notes__echo", arguments: { text: "hi" } });
 const read = await client.readResource({ uri: "file:///readme" });
 const ask = await client.callTool({ name: "mcp__notes__ask", arguments: {} });
+const guarded = await client.callTool({ name: "mcp__notes__guarded", arguments: { text: "x" } });
 const prompts = await client.listPrompts();
 const prompt = await client.getPrompt({ name: "mcp__notes__greet", arguments: { who: "gateway" } });
 console.log(
@@ -41,6 +42,7 @@ console.log(
     ask,
     prompts: prompts.prompts.map((p) => p.name).sort(),
     prompt,
+    guarded,
   }),
 );
 await client.close();
