@@ -169,6 +169,10 @@ pub(crate) struct ServeArgs {
     /// Largest HTTP request body, in bytes [default: 4194304].
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_body: Option<usize>,
+    /// Keep a server running this many seconds after its last client left, so a client
+    /// that comes back (a new session) finds it warm [default: 60 with --http, 0 over stdio].
+    #[arg(long, value_name = "SECS")]
+    pub(crate) keep_alive: Option<u64>,
 }
 
 /// Arguments of `tools`.

@@ -25,6 +25,8 @@ pub(crate) use gateway::{Gateway, Hub};
 pub(crate) const DEFAULT_MAX_CLIENTS: usize = 32;
 /// The default bound on calls one client has in flight.
 pub(crate) const DEFAULT_MAX_CALLS: usize = 16;
+/// How long a server stays up after its last HTTP client left, by default.
+pub(crate) const DEFAULT_HTTP_KEEP_ALIVE_SECS: u64 = 60;
 /// The default bound on one HTTP request body.
 pub(crate) const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
 
@@ -49,7 +51,13 @@ pub(crate) async fn run(
     let (options, _store) = host_options(&loaded, &catalog);
     let hub = Arc::new(Hub {
         catalog,
-        pool: ServerPool::new(),
+        pool: ServerPool::with_idle_keep_alive(Duration::from_secs(args.keep_alive.unwrap_or(
+            if http_addr.is_some() {
+                DEFAULT_HTTP_KEEP_ALIVE_SECS
+            } else {
+                0
+            },
+        ))),
         options: options.with_client_info("mcpctl-serve", env!("CARGO_PKG_VERSION")),
         max_calls: args.max_calls.unwrap_or(DEFAULT_MAX_CALLS),
         clients: Arc::default(),
