@@ -30,6 +30,15 @@
 //!   `auth` module; this crate adds storage, policy and the login flow.
 //! - [`AuthStatus`]: what a host shows per server, without starting it.
 //!
+//! # Features
+//!
+//! - `keyring` (default): [`KeyringStore`] on the OS keyring (kernel keyutils on Linux,
+//!   Keychain on macOS, Credential Manager on Windows). A host that keeps secrets in its
+//!   own [`CredentialStore`] or in files can drop it (`default-features = false`): the
+//!   `keyring` and `linux-keyutils` crates are then not compiled, [`KeyringStore`] reports
+//!   [`StoreError::Unavailable`], and [`AutoStore`] (`credentials_store = "auto"`) pins the
+//!   file.
+//!
 //! No token, client secret or error text from a server ever appears in `Debug`,
 //! `Display`, logs or errors of this crate (rmcp logs the one-time authorization code at
 //! DEBUG under `rmcp::transport::auth`).
