@@ -74,3 +74,8 @@ pub use store::{
     DEFAULT_SERVICE, FileStore, KeyringFailure, KeyringStore, MemoryStore, StoreError, StoreKey,
     StoreKind, StoreLock, StoredCredentials, open_store, open_store_for_service,
 };
+
+// The README's example, compiled and run as a doc test (not part of the rendered docs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;
