@@ -30,6 +30,15 @@
 //!   `auth` module; this crate adds storage, policy and the login flow.
 //! - [`AuthStatus`]: what a host shows per server, without starting it.
 //!
+//! # Features
+//!
+//! - `keyring` (default): [`KeyringStore`] on the OS keyring (kernel keyutils on Linux,
+//!   Keychain on macOS, Credential Manager on Windows). A host that keeps secrets in its
+//!   own [`CredentialStore`] or in files can drop it (`default-features = false`): the
+//!   `keyring` and `linux-keyutils` crates are then not compiled, [`KeyringStore`] reports
+//!   [`StoreError::Unavailable`], and [`AutoStore`] (`credentials_store = "auto"`) pins the
+//!   file.
+//!
 //! No token, client secret or error text from a server ever appears in `Debug`,
 //! `Display`, logs or errors of this crate (rmcp logs the one-time authorization code at
 //! DEBUG under `rmcp::transport::auth`).
@@ -65,3 +74,8 @@ pub use store::{
     DEFAULT_SERVICE, FileStore, KeyringFailure, KeyringStore, MemoryStore, StoreError, StoreKey,
     StoreKind, StoreLock, StoredCredentials, open_store, open_store_for_service,
 };
+
+// The README's example, compiled and run as a doc test (not part of the rendered docs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

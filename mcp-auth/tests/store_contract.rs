@@ -155,8 +155,10 @@ async fn file_store_lock_wait_is_bounded() {
 }
 
 /// Deletes every contract key from the keyring when dropped, even if the test failed.
+#[cfg(feature = "keyring")]
 struct KeyringCleanup(KeyringStore);
 
+#[cfg(feature = "keyring")]
 impl Drop for KeyringCleanup {
     fn drop(&mut self) {
         let store = self.0.clone();
@@ -173,6 +175,7 @@ impl Drop for KeyringCleanup {
     }
 }
 
+#[cfg(feature = "keyring")]
 #[tokio::test]
 async fn keyring_store_for_real() {
     let store = KeyringStore::new(unique_service("contract"));
@@ -194,6 +197,30 @@ async fn keyring_store_lock_wait_is_bounded() {
     assert!(dir.path().join("locks").is_dir());
 }
 
+/// Without the `keyring` feature the keyring store says so, and the auto store pins the
+/// file without asking the OS.
+#[cfg(not(feature = "keyring"))]
+#[tokio::test]
+async fn keyring_store_without_the_feature() {
+    let store = KeyringStore::new(unique_service("off"));
+    let err = store.probe().unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "the OS keyring is unavailable (mcp-auth was built without its `keyring` feature); use \
+         the file credential store (credentials_store = \"file\") or \"auto\""
+    );
+    let k = &contract_keys()[0];
+    assert!(matches!(
+        store.load(k).await,
+        Err(StoreError::Unavailable { .. })
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let auto = AutoStore::new(unique_service("off"), dir.path().join("creds.json"));
+    assert_eq!(auto.kind(), StoreKind::File);
+    contract(&auto).await;
+}
+
 #[tokio::test]
 async fn auto_store_on_the_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -206,6 +233,7 @@ async fn auto_store_on_the_file() {
     assert_eq!(store.kind(), StoreKind::File);
 }
 
+#[cfg(feature = "keyring")]
 #[tokio::test]
 async fn auto_store_on_the_keyring() {
     let dir = tempfile::tempdir().unwrap();
@@ -222,6 +250,7 @@ async fn auto_store_on_the_keyring() {
     assert!(!dir.path().join("creds.json").exists());
 }
 
+#[cfg(feature = "keyring")]
 fn service_of(store: &AutoStore) -> String {
     let location = store.location();
     location

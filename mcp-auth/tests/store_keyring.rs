@@ -16,7 +16,7 @@
     clippy::expect_used,
     reason = "test helpers may panic"
 )]
-#![cfg(target_os = "linux")]
+#![cfg(all(target_os = "linux", feature = "keyring"))]
 
 mod log_capture;
 

@@ -209,3 +209,8 @@ pub use trust::{
     Review, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore, content_hash, review_file,
     trust_target,
 };
+
+// The README's example, compiled and run as a doc test (not part of the rendered docs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

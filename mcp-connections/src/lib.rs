@@ -38,6 +38,15 @@
 //! Every map of servers is keyed by [`McpServerKey`](mcp_key::McpServerKey), so the same
 //! server name in two environments is two servers.
 //!
+//! # Features
+//!
+//! - `rustls` (default): HTTPS for remote streamable-HTTP servers (rustls through rmcp's
+//!   reqwest client).
+//! - `keyring` (default): OAuth credentials in the OS keyring (forwards
+//!   `mcp-auth/keyring`); without it `credentials_store = "auto"` uses the credential file.
+//!
+//! The streamable-HTTP transport and OAuth are always compiled (reqwest, the OAuth client).
+//!
 //! # Host authority and host metadata
 //!
 //! What servers may ask of the user is the host's [`HostAuthority`]: approval policy,
@@ -160,3 +169,8 @@ pub mod model {
         TextContent, Tool, ToolAnnotations,
     };
 }
+
+// The README's example, compiled and run as a doc test (not part of the rendered docs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

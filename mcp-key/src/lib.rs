@@ -53,3 +53,8 @@ pub use redact::{REDACTED, error_chain, redact_url, redact_urls};
 pub use secret::Secret;
 pub use server_key::McpServerKey;
 pub use server_name::{MAX_NAME_LEN, ServerName};
+
+// The README's example, compiled and run as a doc test (not part of the rendered docs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

@@ -50,3 +50,8 @@ pub use pool::{
     Lease, Pool, PoolConfig, PoolError, PoolKey, PoolStats, PooledConnection, StartError,
 };
 pub use router::{DeclineReason, OperationGuard, Route, Session, SessionGate, SessionId};
+
+// The README's example, compiled and run as a doc test (not part of the rendered docs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

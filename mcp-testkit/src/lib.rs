@@ -291,3 +291,8 @@ pub use scenario::{
 pub use server::FakeServer;
 pub use stdio::{GARBAGE_LINE, serve_stdio};
 pub use temp::TestHome;
+
+// The README's example, compiled and run as a doc test (not part of the rendered docs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

@@ -9,7 +9,8 @@
 //!   atomically; a corrupt file is reported and never overwritten; a symlinked, foreign or
 //!   loose file, lock directory or lock file is refused ([`StoreError::Insecure`]).
 //! - [`KeyringStore`]: the OS keyring (kernel keyutils on Linux, Keychain on macOS,
-//!   Credential Manager on Windows), one entry per [`StoreKey`].
+//!   Credential Manager on Windows), one entry per [`StoreKey`]. Needs the default
+//!   feature `keyring`; without it the store reports [`StoreError::Unavailable`].
 //! - [`AutoStore`]: the keyring when it works, else the file, chosen once and pinned.
 //!
 //! # Locks
@@ -27,7 +28,12 @@ mod file_lock;
 mod fs_private;
 mod key;
 mod keyring;
-#[cfg(target_os = "linux")]
+#[cfg(not(feature = "keyring"))]
+#[path = "keyring_none.rs"]
+mod keyring_os;
+#[cfg(feature = "keyring")]
+mod keyring_os;
+#[cfg(all(feature = "keyring", target_os = "linux"))]
 mod keyutils;
 mod lock;
 mod memory;

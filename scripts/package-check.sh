@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Checks that every library crate can be taken alone:
+#   1. `cargo package` for each one (README and CHANGELOG included), in dependency order;
+#   2. the feature matrix: each one checked with no default features and with all features.
+#
+#   scripts/package-check.sh
+#
+# Packaging needs the crates.io index: it resolves each package's dependencies as a
+# registry user would, our own crates coming from a local overlay of the packages made in
+# the same run (which is why they are packaged together, and why they cannot be
+# `publish = false`). It runs with --no-verify, which skips building each .crate in
+# isolation under target/package: that build rebuilds every crate's dependency tree
+# again (minutes), and the sources are already built by clippy and the tests. Without
+# --no-verify the same command works (the overlay serves the unpublished dependencies);
+# set PACKAGE_VERIFY=1 to run it that way.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# Dependency order (mcp-key first); mcp-testkit depends on none of the others.
+CRATES=(mcp-key mcp-catalog mcp-auth mcp-pool mcp-connections mcp-testkit)
+
+packages=()
+for crate in "${CRATES[@]}"; do
+  packages+=(-p "$crate")
+done
+
+echo "== cargo package (${CRATES[*]})"
+# --allow-dirty: this is a check, not a release; it must work on a working tree too.
+verify=(--no-verify)
+if [[ "${PACKAGE_VERIFY:-0}" == 1 ]]; then
+  verify=()
+fi
+cargo package --locked "${verify[@]}" --allow-dirty "${packages[@]}"
+
+for crate in "${CRATES[@]}"; do
+  files=$(cargo package --locked --allow-dirty --list -p "$crate")
+  for wanted in Cargo.toml README.md CHANGELOG.md src/lib.rs; do
+    if ! grep -qx "$wanted" <<<"$files"; then
+      echo "$crate: the package lacks $wanted" >&2
+      exit 1
+    fi
+  done
+done
+
+echo "== feature matrix"
+for crate in "${CRATES[@]}"; do
+  echo "-- $crate --no-default-features"
+  cargo check --locked --quiet -p "$crate" --no-default-features
+  echo "-- $crate --all-features"
+  cargo check --locked --quiet -p "$crate" --all-features
+done
+echo "package check passed"
