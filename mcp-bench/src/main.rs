@@ -57,13 +57,13 @@ pub(crate) struct Settings {
 impl Settings {
     fn full() -> Self {
         Self {
-            warmup_calls: 200,
-            rounds_calls: 20,
-            calls_per_round: 250,
-            rounds_throughput: 10,
-            calls_per_caller: 40,
-            rounds_startup: 6,
-            rounds_memory: 3,
+            warmup_calls: 500,
+            rounds_calls: 40,
+            calls_per_round: 500,
+            rounds_throughput: 20,
+            calls_per_caller: 50,
+            rounds_startup: 16,
+            rounds_memory: 5,
             pool_batches: 200,
             pool_batch_size: 1000,
             naming_warmup: 5,
@@ -169,6 +169,7 @@ async fn run(json: bool, s: Settings) -> ExitCode {
         }
     };
     let started = Instant::now();
+    let load_before = procs::load_average();
     let mut rows: Vec<Row> = Vec::new();
     let mut failed = Vec::new();
     macro_rules! measure {
@@ -213,6 +214,7 @@ async fn run(json: bool, s: Settings) -> ExitCode {
     ));
 
     let left = procs::wait_gone(fx.marker(), LEFTOVER_BOUND).await;
+    let load_after = procs::load_average();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let build = if cfg!(debug_assertions) {
         "debug"
@@ -225,6 +227,7 @@ async fn run(json: bool, s: Settings) -> ExitCode {
             "cores": cores,
             "arch": std::env::consts::ARCH,
             "seconds": started.elapsed().as_secs_f64(),
+            "load_average_1m": [load_before, load_after],
             "bare_processes_started": fx.bare_started(),
             "leftover_processes": left,
             "failed": failed,
@@ -233,7 +236,8 @@ async fn run(json: bool, s: Settings) -> ExitCode {
         println!("{doc:#}");
     } else {
         println!(
-            "mcp-bench ({build} build, {cores} cores, {}), {:.0} s:\n",
+            "mcp-bench ({build} build, {cores} cores, {}), {:.0} s, 1-minute load average \
+             {load_before} before, {load_after} after:\n",
             std::env::consts::ARCH,
             started.elapsed().as_secs_f64()
         );

@@ -59,3 +59,12 @@ fn page_size() -> u64 {
         _ => 4096,
     }
 }
+
+/// The 1-minute load average (`/proc/loadavg`), as text; "?" when unreadable. The machines
+/// are shared: a table measured under load says so.
+pub(crate) fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".to_owned())
+}
