@@ -180,6 +180,7 @@ async fn run(json: bool, s: Settings) -> ExitCode {
                 Ok(r) => rows.extend(r),
                 Err(e) => {
                     eprintln!("mcp-bench: {} FAILED: {e}", $name);
+                    rows.push(Row::failed($name, &e.to_string()));
                     failed.push(format!("{}: {e}", $name));
                 }
             }

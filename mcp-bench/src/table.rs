@@ -128,6 +128,13 @@ impl Row {
         }
     }
 
+    /// A row whose measurement failed: it stays in the table, marked as not met.
+    pub(crate) fn failed(row: &str, error: &str) -> Self {
+        let mut failed = Self::pending(row, "—", &format!("FAILED: {error}"));
+        failed.meets = Some(false);
+        failed
+    }
+
     /// Adds a note on how the row was measured.
     pub(crate) fn with_note(mut self, note: impl Into<String>) -> Self {
         self.note = note.into();
@@ -144,7 +151,7 @@ pub(crate) fn markdown(rows: &[Row]) -> String {
     for r in rows {
         let measured = match r.value {
             Some(v) => r.unit.format(v),
-            None => r.note.clone(),
+            None => cell(&r.note),
         };
         let baseline = match r.baseline {
             Some(b) => format!("{}: {}", r.baseline_label, r.unit.format(b)),
@@ -167,6 +174,11 @@ pub(crate) fn markdown(rows: &[Row]) -> String {
     out
 }
 
+/// `text` made safe for one Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +189,15 @@ mod tests {
         assert_eq!(format_duration(0.0123), "12.30 ms");
         assert_eq!(format_duration(0.000_101), "101.0 µs");
         assert_eq!(format_duration(0.000_000_184), "184 ns");
+    }
+
+    #[test]
+    fn a_failed_row_stays_in_the_table() {
+        let md = markdown(&[Row::failed("memory", "probe failed: a | b\nc")]);
+        assert!(
+            md.contains("| memory | FAILED: probe failed: a \\| b c | — | — | — | **no** |"),
+            "{md}"
+        );
     }
 
     #[test]
