@@ -1,0 +1,120 @@
+//! The servers every row uses: one `mcp-fake-server` scenario with an `echo` tool, started
+//! either through a connection set (catalogs of N servers) or by a bare rmcp client.
+
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the baseline is a bare rmcp client spawning the server itself, as a host without this workspace would"
+)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcp_catalog::{
+    CatalogBuilder, Config, LoadedConfig, ResolvedCatalog, ServerConfig, StartupPolicy,
+};
+use mcp_key::{McpServerKey, ServerName};
+use mcp_testkit::{Scenario, TestHome, ToolSpec};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+
+use crate::Result;
+
+/// A running bare rmcp client and its server process.
+pub(crate) type Bare = RunningService<RoleClient, ClientConfig>;
+
+/// The temporary home of this run: the scenario file (whose path is in every server's
+/// command line, which is how the leftover check finds this run's processes).
+pub(crate) struct Fixture {
+    home: TestHome,
+    bin: PathBuf,
+    args: Vec<String>,
+    bare_started: AtomicU64,
+}
+
+impl Fixture {
+    /// Writes the scenario and finds (or builds) `mcp-fake-server`.
+    pub(crate) fn new() -> Result<Self> {
+        let home = TestHome::new()?;
+        let scenario = home.join("bench.json");
+        Scenario::new("bench")
+            .with_tool(ToolSpec::echo("echo"))
+            .write_json(&scenario)?;
+        let bin = mcp_testkit::try_fake_server_bin()?;
+        let args = vec![
+            "--scenario".to_owned(),
+            scenario.to_string_lossy().into_owned(),
+        ];
+        Ok(Self {
+            home,
+            bin,
+            args,
+            bare_started: AtomicU64::new(0),
+        })
+    }
+
+    /// A path inside the temporary home.
+    pub(crate) fn join(&self, name: &str) -> PathBuf {
+        self.home.join(name)
+    }
+
+    /// The text that marks this run's server processes in their command line.
+    pub(crate) fn marker(&self) -> &str {
+        &self.args[1]
+    }
+
+    /// How many bare clients were started.
+    pub(crate) fn bare_started(&self) -> u64 {
+        self.bare_started.load(Ordering::Relaxed)
+    }
+
+    /// A catalog of `servers` copies of the server, named `s00`, `s01`, …; `lazy` sets
+    /// `startup = "lazy_when_cached"`.
+    pub(crate) fn catalog(&self, servers: usize, lazy: bool) -> Result<ResolvedCatalog> {
+        let mut config = Config::new();
+        for i in 0..servers {
+            config = config.with_server(
+                ServerName::new(format!("s{i:02}"))?,
+                ServerConfig::stdio(self.bin.to_string_lossy()).with_args(self.args.clone()),
+            );
+        }
+        if lazy {
+            config = config.with_startup_policy(StartupPolicy::LazyWhenCached);
+        }
+        Ok(CatalogBuilder::new()
+            .with_user_config(LoadedConfig::new("bench", config))
+            .build())
+    }
+
+    /// The keys of [`Self::catalog`]'s servers.
+    pub(crate) fn keys(servers: usize) -> Result<Vec<McpServerKey>> {
+        (0..servers)
+            .map(|i| Ok(McpServerKey::unscoped(ServerName::new(format!("s{i:02}"))?)))
+            .collect()
+    }
+
+    /// A bare rmcp client on its own process of the server, initialized.
+    pub(crate) async fn bare(&self) -> Result<Bare> {
+        let mut cmd = tokio::process::Command::new(&self.bin);
+        cmd.args(&self.args);
+        let (transport, _stderr) = TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        self.bare_started.fetch_add(1, Ordering::Relaxed);
+        let info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("mcp-bench-bare", "0"),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25);
+        Ok(info.serve(transport).await?)
+    }
+}
+
+/// Cancels bare clients (which closes stdin, then kills their processes) and waits.
+pub(crate) async fn cancel_all(clients: Vec<Bare>) {
+    futures::future::join_all(clients.into_iter().map(|c| async move {
+        let _ = c.cancel().await;
+    }))
+    .await;
+}

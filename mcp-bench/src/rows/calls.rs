@@ -1,0 +1,229 @@
+//! Call overhead (p50/p99 of a trivial call) and call throughput (64 callers over 8
+//! servers), through the connection set versus bare rmcp clients on the same scenario.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
+use mcp_key::McpServerKey;
+use rmcp::model::CallToolRequestParams;
+use tokio::task::JoinSet;
+
+use crate::fixture::{Bare, Fixture, cancel_all};
+use crate::stats::{b_first, median, quantile};
+use crate::table::{Row, Unit};
+use crate::{Result, Settings, fail};
+
+async fn set_call(set: &ConnectionSet, key: &McpServerKey) -> Result<()> {
+    set.call_tool(key, "echo", None, CallOptions::new()).await?;
+    Ok(())
+}
+
+async fn bare_call(bare: &rmcp::Peer<rmcp::RoleClient>) -> Result<()> {
+    bare.call_tool(CallToolRequestParams::new("echo")).await?;
+    Ok(())
+}
+
+/// Starts a set of `servers` servers and waits until all are ready.
+pub(crate) async fn ready_set(
+    fx: &Fixture,
+    servers: usize,
+    options: ConnectionSetOptions,
+) -> Result<ConnectionSet> {
+    let set = ConnectionSet::start(&fx.catalog(servers, false)?, options);
+    let summary = set.wait_startup().await;
+    if summary.ready() != servers {
+        set.shutdown().await;
+        return Err(fail(format!(
+            "only {} of {servers} servers became ready",
+            summary.ready()
+        )));
+    }
+    Ok(set)
+}
+
+/// p50 and p99 of one trivial call, set versus bare client.
+pub(crate) async fn overhead(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
+    let set = ready_set(fx, 1, ConnectionSetOptions::new()).await?;
+    let bare = match fx.bare().await {
+        Ok(bare) => bare,
+        Err(e) => {
+            set.shutdown().await;
+            return Err(e);
+        }
+    };
+    let result = overhead_on(&set, &bare, s).await;
+    set.shutdown().await;
+    cancel_all(vec![bare]).await;
+    let (a, b) = result?;
+    let mut rows = Vec::new();
+    for (label, q) in [("p50", 0.5), ("p99", 0.99)] {
+        rows.push(
+            Row::versus(
+                format!("call overhead {label}"),
+                Unit::Seconds,
+                quantile(&a, q),
+                quantile(&b, q),
+                "bare rmcp client",
+                "≤ 1.05× bare",
+                |_, r| r <= 1.05,
+            )
+            .with_note(format!(
+                "{} calls each side, {} interleaved rounds",
+                a.len(),
+                s.rounds_calls
+            )),
+        );
+    }
+    Ok(rows)
+}
+
+async fn overhead_on(
+    set: &ConnectionSet,
+    bare: &Bare,
+    s: &Settings,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let key = &Fixture::keys(1)?[0];
+    let peer = bare.peer();
+    for _ in 0..s.warmup_calls {
+        set_call(set, key).await?;
+        bare_call(peer).await?;
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for round in 0..s.rounds_calls {
+        for side in sides(round) {
+            for _ in 0..s.calls_per_round {
+                let t = Instant::now();
+                if side {
+                    bare_call(peer).await?;
+                    b.push(t.elapsed().as_secs_f64());
+                } else {
+                    set_call(set, key).await?;
+                    a.push(t.elapsed().as_secs_f64());
+                }
+            }
+        }
+    }
+    Ok((a, b))
+}
+
+/// The two sides of a round in order: `false` is A (the set), `true` is B (the baseline).
+pub(crate) fn sides(round: usize) -> [bool; 2] {
+    if b_first(round) {
+        [true, false]
+    } else {
+        [false, true]
+    }
+}
+
+const SERVERS: usize = 8;
+const CALLERS: usize = 64;
+
+/// Calls per second with 64 concurrent callers over 8 servers.
+pub(crate) async fn throughput(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
+    let set = ready_set(fx, SERVERS, ConnectionSetOptions::new()).await?;
+    let mut bares = Vec::new();
+    for _ in 0..SERVERS {
+        match fx.bare().await {
+            Ok(b) => bares.push(b),
+            Err(e) => {
+                set.shutdown().await;
+                cancel_all(bares).await;
+                return Err(e);
+            }
+        }
+    }
+    let result = throughput_on(&set, &bares, s).await;
+    set.shutdown().await;
+    cancel_all(bares).await;
+    let (a, b) = result?;
+    Ok(vec![
+        Row::versus(
+            "call throughput (64 callers, 8 servers)",
+            Unit::CallsPerSecond,
+            median(&a),
+            median(&b),
+            "bare rmcp clients",
+            "≥ 0.95× bare",
+            |_, r| r >= 0.95,
+        )
+        .with_note(format!(
+            "median of {} interleaved rounds of {} calls",
+            a.len(),
+            CALLERS * s.calls_per_caller
+        )),
+    ])
+}
+
+async fn throughput_on(
+    set: &ConnectionSet,
+    bares: &[Bare],
+    s: &Settings,
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let keys = Arc::new(Fixture::keys(SERVERS)?);
+    let peers: Vec<_> = bares.iter().map(|b| b.peer().clone()).collect();
+    // Warm-up: one round each side.
+    burst_set(set, &keys, s.calls_per_caller).await?;
+    burst_bare(&peers, s.calls_per_caller).await?;
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for round in 0..s.rounds_throughput {
+        for side in sides(round) {
+            let t = Instant::now();
+            let calls = if side {
+                burst_bare(&peers, s.calls_per_caller).await?
+            } else {
+                burst_set(set, &keys, s.calls_per_caller).await?
+            };
+            let rate = calls as f64 / t.elapsed().as_secs_f64();
+            if side { b.push(rate) } else { a.push(rate) }
+        }
+    }
+    Ok((a, b))
+}
+
+async fn burst_set(
+    set: &ConnectionSet,
+    keys: &Arc<Vec<McpServerKey>>,
+    per_caller: usize,
+) -> Result<usize> {
+    let mut tasks = JoinSet::new();
+    for caller in 0..CALLERS {
+        let set = set.clone();
+        let keys = Arc::clone(keys);
+        tasks.spawn(async move {
+            let key = &keys[caller % SERVERS];
+            for _ in 0..per_caller {
+                set_call(&set, key).await?;
+            }
+            Ok::<_, crate::Error>(())
+        });
+    }
+    join(tasks).await?;
+    Ok(CALLERS * per_caller)
+}
+
+async fn burst_bare(peers: &[rmcp::Peer<rmcp::RoleClient>], per_caller: usize) -> Result<usize> {
+    let mut tasks = JoinSet::new();
+    for caller in 0..CALLERS {
+        let peer = peers[caller % SERVERS].clone();
+        tasks.spawn(async move {
+            for _ in 0..per_caller {
+                bare_call(&peer).await?;
+            }
+            Ok::<_, crate::Error>(())
+        });
+    }
+    join(tasks).await?;
+    Ok(CALLERS * per_caller)
+}
+
+async fn join(mut tasks: JoinSet<Result<()>>) -> Result<()> {
+    let mut first = None;
+    while let Some(done) = tasks.join_next().await {
+        let outcome = done.map_err(crate::Error::from).and_then(|r| r);
+        if let Err(e) = outcome {
+            first.get_or_insert(e);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}

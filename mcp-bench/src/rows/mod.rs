@@ -1,0 +1,8 @@
+//! One module per group of quality.md's rows.
+
+pub(crate) mod calls;
+pub(crate) mod memory;
+pub(crate) mod naming;
+pub(crate) mod pool;
+pub(crate) mod sharing;
+pub(crate) mod startup;
