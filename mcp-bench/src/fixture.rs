@@ -10,7 +10,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_catalog::{
-    CatalogBuilder, Config, LoadedConfig, ResolvedCatalog, ServerConfig, StartupPolicy,
+    CatalogBuilder, Config, LoadedConfig, ProtocolChoice, ResolvedCatalog, ServerConfig,
+    StartupPolicy,
 };
 use mcp_key::{McpServerKey, ServerName};
 use mcp_testkit::{Scenario, TestHome, ToolSpec};
@@ -72,11 +73,26 @@ impl Fixture {
     /// A catalog of `servers` copies of the server, named `s00`, `s01`, …; `lazy` sets
     /// `startup = "lazy_when_cached"`.
     pub(crate) fn catalog(&self, servers: usize, lazy: bool) -> Result<ResolvedCatalog> {
+        // The bare rmcp clients of the baselines speak the 2025-11-25 handshake: the set
+        // does too (no era probe), so rows compare like with like. The probe has its own
+        // row ([`Self::catalog_with_protocol`]).
+        self.catalog_with_protocol(servers, lazy, ProtocolChoice::V2025_11_25)
+    }
+
+    /// [`Self::catalog`] with each server's `protocol`.
+    pub(crate) fn catalog_with_protocol(
+        &self,
+        servers: usize,
+        lazy: bool,
+        protocol: ProtocolChoice,
+    ) -> Result<ResolvedCatalog> {
         let mut config = Config::new();
         for i in 0..servers {
             config = config.with_server(
                 ServerName::new(format!("s{i:02}"))?,
-                ServerConfig::stdio(self.bin.to_string_lossy()).with_args(self.args.clone()),
+                ServerConfig::stdio(self.bin.to_string_lossy())
+                    .with_args(self.args.clone())
+                    .with_protocol(protocol),
             );
         }
         if lazy {

@@ -195,11 +195,7 @@ async fn run(json: bool, s: Settings) -> ExitCode {
     measure!("call throughput", rows::calls::throughput(&fx, &s).await);
     measure!("sharing", rows::sharing::sharing(&fx, &s).await);
     measure!("startup fan-out", rows::startup::fan_out(&fx, &s).await);
-    rows.push(Row::pending(
-        "era probe: `protocol = \"auto\"` first / remembered vs pinned",
-        "first ≤ 1.2×, remembered ≤ 1.05×",
-        "pending (issue #13)",
-    ));
+    measure!("era probe", rows::era::era_probe(&fx, &s).await);
     measure!("warm start", rows::startup::warm_start(&fx, &s).await);
     measure!("naming", rows::naming::naming(&s));
     measure!("pool", rows::pool::acquire_release(&s).await);

@@ -1,6 +1,7 @@
 //! One module per group of quality.md's rows.
 
 pub(crate) mod calls;
+pub(crate) mod era;
 pub(crate) mod memory;
 pub(crate) mod naming;
 pub(crate) mod pool;
