@@ -160,6 +160,11 @@ impl SetInner {
                 stamp.fetched,
                 stamp.ttl,
             );
+            cache.remember_protocol(
+                &slot.spec.key,
+                &slot.pool_key.fingerprint,
+                live.protocol_version().as_str(),
+            );
         }
     }
 
@@ -186,6 +191,24 @@ impl SetInner {
             .tool_cache
             .as_ref()?
             .get(slot_key, &pool_key.fingerprint)
+    }
+
+    /// The era the catalog cache recorded for a connection (`Some(true)`: 2026-07-28), for
+    /// servers that use the cache.
+    pub(crate) fn cached_era(
+        &self,
+        slot_key: &McpServerKey,
+        pool_key: &ConnectionKey,
+    ) -> Option<bool> {
+        if !self.catalog.tool_cache_enabled(slot_key) {
+            return None;
+        }
+        let version = self
+            .options
+            .tool_cache
+            .as_ref()?
+            .protocol(slot_key, &pool_key.fingerprint)?;
+        Some(version == rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
     }
 
     /// Writes a persisted tool catalog cache, off the executor; a failure is logged.

@@ -307,7 +307,8 @@ pub(crate) struct EraPlan {
 }
 
 /// The era plan of a server: its `protocol` setting, and under `auto` the era its
-/// connection spoke last time (no probe), else a `server/discover` probe that falls back to
+/// connection spoke last time (no probe: from the pool, or from the catalog cache for a
+/// new process), else a `server/discover` probe that falls back to
 /// the `initialize` handshake of the set's legacy version.
 pub(crate) fn era_plan(
     inner: &SetInner,
@@ -331,7 +332,11 @@ pub(crate) fn era_plan(
     match inner.catalog.protocol(key) {
         mcp_catalog::ProtocolChoice::V2025_11_25 => initialize(false),
         mcp_catalog::ProtocolChoice::V2026_07_28 => discover(false),
-        _ => match inner.pool.remembered_era(pool_key) {
+        _ => match inner
+            .pool
+            .remembered_era(pool_key)
+            .or_else(|| inner.cached_era(key, pool_key))
+        {
             Some(true) => discover(true),
             Some(false) => initialize(true),
             None => EraPlan {

@@ -89,6 +89,8 @@ struct Stored {
     /// When the `tools/list` that produced it began.
     fetched_at: SystemTime,
     ttl: Duration,
+    /// The protocol version the server spoke when it was listed (its era), if recorded.
+    protocol_version: Option<String>,
 }
 
 impl Stored {
@@ -258,11 +260,7 @@ impl ToolCache {
         fetch_started: SystemTime,
         ttl: Option<Duration>,
     ) -> bool {
-        let stored = Arc::new(Stored {
-            tools,
-            fetched_at: fetch_started,
-            ttl: ttl.unwrap_or(self.inner.ttl).min(MAX_TTL),
-        });
+        let ttl = ttl.unwrap_or(self.inner.ttl).min(MAX_TTL);
         let result = self
             .inner
             .entries
@@ -274,7 +272,13 @@ impl ToolCache {
                 {
                     Op::Nop
                 }
-                _ => Op::Put(stored),
+                current => Op::Put(Arc::new(Stored {
+                    tools,
+                    fetched_at: fetch_started,
+                    ttl,
+                    // A new listing of the same connection keeps its recorded era.
+                    protocol_version: current.and_then(|c| c.value().protocol_version.clone()),
+                })),
             });
         matches!(
             result,
@@ -306,6 +310,41 @@ impl ToolCache {
         out
     }
 
+    /// Records the protocol version `server` spoke with this connection fingerprint (its
+    /// era), so the next process can skip the era probe. Needs a live entry (the listing);
+    /// does nothing without one.
+    pub fn remember_protocol(
+        &self,
+        server: &McpServerKey,
+        fingerprint: &Fingerprint,
+        version: &str,
+    ) {
+        let key = (server.clone(), *fingerprint);
+        if let Some(stored) = self.inner.entries.get(&key)
+            && stored.protocol_version.as_deref() != Some(version)
+            && !stored.remaining().is_zero()
+        {
+            self.inner.entries.insert(
+                key,
+                Arc::new(Stored {
+                    tools: stored.tools.clone(),
+                    fetched_at: stored.fetched_at,
+                    ttl: stored.ttl,
+                    protocol_version: Some(version.to_owned()),
+                }),
+            );
+        }
+    }
+
+    /// The protocol version recorded with the live entry of `server` and `fingerprint`.
+    pub fn protocol(&self, server: &McpServerKey, fingerprint: &Fingerprint) -> Option<String> {
+        let stored = self.inner.entries.get(&(server.clone(), *fingerprint))?;
+        if stored.remaining().is_zero() {
+            return None;
+        }
+        stored.protocol_version.clone()
+    }
+
     /// Writes the persisted file atomically (a temporary file in the same directory, then a
     /// rename; the directory is created). No-op for an in-memory cache.
     ///
@@ -326,6 +365,7 @@ impl ToolCache {
                     fetched_at_ms: unix_ms(stored.fetched_at),
                     ttl_ms: u64::try_from(stored.ttl.as_millis()).unwrap_or(u64::MAX),
                     tools: serde_json::to_value(&stored.tools)?,
+                    protocol_version: stored.protocol_version.clone(),
                 })
             })
             .collect::<serde_json::Result<Vec<_>>>()?;
@@ -387,6 +427,9 @@ struct FileEntry {
     fetched_at_ms: u64,
     ttl_ms: u64,
     tools: serde_json::Value,
+    /// Added within version 1: files without it read as "not recorded".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<String>,
 }
 
 /// The live entries of a persisted file, or why the whole file is ignored.
@@ -441,6 +484,7 @@ fn read_entry(raw: serde_json::Value) -> Option<Option<(Key, Stored)>> {
         tools,
         fetched_at: UNIX_EPOCH.checked_add(Duration::from_millis(entry.fetched_at_ms))?,
         ttl: Duration::from_millis(entry.ttl_ms).min(MAX_TTL),
+        protocol_version: entry.protocol_version,
     };
     if stored.remaining().is_zero() {
         return Some(None);

@@ -206,3 +206,43 @@ async fn http_servers_of_both_eras_under_auto() {
     new.shutdown().await;
     old.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_process_takes_the_era_from_the_persisted_catalog_cache() {
+    let mut fx = Fixture::new();
+    let legacy_log = fx.home.join("legacy.launches");
+    let config = counted(&mut fx, "old", legacy("old"), &legacy_log);
+    fx.add("old", config);
+    let catalog = fx.catalog();
+    let dir = tempfile::tempdir().unwrap();
+    let host = || {
+        // A new pool and a cache read from the file: what a new process has.
+        ConnectionSetOptions::new()
+            .with_shared_pool(ServerPool::new())
+            .with_tool_cache(mcp_connections::ToolCache::persisted(
+                dir.path(),
+                8,
+                Duration::from_secs(3600),
+            ))
+            .with_process_grace(Duration::from_millis(300))
+    };
+    let first = ConnectionSet::start(&catalog, host());
+    assert_eq!(first.wait_startup().await.ready(), 1);
+    first.shutdown().await;
+    assert_eq!(launches(&legacy_log), 2, "the first start probes");
+    fx.assert_no_processes().await;
+
+    let second = ConnectionSet::start(&catalog, host());
+    assert_eq!(second.wait_startup().await.ready(), 1);
+    assert_eq!(
+        second.status()[0].protocol_version.as_deref(),
+        Some("2025-11-25")
+    );
+    assert_eq!(
+        launches(&legacy_log),
+        3,
+        "the era came from the cache: no probe"
+    );
+    second.shutdown().await;
+    fx.assert_no_processes().await;
+}
