@@ -39,6 +39,19 @@ async fn start_set(url: String) -> (Fixture, ConnectionSet) {
     (fx, set)
 }
 
+/// Waits until the client opened its session's GET stream (rmcp does it in the background
+/// after `initialize`), so a failure injected next hits the test's request, not that GET.
+async fn wait_for_get(server: &HttpFakeServer) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.counters().get == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the client never opened its GET stream"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Calls `echo` with a 60 s timeout, failing the test if the call takes [`HANG`].
 async fn echo(set: &ConnectionSet, n: u32) -> Result<CallToolResult, Error> {
     tokio::time::timeout(
@@ -121,6 +134,7 @@ async fn a_restarted_server_answering_400_without_an_id_is_recovered() {
 async fn http_errors_with_garbage_bodies_fail_their_request_at_once() {
     let server = HttpFakeServer::start(scenario()).await.unwrap();
     let (_fx, set) = start_set(server.url()).await;
+    wait_for_get(&server).await;
     let failures = [
         InjectedFailure::new(400).with_body("<html>garbage \u{1b}[2J</html>"),
         InjectedFailure::new(418).with_body("{not json"),
@@ -155,6 +169,7 @@ async fn http_errors_with_garbage_bodies_fail_their_request_at_once() {
 async fn a_reply_for_another_request_fails_the_call_at_once() {
     let server = HttpFakeServer::start(scenario()).await.unwrap();
     let (_fx, set) = start_set(server.url()).await;
+    wait_for_get(&server).await;
     server.fail_next(
         1,
         InjectedFailure::new(200)
@@ -173,6 +188,7 @@ async fn a_reply_for_another_request_fails_the_call_at_once() {
 async fn an_error_without_an_id_is_a_lost_session_recovered_once() {
     let server = HttpFakeServer::start(scenario()).await.unwrap();
     let (_fx, set) = start_set(server.url()).await;
+    wait_for_get(&server).await;
     server.fail_next(
         1,
         InjectedFailure::new(400)
