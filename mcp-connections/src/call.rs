@@ -207,6 +207,10 @@ impl ConnectionSet {
         // the inputs are gathered and the call sent again with them and the server's state.
         loop {
             let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            // Subscribed before the request goes out: an unreadable reply that arrives before
+            // the wait below begins must still count as a change (it failed this call).
+            let mut reply_faults = live.shared.reply_faults();
+            reply_faults.mark_unchanged();
             let handle = live
                 .peer
                 .send_request_with_option(request, PeerRequestOptions::no_options())
@@ -227,8 +231,6 @@ impl ConnectionSet {
             );
             let mut rx = handle.rx;
             let mut elicitations = live.shared.elicitations();
-            let mut reply_faults = live.shared.reply_faults();
-            reply_faults.mark_unchanged();
             let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
             let outcome = loop {
                 tokio::select! {
