@@ -28,6 +28,15 @@ impl fmt::Display for ConnectionKey {
     }
 }
 
+/// The pool settings of [`ServerPool::new`]: no keep-alive, the set's default restart
+/// backoff.
+fn default_config() -> PoolConfig {
+    PoolConfig::new().with_backoff(
+        crate::options::DEFAULT_RESTART_BACKOFF,
+        crate::options::DEFAULT_RESTART_BACKOFF_MAX,
+    )
+}
+
 /// The state of one connection in a [`ServerPool`].
 pub type ConnectionStatus = mcp_pool::KeyStatus;
 
@@ -88,10 +97,7 @@ impl ServerPool {
     /// A pool with the default settings: no idle keep-alive, crash-loop backoff of 1 s
     /// doubling to 30 s.
     pub fn new() -> Self {
-        Self::with_config(PoolConfig::new().with_backoff(
-            crate::options::DEFAULT_RESTART_BACKOFF,
-            crate::options::DEFAULT_RESTART_BACKOFF_MAX,
-        ))
+        Self::with_config(default_config())
     }
 
     /// A pool with its own idle keep-alive and backoff.
@@ -105,14 +111,7 @@ impl ServerPool {
     /// A pool whose connections stay up for `keep_alive` after their last set let go of
     /// them, so a set started meanwhile reuses them without a new process.
     pub fn with_idle_keep_alive(keep_alive: Duration) -> Self {
-        Self::with_config(
-            PoolConfig::new()
-                .with_idle_keep_alive(keep_alive)
-                .with_backoff(
-                    crate::options::DEFAULT_RESTART_BACKOFF,
-                    crate::options::DEFAULT_RESTART_BACKOFF_MAX,
-                ),
-        )
+        Self::with_config(default_config().with_idle_keep_alive(keep_alive))
     }
 
     /// The era `key` spoke at its last start (`Some(true)`: 2026-07-28).

@@ -223,15 +223,12 @@ async fn a_crash_racing_a_pending_call_is_counted_once() {
         assert_eq!(status.crash_loop, None);
     }
 
-    // B restarts it (one new process) and kills it again, A's call pending again: the
-    // second failure in a row, counted once, is a crash loop both sets report.
+    // Both sets restart it (one start in the pool, one new process, whichever asks first)
+    // and B kills it again: the second failure in a row, counted once, is a crash loop both
+    // sets report. The server dies only on B's `die`, so both are attached by then.
     let (slow, die) = tokio::join!(
         a.call_tool(&crashy, "slow", None, CallOptions::new()),
-        async {
-            // A restarts first (single flight in the pool); B joins that start.
-            tokio::task::yield_now().await;
-            b.call_tool(&crashy, "die", None, CallOptions::new()).await
-        },
+        b.call_tool(&crashy, "die", None, CallOptions::new()),
     );
     assert!(slow.is_err());
     assert!(die.is_err());

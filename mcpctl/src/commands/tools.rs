@@ -113,22 +113,15 @@ pub(crate) async fn run_cached(
                     first_line(t.description()),
                 ]
             }));
-            let mut lines = crate::render::table_painted(&rows, |r, _, cell| {
-                if r == 0 {
-                    s.bold(cell)
-                } else {
-                    cell.to_owned()
-                }
-            });
-            lines.push(String::new());
-            lines.push(format!(
-                "{} from {} (cached; nothing was started)",
-                plural(tools.len(), "tool"),
-                plural(ages.len(), "server")
-            ));
-            let mut text = lines.join("\n");
-            text.push('\n');
-            text
+            let lines = header_table(&rows, s);
+            with_summary(
+                lines,
+                &format!(
+                    "{} from {} (cached; nothing was started)",
+                    plural(tools.len(), "tool"),
+                    plural(ages.len(), "server")
+                ),
+            )
         };
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(ToString::to_string).collect();
@@ -180,25 +173,38 @@ fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
         row.push(first_line(t.description()));
         row
     }));
-    let mut lines = crate::render::table_painted(&rows, |r, _, cell| {
-        if r == 0 {
-            s.bold(cell)
-        } else {
-            cell.to_owned()
-        }
-    });
+    let mut lines = header_table(&rows, s);
     if grouped {
         let header = lines.remove(0);
         lines = super::with_group_headers(lines, |i| super::environment_group(&tools[i].server), s);
         lines.insert(0, header);
     }
     let servers: std::collections::BTreeSet<_> = tools.iter().map(|t| &t.server).collect();
+    with_summary(
+        lines,
+        &format!(
+            "{} from {}",
+            plural(tools.len(), "tool"),
+            plural(servers.len(), "server")
+        ),
+    )
+}
+
+/// A table with a bold header row.
+fn header_table(rows: &[Vec<String>], s: Style) -> Vec<String> {
+    crate::render::table_painted(rows, |r, _, cell| {
+        if r == 0 {
+            s.bold(cell)
+        } else {
+            cell.to_owned()
+        }
+    })
+}
+
+/// The table's lines, a blank line and the summary line, as printed text.
+fn with_summary(mut lines: Vec<String>, summary: &str) -> String {
     lines.push(String::new());
-    lines.push(format!(
-        "{} from {}",
-        plural(tools.len(), "tool"),
-        plural(servers.len(), "server")
-    ));
+    lines.push(summary.to_owned());
     let mut text = lines.join("\n");
     text.push('\n');
     text

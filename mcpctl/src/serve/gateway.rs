@@ -291,21 +291,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let listing = self.inner.set.list_resources().await;
-        let mut owners = BTreeMap::new();
-        let resources = listing
-            .items
-            .into_iter()
-            .map(|item| {
-                owners
-                    .entry(item.item.uri.clone())
-                    .or_insert_with(|| item.server.clone());
-                item.item
-            })
-            .collect();
-        if let Ok(mut map) = self.inner.resource_owners.lock() {
-            *map = owners;
-        }
+        let resources = self.list_resources_and_owners().await;
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -478,7 +464,7 @@ impl Gateway {
         if let Some(server) = known(self) {
             return Some(server);
         }
-        let _ = self.list_resources_for_lookup().await;
+        let _ = self.list_resources_and_owners().await;
         if let Some(server) = known(self) {
             return Some(server);
         }
@@ -499,12 +485,24 @@ impl Gateway {
         }
     }
 
-    async fn list_resources_for_lookup(&self) {
+    /// Lists every server's resources and remembers which server listed each URI (the
+    /// first one, for a URI two servers list).
+    async fn list_resources_and_owners(&self) -> Vec<rmcp::model::Resource> {
         let listing = self.inner.set.list_resources().await;
+        let mut owners = BTreeMap::new();
+        let resources = listing
+            .items
+            .into_iter()
+            .map(|item| {
+                owners
+                    .entry(item.item.uri.clone())
+                    .or_insert_with(|| item.server.clone());
+                item.item
+            })
+            .collect();
         if let Ok(mut map) = self.inner.resource_owners.lock() {
-            for item in listing.items {
-                map.entry(item.item.uri.clone()).or_insert(item.server);
-            }
+            *map = owners;
         }
+        resources
     }
 }
