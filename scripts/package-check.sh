@@ -49,4 +49,16 @@ for crate in "${CRATES[@]}"; do
   echo "-- $crate --all-features"
   cargo check --locked --quiet -p "$crate" --all-features
 done
+# A stdio-only host must not compile an HTTP client, a TLS stack or the OAuth client.
+echo "-- mcp-connections --no-default-features compiles no HTTP or OAuth client"
+heavy=$(cargo tree --locked -p mcp-connections --no-default-features -e normal --prefix none \
+  | grep -E '^(reqwest|hyper|rustls|oauth2|axum) ' || true)
+if [[ -n "$heavy" ]]; then
+  echo "mcp-connections without default features still depends on:" >&2
+  echo "$heavy" >&2
+  exit 1
+fi
+# ... and an HTTP server in its catalog fails alone, naming the feature.
+echo "-- mcp-connections --no-default-features: unit tests"
+cargo test --locked --quiet -p mcp-connections --no-default-features --lib
 echo "package check passed"

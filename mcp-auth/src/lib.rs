@@ -1,6 +1,7 @@
 //! Credentials for MCP servers: credential stores and an OAuth 2.1 client.
 //!
 //! ```
+//! # #[cfg(feature = "oauth")] {
 //! use std::sync::Arc;
 //! use mcp_auth::{AuthStatus, MemoryStore, OAuthCredentials, OAuthSettings};
 //!
@@ -16,6 +17,7 @@
 //! assert!(creds.access_token().await.unwrap_err().is_login_required());
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # })?;
+//! # }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -38,17 +40,25 @@
 //!   `keyring` and `linux-keyutils` crates are then not compiled, [`KeyringStore`] reports
 //!   [`StoreError::Unavailable`], and [`AutoStore`] (`credentials_store = "auto"`) pins the
 //!   file.
+//! - `oauth` (default): the OAuth client ([`OAuthCredentials`], [`login`], [`EnterpriseIdp`]
+//!   and the rest of the list above). It brings rmcp's `auth` module, `oauth2`, reqwest
+//!   (rustls) and axum (the loopback callback server). Without it the crate is the
+//!   credential stores, [`AuthError`] and [`AuthStatus`]: what a host needs to read, list or
+//!   delete what another process stored, or to keep its own secrets, at a fraction of the
+//!   build (mcp-connections' `oauth` feature turns it on).
 //!
 //! No token, client secret or error text from a server ever appears in `Debug`,
 //! `Display`, logs or errors of this crate (rmcp logs the one-time authorization code at
 //! DEBUG under `rmcp::transport::auth`).
 
 mod error;
+#[cfg(feature = "oauth")]
 mod oauth;
 mod status;
 mod store;
 
 pub use error::{AuthError, BoxError};
+#[cfg(feature = "oauth")]
 pub use oauth::{
     BrowserAgent, ClientCredentials, DEFAULT_CLIENT_NAME, DEFAULT_HTTP_TIMEOUT,
     DEFAULT_LOGIN_TIMEOUT, DEFAULT_REFRESH_MARGIN_SECS, ENTERPRISE_IDP_NAME, EnterpriseGrant,
@@ -76,6 +86,6 @@ pub use store::{
 };
 
 // The README's example, compiled and run as a doc test (not part of the rendered docs).
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "oauth"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctest;

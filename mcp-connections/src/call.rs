@@ -602,11 +602,11 @@ impl ConnectionSet {
     /// A request that could not be sent, or whose POST failed: a protocol error when the
     /// server's answer was at fault, a disconnect otherwise.
     fn send_error(&self, server: &McpServerKey, operation: &str, e: &ServiceError) -> Error {
-        if crate::http::is_protocol_fault(e) {
+        if crate::rmcp_errors::is_protocol_fault(e) {
             return Error::Protocol {
                 server: server.clone(),
                 operation: operation.to_owned(),
-                detail: crate::http::describe_service(e),
+                detail: crate::rmcp_errors::describe_service(e),
             };
         }
         self.disconnected(server, operation, e)
@@ -616,7 +616,7 @@ impl ConnectionSet {
         Error::Disconnected {
             server: server.clone(),
             operation: operation.to_owned(),
-            detail: crate::http::describe_service(e),
+            detail: crate::rmcp_errors::describe_service(e),
         }
     }
 

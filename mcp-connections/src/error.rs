@@ -57,6 +57,7 @@ impl StartupFailure {
         self
     }
 
+    #[cfg(feature = "http")]
     pub(crate) fn with_auth_challenge(mut self, challenge: Option<&str>) -> Self {
         self.auth_challenge = challenge.map(ToOwned::to_owned);
         self

@@ -15,11 +15,13 @@ use rmcp::transport::streamable_http_client::{
     HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 
-use crate::auth::AuthHeaderProvider;
+use crate::auth::{AuthHeaderProvider, BearerEnvVar};
 use crate::error::StartupFailure;
 use crate::events::FailureReason;
 use crate::handler::Handler;
 use crate::http_client::McpHttpClient;
+use crate::rmcp_errors::describe_init;
+use mcp_catalog::HttpConfig;
 
 /// Delays between attempts of `initialize` on transient failures.
 pub(crate) const RETRY_DELAYS: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
@@ -128,57 +130,6 @@ fn status_class(s: &HttpStatusError) -> HttpFailure {
     }
 }
 
-/// The messages of an error and its sources, without rmcp's type names, e.g.
-/// `HTTP 500` or `error sending request for url (...): tcp connect error: Connection refused`.
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = cur {
-        let text = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-            Some(StreamableHttpError::Client(inner)) => {
-                cur = Some(inner);
-                continue;
-            }
-            Some(StreamableHttpError::SessionExpired) => {
-                "the server lost the session (did it restart?) and it could not be recovered"
-                    .to_owned()
-            }
-            Some(StreamableHttpError::ReinitializationFailed(data)) => format!(
-                "the server lost the session (did it restart?) and refused a new one: {}",
-                data.message
-            ),
-            _ => e.to_string(),
-        };
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = e.source();
-    }
-    // reqwest's errors quote the URL, query string included.
-    mcp_key::redact_urls(&parts.join(": ")).into_owned()
-}
-
-/// A readable description of an `initialize` failure.
-pub(crate) fn describe_init(err: &ClientInitializeError) -> String {
-    match err {
-        ClientInitializeError::TransportError { error, context } => {
-            format!(
-                "{} (while trying to {context})",
-                error_chain(error.error.as_ref())
-            )
-        }
-        other => mcp_key::redact_urls(&other.to_string()).into_owned(),
-    }
-}
-
-/// A readable description of a request failure.
-pub(crate) fn describe_service(err: &ServiceError) -> String {
-    match err {
-        ServiceError::TransportSend(e) => error_chain(e.error.as_ref()),
-        other => mcp_key::redact_urls(&other.to_string()).into_owned(),
-    }
-}
-
 /// Classifies an `initialize` failure.
 pub(crate) fn classify_init(err: &ClientInitializeError) -> HttpFailure {
     if err.is_authorization_required() {
@@ -191,29 +142,6 @@ pub(crate) fn classify_init(err: &ClientInitializeError) -> HttpFailure {
         ClientInitializeError::ConnectionClosed(_) => HttpFailure::Transient,
         _ => HttpFailure::Permanent,
     }
-}
-
-/// True when a request failed because of what the server sent (a reply that cannot complete
-/// the request, a body over the size limit, an unexpected content type), not because the
-/// connection broke: a protocol error rather than a disconnect.
-pub(crate) fn is_protocol_fault(err: &ServiceError) -> bool {
-    let ServiceError::TransportSend(e) = err else {
-        return false;
-    };
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e.error.as_ref());
-    while let Some(e) = cur {
-        if let Some(h) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-            return matches!(
-                h,
-                StreamableHttpError::UnexpectedServerResponse(_)
-                    | StreamableHttpError::ResponseBodyTooLarge { .. }
-                    | StreamableHttpError::UnexpectedContentType(_)
-                    | StreamableHttpError::Deserialize(_)
-            );
-        }
-        cur = e.source();
-    }
-    false
 }
 
 /// Classifies a request failure after initialization.
@@ -418,6 +346,101 @@ pub(crate) async fn connect(
                 }
             }
         }
+    }
+}
+
+/// What a set needs to connect to an HTTP server of its catalog.
+impl crate::inner::SetInner {
+    pub(crate) fn user_agent(&self) -> String {
+        format!(
+            "{}/{} (mcp-connections/{})",
+            self.options.client.name,
+            self.options.client.version,
+            env!("CARGO_PKG_VERSION")
+        )
+    }
+
+    /// Literal headers plus headers read from environment variables.
+    pub(crate) fn http_headers(
+        &self,
+        key: &McpServerKey,
+        spec: &HttpConfig,
+    ) -> std::result::Result<Vec<(String, Secret)>, StartupFailure> {
+        let mut out: Vec<(String, Secret)> = spec
+            .http_headers()
+            .iter()
+            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
+            .collect();
+        for (header, var) in spec.env_http_headers() {
+            let value = self
+                .options
+                .env
+                .get(var)
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| {
+                    StartupFailure::new(
+                        FailureReason::Config,
+                        format!(
+                            "MCP server `{key}`: environment variable `{var}` for header `{header}` (env_http_headers) is missing or empty; set it or remove the header"
+                        ),
+                    )
+                })?;
+            out.push((header.clone(), Secret::new(value)));
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn auth_provider(
+        &self,
+        key: &McpServerKey,
+        spec: &HttpConfig,
+    ) -> Option<Arc<dyn AuthHeaderProvider>> {
+        if let Some(p) = self.options.auth.get(key) {
+            return Some(Arc::clone(p));
+        }
+        if let Some(var) = spec.bearer_token_env_var() {
+            return Some(Arc::new(BearerEnvVar::with_lookup(
+                var.to_owned(),
+                self.options.env.clone(),
+            )));
+        }
+        // A configured Authorization header is sent as is.
+        if spec
+            .http_headers()
+            .keys()
+            .chain(spec.env_http_headers().keys())
+            .any(|h| h.eq_ignore_ascii_case("authorization"))
+        {
+            return None;
+        }
+        // Stored OAuth credentials, unless `auth` is `none` or `ema`.
+        #[cfg(feature = "oauth")]
+        {
+            let oauth = matches!(
+                spec.auth(),
+                mcp_catalog::AuthMode::Auto | mcp_catalog::AuthMode::OAuth
+            );
+            match (&self.options.credential_store, oauth) {
+                (Some(store), true) => {
+                    let settings = mcp_auth::OAuthSettings::from_config(
+                        spec,
+                        self.catalog.oauth_callback_port(),
+                        self.options.client.name.clone(),
+                    );
+                    Some(Arc::new(crate::oauth::OAuthProvider::for_server(
+                        key,
+                        spec.url(),
+                        settings,
+                        Arc::clone(store),
+                        self.options.login_agent.clone(),
+                    )))
+                }
+                _ => None,
+            }
+        }
+        // Without the OAuth client a server that wants a login answers 401: `login_required`.
+        #[cfg(not(feature = "oauth"))]
+        None
     }
 }
 

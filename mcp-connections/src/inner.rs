@@ -5,16 +5,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use mcp_catalog::{HttpConfig, ResolvedCatalog};
-use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, Secret, ServerName};
+use mcp_catalog::ResolvedCatalog;
+use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, ServerName};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::auth::{AuthHeaderProvider, BearerEnvVar};
 use crate::connection::Live;
 use crate::environment::Environment;
-use crate::error::{Error, Result, StartupFailure};
-use crate::events::{ConnectionEvent, CrashLoop, FailureReason};
+use crate::error::{Error, Result};
+use crate::events::{ConnectionEvent, CrashLoop};
 use crate::handler::SessionRoute;
 use crate::options::ConnectionSetOptions;
 use crate::pool::{ConnectionKey, ServerPool};
@@ -226,92 +225,6 @@ impl SetInner {
                 Err(e) => tracing::warn!("could not save the tool catalog cache: {e}"),
             }
         });
-    }
-
-    pub(crate) fn user_agent(&self) -> String {
-        format!(
-            "{}/{} (mcp-connections/{})",
-            self.options.client.name,
-            self.options.client.version,
-            env!("CARGO_PKG_VERSION")
-        )
-    }
-
-    /// Literal headers plus headers read from environment variables.
-    pub(crate) fn http_headers(
-        &self,
-        key: &McpServerKey,
-        spec: &HttpConfig,
-    ) -> std::result::Result<Vec<(String, Secret)>, StartupFailure> {
-        let mut out: Vec<(String, Secret)> = spec
-            .http_headers()
-            .iter()
-            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
-            .collect();
-        for (header, var) in spec.env_http_headers() {
-            let value = self
-                .options
-                .env
-                .get(var)
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| {
-                    StartupFailure::new(
-                        FailureReason::Config,
-                        format!(
-                            "MCP server `{key}`: environment variable `{var}` for header `{header}` (env_http_headers) is missing or empty; set it or remove the header"
-                        ),
-                    )
-                })?;
-            out.push((header.clone(), Secret::new(value)));
-        }
-        Ok(out)
-    }
-
-    pub(crate) fn auth_provider(
-        &self,
-        key: &McpServerKey,
-        spec: &HttpConfig,
-    ) -> Option<Arc<dyn AuthHeaderProvider>> {
-        if let Some(p) = self.options.auth.get(key) {
-            return Some(Arc::clone(p));
-        }
-        if let Some(var) = spec.bearer_token_env_var() {
-            return Some(Arc::new(BearerEnvVar::with_lookup(
-                var.to_owned(),
-                self.options.env.clone(),
-            )));
-        }
-        // A configured Authorization header is sent as is.
-        if spec
-            .http_headers()
-            .keys()
-            .chain(spec.env_http_headers().keys())
-            .any(|h| h.eq_ignore_ascii_case("authorization"))
-        {
-            return None;
-        }
-        // Stored OAuth credentials, unless `auth` is `none` or `ema`.
-        let oauth = matches!(
-            spec.auth(),
-            mcp_catalog::AuthMode::Auto | mcp_catalog::AuthMode::OAuth
-        );
-        match (&self.options.credential_store, oauth) {
-            (Some(store), true) => {
-                let settings = mcp_auth::OAuthSettings::from_config(
-                    spec,
-                    self.catalog.oauth_callback_port(),
-                    self.options.client.name.clone(),
-                );
-                Some(Arc::new(crate::oauth::OAuthProvider::for_server(
-                    key,
-                    spec.url(),
-                    settings,
-                    Arc::clone(store),
-                    self.options.login_agent.clone(),
-                )))
-            }
-            _ => None,
-        }
     }
 
     /// Lets go of every connection of this set (its leases go back to the pool once

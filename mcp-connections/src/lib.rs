@@ -40,12 +40,19 @@
 //!
 //! # Features
 //!
-//! - `rustls` (default): HTTPS for remote streamable-HTTP servers (rustls through rmcp's
-//!   reqwest client).
+//! - `http`: the streamable-HTTP transport (rmcp's client over reqwest), plain `http://`
+//!   only (enough for loopback servers).
+//! - `rustls` (default, implies `http`): HTTPS for remote streamable-HTTP servers.
+//! - `oauth` (default, implies `http`): OAuth 2.1 for HTTP servers through `mcp-auth`'s
+//!   OAuth client: stored credentials refreshed when needed, logins through
+//!   `ConnectionSetOptions::with_login_agent`, `OAuthProvider`.
 //! - `keyring` (default): OAuth credentials in the OS keyring (forwards
 //!   `mcp-auth/keyring`); without it `credentials_store = "auto"` uses the credential file.
 //!
-//! The streamable-HTTP transport and OAuth are always compiled (reqwest, the OAuth client).
+//! With `default-features = false` the crate compiles no HTTP client, TLS stack or OAuth
+//! client: stdio servers only. A streamable-HTTP server in the catalog then fails alone,
+//! with reason `config` and a message naming the feature; bearer tokens and headers from
+//! the catalog work with `http` alone.
 //!
 //! # Host authority and host metadata
 //!
@@ -94,9 +101,12 @@ mod from_catalog;
 mod handler;
 mod hooks;
 mod host_meta;
+#[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "http")]
 mod http_client;
 mod inner;
+#[cfg(feature = "oauth")]
 mod oauth;
 mod options;
 mod paginate;
@@ -105,6 +115,7 @@ mod prompts;
 mod reply_check;
 mod resources;
 mod results;
+mod rmcp_errors;
 mod server_info;
 mod set;
 mod slot;
@@ -114,6 +125,9 @@ mod stdio;
 mod tool_cache;
 mod tool_info;
 mod tools;
+#[cfg(all(test, not(feature = "http")))]
+#[allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
+mod without_http_tests;
 
 pub use approvals::{Approval, must_ask};
 pub use auth::{
@@ -136,6 +150,7 @@ pub use events::{ConnectionEvent, CrashLoop, FailureReason};
 pub use handler::{Progress, ProgressCallback};
 pub use hooks::{CallHook, HookDenial, ToolCall};
 pub use host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
+#[cfg(feature = "oauth")]
 pub use oauth::OAuthProvider;
 pub use options::{
     ConnectionSetOptions, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE,

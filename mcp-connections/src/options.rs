@@ -70,6 +70,7 @@ pub struct ConnectionSetOptions {
     pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
     pub(crate) credential_store: Option<Arc<dyn mcp_auth::CredentialStore>>,
+    #[cfg(feature = "oauth")]
     pub(crate) login_agent: Option<Arc<dyn mcp_auth::UserAgent>>,
     pub(crate) shared_pool: Option<crate::pool::ServerPool>,
     pub(crate) tool_cache: Option<crate::tool_cache::ToolCache>,
@@ -121,6 +122,7 @@ impl ConnectionSetOptions {
             environments: BTreeMap::new(),
             hooks: Vec::new(),
             credential_store: None,
+            #[cfg(feature = "oauth")]
             login_agent: None,
             shared_pool: None,
             tool_cache: None,
@@ -304,7 +306,9 @@ impl ConnectionSetOptions {
     /// Where stored OAuth credentials live (`mcp-auth`'s stores). With a store, every
     /// streamable-HTTP server that has no `bearer_token_env_var`, no `Authorization` header and
     /// no `auth = "none"` uses its stored tokens (refreshed when needed); without one, such
-    /// servers connect without credentials.
+    /// servers connect without credentials. Without the `oauth` feature the store is only
+    /// watched (a server waiting for a login starts when credentials appear in it); the
+    /// tokens themselves are used by the OAuth client of that feature.
     #[must_use]
     pub fn with_credential_store(mut self, store: Arc<dyn mcp_auth::CredentialStore>) -> Self {
         self.credential_store = Some(store);
@@ -313,7 +317,8 @@ impl ConnectionSetOptions {
 
     /// With a credential store: when a server wants a login (or more scopes), log in through
     /// `agent` (a browser, or `mcp_auth::HeadlessAgent` for automated clients) instead of
-    /// reporting `login_required`.
+    /// reporting `login_required`. (Feature `oauth`.)
+    #[cfg(feature = "oauth")]
     #[must_use]
     pub fn with_login_agent(mut self, agent: Arc<dyn mcp_auth::UserAgent>) -> Self {
         self.login_agent = Some(agent);

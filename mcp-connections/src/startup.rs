@@ -13,6 +13,7 @@ use crate::connection::{Live, RefreshSettings};
 use crate::error::StartupFailure;
 use crate::events::{ConnectionEvent, FailureReason};
 use crate::handler::{ConnectionShared, Handler};
+#[cfg(feature = "http")]
 use crate::http::{self, HttpTarget};
 use crate::inner::SetInner;
 use crate::paginate::{self, PageError};
@@ -458,7 +459,10 @@ async fn connect_once(
                     Ok(s) => s,
                     Err(e) => {
                         return Err((
-                            format!("initialize failed: {}", http::describe_init(&e)),
+                            format!(
+                                "initialize failed: {}",
+                                crate::rmcp_errors::describe_init(&e)
+                            ),
                             false,
                         ));
                     }
@@ -505,6 +509,14 @@ async fn connect_once(
                 }
             }
         }
+        #[cfg(not(feature = "http"))]
+        TransportSpec::Http(_) => Err(StartupFailure::new(
+            FailureReason::Config,
+            format!(
+                "MCP server `{key}` is a streamable-HTTP server, but this host was built without HTTP support (mcp-connections feature `http`); rebuild with it, or use a stdio server"
+            ),
+        )),
+        #[cfg(feature = "http")]
         TransportSpec::Http(http_spec) => {
             let target = HttpTarget {
                 url: http_spec.url().to_owned(),
