@@ -34,7 +34,7 @@ cargo package --locked "${verify[@]}" --allow-dirty "${packages[@]}"
 
 for crate in "${CRATES[@]}"; do
   files=$(cargo package --locked --allow-dirty --list -p "$crate")
-  for wanted in Cargo.toml README.md CHANGELOG.md src/lib.rs; do
+  for wanted in Cargo.toml README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE src/lib.rs; do
     if ! grep -qx "$wanted" <<<"$files"; then
       echo "$crate: the package lacks $wanted" >&2
       exit 1
