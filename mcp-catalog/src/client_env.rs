@@ -1,5 +1,5 @@
 //! How other clients' `${...}` variables are looked up: `${env:NAME}`, VS Code's
-//! `${input:id}` (from `MCP_INPUT_<ID>`, no interactive prompt), `${workspaceFolder}` and
+//! `${input:id}` (from `MCP_INPUT_<ID>`; see `inputs.rs` for prompting), `${workspaceFolder}` and
 //! `${userHome}`.
 
 use std::path::Path;

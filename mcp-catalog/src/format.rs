@@ -21,7 +21,7 @@ pub enum ConfigFormat {
     /// `${env:NAME}`, `${userHome}` and `${workspaceFolder}` expanded.
     Cursor,
     /// VS Code's `.vscode/mcp.json`: `servers` and `inputs`; `${input:id}` is read from the
-    /// environment variable `MCP_INPUT_<ID>` (no interactive prompt); comments allowed.
+    /// environment variable `MCP_INPUT_<ID>` (a host may ask for it first: [`declared_inputs`](crate::declared_inputs)); comments allowed.
     VsCode,
     /// Gemini CLI's `settings.json`: `mcpServers` with `httpUrl` (streamable HTTP), `url`
     /// (legacy SSE), `timeout` in milliseconds, tool lists and `trust`; comments allowed.

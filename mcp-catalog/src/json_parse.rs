@@ -581,8 +581,8 @@ impl JsonServer<'_, '_, '_> {
                             ConfigErrorKind::UndefinedVariable,
                             format!("input `{id}` has no value"),
                             format!(
-                                "set `{from}` in the environment: inputs are read from there, \
-                                 there is no interactive prompt"
+                                "set `{from}` in the environment, or run the host on a \
+                                 terminal that asks for it"
                             ),
                         )
                     }

@@ -17,6 +17,7 @@ mod config;
 mod demo;
 mod elicit;
 mod error;
+mod inputs;
 mod progress;
 mod render;
 mod serve;

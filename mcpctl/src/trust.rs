@@ -9,7 +9,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use mcp_catalog::{
-    CatalogBuilder, Discovered, Discovery, LoadedConfig, ProcessEnv, Review, TrustState, TrustStore,
+    CatalogBuilder, Discovered, Discovery, LoadedConfig, Review, TrustState, TrustStore,
 };
 
 use crate::error::CliError;
@@ -61,9 +61,10 @@ pub(crate) fn find(discovery: &Discovery, json: bool) -> Result<Option<Found>, C
     } else {
         None
     };
+    let env = crate::inputs::InputEnv::for_discovery(discovery, json);
     loop {
         let found = discovery
-            .find(store.as_ref(), &ProcessEnv)
+            .find(store.as_ref(), &env)
             .map_err(|e| crate::config::load_error(&shown, &e, false))?;
         let (config, untrusted, state, review) = match found {
             Discovered::Ready { files, builder, .. } => return Ok(Some((files, builder))),

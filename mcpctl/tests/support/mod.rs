@@ -160,6 +160,46 @@ impl Workdir {
         }
     }
 
+    /// Runs mcpctl with `args` on a pseudo-terminal (util-linux `script`), `keys` typed into
+    /// it, then checks that no server process it started is left. stdout holds everything
+    /// the terminal showed (stdout and stderr of mcpctl, and echoed keys).
+    #[allow(dead_code, reason = "not every test file uses it")]
+    pub(crate) fn run_on_terminal(&self, args: &[&str], keys: &str) -> Run {
+        let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
+        let line = std::iter::once(MCPCTL)
+            .chain(args.iter().copied())
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut cmd = Command::new("script");
+        cmd.args(["--quiet", "--return", "--command", &line, "/dev/null"])
+            .current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG");
+        for (name, value) in &self.env {
+            match value {
+                Some(v) => cmd.env(name, v),
+                None => cmd.env_remove(name),
+            };
+        }
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn script (util-linux)");
+        let mut pipe = child.stdin.take().expect("stdin pipe");
+        pipe.write_all(keys.as_bytes()).expect("write stdin");
+        drop(pipe);
+        let output = child.wait_with_output().expect("wait for script");
+        assert_no_server_left();
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: self.clean(&String::from_utf8_lossy(&output.stdout)),
+            stderr: self.clean(&String::from_utf8_lossy(&output.stderr)),
+        }
+    }
+
     /// Starts mcpctl with `args` without waiting (stdin empty, output captured).
     pub(crate) fn spawn(&self, args: &[&str]) -> std::process::Child {
         self.command(args)

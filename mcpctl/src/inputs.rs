@@ -1,0 +1,140 @@
+//! VS Code `${input:id}` values asked on the terminal.
+//!
+//! A `.vscode/mcp.json` declares `inputs` that VS Code asks its user for. mcpctl does the
+//! same when it runs on a terminal: the first time the configuration needs an input that
+//! `MCP_INPUT_<ID>` does not answer, it asks on stderr and reads the answer from the
+//! terminal (hidden for `"password": true`). Each input is asked once per run. Without a
+//! terminal (or with `--json`) nothing is asked, and a server using an unanswered input
+//! fails alone with reason `config`, naming the variable to set.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Mutex;
+
+use mcp_catalog::{ConfigFormat, DeclaredInput, Discovery, EnvLookup, ProcessEnv};
+
+/// How an answer is obtained: the terminal in mcpctl, a script in tests.
+type Ask = Box<dyn Fn(&DeclaredInput) -> Option<String> + Send + Sync>;
+
+/// The process environment, plus the answers to the declared inputs of the configuration's
+/// VS Code files (asked when first needed).
+pub(crate) struct InputEnv {
+    declared: BTreeMap<String, DeclaredInput>,
+    answers: Mutex<BTreeMap<String, Option<String>>>,
+    ask: Option<Ask>,
+}
+
+impl InputEnv {
+    /// The inputs declared by the files `discovery` may load; asked on the terminal when
+    /// stdin and stderr are terminals and `json` is off.
+    pub(crate) fn for_discovery(discovery: &Discovery, json: bool) -> Self {
+        let mut declared = BTreeMap::new();
+        for path in discovery.locations() {
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for input in mcp_catalog::declared_inputs(&text, ConfigFormat::detect(&path, &text)) {
+                declared.entry(input.variable.clone()).or_insert(input);
+            }
+        }
+        let interactive =
+            !json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        let ask: Option<Ask> = interactive.then(|| Box::new(ask_terminal) as Ask);
+        Self::new(declared, ask)
+    }
+
+    fn new(declared: BTreeMap<String, DeclaredInput>, ask: Option<Ask>) -> Self {
+        Self {
+            declared,
+            answers: Mutex::new(BTreeMap::new()),
+            ask,
+        }
+    }
+}
+
+impl EnvLookup for InputEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        if let Some(value) = ProcessEnv.get(name) {
+            return Some(value);
+        }
+        let (input, ask) = (self.declared.get(name)?, self.ask.as_ref()?);
+        let mut answers = self.answers.lock().ok()?;
+        answers
+            .entry(name.to_owned())
+            .or_insert_with(|| ask(input).filter(|a| !a.is_empty()))
+            .clone()
+    }
+}
+
+/// Asks for one input on stderr; reads the answer from the terminal (hidden for a
+/// password). An empty answer or a read error leaves the input unanswered.
+fn ask_terminal(input: &DeclaredInput) -> Option<String> {
+    let prompt = format!(
+        "{} (input `{}`, or set {}): ",
+        crate::render::terminal_safe(&input.description),
+        crate::render::terminal_safe(&input.id),
+        input.variable
+    );
+    if input.password {
+        return rpassword::prompt_password(prompt)
+            .ok()
+            .map(|a| a.trim_end_matches(['\r', '\n']).to_owned());
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{prompt}");
+    let _ = err.flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).ok()?;
+    Some(answer.trim_end_matches(['\r', '\n']).to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    fn declared(id: &str) -> (String, DeclaredInput) {
+        let text = format!(r#"{{"inputs": [{{"type": "promptString", "id": "{id}"}}]}}"#);
+        let input = mcp_catalog::declared_inputs(&text, ConfigFormat::VsCode).remove(0);
+        (input.variable.clone(), input)
+    }
+
+    #[test]
+    fn a_declared_input_is_asked_once_and_undeclared_names_never() {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&asked);
+        let env = InputEnv::new(
+            BTreeMap::from([declared("mcpctl-test-token")]),
+            Some(Box::new(move |input: &DeclaredInput| {
+                counter.fetch_add(1, Ordering::SeqCst);
+                Some(format!("answer for {}", input.id))
+            })),
+        );
+        let name = "MCP_INPUT_MCPCTL_TEST_TOKEN";
+        assert_eq!(
+            env.get(name).as_deref(),
+            Some("answer for mcpctl-test-token")
+        );
+        assert_eq!(
+            env.get(name).as_deref(),
+            Some("answer for mcpctl-test-token")
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert_eq!(env.get("MCP_INPUT_MCPCTL_TEST_UNDECLARED"), None);
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn an_empty_answer_or_no_terminal_leaves_the_input_unanswered() {
+        let name = "MCP_INPUT_MCPCTL_TEST_EMPTY";
+        let env = InputEnv::new(
+            BTreeMap::from([declared("mcpctl-test-empty")]),
+            Some(Box::new(|_: &DeclaredInput| Some(String::new()))),
+        );
+        assert_eq!(env.get(name), None);
+        let env = InputEnv::new(BTreeMap::from([declared("mcpctl-test-empty")]), None);
+        assert_eq!(env.get(name), None);
+    }
+}
