@@ -108,6 +108,8 @@ pub(crate) struct Live {
     dead: AtomicBool,
     /// `true` once [`Live::shutdown`] finished.
     stopped: watch::Sender<bool>,
+    /// Resources subscribed on this connection, with their users.
+    pub(crate) resource_watches: crate::subscriptions::ResourceWatches,
 }
 
 /// How the connection's `tools/list_changed` refresh lists.
@@ -127,6 +129,7 @@ impl Live {
         fetched: SystemTime,
         process: Option<Process>,
         refresh: RefreshSettings,
+        changes: Option<crate::subscriptions::ChangeListen>,
     ) -> Self {
         let instructions = service
             .peer()
@@ -134,6 +137,10 @@ impl Live {
             .and_then(|i| i.instructions.clone());
         let listing = Arc::new(Listing::new(&shared.key, listed, fetched));
         let cancel = CancellationToken::new();
+        // The 2026 era: tool list changes arrive on a `subscriptions/listen` kept open.
+        if let Some(changes) = changes {
+            changes.spawn(service.peer().clone(), Arc::clone(&shared), cancel.clone());
+        }
         tokio::spawn(refresh_on_list_changed(
             service.peer().clone(),
             Arc::clone(&shared),
@@ -151,6 +158,7 @@ impl Live {
             service: tokio::sync::Mutex::new(Some(service)),
             dead: AtomicBool::new(false),
             stopped: watch::channel(false).0,
+            resource_watches: crate::subscriptions::ResourceWatches::default(),
         }
     }
 
@@ -177,6 +185,11 @@ impl Live {
     /// listing is fetched).
     pub(crate) fn announcements(&self) -> watch::Receiver<u64> {
         self.listing.announced.subscribe()
+    }
+
+    /// Cancelled when the connection stops: its background tasks end with it.
+    pub(crate) fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
     }
 
     /// The protocol version the connection speaks (from the handshake).

@@ -256,6 +256,17 @@ pub enum Error {
     /// The connection set is shut down.
     #[error("the MCP connection set is shut down")]
     ShutDown,
+    /// The server does not offer what was asked (e.g. resource subscriptions without the
+    /// `resources.subscribe` capability).
+    #[error("MCP server `{server}` does not support `{operation}`: {detail}")]
+    Unsupported {
+        /// The server.
+        server: McpServerKey,
+        /// What was asked, e.g. `resources/subscribe file:///a`.
+        operation: String,
+        /// Why, and what to do instead.
+        detail: String,
+    },
 }
 
 fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
@@ -359,6 +370,11 @@ impl Error {
         matches!(self, Self::ShutDown)
     }
 
+    /// The server does not offer what was asked.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, Self::Unsupported { .. })
+    }
+
     /// Trying again later may succeed (timeouts, disconnects, servers not ready yet).
     pub fn is_retryable(&self) -> bool {
         matches!(
@@ -416,5 +432,11 @@ mod predicate_tests {
             .is_ambiguous()
         );
         assert!(Error::RequiredServersFailed { failures: vec![] }.is_required_servers_failed());
+        let unsupported = Error::Unsupported {
+            server: key(),
+            operation: "resources/subscribe x".to_owned(),
+            detail: "d".to_owned(),
+        };
+        assert!(unsupported.is_unsupported() && !unsupported.is_retryable());
     }
 }

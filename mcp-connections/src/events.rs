@@ -178,6 +178,16 @@ pub enum ConnectionEvent {
         /// The set's catalog revision after the change.
         revision: u64,
     },
+    /// A resource this set subscribed to ([`ConnectionSet::subscribe_resource`]) changed:
+    /// read it again to see how.
+    ///
+    /// [`ConnectionSet::subscribe_resource`]: crate::ConnectionSet::subscribe_resource
+    ResourceUpdated {
+        /// The server.
+        server: McpServerKey,
+        /// The resource.
+        uri: String,
+    },
 }
 
 impl ConnectionEvent {
@@ -190,7 +200,8 @@ impl ConnectionEvent {
             | Self::Cancelled { server }
             | Self::CrashLoop { server, .. }
             | Self::Deferred { server, .. }
-            | Self::ToolsChanged { server, .. } => Some(server),
+            | Self::ToolsChanged { server, .. }
+            | Self::ResourceUpdated { server, .. } => Some(server),
             Self::StartupComplete { .. } => None,
         }
     }

@@ -82,6 +82,9 @@ impl SessionRoute {
     }
 }
 
+/// `resources/updated` notifications kept for sets that are slow to take them.
+const RESOURCE_UPDATE_BUFFER: usize = 64;
+
 /// State shared between one connection's handler and the calls running on it.
 pub(crate) struct ConnectionShared {
     pub(crate) key: McpServerKey,
@@ -97,6 +100,8 @@ pub(crate) struct ConnectionShared {
     pending_elicitations: watch::Sender<usize>,
     /// Signalled on `notifications/tools/list_changed`.
     pub(crate) tools_changed: Notify,
+    /// The URI of every `notifications/resources/updated` (either era).
+    pub(crate) resource_updates: tokio::sync::broadcast::Sender<String>,
     /// Counts unreadable replies (stdio), with what was wrong with the last one; calls
     /// pending when it changes fail as a protocol error.
     reply_faults: watch::Sender<(u64, String)>,
@@ -134,6 +139,7 @@ impl ConnectionShared {
             pending_elicitations: watch::channel(0).0,
             reply_faults: watch::channel((0, String::new())).0,
             tools_changed: Notify::new(),
+            resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BUFFER).0,
         })
     }
 
@@ -356,5 +362,14 @@ impl ClientHandler for Handler {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.shared.key, "tools/list_changed");
         self.shared.tools_changed.notify_one();
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        tracing::debug!(server = %self.shared.key, uri = %params.uri, "resources/updated");
+        let _ = self.shared.resource_updates.send(params.uri);
     }
 }

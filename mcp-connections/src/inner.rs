@@ -238,7 +238,17 @@ impl SetInner {
         for slot in self.slots.values() {
             let _guard = tokio::time::timeout(per_server, slot.transition.lock()).await;
             if let SlotState::Ready(attached) = slot.state.send_replace(SlotState::Cancelled) {
-                released.push((slot.pool_key.clone(), Arc::clone(attached.live())));
+                // This set's resource subscriptions end with it (the connection may live on
+                // for other sets).
+                let uris = std::mem::take(&mut *slot.resource_subscriptions.lock().await);
+                let live = Arc::clone(attached.live());
+                let unwatch = async {
+                    for uri in &uris {
+                        live.unwatch_resource(uri).await;
+                    }
+                };
+                let _ = tokio::time::timeout(per_server, unwatch).await;
+                released.push((slot.pool_key.clone(), live));
             }
         }
         released

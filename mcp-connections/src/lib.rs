@@ -122,6 +122,7 @@ mod slot;
 mod spec;
 mod startup;
 mod stdio;
+mod subscriptions;
 mod tool_cache;
 mod tool_info;
 mod tools;

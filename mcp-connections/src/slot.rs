@@ -115,6 +115,9 @@ pub(crate) struct Slot {
     /// Held while this set moves the slot through a start, so its events keep their
     /// order. Single flight across sets is the pool's (one start per key).
     pub(crate) transition: tokio::sync::Mutex<()>,
+    /// The resources this set subscribed to on this server
+    /// ([`crate::ConnectionSet::subscribe_resource`]); made again on a new connection.
+    pub(crate) resource_subscriptions: tokio::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Slot {
@@ -124,6 +127,7 @@ impl Slot {
             pool_key,
             state: watch::channel(initial).0,
             transition: tokio::sync::Mutex::new(()),
+            resource_subscriptions: tokio::sync::Mutex::new(std::collections::BTreeSet::new()),
         }
     }
 

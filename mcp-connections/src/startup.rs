@@ -219,6 +219,8 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
     let live = Arc::clone(attached.live());
     let (inner2, slot2) = (Arc::clone(inner), Arc::clone(slot));
     inner.tasks.spawn(async move {
+        let mut updates = live.shared.resource_updates.subscribe();
+        resubscribe(&slot2, &live).await;
         let mut listings = live.listing_revisions();
         listings.mark_unchanged();
         let mut announcements = live.announcements();
@@ -253,10 +255,46 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
                     listings.mark_unchanged();
                     inner2.tools_listed_again(&slot2, &live);
                 }
+                update = updates.recv() => match update {
+                    Ok(uri) => {
+                        if slot2.resource_subscriptions.lock().await.contains(&uri) {
+                            inner2.emit(ConnectionEvent::ResourceUpdated {
+                                server: slot2.spec.key.clone(),
+                                uri,
+                            });
+                        }
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::warn!(server = %slot2.spec.key, missed, "resource updates were dropped: this set took them too slowly");
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                },
             }
         }
     });
     attached
+}
+
+/// Makes this set's resource subscriptions on a connection it attached to (after a
+/// restart the new connection has none). Failures are logged: the server may have lost the
+/// capability, and the host learns nothing new by an error here.
+async fn resubscribe(slot: &Slot, live: &Live) {
+    let uris: Vec<String> = slot
+        .resource_subscriptions
+        .lock()
+        .await
+        .iter()
+        .cloned()
+        .collect();
+    for uri in uris {
+        if let Err(e) = live.watch_resource(&slot.spec.key, &uri).await {
+            let detail = match e {
+                crate::subscriptions::WatchError::Unsupported(d) => d,
+                crate::subscriptions::WatchError::Service(e) => e.to_string(),
+            };
+            tracing::warn!(server = %slot.spec.key, %uri, "subscribing again after a restart failed: {detail}");
+        }
+    }
 }
 
 /// Marks the slot failed when its live connection died, if that connection is still the
@@ -472,7 +510,10 @@ async fn connect_once(
                     return Err((detail, true));
                 }
                 match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await {
-                    Ok(tools) => Ok((service, tools)),
+                    Ok(tools) => {
+                        let changes = crate::subscriptions::open_changes(service.peer()).await;
+                        Ok((service, tools, changes))
+                    }
                     Err(e) => {
                         let broke_protocol = !matches!(e, PageError::Service(_));
                         close_in_background(inner, service);
@@ -481,13 +522,14 @@ async fn connect_once(
                 }
             };
             match tokio::time::timeout(timeout, work).await {
-                Ok(Ok((service, tools))) => Ok(Live::new(
+                Ok(Ok((service, tools, changes))) => Ok(Live::new(
                     service,
                     shared,
                     tools,
                     fetched,
                     Some(process),
                     refresh(),
+                    changes,
                 )),
                 Ok(Err((detail, broke_protocol))) => {
                     let failure = if broke_protocol {
@@ -538,7 +580,10 @@ async fn connect_once(
                 loop {
                     match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await
                     {
-                        Ok(tools) => return Ok((service, tools)),
+                        Ok(tools) => {
+                            let changes = crate::subscriptions::open_changes(service.peer()).await;
+                            return Ok((service, tools, changes));
+                        }
                         Err(PageError::Service(e))
                             if http::classify_service(&e) == http::HttpFailure::Transient
                                 && attempt < http::RETRY_DELAYS.len() =>
@@ -568,9 +613,15 @@ async fn connect_once(
                 }
             };
             match tokio::time::timeout(timeout, work).await {
-                Ok(Ok((service, tools))) => {
-                    Ok(Live::new(service, shared, tools, fetched, None, refresh()))
-                }
+                Ok(Ok((service, tools, changes))) => Ok(Live::new(
+                    service,
+                    shared,
+                    tools,
+                    fetched,
+                    None,
+                    refresh(),
+                    changes,
+                )),
                 Ok(Err(failure)) => Err(failure),
                 Err(_) => Err(timeout_failure(key, timeout)),
             }

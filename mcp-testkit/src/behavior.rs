@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, CustomRequest, ElicitRequestParams,
-    ElicitResult, ProgressNotificationParam, ServerRequest,
+    ElicitResult, ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
+    ServerRequest,
 };
 use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -15,6 +16,30 @@ use serde_json::{Map, Value, json};
 use crate::record::lock;
 use crate::shared::{CrashMode, Shared};
 use crate::{Behavior, ToolSpec, wire};
+
+/// Whether the call came from a 2026-07-28 client (change notifications then go through
+/// its `subscriptions/listen` requests, not the call's own stream).
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The open subscriptions whose accepted filter passes `wanted`, once every listen already
+/// acknowledged is registered (at most a second's wait: a listen the SDK refused after
+/// accepting it never registers).
+async fn listening(
+    server: &Shared,
+    wanted: impl Fn(&rmcp::model::SubscriptionFilter) -> bool,
+) -> Vec<rmcp::service::SubscriptionSink> {
+    let mut pending = server.listens_pending.subscribe();
+    let _ = tokio::time::timeout(Duration::from_secs(1), pending.wait_for(|n| *n == 0)).await;
+    lock(&server.listeners)
+        .iter()
+        .filter(|sink| wanted(sink.accepted()))
+        .cloned()
+        .collect()
+}
 
 pub(crate) async fn call(
     server: &Shared,
@@ -77,12 +102,43 @@ pub(crate) async fn call(
                 tools.extend(add.iter().cloned());
                 tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
             };
-            context
-                .peer
-                .notify_tool_list_changed()
-                .await
-                .map_err(|e| McpError::internal_error(format!("send list_changed: {e}"), None))?;
+            if is_modern(&context) {
+                for sink in listening(server, |f| f.tools_list_changed == Some(true)).await {
+                    // A subscription that just ended is not an error of this call.
+                    let _ = sink.notify_tool_list_changed().await;
+                }
+            } else {
+                context.peer.notify_tool_list_changed().await.map_err(|e| {
+                    McpError::internal_error(format!("send list_changed: {e}"), None)
+                })?;
+            }
             Ok(structured(json!({ "tools": names })))
+        }
+        Behavior::UpdateResource { uri } => {
+            let mut notified = 0;
+            if is_modern(&context) {
+                let sinks = listening(server, |f| {
+                    f.resource_subscriptions
+                        .as_ref()
+                        .is_some_and(|uris| uris.contains(uri))
+                })
+                .await;
+                for sink in sinks {
+                    if sink.notify_resource_updated(uri.clone()).await.is_ok() {
+                        notified += 1;
+                    }
+                }
+            } else if lock(&server.subscribed).contains(uri) {
+                context
+                    .peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
+                    .await
+                    .map_err(|e| {
+                        McpError::internal_error(format!("send resources/updated: {e}"), None)
+                    })?;
+                notified = 1;
+            }
+            Ok(structured(json!({ "notified": notified })))
         }
         Behavior::Exit { code } => match &server.crash {
             CrashMode::ExitProcess => std::process::exit(*code),

@@ -288,6 +288,13 @@ impl CapabilityFlags {
         self
     }
 
+    /// Set `resources.subscribe`.
+    #[must_use]
+    pub fn with_resources_subscribe(mut self, on: bool) -> Self {
+        self.resources_subscribe = on;
+        self
+    }
+
     /// Set `prompts.listChanged`.
     #[must_use]
     pub fn with_prompts_list_changed(mut self, on: bool) -> Self {
@@ -483,6 +490,13 @@ pub enum Behavior {
         #[serde(default)]
         remove: Vec<String>,
     },
+    /// Send `notifications/resources/updated` for `uri` to every client subscribed to it
+    /// (`resources/subscribe` in the 2025-11-25 era, a `subscriptions/listen` naming it in
+    /// the 2026-07-28 era), then return `{"notified": N}`.
+    UpdateResource {
+        /// The resource that changed.
+        uri: String,
+    },
     /// Crash mid-call: the binary calls `std::process::exit(code)`; in process and over
     /// HTTP the transport is closed (the call never gets an answer).
     Exit {
@@ -564,6 +578,7 @@ impl Behavior {
             Self::ElicitUrl { .. } => "elicit_url",
             Self::ElicitRaw { .. } => "elicit_raw",
             Self::ChangeTools { .. } => "change_tools",
+            Self::UpdateResource { .. } => "update_resource",
             Self::Exit { .. } => "exit",
             Self::Large { .. } => "large",
             Self::ReportEnv => "report_env",

@@ -11,7 +11,8 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::model::{SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -64,6 +65,9 @@ impl FakeServer {
                 log,
                 crash,
                 stop,
+                listeners: Mutex::new(Vec::new()),
+                listens_pending: tokio::sync::watch::channel(0).0,
+                subscribed: Mutex::new(std::collections::BTreeSet::new()),
             }),
         }
     }
@@ -353,6 +357,53 @@ impl ServerHandler for FakeServer {
 
     async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
         self.record("ping", &Value::Null);
+        Ok(())
+    }
+
+    /// Every category a client asks for (rmcp keeps only what the scenario's capabilities
+    /// advertise).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.shared.listens_pending.send_modify(|n| *n += 1);
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.record("subscriptions/listen", context.accepted());
+        let sink = context.sink().clone();
+        lock(&self.shared.listeners).push(sink.clone());
+        self.shared
+            .listens_pending
+            .send_modify(|n| *n = n.saturating_sub(1));
+        tokio::select! {
+            () = context.cancelled() => {}
+            () = self.shared.stop.cancelled() => {}
+        }
+        lock(&self.shared.listeners).retain(|s| s.id() != sink.id());
+        Ok(())
+    }
+
+    #[allow(deprecated, reason = "the 2025-11-25 era's resources/subscribe")]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.record("resources/subscribe", &request);
+        lock(&self.shared.subscribed).insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated, reason = "the 2025-11-25 era's resources/unsubscribe")]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.record("resources/unsubscribe", &request);
+        lock(&self.shared.subscribed).remove(&request.uri);
         Ok(())
     }
 }

@@ -2,9 +2,10 @@
 //! tool behaviours: the scenario, the current tools, barriers, the request log, and what a
 //! crash does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use rmcp::service::SubscriptionSink;
 use tokio_util::sync::CancellationToken;
 
 use crate::record::RequestLog;
@@ -27,4 +28,13 @@ pub(crate) struct Shared {
     pub(crate) crash: CrashMode,
     /// Cancelled when the server stops; long waits (hang, barrier) end with it.
     pub(crate) stop: CancellationToken,
+    /// Open `subscriptions/listen` requests (2026-07-28 clients): where change
+    /// notifications go in that era.
+    pub(crate) listeners: Mutex<Vec<SubscriptionSink>>,
+    /// Listens accepted but not registered in `listeners` yet: rmcp acknowledges a listen
+    /// before it hands it to the server, so a client may act on the acknowledgment first.
+    /// Notifying waits for this to drop to zero.
+    pub(crate) listens_pending: tokio::sync::watch::Sender<usize>,
+    /// URIs of `resources/subscribe` (2025-11-25 clients).
+    pub(crate) subscribed: Mutex<BTreeSet<String>>,
 }
