@@ -34,6 +34,8 @@ pub(crate) struct HttpTarget {
     pub(crate) user_agent: String,
     /// Credentials may go over plain http to a non-loopback host.
     pub(crate) allow_plain_http: bool,
+    /// Bound on a handshake that probes the era (see `with_probe_timeout`).
+    pub(crate) probe_timeout: Duration,
 }
 
 impl HttpTarget {
@@ -273,12 +275,24 @@ pub(crate) async fn connect(
         // once after a 401); without one, no Authorization header is sent.
         let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
             .with_tokens_forbidden(forbidden);
-        let served = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+        let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
             handler.clone(),
             StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
             lifecycle.as_ref().clone(),
-        )
-        .await;
+        );
+        let served = if matches!(*lifecycle, ClientLifecycleMode::Auto { .. }) {
+            match tokio::time::timeout(target.probe_timeout, handshake).await {
+                Ok(served) => served,
+                Err(_) => {
+                    // A server that leaves the probe unanswered: shake hands the 2025 way.
+                    tracing::info!(server = %key, "no answer to the server/discover probe within {:?}; connecting with initialize", target.probe_timeout);
+                    lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
+                    continue;
+                }
+            }
+        } else {
+            handshake.await
+        };
         match served {
             Ok(service) => return Ok(service),
             // The probe was answered, but not as a 2026-era server answers it: a server

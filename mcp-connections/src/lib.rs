@@ -155,7 +155,7 @@ pub use host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
 pub use oauth::OAuthProvider;
 pub use options::{
     ConnectionSetOptions, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE,
-    DEFAULT_LOGIN_POLL, DEFAULT_PROCESS_GRACE, DEFAULT_RESTART_BACKOFF,
+    DEFAULT_LOGIN_POLL, DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, DEFAULT_RESTART_BACKOFF,
     DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE,
     default_client_info, default_protocol_version,
 };

@@ -33,6 +33,9 @@ pub const DEFAULT_LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(100);
 /// Default interval between reads of the credential store while a server waits for a
 /// login.
 pub const DEFAULT_LOGIN_POLL: Duration = Duration::from_secs(2);
+/// Default bound on the protocol-era probe of a server whose era is not known yet (see
+/// [`ConnectionSetOptions::with_probe_timeout`]).
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Default grace periods of stdio process shutdown (after closing stdin, after SIGTERM).
 pub const DEFAULT_PROCESS_GRACE: Duration = Duration::from_secs(2);
 
@@ -75,6 +78,7 @@ pub struct ConnectionSetOptions {
     pub(crate) shared_pool: Option<crate::pool::ServerPool>,
     pub(crate) tool_cache: Option<crate::tool_cache::ToolCache>,
     pub(crate) login_poll: Duration,
+    pub(crate) probe_timeout: Duration,
     pub(crate) cache_only: bool,
     pub(crate) authority: crate::authority::HostAuthority,
     pub(crate) host_metadata: Option<Arc<dyn crate::host_meta::HostMetadataProvider>>,
@@ -127,6 +131,7 @@ impl ConnectionSetOptions {
             shared_pool: None,
             tool_cache: None,
             login_poll: DEFAULT_LOGIN_POLL,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
             cache_only: false,
             authority: crate::authority::HostAuthority::new(),
             host_metadata: None,
@@ -332,6 +337,19 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_cache_only(mut self, on: bool) -> Self {
         self.cache_only = on;
+        self
+    }
+
+    /// How long the handshake of a server under `protocol = "auto"` whose era is not known
+    /// yet may take (the `server/discover` probe and rmcp's fallback to `initialize`)
+    /// before the client gives up on the probe and connects again with `initialize` alone
+    /// (a stdio server is started again). It bounds the wait for a server that ignores
+    /// requests it does not know, which rmcp alone waits 10 s for. A server slower than
+    /// this to start is connected in the 2025-11-25 era (and remembered so). Default
+    /// [`DEFAULT_PROBE_TIMEOUT`]; the startup timeout still bounds each attempt.
+    #[must_use]
+    pub fn with_probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
         self
     }
 

@@ -487,13 +487,31 @@ async fn connect_once(
                     mcp_pool::DEFAULT_MAX_LINE_BYTES,
                     Arc::new(move |what| fault_shared.report_reply_fault(what)),
                 );
-                let service = match rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
                     handler,
                     (stdout, stdin),
                     era.lifecycle.clone(),
-                )
-                .await
-                {
+                );
+                // An unknown era: a server that ignores the probe would hold rmcp for
+                // 10 s; give up sooner and let `connect` start it again with `initialize`.
+                let handshake = match &era.lifecycle {
+                    ClientLifecycleMode::Auto { .. } => {
+                        let bound = inner.options.probe_timeout;
+                        match tokio::time::timeout(bound, handshake).await {
+                            Ok(r) => r,
+                            Err(_) => {
+                                return Err((
+                                    format!(
+                                        "no answer to the server/discover probe within {bound:?}"
+                                    ),
+                                    false,
+                                ));
+                            }
+                        }
+                    }
+                    _ => handshake.await,
+                };
+                let service = match handshake {
                     Ok(s) => s,
                     Err(e) => {
                         return Err((
@@ -566,6 +584,7 @@ async fn connect_once(
                 auth: inner.auth_provider(key, http_spec),
                 user_agent: inner.user_agent(),
                 allow_plain_http: http_spec.allow_plain_http(),
+                probe_timeout: inner.options.probe_timeout,
             };
             let work = async {
                 let service = http::connect(key, &target, handler, &era.lifecycle).await?;

@@ -246,3 +246,54 @@ async fn a_new_process_takes_the_era_from_the_persisted_catalog_cache() {
     second.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// A 2025-era server that leaves `server/discover` unanswered (neither answers nor closes).
+fn silent(name: &str) -> Scenario {
+    legacy(name).with_faults(faults(|f| f.ignore_discover = true))
+}
+
+/// rmcp alone waits 10 s for such a server; the set gives up on the probe after its probe
+/// timeout. With a startup timeout of 5 s each attempt would fail if the probe were not
+/// bounded below it: that it connects at all is the proof (no timed assertion).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_silent_on_the_probe_is_connected_within_the_probe_bound() {
+    let mut fx = Fixture::new();
+    let log = fx.home.join("silent.launches");
+    let config = counted(&mut fx, "quiet", silent("quiet"), &log)
+        .with_startup_timeout(Duration::from_secs(5));
+    fx.add("quiet", config);
+    let http = HttpFakeServer::start(silent("web")).await.unwrap();
+    fx.add(
+        "web",
+        ServerConfig::from(mcp_catalog::HttpConfig::new(http.url()))
+            .with_startup_timeout(Duration::from_secs(5)),
+    );
+    let options = ConnectionSetOptions::new()
+        .with_probe_timeout(Duration::from_millis(500))
+        .with_process_grace(Duration::from_millis(300));
+    let set = ConnectionSet::start(&fx.catalog(), options);
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), 2, "{:?}", set.status());
+    for status in set.status() {
+        assert_eq!(
+            status.protocol_version.as_deref(),
+            Some("2025-11-25"),
+            "{}",
+            status.key
+        );
+    }
+    // Over stdio the unanswered probe cost one process, stopped before the second start.
+    assert_eq!(launches(&log), 2);
+    let result = set
+        .call_tool(
+            &"quiet".parse().unwrap(),
+            "echo",
+            Some(json!({"n": 3})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content, Some(json!({"n": 3})));
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

@@ -182,6 +182,9 @@ struct Control {
     sessions: Mutex<std::collections::HashSet<String>>,
     /// Headers of the requests so far (at most [`MAX_RECORDED_HEADERS`]).
     headers: Mutex<Vec<http::HeaderMap>>,
+    /// [`crate::Faults::ignore_discover`]: `server/discover` POSTs hang until `stop`.
+    ignore_discover: bool,
+    stop: CancellationToken,
 }
 
 /// How many requests' headers [`HttpFakeServer::header_values`] remembers.
@@ -234,6 +237,8 @@ impl HttpFakeServer {
             bearer: Mutex::new(options.bearer_token),
             www_authenticate: options.www_authenticate,
             unknown_session: options.unknown_session,
+            ignore_discover: server.scenario().faults.ignore_discover,
+            stop: stop.clone(),
             ..Control::default()
         });
         let config = StreamableHttpServerConfig::default()
@@ -398,6 +403,21 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
             return failure_response(&failure);
         }
     }
+    let request = if control.ignore_discover && request.method() == http::Method::POST {
+        let (parts, body) = request.into_parts();
+        let Ok(bytes) = axum::body::to_bytes(body, 16 * 1024 * 1024).await else {
+            return failure_response(&InjectedFailure::new(413));
+        };
+        let discover = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .is_ok_and(|m| m["method"] == "server/discover");
+        if discover {
+            control.stop.cancelled().await;
+            return failure_response(&InjectedFailure::new(503));
+        }
+        Request::from_parts(parts, axum::body::Body::from(bytes))
+    } else {
+        request
+    };
     let session = request
         .headers()
         .get(SESSION_HEADER)

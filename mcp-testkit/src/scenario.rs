@@ -760,6 +760,11 @@ pub struct Faults {
     /// names a version it does not know, which includes `notifications/initialized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// Never answer `server/discover` (the 2026-07-28 era's opening request) and go on
+    /// serving, like a 2025-era server that ignores requests it does not know (the binary
+    /// over stdio drops the request before rmcp sees it; over HTTP its POST hangs until the
+    /// server stops).
+    pub ignore_discover: bool,
 }
 
 impl Faults {
@@ -779,6 +784,13 @@ impl Faults {
     #[must_use]
     pub fn with_list_delay_ms(mut self, ms: u64) -> Self {
         self.list_delay_ms = Some(ms);
+        self
+    }
+
+    /// Set [`Faults::ignore_discover`].
+    #[must_use]
+    pub fn with_ignore_discover(mut self) -> Self {
+        self.ignore_discover = true;
         self
     }
 

@@ -37,9 +37,15 @@ pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
 
     let stop = CancellationToken::new();
     let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, stop.clone());
-    let served = server
-        .serve_with_ct(rmcp::transport::stdio(), stop.clone())
-        .await;
+    let served = if faults.ignore_discover {
+        server
+            .serve_with_ct((without_discover(), tokio::io::stdout()), stop.clone())
+            .await
+    } else {
+        server
+            .serve_with_ct(rmcp::transport::stdio(), stop.clone())
+            .await
+    };
     let result = match served {
         Ok(running) => {
             let _ = running.waiting().await;
@@ -55,6 +61,29 @@ pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
         std::future::pending::<()>().await;
     }
     result
+}
+
+/// stdin without its `server/discover` requests ([`Faults::ignore_discover`]): lines are
+/// copied through a pipe, and a request of that method is dropped unanswered.
+fn without_discover() -> tokio::io::DuplexStream {
+    use tokio::io::AsyncBufReadExt;
+    let (reader, mut writer) = tokio::io::duplex(64 * 1024);
+    tokio::spawn(async move {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let discover = serde_json::from_str::<serde_json::Value>(&line)
+                .is_ok_and(|m| m["method"] == "server/discover");
+            if discover {
+                continue;
+            }
+            if writer.write_all(line.as_bytes()).await.is_err()
+                || writer.write_all(b"\n").await.is_err()
+            {
+                break;
+            }
+        }
+    });
+    reader
 }
 
 /// The process-level startup shared by the stdio and HTTP process modes: pid file,
