@@ -31,6 +31,8 @@ pub(crate) struct Fixture {
     home: TestHome,
     bin: PathBuf,
     args: Vec<String>,
+    /// The arguments of a server that answers `server/discover` with an error.
+    refusing_args: Vec<String>,
     bare_started: AtomicU64,
 }
 
@@ -42,15 +44,21 @@ impl Fixture {
         Scenario::new("bench")
             .with_tool(ToolSpec::echo("echo"))
             .write_json(&scenario)?;
+        // Its path starts with the first one's, so the marker finds its processes too.
+        let refusing = home.join("bench.json.refusing.json");
+        Scenario::new("bench")
+            .with_tool(ToolSpec::echo("echo"))
+            .with_faults(mcp_testkit::Faults::new().with_refuse_discover())
+            .write_json(&refusing)?;
         let bin = mcp_testkit::try_fake_server_bin()?;
-        let args = vec![
-            "--scenario".to_owned(),
-            scenario.to_string_lossy().into_owned(),
-        ];
+        let scenario_args = |path: &std::path::Path| {
+            vec!["--scenario".to_owned(), path.to_string_lossy().into_owned()]
+        };
         Ok(Self {
             home,
             bin,
-            args,
+            args: scenario_args(&scenario),
+            refusing_args: scenario_args(&refusing),
             bare_started: AtomicU64::new(0),
         })
     }
@@ -86,12 +94,28 @@ impl Fixture {
         lazy: bool,
         protocol: ProtocolChoice,
     ) -> Result<ResolvedCatalog> {
+        self.catalog_of(&self.args, servers, lazy, protocol)
+    }
+
+    /// One server that answers `server/discover` with "method not found" (a 2025-era
+    /// server of the TypeScript or Python SDK), with `protocol`.
+    pub(crate) fn refusing_catalog(&self, protocol: ProtocolChoice) -> Result<ResolvedCatalog> {
+        self.catalog_of(&self.refusing_args, 1, false, protocol)
+    }
+
+    fn catalog_of(
+        &self,
+        args: &[String],
+        servers: usize,
+        lazy: bool,
+        protocol: ProtocolChoice,
+    ) -> Result<ResolvedCatalog> {
         let mut config = Config::new();
         for i in 0..servers {
             config = config.with_server(
                 ServerName::new(format!("s{i:02}"))?,
                 ServerConfig::stdio(self.bin.to_string_lossy())
-                    .with_args(self.args.clone())
+                    .with_args(args.to_vec())
                     .with_protocol(protocol),
             );
         }

@@ -297,3 +297,24 @@ async fn a_server_silent_on_the_probe_is_connected_within_the_probe_bound() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// A 2025-era server that answers the probe with "method not found" (as the TypeScript and
+/// Python SDKs' servers do) is connected on the same process: the probe costs a round
+/// trip, not a second start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_refusing_the_probe_keeps_its_process() {
+    let mut fx = Fixture::new();
+    let log = fx.home.join("refusing.launches");
+    let scenario = legacy("refusing").with_faults(faults(|f| f.refuse_discover = true));
+    let config = counted(&mut fx, "refusing", scenario, &log);
+    fx.add("refusing", config);
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    assert_eq!(
+        set.status()[0].protocol_version.as_deref(),
+        Some("2025-11-25")
+    );
+    assert_eq!(launches(&log), 1);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

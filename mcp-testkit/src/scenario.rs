@@ -765,6 +765,10 @@ pub struct Faults {
     /// over stdio drops the request before rmcp sees it; over HTTP its POST hangs until the
     /// server stops).
     pub ignore_discover: bool,
+    /// Answer `server/discover` with JSON-RPC error -32601 (method not found) and go on
+    /// serving, as 2025-era servers of the TypeScript and Python SDKs do (binary over
+    /// stdio; rmcp's own older servers close their end instead).
+    pub refuse_discover: bool,
 }
 
 impl Faults {
@@ -791,6 +795,13 @@ impl Faults {
     #[must_use]
     pub fn with_ignore_discover(mut self) -> Self {
         self.ignore_discover = true;
+        self
+    }
+
+    /// Set [`Faults::refuse_discover`].
+    #[must_use]
+    pub fn with_refuse_discover(mut self) -> Self {
+        self.refuse_discover = true;
         self
     }
 

@@ -37,9 +37,10 @@ pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
 
     let stop = CancellationToken::new();
     let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, stop.clone());
-    let served = if faults.ignore_discover {
+    let served = if faults.ignore_discover || faults.refuse_discover {
+        let stdin = without_discover(faults.refuse_discover);
         server
-            .serve_with_ct((without_discover(), tokio::io::stdout()), stop.clone())
+            .serve_with_ct((stdin, tokio::io::stdout()), stop.clone())
             .await
     } else {
         server
@@ -63,17 +64,34 @@ pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
     result
 }
 
-/// stdin without its `server/discover` requests ([`Faults::ignore_discover`]): lines are
-/// copied through a pipe, and a request of that method is dropped unanswered.
-fn without_discover() -> tokio::io::DuplexStream {
+/// stdin without its `server/discover` requests ([`Faults::ignore_discover`],
+/// [`Faults::refuse_discover`]): lines are copied through a pipe, and a request of that
+/// method is dropped, or answered with "method not found" when `refuse`. The answer is
+/// written before any later line reaches rmcp, and rmcp writes nothing before it has
+/// a request to answer, so the two writers of stdout never interleave.
+fn without_discover(refuse: bool) -> tokio::io::DuplexStream {
     use tokio::io::AsyncBufReadExt;
     let (reader, mut writer) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
         let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        let mut stdout = tokio::io::stdout();
         while let Ok(Some(line)) = lines.next_line().await {
-            let discover = serde_json::from_str::<serde_json::Value>(&line)
-                .is_ok_and(|m| m["method"] == "server/discover");
-            if discover {
+            let message = serde_json::from_str::<serde_json::Value>(&line).ok();
+            if let Some(m) = message.filter(|m| m["method"] == "server/discover") {
+                if refuse {
+                    let answer = serde_json::json!({
+                        "jsonrpc": "2.0",
+                        "id": m["id"],
+                        "error": {"code": -32601, "message": "Method not found"},
+                    });
+                    let mut answer = answer.to_string();
+                    answer.push('\n');
+                    if stdout.write_all(answer.as_bytes()).await.is_err()
+                        || stdout.flush().await.is_err()
+                    {
+                        break;
+                    }
+                }
                 continue;
             }
             if writer.write_all(line.as_bytes()).await.is_err()
