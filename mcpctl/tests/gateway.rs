@@ -71,6 +71,7 @@ fn write_config(wd: &Workdir) -> (PathBuf, PathBuf) {
         "tools": [
             {"name": "echo", "behavior": {"kind": "echo"}},
             {"name": "guarded", "behavior": {"kind": "echo"}},
+            {"name": "touch", "behavior": {"kind": "update_resource", "uri": "file:///readme"}},
             {"name": "ask", "behavior": {
                 "kind": "elicit_form",
                 "message": "who is calling?",
@@ -78,6 +79,7 @@ fn write_config(wd: &Workdir) -> (PathBuf, PathBuf) {
             }},
         ],
         "resources": [{"uri": "file:///readme", "name": "readme", "text": "hello"}],
+        "capabilities": {"resources_subscribe": true},
         "prompts": [{"name": "greet", "arguments": ["who"], "text": "Say hello to {who}."}],
         "record": {"request_log": log},
     });
@@ -184,6 +186,12 @@ fn assert_report(report: &Value, who: &str) {
     assert_eq!(answer["content"]["who"], json!(who), "{report}");
 }
 
+/// The Python client subscribed to `file:///readme` through the gateway and got the
+/// upstream server's update of it.
+fn assert_resource_updates(report: &Value) {
+    assert_eq!(report["updated"], json!(["file:///readme"]), "{report}");
+}
+
 fn stdio_args(config: &Path) -> String {
     serde_json::to_string(&json!(["--config", config, "serve"])).unwrap()
 }
@@ -201,6 +209,9 @@ fn python_and_typescript_clients_use_the_gateway_over_stdio() {
             &["stdio", MCPCTL, &stdio_args(&config), who],
         );
         assert_report(&report, who);
+        if which == "python" {
+            assert_resource_updates(&report);
+        }
     }
     // Each client launched its own gateway: one upstream process each.
     assert_eq!(initializations(&log), 2);
@@ -354,6 +365,7 @@ fn two_clients_share_one_upstream_process_over_http_and_each_gets_its_own_elicit
         (py.join().unwrap(), ts.join().unwrap())
     });
     assert_report(&py, "py-http");
+    assert_resource_updates(&py);
     assert_report(&ts, "ts-http");
     // One upstream process for all the clients (and the raw initialize above).
     assert_eq!(initializations(&log), 1);

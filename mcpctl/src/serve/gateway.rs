@@ -19,7 +19,8 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -181,20 +182,28 @@ impl Gateway {
 }
 
 /// Tells the client its tool list changed whenever a server of its set becomes ready,
-/// fails or changes its tools, once the client initialized.
+/// fails or changes its tools, and that a resource it subscribed to changed, once the
+/// client initialized.
 async fn forward_list_changes(
     mut events: mpsc::UnboundedReceiver<ConnectionEvent>,
     peer: Arc<OnceLock<Peer<RoleServer>>>,
 ) {
     while let Some(event) = events.recv().await {
-        let changed = matches!(
-            event,
+        let Some(peer) = peer.get() else {
+            continue;
+        };
+        match event {
             ConnectionEvent::Ready { .. }
-                | ConnectionEvent::Failed { .. }
-                | ConnectionEvent::ToolsChanged { .. }
-        );
-        if let (true, Some(peer)) = (changed, peer.get()) {
-            let _ = peer.notify_tool_list_changed().await;
+            | ConnectionEvent::Failed { .. }
+            | ConnectionEvent::ToolsChanged { .. } => {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+            ConnectionEvent::ResourceUpdated { uri, .. } => {
+                let _ = peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await;
+            }
+            _ => {}
         }
     }
 }
@@ -210,7 +219,7 @@ impl ServerHandler for Gateway {
             "protocolVersion": ProtocolVersion::V_2025_11_25.as_str(),
             "capabilities": {
                 "tools": {"listChanged": true},
-                "resources": {"listChanged": false},
+                "resources": {"listChanged": false, "subscribe": true},
                 "prompts": {"listChanged": false},
             },
             "serverInfo": {"name": "mcpctl-serve", "version": env!("CARGO_PKG_VERSION")},
@@ -343,6 +352,51 @@ impl ServerHandler for Gateway {
             Ok(result) => Ok(result.into()),
             Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
         }
+    }
+
+    #[allow(
+        deprecated,
+        reason = "the gateway speaks the 2025-11-25 era downstream"
+    )]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let uri = request.uri;
+        let server = self.owner_of(&uri).await.ok_or_else(|| {
+            McpError::resource_not_found(
+                format!(
+                    "no configured MCP server lists the resource {uri:?} (or a template for it)"
+                ),
+                None,
+            )
+        })?;
+        match self.inner.set.subscribe_resource(&server, &uri).await {
+            Ok(()) => Ok(()),
+            Err(e) if e.is_unsupported() => Err(McpError::invalid_request(e.to_string(), None)),
+            Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
+        }
+    }
+
+    #[allow(
+        deprecated,
+        reason = "the gateway speaks the 2025-11-25 era downstream"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let uri = request.uri;
+        if let Some(server) = self.owner_of(&uri).await {
+            self.inner
+                .set
+                .unsubscribe_resource(&server, &uri)
+                .await
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        }
+        Ok(())
     }
 
     async fn read_resource(

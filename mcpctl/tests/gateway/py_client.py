@@ -3,7 +3,8 @@
     python py_client.py stdio COMMAND ARGS_JSON WHO
     python py_client.py http URL TOKEN WHO
 
-Lists tools, calls `mcp__notes__echo`, reads `file:///readme`, calls `mcp__notes__ask`
+Lists tools, calls `mcp__notes__echo`, reads `file:///readme`, subscribes to it and waits
+for the update that `mcp__notes__touch` makes, calls `mcp__notes__ask`
 (which makes the upstream server ask this client, through the gateway, who it is: it
 answers WHO), lists prompts and gets `mcp__notes__greet`, and prints one JSON object with what it got.
 """
@@ -28,11 +29,26 @@ async def session_run(read, write, who):
     async def elicit(context, params):
         return types.ElicitResult(action="accept", content={"who": who})
 
-    async with ClientSession(read, write, elicitation_callback=elicit) as session:
+    updated = asyncio.Event()
+    updates = []
+
+    async def on_message(message):
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(message.params.uri)
+            updated.set()
+
+    async with ClientSession(
+        read, write, elicitation_callback=elicit, message_handler=on_message
+    ) as session:
         await session.initialize()
         tools = await session.list_tools()
         echo = await session.call_tool("mcp__notes__echo", {"text": "hi"})
         read_result = await session.read_resource("file:///readme")
+        # Subscribed through the gateway: the upstream server's update reaches us.
+        await session.subscribe_resource("file:///readme")
+        await session.call_tool("mcp__notes__touch", {})
+        await asyncio.wait_for(updated.wait(), timeout=20)
+        await session.unsubscribe_resource("file:///readme")
         ask = await session.call_tool("mcp__notes__ask", {})
         guarded = await session.call_tool("mcp__notes__guarded", {"text": "x"})
         prompts = await session.list_prompts()
@@ -45,6 +61,7 @@ async def session_run(read, write, who):
             "echo": dump(echo),
             "read": dump(read_result),
             "ask": dump(ask),
+            "updated": updates,
         }
 
 
