@@ -253,6 +253,7 @@ mod record;
 mod scenario;
 mod server;
 mod shared;
+mod sse;
 mod stdio;
 mod temp;
 mod wire;
@@ -289,6 +290,7 @@ pub use scenario::{
     ResourceSpec, ResourceTemplateSpec, Scenario, ServerInfoSpec, ToolSpec,
 };
 pub use server::FakeServer;
+pub use sse::{MESSAGES_PATH, SSE_PATH, SseCounters, SseFakeServer, SseOptions};
 pub use stdio::{GARBAGE_LINE, serve_stdio};
 pub use temp::TestHome;
 
