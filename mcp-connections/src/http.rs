@@ -1,4 +1,5 @@
-//! Streamable-HTTP connections: headers, auth, and retries of transient failures.
+//! HTTP connections (streamable HTTP, and the legacy HTTP+SSE transport of [`crate::sse`]):
+//! headers, auth, and retries of transient failures.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +33,8 @@ pub(crate) struct HttpTarget {
     pub(crate) user_agent: String,
     /// Credentials may go over plain http to a non-loopback host.
     pub(crate) allow_plain_http: bool,
+    /// The legacy HTTP+SSE transport (`url` is the event stream) instead of streamable HTTP.
+    pub(crate) sse: bool,
 }
 
 impl HttpTarget {
@@ -79,6 +82,11 @@ pub(crate) enum HttpFailure {
     AuthRequired,
     /// Anything else.
     Permanent,
+}
+
+/// Classifies an HTTP transport error (of either HTTP transport).
+pub(crate) fn classify_error(err: &StreamableHttpError<reqwest::Error>) -> HttpFailure {
+    classify_dyn(err).unwrap_or(HttpFailure::Permanent)
 }
 
 fn classify_dyn(err: &(dyn std::error::Error + 'static)) -> Option<HttpFailure> {
@@ -130,7 +138,7 @@ fn status_class(s: &HttpStatusError) -> HttpFailure {
 
 /// The messages of an error and its sources, without rmcp's type names, e.g.
 /// `HTTP 500` or `error sending request for url (...): tcp connect error: Connection refused`.
-fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {
@@ -345,12 +353,39 @@ pub(crate) async fn connect(
         // once after a 401); without one, no Authorization header is sent.
         let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
             .with_tokens_forbidden(forbidden);
-        let served = rmcp::service::ClientServiceExt::serve_with_lifecycle(
-            handler.clone(),
-            StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
-            lifecycle.as_ref().clone(),
-        )
-        .await;
+        let served = if target.sse {
+            // Always the `initialize` handshake: the legacy transport predates 2026-07-28.
+            match crate::sse::open(
+                mcp_client.clone(),
+                &target.url,
+                headers.clone(),
+                Arc::clone(&handler.shared),
+            )
+            .await
+            {
+                Ok(transport) => {
+                    rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                        handler.clone(),
+                        transport,
+                        ClientLifecycleMode::Initialize,
+                    )
+                    .await
+                }
+                Err(e) => Err(
+                    ClientInitializeError::transport::<crate::sse::SseTransport>(
+                        e,
+                        "open the SSE event stream",
+                    ),
+                ),
+            }
+        } else {
+            rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                handler.clone(),
+                StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
+                lifecycle.as_ref().clone(),
+            )
+            .await
+        };
         match served {
             Ok(service) => return Ok(service),
             // The probe was answered, but not as a 2026-era server answers it: a server

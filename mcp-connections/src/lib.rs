@@ -109,6 +109,7 @@ mod server_info;
 mod set;
 mod slot;
 mod spec;
+mod sse;
 mod startup;
 mod stdio;
 mod tool_cache;

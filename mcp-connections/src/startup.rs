@@ -126,8 +126,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
 /// read every [`login poll interval`](crate::ConnectionSetOptions::with_login_poll_interval)
 /// while the server's last failure is `login_required`. One watch per server and set.
 fn watch_for_login(inner: &Arc<SetInner>, slot: &Arc<Slot>) {
-    let (Some(store), TransportSpec::Http(http)) =
-        (&inner.options.credential_store, &slot.spec.transport)
+    let (Some(store), Some(http)) = (&inner.options.credential_store, slot.spec.transport.http())
     else {
         return;
     };
@@ -227,7 +226,7 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
                 Some(p) => {
                     p.wait_exit().await;
                 }
-                None => std::future::pending::<()>().await,
+                None => live.shared.transport_ended().await,
             }
         };
         tokio::pin!(exited);
@@ -360,6 +359,16 @@ async fn connect(
     spec: &ServerSpec,
     era: &EraPlan,
 ) -> Result<Live, StartupFailure> {
+    // The legacy SSE transport predates the 2026-07-28 era: no probe, whatever the plan
+    // (a server's own `protocol = "2026-07-28"` is refused by the catalog).
+    if matches!(spec.transport, TransportSpec::Sse(_)) {
+        let legacy = EraPlan {
+            lifecycle: ClientLifecycleMode::Initialize,
+            requested: inner.options.protocol_version.clone(),
+            remembered: false,
+        };
+        return connect_once(inner, spec, &legacy).await;
+    }
     // Over HTTP rmcp falls back on the same transport when the server answers the probe
     // with an error; a stdio server of the 2025 era may instead close its end (rmcp's own
     // servers do), which only a new process can recover from.
@@ -505,13 +514,14 @@ async fn connect_once(
                 }
             }
         }
-        TransportSpec::Http(http_spec) => {
+        TransportSpec::Http(http_spec) | TransportSpec::Sse(http_spec) => {
             let target = HttpTarget {
                 url: http_spec.url().to_owned(),
                 headers: inner.http_headers(key, http_spec)?,
                 auth: inner.auth_provider(key, http_spec),
                 user_agent: inner.user_agent(),
                 allow_plain_http: http_spec.allow_plain_http(),
+                sse: matches!(spec.transport, TransportSpec::Sse(_)),
             };
             let work = async {
                 let service = http::connect(key, &target, handler, &era.lifecycle).await?;
