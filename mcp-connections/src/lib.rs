@@ -2,7 +2,8 @@
 //!
 //! Give it a resolved catalog (from `mcp-catalog`); it starts every enabled server
 //! concurrently (stdio processes through `mcp-pool`'s launcher, streamable-HTTP servers
-//! through rmcp's client), reports progress as events, merges their tools into one catalog
+//! through rmcp's client, legacy HTTP+SSE servers through this crate's rmcp transport),
+//! reports progress as events, merges their tools into one catalog
 //! with model-safe names (from `mcp-key`), routes calls with timeouts and cancellation, lists
 //! and reads resources, forwards elicitation requests to the host, and shuts everything
 //! down without leaving a process behind.
@@ -45,7 +46,8 @@
 //! - `keyring` (default): OAuth credentials in the OS keyring (forwards
 //!   `mcp-auth/keyring`); without it `credentials_store = "auto"` uses the credential file.
 //!
-//! The streamable-HTTP transport and OAuth are always compiled (reqwest, the OAuth client).
+//! The HTTP transports (streamable HTTP and the legacy HTTP+SSE transport of MCP
+//! 2024-11-05) and OAuth are always compiled (reqwest, the OAuth client).
 //!
 //! # Host authority and host metadata
 //!

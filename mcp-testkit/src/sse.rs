@@ -572,3 +572,32 @@ async fn post_message(
     }
     (StatusCode::ACCEPTED, "Accepted").into_response()
 }
+
+/// Run the SSE fake as a process (`mcp-fake-server --http ADDR --sse`): serve until
+/// SIGTERM, SIGINT or a crash (with [`crate::Faults::ignore_sigterm`]: until SIGKILL). The
+/// process faults of the stdio mode apply too (pid file, grandchild, stderr, exit at
+/// startup). Once bound, the event stream's URL (`http://127.0.0.1:PORT/sse`) is printed
+/// as the first stdout line and, if given, written to `addr_file`.
+///
+/// # Errors
+/// Binding, or writing the address or pid file.
+///
+/// # Cancel safety
+/// Meant to be the whole of a process's `main`; dropping it stops the server.
+pub async fn serve_sse_process(
+    scenario: Scenario,
+    bind: SocketAddr,
+    addr_file: Option<std::path::PathBuf>,
+    bearer_token: Option<String>,
+) -> Result<(), Error> {
+    crate::stdio::process_startup(&scenario)?;
+    let stubborn = scenario.faults.ignore_sigterm;
+    let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, CancellationToken::new());
+    let mut options = SseOptions::new().with_bind(bind);
+    options.bearer_token = bearer_token;
+    let running = SseFakeServer::start_server(server, options).await?;
+    let stop = running.control.stop.clone();
+    crate::http::announce_and_wait(&running.url(), addr_file.as_deref(), stubborn, &stop).await?;
+    running.shutdown().await;
+    Ok(())
+}

@@ -1,10 +1,18 @@
 //! The legacy HTTP+SSE runner, spoken by hand with reqwest: the endpoint event, `202` for
 //! posted messages and answers as `message` events, `404` for an unknown session, bearer
-//! enforcement, and a dropped stream that ends its session (or not, when kept).
+//! enforcement, a dropped stream that ends its session (or not, when kept), and the
+//! binary's `--http ADDR --sse` mode.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the binary's SSE mode is tested as a process"
+)]
 
+use std::process::Stdio;
 use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 use mcp_testkit::{MESSAGES_PATH, Scenario, SseFakeServer, SseOptions, ToolSpec};
 use pretty_assertions::assert_eq;
@@ -62,8 +70,12 @@ impl Stream {
 }
 
 async fn post(server: &SseFakeServer, endpoint: &str, token: Option<&str>, body: Value) -> u16 {
+    post_to(&server.addr().to_string(), endpoint, token, body).await
+}
+
+async fn post_to(authority: &str, endpoint: &str, token: Option<&str>, body: Value) -> u16 {
     let mut request = reqwest::Client::new()
-        .post(format!("http://{}{endpoint}", server.addr()))
+        .post(format!("http://{authority}{endpoint}"))
         .json(&body);
     if let Some(token) = token {
         request = request.bearer_auth(token);
@@ -156,4 +168,61 @@ async fn a_kept_session_resumes_with_last_event_id_and_keeps_its_messages() {
         (1, 1, 2)
     );
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sse_mode_of_the_binary() {
+    let home = mcp_testkit::TestHome::new().unwrap();
+    let pid_file = home.join("pid");
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcp-fake-server"))
+        .args([
+            "--http",
+            "127.0.0.1:0",
+            "--sse",
+            "--tool",
+            "e",
+            "--bearer-token",
+            "b",
+        ])
+        .arg("--pid-file")
+        .arg(&pid_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = child.id().unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .await
+        .unwrap();
+    let url = first.trim().to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/sse"),
+        "{url}"
+    );
+    assert_eq!(mcp_testkit::read_pid_file(&pid_file), Some(pid));
+    let authority = reqwest::Url::parse(&url).unwrap();
+    let authority = format!("127.0.0.1:{}", authority.port().unwrap());
+
+    let mut stream = Stream::open(&url, Some("b"), None).await;
+    let (_, endpoint, _) = stream.next().await.unwrap();
+    assert_eq!(
+        post_to(&authority, &endpoint, Some("b"), initialize(1)).await,
+        202
+    );
+    let (_, data, _) = stream.next().await.unwrap();
+    let answer: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(answer["id"], json!(1), "{answer}");
+    drop(stream);
+
+    mcp_testkit::terminate_process(pid);
+    let status = tokio::time::timeout(BOUND, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status}");
+    assert!(mcp_testkit::wait_gone(pid, BOUND).await);
 }

@@ -1,4 +1,5 @@
-//! `mcp-fake-server`: a fake MCP server for tests, over stdio (default) or streamable HTTP.
+//! `mcp-fake-server`: a fake MCP server for tests, over stdio (default), streamable HTTP
+//! (`--http ADDR`) or the legacy HTTP+SSE transport (`--http ADDR --sse`).
 //!
 //! Configure it with a scenario file (`--scenario FILE`, TOML or JSON by extension) or
 //! inline JSON (`--scenario-json TEXT`), and/or flags; flags are applied on top of it. Run `mcp-fake-server --help`.
@@ -85,6 +86,10 @@ struct Args {
     /// With --http: require `Authorization: Bearer TOKEN`.
     #[arg(long, value_name = "TOKEN", requires = "http")]
     bearer_token: Option<String>,
+    /// With --http: serve the legacy HTTP+SSE transport (MCP 2024-11-05) instead of
+    /// streamable HTTP; the event stream is `/sse`, the message endpoint `/messages`.
+    #[arg(long, requires = "http")]
+    sse: bool,
 }
 
 impl Args {
@@ -123,6 +128,7 @@ impl Args {
 )]
 fn main() -> ExitCode {
     let args = Args::parse();
+    let sse = args.sse;
     let http = args
         .http
         .map(|addr| (addr, args.addr_file.clone(), args.bearer_token.clone()));
@@ -138,6 +144,9 @@ fn main() -> ExitCode {
         runtime.block_on(async move {
             match http {
                 None => mcp_testkit::serve_stdio(scenario).await,
+                Some((addr, addr_file, token)) if sse => {
+                    mcp_testkit::serve_sse_process(scenario, addr, addr_file, token).await
+                }
                 Some((addr, addr_file, token)) => {
                     mcp_testkit::serve_http_process(scenario, addr, addr_file, token).await
                 }
