@@ -351,10 +351,12 @@ impl Worker for SseWorker {
                     Err(_) => break Stop::Handler,
                 },
                 event = self.events.next() => match event {
-                    Some(Ok(event)) => match self.on_event(event, &to_handler_tx).await {
-                        Ok(()) => continue,
-                        Err(stop) => break stop,
-                    },
+                    Some(Ok(event)) => {
+                        match self.on_event(event, &to_handler_tx, &cancellation_token).await {
+                            Ok(()) => continue,
+                            Err(stop) => break stop,
+                        }
+                    }
                     Some(Err(e)) => e.to_string(),
                     None => "the server closed it".to_owned(),
                 },
@@ -383,6 +385,7 @@ impl SseWorker {
         &mut self,
         event: Sse,
         to_handler: &mpsc::Sender<ServerJsonRpcMessage>,
+        cancel: &CancellationToken,
     ) -> Result<(), Stop> {
         if let Some(id) = event.id {
             self.last_event_id = Some(id);
@@ -393,7 +396,12 @@ impl SseWorker {
                     return Ok(());
                 };
                 match serde_json::from_str::<ServerJsonRpcMessage>(&data) {
-                    Ok(message) => to_handler.send(message).await.map_err(|_| Stop::Handler),
+                    // rmcp stops reading before it closes the transport: a full channel
+                    // must not hold up the close.
+                    Ok(message) => tokio::select! {
+                        () = cancel.cancelled() => Err(Stop::Cancelled),
+                        sent = to_handler.send(message) => sent.map_err(|_| Stop::Handler),
+                    },
                     Err(e) => {
                         self.shared.report_reply_fault(format!(
                             "an SSE message event that is not a JSON-RPC message: {e}"
