@@ -360,7 +360,8 @@ async fn connect(
     era: &EraPlan,
 ) -> Result<Live, StartupFailure> {
     // The legacy SSE transport predates the 2026-07-28 era: no probe, whatever the plan
-    // (a server's own `protocol = "2026-07-28"` is refused by the catalog).
+    // (the catalog refuses `protocol = "2026-07-28"` on an SSE server in a file; set
+    // through the API, it is ignored here).
     if matches!(spec.transport, TransportSpec::Sse(_)) {
         let legacy = EraPlan {
             lifecycle: ClientLifecycleMode::Initialize,
