@@ -17,7 +17,7 @@ use mcp_connections::{
     SharedEnvLookup,
 };
 use mcp_key::McpServerKey;
-use mcp_testkit::{Scenario, SseCounters, SseFakeServer, SseOptions, ToolSpec};
+use mcp_testkit::{Faults, Scenario, SseCounters, SseFakeServer, SseOptions, ToolSpec};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -198,6 +198,31 @@ async fn a_dropped_stream_is_resumed_when_the_server_kept_the_session() {
     assert_eq!(initializations(&server), 1);
     assert!(matches!(state(&set), ServerState::Ready { .. }));
 
+    set.shutdown().await;
+    assert_nothing_left(&server, true).await;
+    server.shutdown().await;
+}
+
+/// A stream that drops after every few messages (`Faults::sse_drop_after`) on a server
+/// that keeps sessions: every call is answered, on one session, with one `initialize`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flaky_stream_is_resumed_between_calls() {
+    let scenario = scenario().with_faults(Faults::new().with_sse_drop_after(2));
+    let server = SseFakeServer::start_with(scenario, SseOptions::new().with_keep_sessions(true))
+        .await
+        .unwrap();
+    let mut fx = Fixture::new();
+    fx.add("legacy", sse(HttpConfig::new(server.url())));
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    for n in 0..6 {
+        assert_eq!(echo(&set, n).await, json!({ "n": n }));
+    }
+    let counters = server.counters();
+    // initialize + tools/list + 6 calls, two messages per stream.
+    assert!(counters.resumed >= 3, "{counters:?}");
+    assert_eq!(counters.sessions, 1, "{counters:?}");
+    assert_eq!(initializations(&server), 1);
     set.shutdown().await;
     assert_nothing_left(&server, true).await;
     server.shutdown().await;

@@ -745,6 +745,12 @@ pub struct Faults {
     /// names a version it does not know, which includes `notifications/initialized`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// Over the legacy SSE transport, end each event stream once it carried this many
+    /// `message` events (the `endpoint` event not counted), as a flaky network would
+    /// ([`crate::SseFakeServer`], in the test's process or `mcp-fake-server --http ADDR
+    /// --sse`). Whether the session survives is [`crate::SseOptions::keep_sessions`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sse_drop_after: Option<u64>,
 }
 
 impl Faults {
@@ -848,6 +854,13 @@ impl Faults {
     #[must_use]
     pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
         self.protocol_version = Some(version.into());
+        self
+    }
+
+    /// Set [`Faults::sse_drop_after`].
+    #[must_use]
+    pub fn with_sse_drop_after(mut self, messages: u64) -> Self {
+        self.sse_drop_after = Some(messages);
         self
     }
 }

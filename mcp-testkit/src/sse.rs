@@ -259,6 +259,8 @@ struct Carrier {
     control: Arc<Control>,
     session: Arc<Session>,
     output: Option<mpsc::UnboundedReceiver<TxJsonRpcMessage<RoleServer>>>,
+    /// `message` events this stream may still carry ([`crate::Faults::sse_drop_after`]).
+    left: Option<u64>,
 }
 
 impl Drop for Carrier {
@@ -496,16 +498,19 @@ async fn open_stream(State(control): State<Arc<Control>>, headers: HeaderMap) ->
         .clone()
         .unwrap_or_else(|| format!("{MESSAGES_PATH}?session_id={}", session.id));
     let dropped = lock(&control.drop_streams).clone();
+    let drop_after = control.server.scenario().faults.sse_drop_after;
     let carrier = Carrier {
         control: Arc::clone(&control),
         session,
         output: Some(output),
+        left: drop_after,
     };
     Sse::new(events(carrier, endpoint, dropped)).into_response()
 }
 
 /// The `endpoint` event, then one `message` event per message of the server, until the
-/// stream is dropped, the session ends or the server stops.
+/// stream is dropped (by [`SseFakeServer::drop_streams`] or after
+/// [`crate::Faults::sse_drop_after`] messages), the session ends or the server stops.
 fn events(
     carrier: Carrier,
     endpoint: String,
@@ -518,6 +523,9 @@ fn events(
             if let Some(first) = first {
                 return Some((Ok(first), (carrier, None, dropped)));
             }
+            if carrier.left == Some(0) {
+                return None;
+            }
             let stop = carrier.session.stop.clone();
             let output = carrier.output.as_mut()?;
             let message = tokio::select! {
@@ -527,6 +535,7 @@ fn events(
             };
             let data = serde_json::to_string(&message).ok()?;
             let event = carrier.event().event("message").data(data);
+            carrier.left = carrier.left.map(|n| n.saturating_sub(1));
             Some((Ok(event), (carrier, None, dropped)))
         },
     )

@@ -73,6 +73,9 @@ struct Args {
     /// Answer initialize with this protocolVersion, whatever the client asked for.
     #[arg(long, value_name = "VERSION")]
     protocol_version: Option<String>,
+    /// With --sse: end each event stream after N `message` events.
+    #[arg(long, value_name = "N", requires = "sse")]
+    sse_drop_after: Option<u64>,
     /// Instructions for the initialize result.
     #[arg(long, value_name = "TEXT")]
     instructions: Option<String>,
@@ -115,6 +118,7 @@ impl Args {
         f.flood_stderr = self.flood_stderr.or(f.flood_stderr);
         f.page_size = self.page_size.or(f.page_size);
         f.protocol_version = self.protocol_version.or(f.protocol_version.take());
+        f.sse_drop_after = self.sse_drop_after.or(f.sse_drop_after);
         s.record.pid_file = self.pid_file.or(s.record.pid_file.take());
         s.record.request_log = self.request_log.or(s.record.request_log.take());
         s.instructions = self.instructions.or(s.instructions.take());
