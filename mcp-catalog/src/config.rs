@@ -249,7 +249,7 @@ impl Config {
     /// Parses `.mcp.json` text, expanding `${VAR}` and `${VAR:-default}` in string values
     /// through `env`.
     ///
-    /// As for TOML, an invalid or unsupported entry (e.g. `"type": "sse"`) fails only that
+    /// As for TOML, an invalid entry (e.g. `"type": "websocket"`) fails only that
     /// server ([`Transport::Unusable`](crate::Transport::Unusable)); text that is not JSON fails as a whole.
     pub fn from_mcp_json_str(
         text: &str,
@@ -277,14 +277,17 @@ impl Config {
     ///     "tickets": {"type": "http", "url": "https://t.example/mcp",
     ///                 "headers": {"Authorization": "Bearer ${input:token}"}},
     ///     "legacy": {"type": "sse", "url": "https://l.example/sse"},
+    ///     "broken": {"type": "websocket", "url": "wss://b.example/ws"},
     ///   }
     /// }"#;
     /// let env = BTreeMap::from([("MCP_INPUT_TOKEN".to_owned(), "t0k".to_owned())]);
     /// let format = ConfigFormat::detect(".vscode/mcp.json".as_ref(), text);
     /// let loaded = Config::from_client_str(text, ".vscode/mcp.json", format, &env)?;
     /// let unusable: Vec<_> = loaded.config().unusable_servers().map(|(n, _)| n.as_str()).collect();
-    /// assert_eq!(unusable, ["legacy"]);
-    /// assert_eq!(loaded.config().servers().len(), 2);
+    /// assert_eq!(unusable, ["broken"]);
+    /// let legacy = &loaded.config().servers()[&mcp_key::ServerName::new("legacy").unwrap()];
+    /// assert!(legacy.transport().is_sse());
+    /// assert_eq!(loaded.config().servers().len(), 3);
     /// # Ok::<(), mcp_catalog::ConfigErrors>(())
     /// ```
     pub fn from_client_str(

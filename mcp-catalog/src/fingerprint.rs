@@ -58,7 +58,12 @@ pub fn connection_fingerprint(
                 .opt_str("cwd", stdio.cwd().map(|p| p.to_string_lossy()).as_deref())
                 .map("env_vars", vars);
         }
-        Transport::StreamableHttp(http) => {
+        Transport::StreamableHttp(http) | Transport::Sse(http) => {
+            let kind = if server.transport().is_sse() {
+                "sse"
+            } else {
+                "streamable-http"
+            };
             let bearer = http.bearer_token_env_var().map(|name| value_of(env, name));
             let env_headers: Vec<(&str, String)> = http
                 .env_http_headers()
@@ -66,7 +71,7 @@ pub fn connection_fingerprint(
                 .map(|(header, var)| (header.as_str(), format!("{var}\0{}", value_of(env, var))))
                 .collect();
             b = b
-                .str("transport", "streamable-http")
+                .str("transport", kind)
                 .str("url", http.url())
                 .map("http_headers", http.http_headers())
                 .opt_str("bearer_token_env_var", http.bearer_token_env_var())

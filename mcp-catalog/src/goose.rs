@@ -1,8 +1,8 @@
 //! Goose's `config.yaml`: the `extensions:` map, mapped to the same model.
 //!
-//! `type: stdio` (`cmd`, `args`, `envs`, `env_keys`), `type: streamable_http` (`uri`,
-//! `headers`), `timeout` in seconds (per tool call), `enabled`, `available_tools`. `type:
-//! sse` fails that server; Goose's own extensions (`builtin`, `platform`, `frontend`,
+//! `type: stdio` (`cmd`, `args`, `envs`, `env_keys`), `type: streamable_http` and `type:
+//! sse` (legacy HTTP+SSE) (`uri`, `headers`), `timeout` in seconds (per tool call),
+//! `enabled`, `available_tools`. Goose's own extensions (`builtin`, `platform`, `frontend`,
 //! `inline_python`) run inside Goose and are skipped with a warning.
 
 use std::time::Duration;
@@ -14,7 +14,6 @@ use crate::config::{Config, LoadedConfig};
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors, Scope};
 use crate::filter::ToolFilter;
 use crate::format::ConfigFormat;
-use crate::json_parse::SSE_UNSUPPORTED;
 use crate::server::ServerConfig;
 use crate::transport::{HttpConfig, StdioConfig, Transport};
 use crate::yaml_tree::{Node, YValue};
@@ -168,18 +167,7 @@ impl Extension<'_, '_> {
             Some((_, _, node)) => match self.string("type", node)?.as_str() {
                 "stdio" => "stdio",
                 "streamable_http" => "streamable_http",
-                "sse" => {
-                    let message = SSE_UNSUPPORTED.to_owned();
-                    let hint = "or use `type: streamable_http` with a streamable HTTP `uri`";
-                    self.error(
-                        Some("type"),
-                        node.offset,
-                        ConfigErrorKind::InvalidValue,
-                        message,
-                        hint,
-                    );
-                    return None;
-                }
+                "sse" => "sse",
                 internal if INTERNAL_TYPES.contains(&internal) => {
                     let message =
                         format!("a Goose `{internal}` extension runs inside Goose; skipped");
@@ -188,13 +176,13 @@ impl Extension<'_, '_> {
                         "type",
                         node.offset,
                         message,
-                        "only `stdio` and `streamable_http` extensions are MCP servers",
+                        "only `stdio`, `streamable_http` and `sse` extensions are MCP servers",
                     );
                     return None;
                 }
                 other => {
                     let message = format!("unknown extension type `{other}`");
-                    let hint = "use `stdio` or `streamable_http`";
+                    let hint = "use `stdio`, `streamable_http` or `sse`";
                     self.error(
                         Some("type"),
                         node.offset,
@@ -215,7 +203,8 @@ impl Extension<'_, '_> {
                 None
             }
         };
-        let is_http = kind == "streamable_http";
+        let is_sse = kind == "sse";
+        let is_http = kind == "streamable_http" || is_sse;
         let mut stdio = StdioConfig::new("");
         let mut http = HttpConfig::new("");
         let mut server = ServerConfig::new(Transport::Stdio(StdioConfig::new("")));
@@ -231,7 +220,7 @@ impl Extension<'_, '_> {
             let wrong = if is_http { STDIO_KEYS } else { HTTP_KEYS };
             if wrong.contains(&key) {
                 let (transport, other) = if is_http {
-                    ("streamable_http", "stdio")
+                    (kind, "stdio")
                 } else {
                     ("stdio", "streamable_http")
                 };
@@ -315,7 +304,7 @@ impl Extension<'_, '_> {
             );
         }
         if is_http && field("uri").is_none() {
-            let message = "`uri` is missing for a streamable_http extension".to_owned();
+            let message = format!("`uri` is missing for a {kind} extension");
             self.error(
                 None,
                 self.name_offset,
@@ -327,7 +316,9 @@ impl Extension<'_, '_> {
         if !tools.is_empty() {
             server.tool_filter = ToolFilter::new().with_enabled_tools(tools);
         }
-        server.transport = if is_http {
+        server.transport = if is_sse {
+            Transport::Sse(http)
+        } else if is_http {
             Transport::StreamableHttp(http)
         } else {
             Transport::Stdio(stdio)

@@ -19,10 +19,6 @@ use crate::format::ConfigFormat;
 use crate::server::{ApprovalMode, ServerConfig};
 use crate::transport::{HttpConfig, StdioConfig, Transport};
 
-/// What an entry for the legacy HTTP+SSE transport fails with (in every client format).
-pub(crate) const SSE_UNSUPPORTED: &str = "the legacy HTTP+SSE transport is not supported yet; \
-     use the server's streamable HTTP endpoint if it has one";
-
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "cwd", "envFile"];
 const HTTP_KEYS: &[&str] = &["url", "httpUrl", "serverUrl", "headers"];
 
@@ -200,6 +196,8 @@ struct JsonServer<'c, 'a, 't> {
 enum Kind {
     Stdio,
     Http,
+    /// The legacy HTTP+SSE transport (`"type": "sse"`, Gemini CLI's `url`).
+    Sse,
 }
 
 impl JsonServer<'_, '_, '_> {
@@ -248,18 +246,20 @@ impl JsonServer<'_, '_, '_> {
             );
             return None;
         };
-        let is_http = self.transport_kind(object)? == Kind::Http;
+        let kind = self.transport_kind(object)?;
+        let is_http = kind != Kind::Stdio;
         let mut stdio = StdioConfig::new("");
         let mut http = HttpConfig::new("");
         let mut extra = Extra::default();
         let known = known_keys(self.format);
         // The one key the URL is read from, when a format has two (Gemini CLI's SSE `url`
         // beside `httpUrl`, Windsurf's `url` beside `serverUrl`).
-        let url_key = url_keys(self.format)
-            .0
+        let (http_keys, sse_key) = url_keys(self.format);
+        let url_key = http_keys
             .iter()
             .copied()
-            .find(|k| object.contains_key(*k));
+            .find(|k| object.contains_key(*k))
+            .or(sse_key.filter(|_| kind == Kind::Sse));
         for (key, value) in object {
             if !known.contains(&key.as_str()) {
                 if key == "environment" && self.role == Role::Plugin {
@@ -277,7 +277,9 @@ impl JsonServer<'_, '_, '_> {
             let field = key.as_str();
             let wrong = if is_http { STDIO_KEYS } else { HTTP_KEYS };
             if wrong.contains(&field) {
-                let (transport, other) = if is_http {
+                let (transport, other) = if kind == Kind::Sse {
+                    ("legacy SSE", "stdio")
+                } else if is_http {
                     ("streamable HTTP", "stdio")
                 } else {
                     ("stdio", "HTTP")
@@ -359,10 +361,10 @@ impl JsonServer<'_, '_, '_> {
         if self.cx.error_count() != before {
             return None;
         }
-        let transport = if is_http {
-            Transport::StreamableHttp(http)
-        } else {
-            Transport::Stdio(stdio)
+        let transport = match kind {
+            Kind::Stdio => Transport::Stdio(stdio),
+            Kind::Http => Transport::StreamableHttp(http),
+            Kind::Sse => Transport::Sse(http),
         };
         Some((name?, extra.apply(ServerConfig::new(transport))))
     }
@@ -444,7 +446,7 @@ impl JsonServer<'_, '_, '_> {
         }
     }
 
-    /// The entry's transport, `None` after an error (legacy SSE included).
+    /// The entry's transport, `None` after an error.
     fn transport_kind(&mut self, object: &Map<String, Value>) -> Option<Kind> {
         let has_command = object.contains_key("command");
         let (http_keys, sse_key) = url_keys(self.format);
@@ -458,15 +460,10 @@ impl JsonServer<'_, '_, '_> {
                 "http" | "streamable-http" | "streamable_http" | "streamableHttp" => {
                     Some(Kind::Http)
                 }
-                "sse" => {
-                    let message = SSE_UNSUPPORTED.to_owned();
-                    let hint = "or use `\"type\": \"http\"` with a streamable HTTP URL";
-                    self.error(Some("type"), ConfigErrorKind::InvalidValue, message, hint);
-                    return None;
-                }
+                "sse" => Some(Kind::Sse),
                 other => {
                     let message = format!("unknown transport type `{other}`");
-                    let hint = "use `stdio` or `http`";
+                    let hint = "use `stdio`, `http` or `sse`";
                     self.error(Some("type"), ConfigErrorKind::InvalidValue, message, hint);
                     return None;
                 }
@@ -497,15 +494,11 @@ impl JsonServer<'_, '_, '_> {
                 None
             }
             // Gemini CLI's `url` is the legacy SSE endpoint (`httpUrl` is streamable HTTP).
-            (_, false, true) if http_key.is_none() => {
-                let message = SSE_UNSUPPORTED.to_owned();
-                let hint = "or write the streamable HTTP endpoint as `\"httpUrl\"`";
-                self.error(Some(url_name), ConfigErrorKind::InvalidValue, message, hint);
-                None
-            }
+            (None, false, true) if http_key.is_none() => Some(Kind::Sse),
+            (Some(Kind::Sse), false, true) => Some(Kind::Sse),
             (Some(Kind::Http), _, true) | (None, false, true) => Some(Kind::Http),
             (Some(Kind::Stdio), true, _) | (None, true, false) => Some(Kind::Stdio),
-            (Some(Kind::Http), _, false) => {
+            (Some(Kind::Http | Kind::Sse), _, false) => {
                 let message = format!("`{url_name}` is missing for an HTTP server");
                 let hint = format!("add `\"{url_name}\"`");
                 self.error(

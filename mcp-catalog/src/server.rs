@@ -209,6 +209,11 @@ impl ServerConfig {
         Self::new(Transport::StreamableHttp(HttpConfig::new(url)))
     }
 
+    /// A legacy HTTP+SSE server whose event stream is at `url`.
+    pub fn sse(url: impl Into<String>) -> Self {
+        Self::new(Transport::Sse(HttpConfig::new(url)))
+    }
+
     /// Replaces the transport.
     #[must_use]
     pub fn with_transport(mut self, transport: Transport) -> Self {

@@ -10,13 +10,14 @@ use crate::collect::{Collector, env_var_name_ok, header_name_ok, header_value_ok
 use crate::config::EnvironmentConfig;
 use crate::diagnostic::{ConfigErrorKind, Scope};
 use crate::filter::ToolFilter;
-use crate::server::ServerConfig;
+use crate::server::{ProtocolChoice, ServerConfig};
 use crate::toml_values::{Reader, TimeUnit, Value};
 use crate::transport::{AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport};
 
 const STDIO_KEYS: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
 const HTTP_KEYS: &[&str] = &[
     "url",
+    "transport",
     "bearer_token_env_var",
     "http_headers",
     "env_http_headers",
@@ -130,6 +131,8 @@ pub(crate) fn parse_server(
     let mut enabled_tools = None;
     let mut disabled_tools = Vec::new();
     let mut environment_value = None;
+    let mut sse = false;
+    let mut protocol_offset = None;
 
     for (key, value) in table {
         let field = key.get_ref().as_ref();
@@ -176,6 +179,21 @@ pub(crate) fn parse_server(
                     http.url = url;
                 }
             }
+            "transport" => match r.string(field, value).as_deref() {
+                Some("sse") => sse = true,
+                Some("streamable_http") | None => {}
+                Some(other) => r.error(
+                    field,
+                    value.span().start,
+                    ConfigErrorKind::InvalidValue,
+                    format!("unknown HTTP transport `{other}`"),
+                    Some(
+                        "use `streamable_http` (the default) or `sse` for the legacy HTTP+SSE \
+                         transport"
+                            .to_owned(),
+                    ),
+                ),
+            },
             "bearer_token_env_var" => {
                 if let Some(var) = r.string(field, value) {
                     check_var_name(&mut r, field, value.span().start, &var);
@@ -271,6 +289,7 @@ pub(crate) fn parse_server(
             "tools" => parse_tools(&mut r, value, &mut server),
             "description" => server.description = r.string(field, value),
             "protocol" => {
+                protocol_offset = Some(value.span().start);
                 if let Some(choice) = r.protocol(field, value) {
                     server.protocol = Some(choice);
                 }
@@ -303,6 +322,22 @@ pub(crate) fn parse_server(
     if kind == Kind::Http {
         check_auth(&mut r, http.auth, auth_offset, ema_offset);
     }
+    if sse
+        && server.protocol == Some(ProtocolChoice::V2026_07_28)
+        && let Some(offset) = protocol_offset
+    {
+        r.error(
+            "protocol",
+            offset,
+            ConfigErrorKind::InvalidValue,
+            "the legacy SSE transport speaks only the `initialize` era (2025-11-25 and older)",
+            Some(
+                "remove `protocol`, or use the server's streamable HTTP endpoint for \
+                 2026-07-28"
+                    .to_owned(),
+            ),
+        );
+    }
 
     let mut filter = ToolFilter::new().with_disabled_tools(disabled_tools);
     if let Some(enabled) = enabled_tools {
@@ -311,6 +346,7 @@ pub(crate) fn parse_server(
     server.tool_filter = filter;
     server.transport = match kind {
         Kind::Stdio => Transport::Stdio(stdio),
+        Kind::Http if sse => Transport::Sse(http),
         Kind::Http => Transport::StreamableHttp(http),
         // An error was recorded: the transport is replaced below.
         Kind::Unknown => Transport::Stdio(StdioConfig::new("")),

@@ -66,6 +66,10 @@ pub fn export_toml(files: &[LoadedConfig]) -> String {
         match server.transport() {
             Transport::Stdio(stdio) => write_stdio(&mut body, stdio, expands, &mut notes),
             Transport::StreamableHttp(http) => write_http(&mut body, http, expands, &mut notes),
+            Transport::Sse(http) => {
+                line(&mut body, "transport", &string("sse"));
+                write_http(&mut body, http, expands, &mut notes);
+            }
             Transport::Unusable(unusable) => {
                 out.push('\n');
                 comment(&mut out, &format!("server `{name}` was not imported:"));

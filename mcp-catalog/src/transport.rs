@@ -1,5 +1,5 @@
-//! How to reach a server: a local process over stdio or a streamable HTTP endpoint, or an
-//! entry that cannot be used (kept so that hosts can show why).
+//! How to reach a server: a local process over stdio, a streamable HTTP endpoint, a legacy
+//! HTTP+SSE endpoint, or an entry that cannot be used (kept so that hosts can show why).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,18 +15,25 @@ pub enum Transport {
     Stdio(StdioConfig),
     /// A remote server speaking streamable HTTP.
     StreamableHttp(HttpConfig),
+    /// A remote server speaking the legacy HTTP+SSE transport of MCP 2024-11-05 (a `GET`
+    /// event stream whose first `endpoint` event names where to `POST` messages). The URL
+    /// is the event stream's; headers and authorization work as for streamable HTTP.
+    /// Deprecated by MCP but still served by many deployed servers (`transport = "sse"`,
+    /// `"type": "sse"`).
+    Sse(HttpConfig),
     /// An entry that was written but cannot be used: invalid, or a transport this crate
-    /// does not support (e.g. legacy HTTP+SSE). Only this server fails; hosts show its
-    /// errors (with file, line and column) instead of starting it.
+    /// does not support. Only this server fails; hosts show its errors (with file, line and
+    /// column) instead of starting it.
     Unusable(UnusableServer),
 }
 
 impl Transport {
-    /// `"stdio"` or `"streamable HTTP"`, for messages.
+    /// `"stdio"`, `"streamable HTTP"`, `"legacy SSE"` or `"unusable"`, for messages.
     pub fn kind_name(&self) -> &'static str {
         match self {
             Transport::Stdio(_) => "stdio",
             Transport::StreamableHttp(_) => "streamable HTTP",
+            Transport::Sse(_) => "legacy SSE",
             Transport::Unusable(_) => "unusable",
         }
     }
@@ -35,23 +42,29 @@ impl Transport {
     pub fn as_stdio(&self) -> Option<&StdioConfig> {
         match self {
             Transport::Stdio(stdio) => Some(stdio),
-            Transport::StreamableHttp(_) | Transport::Unusable(_) => None,
+            Transport::StreamableHttp(_) | Transport::Sse(_) | Transport::Unusable(_) => None,
         }
     }
 
-    /// The HTTP settings, if this is a streamable HTTP transport.
+    /// The HTTP settings (URL, headers, authorization) of either HTTP transport: streamable
+    /// HTTP or legacy SSE. [`Transport::is_sse`] tells them apart.
     pub fn as_http(&self) -> Option<&HttpConfig> {
         match self {
-            Transport::StreamableHttp(http) => Some(http),
+            Transport::StreamableHttp(http) | Transport::Sse(http) => Some(http),
             Transport::Stdio(_) | Transport::Unusable(_) => None,
         }
+    }
+
+    /// True for the legacy HTTP+SSE transport.
+    pub fn is_sse(&self) -> bool {
+        matches!(self, Transport::Sse(_))
     }
 
     /// Why the entry cannot be used, if it is [`Transport::Unusable`].
     pub fn as_unusable(&self) -> Option<&UnusableServer> {
         match self {
             Transport::Unusable(unusable) => Some(unusable),
-            Transport::Stdio(_) | Transport::StreamableHttp(_) => None,
+            Transport::Stdio(_) | Transport::StreamableHttp(_) | Transport::Sse(_) => None,
         }
     }
 }
@@ -262,7 +275,8 @@ impl EmaConfig {
     }
 }
 
-/// A streamable HTTP server: its endpoint, headers and authorization settings.
+/// An HTTP server (streamable HTTP or legacy SSE): its endpoint, headers and authorization
+/// settings.
 ///
 /// `Debug` prints the names of literal headers, not their values (they may hold tokens
 /// expanded from `.mcp.json`).

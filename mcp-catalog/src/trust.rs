@@ -235,7 +235,7 @@ impl Review {
                     reviewed.command = Some(command);
                     variables.extend(stdio.env_vars().iter().cloned());
                 }
-                Transport::StreamableHttp(http) => {
+                Transport::StreamableHttp(http) | Transport::Sse(http) => {
                     reviewed.url = Some(http.url().to_owned());
                     variables.extend(http.bearer_token_env_var().map(str::to_owned));
                     variables.extend(http.env_http_headers().values().cloned());

@@ -57,7 +57,7 @@ fn render(loaded: &LoadedConfig) -> String {
                 writeln!(out, "  cwd: {}", cwd.display()).unwrap();
             }
         } else if let Some(http) = t.as_http() {
-            writeln!(out, "  streamable HTTP: {}", http.url()).unwrap();
+            writeln!(out, "  {}: {}", t.kind_name(), http.url()).unwrap();
             for (k, v) in http.http_headers() {
                 writeln!(out, "  header {k}: {v}").unwrap();
             }

@@ -143,6 +143,14 @@ fn changes_that_require_a_new_connection_change_it() {
                 .with_oauth(OAuthConfig::new("registered"))
                 .with_ema(EmaConfig::new("https://idp", "host")),
         )),
+        // The same endpoint over the legacy SSE transport is another connection.
+        http().with_transport(Transport::Sse(
+            HttpConfig::new("https://tickets.example.com/mcp")
+                .with_bearer_token_env_var("TICKETS_TOKEN")
+                .with_http_header("X-Team", "platform")
+                .with_env_http_header("X-Tenant", "TENANT_ID")
+                .with_oauth(OAuthConfig::new("registered")),
+        )),
     ];
     for variant in &http_variants {
         assert_ne!(fp(variant, &env), base_http, "{variant:?}");

@@ -100,7 +100,7 @@ fn invalid_json_configs_report_every_error() {
     "bad name": {"command": "x"},
     "both": {"command": "x", "url": "https://x/mcp"},
     "neither": {"args": []},
-    "sse": {"type": "sse", "url": "https://x/sse"},
+    "sse": {"type": "sse"},
     "wrong": {"command": "x", "headers": {"A": "b"}},
     "types": {"command": 5, "args": "x", "env": {"A": 1}},
     "url": {"type": "http", "url": "ftp://x"},
@@ -141,14 +141,15 @@ fn unknown_json_keys_are_warnings() {
     );
 }
 
-/// One unsupported and one invalid entry among working ones fail only themselves, each
-/// with its errors located; the file loads.
+/// One unsupported and one invalid entry among working ones (a legacy SSE server among
+/// them) fail only themselves, each with its errors located; the file loads.
 #[test]
 fn a_broken_entry_fails_only_its_server() {
     let text = r#"{
   "mcpServers": {
     "files": {"command": "files-server"},
     "legacy": {"type": "sse", "url": "https://example.com/sse"},
+    "socket": {"type": "websocket", "url": "wss://example.com/ws"},
     "tickets": {"type": "http", "url": "https://example.com/mcp"},
     "typo": {"command": 5}
   }
@@ -161,7 +162,13 @@ fn a_broken_entry_fails_only_its_server() {
         .filter(|(_, s)| s.transport().as_unusable().is_none())
         .map(|(name, _)| name.as_str())
         .collect();
-    assert_eq!(usable, ["files", "tickets"]);
+    assert_eq!(usable, ["files", "legacy", "tickets"]);
+    let legacy = &loaded.config().servers()[&ServerName::new("legacy").unwrap()];
+    assert!(legacy.transport().is_sse(), "{:?}", legacy.transport());
+    assert_eq!(
+        legacy.transport().as_http().unwrap().url(),
+        "https://example.com/sse"
+    );
     let unusable: Vec<String> = loaded
         .config()
         .unusable_servers()

@@ -151,6 +151,17 @@ const CASES: &[(&str, &str, &[ConfigErrorKind])] = &[
         &[ConfigErrorKind::Syntax],
     ),
     (
+        "sse_transport_values",
+        "[mcp_servers.a]\nurl = \"https://x/sse\"\ntransport = \"websocket\"\n\
+         [mcp_servers.b]\nurl = \"https://x/sse\"\ntransport = \"sse\"\nprotocol = \"2026-07-28\"\n\
+         [mcp_servers.c]\ncommand = \"c\"\ntransport = \"sse\"\n",
+        &[
+            ConfigErrorKind::InvalidValue,
+            ConfigErrorKind::InvalidValue,
+            ConfigErrorKind::WrongTransportField,
+        ],
+    ),
+    (
         "bad_headers_and_vars",
         "[mcp_servers.a]\nurl = \"https://x/mcp\"\nhttp_headers = { \"Bad Header\" = \"v\" }\n\
          env_http_headers = { X = \"A=B\" }\nbearer_token_env_var = \"\"\n",

@@ -216,3 +216,34 @@ fn codex_keys_are_understood() {
          the default)"
     );
 }
+
+/// `transport = "sse"` makes an HTTP server a legacy HTTP+SSE one, with every HTTP setting
+/// kept; `streamable_http` is the default spelled out.
+#[test]
+fn sse_transport() {
+    let text = r#"
+[mcp_servers.legacy]
+url = "https://legacy.example.com/sse"
+transport = "sse"
+bearer_token_env_var = "LEGACY_TOKEN"
+http_headers = { "X-Team" = "platform" }
+protocol = "2025-11-25"
+
+[mcp_servers.modern]
+url = "https://modern.example.com/mcp"
+transport = "streamable_http"
+"#;
+    let loaded = Config::from_toml_str(text, "config.toml").unwrap();
+    assert!(loaded.warnings().is_empty(), "{:?}", loaded.warnings());
+    let servers = loaded.config().servers();
+    let legacy = &servers[&ServerName::new("legacy").unwrap()];
+    let Transport::Sse(http) = legacy.transport() else {
+        panic!("expected SSE: {:?}", legacy.transport());
+    };
+    assert_eq!(http.url(), "https://legacy.example.com/sse");
+    assert_eq!(http.bearer_token_env_var(), Some("LEGACY_TOKEN"));
+    assert_eq!(legacy.transport().kind_name(), "legacy SSE");
+    assert_eq!(legacy.transport().as_http(), Some(http));
+    let modern = &servers[&ServerName::new("modern").unwrap()];
+    assert!(matches!(modern.transport(), Transport::StreamableHttp(_)));
+}

@@ -670,7 +670,7 @@ impl ConnectionSet {
                 let _ = tokio::time::timeout(Duration::from_millis(500), p.wait_exit()).await;
                 live.death().await.to_string()
             }
-            None => "the connection was closed".to_owned(),
+            None => live.closed_detail(),
         };
         Error::Disconnected {
             server: server.clone(),

@@ -212,6 +212,7 @@ impl Live {
     pub(crate) fn is_alive(&self) -> bool {
         !self.dead.load(Ordering::SeqCst)
             && !self.peer.is_transport_closed()
+            && self.shared.transport_end().is_none()
             && self.process.as_ref().is_none_or(|p| !p.has_exited())
     }
 
@@ -239,8 +240,23 @@ impl Live {
     pub(crate) async fn death(&self) -> StartupFailure {
         match &self.process {
             Some(p) => p.exit_failure().await,
-            None => StartupFailure::new(FailureReason::Transport, "the connection was closed"),
+            None => StartupFailure::new(
+                FailureReason::Transport,
+                match self.shared.transport_end() {
+                    Some(why) => format!("MCP server `{}`: {why}", self.shared.key),
+                    None => "the connection was closed".to_owned(),
+                },
+            ),
         }
+    }
+
+    /// Why a connection without a process is closed: what its transport reported (the
+    /// legacy SSE stream could not be recovered, the server forgot the session), else that
+    /// it was closed.
+    pub(crate) fn closed_detail(&self) -> String {
+        self.shared
+            .transport_end()
+            .unwrap_or_else(|| "the connection was closed".to_owned())
     }
 }
 

@@ -28,6 +28,7 @@ fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
     let transport = match config.transport() {
         Transport::Stdio(s) => TransportSpec::Stdio(s.clone()),
         Transport::StreamableHttp(h) => TransportSpec::Http(h.clone()),
+        Transport::Sse(h) => TransportSpec::Sse(h.clone()),
         Transport::Unusable(unusable) => TransportSpec::Invalid(format!(
             "its configuration entry cannot be used: {unusable}"
         )),

@@ -105,6 +105,9 @@ pub(crate) struct ConnectionShared {
     /// Counts unreadable replies (stdio), with what was wrong with the last one; calls
     /// pending when it changes fail as a protocol error.
     reply_faults: watch::Sender<(u64, String)>,
+    /// Why a transport without a process (legacy SSE) ended on its own, once it did: the
+    /// connection is dead and the set reports it without waiting for the next call.
+    transport_end: watch::Sender<Option<String>>,
 }
 
 pub(crate) struct ProgressSink {
@@ -140,6 +143,7 @@ impl ConnectionShared {
             reply_faults: watch::channel((0, String::new())).0,
             tools_changed: Notify::new(),
             resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BUFFER).0,
+            transport_end: watch::channel(None).0,
         })
     }
 
@@ -235,6 +239,36 @@ impl ConnectionShared {
             *count += 1;
             *last = what;
         });
+    }
+
+    /// Records that the transport ended on its own (not by our shutdown), with why. The
+    /// first report wins. (Only the legacy SSE transport reports so far.)
+    #[cfg(feature = "http")]
+    pub(crate) fn report_transport_end(&self, why: String) {
+        tracing::warn!(server = %self.key, "the connection ended: {why}");
+        self.transport_end.send_if_modified(|end| {
+            if end.is_some() {
+                return false;
+            }
+            *end = Some(why);
+            true
+        });
+    }
+
+    /// Why the transport ended on its own, if it did.
+    pub(crate) fn transport_end(&self) -> Option<String> {
+        self.transport_end.borrow().clone()
+    }
+
+    /// Resolves once the transport ended on its own (never for transports that do not
+    /// report it: stdio has its process, streamable HTTP is noticed at the next request).
+    pub(crate) async fn transport_ended(&self) {
+        let mut rx = self.transport_end.subscribe();
+        let _ = rx.wait_for(Option::is_some).await;
+        // A sender that is gone (never: `self` holds it) must not end the wait.
+        if rx.borrow().is_none() {
+            std::future::pending::<()>().await;
+        }
     }
 
     /// A receiver of unreadable-reply reports (count, what was wrong with the last one).

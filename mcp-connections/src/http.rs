@@ -1,4 +1,5 @@
-//! Streamable-HTTP connections: headers, auth, and retries of transient failures.
+//! HTTP connections (streamable HTTP, and the legacy HTTP+SSE transport of [`crate::sse`]):
+//! headers, auth, and retries of transient failures.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,6 +37,8 @@ pub(crate) struct HttpTarget {
     pub(crate) allow_plain_http: bool,
     /// Bound on a handshake that probes the era (see `with_probe_timeout`).
     pub(crate) probe_timeout: Duration,
+    /// The legacy HTTP+SSE transport (`url` is the event stream) instead of streamable HTTP.
+    pub(crate) sse: bool,
 }
 
 impl HttpTarget {
@@ -83,6 +86,11 @@ pub(crate) enum HttpFailure {
     AuthRequired,
     /// Anything else.
     Permanent,
+}
+
+/// Classifies an HTTP transport error (of either HTTP transport).
+pub(crate) fn classify_error(err: &StreamableHttpError<reqwest::Error>) -> HttpFailure {
+    classify_dyn(err).unwrap_or(HttpFailure::Permanent)
 }
 
 fn classify_dyn(err: &(dyn std::error::Error + 'static)) -> Option<HttpFailure> {
@@ -275,23 +283,50 @@ pub(crate) async fn connect(
         // once after a 401); without one, no Authorization header is sent.
         let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
             .with_tokens_forbidden(forbidden);
-        let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
-            handler.clone(),
-            StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
-            lifecycle.as_ref().clone(),
-        );
-        let served = if matches!(*lifecycle, ClientLifecycleMode::Auto { .. }) {
-            match tokio::time::timeout(target.probe_timeout, handshake).await {
-                Ok(served) => served,
-                Err(_) => {
-                    // A server that leaves the probe unanswered: shake hands the 2025 way.
-                    tracing::info!(server = %key, "no answer to the server/discover probe within {:?}; connecting with initialize", target.probe_timeout);
-                    lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
-                    continue;
+        let served = if target.sse {
+            // Always the `initialize` handshake: the legacy transport predates 2026-07-28.
+            match crate::sse::open(
+                mcp_client.clone(),
+                &target.url,
+                headers.clone(),
+                Arc::clone(&handler.shared),
+            )
+            .await
+            {
+                Ok(transport) => {
+                    rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                        handler.clone(),
+                        transport,
+                        ClientLifecycleMode::Initialize,
+                    )
+                    .await
                 }
+                Err(e) => Err(
+                    ClientInitializeError::transport::<crate::sse::SseTransport>(
+                        e,
+                        "open the SSE event stream",
+                    ),
+                ),
             }
         } else {
-            handshake.await
+            let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                handler.clone(),
+                StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
+                lifecycle.as_ref().clone(),
+            );
+            if matches!(*lifecycle, ClientLifecycleMode::Auto { .. }) {
+                match tokio::time::timeout(target.probe_timeout, handshake).await {
+                    Ok(served) => served,
+                    Err(_) => {
+                        // A server that leaves the probe unanswered: shake hands the 2025 way.
+                        tracing::info!(server = %key, "no answer to the server/discover probe within {:?}; connecting with initialize", target.probe_timeout);
+                        lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
+                        continue;
+                    }
+                }
+            } else {
+                handshake.await
+            }
         };
         match served {
             Ok(service) => return Ok(service),

@@ -148,10 +148,17 @@ impl McpHttpClient {
         StreamableHttpError::AuthRequired(AuthRequiredError::new(detail.to_owned()))
     }
 
+    /// The reqwest client underneath (redirect policy, User-Agent), for requests this
+    /// wrapper does not make itself (the legacy SSE transport's POSTs, under
+    /// [`McpHttpClient::with_auth`]).
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.inner
+    }
+
     /// Runs `call` with the current token; after a 401 once more with a refreshed token,
     /// after a 403 `insufficient_scope` once more after a step-up. Without a provider,
     /// `call` runs once without a token.
-    async fn with_auth<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    pub(crate) async fn with_auth<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
     where
         F: Fn(Option<String>) -> Fut,
         Fut: Future<Output = Result<T, HttpError>>,

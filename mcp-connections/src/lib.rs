@@ -2,7 +2,8 @@
 //!
 //! Give it a resolved catalog (from `mcp-catalog`); it starts every enabled server
 //! concurrently (stdio processes through `mcp-pool`'s launcher, streamable-HTTP servers
-//! through rmcp's client), reports progress as events, merges their tools into one catalog
+//! through rmcp's client, legacy HTTP+SSE servers through this crate's rmcp transport),
+//! reports progress as events, merges their tools into one catalog
 //! with model-safe names (from `mcp-key`), routes calls with timeouts and cancellation, lists
 //! and reads resources, forwards elicitation requests to the host, and shuts everything
 //! down without leaving a process behind.
@@ -50,9 +51,9 @@
 //!   `mcp-auth/keyring`); without it `credentials_store = "auto"` uses the credential file.
 //!
 //! With `default-features = false` the crate compiles no HTTP client, TLS stack or OAuth
-//! client: stdio servers only. A streamable-HTTP server in the catalog then fails alone,
-//! with reason `config` and a message naming the feature; bearer tokens and headers from
-//! the catalog work with `http` alone.
+//! client: stdio servers only. A streamable-HTTP or legacy HTTP+SSE (MCP 2024-11-05)
+//! server in the catalog then fails alone, with reason `config` and a message naming the
+//! feature; bearer tokens and headers from the catalog work with `http` alone.
 //!
 //! # Host authority and host metadata
 //!
@@ -120,6 +121,8 @@ mod server_info;
 mod set;
 mod slot;
 mod spec;
+#[cfg(feature = "http")]
+mod sse;
 mod startup;
 mod stdio;
 mod subscriptions;

@@ -533,6 +533,7 @@ fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
         transport: match slot.spec.transport {
             crate::spec::TransportSpec::Stdio(_) => "stdio",
             crate::spec::TransportSpec::Http(_) => "streamable_http",
+            crate::spec::TransportSpec::Sse(_) => "sse",
             crate::spec::TransportSpec::Unsupported(_) => "unsupported",
             crate::spec::TransportSpec::Invalid(_) => "unusable",
         },

@@ -23,14 +23,27 @@ pub(crate) struct ServerSpec {
 
 /// How to reach the server: the catalog's own transport model (the set translates it once,
 /// into a `LaunchSpec` for stdio or the HTTP client's settings, when it starts the server).
+/// [`TransportSpec::http`] gives the settings of either HTTP transport.
 #[derive(Debug, Clone)]
 pub(crate) enum TransportSpec {
     Stdio(mcp_catalog::StdioConfig),
     Http(mcp_catalog::HttpConfig),
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05); the URL is the event stream.
+    Sse(mcp_catalog::HttpConfig),
     /// A server this version of the set cannot start, with why: an unknown transport kind
     /// or the catalog's located errors for an unusable entry. Fails with reason `config`.
     Unsupported(String),
     /// The configuration entry cannot be used: invalid, or a transport the catalog knows
     /// but the set does not (its errors, with file, line and column).
     Invalid(String),
+}
+
+impl TransportSpec {
+    /// The HTTP settings of a streamable HTTP or legacy SSE server.
+    pub(crate) fn http(&self) -> Option<&mcp_catalog::HttpConfig> {
+        match self {
+            TransportSpec::Http(http) | TransportSpec::Sse(http) => Some(http),
+            _ => None,
+        }
+    }
 }

@@ -127,8 +127,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
 /// read every [`login poll interval`](crate::ConnectionSetOptions::with_login_poll_interval)
 /// while the server's last failure is `login_required`. One watch per server and set.
 fn watch_for_login(inner: &Arc<SetInner>, slot: &Arc<Slot>) {
-    let (Some(store), TransportSpec::Http(http)) =
-        (&inner.options.credential_store, &slot.spec.transport)
+    let (Some(store), Some(http)) = (&inner.options.credential_store, slot.spec.transport.http())
     else {
         return;
     };
@@ -230,7 +229,7 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
                 Some(p) => {
                     p.wait_exit().await;
                 }
-                None => std::future::pending::<()>().await,
+                None => live.shared.transport_ended().await,
             }
         };
         tokio::pin!(exited);
@@ -399,6 +398,17 @@ async fn connect(
     spec: &ServerSpec,
     era: &EraPlan,
 ) -> Result<Live, StartupFailure> {
+    // The legacy SSE transport predates the 2026-07-28 era: no probe, whatever the plan
+    // (the catalog refuses `protocol = "2026-07-28"` on an SSE server in a file; set
+    // through the API, it is ignored here).
+    if matches!(spec.transport, TransportSpec::Sse(_)) {
+        let legacy = EraPlan {
+            lifecycle: ClientLifecycleMode::Initialize,
+            requested: inner.options.protocol_version.clone(),
+            remembered: false,
+        };
+        return connect_once(inner, spec, &legacy).await;
+    }
     // Over HTTP rmcp falls back on the same transport when the server answers the probe
     // with an error; a stdio server of the 2025 era may instead close its end (rmcp's own
     // servers do), which only a new process can recover from.
@@ -570,14 +580,14 @@ async fn connect_once(
             }
         }
         #[cfg(not(feature = "http"))]
-        TransportSpec::Http(_) => Err(StartupFailure::new(
+        TransportSpec::Http(_) | TransportSpec::Sse(_) => Err(StartupFailure::new(
             FailureReason::Config,
             format!(
-                "MCP server `{key}` is a streamable-HTTP server, but this host was built without HTTP support (mcp-connections feature `http`); rebuild with it, or use a stdio server"
+                "MCP server `{key}` is an HTTP server, but this host was built without HTTP support (mcp-connections feature `http`); rebuild with it, or use a stdio server"
             ),
         )),
         #[cfg(feature = "http")]
-        TransportSpec::Http(http_spec) => {
+        TransportSpec::Http(http_spec) | TransportSpec::Sse(http_spec) => {
             let target = HttpTarget {
                 url: http_spec.url().to_owned(),
                 headers: inner.http_headers(key, http_spec)?,
@@ -585,6 +595,7 @@ async fn connect_once(
                 user_agent: inner.user_agent(),
                 allow_plain_http: http_spec.allow_plain_http(),
                 probe_timeout: inner.options.probe_timeout,
+                sse: matches!(spec.transport, TransportSpec::Sse(_)),
             };
             let work = async {
                 let service = http::connect(key, &target, handler, &era.lifecycle).await?;

@@ -487,20 +487,40 @@ pub async fn serve_http_process(
     let mut options = HttpOptions::new().with_bind(bind);
     options.bearer_token = bearer_token;
     let running = HttpFakeServer::start_server(server, options).await?;
-    if let Some(path) = &addr_file {
+    announce_and_wait(
+        &running.url(),
+        addr_file.as_deref(),
+        stubborn,
+        &running.stop,
+    )
+    .await?;
+    running.shutdown().await;
+    Ok(())
+}
+
+/// The end of a fake-server process's `main`: writes `url` to `addr_file` (if given) and as
+/// the first stdout line, then waits for SIGTERM or SIGINT (with `stubborn`: for SIGKILL)
+/// or until `stop` is cancelled (a crash).
+pub(crate) async fn announce_and_wait(
+    url: &str,
+    addr_file: Option<&std::path::Path>,
+    stubborn: bool,
+    stop: &CancellationToken,
+) -> Result<(), Error> {
+    if let Some(path) = addr_file {
         // Write then rename, so a reader never sees a partial line.
         let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, format!("{}\n", running.url()))
+        std::fs::write(&tmp, format!("{url}\n"))
             .and_then(|()| std::fs::rename(&tmp, path))
             .map_err(|source| Error::WriteFile {
-                path: path.clone(),
+                path: path.to_path_buf(),
                 source,
             })?;
     }
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", running.url());
+        let _ = writeln!(out, "{url}");
         let _ = out.flush();
     }
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -512,12 +532,11 @@ pub async fn serve_http_process(
         tokio::select! {
             _ = term.recv() => {}
             _ = tokio::signal::ctrl_c() => {}
-            () = running.stop.cancelled() => break,
+            () = stop.cancelled() => break,
         }
         if !stubborn {
             break;
         }
     }
-    running.shutdown().await;
     Ok(())
 }

@@ -1,5 +1,6 @@
-//! Fake MCP servers for tests: in process, as the `mcp-fake-server` stdio binary, and
-//! over streamable HTTP, all driven by one serializable [`Scenario`].
+//! Fake MCP servers for tests: in process, as the `mcp-fake-server` stdio binary, over
+//! streamable HTTP and over the legacy HTTP+SSE transport, all driven by one serializable
+//! [`Scenario`].
 //!
 //! Real MCP over real transports: the fake is an rmcp server ([`FakeServer`]), so a
 //! client under test talks to it exactly as it would to a production server, and
@@ -112,7 +113,8 @@
 //!   `--request-log F` (one JSON line `{"method", "params"}` per request),
 //!   `--instructions TEXT` and the fault flags listed under [Faults](#faults). With `--http 127.0.0.1:0
 //!   [--addr-file F] [--bearer-token T]` it serves streamable HTTP instead and prints its
-//!   URL as the first stdout line; SIGTERM stops it.
+//!   URL as the first stdout line (with `--sse` too: the legacy HTTP+SSE transport, URL
+//!   `…/sse`); SIGTERM stops it.
 //! - [`HttpFakeServer::start`] / [`HttpFakeServer::start_with`]: streamable HTTP on
 //!   `127.0.0.1:0`, endpoint [`HttpFakeServer::url`] (`…/mcp`). [`HttpOptions`] adds
 //!   bearer enforcement (401 with `WWW-Authenticate` otherwise) and how an unknown
@@ -122,6 +124,15 @@
 //!   [`HttpFakeServer::fail_next`] answers the next N HTTP requests with an
 //!   [`InjectedFailure`] (status, body, headers: 503 + `Retry-After`, 401/403, 404
 //!   session expiry); [`HttpFakeServer::counters`] counts requests.
+//! - [`SseFakeServer::start`] / [`SseFakeServer::start_with`]: the legacy HTTP+SSE
+//!   transport of MCP 2024-11-05 on `127.0.0.1:0`: a `GET` of [`SseFakeServer::url`]
+//!   (`…/sse`) opens a session whose first event names its message endpoint
+//!   ([`MESSAGES_PATH`]`?session_id=…`); posted messages are answered `202` and their
+//!   replies arrive as `message` events; an unknown session is `404`. [`SseOptions`] adds
+//!   bearer enforcement, sessions kept across dropped streams (resumed by `Last-Event-ID`)
+//!   and a chosen endpoint; [`SseFakeServer::drop_streams`] and
+//!   [`SseFakeServer::refuse_streams`] drop the event streams and refuse reconnects.
+//!   The binary serves it with `--http ADDR --sse`.
 //!
 //! # Fake OAuth servers
 //!
@@ -253,6 +264,7 @@ mod record;
 mod scenario;
 mod server;
 mod shared;
+mod sse;
 mod stdio;
 mod temp;
 mod wire;
@@ -289,6 +301,7 @@ pub use scenario::{
     ResourceSpec, ResourceTemplateSpec, Scenario, ServerInfoSpec, ToolSpec,
 };
 pub use server::FakeServer;
+pub use sse::{MESSAGES_PATH, SSE_PATH, SseCounters, SseFakeServer, SseOptions, serve_sse_process};
 pub use stdio::{GARBAGE_LINE, serve_stdio};
 pub use temp::TestHome;
 

@@ -769,6 +769,12 @@ pub struct Faults {
     /// serving, as 2025-era servers of the TypeScript and Python SDKs do (binary over
     /// stdio; rmcp's own older servers close their end instead).
     pub refuse_discover: bool,
+    /// Over the legacy SSE transport, end each event stream once it carried this many
+    /// `message` events (the `endpoint` event not counted), as a flaky network would
+    /// ([`crate::SseFakeServer`], in the test's process or `mcp-fake-server --http ADDR
+    /// --sse`). Whether the session survives is [`crate::SseOptions::keep_sessions`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sse_drop_after: Option<u64>,
 }
 
 impl Faults {
@@ -886,6 +892,13 @@ impl Faults {
     #[must_use]
     pub fn with_protocol_version(mut self, version: impl Into<String>) -> Self {
         self.protocol_version = Some(version.into());
+        self
+    }
+
+    /// Set [`Faults::sse_drop_after`].
+    #[must_use]
+    pub fn with_sse_drop_after(mut self, messages: u64) -> Self {
+        self.sse_drop_after = Some(messages);
         self
     }
 }

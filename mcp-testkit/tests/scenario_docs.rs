@@ -130,7 +130,8 @@ fn the_faults_and_recording_examples_match_their_builders() {
         .with_page_size(2)
         .with_ignore_sigterm()
         .with_spawn_grandchild("/tmp/grandchild.pid")
-        .with_protocol_version("2025-06-18");
+        .with_protocol_version("2025-06-18")
+        .with_sse_drop_after(3);
     assert!(examples.iter().any(|s| s.faults == faults));
     let record = Recording::new()
         .with_pid_file("/tmp/server.pid")

@@ -82,7 +82,7 @@ impl<'a> ServerAuth<'a> {
     /// Classifies a server's configuration.
     pub(crate) fn of(config: &'a ServerConfig) -> Self {
         let http = match config.transport() {
-            Transport::StreamableHttp(http) => http,
+            Transport::StreamableHttp(http) | Transport::Sse(http) => http,
             other => return Self::NotHttp(other.kind_name()),
         };
         if let Some(var) = http.bearer_token_env_var() {

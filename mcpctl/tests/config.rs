@@ -51,8 +51,9 @@ fn an_invalid_mcp_json_is_located_too() {
     assert_snapshot!(run.snapshot());
 }
 
-/// One broken entry (legacy SSE) and one invalid entry among working ones: the working
-/// servers start and answer; status shows the broken ones failed with their positions.
+/// One broken entry (an unknown transport) and one invalid entry among working ones: the
+/// working servers start and answer; status shows the broken ones failed with their
+/// positions.
 #[test]
 fn broken_entries_fail_only_their_servers() {
     let wd = Workdir::new();
@@ -64,7 +65,7 @@ fn broken_entries_fail_only_their_servers() {
             r#"{{
   "mcpServers": {{
     "alpha": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {scenario}]}},
-    "legacy": {{"type": "sse", "url": "https://example.com/sse"}},
+    "socket": {{"type": "websocket", "url": "wss://example.com/ws"}},
     "beta": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {scenario}]}},
     "typo": {{"command": ["not", "a", "string"]}}
   }}
@@ -91,7 +92,7 @@ fn broken_entries_fail_only_their_servers() {
         [
             ("alpha".to_owned(), "ready".to_owned()),
             ("beta".to_owned(), "ready".to_owned()),
-            ("legacy".to_owned(), "failed".to_owned()),
+            ("socket".to_owned(), "failed".to_owned()),
             ("typo".to_owned(), "failed".to_owned()),
         ]
     );

@@ -83,7 +83,13 @@ fn every_clients_fixture_is_found_and_imports_to_the_same_servers() {
             "gemini",
             "gemini/.gemini/settings.json",
             "~/.gemini/settings.json",
-            &["filtered", "httpServer", "pythonTools", "withOauth"],
+            &[
+                "filtered",
+                "httpServer",
+                "pythonTools",
+                "sseServer",
+                "withOauth",
+            ],
         ),
         (
             "goose",
@@ -91,13 +97,13 @@ fn every_clients_fixture_is_found_and_imports_to_the_same_servers() {
             "~/.config/goose/config.yaml",
             // `remote` is imported with `enabled = false`, and a check lists only enabled
             // servers.
-            &["github"],
+            &["github", "legacy"],
         ),
         (
             "vscode",
             "vscode/.vscode/mcp.json",
             ".vscode/mcp.json",
-            &["fetch", "github", "missing-input", "perplexity"],
+            &["fetch", "github", "legacy", "missing-input", "perplexity"],
         ),
         (
             "windsurf",

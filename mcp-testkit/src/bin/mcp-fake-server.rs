@@ -1,4 +1,5 @@
-//! `mcp-fake-server`: a fake MCP server for tests, over stdio (default) or streamable HTTP.
+//! `mcp-fake-server`: a fake MCP server for tests, over stdio (default), streamable HTTP
+//! (`--http ADDR`) or the legacy HTTP+SSE transport (`--http ADDR --sse`).
 //!
 //! Configure it with a scenario file (`--scenario FILE`, TOML or JSON by extension) or
 //! inline JSON (`--scenario-json TEXT`), and/or flags; flags are applied on top of it. Run `mcp-fake-server --help`.
@@ -72,6 +73,9 @@ struct Args {
     /// Answer initialize with this protocolVersion, whatever the client asked for.
     #[arg(long, value_name = "VERSION")]
     protocol_version: Option<String>,
+    /// With --sse: end each event stream after N `message` events.
+    #[arg(long, value_name = "N", requires = "sse")]
+    sse_drop_after: Option<u64>,
     /// Instructions for the initialize result.
     #[arg(long, value_name = "TEXT")]
     instructions: Option<String>,
@@ -85,6 +89,10 @@ struct Args {
     /// With --http: require `Authorization: Bearer TOKEN`.
     #[arg(long, value_name = "TOKEN", requires = "http")]
     bearer_token: Option<String>,
+    /// With --http: serve the legacy HTTP+SSE transport (MCP 2024-11-05) instead of
+    /// streamable HTTP; the event stream is `/sse`, the message endpoint `/messages`.
+    #[arg(long, requires = "http")]
+    sse: bool,
 }
 
 impl Args {
@@ -110,6 +118,7 @@ impl Args {
         f.flood_stderr = self.flood_stderr.or(f.flood_stderr);
         f.page_size = self.page_size.or(f.page_size);
         f.protocol_version = self.protocol_version.or(f.protocol_version.take());
+        f.sse_drop_after = self.sse_drop_after.or(f.sse_drop_after);
         s.record.pid_file = self.pid_file.or(s.record.pid_file.take());
         s.record.request_log = self.request_log.or(s.record.request_log.take());
         s.instructions = self.instructions.or(s.instructions.take());
@@ -123,6 +132,7 @@ impl Args {
 )]
 fn main() -> ExitCode {
     let args = Args::parse();
+    let sse = args.sse;
     let http = args
         .http
         .map(|addr| (addr, args.addr_file.clone(), args.bearer_token.clone()));
@@ -138,6 +148,9 @@ fn main() -> ExitCode {
         runtime.block_on(async move {
             match http {
                 None => mcp_testkit::serve_stdio(scenario).await,
+                Some((addr, addr_file, token)) if sse => {
+                    mcp_testkit::serve_sse_process(scenario, addr, addr_file, token).await
+                }
                 Some((addr, addr_file, token)) => {
                     mcp_testkit::serve_http_process(scenario, addr, addr_file, token).await
                 }

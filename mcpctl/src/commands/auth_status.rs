@@ -55,6 +55,7 @@ pub(crate) fn transport_label(config: &ServerConfig) -> &'static str {
     match config.transport() {
         Transport::Stdio(_) => "stdio",
         Transport::StreamableHttp(_) => "streamable_http",
+        Transport::Sse(_) => "sse",
         other => other.kind_name(),
     }
 }

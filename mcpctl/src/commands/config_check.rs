@@ -178,6 +178,7 @@ fn servers(catalog: &ResolvedCatalog) -> Vec<[String; 3]> {
             let transport = match config.transport() {
                 Transport::Stdio(_) => "stdio".to_owned(),
                 Transport::StreamableHttp(_) => "streamable_http".to_owned(),
+                Transport::Sse(_) => "sse".to_owned(),
                 other => other.kind_name().to_owned(),
             };
             let mut state = match catalog.veto(key) {

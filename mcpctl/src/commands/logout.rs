@@ -20,15 +20,13 @@ pub(crate) async fn run(global: &GlobalArgs, args: &ServerArg) -> Result<u8, Cli
         .get(&key)
         .ok_or_else(|| CliError::usage(format!("unknown MCP server `{key}`")))?;
     let http = match config.transport() {
-        Transport::StreamableHttp(http) => http,
+        Transport::StreamableHttp(http) | Transport::Sse(http) => http,
         other => {
             return Err(CliError::usage(format!(
                 "MCP server `{key}` uses {}: it has no stored OAuth credentials",
                 other.kind_name()
             ))
-            .with_hint(
-                "`mcpctl logout` is for streamable HTTP servers; see `mcpctl auth-status`",
-            ));
+            .with_hint("`mcpctl logout` is for HTTP servers; see `mcpctl auth-status`"));
         }
     };
     let store = auth::open_store(&catalog, loaded.demo)?;
