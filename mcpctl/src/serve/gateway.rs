@@ -364,14 +364,7 @@ impl ServerHandler for Gateway {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let uri = request.uri;
-        let server = self.owner_of(&uri).await.ok_or_else(|| {
-            McpError::resource_not_found(
-                format!(
-                    "no configured MCP server lists the resource {uri:?} (or a template for it)"
-                ),
-                None,
-            )
-        })?;
+        let server = self.owner_or_not_found(&uri).await?;
         match self.inner.set.subscribe_resource(&server, &uri).await {
             Ok(()) => Ok(()),
             Err(e) if e.is_unsupported() => Err(McpError::invalid_request(e.to_string(), None)),
@@ -405,14 +398,7 @@ impl ServerHandler for Gateway {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let uri = request.uri.clone();
-        let server = self.owner_of(&uri).await.ok_or_else(|| {
-            McpError::resource_not_found(
-                format!(
-                    "no configured MCP server lists the resource {uri:?} (or a template for it)"
-                ),
-                None,
-            )
-        })?;
+        let server = self.owner_or_not_found(&uri).await?;
         match self.inner.set.read_resource(&server, &uri).await {
             Ok(result) => Ok(result.into()),
             Err(e) => Err(McpError::internal_error(e.to_string(), None)),
@@ -502,6 +488,18 @@ impl Gateway {
             Some(Err(e)) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
             Some(Err(e)) => Ok(error_result(crate::serve::explain(&e)).into()),
         }
+    }
+
+    /// [`Self::owner_of`], or the error for a URI no server serves.
+    async fn owner_or_not_found(&self, uri: &str) -> Result<McpServerKey, McpError> {
+        self.owner_of(uri).await.ok_or_else(|| {
+            McpError::resource_not_found(
+                format!(
+                    "no configured MCP server lists the resource {uri:?} (or a template for it)"
+                ),
+                None,
+            )
+        })
     }
 
     /// The server that serves `uri`: the one that listed it, else the only server with a

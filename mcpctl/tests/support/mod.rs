@@ -95,8 +95,14 @@ impl Workdir {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(MCPCTL);
-        cmd.args(args)
-            .current_dir(self.dir.path())
+        cmd.args(args);
+        self.prepare(&mut cmd);
+        cmd
+    }
+
+    /// The working directory and environment of every run.
+    fn prepare(&self, cmd: &mut Command) {
+        cmd.current_dir(self.dir.path())
             .env("NO_COLOR", "1")
             .env_remove("RUST_LOG");
         for (name, value) in &self.env {
@@ -105,7 +111,6 @@ impl Workdir {
                 None => cmd.env_remove(name),
             };
         }
-        cmd
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -172,16 +177,8 @@ impl Workdir {
             .collect::<Vec<_>>()
             .join(" ");
         let mut cmd = Command::new("script");
-        cmd.args(["--quiet", "--return", "--command", &line, "/dev/null"])
-            .current_dir(self.dir.path())
-            .env("NO_COLOR", "1")
-            .env_remove("RUST_LOG");
-        for (name, value) in &self.env {
-            match value {
-                Some(v) => cmd.env(name, v),
-                None => cmd.env_remove(name),
-            };
-        }
+        cmd.args(["--quiet", "--return", "--command", &line, "/dev/null"]);
+        self.prepare(&mut cmd);
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
