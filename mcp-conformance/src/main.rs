@@ -68,7 +68,7 @@ async fn authenticate(
             );
             creds.login_client_credentials(grant).await?;
         }
-        "auth/cross-app-access-complete-flow" => {
+        "auth/enterprise-managed-authorization" => {
             let grant = EnterpriseGrant::new(
                 field(ctx, "idp_issuer")?,
                 field(ctx, "idp_token_endpoint")?,
