@@ -51,9 +51,10 @@ mod store;
 pub use error::{AuthError, BoxError};
 pub use oauth::{
     BrowserAgent, ClientCredentials, DEFAULT_CLIENT_NAME, DEFAULT_HTTP_TIMEOUT,
-    DEFAULT_LOGIN_TIMEOUT, DEFAULT_REFRESH_MARGIN_SECS, ENTERPRISE_IDP_NAME, EnterpriseGrant,
-    EnterpriseIdp, HeadlessAgent, MAX_STEP_UP_ATTEMPTS, OAuthCredentials, OAuthSettings,
-    PendingLogin, PrintUrlAgent, UserAgent, login,
+    DEFAULT_LOGIN_TIMEOUT, DEFAULT_REFRESH_MARGIN_SECS, DPOP_ALGORITHM, DpopKey,
+    ENTERPRISE_IDP_NAME, EnterpriseGrant, EnterpriseIdp, HeadlessAgent, MAX_STEP_UP_ATTEMPTS,
+    OAuthCredentials, OAuthSettings, PendingLogin, PrintUrlAgent, UserAgent, WorkloadIdentity,
+    WorkloadTokenSource, is_nonce_challenge, login,
 };
 pub use status::AuthStatus;
 

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use mcp_auth::{
-    ClientCredentials, EnterpriseGrant, HeadlessAgent, MemoryStore, OAuthCredentials, OAuthSettings,
+    ClientCredentials, EnterpriseGrant, HeadlessAgent, MemoryStore, OAuthCredentials,
+    OAuthSettings, WorkloadIdentity, WorkloadTokenSource,
 };
 use mcp_catalog::{CatalogBuilder, HttpConfig, ServerConfig, Source};
 use mcp_connections::{
@@ -78,6 +79,18 @@ async fn authenticate(
             )
             .with_client_secret(Secret::new(field(ctx, "client_secret")?));
             creds.login_enterprise(grant).await?;
+        }
+        "auth/wif-jwt-bearer" => {
+            // The platform token as a workload finds it: a file the platform writes.
+            let dir = std::env::temp_dir().join(format!("mcp-conformance-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let path = dir.join("workload-token");
+            std::fs::write(&path, field(ctx, "valid_jwt")?)?;
+            let identity = WorkloadIdentity::new(WorkloadTokenSource::File(path))
+                .with_client_id(field(ctx, "client_id")?);
+            let outcome = creds.login_workload_identity(&identity).await;
+            let _ = std::fs::remove_dir_all(&dir);
+            outcome?;
         }
         // Interactive scenarios: the connection set logs in when the server answers 401.
         _ => {}

@@ -41,6 +41,9 @@ pub struct OAuthSettings {
     pub login_timeout: Duration,
     /// Allow an authorization server on a private (RFC 1918) address for a public MCP URL.
     pub allow_private_addresses: bool,
+    /// Bind tokens to a DPoP key (RFC 9449) when the authorization server advertises ES256
+    /// in `dpop_signing_alg_values_supported`. Default: off (the host opts in).
+    pub dpop: bool,
 }
 
 impl Default for OAuthSettings {
@@ -87,6 +90,7 @@ impl OAuthSettings {
             client_name: DEFAULT_CLIENT_NAME.to_owned(),
             login_timeout: DEFAULT_LOGIN_TIMEOUT,
             allow_private_addresses: false,
+            dpop: false,
         }
     }
 
@@ -147,6 +151,13 @@ impl OAuthSettings {
     #[must_use]
     pub fn with_login_timeout(mut self, timeout: Duration) -> Self {
         self.login_timeout = timeout;
+        self
+    }
+
+    /// Use DPoP-bound tokens where the authorization server supports them.
+    #[must_use]
+    pub fn with_dpop(mut self, enabled: bool) -> Self {
+        self.dpop = enabled;
         self
     }
 
