@@ -105,7 +105,9 @@ async fn run(url: String) -> Result<(), BoxError> {
     let server = HttpConfig::new(url.clone());
     let mut settings = OAuthSettings::from_config(&server, None, "mcp-conformance-client")
         .with_client_metadata_url(CLIENT_METADATA_URL)
-        .with_login_timeout(std::time::Duration::from_secs(20));
+        .with_login_timeout(std::time::Duration::from_secs(20))
+        // DPoP-bound tokens wherever the authorization server offers them.
+        .with_dpop(true);
     if scenario == "auth/pre-registration" {
         settings = settings
             .with_client_id(field(&ctx, "client_id")?)

@@ -96,6 +96,7 @@ mod hooks;
 mod host_meta;
 mod http;
 mod http_client;
+mod http_dpop;
 mod inner;
 mod oauth;
 mod options;

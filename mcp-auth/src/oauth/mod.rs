@@ -6,6 +6,7 @@ mod callback;
 mod credentials;
 mod discovery;
 mod dpop;
+mod dpop_exchange;
 mod enterprise;
 mod grant;
 mod http;
