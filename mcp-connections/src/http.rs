@@ -334,6 +334,8 @@ pub(crate) async fn connect(
         })?;
     let mut attempt = 0;
     let mut lifecycle = std::borrow::Cow::Borrowed(lifecycle);
+    // A DPoP nonce the server gave outlives a handshake attempt.
+    let dpop_nonce = crate::http_dpop::NonceSlot::default();
     loop {
         let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
             .custom_headers(headers.clone())
@@ -344,7 +346,8 @@ pub(crate) async fn connect(
         // With a provider, every request asks it for the token (refresh before expiry, and
         // once after a 401); without one, no Authorization header is sent.
         let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
-            .with_tokens_forbidden(forbidden);
+            .with_tokens_forbidden(forbidden)
+            .with_dpop_nonce(dpop_nonce.clone());
         let served = rmcp::service::ClientServiceExt::serve_with_lifecycle(
             handler.clone(),
             StreamableHttpClientTransport::with_client(mcp_client.clone(), config),

@@ -137,6 +137,12 @@ impl McpHttpClient {
         self
     }
 
+    /// Shares `slot` for the server's DPoP nonce (with the other attempts of a startup).
+    pub(crate) fn with_dpop_nonce(mut self, slot: NonceSlot) -> Self {
+        self.dpop_nonce = slot;
+        self
+    }
+
     /// Why the provider last failed to supply credentials, if it did.
     pub(crate) fn last_failure(&self) -> Option<CredentialsError> {
         self.last_failure.lock().ok().and_then(|f| f.clone())
