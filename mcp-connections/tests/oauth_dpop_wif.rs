@@ -164,7 +164,7 @@ async fn a_workload_token_file_rotated_mid_run_is_read_again() {
             .filter_map(|r| r.get("assertion").cloned())
             .collect()
     };
-    assert_eq!(assertions(), [first.clone()]);
+    assert_eq!(assertions(), std::slice::from_ref(&first));
 
     // The platform rotates the file; the access token expires at the server: the next
     // call is refused once, and the grant runs again with the new platform token.
