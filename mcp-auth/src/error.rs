@@ -154,6 +154,21 @@ pub enum AuthError {
         /// What failed.
         detail: String,
     },
+    /// A DPoP key (RFC 9449) could not be generated, or a stored one is corrupt.
+    #[error("DPoP: {detail}")]
+    Dpop {
+        /// What failed (never key material).
+        detail: &'static str,
+    },
+    /// A workload identity token (a platform token for the JWT-bearer grant) could not be
+    /// read.
+    #[error("MCP server `{server}`: the workload identity token {detail}")]
+    WorkloadToken {
+        /// The server.
+        server: McpServerKey,
+        /// Which source and what is wrong with it (never the token).
+        detail: String,
+    },
     /// The settings or the endpoints are unusable (e.g. plain HTTP to a non-loopback host).
     #[error("MCP server `{server}`: {detail}")]
     Config {
@@ -199,7 +214,7 @@ impl AuthError {
     /// The server this error is about (`None` for a user-agent failure).
     pub fn server(&self) -> Option<&McpServerKey> {
         let server = match self {
-            Self::Agent { .. } => return None,
+            Self::Agent { .. } | Self::Dpop { .. } => return None,
             Self::LoginRequired { server }
             | Self::ReloginRequired { server }
             | Self::Discovery { server, .. }
@@ -214,6 +229,7 @@ impl AuthError {
             | Self::Store { server, .. }
             | Self::Http { server, .. }
             | Self::Config { server, .. }
+            | Self::WorkloadToken { server, .. }
             | Self::InvalidIdToken { server, .. } => server,
         };
         Some(server)

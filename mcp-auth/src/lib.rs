@@ -63,7 +63,7 @@ pub use oauth::{
     BrowserAgent, ClientCredentials, DEFAULT_CLIENT_NAME, DEFAULT_HTTP_TIMEOUT,
     DEFAULT_LOGIN_TIMEOUT, DEFAULT_REFRESH_MARGIN_SECS, ENTERPRISE_IDP_NAME, EnterpriseGrant,
     EnterpriseIdp, HeadlessAgent, MAX_STEP_UP_ATTEMPTS, OAuthCredentials, OAuthSettings,
-    PendingLogin, PrintUrlAgent, UserAgent, login,
+    PendingLogin, PrintUrlAgent, UserAgent, WorkloadIdentity, WorkloadTokenSource, login,
 };
 pub use status::AuthStatus;
 
@@ -81,8 +81,9 @@ pub const SECURITY_LOG_TARGET: &str = "mcp_auth::security";
 
 pub use store::{
     AutoStore, BoxFuture, CredentialStore, DEFAULT_FILE_NAME, DEFAULT_LOCK_TIMEOUT,
-    DEFAULT_SERVICE, FileStore, KeyringFailure, KeyringStore, MemoryStore, StoreError, StoreKey,
-    StoreKind, StoreLock, StoredCredentials, open_store, open_store_for_service,
+    DEFAULT_SERVICE, DPOP_ALGORITHM, DpopKey, FileStore, KeyringFailure, KeyringStore, MemoryStore,
+    StoreError, StoreKey, StoreKind, StoreLock, StoredCredentials, is_nonce_challenge, open_store,
+    open_store_for_service,
 };
 
 // The README's example, compiled and run as a doc test (not part of the rendered docs).

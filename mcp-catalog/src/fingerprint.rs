@@ -82,7 +82,14 @@ pub fn connection_fingerprint(
                 .opt_str("oauth_resource", http.oauth_resource())
                 .list("scopes", http.scopes())
                 .opt_str("ema.issuer", http.ema().map(|e| e.issuer()))
-                .opt_str("ema.client_id", http.ema().map(|e| e.client_id()));
+                .opt_str("ema.client_id", http.ema().map(|e| e.client_id()))
+                .opt_str("dpop", http.dpop().then_some("true"))
+                .opt_str(
+                    "workload_identity",
+                    http.workload_identity()
+                        .map(|w| format!("{w:?}"))
+                        .as_deref(),
+                );
         }
         Transport::Unusable(unusable) => {
             b = b

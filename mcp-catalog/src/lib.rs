@@ -178,6 +178,7 @@ mod toml_values;
 mod toml_write;
 mod transport;
 mod trust;
+mod workload;
 mod yaml_tree;
 
 pub use builder::CatalogBuilder;
@@ -211,6 +212,7 @@ pub use trust::{
     Review, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore, content_hash, review_file,
     trust_target,
 };
+pub use workload::{WorkloadIdentityConfig, WorkloadTokenLocation};
 
 // The README's example, compiled and run as a doc test (not part of the rendered docs).
 #[cfg(doctest)]

@@ -27,6 +27,8 @@ const HTTP_KEYS: &[&str] = &[
     "auth",
     "ema",
     "allow_plain_http",
+    "dpop",
+    "workload_identity",
 ];
 const COMMON_KEYS: &[&str] = &[
     "startup_timeout_sec",
@@ -217,6 +219,10 @@ pub(crate) fn parse_server(
             }
             "scopes" => http.scopes = r.string_list(field, value).unwrap_or_default(),
             "allow_plain_http" => http.allow_plain_http = r.bool(field, value).unwrap_or(false),
+            "dpop" => http.dpop = r.bool(field, value).unwrap_or(false),
+            "workload_identity" => {
+                http.workload_identity = crate::workload::parse_workload_identity(&mut r, value);
+            }
             "oauth" => http.oauth = parse_oauth(&mut r, value),
             "oauth_resource" => {
                 if let Some(resource) = r.string(field, value) {

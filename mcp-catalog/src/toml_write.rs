@@ -270,6 +270,25 @@ fn write_http(out: &mut String, http: &HttpConfig, expands: bool, notes: &mut Ve
     if http.allow_plain_http() {
         line(out, "allow_plain_http", "true");
     }
+    if http.dpop() {
+        line(out, "dpop", "true");
+    }
+    if let Some(wif) = http.workload_identity() {
+        let mut fields = vec![match wif.token() {
+            crate::WorkloadTokenLocation::File(path) => format!("token_file = {}", string(path)),
+            crate::WorkloadTokenLocation::EnvVar(var) => {
+                format!("token_env_var = {}", string(var))
+            }
+        }];
+        if let Some(id) = wif.client_id() {
+            fields.push(format!("client_id = {}", string(id)));
+        }
+        line(
+            out,
+            "workload_identity",
+            &format!("{{ {} }}", fields.join(", ")),
+        );
+    }
 }
 
 fn write_common(out: &mut String, server: &ServerConfig) {

@@ -292,6 +292,8 @@ pub struct HttpConfig {
     pub(crate) auth: AuthMode,
     pub(crate) ema: Option<EmaConfig>,
     pub(crate) allow_plain_http: bool,
+    pub(crate) dpop: bool,
+    pub(crate) workload_identity: Option<crate::workload::WorkloadIdentityConfig>,
 }
 
 impl HttpConfig {
@@ -308,6 +310,8 @@ impl HttpConfig {
             auth: AuthMode::Auto,
             ema: None,
             allow_plain_http: false,
+            dpop: false,
+            workload_identity: None,
         }
     }
 
@@ -429,6 +433,34 @@ impl HttpConfig {
     pub fn ema(&self) -> Option<&EmaConfig> {
         self.ema.as_ref()
     }
+
+    /// Bind OAuth tokens to a DPoP key when the authorization server supports it
+    /// (`dpop = true`; default false).
+    #[must_use]
+    pub fn with_dpop(mut self, enabled: bool) -> Self {
+        self.dpop = enabled;
+        self
+    }
+
+    /// Whether DPoP-bound tokens are wanted.
+    pub fn dpop(&self) -> bool {
+        self.dpop
+    }
+
+    /// Authenticate as a workload (`[mcp_servers.<name>.workload_identity]`).
+    #[must_use]
+    pub fn with_workload_identity(
+        mut self,
+        identity: crate::workload::WorkloadIdentityConfig,
+    ) -> Self {
+        self.workload_identity = Some(identity);
+        self
+    }
+
+    /// Workload identity settings, if any.
+    pub fn workload_identity(&self) -> Option<&crate::workload::WorkloadIdentityConfig> {
+        self.workload_identity.as_ref()
+    }
 }
 
 /// Map keys with every value replaced by `<redacted>`, for `Debug`.
@@ -467,6 +499,8 @@ impl fmt::Debug for HttpConfig {
             .field("auth", &self.auth)
             .field("ema", &self.ema)
             .field("allow_plain_http", &self.allow_plain_http)
+            .field("dpop", &self.dpop)
+            .field("workload_identity", &self.workload_identity)
             .finish()
     }
 }

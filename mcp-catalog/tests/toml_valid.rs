@@ -247,3 +247,47 @@ transport = "streamable_http"
     let modern = &servers[&ServerName::new("modern").unwrap()];
     assert!(matches!(modern.transport(), Transport::StreamableHttp(_)));
 }
+
+/// `dpop = true` and a `workload_identity` table (a file or a variable, and an optional
+/// client id) reach the HTTP model; two token sources, or none, are errors.
+#[test]
+fn dpop_and_workload_identity() {
+    let text = "[mcp_servers.ci]\nurl = \"https://ci.example/mcp\"\ndpop = true\n\
+                [mcp_servers.ci.workload_identity]\ntoken_file = \"/run/token\"\nclient_id = \"agent\"\n\
+                [mcp_servers.env]\nurl = \"https://e.example/mcp\"\n\
+                workload_identity = { token_env_var = \"WIF_TOKEN\" }\n";
+    let loaded = Config::from_toml_str(text, "c.toml").unwrap();
+    assert_eq!(loaded.warnings(), &[]);
+    let servers = loaded.config().servers();
+    let ci = servers[&name("ci")].transport().as_http().unwrap();
+    assert!(ci.dpop());
+    let wif = ci.workload_identity().unwrap();
+    assert_eq!(
+        wif.token(),
+        &mcp_catalog::WorkloadTokenLocation::File("/run/token".to_owned())
+    );
+    assert_eq!(wif.client_id(), Some("agent"));
+    let env = servers[&name("env")].transport().as_http().unwrap();
+    assert!(!env.dpop());
+    assert_eq!(
+        env.workload_identity().unwrap().token(),
+        &mcp_catalog::WorkloadTokenLocation::EnvVar("WIF_TOKEN".to_owned())
+    );
+
+    for bad in [
+        "[mcp_servers.a]\nurl = \"https://x/mcp\"\nworkload_identity = { client_id = \"c\" }\n",
+        "[mcp_servers.a]\nurl = \"https://x/mcp\"\n\
+         workload_identity = { token_file = \"/t\", token_env_var = \"T\" }\n",
+    ] {
+        let loaded = Config::from_toml_str(bad, "c.toml").unwrap();
+        let Transport::Unusable(unusable) = loaded.config().servers()[&name("a")].transport()
+        else {
+            panic!("a server with a broken workload_identity is unusable");
+        };
+        let err = unusable.to_string();
+        assert!(
+            err.contains("workload_identity") && err.contains("token_"),
+            "{err}"
+        );
+    }
+}

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use mcp_auth::{
-    ClientCredentials, EnterpriseGrant, HeadlessAgent, MemoryStore, OAuthCredentials, OAuthSettings,
+    ClientCredentials, EnterpriseGrant, HeadlessAgent, MemoryStore, OAuthCredentials,
+    OAuthSettings, WorkloadIdentity, WorkloadTokenSource,
 };
 use mcp_catalog::{CatalogBuilder, HttpConfig, ServerConfig, Source};
 use mcp_connections::{
@@ -68,7 +69,7 @@ async fn authenticate(
             );
             creds.login_client_credentials(grant).await?;
         }
-        "auth/cross-app-access-complete-flow" => {
+        "auth/enterprise-managed-authorization" => {
             let grant = EnterpriseGrant::new(
                 field(ctx, "idp_issuer")?,
                 field(ctx, "idp_token_endpoint")?,
@@ -78,6 +79,18 @@ async fn authenticate(
             )
             .with_client_secret(Secret::new(field(ctx, "client_secret")?));
             creds.login_enterprise(grant).await?;
+        }
+        "auth/wif-jwt-bearer" => {
+            // The platform token as a workload finds it: a file the platform writes.
+            let dir = std::env::temp_dir().join(format!("mcp-conformance-{}", std::process::id()));
+            std::fs::create_dir_all(&dir)?;
+            let path = dir.join("workload-token");
+            std::fs::write(&path, field(ctx, "valid_jwt")?)?;
+            let identity = WorkloadIdentity::new(WorkloadTokenSource::File(path))
+                .with_client_id(field(ctx, "client_id")?);
+            let outcome = creds.login_workload_identity(&identity).await;
+            let _ = std::fs::remove_dir_all(&dir);
+            outcome?;
         }
         // Interactive scenarios: the connection set logs in when the server answers 401.
         _ => {}
@@ -92,7 +105,9 @@ async fn run(url: String) -> Result<(), BoxError> {
     let server = HttpConfig::new(url.clone());
     let mut settings = OAuthSettings::from_config(&server, None, "mcp-conformance-client")
         .with_client_metadata_url(CLIENT_METADATA_URL)
-        .with_login_timeout(std::time::Duration::from_secs(20));
+        .with_login_timeout(std::time::Duration::from_secs(20))
+        // DPoP-bound tokens wherever the authorization server offers them.
+        .with_dpop(true);
     if scenario == "auth/pre-registration" {
         settings = settings
             .with_client_id(field(&ctx, "client_id")?)

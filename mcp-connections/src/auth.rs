@@ -176,6 +176,22 @@ pub trait AuthHeaderProvider: Send + Sync {
         })
     }
 
+    /// The DPoP proof (RFC 9449) that binds `token` to one request (`method` to `url`),
+    /// when the token is DPoP-bound: the request then carries `Authorization: DPoP <token>`
+    /// and `DPoP: <proof>` instead of a Bearer header. `nonce` is the server's latest
+    /// `DPoP-Nonce`. The default: `None` (Bearer tokens).
+    fn dpop_proof<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        method: &'a str,
+        url: &'a str,
+        token: &'a Secret,
+        nonce: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
+        let _ = (server, method, url, token, nonce);
+        Box::pin(async { Ok(None) })
+    }
+
     /// A request (possibly retried after a refresh or step-up) succeeded. Providers that
     /// count step-up attempts reset them here. The default does nothing.
     fn request_succeeded(&self, server: &McpServerKey) {

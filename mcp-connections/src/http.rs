@@ -272,6 +272,8 @@ pub(crate) async fn connect(
         })?;
     let mut attempt = 0;
     let mut lifecycle = std::borrow::Cow::Borrowed(lifecycle);
+    // A DPoP nonce the server gave outlives a handshake attempt.
+    let dpop_nonce = crate::http_dpop::NonceSlot::default();
     loop {
         let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
             .custom_headers(headers.clone())
@@ -282,7 +284,8 @@ pub(crate) async fn connect(
         // With a provider, every request asks it for the token (refresh before expiry, and
         // once after a 401); without one, no Authorization header is sent.
         let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
-            .with_tokens_forbidden(forbidden);
+            .with_tokens_forbidden(forbidden)
+            .with_dpop_nonce(dpop_nonce.clone());
         let served = if target.sse {
             // Always the `initialize` handshake: the legacy transport predates 2026-07-28.
             match crate::sse::open(

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
-use mcp_key::McpServerKey;
+use mcp_key::{McpServerKey, Secret};
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
@@ -36,6 +36,7 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::time::Instant;
 
 use crate::auth::{AuthHeaderProvider, CredentialsError};
+use crate::http_dpop::{NonceSlot, Presented, fetch_nonce, present};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -109,6 +110,8 @@ pub(crate) struct McpHttpClient {
     losses: Arc<Mutex<Losses>>,
     /// Plain http to a non-loopback host: a token is never sent.
     tokens_forbidden: bool,
+    /// The server's latest DPoP nonce.
+    dpop_nonce: NonceSlot,
 }
 
 impl McpHttpClient {
@@ -124,12 +127,19 @@ impl McpHttpClient {
             last_failure: Arc::default(),
             losses: Arc::default(),
             tokens_forbidden: false,
+            dpop_nonce: NonceSlot::default(),
         }
     }
 
     /// Never send a token (the URL is plain http to a host that is not loopback).
     pub(crate) fn with_tokens_forbidden(mut self, forbidden: bool) -> Self {
         self.tokens_forbidden = forbidden;
+        self
+    }
+
+    /// Shares `slot` for the server's DPoP nonce (with the other attempts of a startup).
+    pub(crate) fn with_dpop_nonce(mut self, slot: NonceSlot) -> Self {
+        self.dpop_nonce = slot;
         self
     }
 
@@ -157,14 +167,20 @@ impl McpHttpClient {
 
     /// Runs `call` with the current token; after a 401 once more with a refreshed token,
     /// after a 403 `insufficient_scope` once more after a step-up. Without a provider,
-    /// `call` runs once without a token.
-    pub(crate) async fn with_auth<T, F, Fut>(&self, call: F) -> Result<T, HttpError>
+    /// `call` runs once without a token. A DPoP-bound token goes with a fresh proof for
+    /// `method` and `uri` on every attempt (see [`crate::http_dpop`]).
+    pub(crate) async fn with_auth<T, F, Fut>(
+        &self,
+        method: &str,
+        uri: &str,
+        call: F,
+    ) -> Result<T, HttpError>
     where
-        F: Fn(Option<String>) -> Fut,
+        F: Fn(Presented) -> Fut,
         Fut: Future<Output = Result<T, HttpError>>,
     {
         let Some(provider) = &self.provider else {
-            return call(None).await;
+            return call(Presented::none()).await;
         };
         let token = provider
             .authorization(&self.server)
@@ -175,8 +191,10 @@ impl McpHttpClient {
                 "refusing to send a bearer token over plain http to a host that is not loopback",
             ));
         }
-        let sent = token.as_ref().map(|t| t.expose().to_owned());
-        let retry_token = match call(sent).await {
+        let retry_token = match self
+            .send(provider.as_ref(), token.as_ref(), method, uri, &call)
+            .await
+        {
             Err(StreamableHttpError::AuthRequired(challenge)) => {
                 tracing::debug!(server = %self.server, "HTTP 401: refreshing credentials once");
                 let fresh = provider
@@ -218,11 +236,68 @@ impl McpHttpClient {
                 "refusing to send a bearer token over plain http to a host that is not loopback",
             ));
         }
-        let result = call(Some(retry_token.expose().to_owned())).await;
+        let result = self
+            .send(provider.as_ref(), Some(&retry_token), method, uri, &call)
+            .await;
         if result.is_ok() {
             provider.request_succeeded(&self.server);
         }
         result
+    }
+
+    /// One attempt with `token`; for a DPoP-bound token that the server answers with
+    /// `use_dpop_nonce`, once more with the server's nonce.
+    async fn send<T, F, Fut>(
+        &self,
+        provider: &dyn AuthHeaderProvider,
+        token: Option<&Secret>,
+        method: &str,
+        uri: &str,
+        call: &F,
+    ) -> Result<T, HttpError>
+    where
+        F: Fn(Presented) -> Fut,
+        Fut: Future<Output = Result<T, HttpError>>,
+    {
+        let presented = present(provider, &self.server, token, method, uri, &self.dpop_nonce)
+            .await
+            .map_err(|e| Self::unauthorized(&e.to_string()))?;
+        let bound = presented.bound;
+        match call(presented).await {
+            Err(StreamableHttpError::AuthRequired(challenge))
+                if bound && mcp_auth::is_nonce_challenge(&challenge.www_authenticate_header) =>
+            {
+                let Some(token) = token else {
+                    return Err(StreamableHttpError::AuthRequired(challenge));
+                };
+                tracing::debug!(server = %self.server, "the server asked for a DPoP nonce; retrying once with it");
+                if fetch_nonce(
+                    &self.inner,
+                    provider,
+                    &self.server,
+                    token,
+                    uri,
+                    &self.dpop_nonce,
+                )
+                .await
+                .is_none()
+                {
+                    return Err(StreamableHttpError::AuthRequired(challenge));
+                }
+                let presented = present(
+                    provider,
+                    &self.server,
+                    Some(token),
+                    method,
+                    uri,
+                    &self.dpop_nonce,
+                )
+                .await
+                .map_err(|e| Self::unauthorized(&e.to_string()))?;
+                call(presented).await
+            }
+            other => other,
+        }
     }
 
     /// Turns a reply that cannot complete `request` into an error, and a lost session into
@@ -354,13 +429,15 @@ impl StreamableHttpClient for McpHttpClient {
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let request = request_id(&message);
         let result = self
-            .with_auth(|token| {
+            .with_auth("POST", &uri, |auth| {
+                let mut headers = custom_headers.clone();
+                headers.extend(auth.headers);
                 self.inner.post_message_with_response_limits(
                     uri.clone(),
                     message.clone(),
                     session_id.clone(),
-                    token,
-                    custom_headers.clone(),
+                    auth.bearer,
+                    headers,
                     limits,
                 )
             })
@@ -375,13 +452,11 @@ impl StreamableHttpClient for McpHttpClient {
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), HttpError> {
-        self.with_auth(|token| {
-            self.inner.delete_session(
-                uri.clone(),
-                session_id.clone(),
-                token,
-                custom_headers.clone(),
-            )
+        self.with_auth("DELETE", &uri, |auth| {
+            let mut headers = custom_headers.clone();
+            headers.extend(auth.headers);
+            self.inner
+                .delete_session(uri.clone(), session_id.clone(), auth.bearer, headers)
         })
         .await
     }
@@ -414,13 +489,15 @@ impl StreamableHttpClient for McpHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
-        self.with_auth(|token| {
+        self.with_auth("GET", &uri, |auth| {
+            let mut headers = custom_headers.clone();
+            headers.extend(auth.headers);
             self.inner.get_stream_with_max_sse_event_size(
                 uri.clone(),
                 session_id.clone(),
                 last_event_id.clone(),
-                token,
-                custom_headers.clone(),
+                auth.bearer,
+                headers,
                 max_sse_event_size,
             )
         })

@@ -106,6 +106,8 @@ mod host_meta;
 mod http;
 #[cfg(feature = "http")]
 mod http_client;
+#[cfg(feature = "http")]
+mod http_dpop;
 mod inner;
 #[cfg(feature = "oauth")]
 mod oauth;

@@ -165,6 +165,22 @@ impl AuthHeaderProvider for OAuthProvider {
         })
     }
 
+    fn dpop_proof<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        method: &'a str,
+        url: &'a str,
+        token: &'a Secret,
+        nonce: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
+        Box::pin(async move {
+            self.credentials
+                .dpop_proof(method, url, token, nonce)
+                .await
+                .map_err(|e| convert(server, e))
+        })
+    }
+
     fn request_succeeded(&self, _server: &McpServerKey) {
         self.credentials.reset_step_up();
     }

@@ -158,7 +158,7 @@ impl Link {
     ) -> Result<Option<ServerJsonRpcMessage>, HttpError> {
         let body = serde_json::to_vec(message)?;
         self.client
-            .with_auth(|token| {
+            .with_auth("POST", endpoint.as_str(), |auth| {
                 let mut request = self
                     .client
                     .http()
@@ -166,10 +166,10 @@ impl Link {
                     .header(header::CONTENT_TYPE, "application/json")
                     .header(header::ACCEPT, "application/json, text/event-stream")
                     .body(body.clone());
-                for (name, value) in &self.headers {
+                for (name, value) in self.headers.iter().chain(&auth.headers) {
                     request = request.header(name.clone(), value.clone());
                 }
-                if let Some(token) = token {
+                if let Some(token) = auth.bearer {
                     request = request.bearer_auth(token);
                 }
                 async move {

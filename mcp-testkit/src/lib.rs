@@ -287,7 +287,7 @@ pub use oauth::{
     IdpRejection, JWT_BEARER_GRANT, OAuthClient, ProtectedCounters, ProtectedOptions,
     REFRESH_TOKEN_TYPE, RESOURCE_METADATA_PATH, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM,
     TEST_KEY_ID, TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, TOKEN_EXCHANGE_GRANT,
-    TokenInfo, WRONG_AUDIENCE, test_jwks,
+    TokenInfo, WORKLOAD_SUBJECT, WRONG_AUDIENCE, mint_workload_token, test_jwks,
 };
 pub use paging::REPEATING_CURSOR;
 pub use process::{

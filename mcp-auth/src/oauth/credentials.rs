@@ -153,12 +153,14 @@ impl OAuthCredentials {
     /// # Cancel safety
     /// Cancel-safe: a refresh interrupted before it persisted leaves the old record.
     pub async fn access_token(&self) -> Result<Secret, AuthError> {
-        let record = self
-            .load_record()
-            .await?
-            .ok_or_else(|| AuthError::LoginRequired {
+        let Some(record) = self.load_record().await? else {
+            if self.inner.settings.workload.is_some() {
+                return self.refresh(None).await;
+            }
+            return Err(AuthError::LoginRequired {
                 server: self.inner.server.clone(),
-            })?;
+            });
+        };
         if let Some(at) = &record.access_token
             && !record.expires_within(DEFAULT_REFRESH_MARGIN_SECS, now_unix())
         {
@@ -190,19 +192,30 @@ impl OAuthCredentials {
             .lock(&self.inner.key)
             .await
             .map_err(|e| self.store_error(e))?;
-        let record = self
-            .load_record()
-            .await?
-            .ok_or_else(|| AuthError::LoginRequired {
-                server: server.clone(),
-            })?;
-        if let Some(at) = &record.access_token
+        let record = self.load_record().await?;
+        if let Some(at) = record.as_ref().and_then(|r| r.access_token.as_ref())
             && seen != Some(at)
-            && !record.expires_within(0, now_unix())
+            && record
+                .as_ref()
+                .is_some_and(|r| !r.expires_within(0, now_unix()))
         {
-            // Someone else refreshed while we waited: adopt their token.
+            // Someone else refreshed (or redeemed) while we waited: adopt their token.
             return Ok(at.clone());
         }
+        if let Some(identity) = &self.inner.settings.workload {
+            // A workload has no refresh token: it redeems its platform token again.
+            self.login_workload_identity(identity).await?;
+            return self
+                .load_record()
+                .await?
+                .and_then(|r| r.access_token)
+                .ok_or_else(|| AuthError::ReloginRequired {
+                    server: server.clone(),
+                });
+        }
+        let record = record.ok_or_else(|| AuthError::LoginRequired {
+            server: server.clone(),
+        })?;
         if record.refresh_token.is_none() {
             return Err(AuthError::ReloginRequired {
                 server: server.clone(),

@@ -16,6 +16,8 @@ use super::credentials::OAuthCredentials;
 use super::discovery::{
     Discovered, discover, map_rmcp, secret_auth_method, supports_client_metadata_documents,
 };
+use super::dpop::{self, DpopKey};
+use super::dpop_exchange::{CapturedStates, CodeGrant, DpopExchange};
 use super::http::{self as oauth_http, now_unix};
 use super::token::sanitize_code;
 use crate::error::AuthError;
@@ -36,6 +38,8 @@ pub struct PendingLogin {
     auth_method: String,
     id_token_rule: Option<IdTokenRule>,
     scopes_discovered: bool,
+    /// Set when the tokens are to be bound to a DPoP key.
+    dpop: Option<DpopExchange>,
 }
 
 /// Which scopes a login asks for.
@@ -105,6 +109,7 @@ impl PendingLogin {
             client_secret,
             auth_method,
             id_token_rule,
+            dpop,
             ..
         } = self;
         let CallbackServer { received, .. } = &mut { callback };
@@ -151,6 +156,47 @@ impl PendingLogin {
                 expected: metadata.issuer.clone().unwrap_or_default(),
                 received: iss.clone(),
             });
+        }
+        if let Some(dpop) = dpop.filter(|_| id_token_rule.is_none()) {
+            let token = dpop
+                .exchange(
+                    &server,
+                    CodeGrant {
+                        code,
+                        state: &state,
+                        resource: resource.as_deref(),
+                        auth_method: &auth_method,
+                        client_secret: client_secret.as_ref(),
+                    },
+                )
+                .await?;
+            let mut record = StoredCredentials::new(dpop.client_id.clone())
+                .with_access_token(Secret::new(token.access_token.clone()))
+                .with_token_endpoint(metadata.token_endpoint.clone())
+                .with_token_endpoint_auth_method(auth_method)
+                .with_scopes(match &token.scope {
+                    Some(granted) => granted.split_whitespace().map(str::to_owned).collect(),
+                    None => requested_scopes,
+                });
+            if let Some(rt) = &token.refresh_token {
+                record = record.with_refresh_token(Secret::new(rt.clone()));
+            }
+            if let Some(expires_in) = token.expires_in {
+                record = record.with_expires_at(now_unix().saturating_add(expires_in));
+            }
+            if let Some(secret) = client_secret {
+                record = record.with_client_secret(secret);
+            }
+            if let Some(issuer) = &metadata.issuer {
+                record = record.with_issuer(issuer.clone());
+            }
+            if let Some(resource) = resource {
+                record = record.with_resource(resource);
+            }
+            if token.is_dpop() {
+                record = record.with_dpop_key(dpop.key);
+            }
+            return creds.persist(&record).await;
         }
         let token = session
             .handle_callback_with_issuer(code, &state, iss.map(String::as_str))
@@ -356,6 +402,7 @@ impl OAuthCredentials {
             };
             (registered.client_id.clone(), secret, method.to_owned())
         };
+        let client_id_for_dpop = client_id.clone();
         let mut config =
             OAuthClientConfig::new(client_id, redirect_uri.clone()).with_scopes(scopes.clone());
         if let Some(secret) = &client_secret {
@@ -364,6 +411,19 @@ impl OAuthCredentials {
         manager
             .configure_client(config)
             .map_err(|e| map_rmcp(&server, e))?;
+        let dpop = if settings.dpop && dpop::supported_by(&metadata) {
+            let states = CapturedStates::default();
+            manager.set_state_store(states.clone());
+            Some(DpopExchange {
+                key: DpopKey::generate()?,
+                states,
+                client_id: client_id_for_dpop.clone(),
+                redirect_uri: redirect_uri.clone(),
+                token_endpoint: metadata.token_endpoint.clone(),
+            })
+        } else {
+            None
+        };
         let url = manager
             .get_authorization_url(&refs)
             .await
@@ -397,6 +457,7 @@ impl OAuthCredentials {
             auth_method,
             id_token_rule: None,
             scopes_discovered,
+            dpop,
         })
     }
 

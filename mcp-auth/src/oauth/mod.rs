@@ -5,7 +5,10 @@ mod agent;
 mod callback;
 mod credentials;
 mod discovery;
+mod dpop;
+mod dpop_exchange;
 mod enterprise;
+mod grant;
 mod http;
 mod id_token;
 mod legacy;
@@ -13,6 +16,7 @@ mod login;
 mod machine;
 mod settings;
 mod token;
+mod wif;
 
 pub use agent::{BrowserAgent, HeadlessAgent, PrintUrlAgent, UserAgent};
 pub use credentials::OAuthCredentials;
@@ -23,3 +27,4 @@ pub use settings::{
     DEFAULT_CLIENT_NAME, DEFAULT_HTTP_TIMEOUT, DEFAULT_LOGIN_TIMEOUT, DEFAULT_REFRESH_MARGIN_SECS,
     MAX_STEP_UP_ATTEMPTS, OAuthSettings,
 };
+pub use wif::{WorkloadIdentity, WorkloadTokenSource};

@@ -41,6 +41,13 @@ pub struct OAuthSettings {
     pub login_timeout: Duration,
     /// Allow an authorization server on a private (RFC 1918) address for a public MCP URL.
     pub allow_private_addresses: bool,
+    /// Bind tokens to a DPoP key (RFC 9449) when the authorization server advertises ES256
+    /// in `dpop_signing_alg_values_supported`. Default: off (the host opts in).
+    pub dpop: bool,
+    /// A workload identity: access tokens come from the JWT-bearer grant with the
+    /// platform token (run again, with the token read afresh, when one expires or is
+    /// rejected) instead of a login.
+    pub workload: Option<super::wif::WorkloadIdentity>,
 }
 
 impl Default for OAuthSettings {
@@ -72,7 +79,23 @@ impl OAuthSettings {
         if let Some(port) = callback_port {
             settings = settings.with_callback_port(port);
         }
-        settings
+        if let Some(wif) = http.workload_identity() {
+            let source = match wif.token() {
+                mcp_catalog::WorkloadTokenLocation::File(path) => {
+                    super::wif::WorkloadTokenSource::File(path.into())
+                }
+                mcp_catalog::WorkloadTokenLocation::EnvVar(var) => {
+                    super::wif::WorkloadTokenSource::EnvVar(var.clone())
+                }
+                _ => super::wif::WorkloadTokenSource::EnvVar(String::new()),
+            };
+            let mut identity = super::wif::WorkloadIdentity::new(source);
+            if let Some(id) = wif.client_id() {
+                identity = identity.with_client_id(id);
+            }
+            settings = settings.with_workload_identity(identity);
+        }
+        settings.with_dpop(http.dpop())
     }
 
     /// The defaults.
@@ -87,6 +110,8 @@ impl OAuthSettings {
             client_name: DEFAULT_CLIENT_NAME.to_owned(),
             login_timeout: DEFAULT_LOGIN_TIMEOUT,
             allow_private_addresses: false,
+            dpop: false,
+            workload: None,
         }
     }
 
@@ -150,6 +175,20 @@ impl OAuthSettings {
         self
     }
 
+    /// Use DPoP-bound tokens where the authorization server supports them.
+    #[must_use]
+    pub fn with_dpop(mut self, enabled: bool) -> Self {
+        self.dpop = enabled;
+        self
+    }
+
+    /// Authenticate as a workload (see [`OAuthSettings::workload`]).
+    #[must_use]
+    pub fn with_workload_identity(mut self, identity: super::wif::WorkloadIdentity) -> Self {
+        self.workload = Some(identity);
+        self
+    }
+
     /// Allow private-address authorization servers.
     #[must_use]
     pub fn with_allow_private_addresses(mut self, allow: bool) -> Self {
@@ -178,5 +217,26 @@ mod config_tests {
             OAuthSettings::from_config(&mcp_catalog::HttpConfig::new("https://x/"), None, "h");
         assert_eq!(bare.callback_port, None);
         assert_eq!(bare.client_id, None);
+        assert!(!bare.dpop && bare.workload.is_none());
+    }
+
+    #[test]
+    fn dpop_and_workload_identity_come_from_the_configuration() {
+        let http = mcp_catalog::HttpConfig::new("https://example.com/mcp")
+            .with_dpop(true)
+            .with_workload_identity(
+                mcp_catalog::WorkloadIdentityConfig::new(mcp_catalog::WorkloadTokenLocation::File(
+                    "/run/token".to_owned(),
+                ))
+                .with_client_id("ci"),
+            );
+        let s = OAuthSettings::from_config(&http, None, "h");
+        assert!(s.dpop);
+        let wif = s.workload.expect("workload identity");
+        assert_eq!(
+            wif.source,
+            super::super::wif::WorkloadTokenSource::File("/run/token".into())
+        );
+        assert_eq!(wif.client_id.as_deref(), Some("ci"));
     }
 }

@@ -22,6 +22,7 @@
 //! deadlocking. Two holders of a key lock exclude each other even inside one process.
 
 mod auto;
+mod dpop_key;
 mod error;
 mod file;
 mod file_lock;
@@ -46,6 +47,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 pub use auto::AutoStore;
+pub use dpop_key::{DPOP_ALGORITHM, DpopKey, is_nonce_challenge};
 pub use error::{KeyringFailure, StoreError};
 pub use file::FileStore;
 pub use key::StoreKey;

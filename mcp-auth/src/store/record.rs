@@ -3,6 +3,8 @@
 use mcp_key::Secret;
 use serde::{Deserialize, Serialize};
 
+use crate::store::DpopKey;
+
 /// What is stored for one server: its OAuth client identity and tokens.
 ///
 /// Every token field is a [`Secret`], so `Debug` never shows one. The serialized form (JSON
@@ -52,6 +54,9 @@ pub struct StoredCredentials {
     /// The resource indicator (RFC 8707) the tokens were issued for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
+    /// The DPoP key (RFC 9449) the tokens are bound to; `None` for Bearer tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<DpopKey>,
 }
 
 impl StoredCredentials {
@@ -68,7 +73,15 @@ impl StoredCredentials {
             issuer: None,
             token_endpoint_auth_method: None,
             resource: None,
+            dpop_key: None,
         }
+    }
+
+    /// Binds the tokens to a DPoP key.
+    #[must_use]
+    pub fn with_dpop_key(mut self, key: DpopKey) -> Self {
+        self.dpop_key = Some(key);
+        self
     }
 
     /// Sets the client secret.

@@ -32,6 +32,14 @@ pub struct AuthCounters {
     pub token_errors: u64,
     /// Metadata documents served (RFC 8414 and OpenID discovery).
     pub metadata: u64,
+    /// Token requests that carried a DPoP proof.
+    pub dpop_proofs: u64,
+    /// Token requests answered with `use_dpop_nonce`.
+    pub dpop_nonce_challenges: u64,
+    /// Token requests whose DPoP proof was rejected (`invalid_dpop_proof`).
+    pub dpop_rejections: u64,
+    /// Workload identity tokens redeemed with the JWT-bearer grant.
+    pub workload_grants: u64,
 }
 
 /// What the server knows about an access token it issued.
@@ -47,6 +55,8 @@ pub struct TokenInfo {
     /// The grant that produced it (`authorization_code`, `refresh_token`,
     /// `client_credentials`, `jwt_bearer`, `minted`).
     pub grant: &'static str,
+    /// The thumbprint of the DPoP key the token is bound to (`cnf.jkt`), if bound.
+    pub dpop_jkt: Option<String>,
     pub(crate) expires_at: Instant,
 }
 
@@ -88,6 +98,8 @@ pub(crate) struct AsInner {
     pub(crate) authorize_requests: Vec<Params>,
     pub(crate) token_requests: Vec<Params>,
     pub(crate) issued: Vec<String>,
+    /// `jti`s of DPoP proofs seen at the token endpoint.
+    pub(crate) dpop_jtis: std::collections::HashSet<String>,
 }
 
 impl AsInner {
@@ -112,6 +124,7 @@ impl AsInner {
                 scopes: scopes.clone(),
                 resource: resource.clone(),
                 grant,
+                dpop_jkt: None,
                 expires_at: Instant::now() + lifetime,
             },
         );

@@ -85,6 +85,7 @@ impl FakeAuthServer {
                         authorize_requests: Vec::new(),
                         token_requests: Vec::new(),
                         issued: Vec::new(),
+                        dpop_jtis: std::collections::HashSet::new(),
                     }),
                 });
                 slot = Some(Arc::clone(&shared));
@@ -317,6 +318,9 @@ async fn metadata(State(shared): State<Arc<AsShared>>) -> Json<Value> {
     });
     if inner.options.registration {
         doc["registration_endpoint"] = json!(format!("{base}/register"));
+    }
+    if inner.options.dpop {
+        doc["dpop_signing_alg_values_supported"] = json!(["ES256", "RS256"]);
     }
     Json(doc)
 }

@@ -5,11 +5,13 @@
 mod as_state;
 mod auth_server;
 mod common;
+mod dpop;
 mod idp;
 mod keys;
 mod options;
 mod protected;
 mod token;
+mod workload;
 
 pub use as_state::{AuthCounters, TokenInfo};
 pub use auth_server::{CODE_LIFETIME, FakeAuthServer};
@@ -30,3 +32,4 @@ pub use protected::{
     FakeProtectedMcpServer, ProtectedCounters, ProtectedOptions, RESOURCE_METADATA_PATH,
 };
 pub use token::JWT_BEARER_GRANT;
+pub use workload::{WORKLOAD_SUBJECT, mint_workload_token};

@@ -176,6 +176,16 @@ pub struct AuthServerOptions {
     /// Issuers whose ID-JAGs the JWT-bearer grant accepts (signed with the test key,
     /// as [`crate::FakeIdp`] does).
     pub trusted_idps: Vec<String>,
+    /// Support DPoP (RFC 9449): advertise `dpop_signing_alg_values_supported`, check the
+    /// proof of a token request that carries one (400 `invalid_dpop_proof` otherwise) and
+    /// bind the token it issues (`token_type: DPoP`).
+    pub dpop: bool,
+    /// With [`AuthServerOptions::dpop`], require this nonce in token-request proofs: a proof
+    /// without it gets 400 `use_dpop_nonce` and the nonce in `DPoP-Nonce`.
+    pub dpop_nonce: Option<String>,
+    /// Issuers of workload identity tokens the JWT-bearer grant accepts (signed with the
+    /// test EC key, see [`crate::mint_workload_token`]).
+    pub trusted_workload_issuers: Vec<String>,
 }
 
 impl Default for AuthServerOptions {
@@ -196,6 +206,9 @@ impl Default for AuthServerOptions {
             refresh_tokens: true,
             clients: Vec::new(),
             trusted_idps: Vec::new(),
+            dpop: false,
+            dpop_nonce: None,
+            trusted_workload_issuers: Vec::new(),
         }
     }
 }
@@ -316,6 +329,28 @@ impl AuthServerOptions {
     #[must_use]
     pub fn with_trusted_idp(mut self, issuer: impl Into<String>) -> Self {
         self.trusted_idps.push(issuer.into());
+        self
+    }
+
+    /// Support DPoP (see [`AuthServerOptions::dpop`]).
+    #[must_use]
+    pub fn with_dpop(mut self) -> Self {
+        self.dpop = true;
+        self
+    }
+
+    /// Support DPoP and require `nonce` in token-request proofs.
+    #[must_use]
+    pub fn with_dpop_nonce(mut self, nonce: impl Into<String>) -> Self {
+        self.dpop = true;
+        self.dpop_nonce = Some(nonce.into());
+        self
+    }
+
+    /// Accept workload identity tokens from `issuer` in the JWT-bearer grant.
+    #[must_use]
+    pub fn with_trusted_workload_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.trusted_workload_issuers.push(issuer.into());
         self
     }
 

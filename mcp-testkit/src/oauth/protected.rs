@@ -53,6 +53,10 @@ pub struct ProtectedOptions {
     /// Serve RFC 9728 metadata and name it in challenges (off: 404, and a bare
     /// `Bearer` challenge, like a pre-2025-06 server).
     pub resource_metadata: bool,
+    /// Require this nonce in the DPoP proofs of requests with DPoP-bound tokens: a proof
+    /// without it gets 401 `WWW-Authenticate: DPoP error="use_dpop_nonce"` and the nonce
+    /// in `DPoP-Nonce`.
+    pub dpop_nonce: Option<String>,
 }
 
 impl Default for ProtectedOptions {
@@ -65,6 +69,7 @@ impl Default for ProtectedOptions {
             tool_scopes: BTreeMap::new(),
             check_resource: true,
             resource_metadata: true,
+            dpop_nonce: None,
         }
     }
 }
@@ -115,11 +120,86 @@ impl ProtectedOptions {
         self
     }
 
+    /// Require `nonce` in the DPoP proofs of bound tokens (see
+    /// [`ProtectedOptions::dpop_nonce`]).
+    #[must_use]
+    pub fn with_dpop_nonce(mut self, nonce: impl Into<String>) -> Self {
+        self.dpop_nonce = Some(nonce.into());
+        self
+    }
+
     /// Accept tokens bound to any resource (or none).
     #[must_use]
     pub fn without_resource_check(mut self) -> Self {
         self.check_resource = false;
         self
+    }
+}
+
+impl Gate {
+    /// A DPoP-bound token must come with the DPoP scheme and a fresh proof of its key for
+    /// this request (and the configured nonce).
+    fn check_dpop(
+        &self,
+        request: &Request,
+        scheme_dpop: bool,
+        token: Option<&str>,
+        jkt: &str,
+    ) -> Result<(), Box<Response>> {
+        let reject = |why: &str| {
+            lock(&self.counters).dpop_rejections += 1;
+            lock(&self.counters).unauthorized += 1;
+            let mut response = (StatusCode::UNAUTHORIZED, why.to_owned()).into_response();
+            if let Ok(value) = HeaderValue::from_str(r#"DPoP error="invalid_dpop_proof""#) {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, value);
+            }
+            Box::new(response)
+        };
+        if !scheme_dpop {
+            return Err(reject("a DPoP-bound token needs the DPoP scheme"));
+        }
+        let proofs: Vec<&str> = request
+            .headers()
+            .get_all("dpop")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .collect();
+        let [proof] = proofs[..] else {
+            return Err(reject("exactly one DPoP proof is required"));
+        };
+        let info = super::dpop::verify(
+            proof,
+            request.method().as_str(),
+            &self.url,
+            token,
+            &mut lock(&self.dpop_jtis),
+        )
+        .map_err(reject)?;
+        if info.jkt != jkt {
+            return Err(reject("the proof's key is not the token's key"));
+        }
+        if let Some(nonce) = &self.options.dpop_nonce
+            && info.nonce.as_ref() != Some(nonce)
+        {
+            lock(&self.counters).dpop_nonce_challenges += 1;
+            lock(&self.counters).unauthorized += 1;
+            let mut response = StatusCode::UNAUTHORIZED.into_response();
+            let headers = response.headers_mut();
+            if let Ok(value) = HeaderValue::from_str(&format!(
+                r#"DPoP error="use_dpop_nonce", resource_metadata="{}""#,
+                self.metadata_url
+            )) {
+                headers.insert(header::WWW_AUTHENTICATE, value);
+            }
+            if let Ok(value) = HeaderValue::from_str(nonce) {
+                headers.insert("dpop-nonce", value);
+            }
+            return Err(Box::new(response));
+        }
+        lock(&self.counters).dpop_requests += 1;
+        Ok(())
     }
 }
 
@@ -135,6 +215,13 @@ pub struct ProtectedCounters {
     pub forbidden: u64,
     /// Resource metadata documents served.
     pub metadata: u64,
+    /// Requests that presented a DPoP-bound token with a valid proof.
+    pub dpop_requests: u64,
+    /// Requests answered with `use_dpop_nonce`.
+    pub dpop_nonce_challenges: u64,
+    /// Requests with a DPoP-bound token and a missing, invalid or replayed proof, or sent
+    /// with the Bearer scheme.
+    pub dpop_rejections: u64,
 }
 
 #[derive(Debug)]
@@ -144,6 +231,8 @@ struct Gate {
     url: String,
     metadata_url: String,
     counters: Mutex<ProtectedCounters>,
+    /// `jti`s of the DPoP proofs seen.
+    dpop_jtis: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Gate {
@@ -247,6 +336,7 @@ impl FakeProtectedMcpServer {
                     url: format!("{base}{MCP_PATH}"),
                     metadata_url: format!("{base}{RESOURCE_METADATA_PATH}"),
                     counters: Mutex::new(ProtectedCounters::default()),
+                    dpop_jtis: Mutex::new(std::collections::HashSet::new()),
                 });
                 slot = Some(Arc::clone(&gate));
                 let mcp = axum::Router::new().nest_service(MCP_PATH, service).layer(
@@ -331,14 +421,19 @@ async fn metadata(State(gate): State<Arc<Gate>>) -> Response {
 
 async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> Response {
     lock(&gate.counters).total += 1;
-    let token = request
+    let authorization = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::to_owned);
+        .and_then(|v| v.to_str().ok());
+    let (scheme_dpop, token) = match authorization {
+        Some(v) if v.starts_with("Bearer ") => (false, Some(v["Bearer ".len()..].to_owned())),
+        Some(v) if v.starts_with("DPoP ") => (true, Some(v["DPoP ".len()..].to_owned())),
+        _ => (false, None),
+    };
     let presented = token.is_some();
-    let info = token.and_then(|t| lock(&gate.auth.inner).live(&t).cloned());
+    let info = token
+        .as_ref()
+        .and_then(|t| lock(&gate.auth.inner).live(t).cloned());
     let Some(info) = info.filter(|info| {
         !gate.options.check_resource || info.resource.as_deref().is_none_or(|r| r == gate.url)
     }) else {
@@ -346,6 +441,11 @@ async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         let error = presented.then_some("invalid_token");
         return gate.challenge(StatusCode::UNAUTHORIZED, error, None);
     };
+    if let Some(jkt) = &info.dpop_jkt
+        && let Err(response) = gate.check_dpop(&request, scheme_dpop, token.as_deref(), jkt)
+    {
+        return *response;
+    }
     if gate.options.tool_scopes.is_empty() || request.method() != http::Method::POST {
         return next.run(request).await;
     }

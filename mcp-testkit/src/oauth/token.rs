@@ -32,6 +32,10 @@ pub(crate) async fn token(
     if let Some(scope) = params.get("scope") {
         inner.last_scope = Some(scope.clone());
     }
+    let bound = match dpop_check(&shared, &mut inner, &headers) {
+        Ok(bound) => bound,
+        Err(response) => return *response,
+    };
     let grant = params.get("grant_type").map(String::as_str).unwrap_or("");
     let result = match grant {
         "authorization_code" => {
@@ -56,12 +60,65 @@ pub(crate) async fn token(
         )),
     };
     match result {
-        Ok(body) => token_response(body),
+        Ok(mut body) => {
+            if let Some(jkt) = bound
+                && let Some(token) = body["access_token"].as_str()
+                && let Some(info) = inner.access.get_mut(token)
+            {
+                info.dpop_jkt = Some(jkt);
+                body["token_type"] = Value::from("DPoP");
+            }
+            token_response(body)
+        }
         Err(error) => {
             inner.counters.token_errors += 1;
             error.into_response()
         }
     }
+}
+
+/// The DPoP proof of a token request, when the server supports DPoP and the request has
+/// one: the thumbprint to bind the token to, or the error response (a bad proof, or a
+/// missing nonce).
+fn dpop_check(
+    shared: &AsShared,
+    inner: &mut AsInner,
+    headers: &HeaderMap,
+) -> Result<Option<String>, Box<Response>> {
+    if !inner.options.dpop {
+        return Ok(None);
+    }
+    let Some(proof) = headers.get("dpop").and_then(|v| v.to_str().ok()) else {
+        return Ok(None);
+    };
+    inner.counters.dpop_proofs += 1;
+    let endpoint = shared.token_endpoint();
+    let info = match super::dpop::verify(proof, "POST", &endpoint, None, &mut inner.dpop_jtis) {
+        Ok(info) => info,
+        Err(why) => {
+            inner.counters.dpop_rejections += 1;
+            inner.counters.token_errors += 1;
+            return Err(Box::new(
+                OAuthError::new("invalid_dpop_proof", why).into_response(),
+            ));
+        }
+    };
+    if let Some(nonce) = &inner.options.dpop_nonce
+        && info.nonce.as_ref() != Some(nonce)
+    {
+        inner.counters.dpop_nonce_challenges += 1;
+        inner.counters.token_errors += 1;
+        let mut response = OAuthError::new(
+            "use_dpop_nonce",
+            "the authorization server requires a DPoP nonce",
+        )
+        .into_response();
+        if let Ok(value) = http::HeaderValue::from_str(nonce) {
+            response.headers_mut().insert("dpop-nonce", value);
+        }
+        return Err(Box::new(response));
+    }
+    Ok(Some(info.jkt))
 }
 
 fn authorization_code(
@@ -214,6 +271,23 @@ fn jwt_bearer(
         .ok_or_else(|| OAuthError::invalid_request("assertion is required"))?;
     let header = jsonwebtoken::decode_header(assertion)
         .map_err(|_| OAuthError::invalid_grant("assertion is not a JWT"))?;
+    if header.typ.as_deref() != Some(ID_JAG_TYP)
+        && !inner.options.trusted_workload_issuers.is_empty()
+    {
+        let client_id = super::workload::verify(
+            assertion,
+            &inner.options.trusted_workload_issuers,
+            &shared.audiences(),
+        )
+        .map_err(OAuthError::invalid_grant)?;
+        let client_id = authenticated.map_or(client_id, |c| c.client_id);
+        let scopes = inner
+            .scopes(params.get("scope"))
+            .map_err(|why| OAuthError::new("invalid_scope", why))?;
+        inner.counters.workload_grants += 1;
+        let resource = params.get("resource").cloned();
+        return Ok(inner.issue(&client_id, scopes, resource, "workload", false));
+    }
     if header.typ.as_deref() != Some(ID_JAG_TYP) {
         return Err(OAuthError::invalid_grant(format!(
             "assertion typ must be {ID_JAG_TYP}"

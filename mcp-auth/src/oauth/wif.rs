@@ -1,0 +1,247 @@
+//! Workload identity federation: a workload (CI job, container, cloud VM) trades the
+//! identity token its platform gives it for an access token with the JWT-bearer grant
+//! (RFC 7523 section 2.1). No browser and no refresh token: when the access token expires
+//! or is rejected, the grant runs again with the platform token read afresh (platforms
+//! rotate the file).
+
+use std::path::PathBuf;
+
+use mcp_key::Secret;
+
+use super::credentials::OAuthCredentials;
+use super::discovery::{map_rmcp, new_manager};
+use super::dpop::{self, DpopKey};
+use super::grant::{ClientAuth, GrantOutcome, request_token};
+use super::http::{self as oauth_http, now_unix};
+use crate::error::AuthError;
+use crate::store::StoredCredentials;
+
+/// The JWT-bearer grant type (RFC 7523).
+pub(crate) const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+/// Where the platform identity token is read from, each time a grant needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WorkloadTokenSource {
+    /// A file the platform writes (and rotates), e.g. a projected service-account token.
+    File(PathBuf),
+    /// An environment variable.
+    EnvVar(String),
+    /// A token the host already holds (tests, hosts with their own platform client).
+    Value(Secret),
+}
+
+/// Largest platform token read from a file.
+const MAX_TOKEN_BYTES: u64 = 64 * 1024;
+
+/// A workload identity: where its platform token comes from, and what to ask for.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct WorkloadIdentity {
+    /// The platform token's source.
+    pub source: WorkloadTokenSource,
+    /// Our client id at the authorization server, if it wants one.
+    pub client_id: Option<String>,
+    /// Scopes to request (none: omitted).
+    pub scopes: Vec<String>,
+}
+
+impl WorkloadIdentity {
+    /// A workload whose platform token is read from `source`.
+    pub fn new(source: WorkloadTokenSource) -> Self {
+        Self {
+            source,
+            client_id: None,
+            scopes: Vec::new(),
+        }
+    }
+
+    /// The client id sent with the grant.
+    #[must_use]
+    pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Scopes to request.
+    #[must_use]
+    pub fn with_scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Reads the platform token now (a rotated file is read again every time).
+    pub(crate) async fn read_token(&self, creds: &OAuthCredentials) -> Result<Secret, AuthError> {
+        let fail = |detail: String| AuthError::WorkloadToken {
+            server: creds.server().clone(),
+            detail,
+        };
+        let raw = match &self.source {
+            WorkloadTokenSource::Value(s) => s.expose().to_owned(),
+            WorkloadTokenSource::EnvVar(var) => match std::env::var(var) {
+                Ok(v) => v,
+                Err(_) => return Err(fail(format!("variable `{var}` is unset or not UTF-8"))),
+            },
+            WorkloadTokenSource::File(path) => {
+                let shown = path.display();
+                let meta = tokio::fs::metadata(path)
+                    .await
+                    .map_err(|e| fail(format!("file `{shown}` cannot be read ({})", e.kind())))?;
+                if meta.len() > MAX_TOKEN_BYTES {
+                    return Err(fail(format!("file `{shown}` is larger than 64 KiB")));
+                }
+                let bytes = tokio::fs::read(path)
+                    .await
+                    .map_err(|e| fail(format!("file `{shown}` cannot be read ({})", e.kind())))?;
+                String::from_utf8(bytes)
+                    .map_err(|_| fail(format!("file `{shown}` is not UTF-8")))?
+            }
+        };
+        let token = raw.trim();
+        if token.is_empty() {
+            return Err(fail(format!("from {} is empty", self.source_name())));
+        }
+        Ok(Secret::new(token.to_owned()))
+    }
+
+    fn source_name(&self) -> String {
+        match &self.source {
+            WorkloadTokenSource::File(p) => format!("file `{}`", p.display()),
+            WorkloadTokenSource::EnvVar(v) => format!("variable `{v}`"),
+            WorkloadTokenSource::Value(_) => "the host".to_owned(),
+        }
+    }
+}
+
+impl OAuthCredentials {
+    /// Workload login: discovers the authorization server, reads the platform token from
+    /// `identity`'s source, redeems it with the JWT-bearer grant (bound to a DPoP key when
+    /// the server and the settings allow it) and stores the access token. A refusal is
+    /// reported by its OAuth error code and not retried (`invalid_grant`: the platform token
+    /// is expired, for another audience, or not trusted).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the token is stored only once it was issued.
+    pub async fn login_workload_identity(
+        &self,
+        identity: &WorkloadIdentity,
+    ) -> Result<(), AuthError> {
+        let server = self.server().clone();
+        let manager = new_manager(&server, self.url(), self.settings()).await?;
+        let metadata = manager
+            .resolve_metadata()
+            .await
+            .map_err(|e| map_rmcp(&server, e))?
+            .metadata;
+        let assertion = identity.read_token(self).await?;
+        let resource = self
+            .settings()
+            .resource
+            .clone()
+            .unwrap_or_else(|| self.url().to_owned());
+        let scopes = if identity.scopes.is_empty() {
+            self.settings().scopes.join(" ")
+        } else {
+            identity.scopes.join(" ")
+        };
+        let mut form: Vec<(&str, &str)> = vec![
+            ("grant_type", JWT_BEARER_GRANT),
+            ("assertion", assertion.expose()),
+            ("resource", &resource),
+        ];
+        if !scopes.is_empty() {
+            form.push(("scope", &scopes));
+        }
+        let dpop_key = if self.settings().dpop && dpop::supported_by(&metadata) {
+            Some(DpopKey::generate()?)
+        } else {
+            None
+        };
+        let http = oauth_http::client(&server)?;
+        let token = match request_token(
+            &server,
+            &http,
+            &metadata.token_endpoint,
+            form,
+            ClientAuth::None(identity.client_id.as_deref()),
+            dpop_key.as_ref(),
+        )
+        .await?
+        {
+            GrantOutcome::Issued(token) => token,
+            GrantOutcome::Refused(code) => {
+                return Err(AuthError::TokenEndpoint { server, code });
+            }
+        };
+        let mut record = StoredCredentials::new(identity.client_id.clone().unwrap_or_default())
+            .with_access_token(Secret::new(token.access_token.clone()))
+            .with_token_endpoint(metadata.token_endpoint.clone())
+            .with_token_endpoint_auth_method(JWT_BEARER_GRANT)
+            .with_resource(resource.clone())
+            .with_scopes(
+                token
+                    .scope
+                    .as_deref()
+                    .unwrap_or(&scopes)
+                    .split_whitespace()
+                    .map(str::to_owned),
+            );
+        if let Some(issuer) = &metadata.issuer {
+            record = record.with_issuer(issuer.clone());
+        }
+        if let Some(expires_in) = token.expires_in {
+            record = record.with_expires_at(now_unix().saturating_add(expires_in));
+        }
+        if let (Some(key), true) = (dpop_key, token.is_dpop()) {
+            record = record.with_dpop_key(key);
+        }
+        tracing::debug!(server = %server, "workload identity token redeemed");
+        self.persist(&record).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::{MemoryStore, OAuthSettings};
+
+    fn creds() -> OAuthCredentials {
+        OAuthCredentials::new(
+            "ci".parse().unwrap(),
+            "http://127.0.0.1:1/mcp",
+            OAuthSettings::new(),
+            Arc::new(MemoryStore::new()),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_rotated_file_is_read_again_and_problems_name_the_source_not_the_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "first-token\n").unwrap();
+        let wif = WorkloadIdentity::new(WorkloadTokenSource::File(path.clone()));
+        let c = creds();
+        assert_eq!(wif.read_token(&c).await.unwrap().expose(), "first-token");
+        std::fs::write(&path, "second-token").unwrap();
+        assert_eq!(wif.read_token(&c).await.unwrap().expose(), "second-token");
+        std::fs::write(&path, "  \n").unwrap();
+        let err = wif.read_token(&c).await.unwrap_err().to_string();
+        assert!(err.contains("is empty") && err.contains("token"), "{err}");
+        std::fs::remove_file(&path).unwrap();
+        let err = wif.read_token(&c).await.unwrap_err().to_string();
+        assert!(err.contains("cannot be read"), "{err}");
+        let missing = WorkloadIdentity::new(WorkloadTokenSource::EnvVar(
+            "MCP_AUTH_TEST_SURELY_UNSET_VAR".to_owned(),
+        ));
+        let err = missing.read_token(&c).await.unwrap_err().to_string();
+        assert!(err.contains("MCP_AUTH_TEST_SURELY_UNSET_VAR"), "{err}");
+    }
+}
