@@ -121,8 +121,10 @@ pub enum Scope {
 /// | `windsurf` | `~/.codeium/windsurf/mcp_config.json` (Windsurf "Cascade MCP") | — |
 ///
 /// Not covered: Windows locations (`%APPDATA%`), Codex's `CODEX_HOME`, Claude Code's
-/// per-project entries inside `~/.claude.json` (`projects.<path>.mcpServers`), and VS Code
-/// servers declared in its user `settings.json` (`"mcp": {"servers": …}`).
+/// local-scope servers inside `~/.claude.json` (`projects.<path>.mcpServers`: reading the
+/// file names them in one warning; its other keys, Claude Code's state, are not warned
+/// about), and VS Code servers declared in its user `settings.json`
+/// (`"mcp": {"servers": …}`).
 pub fn client_config_paths(
     kind: ClientKind,
     home: &Path,

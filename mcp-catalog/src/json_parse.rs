@@ -142,9 +142,15 @@ fn parse_format(
     } else {
         &[servers_key]
     };
-    for key in root.keys().filter(|k| !top_known.contains(&k.as_str())) {
-        let offset = locate(text, &[key]);
-        cx.unknown_key(&Scope::Document, key, offset, top_known);
+    if is_claude_code_state(origin) {
+        // Claude Code's `~/.claude.json` is its state file: only `mcpServers` (the user
+        // scope) is configuration; its other keys are not worth a warning each.
+        note_local_scope(&mut cx, text, &root);
+    } else {
+        for key in root.keys().filter(|k| !top_known.contains(&k.as_str())) {
+            let offset = locate(text, &[key]);
+            cx.unknown_key(&Scope::Document, key, offset, top_known);
+        }
     }
     match root.get(servers_key) {
         None => {}
@@ -681,6 +687,43 @@ impl Extra {
         }
         server.description = self.description;
         server
+    }
+}
+
+/// Whether `origin` names Claude Code's user state file (`~/.claude.json`).
+fn is_claude_code_state(origin: &str) -> bool {
+    std::path::Path::new(origin)
+        .file_name()
+        .is_some_and(|name| name == ".claude.json")
+}
+
+/// One warning when `~/.claude.json` holds local-scope servers (`projects.<path>.mcpServers`,
+/// which Claude Code uses in that project only): they are not read.
+fn note_local_scope(cx: &mut Collector<'_>, text: &str, root: &Map<String, Value>) {
+    let Some(Value::Object(projects)) = root.get("projects") else {
+        return;
+    };
+    let with_servers: Vec<&String> = projects
+        .iter()
+        .filter(|(_, p)| {
+            p.get("mcpServers")
+                .and_then(Value::as_object)
+                .is_some_and(|servers| !servers.is_empty())
+        })
+        .map(|(path, _)| path)
+        .collect();
+    if let Some(first) = with_servers.first() {
+        let message = format!(
+            "the local-scope servers of {} project(s) in `projects` (e.g. `{first}`) are not read",
+            with_servers.len()
+        );
+        cx.warning(
+            &Scope::Document,
+            "projects",
+            locate(text, &["projects"]),
+            message,
+            "move them to the project's `.mcp.json` (or run `claude mcp add --scope project`) to use them here",
+        );
     }
 }
 

@@ -194,3 +194,25 @@ fn two_url_keys_use_the_streamable_one() {
         "settings.json:1:54: server `both`: `url` is ignored: `httpUrl` is used (keep only one of them)"
     );
 }
+
+/// Claude Code's user file is its state file: only `mcpServers` (user scope) is read, its
+/// other keys are no warning each, and local-scope servers under `projects` are named once.
+#[test]
+fn claude_code_user_state_file() {
+    let loaded = load("claude/.claude.json");
+    let names: Vec<&str> = loaded
+        .config()
+        .servers()
+        .keys()
+        .map(|n| n.as_str())
+        .collect();
+    assert_eq!(names, ["files", "github"]);
+    let warnings: Vec<String> = loaded.warnings().iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:#?}");
+    assert!(
+        warnings[0].contains("local-scope servers of 1 project(s)")
+            && warnings[0].contains("/home/me/work/api")
+            && warnings[0].contains(".mcp.json"),
+        "{warnings:#?}"
+    );
+}
