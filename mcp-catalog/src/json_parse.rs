@@ -145,7 +145,7 @@ fn parse_format(
     if is_claude_code_state(origin) {
         // Claude Code's `~/.claude.json` is its state file: only `mcpServers` (the user
         // scope) is configuration; its other keys are not worth a warning each.
-        note_local_scope(&mut cx, text, &root);
+        note_local_scope(&mut cx, text, root);
     } else {
         for key in root.keys().filter(|k| !top_known.contains(&k.as_str())) {
             let offset = locate(text, &[key]);
