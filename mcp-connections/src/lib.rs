@@ -86,6 +86,7 @@ mod authority;
 mod call;
 mod connection;
 mod elicitation;
+mod ema;
 mod environment;
 mod error;
 mod event_sink;

@@ -390,6 +390,7 @@ fn probe_may_explain(failure: &StartupFailure) -> bool {
             | FailureReason::SpawnFailed
             | FailureReason::LoginRequired
             | FailureReason::ReloginRequired
+            | FailureReason::EnterpriseReloginRequired
             | FailureReason::Cancelled
     )
 }
@@ -413,6 +414,12 @@ async fn connect_once(
         &inner.options.client,
         inner.options.protocol_version.clone(),
         crate::from_catalog::announces_elicitation(&inner.catalog, &inner.options, key),
+        match &spec.transport {
+            crate::spec::TransportSpec::Http(http) if http.auth() == mcp_catalog::AuthMode::Ema => {
+                &[crate::ema::EMA_EXTENSION]
+            }
+            _ => &[],
+        },
     );
     let refresh = || RefreshSettings {
         debounce: inner.options.list_changed_debounce,
