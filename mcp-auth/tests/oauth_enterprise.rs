@@ -95,3 +95,38 @@ async fn an_id_token_from_another_issuer_is_rejected() {
     );
     assert_eq!(idp.status().await, AuthStatus::LoginRequired);
 }
+
+#[tokio::test]
+async fn the_id_token_signature_is_checked_against_the_idp_jwks() {
+    let (fake, _store, idp) = idp("ES256").await;
+    fake.set(|c| c.id_token_bad_signature = true);
+    let err = log_in(&idp).await.unwrap_err();
+    assert!(
+        matches!(err, AuthError::InvalidIdToken { reason, .. } if reason.contains("signature")),
+        "{err:?}"
+    );
+    assert_eq!(idp.status().await, AuthStatus::LoginRequired);
+    assert_eq!(fake.seen(|s| s.jwks_fetches), 1);
+
+    // A good token: the cached key set does.
+    fake.set(|c| c.id_token_bad_signature = false);
+    log_in(&idp).await.unwrap();
+    assert_eq!(fake.seen(|s| s.jwks_fetches), 1);
+
+    // The IdP rotates its key id: the unknown `kid` fetches the set once more.
+    fake.set(|c| {
+        c.id_token_kid = "k2".into();
+        c.jwks_kid = "k2".into();
+    });
+    log_in(&idp).await.unwrap();
+    assert_eq!(fake.seen(|s| s.jwks_fetches), 2);
+
+    // A key the IdP does not publish at all: one more fetch, then refused.
+    fake.set(|c| c.id_token_kid = "k3".into());
+    let err = log_in(&idp).await.unwrap_err();
+    assert!(
+        matches!(err, AuthError::InvalidIdToken { reason, .. } if reason.contains("JWKS")),
+        "{err:?}"
+    );
+    assert_eq!(fake.seen(|s| s.jwks_fetches), 3);
+}

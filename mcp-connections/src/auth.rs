@@ -38,6 +38,14 @@ pub enum CredentialsError {
         /// The `mcp-auth` error behind it, when there is one.
         source: Option<Arc<mcp_auth::AuthError>>,
     },
+    /// The enterprise identity provider refused the grant for a server with
+    /// enterprise-managed authorization: the enterprise login must be redone.
+    EnterpriseReloginRequired {
+        /// The server.
+        server: McpServerKey,
+        /// The `mcp-auth` error behind it, when there is one.
+        source: Option<Arc<mcp_auth::AuthError>>,
+    },
     /// The server wants a scope the token lacks (HTTP 403 `insufficient_scope`) and no
     /// step-up login is possible here.
     InsufficientScope {
@@ -74,6 +82,10 @@ impl std::fmt::Display for CredentialsError {
                 f,
                 "MCP server `{server}`: stored credentials were rejected; log in again"
             ),
+            Self::EnterpriseReloginRequired { server, .. } => write!(
+                f,
+                "MCP server `{server}`: the enterprise identity provider refused access; sign in again with `mcpctl login --enterprise`"
+            ),
             Self::InsufficientScope { server, scope } => write!(
                 f,
                 "MCP server `{server}` needs more access{}: log in again with the extra scope",
@@ -99,6 +111,7 @@ impl std::error::Error for CredentialsError {
         match self {
             Self::LoginRequired { source, .. }
             | Self::ReloginRequired { source, .. }
+            | Self::EnterpriseReloginRequired { source, .. }
             | Self::Unavailable { source, .. } => source
                 .as_deref()
                 .map(|e| e as &(dyn std::error::Error + 'static)),
@@ -114,6 +127,7 @@ impl CredentialsError {
             Self::MissingEnvVar { .. } => FailureReason::Config,
             Self::LoginRequired { .. } => FailureReason::LoginRequired,
             Self::ReloginRequired { .. } => FailureReason::ReloginRequired,
+            Self::EnterpriseReloginRequired { .. } => FailureReason::EnterpriseReloginRequired,
             Self::Unavailable { .. } => FailureReason::Transport,
             Self::InsufficientScope { .. } => FailureReason::LoginRequired,
         }
@@ -123,7 +137,9 @@ impl CredentialsError {
     pub fn is_auth_required(&self) -> bool {
         matches!(
             self,
-            Self::LoginRequired { .. } | Self::ReloginRequired { .. }
+            Self::LoginRequired { .. }
+                | Self::ReloginRequired { .. }
+                | Self::EnterpriseReloginRequired { .. }
         )
     }
 }

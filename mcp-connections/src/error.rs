@@ -312,7 +312,11 @@ impl Error {
     pub fn is_auth_required(&self) -> bool {
         matches!(
             self.failure_reason(),
-            Some(FailureReason::LoginRequired | FailureReason::ReloginRequired)
+            Some(
+                FailureReason::LoginRequired
+                    | FailureReason::ReloginRequired
+                    | FailureReason::EnterpriseReloginRequired
+            )
         )
     }
 

@@ -31,6 +31,10 @@ pub enum FailureReason {
     LoginRequired,
     /// Stored credentials exist but can no longer be used; the user must log in again.
     ReloginRequired,
+    /// The enterprise identity provider refused to grant access for a server with
+    /// enterprise-managed authorization (`auth = "ema"`): the enterprise login must be
+    /// redone (`mcpctl login --enterprise`).
+    EnterpriseReloginRequired,
     /// The server's execution environment is unknown or has no launcher.
     Environment,
     /// The server's configuration cannot be used as given (for example a missing
@@ -58,6 +62,7 @@ impl FailureReason {
             Self::Transport => "transport",
             Self::LoginRequired => "login_required",
             Self::ReloginRequired => "relogin_required",
+            Self::EnterpriseReloginRequired => "enterprise_relogin_required",
             Self::Environment => "environment",
             Self::Config => "config",
             Self::Cancelled => "cancelled",

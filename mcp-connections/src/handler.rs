@@ -123,8 +123,17 @@ impl ConnectionShared {
         client: &Implementation,
         protocol: ProtocolVersion,
         advertise_elicitation: bool,
+        extensions: &[&str],
     ) -> Arc<Self> {
         let mut caps = ClientCapabilities::default();
+        if !extensions.is_empty() {
+            caps.extensions = Some(
+                extensions
+                    .iter()
+                    .map(|id| ((*id).to_owned(), Default::default()))
+                    .collect(),
+            );
+        }
         if advertise_elicitation {
             caps.elicitation = Some(
                 ElicitationCapability::new()

@@ -465,6 +465,24 @@ impl crate::inner::SetInner {
         {
             return None;
         }
+        // Enterprise-managed authorization: exchanged per server after one IdP login.
+        #[cfg(feature = "oauth")]
+        if let (mcp_catalog::AuthMode::Ema, Some(ema), Some(store)) =
+            (spec.auth(), spec.ema(), &self.options.credential_store)
+        {
+            let settings = mcp_auth::OAuthSettings::from_config(
+                spec,
+                self.catalog.oauth_callback_port(),
+                self.options.client.name.clone(),
+            );
+            match crate::ema::EmaProvider::for_server(key, spec, ema, settings, Arc::clone(store)) {
+                Ok(provider) => return Some(Arc::new(provider)),
+                Err(e) => {
+                    tracing::warn!(server = %key, "enterprise-managed authorization unusable: {e}");
+                    return None;
+                }
+            }
+        }
         // Stored OAuth credentials, unless `auth` is `none` or `ema`.
         #[cfg(feature = "oauth")]
         {

@@ -94,6 +94,8 @@ mod authority;
 mod call;
 mod connection;
 mod elicitation;
+#[cfg(feature = "oauth")]
+mod ema;
 mod environment;
 mod error;
 mod event_sink;

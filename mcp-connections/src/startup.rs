@@ -439,8 +439,22 @@ fn probe_may_explain(failure: &StartupFailure) -> bool {
             | FailureReason::SpawnFailed
             | FailureReason::LoginRequired
             | FailureReason::ReloginRequired
+            | FailureReason::EnterpriseReloginRequired
             | FailureReason::Cancelled
     )
+}
+
+/// The extensions the client announces to `spec`'s server: enterprise-managed
+/// authorization for a server that uses it (feature `oauth`).
+fn announced_extensions(spec: &ServerSpec) -> &'static [&'static str] {
+    #[cfg(feature = "oauth")]
+    if let TransportSpec::Http(http) | TransportSpec::Sse(http) = &spec.transport
+        && http.auth() == mcp_catalog::AuthMode::Ema
+    {
+        return &[crate::ema::EMA_EXTENSION];
+    }
+    let _ = spec;
+    &[]
 }
 
 /// One attempt: transport, handshake (`initialize`, or `server/discover` in the 2026-07-28
@@ -462,6 +476,7 @@ async fn connect_once(
         &inner.options.client,
         inner.options.protocol_version.clone(),
         crate::from_catalog::announces_elicitation(&inner.catalog, &inner.options, key),
+        announced_extensions(spec),
     );
     let refresh = || RefreshSettings {
         debounce: inner.options.list_changed_debounce,

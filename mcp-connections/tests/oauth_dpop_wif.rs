@@ -216,3 +216,117 @@ async fn an_expired_or_foreign_workload_token_is_refused_without_retry() {
     }
     assert_eq!(auth.counters().workload_grants, 0);
 }
+
+/// The fake servers refuse what a DPoP client must not send: a malformed, misdirected or
+/// replayed proof at the token endpoint; a bound token with the Bearer scheme, with a
+/// proof of another key, without `ath`, or with a replayed proof at the MCP server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_servers_reject_bad_dpop_proofs() {
+    use mcp_auth::{DpopKey, StoreKey};
+
+    let auth = FakeAuthServer::start(AuthServerOptions::new().with_dpop())
+        .await
+        .unwrap();
+    let mcp = protected(&auth, ProtectedOptions::new()).await;
+    let http = reqwest::Client::new();
+    let token_request = |proof: String| {
+        http.post(auth.token_endpoint())
+            .header("DPoP", proof)
+            .form(&[("grant_type", "refresh_token"), ("refresh_token", "x")])
+            .send()
+    };
+    let error_of = |response: reqwest::Response| async move {
+        let status = response.status().as_u16();
+        let body: serde_json::Value = response.json().await.unwrap();
+        (
+            status,
+            body["error"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    let stranger = DpopKey::generate().unwrap();
+    let rejected = (400, "invalid_dpop_proof".to_owned());
+    assert_eq!(
+        error_of(token_request("not-a-jwt".into()).await.unwrap()).await,
+        rejected
+    );
+    let elsewhere = stranger.proof("POST", &mcp.url(), None, None).unwrap();
+    assert_eq!(
+        error_of(token_request(elsewhere.expose().into()).await.unwrap()).await,
+        rejected
+    );
+    let proof = stranger
+        .proof("POST", &auth.token_endpoint(), None, None)
+        .unwrap();
+    let first = error_of(token_request(proof.expose().into()).await.unwrap()).await;
+    assert_ne!(
+        first, rejected,
+        "a good proof passes (the grant itself then fails)"
+    );
+    assert_eq!(
+        error_of(token_request(proof.expose().into()).await.unwrap()).await,
+        rejected,
+        "replay"
+    );
+    assert_eq!(auth.counters().dpop_rejections, 3);
+
+    // A bound token from a DPoP login.
+    let store: Arc<dyn CredentialStore> = Arc::new(MemoryStore::new());
+    let creds = OAuthCredentials::new(
+        key(),
+        mcp.url(),
+        OAuthSettings::new().with_dpop(true),
+        Arc::clone(&store),
+    );
+    mcp_auth::login(&creds, &HeadlessAgent::new(), None)
+        .await
+        .unwrap();
+    let record = store
+        .load(&StoreKey::new(&key(), &mcp.url()))
+        .await
+        .unwrap()
+        .unwrap();
+    let token = record.access_token.unwrap();
+    let bound_key = record.dpop_key.unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    let post = |scheme: &str, proof: Option<String>| {
+        let mut request = http
+            .post(mcp.url())
+            .header("Authorization", format!("{scheme} {}", token.expose()))
+            .header("Accept", "application/json, text/event-stream")
+            .json(&init);
+        if let Some(proof) = proof {
+            request = request.header("DPoP", proof);
+        }
+        request.send()
+    };
+    let status = |r: reqwest::Response| r.status().as_u16();
+    let good = || {
+        bound_key
+            .proof("POST", &mcp.url(), Some(&token), None)
+            .unwrap()
+            .expose()
+            .to_owned()
+    };
+    assert_eq!(status(post("Bearer", Some(good())).await.unwrap()), 401);
+    let other = stranger
+        .proof("POST", &mcp.url(), Some(&token), None)
+        .unwrap();
+    assert_eq!(
+        status(post("DPoP", Some(other.expose().into())).await.unwrap()),
+        401
+    );
+    let no_ath = bound_key.proof("POST", &mcp.url(), None, None).unwrap();
+    assert_eq!(
+        status(post("DPoP", Some(no_ath.expose().into())).await.unwrap()),
+        401
+    );
+    assert_eq!(status(post("DPoP", None).await.unwrap()), 401);
+    let once = good();
+    assert_ne!(status(post("DPoP", Some(once.clone())).await.unwrap()), 401);
+    assert_eq!(
+        status(post("DPoP", Some(once)).await.unwrap()),
+        401,
+        "replay"
+    );
+    assert_eq!(mcp.counters().dpop_rejections, 5);
+}

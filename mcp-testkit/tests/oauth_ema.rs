@@ -244,3 +244,78 @@ async fn jwt_bearer_needs_a_trusted_idp() {
     auth.shutdown().await;
     idp.shutdown().await;
 }
+
+/// A forged ID-JAG (right shape, signed with a key the IdP does not hold) is refused by
+/// the authorization server; an ID-JAG for another resource yields a token the MCP server
+/// refuses.
+#[tokio::test]
+async fn forged_and_wrong_resource_id_jags_are_rejected() {
+    let idp = FakeIdp::start(IdpOptions::new()).await.unwrap();
+    let auth = FakeAuthServer::start(
+        AuthServerOptions::new()
+            .with_trusted_idp(idp.issuer())
+            .with_client(OAuthClient::confidential("mcp-client", "mcp-secret")),
+    )
+    .await
+    .unwrap();
+    idp.set_resource_client(auth.issuer(), "mcp-client");
+    let mcp = FakeProtectedMcpServer::start(
+        Scenario::new("ema").with_tool(ToolSpec::echo("e")),
+        &auth,
+        ProtectedOptions::new(),
+    )
+    .await
+    .unwrap();
+    let bearer = |assertion: String| {
+        let endpoint = auth.token_endpoint();
+        async move {
+            token(
+                &endpoint,
+                &[("grant_type", JWT_BEARER_GRANT), ("assertion", &assertion)],
+                Some(("mcp-client", "mcp-secret")),
+            )
+            .await
+        }
+    };
+    let id_token = idp
+        .mint_id_token(mcp_testkit::DEFAULT_IDP_CLIENT_ID)
+        .unwrap();
+
+    // The real ID-JAG's claims, signed with another key (ES256, the test EC key).
+    let (status, body) = exchange(&idp, &id_token, &auth.issuer(), &mcp.url()).await;
+    assert_eq!(status, 200, "{body}");
+    let genuine = body["access_token"].as_str().unwrap();
+    let claims = jsonwebtoken::dangerous::insecure_decode::<Value>(genuine)
+        .unwrap()
+        .claims;
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.typ = Some(ID_JAG_TYP.to_owned());
+    let forged = jsonwebtoken::encode(
+        &header,
+        &claims,
+        &jsonwebtoken::EncodingKey::from_ec_pem(mcp_testkit::TEST_EC_PRIVATE_KEY_PEM.as_bytes())
+            .unwrap(),
+    )
+    .unwrap();
+    let (status, body) = bearer(forged).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    // The genuine one still works.
+    let (status, _) = bearer(genuine.to_owned()).await;
+    assert_eq!(status, 200);
+
+    // An ID-JAG for another resource: the authorization server issues a token for that
+    // resource, which this MCP server refuses.
+    let (status, body) =
+        exchange(&idp, &id_token, &auth.issuer(), "http://127.0.0.1:1/other").await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = bearer(body["access_token"].as_str().unwrap().to_owned()).await;
+    assert_eq!(status, 200, "{body}");
+    let access = body["access_token"].as_str().unwrap();
+    assert_eq!(post_init(&mcp.url(), Some(access)).await.status(), 401);
+    mcp.shutdown().await;
+    auth.shutdown().await;
+    idp.shutdown().await;
+}

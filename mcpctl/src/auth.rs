@@ -121,7 +121,7 @@ pub(crate) fn settings(catalog: &ResolvedCatalog, http: &HttpConfig) -> OAuthSet
 }
 
 /// A server's authentication status, from its configuration and the store (nothing is
-/// contacted). Enterprise-managed authorization is `unknown`: mcpctl does not handle it.
+/// contacted). An `auth = "ema"` server shows the state of the enterprise sign-in.
 pub(crate) async fn status(
     catalog: &ResolvedCatalog,
     key: &McpServerKey,
@@ -131,7 +131,15 @@ pub(crate) async fn status(
     match ServerAuth::of(config) {
         ServerAuth::NotHttp(_) | ServerAuth::NoAuth => AuthStatus::Unsupported,
         ServerAuth::BearerEnv(_) | ServerAuth::Header => AuthStatus::BearerToken,
-        ServerAuth::Ema => AuthStatus::Unknown,
+        ServerAuth::Ema => match (store, crate::commands::enterprise::ema_config(catalog)) {
+            (Some(store), Ok(ema)) => {
+                match crate::commands::enterprise::idp(catalog, &ema, Arc::clone(store)) {
+                    Ok(idp) => idp.status().await,
+                    Err(_) => AuthStatus::Unknown,
+                }
+            }
+            _ => AuthStatus::Unknown,
+        },
         ServerAuth::OAuth(http) => match store {
             Some(store) => {
                 credentials(catalog, key, http, Arc::clone(store))
@@ -159,10 +167,15 @@ pub(crate) fn login_hint(key: &McpServerKey, config: &ServerConfig) -> Option<St
     }
 }
 
-/// Whether any enabled server of `catalog` may use stored OAuth tokens.
+/// Whether any enabled server of `catalog` may use stored OAuth tokens (its own, or the
+/// enterprise sign-in of `auth = "ema"`).
 pub(crate) fn any_oauth(catalog: &ResolvedCatalog) -> bool {
     catalog.exposed().any(|(_, config)| {
-        config.enabled() && matches!(ServerAuth::of(config), ServerAuth::OAuth(_))
+        config.enabled()
+            && matches!(
+                ServerAuth::of(config),
+                ServerAuth::OAuth(_) | ServerAuth::Ema
+            )
     })
 }
 
@@ -235,9 +248,9 @@ pub(crate) fn login_target<'a>(
         ))
         .with_hint(format!("remove auth = \"none\" from {fix} to log in with OAuth"))),
         ServerAuth::Ema => Err(CliError::usage(format!(
-            "MCP server `{key}` uses enterprise-managed authorization (auth = \"ema\"), which mcpctl does not handle"
+            "MCP server `{key}` uses enterprise-managed authorization (auth = \"ema\"): its tokens come from the enterprise sign-in"
         ))
-        .with_hint("log in through a host that supports enterprise-managed authorization")),
+        .with_hint("sign in once with `mcpctl login --enterprise`")),
     }
 }
 

@@ -106,10 +106,12 @@ pub(crate) enum Command {
     Resources(ServerFilter),
     /// Read one resource of one server.
     Read(ReadArgs),
-    /// Log in to a streamable HTTP server with OAuth (opens the browser or prints the URL).
+    /// Log in to a streamable HTTP server with OAuth (opens the browser or prints the URL),
+    /// or with `--enterprise` to the enterprise identity provider of `auth = "ema"` servers.
     Login(LoginArgs),
-    /// Delete the stored OAuth credentials of a server.
-    Logout(ServerArg),
+    /// Delete the stored OAuth credentials of a server (or, with `--enterprise`, the
+    /// enterprise sign-in).
+    Logout(LogoutArgs),
     /// Show how each server authenticates, without starting any.
     AuthStatus,
     /// Configuration commands.
@@ -209,8 +211,11 @@ pub(crate) struct CallArgs {
 #[derive(Debug, Args)]
 pub(crate) struct LoginArgs {
     /// The server (its name, or name@environment).
-    #[arg(value_name = "SERVER")]
-    pub(crate) server: String,
+    #[arg(value_name = "SERVER", required_unless_present = "enterprise")]
+    pub(crate) server: Option<String>,
+    /// Sign in to the enterprise identity provider that servers with `auth = "ema"` use.
+    #[arg(long, conflicts_with = "server")]
+    pub(crate) enterprise: bool,
     /// Give up waiting for the browser after this many seconds [default: 300].
     #[arg(long, value_name = "SECONDS")]
     pub(crate) timeout: Option<f64>,
@@ -218,6 +223,17 @@ pub(crate) struct LoginArgs {
     /// callback (for authorization servers that approve at once; used by tests).
     #[arg(long, hide = true)]
     pub(crate) headless: bool,
+}
+
+/// Arguments of `logout`.
+#[derive(Debug, Args)]
+pub(crate) struct LogoutArgs {
+    /// The server (its name, or name@environment).
+    #[arg(value_name = "SERVER", required_unless_present = "enterprise")]
+    pub(crate) server: Option<String>,
+    /// Forget the sign-in to the enterprise identity provider (`auth = "ema"` servers).
+    #[arg(long, conflicts_with = "server")]
+    pub(crate) enterprise: bool,
 }
 
 /// One server, by name.

@@ -210,6 +210,10 @@ pub(crate) fn not_ready_hint(
         Some(FailureReason::Timeout) => format!(
             "server `{server}` did not start in time; raise its startup_timeout_sec or check that its command starts by hand"
         ),
+        Some(FailureReason::EnterpriseReloginRequired) => {
+            "sign in to the enterprise identity provider again: `mcpctl login --enterprise`"
+                .to_owned()
+        }
         Some(FailureReason::LoginRequired | FailureReason::ReloginRequired) => format!(
             "run `mcpctl login {server}` (or, if it uses bearer_token_env_var, check that variable)"
         ),

@@ -22,8 +22,8 @@ pub const ENTERPRISE_IDP_NAME: &str = "enterprise-idp";
 /// under [`StoreKey::enterprise_idp`]. [`EnterpriseIdp::grant`] then gives each MCP server
 /// what [`OAuthCredentials::login_enterprise`] needs, without a browser.
 ///
-/// The ID token is validated when it arrives: signed (`alg` not `none`), issuer exactly the
-/// configured one, audience this client, not expired.
+/// The ID token is validated when it arrives: its signature against the IdP's JWKS (`alg`
+/// not `none`), issuer exactly the configured one, audience this client, not expired.
 #[derive(Clone, Debug)]
 pub struct EnterpriseIdp {
     creds: OAuthCredentials,

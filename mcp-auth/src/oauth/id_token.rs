@@ -1,4 +1,5 @@
-//! Checks of the enterprise IdP's ID token (claims only; see [`validate`]).
+//! Checks of the enterprise IdP's ID token's claims (see [`validate`]); its signature is
+//! checked against the IdP's JWKS in `jwks.rs`.
 
 use mcp_key::McpServerKey;
 use serde_json::Value;
@@ -35,9 +36,8 @@ fn part(jwt: &str, index: usize) -> Option<Value> {
 
 /// Validates the claims of an ID token from the enterprise login: a signed JWT (`alg` not
 /// `none`), `iss` exactly `issuer`, `aud` naming `client_id`, `exp` in the future. Returns
-/// `exp`. The signature itself is not verified here: the token came straight from the
-/// IdP's token endpoint over TLS (OpenID Connect Core 3.1.3.7 allows that) and is only
-/// ever sent back to that IdP.
+/// `exp`. The signature is verified afterwards against the IdP's JWKS
+/// (`super::jwks::verify`).
 pub(crate) fn validate(
     server: &McpServerKey,
     jwt: &str,

@@ -242,6 +242,15 @@ impl PendingLogin {
                 &rule.client_id,
                 now_unix(),
             )?;
+            let jwks_uri =
+                metadata
+                    .jwks_uri
+                    .as_deref()
+                    .ok_or_else(|| AuthError::InvalidIdToken {
+                        server: server.clone(),
+                        reason: "the identity provider publishes no JWKS to check it with",
+                    })?;
+            super::jwks::verify(&server, jwks_uri, id_token, &rule.issuer, &rule.client_id).await?;
             record.access_token = Some(Secret::new(id_token.to_owned()));
             record.expires_at = Some(exp);
         }

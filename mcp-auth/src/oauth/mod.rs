@@ -11,6 +11,7 @@ mod enterprise;
 mod grant;
 mod http;
 mod id_token;
+mod jwks;
 mod legacy;
 mod login;
 mod machine;

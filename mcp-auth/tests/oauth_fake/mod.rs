@@ -43,8 +43,15 @@ pub struct Config {
     pub reject_refresh: bool,
     /// Token prefix, so tests can plant recognisable secrets.
     pub token_prefix: String,
-    /// Act as an OpenID provider: add an ID token signed with this `alg` (signature fake).
+    /// Act as an OpenID provider: add an ID token with this `alg` in its header (`none`:
+    /// unsigned; anything else: signed ES256 with the fake's key, published at `/jwks`).
     pub id_token_alg: Option<String>,
+    /// The `kid` in the ID token's header.
+    pub id_token_kid: String,
+    /// The `kid` of the key in `/jwks`.
+    pub jwks_kid: String,
+    /// Corrupt the ID token's signature.
+    pub id_token_bad_signature: bool,
     /// The ID token's `iss` (default: the issuer).
     pub id_token_iss: Option<String>,
     /// `scopes_supported` in the protected-resource metadata.
@@ -67,6 +74,9 @@ impl Default for Config {
             reject_refresh: false,
             token_prefix: "tok".into(),
             id_token_alg: None,
+            id_token_kid: "k1".into(),
+            jwks_kid: "k1".into(),
+            id_token_bad_signature: false,
             id_token_iss: None,
             prm_scopes: Vec::new(),
             reject_scopes: false,
@@ -86,6 +96,8 @@ pub struct Seen {
     /// Access tokens issued, in order.
     pub issued_access_tokens: Vec<String>,
     pub last_code_verifier: Option<String>,
+    /// `/jwks` requests.
+    pub jwks_fetches: usize,
     codes: HashMap<String, String>,
     code_scopes: HashMap<String, String>,
     counter: u64,
@@ -96,6 +108,7 @@ struct AppState {
     origin: String,
     config: Arc<Mutex<Config>>,
     seen: Arc<Mutex<Seen>>,
+    key: Arc<aws_lc_rs::signature::EcdsaKeyPair>,
 }
 
 /// A running fake server; aborted on drop.
@@ -120,6 +133,12 @@ impl FakeAs {
             origin: origin.clone(),
             config: Arc::new(Mutex::new(config)),
             seen: Arc::new(Mutex::new(Seen::default())),
+            key: Arc::new(
+                aws_lc_rs::signature::EcdsaKeyPair::generate(
+                    &aws_lc_rs::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+                )
+                .unwrap(),
+            ),
         };
         let app = Router::new()
             .route("/mcp", post(mcp))
@@ -134,6 +153,7 @@ impl FakeAs {
             .route("/register", post(register))
             .route("/authorize", get(authorize))
             .route("/token", post(token))
+            .route("/jwks", get(jwks))
             .with_state(state.clone());
         let task = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
@@ -205,7 +225,19 @@ async fn as_metadata(State(s): State<AppState>) -> Json<Value> {
         "grant_types_supported": ["authorization_code", "refresh_token"],
         "code_challenge_methods_supported": c.challenge_methods,
         "token_endpoint_auth_methods_supported": ["none"],
+        "jwks_uri": format!("{o}/jwks"),
     }))
+}
+
+async fn jwks(State(s): State<AppState>) -> Json<Value> {
+    use aws_lc_rs::signature::KeyPair;
+    s.seen.lock().unwrap().jwks_fetches += 1;
+    let kid = s.config.lock().unwrap().jwks_kid.clone();
+    let point = s.key.public_key().as_ref().to_vec();
+    Json(json!({"keys": [{
+        "kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256", "kid": kid,
+        "x": base64url(&point[1..33]), "y": base64url(&point[33..65]),
+    }]}))
 }
 
 async fn register(State(s): State<AppState>, Json(body): Json<Value>) -> (StatusCode, Json<Value>) {
@@ -319,18 +351,38 @@ async fn token(State(s): State<AppState>, Form(f): Form<BTreeMap<String, String>
                     .duration_since(std::time::UNIX_EPOCH)
                     .unwrap()
                     .as_secs();
-                let header = json!({"alg": alg, "typ": "JWT"});
+                let header = if alg == "none" {
+                    json!({"alg": alg, "typ": "JWT"})
+                } else {
+                    json!({"alg": "ES256", "typ": "JWT", "kid": c.id_token_kid})
+                };
                 let claims = json!({
                     "iss": c.id_token_iss.clone().or_else(|| c.issuer.clone()).unwrap_or_else(|| s.origin.clone()),
                     "aud": f.get("client_id").cloned().unwrap_or_default(),
                     "sub": "user-1",
                     "exp": now + 3600,
                 });
-                body["id_token"] = json!(format!(
-                    "{}.{}.c2ln",
+                let input = format!(
+                    "{}.{}",
                     base64url(header.to_string().as_bytes()),
                     base64url(claims.to_string().as_bytes())
-                ));
+                );
+                let signature = if alg == "none" {
+                    "c2ln".to_owned()
+                } else {
+                    let rng = aws_lc_rs::rand::SystemRandom::new();
+                    let mut sig = s
+                        .key
+                        .sign(&rng, input.as_bytes())
+                        .unwrap()
+                        .as_ref()
+                        .to_vec();
+                    if c.id_token_bad_signature {
+                        sig[0] ^= 1;
+                    }
+                    base64url(&sig)
+                };
+                body["id_token"] = json!(format!("{input}.{signature}"));
             }
             Json(body).into_response()
         }

@@ -30,7 +30,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     // `auto` probes the keyring: open the store only when some server may use it.
     let store = if catalog
         .exposed()
-        .any(|(_, c)| matches!(ServerAuth::of(c), ServerAuth::OAuth(_)))
+        .any(|(_, c)| matches!(ServerAuth::of(c), ServerAuth::OAuth(_) | ServerAuth::Ema))
     {
         Some(auth::open_store(&catalog, loaded.demo)?)
     } else {
@@ -72,8 +72,11 @@ async fn row(
         (ServerAuth::NoAuth, _) => "auth = \"none\"".to_owned(),
         (ServerAuth::BearerEnv(var), _) => format!("bearer_token_env_var = {var}"),
         (ServerAuth::Header, _) => "Authorization header".to_owned(),
+        (ServerAuth::Ema, AuthStatus::OAuth) => {
+            "enterprise-managed authorization; signed in to the identity provider".to_owned()
+        }
         (ServerAuth::Ema, _) => {
-            "enterprise-managed authorization (not handled by mcpctl)".to_owned()
+            "enterprise-managed authorization; run `mcpctl login --enterprise`".to_owned()
         }
         (ServerAuth::OAuth(_), AuthStatus::OAuth) => "stored OAuth tokens".to_owned(),
         (ServerAuth::OAuth(_), AuthStatus::LoginRequired) => {

@@ -19,7 +19,16 @@ pub(crate) async fn run(global: &GlobalArgs, args: &LoginArgs) -> Result<u8, Cli
     let timeout = args.timeout.map(parse_timeout).transpose()?;
     let loaded = Loaded::find(global, false, false).await?;
     let catalog = loaded.catalog();
-    let key = auth::resolve(&catalog, &args.server, &loaded.origin())?;
+    let Some(server) = args.server.as_deref().filter(|_| !args.enterprise) else {
+        let store = auth::open_store(&catalog, loaded.demo)?;
+        let agent = Agent {
+            server: "the enterprise identity provider".to_owned(),
+            mode: mode(args.headless),
+            wait: timeout.unwrap_or(mcp_auth::DEFAULT_LOGIN_TIMEOUT),
+        };
+        return super::enterprise::login(global.json, &catalog, store, &agent).await;
+    };
+    let key = auth::resolve(&catalog, server, &loaded.origin())?;
     let config = catalog
         .get(&key)
         .ok_or_else(|| CliError::usage(format!("unknown MCP server `{key}`")))?;
@@ -43,13 +52,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: &LoginArgs) -> Result<u8, Cli
         .map_err(|e| auth::login_error(&e, &key, true))?;
     let agent = Agent {
         server: key.to_string(),
-        mode: if args.headless {
-            Mode::Headless
-        } else if std::io::stderr().is_terminal() {
-            Mode::Browser
-        } else {
-            Mode::Print
-        },
+        mode: mode(args.headless),
         wait: creds.settings().login_timeout,
     };
     mcp_auth::login(&creds, &agent, challenge.as_deref())
@@ -68,6 +71,16 @@ pub(crate) async fn run(global: &GlobalArgs, args: &LoginArgs) -> Result<u8, Cli
         ));
     }
     Ok(0)
+}
+
+fn mode(headless: bool) -> Mode {
+    if headless {
+        Mode::Headless
+    } else if std::io::stderr().is_terminal() {
+        Mode::Browser
+    } else {
+        Mode::Print
+    }
 }
 
 fn parse_timeout(secs: f64) -> Result<Duration, CliError> {

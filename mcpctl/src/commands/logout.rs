@@ -7,15 +7,19 @@ use mcp_catalog::Transport;
 use serde_json::json;
 
 use crate::auth;
-use crate::cli::{GlobalArgs, ServerArg};
+use crate::cli::{GlobalArgs, LogoutArgs};
 use crate::error::CliError;
 use crate::session::Loaded;
 
 /// Runs `logout`.
-pub(crate) async fn run(global: &GlobalArgs, args: &ServerArg) -> Result<u8, CliError> {
+pub(crate) async fn run(global: &GlobalArgs, args: &LogoutArgs) -> Result<u8, CliError> {
     let loaded = Loaded::find(global, false, false).await?;
     let catalog = loaded.catalog();
-    let key = auth::resolve(&catalog, &args.server, &loaded.origin())?;
+    let Some(server) = args.server.as_deref().filter(|_| !args.enterprise) else {
+        let store = auth::open_store(&catalog, loaded.demo)?;
+        return super::enterprise::logout(global.json, &catalog, store).await;
+    };
+    let key = auth::resolve(&catalog, server, &loaded.origin())?;
     let config = catalog
         .get(&key)
         .ok_or_else(|| CliError::usage(format!("unknown MCP server `{key}`")))?;

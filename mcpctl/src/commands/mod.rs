@@ -4,6 +4,7 @@
 pub(crate) mod auth_status;
 pub(crate) mod call;
 pub(crate) mod config_check;
+pub(crate) mod enterprise;
 pub(crate) mod fake_server;
 pub(crate) mod import;
 pub(crate) mod login;

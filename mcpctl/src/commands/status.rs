@@ -87,7 +87,9 @@ async fn auth_of(
 fn needs_login(state: &ServerState) -> bool {
     matches!(state, ServerState::Failed(f) if matches!(
         f.reason(),
-        FailureReason::LoginRequired | FailureReason::ReloginRequired
+        FailureReason::LoginRequired
+            | FailureReason::ReloginRequired
+            | FailureReason::EnterpriseReloginRequired
     ))
 }
 
