@@ -192,9 +192,11 @@ fn claude_code_project_file_wins_and_the_import_runs_the_same_servers() {
     put(
         &home.join(".claude.json"),
         &format!(
-            r#"{{"numStartups": 3, "mcpServers": {{"notes": {}, "mine": {}}}}}"#,
+            r#"{{"numStartups": 3, "mcpServers": {{"notes": {}, "mine": {}}},
+                "projects": {{"/elsewhere": {{"mcpServers": {{"local": {}}}}}}}}}"#,
             fake_json(&["user_tool"]),
-            fake_json(&["mine_tool"])
+            fake_json(&["mine_tool"]),
+            fake_json(&["local_tool"])
         ),
     );
     put(
@@ -255,7 +257,13 @@ fn claude_code_project_file_wins_and_the_import_runs_the_same_servers() {
         ),
         "{text}"
     );
-    assert!(text.contains("# not carried over:"), "{text}");
+    // Claude Code's state keys (`numStartups`) are no setting to carry over; its
+    // local-scope servers are, and are named.
+    assert!(
+        text.contains("# not carried over:") && text.contains("local-scope servers"),
+        "{text}"
+    );
+    assert!(!text.contains("numStartups"), "{text}");
     let imported = wd.run(&["--config", "out.toml", "status", "--json"]);
     assert_eq!(imported.code, 0, "{}", imported.snapshot());
     assert_eq!(servers(&imported), servers(&original));
