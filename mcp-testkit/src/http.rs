@@ -15,6 +15,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::killable::Running;
 use crate::record::lock;
 use crate::server::{CrashMode, FakeServer};
 use crate::{Error, RecordedRequest, Scenario};
@@ -195,11 +196,9 @@ pub const MAX_RECORDED_HEADERS: usize = 1000;
 /// Dropping it stops the server without waiting; prefer [`HttpFakeServer::shutdown`].
 #[derive(Debug)]
 pub struct HttpFakeServer {
-    addr: SocketAddr,
     server: FakeServer,
     control: Arc<Control>,
-    stop: CancellationToken,
-    task: Option<tokio::task::JoinHandle<()>>,
+    running: Running,
 }
 
 impl HttpFakeServer {
@@ -253,43 +252,25 @@ impl HttpFakeServer {
         let router = axum::Router::new().nest_service(MCP_PATH, service).layer(
             axum::middleware::from_fn_with_state(Arc::clone(&control), gate),
         );
-        let listener = tokio::net::TcpListener::bind(options.bind)
-            .await
-            .map_err(|source| Error::Io {
-                doing: "binding the fake HTTP server",
-                source,
-            })?;
-        let addr = listener.local_addr().map_err(|source| Error::Io {
-            doing: "reading the fake HTTP server's address",
-            source,
-        })?;
-        let shutdown = stop.clone();
-        let listener = crate::killable::KillableListener {
-            inner: listener,
-            kill: stop.clone(),
-        };
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown.cancelled_owned())
-                .await;
-        });
+        let running = Running::start(options.bind, stop, "serving the fake HTTP server", |_| {
+            router
+        })
+        .await?;
         Ok(Self {
-            addr,
             server,
             control,
-            stop,
-            task: Some(task),
+            running,
         })
     }
 
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.running.addr
     }
 
     /// The MCP endpoint URL, `http://127.0.0.1:<port>/mcp`.
     pub fn url(&self) -> String {
-        format!("http://{}{MCP_PATH}", self.addr)
+        format!("http://{}{MCP_PATH}", self.running.addr)
     }
 
     /// Answer the next `n` HTTP requests with `failure` instead of serving them.
@@ -336,7 +317,7 @@ impl HttpFakeServer {
 
     /// True once the server stopped (shut down, or crashed by [`crate::Behavior::Exit`]).
     pub fn is_stopped(&self) -> bool {
-        self.stop.is_cancelled()
+        self.running.stop.is_cancelled()
     }
 
     /// Stop serving: refuse new connections and reset open ones (like a process
@@ -345,24 +326,7 @@ impl HttpFakeServer {
     /// # Cancel safety
     /// Cancel-safe: the server is already told to stop; `Drop` aborts what is left.
     pub async fn shutdown(mut self) {
-        self.stop.cancel();
-        if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
-                .await
-                .is_err()
-        {
-            task.abort();
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for HttpFakeServer {
-    fn drop(&mut self) {
-        self.stop.cancel();
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
+        self.running.shutdown().await;
     }
 }
 
@@ -486,15 +450,15 @@ pub async fn serve_http_process(
     let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, stop);
     let mut options = HttpOptions::new().with_bind(bind);
     options.bearer_token = bearer_token;
-    let running = HttpFakeServer::start_server(server, options).await?;
+    let served = HttpFakeServer::start_server(server, options).await?;
     announce_and_wait(
-        &running.url(),
+        &served.url(),
         addr_file.as_deref(),
         stubborn,
-        &running.stop,
+        &served.running.stop,
     )
     .await?;
-    running.shutdown().await;
+    served.shutdown().await;
     Ok(())
 }
 

@@ -1,5 +1,5 @@
-//! Streams that close at once when a token is cancelled, and a TCP listener handing
-//! them out.
+//! Streams that close at once when a token is cancelled, a TCP listener handing them
+//! out, and [`Running`]: a fake server's router served on such a listener.
 //!
 //! A crashed fake server has an in-flight call that never ends: axum's graceful
 //! shutdown would wait for it, and rmcp drains in-flight requests before closing a
@@ -7,12 +7,83 @@
 //! next poll after the token fires it drops the inner stream and fails.
 
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+
+use crate::Error;
+
+/// A bound server task: the address, a stop token and the serving task.
+#[derive(Debug)]
+pub(crate) struct Running {
+    pub(crate) addr: SocketAddr,
+    pub(crate) stop: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Running {
+    /// Bind `bind`, build the router for the bound address and serve it until
+    /// [`Running::shutdown`] or drop.
+    pub(crate) async fn start(
+        bind: SocketAddr,
+        stop: CancellationToken,
+        what: &'static str,
+        router: impl FnOnce(SocketAddr) -> axum::Router,
+    ) -> Result<Self, Error> {
+        let listener = tokio::net::TcpListener::bind(bind)
+            .await
+            .map_err(|source| Error::Io {
+                doing: what,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| Error::Io {
+            doing: what,
+            source,
+        })?;
+        let router = router(addr);
+        let listener = KillableListener {
+            inner: listener,
+            kill: stop.clone(),
+        };
+        let shutdown = stop.clone();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown.cancelled_owned())
+                .await;
+        });
+        Ok(Self {
+            addr,
+            stop,
+            task: Some(task),
+        })
+    }
+
+    /// Stop, wait up to [`crate::SHUTDOWN_GRACE`], then abort.
+    pub(crate) async fn shutdown(&mut self) {
+        self.stop.cancel();
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(crate::SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
+        {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
 
 pub(crate) struct KillableListener {
     pub(crate) inner: TcpListener,

@@ -23,7 +23,8 @@ use rmcp::service::{RxJsonRpcMessage, ServiceExt, TxJsonRpcMessage};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::http::{DEFAULT_WWW_AUTHENTICATE, MAX_RECORDED_HEADERS, SHUTDOWN_GRACE};
+use crate::http::{DEFAULT_WWW_AUTHENTICATE, MAX_RECORDED_HEADERS};
+use crate::killable::Running;
 use crate::record::lock;
 use crate::server::{CrashMode, FakeServer};
 use crate::{Error, RecordedRequest, Scenario};
@@ -285,15 +286,14 @@ impl Carrier {
 ///
 /// Dropping it stops the server without waiting; prefer [`SseFakeServer::shutdown`].
 pub struct SseFakeServer {
-    addr: SocketAddr,
     control: Arc<Control>,
-    task: Option<tokio::task::JoinHandle<()>>,
+    running: Running,
 }
 
 impl std::fmt::Debug for SseFakeServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SseFakeServer")
-            .field("addr", &self.addr)
+            .field("addr", &self.running.addr)
             .field("options", &self.control.options)
             .finish_non_exhaustive()
     }
@@ -330,16 +330,7 @@ impl SseFakeServer {
         options: SseOptions,
     ) -> Result<Self, Error> {
         let stop = server.stop_token();
-        let listener = tokio::net::TcpListener::bind(options.bind)
-            .await
-            .map_err(|source| Error::Io {
-                doing: "binding the fake SSE server",
-                source,
-            })?;
-        let addr = listener.local_addr().map_err(|source| Error::Io {
-            doing: "reading the fake SSE server's address",
-            source,
-        })?;
+        let bind = options.bind;
         let control = Arc::new(Control {
             server,
             options,
@@ -355,31 +346,19 @@ impl SseFakeServer {
             .route(SSE_PATH, axum::routing::get(open_stream))
             .route(MESSAGES_PATH, axum::routing::post(post_message))
             .with_state(Arc::clone(&control));
-        let listener = crate::killable::KillableListener {
-            inner: listener,
-            kill: stop.clone(),
-        };
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await;
-        });
-        Ok(Self {
-            addr,
-            control,
-            task: Some(task),
-        })
+        let running = Running::start(bind, stop, "serving the fake SSE server", |_| router).await?;
+        Ok(Self { control, running })
     }
 
     /// The bound address.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.running.addr
     }
 
     /// The event stream's URL, `http://127.0.0.1:<port>/sse` (what a client is configured
     /// with).
     pub fn url(&self) -> String {
-        format!("http://{}{SSE_PATH}", self.addr)
+        format!("http://{}{SSE_PATH}", self.running.addr)
     }
 
     /// Ends every event stream open now, as a network failure or a proxy timeout would.
@@ -441,24 +420,7 @@ impl SseFakeServer {
     /// # Cancel safety
     /// Cancel-safe: the server is already told to stop; `Drop` aborts what is left.
     pub async fn shutdown(mut self) {
-        self.control.stop.cancel();
-        if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
-                .await
-                .is_err()
-        {
-            task.abort();
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for SseFakeServer {
-    fn drop(&mut self) {
-        self.control.stop.cancel();
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
+        self.running.shutdown().await;
     }
 }
 

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -14,10 +13,8 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use http::{HeaderMap, StatusCode, header};
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use tokio_util::sync::CancellationToken;
 
 use super::options::{ClientAuthMethod, OAuthClient};
-use crate::Error;
 
 /// Form parameters of a request, by name (last value wins).
 pub(crate) type Params = BTreeMap<String, String>;
@@ -309,73 +306,7 @@ fn verify_client_assertion(
     Ok(client)
 }
 
-/// A bound server task: the address, a stop token and the serving task.
-#[derive(Debug)]
-pub(crate) struct Running {
-    pub(crate) addr: SocketAddr,
-    pub(crate) stop: CancellationToken,
-    task: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl Running {
-    /// Bind `bind`, build the router for the bound address and serve it until
-    /// [`Running::shutdown`] or drop.
-    pub(crate) async fn start(
-        bind: SocketAddr,
-        stop: CancellationToken,
-        what: &'static str,
-        router: impl FnOnce(SocketAddr) -> axum::Router,
-    ) -> Result<Self, Error> {
-        let listener = tokio::net::TcpListener::bind(bind)
-            .await
-            .map_err(|source| Error::Io {
-                doing: what,
-                source,
-            })?;
-        let addr = listener.local_addr().map_err(|source| Error::Io {
-            doing: what,
-            source,
-        })?;
-        let router = router(addr);
-        let listener = crate::killable::KillableListener {
-            inner: listener,
-            kill: stop.clone(),
-        };
-        let shutdown = stop.clone();
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown.cancelled_owned())
-                .await;
-        });
-        Ok(Self {
-            addr,
-            stop,
-            task: Some(task),
-        })
-    }
-
-    /// Stop, wait up to [`crate::SHUTDOWN_GRACE`], then abort.
-    pub(crate) async fn shutdown(&mut self) {
-        self.stop.cancel();
-        if let Some(mut task) = self.task.take()
-            && tokio::time::timeout(crate::SHUTDOWN_GRACE, &mut task)
-                .await
-                .is_err()
-        {
-            task.abort();
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.stop.cancel();
-        if let Some(task) = self.task.take() {
-            task.abort();
-        }
-    }
-}
+pub(crate) use crate::killable::Running;
 
 /// Seconds of `lifetime`, at least 1.
 pub(crate) fn secs(lifetime: Duration) -> u64 {
