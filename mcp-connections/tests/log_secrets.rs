@@ -10,8 +10,7 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::Fixture;
 use mcp_catalog::{HttpConfig, ServerConfig};
@@ -19,19 +18,6 @@ use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions, SharedEn
 use mcp_key::McpServerKey;
 use mcp_testkit::{HttpFakeServer, HttpOptions, Scenario, ToolSpec};
 use serde_json::json;
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 const SECRETS: [&str; 5] = [
     "tok-SECRET-1",
@@ -43,13 +29,7 @@ const SECRETS: [&str; 5] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trace_logs_hold_no_secret() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::TRACE)
-        .init();
+    let captured = common::capture_trace_logs();
 
     let server = HttpFakeServer::start_with(
         Scenario::new("web").with_tool(ToolSpec::echo("echo")),
@@ -113,7 +93,7 @@ async fn trace_logs_hold_no_secret() {
     server.shutdown().await;
     fx.assert_no_processes().await;
 
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let text = captured.text();
     assert!(
         text.contains("TRACE") && text.lines().count() > 20,
         "the capture works: {} lines",

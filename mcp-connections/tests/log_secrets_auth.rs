@@ -9,8 +9,7 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::Fixture;
 use mcp_auth::{
@@ -25,30 +24,11 @@ use mcp_testkit::{
 };
 use serde_json::json;
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 const PLATFORM: &str = "https://ci.platform.example";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trace_logs_hold_no_token_or_key() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::TRACE)
-        .init();
+    let captured = common::capture_trace_logs();
 
     let auth = FakeAuthServer::start(
         AuthServerOptions::new()
@@ -139,7 +119,7 @@ async fn trace_logs_hold_no_token_or_key() {
     secrets.push(platform_token);
     secrets.push(private_key);
 
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let text = captured.text();
     assert!(
         text.contains("TRACE") && text.lines().count() > 20,
         "the capture works: {} lines",
