@@ -186,14 +186,12 @@ async fn an_expired_session_is_reinitialized_once() {
     set.wait_startup().await;
     // rmcp opens the session's GET stream in the background after `initialize`; the
     // injected 404 must hit the call, not that GET (under load it can come late).
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while server.counters().get == 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the client never opened its GET stream"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        server.wait_for_counters(|c| c.get > 0),
+    )
+    .await
+    .expect("the client never opened its GET stream");
     server.fail_next(1, InjectedFailure::session_expired());
     let r = tokio::time::timeout(
         Duration::from_secs(20),

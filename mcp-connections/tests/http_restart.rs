@@ -42,14 +42,12 @@ async fn start_set(url: String) -> (Fixture, ConnectionSet) {
 /// Waits until the client opened its session's GET stream (rmcp does it in the background
 /// after `initialize`), so a failure injected next hits the test's request, not that GET.
 async fn wait_for_get(server: &HttpFakeServer) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while server.counters().get == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the client never opened its GET stream"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        server.wait_for_counters(|c| c.get > 0),
+    )
+    .await
+    .expect("the client never opened its GET stream");
 }
 
 /// Calls `echo` with a 60 s timeout, failing the test if the call takes [`HANG`].

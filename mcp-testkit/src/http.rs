@@ -177,7 +177,7 @@ struct Control {
     failures: Mutex<VecDeque<InjectedFailure>>,
     bearer: Mutex<Option<String>>,
     www_authenticate: String,
-    counters: Mutex<HttpCounters>,
+    counters: tokio::sync::watch::Sender<HttpCounters>,
     unknown_session: UnknownSession,
     /// Session ids this server handed out (for [`UnknownSession::BadRequest`]).
     sessions: Mutex<std::collections::HashSet<String>>,
@@ -292,7 +292,22 @@ impl HttpFakeServer {
 
     /// Counters of HTTP requests so far.
     pub fn counters(&self) -> HttpCounters {
-        *lock(&self.control.counters)
+        *self.control.counters.borrow()
+    }
+
+    /// Waits until the counters satisfy `ready` (e.g. `|c| c.get > 0` once the client
+    /// opened its GET stream) and returns them. Bound it with a timeout in tests.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe.
+    pub async fn wait_for_counters(
+        &self,
+        ready: impl FnMut(&HttpCounters) -> bool,
+    ) -> HttpCounters {
+        let mut rx = self.control.counters.subscribe();
+        let waited = rx.wait_for(ready).await.map(|counters| *counters);
+        // The sender lives as long as `self`: the wait cannot fail.
+        waited.unwrap_or_else(|_| *rx.borrow())
     }
 
     /// The values of header `name` on every HTTP request so far (the first
@@ -332,14 +347,15 @@ impl HttpFakeServer {
 
 async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next) -> Response {
     {
-        let mut c = lock(&control.counters);
-        c.total += 1;
-        match *request.method() {
-            http::Method::POST => c.post += 1,
-            http::Method::GET => c.get += 1,
-            http::Method::DELETE => c.delete += 1,
-            _ => {}
-        }
+        control.counters.send_modify(|c| {
+            c.total += 1;
+            match *request.method() {
+                http::Method::POST => c.post += 1,
+                http::Method::GET => c.get += 1,
+                http::Method::DELETE => c.delete += 1,
+                _ => {}
+            }
+        });
     }
     {
         let mut seen = lock(&control.headers);
@@ -349,7 +365,7 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
     }
     let injected = lock(&control.failures).pop_front();
     if let Some(failure) = injected {
-        lock(&control.counters).injected += 1;
+        control.counters.send_modify(|c| c.injected += 1);
         return failure_response(&failure);
     }
     let expected = lock(&control.bearer).clone();
@@ -360,7 +376,7 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         if given != Some(token.as_str()) {
-            lock(&control.counters).unauthorized += 1;
+            control.counters.send_modify(|c| c.unauthorized += 1);
             let failure = InjectedFailure::new(401)
                 .with_body("missing or invalid bearer token")
                 .with_header("www-authenticate", control.www_authenticate.clone());
