@@ -336,7 +336,7 @@ impl HttpFakeServer {
     }
 
     /// Stop serving: refuse new connections and reset open ones (like a process
-    /// exit), then wait up to [`SHUTDOWN_GRACE`] for the server task.
+    /// exit), then wait up to [`SHUTDOWN_GRACE`](crate::SHUTDOWN_GRACE) for the server task.
     ///
     /// # Cancel safety
     /// Cancel-safe: the server is already told to stop; `Drop` aborts what is left.

@@ -415,7 +415,7 @@ impl SseFakeServer {
     }
 
     /// Stop serving: end every session, refuse new connections and reset open ones, then
-    /// wait up to [`SHUTDOWN_GRACE`] for the server task.
+    /// wait up to [`SHUTDOWN_GRACE`](crate::SHUTDOWN_GRACE) for the server task.
     ///
     /// # Cancel safety
     /// Cancel-safe: the server is already told to stop; `Drop` aborts what is left.
