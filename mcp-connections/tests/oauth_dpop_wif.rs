@@ -330,3 +330,48 @@ async fn the_fake_servers_reject_bad_dpop_proofs() {
     );
     assert_eq!(mcp.counters().dpop_rejections, 5);
 }
+
+/// RFC 9207: an authorization server that advertises `iss` on its authorization responses
+/// and sends a response without one is refused before its code is redeemed, on the DPoP
+/// path (our code exchange) as on the plain one (rmcp's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_callback_without_the_promised_iss_is_refused_on_both_exchange_paths() {
+    for dpop in [true, false] {
+        let mut options = AuthServerOptions::new().with_iss_parameter_omitted();
+        if dpop {
+            options = options.with_dpop();
+        }
+        let auth = FakeAuthServer::start(options).await.unwrap();
+        let mcp = protected(&auth, ProtectedOptions::new()).await;
+        let store: Arc<dyn CredentialStore> = Arc::new(MemoryStore::new());
+        let creds = OAuthCredentials::new(
+            key(),
+            mcp.url(),
+            OAuthSettings::new().with_dpop(dpop),
+            Arc::clone(&store),
+        );
+        let err = mcp_auth::login(&creds, &HeadlessAgent::new(), None)
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("RFC 9207") && text.contains("tickets"),
+            "{dpop}: {text}"
+        );
+        assert_eq!(
+            auth.counters().authorization_code,
+            0,
+            "{dpop}: no code redeemed"
+        );
+        assert_eq!(
+            store
+                .load(&mcp_auth::StoreKey::new(&key(), &mcp.url()))
+                .await
+                .unwrap(),
+            None,
+            "{dpop}"
+        );
+        mcp.shutdown().await;
+        auth.shutdown().await;
+    }
+}

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use mcp_key::Secret;
+use mcp_key::{McpServerKey, Secret};
 use oauth2::TokenResponse;
 use rmcp::transport::auth::{
     AuthError as RmcpAuthError, AuthorizationMetadata, AuthorizationSession, OAuthClientConfig,
@@ -148,15 +148,7 @@ impl PendingLogin {
             code: None,
         })?;
         let iss = params.get("iss");
-        if let Some(iss) = iss
-            && metadata.issuer.as_ref() != Some(iss)
-        {
-            return Err(AuthError::IssuerMismatch {
-                server,
-                expected: metadata.issuer.clone().unwrap_or_default(),
-                received: iss.clone(),
-            });
-        }
+        check_response_issuer(&server, &metadata, iss.map(String::as_str))?;
         if let Some(dpop) = dpop.filter(|_| id_token_rule.is_none()) {
             let token = dpop
                 .exchange(
@@ -566,5 +558,44 @@ pub async fn login(
             pending.complete().await
         }
         other => other,
+    }
+}
+
+/// RFC 9207: an authorization response's `iss` must name the issuer the login began with,
+/// and an authorization server that says it always sends `iss`
+/// (`authorization_response_iss_parameter_supported`) must have sent one. Either failure
+/// means the response may come from another authorization server (a mix-up attack): its
+/// code is not redeemed. Checked on every path, ours (DPoP) and rmcp's.
+fn check_response_issuer(
+    server: &McpServerKey,
+    metadata: &AuthorizationMetadata,
+    iss: Option<&str>,
+) -> Result<(), AuthError> {
+    match iss {
+        Some(iss) if metadata.issuer.as_deref() != Some(iss) => Err(AuthError::IssuerMismatch {
+            server: server.clone(),
+            expected: metadata.issuer.clone().unwrap_or_default(),
+            received: iss.to_owned(),
+        }),
+        Some(_) => Ok(()),
+        None if metadata
+            .additional_fields
+            .get("authorization_response_iss_parameter_supported")
+            .and_then(serde_json::Value::as_bool)
+            == Some(true) =>
+        {
+            Err(AuthError::Callback {
+                server: server.clone(),
+                detail: format!(
+                    "the authorization server `{}` says it names itself in every authorization \
+                     response (RFC 9207 `iss`), and this one has no `iss`; it was refused as \
+                     possibly forged. Log in again; if it happens every time, report it to the \
+                     server's operator",
+                    metadata.issuer.as_deref().unwrap_or("(unnamed)")
+                ),
+                code: None,
+            })
+        }
+        None => Ok(()),
     }
 }

@@ -444,7 +444,7 @@ async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Par
         .state_override
         .clone()
         .or_else(|| params.get("state").cloned());
-    let issuer = inner.options.iss_parameter.then(|| {
+    let issuer = (inner.options.iss_parameter && !inner.options.omit_iss).then(|| {
         inner
             .options
             .iss_value_override

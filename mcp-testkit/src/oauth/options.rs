@@ -169,6 +169,8 @@ pub struct AuthServerOptions {
     pub code_challenge_methods: Vec<String>,
     /// Send `iss` (RFC 9207) with authorization responses, and advertise it.
     pub iss_parameter: bool,
+    /// Advertise `iss` but send none (RFC 9207 mix-up tests: a client must refuse it).
+    pub omit_iss: bool,
     /// Issue refresh tokens with the authorization-code grant.
     pub refresh_tokens: bool,
     /// Pre-registered clients.
@@ -203,6 +205,7 @@ impl Default for AuthServerOptions {
             iss_value_override: None,
             code_challenge_methods: vec!["S256".to_owned()],
             iss_parameter: true,
+            omit_iss: false,
             refresh_tokens: true,
             clients: Vec::new(),
             trusted_idps: Vec::new(),
@@ -290,6 +293,14 @@ impl AuthServerOptions {
     #[must_use]
     pub fn with_iss_parameter_value(mut self, iss: impl Into<String>) -> Self {
         self.iss_value_override = Some(iss.into());
+        self
+    }
+
+    /// Advertise `authorization_response_iss_parameter_supported` and still send no `iss`
+    /// on redirects: what a response forged by another authorization server looks like.
+    #[must_use]
+    pub fn with_iss_parameter_omitted(mut self) -> Self {
+        self.omit_iss = true;
         self
     }
 
