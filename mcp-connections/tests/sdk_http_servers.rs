@@ -1,7 +1,10 @@
-//! Real legacy HTTP+SSE servers of other SDKs, from the pinned install of
+//! Real HTTP servers of other SDKs, from the pinned install of
 //! `scripts/gateway-clients.sh` (target/gateway-clients):
-//! - the Python `mcp` package's `MCPServer` served with its `sse_app`
-//!   (tests/fixtures/python_sse_server.py): listed and called with a bearer token; then its
+//! - the Python `mcp` package's `MCPServer` over streamable HTTP (its
+//!   `streamable_http_app`, tests/fixtures/python_http_server.py) under `protocol = "auto"`:
+//!   the era it negotiates, its tools, calls with a bearer token;
+//! - the same server's legacy HTTP+SSE transport (its `sse_app`): listed and called with a
+//!   bearer token; then its
 //!   process is killed (the event stream drops): the client's bounded reconnects fail, the
 //!   server is reported failed (`transport`) at once, and once a new process listens on the
 //!   same address the next call starts it again;
@@ -73,7 +76,7 @@ struct SdkServer {
 
 impl SdkServer {
     /// Starts `program script port` (0: any port) and waits for its URL line.
-    async fn start(program: &Path, script: &Path, port: u16, env: &[(&str, &Path)]) -> Self {
+    async fn start(program: &Path, script: &Path, port: u16, env: &[(&str, &str)]) -> Self {
         let mut command = tokio::process::Command::new(program);
         command
             .arg(script)
@@ -182,7 +185,7 @@ async fn a_python_sse_server_is_listed_called_and_recovered_after_its_stream_dro
         return;
     };
     let python = dir.join("venv/bin/python");
-    let script = fixture("python_sse_server.py");
+    let script = fixture("python_http_server.py");
     let first = SdkServer::start(&python, &script, 0, &[]).await;
     let mut fx = Fixture::new();
     let (set, mut rx) = start_set(&mut fx, "py", &first.url);
@@ -228,7 +231,7 @@ async fn a_typescript_sse_server_is_listed_and_called() {
         Path::new("node"),
         &fixture("ts_sse_server.mjs"),
         0,
-        &[("MCP_TS_SDK", &sdk)],
+        &[("MCP_TS_SDK", sdk.to_str().unwrap())],
     )
     .await;
     let mut fx = Fixture::new();
@@ -239,6 +242,46 @@ async fn a_typescript_sse_server_is_listed_and_called() {
         call(&set, "ts", "echo", json!({"text": "bye"})).await,
         "bye"
     );
+    set.shutdown().await;
+    server.kill().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_streamable_http_server_under_auto() {
+    let Some(dir) = installed("venv/bin/python") else {
+        return;
+    };
+    let python = dir.join("venv/bin/python");
+    let script = fixture("python_http_server.py");
+    let server = SdkServer::start(&python, &script, 0, &[("MCP_PY_APP", "streamable")]).await;
+    let mut fx = Fixture::new();
+    fx.add(
+        "py",
+        ServerConfig::from(HttpConfig::new(&server.url).with_bearer_token_env_var("SDK_SSE_TOKEN")),
+    );
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_env_lookup(env()),
+    );
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), 1, "{summary:?} {:?}", set.status());
+    let status = set.status().into_iter().next().unwrap();
+    assert_eq!(status.transport, "streamable_http");
+    assert_eq!(
+        status.protocol_version.as_deref(),
+        Some("2026-07-28"),
+        "the era Python mcp 2.3 negotiates over streamable HTTP under auto"
+    );
+    let mut tools: Vec<String> = set
+        .tools()
+        .await
+        .iter()
+        .map(|t| t.qualified_name.clone())
+        .collect();
+    tools.sort();
+    assert_eq!(tools, ["mcp__py__add", "mcp__py__echo"]);
+    assert_eq!(call(&set, "py", "echo", json!({"text": "hi"})).await, "hi");
+    assert_eq!(call(&set, "py", "add", json!({"a": 2, "b": 3})).await, "5");
     set.shutdown().await;
     server.kill().await;
 }
