@@ -40,6 +40,8 @@ pub(crate) struct Stamp {
     pub(crate) fetched: SystemTime,
     /// How long the server says it stays fresh (`ttlMs`), if it said.
     pub(crate) ttl: Option<Duration>,
+    /// The server said `cacheScope: "private"`.
+    pub(crate) private: bool,
 }
 
 impl Listing {
@@ -55,6 +57,7 @@ impl Listing {
                 number: 0,
                 fetched,
                 ttl: listed.ttl,
+                private: listed.private,
             })
             .0,
             announced: watch::channel(0).0,
@@ -90,6 +93,7 @@ impl Listing {
                 number: stamp.number + 1,
                 fetched,
                 ttl: listed.ttl,
+                private: listed.private,
             };
         });
     }

@@ -11,7 +11,7 @@ use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::common::client_side_sse::{ExponentialBackoff, SseRetryPolicy};
 use rmcp::transport::streamable_http_client::{
     HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
@@ -219,6 +219,28 @@ fn sse_retry_policy() -> ExponentialBackoff {
     policy
 }
 
+/// Resumption of a broken SSE stream, by era. In the 2025 era a stream is resumed
+/// ([`sse_retry_policy`]: `GET` with `Last-Event-ID`). MCP 2026-07-28 has no resumption:
+/// once the connection is known to speak it (the same flag makes [`McpHttpClient`] refuse
+/// any `GET`, for a server that asked for a reconnect with `retry`), a broken response
+/// stream ends its request,
+/// which [`crate::reissue`] sends again when it is an idempotent read, and which fails with
+/// a retryable error otherwise.
+#[derive(Debug)]
+struct EraRetry {
+    legacy: ExponentialBackoff,
+    modern: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SseRetryPolicy for EraRetry {
+    fn retry(&self, current_times: usize) -> Option<Duration> {
+        if self.modern.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        self.legacy.retry(current_times)
+    }
+}
+
 /// Connects and initializes, retrying transient failures after [`RETRY_DELAYS`]. The caller
 /// bounds the whole thing with the startup timeout.
 /// Whether a failed `server/discover` probe was answered (not a transport failure) in a
@@ -279,13 +301,21 @@ pub(crate) async fn connect(
             .custom_headers(headers.clone())
             .reinit_on_expired_session(true);
         // rmcp's default reconnects an SSE stream forever, so a dead server would hang
-        // calls; give up after a few tries and let the call fail.
-        config.retry_config = Arc::new(sse_retry_policy());
+        // calls; give up after a few tries and let the call fail. Never in the 2026 era.
+        let modern = Arc::new(std::sync::atomic::AtomicBool::new(matches!(
+            *lifecycle,
+            ClientLifecycleMode::Discover { .. }
+        )));
+        config.retry_config = Arc::new(EraRetry {
+            legacy: sse_retry_policy(),
+            modern: Arc::clone(&modern),
+        });
         // With a provider, every request asks it for the token (refresh before expiry, and
         // once after a 401); without one, no Authorization header is sent.
         let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
             .with_tokens_forbidden(forbidden)
-            .with_dpop_nonce(dpop_nonce.clone());
+            .with_dpop_nonce(dpop_nonce.clone())
+            .with_modern_flag(Arc::clone(&modern));
         let served = if target.sse {
             // Always the `initialize` handshake: the legacy transport predates 2026-07-28.
             match crate::sse::open(
@@ -332,7 +362,17 @@ pub(crate) async fn connect(
             }
         };
         match served {
-            Ok(service) => return Ok(service),
+            Ok(service) => {
+                let version = service
+                    .peer()
+                    .peer_info()
+                    .map(|i| i.protocol_version.clone());
+                modern.store(
+                    version.is_some_and(|v| crate::subscriptions::needs_listen(&v)),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+                return Ok(service);
+            }
             // The probe was answered, but not as a 2026-era server answers it: a server
             // of the 2025 era (listing only older versions, or answering `server/discover`
             // with an error or something else). Shake hands the 2025 way instead.

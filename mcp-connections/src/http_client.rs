@@ -21,6 +21,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -112,6 +113,9 @@ pub(crate) struct McpHttpClient {
     tokens_forbidden: bool,
     /// The server's latest DPoP nonce.
     dpop_nonce: NonceSlot,
+    /// Set once the connection speaks MCP 2026-07-28, which has no `GET` stream and no
+    /// resumption: a `GET` is then refused here, without a request.
+    modern: Arc<AtomicBool>,
 }
 
 impl McpHttpClient {
@@ -128,7 +132,14 @@ impl McpHttpClient {
             losses: Arc::default(),
             tokens_forbidden: false,
             dpop_nonce: NonceSlot::default(),
+            modern: Arc::default(),
         }
+    }
+
+    /// Shares the flag that says the connection speaks MCP 2026-07-28.
+    pub(crate) fn with_modern_flag(mut self, modern: Arc<AtomicBool>) -> Self {
+        self.modern = modern;
+        self
     }
 
     /// Never send a token (the URL is plain http to a host that is not loopback).
@@ -489,6 +500,12 @@ impl StreamableHttpClient for McpHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
+        // rmcp resumes a response stream whose server sent `retry` once whatever the retry
+        // policy says; in the 2026 era the request is sent again instead (crate::reissue).
+        if self.modern.load(Ordering::Relaxed) {
+            tracing::debug!(server = %self.server, "no stream resumption in MCP 2026-07-28");
+            return Err(StreamableHttpError::ServerDoesNotSupportSse);
+        }
         self.with_auth("GET", &uri, |auth| {
             let mut headers = custom_headers.clone();
             headers.extend(auth.headers);

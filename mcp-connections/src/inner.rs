@@ -149,22 +149,53 @@ impl SetInner {
 
     /// Puts the connection's current listing into the tool catalog cache (a listing
     /// fetched before the cached one is ignored by the cache).
+    ///
+    /// A listing the server marked `cacheScope: "private"` is for the authorization it was
+    /// listed under. It is cached only when the connection fingerprint (the cache key)
+    /// identifies that authorization ([`SetInner::authorization_in_key`]); otherwise only
+    /// the era is remembered.
     pub(crate) fn remember_tools(&self, slot: &Slot, live: &Live) {
         if let Some(cache) = self.cache_for(slot) {
             let stamp = live.stamp();
-            cache.insert(
-                &slot.spec.key,
-                &slot.pool_key.fingerprint,
-                live.tools().as_ref().clone(),
-                stamp.fetched,
-                stamp.ttl,
-            );
+            if stamp.private && !self.authorization_in_key(&slot.spec) {
+                cache.invalidate(&slot.spec.key, &slot.pool_key.fingerprint);
+            } else {
+                cache.insert(
+                    &slot.spec.key,
+                    &slot.pool_key.fingerprint,
+                    live.tools().as_ref().clone(),
+                    stamp.fetched,
+                    stamp.ttl,
+                );
+            }
             cache.remember_protocol(
                 &slot.spec.key,
                 &slot.pool_key.fingerprint,
                 live.protocol_version().as_str(),
             );
         }
+    }
+
+    /// Whether the connection fingerprint identifies who the server sees: a stdio server
+    /// (its command and environment values are in it), or an HTTP server whose credentials
+    /// are static (a token or header whose value is in it, or no authorization). Not for a
+    /// login (OAuth, enterprise-managed, workload identity) or a host's credential
+    /// provider: another account can stand behind the same fingerprint.
+    pub(crate) fn authorization_in_key(&self, spec: &crate::spec::ServerSpec) -> bool {
+        let Some(http) = spec.transport.http() else {
+            return true;
+        };
+        if self.options.auth.contains_key(&spec.key) {
+            return false;
+        }
+        let static_header = http
+            .http_headers()
+            .keys()
+            .chain(http.env_http_headers().keys())
+            .any(|h| h.eq_ignore_ascii_case("authorization"));
+        http.bearer_token_env_var().is_some()
+            || static_header
+            || (http.auth() == mcp_catalog::AuthMode::None && http.workload_identity().is_none())
     }
 
     /// The server announced that its tools changed: the cached listing is stale.

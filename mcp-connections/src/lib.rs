@@ -117,6 +117,7 @@ mod options;
 mod paginate;
 mod pool;
 mod prompts;
+mod reissue;
 mod reply_check;
 mod resources;
 mod results;

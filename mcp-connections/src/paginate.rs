@@ -7,9 +7,9 @@ use std::collections::HashSet;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    ClientRequest, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
-    ListToolsRequest, PaginatedRequestParams, Prompt, Resource, ResourceTemplate, ServerResult,
-    Tool,
+    CacheScope, ClientRequest, ListPromptsRequest, ListResourceTemplatesRequest,
+    ListResourcesRequest, ListToolsRequest, PaginatedRequestParams, Prompt, Resource,
+    ResourceTemplate, ServerResult, Tool,
 };
 use rmcp::service::{Peer, ServiceError};
 
@@ -74,8 +74,8 @@ impl ListKind {
 
 /// One page of any list.
 pub(crate) enum Page {
-    /// Tools, with the page's `ttlMs` caching hint.
-    Tools(Vec<Tool>, Option<u64>),
+    /// Tools, with the page's caching hints.
+    Tools(Vec<Tool>, Hints),
     Resources(Vec<Resource>),
     Templates(Vec<ResourceTemplate>),
     Prompts(Vec<Prompt>),
@@ -108,13 +108,16 @@ pub(crate) async fn fetch_page(
             })
         }
     };
-    let result = peer
-        .send_request(request)
+    let result = crate::reissue::send_read(peer, request)
         .await
         .map_err(PageError::Service)?;
     Ok(match (kind, result) {
         (ListKind::Tools, ServerResult::ListToolsResult(r)) => {
-            (Page::Tools(r.tools, r.ttl_ms), r.next_cursor)
+            let hints = Hints {
+                ttl_ms: r.ttl_ms,
+                private: r.cache_scope == Some(CacheScope::Private),
+            };
+            (Page::Tools(r.tools, hints), r.next_cursor)
         }
         (ListKind::Resources, ServerResult::ListResourcesResult(r)) => {
             (Page::Resources(r.resources), r.next_cursor)
@@ -191,21 +194,17 @@ async fn list_all<T: serde::Serialize>(
     peer: &Peer<RoleClient>,
     kind: ListKind,
     budget: usize,
-    extract: fn(Page) -> (Vec<T>, Option<u64>),
-) -> Result<(Vec<T>, Option<u64>), PageError> {
+    extract: fn(Page) -> (Vec<T>, Hints),
+) -> Result<(Vec<T>, Hints), PageError> {
     let mut out = Vec::new();
     let mut check = CursorCheck::new();
     let mut cursor = None;
     let mut bytes = 0usize;
-    // The listing is as fresh as its least fresh page.
-    let mut ttl_ms: Option<u64> = None;
+    let mut hints = Hints::default();
     loop {
         let (page, next) = fetch_page(peer, kind, cursor).await?;
-        let (items, page_ttl) = extract(page);
-        ttl_ms = match (ttl_ms, page_ttl) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        let (items, page_hints) = extract(page);
+        hints = hints.and(page_hints);
         bytes = bytes.saturating_add(json_size(&items));
         if bytes > budget {
             return Err(PageError::OverBudget(bytes, budget));
@@ -214,29 +213,56 @@ async fn list_all<T: serde::Serialize>(
         check.after_page(out.len(), next.as_deref())?;
         match next {
             Some(c) => cursor = Some(c),
-            None => return Ok((out, ttl_ms)),
+            None => return Ok((out, hints)),
         }
     }
 }
 
 /// Lists every page of tools.
 pub(crate) async fn all_tools(peer: &Peer<RoleClient>, budget: usize) -> Result<Listed, PageError> {
-    let (tools, ttl_ms) = list_all(peer, ListKind::Tools, budget, |p| match p {
-        Page::Tools(v, ttl) => (v, ttl),
-        _ => (Vec::new(), None),
+    let (tools, hints) = list_all(peer, ListKind::Tools, budget, |p| match p {
+        Page::Tools(v, hints) => (v, hints),
+        _ => (Vec::new(), Hints::default()),
     })
     .await?;
     Ok(Listed {
         tools,
-        ttl: ttl_ms.map(std::time::Duration::from_millis),
+        ttl: hints.ttl_ms.map(std::time::Duration::from_millis),
+        private: hints.private,
     })
 }
 
-/// Every tool of a server, with how long the server says the listing stays fresh.
+/// The caching hints of a list (MCP 2026-07-28): the pages' together.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Hints {
+    /// `ttlMs`, if a page sent one.
+    ttl_ms: Option<u64>,
+    /// A page said `cacheScope: "private"`.
+    private: bool,
+}
+
+impl Hints {
+    /// A listing is as fresh as its least fresh page, and private if any page is.
+    fn and(self, page: Hints) -> Hints {
+        Hints {
+            ttl_ms: match (self.ttl_ms, page.ttl_ms) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            private: self.private || page.private,
+        }
+    }
+}
+
+/// Every tool of a server, with how long the server says the listing stays fresh and
+/// whether it is for this authorization only.
 pub(crate) struct Listed {
     pub(crate) tools: Vec<Tool>,
     /// The server's `ttlMs` hint (the smallest over the pages), if it sent one.
     pub(crate) ttl: Option<std::time::Duration>,
+    /// The server's `cacheScope` was `private` (on any page): the listing may be cached
+    /// only where the authorization it was listed under is part of the key.
+    pub(crate) private: bool,
 }
 
 /// Lists every page of resources.
@@ -245,8 +271,8 @@ pub(crate) async fn all_resources(
     budget: usize,
 ) -> Result<Vec<Resource>, PageError> {
     list_all(peer, ListKind::Resources, budget, |p| match p {
-        Page::Resources(v) => (v, None),
-        _ => (Vec::new(), None),
+        Page::Resources(v) => (v, Hints::default()),
+        _ => (Vec::new(), Hints::default()),
     })
     .await
     .map(|(items, _)| items)
@@ -258,8 +284,8 @@ pub(crate) async fn all_templates(
     budget: usize,
 ) -> Result<Vec<ResourceTemplate>, PageError> {
     list_all(peer, ListKind::Templates, budget, |p| match p {
-        Page::Templates(v) => (v, None),
-        _ => (Vec::new(), None),
+        Page::Templates(v) => (v, Hints::default()),
+        _ => (Vec::new(), Hints::default()),
     })
     .await
     .map(|(items, _)| items)
@@ -271,8 +297,8 @@ pub(crate) async fn all_prompts(
     budget: usize,
 ) -> Result<Vec<Prompt>, PageError> {
     list_all(peer, ListKind::Prompts, budget, |p| match p {
-        Page::Prompts(v) => (v, None),
-        _ => (Vec::new(), None),
+        Page::Prompts(v) => (v, Hints::default()),
+        _ => (Vec::new(), Hints::default()),
     })
     .await
     .map(|(items, _)| items)

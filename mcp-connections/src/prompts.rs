@@ -64,7 +64,9 @@ impl ConnectionSet {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = arguments;
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        match tokio::time::timeout_at(deadline, live.peer.send_request(request)).await {
+        match tokio::time::timeout_at(deadline, crate::reissue::send_read(&live.peer, request))
+            .await
+        {
             Ok(Ok(ServerResult::GetPromptResult(r))) => Ok(r),
             Ok(Ok(_)) => Err(Error::Protocol {
                 server: server.clone(),

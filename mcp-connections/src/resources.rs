@@ -237,7 +237,9 @@ impl ConnectionSet {
         let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
             ReadResourceRequestParams::new(uri),
         ));
-        match tokio::time::timeout_at(deadline, live.peer.send_request(request)).await {
+        match tokio::time::timeout_at(deadline, crate::reissue::send_read(&live.peer, request))
+            .await
+        {
             Ok(Ok(ServerResult::ReadResourceResult(r))) => Ok(r),
             Ok(Ok(_)) => Err(Error::Protocol {
                 server: server.clone(),

@@ -91,6 +91,9 @@ struct Stored {
     ttl: Duration,
     /// The protocol version the server spoke when it was listed (its era), if recorded.
     protocol_version: Option<String>,
+    /// Only the era is known: the listing was not cached (see
+    /// [`ToolCache::remember_protocol`]); `tools` is empty and not served.
+    era_only: bool,
 }
 
 impl Stored {
@@ -232,7 +235,7 @@ impl ToolCache {
             .inner
             .entries
             .get(&(server.clone(), *fingerprint))
-            .filter(|stored| !stored.remaining().is_zero())?;
+            .filter(|stored| !stored.remaining().is_zero() && !stored.era_only)?;
         let tools = stored
             .tools
             .iter()
@@ -268,6 +271,7 @@ impl ToolCache {
             .and_compute_with(|current| match current {
                 Some(current)
                     if !current.value().remaining().is_zero()
+                        && !current.value().era_only
                         && fetch_started < current.value().fetched_at =>
                 {
                     Op::Nop
@@ -278,6 +282,7 @@ impl ToolCache {
                     ttl,
                     // A new listing of the same connection keeps its recorded era.
                     protocol_version: current.and_then(|c| c.value().protocol_version.clone()),
+                    era_only: false,
                 })),
             });
         matches!(
@@ -299,6 +304,7 @@ impl ToolCache {
         let mut out: Vec<CacheEntry> = self
             .live()
             .into_iter()
+            .filter(|(_, stored)| !stored.era_only)
             .map(|((server, fingerprint), stored)| CacheEntry {
                 server,
                 fingerprint,
@@ -311,8 +317,10 @@ impl ToolCache {
     }
 
     /// Records the protocol version `server` spoke with this connection fingerprint (its
-    /// era), so the next process can skip the era probe. Needs a live entry (the listing);
-    /// does nothing without one.
+    /// era), so the next process can skip the era probe. With a live entry (the listing)
+    /// the era joins it and lives as long; without one (a listing not cached: private to a
+    /// login, or declared stale at once with `ttlMs: 0`) the era is kept alone for the
+    /// cache's TTL, and [`ToolCache::get`] still finds no tools.
     pub fn remember_protocol(
         &self,
         server: &McpServerKey,
@@ -320,20 +328,29 @@ impl ToolCache {
         version: &str,
     ) {
         let key = (server.clone(), *fingerprint);
-        if let Some(stored) = self.inner.entries.get(&key)
-            && stored.protocol_version.as_deref() != Some(version)
-            && !stored.remaining().is_zero()
-        {
-            self.inner.entries.insert(
-                key,
-                Arc::new(Stored {
-                    tools: stored.tools.clone(),
-                    fetched_at: stored.fetched_at,
-                    ttl: stored.ttl,
-                    protocol_version: Some(version.to_owned()),
-                }),
-            );
-        }
+        let live = self
+            .inner
+            .entries
+            .get(&key)
+            .filter(|stored| !stored.remaining().is_zero());
+        let stored = match live {
+            Some(stored) if stored.protocol_version.as_deref() == Some(version) => return,
+            Some(stored) => Stored {
+                tools: stored.tools.clone(),
+                fetched_at: stored.fetched_at,
+                ttl: stored.ttl,
+                protocol_version: Some(version.to_owned()),
+                era_only: stored.era_only,
+            },
+            None => Stored {
+                tools: Vec::new(),
+                fetched_at: SystemTime::now(),
+                ttl: self.inner.ttl,
+                protocol_version: Some(version.to_owned()),
+                era_only: true,
+            },
+        };
+        self.inner.entries.insert(key, Arc::new(stored));
     }
 
     /// The protocol version recorded with the live entry of `server` and `fingerprint`.
@@ -366,6 +383,7 @@ impl ToolCache {
                     ttl_ms: u64::try_from(stored.ttl.as_millis()).unwrap_or(u64::MAX),
                     tools: serde_json::to_value(&stored.tools)?,
                     protocol_version: stored.protocol_version.clone(),
+                    era_only: stored.era_only,
                 })
             })
             .collect::<serde_json::Result<Vec<_>>>()?;
@@ -430,6 +448,9 @@ struct FileEntry {
     /// Added within version 1: files without it read as "not recorded".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     protocol_version: Option<String>,
+    /// Added within version 1: an entry that records only the era (`tools` is empty).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    era_only: bool,
 }
 
 /// The live entries of a persisted file, or why the whole file is ignored.
@@ -485,6 +506,7 @@ fn read_entry(raw: serde_json::Value) -> Option<Option<(Key, Stored)>> {
         fetched_at: UNIX_EPOCH.checked_add(Duration::from_millis(entry.fetched_at_ms))?,
         ttl: Duration::from_millis(entry.ttl_ms).min(MAX_TTL),
         protocol_version: entry.protocol_version,
+        era_only: entry.era_only,
     };
     if stored.remaining().is_zero() {
         return Some(None);

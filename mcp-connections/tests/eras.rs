@@ -318,3 +318,90 @@ async fn a_server_refusing_the_probe_keeps_its_process() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// Caching hints: a listing the server marks `cacheScope: "private"` is cached only when
+/// the cache key (the connection fingerprint) identifies the authorization it was listed
+/// under (a static token); behind a login or a host's credential provider only its era is
+/// remembered. A `public` listing is cached either way, for as long as its `ttlMs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_listings_are_cached_only_under_a_key_that_names_their_authorization() {
+    use std::sync::Arc;
+
+    use mcp_connections::{StaticBearer, ToolCache};
+    use mcp_key::Secret;
+    use mcp_testkit::{CacheHints, HttpOptions};
+
+    let hinted =
+        |name: &str, scope: &str| modern(name).with_cache_hints(CacheHints::new(3_600_000, scope));
+    let token = HttpOptions::new().with_bearer_token("t0ken");
+    let fixed = HttpFakeServer::start_with(hinted("fixed", "private"), token.clone())
+        .await
+        .unwrap();
+    let login = HttpFakeServer::start_with(hinted("login", "private"), token.clone())
+        .await
+        .unwrap();
+    let public = HttpFakeServer::start_with(hinted("public", "public"), token)
+        .await
+        .unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "fixed",
+        ServerConfig::from(
+            mcp_catalog::HttpConfig::new(fixed.url()).with_bearer_token_env_var("FIXED_TOKEN"),
+        ),
+    );
+    fx.add(
+        "login",
+        ServerConfig::from(mcp_catalog::HttpConfig::new(login.url())),
+    );
+    fx.add(
+        "public",
+        ServerConfig::from(mcp_catalog::HttpConfig::new(public.url())),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let provider = Arc::new(StaticBearer::new(Secret::new("t0ken")));
+    let options = ConnectionSetOptions::new()
+        .with_env_lookup(Arc::new(|name: &str| {
+            (name == "FIXED_TOKEN").then(|| "t0ken".to_owned())
+        }))
+        .with_auth_provider("login".parse().unwrap(), provider.clone())
+        .with_auth_provider("public".parse().unwrap(), provider)
+        .with_tool_cache(ToolCache::persisted(dir.path(), 8, Duration::from_secs(60)));
+    let set = ConnectionSet::start(&fx.catalog(), options);
+    assert_eq!(set.wait_startup().await.ready(), 3);
+    set.shutdown().await;
+
+    let file: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join(mcp_connections::TOOL_CACHE_FILE)).unwrap(),
+    )
+    .unwrap();
+    let entries: Vec<(String, usize, bool, u64, String)> = file["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["server"].as_str().unwrap().to_owned(),
+                e["tools"].as_array().unwrap().len(),
+                e["era_only"].as_bool().unwrap_or(false),
+                e["ttl_ms"].as_u64().unwrap(),
+                e["protocol_version"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    let era = "2026-07-28".to_owned();
+    assert_eq!(
+        entries,
+        vec![
+            ("fixed".to_owned(), 1, false, 3_600_000, era.clone()),
+            ("login".to_owned(), 0, true, 60_000, era.clone()),
+            ("public".to_owned(), 1, false, 3_600_000, era),
+        ]
+    );
+    fixed.shutdown().await;
+    login.shutdown().await;
+    public.shutdown().await;
+}

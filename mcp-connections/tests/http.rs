@@ -339,3 +339,129 @@ async fn a_server_that_dies_mid_call_fails_the_call_instead_of_hanging() {
     set.shutdown().await;
     server.shutdown().await;
 }
+
+/// A server of `era` (`None`: 2025-11-25) with a tool and a resource.
+fn reads_scenario(era: Option<&str>) -> Scenario {
+    scenario()
+        .with_resource(mcp_testkit::ResourceSpec::new(
+            "file:///notes.txt",
+            "notes",
+            "v1",
+        ))
+        .with_faults(common::faults(|f| {
+            f.protocol_version = era.map(str::to_owned)
+        }))
+}
+
+fn count(server: &HttpFakeServer, method: &str) -> usize {
+    server
+        .requests()
+        .iter()
+        .filter(|r| r.method == method)
+        .count()
+}
+
+/// MCP 2026-07-28 has no stream resumption: a read whose answer was lost with its stream is
+/// sent again, a call is not (it fails with a retryable error), and no `GET` tries to
+/// resume anything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_2026_era_a_lost_read_is_sent_again_and_a_lost_call_is_retryable() {
+    let server = HttpFakeServer::start(reads_scenario(Some("2026-07-28")))
+        .await
+        .unwrap();
+    let mut fx = Fixture::new();
+    fx.add("web", ServerConfig::from(http(server.url())));
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    let web = key("web");
+    assert_eq!(
+        set.status()[0].protocol_version.as_deref(),
+        Some("2026-07-28")
+    );
+
+    server.cut_next_responses(1, "resources/read");
+    let read = tokio::time::timeout(
+        Duration::from_secs(20),
+        set.read_resource(&web, "file:///notes.txt"),
+    )
+    .await
+    .expect("the read ends")
+    .expect("the read is sent again and answered");
+    assert!(format!("{:?}", read.contents).contains("v1"), "{read:?}");
+    assert_eq!(count(&server, "resources/read"), 2);
+
+    server.cut_next_responses(2, "resources/list");
+    let listing = set.list_resources().await;
+    assert!(listing.failures.is_empty(), "{:?}", listing.failures);
+    assert_eq!(listing.items.len(), 1);
+    assert_eq!(count(&server, "resources/list"), 3);
+
+    server.cut_next_responses(1, "tools/call");
+    let err = set
+        .call_tool(&web, "echo", Some(json!({"n": 1})), CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_disconnected() && err.is_retryable(), "{err}");
+    assert_eq!(
+        count(&server, "tools/call"),
+        1,
+        "a call is never sent twice"
+    );
+    // The connection stays usable.
+    set.call_tool(&web, "echo", Some(json!({"n": 2})), CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(server.counters().get, 0, "nothing tried to resume a stream");
+    set.shutdown().await;
+    server.shutdown().await;
+}
+
+/// Re-sending is bounded: a read whose answer is lost every time fails, retryable, after
+/// three sends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_2026_era_a_read_lost_every_time_fails_after_three_sends() {
+    let server = HttpFakeServer::start(reads_scenario(Some("2026-07-28")))
+        .await
+        .unwrap();
+    let mut fx = Fixture::new();
+    fx.add("web", ServerConfig::from(http(server.url())));
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    server.cut_next_responses(10, "resources/read");
+    let err = set
+        .read_resource(&key("web"), "file:///notes.txt")
+        .await
+        .unwrap_err();
+    assert!(err.is_disconnected() && err.is_retryable(), "{err}");
+    assert_eq!(count(&server, "resources/read"), 3);
+    set.shutdown().await;
+    server.shutdown().await;
+}
+
+/// In the 2025 era the transport resumes a broken stream (`GET` with `Last-Event-ID`)
+/// instead: the read is not sent again. (This server has nothing to replay, so the read
+/// ends at its timeout.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_the_2025_era_a_broken_stream_is_resumed_not_sent_again() {
+    let server = HttpFakeServer::start(reads_scenario(None)).await.unwrap();
+    let mut fx = Fixture::new();
+    fx.add(
+        "web",
+        ServerConfig::from(http(server.url())).with_tool_timeout(Duration::from_secs(2)),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    let gets = server.counters().get;
+    server.cut_next_responses(1, "resources/read");
+    let outcome = tokio::time::timeout(
+        Duration::from_secs(30),
+        set.read_resource(&key("web"), "file:///notes.txt"),
+    )
+    .await
+    .expect("the read ends");
+    assert!(outcome.unwrap_err().is_timeout());
+    assert_eq!(count(&server, "resources/read"), 1);
+    assert!(server.counters().get > gets, "a GET resumed the stream");
+    set.shutdown().await;
+    server.shutdown().await;
+}

@@ -185,6 +185,9 @@ struct Control {
     headers: Mutex<Vec<http::HeaderMap>>,
     /// [`crate::Faults::ignore_discover`]: `server/discover` POSTs hang until `stop`.
     ignore_discover: bool,
+    /// [`HttpFakeServer::cut_next_responses`]: JSON-RPC methods whose next POSTs are
+    /// served, then answered with a stream that ends before the response.
+    cuts: Mutex<VecDeque<String>>,
     stop: CancellationToken,
 }
 
@@ -278,6 +281,17 @@ impl HttpFakeServer {
     pub fn fail_next(&self, n: usize, failure: InjectedFailure) {
         let mut queue = lock(&self.control.failures);
         queue.extend(std::iter::repeat_n(failure, n));
+    }
+
+    /// Serve each of the next `n` POSTs of JSON-RPC `method` (e.g. `"tools/list"`), then
+    /// answer it with an SSE stream that carries one priming event (with an event id) and
+    /// ends before the response: what a proxy or server restart does to a request in
+    /// flight. The request has been handled (it is in [`HttpFakeServer::requests`]); the
+    /// client never gets the answer. A client of the 2025 era may resume the stream with
+    /// `GET` and `Last-Event-ID` (this server has nothing to replay); one of the 2026 era,
+    /// which has no resumption, has to send the request again.
+    pub fn cut_next_responses(&self, n: usize, method: &str) {
+        lock(&self.control.cuts).extend(std::iter::repeat_n(method.to_owned(), n));
     }
 
     /// Drop injected failures that have not been used yet.
@@ -383,20 +397,31 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
             return failure_response(&failure);
         }
     }
-    let request = if control.ignore_discover && request.method() == http::Method::POST {
+    let inspect = request.method() == http::Method::POST
+        && (control.ignore_discover || !lock(&control.cuts).is_empty());
+    let (request, cut) = if inspect {
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, 16 * 1024 * 1024).await else {
             return failure_response(&InjectedFailure::new(413));
         };
-        let discover = serde_json::from_slice::<serde_json::Value>(&bytes)
-            .is_ok_and(|m| m["method"] == "server/discover");
-        if discover {
+        let method = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|m| m["method"].as_str().map(str::to_owned));
+        if control.ignore_discover && method.as_deref() == Some("server/discover") {
             control.stop.cancelled().await;
             return failure_response(&InjectedFailure::new(503));
         }
-        Request::from_parts(parts, axum::body::Body::from(bytes))
+        let cut = method.is_some_and(|method| {
+            let mut cuts = lock(&control.cuts);
+            let at = cuts.iter().position(|m| *m == method);
+            at.and_then(|at| cuts.remove(at)).is_some()
+        });
+        (
+            Request::from_parts(parts, axum::body::Body::from(bytes)),
+            cut,
+        )
     } else {
-        request
+        (request, false)
     };
     let session = request
         .headers()
@@ -413,6 +438,16 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
         return failure_response(&failure);
     }
     let response = next.run(request).await;
+    if cut {
+        // The request was handled; its answer is dropped with the original body.
+        drop(response);
+        let mut cut = Response::new(axum::body::Body::from(CUT_STREAM));
+        cut.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        return cut;
+    }
     if let Some(issued) = response
         .headers()
         .get(SESSION_HEADER)
@@ -422,6 +457,10 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
     }
     response
 }
+
+/// The body of a response cut by [`HttpFakeServer::cut_next_responses`]: one priming event
+/// with an id and no data, then the end of the stream.
+const CUT_STREAM: &str = "id: cut-0\nretry: 50\ndata:\n\n";
 
 /// The session header of streamable HTTP.
 const SESSION_HEADER: &str = "mcp-session-id";

@@ -297,8 +297,8 @@ pub use process::{
 };
 pub use record::RecordedRequest;
 pub use scenario::{
-    Behavior, CapabilityFlags, DEFAULT_VERSION, Faults, PromptSpec, Recording, ReplyFault,
-    ResourceSpec, ResourceTemplateSpec, Scenario, ServerInfoSpec, ToolSpec,
+    Behavior, CacheHints, CapabilityFlags, DEFAULT_VERSION, Faults, PromptSpec, Recording,
+    ReplyFault, ResourceSpec, ResourceTemplateSpec, Scenario, ServerInfoSpec, ToolSpec,
 };
 pub use server::FakeServer;
 pub use sse::{MESSAGES_PATH, SSE_PATH, SseCounters, SseFakeServer, SseOptions, serve_sse_process};

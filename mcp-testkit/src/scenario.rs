@@ -51,6 +51,33 @@ pub struct Scenario {
     pub faults: Faults,
     /// Files the server writes for a test's assertions.
     pub record: Recording,
+    /// Caching hints (`ttlMs`, `cacheScope`) put on every list page (MCP 2026-07-28;
+    /// rmcp's server fills in `ttlMs: 0, cacheScope: "private"` where a page has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_hints: Option<CacheHints>,
+}
+
+/// The caching hints of [`Scenario::cache_hints`].
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct CacheHints {
+    /// `ttlMs`: how long a client may keep the page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// `cacheScope`: `"public"` or `"private"` (any other text is sent as is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+impl CacheHints {
+    /// Hints saying the pages stay fresh `ttl_ms` milliseconds, for `scope`.
+    pub fn new(ttl_ms: u64, scope: impl Into<String>) -> Self {
+        Self {
+            ttl_ms: Some(ttl_ms),
+            scope: Some(scope.into()),
+        }
+    }
 }
 
 impl Default for Scenario {
@@ -72,6 +99,7 @@ impl Scenario {
             prompts: Vec::new(),
             faults: Faults::default(),
             record: Recording::default(),
+            cache_hints: None,
         }
     }
 
@@ -128,6 +156,13 @@ impl Scenario {
     #[must_use]
     pub fn with_faults(mut self, faults: Faults) -> Self {
         self.faults = faults;
+        self
+    }
+
+    /// Put these caching hints on every list page.
+    #[must_use]
+    pub fn with_cache_hints(mut self, hints: CacheHints) -> Self {
+        self.cache_hints = Some(hints);
         self
     }
 

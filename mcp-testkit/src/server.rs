@@ -127,7 +127,12 @@ impl FakeServer {
         let cursor = request.and_then(|r| r.cursor.as_deref());
         let wire_items: Vec<Value> = items.iter().map(to_wire).collect();
         let p = page(&wire_items, cursor, &self.shared.scenario.faults, synth)?;
-        Ok(wire::list(key, p.items, p.next_cursor))
+        Ok(wire::list(
+            key,
+            p.items,
+            p.next_cursor,
+            self.shared.scenario.cache_hints.as_ref(),
+        ))
     }
 }
 

@@ -99,10 +99,23 @@ pub(crate) fn endless_prompt(n: u64) -> Value {
 }
 
 /// A list result: `{"<key>": items, "nextCursor": ...}`.
-pub(crate) fn list(key: &str, items: Vec<Value>, next_cursor: Option<String>) -> Value {
+pub(crate) fn list(
+    key: &str,
+    items: Vec<Value>,
+    next_cursor: Option<String>,
+    hints: Option<&crate::scenario::CacheHints>,
+) -> Value {
     let mut map = Map::new();
     map.insert(key.to_owned(), Value::Array(items));
     put(&mut map, "nextCursor", next_cursor.map(Value::String));
+    if let Some(hints) = hints {
+        put(&mut map, "ttlMs", hints.ttl_ms.map(Value::from));
+        put(
+            &mut map,
+            "cacheScope",
+            hints.scope.clone().map(Value::String),
+        );
+    }
     Value::Object(map)
 }
 

@@ -375,3 +375,43 @@ fn an_in_memory_cache_has_no_file() {
     assert_eq!(cache.entries().len(), 1);
     assert!(format!("{cache:?}").starts_with("ToolCache {"));
 }
+
+#[test]
+fn an_era_is_remembered_without_a_cached_listing_and_serves_no_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ToolCache::persisted(dir.path(), 32, DEFAULT_TOOL_CACHE_TTL);
+    // A listing declared stale at once (`ttlMs: 0`) is not kept; its era is.
+    cache.insert(
+        &key("a"),
+        &fp("1"),
+        vec![tool("x")],
+        SystemTime::now(),
+        Some(Duration::ZERO),
+    );
+    cache.remember_protocol(&key("a"), &fp("1"), "2026-07-28");
+    assert_eq!(
+        cache.protocol(&key("a"), &fp("1")).as_deref(),
+        Some("2026-07-28")
+    );
+    assert_eq!(cache.get(&key("a"), &fp("1")), None);
+    assert_eq!(cache.entries(), Vec::new());
+
+    cache.persist().unwrap();
+    let next = ToolCache::persisted(dir.path(), 32, DEFAULT_TOOL_CACHE_TTL);
+    assert_eq!(next.load_problem(), None);
+    assert_eq!(
+        next.protocol(&key("a"), &fp("1")).as_deref(),
+        Some("2026-07-28")
+    );
+    assert_eq!(next.get(&key("a"), &fp("1")), None);
+
+    // A listing cached later takes the place of the era-only entry, whenever its fetch
+    // began, and keeps the era.
+    let earlier = SystemTime::now() - Duration::from_secs(5);
+    assert!(next.insert(&key("a"), &fp("1"), vec![tool("y")], earlier, None));
+    assert_eq!(next.get(&key("a"), &fp("1")).unwrap().tools[0].name, "y");
+    assert_eq!(
+        next.protocol(&key("a"), &fp("1")).as_deref(),
+        Some("2026-07-28")
+    );
+}
