@@ -130,3 +130,42 @@ async fn the_id_token_signature_is_checked_against_the_idp_jwks() {
     );
     assert_eq!(fake.seen(|s| s.jwks_fetches), 3);
 }
+
+/// `logout --enterprise` in one process stops an enterprise login still waiting for its
+/// browser in another: two stores on one credentials file stand for the two processes.
+#[tokio::test]
+async fn a_logout_elsewhere_stops_a_pending_login_from_storing_anything() {
+    let fake = FakeAs::start(Config {
+        id_token_alg: Some("RS256".into()),
+        ..Config::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("credentials.json");
+    let process = || {
+        EnterpriseIdp::new(
+            fake.origin.clone(),
+            "idp-client",
+            OAuthSettings::new().with_login_timeout(Duration::from_secs(10)),
+            Arc::new(mcp_auth::FileStore::new(&file)),
+        )
+        .unwrap()
+    };
+    let (waiting, other) = (process(), process());
+    log_in(&waiting).await.unwrap();
+
+    let pending = waiting.begin_login().await.unwrap();
+    other.logout().await.unwrap();
+    HeadlessAgent::new()
+        .open(pending.authorization_url())
+        .await
+        .unwrap();
+    let err = pending.complete().await.unwrap_err();
+    assert!(err.to_string().contains("logout happened"), "{err}");
+    assert_eq!(waiting.status().await, AuthStatus::LoginRequired);
+    assert_eq!(other.status().await, AuthStatus::LoginRequired);
+
+    // A login begun after the logout is not stopped by it.
+    log_in(&waiting).await.unwrap();
+    assert_eq!(other.status().await, AuthStatus::OAuth);
+}

@@ -135,6 +135,34 @@ impl OAuthCredentials {
             .map_err(|e| self.store_error(e))
     }
 
+    /// Saves `record` from a login begun at `begun_at_ms`, unless a logout with a marker
+    /// ([`OAuthCredentials::logout_everywhere`]) happened since the login began, in this
+    /// process or another: then nothing is stored.
+    pub(crate) async fn persist_login(
+        &self,
+        record: &StoredCredentials,
+        begun_at_ms: u64,
+    ) -> Result<(), AuthError> {
+        let marker = self
+            .inner
+            .store
+            .load(&self.inner.key.logout_marker())
+            .await
+            .map_err(|e| self.store_error(e))?;
+        if let Some(at) = marker.and_then(|m| m.logged_out_at_ms)
+            && at >= begun_at_ms
+        {
+            return Err(AuthError::Callback {
+                server: self.inner.server.clone(),
+                detail: "a logout happened while this login was waiting for the browser, so \
+                         nothing was stored; log in again"
+                    .to_owned(),
+                code: None,
+            });
+        }
+        self.persist(record).await
+    }
+
     /// Saves `record` (used after a grant; the caller uses the token only after this).
     pub(crate) async fn persist(&self, record: &StoredCredentials) -> Result<(), AuthError> {
         self.inner
@@ -277,6 +305,23 @@ impl OAuthCredentials {
             .delete(&self.inner.key)
             .await
             .map_err(|e| self.store_error(e))
+    }
+
+    /// Forgets the stored credentials and leaves a logout marker in the store, so a login
+    /// of the same record still pending anywhere (another process waiting for its browser)
+    /// stores nothing when it completes.
+    ///
+    /// # Cancel safety
+    /// Not cancel-safe between its two writes: dropped after the marker, the record stays
+    /// until the next logout (pending logins are stopped either way).
+    pub(crate) async fn logout_everywhere(&self) -> Result<(), AuthError> {
+        let marker = StoredCredentials::logout_marker(super::http::now_unix_ms());
+        self.inner
+            .store
+            .save(&self.inner.key.logout_marker(), &marker)
+            .await
+            .map_err(|e| self.store_error(e))?;
+        self.logout().await
     }
 
     /// Counts one step-up attempt; false once [`MAX_STEP_UP_ATTEMPTS`] are used.

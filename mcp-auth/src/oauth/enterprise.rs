@@ -84,12 +84,14 @@ impl EnterpriseIdp {
         self.creds.status().await
     }
 
-    /// Forgets the enterprise login.
+    /// Forgets the enterprise login, and stops every login of it still pending, in this
+    /// process or another sharing the store: they store nothing when their callback comes.
     ///
     /// # Cancel safety
-    /// Cancel-safe: the record is deleted entirely or not at all.
+    /// Cancel-safe: the record is deleted entirely or not at all; dropped between the
+    /// marker and the deletion, pending logins are stopped and the record stays.
     pub async fn logout(&self) -> Result<(), AuthError> {
-        self.creds.logout().await
+        self.creds.logout_everywhere().await
     }
 
     /// What [`OAuthCredentials::login_enterprise`] needs to authorize one MCP server whose

@@ -87,6 +87,13 @@ pub(crate) fn check_endpoint(
 }
 
 /// Seconds since the Unix epoch.
+/// Milliseconds since the Unix epoch (0 before it).
+pub(crate) fn now_unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 pub(crate) fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -40,6 +40,8 @@ pub struct PendingLogin {
     scopes_discovered: bool,
     /// Set when the tokens are to be bound to a DPoP key.
     dpop: Option<DpopExchange>,
+    /// When the login began (Unix milliseconds): a logout marker from after it stops it.
+    begun_at_ms: u64,
 }
 
 /// Which scopes a login asks for.
@@ -110,6 +112,7 @@ impl PendingLogin {
             auth_method,
             id_token_rule,
             dpop,
+            begun_at_ms,
             ..
         } = self;
         let CallbackServer { received, .. } = &mut { callback };
@@ -188,7 +191,7 @@ impl PendingLogin {
             if token.is_dpop() {
                 record = record.with_dpop_key(dpop.key);
             }
-            return creds.persist(&record).await;
+            return creds.persist_login(&record, begun_at_ms).await;
         }
         let token = session
             .handle_callback_with_issuer(code, &state, iss.map(String::as_str))
@@ -246,7 +249,7 @@ impl PendingLogin {
             record.access_token = Some(Secret::new(id_token.to_owned()));
             record.expires_at = Some(exp);
         }
-        creds.persist(&record).await
+        creds.persist_login(&record, begun_at_ms).await
     }
 }
 
@@ -327,6 +330,7 @@ impl OAuthCredentials {
         challenge: Option<&str>,
         choice: ScopeChoice,
     ) -> Result<PendingLogin, AuthError> {
+        let begun_at_ms = oauth_http::now_unix_ms();
         let server = self.server().clone();
         let settings = self.settings();
         let http = oauth_http::client(&server)?;
@@ -459,6 +463,7 @@ impl OAuthCredentials {
             id_token_rule: None,
             scopes_discovered,
             dpop,
+            begun_at_ms,
         })
     }
 

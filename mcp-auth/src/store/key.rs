@@ -46,6 +46,14 @@ impl StoreKey {
         Self(format!("#enterprise|{}", url_hash(issuer)))
     }
 
+    /// The key of this record's logout marker: written by a logout that must also stop
+    /// logins still pending in other processes (`logout --enterprise`). Text form
+    /// `#logout|` followed by this key's text; `#` never occurs in server names.
+    #[must_use]
+    pub fn logout_marker(&self) -> Self {
+        Self(format!("#logout|{}", self.0))
+    }
+
     /// The text form.
     pub fn as_str(&self) -> &str {
         &self.0

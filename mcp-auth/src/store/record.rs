@@ -57,6 +57,10 @@ pub struct StoredCredentials {
     /// The DPoP key (RFC 9449) the tokens are bound to; `None` for Bearer tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dpop_key: Option<DpopKey>,
+    /// On a logout marker ([`crate::StoreKey::logout_marker`]): when the logout happened, in
+    /// milliseconds since the Unix epoch. A login begun before it stores nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logged_out_at_ms: Option<u64>,
 }
 
 impl StoredCredentials {
@@ -74,7 +78,16 @@ impl StoredCredentials {
             token_endpoint_auth_method: None,
             resource: None,
             dpop_key: None,
+            logged_out_at_ms: None,
         }
+    }
+
+    /// A logout marker: the logout happened at `unix_ms`.
+    #[must_use]
+    pub fn logout_marker(unix_ms: u64) -> Self {
+        let mut marker = Self::new("");
+        marker.logged_out_at_ms = Some(unix_ms);
+        marker
     }
 
     /// Binds the tokens to a DPoP key.
