@@ -31,8 +31,10 @@ pub(crate) struct Fixture {
     home: TestHome,
     bin: PathBuf,
     args: Vec<String>,
-    /// The arguments of a server that answers `server/discover` with an error.
+    /// The arguments of a server that answers `server/discover` with "method not found".
     refusing_args: Vec<String>,
+    /// The arguments of a server that exits on `server/discover`.
+    closing_args: Vec<String>,
     bare_started: AtomicU64,
 }
 
@@ -50,6 +52,11 @@ impl Fixture {
             .with_tool(ToolSpec::echo("echo"))
             .with_faults(mcp_testkit::Faults::new().with_refuse_discover())
             .write_json(&refusing)?;
+        let closing = home.join("bench.json.closing.json");
+        Scenario::new("bench")
+            .with_tool(ToolSpec::echo("echo"))
+            .with_faults(mcp_testkit::Faults::new().with_close_on_discover())
+            .write_json(&closing)?;
         let bin = mcp_testkit::try_fake_server_bin()?;
         let scenario_args = |path: &std::path::Path| {
             vec!["--scenario".to_owned(), path.to_string_lossy().into_owned()]
@@ -59,6 +66,7 @@ impl Fixture {
             bin,
             args: scenario_args(&scenario),
             refusing_args: scenario_args(&refusing),
+            closing_args: scenario_args(&closing),
             bare_started: AtomicU64::new(0),
         })
     }
@@ -101,6 +109,12 @@ impl Fixture {
     /// server of the TypeScript or Python SDK), with `protocol`.
     pub(crate) fn refusing_catalog(&self, protocol: ProtocolChoice) -> Result<ResolvedCatalog> {
         self.catalog_of(&self.refusing_args, 1, false, protocol)
+    }
+
+    /// One server that exits on `server/discover` (a 2025-era server built on an rmcp
+    /// release before 2026-07-28), with `protocol`.
+    pub(crate) fn closing_catalog(&self, protocol: ProtocolChoice) -> Result<ResolvedCatalog> {
+        self.catalog_of(&self.closing_args, 1, false, protocol)
     }
 
     fn catalog_of(

@@ -3,8 +3,9 @@
 //! `mcp-fake-server` scenario) and the ratio, printed as one Markdown table (or JSON with
 //! `--json`).
 //!
-//! Run: `cargo run --release -p mcp-bench` (`-- --json`, `-- --quick` for a short smoke
-//! run). A debug build runs too, but its numbers mean little; it says so.
+//! Run: `cargo run --release -p mcp-bench` (`-- --json`; `-- --only NAME` for some rows;
+//! `-- --quick` for a short smoke run). A debug build runs too, but its numbers mean
+//! little; it says so.
 //!
 //! A and B sides run interleaved (A B, B A, …) and the figures are medians, because the
 //! machines are shared and noisy. Every process started is shut down; at the end the run
@@ -88,10 +89,11 @@ impl Settings {
     }
 }
 
-const USAGE: &str = "usage: mcp-bench [--json] [--quick]\n\
+const USAGE: &str = "usage: mcp-bench [--json] [--quick] [--only NAME]\n\
     Measures every row of quality.md's benchmark table against its baseline, in one run.\n\
     --json   print the rows as JSON instead of a Markdown table\n\
-    --quick  fewer iterations (a smoke run; numbers are rough)";
+    --quick  fewer iterations (a smoke run; numbers are rough)\n\
+    --only NAME  only the measurements whose name contains NAME (e.g. \"era probe\")";
 
 /// How long the leftover check waits for processes to be gone.
 pub(crate) const LEFTOVER_BOUND: Duration = Duration::from_secs(5);
@@ -105,10 +107,19 @@ fn main() -> ExitCode {
     }
     let mut json = false;
     let mut settings = Settings::full();
-    for arg in args {
+    let mut only = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
         match arg.as_str() {
             "--json" => json = true,
             "--quick" => settings = Settings::quick(),
+            "--only" => match args.next() {
+                Some(name) => only = Some(name),
+                None => {
+                    eprintln!("mcp-bench: --only needs a name\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -126,7 +137,7 @@ fn main() -> ExitCode {
         );
     }
     match runtime() {
-        Ok(rt) => rt.block_on(run(json, settings)),
+        Ok(rt) => rt.block_on(run(json, settings, only)),
         Err(e) => {
             eprintln!("mcp-bench: cannot start the tokio runtime: {e}");
             ExitCode::FAILURE
@@ -160,7 +171,7 @@ fn memory_probe(side: &str) -> ExitCode {
     }
 }
 
-async fn run(json: bool, s: Settings) -> ExitCode {
+async fn run(json: bool, s: Settings, only: Option<String>) -> ExitCode {
     let fx = match Fixture::new() {
         Ok(fx) => fx,
         Err(e) => {
@@ -174,21 +185,23 @@ async fn run(json: bool, s: Settings) -> ExitCode {
     let mut failed = Vec::new();
     macro_rules! measure {
         ($name:expr, $rows:expr) => {{
-            eprintln!("mcp-bench: {} …", $name);
-            let t = Instant::now();
-            match $rows {
-                Ok(r) => rows.extend(r),
-                Err(e) => {
-                    eprintln!("mcp-bench: {} FAILED: {e}", $name);
-                    rows.push(Row::failed($name, &e.to_string()));
-                    failed.push(format!("{}: {e}", $name));
+            if only.as_ref().is_none_or(|o| $name.contains(o.as_str())) {
+                eprintln!("mcp-bench: {} …", $name);
+                let t = Instant::now();
+                match $rows {
+                    Ok(r) => rows.extend(r),
+                    Err(e) => {
+                        eprintln!("mcp-bench: {} FAILED: {e}", $name);
+                        rows.push(Row::failed($name, &e.to_string()));
+                        failed.push(format!("{}: {e}", $name));
+                    }
                 }
+                eprintln!(
+                    "mcp-bench: {} took {:.1} s",
+                    $name,
+                    t.elapsed().as_secs_f64()
+                );
             }
-            eprintln!(
-                "mcp-bench: {} took {:.1} s",
-                $name,
-                t.elapsed().as_secs_f64()
-            );
         }};
     }
     measure!("call overhead", rows::calls::overhead(&fx, &s).await);
@@ -204,11 +217,13 @@ async fn run(json: bool, s: Settings) -> ExitCode {
         rows::sharing::hundred_sessions(&fx).await
     );
     measure!("memory", rows::memory::memory(&s).await);
-    rows.push(Row::pending(
-        "gateway: a call through `mcpctl serve` vs straight to the server",
-        "—",
-        "see `cargo bench -p mcpctl --bench gateway`",
-    ));
+    if only.is_none() {
+        rows.push(Row::pending(
+            "gateway: a call through `mcpctl serve` vs straight to the server",
+            "—",
+            "see `cargo bench -p mcpctl --bench gateway`",
+        ));
+    }
 
     let left = procs::wait_gone(fx.marker(), LEFTOVER_BOUND).await;
     let load_after = procs::load_average();

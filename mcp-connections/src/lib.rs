@@ -111,6 +111,7 @@ mod http_client;
 #[cfg(feature = "http")]
 mod http_dpop;
 mod inner;
+mod lend;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;

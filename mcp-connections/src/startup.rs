@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientLifecycleMode, RunningService};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService};
 
 use crate::connection::{Live, RefreshSettings};
 use crate::error::StartupFailure;
@@ -391,7 +391,7 @@ pub(crate) fn era_plan(
 
 /// Starts one connection (the pool calls this once per start, whoever asked). Under a
 /// `server/discover` probe (`auto`), a stdio server that fails the probe in a way a
-/// 2025-era server does (it closes the connection or exits on the unknown request) is
+/// 2025-era server may (it closes the connection or exits on the unknown request) is
 /// started again with the `initialize` handshake alone, once.
 async fn connect(
     inner: &Arc<SetInner>,
@@ -410,8 +410,9 @@ async fn connect(
         return connect_once(inner, spec, &legacy).await;
     }
     // Over HTTP rmcp falls back on the same transport when the server answers the probe
-    // with an error; a stdio server of the 2025 era may instead close its end (rmcp's own
-    // servers do), which only a new process can recover from.
+    // with an error, and `connect_once` does the same over stdio for a server that answers
+    // with its versions; a stdio server of rmcp releases before 2026-07-28 exits on the
+    // probe instead, which only a new process can recover from.
     let probing = matches!(era.lifecycle, ClientLifecycleMode::Auto { .. })
         && matches!(spec.transport, TransportSpec::Stdio(_));
     match connect_once(inner, spec, era).await {
@@ -512,6 +513,9 @@ async fn connect_once(
                     mcp_pool::DEFAULT_MAX_LINE_BYTES,
                     Arc::new(move |what| fault_shared.report_reply_fault(what)),
                 );
+                // Lent, so that a probe rmcp gives up on leaves the pipes with us.
+                let (stdout, stdout_back) = crate::lend::Lent::new(stdout);
+                let (stdin, stdin_back) = crate::lend::Lent::new(stdin);
                 let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
                     handler,
                     (stdout, stdin),
@@ -535,6 +539,36 @@ async fn connect_once(
                         }
                     }
                     _ => handshake.await,
+                };
+                let handshake = match handshake {
+                    // A 2025-era server that answered the probe with the versions it speaks
+                    // (rmcp 3.x servers do) is still waiting for `initialize`: shake hands
+                    // again on the same process, not a new one.
+                    Err(ClientInitializeError::NoCompatibleProtocolVersion { .. })
+                        if matches!(era.lifecycle, ClientLifecycleMode::Auto { .. }) =>
+                    {
+                        match (stdout_back.await, stdin_back.await) {
+                            (Ok(stdout), Ok(stdin)) => {
+                                tracing::debug!(server = %key, "the server answered the server/discover probe without 2026-07-28; initialize on the same process");
+                                rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                                    Handler {
+                                        shared: Arc::clone(&shared),
+                                    },
+                                    (stdout, stdin),
+                                    ClientLifecycleMode::Initialize,
+                                )
+                                .await
+                            }
+                            _ => {
+                                return Err((
+                                    "the server/discover probe failed and the pipes were lost"
+                                        .to_owned(),
+                                    false,
+                                ));
+                            }
+                        }
+                    }
+                    other => other,
                 };
                 let service = match handshake {
                     Ok(s) => s,

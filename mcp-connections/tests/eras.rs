@@ -48,8 +48,15 @@ fn modern(name: &str) -> Scenario {
         .with_faults(faults(|f| f.protocol_version = Some("2026-07-28".into())))
 }
 
+/// A 2025-era server as rmcp 3.x builds one: it answers the probe with the versions it
+/// speaks and waits for `initialize`.
 fn legacy(name: &str) -> Scenario {
     Scenario::new(name).with_tool(ToolSpec::echo("echo"))
+}
+
+/// A 2025-era server as rmcp releases before 2026-07-28 build one: it exits on the probe.
+fn closing(name: &str) -> Scenario {
+    legacy(name).with_faults(faults(|f| f.close_on_discover = true))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -57,11 +64,21 @@ async fn auto_speaks_2026_to_a_modern_server_and_2025_to_an_older_one_and_rememb
     let mut fx = Fixture::new();
     let modern_log = fx.home.join("modern.launches");
     let legacy_log = fx.home.join("legacy.launches");
+    let closing_log = fx.home.join("closing.launches");
     let config = counted(&mut fx, "new", modern("new"), &modern_log);
     fx.add("new", config);
     let config = counted(&mut fx, "old", legacy("old"), &legacy_log);
     fx.add("old", config);
+    let config = counted(&mut fx, "oldest", closing("oldest"), &closing_log);
+    fx.add("oldest", config);
     let catalog = fx.catalog();
+    let counts = || {
+        (
+            launches(&modern_log),
+            launches(&legacy_log),
+            launches(&closing_log),
+        )
+    };
     let pool = ServerPool::new();
     let options = || {
         ConnectionSetOptions::new()
@@ -71,7 +88,7 @@ async fn auto_speaks_2026_to_a_modern_server_and_2025_to_an_older_one_and_rememb
 
     let (tx, mut rx) = mpsc::unbounded_channel();
     let set = ConnectionSet::start(&catalog, options().with_events(tx));
-    assert_eq!(set.wait_startup().await.ready(), 2);
+    assert_eq!(set.wait_startup().await.ready(), 3, "{:?}", set.status());
     let eras: Vec<(String, Option<String>)> = set
         .status()
         .into_iter()
@@ -82,6 +99,7 @@ async fn auto_speaks_2026_to_a_modern_server_and_2025_to_an_older_one_and_rememb
         vec![
             ("new".to_owned(), Some("2026-07-28".to_owned())),
             ("old".to_owned(), Some("2025-11-25".to_owned())),
+            ("oldest".to_owned(), Some("2025-11-25".to_owned())),
         ]
     );
     // The era is in the events too.
@@ -95,7 +113,7 @@ async fn auto_speaks_2026_to_a_modern_server_and_2025_to_an_older_one_and_rememb
         matches!(ready, ConnectionEvent::Ready { ref protocol_version, .. } if protocol_version == "2026-07-28")
     );
     // Calls work in both eras.
-    for name in ["new", "old"] {
+    for name in ["new", "old", "oldest"] {
         let result = set
             .call_tool(
                 &name.parse().unwrap(),
@@ -107,16 +125,17 @@ async fn auto_speaks_2026_to_a_modern_server_and_2025_to_an_older_one_and_rememb
             .unwrap();
         assert_eq!(result.structured_content, Some(json!({"n": 1})), "{name}");
     }
-    // The modern server took one process; the older one closed its end on the probe and
-    // was started again for the 2025 handshake: two.
-    assert_eq!((launches(&modern_log), launches(&legacy_log)), (1, 2));
+    // The modern server took one process, and so did the older one that answered the
+    // probe with its versions (the 2025 handshake followed on the same process); the one
+    // that exited on the probe was started again for the 2025 handshake: two.
+    assert_eq!(counts(), (1, 1, 2));
     set.shutdown().await;
     fx.assert_no_processes().await;
 
     // The next start remembers each era: no probe, one process each.
     let set = ConnectionSet::start(&catalog, options());
-    assert_eq!(set.wait_startup().await.ready(), 2);
-    assert_eq!((launches(&modern_log), launches(&legacy_log)), (2, 3));
+    assert_eq!(set.wait_startup().await.ready(), 3);
+    assert_eq!(counts(), (2, 2, 3));
     set.shutdown().await;
     pool.shutdown().await;
     fx.assert_no_processes().await;
@@ -211,7 +230,8 @@ async fn http_servers_of_both_eras_under_auto() {
 async fn a_new_process_takes_the_era_from_the_persisted_catalog_cache() {
     let mut fx = Fixture::new();
     let legacy_log = fx.home.join("legacy.launches");
-    let config = counted(&mut fx, "old", legacy("old"), &legacy_log);
+    // A server that exits on the probe: its process count tells a probe from none.
+    let config = counted(&mut fx, "old", closing("old"), &legacy_log);
     fx.add("old", config);
     let catalog = fx.catalog();
     let dir = tempfile::tempdir().unwrap();

@@ -802,8 +802,14 @@ pub struct Faults {
     pub ignore_discover: bool,
     /// Answer `server/discover` with JSON-RPC error -32601 (method not found) and go on
     /// serving, as 2025-era servers of the TypeScript and Python SDKs do (binary over
-    /// stdio; rmcp's own older servers close their end instead).
+    /// stdio). Without a discover fault the fake server answers as rmcp 3.x servers of the
+    /// 2025 era do: "unsupported protocol version", listing the versions it speaks, and it
+    /// goes on waiting for `initialize`.
     pub refuse_discover: bool,
+    /// Exit (status 1, "expected initialize request" on stderr) when the first request is
+    /// `server/discover`, as servers built on rmcp releases before 2026-07-28 do: a client
+    /// must start such a server again to speak `initialize` to it (binary over stdio).
+    pub close_on_discover: bool,
     /// Over the legacy SSE transport, end each event stream once it carried this many
     /// `message` events (the `endpoint` event not counted), as a flaky network would
     /// ([`crate::SseFakeServer`], in the test's process or `mcp-fake-server --http ADDR
@@ -843,6 +849,13 @@ impl Faults {
     #[must_use]
     pub fn with_refuse_discover(mut self) -> Self {
         self.refuse_discover = true;
+        self
+    }
+
+    /// Set [`Faults::close_on_discover`].
+    #[must_use]
+    pub fn with_close_on_discover(mut self) -> Self {
+        self.close_on_discover = true;
         self
     }
 

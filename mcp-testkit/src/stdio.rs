@@ -37,8 +37,17 @@ pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
 
     let stop = CancellationToken::new();
     let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, stop.clone());
-    let served = if faults.ignore_discover || faults.refuse_discover {
-        let stdin = without_discover(faults.refuse_discover);
+    let on_discover = if faults.close_on_discover {
+        Some(OnDiscover::Exit)
+    } else if faults.refuse_discover {
+        Some(OnDiscover::Refuse)
+    } else if faults.ignore_discover {
+        Some(OnDiscover::Ignore)
+    } else {
+        None
+    };
+    let served = if let Some(on_discover) = on_discover {
+        let stdin = without_discover(on_discover);
         server
             .serve_with_ct((stdin, tokio::io::stdout()), stop.clone())
             .await
@@ -64,12 +73,24 @@ pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
     result
 }
 
+/// What the binary does with a `server/discover` request before rmcp sees it.
+#[derive(Clone, Copy, PartialEq)]
+enum OnDiscover {
+    /// [`Faults::ignore_discover`]: drop it.
+    Ignore,
+    /// [`Faults::refuse_discover`]: answer "method not found".
+    Refuse,
+    /// [`Faults::close_on_discover`]: exit, as pre-2026 rmcp servers do.
+    Exit,
+}
+
 /// stdin without its `server/discover` requests ([`Faults::ignore_discover`],
-/// [`Faults::refuse_discover`]): lines are copied through a pipe, and a request of that
-/// method is dropped, or answered with "method not found" when `refuse`. The answer is
-/// written before any later line reaches rmcp, and rmcp writes nothing before it has
-/// a request to answer, so the two writers of stdout never interleave.
-fn without_discover(refuse: bool) -> tokio::io::DuplexStream {
+/// [`Faults::refuse_discover`], [`Faults::close_on_discover`]): lines are copied through a
+/// pipe, and a request of that method is dropped, answered with "method not found", or
+/// ends the process. The answer is written before any later line reaches rmcp, and rmcp
+/// writes nothing before it has a request to answer, so the two writers of stdout never
+/// interleave.
+fn without_discover(on_discover: OnDiscover) -> tokio::io::DuplexStream {
     use tokio::io::AsyncBufReadExt;
     let (reader, mut writer) = tokio::io::duplex(64 * 1024);
     tokio::spawn(async move {
@@ -78,7 +99,13 @@ fn without_discover(refuse: bool) -> tokio::io::DuplexStream {
         while let Ok(Some(line)) = lines.next_line().await {
             let message = serde_json::from_str::<serde_json::Value>(&line).ok();
             if let Some(m) = message.filter(|m| m["method"] == "server/discover") {
-                if refuse {
+                if on_discover == OnDiscover::Exit {
+                    let mut stderr = std::io::stderr().lock();
+                    let _ = writeln!(stderr, "mcp-fake-server: expected initialize request");
+                    let _ = stderr.flush();
+                    std::process::exit(1);
+                }
+                if on_discover == OnDiscover::Refuse {
                     let answer = serde_json::json!({
                         "jsonrpc": "2.0",
                         "id": m["id"],

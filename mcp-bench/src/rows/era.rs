@@ -1,9 +1,12 @@
 //! The era probe: starting one 2025-era stdio server under `protocol = "auto"`, the first
-//! time and once its era is remembered, versus `protocol = "2025-11-25"`. Two kinds of
-//! 2025-era server: the fake server as it is, which closes its end on `server/discover` as
-//! rmcp's own older servers do (the probe costs a second process), and the fake server
-//! answering the probe with "method not found" as the TypeScript and Python SDKs' servers
-//! do (rmcp falls back to `initialize` on the same process).
+//! time and once its era is remembered, versus `protocol = "2025-11-25"`. Three kinds of
+//! 2025-era server, by how they answer `server/discover`: the fake server as it is, which
+//! answers "unsupported protocol version" with the versions it speaks and waits for
+//! `initialize`, as rmcp 3.x servers do (the set shakes hands again on the same process);
+//! the fake server answering "method not found", as the TypeScript and Python SDKs'
+//! servers do (rmcp falls back to `initialize` on the same process); and the fake server
+//! exiting, as servers built on rmcp releases before 2026-07-28 do (the probe costs a
+//! second process, once).
 
 use std::time::{Duration, Instant};
 
@@ -33,60 +36,90 @@ async fn start(catalog: &mcp_catalog::ResolvedCatalog, pool: &ServerPool) -> Res
     Ok(took)
 }
 
+/// First starts under `auto` and pinned starts of one kind of server, alternated.
+struct Kind {
+    auto: mcp_catalog::ResolvedCatalog,
+    pinned: mcp_catalog::ResolvedCatalog,
+    first: Vec<f64>,
+    base: Vec<f64>,
+}
+
+impl Kind {
+    fn new(
+        catalog: impl Fn(ProtocolChoice) -> Result<mcp_catalog::ResolvedCatalog>,
+    ) -> Result<Self> {
+        Ok(Self {
+            auto: catalog(ProtocolChoice::Auto)?,
+            pinned: catalog(ProtocolChoice::V2025_11_25)?,
+            first: Vec::new(),
+            base: Vec::new(),
+        })
+    }
+
+    async fn round(&mut self, auto_first: bool) -> Result<()> {
+        if auto_first {
+            self.first
+                .push(start(&self.auto, &ServerPool::new()).await?);
+            self.base
+                .push(start(&self.pinned, &ServerPool::new()).await?);
+        } else {
+            self.base
+                .push(start(&self.pinned, &ServerPool::new()).await?);
+            self.first
+                .push(start(&self.auto, &ServerPool::new()).await?);
+        }
+        Ok(())
+    }
+
+    fn row(&self, what: &str, note: &str) -> Row {
+        Row::versus(
+            format!("era probe: first start under `auto` ({what})"),
+            Unit::Seconds,
+            median(&self.first),
+            median(&self.base),
+            "pinned 2025-11-25",
+            "≤ 1.2× pinned",
+            |_, r| r <= 1.2,
+        )
+        .with_note(note)
+    }
+}
+
 pub(crate) async fn era_probe(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
-    let pinned = fx.catalog_with_protocol(1, false, ProtocolChoice::V2025_11_25)?;
-    let auto = fx.catalog_with_protocol(1, false, ProtocolChoice::Auto)?;
-    let refusing_pinned = fx.refusing_catalog(ProtocolChoice::V2025_11_25)?;
-    let refusing_auto = fx.refusing_catalog(ProtocolChoice::Auto)?;
+    let mut answering = Kind::new(|p| fx.catalog_with_protocol(1, false, p))?;
+    let mut refusing = Kind::new(|p| fx.refusing_catalog(p))?;
+    let mut closing = Kind::new(|p| fx.closing_catalog(p))?;
     let remembering = ServerPool::new();
-    start(&auto, &remembering).await?;
+    start(&answering.auto, &remembering).await?;
     let rounds = s.rounds_startup.max(3) * 4;
-    let (mut base, mut first, mut remembered) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut refusing_base, mut refusing_first) = (Vec::new(), Vec::new());
+    let mut remembered = Vec::new();
     for round in 0..rounds {
         // Alternate the order so drift in the machine's load hits every side alike.
-        if b_first(round) {
-            first.push(start(&auto, &ServerPool::new()).await?);
-            remembered.push(start(&auto, &remembering).await?);
-            base.push(start(&pinned, &ServerPool::new()).await?);
-            refusing_first.push(start(&refusing_auto, &ServerPool::new()).await?);
-            refusing_base.push(start(&refusing_pinned, &ServerPool::new()).await?);
-        } else {
-            base.push(start(&pinned, &ServerPool::new()).await?);
-            remembered.push(start(&auto, &remembering).await?);
-            first.push(start(&auto, &ServerPool::new()).await?);
-            refusing_base.push(start(&refusing_pinned, &ServerPool::new()).await?);
-            refusing_first.push(start(&refusing_auto, &ServerPool::new()).await?);
-        }
+        let flip = b_first(round);
+        answering.round(flip).await?;
+        remembered.push(start(&answering.auto, &remembering).await?);
+        refusing.round(!flip).await?;
+        closing.round(flip).await?;
     }
     remembering.shutdown().await;
-    let base = median(&base);
     Ok(vec![
-        Row::versus(
-            "era probe: first start under `auto` (a 2025-era stdio server)",
-            Unit::Seconds,
-            median(&first),
-            base,
-            "pinned 2025-11-25",
-            "≤ 1.2× pinned",
-            |_, r| r <= 1.2,
-        )
-        .with_note("the fake server closes on the probe: a second process is started"),
-        Row::versus(
-            "era probe: first start under `auto` (a 2025-era server answering the probe with an error)",
-            Unit::Seconds,
-            median(&refusing_first),
-            median(&refusing_base),
-            "pinned 2025-11-25",
-            "≤ 1.2× pinned",
-            |_, r| r <= 1.2,
-        )
-        .with_note("as TypeScript and Python SDK servers answer: one process, one extra round trip"),
+        answering.row(
+            "a 2025-era stdio server answering the probe with its versions",
+            "as rmcp 3.x servers answer: the 2025 handshake follows on the same process",
+        ),
+        refusing.row(
+            "a 2025-era server answering the probe with \"method not found\"",
+            "as TypeScript and Python SDK servers answer: one process, one extra round trip",
+        ),
+        closing.row(
+            "a 2025-era server exiting on the probe",
+            "as servers of rmcp releases before 2026-07-28 do: a second process, once per server",
+        ),
         Row::versus(
             "era probe: start under `auto` with the era remembered",
             Unit::Seconds,
             median(&remembered),
-            base,
+            median(&answering.base),
             "pinned 2025-11-25",
             "≤ 1.05× pinned",
             |_, r| r <= 1.05,
