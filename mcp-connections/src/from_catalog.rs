@@ -66,7 +66,7 @@ pub(crate) fn announces_elicitation(
 
 /// The pool key of `key`'s connection: the catalog's connection fingerprint (transport,
 /// current values of referenced variables, environment, auth) plus what the set announces
-/// in `initialize` (client identity, protocol version, elicitation capability). Sets that
+/// in `initialize` (client identity, protocol version, elicitation capability, roots). Sets that
 /// agree on all of it share one connection.
 pub(crate) fn connection_key(
     catalog: &ResolvedCatalog,
@@ -85,11 +85,24 @@ pub(crate) fn connection_key(
         .str("protocol", options.protocol_version.as_str())
         .str("protocol_choice", catalog.protocol(key).as_str())
         .bool("elicitation", elicitation)
+        .str("roots", &roots_text(&options.roots))
         .finish();
     ConnectionKey {
         server: key.clone(),
         fingerprint,
     }
+}
+
+/// The roots as one unambiguous text (JSON) for the fingerprint; empty without roots.
+fn roots_text(roots: &[crate::roots::Root]) -> String {
+    if roots.is_empty() {
+        return String::new();
+    }
+    let pairs: Vec<(&str, Option<&str>)> = roots
+        .iter()
+        .map(|r| (r.uri.as_str(), r.name.as_deref()))
+        .collect();
+    serde_json::to_string(&pairs).unwrap_or_default()
 }
 
 /// The environments stdio servers can run in: the catalog's `[environments.*]` as wrapper

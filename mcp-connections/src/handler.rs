@@ -89,6 +89,8 @@ const RESOURCE_UPDATE_BUFFER: usize = 64;
 pub(crate) struct ConnectionShared {
     pub(crate) key: McpServerKey,
     config: ClientConfig,
+    /// The roots the connection announced (empty: the capability was not announced).
+    roots: Arc<[crate::roots::Root]>,
     /// The sessions (connection sets) sharing this connection; a server request goes to
     /// the one whose operation is running (see [`mcp_pool::SessionGate`]).
     pub(crate) gate: SessionGate<SessionRoute>,
@@ -124,8 +126,13 @@ impl ConnectionShared {
         protocol: ProtocolVersion,
         advertise_elicitation: bool,
         extensions: &[&str],
+        roots: Arc<[crate::roots::Root]>,
     ) -> Arc<Self> {
         let mut caps = ClientCapabilities::default();
+        if !roots.is_empty() {
+            // The list is fixed for the connection's life: no list changes to announce.
+            caps.roots = Some(rmcp::model::RootsCapabilities::default());
+        }
         if !extensions.is_empty() {
             caps.extensions = Some(
                 extensions
@@ -145,6 +152,7 @@ impl ConnectionShared {
         Arc::new(Self {
             key,
             config,
+            roots,
             gate: SessionGate::new(),
             routes_requests: advertise_elicitation,
             progress: Mutex::new(HashMap::new()),
@@ -199,8 +207,8 @@ impl ConnectionShared {
     }
 
     /// Gathers the inputs a 2026-era server asked for in an `input_required` result
-    /// (SEP-2322): elicitations through [`Self::elicit`], roots (none are offered: an empty
-    /// list); sampling is refused (this client offers none). Returns the responses and the
+    /// (SEP-2322): elicitations through [`Self::elicit`], roots from the host's list (empty
+    /// when it gave none); sampling is refused (this client offers none). Returns the responses and the
     /// server's request state, unmodified, for the retry.
     pub(crate) async fn fulfil_input_requests(
         &self,
@@ -219,7 +227,10 @@ impl ConnectionShared {
                     serde_json::to_value(self.elicit(request.params).await)
                         .map_err(|e| e.to_string())?
                 }
-                rmcp::model::InputRequest::ListRoots(_) => serde_json::json!({ "roots": [] }),
+                rmcp::model::InputRequest::ListRoots(_) => {
+                    serde_json::to_value(crate::roots::list_result(&self.roots))
+                        .map_err(|e| e.to_string())?
+                }
                 rmcp::model::InputRequest::CreateMessage(_) => {
                     return Err(
                         "the server asked for sampling (sampling/createMessage), which this client does not offer"
@@ -355,6 +366,17 @@ pub(crate) struct Handler {
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         self.shared.config.clone()
+    }
+
+    #[expect(
+        deprecated,
+        reason = "roots are deprecated by SEP-2577 in rmcp, yet MCP 2025-11-25 defines roots/list"
+    )]
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ListRootsResult, ErrorData> {
+        Ok(crate::roots::list_result(&self.shared.roots))
     }
 
     async fn create_elicitation(

@@ -123,6 +123,7 @@ mod reply_check;
 mod resources;
 mod results;
 mod rmcp_errors;
+mod roots;
 mod server_info;
 mod set;
 mod slot;
@@ -172,6 +173,7 @@ pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
+pub use roots::Root;
 pub use server_info::ServerInfo;
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
 pub use tool_cache::{

@@ -61,6 +61,7 @@ pub struct ConnectionSetOptions {
     pub(crate) reserved_meta_prefix: Option<String>,
     pub(crate) events: Option<EventSink>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) roots: Arc<[crate::roots::Root]>,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) process_grace: Duration,
     pub(crate) restart_backoff: Duration,
@@ -99,6 +100,7 @@ impl std::fmt::Debug for ConnectionSetOptions {
             .field("reserved_meta_prefix", &self.reserved_meta_prefix)
             .field("events", &self.events.is_some())
             .field("elicitation", &self.elicitation.is_some())
+            .field("roots", &self.roots)
             .finish_non_exhaustive()
     }
 }
@@ -114,6 +116,7 @@ impl ConnectionSetOptions {
             reserved_meta_prefix: None,
             events: None,
             elicitation: None,
+            roots: Arc::from([]),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             process_grace: DEFAULT_PROCESS_GRACE,
             restart_backoff: DEFAULT_RESTART_BACKOFF,
@@ -197,6 +200,16 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.elicitation = Some(handler);
+        self
+    }
+
+    /// The roots the host offers its servers (MCP roots, both eras: see [`Root`](crate::Root)),
+    /// in this order. Default: none, and the `roots` capability is not announced. The roots
+    /// are part of what a connection announces: sets with other roots never share a
+    /// connection.
+    #[must_use]
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = crate::roots::Root>) -> Self {
+        self.roots = roots.into_iter().collect();
         self
     }
 

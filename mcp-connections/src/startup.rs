@@ -407,7 +407,9 @@ async fn connect(
             requested: inner.options.protocol_version.clone(),
             remembered: false,
         };
-        return connect_once(inner, spec, &legacy).await;
+        return connect_once(inner, spec, &legacy)
+            .await
+            .map_err(|f| f.failure);
     }
     // Over HTTP rmcp falls back on the same transport when the server answers the probe
     // with an error, and `connect_once` does the same over stdio for a server that answers
@@ -416,16 +418,37 @@ async fn connect(
     let probing = matches!(era.lifecycle, ClientLifecycleMode::Auto { .. })
         && matches!(spec.transport, TransportSpec::Stdio(_));
     match connect_once(inner, spec, era).await {
-        Err(failure) if probing && probe_may_explain(&failure) => {
+        Err(Failed {
+            failure,
+            in_probe: true,
+        }) if probing && probe_may_explain(&failure) => {
             tracing::info!(server = %spec.key, "the server/discover probe failed ({failure}); connecting again with the initialize handshake");
             let legacy = EraPlan {
                 lifecycle: ClientLifecycleMode::Initialize,
                 requested: inner.options.protocol_version.clone(),
                 remembered: false,
             };
-            connect_once(inner, spec, &legacy).await
+            connect_once(inner, spec, &legacy)
+                .await
+                .map_err(|f| f.failure)
         }
-        other => other,
+        other => other.map_err(|f| f.failure),
+    }
+}
+
+/// A failed attempt of [`connect_once`], and whether it failed before the handshake under
+/// a `server/discover` probe was done (only then may another handshake help).
+struct Failed {
+    failure: StartupFailure,
+    in_probe: bool,
+}
+
+impl From<StartupFailure> for Failed {
+    fn from(failure: StartupFailure) -> Self {
+        Self {
+            failure,
+            in_probe: false,
+        }
     }
 }
 
@@ -464,13 +487,10 @@ async fn connect_once(
     inner: &Arc<SetInner>,
     spec: &ServerSpec,
     era: &EraPlan,
-) -> Result<Live, StartupFailure> {
+) -> Result<Live, Failed> {
     let key = &spec.key;
     if let Some(problem) = &spec.environment_problem {
-        return Err(StartupFailure::new(
-            FailureReason::Environment,
-            problem.clone(),
-        ));
+        return Err(StartupFailure::new(FailureReason::Environment, problem.clone()).into());
     }
     let shared = ConnectionShared::new(
         key.clone(),
@@ -478,6 +498,7 @@ async fn connect_once(
         inner.options.protocol_version.clone(),
         crate::from_catalog::announces_elicitation(&inner.catalog, &inner.options, key),
         announced_extensions(spec),
+        std::sync::Arc::clone(&inner.options.roots),
     );
     let refresh = || RefreshSettings {
         debounce: inner.options.list_changed_debounce,
@@ -489,12 +510,13 @@ async fn connect_once(
         shared: Arc::clone(&shared),
     };
     let timeout = spec.startup_timeout;
-    let requested = era.requested.clone();
+    let legacy = inner.options.protocol_version.clone();
     match &spec.transport {
         TransportSpec::Unsupported(why) | TransportSpec::Invalid(why) => Err(StartupFailure::new(
             FailureReason::Config,
             format!("MCP server `{key}`: {why}"),
-        )),
+        )
+        .into()),
         TransportSpec::Stdio(stdio_spec) => {
             let environment = spec
                 .environment
@@ -502,8 +524,9 @@ async fn connect_once(
                 .and_then(|e| inner.environments.get(e));
             let (process, transport) =
                 stdio::launch(key, stdio_spec, environment, &inner.options).await?;
-            // Err((detail, broke_protocol)): a protocol violation is reported as such even
-            // though the process exits afterwards (its stdin is closed on the way out).
+            // Err((detail, broke_protocol, in_handshake)): a protocol violation is reported as
+            // such even though the process exits afterwards (its stdin is closed on the way
+            // out); a failure before the handshake completed may be the era probe's.
             let work = async {
                 // Unreadable replies fail the calls pending on this connection at once.
                 let (stdout, stdin) = transport;
@@ -534,6 +557,7 @@ async fn connect_once(
                                         "no answer to the server/discover probe within {bound:?}"
                                     ),
                                     false,
+                                    true,
                                 ));
                             }
                         }
@@ -564,6 +588,7 @@ async fn connect_once(
                                     "the server/discover probe failed and the pipes were lost"
                                         .to_owned(),
                                     false,
+                                    true,
                                 ));
                             }
                         }
@@ -579,12 +604,13 @@ async fn connect_once(
                                 crate::rmcp_errors::describe_init(&e)
                             ),
                             false,
+                            true,
                         ));
                     }
                 };
-                if let Err(detail) = check_protocol_version(&service, &requested) {
+                if let Err(detail) = check_protocol_version(&service, era, &legacy) {
                     close_in_background(inner, service);
-                    return Err((detail, true));
+                    return Err((detail, true, false));
                 }
                 match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await {
                     Ok(tools) => {
@@ -594,7 +620,7 @@ async fn connect_once(
                     Err(e) => {
                         let broke_protocol = !matches!(e, PageError::Service(_));
                         close_in_background(inner, service);
-                        Err((format!("tools/list failed: {e}"), broke_protocol))
+                        Err((format!("tools/list failed: {e}"), broke_protocol, false))
                     }
                 }
             };
@@ -608,7 +634,7 @@ async fn connect_once(
                     refresh(),
                     changes,
                 )),
-                Ok(Err((detail, broke_protocol))) => {
+                Ok(Err((detail, broke_protocol, in_handshake))) => {
                     let failure = if broke_protocol {
                         StartupFailure::new(
                             FailureReason::Protocol,
@@ -619,12 +645,16 @@ async fn connect_once(
                         process.startup_failure(key, detail).await
                     };
                     stop_in_background(inner, process);
-                    Err(failure)
+                    Err(Failed {
+                        failure,
+                        in_probe: in_handshake
+                            && matches!(era.lifecycle, ClientLifecycleMode::Auto { .. }),
+                    })
                 }
                 Err(_) => {
                     let tail = process.stderr_tail();
                     stop_in_background(inner, process);
-                    Err(timeout_failure(key, timeout).with_stderr_tail(tail))
+                    Err(timeout_failure(key, timeout).with_stderr_tail(tail).into())
                 }
             }
         }
@@ -634,7 +664,8 @@ async fn connect_once(
             format!(
                 "MCP server `{key}` is an HTTP server, but this host was built without HTTP support (mcp-connections feature `http`); rebuild with it, or use a stdio server"
             ),
-        )),
+        )
+        .into()),
         #[cfg(feature = "http")]
         TransportSpec::Http(http_spec) | TransportSpec::Sse(http_spec) => {
             let target = HttpTarget {
@@ -648,7 +679,7 @@ async fn connect_once(
             };
             let work = async {
                 let service = http::connect(key, &target, handler, &era.lifecycle).await?;
-                if let Err(detail) = check_protocol_version(&service, &requested) {
+                if let Err(detail) = check_protocol_version(&service, era, &legacy) {
                     close_in_background(inner, service);
                     return Err(StartupFailure::new(
                         FailureReason::Protocol,
@@ -701,8 +732,8 @@ async fn connect_once(
                     refresh(),
                     changes,
                 )),
-                Ok(Err(failure)) => Err(failure),
-                Err(_) => Err(timeout_failure(key, timeout)),
+                Ok(Err(failure)) => Err(failure.into()),
+                Err(_) => Err(timeout_failure(key, timeout).into()),
             }
         }
     }
@@ -720,15 +751,25 @@ pub(crate) fn supported_protocol_versions(requested: &ProtocolVersion) -> Vec<Pr
 }
 
 /// Refuses a server whose `initialize` answer names a protocol version this client does
-/// not speak (the specification says the client should then disconnect).
+/// not speak (the specification says the client should then disconnect). Under a probe, an
+/// answer other than the probed version came from the `initialize` that followed it, which
+/// asked for `legacy`.
 fn check_protocol_version(
     service: &RunningService<RoleClient, Handler>,
-    requested: &ProtocolVersion,
+    era: &EraPlan,
+    legacy: &ProtocolVersion,
 ) -> Result<(), String> {
     let Some(info) = service.peer().peer_info() else {
         return Err("the initialize answer was not recorded".to_owned());
     };
     let answered = &info.protocol_version;
+    let requested = if matches!(era.lifecycle, ClientLifecycleMode::Auto { .. })
+        && *answered != era.requested
+    {
+        legacy
+    } else {
+        &era.requested
+    };
     let supported = supported_protocol_versions(requested);
     if supported.contains(answered) {
         return Ok(());

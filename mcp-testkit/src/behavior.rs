@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, CustomRequest, ElicitRequestParams,
-    ElicitResult, ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam,
-    ServerRequest,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    ElicitRequestParams, ElicitResult, InputRequest, InputRequiredResult,
+    ProgressNotificationParam, ProtocolVersion, ResourceUpdatedNotificationParam, ServerRequest,
 };
 use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -39,6 +39,78 @@ async fn listening(
         .filter(|sink| wanted(sink.accepted()))
         .cloned()
         .collect()
+}
+
+/// The key of the one input request of an MRTR round.
+const INPUT_KEY: &str = "input";
+
+/// In the 2026-07-28 era a server sends no requests of its own: the behaviours that need
+/// the client's input run as an MRTR round (SEP-2322) instead. `None` for every other
+/// behaviour, and in the 2025-11-25 era.
+pub(crate) fn input_round(
+    tool: &ToolSpec,
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Option<Result<CallToolResponse, McpError>> {
+    if !is_modern(context) {
+        return None;
+    }
+    let input = match &tool.behavior {
+        Behavior::ElicitForm { message, schema } => json!({
+            "method": "elicitation/create",
+            "params": {"mode": "form", "message": message, "requestedSchema": schema},
+        }),
+        Behavior::ElicitUrl {
+            message,
+            url,
+            elicitation_id,
+        } => json!({
+            "method": "elicitation/create",
+            "params": {
+                "mode": "url", "message": message, "url": url, "elicitationId": elicitation_id,
+            },
+        }),
+        Behavior::ListRoots => json!({"method": "roots/list"}),
+        _ => return None,
+    };
+    let state = format!("{}/round-1", tool.name);
+    Some(match (&request.input_responses, &request.request_state) {
+        (None, _) => wire::from_wire::<InputRequest>("input request", input).map(|input| {
+            let requests = BTreeMap::from([(INPUT_KEY.to_owned(), input)]);
+            InputRequiredResult::new(Some(requests), Some(state)).into()
+        }),
+        (Some(responses), Some(echoed)) if *echoed == state => match responses.get(INPUT_KEY) {
+            Some(answer) => Ok(answered(&tool.behavior, answer).into()),
+            None => Err(McpError::invalid_params(
+                format!("inputResponses has no `{INPUT_KEY}`, the key this server asked for"),
+                None,
+            )),
+        },
+        (Some(_), echoed) => Err(McpError::invalid_params(
+            format!("requestState {echoed:?} is not {state:?}, the state this server sent"),
+            None,
+        )),
+    })
+}
+
+/// What a behaviour returns once the client answered its input request (either era).
+fn answered(behavior: &Behavior, answer: &Value) -> CallToolResult {
+    if matches!(behavior, Behavior::ListRoots) {
+        let roots = answer.get("roots").cloned().unwrap_or(Value::Null);
+        return structured(json!({ "roots": roots }));
+    }
+    elicitation_answer(answer)
+}
+
+/// `{"action", "content"}` of an elicitation's answer (no `content` when there is none).
+fn elicitation_answer(answer: &Value) -> CallToolResult {
+    let mut out = Map::new();
+    for key in ["action", "content"] {
+        if let Some(v) = answer.get(key).filter(|v| !v.is_null()) {
+            out.insert(key.to_owned(), v.clone());
+        }
+    }
+    structured(Value::Object(out))
 }
 
 pub(crate) async fn call(
@@ -95,6 +167,18 @@ pub(crate) async fn call(
             elicit(&context, params).await
         }
         Behavior::ElicitRaw { params } => elicit_raw(&context, params.clone()).await,
+        Behavior::ListRoots => {
+            #[expect(
+                deprecated,
+                reason = "roots are deprecated by SEP-2577 in rmcp, yet MCP 2025-11-25 defines roots/list"
+            )]
+            let roots =
+                context.peer.list_roots().await.map_err(|e| {
+                    McpError::internal_error(format!("roots/list failed: {e}"), None)
+                })?;
+            let answer = serde_json::to_value(&roots).unwrap_or(Value::Null);
+            Ok(answered(&tool.behavior, &answer))
+        }
         Behavior::ChangeTools { add, remove } => {
             let names = {
                 let mut tools = lock(&server.tools);
@@ -239,15 +323,8 @@ async fn elicit(
         .create_elicitation(params)
         .await
         .map_err(|e| McpError::internal_error(format!("elicitation failed: {e}"), None))?;
-    let mut answer = Map::new();
-    answer.insert(
-        "action".to_owned(),
-        serde_json::to_value(&result.action).unwrap_or(Value::Null),
-    );
-    if let Some(content) = result.content {
-        answer.insert("content".to_owned(), content);
-    }
-    Ok(structured(Value::Object(answer)))
+    let answer = serde_json::to_value(&result).unwrap_or(Value::Null);
+    Ok(elicitation_answer(&answer))
 }
 
 /// Sends `elicitation/create` with `params` as given, bypassing rmcp's typed request.

@@ -491,7 +491,12 @@ pub enum Behavior {
         interval_ms: u64,
     },
     /// Send a form-mode `elicitation/create` and return the client's answer as structured
-    /// content `{"action": "...", "content": {...}}`.
+    /// content `{"action": "...", "content": {...}}`. In the 2026-07-28 era the request
+    /// goes out as an MRTR round (SEP-2322): the call answers `input_required` with the
+    /// request and a `requestState`, and the client's retry, carrying the answer and the
+    /// state unmodified, gets the result (a retry whose state was changed gets an
+    /// "invalid params" error). The same holds for [`Behavior::ElicitUrl`] and
+    /// [`Behavior::ListRoots`].
     ElicitForm {
         /// The message shown to the user.
         message: String,
@@ -515,6 +520,9 @@ pub enum Behavior {
         /// The request's `params`.
         params: Value,
     },
+    /// Ask the client for its roots (`roots/list`; an MRTR round in the 2026-07-28 era) and
+    /// return its answer as structured content: `{"roots": [...]}`.
+    ListRoots,
     /// Replace the tool set (remove `remove`, append `add`), send
     /// `notifications/tools/list_changed`, then return `{"tools": [names...]}`.
     ChangeTools {
@@ -612,6 +620,7 @@ impl Behavior {
             Self::ElicitForm { .. } => "elicit_form",
             Self::ElicitUrl { .. } => "elicit_url",
             Self::ElicitRaw { .. } => "elicit_raw",
+            Self::ListRoots => "list_roots",
             Self::ChangeTools { .. } => "change_tools",
             Self::UpdateResource { .. } => "update_resource",
             Self::Exit { .. } => "exit",
@@ -1018,6 +1027,7 @@ mod tests {
             Behavior::ElicitRaw {
                 params: json!({"mode": "form"}),
             },
+            Behavior::ListRoots,
             Behavior::ChangeTools {
                 add: vec![ToolSpec::echo("new")],
                 remove: vec!["t0".into()],

@@ -226,6 +226,9 @@ impl ServerHandler for FakeServer {
                 None,
             ));
         };
+        if let Some(round) = crate::behavior::input_round(&tool, &request, &context) {
+            return round;
+        }
         crate::behavior::call(&self.shared, &tool, request, context)
             .await
             .map(CallToolResponse::from)
