@@ -49,6 +49,11 @@ fn clients() -> Option<PathBuf> {
             include_str!("gateway/py_client.py"),
         )
         .unwrap();
+        std::fs::write(
+            dir.join("py_modern_client.py"),
+            include_str!("gateway/py_modern_client.py"),
+        )
+        .unwrap();
         return Some(dir);
     }
     assert!(
@@ -120,6 +125,11 @@ fn run_client(clients: &Path, wd: &Workdir, which: &str, args: &[&str]) -> Value
         "python" => {
             let mut c = Command::new(clients.join("venv/bin/python"));
             c.arg(clients.join("py_client.py"));
+            c
+        }
+        "python-2026" => {
+            let mut c = Command::new(clients.join("venv/bin/python"));
+            c.arg(clients.join("py_modern_client.py"));
             c
         }
         _ => {
@@ -371,6 +381,73 @@ fn two_clients_share_one_upstream_process_over_http_and_each_gets_its_own_elicit
     assert_eq!(initializations(&log), 1);
 
     // SIGTERM ends the gateway and every upstream process.
+    let status = served.stop();
+    assert!(status.success(), "{status}");
+    support::assert_no_server_left();
+}
+
+/// What a 2026-07-28 client must have seen beyond [`assert_report`]: the era, the
+/// resource update through its listen, and both questions (the upstream elicitation and
+/// the gateway's approval) as `input_required` rounds.
+fn assert_modern_report(report: &Value, who: &str) {
+    assert_report(report, who);
+    assert_eq!(report["protocol_version"], json!("2026-07-28"), "{report}");
+    assert_resource_updates(report);
+    assert_eq!(
+        report["questions"],
+        json!([
+            "who is calling?",
+            "Allow the tool `guarded` of MCP server `notes` to run?"
+        ]),
+        "{report}"
+    );
+}
+
+/// A client of the 2026-07-28 era (no session: its questions come back as
+/// `input_required` results) beside one of the 2025 era, over stdio and over HTTP.
+#[test]
+fn a_2026_client_and_a_2025_client_use_the_gateway_over_stdio_and_http() {
+    let Some(clients) = clients() else { return };
+    let wd = Workdir::new();
+    let (config, log) = write_config(&wd);
+    let report = run_client(
+        &clients,
+        &wd,
+        "python-2026",
+        &["stdio", MCPCTL, &stdio_args(&config), "modern-stdio"],
+    );
+    assert_modern_report(&report, "modern-stdio");
+    assert_eq!(initializations(&log), 1);
+
+    let mut served = Served::start(&wd, &config);
+    let (modern, legacy) = std::thread::scope(|scope| {
+        let modern = scope.spawn(|| {
+            run_client(
+                &clients,
+                &wd,
+                "python-2026",
+                &["http", &served.url, TOKEN, "modern-http"],
+            )
+        });
+        let legacy = scope.spawn(|| {
+            run_client(
+                &clients,
+                &wd,
+                "python",
+                &["http", &served.url, TOKEN, "legacy-http"],
+            )
+        });
+        (modern.join().unwrap(), legacy.join().unwrap())
+    });
+    assert_modern_report(&modern, "modern-http");
+    assert_report(&legacy, "legacy-http");
+    assert_resource_updates(&legacy);
+    // Both eras' clients on one upstream process (a second since the stdio gateway).
+    assert_eq!(initializations(&log), 2);
+    assert!(
+        !called(&log, "guarded"),
+        "an unapproved call reached the server"
+    );
     let status = served.stop();
     assert!(status.success(), "{status}");
     support::assert_no_server_left();

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use mcp_connections::model::{ElicitResult, ElicitationAction};
 use mcp_connections::{
     CallOptions, ConnectionEvent, ConnectionSet, ConnectionSetOptions, ElicitationRequest,
-    Progress, ServerPool, elicitation_fn,
+    Progress, ServerPool, ServerState, elicitation_fn,
 };
 use mcp_key::McpServerKey;
 use mcp_key::{NamingOptions, ToolNamer};
@@ -19,13 +19,18 @@ use rmcp::model::{
     GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam, ResultType,
     ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
+
+use super::modern::{self, Ask, Run};
+
+/// Set events kept for `subscriptions/listen` requests that are slow to take them.
+const EVENT_BUFFER: usize = 64;
 
 /// What every client of one `serve` shares: the catalog, the pool, the options each
 /// client's connection set starts from, and the limits.
@@ -37,6 +42,8 @@ pub(crate) struct Hub {
     pub(crate) max_calls: usize,
     /// Clients whose gateway is alive.
     pub(crate) clients: Arc<AtomicUsize>,
+    /// Calls of 2026-era clients waiting for their answers.
+    pub(crate) parked: super::modern::Parked,
 }
 
 impl Hub {
@@ -63,6 +70,10 @@ pub(crate) struct Gateway {
 
 struct Inner {
     set: ConnectionSet,
+    /// What a 2026-era client's calls start their own sets from.
+    hub: Arc<Hub>,
+    /// The set's events, for 2026-era clients' `subscriptions/listen` requests.
+    events: broadcast::Sender<ConnectionEvent>,
     /// The client, once it initialized: where its elicitations and notifications go.
     peer: Arc<OnceLock<Peer<RoleServer>>>,
     calls: Semaphore,
@@ -102,7 +113,7 @@ fn can_elicit(peer: &Peer<RoleServer>) -> bool {
 
 impl Gateway {
     /// A new client's gateway: starts its connection set on the hub's pool.
-    pub(crate) fn start(hub: &Hub) -> Self {
+    pub(crate) fn start(hub: &Arc<Hub>) -> Self {
         let peer: Arc<OnceLock<Peer<RoleServer>>> = Arc::default();
         let elicit_peer = Arc::clone(&peer);
         let handler = elicitation_fn(move |request: ElicitationRequest| {
@@ -128,11 +139,14 @@ impl Gateway {
             .with_elicitation_handler(handler)
             .with_events(tx);
         let set = ConnectionSet::start(&hub.catalog, options);
-        tokio::spawn(forward_list_changes(rx, Arc::clone(&peer)));
+        let events = broadcast::channel(EVENT_BUFFER).0;
+        tokio::spawn(forward_list_changes(rx, Arc::clone(&peer), events.clone()));
         hub.clients.fetch_add(1, Ordering::SeqCst);
         Self {
             inner: Arc::new(Inner {
                 set,
+                hub: Arc::clone(hub),
+                events,
                 peer,
                 calls: Semaphore::new(hub.max_calls),
                 max_calls: hub.max_calls,
@@ -154,28 +168,11 @@ impl Gateway {
         if !can_elicit(peer) {
             return false;
         }
-        let schema = json!({
-            "type": "object",
-            "properties": {"approve": {"type": "boolean", "title": "Run it?"}},
-            "required": ["approve"],
-        });
-        let Ok(params) = serde_json::from_value::<ElicitRequestParams>(json!({
-            "mode": "form",
-            "message": format!("Allow the tool `{tool}` of MCP server `{server}` to run?"),
-            "requestedSchema": schema,
-        })) else {
+        let Some(params) = approval_question(server, tool) else {
             return false;
         };
         match peer.create_elicitation(params).await {
-            Ok(answer) => {
-                answer.action == ElicitationAction::Accept
-                    && answer
-                        .content
-                        .as_ref()
-                        .and_then(|c| c.get("approve"))
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false)
-            }
+            Ok(answer) => approves(&answer),
             Err(_) => false,
         }
     }
@@ -183,12 +180,16 @@ impl Gateway {
 
 /// Tells the client its tool list changed whenever a server of its set becomes ready,
 /// fails or changes its tools, and that a resource it subscribed to changed, once the
-/// client initialized.
+/// client initialized (2025 era); every event also goes to `listens`, where the
+/// `subscriptions/listen` requests of 2026-era clients take them.
 async fn forward_list_changes(
     mut events: mpsc::UnboundedReceiver<ConnectionEvent>,
     peer: Arc<OnceLock<Peer<RoleServer>>>,
+    listens: broadcast::Sender<ConnectionEvent>,
 ) {
     while let Some(event) = events.recv().await {
+        // Nobody listening is fine.
+        let _ = listens.send(event.clone());
         let Some(peer) = peer.get() else {
             continue;
         };
@@ -206,6 +207,74 @@ async fn forward_list_changes(
             _ => {}
         }
     }
+}
+
+/// The form that asks the user whether `tool` of `server` may run.
+fn approval_question(server: &McpServerKey, tool: &str) -> Option<ElicitRequestParams> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"approve": {"type": "boolean", "title": "Run it?"}},
+        "required": ["approve"],
+    });
+    serde_json::from_value::<ElicitRequestParams>(json!({
+        "mode": "form",
+        "message": format!("Allow the tool `{tool}` of MCP server `{server}` to run?"),
+        "requestedSchema": schema,
+    }))
+    .ok()
+}
+
+/// Whether the answer to [`approval_question`] approves.
+fn approves(answer: &ElicitResult) -> bool {
+    answer.action == ElicitationAction::Accept
+        && answer
+            .content
+            .as_ref()
+            .and_then(|c| c.get("approve"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+}
+
+/// The unapproved call's result.
+fn not_approved(server: &McpServerKey, tool: &str) -> CallToolResult {
+    error_result(format!(
+        "the user did not approve running `{tool}` of MCP server `{server}`"
+    ))
+}
+
+/// Asks a 2026-era client through its call's run (declined when it cannot elicit).
+async fn ask(
+    asks: &mpsc::Sender<Ask>,
+    can_elicit: bool,
+    params: ElicitRequestParams,
+) -> ElicitResult {
+    let declined = || ElicitResult::new(ElicitationAction::Decline);
+    if !can_elicit {
+        return declined();
+    }
+    let (answer, answered) = oneshot::channel();
+    if asks.send((params, answer)).await.is_err() {
+        return declined();
+    }
+    answered.await.unwrap_or_else(|_| declined())
+}
+
+/// The server and raw name of a qualified tool name; when the set does not know it yet,
+/// once its servers settled (so a tool whose approval mode asks is never called unasked
+/// because its server was still starting).
+async fn resolve_settled(set: &ConnectionSet, name: &str) -> Option<(McpServerKey, String)> {
+    if let Some(found) = set.resolve_tool(name) {
+        return Some(found);
+    }
+    set.wait_startup().await;
+    set.resolve_tool(name)
+}
+
+/// A forwarded result marked `complete`: a 2026-era client needs the discriminator
+/// (rmcp takes it off again for older clients), and a 2025-era server never sends it.
+pub(crate) fn complete(mut result: CallToolResult) -> CallToolResult {
+    result.result_type.get_or_insert(ResultType::COMPLETE);
+    result
 }
 
 /// An error result the model can read (not a protocol error).
@@ -229,8 +298,9 @@ impl ServerHandler for Gateway {
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        // Server-to-client requests (elicitation) need the session-based era downstream.
-        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        // Both eras: 2026-07-28 clients get elicitations and approvals as input_required
+        // rounds (modern.rs), 2025 ones as requests on their session.
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn initialize(
@@ -276,23 +346,88 @@ impl ServerHandler for Gateway {
             ))
             .into());
         };
+        if modern::is_modern(&context) {
+            return self.call_modern(name, request, &context).await;
+        }
         let set = &self.inner.set;
-        let Some((server, tool)) = set.resolve_tool(&name) else {
-            // Maybe a server that is still starting: call_qualified waits for it.
+        let Some((server, tool)) = resolve_settled(set, &name).await else {
+            // No server has it: call_qualified says so.
             return self.call(&name, request, &context).await;
         };
         if let Ok(approval) = set.approval(&server, &tool)
             && approval.must_ask()
         {
             if !self.approved(&context.peer, &server, &tool).await {
-                return Ok(error_result(format!(
-                    "the user did not approve running `{tool}` of MCP server `{server}`"
-                ))
-                .into());
+                return Ok(not_approved(&server, &tool).into());
             }
             let _ = set.remember_approval(&server, &tool);
         }
         self.call(&name, request, &context).await
+    }
+
+    /// What a `subscriptions/listen` may ask of the gateway: tool list changes and resource
+    /// updates (prompt and resource list changes are not forwarded).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut accepted = rmcp::model::SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        Some(accepted)
+    }
+
+    /// A 2026-era client's `subscriptions/listen`: tool list changes (a server that
+    /// changed its tools, or became ready or failed after startup) and updates of the
+    /// resources it names, until the client ends the request.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let accepted = context.accepted().clone();
+        let sink = context.sink().clone();
+        let mut events = self.inner.events.subscribe();
+        let set = &self.inner.set;
+        let mut settled = set
+            .status()
+            .iter()
+            .all(|s| !matches!(s.state, ServerState::Starting));
+        let tools = accepted.tools_list_changed == Some(true);
+        let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
+        let mut subscribed = Vec::new();
+        for uri in &uris {
+            if let Some(server) = self.owner_of(uri).await
+                && set.subscribe_resource(&server, uri).await.is_ok()
+            {
+                subscribed.push((server, uri.clone()));
+            }
+        }
+        loop {
+            tokio::select! {
+                () = context.cancelled() => break,
+                event = events.recv() => match event {
+                    Ok(ConnectionEvent::StartupComplete { .. }) => settled = true,
+                    Ok(ConnectionEvent::ToolsChanged { .. }) if tools => {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    Ok(ConnectionEvent::Ready { .. } | ConnectionEvent::Failed { .. })
+                        if tools && settled =>
+                    {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    Ok(ConnectionEvent::ResourceUpdated { uri, .. }) if uris.contains(&uri) => {
+                        let _ = sink.notify_resource_updated(uri).await;
+                    }
+                    // Events were lost: the tools may have changed.
+                    Err(broadcast::error::RecvError::Lagged(_)) if tools => {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                    _ => {}
+                },
+            }
+        }
+        for (server, uri) in subscribed {
+            let _ = set.unsubscribe_resource(&server, &uri).await;
+        }
+        Ok(())
     }
 
     async fn list_resources(
@@ -349,7 +484,10 @@ impl ServerHandler for Gateway {
             .get_prompt(&server, &name, request.arguments)
             .await
         {
-            Ok(result) => Ok(result.into()),
+            Ok(mut result) => {
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+                Ok(result.into())
+            }
             Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
         }
     }
@@ -400,13 +538,90 @@ impl ServerHandler for Gateway {
         let uri = request.uri.clone();
         let server = self.owner_or_not_found(&uri).await?;
         match self.inner.set.read_resource(&server, &uri).await {
-            Ok(result) => Ok(result.into()),
+            Ok(mut result) => {
+                result.result_type.get_or_insert(ResultType::COMPLETE);
+                Ok(result.into())
+            }
             Err(e) => Err(McpError::internal_error(e.to_string(), None)),
         }
     }
 }
 
 impl Gateway {
+    /// A 2026-era client's call: a new one on a set of its own, or the retry of one that
+    /// asked the client something (its `requestState`), run until it ends or asks again.
+    async fn call_modern(
+        &self,
+        name: String,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let parked = &self.inner.hub.parked;
+        parked.expire().await;
+        let run = match request.request_state.as_deref() {
+            Some(state) => modern::resume(parked, state, request.input_responses.as_ref())?,
+            None => {
+                let can_elicit = context
+                    .client_capabilities()
+                    .is_some_and(|c| c.elicitation.is_some());
+                self.start_run(name, request.arguments.map(Value::Object), can_elicit)
+            }
+        };
+        modern::drive(parked, run, context).await
+    }
+
+    /// Starts a 2026-era client's call on a connection set of its own on the hub's pool:
+    /// whatever the call asks (the approval question first, when its mode says to ask,
+    /// then the upstream server's elicitations) goes to the run's question channel.
+    /// Approvals are not remembered: the era has no session to remember them in.
+    fn start_run(&self, name: String, arguments: Option<Value>, can_elicit: bool) -> Run {
+        let (asks_tx, asks) = mpsc::channel::<Ask>(1);
+        let (progress_tx, progress) = mpsc::unbounded_channel::<Progress>();
+        let handler_asks = asks_tx.clone();
+        let handler = elicitation_fn(move |request: ElicitationRequest| {
+            let asks = handler_asks.clone();
+            async move { ask(&asks, can_elicit, request.params).await }
+        });
+        let hub = &self.inner.hub;
+        let options = hub
+            .options
+            .clone()
+            .with_shared_pool(hub.pool.clone())
+            .with_elicitation_handler(handler);
+        let set = ConnectionSet::start(&hub.catalog, options);
+        let call_set = set.clone();
+        let task = tokio::spawn(async move {
+            if let Some((server, tool)) = resolve_settled(&call_set, &name).await
+                && call_set
+                    .approval(&server, &tool)
+                    .is_ok_and(|a| a.must_ask())
+            {
+                let approved = match approval_question(&server, &tool) {
+                    Some(question) => approves(&ask(&asks_tx, can_elicit, question).await),
+                    None => false,
+                };
+                if !approved {
+                    return Ok(not_approved(&server, &tool));
+                }
+            }
+            drop(asks_tx);
+            let options = CallOptions::new().with_progress(Arc::new(move |p| {
+                let _ = progress_tx.send(p);
+            }));
+            match call_set.call_qualified(&name, arguments, options).await {
+                Ok(result) => Ok(result),
+                Err(e) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
+                Err(e) => Ok(error_result(crate::serve::explain(&e))),
+            }
+        });
+        Run {
+            set,
+            task,
+            asks,
+            progress,
+        }
+    }
+
     /// Lists every server's prompts under qualified names and remembers which is which.
     async fn qualified_prompts(&self) -> Vec<Prompt> {
         let listing = self.inner.set.list_prompts().await;
@@ -484,7 +699,7 @@ impl Gateway {
                 "the client cancelled the call",
                 None,
             )),
-            Some(Ok(result)) => Ok(result.into()),
+            Some(Ok(result)) => Ok(complete(result).into()),
             Some(Err(e)) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
             Some(Err(e)) => Ok(error_result(crate::serve::explain(&e)).into()),
         }

@@ -3,7 +3,6 @@
 //! protection) and `Origin` (this server's own origins); bodies, clients and calls in
 //! flight are bounded.
 
-use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -125,11 +124,8 @@ fn token(args: &ServeArgs) -> Result<(String, Option<String>), CliError> {
     if let Some(token) = std::env::var(TOKEN_VAR).ok().filter(|t| t.len() >= 16) {
         return Ok((token, None));
     }
-    let mut bytes = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
+    let token = super::random_hex(32)
         .map_err(|e| CliError::failure(format!("cannot generate a token: {e}")))?;
-    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     Ok((token.clone(), Some(token)))
 }
 

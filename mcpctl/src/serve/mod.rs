@@ -7,6 +7,7 @@
 
 mod gateway;
 mod http;
+mod modern;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -61,12 +62,14 @@ pub(crate) async fn run(
         options: options.with_client_info("mcpctl-serve", env!("CARGO_PKG_VERSION")),
         max_calls: args.max_calls.unwrap_or(DEFAULT_MAX_CALLS),
         clients: Arc::default(),
+        parked: modern::Parked::default(),
     });
     let outcome = match http_addr {
         None => serve_stdio(&hub, stop).await,
         Some(addr) => http::serve(Arc::clone(&hub), addr, args, stop).await,
     };
     // Every upstream process ends with the gateway, whatever the clients did.
+    hub.parked.clear().await;
     hub.pool.shutdown().await;
     if let Some(http) = loaded.demo_http {
         http.shutdown().await;
@@ -75,7 +78,10 @@ pub(crate) async fn run(
 }
 
 /// One client over stdin/stdout; ends when it closes stdin or on a stop signal.
-async fn serve_stdio(hub: &Hub, stop: &mut crate::commands::StopSignals) -> Result<u8, CliError> {
+async fn serve_stdio(
+    hub: &Arc<Hub>,
+    stop: &mut crate::commands::StopSignals,
+) -> Result<u8, CliError> {
     let gateway = Gateway::start(hub);
     let set = gateway.set().clone();
     let service = gateway
@@ -91,6 +97,14 @@ async fn serve_stdio(hub: &Hub, stop: &mut crate::commands::StopSignals) -> Resu
         .await
         .map_err(|_| CliError::failure("stopping the servers timed out"))?;
     Ok(0)
+}
+
+/// `bytes` random bytes from the system, as lowercase hex.
+pub(crate) fn random_hex(bytes: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, CliError> {

@@ -1,0 +1,241 @@
+//! The gateway's MCP 2026-07-28 downstream. That era has no sessions and no requests from
+//! server to client: what a call needs from its client (an upstream server's elicitation,
+//! the gateway's own approval question) goes back as an `input_required` result (MRTR,
+//! SEP-2322), and the client's retry, carrying the answer and the `requestState`, resumes
+//! the same call.
+//!
+//! Each such call runs on a connection set of its own ([`Run`]) on the hub's pool, so an
+//! upstream elicitation is routed to exactly that call (the pool's session gate), whoever
+//! else uses the server. A call waiting for its client is parked in [`Parked`] under a
+//! random `requestState`, for at most [`PARK_TTL`]; a state the gateway does not know (or
+//! no longer knows) is refused.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use mcp_connections::model::{
+    CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
+};
+use mcp_connections::{ConnectionSet, Progress};
+use rmcp::model::{
+    CallToolResponse, InputRequest, InputRequiredResult, ProgressNotificationParam, ProtocolVersion,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::json;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+/// The key of the one input request of each round.
+pub(crate) const INPUT_KEY: &str = "input";
+
+/// How long a call waits for its client to answer before it is given up.
+pub(crate) const PARK_TTL: Duration = Duration::from_secs(300);
+
+/// Calls waiting for their clients at once, at most; beyond it a question is declined.
+pub(crate) const MAX_PARKED: usize = 256;
+
+/// Prefix of the `requestState` values this gateway hands out.
+const STATE_PREFIX: &str = "mcpctl-serve/";
+
+/// Whether the request came from a client speaking MCP 2026-07-28 or later.
+pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// A question a call asks its client, and where the answer goes.
+pub(crate) type Ask = (ElicitRequestParams, oneshot::Sender<ElicitResult>);
+
+/// One call of a 2026-era client: its own connection set, the task running it, the
+/// questions it asks and its progress.
+pub(crate) struct Run {
+    pub(crate) set: ConnectionSet,
+    pub(crate) task: JoinHandle<Result<CallToolResult, McpError>>,
+    pub(crate) asks: mpsc::Receiver<Ask>,
+    pub(crate) progress: mpsc::UnboundedReceiver<Progress>,
+}
+
+impl Run {
+    /// Gives the call up: its task stops and its set returns its leases.
+    async fn abandon(self) {
+        self.task.abort();
+        self.set.shutdown().await;
+    }
+}
+
+/// A call waiting for its client's answer.
+struct ParkedRun {
+    run: Run,
+    answer: oneshot::Sender<ElicitResult>,
+    since: Instant,
+}
+
+/// The calls waiting for their clients, by `requestState`.
+#[derive(Default)]
+pub(crate) struct Parked {
+    runs: Mutex<HashMap<String, ParkedRun>>,
+}
+
+impl std::fmt::Debug for Parked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let waiting = self.runs.lock().map_or(0, |runs| runs.len());
+        f.debug_struct("Parked").field("waiting", &waiting).finish()
+    }
+}
+
+impl Parked {
+    /// Parks `run` until its client answers; the `requestState` to hand out, or the run
+    /// back when too many calls wait already.
+    fn park(&self, run: Run, answer: oneshot::Sender<ElicitResult>) -> Result<String, Run> {
+        let Ok(mut runs) = self.runs.lock() else {
+            return Err(run);
+        };
+        if runs.len() >= MAX_PARKED {
+            return Err(run);
+        }
+        let Ok(random) = super::random_hex(16) else {
+            return Err(run);
+        };
+        let state = format!("{STATE_PREFIX}{random}");
+        runs.insert(
+            state.clone(),
+            ParkedRun {
+                run,
+                answer,
+                since: Instant::now(),
+            },
+        );
+        Ok(state)
+    }
+
+    /// The run parked under `state`, once `answer` went to it; `None` for a state this
+    /// gateway does not know (never handed out, answered already, or expired).
+    fn resume(&self, state: &str, answer: ElicitResult) -> Option<Run> {
+        let parked = self.runs.lock().ok()?.remove(state)?;
+        // The call may have ended meanwhile (its server died): then the answer is moot.
+        let _ = parked.answer.send(answer);
+        Some(parked.run)
+    }
+
+    /// Gives up every call that waited longer than [`PARK_TTL`].
+    pub(crate) async fn expire(&self) {
+        let expired: Vec<Run> = match self.runs.lock() {
+            Ok(mut runs) => {
+                let old: Vec<String> = runs
+                    .iter()
+                    .filter(|(_, p)| p.since.elapsed() > PARK_TTL)
+                    .map(|(state, _)| state.clone())
+                    .collect();
+                old.iter()
+                    .filter_map(|state| runs.remove(state))
+                    .map(|p| p.run)
+                    .collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        for run in expired {
+            tracing::info!(
+                "a call waited more than {PARK_TTL:?} for its client's answer; given up"
+            );
+            run.abandon().await;
+        }
+    }
+
+    /// Gives up every waiting call (the gateway stops).
+    pub(crate) async fn clear(&self) {
+        let all: Vec<Run> = match self.runs.lock() {
+            Ok(mut runs) => runs.drain().map(|(_, p)| p.run).collect(),
+            Err(_) => Vec::new(),
+        };
+        for run in all {
+            run.abandon().await;
+        }
+    }
+}
+
+/// The client's answer in a retry's `inputResponses` (declined when it sent none).
+pub(crate) fn answer_of(responses: Option<&rmcp::model::InputResponses>) -> ElicitResult {
+    responses
+        .and_then(|r| r.get(INPUT_KEY))
+        .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
+        .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Decline))
+}
+
+/// The parked run a retry names, or the error for a state the gateway does not know.
+pub(crate) fn resume(
+    parked: &Parked,
+    state: &str,
+    responses: Option<&rmcp::model::InputResponses>,
+) -> Result<Run, McpError> {
+    parked.resume(state, answer_of(responses)).ok_or_else(|| {
+        McpError::invalid_params(
+            format!(
+                "requestState {state:?} names no call waiting for input here (answered already, or given up after {}s); call the tool again",
+                PARK_TTL.as_secs()
+            ),
+            None,
+        )
+    })
+}
+
+/// Runs `run` until it ends (its result) or asks its client something (an
+/// `input_required` result, the run parked); progress goes to this round's request.
+pub(crate) async fn drive(
+    parked: &Parked,
+    mut run: Run,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, McpError> {
+    let token = context.meta.get_progress_token();
+    loop {
+        tokio::select! {
+            result = &mut run.task => {
+                run.set.shutdown().await;
+                return match result {
+                    Ok(Ok(result)) => Ok(super::gateway::complete(result).into()),
+                    Ok(Err(e)) => Err(e),
+                    Err(e) => Err(McpError::internal_error(format!("the call stopped: {e}"), None)),
+                };
+            }
+            Some(p) = run.progress.recv() => {
+                if let Some(token) = &token {
+                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                    param.total = p.total;
+                    param.message = p.message;
+                    let _ = context.peer.notify_progress(param).await;
+                }
+            }
+            Some((params, answer)) = run.asks.recv() => {
+                let request = serde_json::from_value::<InputRequest>(
+                    json!({"method": "elicitation/create", "params": params}),
+                );
+                let request = match request {
+                    Ok(request) => request,
+                    Err(e) => {
+                        tracing::warn!("an elicitation could not be passed on: {e}");
+                        let _ = answer.send(ElicitResult::new(ElicitationAction::Decline));
+                        continue;
+                    }
+                };
+                match parked.park(run, answer) {
+                    Ok(state) => {
+                        let requests = std::collections::BTreeMap::from([(INPUT_KEY.to_owned(), request)]);
+                        return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
+                    }
+                    Err(back) => {
+                        // Too many calls wait already: the question's answer sender was
+                        // dropped, which declines it, and the call goes on.
+                        tracing::warn!("more than {MAX_PARKED} calls wait for their clients; a question was declined");
+                        run = back;
+                    }
+                }
+            }
+            () = context.ct.cancelled() => {
+                run.abandon().await;
+                return Err(McpError::internal_error("the client cancelled the call", None));
+            }
+        }
+    }
+}
