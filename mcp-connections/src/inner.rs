@@ -128,6 +128,20 @@ impl SetInner {
         }
     }
 
+    /// Sets `slot`'s state to one that changes the catalog (ready, or dead) and moves to a
+    /// new revision, as one step for [`ConnectionSet::catalog`](crate::ConnectionSet),
+    /// which builds under the same lock. Returns the previous state (dropped by the caller,
+    /// outside the lock).
+    pub(crate) fn publish(&self, slot: &Slot, state: SlotState) -> SlotState {
+        let _cache = self
+            .catalog_cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let previous = slot.state.send_replace(state);
+        self.revision.fetch_add(1, Ordering::SeqCst);
+        previous
+    }
+
     /// A connection this set uses listed its tools again (after `list_changed`).
     pub(crate) fn tools_listed_again(&self, slot: &Slot, live: &Live) {
         self.remember_tools(slot, live);

@@ -3,7 +3,6 @@
 //! connection it attached to.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
@@ -76,8 +75,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             // State and event change together, so `StartupComplete` (sent once every state
             // settled, under the same lock) never overtakes this `Ready`.
             let _order = inner.event_order();
-            slot.state.send_replace(SlotState::Ready(attached));
-            inner.revision.fetch_add(1, Ordering::SeqCst);
+            let _previous = inner.publish(slot, SlotState::Ready(attached));
             inner.emit(ConnectionEvent::Ready {
                 server: key,
                 tools,
@@ -324,8 +322,7 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
         reason: failure.reason().clone(),
     };
     let _order = inner.event_order();
-    slot.state.send_replace(SlotState::Failed(failure));
-    inner.revision.fetch_add(1, Ordering::SeqCst);
+    let _previous = inner.publish(slot, SlotState::Failed(failure));
     inner.emit(event);
     if let Some(crash_loop) = crash_loop {
         inner.emit(ConnectionEvent::CrashLoop {

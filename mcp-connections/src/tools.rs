@@ -97,19 +97,25 @@ impl ConnectionSet {
         self.catalog().tools.as_ref().clone()
     }
 
-    /// The current catalog (no waiting), cached per revision.
+    /// The current catalog (no waiting), cached per revision. The revision is read and the
+    /// catalog built under the cache's lock, which [`SetInner::publish`] holds while a
+    /// server's state and the revision change: a caller that saw the new state never gets
+    /// a catalog cached before it.
+    ///
+    /// [`SetInner::publish`]: crate::inner::SetInner::publish
     pub(crate) fn catalog(&self) -> Catalog {
+        let mut cache = self
+            .inner
+            .catalog_cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let revision = self.revision();
-        if let Ok(cache) = self.inner.catalog_cache.lock()
-            && let Some(c) = cache.as_ref().filter(|c| c.revision == revision)
-        {
+        if let Some(c) = cache.as_ref().filter(|c| c.revision == revision) {
             return c.clone();
         }
         let built = build(&self.inner);
         self.inner.remember_names(built.revision, &built.names);
-        if let Ok(mut cache) = self.inner.catalog_cache.lock() {
-            *cache = Some(built.clone());
-        }
+        *cache = Some(built.clone());
         built
     }
 

@@ -172,6 +172,37 @@ async fn a_hundred_sessions_starting_at_once_start_one_process() {
     pool.shutdown().await;
 }
 
+/// A set that looked a tool up while its server was still attaching finds it the moment
+/// the server is ready: the catalog it cached while starting is never served after that
+/// (found as a gateway flake: a new set on a warm pool answered "unknown tool" right after
+/// `wait_startup`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_is_found_as_soon_as_its_server_is_ready() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "one",
+        Scenario::new("one").with_tool(ToolSpec::echo("echo")),
+    );
+    let catalog = fx.catalog();
+    let pool = ServerPool::new();
+    let warm = ConnectionSet::start(&catalog, opts(&pool));
+    assert_eq!(warm.wait_startup().await.ready(), 1);
+    for round in 0..300 {
+        let set = ConnectionSet::start(&catalog, opts(&pool));
+        // Looked up while starting (caches the catalog of that moment), then once ready.
+        let _ = set.resolve_tool("mcp__one__echo");
+        assert_eq!(set.wait_startup().await.ready(), 1);
+        assert!(
+            set.resolve_tool("mcp__one__echo").is_some(),
+            "round {round}: the ready server's tool was not found"
+        );
+        set.shutdown().await;
+    }
+    warm.shutdown().await;
+    pool.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_racing_a_pending_call_is_counted_once() {
     let mut fx = Fixture::new();
