@@ -1,6 +1,8 @@
 //! Call latency through `mcpctl serve` (stdio) versus straight to the same server, each
 //! driven by a bare rmcp client, measured in one run. The server is mcpctl's fake server
-//! with one `echo` tool; through the gateway the call is `mcp__notes__echo`.
+//! with one `echo` tool; through the gateway the call is `mcp__notes__echo`, from a client
+//! of the 2025-11-25 era (a session) and from one of the 2026-07-28 era (no session: each
+//! of its calls runs on a connection set of its own inside the gateway).
 //!
 //! Run: `cargo bench -p mcpctl --bench gateway` (target ratio ≤ 1.5×).
 
@@ -14,7 +16,10 @@ use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::ServiceExt;
-use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::TokioChildProcess;
 
 const MCPCTL: &str = env!("CARGO_BIN_EXE_mcpctl");
@@ -55,7 +60,14 @@ fn bench(c: &mut Criterion) {
             .expect("spawn")
             .0
     };
-    let (direct, gateway) = rt.block_on(async {
+    let gateway_args = || {
+        vec![
+            "--config".to_owned(),
+            config.display().to_string(),
+            "serve".to_owned(),
+        ]
+    };
+    let (direct, gateway, modern) = rt.block_on(async {
         let direct = client_info()
             .serve(spawn(vec![
                 "fake-server".into(),
@@ -65,13 +77,18 @@ fn bench(c: &mut Criterion) {
             .await
             .expect("initialize the server");
         let gateway = client_info()
-            .serve(spawn(vec![
-                "--config".into(),
-                config.display().to_string(),
-                "serve".into(),
-            ]))
+            .serve(spawn(gateway_args()))
             .await
             .expect("initialize the gateway");
+        let modern = client_info()
+            .serve_with_lifecycle(
+                spawn(gateway_args()),
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+            .expect("discover the gateway");
         // Wait until the gateway's upstream server is ready (its tool is listed).
         for _ in 0..200 {
             let tools = gateway.peer().list_all_tools().await.expect("tools/list");
@@ -80,7 +97,7 @@ fn bench(c: &mut Criterion) {
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        (direct, gateway)
+        (direct, gateway, modern)
     });
     let mut group = c.benchmark_group("gateway_call");
     group.measurement_time(Duration::from_secs(5));
@@ -98,10 +115,19 @@ fn bench(c: &mut Criterion) {
             assert_ne!(result.is_error, Some(true), "{result:?}");
         });
     });
+    group.bench_function("through_gateway_2026", |b| {
+        b.iter(|| {
+            let result = rt
+                .block_on(modern.call_tool(CallToolRequestParams::new("mcp__notes__echo")))
+                .expect("call");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+        });
+    });
     group.finish();
     rt.block_on(async {
         let _ = direct.cancel().await;
         let _ = gateway.cancel().await;
+        let _ = modern.cancel().await;
     });
 }
 

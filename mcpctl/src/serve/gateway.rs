@@ -44,6 +44,8 @@ pub(crate) struct Hub {
     pub(crate) clients: Arc<AtomicUsize>,
     /// Calls of 2026-era clients waiting for their answers.
     pub(crate) parked: super::modern::Parked,
+    /// 2026-era listens acknowledged and still being set up.
+    pub(crate) listen_setups: super::modern::ListenSetups,
 }
 
 impl Hub {
@@ -316,8 +318,9 @@ impl ServerHandler for Gateway {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.settle_for(&context).await;
         let tools = self
             .inner
             .set
@@ -374,6 +377,8 @@ impl ServerHandler for Gateway {
         let mut accepted = rmcp::model::SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
         accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        // rmcp acknowledges it before `listen` runs: calls wait for its setup.
+        self.inner.hub.listen_setups.begin();
         Some(accepted)
     }
 
@@ -381,6 +386,9 @@ impl ServerHandler for Gateway {
     /// changed its tools, or became ready or failed after startup) and updates of the
     /// resources it names, until the client ends the request.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let setup = self.inner.hub.listen_setups.setting_up();
+        // Only 2026-era clients listen: see `settle_for`.
+        self.inner.set.wait_startup().await;
         let accepted = context.accepted().clone();
         let sink = context.sink().clone();
         let mut events = self.inner.events.subscribe();
@@ -399,6 +407,7 @@ impl ServerHandler for Gateway {
                 subscribed.push((server, uri.clone()));
             }
         }
+        drop(setup);
         loop {
             tokio::select! {
                 () = context.cancelled() => break,
@@ -433,8 +442,9 @@ impl ServerHandler for Gateway {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        self.settle_for(&context).await;
         let resources = self.list_resources_and_owners().await;
         Ok(ListResourcesResult::with_all_items(resources))
     }
@@ -442,8 +452,9 @@ impl ServerHandler for Gateway {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.settle_for(&context).await;
         let listing = self.inner.set.list_resource_templates().await;
         Ok(ListResourceTemplatesResult::with_all_items(
             listing.items.into_iter().map(|i| i.item).collect(),
@@ -453,8 +464,9 @@ impl ServerHandler for Gateway {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        self.settle_for(&context).await;
         Ok(ListPromptsResult::with_all_items(
             self.qualified_prompts().await,
         ))
@@ -463,8 +475,9 @@ impl ServerHandler for Gateway {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        self.settle_for(&context).await;
         let owner = match self.prompt_owner(&request.name) {
             Some(owner) => Some(owner),
             None => {
@@ -533,8 +546,9 @@ impl ServerHandler for Gateway {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        self.settle_for(&context).await;
         let uri = request.uri.clone();
         let server = self.owner_or_not_found(&uri).await?;
         match self.inner.set.read_resource(&server, &uri).await {
@@ -548,6 +562,16 @@ impl ServerHandler for Gateway {
 }
 
 impl Gateway {
+    /// Over HTTP a 2026-era client's every request gets a gateway of its own (no session),
+    /// whose set is only starting: its lists would miss servers not attached yet, so such
+    /// a request waits until the set's servers settled (on a warm pool, a moment). A
+    /// 2025-era session's set started at `initialize` and answers as it stands.
+    async fn settle_for(&self, context: &RequestContext<RoleServer>) {
+        if modern::is_modern(context) {
+            self.inner.set.wait_startup().await;
+        }
+    }
+
     /// A 2026-era client's call: a new one on a set of its own, or the retry of one that
     /// asked the client something (its `requestState`), run until it ends or asks again.
     async fn call_modern(
@@ -558,6 +582,7 @@ impl Gateway {
     ) -> Result<CallToolResponse, McpError> {
         let parked = &self.inner.hub.parked;
         parked.expire().await;
+        self.inner.hub.listen_setups.settled().await;
         let run = match request.request_state.as_deref() {
             Some(state) => modern::resume(parked, state, request.input_responses.as_ref())?,
             None => {

@@ -63,6 +63,7 @@ pub(crate) async fn run(
         max_calls: args.max_calls.unwrap_or(DEFAULT_MAX_CALLS),
         clients: Arc::default(),
         parked: modern::Parked::default(),
+        listen_setups: modern::ListenSetups::default(),
     });
     let outcome = match http_addr {
         None => serve_stdio(&hub, stop).await,
