@@ -80,6 +80,9 @@ struct Inner {
     ttl: Duration,
     path: Option<PathBuf>,
     load_problem: Option<String>,
+    /// Counts the changes made to `entries`; `saved` is its value at the last write.
+    changes: std::sync::atomic::AtomicU64,
+    saved: std::sync::atomic::AtomicU64,
 }
 
 /// One stored listing.
@@ -213,6 +216,9 @@ impl ToolCache {
                 ttl,
                 path,
                 load_problem,
+                changes: std::sync::atomic::AtomicU64::new(0),
+                // Never written: the first `persist` writes.
+                saved: std::sync::atomic::AtomicU64::new(u64::MAX),
             }),
         }
     }
@@ -276,6 +282,16 @@ impl ToolCache {
                 {
                     Op::Nop
                 }
+                // The same listing again (another set attaching to the connection that
+                // listed it) changes nothing.
+                Some(current)
+                    if !current.value().era_only
+                        && fetch_started == current.value().fetched_at
+                        && ttl == current.value().ttl
+                        && tools == current.value().tools =>
+                {
+                    Op::Nop
+                }
                 current => Op::Put(Arc::new(Stored {
                     tools,
                     fetched_at: fetch_started,
@@ -285,17 +301,32 @@ impl ToolCache {
                     era_only: false,
                 })),
             });
-        matches!(
+        let changed = matches!(
             result,
             CompResult::Inserted(_) | CompResult::ReplacedWith(_)
-        )
+        );
+        if changed {
+            self.changed();
+        }
+        changed
+    }
+
+    fn changed(&self) {
+        self.inner
+            .changes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Forgets the listing of `server` for this fingerprint (e.g. on `list_changed`).
     pub fn invalidate(&self, server: &McpServerKey, fingerprint: &Fingerprint) {
-        self.inner
+        if self
+            .inner
             .entries
-            .invalidate(&(server.clone(), *fingerprint));
+            .remove(&(server.clone(), *fingerprint))
+            .is_some()
+        {
+            self.changed();
+        }
     }
 
     /// Every live entry, sorted by server key then fingerprint, for displays
@@ -351,6 +382,7 @@ impl ToolCache {
             },
         };
         self.inner.entries.insert(key, Arc::new(stored));
+        self.changed();
     }
 
     /// The protocol version recorded with the live entry of `server` and `fingerprint`.
@@ -363,14 +395,20 @@ impl ToolCache {
     }
 
     /// Writes the persisted file atomically (a temporary file in the same directory, then a
-    /// rename; the directory is created). No-op for an in-memory cache.
+    /// rename; the directory is created) when anything changed since this cache last wrote
+    /// it (the first call always writes). No-op for an in-memory cache.
     ///
     /// Two caches persisting to the same directory never leave a torn file: the last
     /// rename wins.
     pub fn persist(&self) -> io::Result<()> {
+        use std::sync::atomic::Ordering;
         let Some(path) = self.path() else {
             return Ok(());
         };
+        let changes = self.inner.changes.load(Ordering::SeqCst);
+        if self.inner.saved.load(Ordering::SeqCst) == changes {
+            return Ok(());
+        }
         let mut live = self.live();
         live.sort_by(|(a, _), (b, _)| a.cmp(b));
         let entries = live
@@ -395,7 +433,9 @@ impl ToolCache {
         let bytes = serde_json::to_vec_pretty(&file)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(dir)?;
-        write_atomically(dir, path, &bytes)
+        write_atomically(dir, path, &bytes)?;
+        self.inner.saved.store(changes, Ordering::SeqCst);
+        Ok(())
     }
 
     /// Live entries, unordered.

@@ -191,7 +191,9 @@ fn an_older_fetch_never_overwrites_a_newer_one() {
     let got = cache.get(&key("a"), &fp("1")).unwrap();
     assert_eq!(got.tools, without_annotations(&[tool("new")]));
     assert_eq!(got.fetched_at, newer);
-    // The same or a later start replaces it.
+    // The same listing again changes nothing; another one of the same or a later start
+    // replaces it.
+    assert!(!cache.insert(&key("a"), &fp("1"), vec![tool("new")], newer, None));
     assert!(cache.insert(&key("a"), &fp("1"), vec![tool("same")], newer, None));
     let latest = newer + Duration::from_secs(1);
     assert!(cache.insert(&key("a"), &fp("1"), vec![tool("latest")], latest, None));
@@ -331,6 +333,32 @@ fn entries_are_sorted_by_server_then_fingerprint() {
         .map(|e| (e.server, e.fingerprint))
         .collect();
     assert_eq!(listed, inserted);
+}
+
+#[test]
+fn persist_writes_only_what_changed_since_the_last_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = ToolCache::persisted(dir.path(), 32, DEFAULT_TOOL_CACHE_TTL);
+    // The first write happens even with nothing in it.
+    cache.persist().unwrap();
+    assert!(file(dir.path()).is_file());
+    let now = now_ms();
+    assert!(cache.insert(&key("a"), &fp("1"), vec![tool("t")], now, None));
+    cache.persist().unwrap();
+    fs::remove_file(file(dir.path())).unwrap();
+    // Nothing changed since: no write. The same listing inserted again is no change.
+    assert!(!cache.insert(&key("a"), &fp("1"), vec![tool("t")], now, None));
+    cache.remember_protocol(&key("a"), &fp("1"), "2025-11-25");
+    cache.remember_protocol(&key("a"), &fp("1"), "2025-11-25");
+    cache.persist().unwrap();
+    assert!(file(dir.path()).is_file(), "a new era is a change");
+    fs::remove_file(file(dir.path())).unwrap();
+    cache.remember_protocol(&key("a"), &fp("1"), "2025-11-25");
+    cache.persist().unwrap();
+    assert!(!file(dir.path()).exists(), "the same era again is none");
+    cache.invalidate(&key("a"), &fp("1"));
+    cache.persist().unwrap();
+    assert!(file(dir.path()).is_file(), "a forgotten entry is a change");
 }
 
 #[test]
