@@ -441,7 +441,13 @@ fn a_2026_client_and_a_2025_client_use_the_gateway_over_stdio_and_http() {
     });
     assert_modern_report(&modern, "modern-http");
     assert_report(&legacy, "legacy-http");
-    assert_resource_updates(&legacy);
+    // The other client's `touch` may update the resource while this one is subscribed too:
+    // one update or two, each of the resource subscribed to.
+    let updates = legacy["updated"].as_array().unwrap();
+    assert!(
+        (1..=2).contains(&updates.len()) && updates.iter().all(|u| u == "file:///readme"),
+        "{legacy}"
+    );
     // Both eras' clients on one upstream process (a second since the stdio gateway).
     assert_eq!(initializations(&log), 2);
     assert!(
