@@ -382,6 +382,27 @@ impl ConnectionSet {
         self.call_tool(&server, &tool, arguments, options).await
     }
 
+    /// [`Self::resolve_tool`], after bringing up the server whose namespace the name lies
+    /// in (`mcp__<server>__…`) when the name is not in the current catalog: a start in
+    /// progress is waited for, a crashed server is restarted (with backoff), as
+    /// [`Self::call_qualified`] does, within that server's tool timeout. Other servers are
+    /// not waited for. For a host that must know which tool a name means before calling
+    /// it (to ask for approval first): [`Self::resolve_tool`] alone says "unknown" for a
+    /// tool whose server is attaching or restarting. `None` when no server has the tool,
+    /// or its server did not come up.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future only stops waiting (a restart it began goes on).
+    pub async fn resolve_tool_settled(&self, qualified: &str) -> Option<(McpServerKey, String)> {
+        if let Some(found) = self.resolve_tool(qualified) {
+            return Some(found);
+        }
+        let slot = self.namespace_owner(qualified)?;
+        let deadline = Instant::now() + slot.spec.tool_timeout;
+        let _ = self.ready_connection(&slot, deadline, false).await;
+        self.resolve_tool(qualified)
+    }
+
     /// The tool `qualified` named at catalog `revision`; an error naming the current
     /// revision when it named none or the revision is no longer remembered.
     fn meant_at(&self, qualified: &str, revision: u64) -> Result<(McpServerKey, String)> {

@@ -471,6 +471,51 @@ async fn list_changed_refreshes_the_server_and_bumps_the_revision() {
     fx.assert_no_processes().await;
 }
 
+/// A host that must know which tool a qualified name means before it calls (to ask for
+/// approval) gets it from `resolve_tool_settled` even while the server is down: the server
+/// is brought up first, as a call would, and only that server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_tool_settled_brings_a_crashed_server_up_before_resolving() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "crashy",
+        Scenario::new("c")
+            .with_tool(ToolSpec::new("die", Behavior::Exit { code: 7 }))
+            .with_tool(ToolSpec::echo("echo")),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        opts()
+            .with_events(tx)
+            .with_restart_backoff(Duration::ZERO, Duration::ZERO),
+    );
+    set.wait_startup().await;
+    let first_pid = fx.pids()[0];
+    let _ = set
+        .call_tool(&key("crashy"), "die", None, CallOptions::new())
+        .await;
+    wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
+    )
+    .await;
+    assert_eq!(
+        set.resolve_tool("mcp__crashy__echo"),
+        None,
+        "the server is down"
+    );
+    assert_eq!(
+        set.resolve_tool_settled("mcp__crashy__echo").await,
+        Some((key("crashy"), "echo".to_owned()))
+    );
+    assert_ne!(fx.pids()[0], first_pid, "a new process");
+    assert_eq!(set.resolve_tool_settled("mcp__nobody__echo").await, None);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_mid_call_fails_promptly_and_the_next_use_restarts_the_server() {
     let mut fx = Fixture::new();

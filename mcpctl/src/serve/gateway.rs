@@ -32,6 +32,9 @@ use super::modern::{self, Ask, Run};
 /// Set events kept for `subscriptions/listen` requests that are slow to take them.
 const EVENT_BUFFER: usize = 64;
 
+/// How long a 2026-era client's request waits for its new set's servers to settle.
+const SETTLE_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What every client of one `serve` shares: the catalog, the pool, the options each
 /// client's connection set starts from, and the limits.
 pub(crate) struct Hub {
@@ -261,17 +264,6 @@ async fn ask(
     answered.await.unwrap_or_else(|_| declined())
 }
 
-/// The server and raw name of a qualified tool name; when the set does not know it yet,
-/// once its servers settled (so a tool whose approval mode asks is never called unasked
-/// because its server was still starting).
-async fn resolve_settled(set: &ConnectionSet, name: &str) -> Option<(McpServerKey, String)> {
-    if let Some(found) = set.resolve_tool(name) {
-        return Some(found);
-    }
-    set.wait_startup().await;
-    set.resolve_tool(name)
-}
-
 /// A forwarded result marked `complete`: a 2026-era client needs the discriminator
 /// (rmcp takes it off again for older clients), and a 2025-era server never sends it.
 pub(crate) fn complete(mut result: CallToolResult) -> CallToolResult {
@@ -353,7 +345,7 @@ impl ServerHandler for Gateway {
             return self.call_modern(name, request, &context).await;
         }
         let set = &self.inner.set;
-        let Some((server, tool)) = resolve_settled(set, &name).await else {
+        let Some((server, tool)) = set.resolve_tool_settled(&name).await else {
             // No server has it: call_qualified says so.
             return self.call(&name, request, &context).await;
         };
@@ -388,7 +380,7 @@ impl ServerHandler for Gateway {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let setup = self.inner.hub.listen_setups.setting_up();
         // Only 2026-era clients listen: see `settle_for`.
-        self.inner.set.wait_startup().await;
+        self.settle().await;
         let accepted = context.accepted().clone();
         let sink = context.sink().clone();
         let mut events = self.inner.events.subscribe();
@@ -564,12 +556,19 @@ impl ServerHandler for Gateway {
 impl Gateway {
     /// Over HTTP a 2026-era client's every request gets a gateway of its own (no session),
     /// whose set is only starting: its lists would miss servers not attached yet, so such
-    /// a request waits until the set's servers settled (on a warm pool, a moment). A
-    /// 2025-era session's set started at `initialize` and answers as it stands.
+    /// a request waits until the set's servers settled (on a warm pool, a moment), for at
+    /// most [`SETTLE_BOUND`] (a server still starting for the first time is left out, as
+    /// `tools()` leaves it out after its grace). A 2025-era session's set started at
+    /// `initialize` and answers as it stands.
     async fn settle_for(&self, context: &RequestContext<RoleServer>) {
         if modern::is_modern(context) {
-            self.inner.set.wait_startup().await;
+            self.settle().await;
         }
+    }
+
+    /// See [`Self::settle_for`].
+    async fn settle(&self) {
+        let _ = tokio::time::timeout(SETTLE_BOUND, self.inner.set.wait_startup()).await;
     }
 
     /// A 2026-era client's call: a new one on a set of its own, or the retry of one that
@@ -616,7 +615,7 @@ impl Gateway {
         let set = ConnectionSet::start(&hub.catalog, options);
         let call_set = set.clone();
         let task = tokio::spawn(async move {
-            if let Some((server, tool)) = resolve_settled(&call_set, &name).await
+            if let Some((server, tool)) = call_set.resolve_tool_settled(&name).await
                 && call_set
                     .approval(&server, &tool)
                     .is_ok_and(|a| a.must_ask())
