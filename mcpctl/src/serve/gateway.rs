@@ -346,8 +346,9 @@ impl ServerHandler for Gateway {
         }
         let set = &self.inner.set;
         let Some((server, tool)) = set.resolve_tool_settled(&name).await else {
-            // No server has it: call_qualified says so.
-            return self.call(&name, request, &context).await;
+            // No server has it, or its server did not come up: call_qualified says which,
+            // without starting it (a tool it brought up now would go unasked).
+            return self.call(&name, request, &context, true).await;
         };
         if let Ok(approval) = set.approval(&server, &tool)
             && approval.must_ask()
@@ -357,7 +358,7 @@ impl ServerHandler for Gateway {
             }
             let _ = set.remember_approval(&server, &tool);
         }
-        self.call(&name, request, &context).await
+        self.call(&name, request, &context, false).await
     }
 
     /// What a `subscriptions/listen` may ask of the gateway: tool list changes and resource
@@ -615,23 +616,25 @@ impl Gateway {
         let set = ConnectionSet::start(&hub.catalog, options);
         let call_set = set.clone();
         let task = tokio::spawn(async move {
-            if let Some((server, tool)) = call_set.resolve_tool_settled(&name).await
-                && call_set
-                    .approval(&server, &tool)
-                    .is_ok_and(|a| a.must_ask())
+            let resolved = call_set.resolve_tool_settled(&name).await;
+            if let Some((server, tool)) = &resolved
+                && call_set.approval(server, tool).is_ok_and(|a| a.must_ask())
             {
-                let approved = match approval_question(&server, &tool) {
+                let approved = match approval_question(server, tool) {
                     Some(question) => approves(&ask(&asks_tx, can_elicit, question).await),
                     None => false,
                 };
                 if !approved {
-                    return Ok(not_approved(&server, &tool));
+                    return Ok(not_approved(server, tool));
                 }
             }
             drop(asks_tx);
-            let options = CallOptions::new().with_progress(Arc::new(move |p| {
-                let _ = progress_tx.send(p);
-            }));
+            // Unresolved: say why without starting its server (it would go unasked).
+            let options = CallOptions::new()
+                .with_fail_fast(resolved.is_none())
+                .with_progress(Arc::new(move |p| {
+                    let _ = progress_tx.send(p);
+                }));
             match call_set.call_qualified(&name, arguments, options).await {
                 Ok(result) => Ok(result),
                 Err(e) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
@@ -685,14 +688,16 @@ impl Gateway {
     }
 
     /// Runs a call on the client's set: progress forwarded in order to the client under
-    /// its own token; the client's cancellation cancels the call upstream.
+    /// its own token; the client's cancellation cancels the call upstream. `fail_fast`: a
+    /// server that is not ready fails the call instead of being started.
     async fn call(
         &self,
         name: &str,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        fail_fast: bool,
     ) -> Result<CallToolResponse, McpError> {
-        let mut options = CallOptions::new();
+        let mut options = CallOptions::new().with_fail_fast(fail_fast);
         let mut forwarder = None;
         if let Some(token) = context.meta.get_progress_token() {
             let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
