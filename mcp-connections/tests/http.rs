@@ -281,6 +281,14 @@ async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
     );
     set.wait_startup().await;
     assert!(matches!(state_of(&set, "web"), ServerState::Ready { .. }));
+    // rmcp opens the session's GET stream in the background after `initialize`: opened
+    // after the rotation it would get a 401 (and a refresh) of its own (a flake under load).
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        server.wait_for_counters(|c| c.get > 0),
+    )
+    .await
+    .expect("the client never opened its GET stream");
     // The server rotates its accepted token; the next call gets a 401 and is retried with
     // the refreshed token.
     server.set_bearer_token(Some("new".to_owned()));
