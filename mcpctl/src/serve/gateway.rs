@@ -15,19 +15,20 @@ use mcp_connections::{
 use mcp_key::McpServerKey;
 use mcp_key::{NamingOptions, ToolNamer};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    GetPromptRequestParams, GetPromptResponse, InitializeRequestParams, InitializeResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, Prompt, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam, ResultType,
-    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, Prompt, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ResourceUpdatedNotificationParam, ResultType, ServerConfig,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
+use tokio::sync::{Semaphore, broadcast, mpsc};
 
-use super::modern::{self, Ask, Run};
+use super::approval::{approval_question, approves, not_approved};
+use super::modern;
 
 /// Set events kept for `subscriptions/listen` requests that are slow to take them.
 const EVENT_BUFFER: usize = 64;
@@ -214,56 +215,6 @@ async fn forward_list_changes(
     }
 }
 
-/// The form that asks the user whether `tool` of `server` may run.
-fn approval_question(server: &McpServerKey, tool: &str) -> Option<ElicitRequestParams> {
-    let schema = json!({
-        "type": "object",
-        "properties": {"approve": {"type": "boolean", "title": "Run it?"}},
-        "required": ["approve"],
-    });
-    serde_json::from_value::<ElicitRequestParams>(json!({
-        "mode": "form",
-        "message": format!("Allow the tool `{tool}` of MCP server `{server}` to run?"),
-        "requestedSchema": schema,
-    }))
-    .ok()
-}
-
-/// Whether the answer to [`approval_question`] approves.
-fn approves(answer: &ElicitResult) -> bool {
-    answer.action == ElicitationAction::Accept
-        && answer
-            .content
-            .as_ref()
-            .and_then(|c| c.get("approve"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-}
-
-/// The unapproved call's result.
-fn not_approved(server: &McpServerKey, tool: &str) -> CallToolResult {
-    error_result(format!(
-        "the user did not approve running `{tool}` of MCP server `{server}`"
-    ))
-}
-
-/// Asks a 2026-era client through its call's run (declined when it cannot elicit).
-async fn ask(
-    asks: &mpsc::Sender<Ask>,
-    can_elicit: bool,
-    params: ElicitRequestParams,
-) -> ElicitResult {
-    let declined = || ElicitResult::new(ElicitationAction::Decline);
-    if !can_elicit {
-        return declined();
-    }
-    let (answer, answered) = oneshot::channel();
-    if asks.send((params, answer)).await.is_err() {
-        return declined();
-    }
-    answered.await.unwrap_or_else(|_| declined())
-}
-
 /// A forwarded result marked `complete`: a 2026-era client needs the discriminator
 /// (rmcp takes it off again for older clients), and a 2025-era server never sends it.
 pub(crate) fn complete(mut result: CallToolResult) -> CallToolResult {
@@ -272,7 +223,7 @@ pub(crate) fn complete(mut result: CallToolResult) -> CallToolResult {
 }
 
 /// An error result the model can read (not a protocol error).
-fn error_result(text: String) -> CallToolResult {
+pub(crate) fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
@@ -589,64 +540,15 @@ impl Gateway {
                 let can_elicit = context
                     .client_capabilities()
                     .is_some_and(|c| c.elicitation.is_some());
-                self.start_run(name, request.arguments.map(Value::Object), can_elicit)
+                modern::start(
+                    &self.inner.hub,
+                    name,
+                    request.arguments.map(Value::Object),
+                    can_elicit,
+                )
             }
         };
         modern::drive(parked, run, context).await
-    }
-
-    /// Starts a 2026-era client's call on a connection set of its own on the hub's pool:
-    /// whatever the call asks (the approval question first, when its mode says to ask,
-    /// then the upstream server's elicitations) goes to the run's question channel.
-    /// Approvals are not remembered: the era has no session to remember them in.
-    fn start_run(&self, name: String, arguments: Option<Value>, can_elicit: bool) -> Run {
-        let (asks_tx, asks) = mpsc::channel::<Ask>(1);
-        let (progress_tx, progress) = mpsc::unbounded_channel::<Progress>();
-        let handler_asks = asks_tx.clone();
-        let handler = elicitation_fn(move |request: ElicitationRequest| {
-            let asks = handler_asks.clone();
-            async move { ask(&asks, can_elicit, request.params).await }
-        });
-        let hub = &self.inner.hub;
-        let options = hub
-            .options
-            .clone()
-            .with_shared_pool(hub.pool.clone())
-            .with_elicitation_handler(handler);
-        let set = ConnectionSet::start(&hub.catalog, options);
-        let call_set = set.clone();
-        let task = tokio::spawn(async move {
-            let resolved = call_set.resolve_tool_settled(&name).await;
-            if let Some((server, tool)) = &resolved
-                && call_set.approval(server, tool).is_ok_and(|a| a.must_ask())
-            {
-                let approved = match approval_question(server, tool) {
-                    Some(question) => approves(&ask(&asks_tx, can_elicit, question).await),
-                    None => false,
-                };
-                if !approved {
-                    return Ok(not_approved(server, tool));
-                }
-            }
-            drop(asks_tx);
-            // Unresolved: say why without starting its server (it would go unasked).
-            let options = CallOptions::new()
-                .with_fail_fast(resolved.is_none())
-                .with_progress(Arc::new(move |p| {
-                    let _ = progress_tx.send(p);
-                }));
-            match call_set.call_qualified(&name, arguments, options).await {
-                Ok(result) => Ok(result),
-                Err(e) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
-                Err(e) => Ok(error_result(crate::serve::explain(&e))),
-            }
-        });
-        Run {
-            set,
-            task,
-            asks,
-            progress,
-        }
     }
 
     /// Lists every server's prompts under qualified names and remembers which is which.

@@ -5,6 +5,7 @@
 //! Over stdio the client that launched `mcpctl serve` is the one client; with `--http` many
 //! clients connect over streamable HTTP ([`http`]), each proving the bearer token.
 
+mod approval;
 mod gateway;
 mod http;
 mod modern;

@@ -11,21 +11,25 @@
 //! no longer knows) is refused.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
-use mcp_connections::{ConnectionSet, Progress};
+use mcp_connections::{CallOptions, ConnectionSet, ElicitationRequest, Progress, elicitation_fn};
 use rmcp::model::{
     CallToolResponse, InputRequest, InputRequiredResult, ProgressNotificationParam, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
+
+use super::Hub;
+use super::approval::{approval_question, approves, not_approved};
+use super::gateway::error_result;
 
 /// The key of the one input request of each round.
 pub(crate) const INPUT_KEY: &str = "input";
@@ -304,5 +308,75 @@ pub(crate) async fn drive(
                 return Err(McpError::internal_error("the client cancelled the call", None));
             }
         }
+    }
+}
+
+/// Asks a 2026-era client through its call's run (declined when it cannot elicit).
+async fn ask(
+    asks: &mpsc::Sender<Ask>,
+    can_elicit: bool,
+    params: ElicitRequestParams,
+) -> ElicitResult {
+    let declined = || ElicitResult::new(ElicitationAction::Decline);
+    if !can_elicit {
+        return declined();
+    }
+    let (answer, answered) = oneshot::channel();
+    if asks.send((params, answer)).await.is_err() {
+        return declined();
+    }
+    answered.await.unwrap_or_else(|_| declined())
+}
+
+/// Starts a 2026-era client's call on a connection set of its own on the hub's pool:
+/// whatever the call asks (the approval question first, when its mode says to ask,
+/// then the upstream server's elicitations) goes to the run's question channel.
+/// Approvals are not remembered: the era has no session to remember them in.
+pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can_elicit: bool) -> Run {
+    let (asks_tx, asks) = mpsc::channel::<Ask>(1);
+    let (progress_tx, progress) = mpsc::unbounded_channel::<Progress>();
+    let handler_asks = asks_tx.clone();
+    let handler = elicitation_fn(move |request: ElicitationRequest| {
+        let asks = handler_asks.clone();
+        async move { ask(&asks, can_elicit, request.params).await }
+    });
+    let options = hub
+        .options
+        .clone()
+        .with_shared_pool(hub.pool.clone())
+        .with_elicitation_handler(handler);
+    let set = ConnectionSet::start(&hub.catalog, options);
+    let call_set = set.clone();
+    let task = tokio::spawn(async move {
+        let resolved = call_set.resolve_tool_settled(&name).await;
+        if let Some((server, tool)) = &resolved
+            && call_set.approval(server, tool).is_ok_and(|a| a.must_ask())
+        {
+            let approved = match approval_question(server, tool) {
+                Some(question) => approves(&ask(&asks_tx, can_elicit, question).await),
+                None => false,
+            };
+            if !approved {
+                return Ok(not_approved(server, tool));
+            }
+        }
+        drop(asks_tx);
+        // Unresolved: say why without starting its server (it would go unasked).
+        let options = CallOptions::new()
+            .with_fail_fast(resolved.is_none())
+            .with_progress(Arc::new(move |p| {
+                let _ = progress_tx.send(p);
+            }));
+        match call_set.call_qualified(&name, arguments, options).await {
+            Ok(result) => Ok(result),
+            Err(e) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
+            Err(e) => Ok(error_result(crate::serve::explain(&e))),
+        }
+    });
+    Run {
+        set,
+        task,
+        asks,
+        progress,
     }
 }
