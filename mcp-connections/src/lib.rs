@@ -97,6 +97,7 @@ mod elicitation;
 #[cfg(feature = "oauth")]
 mod ema;
 mod environment;
+mod era;
 mod error;
 mod event_sink;
 mod events;
