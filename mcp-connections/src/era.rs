@@ -3,7 +3,7 @@
 
 use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientLifecycleMode, RunningService};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService};
 
 use crate::error::StartupFailure;
 use crate::events::FailureReason;
@@ -61,6 +61,22 @@ pub(crate) fn era_plan(
                 remembered: false,
             },
         },
+    }
+}
+
+/// Whether a failed `server/discover` probe was answered (not a transport failure) in a
+/// way that says the server is not of the 2026 era: the connection is still good for
+/// `initialize` (over HTTP on the same client, over stdio on the same process).
+pub(crate) fn answered_as_legacy(err: &ClientInitializeError) -> bool {
+    match err {
+        ClientInitializeError::NoCompatibleProtocolVersion {
+            server_supported, ..
+        } => !server_supported.contains(&ProtocolVersion::V_2026_07_28),
+        ClientInitializeError::ExpectedInitResponse(_)
+        | ClientInitializeError::ExpectedInitResult(_)
+        | ClientInitializeError::JsonRpcError(_)
+        | ClientInitializeError::UncorrelatedErrorResponse { .. } => true,
+        _ => false,
     }
 }
 

@@ -8,7 +8,6 @@ use std::time::Duration;
 use http::{HeaderName, HeaderValue};
 use mcp_key::{McpServerKey, Secret};
 use rmcp::RoleClient;
-use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::{ExponentialBackoff, SseRetryPolicy};
@@ -17,6 +16,7 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use crate::auth::{AuthHeaderProvider, BearerEnvVar};
+use crate::era::answered_as_legacy;
 use crate::error::StartupFailure;
 use crate::events::FailureReason;
 use crate::handler::Handler;
@@ -243,21 +243,6 @@ impl SseRetryPolicy for EraRetry {
 
 /// Connects and initializes, retrying transient failures after [`RETRY_DELAYS`]. The caller
 /// bounds the whole thing with the startup timeout.
-/// Whether a failed `server/discover` probe was answered (not a transport failure) in a
-/// way that says the server is not of the 2026 era.
-fn answered_as_legacy(err: &ClientInitializeError) -> bool {
-    match err {
-        ClientInitializeError::NoCompatibleProtocolVersion {
-            server_supported, ..
-        } => !server_supported.contains(&ProtocolVersion::V_2026_07_28),
-        ClientInitializeError::ExpectedInitResponse(_)
-        | ClientInitializeError::ExpectedInitResult(_)
-        | ClientInitializeError::JsonRpcError(_)
-        | ClientInitializeError::UncorrelatedErrorResponse { .. } => true,
-        _ => false,
-    }
-}
-
 pub(crate) async fn connect(
     key: &McpServerKey,
     target: &HttpTarget,

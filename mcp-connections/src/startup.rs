@@ -6,10 +6,12 @@ use std::sync::Arc;
 
 use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService};
+use rmcp::service::{ClientLifecycleMode, RunningService};
 
 use crate::connection::{Live, RefreshSettings};
-use crate::era::{EraPlan, check_protocol_version, era_plan, probe_may_explain};
+use crate::era::{
+    EraPlan, answered_as_legacy, check_protocol_version, era_plan, probe_may_explain,
+};
 use crate::error::StartupFailure;
 use crate::events::{ConnectionEvent, FailureReason};
 use crate::handler::{ConnectionShared, Handler};
@@ -355,17 +357,14 @@ async fn connect(
             .await
             .map_err(|f| f.failure);
     }
-    // Over HTTP rmcp falls back on the same transport when the server answers the probe
-    // with an error, and `connect_once` does the same over stdio for a server that answers
-    // with its versions; a stdio server of rmcp releases before 2026-07-28 exits on the
-    // probe instead, which only a new process can recover from.
-    let probing = matches!(era.lifecycle, ClientLifecycleMode::Auto { .. })
-        && matches!(spec.transport, TransportSpec::Stdio(_));
+    // A probe the server answered the 2025 way is followed by `initialize` on the same
+    // connection (HTTP client or stdio process); a stdio server of rmcp releases before
+    // 2026-07-28 exits on the probe instead, which only a new process can recover from.
     match connect_once(inner, spec, era).await {
         Err(Failed {
             failure,
             in_probe: true,
-        }) if probing && probe_may_explain(&failure) => {
+        }) if probe_may_explain(&failure) => {
             tracing::info!(server = %spec.key, "the server/discover probe failed ({failure}); connecting again with the initialize handshake");
             let legacy = EraPlan {
                 lifecycle: ClientLifecycleMode::Initialize,
@@ -381,7 +380,8 @@ async fn connect(
 }
 
 /// A failed attempt of [`connect_once`], and whether it failed before the handshake under
-/// a `server/discover` probe was done (only then may another handshake help).
+/// a `server/discover` probe was done (only then, and only over stdio, may another
+/// process help).
 struct Failed {
     failure: StartupFailure,
     in_probe: bool,
@@ -464,78 +464,14 @@ async fn connect_once(
                     mcp_pool::DEFAULT_MAX_LINE_BYTES,
                     Arc::new(move |what| fault_shared.report_reply_fault(what)),
                 );
-                // Lent, so that a probe rmcp gives up on leaves the pipes with us.
-                let (stdout, stdout_back) = crate::lend::Lent::new(stdout);
-                let (stdin, stdin_back) = crate::lend::Lent::new(stdin);
-                let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
-                    handler,
-                    (stdout, stdin),
-                    era.lifecycle.clone(),
-                );
-                // An unknown era: a server that ignores the probe would hold rmcp for
-                // 10 s; give up sooner and let `connect` start it again with `initialize`.
-                let handshake = match &era.lifecycle {
-                    ClientLifecycleMode::Auto { .. } => {
-                        let bound = inner.options.probe_timeout;
-                        match tokio::time::timeout(bound, handshake).await {
-                            Ok(r) => r,
-                            Err(_) => {
-                                return Err((
-                                    format!(
-                                        "no answer to the server/discover probe within {bound:?}"
-                                    ),
-                                    false,
-                                    true,
-                                ));
-                            }
-                        }
-                    }
-                    _ => handshake.await,
-                };
-                let handshake = match handshake {
-                    // A 2025-era server that answered the probe with the versions it speaks
-                    // (rmcp 3.x servers do) is still waiting for `initialize`: shake hands
-                    // again on the same process, not a new one.
-                    Err(ClientInitializeError::NoCompatibleProtocolVersion { .. })
-                        if matches!(era.lifecycle, ClientLifecycleMode::Auto { .. }) =>
+                let pipes = (stdout, stdin);
+                let service =
+                    match stdio_handshake(key, handler, pipes, era, inner.options.probe_timeout)
+                        .await
                     {
-                        match (stdout_back.await, stdin_back.await) {
-                            (Ok(stdout), Ok(stdin)) => {
-                                tracing::debug!(server = %key, "the server answered the server/discover probe without 2026-07-28; initialize on the same process");
-                                rmcp::service::ClientServiceExt::serve_with_lifecycle(
-                                    Handler {
-                                        shared: Arc::clone(&shared),
-                                    },
-                                    (stdout, stdin),
-                                    ClientLifecycleMode::Initialize,
-                                )
-                                .await
-                            }
-                            _ => {
-                                return Err((
-                                    "the server/discover probe failed and the pipes were lost"
-                                        .to_owned(),
-                                    false,
-                                    true,
-                                ));
-                            }
-                        }
-                    }
-                    other => other,
-                };
-                let service = match handshake {
-                    Ok(s) => s,
-                    Err(e) => {
-                        return Err((
-                            format!(
-                                "initialize failed: {}",
-                                crate::rmcp_errors::describe_init(&e)
-                            ),
-                            false,
-                            true,
-                        ));
-                    }
-                };
+                        Ok(service) => service,
+                        Err(detail) => return Err((detail, false, true)),
+                    };
                 if let Err(detail) = check_protocol_version(&service, era, &legacy) {
                     close_in_background(inner, service);
                     return Err((detail, true, false));
@@ -664,6 +600,60 @@ async fn connect_once(
                 Err(_) => Err(timeout_failure(key, timeout).into()),
             }
         }
+    }
+}
+
+/// The handshake on a stdio server's pipes under `era`'s lifecycle. A probe is bounded by
+/// `probe_timeout` (rmcp alone waits 10 s for a server that ignores it; `connect` then
+/// starts the server again with `initialize`). When rmcp gives up on a probe the server
+/// answered the 2025 way (rmcp 3.x servers answer "unsupported protocol version" and wait
+/// for `initialize`), `initialize` follows on the same process: the pipes are lent to rmcp
+/// and come back when it drops them. `Err`: what failed, before any session existed.
+async fn stdio_handshake<R, W>(
+    key: &mcp_key::McpServerKey,
+    handler: Handler,
+    (stdout, stdin): (R, W),
+    era: &EraPlan,
+    probe_timeout: std::time::Duration,
+) -> Result<RunningService<RoleClient, Handler>, String>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    use rmcp::service::ClientServiceExt;
+    let initialize_failed = |e: &rmcp::service::ClientInitializeError| {
+        format!(
+            "initialize failed: {}",
+            crate::rmcp_errors::describe_init(e)
+        )
+    };
+    if !matches!(era.lifecycle, ClientLifecycleMode::Auto { .. }) {
+        return handler
+            .serve_with_lifecycle((stdout, stdin), era.lifecycle.clone())
+            .await
+            .map_err(|e| initialize_failed(&e));
+    }
+    let (stdout, stdout_back) = crate::lend::Lent::new(stdout);
+    let (stdin, stdin_back) = crate::lend::Lent::new(stdin);
+    let again = handler.clone();
+    let probed = tokio::time::timeout(
+        probe_timeout,
+        handler.serve_with_lifecycle((stdout, stdin), era.lifecycle.clone()),
+    )
+    .await
+    .map_err(|_| format!("no answer to the server/discover probe within {probe_timeout:?}"))?;
+    match probed {
+        Err(e) if answered_as_legacy(&e) => {
+            let (Ok(stdout), Ok(stdin)) = (stdout_back.await, stdin_back.await) else {
+                return Err(initialize_failed(&e));
+            };
+            tracing::debug!(server = %key, "the server/discover probe was answered the 2025 way ({e}); initialize on the same process");
+            again
+                .serve_with_lifecycle((stdout, stdin), ClientLifecycleMode::Initialize)
+                .await
+                .map_err(|e| initialize_failed(&e))
+        }
+        other => other.map_err(|e| initialize_failed(&e)),
     }
 }
 
