@@ -27,7 +27,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, broadcast, mpsc};
 
-use super::approval::{approval_question, approves, not_approved};
+use super::approval::{self, Verdict};
 use super::modern;
 
 /// Set events kept for `subscriptions/listen` requests that are slow to take them.
@@ -167,21 +167,6 @@ impl Gateway {
     pub(crate) fn set(&self) -> &ConnectionSet {
         &self.inner.set
     }
-
-    /// Asks the client whether `tool` may run (its approval mode says to ask): through
-    /// the client's elicitation, declined when the client cannot elicit.
-    async fn approved(&self, peer: &Peer<RoleServer>, server: &McpServerKey, tool: &str) -> bool {
-        if !can_elicit(peer) {
-            return false;
-        }
-        let Some(params) = approval_question(server, tool) else {
-            return false;
-        };
-        match peer.create_elicitation(params).await {
-            Ok(answer) => approves(&answer),
-            Err(_) => false,
-        }
-    }
 }
 
 /// Tells the client its tool list changed whenever a server of its set becomes ready,
@@ -215,11 +200,21 @@ async fn forward_list_changes(
     }
 }
 
-/// A forwarded result marked `complete`: a 2026-era client needs the discriminator
-/// (rmcp takes it off again for older clients), and a 2025-era server never sends it.
-pub(crate) fn complete(mut result: CallToolResult) -> CallToolResult {
-    result.result_type.get_or_insert(ResultType::COMPLETE);
-    result
+/// What the client gets for a call's outcome (both eras): the result marked `complete` (a
+/// 2026-era client needs the discriminator, rmcp takes it off again for older clients, and
+/// a 2025-era server never sends it); an unknown tool as a protocol error; any other
+/// failure as an error result the model can read, with what to do.
+pub(crate) fn call_outcome(
+    outcome: mcp_connections::Result<CallToolResult>,
+) -> Result<CallToolResult, McpError> {
+    match outcome {
+        Ok(mut result) => {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+            Ok(result)
+        }
+        Err(e) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
+        Err(e) => Ok(error_result(crate::serve::explain(&e))),
+    }
 }
 
 /// An error result the model can read (not a protocol error).
@@ -295,21 +290,18 @@ impl ServerHandler for Gateway {
         if modern::is_modern(&context) {
             return self.call_modern(name, request, &context).await;
         }
-        let set = &self.inner.set;
-        let Some((server, tool)) = set.resolve_tool_settled(&name).await else {
-            // No server has it, or its server did not come up: call_qualified says which,
-            // without starting it (a tool it brought up now would go unasked).
-            return self.call(&name, request, &context, true).await;
-        };
-        if let Ok(approval) = set.approval(&server, &tool)
-            && approval.must_ask()
-        {
-            if !self.approved(&context.peer, &server, &tool).await {
-                return Ok(not_approved(&server, &tool).into());
+        // Asked through the client's elicitation, refused when it cannot elicit.
+        let peer = context.peer.clone();
+        let ask = |question| async move {
+            if !can_elicit(&peer) {
+                return None;
             }
-            let _ = set.remember_approval(&server, &tool);
+            peer.create_elicitation(question).await.ok()
+        };
+        match approval::check(&self.inner.set, &name, true, ask).await {
+            Verdict::Refused(result) => Ok(result.into()),
+            Verdict::Call { fail_fast } => self.call(&name, request, &context, fail_fast).await,
         }
-        self.call(&name, request, &context, false).await
     }
 
     /// What a `subscriptions/listen` may ask of the gateway: tool list changes and resource
@@ -630,9 +622,7 @@ impl Gateway {
                 "the client cancelled the call",
                 None,
             )),
-            Some(Ok(result)) => Ok(complete(result).into()),
-            Some(Err(e)) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
-            Some(Err(e)) => Ok(error_result(crate::serve::explain(&e)).into()),
+            Some(outcome) => call_outcome(outcome).map(Into::into),
         }
     }
 

@@ -28,8 +28,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::Hub;
-use super::approval::{approval_question, approves, not_approved};
-use super::gateway::error_result;
+use super::approval::{self, Verdict};
+use super::gateway::call_outcome;
 
 /// The key of the one input request of each round.
 pub(crate) const INPUT_KEY: &str = "input";
@@ -265,7 +265,7 @@ pub(crate) async fn drive(
             result = &mut run.task => {
                 run.set.shutdown().await;
                 return match result {
-                    Ok(Ok(result)) => Ok(super::gateway::complete(result).into()),
+                    Ok(Ok(result)) => Ok(result.into()),
                     Ok(Err(e)) => Err(e),
                     Err(e) => Err(McpError::internal_error(format!("the call stopped: {e}"), None)),
                 };
@@ -348,30 +348,18 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can_elici
     let set = ConnectionSet::start(&hub.catalog, options);
     let call_set = set.clone();
     let task = tokio::spawn(async move {
-        let resolved = call_set.resolve_tool_settled(&name).await;
-        if let Some((server, tool)) = &resolved
-            && call_set.approval(server, tool).is_ok_and(|a| a.must_ask())
-        {
-            let approved = match approval_question(server, tool) {
-                Some(question) => approves(&ask(&asks_tx, can_elicit, question).await),
-                None => false,
-            };
-            if !approved {
-                return Ok(not_approved(server, tool));
-            }
-        }
+        let question = |q| async { Some(ask(&asks_tx, can_elicit, q).await) };
+        let fail_fast = match approval::check(&call_set, &name, false, question).await {
+            Verdict::Refused(result) => return Ok(result),
+            Verdict::Call { fail_fast } => fail_fast,
+        };
         drop(asks_tx);
-        // Unresolved: say why without starting its server (it would go unasked).
         let options = CallOptions::new()
-            .with_fail_fast(resolved.is_none())
+            .with_fail_fast(fail_fast)
             .with_progress(Arc::new(move |p| {
                 let _ = progress_tx.send(p);
             }));
-        match call_set.call_qualified(&name, arguments, options).await {
-            Ok(result) => Ok(result),
-            Err(e) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
-            Err(e) => Ok(error_result(crate::serve::explain(&e))),
-        }
+        call_outcome(call_set.call_qualified(&name, arguments, options).await)
     });
     Run {
         set,
