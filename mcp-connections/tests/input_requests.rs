@@ -141,21 +141,27 @@ fn assert_wire(era: Option<&str>, log: &[RecordedRequest]) {
     }
 }
 
+/// A set with a recording handler and [`roots`], its one server ready in `era`.
+async fn start_answering(fx: &Fixture, era: Option<&str>) -> (ConnectionSet, Arc<Recording>) {
+    let handler = Arc::new(Recording::default());
+    let options = ConnectionSetOptions::new()
+        .with_elicitation_handler(handler.clone())
+        .with_roots(roots());
+    let set = ConnectionSet::start(&fx.catalog(), options);
+    assert_eq!(set.wait_startup().await.ready(), 1, "{era:?}");
+    assert_eq!(
+        set.status()[0].protocol_version.as_deref(),
+        Some(era.unwrap_or("2025-11-25"))
+    );
+    (set, handler)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_servers_of_both_eras_get_elicitations_and_roots_answered() {
     for era in [None, Some(MODERN)] {
         let mut fx = Fixture::new();
         fx.stdio("asker", scenario(era));
-        let handler = Arc::new(Recording::default());
-        let options = ConnectionSetOptions::new()
-            .with_elicitation_handler(handler.clone())
-            .with_roots(roots());
-        let set = ConnectionSet::start(&fx.catalog(), options);
-        assert_eq!(set.wait_startup().await.ready(), 1, "{era:?}");
-        assert_eq!(
-            set.status()[0].protocol_version.as_deref(),
-            Some(era.unwrap_or("2025-11-25"))
-        );
+        let (set, handler) = start_answering(&fx, era).await;
         exercise(&set, &handler).await;
         assert_wire(era, &RecordedRequest::read_log(fx.request_log("asker")));
         set.shutdown().await;
@@ -172,12 +178,7 @@ async fn http_servers_of_both_eras_get_elicitations_and_roots_answered() {
             "asker",
             ServerConfig::from(mcp_catalog::HttpConfig::new(server.url())),
         );
-        let handler = Arc::new(Recording::default());
-        let options = ConnectionSetOptions::new()
-            .with_elicitation_handler(handler.clone())
-            .with_roots(roots());
-        let set = ConnectionSet::start(&fx.catalog(), options);
-        assert_eq!(set.wait_startup().await.ready(), 1, "{era:?}");
+        let (set, handler) = start_answering(&fx, era).await;
         exercise(&set, &handler).await;
         assert_wire(era, &server.requests());
         set.shutdown().await;
