@@ -17,10 +17,12 @@ use mcp_key::{McpServerKey, ServerName};
 use mcp_testkit::{Scenario, TestHome, ToolSpec};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 
 use crate::Result;
+use crate::spawned::{Spawned, free_port};
 
 /// A running bare rmcp client and its server process.
 pub(crate) type Bare = RunningService<RoleClient, ClientConfig>;
@@ -124,21 +126,61 @@ impl Fixture {
         lazy: bool,
         protocol: ProtocolChoice,
     ) -> Result<ResolvedCatalog> {
-        let mut config = Config::new();
-        for i in 0..servers {
-            config = config.with_server(
-                ServerName::new(format!("s{i:02}"))?,
-                ServerConfig::stdio(self.bin.to_string_lossy())
-                    .with_args(args.to_vec())
-                    .with_protocol(protocol),
-            );
-        }
+        let configs = (0..servers).map(|_| {
+            ServerConfig::stdio(self.bin.to_string_lossy())
+                .with_args(args.to_vec())
+                .with_protocol(protocol)
+        });
+        let mut config = Self::config_of(configs)?;
         if lazy {
             config = config.with_startup_policy(StartupPolicy::LazyWhenCached);
         }
         Ok(CatalogBuilder::new()
             .with_user_config(LoadedConfig::new("bench", config))
             .build())
+    }
+
+    /// A catalog of `servers`, named `s00`, `s01`, … in order.
+    pub(crate) fn catalog_from(
+        servers: impl IntoIterator<Item = ServerConfig>,
+    ) -> Result<ResolvedCatalog> {
+        Ok(CatalogBuilder::new()
+            .with_user_config(LoadedConfig::new("bench", Self::config_of(servers)?))
+            .build())
+    }
+
+    fn config_of(servers: impl IntoIterator<Item = ServerConfig>) -> Result<Config> {
+        let mut config = Config::new();
+        for (i, server) in servers.into_iter().enumerate() {
+            config = config.with_server(ServerName::new(format!("s{i:02}"))?, server);
+        }
+        Ok(config)
+    }
+
+    /// The server's program and arguments, for a gateway or proxy that starts it.
+    pub(crate) fn server_command(&self) -> (&std::path::Path, &[String]) {
+        (&self.bin, &self.args)
+    }
+
+    /// The server as `mcp-fake-server --http` (rmcp's streamable-HTTP server) on a free
+    /// loopback port; its endpoint is `/mcp`.
+    pub(crate) async fn http_server(&self) -> Result<Spawned> {
+        let port = free_port()?;
+        let mut cmd = tokio::process::Command::new(&self.bin);
+        cmd.args(&self.args)
+            .arg("--http")
+            .arg(format!("127.0.0.1:{port}"));
+        Spawned::listening(cmd, "mcp-fake-server --http", port).await
+    }
+
+    /// A bare rmcp client over streamable HTTP (rmcp's reqwest client, as rmcp's docs
+    /// build it) to `url`, initialized with 2025-11-25.
+    pub(crate) async fn bare_http(&self, url: &str) -> Result<Bare> {
+        let transport = StreamableHttpClientTransport::with_client(
+            reqwest::Client::new(),
+            StreamableHttpClientTransportConfig::with_uri(url.to_owned()),
+        );
+        Ok(bare_info().serve(transport).await?)
     }
 
     /// The keys of [`Self::catalog`]'s servers.
@@ -156,13 +198,17 @@ impl Fixture {
             .stderr(std::process::Stdio::null())
             .spawn()?;
         self.bare_started.fetch_add(1, Ordering::Relaxed);
-        let info = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("mcp-bench-bare", "0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25);
-        Ok(info.serve(transport).await?)
+        Ok(bare_info().serve(transport).await?)
     }
+}
+
+/// What a bare client announces: the 2025-11-25 handshake, no capabilities.
+fn bare_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("mcp-bench-bare", "0"),
+    )
+    .with_protocol_version(ProtocolVersion::V_2025_11_25)
 }
 
 /// Cancels bare clients (which closes stdin, then kills their processes) and waits.

@@ -18,8 +18,10 @@
 )]
 
 mod fixture;
+mod installs;
 mod procs;
 mod rows;
+mod spawned;
 mod stats;
 mod table;
 
@@ -69,6 +71,17 @@ impl Settings {
             pool_batch_size: 1000,
             naming_warmup: 5,
             naming_iterations: 50,
+        }
+    }
+
+    /// These settings with `factor` times fewer rounds and warm-up calls, for a server
+    /// whose calls take milliseconds (a Node server, a gateway).
+    pub(crate) fn slower(&self, factor: usize) -> Self {
+        let factor = factor.max(1);
+        Self {
+            warmup_calls: (self.warmup_calls / factor).max(1),
+            rounds_calls: (self.rounds_calls / factor).max(2),
+            ..self.clone()
         }
     }
 
@@ -206,6 +219,16 @@ async fn run(json: bool, s: Settings, only: Option<String>) -> ExitCode {
     }
     measure!("call overhead", rows::calls::overhead(&fx, &s).await);
     measure!("call throughput", rows::calls::throughput(&fx, &s).await);
+    measure!("HTTP call overhead", rows::http::overhead(&fx, &s).await);
+    measure!(
+        "HTTP call throughput",
+        rows::http::throughput(&fx, &s).await
+    );
+    measure!(
+        "HTTP call overhead (server-everything)",
+        rows::http::everything(&fx, &s).await
+    );
+    measure!("gateway", rows::gateway::gateway(&fx, &s).await);
     measure!("sharing", rows::sharing::sharing(&fx, &s).await);
     measure!("startup fan-out", rows::startup::fan_out(&fx, &s).await);
     measure!("era probe", rows::era::era_probe(&fx, &s).await);
@@ -217,13 +240,6 @@ async fn run(json: bool, s: Settings, only: Option<String>) -> ExitCode {
         rows::sharing::hundred_sessions(&fx).await
     );
     measure!("memory", rows::memory::memory(&s).await);
-    if only.is_none() {
-        rows.push(Row::pending(
-            "gateway: a call through `mcpctl serve` vs straight to the server",
-            "—",
-            "see `cargo bench -p mcpctl --bench gateway`",
-        ));
-    }
 
     let left = procs::wait_gone(fx.marker(), LEFTOVER_BOUND).await;
     let load_after = procs::load_average();

@@ -92,6 +92,22 @@ impl Row {
         }
     }
 
+    /// A row measured against a baseline with no target of its own (reported for the
+    /// reader; another row holds the target).
+    pub(crate) fn reported(
+        row: impl Into<String>,
+        unit: Unit,
+        value: f64,
+        baseline: f64,
+        baseline_label: impl Into<String>,
+    ) -> Self {
+        let mut row = Self::versus(row, unit, value, baseline, baseline_label, "—", |_, _| {
+            true
+        });
+        row.meets = None;
+        row
+    }
+
     /// A row with an absolute target and no baseline.
     pub(crate) fn absolute(
         row: impl Into<String>,

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
 use mcp_key::McpServerKey;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, JsonObject};
 use tokio::task::JoinSet;
 
 use crate::fixture::{Bare, Fixture, cancel_all};
@@ -14,13 +14,66 @@ use crate::stats::{b_first, median, quantile};
 use crate::table::{Row, Unit};
 use crate::{Result, Settings, fail};
 
-async fn set_call(set: &ConnectionSet, key: &McpServerKey) -> Result<()> {
-    set.call_tool(key, "echo", None, CallOptions::new()).await?;
+/// The call every latency and throughput row makes: a tool and its arguments.
+#[derive(Debug, Clone)]
+pub(crate) struct Echo {
+    /// The tool's name on the server the call goes to.
+    pub(crate) tool: String,
+    /// Its arguments.
+    pub(crate) arguments: Option<JsonObject>,
+}
+
+impl Echo {
+    /// The fake server's `echo`, without arguments.
+    pub(crate) fn plain() -> Self {
+        Self::named("echo")
+    }
+
+    /// `tool` without arguments.
+    pub(crate) fn named(tool: &str) -> Self {
+        Self {
+            tool: tool.to_owned(),
+            arguments: None,
+        }
+    }
+
+    /// `tool` with `{"message": "hi"}` (server-everything's `echo` requires it).
+    pub(crate) fn with_message(tool: &str) -> Self {
+        let mut arguments = JsonObject::new();
+        arguments.insert("message".to_owned(), "hi".into());
+        Self {
+            tool: tool.to_owned(),
+            arguments: Some(arguments),
+        }
+    }
+}
+
+async fn set_call(set: &ConnectionSet, key: &McpServerKey, call: &Echo) -> Result<()> {
+    let arguments = call.arguments.clone().map(serde_json::Value::Object);
+    let result = set
+        .call_tool(key, &call.tool, arguments, CallOptions::new())
+        .await?;
+    if result.is_error == Some(true) {
+        return Err(fail(format!(
+            "`{}` answered an error: {result:?}",
+            call.tool
+        )));
+    }
     Ok(())
 }
 
-async fn bare_call(bare: &rmcp::Peer<rmcp::RoleClient>) -> Result<()> {
-    bare.call_tool(CallToolRequestParams::new("echo")).await?;
+async fn bare_call(bare: &rmcp::Peer<rmcp::RoleClient>, call: &Echo) -> Result<()> {
+    let mut params = CallToolRequestParams::new(call.tool.clone());
+    if let Some(arguments) = &call.arguments {
+        params = params.with_arguments(arguments.clone());
+    }
+    let result = bare.call_tool(params).await?;
+    if result.is_error == Some(true) {
+        return Err(fail(format!(
+            "`{}` answered an error: {result:?}",
+            call.tool
+        )));
+    }
     Ok(())
 }
 
@@ -52,19 +105,32 @@ pub(crate) async fn overhead(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
             return Err(e);
         }
     };
-    let result = overhead_on(&set, &bare, s).await;
+    let key = &Fixture::keys(1)?[0];
+    let result = overhead_on(&set, key, bare.peer(), &Echo::plain(), s).await;
     set.shutdown().await;
     cancel_all(vec![bare]).await;
     let (a, b) = result?;
-    let mut rows = Vec::new();
-    for (label, q) in [("p50", 0.5), ("p99", 0.99)] {
-        rows.push(
+    Ok(latency_rows("call overhead", &a, &b, "bare rmcp client", s))
+}
+
+/// p50 and p99 rows named `name`, the set's samples `a` against the baseline's `b`
+/// (target ≤ 1.05×).
+pub(crate) fn latency_rows(
+    name: &str,
+    a: &[f64],
+    b: &[f64],
+    baseline: &str,
+    s: &Settings,
+) -> Vec<Row> {
+    [("p50", 0.5), ("p99", 0.99)]
+        .into_iter()
+        .map(|(label, q)| {
             Row::versus(
-                format!("call overhead {label}"),
+                format!("{name} {label}"),
                 Unit::Seconds,
-                quantile(&a, q),
-                quantile(&b, q),
-                "bare rmcp client",
+                quantile(a, q),
+                quantile(b, q),
+                baseline,
                 "≤ 1.05× bare",
                 |_, r| r <= 1.05,
             )
@@ -72,22 +138,23 @@ pub(crate) async fn overhead(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
                 "{} calls each side, {} interleaved rounds",
                 a.len(),
                 s.rounds_calls
-            )),
-        );
-    }
-    Ok(rows)
+            ))
+        })
+        .collect()
 }
 
-async fn overhead_on(
+/// Samples of `call` through `set` to `key` (A) and through the bare client `peer` (B),
+/// interleaved.
+pub(crate) async fn overhead_on(
     set: &ConnectionSet,
-    bare: &Bare,
+    key: &McpServerKey,
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+    call: &Echo,
     s: &Settings,
 ) -> Result<(Vec<f64>, Vec<f64>)> {
-    let key = &Fixture::keys(1)?[0];
-    let peer = bare.peer();
     for _ in 0..s.warmup_calls {
-        set_call(set, key).await?;
-        bare_call(peer).await?;
+        set_call(set, key, call).await?;
+        bare_call(peer, call).await?;
     }
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for round in 0..s.rounds_calls {
@@ -95,10 +162,10 @@ async fn overhead_on(
             for _ in 0..s.calls_per_round {
                 let t = Instant::now();
                 if side {
-                    bare_call(peer).await?;
+                    bare_call(peer, call).await?;
                     b.push(t.elapsed().as_secs_f64());
                 } else {
-                    set_call(set, key).await?;
+                    set_call(set, key, call).await?;
                     a.push(t.elapsed().as_secs_f64());
                 }
             }
@@ -116,7 +183,8 @@ pub(crate) fn sides(round: usize) -> [bool; 2] {
     }
 }
 
-const SERVERS: usize = 8;
+/// Servers of the throughput rows.
+pub(crate) const SERVERS: usize = 8;
 const CALLERS: usize = 64;
 
 /// Calls per second with 64 concurrent callers over 8 servers.
@@ -137,25 +205,35 @@ pub(crate) async fn throughput(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
     set.shutdown().await;
     cancel_all(bares).await;
     let (a, b) = result?;
-    Ok(vec![
-        Row::versus(
-            "call throughput (64 callers, 8 servers)",
-            Unit::CallsPerSecond,
-            median(&a),
-            median(&b),
-            "bare rmcp clients",
-            "≥ 0.95× bare",
-            |_, r| r >= 0.95,
-        )
-        .with_note(format!(
-            "median of {} interleaved rounds of {} calls",
-            a.len(),
-            CALLERS * s.calls_per_caller
-        )),
-    ])
+    Ok(vec![throughput_row(
+        "call throughput (64 callers, 8 servers)",
+        &a,
+        &b,
+        s,
+    )])
 }
 
-async fn throughput_on(
+/// The throughput row named `name`: the set's rates `a` against the bare clients' `b`.
+pub(crate) fn throughput_row(name: &str, a: &[f64], b: &[f64], s: &Settings) -> Row {
+    Row::versus(
+        name,
+        Unit::CallsPerSecond,
+        median(a),
+        median(b),
+        "bare rmcp clients",
+        "≥ 0.95× bare",
+        |_, r| r >= 0.95,
+    )
+    .with_note(format!(
+        "median of {} interleaved rounds of {} calls",
+        a.len(),
+        CALLERS * s.calls_per_caller
+    ))
+}
+
+/// Rates of 64 callers spread over [`Fixture::keys`]`(SERVERS)` through `set` (A) and
+/// over the bare clients `bares` (B), interleaved.
+pub(crate) async fn throughput_on(
     set: &ConnectionSet,
     bares: &[Bare],
     s: &Settings,
@@ -191,9 +269,9 @@ async fn burst_set(
         let set = set.clone();
         let keys = Arc::clone(keys);
         tasks.spawn(async move {
-            let key = &keys[caller % SERVERS];
+            let key = &keys[caller % keys.len()];
             for _ in 0..per_caller {
-                set_call(&set, key).await?;
+                set_call(&set, key, &Echo::plain()).await?;
             }
             Ok::<_, crate::Error>(())
         });
@@ -205,10 +283,10 @@ async fn burst_set(
 async fn burst_bare(peers: &[rmcp::Peer<rmcp::RoleClient>], per_caller: usize) -> Result<usize> {
     let mut tasks = JoinSet::new();
     for caller in 0..CALLERS {
-        let peer = peers[caller % SERVERS].clone();
+        let peer = peers[caller % peers.len()].clone();
         tasks.spawn(async move {
             for _ in 0..per_caller {
-                bare_call(&peer).await?;
+                bare_call(&peer, &Echo::plain()).await?;
             }
             Ok::<_, crate::Error>(())
         });

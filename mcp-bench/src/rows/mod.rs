@@ -2,6 +2,8 @@
 
 pub(crate) mod calls;
 pub(crate) mod era;
+pub(crate) mod gateway;
+pub(crate) mod http;
 pub(crate) mod memory;
 pub(crate) mod naming;
 pub(crate) mod pool;

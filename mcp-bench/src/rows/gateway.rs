@@ -1,0 +1,297 @@
+//! The gateway: a call from a connection set through `mcpctl serve` (over stdio, and over
+//! streamable HTTP) versus straight to the same kind of stdio server, and through
+//! `mcpctl serve --http` versus npm `mcp-proxy` fronting the same server. The four paths
+//! are sampled in one loop, each round in a rotated order, so their ratios come from the
+//! same minutes of the same machine.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_catalog::{HttpConfig, ProtocolChoice, ServerConfig, StdioConfig};
+use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
+use mcp_key::McpServerKey;
+
+use crate::fixture::Fixture;
+use crate::installs::{self, Install};
+use crate::rows::calls::{Echo, ready_set};
+use crate::rows::http::http_server_config;
+use crate::spawned::{Spawned, free_port};
+use crate::stats::quantile;
+use crate::table::{Row, Unit};
+use crate::{Result, Settings, fail};
+
+/// The gateway's bearer token (`MCPCTL_SERVE_TOKEN`), and the variable the set reads it
+/// from.
+const TOKEN: &str = "mcp-bench-gateway-token-0123456789";
+const TOKEN_VAR: &str = "MCP_BENCH_GATEWAY_TOKEN";
+/// The upstream server's name in the gateway's configuration.
+const UPSTREAM: &str = "notes";
+
+/// One way to reach the server: a set, its server and the tool's name there.
+struct Path {
+    set: ConnectionSet,
+    key: McpServerKey,
+    call: Echo,
+    samples: Vec<f64>,
+}
+
+impl Path {
+    async fn over(set: ConnectionSet, call: Echo) -> Result<Self> {
+        Ok(Self {
+            set,
+            key: Fixture::keys(1)?.remove(0),
+            call,
+            samples: Vec::new(),
+        })
+    }
+
+    async fn call(&self) -> Result<()> {
+        let arguments = self.call.arguments.clone().map(serde_json::Value::Object);
+        let result = self
+            .set
+            .call_tool(&self.key, &self.call.tool, arguments, CallOptions::new())
+            .await?;
+        if result.is_error == Some(true) {
+            return Err(fail(format!(
+                "`{}` answered an error: {result:?}",
+                self.call.tool
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Rows of the gateway: over stdio and HTTP versus straight, and HTTP versus mcp-proxy.
+pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
+    let Some(mcpctl) = installs::mcpctl() else {
+        let hint = "needs mcpctl of the same build: cargo build --release -p mcpctl";
+        return Ok(vec![
+            Row::pending(
+                "gateway over stdio: call p50 via `mcpctl serve`",
+                "≤ 2.2× straight",
+                hint,
+            ),
+            Row::pending(
+                "gateway over HTTP: call p50 via `mcpctl serve --http`",
+                "—",
+                hint,
+            ),
+            Row::pending(
+                "gateway over HTTP vs mcp-proxy: call p50",
+                "≤ 0.5× mcp-proxy",
+                hint,
+            ),
+        ]);
+    };
+    let mut processes = Vec::new();
+    let mut paths = Vec::new();
+    let result = start_paths(fx, &mcpctl, &mut processes, &mut paths).await;
+    let result = match result {
+        Ok(proxy) => sample(&mut paths, &s.slower(4)).await.map(|()| proxy),
+        Err(e) => Err(e),
+    };
+    for path in &paths {
+        path.set.shutdown().await;
+    }
+    crate::spawned::stop_all(processes).await;
+    let proxied = result?;
+    let p50 = |i: usize| quantile(&paths[i].samples, 0.5);
+    let calls = paths[0].samples.len();
+    let note = format!("{calls} calls per path, rotated order, one run");
+    let mut rows = vec![
+        Row::versus(
+            "gateway over stdio: call p50 via `mcpctl serve`",
+            Unit::Seconds,
+            p50(1),
+            p50(0),
+            "straight to the stdio server",
+            "≤ 2.2× straight",
+            |_, r| r <= 2.2,
+        )
+        .with_note(note.clone()),
+        Row::reported(
+            "gateway over HTTP: call p50 via `mcpctl serve --http`",
+            Unit::Seconds,
+            p50(2),
+            p50(0),
+            "straight to the stdio server",
+        )
+        .with_note(note.clone()),
+    ];
+    rows.push(if proxied {
+        Row::versus(
+            "gateway over HTTP vs mcp-proxy: call p50",
+            Unit::Seconds,
+            p50(2),
+            p50(3),
+            "npm mcp-proxy (stream) in front of the same server",
+            "≤ 0.5× mcp-proxy",
+            |_, r| r <= 0.5,
+        )
+        .with_note(note)
+    } else {
+        Row::pending(
+            "gateway over HTTP vs mcp-proxy: call p50",
+            "≤ 0.5× mcp-proxy",
+            installs::INSTALL_HINT,
+        )
+    });
+    Ok(rows)
+}
+
+/// Starts the paths in order: straight, via `mcpctl serve`, via `mcpctl serve --http`,
+/// and via mcp-proxy when installed (returns whether it is).
+async fn start_paths(
+    fx: &Fixture,
+    mcpctl: &std::path::Path,
+    processes: &mut Vec<Spawned>,
+    paths: &mut Vec<Path>,
+) -> Result<bool> {
+    let (bin, args) = fx.server_command();
+    let config = fx.join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp_servers.{UPSTREAM}]\ncommand = {}\nargs = {}\nprotocol = \"2025-11-25\"\ndefault_tools_approval_mode = \"approve\"\n",
+            toml_string(&bin.to_string_lossy()),
+            toml_array(args),
+        ),
+    )?;
+    let home = fx.join("mcpctl-home");
+    let gateway_tool = format!("mcp__{UPSTREAM}__echo");
+
+    paths.push(
+        Path::over(
+            ready_set(fx, 1, ConnectionSetOptions::new()).await?,
+            Echo::plain(),
+        )
+        .await?,
+    );
+
+    let stdio = StdioConfig::new(mcpctl.to_string_lossy())
+        .with_args([
+            "--config".to_owned(),
+            config.to_string_lossy().into_owned(),
+            "serve".to_owned(),
+        ])
+        .with_env("MCPCTL_HOME", home.to_string_lossy())
+        .with_env("RUST_LOG", "off");
+    let stdio = ServerConfig::from(stdio).with_protocol(ProtocolChoice::V2025_11_25);
+    paths.push(
+        Path::over(
+            ready(Fixture::catalog_from([stdio])?, None).await?,
+            Echo::named(&gateway_tool),
+        )
+        .await?,
+    );
+
+    let port = free_port()?;
+    let mut cmd = crate::spawned::command(mcpctl);
+    cmd.arg("--config")
+        .arg(&config)
+        .arg("serve")
+        .arg("--http")
+        .arg(format!("127.0.0.1:{port}"))
+        .env("MCPCTL_HOME", &home)
+        .env("MCPCTL_SERVE_TOKEN", TOKEN)
+        .env("RUST_LOG", "off");
+    let served = Spawned::listening(cmd, "mcpctl serve --http", port).await?;
+    let url = served.url("/mcp");
+    processes.push(served);
+    let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
+        .with_protocol(ProtocolChoice::V2025_11_25);
+    paths.push(
+        Path::over(
+            ready(Fixture::catalog_from([http])?, Some(TOKEN)).await?,
+            Echo::named(&gateway_tool),
+        )
+        .await?,
+    );
+
+    let Install::Found {
+        node_entry,
+        preload,
+    } = installs::mcp_proxy()
+    else {
+        return Ok(false);
+    };
+    let port = free_port()?;
+    let mut cmd = crate::spawned::command("node");
+    cmd.arg("--require")
+        .arg(preload)
+        .arg(node_entry)
+        .args([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--server",
+            "stream",
+            "--",
+        ])
+        .arg(bin)
+        .args(args);
+    let proxy = Spawned::listening(cmd, "mcp-proxy", port).await?;
+    let url = proxy.url("/mcp");
+    processes.push(proxy);
+    paths.push(
+        Path::over(
+            ready(Fixture::catalog_from([http_server_config(url)])?, None).await?,
+            Echo::plain(),
+        )
+        .await?,
+    );
+    Ok(true)
+}
+
+/// A set of `catalog`'s one server, ready; `token` is what `$MCP_BENCH_GATEWAY_TOKEN` reads.
+async fn ready(
+    catalog: mcp_catalog::ResolvedCatalog,
+    token: Option<&'static str>,
+) -> Result<ConnectionSet> {
+    let mut options = ConnectionSetOptions::new();
+    if let Some(token) = token {
+        options = options.with_env_lookup(Arc::new(move |name: &str| {
+            (name == TOKEN_VAR).then(|| token.to_owned())
+        }));
+    }
+    let set = ConnectionSet::start(&catalog, options);
+    if set.wait_startup().await.ready() != 1 {
+        let status = set.status();
+        set.shutdown().await;
+        return Err(fail(format!(
+            "the gateway path did not become ready: {status:?}"
+        )));
+    }
+    Ok(set)
+}
+
+/// Warm-up, then rounds of `calls_per_round` calls on every path, each round starting at
+/// another path.
+async fn sample(paths: &mut [Path], s: &Settings) -> Result<()> {
+    for path in paths.iter() {
+        for _ in 0..s.warmup_calls {
+            path.call().await?;
+        }
+    }
+    let n = paths.len();
+    for round in 0..s.rounds_calls {
+        for i in 0..n {
+            let path = &mut paths[(round + i) % n];
+            for _ in 0..s.calls_per_round {
+                let t = Instant::now();
+                path.call().await?;
+                path.samples.push(t.elapsed().as_secs_f64());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_owned()).to_string()
+}
+
+fn toml_array(items: &[String]) -> String {
+    toml::Value::Array(items.iter().cloned().map(toml::Value::String).collect()).to_string()
+}
