@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::connection::Live;
+use crate::deadline::deadline_in;
 use crate::error::{Error, Result};
 use crate::handler::{ProgressCallback, ProgressSink};
 use crate::hooks::ToolCall;
@@ -181,7 +182,7 @@ impl ConnectionSet {
         let timeout = options
             .timeout
             .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_in(timeout);
         let live = self
             .ready_connection(&slot, deadline, options.fail_fast)
             .await?;
@@ -265,7 +266,7 @@ impl ConnectionSet {
                         });
                     }
                     Some(()) = tick_rx.recv() => {
-                        deadline = Instant::now() + timeout;
+                        deadline = deadline_in(timeout);
                     }
                     changed = elicitations.changed() => {
                         if changed.is_err() {
@@ -370,7 +371,7 @@ impl ConnectionSet {
         let timeout = options
             .timeout
             .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
-        self.ready_connection(&slot, Instant::now() + timeout, options.fail_fast)
+        self.ready_connection(&slot, deadline_in(timeout), options.fail_fast)
             .await?;
         let found = self
             .resolve_tool(qualified_name)
@@ -398,7 +399,7 @@ impl ConnectionSet {
             return Some(found);
         }
         let slot = self.namespace_owner(qualified)?;
-        let deadline = Instant::now() + slot.spec.tool_timeout;
+        let deadline = deadline_in(slot.spec.tool_timeout);
         let _ = self.ready_connection(&slot, deadline, false).await;
         self.resolve_tool(qualified)
     }

@@ -93,6 +93,7 @@ mod auth;
 mod authority;
 mod call;
 mod connection;
+mod deadline;
 mod elicitation;
 #[cfg(feature = "oauth")]
 mod ema;

@@ -7,8 +7,8 @@ use rmcp::model::{
     ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, Prompt,
     ServerResult,
 };
-use tokio::time::Instant;
 
+use crate::deadline::deadline_in;
 use crate::error::{Error, Result};
 use crate::paginate;
 use crate::resources::Listing;
@@ -51,7 +51,7 @@ impl ConnectionSet {
     ) -> Result<GetPromptResult> {
         let slot = Arc::clone(self.inner.slot(server)?);
         let timeout = slot.spec.tool_timeout;
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_in(timeout);
         let live = self.ready_connection(&slot, deadline, false).await?;
         let operation = format!("prompts/get {name}");
         let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {

@@ -7,8 +7,8 @@ use rmcp::model::{
     ClientRequest, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Resource,
     ResourceTemplate, ServerResult,
 };
-use tokio::time::Instant;
 
+use crate::deadline::deadline_in;
 use crate::error::{Error, Result};
 use crate::paginate::{self, ListKind, Page};
 use crate::set::ConnectionSet;
@@ -157,7 +157,7 @@ impl ConnectionSet {
         cursor: Option<String>,
     ) -> Result<(Page, Option<String>)> {
         let slot = Arc::clone(self.inner.slot(server)?);
-        let deadline = Instant::now() + slot.spec.startup_timeout;
+        let deadline = deadline_in(slot.spec.startup_timeout);
         let live = self.ready_connection(&slot, deadline, false).await?;
         match tokio::time::timeout_at(deadline, paginate::fetch_page(&live.peer, kind, cursor))
             .await
@@ -224,7 +224,7 @@ impl ConnectionSet {
     ) -> Result<ReadResourceResult> {
         let slot = Arc::clone(self.inner.slot(server)?);
         let timeout = slot.spec.tool_timeout;
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_in(timeout);
         let live = self.ready_connection(&slot, deadline, false).await?;
         let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
             return Err(Error::Timeout {

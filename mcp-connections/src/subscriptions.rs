@@ -27,6 +27,7 @@ use rmcp::service::{Peer, ServiceError, Subscription};
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::Live;
+use crate::deadline::deadline_in;
 use crate::error::{Error, Result};
 use crate::handler::ConnectionShared;
 use crate::set::ConnectionSet;
@@ -349,7 +350,7 @@ impl ConnectionSet {
     /// and the request errors of [`ConnectionSet::read_resource`].
     pub async fn subscribe_resource(&self, server: &McpServerKey, uri: &str) -> Result<()> {
         let slot = Arc::clone(self.inner.slot(server)?);
-        let deadline = tokio::time::Instant::now() + slot.spec.tool_timeout;
+        let deadline = deadline_in(slot.spec.tool_timeout);
         let attached = self.ready_connection(&slot, deadline, false).await?;
         {
             let mut mine = slot.resource_subscriptions.lock().await;

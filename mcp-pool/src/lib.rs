@@ -46,8 +46,9 @@ pub use launch::{
     launch,
 };
 pub use pool::{
-    DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, Generation, KeyStatus,
-    Lease, Pool, PoolConfig, PoolError, PoolKey, PoolStats, PooledConnection, StartError,
+    DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, ErrorChain, Generation,
+    KeyStatus, Lease, Pool, PoolConfig, PoolError, PoolKey, PoolStats, PooledConnection,
+    StartError,
 };
 pub use router::{DeclineReason, OperationGuard, Route, Session, SessionGate, SessionId};
 

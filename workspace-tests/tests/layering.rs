@@ -94,6 +94,14 @@ fn violations(edges: &[Edge]) -> Vec<String> {
         if e.from == "mcp-testkit" && TESTKIT_FORBIDDEN.contains(&e.to.as_str()) {
             bad.push(format!("mcp-testkit depends on {} ({})", e.to, e.kind));
         }
+        // The pool is generic (no MCP, no identities): a supervisor built on it alone
+        // compiles none of the workspace's other crates.
+        if e.from == "mcp-pool" && e.kind != "dev" && e.to.starts_with("mcp-") {
+            bad.push(format!(
+                "mcp-pool depends on {} ({}): it must stand alone",
+                e.to, e.kind
+            ));
+        }
         if e.from == "mcp-key" && e.kind != "dev" && KEY_FORBIDDEN.contains(&e.to.as_str()) {
             bad.push(format!(
                 "mcp-key depends on {}: it must stay free of I/O",
@@ -135,7 +143,9 @@ fn the_checker_catches_upward_and_forbidden_edges() {
         edge("mcp-key", "tokio", "normal"),
         edge("mcp-connections", "mcp-pool", "normal"),
         edge("mcp-key", "proptest", "dev"),
+        edge("mcp-pool", "mcp-key", "normal"),
+        edge("mcp-pool", "mcp-testkit", "dev"),
     ];
     let got: BTreeMap<usize, String> = violations(&edges).into_iter().enumerate().collect();
-    assert_eq!(got.len(), 6, "{got:#?}");
+    assert_eq!(got.len(), 8, "{got:#?}");
 }

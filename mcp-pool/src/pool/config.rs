@@ -2,14 +2,30 @@
 
 use std::time::Duration;
 
-/// Default idle keep-alive: none (the last release shuts the connection down).
+use tokio::time::Instant;
+
+/// Default idle keep-alive: zero, none (the last release shuts the connection down).
 pub const DEFAULT_IDLE_KEEP_ALIVE: Duration = Duration::ZERO;
 
-/// Default wait before retrying a key whose start failed once.
+/// Default first crash-loop backoff: 1 s, the wait before the start that follows a
+/// second failure in a row (after a single failure the next acquisition retries at once;
+/// see [`PoolConfig::backoff_after`]).
 pub const DEFAULT_BACKOFF_INITIAL: Duration = Duration::from_secs(1);
 
-/// Default cap on the retry wait of a crash-looping key.
+/// Default cap on the retry wait of a crash-looping key: 30 s.
 pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(30);
+
+/// How far ahead a deadline is put when a configured duration does not fit the clock
+/// (30 years: practically never).
+const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
+
+/// `now + wait`, or [`FAR_FUTURE`] from now when that cannot be represented: every
+/// configured duration may be as large as `Duration::MAX`, which means "never".
+pub(crate) fn deadline_after(now: Instant, wait: Duration) -> Instant {
+    now.checked_add(wait)
+        .or_else(|| now.checked_add(FAR_FUTURE))
+        .unwrap_or(now)
+}
 
 /// How a [`Pool`](crate::Pool) keeps and retries connections.
 ///
@@ -53,7 +69,8 @@ impl PoolConfig {
     }
 
     /// How long a connection with no lease stays up, ready to be revived without a
-    /// new start. Zero shuts it down at the last release.
+    /// new start. Zero shuts it down at the last release; `Duration::MAX` (or anything
+    /// too large for the clock) keeps it until the pool shuts down.
     #[must_use]
     pub fn with_idle_keep_alive(mut self, keep_alive: Duration) -> Self {
         self.idle_keep_alive = keep_alive;
@@ -62,7 +79,8 @@ impl PoolConfig {
 
     /// Crash-loop backoff: after `n >= 2` failures in a row (failed starts and deaths),
     /// the next start waits `initial * 2^(n-2)`, capped at `max`. After a single failure
-    /// the next acquisition retries at once.
+    /// the next acquisition retries at once. Any durations are accepted: one too large
+    /// for the clock means the key is not started again before the pool is dropped.
     #[must_use]
     pub fn with_backoff(mut self, initial: Duration, max: Duration) -> Self {
         self.backoff_initial = initial;
@@ -90,5 +108,20 @@ impl PoolConfig {
         self.backoff_initial
             .checked_mul(factor)
             .map_or(self.backoff_max, |d| d.min(self.backoff_max))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deadline_past_the_clock_is_far_away_not_a_panic() {
+        let now = Instant::now();
+        assert_eq!(
+            deadline_after(now, Duration::from_secs(2)),
+            now + Duration::from_secs(2)
+        );
+        assert!(deadline_after(now, Duration::MAX) >= now + FAR_FUTURE);
     }
 }

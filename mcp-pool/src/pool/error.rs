@@ -20,7 +20,8 @@ pub enum PoolError {
         key: String,
     },
     /// Starting the connection failed (the factory returned an error or panicked).
-    /// The next acquisition retries after the crash-loop backoff.
+    /// The next acquisition retries after the crash-loop backoff. The factory's error is
+    /// the [`source`](StdError::source); [`PoolError::chain`] prints both on one line.
     #[error("starting {key} (generation {generation}) failed")]
     StartFailed {
         /// The key (its `Debug` form).
@@ -63,8 +64,61 @@ impl PoolError {
         matches!(self, Self::CrashLoop { .. })
     }
 
+    /// This error and its causes on one line (`starting "k" (generation 1) failed:
+    /// connection refused`), for messages and logs: `Display` alone says what failed in
+    /// the pool, the causes say why.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_pool::{Pool, PoolConfig, PooledConnection};
+    ///
+    /// struct Conn;
+    /// impl PooledConnection for Conn {
+    ///     fn is_alive(&self) -> bool { true }
+    ///     async fn shutdown(&self) {}
+    /// }
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pool: Pool<&str, Conn> = Pool::new(PoolConfig::new());
+    /// let err = pool
+    ///     .acquire("broken", || async { Err::<Conn, _>(std::io::Error::other("no such binary")) })
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(err.to_string(), r#"starting "broken" (generation 1) failed"#);
+    /// assert_eq!(
+    ///     err.chain().to_string(),
+    ///     r#"starting "broken" (generation 1) failed: no such binary"#
+    /// );
+    /// # });
+    /// ```
+    pub fn chain(&self) -> ErrorChain<'_> {
+        ErrorChain(self)
+    }
+
     /// Whether a later acquisition may succeed (everything but a closed pool).
     pub fn is_retryable(&self) -> bool {
         !self.is_closed()
+    }
+}
+
+/// An error and its sources on one line, `error: cause: cause`, leaving out a cause whose
+/// text the line already holds. See [`PoolError::chain`].
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorChain<'a>(pub &'a (dyn StdError + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut written = String::new();
+        let mut cur: Option<&(dyn StdError + 'static)> = Some(self.0);
+        while let Some(e) = cur {
+            let text = e.to_string();
+            if !text.is_empty() && !written.contains(&text) {
+                if !written.is_empty() {
+                    written.push_str(": ");
+                }
+                written.push_str(&text);
+            }
+            cur = e.source();
+        }
+        f.write_str(&written)
     }
 }

@@ -19,7 +19,7 @@ use tracing::Instrument;
 pub use config::{
     DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, PoolConfig,
 };
-pub use error::{PoolError, StartError};
+pub use error::{ErrorChain, PoolError, StartError};
 pub use lease::{Generation, Lease};
 pub use status::{KeyStatus, PoolStats};
 

@@ -15,8 +15,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-use super::config::PoolConfig;
-use super::error::{PoolError, StartError};
+use super::config::{PoolConfig, deadline_after};
+use super::error::{ErrorChain, PoolError, StartError};
 use super::lease::{Generation, Lease, Release};
 use super::status::{KeyStatus, PoolStats};
 use super::{PoolKey, PooledConnection};
@@ -229,7 +229,7 @@ impl<C> Entry<C> {
     fn record_failure(&mut self, config: &PoolConfig, error: String) -> std::time::Duration {
         self.failures = self.failures.saturating_add(1);
         let backoff = config.backoff_after(self.failures);
-        self.retry_at = Some(Instant::now() + backoff);
+        self.retry_at = Some(deadline_after(Instant::now(), backoff));
         self.last_error = Some(error);
         backoff
     }
@@ -504,7 +504,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             Err(err) => {
                 self.counters.failures.fetch_add(1, Ordering::Relaxed);
                 entry.current = Current::Empty;
-                let text = mcp_key::error_chain(err.as_ref());
+                let text = ErrorChain(err.as_ref()).to_string();
                 let backoff = entry.record_failure(&self.config, text.clone());
                 tracing::warn!(failures = entry.failures, ?backoff, error = %text, "pooled connection failed to start");
                 tx.send_replace(Outcome::Failed(PoolError::StartFailed {
@@ -708,7 +708,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                     token,
                 } => {
                     let pool = self.me.clone();
-                    let deadline = Instant::now() + self.config.idle_keep_alive();
+                    let deadline = deadline_after(Instant::now(), self.config.idle_keep_alive());
                     self.tracker.spawn_on(
                         async move {
                             tokio::select! {
