@@ -62,3 +62,12 @@ fi
 echo "-- mcp-connections --no-default-features: unit tests"
 cargo test --locked --quiet -p mcp-connections --no-default-features --lib
 echo "package check passed"
+# A stdio-only user of the testkit must not compile axum, the JWT stack or clap.
+echo "-- mcp-testkit --no-default-features compiles no HTTP server, JWT or CLI crates"
+heavy=$(cargo tree --locked -p mcp-testkit --no-default-features -e normal --prefix none \
+  | grep -E '^(axum|hyper|jsonwebtoken|clap) ' || true)
+if [[ -n "$heavy" ]]; then
+  echo "mcp-testkit without default features still depends on:" >&2
+  echo "$heavy" >&2
+  exit 1
+fi

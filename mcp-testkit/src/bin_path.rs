@@ -31,14 +31,17 @@ pub fn fake_server_bin() -> PathBuf {
 /// 2. the Cargo profile directory of the running test (`target/<profile>/`, the parent
 ///    of the `deps/` folder holding the test executable), unless the testkit's sources are
 ///    newer than that binary;
-/// 3. otherwise `$CARGO build -p mcp-testkit --bin mcp-fake-server` into that target
-///    directory and profile, done once per process (later callers wait for it and share
-///    the result).
+/// 3. otherwise `$CARGO build --manifest-path <this testkit's Cargo.toml> --bin
+///    mcp-fake-server` into that target directory and profile, done once per process
+///    (later callers wait for it and share the result). The build uses the testkit's own
+///    manifest, not the calling project's, so it works from any project: one that has
+///    `mcp-testkit` only in its `[dev-dependencies]` needs nothing else.
 ///
-/// A downstream crate only needs `mcp-testkit` in its `[dev-dependencies]`: step 3 builds
-/// the binary on first use. To avoid the build inside a test run (e.g. in CI), run
-/// `cargo build -p mcp-testkit --bin mcp-fake-server` first, or set
-/// `MCP_FAKE_SERVER_BIN`.
+/// A downstream crate therefore needs only `mcp-testkit` in its `[dev-dependencies]`:
+/// the first test that asks builds the binary (a minute or two, once; later runs find it).
+/// To build it before the tests instead (e.g. in CI), or to use one binary for several
+/// projects, `cargo install --path <checkout>/mcp-testkit --bin mcp-fake-server` and set
+/// `MCP_FAKE_SERVER_BIN=$(command -v mcp-fake-server)`.
 ///
 /// # Errors
 /// [`Error::Binary`] when no binary is found and the build fails.
@@ -130,12 +133,13 @@ fn build(profile_dir: &Path) -> Result<(), String> {
         .and_then(|p| p.to_str())
         .unwrap_or("debug");
     let profile = if profile == "debug" { "dev" } else { profile };
+    // The testkit's own manifest: `-p mcp-testkit` from the caller's project fails inside
+    // Cargo when the testkit is only a dev-dependency there.
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
     let output = std::process::Command::new(&cargo)
+        .args(["build", "--quiet", "--manifest-path"])
+        .arg(&manifest)
         .args([
-            "build",
-            "--quiet",
-            "-p",
-            "mcp-testkit",
             "--bin",
             FAKE_SERVER_BIN_NAME,
             "--profile",
@@ -150,7 +154,8 @@ fn build(profile_dir: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "`cargo build -p mcp-testkit --bin mcp-fake-server` failed ({}): {}",
+            "`cargo build --manifest-path {} --bin mcp-fake-server` failed ({}): {}; build it yourself and set ${FAKE_SERVER_BIN_ENV}",
+            manifest.display(),
             output.status,
             String::from_utf8_lossy(&output.stderr).trim()
         ))

@@ -15,8 +15,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::killable::Running;
 use crate::record::lock;
+use crate::serve::Running;
 use crate::server::{CrashMode, FakeServer};
 use crate::{Error, RecordedRequest, Scenario};
 

@@ -236,9 +236,10 @@
 //! # Helpers
 //!
 //! - [`fake_server_bin`]: the path of the built binary, for tests of other crates. It
-//!   looks in the running test's `target/<profile>/`, else builds it once with
-//!   `cargo build -p mcp-testkit --bin mcp-fake-server`; `$MCP_FAKE_SERVER_BIN`
-//!   overrides. A downstream crate only needs `mcp-testkit` in `[dev-dependencies]`.
+//!   looks in the running test's `target/<profile>/`, else builds it once from the
+//!   testkit's own manifest (`cargo build --manifest-path <testkit>/Cargo.toml --bin
+//!   mcp-fake-server`); `$MCP_FAKE_SERVER_BIN` overrides. A downstream crate only needs
+//!   `mcp-testkit` in `[dev-dependencies]`.
 //! - [`TestHome`]: a temporary directory with `home/`, `cache/`, `config/`.
 //! - [`assert_no_process`], [`assert_no_process_group`], [`wait_gone`],
 //!   [`wait_group_gone`], [`process_group_members`]: read `/proc` (Linux), zombies count
@@ -254,16 +255,21 @@
 mod behavior;
 mod bin_path;
 mod error;
+#[cfg(feature = "http")]
 mod http;
 mod in_process;
 mod killable;
+#[cfg(feature = "oauth")]
 mod oauth;
 mod paging;
 mod process;
 mod record;
 mod scenario;
+#[cfg(feature = "http")]
+mod serve;
 mod server;
 mod shared;
+#[cfg(feature = "http")]
 mod sse;
 mod stdio;
 mod temp;
@@ -273,12 +279,14 @@ pub use bin_path::{
     FAKE_SERVER_BIN_ENV, FAKE_SERVER_BIN_NAME, fake_server_bin, try_fake_server_bin,
 };
 pub use error::Error;
+#[cfg(feature = "http")]
 pub use http::{
     DEFAULT_WWW_AUTHENTICATE, HttpCounters, HttpFakeServer, HttpOptions, InjectedFailure,
     MAX_RECORDED_HEADERS, MCP_PATH, SHUTDOWN_GRACE, UNKNOWN_SESSION_BAD_REQUEST_BODY,
     UnknownSession, serve_http_process,
 };
 pub use in_process::{DUPLEX_BUFFER, InProcessServer};
+#[cfg(feature = "oauth")]
 pub use oauth::{
     AuthCounters, AuthServerOptions, CODE_LIFETIME, ClientAuthMethod, DEFAULT_ID_JAG_LIFETIME,
     DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID, DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SCOPES,
@@ -301,6 +309,7 @@ pub use scenario::{
     ReplyFault, ResourceSpec, ResourceTemplateSpec, Scenario, ServerInfoSpec, ToolSpec,
 };
 pub use server::FakeServer;
+#[cfg(feature = "http")]
 pub use sse::{MESSAGES_PATH, SSE_PATH, SseCounters, SseFakeServer, SseOptions, serve_sse_process};
 pub use stdio::{GARBAGE_LINE, serve_stdio};
 pub use temp::TestHome;

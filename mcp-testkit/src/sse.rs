@@ -24,8 +24,8 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::http::{DEFAULT_WWW_AUTHENTICATE, MAX_RECORDED_HEADERS};
-use crate::killable::Running;
 use crate::record::lock;
+use crate::serve::Running;
 use crate::server::{CrashMode, FakeServer};
 use crate::{Error, RecordedRequest, Scenario};
 

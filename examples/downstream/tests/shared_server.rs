@@ -3,53 +3,13 @@
 // The workspace's clippy.toml (found in a parent folder) reserves spawning for mcp-pool.
 #![allow(
     clippy::disallowed_methods,
-    reason = "the test runs cargo and the example's binary itself"
+    reason = "the test runs the example's binary itself"
 )]
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use downstream::{shared_pool, start};
-use mcp_testkit::{FAKE_SERVER_BIN_ENV, Scenario, TestHome, ToolSpec};
-
-/// The `mcp-fake-server` binary: `$MCP_FAKE_SERVER_BIN` when set, else built from the
-/// mcp-connections workspace this example sits in.
-///
-/// `mcp_testkit::fake_server_bin()` cannot build it here: it runs `cargo build -p
-/// mcp-testkit --bin mcp-fake-server`, which Cargo refuses (it panics) for a package that
-/// is only a dev-dependency of the current root. A project using the published testkit
-/// would `cargo install mcp-testkit --bin mcp-fake-server` and set the variable instead.
-fn fake_server_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(path) = std::env::var_os(FAKE_SERVER_BIN_ENV) {
-            return PathBuf::from(path);
-        }
-        let workspace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let output = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "--locked",
-                "--message-format=json",
-                "--manifest-path",
-            ])
-            .arg(workspace)
-            .args(["-p", "mcp-testkit", "--bin", "mcp-fake-server"])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-            .expect("cargo reported no executable")
-    })
-    .clone()
-}
+use mcp_testkit::{Scenario, TestHome, ToolSpec};
 
 fn fake_server(home: &TestHome) -> (String, Vec<String>) {
     let scenario = Scenario::new("downstream-fake")
@@ -57,7 +17,8 @@ fn fake_server(home: &TestHome) -> (String, Vec<String>) {
         .with_tool(ToolSpec::echo("shout"));
     let file = home.join("scenario.json");
     scenario.write_json(&file).unwrap();
-    let program = fake_server_bin().display().to_string();
+    // Built from the testkit's own manifest on first use (or $MCP_FAKE_SERVER_BIN).
+    let program = mcp_testkit::fake_server_bin().display().to_string();
     (
         program,
         vec!["--scenario".to_owned(), file.display().to_string()],

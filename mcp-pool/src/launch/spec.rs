@@ -8,19 +8,20 @@ use std::time::Duration;
 /// Default cap on one stdout line (one JSON-RPC message): 8 MiB.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 
-/// Default time a server gets to exit after its stdin is closed, before SIGTERM.
+/// Default time a server gets to exit after its stdin is closed, before SIGTERM: 2 s.
 pub const DEFAULT_STDIN_GRACE: Duration = Duration::from_secs(2);
 
-/// Default time a server's process group gets to exit after SIGTERM, before SIGKILL.
+/// Default time a server's process group gets to exit after SIGTERM, before SIGKILL: 2 s.
 pub const DEFAULT_TERM_GRACE: Duration = Duration::from_secs(2);
 
-/// Default number of stderr lines kept in the [`StderrTail`](crate::StderrTail).
+/// Default number of stderr lines kept in the [`StderrTail`](crate::StderrTail): 50.
 pub const DEFAULT_STDERR_TAIL_LINES: usize = 50;
 
-/// Default number of stderr bytes kept in the [`StderrTail`](crate::StderrTail).
+/// Default number of stderr bytes kept in the [`StderrTail`](crate::StderrTail): 16 KiB.
 pub const DEFAULT_STDERR_TAIL_BYTES: usize = 16 * 1024;
 
-/// Host environment variables every child inherits (when set on the host).
+/// Host environment variables every child inherits (when set on the host): `HOME`,
+/// `LOGNAME`, `PATH`, `SHELL`, `USER`, `LANG`, `LC_ALL`, `TERM`, `TMPDIR`, `TZ`.
 ///
 /// Nothing else from the host environment reaches a child unless it is named with
 /// [`LaunchSpec::with_env_var`].

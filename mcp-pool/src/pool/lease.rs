@@ -4,7 +4,8 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
-/// A connection generation: each start of a key gets a new, larger one.
+/// A connection generation: each start gets a new, larger one. Generations are numbered
+/// pool-wide, not per key: the first start of a second key may be generation 2.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Generation(pub(crate) u64);
 

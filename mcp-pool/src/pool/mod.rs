@@ -164,6 +164,60 @@ impl<K: PoolKey, C: PooledConnection> Pool<K, C> {
     /// longer current, do nothing and return `false`. An acquisition that finds the
     /// current connection dead does the same, so a death is counted exactly once
     /// whoever notices it first.
+    ///
+    /// The pool does not watch connections itself: it notices a death at the next
+    /// [`acquire`](Self::acquire) (through [`PooledConnection::is_alive`]) or when told
+    /// here. A supervisor that keeps a server up watches its connection and reports:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::time::Duration;
+    /// use mcp_pool::{Pool, PoolConfig, PooledConnection};
+    ///
+    /// /// Stands for a server process; `alive` is cleared when it exits.
+    /// struct Server {
+    ///     alive: AtomicBool,
+    /// }
+    /// impl PooledConnection for Server {
+    ///     fn is_alive(&self) -> bool {
+    ///         self.alive.load(Ordering::SeqCst)
+    ///     }
+    ///     async fn shutdown(&self) {}
+    /// }
+    ///
+    /// /// Holds a lease on `name` until `rounds` deaths were seen, restarting each time.
+    /// async fn supervise(pool: Pool<&'static str, Server>, name: &'static str, rounds: u32) {
+    ///     for _ in 0..rounds {
+    ///         let lease = match pool
+    ///             .acquire(name, || async {
+    ///                 Ok::<_, std::io::Error>(Server { alive: AtomicBool::new(true) })
+    ///             })
+    ///             .await
+    ///         {
+    ///             Ok(lease) => lease,
+    ///             // Crash loop or failed start: wait and try again (err.chain() says why).
+    ///             Err(err) if err.is_retryable() => {
+    ///                 tokio::time::sleep(Duration::from_millis(10)).await;
+    ///                 continue;
+    ///             }
+    ///             Err(_closed) => return,
+    ///         };
+    ///         // A real supervisor awaits the process's exit here; this one kills it.
+    ///         lease.alive.store(false, Ordering::SeqCst);
+    ///         // The first report counts the death and retires the generation; the next
+    ///         // acquire starts a new one (after the backoff, if it keeps dying).
+    ///         pool.report_dead(&name, lease.generation());
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pool = Pool::new(PoolConfig::new().with_backoff(Duration::ZERO, Duration::ZERO));
+    /// supervise(pool.clone(), "notes", 3).await;
+    /// assert_eq!(pool.stats().crashes, 3);
+    /// pool.shutdown().await;
+    /// # });
+    /// ```
     pub fn report_dead(&self, key: &K, generation: Generation) -> bool {
         self.inner.report_dead(key, generation)
     }
@@ -173,6 +227,11 @@ impl<K: PoolKey, C: PooledConnection> Pool<K, C> {
     /// The failure count is kept. Returns whether a backoff was cleared.
     pub fn clear_backoff(&self, key: &K) -> bool {
         self.inner.clear_backoff(key)
+    }
+
+    /// The configuration the pool was created with.
+    pub fn config(&self) -> &PoolConfig {
+        self.inner.config()
     }
 
     /// The state of `key`.

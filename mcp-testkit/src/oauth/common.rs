@@ -306,7 +306,7 @@ fn verify_client_assertion(
     Ok(client)
 }
 
-pub(crate) use crate::killable::Running;
+pub(crate) use crate::serve::Running;
 
 /// Seconds of `lifetime`, at least 1.
 pub(crate) fn secs(lifetime: Duration) -> u64 {
