@@ -9,6 +9,7 @@ mod approval;
 mod gateway;
 mod http;
 mod modern;
+mod pipes;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -87,7 +88,7 @@ async fn serve_stdio(
     let gateway = Gateway::start(hub);
     let set = gateway.set().clone();
     let service = gateway
-        .serve(rmcp::transport::stdio())
+        .serve(pipes::stdio())
         .await
         .map_err(|e| CliError::failure(format!("the MCP client did not initialize: {e}")))?;
     let cancel = service.cancellation_token();
