@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The whole test suite, the one command a newcomer and CI run alike:
+#   1. the pinned third-party MCP servers and clients the tests run against, installed
+#      under target/ when missing (scripts/reference-servers.sh: npm server-everything
+#      and mcp-proxy; scripts/gateway-clients.sh: the TypeScript SDK from npm and the
+#      Python `mcp` from PyPI);
+#   2. cargo test --workspace, every test of every crate;
+#   3. the official MCP conformance suite, client side (scripts/conformance.sh).
+# When a registry cannot be reached, the tests that need what it failed to install
+# cannot run: the last lines say which and how many, and the exit status is non-zero
+# under CI (CI=true), where nothing may be skipped.
+#
+#   bash scripts/test.sh [ARGS...]     ARGS go to cargo test (e.g. -p mcp-pool)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+not_run=()
+# Which test binaries need an install: package and test target.
+reference_tests=("mcp-connections reference_server")
+client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server" "mcpctl gateway")
+
+echo "== pinned MCP servers and clients for the tests (npm, PyPI; under target/)"
+if bash scripts/reference-servers.sh >/dev/null; then
+  export MCP_REQUIRE_REFERENCE_SERVERS=1
+else
+  not_run+=("reference servers (npm install failed)|${reference_tests[*]}")
+fi
+if bash scripts/gateway-clients.sh >/dev/null; then
+  export MCP_REQUIRE_GATEWAY_CLIENTS=1
+else
+  not_run+=("third-party MCP clients (npm/PyPI install failed)|${client_tests[*]}")
+fi
+
+echo "== cargo test --workspace"
+cargo test --workspace --locked "$@"
+status=$?
+
+conformance=0
+if [[ $# -eq 0 ]]; then
+  echo "== official MCP conformance suite (client scenarios)"
+  bash scripts/conformance.sh
+  conformance=$?
+fi
+
+skipped=0
+if [[ ${#not_run[@]} -gt 0 ]]; then
+  echo
+  for entry in "${not_run[@]}"; do
+    what=${entry%%|*}
+    targets=${entry#*|}
+    count=0
+    # Targets come in pairs: package, test.
+    set -- $targets
+    while [[ $# -ge 2 ]]; do
+      n=$(cargo test --locked -q -p "$1" --test "$2" -- --list 2>/dev/null | grep -c ': test$')
+      count=$((count + n))
+      shift 2
+    done
+    skipped=$((skipped + count))
+    echo "NOT RUN: $count tests need the $what; they passed without testing anything."
+  done
+  echo "NOT RUN: $skipped tests in all could not run here; rerun once the registries are reachable."
+fi
+if [[ $status -ne 0 || $conformance -ne 0 ]]; then
+  exit 1
+fi
+if [[ $skipped -gt 0 && "${CI:-}" == "true" ]]; then
+  echo "CI: every test must run; $skipped could not" >&2
+  exit 1
+fi
+exit 0
