@@ -116,6 +116,8 @@ pub(crate) struct McpHttpClient {
     /// Set once the connection speaks MCP 2026-07-28, which has no `GET` stream and no
     /// resumption: a `GET` is then refused here, without a request.
     modern: Arc<AtomicBool>,
+    /// Held while a 401 is answered ([`McpHttpClient::fresh_after_401`]).
+    refresh_turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl McpHttpClient {
@@ -133,6 +135,7 @@ impl McpHttpClient {
             tokens_forbidden: false,
             dpop_nonce: NonceSlot::default(),
             modern: Arc::default(),
+            refresh_turn: Arc::default(),
         }
     }
 
@@ -207,13 +210,8 @@ impl McpHttpClient {
             .await
         {
             Err(StreamableHttpError::AuthRequired(challenge)) => {
-                tracing::debug!(server = %self.server, "HTTP 401: refreshing credentials once");
-                let fresh = provider
-                    .refresh_after_unauthorized(
-                        &self.server,
-                        token.as_ref(),
-                        Some(challenge.www_authenticate_header.as_str()),
-                    )
+                let fresh = self
+                    .fresh_after_401(provider.as_ref(), token.as_ref(), &challenge)
                     .await;
                 match fresh {
                     Ok(Some(fresh)) if Some(&fresh) != token.as_ref() => fresh,
@@ -254,6 +252,34 @@ impl McpHttpClient {
             provider.request_succeeded(&self.server);
         }
         result
+    }
+
+    /// A token to retry with after `rejected` got a 401: the provider's current one if
+    /// another request already refreshed it while this one was in flight, else one
+    /// refresh. Refreshes of one connection take turns, so requests rejected together
+    /// share a single refresh instead of each spending one (a provider may be able to
+    /// refresh only once: a second refresh would fail the server as needing a login).
+    async fn fresh_after_401(
+        &self,
+        provider: &dyn AuthHeaderProvider,
+        rejected: Option<&Secret>,
+        challenge: &AuthRequiredError,
+    ) -> Result<Option<Secret>, CredentialsError> {
+        let _turn = self.refresh_turn.lock().await;
+        if let Ok(Some(current)) = provider.authorization(&self.server).await
+            && Some(&current) != rejected
+        {
+            tracing::debug!(server = %self.server, "HTTP 401: another request refreshed the credentials; retrying with them");
+            return Ok(Some(current));
+        }
+        tracing::debug!(server = %self.server, "HTTP 401: refreshing credentials once");
+        provider
+            .refresh_after_unauthorized(
+                &self.server,
+                rejected,
+                Some(challenge.www_authenticate_header.as_str()),
+            )
+            .await
     }
 
     /// One attempt with `token`; for a DPoP-bound token that the server answers with

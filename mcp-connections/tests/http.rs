@@ -319,6 +319,118 @@ async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
     server.shutdown().await;
 }
 
+/// A provider with one refresh to give ("old" -> "new"), which it gives only when the test
+/// opens its gate: two requests are both rejected before the refresh completes.
+struct GatedRotating {
+    current: std::sync::Mutex<String>,
+    next: std::sync::Mutex<Option<String>>,
+    gate: tokio::sync::Semaphore,
+    refreshes: std::sync::atomic::AtomicUsize,
+}
+
+impl mcp_connections::AuthHeaderProvider for GatedRotating {
+    fn authorization<'a>(
+        &'a self,
+        _server: &'a McpServerKey,
+    ) -> mcp_connections::BoxFuture<
+        'a,
+        Result<Option<mcp_key::Secret>, mcp_connections::CredentialsError>,
+    > {
+        let token = self.current.lock().unwrap().clone();
+        Box::pin(async move { Ok(Some(mcp_key::Secret::new(token))) })
+    }
+
+    fn refresh_after_unauthorized<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        _rejected: Option<&'a mcp_key::Secret>,
+        _challenge: Option<&'a str>,
+    ) -> mcp_connections::BoxFuture<
+        'a,
+        Result<Option<mcp_key::Secret>, mcp_connections::CredentialsError>,
+    > {
+        Box::pin(async move {
+            let _permit = self.gate.acquire().await.unwrap();
+            self.refreshes
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let next = self.next.lock().unwrap().take();
+            match next {
+                Some(t) => {
+                    *self.current.lock().unwrap() = t.clone();
+                    Ok(Some(mcp_key::Secret::new(t)))
+                }
+                None => Err(mcp_connections::CredentialsError::ReloginRequired {
+                    server: server.clone(),
+                    source: None,
+                }),
+            }
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_requests_rejected_at_once_share_one_refresh() {
+    let server =
+        HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("old"))
+            .await
+            .unwrap();
+    let provider = Arc::new(GatedRotating {
+        current: std::sync::Mutex::new("old".to_owned()),
+        next: std::sync::Mutex::new(Some("new".to_owned())),
+        gate: tokio::sync::Semaphore::new(0),
+        refreshes: Default::default(),
+    });
+    let mut fx = Fixture::new();
+    fx.add("web", ServerConfig::from(http(server.url())));
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_auth_provider(key("web"), provider.clone()),
+    );
+    set.wait_startup().await;
+    assert!(matches!(state_of(&set, "web"), ServerState::Ready { .. }));
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        server.wait_for_counters(|c| c.get > 0),
+    )
+    .await
+    .expect("the client never opened its GET stream");
+    server.set_bearer_token(Some("new".to_owned()));
+    let before = server.counters().unauthorized;
+    let call = |n: u32| {
+        let set = set.clone();
+        tokio::spawn(async move {
+            set.call_tool(
+                &key("web"),
+                "echo",
+                Some(json!({ "n": n })),
+                CallOptions::new(),
+            )
+            .await
+        })
+    };
+    let (a, b) = (call(1), call(2));
+    // Both calls were rejected with the old token before any refresh finished.
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        server.wait_for_counters(|c| c.unauthorized >= before + 2),
+    )
+    .await
+    .expect("both calls reach the server with the old token");
+    provider.gate.add_permits(8);
+    for (n, call) in [(1, a), (2, b)] {
+        let r = call.await.unwrap().unwrap();
+        assert_eq!(r.structured_content, Some(json!({ "n": n })));
+    }
+    assert_eq!(
+        provider.refreshes.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the second rejected request retries with the token the first refresh got"
+    );
+    assert!(matches!(state_of(&set, "web"), ServerState::Ready { .. }));
+    set.shutdown().await;
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_dies_mid_call_fails_the_call_instead_of_hanging() {
     let server = HttpFakeServer::start(scenario().with_tool(ToolSpec::new(
