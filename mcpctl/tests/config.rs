@@ -361,7 +361,7 @@ fn ctrl_c_during_a_call_shuts_the_servers_down_and_exits_130() {
         !mcp_testkit::process_alive(server_pid),
         "the server outlived mcpctl"
     );
-    support::assert_no_server_left();
+    wd.assert_no_server_left();
 }
 
 #[test]

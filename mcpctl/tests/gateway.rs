@@ -230,7 +230,7 @@ fn python_and_typescript_clients_use_the_gateway_over_stdio() {
         !called(&log, "guarded"),
         "an unapproved call reached the server"
     );
-    support::assert_no_server_left();
+    wd.assert_no_server_left();
 }
 
 /// A running `mcpctl serve --http`, stopped (SIGTERM) on drop.
@@ -383,7 +383,7 @@ fn two_clients_share_one_upstream_process_over_http_and_each_gets_its_own_elicit
     // SIGTERM ends the gateway and every upstream process.
     let status = served.stop();
     assert!(status.success(), "{status}");
-    support::assert_no_server_left();
+    wd.assert_no_server_left();
 }
 
 /// What a 2026-07-28 client must have seen beyond [`assert_report`]: the era, the
@@ -456,5 +456,5 @@ fn a_2026_client_and_a_2025_client_use_the_gateway_over_stdio_and_http() {
     );
     let status = served.stop();
     assert!(status.success(), "{status}");
-    support::assert_no_server_left();
+    wd.assert_no_server_left();
 }

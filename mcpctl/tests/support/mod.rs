@@ -157,7 +157,7 @@ impl Workdir {
             pipe.write_all(text.as_bytes()).expect("write stdin");
         }
         let output = child.wait_with_output().expect("wait for mcpctl");
-        assert_no_server_left();
+        self.assert_no_server_left();
         Run {
             code: output.status.code().unwrap_or(-1),
             stdout: self.clean(&String::from_utf8_lossy(&output.stdout)),
@@ -189,7 +189,7 @@ impl Workdir {
         pipe.write_all(keys.as_bytes()).expect("write stdin");
         drop(pipe);
         let output = child.wait_with_output().expect("wait for script");
-        assert_no_server_left();
+        self.assert_no_server_left();
         Run {
             code: output.status.code().unwrap_or(-1),
             stdout: self.clean(&String::from_utf8_lossy(&output.stdout)),
@@ -214,11 +214,15 @@ impl Workdir {
     }
 }
 
-/// The pids of `mcpctl fake-server` processes of this binary.
-fn fake_servers() -> Vec<u32> {
+/// The pids of `mcpctl fake-server` processes of this binary whose working directory is
+/// `dir` or below: the servers one test's runs started (mcpctl runs in the test's own
+/// directory and its servers inherit it), not those of another test, another run of the
+/// suite or a person's experiment.
+fn fake_servers_in(dir: &Path) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_owned());
     entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
@@ -230,23 +234,29 @@ fn fake_servers() -> Vec<u32> {
                     && args.get(1) == Some(&b"fake-server".as_slice())
             })
         })
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd.starts_with(&dir))
+        })
         .collect()
 }
 
-/// Fails if a server process outlived mcpctl (polls briefly: a process that was killed
-/// may take a moment to be reaped by its new parent).
-pub(crate) fn assert_no_server_left() {
-    let deadline = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left = fake_servers();
-        if left.is_empty() {
-            return;
+impl Workdir {
+    /// Fails if a server process that this test's runs started outlived mcpctl (polls
+    /// briefly: a process that was killed may take a moment to be reaped by its new
+    /// parent).
+    pub(crate) fn assert_no_server_left(&self) {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            let left = fake_servers_in(self.path());
+            if left.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "mcpctl left server processes running: {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(
-            Instant::now() < deadline,
-            "mcpctl left server processes running: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
