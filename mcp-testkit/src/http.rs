@@ -334,7 +334,9 @@ impl HttpFakeServer {
             .collect()
     }
 
-    /// MCP requests served so far (all sessions), in arrival order.
+    /// The latest MCP requests served (all sessions), in arrival order (at most
+    /// [`Recording::kept_requests`](crate::Recording::kept_requests); every one is counted by
+    /// [`FakeServer::request_counts`](crate::FakeServer::request_counts)).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.server.requests()
     }

@@ -66,7 +66,7 @@ impl InProcessServer {
         &self.server
     }
 
-    /// Requests received so far.
+    /// The latest requests received ([`FakeServer::requests`](crate::FakeServer::requests)).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.server.requests()
     }

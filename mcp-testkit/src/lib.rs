@@ -305,8 +305,9 @@ pub use process::{
 };
 pub use record::RecordedRequest;
 pub use scenario::{
-    Behavior, CacheHints, CapabilityFlags, DEFAULT_VERSION, Faults, PromptSpec, Recording,
-    ReplyFault, ResourceSpec, ResourceTemplateSpec, Scenario, ServerInfoSpec, ToolSpec,
+    Behavior, CacheHints, CapabilityFlags, DEFAULT_KEPT_REQUESTS, DEFAULT_VERSION, Faults,
+    PromptSpec, Recording, ReplyFault, ResourceSpec, ResourceTemplateSpec, Scenario,
+    ServerInfoSpec, ToolSpec,
 };
 pub use server::FakeServer;
 #[cfg(feature = "http")]

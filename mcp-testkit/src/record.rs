@@ -1,6 +1,8 @@
-//! The request log: every request a fake server receives, in memory and optionally in a
-//! file (one JSON line each).
+//! The request log: every request a fake server receives, counted per method, the latest
+//! ones kept in memory (a bounded ring), and optionally all of them in a file (one JSON
+//! line each).
 
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -44,17 +46,28 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// What is kept in memory: the latest requests and every method's count.
 #[derive(Debug, Default)]
+struct Kept {
+    latest: VecDeque<RecordedRequest>,
+    counts: BTreeMap<String, u64>,
+}
+
+#[derive(Debug)]
 pub(crate) struct RequestLog {
-    entries: Mutex<Vec<RecordedRequest>>,
+    kept: Mutex<Kept>,
+    /// The most requests `kept.latest` holds.
+    limit: usize,
     file: Option<PathBuf>,
     added: tokio::sync::Notify,
 }
 
 impl RequestLog {
-    pub(crate) fn new(file: Option<PathBuf>) -> Self {
+    /// A log keeping the latest `limit` requests in memory, all of them in `file`.
+    pub(crate) fn new(file: Option<PathBuf>, limit: usize) -> Self {
         Self {
-            entries: Mutex::new(Vec::new()),
+            kept: Mutex::new(Kept::default()),
+            limit,
             file,
             added: tokio::sync::Notify::new(),
         }
@@ -73,7 +86,16 @@ impl RequestLog {
                 let _ = writeln!(file, "{line}");
             }
         }
-        lock(&self.entries).push(entry);
+        {
+            let mut kept = lock(&self.kept);
+            *kept.counts.entry(entry.method.clone()).or_default() += 1;
+            if self.limit > 0 {
+                if kept.latest.len() >= self.limit {
+                    kept.latest.pop_front();
+                }
+                kept.latest.push_back(entry);
+            }
+        }
         self.added.notify_waiters();
     }
 
@@ -83,7 +105,7 @@ impl RequestLog {
             let added = self.added.notified();
             tokio::pin!(added);
             added.as_mut().enable();
-            if let Some(found) = lock(&self.entries).iter().find(|r| r.method == method) {
+            if let Some(found) = lock(&self.kept).latest.iter().find(|r| r.method == method) {
                 return found.clone();
             }
             added.await;
@@ -91,6 +113,44 @@ impl RequestLog {
     }
 
     pub(crate) fn snapshot(&self) -> Vec<RecordedRequest> {
-        lock(&self.entries).clone()
+        lock(&self.kept).latest.iter().cloned().collect()
+    }
+
+    /// Requests received per method, however many were kept.
+    pub(crate) fn counts(&self) -> BTreeMap<String, u64> {
+        lock(&self.kept).counts.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_latest_requests_are_kept_and_every_one_is_counted() {
+        let log = RequestLog::new(None, 3);
+        for i in 0..1000 {
+            log.record("tools/call", serde_json::json!({ "i": i }));
+        }
+        log.record("ping", Value::Null);
+        let kept: Vec<Value> = log.snapshot().into_iter().map(|r| r.params).collect();
+        assert_eq!(
+            kept,
+            [
+                serde_json::json!({"i": 998}),
+                serde_json::json!({"i": 999}),
+                Value::Null
+            ]
+        );
+        assert_eq!(log.counts()["tools/call"], 1000);
+        assert_eq!(log.counts()["ping"], 1);
+    }
+
+    #[test]
+    fn a_limit_of_zero_keeps_nothing_but_counts() {
+        let log = RequestLog::new(None, 0);
+        log.record("initialize", Value::Null);
+        assert!(log.snapshot().is_empty());
+        assert_eq!(log.counts()["initialize"], 1);
     }
 }

@@ -972,7 +972,18 @@ pub struct Recording {
     /// per `notifications/cancelled` (all runners).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request_log: Option<PathBuf>,
+    /// How many of the latest requests [`FakeServer::requests`](crate::FakeServer::requests)
+    /// keeps in memory (default [`DEFAULT_KEPT_REQUESTS`]); older ones are dropped, still
+    /// counted by [`FakeServer::request_counts`](crate::FakeServer::request_counts) and
+    /// still written to [`Recording::request_log`]. A soak test that makes millions of
+    /// calls stays at a fixed size; `usize::MAX` keeps everything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept_requests: Option<usize>,
 }
+
+/// Requests a fake server keeps in memory unless told otherwise: 1,024 (about 1.6 MB of
+/// tool calls).
+pub const DEFAULT_KEPT_REQUESTS: usize = 1024;
 
 impl Recording {
     /// Record nothing.
@@ -991,6 +1002,13 @@ impl Recording {
     #[must_use]
     pub fn with_request_log(mut self, path: impl Into<PathBuf>) -> Self {
         self.request_log = Some(path.into());
+        self
+    }
+
+    /// Set [`Recording::kept_requests`].
+    #[must_use]
+    pub fn with_kept_requests(mut self, kept: usize) -> Self {
+        self.kept_requests = Some(kept);
         self
     }
 }

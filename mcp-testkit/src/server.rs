@@ -56,7 +56,13 @@ impl FakeServer {
         crash: CrashMode,
         stop: CancellationToken,
     ) -> Self {
-        let log = RequestLog::new(scenario.record.request_log.clone());
+        let log = RequestLog::new(
+            scenario.record.request_log.clone(),
+            scenario
+                .record
+                .kept_requests
+                .unwrap_or(crate::DEFAULT_KEPT_REQUESTS),
+        );
         Self {
             shared: Arc::new(Shared {
                 tools: Mutex::new(scenario.tools.clone()),
@@ -83,9 +89,17 @@ impl FakeServer {
         &self.shared.scenario
     }
 
-    /// Requests received so far, in arrival order (plus `notifications/cancelled`).
+    /// The latest requests received, in arrival order (plus `notifications/cancelled`):
+    /// at most [`Recording::kept_requests`](crate::Recording::kept_requests) of them
+    /// (default [`DEFAULT_KEPT_REQUESTS`](crate::DEFAULT_KEPT_REQUESTS)).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.log.snapshot()
+    }
+
+    /// How many requests (and cancellations) were received per method, all of them,
+    /// kept in memory or not.
+    pub fn request_counts(&self) -> std::collections::BTreeMap<String, u64> {
+        self.shared.log.counts()
     }
 
     /// The first received request (or cancellation) with `method`, waiting until it

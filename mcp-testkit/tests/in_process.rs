@@ -315,3 +315,33 @@ async fn duplicate_and_empty_tool_names_are_listed_as_given() {
     client.cancel().await.unwrap();
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_long_run_keeps_only_the_latest_requests_and_counts_them_all() {
+    let scenario = Scenario::new("soak").with_tool(ToolSpec::echo("echo"));
+    let (transport, server) = InProcessServer::start(scenario);
+    let (client, _) = connect(transport).await;
+    let calls = mcp_testkit::DEFAULT_KEPT_REQUESTS + 500;
+    for i in 0..calls {
+        let result = client
+            .call_tool(
+                rmcp::model::CallToolRequestParams::new("echo")
+                    .with_arguments(json!({ "i": i }).as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        assert_eq!(result.is_error, Some(false));
+    }
+    let kept = server.requests();
+    assert_eq!(kept.len(), mcp_testkit::DEFAULT_KEPT_REQUESTS);
+    assert_eq!(
+        kept.last().unwrap().params["arguments"],
+        json!({ "i": calls - 1 }),
+        "the newest is kept, the oldest dropped"
+    );
+    let counts = server.server().request_counts();
+    assert_eq!(counts["tools/call"], calls as u64);
+    assert_eq!(counts["initialize"], 1);
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+}

@@ -135,7 +135,8 @@ fn the_faults_and_recording_examples_match_their_builders() {
     assert!(examples.iter().any(|s| s.faults == faults));
     let record = Recording::new()
         .with_pid_file("/tmp/server.pid")
-        .with_request_log("/tmp/requests.jsonl");
+        .with_request_log("/tmp/requests.jsonl")
+        .with_kept_requests(100);
     assert!(examples.iter().any(|s| s.record == record));
 
     // Every field of `Faults` has a row in the table.
