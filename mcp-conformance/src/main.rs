@@ -46,6 +46,16 @@ fn field(ctx: &Value, name: &str) -> Result<String, BoxError> {
         .ok_or_else(|| format!("MCP_CONFORMANCE_CONTEXT lacks `{name}`").into())
 }
 
+/// The enterprise-managed (cross-app access, ID-JAG) scenario: named
+/// `auth/enterprise-managed-authorization` since the suite's 0.2 releases and
+/// `auth/cross-app-access-complete-flow` in 0.1.x (still npm's `latest`).
+fn is_enterprise_scenario(name: &str) -> bool {
+    matches!(
+        name,
+        "auth/enterprise-managed-authorization" | "auth/cross-app-access-complete-flow"
+    )
+}
+
 /// Logs in before connecting where the scenario calls for a machine login, or when the
 /// server answers the first request with 401.
 async fn authenticate(
@@ -69,7 +79,7 @@ async fn authenticate(
             );
             creds.login_client_credentials(grant).await?;
         }
-        "auth/enterprise-managed-authorization" => {
+        name if is_enterprise_scenario(name) => {
             let grant = EnterpriseGrant::new(
                 field(ctx, "idp_issuer")?,
                 field(ctx, "idp_token_endpoint")?,
@@ -215,5 +225,21 @@ async fn main() -> ExitCode {
             tracing::error!("{}", mcp_key::error_chain(err.as_ref()));
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_names_of_the_enterprise_scenario_log_in_as_the_enterprise() {
+        assert!(is_enterprise_scenario(
+            "auth/enterprise-managed-authorization"
+        ));
+        assert!(is_enterprise_scenario(
+            "auth/cross-app-access-complete-flow"
+        ));
+        assert!(!is_enterprise_scenario("auth/client-credentials-basic"));
     }
 }
