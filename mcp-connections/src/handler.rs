@@ -2,7 +2,7 @@
 //! that asked for them, elicitation requests to the host, and `tools/list_changed` to the
 //! set.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -97,7 +97,7 @@ pub(crate) struct ConnectionShared {
     /// Whether the client announced a capability the server may answer with a request
     /// (elicitation). Only then must calls of different sessions take turns.
     pub(crate) routes_requests: bool,
-    progress: Mutex<HashMap<ProgressToken, ProgressSink>>,
+    progress: Mutex<ProgressRoutes>,
     /// Number of elicitations in flight; calls pause their timeouts while it is non-zero.
     pending_elicitations: watch::Sender<usize>,
     /// Signalled on `notifications/tools/list_changed`.
@@ -112,11 +112,73 @@ pub(crate) struct ConnectionShared {
     transport_end: watch::Sender<Option<String>>,
 }
 
+/// Notifications of a progress token nobody watches (yet) kept for a later watcher:
+/// at most this many, the oldest dropped first.
+const EARLY_PROGRESS: usize = 64;
+
+/// Where progress notifications go, by token.
+#[derive(Default)]
+struct ProgressRoutes {
+    sinks: HashMap<ProgressToken, ProgressSink>,
+    /// Notifications that arrived before their call watched its token: rmcp picks the
+    /// token as it sends the request, so a server's first notification can beat the call's
+    /// [`ConnectionShared::watch_progress`] (the first of three was lost under load).
+    early: VecDeque<ProgressNotificationParam>,
+}
+
+impl ProgressRoutes {
+    /// Delivers `params` to its sink, or keeps it for a watcher to come.
+    fn deliver(&mut self, params: ProgressNotificationParam) {
+        match self.sinks.get_mut(&params.progress_token) {
+            Some(sink) => sink.deliver(params),
+            None => {
+                if self.early.len() >= EARLY_PROGRESS {
+                    self.early.pop_front();
+                }
+                self.early.push_back(params);
+            }
+        }
+    }
+
+    /// Registers `sink` for `token` and hands it what arrived for the token before.
+    fn watch(&mut self, token: ProgressToken, mut sink: ProgressSink) {
+        let early = std::mem::take(&mut self.early);
+        for params in early {
+            if params.progress_token == token {
+                sink.deliver(params);
+            } else {
+                self.early.push_back(params);
+            }
+        }
+        self.sinks.insert(token, sink);
+    }
+}
+
 pub(crate) struct ProgressSink {
     pub(crate) callback: Option<ProgressCallback>,
     pub(crate) tick: Option<tokio::sync::mpsc::UnboundedSender<()>>,
     /// The last progress delivered.
     pub(crate) last: Option<f64>,
+}
+
+impl ProgressSink {
+    /// Passes `params` on, unless an update with as much progress came first.
+    fn deliver(&mut self, params: ProgressNotificationParam) {
+        if self.last.is_some_and(|last| params.progress <= last) {
+            return;
+        }
+        self.last = Some(params.progress);
+        if let Some(tick) = &self.tick {
+            let _ = tick.send(());
+        }
+        if let Some(cb) = &self.callback {
+            cb(Progress {
+                progress: params.progress,
+                total: params.total,
+                message: params.message,
+            });
+        }
+    }
 }
 
 impl ConnectionShared {
@@ -155,7 +217,7 @@ impl ConnectionShared {
             roots,
             gate: SessionGate::new(),
             routes_requests: advertise_elicitation,
-            progress: Mutex::new(HashMap::new()),
+            progress: Mutex::new(ProgressRoutes::default()),
             pending_elicitations: watch::channel(0).0,
             reply_faults: watch::channel((0, String::new())).0,
             tools_changed: Notify::new(),
@@ -170,8 +232,8 @@ impl ConnectionShared {
         token: ProgressToken,
         sink: ProgressSink,
     ) -> ProgressGuard {
-        if let Ok(mut map) = self.progress.lock() {
-            map.insert(token.clone(), sink);
+        if let Ok(mut routes) = self.progress.lock() {
+            routes.watch(token.clone(), sink);
         }
         ProgressGuard {
             shared: Arc::clone(self),
@@ -304,25 +366,8 @@ impl ConnectionShared {
     /// rmcp dispatches notifications on concurrent tasks, so updates can arrive out of
     /// order: only updates that move progress forward are delivered.
     fn deliver_progress(&self, params: ProgressNotificationParam) {
-        let Ok(mut map) = self.progress.lock() else {
-            return;
-        };
-        let Some(sink) = map.get_mut(&params.progress_token) else {
-            return;
-        };
-        if sink.last.is_some_and(|last| params.progress <= last) {
-            return;
-        }
-        sink.last = Some(params.progress);
-        if let Some(tick) = &sink.tick {
-            let _ = tick.send(());
-        }
-        if let Some(cb) = &sink.callback {
-            cb(Progress {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            });
+        if let Ok(mut routes) = self.progress.lock() {
+            routes.deliver(params);
         }
     }
 }
@@ -335,8 +380,8 @@ pub(crate) struct ProgressGuard {
 
 impl Drop for ProgressGuard {
     fn drop(&mut self) {
-        if let Ok(mut map) = self.shared.progress.lock() {
-            map.remove(&self.token);
+        if let Ok(mut routes) = self.shared.progress.lock() {
+            routes.sinks.remove(&self.token);
         }
     }
 }
@@ -436,5 +481,63 @@ impl ClientHandler for Handler {
     ) {
         tracing::debug!(server = %self.shared.key, uri = %params.uri, "resources/updated");
         let _ = self.shared.resource_updates.send(params.uri);
+    }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use std::sync::Arc;
+
+    use rmcp::model::NumberOrString;
+
+    use super::*;
+
+    fn notification(token: &str, progress: f64) -> ProgressNotificationParam {
+        ProgressNotificationParam::new(
+            ProgressToken(NumberOrString::String(token.into())),
+            progress,
+        )
+        .with_total(3.0)
+    }
+
+    fn recording() -> (ProgressSink, Arc<Mutex<Vec<f64>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let into = Arc::clone(&seen);
+        let sink = ProgressSink {
+            callback: Some(Arc::new(move |p: Progress| {
+                into.lock().unwrap().push(p.progress)
+            })),
+            tick: None,
+            last: None,
+        };
+        (sink, seen)
+    }
+
+    #[test]
+    fn a_notification_that_beats_its_watcher_is_delivered_when_it_watches() {
+        let mut routes = ProgressRoutes::default();
+        routes.deliver(notification("a", 1.0));
+        routes.deliver(notification("other", 1.0));
+        let (sink, seen) = recording();
+        routes.watch(ProgressToken(NumberOrString::String("a".into())), sink);
+        routes.deliver(notification("a", 2.0));
+        routes.deliver(notification("a", 1.5)); // overtaken: skipped
+        assert_eq!(*seen.lock().unwrap(), [1.0, 2.0]);
+        assert_eq!(
+            routes.early.len(),
+            1,
+            "the other token's stays for its watcher"
+        );
+    }
+
+    #[test]
+    fn unwatched_notifications_are_bounded() {
+        let mut routes = ProgressRoutes::default();
+        for i in 0..1000 {
+            routes.deliver(notification(&format!("t{i}"), 1.0));
+        }
+        assert_eq!(routes.early.len(), EARLY_PROGRESS);
     }
 }

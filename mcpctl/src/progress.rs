@@ -220,3 +220,93 @@ pub(crate) fn plural(n: usize, word: &str) -> String {
         format!("{n} {word}s")
     }
 }
+
+/// A tool call's progress on stderr: a bar with the server's message, the total when it
+/// is known (a spinner while it is not) and the elapsed time on a terminal; one plain line
+/// per notification otherwise; nothing with `--json`, whose output is the result alone.
+#[derive(Debug)]
+pub(crate) struct CallProgress {
+    bar: Option<ProgressBar>,
+}
+
+/// A bar's template once the server gave a total.
+const BAR_TEMPLATE: &str = "{spinner:.cyan} [{elapsed}] {wide_bar:.cyan/blue} {percent:>3}% {msg}";
+/// A spinner's template while it has not.
+const SPINNER_TEMPLATE: &str = "{spinner:.cyan} [{elapsed}] {msg}";
+/// Bar positions per unit of progress: progress values are fractional (`0.5` of `1`).
+const SCALE: f64 = 1000.0;
+
+impl CallProgress {
+    /// The display and the callback that feeds it (`None` with `--json`).
+    pub(crate) fn start(json: bool) -> (Self, Option<mcp_connections::ProgressCallback>) {
+        if json {
+            return (Self { bar: None }, None);
+        }
+        if !std::io::stderr().is_terminal() {
+            let plain: mcp_connections::ProgressCallback =
+                std::sync::Arc::new(|p: mcp_connections::Progress| {
+                    eprintln!("progress: {}", progress_text(&p));
+                });
+            return (Self { bar: None }, Some(plain));
+        }
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(style(SPINNER_TEMPLATE));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        let fed = bar.clone();
+        let callback: mcp_connections::ProgressCallback =
+            std::sync::Arc::new(move |p: mcp_connections::Progress| feed(&fed, &p));
+        (Self { bar: Some(bar) }, Some(callback))
+    }
+
+    /// Clears the bar (the result follows).
+    pub(crate) fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+        .progress_chars("=> ")
+}
+
+/// Moves the bar to `p`: a bar once a total is known, its message the server's.
+fn feed(bar: &ProgressBar, p: &mcp_connections::Progress) {
+    match p.total.filter(|t| t.is_finite() && *t > 0.0) {
+        Some(total) => {
+            if bar.length().is_none() {
+                bar.set_style(style(BAR_TEMPLATE));
+            }
+            bar.set_length(scaled(total));
+            bar.set_position(scaled(p.progress.min(total)));
+        }
+        None => bar.set_position(scaled(p.progress)),
+    }
+    let message = match &p.message {
+        Some(m) => crate::render::terminal_safe(m).into_owned(),
+        None if p.total.is_none() => format!("{}", p.progress),
+        None => String::new(),
+    };
+    bar.set_message(message);
+}
+
+fn scaled(value: f64) -> u64 {
+    if value.is_finite() && value > 0.0 {
+        (value * SCALE).round() as u64
+    } else {
+        0
+    }
+}
+
+/// `3/6 message`, `3 message` without a total.
+fn progress_text(p: &mcp_connections::Progress) -> String {
+    let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+    let message = p
+        .message
+        .as_deref()
+        .map(|m| format!(" {}", crate::render::terminal_safe(m)))
+        .unwrap_or_default();
+    format!("{}{total}{message}", p.progress)
+}

@@ -1,15 +1,13 @@
 //! `mcpctl call NAME [JSON_ARGS | -] [--server KEY]`: call a tool and print its result.
 
-use std::io::IsTerminal;
-use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_connections::{CallOptions, Progress, ServerState};
+use mcp_connections::{CallOptions, ServerState};
 use serde_json::Value;
 
 use crate::cli::{CallArgs, GlobalArgs};
 use crate::error::{CliError, EXIT_FAILURE};
-use crate::progress::ProgressMode;
+use crate::progress::{CallProgress, ProgressMode};
 use crate::session::Session;
 use crate::style::Style;
 
@@ -58,15 +56,9 @@ pub(crate) async fn run(
         })?;
         options = options.with_timeout(timeout);
     }
-    if !global.json && std::io::stderr().is_terminal() {
-        options = options.with_progress(Arc::new(|p: Progress| {
-            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-            let message = p
-                .message
-                .map(|m| format!(" {}", crate::render::terminal_safe(&m)))
-                .unwrap_or_default();
-            eprintln!("progress: {}{total}{message}", p.progress);
-        }));
+    let (progress, callback) = CallProgress::start(global.json);
+    if let Some(callback) = callback {
+        options = options.with_progress(callback);
     }
     let result = match &args.server {
         Some(server) => {
@@ -97,6 +89,7 @@ pub(crate) async fn run(
             outcome
         }
     };
+    progress.finish();
     let result = result.map_err(|e| session.error(e))?;
     let wire = serde_json::to_value(&result)
         .map_err(|e| CliError::failure(format!("cannot encode the tool result as JSON: {e}")))?;
