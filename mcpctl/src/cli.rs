@@ -88,6 +88,10 @@ pub(crate) struct GlobalArgs {
     /// Print JSON for scripts instead of human output.
     #[arg(long, global = true)]
     pub(crate) json: bool,
+    /// Print table cells whole: on a terminal, tables are cut to its width (a pipe always
+    /// gets whole cells).
+    #[arg(long, global = true)]
+    pub(crate) wide: bool,
     /// Debug logs on stderr (-vv for trace).
     #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
@@ -124,9 +128,22 @@ pub(crate) enum Command {
     /// (a client launches `mcpctl serve` as its MCP server), or with --http over streamable
     /// HTTP for many clients. One process per server, shared by every client and session.
     Serve(ServeArgs),
+    /// Print a shell completion script: `mcpctl completions bash > ~/.local/share/bash-completion/completions/mcpctl`
+    /// (zsh: a `_mcpctl` file on `$fpath`; fish: `~/.config/fish/completions/mcpctl.fish`).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `mcpctl man > mcpctl.1; man ./mcpctl.1`.
+    Man,
     /// Serve a fake MCP server on stdio (used by the embedded demo).
     #[command(hide = true)]
     FakeServer(FakeServerArgs),
+}
+
+/// Arguments of `completions`.
+#[derive(Debug, Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
 }
 
 /// Arguments of `trust`.

@@ -34,6 +34,7 @@ use crate::cli::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.global.verbose);
+    render::set_table_width(cli.global.wide);
     if let Command::FakeServer(args) = &cli.command {
         return commands::fake_server::run(args);
     }

@@ -220,7 +220,45 @@ pub(crate) fn out_json(value: &serde_json::Value) {
     out(&text);
 }
 
-/// Pads cells to aligned columns (the last column is not padded).
+/// The width tables are cut to: the terminal's when stdout is one (`$COLUMNS` first, as a
+/// shell sets it), none with `--wide` or when stdout is not a terminal (a pipe gets whole
+/// cells). Set once by [`set_table_width`].
+static TABLE_WIDTH: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+
+/// Narrowest width worth cutting a last column to: below it, cells are left whole.
+const MIN_LAST_COLUMN: usize = 8;
+
+/// Decides [`TABLE_WIDTH`] for this run (`wide`: the `--wide` flag).
+pub(crate) fn set_table_width(wide: bool) {
+    use std::io::IsTerminal;
+    let width = if wide || !std::io::stdout().is_terminal() {
+        None
+    } else {
+        std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|c| *c > 0)
+            .or_else(|| {
+                console::Term::stdout()
+                    .size_checked()
+                    .map(|(_, cols)| usize::from(cols))
+            })
+    };
+    let _ = TABLE_WIDTH.set(width);
+}
+
+/// `cell` cut to `room` characters, the last one an ellipsis, when it is longer.
+fn cut(cell: &str, room: usize) -> std::borrow::Cow<'_, str> {
+    if cell.chars().count() <= room {
+        return std::borrow::Cow::Borrowed(cell);
+    }
+    let mut out: String = cell.chars().take(room.saturating_sub(1)).collect();
+    out.push('…');
+    std::borrow::Cow::Owned(out)
+}
+
+/// Pads cells to aligned columns (the last column is not padded). On a terminal the last
+/// column is cut to fit its width ([`set_table_width`]).
 pub(crate) fn table(rows: &[Vec<String>]) -> Vec<String> {
     table_painted(rows, |_, _, cell| cell.to_owned())
 }
@@ -254,10 +292,22 @@ pub(crate) fn table_painted(
         .enumerate()
         .map(|(r, row)| {
             let mut line = String::new();
+            let mut used = 0;
             for (c, cell) in row.iter().enumerate() {
                 if c + 1 == row.len() {
-                    line.push_str(&paint(r, c, cell));
+                    let room = TABLE_WIDTH
+                        .get()
+                        .copied()
+                        .flatten()
+                        .map(|w| w.saturating_sub(used))
+                        .filter(|room| *room >= MIN_LAST_COLUMN);
+                    let cell = match room {
+                        Some(room) => cut(cell, room),
+                        None => std::borrow::Cow::Borrowed(cell.as_str()),
+                    };
+                    line.push_str(&paint(r, c, &cell));
                 } else {
+                    used += widths[c] + 2;
                     let pad = widths[c].saturating_sub(cell.chars().count());
                     line.push_str(&paint(r, c, cell));
                     line.push_str(&" ".repeat(pad + 2));
@@ -283,6 +333,14 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    #[test]
+    fn a_cell_longer_than_its_room_ends_in_an_ellipsis() {
+        assert_eq!(cut("short", 10), "short");
+        assert_eq!(cut("exactly10!", 10), "exactly10!");
+        assert_eq!(cut("a description that goes on", 10), "a descrip…");
+        assert_eq!(cut("ünïcödé wörds", 5), "ünïc…");
+    }
 
     #[test]
     fn text_json_and_binary_blocks_are_readable() {

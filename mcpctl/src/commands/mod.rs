@@ -11,6 +11,7 @@ pub(crate) mod login;
 pub(crate) mod logout;
 pub(crate) mod read;
 pub(crate) mod resources;
+pub(crate) mod shell;
 pub(crate) mod status;
 pub(crate) mod tools;
 
@@ -41,6 +42,8 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::AuthStatus => return auth_status::run(&global).await,
         Command::Trust(args) => return crate::trust::run(args.path.as_deref(), &global),
         Command::Serve(args) => return crate::serve::run(&global, args, &mut stop).await,
+        Command::Completions(args) => return Ok(shell::completions(args.shell)),
+        Command::Man => return shell::man_page(),
         _ => {}
     }
     // Check what can be checked before any server starts.
@@ -81,6 +84,8 @@ async fn dispatch(
         | Command::Logout(_)
         | Command::AuthStatus
         | Command::Serve(_)
+        | Command::Completions(_)
+        | Command::Man
         | Command::Trust(_) => Ok(0),
     }
 }
