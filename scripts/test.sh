@@ -32,7 +32,7 @@ else
 fi
 
 echo "== cargo test --workspace"
-cargo test --workspace --locked "$@"
+cargo test --workspace --locked --no-fail-fast "$@"
 status=$?
 
 conformance=0

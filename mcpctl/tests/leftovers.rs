@@ -13,11 +13,13 @@ mod support;
 
 use std::process::{Command, Stdio};
 
-use support::Workdir;
+use support::{Workdir, assert_no_server_left_in};
 
 #[test]
 fn a_server_of_another_test_is_not_counted_as_left() {
-    let other = Workdir::new();
+    // Another test's (or a person's) folder: Workdirs of one test binary take turns, so it
+    // is a plain temporary folder.
+    let other = tempfile::tempdir().unwrap();
     // Runs until its stdin closes, like a server another test is still using.
     let mut stray = Command::new(env!("CARGO_BIN_EXE_mcpctl"))
         .args(["fake-server", "--scenario-json", "{}"])
@@ -29,12 +31,9 @@ fn a_server_of_another_test_is_not_counted_as_left() {
         .unwrap();
     let mine = Workdir::new();
     mine.assert_no_server_left();
-    let counted = std::panic::catch_unwind(|| other.assert_no_server_left());
-    assert!(
-        counted.is_err(),
-        "the other test's check sees its own server"
-    );
+    let counted = std::panic::catch_unwind(|| assert_no_server_left_in(other.path()));
+    assert!(counted.is_err(), "the other folder's check sees its server");
     stray.kill().unwrap();
     stray.wait().unwrap();
-    other.assert_no_server_left();
+    assert_no_server_left_in(other.path());
 }

@@ -240,23 +240,29 @@ fn fake_servers_in(dir: &Path) -> Vec<u32> {
         .collect()
 }
 
+/// Fails if a `mcpctl fake-server` process working in `dir` (or below) is still running
+/// after a short grace (a process that was killed may take a moment to be reaped).
+pub(crate) fn assert_no_server_left_in(dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let left = fake_servers_in(dir);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "mcpctl left server processes running: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 impl Workdir {
     /// Fails if a server process that this test's runs started outlived mcpctl (polls
     /// briefly: a process that was killed may take a moment to be reaped by its new
     /// parent).
     pub(crate) fn assert_no_server_left(&self) {
-        let deadline = Instant::now() + Duration::from_secs(3);
-        loop {
-            let left = fake_servers_in(self.path());
-            if left.is_empty() {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mcpctl left server processes running: {left:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        assert_no_server_left_in(self.path());
     }
 }
 
