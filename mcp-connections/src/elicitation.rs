@@ -41,6 +41,21 @@ impl ElicitationRequest {
         }
     }
 
+    /// The form's property names in the order the server listed them (a form is asked in
+    /// that order; the JSON of [`ElicitationRequest::requested_schema`] has them sorted).
+    /// Empty for URL requests.
+    pub fn field_order(&self) -> Vec<String> {
+        match &self.params {
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => requested_schema
+                .property_order
+                .clone()
+                .unwrap_or_else(|| requested_schema.properties.keys().cloned().collect()),
+            _ => Vec::new(),
+        }
+    }
+
     /// The requested JSON schema for form mode, as JSON.
     pub fn requested_schema(&self) -> Option<Value> {
         match &self.params {
@@ -212,6 +227,22 @@ pub fn fill_form_defaults(schema: &Value) -> Map<String, Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_form_keeps_the_order_the_server_listed_its_fields_in() {
+        // As it arrives on the wire: `title` first, `pinned` last, not alphabetical.
+        let wire = r#"{"mode": "form", "message": "Create a note",
+            "requestedSchema": {"type": "object", "properties": {
+                "title": {"type": "string"},
+                "priority": {"type": "string"},
+                "pinned": {"type": "boolean"}}}}"#;
+        let request = ElicitationRequest {
+            id: "elicit-1".to_owned(),
+            server: McpServerKey::unscoped("notes".parse().unwrap()),
+            params: serde_json::from_str(wire).unwrap(),
+        };
+        assert_eq!(request.field_order(), ["title", "priority", "pinned"]);
+    }
 
     #[test]
     fn defaults_of_every_primitive_type_are_filled() {

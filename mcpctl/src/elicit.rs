@@ -88,7 +88,7 @@ fn ask(request: &ElicitationRequest) -> ElicitResult {
         Some(_) => {}
     }
     let schema = request.requested_schema().unwrap_or(Value::Null);
-    match ask_form(&schema) {
+    match ask_form(&schema, &request.field_order()) {
         Some(content) => {
             ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(content))
         }
@@ -96,8 +96,9 @@ fn ask(request: &ElicitationRequest) -> ElicitResult {
     }
 }
 
-/// Asks every property of the form; `None` when input ended.
-fn ask_form(schema: &Value) -> Option<Map<String, Value>> {
+/// Asks every property of the form, in `order` (the server's; any property it leaves out
+/// after it); `None` when input ended.
+fn ask_form(schema: &Value, order: &[String]) -> Option<Map<String, Value>> {
     let required: Vec<&str> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -107,7 +108,10 @@ fn ask_form(schema: &Value) -> Option<Map<String, Value>> {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return Some(out);
     };
-    for (name, prop) in props {
+    for name in in_order(props, order) {
+        let Some(prop) = props.get(name) else {
+            continue;
+        };
         let is_required = required.contains(&name.as_str());
         let prompt = field_prompt(name, prop, is_required);
         loop {
@@ -133,6 +137,15 @@ fn ask_form(schema: &Value) -> Option<Map<String, Value>> {
         }
     }
     Some(out)
+}
+
+/// The names of `props` in `order`, then those `order` leaves out (sorted).
+fn in_order<'a>(props: &'a Map<String, Value>, order: &'a [String]) -> Vec<&'a String> {
+    let listed = order
+        .iter()
+        .filter(|name| props.contains_key(name.as_str()));
+    let rest = props.keys().filter(|name| !order.contains(name));
+    listed.chain(rest).collect()
 }
 
 fn field_prompt(name: &str, prop: &Value, required: bool) -> String {
@@ -207,6 +220,22 @@ fn parse_field(prop: &Value, input: &str) -> Result<Value, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn fields_are_asked_in_the_servers_order_then_the_rest() {
+        let props = json!({"pinned": {}, "priority": {}, "title": {}, "extra": {}});
+        let props = props.as_object().unwrap();
+        let order = [
+            "title".to_owned(),
+            "priority".to_owned(),
+            "pinned".to_owned(),
+            "gone".to_owned(),
+        ];
+        assert_eq!(
+            in_order(props, &order),
+            ["title", "priority", "pinned", "extra"]
+        );
+    }
 
     #[test]
     fn answers_are_parsed_by_type() {
