@@ -216,11 +216,25 @@ async fn an_expired_session_is_reinitialized_once() {
     server.shutdown().await;
 }
 
-/// A provider whose token is rotated by the test; counts refreshes.
+/// A provider whose token is rotated by the test; counts refreshes. With a `gate`, a
+/// refresh completes only once the test adds a permit.
 struct Rotating {
     current: std::sync::Mutex<String>,
     next: std::sync::Mutex<Option<String>>,
     refreshes: std::sync::atomic::AtomicUsize,
+    gate: Option<tokio::sync::Semaphore>,
+}
+
+impl Rotating {
+    /// "old" now, "new" after the one refresh it can give.
+    fn old_then_new(gate: Option<tokio::sync::Semaphore>) -> Arc<Self> {
+        Arc::new(Self {
+            current: std::sync::Mutex::new("old".to_owned()),
+            next: std::sync::Mutex::new(Some("new".to_owned())),
+            refreshes: Default::default(),
+            gate,
+        })
+    }
 }
 
 impl mcp_connections::AuthHeaderProvider for Rotating {
@@ -244,10 +258,13 @@ impl mcp_connections::AuthHeaderProvider for Rotating {
         'a,
         Result<Option<mcp_key::Secret>, mcp_connections::CredentialsError>,
     > {
-        self.refreshes
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let next = self.next.lock().unwrap().take();
         Box::pin(async move {
+            if let Some(gate) = &self.gate {
+                let _permit = gate.acquire().await.unwrap();
+            }
+            self.refreshes
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let next = self.next.lock().unwrap().take();
             match next {
                 Some(t) => {
                     *self.current.lock().unwrap() = t.clone();
@@ -268,11 +285,7 @@ async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
         HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("old"))
             .await
             .unwrap();
-    let provider = Arc::new(Rotating {
-        current: std::sync::Mutex::new("old".to_owned()),
-        next: std::sync::Mutex::new(Some("new".to_owned())),
-        refreshes: Default::default(),
-    });
+    let provider = Rotating::old_then_new(None);
     let mut fx = Fixture::new();
     fx.add("web", ServerConfig::from(http(server.url())));
     let set = ConnectionSet::start(
@@ -319,67 +332,13 @@ async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
     server.shutdown().await;
 }
 
-/// A provider with one refresh to give ("old" -> "new"), which it gives only when the test
-/// opens its gate: two requests are both rejected before the refresh completes.
-struct GatedRotating {
-    current: std::sync::Mutex<String>,
-    next: std::sync::Mutex<Option<String>>,
-    gate: tokio::sync::Semaphore,
-    refreshes: std::sync::atomic::AtomicUsize,
-}
-
-impl mcp_connections::AuthHeaderProvider for GatedRotating {
-    fn authorization<'a>(
-        &'a self,
-        _server: &'a McpServerKey,
-    ) -> mcp_connections::BoxFuture<
-        'a,
-        Result<Option<mcp_key::Secret>, mcp_connections::CredentialsError>,
-    > {
-        let token = self.current.lock().unwrap().clone();
-        Box::pin(async move { Ok(Some(mcp_key::Secret::new(token))) })
-    }
-
-    fn refresh_after_unauthorized<'a>(
-        &'a self,
-        server: &'a McpServerKey,
-        _rejected: Option<&'a mcp_key::Secret>,
-        _challenge: Option<&'a str>,
-    ) -> mcp_connections::BoxFuture<
-        'a,
-        Result<Option<mcp_key::Secret>, mcp_connections::CredentialsError>,
-    > {
-        Box::pin(async move {
-            let _permit = self.gate.acquire().await.unwrap();
-            self.refreshes
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let next = self.next.lock().unwrap().take();
-            match next {
-                Some(t) => {
-                    *self.current.lock().unwrap() = t.clone();
-                    Ok(Some(mcp_key::Secret::new(t)))
-                }
-                None => Err(mcp_connections::CredentialsError::ReloginRequired {
-                    server: server.clone(),
-                    source: None,
-                }),
-            }
-        })
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_requests_rejected_at_once_share_one_refresh() {
     let server =
         HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("old"))
             .await
             .unwrap();
-    let provider = Arc::new(GatedRotating {
-        current: std::sync::Mutex::new("old".to_owned()),
-        next: std::sync::Mutex::new(Some("new".to_owned())),
-        gate: tokio::sync::Semaphore::new(0),
-        refreshes: Default::default(),
-    });
+    let provider = Rotating::old_then_new(Some(tokio::sync::Semaphore::new(0)));
     let mut fx = Fixture::new();
     fx.add("web", ServerConfig::from(http(server.url())));
     let set = ConnectionSet::start(
@@ -416,7 +375,7 @@ async fn two_requests_rejected_at_once_share_one_refresh() {
     )
     .await
     .expect("both calls reach the server with the old token");
-    provider.gate.add_permits(8);
+    provider.gate.as_ref().unwrap().add_permits(8);
     for (n, call) in [(1, a), (2, b)] {
         let r = call.await.unwrap().unwrap();
         assert_eq!(r.structured_content, Some(json!({ "n": n })));
