@@ -123,25 +123,70 @@ fn no_delay(
 /// (returned a second time to be printed).
 fn token(args: &ServeArgs) -> Result<(String, Option<String>), CliError> {
     if let Some(path) = &args.token_file {
+        private_file(path)?;
         let text = std::fs::read_to_string(path).map_err(|e| {
             CliError::usage(format!("cannot read --token-file {}: {e}", path.display()))
         })?;
         let token = text.trim().to_owned();
-        if token.len() < 16 {
+        if token.len() < MIN_TOKEN_LEN {
             return Err(CliError::usage(format!(
-                "the token in {} is shorter than 16 characters",
+                "the token in {} is shorter than {MIN_TOKEN_LEN} characters",
                 path.display()
             ))
-            .with_hint("use a long random token, e.g. `openssl rand -hex 32 > token`"));
+            .with_hint(TOKEN_HINT));
         }
         return Ok((token, None));
     }
-    if let Some(token) = std::env::var(TOKEN_VAR).ok().filter(|t| t.len() >= 16) {
+    if let Ok(token) = std::env::var(TOKEN_VAR) {
+        if token.len() < MIN_TOKEN_LEN {
+            return Err(CliError::usage(format!(
+                "${TOKEN_VAR} is shorter than {MIN_TOKEN_LEN} characters"
+            ))
+            .with_hint("set a long random token (e.g. `openssl rand -hex 32`), or unset it to have one generated"));
+        }
         return Ok((token, None));
     }
     let token = super::random_hex(32)
         .map_err(|e| CliError::failure(format!("cannot generate a token: {e}")))?;
     Ok((token.clone(), Some(token)))
+}
+
+/// The shortest token accepted.
+const MIN_TOKEN_LEN: usize = 16;
+
+/// How to make a token file only its owner reads.
+const TOKEN_HINT: &str =
+    "make a long random token only you can read: `(umask 077; openssl rand -hex 32 > token)`";
+
+/// Refuses a token file that other users can read (or write).
+#[cfg(unix)]
+fn private_file(path: &std::path::Path) -> Result<(), CliError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path)
+        .map_err(|e| CliError::usage(format!("cannot read --token-file {}: {e}", path.display())))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(CliError::usage(format!(
+            "--token-file {} can be read by other users (mode {:o})",
+            path.display(),
+            mode & 0o777
+        ))
+        .with_hint(format!("chmod 600 {}", path.display())));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn private_file(_path: &std::path::Path) -> Result<(), CliError> {
+    Ok(())
+}
+
+/// The token of an `Authorization` value with the Bearer scheme, which is
+/// case-insensitive (RFC 9110 §11.1): `Bearer`, `bearer` and `BEARER` all count.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 /// Compares without stopping at the first difference.
@@ -155,8 +200,7 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
+        .and_then(bearer);
     if !presented.is_some_and(|t| same(t.as_bytes(), guard.token.as_bytes())) {
         return (
             StatusCode::UNAUTHORIZED,
@@ -191,6 +235,34 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
     use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        assert_eq!(bearer("Bearer abc"), Some("abc"));
+        assert_eq!(bearer("bearer abc"), Some("abc"));
+        assert_eq!(bearer("BEARER  abc "), Some("abc"));
+        assert_eq!(bearer("Basic abc"), None);
+        assert_eq!(bearer("Bearerabc"), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_token_file_others_can_read_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "0123456789abcdef0123").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let err = private_file(&path).unwrap_err();
+        assert!(
+            err.message()
+                .contains("can be read by other users (mode 644)"),
+            "{}",
+            err.message()
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(private_file(&path).is_ok());
+    }
 
     #[tokio::test]
     async fn accepted_connections_have_nagle_off() {

@@ -49,6 +49,21 @@ pub(crate) async fn run(
         ))
         .with_hint("bind 127.0.0.1 (the default), or pass --allow-remote with a --token-file you keep secret"));
     }
+    if let Some(addr) = http_addr
+        && addr.ip().is_unspecified()
+    {
+        // rmcp checks each request's Host against the addresses it is told (DNS
+        // rebinding): an any-address bind cannot name the address clients will use.
+        return Err(CliError::usage(format!(
+            "`{addr}` listens on every address, but each request's Host must name an address mcpctl serve knows: every client would get 403"
+        ))
+        .with_hint("bind the address clients connect to, e.g. --http 192.168.1.20:8931 --allow-remote"));
+    }
+    if http_addr.is_some() && args.allow_remote {
+        eprintln!(
+            "mcpctl serve: warning: --allow-remote serves plain HTTP: the token and every call cross the network unencrypted; put a TLS proxy in front or reach it through an ssh tunnel"
+        );
+    }
     let loaded = Loaded::find(global, true, false).await?;
     let catalog = loaded.catalog();
     let (options, _store) = host_options(&loaded, &catalog);
