@@ -152,12 +152,36 @@ impl TrustStore {
         let doc = serde_json::json!({ "version": TRUST_STORE_VERSION, "trusted": trusted });
         let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
         if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(store_error)?;
+            private_dir(dir).map_err(store_error)?;
         }
         let tmp = self.path.with_extension("json.tmp");
-        std::fs::write(&tmp, text + "\n").map_err(store_error)?;
+        write_private(&tmp, (text + "\n").as_bytes()).map_err(store_error)?;
         std::fs::rename(&tmp, &self.path).map_err(store_error)
     }
+}
+
+/// Creates `dir` (and its parents) readable by its owner only (0700 on Unix); a folder
+/// that exists keeps its mode.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Writes `bytes` to a new or truncated `path` readable by its owner only (0600 on Unix):
+/// which project files are trusted is nobody else's business.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    file.write_all(bytes)
 }
 
 fn parse_store(text: &str) -> Option<BTreeMap<String, String>> {

@@ -88,6 +88,21 @@ fn trust_is_recorded_by_content_and_a_changed_file_asks_again() {
     assert_eq!(reopened.state(&file).unwrap(), TrustState::Changed);
 }
 
+#[cfg(unix)]
+#[test]
+fn the_trust_store_is_the_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.toml");
+    std::fs::write(&file, "[mcp_servers.a]\ncommand = \"true\"\n").unwrap();
+    let store_path = dir.path().join("state/trusted.json");
+    let mut store = TrustStore::open(&store_path).unwrap();
+    store.trust(&file).unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&store_path), 0o600);
+    assert_eq!(mode(&dir.path().join("state")), 0o700);
+}
+
 #[test]
 fn a_plugin_folder_is_trusted_through_its_manifest() {
     let dir = tempfile::tempdir().unwrap();

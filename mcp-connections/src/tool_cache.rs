@@ -432,7 +432,12 @@ impl ToolCache {
         };
         let bytes = serde_json::to_vec_pretty(&file)?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        fs::create_dir_all(dir)?;
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        // The listings name every server and tool: the owner's alone (0700/0600).
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir)?;
         write_atomically(dir, path, &bytes)?;
         self.inner.saved.store(changes, Ordering::SeqCst);
         Ok(())
@@ -563,10 +568,11 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
     let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(&temp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&temp, path)

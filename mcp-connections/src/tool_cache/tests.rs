@@ -443,3 +443,18 @@ fn an_era_is_remembered_without_a_cached_listing_and_serves_no_tools() {
         Some("2026-07-28")
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn the_persisted_file_and_a_new_folder_are_the_owners_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cache_dir = dir.path().join("data/cache");
+    let cache = ToolCache::persisted(&cache_dir, 32, DEFAULT_TOOL_CACHE_TTL);
+    cache.insert(&key("a"), &fp("1"), vec![tool("t")], now_ms(), None);
+    cache.persist().unwrap();
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&file(&cache_dir)), 0o600);
+    assert_eq!(mode(&cache_dir), 0o700);
+    assert_eq!(mode(&dir.path().join("data")), 0o700);
+}
