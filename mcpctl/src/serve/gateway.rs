@@ -594,7 +594,7 @@ impl Gateway {
         let mut options = CallOptions::new().with_fail_fast(fail_fast);
         let mut forwarder = None;
         if let Some(token) = context.meta.get_progress_token() {
-            let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+            let (tx, mut rx) = super::progress::latest::<Progress>();
             let peer = context.peer.clone();
             forwarder = Some(tokio::spawn(async move {
                 while let Some(p) = rx.recv().await {
@@ -603,10 +603,14 @@ impl Gateway {
                     param.message = p.message;
                     let _ = peer.notify_progress(param).await;
                 }
+                if rx.dropped() > 0 {
+                    tracing::debug!(
+                        dropped = rx.dropped(),
+                        "progress updates overtaken before the client took them"
+                    );
+                }
             }));
-            options = options.with_progress(Arc::new(move |p| {
-                let _ = tx.send(p);
-            }));
+            options = options.with_progress(Arc::new(move |p| tx.send(p)));
         }
         let arguments = request.arguments.map(Value::Object);
         let outcome = tokio::select! {

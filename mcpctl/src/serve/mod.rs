@@ -10,6 +10,7 @@ mod gateway;
 mod http;
 mod modern;
 mod pipes;
+mod progress;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
-use mcp_connections::{CallOptions, ConnectionSet, ElicitationRequest, Progress, elicitation_fn};
+use mcp_connections::{CallOptions, ConnectionSet, ElicitationRequest, elicitation_fn};
 use rmcp::model::{
     CallToolResponse, InputRequest, InputRequiredResult, ProgressNotificationParam, ProtocolVersion,
 };
@@ -126,7 +126,7 @@ pub(crate) struct Run {
     pub(crate) set: ConnectionSet,
     pub(crate) task: JoinHandle<Result<CallToolResult, McpError>>,
     pub(crate) asks: mpsc::Receiver<Ask>,
-    pub(crate) progress: mpsc::UnboundedReceiver<Progress>,
+    pub(crate) progress: super::progress::Receiver,
 }
 
 impl Run {
@@ -334,7 +334,7 @@ async fn ask(
 /// Approvals are not remembered: the era has no session to remember them in.
 pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can_elicit: bool) -> Run {
     let (asks_tx, asks) = mpsc::channel::<Ask>(1);
-    let (progress_tx, progress) = mpsc::unbounded_channel::<Progress>();
+    let (progress_tx, progress) = super::progress::latest();
     let handler_asks = asks_tx.clone();
     let handler = elicitation_fn(move |request: ElicitationRequest| {
         let asks = handler_asks.clone();
@@ -356,9 +356,7 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can_elici
         drop(asks_tx);
         let options = CallOptions::new()
             .with_fail_fast(fail_fast)
-            .with_progress(Arc::new(move |p| {
-                let _ = progress_tx.send(p);
-            }));
+            .with_progress(Arc::new(move |p| progress_tx.send(p)));
         call_outcome(call_set.call_qualified(&name, arguments, options).await)
     });
     Run {
