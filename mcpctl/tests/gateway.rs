@@ -397,7 +397,7 @@ fn assert_modern_report(report: &Value, who: &str) {
         report["questions"],
         json!([
             "who is calling?",
-            "Allow the tool `guarded` of MCP server `notes` to run?"
+            "Allow the tool \"guarded\" of MCP server \"notes\" to run with arguments {\"text\":\"x\"}? The answer holds for this call only."
         ]),
         "{report}"
     );

@@ -2,34 +2,64 @@
 //! calling client's elicitation (a request in the 2025 era, an `input_required` round in the
 //! 2026 era), and refused unless the answer approves.
 
-use mcp_connections::ConnectionSet;
 use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
+use mcp_connections::{CallOptions, ConnectionSet};
 use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
+/// The longest rendering of a call's arguments in the question, in characters.
+const MAX_SHOWN_ARGUMENTS: usize = 600;
+
 /// What the approval rule says about a call.
 pub(crate) enum Verdict {
-    /// Make the call. `fail_fast` when the name resolved to nothing (no server has it, or
-    /// its server did not come up): the call then says why without starting the server,
-    /// whose tool would otherwise run unasked.
-    Call {
-        /// See [`Verdict::Call`].
-        fail_fast: bool,
-    },
+    /// Make the call, to exactly this target.
+    Call(Target),
     /// The user did not approve: this result instead of the call.
     Refused(CallToolResult),
 }
 
-/// The approval rule for calling `name` on `set`, in both eras: the name is resolved with
-/// its server brought up first (so a tool whose approval mode asks is never called unasked
-/// because its server was starting or restarting); when the mode asks, `ask` puts the
-/// question to the client (`None`: it cannot be asked, which refuses). With `remember`, an
-/// approval holds for the rest of the set's life (a 2025-era session).
+/// What a call goes to once the rule let it through.
+pub(crate) enum Target {
+    /// The tool the name resolved to when the rule looked (and, when it asked, the one
+    /// the user approved): called as such, so a tool list that changes in between cannot
+    /// redirect the call to another tool.
+    Resolved(McpServerKey, String),
+    /// The name resolved to nothing (no server has it, or its server did not come up):
+    /// the call fails fast with why, without starting the server, whose tool would
+    /// otherwise run unasked.
+    Unresolved(String),
+}
+
+impl Target {
+    /// Makes the call on `set` with `options`.
+    pub(crate) async fn call(
+        self,
+        set: &ConnectionSet,
+        arguments: Option<Value>,
+        options: CallOptions,
+    ) -> mcp_connections::Result<CallToolResult> {
+        match self {
+            Self::Resolved(server, tool) => set.call_tool(&server, &tool, arguments, options).await,
+            Self::Unresolved(name) => {
+                set.call_qualified(&name, arguments, options.with_fail_fast(true))
+                    .await
+            }
+        }
+    }
+}
+
+/// The approval rule for calling `name` with `arguments` on `set`, in both eras: the name
+/// is resolved once, with its server brought up first (so a tool whose approval mode asks
+/// is never called unasked because its server was starting or restarting), and the call
+/// goes to what it resolved to; when the mode asks, `ask` puts the question to the client
+/// (`None`: it cannot be asked, which refuses). With `remember`, an approval holds for the
+/// rest of the set's life (a 2025-era session), and the question says so.
 pub(crate) async fn check<F, Fut>(
     set: &ConnectionSet,
     name: &str,
+    arguments: Option<&Value>,
     remember: bool,
     ask: F,
 ) -> Verdict
@@ -38,12 +68,12 @@ where
     Fut: std::future::Future<Output = Option<ElicitResult>>,
 {
     let Some((server, tool)) = set.resolve_tool_settled(name).await else {
-        return Verdict::Call { fail_fast: true };
+        return Verdict::Call(Target::Unresolved(name.to_owned()));
     };
     if !set.approval(&server, &tool).is_ok_and(|a| a.must_ask()) {
-        return Verdict::Call { fail_fast: false };
+        return Verdict::Call(Target::Resolved(server, tool));
     }
-    let approved = match approval_question(&server, &tool) {
+    let approved = match approval_question(&server, &tool, arguments, remember) {
         Some(question) => ask(question).await.is_some_and(|answer| approves(&answer)),
         None => false,
     };
@@ -53,19 +83,55 @@ where
     if remember {
         let _ = set.remember_approval(&server, &tool);
     }
-    Verdict::Call { fail_fast: false }
+    Verdict::Call(Target::Resolved(server, tool))
 }
 
-/// The form that asks the user whether `tool` of `server` may run.
-fn approval_question(server: &McpServerKey, tool: &str) -> Option<ElicitRequestParams> {
+/// `text` as a quoted string whose quotes, backslashes and control characters are
+/// escaped: a tool name is the server's text and must not be able to end the quote and
+/// write the rest of the question.
+fn quoted(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| format!("{text:?}"))
+}
+
+/// The arguments as compact JSON, cut to [`MAX_SHOWN_ARGUMENTS`] characters.
+fn shown_arguments(arguments: Option<&Value>) -> String {
+    let Some(arguments) = arguments else {
+        return "no arguments".to_owned();
+    };
+    let text = arguments.to_string();
+    let count = text.chars().count();
+    if count <= MAX_SHOWN_ARGUMENTS {
+        return format!("arguments {text}");
+    }
+    let head: String = text.chars().take(MAX_SHOWN_ARGUMENTS).collect();
+    format!("arguments {head}… ({count} characters in all)")
+}
+
+/// The form that asks the user whether `tool` of `server` may run with `arguments`.
+fn approval_question(
+    server: &McpServerKey,
+    tool: &str,
+    arguments: Option<&Value>,
+    remember: bool,
+) -> Option<ElicitRequestParams> {
     let schema = json!({
         "type": "object",
         "properties": {"approve": {"type": "boolean", "title": "Run it?"}},
         "required": ["approve"],
     });
+    let kept = if remember {
+        "A yes is remembered for this tool of this server until this client disconnects; later calls, with any arguments, are not asked again.".to_owned()
+    } else {
+        "The answer holds for this call only.".to_owned()
+    };
     serde_json::from_value::<ElicitRequestParams>(json!({
         "mode": "form",
-        "message": format!("Allow the tool `{tool}` of MCP server `{server}` to run?"),
+        "message": format!(
+            "Allow the tool {} of MCP server {} to run with {}? {kept}",
+            quoted(tool),
+            quoted(&server.to_string()),
+            shown_arguments(arguments)
+        ),
         "requestedSchema": schema,
     }))
     .ok()
@@ -87,4 +153,50 @@ fn not_approved(server: &McpServerKey, tool: &str) -> CallToolResult {
     super::gateway::error_result(format!(
         "the user did not approve running `{tool}` of MCP server `{server}`"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn message(question: &ElicitRequestParams) -> String {
+        serde_json::to_value(question).unwrap()["message"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    #[test]
+    fn the_question_quotes_the_tool_shows_the_arguments_and_says_what_is_remembered() {
+        let server = McpServerKey::unscoped("notes".parse().unwrap());
+        let sneaky = "rm` of MCP server `trusted` to run? yes\nAllow `x";
+        let args = json!({"path": "/etc/passwd"});
+        let q = approval_question(&server, sneaky, Some(&args), true).unwrap();
+        let text = message(&q);
+        assert!(
+            text.starts_with(r#"Allow the tool "rm` of MCP server `trusted` to run? yes\nAllow `x" of MCP server "notes""#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"with arguments {"path":"/etc/passwd"}?"#),
+            "{text}"
+        );
+        assert!(
+            text.contains("remembered for this tool of this server until this client disconnects"),
+            "{text}"
+        );
+        let once = message(&approval_question(&server, "t", None, false).unwrap());
+        assert!(once.contains("with no arguments?"), "{once}");
+        assert!(once.contains("for this call only"), "{once}");
+    }
+
+    #[test]
+    fn long_arguments_are_cut_with_their_size() {
+        let long = json!({"text": "x".repeat(5000)});
+        let shown = shown_arguments(Some(&long));
+        assert!(shown.chars().count() < MAX_SHOWN_ARGUMENTS + 60, "{shown}");
+        assert!(shown.ends_with("(5011 characters in all)"), "{shown}");
+    }
 }

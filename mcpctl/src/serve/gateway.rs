@@ -298,9 +298,10 @@ impl ServerHandler for Gateway {
             }
             peer.create_elicitation(question).await.ok()
         };
-        match approval::check(&self.inner.set, &name, true, ask).await {
+        let arguments = request.arguments.clone().map(Value::Object);
+        match approval::check(&self.inner.set, &name, arguments.as_ref(), true, ask).await {
             Verdict::Refused(result) => Ok(result.into()),
-            Verdict::Call { fail_fast } => self.call(&name, request, &context, fail_fast).await,
+            Verdict::Call(target) => self.call(target, arguments, &context).await,
         }
     }
 
@@ -586,12 +587,11 @@ impl Gateway {
     /// server that is not ready fails the call instead of being started.
     async fn call(
         &self,
-        name: &str,
-        request: CallToolRequestParams,
+        target: approval::Target,
+        arguments: Option<Value>,
         context: &RequestContext<RoleServer>,
-        fail_fast: bool,
     ) -> Result<CallToolResponse, McpError> {
-        let mut options = CallOptions::new().with_fail_fast(fail_fast);
+        let mut options = CallOptions::new();
         let mut forwarder = None;
         if let Some(token) = context.meta.get_progress_token() {
             let (tx, mut rx) = super::progress::latest::<Progress>();
@@ -612,10 +612,9 @@ impl Gateway {
             }));
             options = options.with_progress(Arc::new(move |p| tx.send(p)));
         }
-        let arguments = request.arguments.map(Value::Object);
         let outcome = tokio::select! {
             () = context.ct.cancelled() => None,
-            r = self.inner.set.call_qualified(name, arguments, options) => Some(r),
+            r = target.call(&self.inner.set, arguments, options) => Some(r),
         };
         if let Some(forwarder) = forwarder {
             // The callback (and its sender) went with the call: the forwarder drains and ends.

@@ -349,15 +349,14 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can_elici
     let call_set = set.clone();
     let task = tokio::spawn(async move {
         let question = |q| async { Some(ask(&asks_tx, can_elicit, q).await) };
-        let fail_fast = match approval::check(&call_set, &name, false, question).await {
-            Verdict::Refused(result) => return Ok(result),
-            Verdict::Call { fail_fast } => fail_fast,
-        };
+        let target =
+            match approval::check(&call_set, &name, arguments.as_ref(), false, question).await {
+                Verdict::Refused(result) => return Ok(result),
+                Verdict::Call(target) => target,
+            };
         drop(asks_tx);
-        let options = CallOptions::new()
-            .with_fail_fast(fail_fast)
-            .with_progress(Arc::new(move |p| progress_tx.send(p)));
-        call_outcome(call_set.call_qualified(&name, arguments, options).await)
+        let options = CallOptions::new().with_progress(Arc::new(move |p| progress_tx.send(p)));
+        call_outcome(target.call(&call_set, arguments, options).await)
     });
     Run {
         set,
