@@ -8,7 +8,7 @@ use rmcp::transport::auth::{
 };
 use url::Url;
 
-use super::http::check_endpoint;
+use super::http::check_advertised_endpoint;
 use super::legacy::accept_legacy_issuer;
 use super::settings::OAuthSettings;
 use crate::error::AuthError;
@@ -114,14 +114,19 @@ pub(crate) async fn discover(
         }
         Err(e) => return Err(map_rmcp(server, e)),
     };
-    check_endpoint(
-        server,
-        "authorization endpoint",
-        &metadata.authorization_endpoint,
-    )?;
-    check_endpoint(server, "token endpoint", &metadata.token_endpoint)?;
+    let advertised = |what: &str, endpoint: &str| {
+        check_advertised_endpoint(
+            server,
+            what,
+            endpoint,
+            &mcp_url,
+            settings.allow_private_addresses,
+        )
+    };
+    advertised("authorization endpoint", &metadata.authorization_endpoint)?;
+    advertised("token endpoint", &metadata.token_endpoint)?;
     if let Some(registration) = &metadata.registration_endpoint {
-        check_endpoint(server, "registration endpoint", registration)?;
+        advertised("registration endpoint", registration)?;
     }
     manager.set_metadata(metadata.clone());
     Ok(Discovered { manager, metadata })
