@@ -85,7 +85,8 @@ struct Inner {
     calls: Semaphore,
     max_calls: usize,
     /// Which server listed each resource URI (the last listing), for `resources/read`.
-    resource_owners: Mutex<BTreeMap<String, McpServerKey>>,
+    /// Every server that listed each URI (sorted): a URI two servers list is ambiguous.
+    resource_owners: Mutex<BTreeMap<String, Vec<McpServerKey>>>,
     /// The hub's count of live clients, decremented when this one goes.
     clients: Arc<AtomicUsize>,
     /// Qualified prompt name -> (server, its own name), from the last listing.
@@ -629,35 +630,52 @@ impl Gateway {
         }
     }
 
-    /// [`Self::owner_of`], or the error for a URI no server serves.
+    /// [`Self::owner_of`], or the error for a URI no server serves, or that several list.
     async fn owner_or_not_found(&self, uri: &str) -> Result<McpServerKey, McpError> {
-        self.owner_of(uri).await.ok_or_else(|| {
-            McpError::resource_not_found(
+        if let Some(server) = self.owner_of(uri).await {
+            return Ok(server);
+        }
+        let listers = self.listers(uri);
+        if listers.len() > 1 {
+            let names: Vec<String> = listers.iter().map(|s| format!("`{s}`")).collect();
+            return Err(McpError::invalid_params(
                 format!(
-                    "no configured MCP server lists the resource {uri:?} (or a template for it)"
+                    "the resource {uri:?} is listed by the MCP servers {}: which one is meant cannot be told, so it is read from none; use a client of one server, or `mcpctl read --server NAME {uri:?}`",
+                    names.join(" and ")
                 ),
                 None,
-            )
-        })
+            ));
+        }
+        Err(McpError::resource_not_found(
+            format!("no configured MCP server lists the resource {uri:?} (or a template for it)"),
+            None,
+        ))
+    }
+
+    /// The servers that listed `uri` in the latest listing.
+    fn listers(&self, uri: &str) -> Vec<McpServerKey> {
+        self.inner
+            .resource_owners
+            .lock()
+            .ok()
+            .and_then(|map| map.get(uri).cloned())
+            .unwrap_or_default()
     }
 
     /// The server that serves `uri`: the one that listed it, else the only server with a
-    /// template whose fixed prefix `uri` starts with.
+    /// template whose fixed prefix `uri` starts with. A URI that several servers list has
+    /// none: it is never routed to one of them by a guess (a hostile server could shadow
+    /// another's resource).
     async fn owner_of(&self, uri: &str) -> Option<McpServerKey> {
-        let known = |gateway: &Self| {
-            gateway
-                .inner
-                .resource_owners
-                .lock()
-                .ok()
-                .and_then(|map| map.get(uri).cloned())
-        };
-        if let Some(server) = known(self) {
-            return Some(server);
+        let mut listers = self.listers(uri);
+        if listers.is_empty() {
+            let _ = self.list_resources_and_owners().await;
+            listers = self.listers(uri);
         }
-        let _ = self.list_resources_and_owners().await;
-        if let Some(server) = known(self) {
-            return Some(server);
+        match listers.as_slice() {
+            [one] => return Some(one.clone()),
+            [] => {}
+            _ => return None,
         }
         let templates = self.inner.set.list_resource_templates().await;
         let mut owners: Vec<McpServerKey> = templates
@@ -676,18 +694,19 @@ impl Gateway {
         }
     }
 
-    /// Lists every server's resources and remembers which server listed each URI (the
-    /// first one, for a URI two servers list).
+    /// Lists every server's resources and remembers which servers listed each URI.
     async fn list_resources_and_owners(&self) -> Vec<rmcp::model::Resource> {
         let listing = self.inner.set.list_resources().await;
-        let mut owners = BTreeMap::new();
+        let mut owners: BTreeMap<String, Vec<McpServerKey>> = BTreeMap::new();
         let resources = listing
             .items
             .into_iter()
             .map(|item| {
-                owners
-                    .entry(item.item.uri.clone())
-                    .or_insert_with(|| item.server.clone());
+                let listers = owners.entry(item.item.uri.clone()).or_default();
+                if !listers.contains(&item.server) {
+                    listers.push(item.server.clone());
+                    listers.sort();
+                }
                 item.item
             })
             .collect();
