@@ -36,6 +36,35 @@ const EVENT_BUFFER: usize = 64;
 /// How long a 2026-era client's request waits for its new set's servers to settle.
 const SETTLE_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// Resource URIs one `subscriptions/listen` may watch.
+const MAX_LISTEN_URIS: usize = 256;
+
+/// The server that serves `uri`: the one server that listed it (`listers`), else the one
+/// server with a template whose fixed prefix `uri` starts with. Several of either is no
+/// answer: a URI is never routed to one of them by a guess.
+fn route(
+    listers: &[McpServerKey],
+    templates: &[(String, McpServerKey)],
+    uri: &str,
+) -> Option<McpServerKey> {
+    match listers {
+        [one] => return Some(one.clone()),
+        [] => {}
+        _ => return None,
+    }
+    let mut owners: Vec<&McpServerKey> = templates
+        .iter()
+        .filter(|(prefix, _)| uri.starts_with(prefix.as_str()))
+        .map(|(_, server)| server)
+        .collect();
+    owners.sort();
+    owners.dedup();
+    match owners.as_slice() {
+        [one] => Some((*one).clone()),
+        _ => None,
+    }
+}
+
 /// What every client of one `serve` shares: the catalog, the pool, the options each
 /// client's connection set starts from, and the limits.
 pub(crate) struct Hub {
@@ -314,7 +343,12 @@ impl ServerHandler for Gateway {
     ) -> Option<rmcp::model::SubscriptionFilter> {
         let mut accepted = rmcp::model::SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
-        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        // Bounded: the acknowledgement names the URIs accepted, the first ones asked for.
+        accepted.resource_subscriptions =
+            requested.resource_subscriptions.clone().map(|mut uris| {
+                uris.truncate(MAX_LISTEN_URIS);
+                uris
+            });
         // rmcp acknowledges it before `listen` runs: calls wait for its setup.
         self.inner.hub.listen_setups.begin();
         Some(accepted)
@@ -338,11 +372,17 @@ impl ServerHandler for Gateway {
         let tools = accepted.tools_list_changed == Some(true);
         let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
         let mut subscribed = Vec::new();
-        for uri in &uris {
-            if let Some(server) = self.owner_of(uri).await
-                && set.subscribe_resource(&server, uri).await.is_ok()
-            {
-                subscribed.push((server, uri.clone()));
+        if !uris.is_empty() {
+            // One listing and one template listing for all the URIs, however many name
+            // nothing (each unknown URI used to cost two full upstream listings).
+            let _ = self.list_resources_and_owners().await;
+            let templates = self.template_prefixes().await;
+            for uri in &uris {
+                if let Some(server) = route(&self.listers(uri), &templates, uri)
+                    && set.subscribe_resource(&server, uri).await.is_ok()
+                {
+                    subscribed.push((server, uri.clone()));
+                }
             }
         }
         drop(setup);
@@ -672,26 +712,25 @@ impl Gateway {
             let _ = self.list_resources_and_owners().await;
             listers = self.listers(uri);
         }
-        match listers.as_slice() {
-            [one] => return Some(one.clone()),
-            [] => {}
-            _ => return None,
+        if !listers.is_empty() {
+            return route(&listers, &[], uri);
         }
-        let templates = self.inner.set.list_resource_templates().await;
-        let mut owners: Vec<McpServerKey> = templates
+        route(&listers, &self.template_prefixes().await, uri)
+    }
+
+    /// Every server's resource templates as (fixed prefix, server).
+    async fn template_prefixes(&self) -> Vec<(String, McpServerKey)> {
+        self.inner
+            .set
+            .list_resource_templates()
+            .await
             .items
             .into_iter()
-            .filter(|t| {
+            .filter_map(|t| {
                 let fixed = t.item.uri_template.split('{').next().unwrap_or_default();
-                !fixed.is_empty() && uri.starts_with(fixed)
+                (!fixed.is_empty()).then(|| (fixed.to_owned(), t.server))
             })
-            .map(|t| t.server)
-            .collect();
-        owners.dedup();
-        match owners.as_slice() {
-            [one] => Some(one.clone()),
-            _ => None,
-        }
+            .collect()
     }
 
     /// Lists every server's resources and remembers which servers listed each URI.
@@ -714,5 +753,34 @@ impl Gateway {
             *map = owners;
         }
         resources
+    }
+}
+
+#[cfg(test)]
+mod route_tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn key(name: &str) -> McpServerKey {
+        McpServerKey::unscoped(name.parse().unwrap())
+    }
+
+    #[test]
+    fn a_uri_goes_to_its_one_lister_else_its_one_template_else_nowhere() {
+        let templates = vec![
+            ("notes://".to_owned(), key("notes")),
+            ("file:///".to_owned(), key("files")),
+            ("file:///".to_owned(), key("other")),
+        ];
+        assert_eq!(route(&[key("a")], &templates, "x://y"), Some(key("a")));
+        assert_eq!(route(&[key("a"), key("b")], &templates, "notes://1"), None);
+        assert_eq!(route(&[], &templates, "notes://1"), Some(key("notes")));
+        assert_eq!(
+            route(&[], &templates, "file:///etc/passwd"),
+            None,
+            "two templates"
+        );
+        assert_eq!(route(&[], &templates, "unknown://"), None);
     }
 }
