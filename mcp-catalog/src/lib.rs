@@ -209,8 +209,8 @@ pub use transport::{
     AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,
 };
 pub use trust::{
-    Review, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore, content_hash, review_file,
-    trust_target,
+    Review, ReviewedEnvironment, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore,
+    changes_what_runs, content_hash, review_file, trust_target,
 };
 pub use workload::{WorkloadIdentityConfig, WorkloadTokenLocation};
 

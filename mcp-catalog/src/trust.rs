@@ -218,6 +218,8 @@ pub struct Review {
     pub servers: Vec<ReviewedServer>,
     /// Environment wrappers (`[environments.*] wrapper`) that prefix commands.
     pub wrappers: Vec<(String, Vec<String>)>,
+    /// `[environments.*]` entries that set variables, a folder or an approval mode.
+    pub environments: Vec<ReviewedEnvironment>,
     /// `[[plugins]]` folders, as written.
     pub plugins: Vec<PathBuf>,
     /// Every environment variable the file would read, sorted.
@@ -236,6 +238,73 @@ pub struct ReviewedServer {
     pub url: Option<String>,
     /// Names of the headers it sends.
     pub headers: Vec<String>,
+    /// Literal environment variables it is started with, name and value as written (a
+    /// `${VAR}` stays a reference, never the variable's value).
+    pub env: Vec<(String, String)>,
+    /// The folder it is started in, as written.
+    pub cwd: Option<PathBuf>,
+    /// Approval modes that change when the user is asked: the default mode when it is not
+    /// `auto`, then `tool=mode` for each tool.
+    pub approvals: Vec<String>,
+    /// Credentials may go over plain http to a host that is not loopback.
+    pub allow_plain_http: bool,
+}
+
+/// What an `[environments.*]` entry changes for the servers that run in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReviewedEnvironment {
+    /// The environment's id.
+    pub id: String,
+    /// Its literal environment variables, as written.
+    pub env: Vec<(String, String)>,
+    /// Its default folder, as written.
+    pub cwd: Option<PathBuf>,
+    /// Its approval mode, when it is not `auto`.
+    pub approval: Option<String>,
+}
+
+/// Whether setting `name` changes which program, library or script actually runs, or
+/// what it loads first: a reviewer must see these before anything else.
+pub fn changes_what_runs(name: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "PATH",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "BASH_ENV",
+        "ENV",
+        "PERL5LIB",
+        "PERL5OPT",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "GCONV_PATH",
+        "LUA_PATH",
+        "LUA_CPATH",
+        "SHELL",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "PROMPT_COMMAND",
+    ];
+    let upper = name.to_ascii_uppercase();
+    EXACT.contains(&upper.as_str())
+        || upper.starts_with("DYLD_")
+        || upper.starts_with("GIT_")
+        || upper.starts_with("NPM_CONFIG_")
+        || upper.starts_with("PIP_")
+        || upper.ends_with("_ASKPASS")
 }
 
 impl Review {
@@ -246,20 +315,44 @@ impl Review {
         let mut variables = expanded.clone();
         let mut servers = Vec::new();
         for (name, server) in config.servers() {
+            let mut approvals = Vec::new();
+            if server.default_approval_mode() != crate::ApprovalMode::Auto {
+                approvals.push(format!(
+                    "default={}",
+                    server.default_approval_mode().as_str()
+                ));
+            }
+            approvals.extend(
+                server
+                    .tool_approval_modes()
+                    .iter()
+                    .map(|(tool, mode)| format!("{tool}={}", mode.as_str())),
+            );
             let mut reviewed = ReviewedServer {
                 name: name.to_string(),
                 command: None,
                 url: None,
                 headers: Vec::new(),
+                env: Vec::new(),
+                cwd: None,
+                approvals,
+                allow_plain_http: false,
             };
             match server.transport() {
                 Transport::Stdio(stdio) => {
                     let mut command = vec![stdio.command().to_owned()];
                     command.extend(stdio.args().iter().cloned());
                     reviewed.command = Some(command);
+                    reviewed.env = stdio
+                        .env()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    reviewed.cwd = stdio.cwd().map(Path::to_path_buf);
                     variables.extend(stdio.env_vars().iter().cloned());
                 }
                 Transport::StreamableHttp(http) | Transport::Sse(http) => {
+                    reviewed.allow_plain_http = http.allow_plain_http();
                     reviewed.url = Some(http.url().to_owned());
                     variables.extend(http.bearer_token_env_var().map(str::to_owned));
                     variables.extend(http.env_http_headers().values().cloned());
@@ -282,10 +375,29 @@ impl Review {
             .filter(|(_, e)| !e.wrapper().is_empty())
             .map(|(id, e)| (id.to_string(), e.wrapper().to_vec()))
             .collect();
+        let environments = config
+            .environments()
+            .iter()
+            .map(|(id, e)| ReviewedEnvironment {
+                id: id.to_string(),
+                env: e
+                    .env()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                cwd: e.cwd().map(Path::to_path_buf),
+                approval: e
+                    .default_approval_mode()
+                    .filter(|m| *m != crate::ApprovalMode::Auto)
+                    .map(|m| m.as_str().to_owned()),
+            })
+            .filter(|e| !e.env.is_empty() || e.cwd.is_some() || e.approval.is_some())
+            .collect();
         Self {
             origin: loaded.origin().to_owned(),
             servers,
             wrappers,
+            environments,
             plugins: config
                 .plugins()
                 .iter()
@@ -299,6 +411,7 @@ impl Review {
     pub fn is_empty(&self) -> bool {
         self.servers.is_empty()
             && self.wrappers.is_empty()
+            && self.environments.is_empty()
             && self.plugins.is_empty()
             && self.variables.is_empty()
     }
@@ -310,6 +423,25 @@ impl fmt::Display for Review {
         for server in &self.servers {
             if let Some(command) = &server.command {
                 writeln!(f, "runs: {}: {}", server.name, shell_words(command))?;
+            }
+            env_lines(f, &server.name, &server.env)?;
+            if let Some(cwd) = &server.cwd {
+                writeln!(f, "runs in folder: {}: {}", server.name, cwd.display())?;
+            }
+            if !server.approvals.is_empty() {
+                writeln!(
+                    f,
+                    "approval modes: {}: {}",
+                    server.name,
+                    server.approvals.join(", ")
+                )?;
+            }
+            if server.allow_plain_http {
+                writeln!(
+                    f,
+                    "sends credentials over plain http: {} (allow_plain_http)",
+                    server.name
+                )?;
             }
             if let Some(url) = &server.url {
                 write!(f, "connects: {}: {url}", server.name)?;
@@ -326,6 +458,16 @@ impl fmt::Display for Review {
                 shell_words(wrapper)
             )?;
         }
+        for environment in &self.environments {
+            let label = format!("environment {}", environment.id);
+            env_lines(f, &label, &environment.env)?;
+            if let Some(cwd) = &environment.cwd {
+                writeln!(f, "runs in folder: {label}: {}", cwd.display())?;
+            }
+            if let Some(mode) = &environment.approval {
+                writeln!(f, "approval modes: {label}: default={mode}")?;
+            }
+        }
         for plugin in &self.plugins {
             writeln!(f, "loads plugin: {}", plugin.display())?;
         }
@@ -334,6 +476,27 @@ impl fmt::Display for Review {
         }
         Ok(())
     }
+}
+
+/// One line per variable `who` is started with; those that change what runs first, marked.
+fn env_lines(f: &mut fmt::Formatter<'_>, who: &str, env: &[(String, String)]) -> fmt::Result {
+    let (loaders, others): (Vec<_>, Vec<_>) =
+        env.iter().partition(|(name, _)| changes_what_runs(name));
+    for (name, value) in loaders {
+        writeln!(
+            f,
+            "sets variable (CHANGES WHAT RUNS): {who}: {name}={}",
+            shell_words(std::slice::from_ref(value))
+        )?;
+    }
+    for (name, value) in others {
+        writeln!(
+            f,
+            "sets variable: {who}: {name}={}",
+            shell_words(std::slice::from_ref(value))
+        )?;
+    }
+    Ok(())
 }
 
 /// Words joined by spaces, each quoted when it holds anything but plain characters.
