@@ -248,6 +248,9 @@ pub struct ReviewedServer {
     pub approvals: Vec<String>,
     /// Credentials may go over plain http to a host that is not loopback.
     pub allow_plain_http: bool,
+    /// Where a workload identity token is read from and sent to the server's token
+    /// endpoint (`workload_identity`): `file PATH` or `variable NAME`.
+    pub workload_token: Option<String>,
 }
 
 /// What an `[environments.*]` entry changes for the servers that run in it.
@@ -337,6 +340,7 @@ impl Review {
                 cwd: None,
                 approvals,
                 allow_plain_http: false,
+                workload_token: None,
             };
             match server.transport() {
                 Transport::Stdio(stdio) => {
@@ -353,6 +357,13 @@ impl Review {
                 }
                 Transport::StreamableHttp(http) | Transport::Sse(http) => {
                     reviewed.allow_plain_http = http.allow_plain_http();
+                    reviewed.workload_token = http.workload_identity().map(|w| match w.token() {
+                        crate::WorkloadTokenLocation::File(path) => format!("file {path}"),
+                        crate::WorkloadTokenLocation::EnvVar(var) => {
+                            variables.insert(var.clone());
+                            format!("variable {var}")
+                        }
+                    });
                     reviewed.url = Some(http.url().to_owned());
                     variables.extend(http.bearer_token_env_var().map(str::to_owned));
                     variables.extend(http.env_http_headers().values().cloned());
@@ -434,6 +445,13 @@ impl fmt::Display for Review {
                     "approval modes: {}: {}",
                     server.name,
                     server.approvals.join(", ")
+                )?;
+            }
+            if let Some(token) = &server.workload_token {
+                writeln!(
+                    f,
+                    "sends as its identity to the token endpoint: {}: {token} (workload_identity)",
+                    server.name
                 )?;
             }
             if server.allow_plain_http {

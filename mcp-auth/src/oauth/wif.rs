@@ -91,6 +91,17 @@ impl WorkloadIdentity {
                 let meta = tokio::fs::metadata(path)
                     .await
                     .map_err(|e| fail(format!("file `{shown}` cannot be read ({})", e.kind())))?;
+                if !meta.is_file() {
+                    return Err(fail(format!(
+                        "`{shown}` is not a regular file; point token_file at the file the platform writes its token to"
+                    )));
+                }
+                let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+                if let Some(store) = credential_store(path, home.as_deref()) {
+                    return Err(fail(format!(
+                        "file `{shown}` is inside {store}, which holds other credentials: refused (a project file must not send them to a token endpoint)"
+                    )));
+                }
                 if meta.len() > MAX_TOKEN_BYTES {
                     return Err(fail(format!("file `{shown}` is larger than 64 KiB")));
                 }
@@ -115,6 +126,41 @@ impl WorkloadIdentity {
             WorkloadTokenSource::Value(_) => "the host".to_owned(),
         }
     }
+}
+
+/// Folders (and files) under `$HOME` where other programs keep credentials.
+const HOME_CREDENTIAL_STORES: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".kube",
+    ".docker",
+    ".azure",
+    ".config/gcloud",
+    ".password-store",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+];
+
+/// The credential store `path` lies in (resolved through symlinks), if any: a folder of
+/// [`HOME_CREDENTIAL_STORES`] under `home`, or `/etc/ssh` and `/etc/shadow`.
+fn credential_store(path: &std::path::Path, home: Option<&std::path::Path>) -> Option<String> {
+    let resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Some(home) = home {
+        let home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_path_buf());
+        for store in HOME_CREDENTIAL_STORES {
+            if resolved.starts_with(home.join(store)) {
+                return Some(format!("~/{store}"));
+            }
+        }
+    }
+    ["/etc/ssh", "/etc/shadow"]
+        .iter()
+        .find(|store| resolved.starts_with(store))
+        .map(|store| (*store).to_owned())
 }
 
 impl OAuthCredentials {
@@ -243,5 +289,43 @@ mod tests {
         ));
         let err = missing.read_token(&c).await.unwrap_err().to_string();
         assert!(err.contains("MCP_AUTH_TEST_SURELY_UNSET_VAR"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_folder_is_not_a_token_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let wif = WorkloadIdentity::new(WorkloadTokenSource::File(dir.path().to_path_buf()));
+        let err = wif.read_token(&creds()).await.unwrap_err().to_string();
+        assert!(err.contains("is not a regular file"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keys_and_other_credential_stores_are_no_token_files() {
+        let home = tempfile::tempdir().unwrap();
+        let ssh = home.path().join(".ssh");
+        std::fs::create_dir_all(&ssh).unwrap();
+        let key = ssh.join("id_ed25519");
+        std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----").unwrap();
+        assert_eq!(
+            credential_store(&key, Some(home.path())).as_deref(),
+            Some("~/.ssh")
+        );
+        // Through a symlink that looks harmless, too.
+        let innocent = home.path().join("token");
+        std::os::unix::fs::symlink(&key, &innocent).unwrap();
+        assert_eq!(
+            credential_store(&innocent, Some(home.path())).as_deref(),
+            Some("~/.ssh")
+        );
+        let platform = home.path().join("run/token");
+        std::fs::create_dir_all(platform.parent().unwrap()).unwrap();
+        std::fs::write(&platform, "jwt").unwrap();
+        assert_eq!(credential_store(&platform, Some(home.path())), None);
+        assert_eq!(
+            credential_store(std::path::Path::new("/etc/ssh/ssh_host_ed25519_key"), None)
+                .as_deref(),
+            Some("/etc/ssh")
+        );
     }
 }
