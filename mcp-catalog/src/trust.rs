@@ -197,15 +197,31 @@ fn parse_store(text: &str) -> Option<BTreeMap<String, String>> {
 }
 
 /// The canonical path of the trusted file and the hash of its content.
+/// The key a file is trusted under and the hash of its content. The key is the file's
+/// place (its folder, resolved, and its own name), not where a symlink points: relative
+/// commands run from the folder the configuration is found in, so `B/mcp.toml ->
+/// ../A/mcp.toml` is another configuration than `A/mcp.toml` and needs its own trust.
 fn identify(file: &Path) -> Result<(String, String), Error> {
     let target = trust_target(file);
     let read_error = |source| Error::Read {
         path: target.clone(),
         source,
     };
-    let canonical = std::fs::canonicalize(&target).map_err(read_error)?;
-    let text = std::fs::read_to_string(&canonical).map_err(read_error)?;
-    Ok((canonical.display().to_string(), content_hash(&text)))
+    let folder = match target.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = target.file_name().ok_or_else(|| {
+        read_error(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a file name",
+        ))
+    })?;
+    let key = std::fs::canonicalize(folder)
+        .map_err(read_error)?
+        .join(name);
+    let text = std::fs::read_to_string(&target).map_err(read_error)?;
+    Ok((key.display().to_string(), content_hash(&text)))
 }
 
 /// What a configuration would run and read, for a person to vet before trusting it.

@@ -223,3 +223,35 @@ token_file = "~/.ssh/id_ed25519"
         );
     }
 }
+
+/// `B/mcp.toml -> ../A/mcp.toml` ran B's own `./run-server.sh` on A's trust.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_project_file_needs_trust_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("A");
+    let b = dir.path().join("B");
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(
+        a.join("mcp.toml"),
+        "[mcp_servers.s]\ncommand = \"./run-server.sh\"\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../A/mcp.toml", b.join("mcp.toml")).unwrap();
+    let mut store = TrustStore::open(dir.path().join("trusted.json")).unwrap();
+    store.trust(&a.join("mcp.toml")).unwrap();
+    assert_eq!(
+        store.state(&a.join("mcp.toml")).unwrap(),
+        TrustState::Trusted
+    );
+    assert_eq!(
+        store.state(&b.join("mcp.toml")).unwrap(),
+        TrustState::Unknown
+    );
+    store.trust(&b.join("mcp.toml")).unwrap();
+    assert_eq!(
+        store.state(&b.join("mcp.toml")).unwrap(),
+        TrustState::Trusted
+    );
+}
