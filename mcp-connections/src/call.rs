@@ -15,13 +15,13 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::connection::Live;
-use crate::deadline::deadline_in;
 use crate::error::{Error, Result};
 use crate::handler::{ProgressCallback, ProgressSink};
 use crate::hooks::ToolCall;
 use crate::set::ConnectionSet;
 use crate::slot::{Attached, Slot, SlotState};
 use crate::startup;
+use mcp_pool::deadline_in;
 
 /// Most `input_required` rounds (SEP-2322) one call goes through before it fails.
 const MAX_INPUT_ROUNDS: usize = 8;

@@ -93,7 +93,6 @@ mod auth;
 mod authority;
 mod call;
 mod connection;
-mod deadline;
 mod elicitation;
 #[cfg(feature = "oauth")]
 mod ema;

@@ -8,11 +8,11 @@ use rmcp::model::{
     ServerResult,
 };
 
-use crate::deadline::deadline_in;
 use crate::error::{Error, Result};
 use crate::paginate;
 use crate::resources::Listing;
 use crate::set::ConnectionSet;
+use mcp_pool::deadline_in;
 
 impl ConnectionSet {
     /// Every prompt of every ready server that announced the `prompts` capability (all

@@ -8,11 +8,11 @@ use rmcp::model::{
     ResourceTemplate, ServerResult,
 };
 
-use crate::deadline::deadline_in;
 use crate::error::{Error, Result};
 use crate::paginate::{self, ListKind, Page};
 use crate::set::ConnectionSet;
 use crate::slot::{Attached, SlotState};
+use mcp_pool::deadline_in;
 
 /// One item of a cross-server listing, with the server it came from.
 #[derive(Debug, Clone, PartialEq)]

@@ -27,10 +27,10 @@ use rmcp::service::{Peer, ServiceError, Subscription};
 use tokio_util::sync::CancellationToken;
 
 use crate::connection::Live;
-use crate::deadline::deadline_in;
 use crate::error::{Error, Result};
 use crate::handler::ConnectionShared;
 use crate::set::ConnectionSet;
+use mcp_pool::deadline_in;
 
 /// Failed listens in a row before a connection stops trying (it may not implement
 /// `subscriptions/listen` for that filter, or be on its way down).

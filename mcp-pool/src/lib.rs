@@ -48,7 +48,7 @@ pub use launch::{
 pub use pool::{
     DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, ErrorChain, Generation,
     KeyStatus, Lease, Pool, PoolConfig, PoolError, PoolKey, PoolStats, PooledConnection,
-    StartError,
+    StartError, deadline_in,
 };
 pub use router::{DeclineReason, OperationGuard, Route, Session, SessionGate, SessionId};
 

@@ -19,8 +19,15 @@ pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// (30 years: practically never).
 const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 24 * 60 * 60);
 
-/// `now + wait`, or [`FAR_FUTURE`] from now when that cannot be represented: every
-/// configured duration may be as large as `Duration::MAX`, which means "never".
+/// `now + wait`, or 30 years from now when that does not fit the clock: a configured
+/// duration may be as large as `Duration::MAX`, which then means "never", not a panic.
+/// The workspace's one rule for deadlines from configured durations (the pool's keep-alive
+/// and backoff, and the connection set's startup, tool and call timeouts).
+pub fn deadline_in(wait: Duration) -> Instant {
+    deadline_after(Instant::now(), wait)
+}
+
+/// [`deadline_in`] from `now`.
 pub(crate) fn deadline_after(now: Instant, wait: Duration) -> Instant {
     now.checked_add(wait)
         .or_else(|| now.checked_add(FAR_FUTURE))

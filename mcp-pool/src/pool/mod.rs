@@ -17,7 +17,7 @@ use std::sync::Arc;
 use tracing::Instrument;
 
 pub use config::{
-    DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, PoolConfig,
+    DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, PoolConfig, deadline_in,
 };
 pub use error::{ErrorChain, PoolError, StartError};
 pub use lease::{Generation, Lease};

@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
-use super::config::{PoolConfig, deadline_after};
+use super::config::{PoolConfig, deadline_in};
 use super::error::{ErrorChain, PoolError, StartError};
 use super::lease::{Generation, Lease, Release};
 use super::status::{KeyStatus, PoolStats};
@@ -229,7 +229,7 @@ impl<C> Entry<C> {
     fn record_failure(&mut self, config: &PoolConfig, error: String) -> std::time::Duration {
         self.failures = self.failures.saturating_add(1);
         let backoff = config.backoff_after(self.failures);
-        self.retry_at = Some(deadline_after(Instant::now(), backoff));
+        self.retry_at = Some(deadline_in(backoff));
         self.last_error = Some(error);
         backoff
     }
@@ -708,7 +708,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                     token,
                 } => {
                     let pool = self.me.clone();
-                    let deadline = deadline_after(Instant::now(), self.config.idle_keep_alive());
+                    let deadline = deadline_in(self.config.idle_keep_alive());
                     self.tracker.spawn_on(
                         async move {
                             tokio::select! {
