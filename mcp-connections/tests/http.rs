@@ -279,13 +279,14 @@ impl mcp_connections::AuthHeaderProvider for Rotating {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
+/// A server accepting "old", and a ready set whose `provider` starts with "old": once the
+/// client's GET stream is open (rmcp opens it in the background after `initialize`; opened
+/// after a rotation it would get a 401, and a refresh, of its own).
+async fn rotating_session(provider: &Arc<Rotating>) -> (HttpFakeServer, Fixture, ConnectionSet) {
     let server =
         HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("old"))
             .await
             .unwrap();
-    let provider = Rotating::old_then_new(None);
     let mut fx = Fixture::new();
     fx.add("web", ServerConfig::from(http(server.url())));
     let set = ConnectionSet::start(
@@ -294,14 +295,19 @@ async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
     );
     set.wait_startup().await;
     assert!(matches!(state_of(&set, "web"), ServerState::Ready { .. }));
-    // rmcp opens the session's GET stream in the background after `initialize`: opened
-    // after the rotation it would get a 401 (and a refresh) of its own (a flake under load).
     tokio::time::timeout(
         Duration::from_secs(10),
         server.wait_for_counters(|c| c.get > 0),
     )
     .await
     .expect("the client never opened its GET stream");
+    (server, fx, set)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
+    let provider = Rotating::old_then_new(None);
+    let (server, _fx, set) = rotating_session(&provider).await;
     // The server rotates its accepted token; the next call gets a 401 and is retried with
     // the refreshed token.
     server.set_bearer_token(Some("new".to_owned()));
@@ -334,25 +340,8 @@ async fn a_401_mid_session_refreshes_once_without_the_host_noticing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_requests_rejected_at_once_share_one_refresh() {
-    let server =
-        HttpFakeServer::start_with(scenario(), HttpOptions::new().with_bearer_token("old"))
-            .await
-            .unwrap();
     let provider = Rotating::old_then_new(Some(tokio::sync::Semaphore::new(0)));
-    let mut fx = Fixture::new();
-    fx.add("web", ServerConfig::from(http(server.url())));
-    let set = ConnectionSet::start(
-        &fx.catalog(),
-        ConnectionSetOptions::new().with_auth_provider(key("web"), provider.clone()),
-    );
-    set.wait_startup().await;
-    assert!(matches!(state_of(&set, "web"), ServerState::Ready { .. }));
-    tokio::time::timeout(
-        Duration::from_secs(10),
-        server.wait_for_counters(|c| c.get > 0),
-    )
-    .await
-    .expect("the client never opened its GET stream");
+    let (server, _fx, set) = rotating_session(&provider).await;
     server.set_bearer_token(Some("new".to_owned()));
     let before = server.counters().unauthorized;
     let call = |n: u32| {

@@ -712,10 +712,11 @@ impl Gateway {
             let _ = self.list_resources_and_owners().await;
             listers = self.listers(uri);
         }
-        if !listers.is_empty() {
-            return route(&listers, &[], uri);
+        if listers.is_empty() {
+            route(&[], &self.template_prefixes().await, uri)
+        } else {
+            route(&listers, &[], uri)
         }
-        route(&listers, &self.template_prefixes().await, uri)
     }
 
     /// Every server's resource templates as (fixed prefix, server).
