@@ -221,7 +221,54 @@ fn identify(file: &Path) -> Result<(String, String), Error> {
         .map_err(read_error)?
         .join(name);
     let text = std::fs::read_to_string(&target).map_err(read_error)?;
-    Ok((key.display().to_string(), content_hash(&text)))
+    let plugins = if file.is_dir() {
+        // A plugin's own manifest: plugins load no plugins.
+        Vec::new()
+    } else {
+        plugin_manifests(&target)
+    };
+    Ok((key.display().to_string(), trusted_hash(&text, &plugins)))
+}
+
+/// The hash trusted for a configuration file with `content` that loads the plugins
+/// `plugins` (folder as written, manifest content or `None` when it cannot be read): a
+/// file without plugins hashes as [`content_hash`], and an edit of any plugin's manifest
+/// changes the hash, so the project file needs trust again.
+fn trusted_hash(content: &str, plugins: &[(PathBuf, Option<String>)]) -> String {
+    if plugins.is_empty() {
+        return content_hash(content);
+    }
+    let mut builder = Fingerprint::builder(TRUST_DOMAIN).str("content", content);
+    for (folder, manifest) in plugins {
+        builder = builder.str("plugin", &folder.display().to_string()).str(
+            "plugin-content",
+            manifest.as_deref().unwrap_or("<unreadable>"),
+        );
+    }
+    builder.finish().to_hex()
+}
+
+/// Every `[[plugins]]` folder of the configuration file `config` (as written), with its
+/// manifest's content. A file that cannot be parsed names no plugin (it is refused when
+/// it is loaded).
+fn plugin_manifests(config: &Path) -> Vec<(PathBuf, Option<String>)> {
+    let env = Unexpanded::default();
+    let Ok(loaded) = crate::load::load_file_with_env(config, &env) else {
+        return Vec::new();
+    };
+    let base = config.parent().unwrap_or(Path::new(""));
+    loaded
+        .config()
+        .plugins()
+        .iter()
+        .map(|p| {
+            let manifest = trust_target(&base.join(p.path()));
+            (
+                p.path().to_path_buf(),
+                std::fs::read_to_string(manifest).ok(),
+            )
+        })
+        .collect()
 }
 
 /// What a configuration would run and read, for a person to vet before trusting it.
@@ -238,6 +285,9 @@ pub struct Review {
     pub environments: Vec<ReviewedEnvironment>,
     /// `[[plugins]]` folders, as written.
     pub plugins: Vec<PathBuf>,
+    /// What each `[[plugins]]` folder runs, when its manifest could be read (from
+    /// [`review_file`]; [`Review::of`] reads no file and leaves this empty).
+    pub plugin_reviews: Vec<(PathBuf, Review)>,
     /// Every environment variable the file would read, sorted.
     pub variables: BTreeSet<String>,
 }
@@ -267,6 +317,10 @@ pub struct ReviewedServer {
     /// Where a workload identity token is read from and sent to the server's token
     /// endpoint (`workload_identity`): `file PATH` or `variable NAME`.
     pub workload_token: Option<String>,
+    /// Authorization settings other than the defaults, each `setting=value` as written
+    /// (`auth=ema`, `ema.issuer=URL`, `oauth.client_id=ID`, `oauth_resource=URL`,
+    /// `scopes=a b`, `dpop=true`): where the user's credentials are asked for and sent.
+    pub authorization: Vec<String>,
 }
 
 /// What an `[environments.*]` entry changes for the servers that run in it.
@@ -281,6 +335,8 @@ pub struct ReviewedEnvironment {
     pub cwd: Option<PathBuf>,
     /// Its approval mode, when it is not `auto`.
     pub approval: Option<String>,
+    /// Its elicitation policy, when set (`ask` or `decline`).
+    pub elicitation: Option<String>,
 }
 
 /// Whether setting `name` changes which program, library or script actually runs, or
@@ -357,6 +413,7 @@ impl Review {
                 approvals,
                 allow_plain_http: false,
                 workload_token: None,
+                authorization: Vec::new(),
             };
             match server.transport() {
                 Transport::Stdio(stdio) => {
@@ -380,6 +437,7 @@ impl Review {
                             format!("variable {var}")
                         }
                     });
+                    reviewed.authorization = authorization_settings(http);
                     reviewed.url = Some(http.url().to_owned());
                     variables.extend(http.bearer_token_env_var().map(str::to_owned));
                     variables.extend(http.env_http_headers().values().cloned());
@@ -417,8 +475,14 @@ impl Review {
                     .default_approval_mode()
                     .filter(|m| *m != crate::ApprovalMode::Auto)
                     .map(|m| m.as_str().to_owned()),
+                elicitation: e.elicitation().map(|p| p.as_str().to_owned()),
             })
-            .filter(|e| !e.env.is_empty() || e.cwd.is_some() || e.approval.is_some())
+            .filter(|e| {
+                !e.env.is_empty()
+                    || e.cwd.is_some()
+                    || e.approval.is_some()
+                    || e.elicitation.is_some()
+            })
             .collect();
         Self {
             origin: loaded.origin().to_owned(),
@@ -430,6 +494,7 @@ impl Review {
                 .iter()
                 .map(|p| p.path().to_path_buf())
                 .collect(),
+            plugin_reviews: Vec::new(),
             variables,
         }
     }
@@ -470,6 +535,14 @@ impl fmt::Display for Review {
                     server.name
                 )?;
             }
+            if !server.authorization.is_empty() {
+                writeln!(
+                    f,
+                    "authorizes: {}: {}",
+                    server.name,
+                    server.authorization.join(", ")
+                )?;
+            }
             if server.allow_plain_http {
                 writeln!(
                     f,
@@ -501,15 +574,49 @@ impl fmt::Display for Review {
             if let Some(mode) = &environment.approval {
                 writeln!(f, "approval modes: {label}: default={mode}")?;
             }
+            if let Some(policy) = &environment.elicitation {
+                writeln!(f, "elicitation: {label}: {policy}")?;
+            }
         }
         for plugin in &self.plugins {
             writeln!(f, "loads plugin: {}", plugin.display())?;
+            let Some((_, review)) = self.plugin_reviews.iter().find(|(p, _)| p == plugin) else {
+                continue;
+            };
+            for line in review.to_string().lines() {
+                writeln!(f, "  in plugin {}: {line}", plugin.display())?;
+            }
         }
         for variable in &self.variables {
             writeln!(f, "reads variable: {variable}")?;
         }
         Ok(())
     }
+}
+
+/// The authorization settings of `http` that differ from the defaults, as written.
+fn authorization_settings(http: &crate::HttpConfig) -> Vec<String> {
+    let mut settings = Vec::new();
+    if http.auth() != crate::AuthMode::Auto {
+        settings.push(format!("auth={}", http.auth()));
+    }
+    if let Some(ema) = http.ema() {
+        settings.push(format!("ema.issuer={}", ema.issuer()));
+        settings.push(format!("ema.client_id={}", ema.client_id()));
+    }
+    if let Some(oauth) = http.oauth() {
+        settings.push(format!("oauth.client_id={}", oauth.client_id()));
+    }
+    if let Some(resource) = http.oauth_resource() {
+        settings.push(format!("oauth_resource={resource}"));
+    }
+    if !http.scopes().is_empty() {
+        settings.push(format!("scopes={}", http.scopes().join(" ")));
+    }
+    if http.dpop() {
+        settings.push("dpop=true".to_owned());
+    }
+    settings
 }
 
 /// One line per variable `who` is started with; those that change what runs first, marked.
@@ -572,6 +679,22 @@ impl EnvLookup for Unexpanded {
 ///
 /// Errors: as [`load_file`](crate::load_file).
 pub fn review_file(path: impl AsRef<Path>) -> Result<(LoadedConfig, Review), Error> {
+    let path = path.as_ref();
+    let (loaded, mut review) = review_one(path)?;
+    let base = path.parent().unwrap_or(Path::new(""));
+    for plugin in &review.plugins {
+        let manifest = trust_target(&base.join(plugin));
+        if manifest.is_file()
+            && let Ok((_, plugin_review)) = review_one(&manifest)
+        {
+            review.plugin_reviews.push((plugin.clone(), plugin_review));
+        }
+    }
+    Ok((loaded, review))
+}
+
+/// The review of one file, without its plugins' reviews.
+fn review_one(path: &Path) -> Result<(LoadedConfig, Review), Error> {
     let env = Unexpanded::default();
     let loaded = crate::load::load_file_with_env(path, &env)?;
     let names = env.names.lock().map(|n| n.clone()).unwrap_or_default();
