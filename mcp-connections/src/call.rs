@@ -8,7 +8,7 @@ use mcp_key::McpServerKey;
 use rmcp::RoleClient;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, MetaObject, RequestId, RequestMetaObject, ServerResult,
+    ClientRequest, MetaObject, ProtocolVersion, RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
 use serde_json::{Map, Value};
@@ -186,14 +186,23 @@ impl ConnectionSet {
         let live = self
             .ready_connection(&slot, deadline, options.fail_fast)
             .await?;
-        // Calls of different sets sharing the connection take turns, so a request from
-        // the server reaches the set whose call caused it.
-        let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
-            return Err(Error::Timeout {
-                server: server.clone(),
-                tool: tool.to_owned(),
-                after: timeout,
-            });
+        // Calls of different sets sharing a 2025-era connection take turns, so a request
+        // from the server reaches the set whose call caused it. A 2026-era server asks
+        // through the call's own reply (`input_required`): that reaches this set without
+        // a turn, and no other set's call waits behind this one.
+        let modern = live.protocol_version().as_str() >= ProtocolVersion::V_2026_07_28.as_str();
+        let caller = modern.then(|| live.session.handler()).flatten();
+        let _turn = if modern {
+            None
+        } else {
+            let Ok(turn) = tokio::time::timeout_at(deadline, live.turn()).await else {
+                return Err(Error::Timeout {
+                    server: server.clone(),
+                    tool: tool.to_owned(),
+                    after: timeout,
+                });
+            };
+            turn
         };
 
         let mut params = CallToolRequestParams::new(tool.to_owned());
@@ -294,7 +303,7 @@ impl ConnectionSet {
                     rounds += 1;
                     let (responses, state) = live
                         .shared
-                        .fulfil_input_requests(input)
+                        .fulfil_input_requests(caller.clone(), input)
                         .await
                         .map_err(|detail| Error::Protocol {
                             server: server.clone(),

@@ -51,6 +51,8 @@ pub(crate) struct SessionRoute {
     pub(crate) environment: EnvironmentId,
     pub(crate) environment_policy: ElicitationPolicy,
     pub(crate) handler: Option<Arc<dyn ElicitationHandler>>,
+    /// How long the handler may take (see `ConnectionSetOptions::with_answer_deadline`).
+    pub(crate) answer_deadline: Option<std::time::Duration>,
 }
 
 impl SessionRoute {
@@ -75,9 +77,20 @@ impl SessionRoute {
             tracing::debug!(server = %request.server, id = %request.id, "elicitation answered by the reviewer");
             return answer;
         }
-        match (&self.handler, ask_user) {
-            (Some(handler), true) => handler.elicit(request).await,
-            _ => ElicitResult::new(ElicitationAction::Decline),
+        let handler = match (&self.handler, ask_user) {
+            (Some(handler), true) => handler,
+            _ => return ElicitResult::new(ElicitationAction::Decline),
+        };
+        let Some(deadline) = self.answer_deadline else {
+            return handler.elicit(request).await;
+        };
+        let (server, id) = (request.server.clone(), request.id.clone());
+        match tokio::time::timeout(deadline, handler.elicit(request)).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                tracing::warn!(server = %server, %id, "elicitation not answered within {deadline:?}; cancelled");
+                ElicitResult::new(ElicitationAction::Cancel)
+            }
         }
     }
 }
@@ -246,15 +259,34 @@ impl ConnectionShared {
     /// unclear. Both eras come here: a 2025-era `elicitation/create` request and a
     /// 2026-era `input_required` result of a call.
     pub(crate) async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
-        let route = match self.gate.route() {
-            Route::Deliver { handler, .. } => handler,
-            Route::Decline(reason) => {
-                tracing::info!(server = %self.key, %reason, "elicitation declined");
-                return ElicitResult::new(ElicitationAction::Decline);
-            }
-            _ => return ElicitResult::new(ElicitationAction::Decline),
+        self.elicit_for(None, request).await
+    }
+
+    /// [`Self::elicit`], answered by `caller` when the transport already ties the request
+    /// to the call that caused it (a 2026-era `input_required` result is that call's own
+    /// reply): no turn is needed then, and the gate is not asked.
+    pub(crate) async fn elicit_for(
+        &self,
+        caller: Option<SessionRoute>,
+        request: ElicitRequestParams,
+    ) -> ElicitResult {
+        // A request routed by turn pauses the timeouts of the calls on the connection
+        // (whichever caused it, it is waiting for it); one tied to its call pauses nothing
+        // else.
+        let (route, _pending) = match caller {
+            Some(route) => (route, None),
+            None => match self.gate.route() {
+                Route::Deliver { handler, .. } => (
+                    handler,
+                    Some(PendingElicitation::start(&self.pending_elicitations)),
+                ),
+                Route::Decline(reason) => {
+                    tracing::info!(server = %self.key, %reason, "elicitation declined");
+                    return ElicitResult::new(ElicitationAction::Decline);
+                }
+                _ => return ElicitResult::new(ElicitationAction::Decline),
+            },
         };
-        let _pending = PendingElicitation::start(&self.pending_elicitations);
         let id = format!(
             "elicit-{}",
             NEXT_ELICITATION.fetch_add(1, Ordering::Relaxed)
@@ -274,6 +306,7 @@ impl ConnectionShared {
     /// server's request state, unmodified, for the retry.
     pub(crate) async fn fulfil_input_requests(
         &self,
+        caller: Option<SessionRoute>,
         result: rmcp::model::InputRequiredResult,
     ) -> Result<(Option<rmcp::model::InputResponses>, Option<String>), String> {
         let requests = result.input_requests.unwrap_or_default();
@@ -286,7 +319,7 @@ impl ConnectionShared {
         for (key, request) in requests {
             let value = match request {
                 rmcp::model::InputRequest::Elicitation(request) => {
-                    serde_json::to_value(self.elicit(request.params).await)
+                    serde_json::to_value(self.elicit_for(caller.clone(), request.params).await)
                         .map_err(|e| e.to_string())?
                 }
                 rmcp::model::InputRequest::ListRoots(_) => {

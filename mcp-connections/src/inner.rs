@@ -111,6 +111,7 @@ impl SetInner {
             environment: self.environment_of(key),
             environment_policy: self.catalog.elicitation_policy(key).unwrap_or_default(),
             handler: self.options.elicitation.clone(),
+            answer_deadline: self.options.answer_deadline,
         }
     }
 

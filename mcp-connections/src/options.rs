@@ -61,6 +61,7 @@ pub struct ConnectionSetOptions {
     pub(crate) reserved_meta_prefix: Option<String>,
     pub(crate) events: Option<EventSink>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) answer_deadline: Option<Duration>,
     pub(crate) roots: Arc<[crate::roots::Root]>,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) process_grace: Duration,
@@ -116,6 +117,7 @@ impl ConnectionSetOptions {
             reserved_meta_prefix: None,
             events: None,
             elicitation: None,
+            answer_deadline: None,
             roots: Arc::from([]),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             process_grace: DEFAULT_PROCESS_GRACE,
@@ -200,6 +202,17 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.elicitation = Some(handler);
+        self
+    }
+
+    /// How long the elicitation handler may take to answer one request before it is
+    /// cancelled (the server gets `cancel`). Default: no limit, for a host whose user
+    /// answers at their own pace. Set it where several users share a server: while a
+    /// 2025-era server waits for one user's answer, the other sets' calls to that server
+    /// wait their turn (the server's request names no call, so only turns can route it).
+    #[must_use]
+    pub fn with_answer_deadline(mut self, deadline: Duration) -> Self {
+        self.answer_deadline = Some(deadline);
         self
     }
 

@@ -182,9 +182,16 @@ pub(crate) struct ServeArgs {
     /// Most HTTP clients connected at once [default: 32].
     #[arg(long, value_name = "N")]
     pub(crate) max_clients: Option<usize>,
-    /// Most calls one client may have in flight [default: 16].
+    /// Most calls one client may have in flight [default: 16]. MCP 2026-07-28 clients
+    /// have no session: nothing but the token tells them apart, so their calls share
+    /// one such bound.
     #[arg(long, value_name = "N")]
     pub(crate) max_calls: Option<usize>,
+    /// Seconds a call may wait for its client's answer (an approval question, a server's
+    /// elicitation) before the question is cancelled; meanwhile other clients' calls to a
+    /// 2025-era server wait their turn [default: 60].
+    #[arg(long, value_name = "SECS")]
+    pub(crate) answer_deadline: Option<u64>,
     /// Largest HTTP request body, in bytes [default: 4194304].
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_body: Option<usize>,

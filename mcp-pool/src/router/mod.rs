@@ -252,6 +252,15 @@ impl<H> Session<H> {
         SessionId(self.id)
     }
 
+    /// The handler this session registered, while the session is open: for a request
+    /// the transport already ties to this session's operation (nothing to route).
+    pub fn handler(&self) -> Option<H>
+    where
+        H: Clone,
+    {
+        lock(&self.gate.inner).sessions.get(&self.id).cloned()
+    }
+
     /// Waits for this session's turn and starts one operation; the turn lasts while
     /// the returned guard (or another operation of this session) lives.
     ///

@@ -73,19 +73,19 @@ pub(crate) struct Hub {
     pub(crate) options: ConnectionSetOptions,
     /// Calls one client may have in flight at once.
     pub(crate) max_calls: usize,
+    /// Clients (2025-era sessions) at once.
+    pub(crate) max_clients: usize,
+    /// The calls of 2026-era clients in flight: they have no session, so nothing but the
+    /// token tells them apart, and they share one bound of `max_calls`.
+    pub(crate) modern_calls: tokio::sync::Semaphore,
+    /// How long a call waits for its client's answer (approval, elicitation).
+    pub(crate) answer_deadline: std::time::Duration,
     /// Clients whose gateway is alive.
     pub(crate) clients: Arc<AtomicUsize>,
     /// Calls of 2026-era clients waiting for their answers.
     pub(crate) parked: super::modern::Parked,
     /// 2026-era listens acknowledged and still being set up.
     pub(crate) listen_setups: super::modern::ListenSetups,
-}
-
-impl Hub {
-    /// Clients connected now.
-    pub(crate) fn clients(&self) -> usize {
-        self.clients.load(Ordering::SeqCst)
-    }
 }
 
 impl std::fmt::Debug for Hub {
@@ -116,15 +116,19 @@ struct Inner {
     /// Which server listed each resource URI (the last listing), for `resources/read`.
     /// Every server that listed each URI (sorted): a URI two servers list is ambiguous.
     resource_owners: Mutex<BTreeMap<String, Vec<McpServerKey>>>,
-    /// The hub's count of live clients, decremented when this one goes.
+    /// The hub's count of live clients, decremented when this one goes (counted once
+    /// it initialized: a 2026-era request has a gateway of its own but is no client).
     clients: Arc<AtomicUsize>,
+    counted: std::sync::atomic::AtomicBool,
     /// Qualified prompt name -> (server, its own name), from the last listing.
     prompts: Mutex<BTreeMap<String, (McpServerKey, String)>>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        self.clients.fetch_sub(1, Ordering::SeqCst);
+        if self.counted.load(Ordering::SeqCst) {
+            self.clients.fetch_sub(1, Ordering::SeqCst);
+        }
         // The client is gone: give its connections back to the pool.
         let set = self.set.clone();
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -177,7 +181,6 @@ impl Gateway {
         let set = ConnectionSet::start(&hub.catalog, options);
         let events = broadcast::channel(EVENT_BUFFER).0;
         tokio::spawn(forward_list_changes(rx, Arc::clone(&peer), events.clone()));
-        hub.clients.fetch_add(1, Ordering::SeqCst);
         Self {
             inner: Arc::new(Inner {
                 set,
@@ -188,6 +191,7 @@ impl Gateway {
                 max_calls: hub.max_calls,
                 resource_owners: Mutex::default(),
                 clients: Arc::clone(&hub.clients),
+                counted: std::sync::atomic::AtomicBool::new(false),
                 prompts: Mutex::default(),
             }),
         }
@@ -280,6 +284,24 @@ impl ServerHandler for Gateway {
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         let _ = self.inner.peer.set(context.peer.clone());
+        if !self.inner.counted.load(Ordering::SeqCst) {
+            let max = self.inner.hub.max_clients;
+            let admitted =
+                self.inner
+                    .clients
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                        (n < max).then_some(n + 1)
+                    });
+            if admitted.is_err() {
+                return Err(McpError::invalid_request(
+                    format!(
+                        "mcpctl serve already has {max} clients (--max-clients); try again when one has left"
+                    ),
+                    None,
+                ));
+            }
+            self.inner.counted.store(true, Ordering::SeqCst);
+        }
         self.negotiate_initialize(&request)
     }
 
@@ -310,7 +332,12 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        let Ok(_permit) = self.inner.calls.try_acquire() else {
+        let calls = if modern::is_modern(&context) {
+            &self.inner.hub.modern_calls
+        } else {
+            &self.inner.calls
+        };
+        let Ok(_permit) = calls.try_acquire() else {
             return Ok(error_result(format!(
                 "too many calls in flight from this client (at most {}); wait for one to finish",
                 self.inner.max_calls
@@ -320,13 +347,23 @@ impl ServerHandler for Gateway {
         if modern::is_modern(&context) {
             return self.call_modern(name, request, &context).await;
         }
-        // Asked through the client's elicitation, refused when it cannot elicit.
+        // Asked through the client's elicitation, refused when it cannot elicit or does
+        // not answer in time.
         let peer = context.peer.clone();
+        let deadline = self.inner.hub.answer_deadline;
         let ask = |question| async move {
             if !can_elicit(&peer) {
                 return None;
             }
-            peer.create_elicitation(question).await.ok()
+            match tokio::time::timeout(deadline, peer.create_elicitation(question)).await {
+                Ok(answer) => answer.ok(),
+                Err(_) => {
+                    tracing::info!(
+                        "the client did not answer the approval question within {deadline:?}"
+                    );
+                    None
+                }
+            }
         };
         let arguments = request.arguments.clone().map(Value::Object);
         match approval::check(&self.inner.set, &name, arguments.as_ref(), true, ask).await {
@@ -566,10 +603,14 @@ impl Gateway {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let parked = &self.inner.hub.parked;
-        parked.expire().await;
         self.inner.hub.listen_setups.settled().await;
         let run = match request.request_state.as_deref() {
-            Some(state) => modern::resume(parked, state, request.input_responses.as_ref())?,
+            Some(state) => modern::resume(
+                parked,
+                state,
+                request.input_responses.as_ref(),
+                self.inner.hub.answer_deadline,
+            )?,
             None => {
                 let can_elicit = context
                     .client_capabilities()

@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
-use super::{DEFAULT_MAX_BODY, DEFAULT_MAX_CLIENTS, Gateway, Hub};
+use super::{DEFAULT_MAX_BODY, Gateway, Hub};
 use crate::cli::ServeArgs;
 use crate::error::CliError;
 
@@ -64,17 +64,12 @@ pub(crate) async fn serve(
         config.allowed_hosts.push(bound.ip().to_string());
         config.allowed_hosts.push(bound.to_string());
     }
-    let max_clients = args.max_clients.unwrap_or(DEFAULT_MAX_CLIENTS);
+    // Clients are counted (and refused beyond --max-clients) when they initialize a
+    // session: a 2026-era request gets a gateway of its own too, but is no client, and
+    // its calls have their own bound (`Hub::modern_calls`).
     let factory_hub = Arc::clone(&hub);
     let service = StreamableHttpService::new(
-        move || {
-            if factory_hub.clients() >= max_clients {
-                return Err(std::io::Error::other(format!(
-                    "mcpctl serve already has {max_clients} clients (--max-clients)"
-                )));
-            }
-            Ok(Gateway::start(&factory_hub))
-        },
+        move || Ok(Gateway::start(&factory_hub)),
         Arc::new(LocalSessionManager::default()),
         config,
     );

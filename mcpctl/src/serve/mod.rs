@@ -29,6 +29,8 @@ pub(crate) use gateway::{Gateway, Hub};
 pub(crate) const DEFAULT_MAX_CLIENTS: usize = 32;
 /// The default bound on calls one client has in flight.
 pub(crate) const DEFAULT_MAX_CALLS: usize = 16;
+/// How long a call waits for its client's answer by default.
+pub(crate) const DEFAULT_ANSWER_DEADLINE: Duration = Duration::from_secs(60);
 /// How long a server stays up after its last HTTP client left, by default.
 pub(crate) const DEFAULT_HTTP_KEEP_ALIVE_SECS: u64 = 60;
 /// The default bound on one HTTP request body.
@@ -68,6 +70,24 @@ pub(crate) async fn run(
     let loaded = Loaded::find(global, true, false).await?;
     let catalog = loaded.catalog();
     let (options, _store) = host_options(&loaded, &catalog);
+    let answer_deadline = match args.answer_deadline {
+        Some(0) => {
+            return Err(
+                CliError::usage("--answer-deadline 0 would cancel every question").with_hint(
+                    "give the seconds a client may take to answer, e.g. --answer-deadline 60",
+                ),
+            );
+        }
+        Some(secs) => Duration::from_secs(secs),
+        None => DEFAULT_ANSWER_DEADLINE,
+    };
+    let max_calls = args.max_calls.unwrap_or(DEFAULT_MAX_CALLS);
+    // Over stdio the one client is the only one.
+    let max_clients = if http_addr.is_some() {
+        args.max_clients.unwrap_or(DEFAULT_MAX_CLIENTS)
+    } else {
+        1
+    };
     let hub = Arc::new(Hub {
         catalog,
         pool: ServerPool::with_idle_keep_alive(Duration::from_secs(args.keep_alive.unwrap_or(
@@ -77,17 +97,25 @@ pub(crate) async fn run(
                 0
             },
         ))),
-        options: options.with_client_info("mcpctl-serve", env!("CARGO_PKG_VERSION")),
-        max_calls: args.max_calls.unwrap_or(DEFAULT_MAX_CALLS),
+        options: options
+            .with_client_info("mcpctl-serve", env!("CARGO_PKG_VERSION"))
+            .with_answer_deadline(answer_deadline),
+        max_calls,
+        max_clients,
+        modern_calls: tokio::sync::Semaphore::new(max_calls),
+        answer_deadline,
         clients: Arc::default(),
         parked: modern::Parked::default(),
         listen_setups: modern::ListenSetups::default(),
     });
+    // Questions nobody answered expire on a timer, not on the next request.
+    let expiry = tokio::spawn(modern::expire_every_second(Arc::downgrade(&hub)));
     let outcome = match http_addr {
         None => serve_stdio(&hub, stop).await,
         Some(addr) => http::serve(Arc::clone(&hub), addr, args, stop).await,
     };
     // Every upstream process ends with the gateway, whatever the clients did.
+    expiry.abort();
     hub.parked.clear().await;
     hub.pool.shutdown().await;
     if let Some(http) = loaded.demo_http {

@@ -7,8 +7,9 @@
 //! Each such call runs on a connection set of its own ([`Run`]) on the hub's pool, so an
 //! upstream elicitation is routed to exactly that call (the pool's session gate), whoever
 //! else uses the server. A call waiting for its client is parked in [`Parked`] under a
-//! random `requestState`, for at most [`PARK_TTL`]; a state the gateway does not know (or
-//! no longer knows) is refused.
+//! random `requestState`, for at most the hub's answer deadline (`--answer-deadline`,
+//! expired by a timer: [`expire_every_second`]); a state the gateway does not know (or no
+//! longer knows) is refused.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -33,9 +34,6 @@ use super::gateway::call_outcome;
 
 /// The key of the one input request of each round.
 pub(crate) const INPUT_KEY: &str = "input";
-
-/// How long a call waits for its client to answer before it is given up.
-pub(crate) const PARK_TTL: Duration = Duration::from_secs(300);
 
 /// Calls waiting for their clients at once, at most; beyond it a question is declined.
 pub(crate) const MAX_PARKED: usize = 256;
@@ -191,13 +189,13 @@ impl Parked {
         Some(parked.run)
     }
 
-    /// Gives up every call that waited longer than [`PARK_TTL`].
-    pub(crate) async fn expire(&self) {
+    /// Gives up every call that waited longer than `ttl`.
+    pub(crate) async fn expire(&self, ttl: Duration) {
         let expired: Vec<Run> = match self.runs.lock() {
             Ok(mut runs) => {
                 let old: Vec<String> = runs
                     .iter()
-                    .filter(|(_, p)| p.since.elapsed() > PARK_TTL)
+                    .filter(|(_, p)| p.since.elapsed() > ttl)
                     .map(|(state, _)| state.clone())
                     .collect();
                 old.iter()
@@ -208,9 +206,7 @@ impl Parked {
             Err(_) => Vec::new(),
         };
         for run in expired {
-            tracing::info!(
-                "a call waited more than {PARK_TTL:?} for its client's answer; given up"
-            );
+            tracing::info!("a call waited more than {ttl:?} for its client's answer; given up");
             run.abandon().await;
         }
     }
@@ -227,6 +223,20 @@ impl Parked {
     }
 }
 
+/// Gives up, once a second, the calls whose clients did not answer within the hub's
+/// answer deadline; ends with the hub.
+pub(crate) async fn expire_every_second(hub: std::sync::Weak<Hub>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(hub) = hub.upgrade() else {
+            return;
+        };
+        hub.parked.expire(hub.answer_deadline).await;
+    }
+}
+
 /// The client's answer in a retry's `inputResponses` (declined when it sent none).
 pub(crate) fn answer_of(responses: Option<&rmcp::model::InputResponses>) -> ElicitResult {
     responses
@@ -240,12 +250,13 @@ pub(crate) fn resume(
     parked: &Parked,
     state: &str,
     responses: Option<&rmcp::model::InputResponses>,
+    answer_deadline: Duration,
 ) -> Result<Run, McpError> {
     parked.resume(state, answer_of(responses)).ok_or_else(|| {
         McpError::invalid_params(
             format!(
                 "requestState {state:?} names no call waiting for input here (answered already, or given up after {}s); call the tool again",
-                PARK_TTL.as_secs()
+                answer_deadline.as_secs()
             ),
             None,
         )

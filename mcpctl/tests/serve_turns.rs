@@ -1,0 +1,262 @@
+//! No gateway client holds another's calls hostage. Calls of different clients to one
+//! upstream server take turns only where the server's requests cannot be tied to the call
+//! that caused them (a 2025-era server); a 2026-era server asks through the call's own
+//! reply, so nobody waits. Where turns are taken, a question the client does not answer is
+//! cancelled at the answer deadline (`--answer-deadline`), and the others' calls go on.
+//!
+//! Each case starts `mcpctl serve --http` with two upstream servers of the same scenario,
+//! `old` (2025-11-25) and `new` (2026-07-28), and two HTTP clients: one that never answers
+//! an elicitation, and one that just calls `echo`. The bounds below only catch a hang (the
+//! gateway used to hold the others for the whole question: minutes); they time nothing.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    reason = "test helpers may panic; the test starts the gateway as a client would"
+)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, Implementation, ProtocolVersion,
+};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::json;
+use support::Workdir;
+use tokio::sync::Notify;
+
+const TOKEN: &str = "turns-test-token-0123456789abcdef";
+
+/// A client that announces elicitation and never answers one: it says it was asked, then
+/// waits forever (a person who walked away).
+#[derive(Clone)]
+struct Absent {
+    asked: Arc<Notify>,
+}
+
+impl ClientHandler for Absent {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(ElicitationCapability::default());
+        ClientConfig::new(capabilities, Implementation::new("absent", "1"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.asked.notify_one();
+        std::future::pending().await
+    }
+}
+
+fn config(wd: &Workdir) -> std::path::PathBuf {
+    let server = |name: &str, protocol: &str| {
+        let mut scenario = json!({
+            "tools": [
+                {"name": "echo", "behavior": {"kind": "echo"}},
+                {"name": "ask", "behavior": {
+                    "kind": "elicit_form",
+                    "message": "who is calling?",
+                    "schema": {"type": "object", "properties": {"who": {"type": "string"}}},
+                }},
+            ],
+        });
+        if protocol == "2026-07-28" {
+            scenario["faults"] = json!({"protocol_version": protocol});
+        }
+        let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+        format!(
+            "[mcp_servers.{name}]\ncommand = {:?}\nargs = [\"fake-server\", \"--scenario-json\", {scenario}]\nprotocol = \"{protocol}\"\ndefault_tools_approval_mode = \"approve\"\n\n",
+            env!("CARGO_BIN_EXE_mcpctl")
+        )
+    };
+    wd.write(
+        "gateway.toml",
+        &format!(
+            "{}{}",
+            server("old", "2025-11-25"),
+            server("new", "2026-07-28")
+        ),
+    )
+}
+
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Served {
+    fn start(wd: &Workdir, extra: &[&str]) -> Self {
+        let config = config(wd);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpctl"))
+            .arg("--config")
+            .arg(&config)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .current_dir(wd.path())
+            .env("MCPCTL_HOME", wd.path().join("home"))
+            .env("MCPCTL_SERVE_TOKEN", TOKEN)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let mut url = None;
+        while url.is_none() && stderr.read_line(&mut line).unwrap_or(0) > 0 {
+            url = line
+                .trim()
+                .strip_prefix("mcpctl serve: listening on ")
+                .map(str::to_owned);
+            line.clear();
+        }
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+        });
+        Self {
+            child,
+            url: url.expect("mcpctl serve printed its address"),
+        }
+    }
+
+    fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let _ = self.child.wait();
+    }
+}
+
+async fn connect<H: ClientHandler>(url: &str, handler: H) -> RunningService<RoleClient, H> {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(TOKEN),
+    );
+    handler.serve(transport).await.unwrap()
+}
+
+fn plain() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("plain", "1"),
+    )
+    .with_protocol_version(ProtocolVersion::V_2025_11_25)
+}
+
+/// Both servers' tools are listed (they start in the background).
+async fn wait_listed(client: &RunningService<RoleClient, ClientConfig>) {
+    let mut names = Vec::new();
+    for _ in 0..400 {
+        let tools = client.list_all_tools().await.unwrap();
+        names = tools.iter().map(|t| t.name.to_string()).collect();
+        if names.iter().any(|n| n == "mcp__old__ask") && names.iter().any(|n| n == "mcp__new__ask")
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the upstream servers never listed: {names:?}");
+}
+
+fn call(name: &str) -> CallToolRequestParams {
+    CallToolRequestParams::new(name.to_owned())
+        .with_arguments(json!({"text": "hi"}).as_object().unwrap().clone())
+}
+
+/// While one client's call to `tool` waits for an answer that never comes, another
+/// client's `echo` on the same server returns; the absent client's call ends as
+/// `expect_absent` says.
+fn another_client_is_not_held(server: &str, extra: &[&str], absent_call_ends: bool) {
+    let wd = Workdir::new();
+    let served = Served::start(&wd, extra);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let other = connect(&served.url, plain()).await;
+        wait_listed(&other).await;
+        let asked = Arc::new(Notify::new());
+        let absent = connect(
+            &served.url,
+            Absent {
+                asked: Arc::clone(&asked),
+            },
+        )
+        .await;
+        let absent_peer = absent.peer().clone();
+        let ask = format!("mcp__{server}__ask");
+        let waiting = tokio::spawn(async move { absent_peer.call_tool(call(&ask)).await });
+        tokio::time::timeout(Duration::from_secs(30), asked.notified())
+            .await
+            .expect("the absent client was asked");
+
+        let echo = tokio::time::timeout(
+            Duration::from_secs(30),
+            other.call_tool(call(&format!("mcp__{server}__echo"))),
+        )
+        .await
+        .expect("another client's call was held by the absent client's question")
+        .unwrap();
+        assert_ne!(echo.is_error, Some(true), "{echo:?}");
+
+        if absent_call_ends {
+            // The question was cancelled at the deadline: the server got `cancel`.
+            let result = tokio::time::timeout(Duration::from_secs(30), waiting)
+                .await
+                .expect("the absent client's call ended at the deadline")
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                result.structured_content.as_ref().unwrap()["action"],
+                "cancel",
+                "{result:?}"
+            );
+        } else {
+            // Nobody cancelled it: it still waits for its own client.
+            assert!(!waiting.is_finished());
+            waiting.abort();
+        }
+        let _ = absent.cancel().await;
+        let _ = other.cancel().await;
+    });
+    served.stop();
+    wd.assert_no_server_left();
+}
+
+/// A 2026-era server asks through the call's own reply: no turns, so another client's
+/// call is not held at all (it used to wait out the whole question).
+#[test]
+fn a_client_that_does_not_answer_holds_nobody_on_a_2026_server() {
+    another_client_is_not_held("new", &[], false);
+}
+
+/// A 2025-era server's request names no call, so its calls take turns; the question of a
+/// client that does not answer is cancelled at the answer deadline and the others go on.
+#[test]
+fn a_client_that_does_not_answer_holds_others_only_until_the_answer_deadline() {
+    another_client_is_not_held("old", &["--answer-deadline", "2"], true);
+}
+
+#[test]
+fn an_answer_deadline_of_zero_is_refused() {
+    let wd = Workdir::new();
+    let run = wd.run(&["serve", "--http", "127.0.0.1:0", "--answer-deadline", "0"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--answer-deadline 0"), "{}", run.stderr);
+}
