@@ -19,6 +19,13 @@ use tokio::io::{AsyncRead, ReadBuf};
 /// Receives what was wrong with an unreadable line.
 pub(crate) type FaultSink = Arc<dyn Fn(String) + Send + Sync>;
 
+/// Most JSON values (array elements, object members, containers) one message may hold:
+/// 1,000,000. Parsed into `serde_json::Value`s a value takes 32 to 64 bytes, and rmcp
+/// converts the message into its own types after that: a line of 4,000,000 `0,` (8 MB,
+/// under the line limit) took hundreds of MB before it could be refused. At this bound a
+/// message is cut before it costs more than a few tens of MB; no real reply comes close.
+pub(crate) const MAX_VALUES_PER_MESSAGE: usize = 1_000_000;
+
 /// Wraps a server's stdout; see the module docs.
 pub(crate) struct ReplyCheck<R> {
     inner: R,
@@ -28,6 +35,14 @@ pub(crate) struct ReplyCheck<R> {
     overlong: bool,
     limit: usize,
     sink: FaultSink,
+    /// Values counted in the current line so far, and where the count is (in a string,
+    /// after a backslash).
+    values: usize,
+    in_string: bool,
+    escaped: bool,
+    /// The current line held too many values: it was cut, and the rest of it is blanked.
+    cut: bool,
+    max_values: usize,
 }
 
 impl<R> ReplyCheck<R> {
@@ -39,33 +54,94 @@ impl<R> ReplyCheck<R> {
             overlong: false,
             limit,
             sink,
+            values: 0,
+            in_string: false,
+            escaped: false,
+            cut: false,
+            max_values: MAX_VALUES_PER_MESSAGE,
         }
     }
 
-    fn scan(&mut self, bytes: &[u8]) {
-        for chunk in bytes.split_inclusive(|b| *b == b'\n') {
-            let (body, complete) = match chunk.strip_suffix(b"\n") {
-                Some(body) => (body, true),
-                None => (chunk, false),
-            };
-            if !self.overlong {
-                if self.line.len() + body.len() > self.limit {
-                    self.overlong = true;
-                    self.line = Vec::new();
-                } else {
-                    self.line.extend_from_slice(body);
+    /// Sets the most values one message may hold (tests use small bounds).
+    #[cfg(test)]
+    fn with_max_values(mut self, max: usize) -> Self {
+        self.max_values = max;
+        self
+    }
+
+    /// Checks the bytes just read, in place: a line with more than `max_values` values is
+    /// cut where the bound is crossed (a newline written there, so rmcp's reader parses no
+    /// more of it than that) and the rest of it up to its own newline is blanked (spaces,
+    /// which parse to nothing), and the fault is reported once.
+    fn scan(&mut self, bytes: &mut [u8]) {
+        let mut start = 0;
+        for i in 0..bytes.len() {
+            let b = bytes[i];
+            if b == b'\n' {
+                self.keep(start, i, bytes);
+                self.end_line();
+                start = i + 1;
+                continue;
+            }
+            if self.cut {
+                bytes[i] = b' ';
+                continue;
+            }
+            if self.in_string {
+                match (self.escaped, b) {
+                    (true, _) => self.escaped = false,
+                    (false, b'\\') => self.escaped = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+            } else {
+                match b {
+                    b'"' => self.in_string = true,
+                    b',' | b'[' | b'{' => self.values += 1,
+                    _ => {}
                 }
             }
-            if complete {
-                if !self.overlong
-                    && let Some(problem) = problem(&self.line)
-                {
-                    (self.sink)(problem);
-                }
-                self.line.clear();
-                self.overlong = false;
+            if self.values > self.max_values {
+                self.keep(start, i, bytes);
+                bytes[i] = b'\n';
+                self.cut = true;
+                (self.sink)(format!(
+                    "a message with more than {} JSON values (cut there: a reply that large would take hundreds of MB to read)",
+                    self.max_values
+                ));
             }
         }
+        self.keep(start, bytes.len(), bytes);
+    }
+
+    /// Keeps `bytes[from..to]` of the current line for its check at the newline.
+    fn keep(&mut self, from: usize, to: usize, bytes: &[u8]) {
+        if self.overlong || self.cut || from >= to {
+            return;
+        }
+        let body = &bytes[from..to];
+        if self.line.len() + body.len() > self.limit {
+            self.overlong = true;
+            self.line = Vec::new();
+        } else {
+            self.line.extend_from_slice(body);
+        }
+    }
+
+    /// At a newline: checks the line (unless it was cut or too long) and starts the next.
+    fn end_line(&mut self) {
+        if !self.overlong
+            && !self.cut
+            && let Some(problem) = problem(&self.line)
+        {
+            (self.sink)(problem);
+        }
+        self.line.clear();
+        self.overlong = false;
+        self.cut = false;
+        self.values = 0;
+        self.in_string = false;
+        self.escaped = false;
     }
 }
 
@@ -79,7 +155,7 @@ impl<R: AsyncRead + Unpin> AsyncRead for ReplyCheck<R> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = &polled {
-            this.scan(&buf.filled()[before..]);
+            this.scan(&mut buf.filled_mut()[before..]);
         }
         polled
     }
@@ -190,6 +266,39 @@ mod tests {
     fn depth_skips_strings() {
         assert_eq!(nesting_depth(br#"{"a":"[[[[{{{","b":[1,[2]]}"#), 3);
         assert_eq!(nesting_depth(br#"{"a":"\"[[["}"#), 1);
+    }
+
+    /// A message with too many values is cut where the bound is crossed and the rest of
+    /// its line blanked; the next line passes untouched, however the reads split them.
+    #[tokio::test]
+    async fn a_message_with_too_many_values_is_cut_and_blanked() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink_seen = Arc::clone(&seen);
+        let sink: FaultSink = Arc::new(move |p| sink_seen.lock().unwrap().push(p));
+        let huge = format!("{{\"id\":1,\"result\":{{\"a\":[{}0]}}}}\n", "0,".repeat(50));
+        let next = "{\"id\":2,\"result\":{\"s\":\"a,b,c,[{\"}}\n";
+        let input = format!("{huge}{next}");
+        let (client, mut server) = tokio::io::duplex(7);
+        let bytes = input.clone().into_bytes();
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            server.write_all(&bytes).await.unwrap();
+        });
+        let mut reader = ReplyCheck::new(client, 1024, sink).with_max_values(10);
+        let mut out = Vec::new();
+        reader.read_to_end(&mut out).await.unwrap();
+        writer.await.unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(out.len(), input.len());
+        let lines: Vec<&str> = out.split('\n').collect();
+        // Cut after the 10th value: `{` `{` `[` and seven commas.
+        assert_eq!(lines[0], "{\"id\":1,\"result\":{\"a\":[0,0,0,0,0,0,0");
+        assert!(lines[1].chars().all(|c| c == ' '), "{:?}", lines[1]);
+        // Commas and brackets inside a string are no values.
+        assert_eq!(lines[2], next.trim_end());
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert!(seen[0].contains("more than 10 JSON values"), "{seen:?}");
     }
 
     #[tokio::test]

@@ -476,15 +476,27 @@ async fn connect_once(
                     close_in_background(inner, service);
                     return Err((detail, true, false));
                 }
-                match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await {
+                // A reply the reader refused (e.g. cut for holding too many values) fails
+                // the listing at once instead of at the startup timeout.
+                let mut faults = shared.reply_faults();
+                faults.mark_unchanged();
+                let listed = tokio::select! {
+                    listed = paginate::all_tools(service.peer(), inner.options.list_byte_budget) => {
+                        listed.map_err(|e| (e.to_string(), !matches!(e, PageError::Service(_))))
+                    }
+                    Ok(()) = faults.changed() => {
+                        let what = faults.borrow_and_update().1.clone();
+                        Err((format!("the server sent {what}"), true))
+                    }
+                };
+                match listed {
                     Ok(tools) => {
                         let changes = crate::subscriptions::open_changes(service.peer()).await;
                         Ok((service, tools, changes))
                     }
-                    Err(e) => {
-                        let broke_protocol = !matches!(e, PageError::Service(_));
+                    Err((detail, broke_protocol)) => {
                         close_in_background(inner, service);
-                        Err((format!("tools/list failed: {e}"), broke_protocol, false))
+                        Err((format!("tools/list failed: {detail}"), broke_protocol, false))
                     }
                 }
             };
