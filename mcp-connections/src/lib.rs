@@ -179,7 +179,7 @@ pub use server_info::ServerInfo;
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
 pub use tool_cache::{
     CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
-    ToolCache,
+    TOOL_CACHE_KEY_FILE, ToolCache,
 };
 pub use tool_info::{PluginOrigin, ToolInfo};
 

@@ -22,6 +22,12 @@ pub const DEFAULT_TOOL_CACHE_TTL: Duration = Duration::from_secs(30 * 60);
 /// Name of the persisted file inside the cache directory given to [`ToolCache::persisted`].
 pub const TOOL_CACHE_FILE: &str = "tool-catalog-v1.json";
 
+/// Name of the file beside [`TOOL_CACHE_FILE`] that holds the key its fingerprints are
+/// hashed with (32 random bytes, hex, 0600).
+pub const TOOL_CACHE_KEY_FILE: &str = "tool-catalog-v1.key";
+/// The domain of the keyed digests written in place of connection fingerprints.
+const KEYED_DOMAIN: &str = "mcp-connections/tool-cache/keyed-fingerprint/v1";
+
 /// The `format` tag of the persisted file; a file with another tag is not ours.
 const FORMAT: &str = "mcp-connections/tool-cache";
 /// The file version written; newer versions are ignored with a warning.
@@ -76,7 +82,14 @@ pub struct ToolCache {
 }
 
 struct Inner {
+    /// Keyed by server and the keyed digest of the connection fingerprint
+    /// ([`Inner::digest`]).
     entries: moka::sync::Cache<Key, Arc<Stored>>,
+    /// A persisted cache's key: connection fingerprints hash the values of the tokens and
+    /// variables a connection uses, so the file holds only a keyed digest of each (the
+    /// key is in its own 0600 file): the cache file alone gives nothing to guess a token
+    /// against. `None` for an in-memory cache (nothing is written).
+    key: Option<[u8; 32]>,
     ttl: Duration,
     path: Option<PathBuf>,
     load_problem: Option<String>,
@@ -154,7 +167,9 @@ impl CachedTools {
 pub struct CacheEntry {
     /// The server.
     pub server: McpServerKey,
-    /// The connection fingerprint the listing was fetched through.
+    /// What the cache keeps for the connection fingerprint the listing was fetched
+    /// through: the fingerprint itself in an in-memory cache, a keyed digest of it in a
+    /// persisted one (see [`ToolCache::persisted`]). For telling entries apart.
     pub fingerprint: Fingerprint,
     /// The tools as stored (annotations included: this is a display of the cache, not a
     /// source of trusted tools).
@@ -163,12 +178,93 @@ pub struct CacheEntry {
     pub fetched_at: SystemTime,
 }
 
+impl Inner {
+    /// What `fingerprint` is stored under.
+    fn digest(&self, fingerprint: &Fingerprint) -> Fingerprint {
+        match &self.key {
+            None => *fingerprint,
+            Some(key) => Fingerprint::builder(KEYED_DOMAIN)
+                .str("key", &hex(key))
+                .str("fingerprint", &fingerprint.to_hex())
+                .finish(),
+        }
+    }
+
+    fn slot(&self, server: &McpServerKey, fingerprint: &Fingerprint) -> Key {
+        (server.clone(), self.digest(fingerprint))
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The key in `path`, if the file holds one.
+fn read_key(path: &Path) -> Option<[u8; 32]> {
+    let text = fs::read_to_string(path).ok()?;
+    let text = text.trim();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(key)
+}
+
+/// The key of the cache in `dir` (and whether it existed before), made and written
+/// (0600, in a 0700 folder) when there is none. Two processes starting at once agree: the
+/// file is created whole and only once (a hard link of a complete temporary file), and the
+/// loser reads the winner's. `None` when the system has no randomness to give.
+fn cache_key(dir: &Path) -> Option<([u8; 32], bool)> {
+    let path = dir.join(TOOL_CACHE_KEY_FILE);
+    if let Some(key) = read_key(&path) {
+        return Some((key, true));
+    }
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).ok()?;
+    let made = (|| {
+        let mut builder = fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir)?;
+        let temp = dir.join(format!(".{TOOL_CACHE_KEY_FILE}.{}.tmp", std::process::id()));
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let written = options
+            .open(&temp)
+            .and_then(|mut f| f.write_all((hex(&key) + "\n").as_bytes()))
+            .and_then(|()| fs::hard_link(&temp, &path));
+        let _ = fs::remove_file(&temp);
+        written
+    })();
+    match made {
+        Ok(()) => Some((key, false)),
+        // Another process made it first (or a broken file is in the way: then this
+        // process keeps its key in memory and its entries are found by nobody else).
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            Some(read_key(&path).map_or((key, false), |theirs| (theirs, false)))
+        }
+        Err(e) => {
+            tracing::warn!(
+                "tool catalog cache key {} cannot be written ({e}); listings cached now are not found by the next process",
+                path.display()
+            );
+            Some((key, false))
+        }
+    }
+}
+
 impl ToolCache {
     /// A cache that lives only in this process: `capacity` entries (each a server and
     /// fingerprint), each usable for `ttl` unless its server declares another TTL. TTLs
     /// longer than a year are cut to a year.
     pub fn in_memory(capacity: u64, ttl: Duration) -> Self {
-        Self::build(capacity, ttl, None, None)
+        Self::build(capacity, ttl, None, None, None)
     }
 
     /// A cache persisted in `dir/`[`TOOL_CACHE_FILE`]. Loads the file now; a missing file is
@@ -177,8 +273,20 @@ impl ToolCache {
     /// ignored (never an error, never a panic). Expired entries are dropped on load; an
     /// entry that cannot be read (its key, fingerprint or tools) is skipped, with one
     /// warning for all such entries.
+    ///
+    /// The file holds no connection fingerprint, only a digest of each keyed with the
+    /// random key in `dir/`[`TOOL_CACHE_KEY_FILE`] (made on first use): fingerprints hash
+    /// the tokens a connection sends, and the cache file alone must give nothing to test
+    /// a guess against. A cache without randomness from the system is not persisted.
     pub fn persisted(dir: impl Into<PathBuf>, capacity: u64, ttl: Duration) -> Self {
-        let path = dir.into().join(TOOL_CACHE_FILE);
+        let dir = dir.into();
+        let Some((key, key_existed)) = cache_key(&dir) else {
+            let message =
+                "tool catalog cache not persisted: the system gave no random key".to_owned();
+            tracing::warn!("{message}");
+            return Self::build(capacity, ttl, None, Some(message), None);
+        };
+        let path = dir.join(TOOL_CACHE_FILE);
         let (loaded, problem) = match fs::read(&path) {
             Ok(bytes) => match parse_file(&bytes) {
                 Ok(loaded) => (loaded, None),
@@ -192,7 +300,9 @@ impl ToolCache {
             tracing::warn!("{message}");
             message
         });
-        let cache = Self::build(capacity, ttl, Some(path), problem);
+        let cache = Self::build(capacity, ttl, Some(path), problem, Some(key));
+        // Entries written under another key (or none: an older file) match nothing.
+        let loaded = if key_existed { loaded } else { Vec::new() };
         for (key, stored) in loaded {
             cache.inner.entries.insert(key, Arc::new(stored));
         }
@@ -204,6 +314,7 @@ impl ToolCache {
         ttl: Duration,
         path: Option<PathBuf>,
         load_problem: Option<String>,
+        key: Option<[u8; 32]>,
     ) -> Self {
         let ttl = ttl.min(MAX_TTL);
         let entries = moka::sync::Cache::builder()
@@ -213,6 +324,7 @@ impl ToolCache {
         Self {
             inner: Arc::new(Inner {
                 entries,
+                key,
                 ttl,
                 path,
                 load_problem,
@@ -240,7 +352,7 @@ impl ToolCache {
         let stored = self
             .inner
             .entries
-            .get(&(server.clone(), *fingerprint))
+            .get(&self.inner.slot(server, fingerprint))
             .filter(|stored| !stored.remaining().is_zero() && !stored.era_only)?;
         let tools = stored
             .tools
@@ -273,7 +385,7 @@ impl ToolCache {
         let result = self
             .inner
             .entries
-            .entry((server.clone(), *fingerprint))
+            .entry(self.inner.slot(server, fingerprint))
             .and_compute_with(|current| match current {
                 Some(current)
                     if !current.value().remaining().is_zero()
@@ -322,7 +434,7 @@ impl ToolCache {
         if self
             .inner
             .entries
-            .remove(&(server.clone(), *fingerprint))
+            .remove(&self.inner.slot(server, fingerprint))
             .is_some()
         {
             self.changed();
@@ -358,7 +470,7 @@ impl ToolCache {
         fingerprint: &Fingerprint,
         version: &str,
     ) {
-        let key = (server.clone(), *fingerprint);
+        let key = self.inner.slot(server, fingerprint);
         let live = self
             .inner
             .entries
@@ -387,7 +499,10 @@ impl ToolCache {
 
     /// The protocol version recorded with the live entry of `server` and `fingerprint`.
     pub fn protocol(&self, server: &McpServerKey, fingerprint: &Fingerprint) -> Option<String> {
-        let stored = self.inner.entries.get(&(server.clone(), *fingerprint))?;
+        let stored = self
+            .inner
+            .entries
+            .get(&self.inner.slot(server, fingerprint))?;
         if stored.remaining().is_zero() {
             return None;
         }

@@ -70,9 +70,23 @@ fn round_trip_through_a_directory() {
     assert_eq!(json["format"], FORMAT);
     assert_eq!(json["version"], 1);
     assert_eq!(json["entries"][1]["ttl_ms"], 2 * 3600 * 1000);
-    assert_eq!(json["entries"][1]["fingerprint"], fp("2").to_hex());
-    // No temporary file is left behind.
-    assert_eq!(fs::read_dir(&cache_dir).unwrap().count(), 1);
+    // The file holds a keyed digest of each fingerprint, never the fingerprint (which
+    // hashes the connection's token values).
+    assert_ne!(json["entries"][1]["fingerprint"], fp("2").to_hex());
+    assert!(!text.contains(&fp("1").to_hex()) && !text.contains(&fp("2").to_hex()));
+    // No temporary file is left behind: the cache and its key.
+    let mut names: Vec<String> = fs::read_dir(&cache_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, [TOOL_CACHE_FILE, TOOL_CACHE_KEY_FILE]);
+
+    // Without its key the file's entries match nothing (and are not served).
+    fs::remove_file(cache_dir.join(TOOL_CACHE_KEY_FILE)).unwrap();
+    let rekeyed = ToolCache::persisted(&cache_dir, 32, DEFAULT_TOOL_CACHE_TTL);
+    assert_eq!(rekeyed.get(&key("a"), &fp("1")), None);
+    assert_eq!(rekeyed.entries(), []);
 }
 
 #[test]
@@ -146,11 +160,15 @@ fn foreign_and_newer_files_are_reported() {
 #[test]
 fn unreadable_and_expired_entries_are_dropped_on_load() {
     let dir = tempfile::tempdir().unwrap();
+    // The directory's key, as a first process made it.
+    let digest = ToolCache::persisted(dir.path(), 32, DEFAULT_TOOL_CACHE_TTL)
+        .inner
+        .digest(&fp("1"));
     let two_hours_ago = unix_ms(SystemTime::now() - 2 * HOUR);
     let entry = |server: &str, ttl_ms: u64, tools: serde_json::Value| {
         serde_json::json!({
             "server": server,
-            "fingerprint": fp("1").to_hex(),
+            "fingerprint": digest.to_hex(),
             "fetched_at_ms": two_hours_ago,
             "ttl_ms": ttl_ms,
             "tools": tools,
@@ -383,7 +401,8 @@ fn two_caches_persisting_to_one_directory_never_tear_the_file() {
     assert_eq!(read.load_problem(), None);
     let entries = read.entries();
     assert!(entries == one.entries() || entries == two.entries());
-    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    assert!(!entries.is_empty(), "both caches hash with the one key");
+    assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
 }
 
 #[test]
