@@ -63,10 +63,13 @@ impl ClientHandler for Absent {
 }
 
 fn config(wd: &Workdir) -> std::path::PathBuf {
+    let log = wd.path().join("requests.jsonl");
     let server = |name: &str, protocol: &str| {
         let mut scenario = json!({
+            "record": {"request_log": log},
             "tools": [
                 {"name": "echo", "behavior": {"kind": "echo"}},
+                {"name": "slow", "behavior": {"kind": "slow_progress", "steps": 100, "interval_ms": 100}},
                 {"name": "ask", "behavior": {
                     "kind": "elicit_form",
                     "message": "who is calling?",
@@ -259,4 +262,75 @@ fn an_answer_deadline_of_zero_is_refused() {
     let run = wd.run(&["serve", "--http", "127.0.0.1:0", "--answer-deadline", "0"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("--answer-deadline 0"), "{}", run.stderr);
+}
+
+/// A 2026-era client has no session: its every request gets a gateway of its own, so the
+/// per-client `--max-calls` did not bound it, and its requests counted against
+/// `--max-clients` (with one session open and `--max-clients 1` it was refused). Now its
+/// calls share one `--max-calls` bound, and only sessions count as clients.
+#[test]
+fn calls_of_2026_clients_are_bounded_and_are_no_clients() {
+    let wd = Workdir::new();
+    let served = Served::start(&wd, &["--max-calls", "1", "--max-clients", "1"]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        // The one client a session may be.
+        let session = connect(&served.url, plain()).await;
+        wait_listed(&session).await;
+        let modern = || async {
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(served.url.clone())
+                    .auth_header(TOKEN),
+            );
+            let info = ClientConfig::new(
+                ClientCapabilities::default(),
+                Implementation::new("modern", "1"),
+            )
+            .with_protocol_version(ProtocolVersion::V_2026_07_28);
+            rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                info,
+                transport,
+                rmcp::service::ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            )
+            .await
+            .unwrap()
+        };
+        let first = modern().await;
+        let second = modern().await;
+        // Not refused as a second client.
+        let echo = second.call_tool(call("mcp__old__echo")).await.unwrap();
+        assert_ne!(echo.is_error, Some(true), "{echo:?}");
+
+        // One slow call in flight (seen upstream), then another: over the bound.
+        let peer = first.peer().clone();
+        let slow = tokio::spawn(async move { peer.call_tool(call("mcp__old__slow")).await });
+        let log = wd.path().join("requests.jsonl");
+        let mut seen = false;
+        for _ in 0..600 {
+            seen = std::fs::read_to_string(&log).is_ok_and(|t| t.contains("\"slow\""));
+            if seen {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(seen, "the slow call never reached the server");
+        let refused = second.call_tool(call("mcp__old__echo")).await.unwrap();
+        assert_eq!(refused.is_error, Some(true), "{refused:?}");
+        assert!(
+            format!("{refused:?}").contains("too many calls in flight"),
+            "{refused:?}"
+        );
+        slow.abort();
+        let _ = first.cancel().await;
+        let _ = second.cancel().await;
+        let _ = session.cancel().await;
+    });
+    served.stop();
+    wd.assert_no_server_left();
 }
