@@ -145,6 +145,14 @@ impl Served {
     }
 }
 
+/// A test that fails before `stop` leaves no gateway behind.
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 async fn connect<H: ClientHandler>(url: &str, handler: H) -> RunningService<RoleClient, H> {
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(TOKEN),
@@ -330,6 +338,131 @@ fn calls_of_2026_clients_are_bounded_and_are_no_clients() {
         let _ = first.cancel().await;
         let _ = second.cancel().await;
         let _ = session.cancel().await;
+    });
+    served.stop();
+    wd.assert_no_server_left();
+}
+
+/// One HTTP request on its own connection; returns the connection after the head, and
+/// the head.
+fn post(url: &str, session: Option<&str>, body: &str) -> (BufReader<std::net::TcpStream>, String) {
+    request("POST", url, session, body)
+}
+
+fn request(
+    method: &str,
+    url: &str,
+    session: Option<&str>,
+    body: &str,
+) -> (BufReader<std::net::TcpStream>, String) {
+    use std::io::Write;
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    // Never hang the test on a read.
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut request = format!(
+        "{method} /{path} HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(session) = session {
+        request.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line == "\r\n" || line.is_empty() {
+            break;
+        }
+        head.push_str(&line);
+    }
+    (reader, head)
+}
+
+/// Reads `reader` until a line contains `needle`.
+fn read_until(reader: &mut BufReader<std::net::TcpStream>, needle: &str) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "ended before {needle}"
+        );
+        if line.contains(needle) {
+            return;
+        }
+    }
+}
+
+/// A 2025-era client that goes away (its connection closes) while the gateway waits for
+/// its answer no longer holds the others' calls until the answer deadline (60 s here):
+/// its broken stream makes the gateway ping it, and a client that does not answer is gone,
+/// its session closed and its calls cancelled.
+#[test]
+fn a_client_that_goes_away_mid_question_holds_nobody() {
+    let wd = Workdir::new();
+    let served = Served::start(&wd, &[]);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let other = runtime.block_on(async {
+        let other = connect(&served.url, plain()).await;
+        wait_listed(&other).await;
+        other
+    });
+
+    // The client that goes away, by hand: initialize, initialized, then a call whose
+    // server asks it something; once the question arrives, its connection closes.
+    let (mut init, head) = post(
+        &served.url,
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"leaver","version":"1"}}}"#,
+    );
+    let session = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id in {head}"));
+    read_until(&mut init, "\"result\"");
+    drop(init);
+    drop(post(
+        &served.url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    ));
+    // Its event stream, where the gateway's questions to it go.
+    let (mut events, _) = request("GET", &served.url, Some(&session), "");
+    let (call_stream, _) = post(
+        &served.url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcp__old__ask","arguments":{}}}"#,
+    );
+    read_until(&mut events, "elicitation/create");
+    drop(events);
+    drop(call_stream);
+
+    runtime.block_on(async {
+        let echo = tokio::time::timeout(
+            Duration::from_secs(30),
+            other.call_tool(call("mcp__old__echo")),
+        )
+        .await
+        .expect("a client that went away held another client's call")
+        .unwrap();
+        assert_ne!(echo.is_error, Some(true), "{echo:?}");
+        let _ = other.cancel().await;
     });
     served.stop();
     wd.assert_no_server_left();

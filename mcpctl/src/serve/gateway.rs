@@ -84,6 +84,8 @@ pub(crate) struct Hub {
     pub(crate) clients: Arc<AtomicUsize>,
     /// Calls of 2026-era clients waiting for their answers.
     pub(crate) parked: super::modern::Parked,
+    /// 2025-era HTTP sessions with a question out to their clients.
+    pub(crate) waiting: Arc<super::absent::Waiting>,
     /// 2026-era listens acknowledged and still being set up.
     pub(crate) listen_setups: super::modern::ListenSetups,
 }
@@ -111,6 +113,8 @@ struct Inner {
     events: broadcast::Sender<ConnectionEvent>,
     /// The client, once it initialized: where its elicitations and notifications go.
     peer: Arc<OnceLock<Peer<RoleServer>>>,
+    /// Its HTTP session (2025 era), once a request named it.
+    session: Arc<OnceLock<String>>,
     calls: Semaphore,
     max_calls: usize,
     /// Which server listed each resource URI (the last listing), for `resources/read`.
@@ -145,6 +149,18 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
+/// The HTTP session a request came in (2025-era clients over HTTP).
+fn session_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .headers
+        .get(super::absent::SESSION_HEADER)?
+        .to_str()
+        .ok()
+        .map(str::to_owned)
+}
+
 /// Whether the client announced that it answers elicitation requests.
 fn can_elicit(peer: &Peer<RoleServer>) -> bool {
     peer.peer_info()
@@ -155,18 +171,25 @@ impl Gateway {
     /// A new client's gateway: starts its connection set on the hub's pool.
     pub(crate) fn start(hub: &Arc<Hub>) -> Self {
         let peer: Arc<OnceLock<Peer<RoleServer>>> = Arc::default();
+        let session: Arc<OnceLock<String>> = Arc::default();
         let elicit_peer = Arc::clone(&peer);
+        let elicit_session = Arc::clone(&session);
+        let waiting = Arc::clone(&hub.waiting);
         let handler = elicitation_fn(move |request: ElicitationRequest| {
             let peer = elicit_peer.get().cloned();
+            let session = elicit_session.get().cloned();
+            let waiting = Arc::clone(&waiting);
             async move {
                 match peer {
-                    Some(peer) if can_elicit(&peer) => peer
-                        .create_elicitation(request.params)
-                        .await
-                        .unwrap_or_else(|e| {
-                            tracing::warn!(server = %request.server, "the client's elicitation failed: {e}");
-                            ElicitResult::new(ElicitationAction::Decline)
-                        }),
+                    Some(peer) if can_elicit(&peer) => {
+                        let _out = session.map(|s| waiting.begin(&s, &peer));
+                        peer.create_elicitation(request.params)
+                            .await
+                            .unwrap_or_else(|e| {
+                                tracing::warn!(server = %request.server, "the client's elicitation failed: {e}");
+                                ElicitResult::new(ElicitationAction::Decline)
+                            })
+                    }
                     _ => ElicitResult::new(ElicitationAction::Decline),
                 }
             }
@@ -187,6 +210,7 @@ impl Gateway {
                 hub: Arc::clone(hub),
                 events,
                 peer,
+                session,
                 calls: Semaphore::new(hub.max_calls),
                 max_calls: hub.max_calls,
                 resource_owners: Mutex::default(),
@@ -351,10 +375,16 @@ impl ServerHandler for Gateway {
         // not answer in time.
         let peer = context.peer.clone();
         let deadline = self.inner.hub.answer_deadline;
+        let session = session_of(&context);
+        if let Some(session) = &session {
+            let _ = self.inner.session.set(session.clone());
+        }
+        let waiting = Arc::clone(&self.inner.hub.waiting);
         let ask = |question| async move {
             if !can_elicit(&peer) {
                 return None;
             }
+            let _out = session.as_deref().map(|s| waiting.begin(s, &peer));
             match tokio::time::timeout(deadline, peer.create_elicitation(question)).await {
                 Ok(answer) => answer.ok(),
                 Err(_) => {

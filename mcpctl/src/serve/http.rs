@@ -31,6 +31,8 @@ pub(crate) const TOKEN_VAR: &str = "MCPCTL_SERVE_TOKEN";
 struct Guard {
     token: String,
     max_body: usize,
+    hub: Arc<Hub>,
+    sessions: Arc<LocalSessionManager>,
 }
 
 /// Serves until a stop signal.
@@ -68,14 +70,17 @@ pub(crate) async fn serve(
     // session: a 2026-era request gets a gateway of its own too, but is no client, and
     // its calls have their own bound (`Hub::modern_calls`).
     let factory_hub = Arc::clone(&hub);
+    let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
         move || Ok(Gateway::start(&factory_hub)),
-        Arc::new(LocalSessionManager::default()),
+        Arc::clone(&sessions),
         config,
     );
     let guard = Arc::new(Guard {
         token,
         max_body: args.max_body.unwrap_or(DEFAULT_MAX_BODY),
+        hub: Arc::clone(&hub),
+        sessions,
     });
     let router = axum::Router::new()
         .nest_service(MCP_PATH, service)
@@ -220,9 +225,33 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
         )
             .into_response();
     }
+    let session = request
+        .headers()
+        .get(super::absent::SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let (parts, body) = request.into_parts();
     let body = Body::new(http_body_util::Limited::new(body, guard.max_body));
-    next.run(Request::from_parts(parts, body)).await
+    let response = next.run(Request::from_parts(parts, body)).await;
+    let Some(session) = session else {
+        return response;
+    };
+    // A 2025-era session's stream: if it breaks while a question to its client is out,
+    // find out whether the client is still there.
+    let (parts, body) = response.into_parts();
+    let watcher = Arc::clone(&guard);
+    let body = super::absent::watch_stream(body, move || {
+        let sessions = Arc::clone(&watcher.sessions);
+        super::absent::stream_lost(&watcher.hub.waiting, session, move |id| async move {
+            let _ =
+                rmcp::transport::streamable_http_server::session::SessionManager::close_session(
+                    &*sessions,
+                    &id.into(),
+                )
+                .await;
+        });
+    });
+    Response::from_parts(parts, body)
 }
 
 #[cfg(test)]

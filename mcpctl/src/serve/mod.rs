@@ -5,6 +5,7 @@
 //! Over stdio the client that launched `mcpctl serve` is the one client; with `--http` many
 //! clients connect over streamable HTTP ([`http`]), each proving the bearer token.
 
+mod absent;
 mod approval;
 mod gateway;
 mod http;
@@ -106,6 +107,7 @@ pub(crate) async fn run(
         answer_deadline,
         clients: Arc::default(),
         parked: modern::Parked::default(),
+        waiting: Arc::default(),
         listen_setups: modern::ListenSetups::default(),
     });
     // Questions nobody answered expire on a timer, not on the next request.
