@@ -16,8 +16,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# Dependency order (mcp-key first); mcp-testkit depends on none of the others.
-CRATES=(mcp-key mcp-catalog mcp-auth mcp-pool mcp-connections mcp-testkit)
+# Dependency order (mcp-key first, mcp-search on it only); mcp-testkit depends on none of the others.
+CRATES=(mcp-key mcp-search mcp-catalog mcp-auth mcp-pool mcp-connections mcp-testkit)
 
 packages=()
 for crate in "${CRATES[@]}"; do

@@ -24,6 +24,7 @@ mod rows;
 mod spawned;
 mod stats;
 mod table;
+mod tool_search;
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -106,13 +107,18 @@ const USAGE: &str = "usage: mcp-bench [--json] [--quick] [--only NAME]\n\
     Measures every row of quality.md's benchmark table against its baseline, in one run.\n\
     --json   print the rows as JSON instead of a Markdown table\n\
     --quick  fewer iterations (a smoke run; numbers are rough)\n\
-    --only NAME  only the measurements whose name contains NAME (e.g. \"era probe\")";
+    --only NAME  only the measurements whose name contains NAME (e.g. \"era probe\")\n\
+    mcp-bench tool-search --catalog FILE --queries FILE [--json] [--limit K]\n\
+             the tool search's accuracy and speed beside a plain BM25 baseline";
 
 /// How long the leftover check waits for processes to be gone.
 pub(crate) const LEFTOVER_BOUND: Duration = Duration::from_secs(5);
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "tool-search") {
+        return tool_search::run(&args[1..]);
+    }
     if let [flag, side] = args.as_slice()
         && flag == rows::memory::PROBE_ARG
     {

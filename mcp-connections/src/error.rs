@@ -256,6 +256,10 @@ pub enum Error {
     /// The connection set is shut down.
     #[error("the MCP connection set is shut down")]
     ShutDown,
+    /// A tool search that cannot be run as asked (an empty or too long query, a limit of
+    /// 0): the index's own error, which says what to do.
+    #[error(transparent)]
+    Search(#[from] mcp_search::SearchError),
     /// The server does not offer what was asked (e.g. resource subscriptions without the
     /// `resources.subscribe` capability).
     #[error("MCP server `{server}` does not support `{operation}`: {detail}")]
@@ -278,6 +282,11 @@ fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
 }
 
 impl Error {
+    /// A tool search refused its query or limit.
+    pub fn is_search_refused(&self) -> bool {
+        matches!(self, Error::Search(_))
+    }
+
     /// The operation timed out.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Self::Timeout { .. })

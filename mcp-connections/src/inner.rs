@@ -38,6 +38,8 @@ pub(crate) struct SetInner {
     pub(crate) event_order: std::sync::Mutex<()>,
     /// The aggregated catalog of the last revision asked for.
     pub(crate) catalog_cache: std::sync::Mutex<Option<crate::tool_info::Catalog>>,
+    /// The tool search index, following the catalog (`search.rs`).
+    pub(crate) search: crate::search::SharedSearch,
     /// The name tables of the last [`NAME_HISTORY`] catalog revisions built, so a call
     /// naming the revision its name came from can check it still names the same tool.
     pub(crate) name_history: std::sync::Mutex<BTreeMap<u64, Arc<mcp_key::ToolNameTable>>>,
@@ -228,6 +230,7 @@ impl SetInner {
         pool_key: &ConnectionKey,
     ) -> Option<crate::tool_cache::CachedTools> {
         let lazy = self.options.cache_only
+            || self.options.defer_cached
             || self.catalog.startup_policy(slot_key) == mcp_catalog::StartupPolicy::LazyWhenCached;
         if !lazy || !self.catalog.tool_cache_enabled(slot_key) {
             return None;

@@ -125,6 +125,7 @@ mod resources;
 mod results;
 mod rmcp_errors;
 mod roots;
+mod search;
 mod server_info;
 mod set;
 mod slot;
@@ -162,6 +163,9 @@ pub use events::{ConnectionEvent, CrashLoop, FailureReason};
 pub use handler::{Progress, ProgressCallback};
 pub use hooks::{CallHook, HookDenial, ToolCall};
 pub use host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
+/// The tool search index the set uses ([`ConnectionSet::search_tools`]), for hosts that
+/// search catalogs of their own.
+pub use mcp_search;
 #[cfg(feature = "oauth")]
 pub use oauth::OAuthProvider;
 pub use options::{
@@ -175,6 +179,7 @@ pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use roots::Root;
+pub use search::ToolHit;
 pub use server_info::ServerInfo;
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
 pub use tool_cache::{

@@ -82,6 +82,7 @@ pub struct ConnectionSetOptions {
     pub(crate) login_poll: Duration,
     pub(crate) probe_timeout: Duration,
     pub(crate) cache_only: bool,
+    pub(crate) defer_cached: bool,
     pub(crate) authority: crate::authority::HostAuthority,
     pub(crate) host_metadata: Option<Arc<dyn crate::host_meta::HostMetadataProvider>>,
 }
@@ -138,6 +139,7 @@ impl ConnectionSetOptions {
             login_poll: DEFAULT_LOGIN_POLL,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             cache_only: false,
+            defer_cached: false,
             authority: crate::authority::HostAuthority::new(),
             host_metadata: None,
         }
@@ -363,6 +365,16 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_cache_only(mut self, on: bool) -> Self {
         self.cache_only = on;
+        self
+    }
+
+    /// Treats every server as `startup = "lazy_when_cached"`: one whose listing is in the
+    /// tool catalog cache is deferred (its cached tools shown, started on first use), the
+    /// others start as usual. For a host that wants the whole catalog at the cost of
+    /// starting only what it has never seen (`mcpctl tools --search`).
+    #[must_use]
+    pub fn with_defer_cached(mut self, on: bool) -> Self {
+        self.defer_cached = on;
         self
     }
 

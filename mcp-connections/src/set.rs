@@ -183,6 +183,7 @@ impl ConnectionSet {
             revision: AtomicU64::new(0),
             event_order: std::sync::Mutex::new(()),
             catalog_cache: std::sync::Mutex::new(None),
+            search: std::sync::Mutex::default(),
             name_history: std::sync::Mutex::default(),
             tasks: TaskTracker::new(),
             startup_cancel,

@@ -209,8 +209,16 @@ pub(crate) struct ToolsArgs {
     pub(crate) server: Option<String>,
     /// List the tools from the persisted catalog cache (in the data directory) without
     /// starting any server, with each listing's age. Servers never listed are named.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "search")]
     pub(crate) cached: bool,
+    /// Only the tools that best match QUERY, best first (a tool's name in the query ranks
+    /// it first). Servers whose listing is cached are searched from the cache and not
+    /// started; the others start.
+    #[arg(long, value_name = "QUERY")]
+    pub(crate) search: Option<String>,
+    /// With --search, how many tools at most [default: 8].
+    #[arg(long, value_name = "N", requires = "search")]
+    pub(crate) limit: Option<usize>,
 }
 
 /// Arguments of `call`.

@@ -178,7 +178,13 @@ pub(crate) struct Session {
 impl Session {
     /// Loads the configuration and starts every server (returns at once). With
     /// `cache_only`, starts nothing: servers with a cached tool listing show it.
-    pub(crate) async fn start(global: &GlobalArgs, cache_only: bool) -> Result<Self, CliError> {
+    /// With `defer_cached`, a server whose listing is cached is not started (its cached
+    /// tools are shown) and the others start.
+    pub(crate) async fn start(
+        global: &GlobalArgs,
+        cache_only: bool,
+        defer_cached: bool,
+    ) -> Result<Self, CliError> {
         let loaded = Loaded::find(global, true, false).await?;
         let catalog = loaded.catalog();
         let (tx, rx) = mpsc::unbounded_channel();
@@ -188,7 +194,8 @@ impl Session {
             .with_tools_grace(std::time::Duration::ZERO)
             .with_events(tx)
             .with_elicitation_handler(Arc::new(crate::elicit::TerminalElicitation::new()))
-            .with_cache_only(cache_only);
+            .with_cache_only(cache_only)
+            .with_defer_cached(defer_cached);
         let set = ConnectionSet::start(&catalog, options);
         Ok(Self {
             set,

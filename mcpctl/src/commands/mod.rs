@@ -15,7 +15,7 @@ pub(crate) mod shell;
 pub(crate) mod status;
 pub(crate) mod tools;
 
-use crate::cli::{Cli, Command, ConfigCommand, GlobalArgs};
+use crate::cli::{Cli, Command, ConfigCommand, GlobalArgs, ToolsArgs};
 use crate::error::CliError;
 use crate::session::Session;
 
@@ -52,7 +52,8 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
         _ => None,
     };
     let cache_only = matches!(&command, Command::Tools(args) if args.cached);
-    let mut session = Session::start(&global, cache_only).await?;
+    let defer_cached = matches!(&command, Command::Tools(args) if args.search.is_some());
+    let mut session = Session::start(&global, cache_only, defer_cached).await?;
     let outcome = tokio::select! {
         outcome = dispatch(&mut session, &global, command, call_arguments) => outcome,
         () = stop.recv() => Err(CliError::interrupted()),
@@ -72,6 +73,12 @@ async fn dispatch(
         Command::Tools(args) if args.cached => {
             tools::run_cached(session, global, args.server.as_deref()).await
         }
+        Command::Tools(ToolsArgs {
+            search: Some(query),
+            limit,
+            server,
+            ..
+        }) => tools::run_search(session, global, server.as_deref(), &query, limit).await,
         Command::Tools(args) => tools::run(session, global, args.server.as_deref()).await,
         Command::Call(args) => call::run(session, global, &args, call_arguments.flatten()).await,
         Command::Resources(filter) => {

@@ -44,6 +44,78 @@ pub(crate) async fn run(
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
 }
 
+/// The default number of results of `tools --search`.
+pub(crate) const DEFAULT_SEARCH_LIMIT: usize = 8;
+
+/// Runs `tools --search QUERY`: the best matches over every configured server, those with a
+/// cached listing searched from the cache without starting them.
+pub(crate) async fn run_search(
+    session: &mut Session,
+    global: &GlobalArgs,
+    server: Option<&str>,
+    query: &str,
+    limit: Option<usize>,
+) -> Result<u8, CliError> {
+    let limit = limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
+    if limit == 0 {
+        return Err(CliError::usage("--limit 0 would show nothing")
+            .with_hint("give how many tools to show, e.g. --limit 8"));
+    }
+    let only = server.map(|s| session.server_key(s)).transpose()?;
+    let relevant = session
+        .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
+        .await;
+    let required_failed = super::warn_unready(&relevant);
+    // With --server, search that server's tools only: ask for everything, then keep its.
+    let asked = if only.is_some() {
+        mcp_connections::mcp_search::MAX_LIMIT
+    } else {
+        limit
+    };
+    let hits = session.set.search_tools(query, asked).map_err(|e| {
+        CliError::usage(format!("--search: {e}"))
+            .with_hint("search with words or a tool's name, e.g. --search \"read a file\"")
+    })?;
+    let hits: Vec<_> = hits
+        .into_iter()
+        .filter(|h| only.as_ref().is_none_or(|k| *k == h.info.server))
+        .take(limit)
+        .collect();
+    if global.json {
+        crate::render::out_json(&Value::Array(
+            hits.iter()
+                .map(|h| {
+                    let mut v = to_json(&h.info);
+                    v["score"] = json!(h.score);
+                    v
+                })
+                .collect(),
+        ));
+    } else if hits.is_empty() {
+        crate::render::out(&format!("no tool matches {query:?}\n"));
+    } else {
+        let s = Style::stdout();
+        let mut rows = vec![vec![
+            "TOOL".to_owned(),
+            "SERVER".to_owned(),
+            "DESCRIPTION".to_owned(),
+        ]];
+        rows.extend(hits.iter().map(|h| {
+            vec![
+                h.info.qualified_name.clone(),
+                h.info.server.to_string(),
+                first_line(h.info.description()),
+            ]
+        }));
+        let lines = header_table(&rows, s);
+        crate::render::out(&with_summary(
+            lines,
+            &format!("{} best matching {query:?}", plural(hits.len(), "tool")),
+        ));
+    }
+    Ok(if required_failed { EXIT_FAILURE } else { 0 })
+}
+
 /// Runs `tools --cached`: the tools of every server whose listing is in the persisted
 /// catalog cache, with its age; nothing is started.
 pub(crate) async fn run_cached(

@@ -1,0 +1,279 @@
+//! `mcp-bench tool-search --catalog FILE --queries FILE [--json] [--limit K]`: the tool
+//! search's accuracy and speed on a labelled catalog, beside the reference-style BM25
+//! baseline computed in the same run on the same data.
+//!
+//! Per query it prints the query, the expected tools and the ranked qualified names (with
+//! `--json`, one JSON line per query and ranking); then a Markdown table of top-1, top-5,
+//! MRR (within the first `--limit`), query latency p50/p99, index build time and index
+//! memory, for both rankings, overall and per subset (`azure`: expected tools under
+//! `azure/`; `livemcpbench`: the others).
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mcp_search::{Bm25Baseline, Catalog, LabelledQuery, ToolIndex};
+use serde_json::json;
+
+const USAGE: &str =
+    "usage: mcp-bench tool-search --catalog FILE --queries FILE [--json] [--limit K]";
+
+/// Rounds of the whole query set timed for the latency figures.
+const TIMING_ROUNDS: usize = 5;
+
+struct Args {
+    catalog: PathBuf,
+    queries: PathBuf,
+    json: bool,
+    limit: usize,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let (mut catalog, mut queries, mut json, mut limit) = (None, None, false, 10usize);
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--catalog" => catalog = it.next().map(PathBuf::from),
+            "--queries" => queries = it.next().map(PathBuf::from),
+            "--json" => json = true,
+            "--limit" => {
+                let value = it.next().ok_or("--limit needs a number")?;
+                limit = value
+                    .parse()
+                    .map_err(|_| format!("--limit {value:?} is not a number"))?;
+                if limit == 0 {
+                    return Err("--limit 0 ranks nothing: give at least 1".to_owned());
+                }
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(Args {
+        catalog: catalog.ok_or("--catalog FILE is required")?,
+        queries: queries.ok_or("--queries FILE is required")?,
+        json,
+        limit: limit.max(5),
+    })
+}
+
+/// Scores of one ranking over a set of queries.
+#[derive(Default, Clone)]
+struct Score {
+    queries: usize,
+    top1: usize,
+    top5: usize,
+    reciprocal: f64,
+}
+
+impl Score {
+    fn add(&mut self, query: &LabelledQuery, ranked: &[String]) {
+        self.queries += 1;
+        self.top1 += usize::from(query.hit_at(ranked, 1));
+        self.top5 += usize::from(query.hit_at(ranked, 5));
+        if let Some(rank) = query.rank_in(ranked) {
+            self.reciprocal += 1.0 / (rank as f64 + 1.0);
+        }
+    }
+
+    fn pct(n: usize, of: usize) -> String {
+        if of == 0 {
+            "-".to_owned()
+        } else {
+            format!("{:.1} %", 100.0 * n as f64 / of as f64)
+        }
+    }
+}
+
+fn subset(query: &LabelledQuery) -> &'static str {
+    if query.expected.iter().all(|e| e.starts_with("azure/")) {
+        "azure"
+    } else {
+        "livemcpbench"
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.0} µs", d.as_secs_f64() * 1e6)
+}
+
+/// Runs the subcommand; `args` are those after `tool-search`.
+#[expect(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a command-line tool: results to stdout, errors to stderr"
+)]
+pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
+    let args = match parse(args) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("mcp-bench tool-search: {e}\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let loaded = Catalog::from_path(&args.catalog)
+        .and_then(|c| LabelledQuery::list_from_path(&args.queries).map(|q| (c, q)));
+    let (catalog, queries) = match loaded {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("mcp-bench tool-search: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+
+    // Build times: the median of a few builds of each.
+    let mut builds = Vec::new();
+    let mut index = ToolIndex::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        index = match catalog.to_index() {
+            Ok(index) => index,
+            Err(e) => {
+                eprintln!("mcp-bench tool-search: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        };
+        builds.push(started.elapsed());
+    }
+    builds.sort();
+    let mut baseline_builds = Vec::new();
+    let mut baseline = Bm25Baseline::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        baseline = Bm25Baseline::new();
+        for (server, tools) in catalog.servers() {
+            baseline.add_server(server, tools);
+        }
+        baseline_builds.push(started.elapsed());
+    }
+    baseline_builds.sort();
+
+    let subsets = ["all", "azure", "livemcpbench"];
+    let mut ours: Vec<Score> = vec![Score::default(); 3];
+    let mut theirs: Vec<Score> = vec![Score::default(); 3];
+    let mut failed = 0usize;
+    for query in &queries {
+        let ranked: Vec<String> = match index.search(&query.query, args.limit) {
+            Ok(hits) => hits.iter().map(|h| h.qualified_name().to_owned()).collect(),
+            Err(e) => {
+                failed += 1;
+                eprintln!("query {:?}: {e}", query.query);
+                Vec::new()
+            }
+        };
+        let reference = baseline.search(&query.query, args.limit);
+        let which = if subset(query) == "azure" { 1 } else { 2 };
+        for i in [0, which] {
+            ours[i].add(query, &ranked);
+            theirs[i].add(query, &reference);
+        }
+        if args.json {
+            println!(
+                "{}",
+                json!({
+                    "query": query.query,
+                    "expected": query.expected,
+                    "ranked": ranked,
+                    "baseline": reference,
+                })
+            );
+        } else {
+            println!("query: {}", query.query.replace('\n', " "));
+            println!("  expected: {}", query.expected.join(", "));
+            println!(
+                "  ranked:   {}",
+                ranked
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            println!(
+                "  baseline: {}",
+                reference
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+
+    // Latency: every query, several rounds, each search timed alone.
+    let mut ours_lat = Vec::new();
+    let mut theirs_lat = Vec::new();
+    for _ in 0..TIMING_ROUNDS {
+        for query in &queries {
+            let started = Instant::now();
+            let _ = std::hint::black_box(index.search(&query.query, args.limit));
+            ours_lat.push(started.elapsed());
+            let started = Instant::now();
+            let _ = std::hint::black_box(baseline.search(&query.query, args.limit));
+            theirs_lat.push(started.elapsed());
+        }
+    }
+    ours_lat.sort();
+    theirs_lat.sort();
+
+    println!();
+    println!(
+        "{} tools of {} servers, {} queries (MRR within the first {}){}",
+        catalog.tool_count(),
+        catalog.servers().count(),
+        queries.len(),
+        args.limit,
+        if cfg!(debug_assertions) {
+            "; DEBUG BUILD: the times mean little (cargo run --release -p mcp-bench)"
+        } else {
+            ""
+        }
+    );
+    println!();
+    println!("| ranking | subset | queries | top-1 | top-5 | MRR |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: |");
+    for (name, scores) in [("mcp-search", &ours), ("baseline BM25", &theirs)] {
+        for (i, subset) in subsets.iter().enumerate() {
+            let s = &scores[i];
+            println!(
+                "| {name} | {subset} | {} | {} | {} | {:.3} |",
+                s.queries,
+                Score::pct(s.top1, s.queries),
+                Score::pct(s.top5, s.queries),
+                if s.queries == 0 {
+                    0.0
+                } else {
+                    s.reciprocal / s.queries as f64
+                },
+            );
+        }
+    }
+    println!();
+    println!("| ranking | query p50 | query p99 | index build | index memory |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    println!(
+        "| mcp-search | {} | {} | {:.1} ms | {:.1} MiB |",
+        micros(percentile(&ours_lat, 0.5)),
+        micros(percentile(&ours_lat, 0.99)),
+        builds[builds.len() / 2].as_secs_f64() * 1e3,
+        index.heap_bytes() as f64 / (1024.0 * 1024.0),
+    );
+    println!(
+        "| baseline BM25 | {} | {} | {:.1} ms | - |",
+        micros(percentile(&theirs_lat, 0.5)),
+        micros(percentile(&theirs_lat, 0.99)),
+        baseline_builds[baseline_builds.len() / 2].as_secs_f64() * 1e3,
+    );
+    if failed > 0 {
+        eprintln!("mcp-bench tool-search: {failed} queries failed");
+        return std::process::ExitCode::FAILURE;
+    }
+    std::process::ExitCode::SUCCESS
+}

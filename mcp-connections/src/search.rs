@@ -1,0 +1,149 @@
+//! Tool search over the set's catalog ([`ConnectionSet::search_tools`]): an
+//! [`mcp_search::ToolIndex`] that follows the catalog, reindexing only the servers whose
+//! listings changed.
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcp_key::McpServerKey;
+use mcp_search::{ToolDef, ToolIndex};
+
+use crate::error::Result;
+use crate::set::ConnectionSet;
+use crate::tool_info::ToolInfo;
+
+/// One result of [`ConnectionSet::search_tools`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolHit {
+    /// The tool, as [`ConnectionSet::tools`] lists it (its qualified name is what a
+    /// model calls).
+    pub info: ToolInfo,
+    /// The ranking score (higher is better; comparable within one search only).
+    pub score: f64,
+}
+
+/// The index and what it was built from.
+#[derive(Default)]
+pub(crate) struct SearchState {
+    /// The catalog revision the index reflects.
+    revision: Option<u64>,
+    index: ToolIndex,
+    /// Per server, a digest of the listing it was indexed from.
+    indexed: BTreeMap<McpServerKey, u64>,
+}
+
+/// A digest of a server's listing that changes when the listing does: each tool's name,
+/// title, description and the identity of its input schema (a relisting brings new schema
+/// objects; the same listing, cached or live, keeps them).
+fn digest(tools: &[&ToolInfo]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for info in tools {
+        info.qualified_name.hash(&mut h);
+        info.tool.name.hash(&mut h);
+        info.tool.title.hash(&mut h);
+        info.tool.description.hash(&mut h);
+        Arc::as_ptr(&info.tool.input_schema).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// What the index keeps of one tool: its raw name, title, description and input schema,
+/// with its qualified (model-facing) name as an alias, so a query naming it ranks it first.
+fn definition(info: &ToolInfo) -> ToolDef {
+    let mut def = ToolDef::new(
+        info.tool.name.to_string(),
+        info.tool.description.as_deref().unwrap_or_default(),
+    )
+    .with_input_schema(serde_json::Value::Object(
+        info.tool.input_schema.as_ref().clone(),
+    ))
+    .with_alias(info.qualified_name.clone());
+    if let Some(title) = &info.tool.title {
+        def = def.with_title(title.clone());
+    }
+    def
+}
+
+impl SearchState {
+    /// Brings the index up to `revision` of `catalog`: servers whose listing changed are
+    /// reindexed, servers gone are dropped, the others are left alone.
+    fn follow(&mut self, revision: u64, catalog: &[ToolInfo]) -> Result<()> {
+        if self.revision == Some(revision) {
+            return Ok(());
+        }
+        let mut by_server: BTreeMap<&McpServerKey, Vec<&ToolInfo>> = BTreeMap::new();
+        for info in catalog {
+            by_server.entry(&info.server).or_default().push(info);
+        }
+        let gone: Vec<McpServerKey> = self
+            .indexed
+            .keys()
+            .filter(|k| !by_server.contains_key(k))
+            .cloned()
+            .collect();
+        for key in gone {
+            self.index.remove_server(&key);
+            self.indexed.remove(&key);
+        }
+        for (key, tools) in by_server {
+            let digest = digest(&tools);
+            if self.indexed.get(key) == Some(&digest) {
+                continue;
+            }
+            // A server that lists a name twice is indexed with the first (as it is named).
+            let mut seen = std::collections::HashSet::new();
+            let unique = tools
+                .iter()
+                .filter(|i| seen.insert(i.tool.name.as_ref()))
+                .map(|i| definition(i));
+            self.index.replace_server(key.clone(), unique)?;
+            self.indexed.insert(key.clone(), digest);
+        }
+        self.revision = Some(revision);
+        Ok(())
+    }
+}
+
+impl ConnectionSet {
+    /// The tools that best match `query`, best first, at most `limit`: over every tool the
+    /// set can name now ([`ConnectionSet::tools`] without its wait: ready servers, and
+    /// deferred servers' cached listings), with the ranking of [`mcp_search::ToolIndex`]
+    /// (a tool's raw or qualified name in the query ranks it first; ties ordered by name).
+    /// Searching starts nothing and waits for nothing. The index follows the catalog: after
+    /// a server's listing changes only that server is indexed again.
+    ///
+    /// Errors: [`Error::Search`](crate::Error::Search) for a query or limit the index
+    /// refuses (empty or control characters only, over 4,096 characters, a limit of 0).
+    pub fn search_tools(&self, query: &str, limit: usize) -> Result<Vec<ToolHit>> {
+        let catalog = self.catalog();
+        let mut state = self
+            .inner
+            .search
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        state.follow(catalog.revision, &catalog.tools)?;
+        let hits = state.index.search(query, limit)?;
+        drop(state);
+        let by_name: BTreeMap<(&McpServerKey, &str), &ToolInfo> = catalog
+            .tools
+            .iter()
+            .map(|i| ((&i.server, i.tool.name.as_ref()), i))
+            .collect();
+        Ok(hits
+            .into_iter()
+            .filter_map(|hit| {
+                by_name
+                    .get(&(hit.server(), hit.tool()))
+                    .map(|info| ToolHit {
+                        info: (*info).clone(),
+                        score: hit.score(),
+                    })
+            })
+            .collect())
+    }
+}
+
+/// The set's search state (in `SetInner`).
+pub(crate) type SharedSearch = Mutex<SearchState>;
