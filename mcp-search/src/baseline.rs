@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use mcp_key::McpServerKey;
 
 use crate::document::schema_texts;
-use crate::tool::{Hit, ToolDef, qualified_name};
+use crate::tool::{ToolDef, qualified_name};
 
 /// Plain BM25 (k1 = 1.2, b = 0.75) over one text per tool made of the tool name, the server
 /// name, the description and every schema property name and description; lowercase
@@ -15,18 +15,23 @@ use crate::tool::{Hit, ToolDef, qualified_name};
 /// (`mcp-bench tool-search`) reports it beside [`ToolIndex`](crate::ToolIndex) so the
 /// difference is measured in the same run. Not meant for production use.
 #[derive(Debug, Default)]
-pub struct ReferenceBm25 {
+pub struct Bm25Baseline {
     tools: Vec<(McpServerKey, String, String)>,
     lens: Vec<u32>,
     postings: HashMap<String, Vec<(u32, u32)>>,
     len_sum: u64,
 }
 
-impl ReferenceBm25 {
-    /// The baseline index of `tools` (server, definition).
-    pub fn build<'a>(tools: impl IntoIterator<Item = (&'a McpServerKey, &'a ToolDef)>) -> Self {
-        let mut me = Self::default();
-        for (server, tool) in tools {
+impl Bm25Baseline {
+    /// An empty baseline index.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `tools` of `server` (a server added twice is indexed twice).
+    pub fn add_server(&mut self, server: &McpServerKey, tools: &[ToolDef]) {
+        let me = self;
+        for tool in tools {
             let idx = u32::try_from(me.tools.len()).unwrap_or(u32::MAX);
             let mut text = format!("{} {} {}", tool.name(), server, tool.description());
             let mut params = Vec::new();
@@ -56,12 +61,11 @@ impl ReferenceBm25 {
                 qualified_name(server, tool.name()),
             ));
         }
-        me
     }
 
-    /// The first `limit` tools by BM25 score (ties by qualified name); only tools that
-    /// match a query token.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
+    /// The qualified names of the first `limit` tools by BM25 score (ties by qualified
+    /// name); only tools that match a query token.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<String> {
         const K1: f64 = 1.2;
         const B: f64 = 0.75;
         let n = self.tools.len().max(1) as f64;
@@ -91,15 +95,7 @@ impl ReferenceBm25 {
         ranked.truncate(limit);
         ranked
             .into_iter()
-            .map(|(i, score)| {
-                let (server, tool, qualified) = &self.tools[i];
-                Hit {
-                    server: server.clone(),
-                    tool: tool.clone(),
-                    qualified: qualified.clone(),
-                    score,
-                }
-            })
+            .map(|(i, _)| self.tools[i].2.clone())
             .collect()
     }
 }

@@ -36,7 +36,7 @@
 //! Scores are this crate's own BM25F (per-field weights and length normalization, one
 //! saturation), not a BM25 crate's: the crates on crates.io score a single text per
 //! document, and the field weighting is where most of the measured gain over the reference
-//! baseline ([`ReferenceBm25`]) comes from. On top: a query that is exactly a tool's raw,
+//! baseline ([`Bm25Baseline`]) comes from. On top: a query that is exactly a tool's raw,
 //! qualified (`server/tool`) or alias name ranks that tool first; a multi-word tool name
 //! written verbatim in a query ranks that tool above merely similar ones; ties are broken
 //! by qualified name. `mcp-bench tool-search` measures the ranking against the baseline on
@@ -58,7 +58,7 @@ mod rank;
 mod segment;
 mod tool;
 
-pub use baseline::ReferenceBm25;
+pub use baseline::Bm25Baseline;
 pub use catalog::{Catalog, LabelledQuery};
 pub use embed::Embedder;
 pub use error::SearchError;
