@@ -16,7 +16,8 @@ use std::process::Command;
 fn rank(name: &str) -> Option<u8> {
     Some(match name {
         "mcp-key" => 0,
-        "mcp-catalog" => 1,
+        // Tool search needs names only: the catalog, auth and pool never depend on it.
+        "mcp-catalog" | "mcp-search" => 1,
         "mcp-auth" | "mcp-pool" => 2,
         "mcp-connections" => 3,
         "mcpctl" | "mcp-conformance" => 4,
