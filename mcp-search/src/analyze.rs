@@ -68,6 +68,26 @@ impl Analyzer {
     }
 }
 
+impl Analyzer {
+    /// Appends the stemmed concatenations of adjacent Latin words of `text` (`event grid`
+    /// -> `eventgrid`): names often join what a request writes apart.
+    pub(crate) fn compounds(&self, text: &str, out: &mut Vec<String>) {
+        let mut prev: Option<String> = None;
+        pieces(text, |piece, cjk| {
+            if cjk || !piece.chars().all(char::is_alphabetic) {
+                prev = None;
+                return;
+            }
+            let lower = piece.to_lowercase();
+            if let Some(p) = prev.take() {
+                let joined = format!("{p}{lower}");
+                out.push(self.stemmer.stem(&joined).into_owned());
+            }
+            prev = Some(lower);
+        });
+    }
+}
+
 /// Whether `c` is written without spaces between words (Han, Hiragana, Katakana).
 pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,

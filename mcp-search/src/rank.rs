@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use crate::analyze::Analyzer;
-use crate::document::FIELDS;
+use crate::document::{FIELDS, NAME};
 use crate::segment::{Segment, Stats};
 
 /// At most this many distinct query terms count (the first ones).
@@ -27,6 +27,9 @@ struct Params {
     server_share: f64,
     server_k1: f64,
     server_b: f64,
+    /// A tool's score grows by this share times the fraction of its name's terms that the
+    /// query has (a name fully spelled out in the request beats a partly matching one).
+    name_coverage: f64,
 }
 
 /// k1 1.0 and b 0.5 on the text fields are the middle of the plain grid tried on the
@@ -40,6 +43,7 @@ const PARAMS: Params = Params {
     server_share: 0.0,
     server_k1: 1.2,
     server_b: 0.75,
+    name_coverage: 0.2,
 };
 
 /// Tiers above score: the whole query is the tool's name; the query writes a multi-word
@@ -76,12 +80,19 @@ fn idf(n: f64, df: f64) -> f64 {
 }
 
 /// The query's distinct terms with their counts, in first-seen order.
-fn query_terms(analyzer: &Analyzer, query: &str) -> Vec<(String, u32)> {
+fn query_terms(analyzer: &Analyzer, stats: &Stats, query: &str) -> Vec<(String, u32)> {
     let mut raw = Vec::new();
     analyzer.terms(query, &mut raw);
     if raw.is_empty() {
         analyzer.terms_with(query, false, &mut raw);
     }
+    let mut compounds = Vec::new();
+    analyzer.compounds(query, &mut compounds);
+    raw.extend(
+        compounds
+            .into_iter()
+            .filter(|c| stats.df.contains_key(c.as_str())),
+    );
     let mut seen: HashMap<&str, usize> = HashMap::new();
     let mut terms: Vec<(String, u32)> = Vec::new();
     for t in &raw {
@@ -105,7 +116,7 @@ pub(crate) fn score(
     query: &str,
 ) -> Vec<Scored> {
     let p = &PARAMS;
-    let terms = query_terms(analyzer, query);
+    let terms = query_terms(analyzer, stats, query);
     let n = stats.tools.max(1) as f64;
     let n_servers = stats.servers.max(1) as f64;
     let avg: Vec<f64> = stats
@@ -149,9 +160,12 @@ pub(crate) fn score(
 
     let mut out = Vec::new();
     let mut acc: Vec<f64> = Vec::new();
+    let mut name_hits: Vec<u32> = Vec::new();
     for (si, seg) in segments.iter().enumerate() {
         acc.clear();
         acc.resize(seg.tools.len(), 0.0);
+        name_hits.clear();
+        name_hits.resize(seg.tools.len(), 0);
         let seg_len = server_len(&seg.len_sum);
         let mut server_score = 0.0;
         for (qi, (term, _qtf)) in terms.iter().enumerate() {
@@ -175,6 +189,9 @@ pub(crate) fn score(
                     }
                 }
                 acc[posting.tool as usize] += idfs[qi] * tfw * (p.k1 + 1.0) / (p.k1 + tfw);
+                if posting.tf[NAME] > 0 {
+                    name_hits[posting.tool as usize] += u32::from(posting.tf[NAME]);
+                }
             }
             let norm = 1.0 - p.server_b + p.server_b * seg_len / avg_server_len;
             let stf = server_tf / norm;
@@ -182,11 +199,14 @@ pub(crate) fn score(
         }
         for (ti, &lex) in acc.iter().enumerate() {
             if lex > 0.0 {
+                let name_len = seg.tools[ti].len[NAME].max(1);
+                let name_coverage = f64::from(name_hits[ti].min(name_len)) / f64::from(name_len);
                 out.push(Scored {
                     segment: si,
                     tool: u32::try_from(ti).unwrap_or(u32::MAX),
                     tier: 0,
-                    score: lex + p.server_share * server_score,
+                    score: lex * (1.0 + p.name_coverage * name_coverage)
+                        + p.server_share * server_score,
                 });
             }
         }
