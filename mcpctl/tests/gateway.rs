@@ -54,6 +54,16 @@ fn clients() -> Option<PathBuf> {
             include_str!("gateway/py_modern_client.py"),
         )
         .unwrap();
+        std::fs::write(
+            dir.join("py_search_client.py"),
+            include_str!("gateway/py_search_client.py"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("ts_search_client.mjs"),
+            include_str!("gateway/ts_search_client.mjs"),
+        )
+        .unwrap();
         return Some(dir);
     }
     assert!(
@@ -130,6 +140,16 @@ fn run_client(clients: &Path, wd: &Workdir, which: &str, args: &[&str]) -> Value
         "python-2026" => {
             let mut c = Command::new(clients.join("venv/bin/python"));
             c.arg(clients.join("py_modern_client.py"));
+            c
+        }
+        "python-search" => {
+            let mut c = Command::new(clients.join("venv/bin/python"));
+            c.arg(clients.join("py_search_client.py"));
+            c
+        }
+        "node-search" => {
+            let mut c = Command::new("node");
+            c.arg(clients.join("ts_search_client.mjs"));
             c
         }
         _ => {
@@ -456,5 +476,72 @@ fn a_2026_client_and_a_2025_client_use_the_gateway_over_stdio_and_http() {
     );
     let status = served.stop();
     assert!(status.success(), "{status}");
+    wd.assert_no_server_left();
+}
+
+/// `--tool-exposure search`: both third-party clients see two tools, find the tool they
+/// need with `search_tools` and call it with `call_tool`; a call through `call_tool` is
+/// asked and refused exactly like a direct one (the declined tool never reaches the
+/// server), and a blank query is an error result that says what to do.
+#[test]
+fn python_and_typescript_clients_search_then_call_through_the_gateway() {
+    let Some(clients) = clients() else { return };
+    let wd = Workdir::new();
+    let (config, log) = write_config(&wd);
+    let args = serde_json::to_string(&json!([
+        "--config",
+        config,
+        "serve",
+        "--tool-exposure",
+        "search"
+    ]))
+    .unwrap();
+    let mut sizes = Vec::new();
+    for which in ["python-search", "node-search"] {
+        let report = run_client(&clients, &wd, which, &["stdio", MCPCTL, &args]);
+        assert_eq!(
+            report["tools"],
+            json!(["call_tool", "search_tools"]),
+            "{which}: {report}"
+        );
+        let found = report["found"]["tools"].as_array().unwrap();
+        assert_eq!(found[0]["name"], "mcp__notes__echo", "{which}: {report}");
+        assert!(found[0]["inputSchema"].is_object(), "{which}: {report}");
+        assert_ne!(
+            report["called"]["isError"],
+            json!(true),
+            "{which}: {report}"
+        );
+        assert!(
+            report["called"].to_string().contains("hi"),
+            "{which}: {report}"
+        );
+        assert_eq!(
+            report["guarded"]["isError"],
+            json!(true),
+            "{which}: {report}"
+        );
+        assert_eq!(
+            report["questions"].as_array().unwrap().len(),
+            1,
+            "{which}: {report}"
+        );
+        assert!(
+            report["questions"][0].as_str().unwrap().contains("guarded"),
+            "{which}: {report}"
+        );
+        assert_eq!(report["empty"]["isError"], json!(true), "{which}: {report}");
+        assert!(
+            report["empty"].to_string().contains("empty"),
+            "{which}: {report}"
+        );
+        sizes.push(report["list_bytes"].as_u64().unwrap());
+    }
+    assert!(called(&log, "echo"));
+    assert!(
+        !called(&log, "guarded"),
+        "a declined call reached the server"
+    );
+    eprintln!("tools/list in search mode: {sizes:?} bytes");
     wd.assert_no_server_left();
 }

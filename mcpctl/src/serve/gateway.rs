@@ -3,6 +3,7 @@
 //! everything a server sends back (elicitation, progress) reaches only the client whose call
 //! caused it.
 
+use super::exposure::ToolExposure;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -75,6 +76,8 @@ pub(crate) struct Hub {
     pub(crate) max_calls: usize,
     /// Clients (2025-era sessions) at once.
     pub(crate) max_clients: usize,
+    /// Which tools are listed: all, or the two of search mode.
+    pub(crate) tool_exposure: super::exposure::ToolExposure,
     /// The calls of 2026-era clients in flight: they have no session, so nothing but the
     /// token tells them apart, and they share one bound of `max_calls`.
     pub(crate) modern_calls: tokio::sync::Semaphore,
@@ -334,6 +337,9 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        if self.inner.hub.tool_exposure == ToolExposure::Search {
+            return Ok(ListToolsResult::with_all_items(super::exposure::tools()));
+        }
         self.settle_for(&context).await;
         let tools = self
             .inner
@@ -355,6 +361,22 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let search_mode = self.inner.hub.tool_exposure == ToolExposure::Search;
+        if search_mode && request.name == super::exposure::SEARCH_TOOL {
+            // A search answers from what the servers listed: let those starting finish
+            // (bounded), as a 2026-era request's lists do.
+            self.settle().await;
+            return Ok(super::exposure::search(&self.inner.set, request.arguments.as_ref()).into());
+        }
+        // `call_tool {name, arguments}` is the call of `name`, from here on like any.
+        let request = if search_mode && request.name == super::exposure::CALL_TOOL {
+            match super::exposure::unwrap_call(&request) {
+                Ok(inner) => inner,
+                Err(refused) => return Ok(refused.into()),
+            }
+        } else {
+            request
+        };
         let name = request.name.to_string();
         let calls = if modern::is_modern(&context) {
             &self.inner.hub.modern_calls

@@ -7,6 +7,7 @@
 
 mod absent;
 mod approval;
+mod exposure;
 mod gateway;
 mod http;
 mod modern;
@@ -24,6 +25,7 @@ use crate::cli::{GlobalArgs, ServeArgs};
 use crate::error::CliError;
 use crate::session::{Loaded, host_options};
 
+pub(crate) use exposure::ToolExposure;
 pub(crate) use gateway::{Gateway, Hub};
 
 /// The default bound on clients connected at once over HTTP.
@@ -103,6 +105,7 @@ pub(crate) async fn run(
             .with_answer_deadline(answer_deadline),
         max_calls,
         max_clients,
+        tool_exposure: args.tool_exposure,
         modern_calls: tokio::sync::Semaphore::new(max_calls),
         answer_deadline,
         clients: Arc::default(),
