@@ -321,6 +321,10 @@ pub struct ReviewedServer {
     /// (`auth=ema`, `ema.issuer=URL`, `oauth.client_id=ID`, `oauth_resource=URL`,
     /// `scopes=a b`, `dpop=true`): where the user's credentials are asked for and sent.
     pub authorization: Vec<String>,
+    /// For a server whose environment's wrapper is `ssh`: the one line the remote shell
+    /// gets (ssh joins the words with spaces and the remote shell splits them again, so
+    /// quotes, spaces, `;` and `$(...)` in the words are the remote shell's to read).
+    pub remote_line: Option<String>,
 }
 
 /// What an `[environments.*]` entry changes for the servers that run in it.
@@ -414,11 +418,19 @@ impl Review {
                 allow_plain_http: false,
                 workload_token: None,
                 authorization: Vec::new(),
+                remote_line: None,
             };
             match server.transport() {
                 Transport::Stdio(stdio) => {
                     let mut command = vec![stdio.command().to_owned()];
                     command.extend(stdio.args().iter().cloned());
+                    let ssh = config
+                        .environments()
+                        .get(server.environment())
+                        .is_some_and(|e| wraps_in_ssh(e.wrapper()));
+                    if ssh {
+                        reviewed.remote_line = Some(command.join(" "));
+                    }
                     reviewed.command = Some(command);
                     reviewed.env = stdio
                         .env()
@@ -516,6 +528,13 @@ impl fmt::Display for Review {
             if let Some(command) = &server.command {
                 writeln!(f, "runs: {}: {}", server.name, shell_words(command))?;
             }
+            if let Some(line) = &server.remote_line {
+                writeln!(
+                    f,
+                    "runs on the remote side as one shell line (ssh joins the words; quotes, `;` and `$(...)` in them are the remote shell's): {}: {line:?}",
+                    server.name
+                )?;
+            }
             env_lines(f, &server.name, &server.env)?;
             if let Some(cwd) = &server.cwd {
                 writeln!(f, "runs in folder: {}: {}", server.name, cwd.display())?;
@@ -592,6 +611,14 @@ impl fmt::Display for Review {
         }
         Ok(())
     }
+}
+
+/// Whether a wrapper runs its command through `ssh` (its program is `ssh`, by path or not).
+fn wraps_in_ssh(wrapper: &[String]) -> bool {
+    wrapper
+        .first()
+        .and_then(|p| Path::new(p).file_name())
+        .is_some_and(|name| name == "ssh")
 }
 
 /// The authorization settings of `http` that differ from the defaults, as written.

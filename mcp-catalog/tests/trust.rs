@@ -370,3 +370,42 @@ oauth_resource = "https://other.example.test/"
         );
     }
 }
+
+/// ssh joins a command's words with spaces and the remote shell splits them again: the
+/// review shows the one line the remote side gets, so a word like `a; rm -rf ~` is seen for
+/// what it becomes there (it used to show only the local words).
+#[test]
+fn an_ssh_wrapped_server_shows_the_line_the_remote_shell_gets() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.toml");
+    std::fs::write(
+        &path,
+        r#"
+multi_environment = true
+
+[environments.devbox]
+wrapper = ["/usr/bin/ssh", "devbox", "--"]
+
+[mcp_servers.notes]
+command = "notes-server"
+args = ["--name", "a; rm -rf ~", "--data", "$(cat secret)"]
+environment = "devbox"
+
+[mcp_servers.local]
+command = "notes-server"
+args = ["--name", "a b"]
+"#,
+    )
+    .unwrap();
+    let (_, review) = review_file(&path).unwrap();
+    let text = review.to_string();
+    let remote: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("runs on the remote side"))
+        .collect();
+    assert_eq!(remote.len(), 1, "{text}");
+    assert!(
+        remote[0].ends_with(r#"notes: "notes-server --name a; rm -rf ~ --data $(cat secret)""#),
+        "{text}"
+    );
+}
