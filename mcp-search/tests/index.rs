@@ -257,3 +257,35 @@ fn bad_input_gets_a_clear_error_never_a_panic() {
         "{err}"
     );
 }
+
+#[test]
+fn words_written_apart_match_a_name_that_joins_them() {
+    let mut index = ToolIndex::new();
+    index
+        .replace_server(
+            key("cloud"),
+            [
+                ToolDef::new("eventgrid_topic_list", "List topics."),
+                ToolDef::new("event_list", "List the events of a topic."),
+            ],
+        )
+        .unwrap();
+    assert_eq!(
+        names(&index, "list the Event Grid topics")[0],
+        "cloud/eventgrid_topic_list"
+    );
+}
+
+#[test]
+fn a_name_the_query_spells_out_beats_a_longer_one_it_only_touches() {
+    let mut index = ToolIndex::new();
+    let tools = [
+        ToolDef::new("sql_server_show", "Show a server."),
+        ToolDef::new("sql_server_firewall_rule_show", "Show a server."),
+    ];
+    index.replace_server(key("db"), tools).unwrap();
+    assert_eq!(
+        names(&index, "show the sql server"),
+        ["db/sql_server_show", "db/sql_server_firewall_rule_show"]
+    );
+}
