@@ -93,6 +93,7 @@ mod auth;
 mod authority;
 mod call;
 mod connection;
+mod drift;
 mod elicitation;
 #[cfg(feature = "oauth")]
 mod ema;
@@ -151,6 +152,7 @@ pub use authority::{
     reviewer_fn,
 };
 pub use call::CallOptions;
+pub use drift::{RiskSign, ToolChange, ToolDrift, classify_listing, tool_fingerprint};
 pub use elicitation::{
     AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
     fill_form_defaults, missing_required_defaults,
