@@ -70,7 +70,7 @@ pub enum RiskSign {
     /// A file path (`/etc/...`, `~/...`, `../`, `C:\...`, dot-files).
     FilePath,
     /// Words that instruct the model ("ignore previous", "you must", "do not tell the
-    /// user", "<important>", ...).
+    /// user", "`<important>`", ...).
     Instruction,
 }
 

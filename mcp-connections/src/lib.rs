@@ -118,6 +118,7 @@ mod lend;
 mod oauth;
 mod options;
 mod paginate;
+mod pins;
 mod pool;
 mod prompts;
 mod reissue;
@@ -177,6 +178,7 @@ pub use options::{
     default_client_info, default_protocol_version,
 };
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
+pub use pins::{PinCheck, TOOL_PINS_FILE, ToolPins};
 pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};

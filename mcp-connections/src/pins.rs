@@ -1,0 +1,243 @@
+//! Tool pins: the first definition of each tool seen for a server is kept (trust on first
+//! use), and later listings are compared with it ([`crate::classify_listing`]). A pin is
+//! keyed by the server's key (its name and environment) and a target identity the host
+//! gives (what runs or where it connects, no secrets), so the same name elsewhere is
+//! another pin. Persisted as one JSON file (0600 in a 0700 folder, atomic replace).
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use mcp_key::{Fingerprint, McpServerKey};
+use rmcp::model::Tool;
+use serde::{Deserialize, Serialize};
+
+use crate::drift::{ToolDrift, classify_listing};
+
+/// Name of the pin file inside the folder given to [`ToolPins::persisted`].
+pub const TOOL_PINS_FILE: &str = "tool-pins-v1.json";
+
+const FORMAT: &str = "mcp-connections/tool-pins";
+const VERSION: u64 = 1;
+
+/// What [`ToolPins::check`] found for a listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PinCheck {
+    /// No pin existed for this server and target: the listing is pinned now. `rebuilt`
+    /// is true when the pin file had to be started over (it was corrupt): the host should
+    /// say so, since earlier pins are lost.
+    FirstSeen {
+        /// The pin file was unreadable and is being rebuilt.
+        rebuilt: bool,
+    },
+    /// The listing equals the pins.
+    Unchanged,
+    /// The listing differs: every tool that changed, classified. Nothing is re-pinned
+    /// until the host accepts ([`ToolPins::accept`], [`ToolPins::accept_tool`]).
+    Drifted(Vec<ToolDrift>),
+}
+
+#[derive(Serialize, Deserialize)]
+struct File {
+    format: String,
+    version: u64,
+    servers: Vec<Entry>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+struct Entry {
+    server: String,
+    target: String,
+    tools: Vec<Tool>,
+}
+
+type Key = (McpServerKey, Fingerprint);
+
+/// The pinned tool definitions of every server; cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct ToolPins {
+    path: Option<PathBuf>,
+    pins: Mutex<BTreeMap<Key, BTreeMap<String, Tool>>>,
+    load_problem: Option<String>,
+}
+
+impl ToolPins {
+    /// Pins that live in this process only.
+    pub fn in_memory() -> Self {
+        Self {
+            path: None,
+            pins: Mutex::default(),
+            load_problem: None,
+        }
+    }
+
+    /// Pins persisted in `dir/`[`TOOL_PINS_FILE`], read now. A missing file is no pins; a
+    /// file that cannot be read or is not a pin file is reported once (`tracing::warn!`
+    /// and [`ToolPins::load_problem`]) and started over, and every server's next check
+    /// says so ([`PinCheck::FirstSeen`] with `rebuilt`): old pins are never silently
+    /// replaced by new trust.
+    pub fn persisted(dir: impl AsRef<Path>) -> Self {
+        let path = dir.as_ref().join(TOOL_PINS_FILE);
+        let (pins, problem) = match std::fs::read(&path) {
+            Ok(bytes) => match parse(&bytes) {
+                Ok(pins) => (pins, None),
+                Err(problem) => (BTreeMap::new(), Some(problem)),
+            },
+            Err(e) if e.kind() == io::ErrorKind::NotFound => (BTreeMap::new(), None),
+            Err(e) => (BTreeMap::new(), Some(format!("cannot be read: {e}"))),
+        };
+        let load_problem = problem.map(|p| {
+            let message = format!(
+                "tool pins {} are unusable ({p}); every server's tools are pinned again as first seen",
+                path.display()
+            );
+            tracing::warn!("{message}");
+            message
+        });
+        Self {
+            path: Some(path),
+            pins: Mutex::new(pins),
+            load_problem,
+        }
+    }
+
+    /// Why the pin file was started over, if it was.
+    pub fn load_problem(&self) -> Option<&str> {
+        self.load_problem.as_deref()
+    }
+
+    /// Compares `tools`, the listing of `server` at `target`, with its pins; pins them
+    /// when there were none (trust on first use).
+    pub fn check(&self, server: &McpServerKey, target: &Fingerprint, tools: &[Tool]) -> PinCheck {
+        let mut pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (server.clone(), *target);
+        match pins.get(&key) {
+            None => {
+                pins.insert(key, by_name(tools));
+                PinCheck::FirstSeen {
+                    rebuilt: self.load_problem.is_some(),
+                }
+            }
+            Some(pinned) => {
+                let pinned: Vec<Tool> = pinned.values().cloned().collect();
+                let drift = classify_listing(&pinned, tools);
+                if drift.is_empty() {
+                    PinCheck::Unchanged
+                } else {
+                    PinCheck::Drifted(drift)
+                }
+            }
+        }
+    }
+
+    /// Pins `tools` as the whole listing of `server` at `target` (the user accepted it).
+    pub fn accept(&self, server: &McpServerKey, target: &Fingerprint, tools: &[Tool]) {
+        let mut pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+        pins.insert((server.clone(), *target), by_name(tools));
+    }
+
+    /// Pins one tool's definition (the user accepted its change), or unpins `name` when
+    /// `tool` is `None` (the user accepted its removal).
+    pub fn accept_tool(
+        &self,
+        server: &McpServerKey,
+        target: &Fingerprint,
+        name: &str,
+        tool: Option<&Tool>,
+    ) {
+        let mut pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = pins.entry((server.clone(), *target)).or_default();
+        match tool {
+            Some(tool) => {
+                entry.insert(name.to_owned(), tool.clone());
+            }
+            None => {
+                entry.remove(name);
+            }
+        }
+    }
+
+    /// The pinned definition of `name` on `server` at `target`.
+    pub fn pinned(&self, server: &McpServerKey, target: &Fingerprint, name: &str) -> Option<Tool> {
+        let pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+        pins.get(&(server.clone(), *target))?.get(name).cloned()
+    }
+
+    /// Writes the pin file (atomically, 0600; its folder 0700). No-op in memory.
+    pub fn persist(&self) -> io::Result<()> {
+        let Some(path) = &self.path else {
+            return Ok(());
+        };
+        let servers: Vec<Entry> = {
+            let pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
+            pins.iter()
+                .map(|((server, target), tools)| Entry {
+                    server: server.to_string(),
+                    target: target.to_hex(),
+                    tools: tools.values().cloned().collect(),
+                })
+                .collect()
+        };
+        let file = File {
+            format: FORMAT.to_owned(),
+            version: VERSION,
+            servers,
+        };
+        let bytes = serde_json::to_vec_pretty(&file)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir)?;
+        let temp = dir.join(format!(".{TOOL_PINS_FILE}.{}.tmp", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let written = options
+            .open(&temp)
+            .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
+            .and_then(|()| std::fs::rename(&temp, path));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temp);
+        }
+        written
+    }
+}
+
+fn by_name(tools: &[Tool]) -> BTreeMap<String, Tool> {
+    tools
+        .iter()
+        .map(|t| (t.name.to_string(), t.clone()))
+        .collect()
+}
+
+fn parse(bytes: &[u8]) -> Result<BTreeMap<Key, BTreeMap<String, Tool>>, String> {
+    let file: File = serde_json::from_slice(bytes).map_err(|e| format!("not a pin file: {e}"))?;
+    if file.format != FORMAT {
+        return Err(format!("its format is `{}`, not `{FORMAT}`", file.format));
+    }
+    if file.version != VERSION {
+        return Err(format!(
+            "file version {} (this one reads {VERSION})",
+            file.version
+        ));
+    }
+    let mut pins = BTreeMap::new();
+    for entry in file.servers {
+        let server: McpServerKey = entry
+            .server
+            .parse()
+            .map_err(|e| format!("server `{}`: {e}", entry.server))?;
+        let target = Fingerprint::from_hex(&entry.target)
+            .ok_or_else(|| format!("server `{}`: target is not a fingerprint", entry.server))?;
+        pins.insert((server, target), by_name(&entry.tools));
+    }
+    Ok(pins)
+}
+
+#[cfg(test)]
+mod tests;
