@@ -99,6 +99,26 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
+/// `e`'s message followed by its sources' (`cannot read F: No such file or directory`).
+fn with_sources(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+/// This process's resident set size (Linux `/proc/self/status`), if known.
+fn rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 fn micros(d: Duration) -> String {
     format!("{:.0} µs", d.as_secs_f64() * 1e6)
 }
@@ -122,7 +142,7 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
     let (catalog, queries) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {
-            eprintln!("mcp-bench tool-search: {e}");
+            eprintln!("mcp-bench tool-search: {}", with_sources(&e));
             return std::process::ExitCode::FAILURE;
         }
     };
@@ -130,16 +150,25 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
     // Build times: the median of a few builds of each.
     let mut builds = Vec::new();
     let mut index = ToolIndex::new();
+    // A cross-check of the index's own estimate: how much the resident set grew over the
+    // first build (the allocator may keep more than the index holds).
+    let rss_before = rss_bytes();
+    let mut rss_growth = None;
     for _ in 0..5 {
         let started = Instant::now();
         index = match catalog.to_index() {
             Ok(index) => index,
             Err(e) => {
-                eprintln!("mcp-bench tool-search: {e}");
+                eprintln!("mcp-bench tool-search: {}", with_sources(&e));
                 return std::process::ExitCode::FAILURE;
             }
         };
         builds.push(started.elapsed());
+        if rss_growth.is_none() {
+            rss_growth = rss_before
+                .zip(rss_bytes())
+                .map(|(a, b)| b.saturating_sub(a));
+        }
     }
     builds.sort();
     let mut baseline_builds = Vec::new();
@@ -270,6 +299,15 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
         micros(percentile(&theirs_lat, 0.5)),
         micros(percentile(&theirs_lat, 0.99)),
         baseline_builds[baseline_builds.len() / 2].as_secs_f64() * 1e3,
+    );
+    println!();
+    println!(
+        "Index memory: the index's estimate of its heap (capacities times element sizes, \
+         `ToolIndex::heap_bytes`); the resident set grew by {} over the first build.",
+        rss_growth.map_or("(unknown)".to_owned(), |b| format!(
+            "{:.1} MiB",
+            b as f64 / (1024.0 * 1024.0)
+        ))
     );
     if failed > 0 {
         eprintln!("mcp-bench tool-search: {failed} queries failed");

@@ -9,7 +9,12 @@ use crate::tool::{ToolDef, qualified_name};
 
 /// Plain BM25 (k1 = 1.2, b = 0.75) over one text per tool made of the tool name, the server
 /// name, the description and every schema property name and description; lowercase
-/// alphanumeric tokens, no stemming, no stop words, no field weights.
+/// alphanumeric tokens, no stemming, no stop words, no field weights; each distinct query
+/// token counts once.
+///
+/// On the benchmark's public queries it scores top-1 54.1 %, top-5 77.7 % (the issue's
+/// reimplementation: 55.8 %, 78.4 %); counting repeated query tokens again would give
+/// 50.5 %, 78.1 %.
 ///
 /// This is how the reference host (OpenAI Codex) searches deferred MCP tools; the benchmark
 /// (`mcp-bench tool-search`) reports it beside [`ToolIndex`](crate::ToolIndex) so the
@@ -71,7 +76,8 @@ impl Bm25Baseline {
         let n = self.tools.len().max(1) as f64;
         let avg = (self.len_sum as f64 / n).max(1.0);
         let mut acc = vec![0.0f64; self.tools.len()];
-        for token in tokens(query) {
+        let mut seen = std::collections::HashSet::new();
+        for token in tokens(query).filter(|t| seen.insert(t.clone())) {
             let Some(list) = self.postings.get(&token) else {
                 continue;
             };
