@@ -88,6 +88,34 @@ impl Analyzer {
     }
 }
 
+impl Analyzer {
+    /// Appends, for each Latin word of `text` that `known` does not know, the stemmed two
+    /// parts it splits into that `known` both knows (`cosmosdb` -> `cosmos` `db`).
+    pub(crate) fn splits(&self, text: &str, known: impl Fn(&str) -> bool, out: &mut Vec<String>) {
+        pieces(text, |piece, cjk| {
+            if cjk || piece.len() < 6 || !piece.chars().all(|c| c.is_ascii_alphabetic()) {
+                return;
+            }
+            let lower = piece.to_ascii_lowercase();
+            if known(&self.stemmer.stem(&lower)) || self.stop.contains(lower.as_str()) {
+                return;
+            }
+            let best = (3..=lower.len() - 2)
+                .filter_map(|i| {
+                    let (a, b) = lower.split_at(i);
+                    let (a, b) = (self.stemmer.stem(a), self.stemmer.stem(b));
+                    (known(&a) && known(&b))
+                        .then(|| (i.min(lower.len() - i), a.into_owned(), b.into_owned()))
+                })
+                .max_by_key(|(balance, _, _)| *balance);
+            if let Some((_, a, b)) = best {
+                out.push(a);
+                out.push(b);
+            }
+        });
+    }
+}
+
 /// Whether `c` is written without spaces between words (Han, Hiragana, Katakana).
 pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,

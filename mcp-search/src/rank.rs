@@ -89,6 +89,7 @@ fn query_terms(analyzer: &Analyzer, stats: &Stats, query: &str) -> Vec<(String, 
     }
     let mut compounds = Vec::new();
     analyzer.compounds(query, &mut compounds);
+    analyzer.splits(query, |t| stats.df.contains_key(t), &mut compounds);
     raw.extend(
         compounds
             .into_iter()

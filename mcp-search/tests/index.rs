@@ -289,3 +289,22 @@ fn a_name_the_query_spells_out_beats_a_longer_one_it_only_touches() {
         ["db/sql_server_show", "db/sql_server_firewall_rule_show"]
     );
 }
+
+#[test]
+fn a_word_the_corpus_lacks_matches_as_two_parts_it_has() {
+    let mut index = ToolIndex::new();
+    let tools = [
+        ToolDef::new(
+            "cosmos_account_list",
+            "List accounts of the Cosmos service.",
+        ),
+        // Without the split this one wins: its name is all "account" and "list".
+        ToolDef::new("account_list", "List accounts."),
+        ToolDef::new("sql_db_show", "Show a SQL db."),
+    ];
+    index.replace_server(key("cloud"), tools).unwrap();
+    assert_eq!(
+        names(&index, "my cosmosdb accounts")[0],
+        "cloud/cosmos_account_list"
+    );
+}

@@ -36,8 +36,8 @@ fn the_public_queries_rank_at_least_as_measured_and_above_the_baseline() {
     }
     let pct = |n: usize, of: usize| 100.0 * n as f64 / of as f64;
     let n = queries.len();
-    assert!(pct(top1, n) >= 66.6, "top-1 {:.1} %", pct(top1, n));
-    assert!(pct(top5, n) >= 87.4, "top-5 {:.1} %", pct(top5, n));
+    assert!(pct(top1, n) >= 67.6, "top-1 {:.1} %", pct(top1, n));
+    assert!(pct(top5, n) >= 87.8, "top-5 {:.1} %", pct(top5, n));
     assert!(
         pct(live5, live) >= 50.0,
         "LiveMCPBench top-5 {:.1} %",
