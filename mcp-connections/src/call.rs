@@ -167,6 +167,18 @@ impl ConnectionSet {
                 tool: tool.to_owned(),
             });
         }
+        if self.inner.options.tool_pins.is_some() {
+            // The catalog's build checks the pins: bring it up to date, then refuse a
+            // tool held back.
+            let _ = self.catalog();
+            if let Some(changes) = self.held_changes(server, tool) {
+                return Err(Error::ToolChanged {
+                    server: server.clone(),
+                    tool: tool.to_owned(),
+                    changes,
+                });
+            }
+        }
         let arguments = self.run_hooks(server, tool, arguments).await?;
         let arguments = match arguments {
             None | Some(Value::Null) => None,

@@ -256,6 +256,19 @@ pub enum Error {
     /// The connection set is shut down.
     #[error("the MCP connection set is shut down")]
     ShutDown,
+    /// The tool changed since it was pinned, in a way that adds risk, and the change was
+    /// not accepted yet ([`ConnectionSet::accept_tool_changes`](crate::ConnectionSet::accept_tool_changes)).
+    #[error(
+        "tool `{tool}` of MCP server `{server}` changed since it was approved ({changes}); it is not called until the change is accepted (ConnectionSet::accept_tool_changes, or `mcpctl accept {server} {tool}`)"
+    )]
+    ToolChanged {
+        /// The server.
+        server: McpServerKey,
+        /// The tool's raw name.
+        tool: String,
+        /// What changed, readable.
+        changes: String,
+    },
     /// A tool search that cannot be run as asked (an empty or too long query, a limit of
     /// 0): the index's own error, which says what to do.
     #[error(transparent)]
@@ -282,6 +295,11 @@ fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
 }
 
 impl Error {
+    /// The tool changed since it was pinned and waits for the change to be accepted.
+    pub fn is_tool_changed(&self) -> bool {
+        matches!(self, Error::ToolChanged { .. })
+    }
+
     /// A tool search refused its query or limit.
     pub fn is_search_refused(&self) -> bool {
         matches!(self, Error::Search(_))

@@ -183,6 +183,19 @@ pub enum ConnectionEvent {
         /// The set's catalog revision after the change.
         revision: u64,
     },
+    /// A server's listing differs from its pinned tools
+    /// ([`ConnectionSetOptions::with_tool_pins`](crate::ConnectionSetOptions::with_tool_pins)):
+    /// the changes that add risk keep their tools out of the catalog and uncallable until
+    /// accepted ([`ConnectionSet::accept_tool_changes`](crate::ConnectionSet::accept_tool_changes));
+    /// the others were re-pinned. Details: [`ConnectionSet::tool_drift`](crate::ConnectionSet::tool_drift).
+    ToolsDrifted {
+        /// The server.
+        server: McpServerKey,
+        /// Tools held back until accepted (raw names).
+        held: Vec<String>,
+        /// Tools whose change was only a notice, pinned as they are now.
+        repinned: Vec<String>,
+    },
     /// A resource this set subscribed to ([`ConnectionSet::subscribe_resource`]) changed:
     /// read it again to see how.
     ///
@@ -206,6 +219,7 @@ impl ConnectionEvent {
             | Self::CrashLoop { server, .. }
             | Self::Deferred { server, .. }
             | Self::ToolsChanged { server, .. }
+            | Self::ToolsDrifted { server, .. }
             | Self::ResourceUpdated { server, .. } => Some(server),
             Self::StartupComplete { .. } => None,
         }

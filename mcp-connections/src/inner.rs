@@ -38,6 +38,9 @@ pub(crate) struct SetInner {
     pub(crate) event_order: std::sync::Mutex<()>,
     /// The aggregated catalog of the last revision asked for.
     pub(crate) catalog_cache: std::sync::Mutex<Option<crate::tool_info::Catalog>>,
+    /// Per server, the pinned-tool drift held back from the catalog (`pins.rs`).
+    pub(crate) drift:
+        std::sync::Mutex<std::collections::BTreeMap<McpServerKey, Vec<crate::drift::ToolDrift>>>,
     /// The tool search index, following the catalog (`search.rs`).
     pub(crate) search: crate::search::SharedSearch,
     /// The name tables of the last [`NAME_HISTORY`] catalog revisions built, so a call

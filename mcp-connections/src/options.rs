@@ -83,6 +83,7 @@ pub struct ConnectionSetOptions {
     pub(crate) probe_timeout: Duration,
     pub(crate) cache_only: bool,
     pub(crate) defer_cached: bool,
+    pub(crate) tool_pins: Option<Arc<crate::pins::ToolPins>>,
     pub(crate) authority: crate::authority::HostAuthority,
     pub(crate) host_metadata: Option<Arc<dyn crate::host_meta::HostMetadataProvider>>,
 }
@@ -140,6 +141,7 @@ impl ConnectionSetOptions {
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
             cache_only: false,
             defer_cached: false,
+            tool_pins: None,
             authority: crate::authority::HostAuthority::new(),
             host_metadata: None,
         }
@@ -365,6 +367,22 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_cache_only(mut self, on: bool) -> Self {
         self.cache_only = on;
+        self
+    }
+
+    /// Pins every server's tools as first seen and compares later listings with the pins
+    /// (at startup, after `list_changed`, after a restart, cached or live): a change that
+    /// adds risk (a new or renamed tool, a schema that accepts more, annotations that say
+    /// less safe, a description that gained a URL, a path or instructions to the model)
+    /// keeps the tool out of the catalog and uncallable until the host accepts it
+    /// ([`ConnectionSet::accept_tool_changes`](crate::ConnectionSet::accept_tool_changes));
+    /// other changes are re-pinned; both are told by
+    /// [`ConnectionEvent::ToolsDrifted`](crate::ConnectionEvent::ToolsDrifted). A pin is
+    /// per server key (name and environment) and what runs (command, arguments and folder,
+    /// or URL). Default: no pins.
+    #[must_use]
+    pub fn with_tool_pins(mut self, pins: Arc<crate::pins::ToolPins>) -> Self {
+        self.tool_pins = Some(pins);
         self
     }
 

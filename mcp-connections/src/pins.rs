@@ -241,3 +241,198 @@ fn parse(bytes: &[u8]) -> Result<BTreeMap<Key, BTreeMap<String, Tool>>, String> 
 
 #[cfg(test)]
 mod tests;
+
+/// What a pin of `spec`'s server is keyed by besides its key: what runs (command,
+/// arguments, folder) or where it connects (URL). No variable's value is part of it, so a
+/// rotated token is the same pin.
+pub(crate) fn pin_target(spec: &crate::spec::ServerSpec) -> Fingerprint {
+    let b = Fingerprint::builder("mcp-connections/pin-target/v1");
+    match &spec.transport {
+        crate::spec::TransportSpec::Stdio(stdio) => b
+            .str("transport", "stdio")
+            .str("command", stdio.command())
+            .list("args", stdio.args())
+            .opt_str("cwd", stdio.cwd().map(|p| p.to_string_lossy()).as_deref()),
+        crate::spec::TransportSpec::Http(http) => b.str("transport", "http").str("url", http.url()),
+        crate::spec::TransportSpec::Sse(http) => b.str("transport", "sse").str("url", http.url()),
+        _ => b.str("transport", "unusable"),
+    }
+    .finish()
+}
+
+/// Holds back from `tools` (a server's listing, as the catalog would show it) the tools
+/// whose change since their pins adds risk, re-pins the others' changes, records the
+/// held drift in the set and tells the host when it changed.
+pub(crate) fn enforce(
+    inner: &crate::inner::SetInner,
+    pins: &ToolPins,
+    slot: &crate::slot::Slot,
+    tools: Vec<Tool>,
+) -> Vec<Tool> {
+    let key = &slot.spec.key;
+    let target = pin_target(&slot.spec);
+    let drift = match pins.check(key, &target, &tools) {
+        PinCheck::Drifted(drift) => drift,
+        PinCheck::FirstSeen { .. } => {
+            if let Err(e) = pins.persist() {
+                tracing::warn!(server = %key, "tool pins not saved: {e}");
+            }
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    let (held, notices): (Vec<ToolDrift>, Vec<ToolDrift>) =
+        drift.into_iter().partition(ToolDrift::adds_risk);
+    let repinned: Vec<String> = notices.iter().map(|d| d.tool.clone()).collect();
+    for notice in &notices {
+        let now = tools.iter().find(|t| t.name == notice.tool);
+        pins.accept_tool(key, &target, &notice.tool, now);
+    }
+    if !notices.is_empty()
+        && let Err(e) = pins.persist()
+    {
+        tracing::warn!(server = %key, "tool pins not saved: {e}");
+    }
+    let held_names: Vec<String> = held.iter().map(|d| d.tool.clone()).collect();
+    let changed = {
+        let mut recorded = inner.drift.lock().unwrap_or_else(PoisonError::into_inner);
+        let before = recorded.get(key).cloned().unwrap_or_default();
+        if held.is_empty() {
+            recorded.remove(key);
+        } else {
+            recorded.insert(key.clone(), held.clone());
+        }
+        before != held
+    };
+    if changed || !repinned.is_empty() {
+        for d in &held {
+            tracing::warn!(server = %key, tool = %d.tool, changes = ?d.changes, "a tool changed since it was pinned; held back until accepted");
+        }
+        inner.emit(crate::events::ConnectionEvent::ToolsDrifted {
+            server: key.clone(),
+            held: held_names.clone(),
+            repinned,
+        });
+    }
+    tools
+        .into_iter()
+        .filter(|t| !held_names.iter().any(|h| *h == t.name))
+        .collect()
+}
+
+/// One line for a person: each change of `drift`, e.g. `description changed (gained:
+/// URL, instructions)`.
+pub(crate) fn describe(drift: &ToolDrift) -> String {
+    use crate::drift::{RiskSign, ToolChange};
+    drift
+        .changes
+        .iter()
+        .map(|c| match c {
+            ToolChange::Added => "new tool".to_owned(),
+            ToolChange::Removed => "removed".to_owned(),
+            ToolChange::Renamed { from } => format!("renamed from `{from}`"),
+            ToolChange::TitleChanged => "title changed".to_owned(),
+            ToolChange::DescriptionChanged { gained } if gained.is_empty() => {
+                "description changed".to_owned()
+            }
+            ToolChange::DescriptionChanged { gained } => format!(
+                "description changed, gaining {}",
+                gained
+                    .iter()
+                    .map(|s| match s {
+                        RiskSign::Url => "a URL",
+                        RiskSign::FilePath => "a file path",
+                        RiskSign::Instruction => "instructions to the model",
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ToolChange::SchemaWidened { details } => {
+                format!("input schema accepts more: {}", details.join(", "))
+            }
+            ToolChange::SchemaNarrowed { details } => {
+                format!("input schema accepts less: {}", details.join(", "))
+            }
+            ToolChange::AnnotationsLessSafe { hints } => {
+                format!("annotations say less safe: {}", hints.join(", "))
+            }
+            ToolChange::AnnotationsSafer { hints } => {
+                format!("annotations say safer: {}", hints.join(", "))
+            }
+            ToolChange::OutputSchemaChanged => "output schema changed".to_owned(),
+            ToolChange::MetaChanged => "_meta changed".to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl crate::set::ConnectionSet {
+    /// The changes held back for `server` (tools whose change since their pins adds risk),
+    /// as of the current catalog; empty without pins or drift.
+    pub fn tool_drift(&self, server: &McpServerKey) -> Vec<ToolDrift> {
+        let _ = self.catalog();
+        self.inner
+            .drift
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(server)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// What held `tool` of `server` back, readable, if it is held back.
+    pub(crate) fn held_changes(&self, server: &McpServerKey, tool: &str) -> Option<String> {
+        let drift = self
+            .inner
+            .drift
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        drift
+            .get(server)?
+            .iter()
+            .find(|d| d.tool == tool)
+            .map(describe)
+    }
+
+    /// Accepts the held-back changes of `server`'s tools (all, or only `tool`): they are
+    /// pinned as the server lists them now (a removed tool is unpinned) and come back into
+    /// the catalog. Returns how many tools were accepted.
+    ///
+    /// Errors: [`Error::UnknownServer`](crate::Error::UnknownServer).
+    pub fn accept_tool_changes(
+        &self,
+        server: &McpServerKey,
+        tool: Option<&str>,
+    ) -> crate::error::Result<usize> {
+        let slot = std::sync::Arc::clone(self.inner.slot(server)?);
+        let Some(pins) = &self.inner.options.tool_pins else {
+            return Ok(0);
+        };
+        let listed: Vec<Tool> = match slot.current() {
+            crate::slot::SlotState::Ready(live) => live.tools().as_ref().clone(),
+            crate::slot::SlotState::Deferred(cached) => cached.tools.clone(),
+            _ => Vec::new(),
+        };
+        let target = pin_target(&slot.spec);
+        let held = self.tool_drift(server);
+        let mut accepted = 0;
+        for d in held.iter().filter(|d| tool.is_none_or(|t| t == d.tool)) {
+            if let Some(crate::drift::ToolChange::Renamed { from }) = d.changes.first() {
+                pins.accept_tool(server, &target, from, None);
+            }
+            let now = listed.iter().find(|t| t.name == d.tool);
+            pins.accept_tool(server, &target, &d.tool, now);
+            accepted += 1;
+        }
+        if accepted > 0 {
+            if let Err(e) = pins.persist() {
+                tracing::warn!(server = %server, "tool pins not saved: {e}");
+            }
+            // A new revision: the next catalog checks the pins again.
+            self.inner
+                .revision
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(accepted)
+    }
+}

@@ -184,6 +184,7 @@ impl ConnectionSet {
             event_order: std::sync::Mutex::new(()),
             catalog_cache: std::sync::Mutex::new(None),
             search: std::sync::Mutex::default(),
+            drift: std::sync::Mutex::default(),
             name_history: std::sync::Mutex::default(),
             tasks: TaskTracker::new(),
             startup_cancel,

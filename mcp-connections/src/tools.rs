@@ -41,11 +41,14 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
             SlotState::Deferred(cached) => (None, Arc::new(cached.tools.clone())),
             _ => continue,
         };
-        let tools: Vec<Tool> = listed
+        let mut tools: Vec<Tool> = listed
             .iter()
             .filter(|t| slot.spec.filter.allows(&t.name) && visible_to_model(t))
             .cloned()
             .collect();
+        if let Some(pins) = &inner.options.tool_pins {
+            tools = crate::pins::enforce(inner, pins, slot, tools);
+        }
         per_server.insert(key.clone(), (instructions, tools));
     }
     let namer = ToolNamer::new(inner.naming.clone());
