@@ -66,9 +66,7 @@ impl Analyzer {
             }
         });
     }
-}
 
-impl Analyzer {
     /// Appends the stemmed concatenations of adjacent Latin words of `text` (`event grid`
     /// -> `eventgrid`): names often join what a request writes apart.
     pub(crate) fn compounds(&self, text: &str, out: &mut Vec<String>) {
@@ -86,14 +84,16 @@ impl Analyzer {
             prev = Some(lower);
         });
     }
-}
 
-impl Analyzer {
     /// Appends, for each Latin word of `text` that `known` does not know, the stemmed two
     /// parts it splits into that `known` both knows (`cosmosdb` -> `cosmos` `db`).
     pub(crate) fn splits(&self, text: &str, known: impl Fn(&str) -> bool, out: &mut Vec<String>) {
         pieces(text, |piece, cjk| {
-            if cjk || piece.len() < 6 || !piece.chars().all(|c| c.is_ascii_alphabetic()) {
+            // Words longer than 32 letters are no compound of two names: not worth the tries.
+            if cjk
+                || !(6..=32).contains(&piece.len())
+                || !piece.chars().all(|c| c.is_ascii_alphabetic())
+            {
                 return;
             }
             let lower = piece.to_ascii_lowercase();
