@@ -60,8 +60,9 @@
 //! Tried and left out, for no gain: server-level evidence (each server's tools as one
 //! BM25 document, its score shared with its tools: at most ±0.4 points, top-1 lost from a
 //! share of 0.3), pseudo-relevance feedback (terms of the first 1–5 results at weight
-//! 0.1–0.3: top-5 unchanged or lower, top-1 down to −8 points), other field weights (within
-//! a point: a plateau).
+//! 0.1–0.3: top-5 unchanged or lower, top-1 down to −8 points), query-term frequency
+//! (`1 + c·ln qtf`, c 0.5–1: within a point, or lower), other field weights (within a
+//! point: a plateau).
 //!
 //! # Catalog files
 //!
