@@ -167,18 +167,6 @@ impl ConnectionSet {
                 tool: tool.to_owned(),
             });
         }
-        if self.inner.options.tool_pins.is_some() {
-            // The catalog's build checks the pins: bring it up to date, then refuse a
-            // tool held back.
-            let _ = self.catalog();
-            if let Some(changes) = self.held_changes(server, tool) {
-                return Err(Error::ToolChanged {
-                    server: server.clone(),
-                    tool: tool.to_owned(),
-                    changes,
-                });
-            }
-        }
         let arguments = self.run_hooks(server, tool, arguments).await?;
         let arguments = match arguments {
             None | Some(Value::Null) => None,
@@ -198,6 +186,18 @@ impl ConnectionSet {
         let live = self
             .ready_connection(&slot, deadline, options.fail_fast)
             .await?;
+        if self.inner.options.tool_pins.is_some() {
+            // The catalog's build checks the pins (now that the server is ready, with its
+            // live listing): bring it up to date, then refuse a tool held back.
+            let _ = self.catalog();
+            if let Some(changes) = self.held_changes(server, tool) {
+                return Err(Error::ToolChanged {
+                    server: server.clone(),
+                    tool: tool.to_owned(),
+                    changes,
+                });
+            }
+        }
         // Calls of different sets sharing a 2025-era connection take turns, so a request
         // from the server reaches the set whose call caused it. A 2026-era server asks
         // through the call's own reply (`input_required`): that reaches this set without

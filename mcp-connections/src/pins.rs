@@ -366,6 +366,14 @@ pub(crate) fn describe(drift: &ToolDrift) -> String {
         .join("; ")
 }
 
+impl ToolDrift {
+    /// The changes, readable for a person: e.g. `description changed, gaining a URL;
+    /// input schema accepts more: property \`cmd\` added`.
+    pub fn describe(&self) -> String {
+        describe(self)
+    }
+}
+
 impl crate::set::ConnectionSet {
     /// The changes held back for `server` (tools whose change since their pins adds risk),
     /// as of the current catalog; empty without pins or drift.

@@ -106,6 +106,9 @@ pub(crate) enum Command {
     Tools(ToolsArgs),
     /// Call a tool and print its result.
     Call(CallArgs),
+    /// Accept the changes of a server's tools since they were first seen (all, or one
+    /// tool), after `mcpctl tools` said they are held back.
+    Accept(AcceptArgs),
     /// List the resources (and resource templates) of the servers.
     Resources(ServerFilter),
     /// Read one resource of one server.
@@ -224,6 +227,17 @@ pub(crate) struct ToolsArgs {
     /// With --search, how many tools at most [default: 8].
     #[arg(long, value_name = "N", requires = "search")]
     pub(crate) limit: Option<usize>,
+}
+
+/// Arguments of `accept`.
+#[derive(Debug, Args)]
+pub(crate) struct AcceptArgs {
+    /// The server (its name, or name@environment).
+    #[arg(value_name = "SERVER")]
+    pub(crate) server: String,
+    /// Only this tool (its own name on the server); without it, every held-back tool.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: Option<String>,
 }
 
 /// Arguments of `call`.

@@ -131,11 +131,16 @@ pub(crate) fn host_options(
     let mut options =
         ConnectionSetOptions::new().with_client_info("mcpctl", env!("CARGO_PKG_VERSION"));
     if let Some(dir) = crate::auth::data_dir().filter(|_| !loaded.demo) {
-        options = options.with_tool_cache(ToolCache::persisted(
-            dir.join(TOOL_CACHE_DIR),
-            TOOL_CACHE_CAPACITY,
-            TOOL_CACHE_TTL,
-        ));
+        options = options
+            .with_tool_cache(ToolCache::persisted(
+                dir.join(TOOL_CACHE_DIR),
+                TOOL_CACHE_CAPACITY,
+                TOOL_CACHE_TTL,
+            ))
+            // Tools are pinned as first seen; a risky change waits for `mcpctl accept`.
+            .with_tool_pins(Arc::new(mcp_connections::ToolPins::persisted(
+                dir.join(TOOL_CACHE_DIR),
+            )));
     }
     let mut store = None;
     if loaded.demo || crate::auth::any_oauth(catalog) {

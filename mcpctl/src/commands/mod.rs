@@ -81,6 +81,7 @@ async fn dispatch(
         }) => tools::run_search(session, global, server.as_deref(), &query, limit).await,
         Command::Tools(args) => tools::run(session, global, args.server.as_deref()).await,
         Command::Call(args) => call::run(session, global, &args, call_arguments.flatten()).await,
+        Command::Accept(args) => accept(session, global, &args).await,
         Command::Resources(filter) => {
             resources::run(session, global, filter.server.as_deref()).await
         }
@@ -125,6 +126,57 @@ impl StopSignals {
 
 /// Warns about every server that did not become ready (sorted by key); returns whether a
 /// required one is among them.
+/// Says which tools of `servers` are held back because they changed since they were
+/// pinned, and how to accept them.
+pub(crate) fn warn_drift(session: &Session, servers: &[mcp_connections::ServerStatus]) {
+    for status in servers {
+        for drift in session.set.tool_drift(&status.key) {
+            crate::render::warn(&format!(
+                "tool `{}` of server `{}` changed since it was first seen and is held back: {} (if you trust the change: mcpctl accept {} {})",
+                drift.tool.escape_debug(),
+                status.key,
+                drift.describe(),
+                status.key,
+                drift.tool.escape_debug(),
+            ));
+        }
+    }
+}
+
+/// Runs `accept SERVER [TOOL]`.
+async fn accept(
+    session: &mut Session,
+    global: &GlobalArgs,
+    args: &crate::cli::AcceptArgs,
+) -> Result<u8, CliError> {
+    let key = session.server_key(&args.server)?;
+    session
+        .wait_servers(
+            crate::progress::ProgressMode::choose(global.json, false),
+            Some(&key),
+        )
+        .await;
+    let held = session.set.tool_drift(&key);
+    if let Some(tool) = &args.tool
+        && !held.iter().any(|d| d.tool == *tool)
+    {
+        return Err(CliError::usage(format!(
+            "tool `{}` of server `{key}` has no change waiting to be accepted",
+            tool.escape_debug()
+        ))
+        .with_hint("`mcpctl tools` names the tools that are held back"));
+    }
+    let accepted = session
+        .set
+        .accept_tool_changes(&key, args.tool.as_deref())
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    crate::render::out(&format!(
+        "accepted {} of server `{key}`\n",
+        crate::progress::plural(accepted, "changed tool")
+    ));
+    Ok(0)
+}
+
 pub(crate) fn warn_unready(servers: &[mcp_connections::ServerStatus]) -> bool {
     use mcp_connections::ServerState;
     let mut required_failed = false;

@@ -25,6 +25,7 @@ pub(crate) async fn run(
         .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
         .await;
     let required_failed = super::warn_unready(&relevant);
+    super::warn_drift(session, &relevant);
     let mut tools: Vec<ToolInfo> = session
         .set
         .tools()
