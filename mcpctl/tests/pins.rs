@@ -55,6 +55,14 @@ fn a_rewritten_tool_is_held_back_until_accepted() {
         "{}",
         held.stderr
     );
+    let status = wd.run(&["--config", config, "status"]);
+    assert!(
+        status
+            .stderr
+            .contains("tool `read_file` of server `files` changed"),
+        "status says what is held back: {}",
+        status.stderr
+    );
     let call = wd.run(&[
         "--config",
         config,

@@ -25,6 +25,7 @@ pub(crate) async fn run(session: &mut Session, global: &GlobalArgs) -> Result<u8
             .servers
             .sort_by_key(|s| super::environment_group(&s.key));
     }
+    super::warn_drift(session, &summary.servers);
     let auth = auth_of(session, &summary).await;
     if global.json {
         let info: BTreeMap<McpServerKey, ServerInfo> = summary
