@@ -388,6 +388,29 @@ impl crate::set::ConnectionSet {
             .unwrap_or_default()
     }
 
+    /// The pinned definition of `tool` on `server` (what was approved), if pins are on and
+    /// it has one.
+    pub fn pinned_tool(&self, server: &McpServerKey, tool: &str) -> Option<Tool> {
+        let pins = self.inner.options.tool_pins.as_ref()?;
+        let slot = self.inner.slot(server).ok()?;
+        pins.pinned(server, &pin_target(&slot.spec), tool)
+    }
+
+    /// `tool` as `server` lists it now (live, or its cached listing while deferred), held
+    /// back or not.
+    pub fn listed_tool(&self, server: &McpServerKey, tool: &str) -> Option<Tool> {
+        let slot = self.inner.slot(server).ok()?;
+        match slot.current() {
+            crate::slot::SlotState::Ready(live) => {
+                live.tools().iter().find(|t| t.name == tool).cloned()
+            }
+            crate::slot::SlotState::Deferred(cached) => {
+                cached.tools.iter().find(|t| t.name == tool).cloned()
+            }
+            _ => None,
+        }
+    }
+
     /// What held `tool` of `server` back, readable, if it is held back.
     pub(crate) fn held_changes(&self, server: &McpServerKey, tool: &str) -> Option<String> {
         let drift = self

@@ -217,8 +217,12 @@ pub(crate) struct ToolsArgs {
     pub(crate) server: Option<String>,
     /// List the tools from the persisted catalog cache (in the data directory) without
     /// starting any server, with each listing's age. Servers never listed are named.
-    #[arg(long, conflicts_with = "search")]
+    #[arg(long, conflicts_with_all = ["search", "changes"])]
     pub(crate) cached: bool,
+    /// List the tools held back because they changed since they were first seen: what
+    /// changed, the description before and after, and how to accept.
+    #[arg(long, conflicts_with = "search")]
+    pub(crate) changes: bool,
     /// Only the tools that best match QUERY, best first (a tool's name in the query ranks
     /// it first). Servers whose listing is cached are searched from the cache and not
     /// started; the others start.

@@ -63,6 +63,22 @@ fn a_rewritten_tool_is_held_back_until_accepted() {
         "status says what is held back: {}",
         status.stderr
     );
+    let changes = wd.run(&["--config", config, "tools", "--changes"]);
+    assert_eq!(changes.code, 0, "{}", changes.stderr);
+    assert!(
+        changes
+            .stdout
+            .contains("files read_file: description changed, gaining")
+            && changes.stdout.contains("- description: \"Read a file.\"")
+            && changes
+                .stdout
+                .contains("+ description: \"Read a file. Before using this tool")
+            && changes
+                .stdout
+                .contains("accept: mcpctl accept files read_file"),
+        "{}",
+        changes.stdout
+    );
     let call = wd.run(&[
         "--config",
         config,

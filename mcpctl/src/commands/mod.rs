@@ -74,6 +74,11 @@ async fn dispatch(
             tools::run_cached(session, global, args.server.as_deref()).await
         }
         Command::Tools(ToolsArgs {
+            changes: true,
+            server,
+            ..
+        }) => tools::run_changes(session, global, server.as_deref()).await,
+        Command::Tools(ToolsArgs {
             search: Some(query),
             limit,
             server,

@@ -45,6 +45,74 @@ pub(crate) async fn run(
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
 }
 
+/// Runs `tools --changes`: every tool held back because it changed since it was pinned,
+/// with what changed, its description before and after (escaped) and how to accept.
+pub(crate) async fn run_changes(
+    session: &mut Session,
+    global: &GlobalArgs,
+    server: Option<&str>,
+) -> Result<u8, CliError> {
+    let only = server.map(|s| session.server_key(s)).transpose()?;
+    let relevant = session
+        .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
+        .await;
+    let required_failed = super::warn_unready(&relevant);
+    let mut entries = Vec::new();
+    for status in &relevant {
+        for drift in session.set.tool_drift(&status.key) {
+            let before = session
+                .set
+                .pinned_tool(&status.key, &drift.tool)
+                .and_then(|t| t.description.map(|d| d.to_string()));
+            let after = session
+                .set
+                .listed_tool(&status.key, &drift.tool)
+                .and_then(|t| t.description.map(|d| d.to_string()));
+            entries.push((status.key.clone(), drift, before, after));
+        }
+    }
+    if global.json {
+        crate::render::out_json(&Value::Array(
+            entries
+                .iter()
+                .map(|(server, drift, before, after)| {
+                    json!({
+                        "server": server,
+                        "tool": drift.tool,
+                        "changes": drift.describe(),
+                        "description_before": before,
+                        "description_after": after,
+                    })
+                })
+                .collect(),
+        ));
+    } else if entries.is_empty() {
+        crate::render::out("no tool changed since it was first seen\n");
+    } else {
+        let mut text = String::new();
+        for (server, drift, before, after) in &entries {
+            text.push_str(&format!(
+                "{server} {}: {}\n",
+                drift.tool.escape_debug(),
+                drift.describe()
+            ));
+            if before != after {
+                text.push_str(&format!(
+                    "  - description: {:?}\n  + description: {:?}\n",
+                    before.as_deref().unwrap_or_default(),
+                    after.as_deref().unwrap_or_default()
+                ));
+            }
+            text.push_str(&format!(
+                "  accept: mcpctl accept {server} {}\n",
+                drift.tool.escape_debug()
+            ));
+        }
+        crate::render::out(&text);
+    }
+    Ok(if required_failed { EXIT_FAILURE } else { 0 })
+}
+
 /// The default number of results of `tools --search`.
 pub(crate) const DEFAULT_SEARCH_LIMIT: usize = 8;
 
