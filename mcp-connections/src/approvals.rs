@@ -76,21 +76,49 @@ impl ConnectionSet {
         })
     }
 
-    /// Remembers the user's approval of `tool` on `server` for the rest of this set's life.
+    /// Remembers the user's approval of `tool` on `server` for the rest of this set's life,
+    /// bound to the tool's definition as listed now: if the server changes the tool (its
+    /// description, schemas, annotations: [`crate::tool_fingerprint`]), the user is asked
+    /// again.
     pub fn remember_approval(&self, server: &McpServerKey, tool: &str) -> Result<()> {
         self.inner.slot(server)?;
+        let definition = self.definition_fingerprint(server, tool);
         if let Ok(mut set) = self.inner.approvals.lock() {
-            set.insert((server.clone(), tool.to_owned()));
+            set.insert((server.clone(), tool.to_owned()), definition);
         }
         Ok(())
     }
 
+    /// The fingerprint of `tool` as `server` lists it now, if it is ready and lists it.
+    fn definition_fingerprint(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+    ) -> Option<mcp_key::Fingerprint> {
+        let slot = self.inner.slot(server).ok()?;
+        match slot.current() {
+            SlotState::Ready(live) => live
+                .tools()
+                .iter()
+                .find(|t| t.name == tool)
+                .map(crate::drift::tool_fingerprint),
+            _ => None,
+        }
+    }
+
     fn is_remembered(&self, server: &McpServerKey, tool: &str) -> bool {
-        self.inner
+        let remembered = self
+            .inner
             .approvals
             .lock()
-            .map(|s| s.contains(&(server.clone(), tool.to_owned())))
-            .unwrap_or(false)
+            .ok()
+            .and_then(|s| s.get(&(server.clone(), tool.to_owned())).copied());
+        match remembered {
+            None => false,
+            // Approved before the definition was known: still this session's yes.
+            Some(None) => true,
+            Some(Some(approved)) => self.definition_fingerprint(server, tool) == Some(approved),
+        }
     }
 }
 

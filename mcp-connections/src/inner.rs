@@ -31,7 +31,11 @@ pub(crate) struct SetInner {
     /// Where stdio servers of non-local environments are launched.
     pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
     /// Tools approved "for this session", per server key.
-    pub(crate) approvals: std::sync::Mutex<std::collections::BTreeSet<(McpServerKey, String)>>,
+    /// Approvals remembered for the session, each with the fingerprint of the definition
+    /// that was approved (`None`: the server was not ready, its definition unknown).
+    pub(crate) approvals: std::sync::Mutex<
+        std::collections::BTreeMap<(McpServerKey, String), Option<mcp_key::Fingerprint>>,
+    >,
     /// Legacy (name-only) lookups: name -> the key that answers for it.
     pub(crate) by_name: BTreeMap<ServerName, McpServerKey>,
     pub(crate) revision: AtomicU64,

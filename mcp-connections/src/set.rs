@@ -422,8 +422,8 @@ impl ConnectionSet {
         if let (Ok(old), Ok(mut new)) = (self.inner.approvals.lock(), next.inner.approvals.lock()) {
             new.extend(
                 old.iter()
-                    .filter(|(key, _)| next.inner.slots.contains_key(key))
-                    .cloned(),
+                    .filter(|((key, _), _)| next.inner.slots.contains_key(key))
+                    .map(|(k, v)| (k.clone(), *v)),
             );
         }
         for (key, slot) in &next.inner.slots {

@@ -120,7 +120,7 @@ fn approval_question(
         "required": ["approve"],
     });
     let kept = if remember {
-        "A yes is remembered for this tool of this server until this client disconnects; later calls, with any arguments, are not asked again.".to_owned()
+        "A yes is remembered for this tool of this server until this client disconnects or the server changes the tool; later calls, with any arguments, are not asked again.".to_owned()
     } else {
         "The answer holds for this call only.".to_owned()
     };
