@@ -320,7 +320,6 @@ pub(crate) fn risk_signs(text: &str) -> BTreeSet<RiskSign> {
         "<instructions>",
         "<system>",
         "system prompt",
-        "instead of",
         "read the file",
         "pass its content",
         "send it to",

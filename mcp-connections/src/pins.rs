@@ -5,7 +5,7 @@
 //! another pin. Persisted as one JSON file (0600 in a 0700 folder, atomic replace).
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -192,19 +192,7 @@ impl ToolPins {
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(dir)?;
-        let temp = dir.join(format!(".{TOOL_PINS_FILE}.{}.tmp", std::process::id()));
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let written = options
-            .open(&temp)
-            .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
-            .and_then(|()| std::fs::rename(&temp, path));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&temp);
-        }
-        written
+        crate::tool_cache::write_atomically(dir, path, &bytes)
     }
 }
 

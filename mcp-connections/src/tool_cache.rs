@@ -674,11 +674,16 @@ fn read_entry(raw: serde_json::Value) -> Option<Option<(Key, Stored)>> {
     Some(Some(((server, fingerprint), stored)))
 }
 
-/// Writes `bytes` to a fresh temporary file in `dir`, then renames it over `path`.
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Writes `bytes` to a fresh temporary file (0600) in `dir`, then renames it over `path`
+/// (the tool cache's file, and the tool pins').
+pub(crate) fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().map_or_else(
+        || TOOL_CACHE_FILE.into(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let temp = dir.join(format!(
-        ".{TOOL_CACHE_FILE}.{}.{}.tmp",
+        ".{name}.{}.{}.tmp",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));

@@ -131,6 +131,32 @@ impl StopSignals {
 
 /// Warns about every server that did not become ready (sorted by key); returns whether a
 /// required one is among them.
+/// The servers a listing command is about (all, or the one `--server` names), waited for
+/// with progress; those not ready are reported. Returns the key named, the servers, and
+/// whether a required one failed.
+pub(crate) async fn wait_relevant(
+    session: &mut Session,
+    global: &GlobalArgs,
+    server: Option<&str>,
+) -> Result<
+    (
+        Option<mcp_key::McpServerKey>,
+        Vec<mcp_connections::ServerStatus>,
+        bool,
+    ),
+    CliError,
+> {
+    let only = server.map(|s| session.server_key(s)).transpose()?;
+    let relevant = session
+        .wait_servers(
+            crate::progress::ProgressMode::choose(global.json, false),
+            only.as_ref(),
+        )
+        .await;
+    let required_failed = warn_unready(&relevant);
+    Ok((only, relevant, required_failed))
+}
+
 /// Says which tools of `servers` are held back because they changed since they were
 /// pinned, and how to accept them.
 pub(crate) fn warn_drift(session: &Session, servers: &[mcp_connections::ServerStatus]) {

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
 use crate::error::{CliError, EXIT_FAILURE};
-use crate::progress::{ProgressMode, plural};
+use crate::progress::plural;
 use crate::session::Session;
 use crate::style::Style;
 
@@ -17,11 +17,7 @@ pub(crate) async fn run(
     global: &GlobalArgs,
     server: Option<&str>,
 ) -> Result<u8, CliError> {
-    let only = server.map(|s| session.server_key(s)).transpose()?;
-    let relevant = session
-        .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
-        .await;
-    let required_failed = super::warn_unready(&relevant);
+    let (only, relevant, required_failed) = super::wait_relevant(session, global, server).await?;
     // Servers that are not ready were just reported; the listings name them too.
     let unready: Vec<McpServerKey> = relevant
         .iter()

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
 use crate::error::{CliError, EXIT_FAILURE};
-use crate::progress::{ProgressMode, plural};
+use crate::progress::plural;
 use crate::session::Session;
 use crate::style::Style;
 
@@ -20,11 +20,7 @@ pub(crate) async fn run(
     global: &GlobalArgs,
     server: Option<&str>,
 ) -> Result<u8, CliError> {
-    let only = server.map(|s| session.server_key(s)).transpose()?;
-    let relevant = session
-        .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
-        .await;
-    let required_failed = super::warn_unready(&relevant);
+    let (only, relevant, required_failed) = super::wait_relevant(session, global, server).await?;
     super::warn_drift(session, &relevant);
     let mut tools: Vec<ToolInfo> = session
         .set
@@ -52,11 +48,7 @@ pub(crate) async fn run_changes(
     global: &GlobalArgs,
     server: Option<&str>,
 ) -> Result<u8, CliError> {
-    let only = server.map(|s| session.server_key(s)).transpose()?;
-    let relevant = session
-        .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
-        .await;
-    let required_failed = super::warn_unready(&relevant);
+    let (_, relevant, required_failed) = super::wait_relevant(session, global, server).await?;
     let mut entries = Vec::new();
     for status in &relevant {
         for drift in session.set.tool_drift(&status.key) {
@@ -130,11 +122,7 @@ pub(crate) async fn run_search(
         return Err(CliError::usage("--limit 0 would show nothing")
             .with_hint("give how many tools to show, e.g. --limit 8"));
     }
-    let only = server.map(|s| session.server_key(s)).transpose()?;
-    let relevant = session
-        .wait_servers(ProgressMode::choose(global.json, false), only.as_ref())
-        .await;
-    let required_failed = super::warn_unready(&relevant);
+    let (only, _, required_failed) = super::wait_relevant(session, global, server).await?;
     // With --server, search that server's tools only: ask for everything, then keep its.
     let asked = if only.is_some() {
         mcp_connections::mcp_search::MAX_LIMIT
