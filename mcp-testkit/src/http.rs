@@ -188,6 +188,8 @@ struct Control {
     /// [`HttpFakeServer::cut_next_responses`]: JSON-RPC methods whose next POSTs are
     /// served, then answered with a stream that ends before the response.
     cuts: Mutex<VecDeque<String>>,
+    /// Failures for the next POSTs of a JSON-RPC method (`fail_next_call`).
+    method_failures: Mutex<VecDeque<(String, InjectedFailure)>>,
     stop: CancellationToken,
 }
 
@@ -281,6 +283,14 @@ impl HttpFakeServer {
     pub fn fail_next(&self, n: usize, failure: InjectedFailure) {
         let mut queue = lock(&self.control.failures);
         queue.extend(std::iter::repeat_n(failure, n));
+    }
+
+    /// Answer the next `n` POSTs of JSON-RPC `method` (e.g. `"tools/call"`) with `failure`
+    /// instead of serving them; other requests (the client's GET stream, notifications,
+    /// other methods) are served as usual, so a test aims at exactly the request it means.
+    pub fn fail_next_call(&self, n: usize, method: &str, failure: InjectedFailure) {
+        lock(&self.control.method_failures)
+            .extend(std::iter::repeat_n((method.to_owned(), failure), n));
     }
 
     /// Serve each of the next `n` POSTs of JSON-RPC `method` (e.g. `"tools/list"`), then
@@ -400,7 +410,9 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
         }
     }
     let inspect = request.method() == http::Method::POST
-        && (control.ignore_discover || !lock(&control.cuts).is_empty());
+        && (control.ignore_discover
+            || !lock(&control.cuts).is_empty()
+            || !lock(&control.method_failures).is_empty());
     let (request, cut) = if inspect {
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, 16 * 1024 * 1024).await else {
@@ -412,6 +424,15 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
         if control.ignore_discover && method.as_deref() == Some("server/discover") {
             control.stop.cancelled().await;
             return failure_response(&InjectedFailure::new(503));
+        }
+        let aimed = method.as_deref().and_then(|method| {
+            let mut queue = lock(&control.method_failures);
+            let at = queue.iter().position(|(m, _)| m == method)?;
+            queue.remove(at).map(|(_, failure)| failure)
+        });
+        if let Some(failure) = aimed {
+            control.counters.send_modify(|c| c.injected += 1);
+            return failure_response(&failure);
         }
         let cut = method.is_some_and(|method| {
             let mut cuts = lock(&control.cuts);
