@@ -93,6 +93,7 @@ impl CatalogBuilder {
             .unwrap_or(settings.multi_environment);
         settings.startup_policy = config.startup_policy.unwrap_or(settings.startup_policy);
         settings.protocol = config.protocol.unwrap_or(settings.protocol);
+        settings.tool_drift = config.tool_drift.unwrap_or(settings.tool_drift);
         self.environments.extend(config.environments);
         self.plugins.extend(config.plugins);
         self.warnings.extend(loaded.warnings);

@@ -9,7 +9,7 @@ use mcp_key::{EnvironmentId, ServerName};
 use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::env::EnvLookup;
 use crate::format::ConfigFormat;
-use crate::server::{ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy};
+use crate::server::{ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy};
 use crate::transport::UnusableServer;
 
 /// Where OAuth credentials are stored (`credentials_store`).
@@ -215,6 +215,7 @@ pub struct Config {
     pub(crate) multi_environment: Option<bool>,
     pub(crate) startup_policy: Option<StartupPolicy>,
     pub(crate) protocol: Option<ProtocolChoice>,
+    pub(crate) tool_drift: Option<ToolDriftPolicy>,
     pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
     pub(crate) servers: BTreeMap<ServerName, ServerConfig>,
     pub(crate) plugins: Vec<PluginRef>,
@@ -230,6 +231,7 @@ impl Config {
             multi_environment: None,
             startup_policy: None,
             protocol: None,
+            tool_drift: None,
             environments: BTreeMap::new(),
             servers: BTreeMap::new(),
             plugins: Vec::new(),
@@ -375,6 +377,18 @@ impl Config {
     /// The catalog-wide protocol era (`mcp_protocol`), `None` when not written.
     pub fn protocol(&self) -> Option<ProtocolChoice> {
         self.protocol
+    }
+
+    /// Sets the catalog-wide tool drift policy (`tool_drift`); a server's own value wins.
+    #[must_use]
+    pub fn with_tool_drift(mut self, policy: ToolDriftPolicy) -> Self {
+        self.tool_drift = Some(policy);
+        self
+    }
+
+    /// The catalog-wide tool drift policy (`tool_drift`), `None` when not written.
+    pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
+        self.tool_drift
     }
 
     /// The catalog-wide startup policy (`mcp_startup`), `None` when not written.

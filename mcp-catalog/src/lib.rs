@@ -88,6 +88,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! What a host does when a server changes a tool it pinned (see `mcp-connections`' tool
+//! pins): `tool_drift = "notice" | "reapprove" | "block"` per server, or catalog-wide (a
+//! server's own value wins). `reapprove`, the default, holds back the changes that add risk
+//! until the user accepts them; `notice` holds back nothing; `block` holds back every change
+//! and accepts only out of band. [`ResolvedCatalog::tool_drift`] gives the effective
+//! [`ToolDriftPolicy`]; the trust review shows a file that sets it.
+//!
 //! Two settings say how a host may use its tool catalog cache; neither changes the
 //! [connection fingerprint](connection_fingerprint), so changing them never restarts a
 //! server:
@@ -201,7 +208,7 @@ pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolved::ResolvedCatalog;
 pub use server::{
     ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig,
-    StartupPolicy,
+    StartupPolicy, ToolDriftPolicy,
 };
 pub use source::{Conflict, Source, Tier, VetoReason};
 pub use toml_write::export_toml;

@@ -9,7 +9,7 @@ use crate::config::{CredentialsStore, ElicitationPolicy, EnvironmentConfig, Plug
 use crate::diagnostic::ConfigWarning;
 use crate::env::EnvLookup;
 use crate::fingerprint::connection_fingerprint;
-use crate::server::{ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy};
+use crate::server::{ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy};
 use crate::source::{Conflict, Source, VetoReason};
 
 /// Top-level settings carried from the user configuration.
@@ -21,6 +21,7 @@ pub(crate) struct Settings {
     pub(crate) multi_environment: bool,
     pub(crate) startup_policy: StartupPolicy,
     pub(crate) protocol: ProtocolChoice,
+    pub(crate) tool_drift: ToolDriftPolicy,
 }
 
 impl Default for Settings {
@@ -32,6 +33,7 @@ impl Default for Settings {
             multi_environment: false,
             startup_policy: StartupPolicy::Eager,
             protocol: ProtocolChoice::Auto,
+            tool_drift: ToolDriftPolicy::Reapprove,
         }
     }
 }
@@ -252,6 +254,15 @@ impl ResolvedCatalog {
         self.get(key)
             .and_then(ServerConfig::protocol)
             .unwrap_or(self.settings.protocol)
+    }
+
+    /// What happens when a tool of a server changes since it was pinned: its own
+    /// `tool_drift`, else the catalog-wide `tool_drift`, else
+    /// [`ToolDriftPolicy::Reapprove`]. A key that is not active gets the catalog-wide value.
+    pub fn tool_drift(&self, key: &McpServerKey) -> ToolDriftPolicy {
+        self.get(key)
+            .and_then(ServerConfig::tool_drift)
+            .unwrap_or(self.settings.tool_drift)
     }
 
     /// The effective startup policy of a server: its own `startup`, else the catalog-wide

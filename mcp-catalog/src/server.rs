@@ -139,6 +139,51 @@ impl fmt::Display for ProtocolChoice {
     }
 }
 
+/// What happens when a tool's definition changes since it was pinned (`tool_drift`, per
+/// server, or catalog-wide; a server's own value wins, default
+/// [`ToolDriftPolicy::Reapprove`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ToolDriftPolicy {
+    /// Every change is reported and the new definition pinned; nothing is held back.
+    Notice,
+    /// Changes that add risk (a new tool, a wider input schema, annotations that say less
+    /// safe, a description that gained URLs, file paths or instructions to the model) hold
+    /// the tool back until the user accepts it, which a host may ask in-band; other changes
+    /// are reported and re-pinned. The default.
+    #[default]
+    Reapprove,
+    /// Every change holds the tool back until it is accepted out of band (e.g. `mcpctl
+    /// accept`); a host does not offer to accept it in the middle of a call.
+    Block,
+}
+
+impl ToolDriftPolicy {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolDriftPolicy::Notice => "notice",
+            ToolDriftPolicy::Reapprove => "reapprove",
+            ToolDriftPolicy::Block => "block",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "notice" => Some(ToolDriftPolicy::Notice),
+            "reapprove" => Some(ToolDriftPolicy::Reapprove),
+            "block" => Some(ToolDriftPolicy::Block),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ToolDriftPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The configuration of one server (`[mcp_servers.<name>]`), independent of its name.
 ///
 /// Build one in code with [`ServerConfig::stdio`] or [`ServerConfig::http`] and the
@@ -175,6 +220,7 @@ pub struct ServerConfig {
     pub(crate) description: Option<String>,
     pub(crate) startup_policy: Option<StartupPolicy>,
     pub(crate) protocol: Option<ProtocolChoice>,
+    pub(crate) tool_drift: Option<ToolDriftPolicy>,
     pub(crate) tool_cache: bool,
 }
 
@@ -195,6 +241,7 @@ impl ServerConfig {
             description: None,
             startup_policy: None,
             protocol: None,
+            tool_drift: None,
             tool_cache: true,
         }
     }
@@ -332,6 +379,19 @@ impl ServerConfig {
     /// `auto`, applies: [`ResolvedCatalog::protocol`](crate::ResolvedCatalog::protocol)).
     pub fn protocol(&self) -> Option<ProtocolChoice> {
         self.protocol
+    }
+
+    /// Sets what happens when one of its tools changes since it was pinned (`tool_drift`);
+    /// wins over the catalog-wide value.
+    #[must_use]
+    pub fn with_tool_drift(mut self, policy: ToolDriftPolicy) -> Self {
+        self.tool_drift = Some(policy);
+        self
+    }
+
+    /// Its own `tool_drift`, `None` when not written (the catalog-wide value applies).
+    pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
+        self.tool_drift
     }
 
     /// Lets the tool catalog cache keep this server's tools (`tool_cache`, default `true`),

@@ -23,6 +23,7 @@ const TOP_KEYS: &[&str] = &[
     "multi_environment",
     "mcp_startup",
     "mcp_protocol",
+    "tool_drift",
     "environments",
     "mcp_servers",
     "plugins",
@@ -109,6 +110,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
             "multi_environment" => config.multi_environment = r.bool(field, value),
             "mcp_startup" => config.startup_policy = r.startup_policy(field, value),
             "mcp_protocol" => config.protocol = r.protocol(field, value),
+            "tool_drift" => config.tool_drift = r.tool_drift(field, value),
             "environments" => {}
             "mcp_servers" => {
                 let Some(servers) = r.table(field, value) else {

@@ -45,6 +45,7 @@ const COMMON_KEYS: &[&str] = &[
     "description",
     "startup",
     "protocol",
+    "tool_drift",
     "tool_cache",
 ];
 
@@ -306,6 +307,7 @@ pub(crate) fn parse_server(
                 }
             }
             "tool_cache" => server.tool_cache = r.bool(field, value).unwrap_or(true),
+            "tool_drift" => server.tool_drift = r.tool_drift(field, value),
             _ => {
                 let known: Vec<&str> = STDIO_KEYS
                     .iter()

@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::collect::Collector;
 use crate::diagnostic::{ConfigErrorKind, Scope};
-use crate::server::{ApprovalMode, ProtocolChoice, StartupPolicy};
+use crate::server::{ApprovalMode, ProtocolChoice, StartupPolicy, ToolDriftPolicy};
 
 pub(crate) type Value<'i> = Spanned<DeValue<'i>>;
 
@@ -256,6 +256,22 @@ impl Reader<'_, '_> {
             );
         }
         choice
+    }
+
+    /// A `tool_drift` value.
+    pub(crate) fn tool_drift(&mut self, field: &str, value: &Value<'_>) -> Option<ToolDriftPolicy> {
+        let s = self.string(field, value)?;
+        let policy = ToolDriftPolicy::parse(&s);
+        if policy.is_none() {
+            self.error(
+                field,
+                value.span().start,
+                ConfigErrorKind::InvalidValue,
+                format!("unknown tool drift policy `{s}`"),
+                Some("use one of `notice`, `reapprove`, `block`".to_owned()),
+            );
+        }
+        policy
     }
 
     /// A `startup` / `mcp_startup` value.

@@ -135,6 +135,18 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
             "multi_environment",
             last(&|c| c.multi_environment.map(|b| b.to_string())),
         ),
+        (
+            "mcp_startup",
+            last(&|c| c.startup_policy.map(|p| string(p.as_str()))),
+        ),
+        (
+            "mcp_protocol",
+            last(&|c| c.protocol.map(|p| string(p.as_str()))),
+        ),
+        (
+            "tool_drift",
+            last(&|c| c.tool_drift.map(|p| string(p.as_str()))),
+        ),
     ];
     for (field, value) in settings {
         if let Some(value) = value {
@@ -333,6 +345,18 @@ fn write_common(out: &mut String, server: &ServerConfig) {
     }
     if let Some(description) = server.description() {
         line(out, "description", &string(description));
+    }
+    if let Some(policy) = server.startup_policy() {
+        line(out, "startup", &string(policy.as_str()));
+    }
+    if let Some(protocol) = server.protocol() {
+        line(out, "protocol", &string(protocol.as_str()));
+    }
+    if let Some(policy) = server.tool_drift() {
+        line(out, "tool_drift", &string(policy.as_str()));
+    }
+    if !server.tool_cache() {
+        line(out, "tool_cache", "false");
     }
 }
 

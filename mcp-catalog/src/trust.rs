@@ -290,6 +290,9 @@ pub struct Review {
     pub plugin_reviews: Vec<(PathBuf, Review)>,
     /// Every environment variable the file would read, sorted.
     pub variables: BTreeSet<String>,
+    /// The catalog-wide `tool_drift` policy, when the file writes one: whether changed
+    /// tools of every server are held back for the user.
+    pub tool_drift: Option<String>,
 }
 
 /// One server of a [`Review`].
@@ -407,6 +410,9 @@ impl Review {
                     .iter()
                     .map(|(tool, mode)| format!("{tool}={}", mode.as_str())),
             );
+            if let Some(policy) = server.tool_drift() {
+                approvals.push(format!("tool_drift={}", policy.as_str()));
+            }
             let mut reviewed = ReviewedServer {
                 name: name.to_string(),
                 command: None,
@@ -508,6 +514,7 @@ impl Review {
                 .collect(),
             plugin_reviews: Vec::new(),
             variables,
+            tool_drift: config.tool_drift().map(|p| p.as_str().to_owned()),
         }
     }
 
@@ -518,6 +525,7 @@ impl Review {
             && self.environments.is_empty()
             && self.plugins.is_empty()
             && self.variables.is_empty()
+            && self.tool_drift.is_none()
     }
 }
 
@@ -608,6 +616,9 @@ impl fmt::Display for Review {
         }
         for variable in &self.variables {
             writeln!(f, "reads variable: {variable}")?;
+        }
+        if let Some(policy) = &self.tool_drift {
+            writeln!(f, "changed tools: every server: tool_drift={policy}")?;
         }
         Ok(())
     }

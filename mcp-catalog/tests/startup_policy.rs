@@ -182,3 +182,46 @@ fn an_unknown_protocol_names_server_field_value_and_choices() {
          (use one of `auto`, `2026-07-28`, `2025-11-25`)"
     );
 }
+
+#[test]
+fn tool_drift_policies_parse_with_the_server_value_winning() {
+    use mcp_catalog::ToolDriftPolicy;
+    let catalog = catalog(
+        "tool_drift = \"block\"\n[mcp_servers.a]\ncommand = \"a\"\n\
+         [mcp_servers.b]\ncommand = \"b\"\ntool_drift = \"notice\"\n\
+         [mcp_servers.c]\ncommand = \"c\"\ntool_drift = \"reapprove\"\n",
+    );
+    assert_eq!(catalog.tool_drift(&key("a")), ToolDriftPolicy::Block);
+    assert_eq!(catalog.tool_drift(&key("b")), ToolDriftPolicy::Notice);
+    assert_eq!(catalog.tool_drift(&key("c")), ToolDriftPolicy::Reapprove);
+    assert_eq!(
+        self::catalog("[mcp_servers.d]\ncommand = \"d\"\n").tool_drift(&key("d")),
+        ToolDriftPolicy::Reapprove,
+        "the default holds back only the changes that add risk"
+    );
+}
+
+#[test]
+fn an_unknown_tool_drift_policy_names_server_field_value_and_choices() {
+    let text = "[mcp_servers.files]\ncommand = \"npx\"\ntool_drift = \"ignore\"\n";
+    let errors = Config::from_toml_str(text, "c.toml")
+        .and_then(LoadedConfig::into_strict)
+        .unwrap_err();
+    assert_eq!(
+        errors.errors()[0].to_string(),
+        "c.toml:3:14: server `files`: field `tool_drift`: unknown tool drift policy `ignore` \
+         (use one of `notice`, `reapprove`, `block`)"
+    );
+}
+
+#[test]
+fn exported_toml_keeps_startup_protocol_cache_and_drift_settings() {
+    let text = "mcp_startup = \"lazy_when_cached\"\nmcp_protocol = \"2025-11-25\"\n\
+                tool_drift = \"block\"\n[mcp_servers.a]\ncommand = \"a\"\n\
+                startup = \"eager\"\nprotocol = \"auto\"\ntool_drift = \"notice\"\n\
+                tool_cache = false\n";
+    let loaded = Config::from_toml_str(text, "c.toml").unwrap();
+    let written = mcp_catalog::export_toml(std::slice::from_ref(&loaded));
+    let again = Config::from_toml_str(&written, "again.toml").unwrap();
+    assert_eq!(again.config(), loaded.config(), "{written}");
+}

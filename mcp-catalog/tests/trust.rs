@@ -330,6 +330,36 @@ fn a_file_without_plugins_hashes_as_its_content() {
 /// Where credentials are asked for and sent is part of what a person trusts: the review
 /// names the authorization settings (an `ema` issuer receives the user's identity) and an
 /// environment's elicitation policy (both were missing from it).
+/// A project file that turns off the hold on changed tools must say so in its review.
+#[test]
+fn the_review_shows_a_tool_drift_policy_that_changes_when_the_user_is_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.toml");
+    std::fs::write(
+        &path,
+        "tool_drift = \"notice\"\n[mcp_servers.files]\ncommand = \"files\"\n\
+         tool_drift = \"notice\"\n",
+    )
+    .unwrap();
+    let (_, review) = review_file(&path).unwrap();
+    let text = review.to_string();
+    for line in [
+        "approval modes: files: tool_drift=notice",
+        "changed tools: every server: tool_drift=notice",
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "missing {line:?} in:\n{text}"
+        );
+    }
+    std::fs::write(&path, "tool_drift = \"block\"\n").unwrap();
+    let (_, review) = review_file(&path).unwrap();
+    assert!(
+        !review.is_empty(),
+        "a file that only sets the policy is reviewed"
+    );
+}
+
 #[test]
 fn the_review_shows_authorization_settings_and_elicitation_policies() {
     let dir = tempfile::tempdir().unwrap();
