@@ -3,7 +3,8 @@
 #   1. the pinned third-party MCP servers and clients the tests run against, installed
 #      under target/ when missing (scripts/reference-servers.sh: npm server-everything
 #      and mcp-proxy; scripts/gateway-clients.sh: the TypeScript SDK from npm and the
-#      Python `mcp` from PyPI);
+#      Python `mcp` from PyPI), and OpenSSH's server from the distribution's packages (apt-get, as root or through
+#      sudo) for the ssh environment tests, which run it on 127.0.0.1;
 #   2. cargo test --workspace, every test of every crate;
 #   3. the official MCP conformance suite, client side (scripts/conformance.sh).
 # When a registry cannot be reached, the tests that need what it failed to install
@@ -18,6 +19,7 @@ not_run=()
 # Which test binaries need an install: package and test target.
 reference_tests=("mcp-connections reference_server")
 client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server" "mcpctl gateway")
+ssh_tests=("mcp-testkit sshd")
 
 echo "== pinned MCP servers and clients for the tests (npm, PyPI; under target/)"
 if bash scripts/reference-servers.sh >/dev/null; then
@@ -29,6 +31,24 @@ if bash scripts/gateway-clients.sh >/dev/null; then
   export MCP_REQUIRE_GATEWAY_CLIENTS=1
 else
   not_run+=("third-party MCP clients (npm/PyPI install failed)|${client_tests[*]}")
+fi
+
+echo "== OpenSSH server for the ssh environment tests (distribution package)"
+sshd_installed() { [[ -x /usr/sbin/sshd || -x /usr/local/sbin/sshd ]]; }
+if ! sshd_installed && command -v apt-get >/dev/null; then
+  as_root=()
+  if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    as_root=(sudo -n)
+  fi
+  if [[ $(id -u) -eq 0 || ${#as_root[@]} -gt 0 ]]; then
+    install=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-server)
+    "${install[@]}" >/dev/null 2>&1 || { "${as_root[@]}" apt-get update -q >/dev/null 2>&1 && "${install[@]}" >/dev/null; }
+  fi
+fi
+if sshd_installed; then
+  export MCP_REQUIRE_SSHD=1
+else
+  not_run+=("OpenSSH server (openssh-server is not installed and could not be)|${ssh_tests[*]}")
 fi
 
 echo "== cargo test --workspace"

@@ -61,6 +61,12 @@ pub enum Error {
         /// What was tried.
         message: String,
     },
+    /// The sshd test fixture could not start sshd (or generate its keys).
+    #[error("sshd fixture failed to start; its output:\n{log}")]
+    Sshd {
+        /// sshd's log or ssh-keygen's stderr.
+        log: String,
+    },
 }
 
 impl Error {

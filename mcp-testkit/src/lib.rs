@@ -271,6 +271,7 @@ mod server;
 mod shared;
 #[cfg(feature = "http")]
 mod sse;
+mod sshd;
 mod stdio;
 mod temp;
 mod wire;
@@ -312,6 +313,9 @@ pub use scenario::{
 pub use server::FakeServer;
 #[cfg(feature = "http")]
 pub use sse::{MESSAGES_PATH, SSE_PATH, SseCounters, SseFakeServer, SseOptions, serve_sse_process};
+pub use sshd::{
+    REQUIRE_SSHD_ENV, SSHD_MAX_SESSIONS, SSHD_PATHS, SSHD_STARTUP_TIMEOUT, SshdFixture,
+};
 pub use stdio::{GARBAGE_LINE, serve_stdio};
 pub use temp::TestHome;
 

@@ -1,0 +1,105 @@
+//! The sshd fixture against the real OpenSSH server: a command runs over it with the
+//! fixture's key and known_hosts, the log counts the connection, and dropping the fixture
+//! leaves no sshd process behind.
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests run the ssh client directly"
+)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "tests and their helpers"
+)]
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use mcp_testkit::SshdFixture;
+
+#[tokio::test]
+async fn runs_a_command_and_leaves_no_sshd_behind() {
+    let Some(sshd) = SshdFixture::start_or_skip("runs_a_command_and_leaves_no_sshd_behind") else {
+        return;
+    };
+    let argv = sshd.ssh_argv();
+    let output = Command::new(&argv[0])
+        .args(&argv[1..])
+        .arg("--")
+        .arg("echo hello-from-sshd")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "ssh failed: {}\nsshd log:\n{}",
+        String::from_utf8_lossy(&output.stderr),
+        sshd.log()
+    );
+    assert_eq!(stdout, "hello-from-sshd\n");
+    assert_eq!(sshd.accepted_connections(), 1, "log:\n{}", sshd.log());
+
+    let listener = sshd.pid();
+    drop(sshd);
+    assert!(mcp_testkit::wait_gone(listener, Duration::from_secs(2)).await);
+}
+
+#[tokio::test]
+async fn an_unknown_host_key_is_refused() {
+    let Some(sshd) = SshdFixture::start_or_skip("an_unknown_host_key_is_refused") else {
+        return;
+    };
+    std::fs::write(sshd.known_hosts(), "").unwrap();
+    let argv = sshd.ssh_argv();
+    let output = Command::new(&argv[0])
+        .args(&argv[1..])
+        .arg("--")
+        .arg("true")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(255));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("Host key verification failed"), "{stderr}");
+    assert_eq!(sshd.accepted_connections(), 0);
+}
+
+#[tokio::test]
+async fn killing_sessions_cuts_the_connection() {
+    let Some(sshd) = SshdFixture::start_or_skip("killing_sessions_cuts_the_connection") else {
+        return;
+    };
+    let argv = sshd.ssh_argv();
+    let mut client = tokio::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .arg("--")
+        .arg("exec sleep 60")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // The session exists once the server has forked for it and the command runs.
+    let started = tokio::time::timeout(Duration::from_secs(10), async {
+        while !sshd.log().contains("Accepted publickey") || sshd.session_pids().len() < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(started.is_ok(), "no session: {}", sshd.log());
+    let sessions = sshd.session_pids();
+    sshd.kill_sessions();
+    let status = tokio::time::timeout(Duration::from_secs(5), client.wait())
+        .await
+        .expect("the client noticed the cut connection")
+        .unwrap();
+    assert!(!status.success());
+    for pid in sessions {
+        assert!(
+            mcp_testkit::wait_gone(pid, Duration::from_secs(2)).await,
+            "{pid} left"
+        );
+    }
+}
