@@ -91,6 +91,7 @@ impl fmt::Display for ElicitationPolicy {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EnvironmentConfig {
     pub(crate) wrapper: Vec<String>,
+    pub(crate) ssh: Option<crate::SshConfig>,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) default_approval_mode: Option<ApprovalMode>,
@@ -113,6 +114,19 @@ impl EnvironmentConfig {
     {
         self.wrapper = wrapper.into_iter().map(Into::into).collect();
         self
+    }
+
+    /// Runs the stdio servers of this environment on another machine over ssh (see
+    /// [`crate::SshConfig`]); used instead of a wrapper.
+    #[must_use]
+    pub fn with_ssh(mut self, ssh: crate::SshConfig) -> Self {
+        self.ssh = Some(ssh);
+        self
+    }
+
+    /// The ssh settings, when the environment is an ssh one.
+    pub fn ssh(&self) -> Option<&crate::SshConfig> {
+        self.ssh.as_ref()
     }
 
     /// Sets the default working directory there.

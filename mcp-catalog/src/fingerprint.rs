@@ -15,7 +15,7 @@ pub const CONNECTION_FINGERPRINT_DOMAIN: &str = "mcp-catalog/connection/v1";
 /// Includes the transport (command, args, literal env, cwd, URL, headers), the *current*
 /// values of referenced variables (`env_vars`, `bearer_token_env_var`, `env_http_headers`,
 /// read through `env`, so a rotated token changes it), the environment id with its
-/// wrapper, working directory and variables, the auth mode, OAuth/EMA client settings and
+/// wrapper or ssh settings, working directory and variables, the auth mode, OAuth/EMA client settings and
 /// scopes, and the credential store mode. Excludes the server's name, tool filters, call
 /// timeouts, startup timeout, `required`, approval modes and the description.
 pub fn connection_fingerprint(
@@ -43,6 +43,10 @@ pub fn connection_fingerprint(
             environment.into_iter().flat_map(|e| e.env()),
         )
         .str("credentials_store", credentials_store.as_str());
+    // Only ssh environments have the field, so other fingerprints stay as they were.
+    if let Some(ssh) = environment.and_then(EnvironmentConfig::ssh) {
+        b = b.list("environment.ssh", ssh.ssh_argv());
+    }
     match server.transport() {
         Transport::Stdio(stdio) => {
             let vars: Vec<(&str, String)> = stdio

@@ -179,8 +179,10 @@ mod plugin;
 mod resolved;
 mod server;
 mod source;
+mod ssh;
 mod toml_parse;
 mod toml_server;
+mod toml_ssh;
 mod toml_values;
 mod toml_write;
 mod transport;
@@ -211,6 +213,10 @@ pub use server::{
     StartupPolicy, ToolDriftPolicy,
 };
 pub use source::{Conflict, Source, Tier, VetoReason};
+pub use ssh::{
+    RemoteCommand, SSH_FIXED_OPTIONS, SSH_PROGRAM, SshConfig, quote_sh, quote_words, remote_line,
+    server_remote_line,
+};
 pub use toml_write::export_toml;
 pub use transport::{
     AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,

@@ -30,6 +30,7 @@ const TOP_KEYS: &[&str] = &[
 ];
 const ENVIRONMENT_KEYS: &[&str] = &[
     "wrapper",
+    "ssh",
     "cwd",
     "env",
     "default_tools_approval_mode",
@@ -204,6 +205,18 @@ fn parse_environments(
             let field = key.get_ref().as_ref();
             match field {
                 "wrapper" => environment.wrapper = er.string_list(field, value).unwrap_or_default(),
+                "ssh" => {
+                    environment.ssh = crate::toml_ssh::parse_ssh(&mut er, value);
+                    if environment.ssh.is_some() && settings.get("wrapper").is_some() {
+                        er.error(
+                            field,
+                            value.span().start,
+                            ConfigErrorKind::ConflictingTransport,
+                            "sets both `ssh` and `wrapper`",
+                            Some("keep one: `ssh` quotes the command for the remote shell and binds its lifetime to the connection; `wrapper` runs the command behind a prefix as written".to_owned()),
+                        );
+                    }
+                }
                 "cwd" => environment.cwd = er.non_empty_string(field, value).map(PathBuf::from),
                 "env" => environment.env = er.string_map(field, value).unwrap_or_default(),
                 "default_tools_approval_mode" => {

@@ -162,6 +162,9 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
         if !environment.wrapper.is_empty() {
             line(out, "wrapper", &array(&environment.wrapper));
         }
+        if let Some(ssh) = &environment.ssh {
+            line(out, "ssh", &ssh_table(ssh));
+        }
         if let Some(cwd) = &environment.cwd {
             line(out, "cwd", &string(&cwd.display().to_string()));
         }
@@ -429,6 +432,32 @@ fn string(s: &str) -> String {
 fn array(items: &[String]) -> String {
     let items: Vec<String> = items.iter().map(|s| string(s)).collect();
     format!("[{}]", items.join(", "))
+}
+
+fn ssh_table(ssh: &crate::SshConfig) -> String {
+    let mut entries = vec![format!("host = {}", string(ssh.host()))];
+    if let Some(port) = ssh.port() {
+        entries.push(format!("port = {port}"));
+    }
+    if let Some(user) = ssh.user() {
+        entries.push(format!("user = {}", string(user)));
+    }
+    if let Some(path) = ssh.identity_file() {
+        entries.push(format!(
+            "identity_file = {}",
+            string(&path.display().to_string())
+        ));
+    }
+    if let Some(path) = ssh.known_hosts() {
+        entries.push(format!(
+            "known_hosts = {}",
+            string(&path.display().to_string())
+        ));
+    }
+    if !ssh.options().is_empty() {
+        entries.push(format!("options = {}", array(ssh.options())));
+    }
+    format!("{{ {} }}", entries.join(", "))
 }
 
 fn inline_table(entries: &BTreeMap<String, String>) -> String {

@@ -328,6 +328,9 @@ pub struct ReviewedServer {
     /// gets (ssh joins the words with spaces and the remote shell splits them again, so
     /// quotes, spaces, `;` and `$(...)` in the words are the remote shell's to read).
     pub remote_line: Option<String>,
+    /// For a server of an ssh environment (`[environments.*] ssh`): where it runs
+    /// (`user@host:port`); `remote_line` is then exactly the command ssh sends.
+    pub remote_target: Option<String>,
 }
 
 /// What an `[environments.*]` entry changes for the servers that run in it.
@@ -425,16 +428,23 @@ impl Review {
                 workload_token: None,
                 authorization: Vec::new(),
                 remote_line: None,
+                remote_target: None,
             };
             match server.transport() {
                 Transport::Stdio(stdio) => {
                     let mut command = vec![stdio.command().to_owned()];
                     command.extend(stdio.args().iter().cloned());
-                    let ssh = config
-                        .environments()
-                        .get(server.environment())
-                        .is_some_and(|e| wraps_in_ssh(e.wrapper()));
-                    if ssh {
+                    let environment = config.environments().get(server.environment());
+                    if let Some((environment, ssh)) = environment.and_then(|e| Some((e, e.ssh()?)))
+                    {
+                        reviewed.remote_line = Some(crate::server_remote_line(
+                            environment,
+                            &command,
+                            stdio.env(),
+                            stdio.cwd(),
+                        ));
+                        reviewed.remote_target = Some(ssh.display_target());
+                    } else if environment.is_some_and(|e| wraps_in_ssh(e.wrapper())) {
                         reviewed.remote_line = Some(command.join(" "));
                     }
                     reviewed.command = Some(command);
@@ -475,8 +485,18 @@ impl Review {
         let wrappers = config
             .environments()
             .iter()
-            .filter(|(_, e)| !e.wrapper().is_empty())
-            .map(|(id, e)| (id.to_string(), e.wrapper().to_vec()))
+            .filter_map(|(id, e)| {
+                let prefix = match e.ssh() {
+                    Some(ssh) => {
+                        let mut argv = ssh.ssh_argv();
+                        argv.push("--".to_owned());
+                        argv
+                    }
+                    None if !e.wrapper().is_empty() => e.wrapper().to_vec(),
+                    None => return None,
+                };
+                Some((id.to_string(), prefix))
+            })
             .collect();
         let environments = config
             .environments()
@@ -536,7 +556,13 @@ impl fmt::Display for Review {
             if let Some(command) = &server.command {
                 writeln!(f, "runs: {}: {}", server.name, shell_words(command))?;
             }
-            if let Some(line) = &server.remote_line {
+            if let (Some(line), Some(target)) = (&server.remote_line, &server.remote_target) {
+                writeln!(
+                    f,
+                    "runs on {target} over ssh, as exactly this remote shell line: {}: {line:?}",
+                    server.name
+                )?;
+            } else if let Some(line) = &server.remote_line {
                 writeln!(
                     f,
                     "runs on the remote side as one shell line (ssh joins the words; quotes, `;` and `$(...)` in them are the remote shell's): {}: {line:?}",

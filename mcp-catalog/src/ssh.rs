@@ -1,0 +1,288 @@
+//! The ssh environment kind (`[environments.<id>] ssh = { host = "…", … }`): where the
+//! servers run, and the one translation from a server's command to the local `ssh` argv.
+//!
+//! ssh sends its remote command as one string, which the remote login shell splits
+//! again. So the argv here carries exactly one remote command word, built by
+//! [`remote_line`]: every word of the server's command quoted for POSIX `sh` (single
+//! quotes, `'` written `'\''`), so spaces, quotes, `$`, `;`, newlines and unicode arrive
+//! as written and nothing in them is the remote shell's to read. The trust review shows
+//! that line, and the launcher runs it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The local ssh program.
+pub const SSH_PROGRAM: &str = "ssh";
+
+/// Options always passed (after the configured ones would be too late: ssh keeps the
+/// first value of an option, so these come first and cannot be weakened by `options`):
+/// the host key must be known (never accepted silently) and ssh must never prompt.
+pub const SSH_FIXED_OPTIONS: [&str; 4] = ["-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes"];
+
+/// How to reach the machine of an ssh environment. `host` is required; everything else
+/// falls back to ssh's own defaults (and `~/.ssh/config`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SshConfig {
+    pub(crate) host: String,
+    pub(crate) port: Option<u16>,
+    pub(crate) user: Option<String>,
+    pub(crate) identity_file: Option<PathBuf>,
+    pub(crate) known_hosts: Option<PathBuf>,
+    pub(crate) options: Vec<String>,
+}
+
+impl SshConfig {
+    /// Servers run on `host` (a name, an address, or a `Host` alias of `~/.ssh/config`).
+    pub fn new(host: impl Into<String>) -> Self {
+        Self {
+            host: host.into(),
+            port: None,
+            user: None,
+            identity_file: None,
+            known_hosts: None,
+            options: Vec::new(),
+        }
+    }
+
+    /// Sets the port (`-p`).
+    #[must_use]
+    pub fn with_port(mut self, port: u16) -> Self {
+        self.port = Some(port);
+        self
+    }
+
+    /// Sets the login user (`user@host`).
+    #[must_use]
+    pub fn with_user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+
+    /// Sets the private key (`-i`).
+    #[must_use]
+    pub fn with_identity_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.identity_file = Some(path.into());
+        self
+    }
+
+    /// Sets the known hosts file (`-o UserKnownHostsFile=…`).
+    #[must_use]
+    pub fn with_known_hosts(mut self, path: impl Into<PathBuf>) -> Self {
+        self.known_hosts = Some(path.into());
+        self
+    }
+
+    /// Adds ssh options, passed as written before the destination
+    /// (e.g. `["-o", "ConnectTimeout=5"]`).
+    #[must_use]
+    pub fn with_options<I, S>(mut self, options: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.options.extend(options.into_iter().map(Into::into));
+        self
+    }
+
+    /// The host.
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The port, if set.
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+
+    /// The login user, if set.
+    pub fn user(&self) -> Option<&str> {
+        self.user.as_deref()
+    }
+
+    /// The private key, if set.
+    pub fn identity_file(&self) -> Option<&Path> {
+        self.identity_file.as_deref()
+    }
+
+    /// The known hosts file, if set.
+    pub fn known_hosts(&self) -> Option<&Path> {
+        self.known_hosts.as_deref()
+    }
+
+    /// The extra ssh options, as written.
+    pub fn options(&self) -> &[String] {
+        &self.options
+    }
+
+    /// `user@host`, or `host` without a user.
+    pub fn destination(&self) -> String {
+        match &self.user {
+            Some(user) => format!("{user}@{}", self.host),
+            None => self.host.clone(),
+        }
+    }
+
+    /// How a person names it: `user@host:port` (the parts that are set).
+    pub fn display_target(&self) -> String {
+        match self.port {
+            Some(port) => format!("{}:{port}", self.destination()),
+            None => self.destination(),
+        }
+    }
+
+    /// The local argv up to the destination: `ssh -o StrictHostKeyChecking=yes -o
+    /// BatchMode=yes [-p PORT] [-i KEY] [-o UserKnownHostsFile=FILE] OPTIONS… DEST`.
+    pub fn ssh_argv(&self) -> Vec<String> {
+        let mut argv = vec![SSH_PROGRAM.to_owned()];
+        argv.extend(SSH_FIXED_OPTIONS.iter().map(|s| (*s).to_owned()));
+        if let Some(port) = self.port {
+            argv.extend(["-p".to_owned(), port.to_string()]);
+        }
+        if let Some(key) = &self.identity_file {
+            argv.extend(["-i".to_owned(), key.display().to_string()]);
+        }
+        if let Some(file) = &self.known_hosts {
+            argv.extend([
+                "-o".to_owned(),
+                format!("UserKnownHostsFile={}", file.display()),
+            ]);
+        }
+        argv.extend(self.options.iter().cloned());
+        argv.push(self.destination());
+        argv
+    }
+
+    /// The whole local argv for a server: [`SshConfig::ssh_argv`], `--`, and the one
+    /// remote command word from [`remote_line`].
+    pub fn argv(&self, command: &RemoteCommand<'_>) -> Vec<String> {
+        let mut argv = self.ssh_argv();
+        argv.push("--".to_owned());
+        argv.push(remote_line(command));
+        argv
+    }
+}
+
+/// What runs on the remote side: the server's words, its folder there and its literal
+/// variables (set with `env`, since ssh forwards no variable by default).
+#[derive(Clone, Copy, Debug)]
+pub struct RemoteCommand<'a> {
+    /// The program and its arguments.
+    pub argv: &'a [String],
+    /// The remote working directory, if any.
+    pub cwd: Option<&'a Path>,
+    /// Literal variables for the server.
+    pub env: &'a BTreeMap<String, String>,
+}
+
+/// The remote line of a stdio server in an ssh `environment`: its words, its folder
+/// (else the environment's), the environment's literal variables overlaid by its own.
+/// The trust review shows it and the launcher runs it: one home for both.
+pub fn server_remote_line(
+    environment: &crate::EnvironmentConfig,
+    argv: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&Path>,
+) -> String {
+    let mut merged = environment.env().clone();
+    merged.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    remote_line(&RemoteCommand {
+        argv,
+        cwd: cwd.or(environment.cwd()),
+        env: &merged,
+    })
+}
+
+/// Quote `word` for a POSIX shell: inside single quotes nothing is special, and a single
+/// quote is written `'\''` (end the quote, an escaped quote, reopen).
+pub fn quote_sh(word: &str) -> String {
+    let mut out = String::with_capacity(word.len() + 2);
+    out.push('\'');
+    for c in word.chars() {
+        if c == '\'' {
+            out.push_str("'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Every word quoted with [`quote_sh`], joined by spaces: a POSIX shell splits the line
+/// back into exactly these words and expands nothing.
+pub fn quote_words<S: AsRef<str>>(words: &[S]) -> String {
+    words
+        .iter()
+        .map(|w| quote_sh(w.as_ref()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The one line the remote login shell runs for `command`:
+/// `[cd 'DIR' && ] exec [env 'K=V'…] 'program' 'arg'…`.
+pub fn remote_line(command: &RemoteCommand<'_>) -> String {
+    let mut words: Vec<String> = Vec::new();
+    if !command.env.is_empty() {
+        words.push("env".to_owned());
+        words.extend(command.env.iter().map(|(k, v)| format!("{k}={v}")));
+    }
+    words.extend(command.argv.iter().cloned());
+    let mut line = String::new();
+    if let Some(cwd) = command.cwd {
+        line.push_str("cd ");
+        line.push_str(&quote_sh(&cwd.to_string_lossy()));
+        line.push_str(" && ");
+    }
+    line.push_str("exec ");
+    line.push_str(&quote_words(&words));
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_single_quotes_and_leaves_the_rest_literal() {
+        assert_eq!(quote_sh("it's $HOME; `x`"), r"'it'\''s $HOME; `x`'");
+        assert_eq!(quote_sh(""), "''");
+    }
+
+    #[test]
+    fn argv_has_fixed_options_first_and_one_remote_word() {
+        let ssh = SshConfig::new("127.0.0.1")
+            .with_port(2222)
+            .with_user("me")
+            .with_identity_file("/k/id")
+            .with_known_hosts("/k/known")
+            .with_options(["-o", "ConnectTimeout=5"]);
+        let env = BTreeMap::from([("A".to_owned(), "1 2".to_owned())]);
+        let argv = ssh.argv(&RemoteCommand {
+            argv: &["srv".to_owned(), "a b".to_owned()],
+            cwd: Some(Path::new("/w d")),
+            env: &env,
+        });
+        assert_eq!(
+            argv,
+            [
+                "ssh",
+                "-o",
+                "StrictHostKeyChecking=yes",
+                "-o",
+                "BatchMode=yes",
+                "-p",
+                "2222",
+                "-i",
+                "/k/id",
+                "-o",
+                "UserKnownHostsFile=/k/known",
+                "-o",
+                "ConnectTimeout=5",
+                "me@127.0.0.1",
+                "--",
+                "cd '/w d' && exec 'env' 'A=1 2' 'srv' 'a b'",
+            ]
+        );
+    }
+}

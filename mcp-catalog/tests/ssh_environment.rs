@@ -1,0 +1,264 @@
+//! `[environments.<id>] ssh = { … }`: parsing and its errors, export, fingerprint, the
+//! trust review's remote line, and the quoting checked by a real POSIX `sh`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    reason = "test helpers may panic; the quoting test runs /bin/sh"
+)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use mcp_catalog::{
+    Config, CredentialsStore, EmptyEnv, Review, SshConfig, connection_fingerprint, export_toml,
+    quote_words,
+};
+use mcp_key::EnvironmentId;
+use pretty_assertions::assert_eq;
+use proptest::prelude::*;
+
+const CONFIG: &str = r#"
+[environments.devbox]
+ssh = { host = "127.0.0.1", port = 2222, user = "me", identity_file = "/k/id", known_hosts = "/k/known", options = ["-o", "ConnectTimeout=5"] }
+env = { MODE = "remote" }
+
+[mcp_servers.notes]
+command = "notes-mcp"
+args = ["--scenario-json", "{\"a\": \"b c\"}", "it's; $(rm -rf /)"]
+environment = "devbox"
+"#;
+
+fn devbox() -> EnvironmentId {
+    EnvironmentId::new("devbox").unwrap()
+}
+
+#[test]
+fn parses_every_field() {
+    let loaded = Config::from_toml_str(CONFIG, "mcp.toml").unwrap();
+    let environment = &loaded.config().environments()[&devbox()];
+    let expected = SshConfig::new("127.0.0.1")
+        .with_port(2222)
+        .with_user("me")
+        .with_identity_file("/k/id")
+        .with_known_hosts("/k/known")
+        .with_options(["-o", "ConnectTimeout=5"]);
+    assert_eq!(environment.ssh(), Some(&expected));
+    assert!(environment.wrapper().is_empty());
+}
+
+fn errors(text: &str) -> Vec<String> {
+    Config::from_toml_str(text, "mcp.toml")
+        .unwrap_err()
+        .errors()
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn invalid_ssh_tables_name_the_environment_and_the_field() {
+    assert_eq!(
+        errors("[environments.devbox]\nssh = { port = 22 }\n"),
+        [
+            "mcp.toml:2:7: environment `devbox`: field `ssh.host`: `ssh` has no `host` (add `host = \"devbox\"` (a name, an address or a ~/.ssh/config alias))"
+        ]
+    );
+    assert_eq!(
+        errors("[environments.devbox]\nssh = { host = \"h\", port = 70000 }\n"),
+        [
+            "mcp.toml:2:28: environment `devbox`: field `ssh.port`: `ssh.port` must be a number between 1 and 65535 (write it as `port = 22`, or remove it for ssh's default)"
+        ]
+    );
+    assert_eq!(
+        errors("[environments.devbox]\nssh = { host = \"h\", port = 0 }\n"),
+        [
+            "mcp.toml:2:28: environment `devbox`: field `ssh.port`: `ssh.port` must be a number between 1 and 65535 (write it as `port = 22`, or remove it for ssh's default)"
+        ]
+    );
+    assert_eq!(
+        errors("[environments.devbox]\nssh = { host = \"me@h\" }\n"),
+        [
+            "mcp.toml:2:7: environment `devbox`: field `ssh.host`: `ssh.host` `me@h` is not a host name (write the host alone (`host = \"devbox\"`) and the login in `user`)"
+        ]
+    );
+    assert_eq!(
+        errors("[environments.devbox]\nssh = { host = \"\" }\n"),
+        [
+            "mcp.toml:2:16: environment `devbox`: field `ssh.host`: `ssh.host` is empty (set it or remove the key)"
+        ]
+    );
+    assert_eq!(
+        errors("[environments.devbox]\nssh = \"devbox\"\n"),
+        [
+            "mcp.toml:2:7: environment `devbox`: field `ssh`: expected a table, found a string (write it as `ssh = { key = \"value\" }` or a `[...ssh]` table)"
+        ]
+    );
+    let both = errors("[environments.devbox]\nwrapper = [\"ssh\"]\nssh = { host = \"h\" }\n");
+    assert_eq!(both.len(), 1, "{both:?}");
+    assert!(
+        both[0].contains("field `ssh`: sets both `ssh` and `wrapper`"),
+        "{both:?}"
+    );
+}
+
+#[test]
+fn unknown_ssh_keys_are_warnings() {
+    let loaded = Config::from_toml_str(
+        "[environments.devbox]\nssh = { host = \"h\", prot = 22 }\n",
+        "mcp.toml",
+    )
+    .unwrap();
+    let warnings: Vec<String> = loaded.warnings().iter().map(ToString::to_string).collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("prot"), "{warnings:?}");
+}
+
+#[test]
+fn export_keeps_the_ssh_table() {
+    let loaded = Config::from_toml_str(CONFIG, "mcp.toml").unwrap();
+    let text = export_toml(std::slice::from_ref(&loaded));
+    let again = Config::from_toml_str(&text, "exported.toml").unwrap();
+    assert_eq!(
+        again.config().environments()[&devbox()],
+        loaded.config().environments()[&devbox()],
+        "{text}"
+    );
+}
+
+#[test]
+fn the_fingerprint_covers_every_ssh_field() {
+    let loaded = Config::from_toml_str(CONFIG, "mcp.toml").unwrap();
+    let server = loaded.config().servers().values().next().unwrap();
+    let base = SshConfig::new("h");
+    let variants = [
+        base.clone(),
+        SshConfig::new("other"),
+        base.clone().with_port(2222),
+        base.clone().with_user("me"),
+        base.clone().with_identity_file("/k/id"),
+        base.clone().with_known_hosts("/k/known"),
+        base.clone().with_options(["-o", "ConnectTimeout=5"]),
+    ];
+    let prints: BTreeSet<_> = variants
+        .iter()
+        .map(|ssh| {
+            let environment = mcp_catalog::EnvironmentConfig::new().with_ssh(ssh.clone());
+            connection_fingerprint(
+                server,
+                Some(&environment),
+                CredentialsStore::Auto,
+                &EmptyEnv,
+            )
+        })
+        .collect();
+    assert_eq!(prints.len(), variants.len());
+    let plain = mcp_catalog::EnvironmentConfig::new();
+    assert!(!prints.contains(&connection_fingerprint(
+        server,
+        Some(&plain),
+        CredentialsStore::Auto,
+        &EmptyEnv
+    )));
+}
+
+#[test]
+fn the_review_shows_exactly_the_remote_line() {
+    let loaded = Config::from_toml_str(CONFIG, "mcp.toml").unwrap();
+    let review = Review::of(&loaded, &BTreeSet::new());
+    let line = r#"exec 'env' 'MODE=remote' 'notes-mcp' '--scenario-json' '{"a": "b c"}' 'it'\''s; $(rm -rf /)'"#;
+    assert_eq!(review.servers[0].remote_line.as_deref(), Some(line));
+    assert_eq!(
+        review.servers[0].remote_target.as_deref(),
+        Some("me@127.0.0.1:2222")
+    );
+    let text = review.to_string();
+    assert!(
+        text.contains(&format!(
+            "runs on me@127.0.0.1:2222 over ssh, as exactly this remote shell line: notes: {line:?}"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("wraps commands of environment devbox in: ssh -o StrictHostKeyChecking=yes"),
+        "{text}"
+    );
+    // What the launcher sends is the same line.
+    let environment = &loaded.config().environments()[&devbox()];
+    let argv = environment
+        .ssh()
+        .unwrap()
+        .argv(&mcp_catalog::RemoteCommand {
+            argv: &[
+                "notes-mcp".to_owned(),
+                "--scenario-json".to_owned(),
+                r#"{"a": "b c"}"#.to_owned(),
+                "it's; $(rm -rf /)".to_owned(),
+            ],
+            cwd: None,
+            env: &BTreeMap::from([("MODE".to_owned(), "remote".to_owned())]),
+        });
+    assert_eq!(argv.last().map(String::as_str), Some(line));
+}
+
+/// The words a real `sh -c LINE` passes to a program, for `LINE = printf … WORDS`.
+fn through_sh(words: &[String]) -> Vec<String> {
+    let line = format!("printf '%s\\0' {}", quote_words(words));
+    let output = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&line)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{line}: {output:?}");
+    let mut out: Vec<String> = String::from_utf8(output.stdout)
+        .unwrap()
+        .split('\0')
+        .map(str::to_owned)
+        .collect();
+    out.pop(); // after the last NUL
+    out
+}
+
+#[test]
+fn metacharacters_arrive_intact() {
+    let words: Vec<String> = [
+        "plain",
+        "two words",
+        "",
+        "it's",
+        "''",
+        "\"double\"",
+        "$HOME $(id) `id` ${X:-y}",
+        "a;b|c&d>e<f",
+        "line1\nline2",
+        "tab\there",
+        "\\back\\slash\\",
+        "*?[a-z]~",
+        "ünïcødé ✓ 日本",
+        "-n",
+        "#comment",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    assert_eq!(through_sh(&words), words);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Any words (no NUL: an argv cannot carry one) come back from `sh` as they went in.
+    #[test]
+    fn any_words_arrive_intact(words in proptest::collection::vec("[^\0]{0,12}", 1..6)) {
+        prop_assert_eq!(through_sh(&words), words);
+    }
+}
+
+#[test]
+fn remote_folder_is_quoted_too() {
+    let line = mcp_catalog::remote_line(&mcp_catalog::RemoteCommand {
+        argv: &["pwd".to_owned()],
+        cwd: Some(Path::new("/tmp/a dir; it's")),
+        env: &BTreeMap::new(),
+    });
+    assert_eq!(line, r"cd '/tmp/a dir; it'\''s' && exec 'pwd'");
+}
