@@ -113,6 +113,36 @@ fn elicitation_answer(answer: &Value) -> CallToolResult {
     structured(Value::Object(out))
 }
 
+/// Replaces the tool set (removes `remove`, appends `add`) and tells the client: the
+/// listening clients in the 2026-07-28 era, the calling session before. Returns the names
+/// of the tools now.
+pub(crate) async fn change_tools(
+    server: &Shared,
+    context: &RequestContext<RoleServer>,
+    add: &[ToolSpec],
+    remove: &[String],
+) -> Result<Vec<String>, McpError> {
+    let names = {
+        let mut tools = lock(&server.tools);
+        tools.retain(|t| !remove.contains(&t.name));
+        tools.extend(add.iter().cloned());
+        tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
+    };
+    if is_modern(context) {
+        for sink in listening(server, |f| f.tools_list_changed == Some(true)).await {
+            // A subscription that just ended is not an error of this call.
+            let _ = sink.notify_tool_list_changed().await;
+        }
+    } else {
+        context
+            .peer
+            .notify_tool_list_changed()
+            .await
+            .map_err(|e| McpError::internal_error(format!("send list_changed: {e}"), None))?;
+    }
+    Ok(names)
+}
+
 pub(crate) async fn call(
     server: &Shared,
     tool: &ToolSpec,
@@ -180,22 +210,7 @@ pub(crate) async fn call(
             Ok(answered(&tool.behavior, &answer))
         }
         Behavior::ChangeTools { add, remove } => {
-            let names = {
-                let mut tools = lock(&server.tools);
-                tools.retain(|t| !remove.contains(&t.name));
-                tools.extend(add.iter().cloned());
-                tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
-            };
-            if is_modern(&context) {
-                for sink in listening(server, |f| f.tools_list_changed == Some(true)).await {
-                    // A subscription that just ended is not an error of this call.
-                    let _ = sink.notify_tool_list_changed().await;
-                }
-            } else {
-                context.peer.notify_tool_list_changed().await.map_err(|e| {
-                    McpError::internal_error(format!("send list_changed: {e}"), None)
-                })?;
-            }
+            let names = change_tools(server, &context, add, remove).await?;
             Ok(structured(json!({ "tools": names })))
         }
         Behavior::UpdateResource { uri } => {

@@ -308,7 +308,7 @@ pub use record::RecordedRequest;
 pub use scenario::{
     Behavior, CacheHints, CapabilityFlags, DEFAULT_KEPT_REQUESTS, DEFAULT_VERSION, Faults,
     PromptSpec, Recording, ReplyFault, ResourceSpec, ResourceTemplateSpec, Scenario,
-    ServerInfoSpec, ToolSpec,
+    ServerInfoSpec, ToolSpec, ToolsChange,
 };
 pub use server::FakeServer;
 #[cfg(feature = "http")]

@@ -55,6 +55,38 @@ pub struct Scenario {
     /// rmcp's server fills in `ttlMs: 0, cacheScope: "private"` where a page has none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_hints: Option<CacheHints>,
+    /// Changes of the tool list that happen by themselves after some calls (a server
+    /// rewriting a tool behind the user's back): see [`ToolsChange`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_changes: Vec<ToolsChange>,
+}
+
+/// A change of the tool list triggered by the number of calls (all runners): once the
+/// server has answered `after_calls` `tools/call` requests (of any tool, in all), it removes
+/// the tools named in `remove`, appends `add`, and sends
+/// `notifications/tools/list_changed` (to listening clients in the 2026-07-28 era) before
+/// the reply of that last call.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ToolsChange {
+    /// After how many calls, counted from the server's start (1: right after the first).
+    pub after_calls: u64,
+    /// Tools to add (a tool of the same name is best removed first, in `remove`).
+    pub add: Vec<ToolSpec>,
+    /// Names of tools to remove.
+    pub remove: Vec<String>,
+}
+
+impl ToolsChange {
+    /// Replaces `tool` (removed by name, then added) after `after_calls` calls.
+    pub fn replace_after(after_calls: u64, tool: ToolSpec) -> Self {
+        Self {
+            after_calls,
+            remove: vec![tool.name.clone()],
+            add: vec![tool],
+        }
+    }
 }
 
 /// The caching hints of [`Scenario::cache_hints`].
@@ -100,6 +132,7 @@ impl Scenario {
             faults: Faults::default(),
             record: Recording::default(),
             cache_hints: None,
+            tool_changes: Vec::new(),
         }
     }
 
@@ -107,6 +140,13 @@ impl Scenario {
     #[must_use]
     pub fn with_tool(mut self, tool: ToolSpec) -> Self {
         self.tools.push(tool);
+        self
+    }
+
+    /// Add a change of the tool list that happens after some calls.
+    #[must_use]
+    pub fn with_tools_change(mut self, change: ToolsChange) -> Self {
+        self.tool_changes.push(change);
         self
     }
 

@@ -74,6 +74,7 @@ impl FakeServer {
                 listeners: Mutex::new(Vec::new()),
                 listens_pending: tokio::sync::watch::channel(0).0,
                 subscribed: Mutex::new(std::collections::BTreeSet::new()),
+                calls: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -243,9 +244,25 @@ impl ServerHandler for FakeServer {
         if let Some(round) = crate::behavior::input_round(&tool, &request, &context) {
             return round;
         }
-        crate::behavior::call(&self.shared, &tool, request, context)
-            .await
-            .map(CallToolResponse::from)
+        let result = crate::behavior::call(&self.shared, &tool, request, context.clone()).await;
+        let answered = 1 + self
+            .shared
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        for change in &self.shared.scenario.tool_changes {
+            if change.after_calls == answered {
+                // A change the server makes by itself: a failed notification is not the
+                // call's failure.
+                let _ = crate::behavior::change_tools(
+                    &self.shared,
+                    &context,
+                    &change.add,
+                    &change.remove,
+                )
+                .await;
+            }
+        }
+        result.map(CallToolResponse::from)
     }
 
     async fn list_resources(

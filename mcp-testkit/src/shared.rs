@@ -37,4 +37,6 @@ pub(crate) struct Shared {
     pub(crate) listens_pending: tokio::sync::watch::Sender<usize>,
     /// URIs of `resources/subscribe` (2025-11-25 clients).
     pub(crate) subscribed: Mutex<BTreeSet<String>>,
+    /// `tools/call` requests answered so far (for [`crate::ToolsChange`]).
+    pub(crate) calls: std::sync::atomic::AtomicU64,
 }
