@@ -18,12 +18,18 @@ pub(crate) fn specs(catalog: &ResolvedCatalog, _options: &ConnectionSetOptions) 
         .exposed_keys()
         .filter_map(|key| {
             let config = catalog.get(key)?;
-            config.enabled().then(|| spec(key, config))
+            config
+                .enabled()
+                .then(|| spec(key, config, catalog.tool_drift(key)))
         })
         .collect()
 }
 
-fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
+fn spec(
+    key: &McpServerKey,
+    config: &ServerConfig,
+    tool_drift: mcp_catalog::ToolDriftPolicy,
+) -> ServerSpec {
     let env_id = config.environment();
     let transport = match config.transport() {
         Transport::Stdio(s) => TransportSpec::Stdio(s.clone()),
@@ -47,6 +53,7 @@ fn spec(key: &McpServerKey, config: &ServerConfig) -> ServerSpec {
         parallel_tool_calls: config.supports_parallel_tool_calls(),
         environment: (!env_id.is_local()).then(|| env_id.clone()),
         environment_problem: None,
+        tool_drift,
     }
 }
 

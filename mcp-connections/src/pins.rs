@@ -248,15 +248,26 @@ pub(crate) fn pin_target(spec: &crate::spec::ServerSpec) -> Fingerprint {
     .finish()
 }
 
+/// Whether `policy` holds back a tool with `drift` until it is accepted.
+fn holds(policy: mcp_catalog::ToolDriftPolicy, drift: &ToolDrift) -> bool {
+    match policy {
+        mcp_catalog::ToolDriftPolicy::Notice => false,
+        mcp_catalog::ToolDriftPolicy::Block => true,
+        _ => drift.adds_risk(),
+    }
+}
+
 /// Holds back from `tools` (a server's listing, as the catalog would show it) the tools
-/// whose change since their pins adds risk, re-pins the others' changes, records the
-/// held drift in the set and tells the host when it changed.
+/// whose change since their pins the server's `tool_drift` policy holds (by default: the
+/// changes that add risk), re-pins the others' changes, records the
+/// held drift in the set and tells the host when it changed. Returns the tools kept and
+/// the tools held back.
 pub(crate) fn enforce(
     inner: &crate::inner::SetInner,
     pins: &ToolPins,
     slot: &crate::slot::Slot,
     tools: Vec<Tool>,
-) -> Vec<Tool> {
+) -> (Vec<Tool>, Vec<Tool>) {
     let key = &slot.spec.key;
     let target = pin_target(&slot.spec);
     let drift = match pins.check(key, &target, &tools) {
@@ -269,8 +280,9 @@ pub(crate) fn enforce(
         }
         _ => Vec::new(),
     };
+    let policy = slot.spec.tool_drift;
     let (held, notices): (Vec<ToolDrift>, Vec<ToolDrift>) =
-        drift.into_iter().partition(ToolDrift::adds_risk);
+        drift.into_iter().partition(|d| holds(policy, d));
     let repinned: Vec<String> = notices.iter().map(|d| d.tool.clone()).collect();
     for notice in &notices {
         let now = tools.iter().find(|t| t.name == notice.tool);
@@ -304,8 +316,7 @@ pub(crate) fn enforce(
     }
     tools
         .into_iter()
-        .filter(|t| !held_names.iter().any(|h| *h == t.name))
-        .collect()
+        .partition(|t| !held_names.iter().any(|h| *h == t.name))
 }
 
 /// One line for a person: each change of `drift`, e.g. `description changed (gained:
@@ -363,8 +374,8 @@ impl ToolDrift {
 }
 
 impl crate::set::ConnectionSet {
-    /// The changes held back for `server` (tools whose change since their pins adds risk),
-    /// as of the current catalog; empty without pins or drift.
+    /// The changes held back for `server` (tools whose change since their pins its
+    /// `tool_drift` policy holds), as of the current catalog; empty without pins or drift.
     pub fn tool_drift(&self, server: &McpServerKey) -> Vec<ToolDrift> {
         let _ = self.catalog();
         self.inner
@@ -374,6 +385,19 @@ impl crate::set::ConnectionSet {
             .get(server)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// `server`'s `tool_drift` policy ([`ToolDriftPolicy::Reapprove`] for a key the set
+    /// does not know): whether a host may offer to accept its held-back tools in the middle
+    /// of a call (`Reapprove`) or only out of band (`Block`).
+    ///
+    /// [`ToolDriftPolicy::Reapprove`]: mcp_catalog::ToolDriftPolicy::Reapprove
+    pub fn tool_drift_policy(&self, server: &McpServerKey) -> mcp_catalog::ToolDriftPolicy {
+        self.inner
+            .slot(server)
+            .map_or(mcp_catalog::ToolDriftPolicy::Reapprove, |s| {
+                s.spec.tool_drift
+            })
     }
 
     /// The pinned definition of `tool` on `server` (what was approved), if pins are on and

@@ -19,6 +19,8 @@ pub(crate) struct ServerSpec {
     /// Set when the server's environment cannot be used; startup fails with reason
     /// `environment`.
     pub(crate) environment_problem: Option<String>,
+    /// What a change of one of its pinned tools does (`tool_drift`).
+    pub(crate) tool_drift: mcp_catalog::ToolDriftPolicy,
 }
 
 /// How to reach the server: the catalog's own transport model (the set translates it once,

@@ -33,7 +33,9 @@ fn namespace_description(
 /// Builds the catalog from the servers that are ready now.
 pub(crate) fn build(inner: &SetInner) -> Catalog {
     let revision = inner.revision.load(std::sync::atomic::Ordering::SeqCst);
-    let mut per_server: BTreeMap<McpServerKey, (Option<String>, Vec<Tool>)> = BTreeMap::new();
+    // Per server: its instructions, the tools kept, the tools held back.
+    type Listed = (Option<String>, Vec<Tool>, Vec<Tool>);
+    let mut per_server: BTreeMap<McpServerKey, Listed> = BTreeMap::new();
     for (key, slot) in &inner.slots {
         // A deferred server shows its cached tools (annotations cleared).
         let (instructions, listed) = match slot.current() {
@@ -46,19 +48,23 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
             .filter(|t| slot.spec.filter.allows(&t.name) && visible_to_model(t))
             .cloned()
             .collect();
+        let mut held = Vec::new();
         if let Some(pins) = &inner.options.tool_pins {
-            tools = crate::pins::enforce(inner, pins, slot, tools);
+            (tools, held) = crate::pins::enforce(inner, pins, slot, tools);
         }
-        per_server.insert(key.clone(), (instructions, tools));
+        per_server.insert(key.clone(), (instructions, tools, held));
     }
+    // Held-back tools keep their names: a call by name is refused as changed (not as
+    // unknown), and holding one back renames no other tool.
     let namer = ToolNamer::new(inner.naming.clone());
-    let names = namer.qualify(
-        per_server
+    let names = namer.qualify(per_server.iter().flat_map(|(k, (_, tools, held))| {
+        tools
             .iter()
-            .flat_map(|(k, (_, tools))| tools.iter().map(move |t| (k, t.name.as_ref()))),
-    );
+            .chain(held.iter())
+            .map(move |t| (k, t.name.as_ref()))
+    }));
     let mut out = Vec::with_capacity(names.len());
-    for (key, (instructions, tools)) in &per_server {
+    for (key, (instructions, tools, _)) in &per_server {
         let ns = namespace_description(inner, key, instructions.as_ref());
         for tool in tools {
             if let Some(q) = names.qualified_name(key, &tool.name) {
