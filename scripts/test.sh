@@ -19,7 +19,7 @@ not_run=()
 # Which test binaries need an install: package and test target.
 reference_tests=("mcp-connections reference_server")
 client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server" "mcpctl gateway")
-ssh_tests=("mcp-testkit sshd")
+ssh_tests=("mcp-testkit sshd" "mcp-connections ssh")
 
 echo "== pinned MCP servers and clients for the tests (npm, PyPI; under target/)"
 if bash scripts/reference-servers.sh >/dev/null; then

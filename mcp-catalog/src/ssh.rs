@@ -153,12 +153,12 @@ impl SshConfig {
         argv
     }
 
-    /// The whole local argv for a server: [`SshConfig::ssh_argv`], `--`, and the one
-    /// remote command word from [`remote_line`].
-    pub fn argv(&self, command: &RemoteCommand<'_>) -> Vec<String> {
+    /// The whole local argv for a server: [`SshConfig::ssh_argv`], `--`, and `line` (from
+    /// [`remote_line`] or [`server_remote_line`]) as the one remote command word.
+    pub fn argv(&self, line: impl Into<String>) -> Vec<String> {
         let mut argv = self.ssh_argv();
         argv.push("--".to_owned());
-        argv.push(remote_line(command));
+        argv.push(line.into());
         argv
     }
 }
@@ -258,11 +258,11 @@ mod tests {
             .with_known_hosts("/k/known")
             .with_options(["-o", "ConnectTimeout=5"]);
         let env = BTreeMap::from([("A".to_owned(), "1 2".to_owned())]);
-        let argv = ssh.argv(&RemoteCommand {
+        let argv = ssh.argv(remote_line(&RemoteCommand {
             argv: &["srv".to_owned(), "a b".to_owned()],
             cwd: Some(Path::new("/w d")),
             env: &env,
-        });
+        }));
         assert_eq!(
             argv,
             [

@@ -182,21 +182,16 @@ fn the_review_shows_exactly_the_remote_line() {
         text.contains("wraps commands of environment devbox in: ssh -o StrictHostKeyChecking=yes"),
         "{text}"
     );
-    // What the launcher sends is the same line.
+    // What the launcher sends (mcp-connections calls server_remote_line) is the same line.
     let environment = &loaded.config().environments()[&devbox()];
-    let argv = environment
-        .ssh()
-        .unwrap()
-        .argv(&mcp_catalog::RemoteCommand {
-            argv: &[
-                "notes-mcp".to_owned(),
-                "--scenario-json".to_owned(),
-                r#"{"a": "b c"}"#.to_owned(),
-                "it's; $(rm -rf /)".to_owned(),
-            ],
-            cwd: None,
-            env: &BTreeMap::from([("MODE".to_owned(), "remote".to_owned())]),
-        });
+    let words = [
+        "notes-mcp".to_owned(),
+        "--scenario-json".to_owned(),
+        r#"{"a": "b c"}"#.to_owned(),
+        "it's; $(rm -rf /)".to_owned(),
+    ];
+    let sent = mcp_catalog::server_remote_line(environment, &words, &BTreeMap::new(), None);
+    let argv = environment.ssh().unwrap().argv(sent);
     assert_eq!(argv.last().map(String::as_str), Some(line));
 }
 

@@ -55,6 +55,8 @@ pub struct WrapperEnvironment {
     wrapper: Vec<String>,
     cwd: Option<PathBuf>,
     env: BTreeMap<String, String>,
+    /// Set for an `[environments.*] ssh` entry: launches go over ssh instead.
+    ssh: Option<crate::ssh_environment::SshEnvironment>,
 }
 
 impl WrapperEnvironment {
@@ -69,6 +71,7 @@ impl WrapperEnvironment {
             wrapper: wrapper.into_iter().map(Into::into).collect(),
             cwd: None,
             env: BTreeMap::new(),
+            ssh: None,
         }
     }
 
@@ -91,6 +94,7 @@ impl WrapperEnvironment {
         config: &mcp_catalog::EnvironmentConfig,
     ) -> Self {
         let mut env = Self::new(id.clone(), config.wrapper().iter().cloned());
+        env.ssh = crate::ssh_environment::SshEnvironment::from_catalog(id, config);
         if let Some(cwd) = config.cwd() {
             env = env.with_cwd(cwd);
         }
@@ -107,11 +111,14 @@ impl Environment for WrapperEnvironment {
         server: &McpServerKey,
         launch: LaunchSpec,
     ) -> Result<LaunchSpec, EnvironmentError> {
+        if let Some(ssh) = &self.ssh {
+            return ssh.prepare_launch(server, launch);
+        }
         if self.wrapper.is_empty() && !self.id.is_local() {
             return Err(EnvironmentError {
                 environment: self.id.clone(),
                 server: server.clone(),
-                reason: "it has no wrapper command; set `wrapper` in [environments] or register a host environment".to_owned(),
+                reason: "it has no wrapper command; set `ssh` or `wrapper` in [environments] or register a host environment".to_owned(),
             });
         }
         let mut launch = launch

@@ -134,6 +134,7 @@ mod slot;
 mod spec;
 #[cfg(feature = "http")]
 mod sse;
+mod ssh_environment;
 mod startup;
 mod stdio;
 mod subscriptions;
@@ -186,6 +187,7 @@ pub use roots::Root;
 pub use search::ToolHit;
 pub use server_info::ServerInfo;
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
+pub use ssh_environment::{SSH_AUTH_SOCK_VAR, SshEnvironment};
 pub use tool_cache::{
     CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
     TOOL_CACHE_KEY_FILE, ToolCache,

@@ -1,0 +1,113 @@
+//! Servers in an ssh environment, against a real OpenSSH server on 127.0.0.1 (mcp-testkit's
+//! `SshdFixture`; skipped with a line on stderr when sshd is not installed, a failure
+//! under `MCP_REQUIRE_SSHD=1`).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    reason = "tests"
+)]
+
+use std::time::Duration;
+
+use mcp_catalog::{CatalogBuilder, Config, ResolvedCatalog};
+use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
+use mcp_testkit::{Behavior, Scenario, SshdFixture, TestHome, ToolSpec};
+use serde_json::Value;
+
+/// A TOML basic string (JSON's string escapes are TOML's too).
+fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap()
+}
+
+/// `[environments.devbox]` reaching `sshd`, plus `extra` lines inside that table.
+fn devbox(sshd: &SshdFixture, extra: &str) -> String {
+    format!(
+        "[environments.devbox]\nssh = {{ host = \"127.0.0.1\", port = {}, user = {}, identity_file = {}, known_hosts = {}, options = [\"-F\", \"/dev/null\"] }}\n{extra}\n",
+        sshd.port(),
+        toml_str(sshd.user()),
+        toml_str(&sshd.identity_file().display().to_string()),
+        toml_str(&sshd.known_hosts().display().to_string()),
+    )
+}
+
+/// One stdio server `name` in devbox running the fake server with `args`.
+fn server(name: &str, args: &[String], extra: &str) -> String {
+    let args: Vec<String> = args.iter().map(|a| toml_str(a)).collect();
+    format!(
+        "[mcp_servers.{name}]\ncommand = {}\nargs = [{}]\nenvironment = \"devbox\"\n{extra}\n",
+        toml_str(&mcp_testkit::fake_server_bin().display().to_string()),
+        args.join(", "),
+    )
+}
+
+fn catalog(text: &str) -> ResolvedCatalog {
+    let loaded = Config::from_toml_str(text, "mcp.toml").unwrap();
+    CatalogBuilder::new().with_user_config(loaded).build()
+}
+
+fn options() -> ConnectionSetOptions {
+    ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_variables_and_folder_arrive_intact_on_the_remote_side() {
+    let Some(sshd) = SshdFixture::start_or_skip("arguments_variables_and_folder_arrive_intact")
+    else {
+        return;
+    };
+    let home = TestHome::new().unwrap();
+    let folder = home.join("a folder; it's $HOME");
+    std::fs::create_dir_all(&folder).unwrap();
+    let tricky = "it's \"quoted\" $HOME $(id) `id`; a|b & c\nline two\tü ✓ 日本";
+    let scenario = Scenario::new("remote")
+        .with_tool(ToolSpec::new("whereami", Behavior::ReportEnv))
+        .with_tool(ToolSpec::echo(tricky));
+    let args = vec![
+        "--scenario-json".to_owned(),
+        serde_json::to_string(&scenario).unwrap(),
+        "--pid-file".to_owned(),
+        home.join("server.pid").display().to_string(),
+    ];
+    let text = format!(
+        "{}{}",
+        devbox(&sshd, ""),
+        server(
+            "notes",
+            &args,
+            &format!(
+                "cwd = {}\nenv = {{ MARK = {} }}",
+                toml_str(&folder.display().to_string()),
+                toml_str(tricky)
+            )
+        )
+    );
+    let set = ConnectionSet::start(&catalog(&text), options());
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), 1, "{summary:?}\nsshd log:\n{}", sshd.log());
+
+    let tools = set.tools().await;
+    let mut names: Vec<&str> = tools.iter().map(|t| t.raw_name()).collect();
+    names.sort_unstable();
+    assert_eq!(names, [tricky, "whereami"]);
+    let whereami = tools.iter().find(|t| t.raw_name() == "whereami").unwrap();
+    let report = set
+        .call_qualified(&whereami.qualified_name, None, CallOptions::new())
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    assert_eq!(report["env"]["MARK"], Value::from(tricky));
+    assert_eq!(report["cwd"], Value::from(folder.display().to_string()));
+    // It ran through sshd: the session's variables are there, the host's are not.
+    assert!(report["env"].get("SSH_CONNECTION").is_some(), "{report}");
+    assert_eq!(sshd.accepted_connections(), 1);
+
+    let pid = mcp_testkit::read_pid_file(home.join("server.pid")).unwrap();
+    set.shutdown().await;
+    assert!(
+        mcp_testkit::wait_gone(pid, Duration::from_secs(2)).await,
+        "the remote server {pid} outlived the shutdown"
+    );
+}
