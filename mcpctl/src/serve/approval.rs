@@ -2,10 +2,11 @@
 //! calling client's elicitation (a request in the 2025 era, an `input_required` round in the
 //! 2026 era), and refused unless the answer approves.
 
+use mcp_catalog::ToolDriftPolicy;
 use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
-use mcp_connections::{CallOptions, ConnectionSet};
+use mcp_connections::{CallOptions, ConnectionSet, ToolDrift};
 use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
@@ -70,6 +71,27 @@ where
     let Some((server, tool)) = set.resolve_tool_settled(name).await else {
         return Verdict::Call(Target::Unresolved(name.to_owned()));
     };
+    if let Some(drift) = set.tool_drift(&server).into_iter().find(|d| d.tool == tool) {
+        // Held back since it changed. Under `reapprove` the client is asked whether to
+        // accept the new definition; a yes accepts it (for later calls too) and approves
+        // this call. Otherwise (`block`, no answer, a no) the call is refused as changed.
+        if set.tool_drift_policy(&server) != ToolDriftPolicy::Reapprove {
+            return Verdict::Call(Target::Resolved(server, tool));
+        }
+        let question = drift_question(set, &server, &drift, arguments);
+        let accepted = match question {
+            Some(question) => ask(question).await.is_some_and(|answer| approves(&answer)),
+            None => false,
+        };
+        if accepted
+            && set
+                .accept_tool_changes(&server, Some(&tool))
+                .is_ok_and(|n| n > 0)
+        {
+            return Verdict::Call(Target::Resolved(server, tool));
+        }
+        return Verdict::Refused(not_reapproved(&server, &tool, &drift));
+    }
     if !set.approval(&server, &tool).is_ok_and(|a| a.must_ask()) {
         return Verdict::Call(Target::Resolved(server, tool));
     }
@@ -135,6 +157,51 @@ fn approval_question(
         "requestedSchema": schema,
     }))
     .ok()
+}
+
+/// The form that asks the user whether to accept the changed definition of a held-back
+/// tool and run it: what changed, and the description before and after (escaped, cut).
+fn drift_question(
+    set: &ConnectionSet,
+    server: &McpServerKey,
+    drift: &ToolDrift,
+    arguments: Option<&Value>,
+) -> Option<ElicitRequestParams> {
+    let description = |tool: Option<mcp_connections::model::Tool>| {
+        let text = tool
+            .and_then(|t| t.description.map(|d| d.to_string()))
+            .unwrap_or_default();
+        let cut: String = text.chars().take(MAX_SHOWN_ARGUMENTS).collect();
+        let more = if cut.len() < text.len() { "…" } else { "" };
+        format!("{}{more}", quoted(&cut))
+    };
+    let before = description(set.pinned_tool(server, &drift.tool));
+    let after = description(set.listed_tool(server, &drift.tool));
+    let schema = json!({
+        "type": "object",
+        "properties": {"approve": {"type": "boolean", "title": "Accept the change and run it?"}},
+        "required": ["approve"],
+    });
+    serde_json::from_value::<ElicitRequestParams>(json!({
+        "mode": "form",
+        "message": format!(
+            "The tool {} of MCP server {} changed since it was approved: {}. Description before: {before}. Description now: {after}. Accept the new definition and run it with {}? A yes accepts it for later calls too.",
+            quoted(&drift.tool),
+            quoted(&server.to_string()),
+            drift.describe(),
+            shown_arguments(arguments)
+        ),
+        "requestedSchema": schema,
+    }))
+    .ok()
+}
+
+/// The result of a call of a held-back tool whose change was not accepted.
+fn not_reapproved(server: &McpServerKey, tool: &str, drift: &ToolDrift) -> CallToolResult {
+    super::gateway::error_result(format!(
+        "tool `{tool}` of MCP server `{server}` changed since it was approved ({}); the change was not accepted, so it was not called (accept it with `mcpctl accept {server} {tool}`)",
+        drift.describe()
+    ))
 }
 
 /// Whether the answer to [`approval_question`] approves.

@@ -248,7 +248,8 @@ async fn forward_list_changes(
         match event {
             ConnectionEvent::Ready { .. }
             | ConnectionEvent::Failed { .. }
-            | ConnectionEvent::ToolsChanged { .. } => {
+            | ConnectionEvent::ToolsChanged { .. }
+            | ConnectionEvent::ToolsDrifted { .. } => {
                 let _ = peer.notify_tool_list_changed().await;
             }
             ConnectionEvent::ResourceUpdated { uri, .. } => {
@@ -480,7 +481,9 @@ impl ServerHandler for Gateway {
                 () = context.cancelled() => break,
                 event = events.recv() => match event {
                     Ok(ConnectionEvent::StartupComplete { .. }) => settled = true,
-                    Ok(ConnectionEvent::ToolsChanged { .. }) if tools => {
+                    Ok(ConnectionEvent::ToolsChanged { .. } | ConnectionEvent::ToolsDrifted { .. })
+                        if tools =>
+                    {
                         let _ = sink.notify_tool_list_changed().await;
                     }
                     Ok(ConnectionEvent::Ready { .. } | ConnectionEvent::Failed { .. })
