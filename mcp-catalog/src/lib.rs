@@ -214,8 +214,8 @@ pub use server::{
 };
 pub use source::{Conflict, Source, Tier, VetoReason};
 pub use ssh::{
-    RemoteCommand, SSH_FIXED_OPTIONS, SSH_PROGRAM, SshConfig, quote_sh, quote_words, remote_line,
-    server_remote_line,
+    REMOTE_SUPERVISOR, REMOTE_SUPERVISOR_NAME, RemoteCommand, SSH_FIXED_OPTIONS, SSH_PROGRAM,
+    SshConfig, quote_sh, quote_words, remote_line, server_remote_line,
 };
 pub use toml_write::export_toml;
 pub use transport::{

@@ -219,10 +219,52 @@ pub fn quote_words<S: AsRef<str>>(words: &[S]) -> String {
         .join(" ")
 }
 
+/// The remote supervisor: a POSIX `sh` script sent inside every remote line (nothing is
+/// installed on the remote machine), run as `sh -c SCRIPT mcp-remote PROGRAM ARGS…`.
+///
+/// It starts the server in a process group of its own (`setsid`, else `set -m` where the
+/// shell allows job control without a terminal), with stdout and stderr straight on the
+/// channel and stdin fed through `cat` from a FIFO in a private temporary folder, so that
+/// it sees the channel's stdin close. Every ~200 ms it checks whether the server exited,
+/// stdin closed, or its parent (the sshd session) is gone. Once stdin closed it gives the
+/// server ~0.4 s to exit by itself; then (at once when the parent is gone) it sends
+/// SIGTERM to the group, waits ~1 s, sends SIGKILL to the group, removes the folder and
+/// exits with the server's status (127: the program was not found; 125: the supervisor
+/// could not make its folder; 143: the server was killed).
+pub const REMOTE_SUPERVISOR: &str = concat!(
+    r#"d=$(mktemp -d 2>/dev/null) || { d=/tmp/mcp-remote.$$; mkdir -m 700 "$d"; } || exit 125; "#,
+    r#"mkfifo "$d/i" || { rm -rf "$d"; exit 125; }; "#,
+    r#"p=$PPID; exec 4<&0 5>&1 </dev/null >/dev/null; "#,
+    r#"r='f=$MCP_REMOTE_DIR; unset MCP_REMOTE_DIR; "$@" <"$f/i"; echo $? >"$f/rc"'; "#,
+    r#"if command -v setsid >/dev/null 2>&1; then "#,
+    r#"MCP_REMOTE_DIR=$d setsid sh -c "$r" mcp-remote "$@" >&5 4<&- 5>&- & "#,
+    r#"else set -m 2>/dev/null; MCP_REMOTE_DIR=$d sh -c "$r" mcp-remote "$@" >&5 4<&- 5>&- & fi; "#,
+    r#"s=$!; set +m 2>/dev/null; "#,
+    r#"{ cat; : >"$d/eof"; } 2>/dev/null <&4 >"$d/i" 4<&- 5>&- & exec 4<&- 5>&-; "#,
+    r#"alive() { kill -0 "$1" 2>/dev/null || [ -d "/proc/$1" ]; }; "#,
+    r#"nap() { sleep 0.2 2>/dev/null || sleep 1; }; "#,
+    r#"while [ ! -e "$d/rc" ] && [ ! -e "$d/eof" ] && alive "$p"; do nap; done; "#,
+    r#"n=0; while [ -e "$d/eof" ] && [ ! -e "$d/rc" ] && alive "$p" && [ $n -lt 2 ]; do nap; n=$((n+1)); done; "#,
+    r#"kill -s TERM -- "-$s" 2>/dev/null || kill -s TERM "$s" 2>/dev/null; "#,
+    r#"n=0; while [ ! -e "$d/rc" ] && [ $n -lt 5 ]; do nap; n=$((n+1)); done; "#,
+    r#"kill -s KILL -- "-$s" 2>/dev/null || kill -s KILL "$s" 2>/dev/null; "#,
+    r#"exec 6<>"$d/i"; rc=$(cat "$d/rc" 2>/dev/null); rm -rf "$d"; exit "${rc:-143}""#,
+);
+
+/// The `$0` of the supervisor and of the server's shell (it names them in the remote
+/// shell's messages, e.g. `mcp-remote: 1: notes-mcp: not found`).
+pub const REMOTE_SUPERVISOR_NAME: &str = "mcp-remote";
+
 /// The one line the remote login shell runs for `command`:
-/// `[cd 'DIR' && ] exec [env 'K=V'…] 'program' 'arg'…`.
+/// `[cd 'DIR' && ] exec sh -c 'SUPERVISOR' mcp-remote [env 'K=V'…] 'program' 'arg'…`
+/// (see [`REMOTE_SUPERVISOR`]).
 pub fn remote_line(command: &RemoteCommand<'_>) -> String {
-    let mut words: Vec<String> = Vec::new();
+    let mut words: Vec<String> = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        REMOTE_SUPERVISOR.to_owned(),
+        REMOTE_SUPERVISOR_NAME.to_owned(),
+    ];
     if !command.env.is_empty() {
         words.push("env".to_owned());
         words.extend(command.env.iter().map(|(k, v)| format!("{k}={v}")));
@@ -281,7 +323,10 @@ mod tests {
                 "ConnectTimeout=5",
                 "me@127.0.0.1",
                 "--",
-                "cd '/w d' && exec 'env' 'A=1 2' 'srv' 'a b'",
+                &format!(
+                    "cd '/w d' && exec 'sh' '-c' {} 'mcp-remote' 'env' 'A=1 2' 'srv' 'a b'",
+                    quote_sh(REMOTE_SUPERVISOR)
+                ),
             ]
         );
     }

@@ -165,7 +165,11 @@ fn the_fingerprint_covers_every_ssh_field() {
 fn the_review_shows_exactly_the_remote_line() {
     let loaded = Config::from_toml_str(CONFIG, "mcp.toml").unwrap();
     let review = Review::of(&loaded, &BTreeSet::new());
-    let line = r#"exec 'env' 'MODE=remote' 'notes-mcp' '--scenario-json' '{"a": "b c"}' 'it'\''s; $(rm -rf /)'"#;
+    let line = format!(
+        r#"exec 'sh' '-c' {} 'mcp-remote' 'env' 'MODE=remote' 'notes-mcp' '--scenario-json' '{{"a": "b c"}}' 'it'\''s; $(rm -rf /)'"#,
+        mcp_catalog::quote_sh(mcp_catalog::REMOTE_SUPERVISOR)
+    );
+    let line = line.as_str();
     assert_eq!(review.servers[0].remote_line.as_deref(), Some(line));
     assert_eq!(
         review.servers[0].remote_target.as_deref(),
@@ -255,5 +259,76 @@ fn remote_folder_is_quoted_too() {
         cwd: Some(Path::new("/tmp/a dir; it's")),
         env: &BTreeMap::new(),
     });
-    assert_eq!(line, r"cd '/tmp/a dir; it'\''s' && exec 'pwd'");
+    assert!(
+        line.starts_with(r"cd '/tmp/a dir; it'\''s' && exec 'sh' '-c' "),
+        "{line}"
+    );
+    assert!(line.ends_with(" 'mcp-remote' 'pwd'"), "{line}");
+}
+
+/// Runs a whole remote line (supervisor included) with a local `sh -c`, as the remote
+/// login shell would: stdout and the exit status come back.
+fn run_line(argv: &[String], cwd: Option<&Path>) -> std::process::Output {
+    let line = mcp_catalog::remote_line(&mcp_catalog::RemoteCommand {
+        argv,
+        cwd,
+        env: &BTreeMap::from([("MARK".to_owned(), "it's $x; `y`\n✓".to_owned())]),
+    });
+    std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(&line)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_supervised_line_passes_words_stdout_and_status_through() {
+    let words = [
+        "two words",
+        "it's",
+        "$HOME $(id) `id`",
+        "a;b|c",
+        "line1\nline2",
+        "ünïcødé ✓",
+        "",
+    ];
+    let mut argv = vec![
+        "sh".to_owned(),
+        "-c".to_owned(),
+        r#"printf '%s\0' "$MARK" "$@"; exit 7"#.to_owned(),
+        "inner".to_owned(),
+    ];
+    argv.extend(words.iter().map(|w| (*w).to_owned()));
+    let output = run_line(&argv, None);
+    assert_eq!(output.status.code(), Some(7), "{output:?}");
+    let mut got: Vec<String> = String::from_utf8(output.stdout)
+        .unwrap()
+        .split('\0')
+        .map(str::to_owned)
+        .collect();
+    got.pop();
+    let mut expected = vec!["it's $x; `y`\n✓".to_owned()];
+    expected.extend(words.iter().map(|w| (*w).to_owned()));
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn the_supervised_line_reports_a_missing_program_as_127() {
+    let output = run_line(&["no-such-program-mcp".to_owned()], None);
+    assert_eq!(output.status.code(), Some(127), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no-such-program-mcp"), "{stderr}");
+}
+
+#[test]
+fn the_supervised_line_runs_in_the_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("a b; it's");
+    std::fs::create_dir(&folder).unwrap();
+    let output = run_line(&["pwd".to_owned()], Some(&folder));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim_end(),
+        folder.display().to_string()
+    );
 }

@@ -111,3 +111,153 @@ async fn arguments_variables_and_folder_arrive_intact_on_the_remote_side() {
         "the remote server {pid} outlived the shutdown"
     );
 }
+
+/// Set in the environment of the re-executed host (`host_process`): its configuration.
+const HOST_CONFIG: &str = "MCP_SSH_TEST_HOST_CONFIG";
+
+/// The bound on a remote server outliving its host or its connection.
+const ORPHAN_BOUND: Duration = Duration::from_secs(2);
+
+/// The stubborn remote server: ignores SIGTERM and stdin's end, and has a grandchild in
+/// its process group; both pids are written under `home`.
+fn stubborn(home: &TestHome) -> Vec<String> {
+    vec![
+        "--tool".to_owned(),
+        "echo".to_owned(),
+        "--ignore-sigterm".to_owned(),
+        "--pid-file".to_owned(),
+        home.join("server.pid").display().to_string(),
+        "--spawn-grandchild".to_owned(),
+        home.join("grandchild.pid").display().to_string(),
+    ]
+}
+
+/// Both remote pids, once written.
+async fn remote_pids(home: &TestHome) -> (u32, u32) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let server = mcp_testkit::read_pid_file(home.join("server.pid"));
+        let grandchild = mcp_testkit::read_pid_file(home.join("grandchild.pid"));
+        if let (Some(s), Some(g)) = (server, grandchild) {
+            return (s, g);
+        }
+        assert!(std::time::Instant::now() < deadline, "no remote pids");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn assert_remote_gone(what: &str, (server, grandchild): (u32, u32)) {
+    let mut left = Vec::new();
+    for pid in [server, grandchild] {
+        if !mcp_testkit::wait_gone(pid, ORPHAN_BOUND).await {
+            left.push(pid);
+        }
+    }
+    // Clean up before failing, so a failed run leaves nothing either.
+    left.iter().for_each(|pid| mcp_testkit::kill_process(*pid));
+    assert!(
+        left.is_empty(),
+        "{what}: remote processes {left:?} still running after {ORPHAN_BOUND:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_shutdown_ends_a_stubborn_remote_server_and_its_group() {
+    let Some(sshd) = SshdFixture::start_or_skip("a_clean_shutdown_ends_a_stubborn_remote_server")
+    else {
+        return;
+    };
+    let home = TestHome::new().unwrap();
+    let text = format!(
+        "{}{}",
+        devbox(&sshd, ""),
+        server("stubborn", &stubborn(&home), "")
+    );
+    let set = ConnectionSet::start(&catalog(&text), options());
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), 1, "{summary:?}");
+    let pids = remote_pids(&home).await;
+    assert!(mcp_testkit::process_alive(pids.0) && mcp_testkit::process_alive(pids.1));
+    set.shutdown().await;
+    assert_remote_gone("after shutdown", pids).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_connection_ends_the_remote_server() {
+    let Some(sshd) = SshdFixture::start_or_skip("a_cut_connection_ends_the_remote_server") else {
+        return;
+    };
+    let home = TestHome::new().unwrap();
+    let text = format!(
+        "{}{}",
+        devbox(&sshd, ""),
+        server("stubborn", &stubborn(&home), "")
+    );
+    let set = ConnectionSet::start(&catalog(&text), options());
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), 1, "{summary:?}");
+    let pids = remote_pids(&home).await;
+    std::fs::remove_file(home.join("server.pid")).unwrap();
+    std::fs::remove_file(home.join("grandchild.pid")).unwrap();
+    // sshd's connection process dies (a crash, a reboot, a cut network would end it so);
+    // the remote commands are left to the supervisor.
+    assert!(!sshd.connection_pids().is_empty());
+    sshd.kill_sessions();
+    assert_remote_gone("after the connection was cut", pids).await;
+    set.shutdown().await;
+    // A restart may have started a new server before the shutdown.
+    if let (Some(s), Some(g)) = (
+        mcp_testkit::read_pid_file(home.join("server.pid")),
+        mcp_testkit::read_pid_file(home.join("grandchild.pid")),
+    ) {
+        assert_remote_gone("the restarted server after shutdown", (s, g)).await;
+    }
+}
+
+/// The body of the host process `a_killed_host_leaves_no_remote_server` starts. Run
+/// directly (no [`HOST_CONFIG`]) it returns at once.
+#[test]
+fn host_process() {
+    let Some(path) = std::env::var_os(HOST_CONFIG) else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let set = ConnectionSet::start(&catalog(&text), options());
+        let summary = set.wait_startup().await;
+        assert_eq!(summary.ready(), 1, "{summary:?}");
+        // Wait to be killed.
+        std::future::pending::<()>().await;
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_host_leaves_no_remote_server() {
+    let Some(sshd) = SshdFixture::start_or_skip("a_killed_host_leaves_no_remote_server") else {
+        return;
+    };
+    let home = TestHome::new().unwrap();
+    let text = format!(
+        "{}{}",
+        devbox(&sshd, ""),
+        server("stubborn", &stubborn(&home), "")
+    );
+    let config = home.join("host.toml");
+    std::fs::write(&config, text).unwrap();
+    let mut host = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["host_process", "--exact", "--nocapture"])
+        .env(HOST_CONFIG, &config)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pids = remote_pids(&home).await;
+    host.kill().unwrap();
+    host.wait().unwrap();
+    assert_remote_gone("after kill -9 of the host", pids).await;
+}

@@ -240,16 +240,31 @@ impl SshdFixture {
         descendants(self.child.id())
     }
 
-    /// Kill every session process (cutting every connection as a crashed or rebooted
-    /// server would); the listener stays up and accepts new connections.
+    /// The sshd processes of live connections (descendants named `sshd`), without the
+    /// commands they run.
+    pub fn connection_pids(&self) -> Vec<u32> {
+        self.session_pids()
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|comm| comm.trim_end() == "sshd")
+            })
+            .collect()
+    }
+
+    /// SIGKILL every connection's sshd process, as a crashed server or a cut network
+    /// would end them: the remote commands are left running (what happens to them is
+    /// for the code under test), the listener stays up and accepts new connections.
     pub fn kill_sessions(&self) {
-        for pid in self.session_pids() {
+        for pid in self.connection_pids() {
             crate::kill_process(pid);
         }
     }
 
     fn kill_all(&mut self) {
-        self.kill_sessions();
+        for pid in self.session_pids() {
+            crate::kill_process(pid);
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

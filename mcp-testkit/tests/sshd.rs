@@ -89,17 +89,27 @@ async fn killing_sessions_cuts_the_connection() {
     })
     .await;
     assert!(started.is_ok(), "no session: {}", sshd.log());
-    let sessions = sshd.session_pids();
+    let connections = sshd.connection_pids();
+    let commands: Vec<u32> = sshd
+        .session_pids()
+        .into_iter()
+        .filter(|pid| !connections.contains(pid))
+        .collect();
+    assert!(!connections.is_empty());
+    assert_eq!(commands.len(), 1, "the remote sleep: {commands:?}");
     sshd.kill_sessions();
     let status = tokio::time::timeout(Duration::from_secs(5), client.wait())
         .await
         .expect("the client noticed the cut connection")
         .unwrap();
     assert!(!status.success());
-    for pid in sessions {
+    for pid in connections {
         assert!(
             mcp_testkit::wait_gone(pid, Duration::from_secs(2)).await,
             "{pid} left"
         );
     }
+    // The remote command is not the fixture's to end: sshd leaves it running.
+    assert!(mcp_testkit::process_alive(commands[0]));
+    mcp_testkit::kill_process(commands[0]);
 }
