@@ -24,6 +24,9 @@ pub struct EnvironmentError {
     pub server: McpServerKey,
     /// What is wrong.
     pub reason: String,
+    /// A finer reason than [`FailureReason::Environment`] (the ssh environment's
+    /// connection failures); `None` fails the startup with `environment`.
+    pub failure: Option<crate::FailureReason>,
 }
 
 /// A place stdio servers run in. The host implements it to launch servers its own way; the
@@ -40,6 +43,19 @@ pub trait Environment: Send + Sync {
         server: &McpServerKey,
         launch: LaunchSpec,
     ) -> Result<LaunchSpec, EnvironmentError>;
+
+    /// Gets the environment ready before each launch of `server` (the ssh environment
+    /// brings its shared connection up here). The default has nothing to do.
+    ///
+    /// # Cancel safety
+    /// Implementations must be cancel-safe: a cancelled startup drops the future.
+    fn before_launch<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+    ) -> crate::BoxFuture<'a, Result<(), EnvironmentError>> {
+        let _ = server;
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// The built-in environment: runs the server's command behind a wrapper prefix, with extra
@@ -106,6 +122,16 @@ impl WrapperEnvironment {
 }
 
 impl Environment for WrapperEnvironment {
+    fn before_launch<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+    ) -> crate::BoxFuture<'a, Result<(), EnvironmentError>> {
+        match &self.ssh {
+            Some(ssh) => ssh.before_launch(server),
+            None => Box::pin(std::future::ready(Ok(()))),
+        }
+    }
+
     fn prepare_launch(
         &self,
         server: &McpServerKey,
@@ -119,6 +145,7 @@ impl Environment for WrapperEnvironment {
                 environment: self.id.clone(),
                 server: server.clone(),
                 reason: "it has no wrapper command; set `ssh` or `wrapper` in [environments] or register a host environment".to_owned(),
+                failure: None,
             });
         }
         let mut launch = launch

@@ -93,6 +93,10 @@ pub(crate) fn probe_may_explain(failure: &StartupFailure) -> bool {
             | FailureReason::ReloginRequired
             | FailureReason::EnterpriseReloginRequired
             | FailureReason::Cancelled
+            | FailureReason::HostUnreachable
+            | FailureReason::AuthRefused
+            | FailureReason::HostKeyRejected
+            | FailureReason::CommandNotFound
     )
 }
 

@@ -43,13 +43,29 @@ pub enum FailureReason {
     /// Its start was cancelled (`cancel_startup`, the host's cancellation token, shutdown)
     /// before it finished.
     Cancelled,
+    /// The machine of its ssh environment could not be reached (connection refused,
+    /// timed out, no route, unknown host name). Restarted with backoff: the machine may
+    /// come up.
+    HostUnreachable,
+    /// The machine of its ssh environment refused the login (`Permission denied`): the
+    /// user or the key is wrong.
+    AuthRefused,
+    /// The host key of its ssh environment's machine is unknown or changed; it is never
+    /// accepted silently.
+    HostKeyRejected,
+    /// The program was not found where it runs (exit status 127 from the remote shell or
+    /// a wrapper's shell).
+    CommandNotFound,
 }
 
 impl FailureReason {
     /// Whether the next use of the server restarts it (with backoff): after it exited or
     /// its transport failed, not after configuration, login or spawn problems.
     pub fn is_restartable(&self) -> bool {
-        matches!(self, Self::Exited { .. } | Self::Transport)
+        matches!(
+            self,
+            Self::Exited { .. } | Self::Transport | Self::HostUnreachable
+        )
     }
 
     /// The short snake_case label used in events and CLI output (`timeout`, `exited`, ...).
@@ -66,6 +82,10 @@ impl FailureReason {
             Self::Environment => "environment",
             Self::Config => "config",
             Self::Cancelled => "cancelled",
+            Self::HostUnreachable => "host_unreachable",
+            Self::AuthRefused => "auth_refused",
+            Self::HostKeyRejected => "host_key_rejected",
+            Self::CommandNotFound => "command_not_found",
         }
     }
 }

@@ -135,6 +135,8 @@ mod spec;
 #[cfg(feature = "http")]
 mod sse;
 mod ssh_environment;
+mod ssh_failure;
+mod ssh_master;
 mod startup;
 mod stdio;
 mod subscriptions;
@@ -188,6 +190,7 @@ pub use search::ToolHit;
 pub use server_info::ServerInfo;
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
 pub use ssh_environment::{SSH_AUTH_SOCK_VAR, SshEnvironment};
+pub use ssh_master::SSH_CONNECT_TIMEOUT;
 pub use tool_cache::{
     CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
     TOOL_CACHE_KEY_FILE, ToolCache,

@@ -2,11 +2,14 @@
 //! local `ssh` program, and its command goes over as one remote line quoted for POSIX `sh`
 //! (`mcp_catalog::server_remote_line`, the same line the trust review shows).
 
+use std::sync::Arc;
+
 use mcp_catalog::{EnvironmentConfig, SshConfig};
 use mcp_key::{EnvironmentId, McpServerKey};
 use mcp_pool::LaunchSpec;
 
 use crate::environment::{ENVIRONMENT_ID_VAR, Environment, EnvironmentError};
+use crate::ssh_master::{ControlFolder, Master, client_options};
 
 /// The agent socket ssh authenticates with, passed through to the local `ssh` when the
 /// host has one (the launcher clears every other variable).
@@ -15,12 +18,35 @@ pub const SSH_AUTH_SOCK_VAR: &str = "SSH_AUTH_SOCK";
 /// Runs servers on the machine of an [`SshConfig`]: the local process is `ssh … DEST --
 /// LINE`; the server's variables (literal and named) and folder are set on the remote
 /// side by the line (`cd DIR && exec env K=V… program args…`).
+///
+/// Its servers share one ssh connection: a control master started before the first
+/// launch (and again after it dropped), with its socket in a private 0700 folder under
+/// `/tmp`; the master is ended and the folder removed when the environment is dropped
+/// (with its `ConnectionSet`).
 #[derive(Debug, Clone)]
 pub struct SshEnvironment {
     id: EnvironmentId,
     ssh: SshConfig,
     /// The environment's own folder and variables (the server's win).
     config: EnvironmentConfig,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    // Dropped first: the master goes before its socket's folder.
+    master: tokio::sync::Mutex<Option<Master>>,
+    /// `None` when the folder could not be made: then every server connects on its own.
+    folder: Option<ControlFolder>,
+}
+
+impl Shared {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            master: tokio::sync::Mutex::new(None),
+            folder: ControlFolder::create().ok(),
+        })
+    }
 }
 
 impl SshEnvironment {
@@ -30,6 +56,7 @@ impl SshEnvironment {
             id,
             config: EnvironmentConfig::new().with_ssh(ssh.clone()),
             ssh,
+            shared: Shared::new(),
         }
     }
 
@@ -39,6 +66,7 @@ impl SshEnvironment {
             id: id.clone(),
             ssh: config.ssh()?.clone(),
             config: config.clone(),
+            shared: Shared::new(),
         })
     }
 
@@ -54,6 +82,39 @@ impl SshEnvironment {
 }
 
 impl Environment for SshEnvironment {
+    fn before_launch<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+    ) -> crate::BoxFuture<'a, Result<(), EnvironmentError>> {
+        Box::pin(async move {
+            let Some(folder) = &self.shared.folder else {
+                return Ok(());
+            };
+            // Single flight: one master per environment, started by the first launch.
+            let mut master = self.shared.master.lock().await;
+            if master.as_ref().is_some_and(Master::is_up) {
+                return Ok(());
+            }
+            if let Some(old) = master.take() {
+                old.shutdown().await;
+            }
+            // A master killed without cleaning up leaves its socket behind.
+            let _ = std::fs::remove_file(folder.socket());
+            match Master::start(&self.ssh, self.id.as_str(), folder.socket()).await {
+                Ok(started) => {
+                    *master = Some(started);
+                    Ok(())
+                }
+                Err(failure) => Err(EnvironmentError {
+                    environment: self.id.clone(),
+                    server: server.clone(),
+                    reason: crate::ssh_failure::describe(&self.ssh, &failure),
+                    failure: Some(crate::ssh_failure::reason(&failure)),
+                }),
+            }
+        })
+    }
+
     fn prepare_launch(
         &self,
         _server: &McpServerKey,
@@ -63,7 +124,11 @@ impl Environment for SshEnvironment {
         words.extend(launch.args().iter().cloned());
         let line =
             mcp_catalog::server_remote_line(&self.config, &words, launch.env(), launch.cwd());
-        let argv = self.ssh.argv(line);
+        let mut argv = self.ssh.argv(line);
+        if let Some(folder) = &self.shared.folder {
+            // Right after the program: ssh keeps the first value of each option.
+            argv.splice(1..1, client_options(&folder.socket()));
+        }
         let (tail_lines, tail_bytes) = launch.stderr_tail_limits();
         // A new spec: the local process is ssh, started in no particular folder and with
         // none of the server's variables (they are the remote side's).

@@ -57,6 +57,10 @@ pub(crate) async fn launch(
         launch = launch.with_cwd(cwd.to_path_buf());
     }
     if let Some(environment) = environment {
+        environment.before_launch(key).await.map_err(|e| {
+            let reason = e.failure.clone().unwrap_or(FailureReason::Environment);
+            StartupFailure::new(reason, format!("MCP {e}"))
+        })?;
         launch = environment
             .prepare_launch(key, launch)
             .map_err(|e| StartupFailure::new(FailureReason::Environment, format!("MCP {e}")))?;
@@ -115,6 +119,16 @@ impl Process {
             )
         } else {
             match exit {
+                // The shell that was to run it (the remote login shell, the ssh
+                // supervisor, a wrapper's shell) did not find the program.
+                Some(ProcessExit::Exited(127)) if tail.snapshot().contains("not found") => {
+                    StartupFailure::new(
+                        FailureReason::CommandNotFound,
+                        format!(
+                            "MCP server `{label}`: its command was not found where it runs (exit status 127); install it there or fix `command`"
+                        ),
+                    )
+                }
                 Some(ProcessExit::Exited(code)) => StartupFailure::new(
                     FailureReason::Exited {
                         status: Some(code),

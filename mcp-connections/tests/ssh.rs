@@ -261,3 +261,182 @@ async fn a_killed_host_leaves_no_remote_server() {
     host.wait().unwrap();
     assert_remote_gone("after kill -9 of the host", pids).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thirty_two_servers_share_one_ssh_connection() {
+    let Some(sshd) = SshdFixture::start_or_skip("thirty_two_servers_share_one_ssh_connection")
+    else {
+        return;
+    };
+    let mut text = devbox(&sshd, "");
+    for i in 0..32 {
+        text.push_str(&server(
+            &format!("s{i}"),
+            &["--tool".to_owned(), format!("echo{i}")],
+            "",
+        ));
+    }
+    let set = ConnectionSet::start(&catalog(&text), options());
+    let summary = set.wait_startup().await;
+    assert_eq!(
+        summary.ready(),
+        32,
+        "{summary:?}\nsshd log:\n{}",
+        sshd.log()
+    );
+    assert_eq!(set.tools().await.len(), 32);
+    assert_eq!(
+        sshd.accepted_connections(),
+        1,
+        "one handshake for 32 servers; sshd log:\n{}",
+        sshd.log()
+    );
+    assert_eq!(
+        sshd.connection_pids().len(),
+        1,
+        "{:?}",
+        sshd.connection_pids()
+    );
+    set.shutdown().await;
+    drop(set);
+    // The connection ends with the environment (dropped with the set), and its private
+    // socket folder is removed.
+    let gone = tokio::time::timeout(Duration::from_secs(5), async {
+        while !sshd.connection_pids().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "the ssh connection outlived the set");
+    let folders: Vec<_> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with(&format!("mcp-ssh-{}-", std::process::id())))
+        .collect();
+    // Other tests of this binary may hold theirs; none may be left by this set, whose
+    // master is gone: every folder left must still have a live master socket.
+    for folder in folders {
+        let socket = std::path::Path::new("/tmp").join(&folder).join("cm");
+        assert!(
+            socket.exists(),
+            "/tmp/{folder} was left behind without a connection"
+        );
+    }
+}
+
+/// Starts one server in `ssh_table`'s devbox and returns its startup failure.
+async fn startup_failure(
+    sshd: &SshdFixture,
+    ssh_table: &str,
+    command_args: &[String],
+) -> mcp_connections::StartupFailure {
+    let _ = sshd;
+    let text = format!(
+        "[environments.devbox]\nssh = {ssh_table}\n{}",
+        server("notes", command_args, "")
+    );
+    let set = ConnectionSet::start(&catalog(&text), options());
+    let summary = set.wait_startup().await;
+    let failure = match &summary.servers[0].state {
+        mcp_connections::ServerState::Failed(f) => f.clone(),
+        other => panic!("expected a failure, got {other:?}"),
+    };
+    set.shutdown().await;
+    failure
+}
+
+fn ssh_table(
+    sshd: &SshdFixture,
+    port: u16,
+    identity: &std::path::Path,
+    known_hosts: &std::path::Path,
+) -> String {
+    format!(
+        "{{ host = \"127.0.0.1\", port = {port}, user = {}, identity_file = {}, known_hosts = {}, options = [\"-F\", \"/dev/null\", \"-o\", \"ConnectTimeout=5\"] }}",
+        toml_str(sshd.user()),
+        toml_str(&identity.display().to_string()),
+        toml_str(&known_hosts.display().to_string()),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_ssh_startup_failure_is_reported_as_its_kind() {
+    use mcp_connections::FailureReason;
+    let Some(sshd) = SshdFixture::start_or_skip("each_ssh_startup_failure_is_reported") else {
+        return;
+    };
+    let home = TestHome::new().unwrap();
+    let args = ["--tool".to_owned(), "echo".to_owned()];
+    let key = sshd.identity_file();
+    let known = sshd.known_hosts();
+
+    // Nothing listens on this port.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let f = startup_failure(&sshd, &ssh_table(&sshd, closed, &key, &known), &args).await;
+    assert_eq!(f.reason(), &FailureReason::HostUnreachable, "{f}");
+    assert!(
+        f.message().contains("`devbox`") && f.message().contains("host unreachable"),
+        "{f}"
+    );
+
+    // A key the server does not know.
+    let other_key = home.join("other_key");
+    let status = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other_key)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let f = startup_failure(
+        &sshd,
+        &ssh_table(&sshd, sshd.port(), &other_key, &known),
+        &args,
+    )
+    .await;
+    assert_eq!(f.reason(), &FailureReason::AuthRefused, "{f}");
+    assert!(f.message().contains("authentication refused"), "{f}");
+
+    // An empty known_hosts: the host key is unknown, and never accepted.
+    let empty = home.join("empty_known_hosts");
+    std::fs::write(&empty, "").unwrap();
+    let f = startup_failure(&sshd, &ssh_table(&sshd, sshd.port(), &key, &empty), &args).await;
+    assert_eq!(f.reason(), &FailureReason::HostKeyRejected, "{f}");
+    assert!(f.message().contains("is not known"), "{f}");
+    assert_eq!(
+        std::fs::read_to_string(&empty).unwrap(),
+        "",
+        "the key was not added"
+    );
+
+    // known_hosts holds another key for this host: changed.
+    let other_pub = std::fs::read_to_string(home.join("other_key.pub")).unwrap();
+    let key_part: Vec<&str> = other_pub.split_whitespace().take(2).collect();
+    let changed = home.join("changed_known_hosts");
+    std::fs::write(
+        &changed,
+        format!("[127.0.0.1]:{} {}\n", sshd.port(), key_part.join(" ")),
+    )
+    .unwrap();
+    let f = startup_failure(&sshd, &ssh_table(&sshd, sshd.port(), &key, &changed), &args).await;
+    assert_eq!(f.reason(), &FailureReason::HostKeyRejected, "{f}");
+    assert!(f.message().contains("changed"), "{f}");
+
+    // The program is missing on the remote side.
+    let text = format!(
+        "{}[mcp_servers.notes]\ncommand = \"/nonexistent/mcp-server\"\nenvironment = \"devbox\"\n",
+        devbox(&sshd, "")
+    );
+    let set = ConnectionSet::start(&catalog(&text), options());
+    let summary = set.wait_startup().await;
+    let f = match &summary.servers[0].state {
+        mcp_connections::ServerState::Failed(f) => f.clone(),
+        other => panic!("expected a failure, got {other:?}"),
+    };
+    set.shutdown().await;
+    assert_eq!(f.reason(), &FailureReason::CommandNotFound, "{f}");
+    assert!(f.message().contains("notes@devbox"), "{f}");
+}
