@@ -24,7 +24,7 @@ pub struct EnvironmentError {
     pub server: McpServerKey,
     /// What is wrong.
     pub reason: String,
-    /// A finer reason than [`FailureReason::Environment`] (the ssh environment's
+    /// A finer reason than [`crate::FailureReason::Environment`] (the ssh environment's
     /// connection failures); `None` fails the startup with `environment`.
     pub failure: Option<crate::FailureReason>,
 }
