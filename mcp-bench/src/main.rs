@@ -237,6 +237,7 @@ async fn run(json: bool, s: Settings, only: Option<String>) -> ExitCode {
     measure!("gateway", rows::gateway::gateway(&fx, &s).await);
     measure!("sharing", rows::sharing::sharing(&fx, &s).await);
     measure!("startup fan-out", rows::startup::fan_out(&fx, &s).await);
+    measure!("startup with pins", rows::startup::pinned(&fx, &s).await);
     measure!("era probe", rows::era::era_probe(&fx, &s).await);
     measure!("warm start", rows::startup::warm_start(&fx, &s).await);
     measure!("naming", rows::naming::naming(&s));

@@ -1,10 +1,11 @@
 //! Startup fan-out (32 servers: set versus 32 bare clients started concurrently) and warm
-//! start (32 servers' tools from the persisted cache, no process, versus the cold start).
+//! start (32 servers' tools from the persisted cache, no process, versus the cold start),
+//! and startup with tool pins versus without.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mcp_connections::{ConnectionSet, ConnectionSetOptions, ServerPool, ToolCache};
+use mcp_connections::{ConnectionSet, ConnectionSetOptions, ServerPool, ToolCache, ToolPins};
 
 use crate::fixture::{Fixture, cancel_all};
 use crate::rows::calls::sides;
@@ -17,8 +18,21 @@ const SERVERS: usize = 32;
 /// Starts 32 servers through a set, timed until all are ready and their tools listed; the
 /// set is shut down untimed.
 async fn cold_set(catalog: &mcp_catalog::ResolvedCatalog) -> Result<f64> {
+    cold_set_pinned(catalog, None).await
+}
+
+/// [`cold_set`], with tool pins persisted in `pins` when given: the pin file is loaded
+/// and every listing checked against it inside the timed span, as a new host does.
+async fn cold_set_pinned(
+    catalog: &mcp_catalog::ResolvedCatalog,
+    pins: Option<&Path>,
+) -> Result<f64> {
     let t = Instant::now();
-    let set = ConnectionSet::start(catalog, ConnectionSetOptions::new());
+    let mut options = ConnectionSetOptions::new();
+    if let Some(dir) = pins {
+        options = options.with_tool_pins(std::sync::Arc::new(ToolPins::persisted(dir)));
+    }
+    let set = ConnectionSet::start(catalog, options);
     let ready = set.wait_startup().await.ready();
     let tools = set.tools().await.len();
     let took = t.elapsed().as_secs_f64();
@@ -94,6 +108,45 @@ pub(crate) async fn fan_out(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
         )
         .with_note(format!(
             "initialize + tools/list; median of {} interleaved rounds",
+            a.len()
+        )),
+    ])
+}
+
+/// Startup of 32 servers with tool pins (already pinned: each start loads the pin file and
+/// checks all 32 listings) versus without, interleaved.
+pub(crate) async fn pinned(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
+    let catalog = fx.catalog(SERVERS, false)?;
+    let dir = fx.join("pins");
+    // Warm-up, which also pins every server's tools (trust on first use).
+    cold_set_pinned(&catalog, Some(&dir)).await?;
+    cold_set(&catalog).await?;
+    if !dir.join(mcp_connections::TOOL_PINS_FILE).is_file() {
+        return Err(fail("startup with pins: no pin file was written"));
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for round in 0..s.rounds_startup {
+        for side in sides(round) {
+            tokio::time::sleep(SETTLE).await;
+            if side {
+                b.push(cold_set(&catalog).await?);
+            } else {
+                a.push(cold_set_pinned(&catalog, Some(&dir)).await?);
+            }
+        }
+    }
+    Ok(vec![
+        Row::versus(
+            "startup with tool pins: 32 servers to all ready",
+            Unit::Seconds,
+            median(&a),
+            median(&b),
+            "the same set without pins",
+            "≤ 1.05× without",
+            |_, r| r <= 1.05,
+        )
+        .with_note(format!(
+            "pin file loaded and 32 listings checked per start; median of {} interleaved rounds",
             a.len()
         )),
     ])
