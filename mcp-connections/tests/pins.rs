@@ -41,18 +41,7 @@ async fn start(
     ServerPool,
     mpsc::UnboundedReceiver<ConnectionEvent>,
 ) {
-    let pool = ServerPool::new();
-    let (tx, rx) = mpsc::unbounded_channel();
-    let set = ConnectionSet::start(
-        &fx.catalog(),
-        ConnectionSetOptions::new()
-            .with_shared_pool(pool.clone())
-            .with_events(tx)
-            // A new process each time: the pins come from the file.
-            .with_tool_pins(Arc::new(ToolPins::persisted(dir))),
-    );
-    set.wait_startup().await;
-    (set, pool, rx)
+    start_with(&fx.catalog(), dir).await
 }
 
 fn drifted(rx: &mut mpsc::UnboundedReceiver<ConnectionEvent>) -> Vec<(Vec<String>, Vec<String>)> {
@@ -213,6 +202,7 @@ async fn start_with(
         ConnectionSetOptions::new()
             .with_shared_pool(pool.clone())
             .with_events(tx)
+            // A new process each time: the pins come from the file.
             .with_tool_pins(Arc::new(ToolPins::persisted(dir))),
     );
     set.wait_startup().await;
