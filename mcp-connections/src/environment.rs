@@ -71,8 +71,6 @@ pub struct WrapperEnvironment {
     wrapper: Vec<String>,
     cwd: Option<PathBuf>,
     env: BTreeMap<String, String>,
-    /// Set for an `[environments.*] ssh` entry: launches go over ssh instead.
-    ssh: Option<crate::ssh_environment::SshEnvironment>,
 }
 
 impl WrapperEnvironment {
@@ -87,7 +85,6 @@ impl WrapperEnvironment {
             wrapper: wrapper.into_iter().map(Into::into).collect(),
             cwd: None,
             env: BTreeMap::new(),
-            ssh: None,
         }
     }
 
@@ -110,7 +107,6 @@ impl WrapperEnvironment {
         config: &mcp_catalog::EnvironmentConfig,
     ) -> Self {
         let mut env = Self::new(id.clone(), config.wrapper().iter().cloned());
-        env.ssh = crate::ssh_environment::SshEnvironment::from_catalog(id, config);
         if let Some(cwd) = config.cwd() {
             env = env.with_cwd(cwd);
         }
@@ -122,24 +118,11 @@ impl WrapperEnvironment {
 }
 
 impl Environment for WrapperEnvironment {
-    fn before_launch<'a>(
-        &'a self,
-        server: &'a McpServerKey,
-    ) -> crate::BoxFuture<'a, Result<(), EnvironmentError>> {
-        match &self.ssh {
-            Some(ssh) => ssh.before_launch(server),
-            None => Box::pin(std::future::ready(Ok(()))),
-        }
-    }
-
     fn prepare_launch(
         &self,
         server: &McpServerKey,
         launch: LaunchSpec,
     ) -> Result<LaunchSpec, EnvironmentError> {
-        if let Some(ssh) = &self.ssh {
-            return ssh.prepare_launch(server, launch);
-        }
         if self.wrapper.is_empty() && !self.id.is_local() {
             return Err(EnvironmentError {
                 environment: self.id.clone(),

@@ -112,8 +112,8 @@ fn roots_text(roots: &[crate::roots::Root]) -> String {
     serde_json::to_string(&pairs).unwrap_or_default()
 }
 
-/// The environments stdio servers can run in: the catalog's `[environments.*]` as wrapper
-/// environments, overlaid by the host's own.
+/// The environments stdio servers can run in: the catalog's `[environments.*]` as ssh
+/// environments (an `ssh` entry) or wrapper environments, overlaid by the host's own.
 pub(crate) fn environments(
     catalog: &ResolvedCatalog,
     options: &ConnectionSetOptions,
@@ -122,10 +122,12 @@ pub(crate) fn environments(
         .environments()
         .iter()
         .map(|(id, config)| {
-            (
-                id.clone(),
-                Arc::new(WrapperEnvironment::from_catalog(id, config)) as Arc<dyn Environment>,
-            )
+            let environment: Arc<dyn Environment> =
+                match crate::ssh_environment::SshEnvironment::from_catalog(id, config) {
+                    Some(ssh) => Arc::new(ssh),
+                    None => Arc::new(WrapperEnvironment::from_catalog(id, config)),
+                };
+            (id.clone(), environment)
         })
         .collect();
     out.extend(
