@@ -54,6 +54,17 @@ fn drifted(rx: &mut mpsc::UnboundedReceiver<ConnectionEvent>) -> Vec<(Vec<String
     out
 }
 
+/// Waits (at most 10 s) for the set to say that a server's tools changed.
+async fn tools_changed(rx: &mut mpsc::UnboundedReceiver<ConnectionEvent>) {
+    loop {
+        match tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv()).await {
+            Ok(Some(ConnectionEvent::ToolsChanged { .. })) => return,
+            Ok(Some(_)) => {}
+            other => panic!("no tools_changed event: {other:?}"),
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tool_rewritten_behind_the_same_command_is_held_until_accepted() {
     let dir = tempfile::tempdir().unwrap();
@@ -171,13 +182,7 @@ async fn a_remembered_approval_ends_when_the_tool_changes() {
     set.call_tool(&key, "rewrite", None, CallOptions::new())
         .await
         .unwrap();
-    loop {
-        match tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv()).await {
-            Ok(Some(ConnectionEvent::ToolsChanged { .. })) => break,
-            Ok(Some(_)) => {}
-            other => panic!("no tools_changed event: {other:?}"),
-        }
-    }
+    tools_changed(&mut rx).await;
     assert_eq!(
         set.approval(&key, "echo").unwrap(),
         Approval::Ask,
@@ -317,13 +322,7 @@ async fn a_tool_rewritten_after_a_call_is_refused_on_the_next_call() {
         .await
         .unwrap();
     assert_ne!(first.is_error, Some(true));
-    loop {
-        match tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv()).await {
-            Ok(Some(ConnectionEvent::ToolsChanged { .. })) => break,
-            Ok(Some(_)) => {}
-            other => panic!("no tools_changed event: {other:?}"),
-        }
-    }
+    tools_changed(&mut rx).await;
     let err = set
         .call_tool(
             &key,

@@ -146,6 +146,24 @@ async fn remote_pids(home: &TestHome) -> (u32, u32) {
     }
 }
 
+/// A configuration with the stubborn server in the fixture's ssh environment.
+fn stubborn_config(sshd: &SshdFixture, home: &TestHome) -> String {
+    format!(
+        "{}{}",
+        devbox(sshd, ""),
+        server("stubborn", &stubborn(home), "")
+    )
+}
+
+/// A set running the stubborn server, ready, with both remote pids.
+async fn start_stubborn(sshd: &SshdFixture, home: &TestHome) -> (ConnectionSet, (u32, u32)) {
+    let set = ConnectionSet::start(&catalog(&stubborn_config(sshd, home)), options());
+    let summary = set.wait_startup().await;
+    assert_eq!(summary.ready(), 1, "{summary:?}");
+    let pids = remote_pids(home).await;
+    (set, pids)
+}
+
 async fn assert_remote_gone(what: &str, (server, grandchild): (u32, u32)) {
     let mut left = Vec::new();
     for pid in [server, grandchild] {
@@ -168,15 +186,7 @@ async fn a_clean_shutdown_ends_a_stubborn_remote_server_and_its_group() {
         return;
     };
     let home = TestHome::new().unwrap();
-    let text = format!(
-        "{}{}",
-        devbox(&sshd, ""),
-        server("stubborn", &stubborn(&home), "")
-    );
-    let set = ConnectionSet::start(&catalog(&text), options());
-    let summary = set.wait_startup().await;
-    assert_eq!(summary.ready(), 1, "{summary:?}");
-    let pids = remote_pids(&home).await;
+    let (set, pids) = start_stubborn(&sshd, &home).await;
     assert!(mcp_testkit::process_alive(pids.0) && mcp_testkit::process_alive(pids.1));
     set.shutdown().await;
     assert_remote_gone("after shutdown", pids).await;
@@ -188,15 +198,7 @@ async fn a_cut_connection_ends_the_remote_server() {
         return;
     };
     let home = TestHome::new().unwrap();
-    let text = format!(
-        "{}{}",
-        devbox(&sshd, ""),
-        server("stubborn", &stubborn(&home), "")
-    );
-    let set = ConnectionSet::start(&catalog(&text), options());
-    let summary = set.wait_startup().await;
-    assert_eq!(summary.ready(), 1, "{summary:?}");
-    let pids = remote_pids(&home).await;
+    let (set, pids) = start_stubborn(&sshd, &home).await;
     std::fs::remove_file(home.join("server.pid")).unwrap();
     std::fs::remove_file(home.join("grandchild.pid")).unwrap();
     // sshd's connection process dies (a crash, a reboot, a cut network would end it so);
@@ -242,11 +244,7 @@ async fn a_killed_host_leaves_no_remote_server() {
         return;
     };
     let home = TestHome::new().unwrap();
-    let text = format!(
-        "{}{}",
-        devbox(&sshd, ""),
-        server("stubborn", &stubborn(&home), "")
-    );
+    let text = stubborn_config(&sshd, &home);
     let config = home.join("host.toml");
     std::fs::write(&config, text).unwrap();
     let mut host = std::process::Command::new(std::env::current_exe().unwrap())

@@ -115,18 +115,26 @@ fn quoted(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_else(|_| format!("{text:?}"))
 }
 
+/// The first [`MAX_SHOWN_ARGUMENTS`] characters of `text`, and whether that cut it.
+fn head(text: &str) -> (String, bool) {
+    let head: String = text.chars().take(MAX_SHOWN_ARGUMENTS).collect();
+    let cut = head.len() < text.len();
+    (head, cut)
+}
+
 /// The arguments as compact JSON, cut to [`MAX_SHOWN_ARGUMENTS`] characters.
 fn shown_arguments(arguments: Option<&Value>) -> String {
     let Some(arguments) = arguments else {
         return "no arguments".to_owned();
     };
     let text = arguments.to_string();
-    let count = text.chars().count();
-    if count <= MAX_SHOWN_ARGUMENTS {
-        return format!("arguments {text}");
+    match head(&text) {
+        (head, false) => format!("arguments {head}"),
+        (head, true) => format!(
+            "arguments {head}… ({} characters in all)",
+            text.chars().count()
+        ),
     }
-    let head: String = text.chars().take(MAX_SHOWN_ARGUMENTS).collect();
-    format!("arguments {head}… ({count} characters in all)")
 }
 
 /// The form that asks the user whether `tool` of `server` may run with `arguments`.
@@ -171,9 +179,8 @@ fn drift_question(
         let text = tool
             .and_then(|t| t.description.map(|d| d.to_string()))
             .unwrap_or_default();
-        let cut: String = text.chars().take(MAX_SHOWN_ARGUMENTS).collect();
-        let more = if cut.len() < text.len() { "…" } else { "" };
-        format!("{}{more}", quoted(&cut))
+        let (head, cut) = head(&text);
+        format!("{}{}", quoted(&head), if cut { "…" } else { "" })
     };
     let before = description(set.pinned_tool(server, &drift.tool));
     let after = description(set.listed_tool(server, &drift.tool));
