@@ -216,6 +216,75 @@ async fn a_cut_connection_ends_the_remote_server() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_cut_connection_the_server_restarts_over_a_new_connection() {
+    let Some(sshd) = SshdFixture::start_or_skip("after_a_cut_connection_the_server_restarts")
+    else {
+        return;
+    };
+    let home = TestHome::new().unwrap();
+    let pid_file = home.join("server.pid");
+    let args = vec![
+        "--tool".to_owned(),
+        "echo".to_owned(),
+        "--pid-file".to_owned(),
+        pid_file.display().to_string(),
+    ];
+    let text = format!("{}{}", devbox(&sshd, ""), server("notes", &args, ""));
+    let options =
+        options().with_restart_backoff(Duration::from_millis(200), Duration::from_secs(1));
+    let set = ConnectionSet::start(&catalog(&text), options);
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    let first = mcp_testkit::read_pid_file(&pid_file).unwrap();
+    std::fs::remove_file(&pid_file).unwrap();
+    sshd.kill_sessions();
+    assert!(
+        mcp_testkit::wait_gone(first, ORPHAN_BOUND).await,
+        "the remote server outlived its connection"
+    );
+    // The server failed with its connection; the set starts it again (a new ssh
+    // connection: the shared one died too) and calls work as before.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let echoed = loop {
+        let call = set
+            .call_qualified(
+                "mcp__notes__echo",
+                Some(serde_json::json!({"n": 1})),
+                CallOptions::new(),
+            )
+            .await;
+        match call {
+            Ok(result) if mcp_testkit::read_pid_file(&pid_file).is_some() => break result,
+            _ => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "no restart within 30 s: {:?}\nsshd log:\n{}",
+                    set.status(),
+                    sshd.log()
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    assert_eq!(
+        echoed.structured_content,
+        Some(serde_json::json!({"n": 1})),
+        "{echoed:?}"
+    );
+    let second = mcp_testkit::read_pid_file(&pid_file).unwrap();
+    assert_ne!(first, second, "the call went to a restarted server");
+    assert_eq!(
+        sshd.accepted_connections(),
+        2,
+        "one connection before the cut, one after"
+    );
+    set.shutdown().await;
+    assert!(
+        mcp_testkit::wait_gone(second, ORPHAN_BOUND).await,
+        "the restarted remote server outlived the shutdown"
+    );
+}
+
 /// The body of the host process `a_killed_host_leaves_no_remote_server` starts. Run
 /// directly (no [`HOST_CONFIG`]) it returns at once.
 #[test]

@@ -692,6 +692,11 @@ pub struct ResourceSpec {
     /// The contents returned by `resources/read`.
     #[serde(default)]
     pub text: String,
+    /// When set, `resources/read` returns the value of this environment variable of the
+    /// server process instead of `text` (empty when unset): tells apart which process (which
+    /// environment, which machine) served a read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_from_env: Option<String>,
     /// `_meta`.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Value>,
@@ -707,8 +712,17 @@ impl ResourceSpec {
             description: None,
             mime_type: None,
             text: text.into(),
+            text_from_env: None,
             meta: None,
         }
+    }
+
+    /// Reads return the server process's value of the environment variable `name` instead
+    /// of the text.
+    #[must_use]
+    pub fn with_text_from_env(mut self, name: impl Into<String>) -> Self {
+        self.text_from_env = Some(name.into());
+        self
     }
 
     /// Set the description.

@@ -307,7 +307,10 @@ impl ServerHandler for FakeServer {
         let found = scenario.resources.iter().find(|r| r.uri == request.uri);
         let (text, mime) = match found {
             Some(r) => (
-                r.text.clone(),
+                match &r.text_from_env {
+                    Some(name) => std::env::var(name).unwrap_or_default(),
+                    None => r.text.clone(),
+                },
                 r.mime_type
                     .clone()
                     .unwrap_or_else(|| "text/plain".to_owned()),

@@ -20,8 +20,8 @@ use rmcp::model::{
     GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, Prompt, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ResourceUpdatedNotificationParam, ResultType, ServerConfig,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceResponse, ResourceContents, ResourceUpdatedNotificationParam, ResultType,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -30,6 +30,7 @@ use tokio::sync::{Semaphore, broadcast, mpsc};
 
 use super::approval::{self, Verdict};
 use super::modern;
+use super::shared_uri;
 
 /// Set events kept for `subscriptions/listen` requests that are slow to take them.
 const EVENT_BUFFER: usize = 64;
@@ -122,7 +123,9 @@ struct Inner {
     max_calls: usize,
     /// Which server listed each resource URI (the last listing), for `resources/read`.
     /// Every server that listed each URI (sorted): a URI two servers list is ambiguous.
-    resource_owners: Mutex<BTreeMap<String, Vec<McpServerKey>>>,
+    /// Shared with the event forwarder, which names the server in the update of a URI
+    /// several servers list (see [`shared_uri`]).
+    resource_owners: Owners,
     /// The hub's count of live clients, decremented when this one goes (counted once
     /// it initialized: a 2026-era request has a gateway of its own but is no client).
     clients: Arc<AtomicUsize>,
@@ -206,7 +209,13 @@ impl Gateway {
             .with_events(tx);
         let set = ConnectionSet::start(&hub.catalog, options);
         let events = broadcast::channel(EVENT_BUFFER).0;
-        tokio::spawn(forward_list_changes(rx, Arc::clone(&peer), events.clone()));
+        let resource_owners = Owners::default();
+        tokio::spawn(forward_list_changes(
+            rx,
+            Arc::clone(&peer),
+            events.clone(),
+            Arc::clone(&resource_owners),
+        ));
         Self {
             inner: Arc::new(Inner {
                 set,
@@ -216,7 +225,7 @@ impl Gateway {
                 session,
                 calls: Semaphore::new(hub.max_calls),
                 max_calls: hub.max_calls,
-                resource_owners: Mutex::default(),
+                resource_owners,
                 clients: Arc::clone(&hub.clients),
                 counted: std::sync::atomic::AtomicBool::new(false),
                 prompts: Mutex::default(),
@@ -230,6 +239,23 @@ impl Gateway {
     }
 }
 
+/// Every server that listed each resource URI in the gateway's last listing (sorted).
+type Owners = Arc<Mutex<BTreeMap<String, Vec<McpServerKey>>>>;
+
+/// The URI the client knows `server`'s `uri` by: named with its server when several
+/// servers listed it (see [`shared_uri`]).
+fn shown_uri(owners: &Owners, server: &McpServerKey, uri: String) -> String {
+    let shared = owners
+        .lock()
+        .ok()
+        .is_some_and(|map| map.get(&uri).is_some_and(|l| l.len() > 1));
+    if shared {
+        shared_uri::qualified(server, &uri)
+    } else {
+        uri
+    }
+}
+
 /// Tells the client its tool list changed whenever a server of its set becomes ready,
 /// fails or changes its tools, and that a resource it subscribed to changed, once the
 /// client initialized (2025 era); every event also goes to `listens`, where the
@@ -238,6 +264,7 @@ async fn forward_list_changes(
     mut events: mpsc::UnboundedReceiver<ConnectionEvent>,
     peer: Arc<OnceLock<Peer<RoleServer>>>,
     listens: broadcast::Sender<ConnectionEvent>,
+    owners: Owners,
 ) {
     while let Some(event) = events.recv().await {
         // Nobody listening is fine.
@@ -252,7 +279,8 @@ async fn forward_list_changes(
             | ConnectionEvent::ToolsDrifted { .. } => {
                 let _ = peer.notify_tool_list_changed().await;
             }
-            ConnectionEvent::ResourceUpdated { uri, .. } => {
+            ConnectionEvent::ResourceUpdated { server, uri } => {
+                let uri = shown_uri(&owners, &server, uri);
                 let _ = peer
                     .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                     .await;
@@ -468,10 +496,14 @@ impl ServerHandler for Gateway {
             let _ = self.list_resources_and_owners().await;
             let templates = self.template_prefixes().await;
             for uri in &uris {
-                if let Some(server) = route(&self.listers(uri), &templates, uri)
-                    && set.subscribe_resource(&server, uri).await.is_ok()
+                let (server, upstream) = match shared_uri::split(uri) {
+                    Some((server, upstream)) => (Some(server), upstream),
+                    None => (route(&self.listers(uri), &templates, uri), uri.as_str()),
+                };
+                if let Some(server) = server
+                    && set.subscribe_resource(&server, upstream).await.is_ok()
                 {
-                    subscribed.push((server, uri.clone()));
+                    subscribed.push((server, upstream.to_owned()));
                 }
             }
         }
@@ -491,8 +523,11 @@ impl ServerHandler for Gateway {
                     {
                         let _ = sink.notify_tool_list_changed().await;
                     }
-                    Ok(ConnectionEvent::ResourceUpdated { uri, .. }) if uris.contains(&uri) => {
-                        let _ = sink.notify_resource_updated(uri).await;
+                    Ok(ConnectionEvent::ResourceUpdated { server, uri }) => {
+                        let shown = shown_uri(&self.inner.resource_owners, &server, uri);
+                        if uris.contains(&shown) {
+                            let _ = sink.notify_resource_updated(shown).await;
+                        }
                     }
                     // Events were lost: the tools may have changed.
                     Err(broadcast::error::RecvError::Lagged(_)) if tools => {
@@ -584,8 +619,7 @@ impl ServerHandler for Gateway {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let uri = request.uri;
-        let server = self.owner_or_not_found(&uri).await?;
+        let (server, uri) = self.resource_target(&request.uri).await?;
         match self.inner.set.subscribe_resource(&server, &uri).await {
             Ok(()) => Ok(()),
             Err(e) if e.is_unsupported() => Err(McpError::invalid_request(e.to_string(), None)),
@@ -602,8 +636,14 @@ impl ServerHandler for Gateway {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let uri = request.uri;
-        if let Some(server) = self.owner_of(&uri).await {
+        let target = match shared_uri::split(&request.uri) {
+            Some((server, uri)) => Some((server, uri.to_owned())),
+            None => self
+                .owner_of(&request.uri)
+                .await
+                .map(|server| (server, request.uri.clone())),
+        };
+        if let Some((server, uri)) = target {
             self.inner
                 .set
                 .unsubscribe_resource(&server, &uri)
@@ -619,11 +659,20 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         self.settle_for(&context).await;
-        let uri = request.uri.clone();
-        let server = self.owner_or_not_found(&uri).await?;
+        let (server, uri) = self.resource_target(&request.uri).await?;
         match self.inner.set.read_resource(&server, &uri).await {
             Ok(mut result) => {
                 result.result_type.get_or_insert(ResultType::COMPLETE);
+                if uri != request.uri {
+                    for contents in &mut result.contents {
+                        if let ResourceContents::TextResourceContents { uri: shown, .. }
+                        | ResourceContents::BlobResourceContents { uri: shown, .. } = contents
+                            && *shown == uri
+                        {
+                            shown.clone_from(&request.uri);
+                        }
+                    }
+                }
                 Ok(result.into())
             }
             Err(e) => Err(McpError::internal_error(e.to_string(), None)),
@@ -766,6 +815,15 @@ impl Gateway {
         }
     }
 
+    /// The server to ask for `uri` and the URI to ask it for: the server a
+    /// [`shared_uri::qualified`] URI names, else [`Self::owner_or_not_found`].
+    async fn resource_target(&self, uri: &str) -> Result<(McpServerKey, String), McpError> {
+        if let Some((server, upstream)) = shared_uri::split(uri) {
+            return Ok((server, upstream.to_owned()));
+        }
+        Ok((self.owner_or_not_found(uri).await?, uri.to_owned()))
+    }
+
     /// [`Self::owner_of`], or the error for a URI no server serves, or that several list.
     async fn owner_or_not_found(&self, uri: &str) -> Result<McpServerKey, McpError> {
         if let Some(server) = self.owner_of(uri).await {
@@ -776,8 +834,9 @@ impl Gateway {
             let names: Vec<String> = listers.iter().map(|s| format!("`{s}`")).collect();
             return Err(McpError::invalid_params(
                 format!(
-                    "the resource {uri:?} is listed by the MCP servers {}: which one is meant cannot be told, so it is read from none; use a client of one server, or `mcpctl read --server NAME {uri:?}`",
-                    names.join(" and ")
+                    "the resource {uri:?} is listed by the MCP servers {}: which one is meant cannot be told, so it is read from none; use the URI `resources/list` shows for each (e.g. {:?}), or `mcpctl read --server NAME {uri:?}`",
+                    names.join(" and "),
+                    shared_uri::qualified(&listers[0], uri)
                 ),
                 None,
             ));
@@ -834,14 +893,19 @@ impl Gateway {
     async fn list_resources_and_owners(&self) -> Vec<rmcp::model::Resource> {
         let listing = self.inner.set.list_resources().await;
         let mut owners: BTreeMap<String, Vec<McpServerKey>> = BTreeMap::new();
+        for item in &listing.items {
+            let listers = owners.entry(item.item.uri.clone()).or_default();
+            if !listers.contains(&item.server) {
+                listers.push(item.server.clone());
+                listers.sort();
+            }
+        }
         let resources = listing
             .items
             .into_iter()
-            .map(|item| {
-                let listers = owners.entry(item.item.uri.clone()).or_default();
-                if !listers.contains(&item.server) {
-                    listers.push(item.server.clone());
-                    listers.sort();
+            .map(|mut item| {
+                if owners.get(&item.item.uri).is_some_and(|l| l.len() > 1) {
+                    item.item.uri = shared_uri::qualified(&item.server, &item.item.uri);
                 }
                 item.item
             })

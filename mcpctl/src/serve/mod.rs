@@ -13,6 +13,7 @@ mod http;
 mod modern;
 mod pipes;
 mod progress;
+mod shared_uri;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
