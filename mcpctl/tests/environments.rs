@@ -20,7 +20,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use mcp_testkit::SshdFixture;
@@ -142,25 +142,7 @@ fn the_same_server_in_local_and_over_ssh_through_mcpctl() {
 
 /// The installed gateway clients, or `None` (skipped) without them.
 fn clients() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/gateway-clients");
-    if dir.join("venv/bin/python").is_file() {
-        std::fs::write(
-            dir.join("py_env_client.py"),
-            include_str!("gateway/py_env_client.py"),
-        )
-        .unwrap();
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("MCP_REQUIRE_GATEWAY_CLIENTS").is_none(),
-        "the gateway test clients are not installed in {}: run scripts/gateway-clients.sh",
-        dir.display()
-    );
-    eprintln!(
-        "SKIPPED: the gateway test clients are not installed in {}; run scripts/gateway-clients.sh",
-        dir.display()
-    );
-    None
+    support::gateway_clients(&[("py_env_client.py", include_str!("gateway/py_env_client.py"))])
 }
 
 #[test]

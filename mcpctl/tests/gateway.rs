@@ -35,52 +35,26 @@ const TOKEN: &str = "gateway-test-token-0123456789";
 
 /// The installed clients, or `None` (test skipped) when they are not installed.
 fn clients() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/gateway-clients");
-    let node = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
-    let python = dir.join("venv/bin/python");
-    if node.is_file() && python.is_file() {
-        std::fs::write(
-            dir.join("ts_client.mjs"),
-            include_str!("gateway/ts_client.mjs"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("py_client.py"),
-            include_str!("gateway/py_client.py"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("py_modern_client.py"),
+    support::gateway_clients(&[
+        ("ts_client.mjs", include_str!("gateway/ts_client.mjs")),
+        ("py_client.py", include_str!("gateway/py_client.py")),
+        (
+            "py_modern_client.py",
             include_str!("gateway/py_modern_client.py"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("py_search_client.py"),
+        ),
+        (
+            "py_search_client.py",
             include_str!("gateway/py_search_client.py"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("ts_search_client.mjs"),
+        ),
+        (
+            "ts_search_client.mjs",
             include_str!("gateway/ts_search_client.mjs"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("py_drift_client.py"),
+        ),
+        (
+            "py_drift_client.py",
             include_str!("gateway/py_drift_client.py"),
-        )
-        .unwrap();
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("MCP_REQUIRE_GATEWAY_CLIENTS").is_none(),
-        "the gateway test clients are not installed in {}: run scripts/gateway-clients.sh",
-        dir.display()
-    );
-    eprintln!(
-        "SKIPPED: the gateway test clients are not installed in {}; run scripts/gateway-clients.sh",
-        dir.display()
-    );
-    None
+        ),
+    ])
 }
 
 /// A configuration with one server `notes` (mcpctl's fake server) that echoes, has a

@@ -270,3 +270,29 @@ impl Workdir {
 pub(crate) fn scenario_arg(scenario: &serde_json::Value) -> String {
     format!("'{scenario}'")
 }
+
+/// The MCP clients nobody here wrote, as `scripts/gateway-clients.sh` installs them
+/// (target/gateway-clients), with each of `scripts` (file name, text) written into that
+/// folder; `None` (the test is skipped, saying so on stderr) when they are not installed,
+/// a failure under `MCP_REQUIRE_GATEWAY_CLIENTS=1`.
+#[allow(clippy::print_stderr, reason = "the skip notice goes to stderr")]
+pub(crate) fn gateway_clients(scripts: &[(&str, &str)]) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/gateway-clients");
+    let node = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
+    if node.is_file() && dir.join("venv/bin/python").is_file() {
+        for (name, text) in scripts {
+            std::fs::write(dir.join(name), text).expect("write a client script");
+        }
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("MCP_REQUIRE_GATEWAY_CLIENTS").is_none(),
+        "the gateway test clients are not installed in {}: run scripts/gateway-clients.sh",
+        dir.display()
+    );
+    eprintln!(
+        "SKIPPED: the gateway test clients are not installed in {}; run scripts/gateway-clients.sh",
+        dir.display()
+    );
+    None
+}
