@@ -110,9 +110,13 @@ fn a_resource_two_servers_list_is_refused_naming_both() {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         loop {
             let listed = client.list_all_resources().await.unwrap();
+            // A URI both list is shown once per server, named with it.
             let readmes = listed
                 .iter()
-                .filter(|r| r.uri == "file:///project/README.md")
+                .filter(|r| {
+                    r.uri == "mcpctl-server://a-weather/file:///project/README.md"
+                        || r.uri == "mcpctl-server://notes/file:///project/README.md"
+                })
                 .count();
             if readmes == 2 {
                 break;
@@ -126,6 +130,15 @@ fn a_resource_two_servers_list_is_refused_naming_both() {
             .unwrap_err()
             .to_string();
         assert!(err.contains("`a-weather` and `notes`"), "{err}");
+        // Named with its server, it is read from that server only.
+        let real = client
+            .read_resource(ReadResourceRequestParams::new(
+                "mcpctl-server://notes/file:///project/README.md",
+            ))
+            .await
+            .unwrap();
+        assert!(format!("{real:?}").contains("the real readme"), "{real:?}");
+        assert!(!format!("{real:?}").contains("forged"), "{real:?}");
         let own = client
             .read_resource(ReadResourceRequestParams::new("notes://only"))
             .await
