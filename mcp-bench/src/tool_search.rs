@@ -7,6 +7,11 @@
 //! MRR (within the first `--limit`), query latency p50/p99, index build time and index
 //! memory, for both rankings, overall and per subset (`azure`: expected tools under
 //! `azure/`; `livemcpbench`: the others).
+//!
+//! Last, what the listing costs a model: the size in bytes and in tokens (OpenAI's
+//! `o200k_base`, through `tiktoken-rs`) of a `tools/list` result carrying every tool of the
+//! catalog, beside the search mode's (`mcp_connections::search_mode_tools`) and beside one
+//! search's answer (`mcp_connections::search_answer`, the median over the queries).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -309,9 +314,101 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
             b as f64 / (1024.0 * 1024.0)
         ))
     );
+    match listing_sizes(&catalog, &index, &queries) {
+        Ok(table) => {
+            println!();
+            print!("{table}");
+        }
+        Err(e) => {
+            eprintln!("mcp-bench tool-search: the listing sizes: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
     if failed > 0 {
         eprintln!("mcp-bench tool-search: {failed} queries failed");
         return std::process::ExitCode::FAILURE;
     }
     std::process::ExitCode::SUCCESS
+}
+
+/// Results one `search_tools` call returns by default, as the gateway does.
+const SEARCH_RESULTS: usize = mcp_connections::DEFAULT_SEARCH_RESULTS;
+
+/// The size table: a `tools/list` result of every tool (qualified names as the search
+/// gives them), of the search mode's two tools, and the median search answer.
+fn listing_sizes(
+    catalog: &Catalog,
+    index: &ToolIndex,
+    queries: &[LabelledQuery],
+) -> Result<String, String> {
+    use rmcp::model::{ListToolsResult, Tool};
+    let bpe = tiktoken_rs::o200k_base().map_err(|e| format!("the tokenizer: {e}"))?;
+    let measure = |value: &serde_json::Value| {
+        let text = value.to_string();
+        (text.len(), bpe.encode_ordinary(&text).len())
+    };
+    let schema_of = |def: &mcp_search::ToolDef| match def.input_schema() {
+        serde_json::Value::Object(map) => map.clone(),
+        _ => serde_json::Map::new(),
+    };
+    let mut by_name = std::collections::HashMap::new();
+    let mut every = Vec::new();
+    for (server, tools) in catalog.servers() {
+        for def in tools {
+            let name = mcp_search::qualified_name(server, def.name());
+            every.push(Tool::new(
+                name.clone(),
+                def.description().to_owned(),
+                std::sync::Arc::new(schema_of(def)),
+            ));
+            by_name.insert(name, def);
+        }
+    }
+    let json = |result: ListToolsResult| serde_json::to_value(result).map_err(|e| e.to_string());
+    let full = measure(&json(ListToolsResult::with_all_items(every))?);
+    let search_mode = measure(&json(ListToolsResult::with_all_items(
+        mcp_connections::search_mode_tools(),
+    ))?);
+    let mut answers = Vec::new();
+    for query in queries {
+        let Ok(hits) = index.search(&query.query, SEARCH_RESULTS) else {
+            continue;
+        };
+        let found: Vec<(
+            String,
+            &mcp_search::ToolDef,
+            serde_json::Map<String, serde_json::Value>,
+        )> = hits
+            .iter()
+            .filter_map(|h| {
+                let def = by_name.get(h.qualified_name())?;
+                Some((h.qualified_name().to_owned(), *def, schema_of(def)))
+            })
+            .collect();
+        answers.push(measure(&mcp_connections::search_answer(found.iter().map(
+            |(name, def, schema)| (name.as_str(), Some(def.description()), schema),
+        ))));
+    }
+    answers.sort_unstable();
+    let answer = answers.get(answers.len() / 2).copied().unwrap_or_default();
+    let mut out = String::new();
+    out.push_str("| what the model reads | bytes | tokens (o200k_base) |\n");
+    out.push_str("| --- | ---: | ---: |\n");
+    for (what, (bytes, tokens)) in [
+        (
+            format!("`tools/list`, every tool ({})", catalog.tool_count()),
+            full,
+        ),
+        (
+            "`tools/list`, search mode (2 tools)".to_owned(),
+            search_mode,
+        ),
+        (
+            format!("one `search_tools` answer ({SEARCH_RESULTS} tools, median)"),
+            answer,
+        ),
+    ] {
+        out.push_str(&format!("| {what} | {bytes} | {tokens} |\n"));
+    }
+    Ok(out)
 }

@@ -94,6 +94,7 @@ impl CatalogBuilder {
         settings.startup_policy = config.startup_policy.unwrap_or(settings.startup_policy);
         settings.protocol = config.protocol.unwrap_or(settings.protocol);
         settings.tool_drift = config.tool_drift.unwrap_or(settings.tool_drift);
+        settings.tool_exposure = config.tool_exposure.unwrap_or(settings.tool_exposure);
         self.environments.extend(config.environments);
         self.plugins.extend(config.plugins);
         self.warnings.extend(loaded.warnings);

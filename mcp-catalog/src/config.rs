@@ -9,7 +9,9 @@ use mcp_key::{EnvironmentId, ServerName};
 use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::env::EnvLookup;
 use crate::format::ConfigFormat;
-use crate::server::{ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy};
+use crate::server::{
+    ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
+};
 use crate::transport::UnusableServer;
 
 /// Where OAuth credentials are stored (`credentials_store`).
@@ -230,6 +232,7 @@ pub struct Config {
     pub(crate) startup_policy: Option<StartupPolicy>,
     pub(crate) protocol: Option<ProtocolChoice>,
     pub(crate) tool_drift: Option<ToolDriftPolicy>,
+    pub(crate) tool_exposure: Option<ToolExposure>,
     pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
     pub(crate) servers: BTreeMap<ServerName, ServerConfig>,
     pub(crate) plugins: Vec<PluginRef>,
@@ -246,6 +249,7 @@ impl Config {
             startup_policy: None,
             protocol: None,
             tool_drift: None,
+            tool_exposure: None,
             environments: BTreeMap::new(),
             servers: BTreeMap::new(),
             plugins: Vec::new(),
@@ -403,6 +407,18 @@ impl Config {
     /// The catalog-wide tool drift policy (`tool_drift`), `None` when not written.
     pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
         self.tool_drift
+    }
+
+    /// Sets which tools a gateway lists (`tool_exposure`).
+    #[must_use]
+    pub fn with_tool_exposure(mut self, exposure: ToolExposure) -> Self {
+        self.tool_exposure = Some(exposure);
+        self
+    }
+
+    /// Which tools a gateway lists (`tool_exposure`), `None` when not written.
+    pub fn tool_exposure(&self) -> Option<ToolExposure> {
+        self.tool_exposure
     }
 
     /// The catalog-wide startup policy (`mcp_startup`), `None` when not written.

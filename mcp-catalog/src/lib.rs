@@ -95,6 +95,10 @@
 //! and accepts only out of band. [`ResolvedCatalog::tool_drift`] gives the effective
 //! [`ToolDriftPolicy`]; the trust review shows a file that sets it.
 //!
+//! `tool_exposure = "all" | "search"` (catalog-wide) says which tools a gateway in front
+//! of the catalog lists: every tool, or one that searches them and one that calls one by
+//! name ([`ResolvedCatalog::tool_exposure`], [`ToolExposure`]).
+//!
 //! Two settings say how a host may use its tool catalog cache; neither changes the
 //! [connection fingerprint](connection_fingerprint), so changing them never restarts a
 //! server:
@@ -210,7 +214,7 @@ pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolved::ResolvedCatalog;
 pub use server::{
     ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig,
-    StartupPolicy, ToolDriftPolicy,
+    StartupPolicy, ToolDriftPolicy, ToolExposure,
 };
 pub use source::{Conflict, Source, Tier, VetoReason};
 pub use ssh::{

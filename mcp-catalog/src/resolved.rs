@@ -9,7 +9,9 @@ use crate::config::{CredentialsStore, ElicitationPolicy, EnvironmentConfig, Plug
 use crate::diagnostic::ConfigWarning;
 use crate::env::EnvLookup;
 use crate::fingerprint::connection_fingerprint;
-use crate::server::{ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy};
+use crate::server::{
+    ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
+};
 use crate::source::{Conflict, Source, VetoReason};
 
 /// Top-level settings carried from the user configuration.
@@ -22,6 +24,7 @@ pub(crate) struct Settings {
     pub(crate) startup_policy: StartupPolicy,
     pub(crate) protocol: ProtocolChoice,
     pub(crate) tool_drift: ToolDriftPolicy,
+    pub(crate) tool_exposure: ToolExposure,
 }
 
 impl Default for Settings {
@@ -34,6 +37,7 @@ impl Default for Settings {
             startup_policy: StartupPolicy::Eager,
             protocol: ProtocolChoice::Auto,
             tool_drift: ToolDriftPolicy::Reapprove,
+            tool_exposure: ToolExposure::All,
         }
     }
 }
@@ -263,6 +267,12 @@ impl ResolvedCatalog {
         self.get(key)
             .and_then(ServerConfig::tool_drift)
             .unwrap_or(self.settings.tool_drift)
+    }
+
+    /// Which tools a gateway in front of this catalog lists: the catalog-wide
+    /// `tool_exposure`, else [`ToolExposure::All`].
+    pub fn tool_exposure(&self) -> ToolExposure {
+        self.settings.tool_exposure
     }
 
     /// The effective startup policy of a server: its own `startup`, else the catalog-wide

@@ -184,6 +184,52 @@ impl fmt::Display for ToolDriftPolicy {
     }
 }
 
+/// Which tools a gateway in front of the catalog lists to its clients (`tool_exposure`,
+/// catalog-wide; a command-line flag wins, default [`ToolExposure::All`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ToolExposure {
+    /// Every tool of every server, under its qualified name. The default.
+    #[default]
+    All,
+    /// A tool that searches the catalog and one that calls a tool by its qualified name,
+    /// instead of every tool (for catalogs too large to send a model whole).
+    Search,
+}
+
+impl ToolExposure {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolExposure::All => "all",
+            ToolExposure::Search => "search",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "all" => Some(ToolExposure::All),
+            "search" => Some(ToolExposure::Search),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for ToolExposure {
+    type Err = String;
+
+    /// Parses `all` or `search`; the error says which values there are.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or_else(|| format!("unknown tool exposure `{s}`: use `all` or `search`"))
+    }
+}
+
+impl fmt::Display for ToolExposure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The configuration of one server (`[mcp_servers.<name>]`), independent of its name.
 ///
 /// Build one in code with [`ServerConfig::stdio`] or [`ServerConfig::http`] and the

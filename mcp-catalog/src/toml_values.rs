@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::collect::Collector;
 use crate::diagnostic::{ConfigErrorKind, Scope};
-use crate::server::{ApprovalMode, ProtocolChoice, StartupPolicy, ToolDriftPolicy};
+use crate::server::{ApprovalMode, ProtocolChoice, StartupPolicy, ToolDriftPolicy, ToolExposure};
 
 pub(crate) type Value<'i> = Spanned<DeValue<'i>>;
 
@@ -256,6 +256,22 @@ impl Reader<'_, '_> {
             );
         }
         choice
+    }
+
+    /// A `tool_exposure` value.
+    pub(crate) fn tool_exposure(&mut self, field: &str, value: &Value<'_>) -> Option<ToolExposure> {
+        let s = self.string(field, value)?;
+        let exposure = ToolExposure::parse(&s);
+        if exposure.is_none() {
+            self.error(
+                field,
+                value.span().start,
+                ConfigErrorKind::InvalidValue,
+                format!("unknown tool exposure `{s}`"),
+                Some("use one of `all`, `search`".to_owned()),
+            );
+        }
+        exposure
     }
 
     /// A `tool_drift` value.

@@ -147,6 +147,10 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
             "tool_drift",
             last(&|c| c.tool_drift.map(|p| string(p.as_str()))),
         ),
+        (
+            "tool_exposure",
+            last(&|c| c.tool_exposure.map(|e| string(e.as_str()))),
+        ),
     ];
     for (field, value) in settings {
         if let Some(value) = value {

@@ -225,3 +225,41 @@ fn exported_toml_keeps_startup_protocol_cache_and_drift_settings() {
     let again = Config::from_toml_str(&written, "again.toml").unwrap();
     assert_eq!(again.config(), loaded.config(), "{written}");
 }
+
+#[test]
+fn tool_exposure_parses_layers_and_exports() {
+    use mcp_catalog::ToolExposure;
+    assert_eq!(
+        catalog("[mcp_servers.a]\ncommand = \"a\"\n").tool_exposure(),
+        ToolExposure::All,
+        "every tool is listed unless the configuration says otherwise"
+    );
+    let user = Config::from_toml_str("tool_exposure = \"search\"\n", "user.toml").unwrap();
+    let project = Config::from_toml_str("[mcp_servers.a]\ncommand = \"a\"\n", "p.toml").unwrap();
+    let exported = mcp_catalog::export_toml(&[user.clone(), project.clone()]);
+    let catalog = CatalogBuilder::new()
+        .with_user_config(user)
+        .with_user_config(project)
+        .build();
+    assert_eq!(
+        catalog.tool_exposure(),
+        ToolExposure::Search,
+        "a later file that does not write the key keeps the earlier value"
+    );
+    assert!(
+        exported.contains("tool_exposure = \"search\""),
+        "the export keeps the key: {exported}"
+    );
+}
+
+#[test]
+fn an_unknown_tool_exposure_names_field_value_and_choices() {
+    let errors = Config::from_toml_str("tool_exposure = \"some\"\n", "c.toml")
+        .and_then(LoadedConfig::into_strict)
+        .unwrap_err();
+    assert_eq!(
+        errors.errors()[0].to_string(),
+        "c.toml:1:17: field `tool_exposure`: unknown tool exposure `some` (use one of `all`, \
+         `search`)"
+    );
+}

@@ -128,6 +128,7 @@ mod results;
 mod rmcp_errors;
 mod roots;
 mod search;
+mod search_mode;
 mod server_info;
 mod set;
 mod slot;
@@ -187,6 +188,10 @@ pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use roots::Root;
 pub use search::ToolHit;
+pub use search_mode::{
+    CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, search_answer,
+    search_mode_tools,
+};
 pub use server_info::ServerInfo;
 pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
 pub use ssh_environment::{SSH_AUTH_SOCK_VAR, SshEnvironment};

@@ -192,9 +192,10 @@ pub(crate) struct ServeArgs {
     pub(crate) max_calls: Option<usize>,
     /// Which tools clients see: every tool of every server (`all`), or two (`search`):
     /// `search_tools`, which finds tools by what they do, and `call_tool`, which calls
-    /// one by its qualified name, approvals and filters as for a direct call.
-    #[arg(long, value_enum, default_value_t = crate::serve::ToolExposure::All)]
-    pub(crate) tool_exposure: crate::serve::ToolExposure,
+    /// one by its qualified name, approvals and filters as for a direct call
+    /// [default: the configuration's `tool_exposure`, else `all`].
+    #[arg(long, value_name = "all|search")]
+    pub(crate) tool_exposure: Option<mcp_catalog::ToolExposure>,
     /// Seconds a call may wait for its client's answer (an approval question, a server's
     /// elicitation) before the question is cancelled; meanwhile other clients' calls to a
     /// 2025-era server wait their turn [default: 60].

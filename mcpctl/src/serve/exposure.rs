@@ -2,74 +2,16 @@
 //! gateway lists two, one that searches the catalog ([`SEARCH_TOOL`]) and one that calls a
 //! tool by its qualified name ([`CALL_TOOL`]). A call through [`CALL_TOOL`] is the call of
 //! the named tool: the same approvals, filters and errors as calling it directly.
+//! The mode comes from the flag, else the configuration's `tool_exposure`.
 
-use std::sync::Arc;
-
-use mcp_connections::ConnectionSet;
-use mcp_connections::model::{CallToolResult, ContentBlock, Tool};
-use rmcp::model::{CallToolRequestParams, ToolAnnotations};
-use serde_json::{Map, Value, json};
-
-/// The search tool's name.
-pub(crate) const SEARCH_TOOL: &str = "search_tools";
-/// The calling tool's name.
-pub(crate) const CALL_TOOL: &str = "call_tool";
-/// Results a search returns unless it asks for another number.
-pub(crate) const DEFAULT_RESULTS: usize = 8;
-/// The most results one search returns.
-pub(crate) const MAX_RESULTS: usize = 50;
-
-/// Which tools the gateway lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub(crate) enum ToolExposure {
-    /// Every tool of every server, under its qualified name.
-    #[default]
-    All,
-    /// Two tools: `search_tools` and `call_tool`.
-    Search,
-}
-
-fn object(value: Value) -> Arc<Map<String, Value>> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(Map::new()),
-    }
-}
-
-/// The two tools listed in search mode.
-pub(crate) fn tools() -> Vec<Tool> {
-    let search = Tool::new(
-        SEARCH_TOOL,
-        "Find the tools that can do what you need, among every tool of every MCP server behind \
-         this gateway. Describe the task in words (or give a tool's name); the best matches \
-         come back with their qualified names, descriptions and input schemas. Then call one \
-         with call_tool.",
-        object(json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What the tool should do, in words, or a tool's name."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RESULTS,
-                          "description": format!("How many tools at most (default {DEFAULT_RESULTS}).")},
-            },
-            "required": ["query"],
-        })),
-    )
-    .with_annotations(ToolAnnotations::new().read_only(true));
-    let call = Tool::new(
-        CALL_TOOL,
-        "Call a tool that search_tools returned, by its qualified name, with arguments that \
-         match its input schema.",
-        object(json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's qualified name, as search_tools gave it."},
-                "arguments": {"type": "object", "description": "The tool's arguments."},
-            },
-            "required": ["name"],
-        })),
-    );
-    vec![search, call]
-}
+use mcp_catalog::ToolExposure;
+use mcp_connections::model::{CallToolResult, ContentBlock};
+pub(crate) use mcp_connections::{CALL_TOOL, SEARCH_TOOL};
+use mcp_connections::{
+    ConnectionSet, DEFAULT_SEARCH_RESULTS as DEFAULT_RESULTS, MAX_SEARCH_RESULTS as MAX_RESULTS,
+};
+use rmcp::model::CallToolRequestParams;
+use serde_json::{Map, Value};
 
 fn refused(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
@@ -104,17 +46,13 @@ pub(crate) fn search(
         Ok(hits) => hits,
         Err(e) => return refused(format!("{SEARCH_TOOL}: {e}")),
     };
-    let tools: Vec<Value> = hits
-        .iter()
-        .map(|h| {
-            json!({
-                "name": h.info.qualified_name,
-                "description": h.info.description(),
-                "inputSchema": h.info.tool.input_schema.as_ref(),
-            })
-        })
-        .collect();
-    let structured = json!({ "tools": tools });
+    let structured = mcp_connections::search_answer(hits.iter().map(|h| {
+        (
+            h.info.qualified_name.as_str(),
+            h.info.description(),
+            h.info.tool.input_schema.as_ref(),
+        )
+    }));
     let mut result = CallToolResult::success(vec![ContentBlock::text(structured.to_string())]);
     result.structured_content = Some(structured);
     result
@@ -151,4 +89,12 @@ pub(crate) fn unwrap_call(
         }
     };
     Ok(inner)
+}
+
+/// The mode the gateway runs in: the command line's, else the configuration's.
+pub(crate) fn effective(
+    flag: Option<ToolExposure>,
+    catalog: &mcp_catalog::ResolvedCatalog,
+) -> ToolExposure {
+    flag.unwrap_or_else(|| catalog.tool_exposure())
 }

@@ -3,7 +3,7 @@
 //! everything a server sends back (elicitation, progress) reaches only the client whose call
 //! caused it.
 
-use super::exposure::ToolExposure;
+use mcp_catalog::ToolExposure;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -78,7 +78,7 @@ pub(crate) struct Hub {
     /// Clients (2025-era sessions) at once.
     pub(crate) max_clients: usize,
     /// Which tools are listed: all, or the two of search mode.
-    pub(crate) tool_exposure: super::exposure::ToolExposure,
+    pub(crate) tool_exposure: ToolExposure,
     /// The calls of 2026-era clients in flight: they have no session, so nothing but the
     /// token tells them apart, and they share one bound of `max_calls`.
     pub(crate) modern_calls: tokio::sync::Semaphore,
@@ -367,7 +367,9 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         if self.inner.hub.tool_exposure == ToolExposure::Search {
-            return Ok(ListToolsResult::with_all_items(super::exposure::tools()));
+            return Ok(ListToolsResult::with_all_items(
+                mcp_connections::search_mode_tools(),
+            ));
         }
         self.settle_for(&context).await;
         let tools = self

@@ -26,7 +26,6 @@ use crate::cli::{GlobalArgs, ServeArgs};
 use crate::error::CliError;
 use crate::session::{Loaded, host_options};
 
-pub(crate) use exposure::ToolExposure;
 pub(crate) use gateway::{Gateway, Hub};
 
 /// The default bound on clients connected at once over HTTP.
@@ -73,6 +72,7 @@ pub(crate) async fn run(
     }
     let loaded = Loaded::find(global, true, false).await?;
     let catalog = loaded.catalog();
+    let tool_exposure = exposure::effective(args.tool_exposure, &catalog);
     let (options, _store) = host_options(&loaded, &catalog);
     let answer_deadline = match args.answer_deadline {
         Some(0) => {
@@ -106,7 +106,7 @@ pub(crate) async fn run(
             .with_answer_deadline(answer_deadline),
         max_calls,
         max_clients,
-        tool_exposure: args.tool_exposure,
+        tool_exposure,
         modern_calls: tokio::sync::Semaphore::new(max_calls),
         answer_deadline,
         clients: Arc::default(),
