@@ -466,7 +466,9 @@ fn a_2026_client_and_a_2025_client_use_the_gateway_over_stdio_and_http() {
 /// `--tool-exposure search`: both third-party clients see two tools, find the tool they
 /// need with `search_tools` and call it with `call_tool`; a call through `call_tool` is
 /// asked and refused exactly like a direct one (the declined tool never reaches the
-/// server), and a blank query is an error result that says what to do.
+/// server), and a blank query is an error result that says what to do. What a search
+/// returned is listed afterwards (announced with `tools/list_changed`; the Python client
+/// lists again and calls it directly).
 #[test]
 fn python_and_typescript_clients_search_then_call_through_the_gateway() {
     let Some(clients) = clients() else { return };
@@ -519,6 +521,21 @@ fn python_and_typescript_clients_search_then_call_through_the_gateway() {
             report["empty"].to_string().contains("empty"),
             "{which}: {report}"
         );
+        if which == "python-search" {
+            // What the two searches returned is listed after them, beside the two tools,
+            // and callable directly.
+            assert_eq!(
+                report["tools_after"],
+                json!([
+                    "call_tool",
+                    "mcp__notes__echo",
+                    "mcp__notes__guarded",
+                    "search_tools"
+                ]),
+                "{report}"
+            );
+            assert!(report["direct"].to_string().contains("direct"), "{report}");
+        }
         sizes.push(report["list_bytes"].as_u64().unwrap());
     }
     assert!(called(&log, "echo"));

@@ -3,9 +3,14 @@
 //! tool by its qualified name ([`CALL_TOOL`]). A call through [`CALL_TOOL`] is the call of
 //! the named tool: the same approvals, filters and errors as calling it directly.
 //! The mode comes from the flag, else the configuration's `tool_exposure`.
+//!
+//! The tools a 2025-era client's searches returned are listed too, after the two (the
+//! latest [`MAX_REVEALED`]), and the client is told with `notifications/tools/list_changed`:
+//! a client that honours it can then call them directly. A 2026-era client has no
+//! session to remember them by, so it gets the two only.
 
 use mcp_catalog::ToolExposure;
-use mcp_connections::model::{CallToolResult, ContentBlock};
+use mcp_connections::model::{CallToolResult, ContentBlock, Tool};
 pub(crate) use mcp_connections::{CALL_TOOL, SEARCH_TOOL};
 use mcp_connections::{
     ConnectionSet, DEFAULT_SEARCH_RESULTS as DEFAULT_RESULTS, MAX_SEARCH_RESULTS as MAX_RESULTS,
@@ -17,45 +22,101 @@ fn refused(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
+/// The most tools a client's searches reveal at once (the latest kept).
+pub(crate) const MAX_REVEALED: usize = 32;
+
+/// The qualified names of the tools a client's searches returned, oldest first.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Revealed(Vec<String>);
+
+impl Revealed {
+    /// Adds `found` (a search's results); true when the set of names changed.
+    pub(crate) fn add(&mut self, found: Vec<String>) -> bool {
+        let mut before = self.0.clone();
+        for name in found {
+            self.0.retain(|n| *n != name);
+            self.0.push(name);
+        }
+        let over = self.0.len().saturating_sub(MAX_REVEALED);
+        self.0.drain(..over);
+        let mut now = self.0.clone();
+        now.sort();
+        before.sort();
+        now != before
+    }
+
+    /// Whether no search revealed anything yet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The revealed tools among `catalog` (tools gone since are left out), under their
+    /// qualified names, in catalog order.
+    pub(crate) fn listed(&self, catalog: &[mcp_connections::ToolInfo]) -> Vec<Tool> {
+        catalog
+            .iter()
+            .filter(|info| self.0.contains(&info.qualified_name))
+            .map(|info| {
+                let mut tool = info.tool.clone();
+                tool.name = info.qualified_name.clone().into();
+                tool
+            })
+            .collect()
+    }
+}
+
 /// Runs a `search_tools` call: the matches as structured content (and as JSON text, for
-/// clients that read text only), or an error result that says what to do.
+/// clients that read text only), or an error result that says what to do; with the
+/// qualified names it found.
 pub(crate) fn search(
     set: &ConnectionSet,
     arguments: Option<&Map<String, Value>>,
-) -> CallToolResult {
+) -> (CallToolResult, Vec<String>) {
+    match found(set, arguments) {
+        Ok(hits) => {
+            let structured = mcp_connections::search_answer(hits.iter().map(|h| {
+                (
+                    h.info.qualified_name.as_str(),
+                    h.info.description(),
+                    h.info.tool.input_schema.as_ref(),
+                )
+            }));
+            let mut result =
+                CallToolResult::success(vec![ContentBlock::text(structured.to_string())]);
+            result.structured_content = Some(structured);
+            let names = hits.into_iter().map(|h| h.info.qualified_name).collect();
+            (result, names)
+        }
+        Err(refused) => (refused, Vec::new()),
+    }
+}
+
+/// The tools a `search_tools` call finds, or the error result for a bad request.
+fn found(
+    set: &ConnectionSet,
+    arguments: Option<&Map<String, Value>>,
+) -> Result<Vec<mcp_connections::ToolHit>, CallToolResult> {
     let query = arguments
         .and_then(|a| a.get("query"))
         .and_then(Value::as_str);
     let Some(query) = query else {
-        return refused(format!(
+        return Err(refused(format!(
             "{SEARCH_TOOL} needs a `query` string: describe what the tool should do"
-        ));
+        )));
     };
     let limit = match arguments.and_then(|a| a.get("limit")) {
         None | Some(Value::Null) => DEFAULT_RESULTS,
         Some(v) => match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
             Some(n) if (1..=MAX_RESULTS).contains(&n) => n,
             _ => {
-                return refused(format!(
+                return Err(refused(format!(
                     "{SEARCH_TOOL}: `limit` must be a whole number from 1 to {MAX_RESULTS}"
-                ));
+                )));
             }
         },
     };
-    let hits = match set.search_tools(query, limit) {
-        Ok(hits) => hits,
-        Err(e) => return refused(format!("{SEARCH_TOOL}: {e}")),
-    };
-    let structured = mcp_connections::search_answer(hits.iter().map(|h| {
-        (
-            h.info.qualified_name.as_str(),
-            h.info.description(),
-            h.info.tool.input_schema.as_ref(),
-        )
-    }));
-    let mut result = CallToolResult::success(vec![ContentBlock::text(structured.to_string())]);
-    result.structured_content = Some(structured);
-    result
+    set.search_tools(query, limit)
+        .map_err(|e| refused(format!("{SEARCH_TOOL}: {e}")))
 }
 
 /// The call a `call_tool` request stands for (the named tool with its arguments), or the
@@ -97,4 +158,28 @@ pub(crate) fn effective(
     catalog: &mcp_catalog::ResolvedCatalog,
 ) -> ToolExposure {
     flag.unwrap_or_else(|| catalog.tool_exposure())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn revealing_says_when_the_listing_changes_and_keeps_the_latest() {
+        let mut revealed = Revealed::default();
+        assert!(revealed.is_empty());
+        assert!(revealed.add(names(&["a", "b"])));
+        assert!(
+            !revealed.add(names(&["b", "a"])),
+            "the same tools again change nothing"
+        );
+        assert!(!revealed.add(Vec::new()));
+        let many: Vec<String> = (0..MAX_REVEALED).map(|i| format!("t{i}")).collect();
+        assert!(revealed.add(many.clone()));
+        assert_eq!(revealed.0, many, "the oldest go first");
+    }
 }

@@ -132,6 +132,9 @@ struct Inner {
     counted: std::sync::atomic::AtomicBool,
     /// Qualified prompt name -> (server, its own name), from the last listing.
     prompts: Mutex<BTreeMap<String, (McpServerKey, String)>>,
+    /// In search mode, the tools this client's searches returned, listed beside the two
+    /// (see [`super::exposure::Revealed`]).
+    revealed: Mutex<super::exposure::Revealed>,
 }
 
 impl Drop for Inner {
@@ -229,6 +232,7 @@ impl Gateway {
                 clients: Arc::clone(&hub.clients),
                 counted: std::sync::atomic::AtomicBool::new(false),
                 prompts: Mutex::default(),
+                revealed: Mutex::default(),
             }),
         }
     }
@@ -367,9 +371,17 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         if self.inner.hub.tool_exposure == ToolExposure::Search {
-            return Ok(ListToolsResult::with_all_items(
-                mcp_connections::search_mode_tools(),
-            ));
+            let mut tools = mcp_connections::search_mode_tools();
+            let revealed = self
+                .inner
+                .revealed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone();
+            if !revealed.is_empty() {
+                tools.extend(revealed.listed(&self.inner.set.tools().await));
+            }
+            return Ok(ListToolsResult::with_all_items(tools));
         }
         self.settle_for(&context).await;
         let tools = self
@@ -397,7 +409,21 @@ impl ServerHandler for Gateway {
             // A search answers from what the servers listed: let those starting finish
             // (bounded), as a 2026-era request's lists do.
             self.settle().await;
-            return Ok(super::exposure::search(&self.inner.set, request.arguments.as_ref()).into());
+            let (result, found) =
+                super::exposure::search(&self.inner.set, request.arguments.as_ref());
+            // A 2025-era session is a client to remember; a 2026-era request is not.
+            if !modern::is_modern(&context) {
+                let added = self
+                    .inner
+                    .revealed
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .add(found);
+                if added {
+                    let _ = context.peer.notify_tool_list_changed().await;
+                }
+            }
+            return Ok(result.into());
         }
         // `call_tool {name, arguments}` is the call of `name`, from here on like any.
         let request = if search_mode && request.name == super::exposure::CALL_TOOL {
