@@ -88,8 +88,8 @@ impl ToolIndex {
         server: McpServerKey,
         tools: impl IntoIterator<Item = ToolDef>,
     ) -> Result<(), SearchError> {
-        let tools: Vec<ToolDef> = tools.into_iter().collect();
-        let mut seg = Segment::build(&self.analyzer, server.clone(), tools.clone())?;
+        let mut tools: Vec<ToolDef> = tools.into_iter().collect();
+        let mut seg = Segment::build(&self.analyzer, server.clone(), &mut tools)?;
         if let Some(embedder) = &self.embedder
             && !seg.tools.is_empty()
         {
@@ -133,7 +133,7 @@ impl ToolIndex {
     /// The heap bytes the index holds, estimated from its structures' capacities (strings,
     /// vectors, hash-table slots); the allocator's own overhead is not counted.
     pub fn heap_bytes(&self) -> usize {
-        let mut n = self.stats.heap_bytes();
+        let mut n = self.stats.heap_bytes() + self.analyzer.heap_bytes();
         for seg in self.servers.values() {
             n += std::mem::size_of::<Segment>() + seg.heap_bytes();
         }

@@ -43,11 +43,11 @@ pub(crate) struct Segment {
 }
 
 impl Segment {
-    /// The segment of `server` with `tools` (any order; sorted here).
+    /// The segment of `server` with `tools` (any order; sorted by name here).
     pub(crate) fn build(
         analyzer: &Analyzer,
         server: McpServerKey,
-        mut tools: Vec<ToolDef>,
+        tools: &mut [ToolDef],
     ) -> Result<Self, SearchError> {
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         if let Some(pair) = tools.windows(2).find(|p| p[0].name() == p[1].name()) {
