@@ -242,52 +242,53 @@ impl Reader<'_, '_> {
         mode
     }
 
-    /// A `protocol` / `mcp_protocol` value.
-    pub(crate) fn protocol(&mut self, field: &str, value: &Value<'_>) -> Option<ProtocolChoice> {
+    /// One of a fixed set of words: `parse` reads it; an unknown one is an error naming
+    /// `what` it is and the `choices`.
+    fn choice<T>(
+        &mut self,
+        field: &str,
+        value: &Value<'_>,
+        what: &str,
+        choices: &[&str],
+        parse: fn(&str) -> Option<T>,
+    ) -> Option<T> {
         let s = self.string(field, value)?;
-        let choice = ProtocolChoice::parse(&s);
-        if choice.is_none() {
+        let parsed = parse(&s);
+        if parsed.is_none() {
+            let choices: Vec<String> = choices.iter().map(|c| format!("`{c}`")).collect();
             self.error(
                 field,
                 value.span().start,
                 ConfigErrorKind::InvalidValue,
-                format!("unknown protocol `{s}`"),
-                Some("use one of `auto`, `2026-07-28`, `2025-11-25`".to_owned()),
+                format!("unknown {what} `{s}`"),
+                Some(format!("use one of {}", choices.join(", "))),
             );
         }
-        choice
+        parsed
+    }
+
+    /// A `protocol` / `mcp_protocol` value.
+    pub(crate) fn protocol(&mut self, field: &str, value: &Value<'_>) -> Option<ProtocolChoice> {
+        let choices = ["auto", "2026-07-28", "2025-11-25"];
+        self.choice(field, value, "protocol", &choices, ProtocolChoice::parse)
     }
 
     /// A `tool_exposure` value.
     pub(crate) fn tool_exposure(&mut self, field: &str, value: &Value<'_>) -> Option<ToolExposure> {
-        let s = self.string(field, value)?;
-        let exposure = ToolExposure::parse(&s);
-        if exposure.is_none() {
-            self.error(
-                field,
-                value.span().start,
-                ConfigErrorKind::InvalidValue,
-                format!("unknown tool exposure `{s}`"),
-                Some("use one of `all`, `search`".to_owned()),
-            );
-        }
-        exposure
+        let choices = ["all", "search"];
+        self.choice(field, value, "tool exposure", &choices, ToolExposure::parse)
     }
 
     /// A `tool_drift` value.
     pub(crate) fn tool_drift(&mut self, field: &str, value: &Value<'_>) -> Option<ToolDriftPolicy> {
-        let s = self.string(field, value)?;
-        let policy = ToolDriftPolicy::parse(&s);
-        if policy.is_none() {
-            self.error(
-                field,
-                value.span().start,
-                ConfigErrorKind::InvalidValue,
-                format!("unknown tool drift policy `{s}`"),
-                Some("use one of `notice`, `reapprove`, `block`".to_owned()),
-            );
-        }
-        policy
+        let choices = ["notice", "reapprove", "block"];
+        self.choice(
+            field,
+            value,
+            "tool drift policy",
+            &choices,
+            ToolDriftPolicy::parse,
+        )
     }
 
     /// A `startup` / `mcp_startup` value.

@@ -9,8 +9,6 @@
 
 mod support;
 
-use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
 use support::Workdir;
 
 /// The tool names the gateway lists to a client once its one upstream server is up (or,
@@ -22,23 +20,7 @@ fn listed(wd: &Workdir, flags: &[&str]) -> Vec<String> {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpctl"));
-        cmd.arg("--config")
-            .arg(wd.path().join("gateway.toml"))
-            .arg("serve")
-            .args(flags)
-            .env("MCPCTL_HOME", wd.path().join("home"))
-            .current_dir(wd.path());
-        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let client =
-            ClientConfig::new(ClientCapabilities::default(), Implementation::new("t", "0"))
-                .with_protocol_version(ProtocolVersion::V_2025_11_25)
-                .serve(transport)
-                .await
-                .unwrap();
+        let client = support::serve_stdio(wd, &wd.path().join("gateway.toml"), flags).await;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         let names = loop {
             let names: Vec<String> = client

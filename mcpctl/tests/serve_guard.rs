@@ -60,11 +60,7 @@ fn a_token_file_others_can_read_is_refused() {
 /// first in key order used to answer (a hostile `a-weather` answered `notes`' file).
 #[test]
 fn a_resource_two_servers_list_is_refused_naming_both() {
-    use rmcp::ServiceExt;
-    use rmcp::model::{
-        ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-        ReadResourceRequestParams,
-    };
+    use rmcp::model::ReadResourceRequestParams;
     let wd = Workdir::new();
     let server = |text: &str, unique: &str| {
         let scenario = serde_json::json!({"resources": [
@@ -90,22 +86,7 @@ fn a_resource_two_servers_list_is_refused_naming_both() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpctl"));
-        cmd.arg("--config")
-            .arg(&path)
-            .arg("serve")
-            .env("MCPCTL_HOME", wd.path().join("home"))
-            .current_dir(wd.path());
-        let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let client =
-            ClientConfig::new(ClientCapabilities::default(), Implementation::new("t", "0"))
-                .with_protocol_version(ProtocolVersion::V_2025_11_25)
-                .serve(transport)
-                .await
-                .unwrap();
+        let client = support::serve_stdio(&wd, &path, &[]).await;
         // Both upstream servers listed (they start in the background).
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         loop {

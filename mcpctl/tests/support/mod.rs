@@ -296,3 +296,30 @@ pub(crate) fn gateway_clients(scripts: &[(&str, &str)]) -> Option<PathBuf> {
     );
     None
 }
+
+/// `mcpctl --config <config> serve <flags>` over stdio in `wd`, with an rmcp client of the
+/// 2025-11-25 era (no capabilities) initialized on it; its stderr is dropped.
+pub(crate) async fn serve_stdio(
+    wd: &Workdir,
+    config: &Path,
+    flags: &[&str],
+) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::ServiceExt;
+    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+    let mut cmd = tokio::process::Command::new(MCPCTL);
+    cmd.arg("--config")
+        .arg(config)
+        .arg("serve")
+        .args(flags)
+        .env("MCPCTL_HOME", wd.path().join("home"))
+        .current_dir(wd.path());
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mcpctl serve starts");
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("t", "0"))
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        .serve(transport)
+        .await
+        .expect("the gateway initializes")
+}
