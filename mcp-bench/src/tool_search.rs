@@ -369,25 +369,18 @@ fn listing_sizes(
     let search_mode = measure(&json(ListToolsResult::with_all_items(
         mcp_connections::search_mode_tools(),
     ))?);
+    let no_schema = serde_json::Map::new();
     let mut answers = Vec::new();
     for query in queries {
         let Ok(hits) = index.search(&query.query, SEARCH_RESULTS) else {
             continue;
         };
-        let found: Vec<(
-            String,
-            &mcp_search::ToolDef,
-            serde_json::Map<String, serde_json::Value>,
-        )> = hits
-            .iter()
-            .filter_map(|h| {
-                let def = by_name.get(h.qualified_name())?;
-                Some((h.qualified_name().to_owned(), *def, schema_of(def)))
-            })
-            .collect();
-        answers.push(measure(&mcp_connections::search_answer(found.iter().map(
-            |(name, def, schema)| (name.as_str(), Some(def.description()), schema),
-        ))));
+        let found = hits.iter().filter_map(|h| {
+            let def = by_name.get(h.qualified_name())?;
+            let schema = def.input_schema().as_object().unwrap_or(&no_schema);
+            Some((h.qualified_name(), Some(def.description()), schema))
+        });
+        answers.push(measure(&mcp_connections::search_answer(found)));
     }
     answers.sort_unstable();
     let answer = answers.get(answers.len() / 2).copied().unwrap_or_default();

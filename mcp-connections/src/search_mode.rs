@@ -33,8 +33,8 @@ fn object(value: Value) -> Arc<Map<String, Value>> {
 pub fn search_mode_tools() -> Vec<Tool> {
     let search = Tool::new(
         SEARCH_TOOL,
-        "Find the tools that can do what you need, among every tool of every MCP server behind \
-         this gateway. Describe the task in words (or give a tool's name); the best matches \
+        "Find the tools that can do what you need, among the tools of every connected MCP \
+         server. Describe the task in words (or give a tool's name); the best matches \
          come back with their qualified names, descriptions and input schemas. Then call one \
          with call_tool.",
         object(json!({

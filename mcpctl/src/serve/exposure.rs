@@ -9,12 +9,9 @@
 //! a client that honours it can then call them directly. A 2026-era client has no
 //! session to remember them by, so it gets the two only.
 
-use mcp_catalog::ToolExposure;
 use mcp_connections::model::{CallToolResult, ContentBlock, Tool};
 pub(crate) use mcp_connections::{CALL_TOOL, SEARCH_TOOL};
-use mcp_connections::{
-    ConnectionSet, DEFAULT_SEARCH_RESULTS as DEFAULT_RESULTS, MAX_SEARCH_RESULTS as MAX_RESULTS,
-};
+use mcp_connections::{ConnectionSet, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, ToolInfo};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
 
@@ -30,19 +27,20 @@ pub(crate) const MAX_REVEALED: usize = 32;
 pub(crate) struct Revealed(Vec<String>);
 
 impl Revealed {
-    /// Adds `found` (a search's results); true when the set of names changed.
+    /// Adds `found` (a search's results, each moved to the newest place); true when one
+    /// of them was not revealed yet (only then can the oldest drop out).
     pub(crate) fn add(&mut self, found: Vec<String>) -> bool {
-        let mut before = self.0.clone();
+        let mut changed = false;
         for name in found {
-            self.0.retain(|n| *n != name);
+            match self.0.iter().position(|n| *n == name) {
+                Some(i) => drop(self.0.remove(i)),
+                None => changed = true,
+            }
             self.0.push(name);
         }
         let over = self.0.len().saturating_sub(MAX_REVEALED);
         self.0.drain(..over);
-        let mut now = self.0.clone();
-        now.sort();
-        before.sort();
-        now != before
+        changed
     }
 
     /// Whether no search revealed anything yet.
@@ -52,17 +50,20 @@ impl Revealed {
 
     /// The revealed tools among `catalog` (tools gone since are left out), under their
     /// qualified names, in catalog order.
-    pub(crate) fn listed(&self, catalog: &[mcp_connections::ToolInfo]) -> Vec<Tool> {
+    pub(crate) fn listed(&self, catalog: &[ToolInfo]) -> Vec<Tool> {
         catalog
             .iter()
             .filter(|info| self.0.contains(&info.qualified_name))
-            .map(|info| {
-                let mut tool = info.tool.clone();
-                tool.name = info.qualified_name.clone().into();
-                tool
-            })
+            .map(as_listed)
             .collect()
     }
+}
+
+/// A tool as the gateway lists it: under its qualified name.
+pub(crate) fn as_listed(info: &ToolInfo) -> Tool {
+    let mut tool = info.tool.clone();
+    tool.name = info.qualified_name.clone().into();
+    tool
 }
 
 /// Runs a `search_tools` call: the matches as structured content (and as JSON text, for
@@ -105,12 +106,12 @@ fn found(
         )));
     };
     let limit = match arguments.and_then(|a| a.get("limit")) {
-        None | Some(Value::Null) => DEFAULT_RESULTS,
+        None | Some(Value::Null) => DEFAULT_SEARCH_RESULTS,
         Some(v) => match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
-            Some(n) if (1..=MAX_RESULTS).contains(&n) => n,
+            Some(n) if (1..=MAX_SEARCH_RESULTS).contains(&n) => n,
             _ => {
                 return Err(refused(format!(
-                    "{SEARCH_TOOL}: `limit` must be a whole number from 1 to {MAX_RESULTS}"
+                    "{SEARCH_TOOL}: `limit` must be a whole number from 1 to {MAX_SEARCH_RESULTS}"
                 )));
             }
         },
@@ -150,14 +151,6 @@ pub(crate) fn unwrap_call(
         }
     };
     Ok(inner)
-}
-
-/// The mode the gateway runs in: the command line's, else the configuration's.
-pub(crate) fn effective(
-    flag: Option<ToolExposure>,
-    catalog: &mcp_catalog::ResolvedCatalog,
-) -> ToolExposure {
-    flag.unwrap_or_else(|| catalog.tool_exposure())
 }
 
 #[cfg(test)]

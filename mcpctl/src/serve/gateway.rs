@@ -389,12 +389,8 @@ impl ServerHandler for Gateway {
             .set
             .tools()
             .await
-            .into_iter()
-            .map(|info| {
-                let mut tool = info.tool.clone();
-                tool.name = info.qualified_name.clone().into();
-                tool
-            })
+            .iter()
+            .map(super::exposure::as_listed)
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }

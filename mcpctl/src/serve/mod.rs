@@ -72,7 +72,10 @@ pub(crate) async fn run(
     }
     let loaded = Loaded::find(global, true, false).await?;
     let catalog = loaded.catalog();
-    let tool_exposure = exposure::effective(args.tool_exposure, &catalog);
+    // The flag wins over the configuration.
+    let tool_exposure = args
+        .tool_exposure
+        .unwrap_or_else(|| catalog.tool_exposure());
     let (options, _store) = host_options(&loaded, &catalog);
     let answer_deadline = match args.answer_deadline {
         Some(0) => {
