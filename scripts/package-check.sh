@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Dependency order (mcp-key first, mcp-search on it only); mcp-testkit depends on none of the others.
-CRATES=(mcp-key mcp-search mcp-catalog mcp-auth mcp-pool mcp-connections mcp-testkit)
+CRATES=(mcp-key mcp-search mcp-catalog mcp-auth mcp-pool mcp-client mcp-connections mcp-testkit)
 
 packages=()
 for crate in "${CRATES[@]}"; do
@@ -55,6 +55,14 @@ heavy=$(cargo tree --locked -p mcp-connections --no-default-features -e normal -
   | grep -E '^(reqwest|hyper|rustls|oauth2|axum) ' || true)
 if [[ -n "$heavy" ]]; then
   echo "mcp-connections without default features still depends on:" >&2
+  echo "$heavy" >&2
+  exit 1
+fi
+echo "-- mcp-client --no-default-features compiles no HTTP client"
+heavy=$(cargo tree --locked -p mcp-client --no-default-features -e normal --prefix none \
+  | grep -E '^(reqwest|hyper|rustls|oauth2|axum) ' || true)
+if [[ -n "$heavy" ]]; then
+  echo "mcp-client without default features still depends on:" >&2
   echo "$heavy" >&2
   exit 1
 fi

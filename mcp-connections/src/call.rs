@@ -4,27 +4,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_client::{Era, FailureReason, ProgressCallback, RequestError, StartupFailure};
 use mcp_key::McpServerKey;
-use rmcp::RoleClient;
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, MetaObject, ProtocolVersion, RequestId, RequestMetaObject, ServerResult,
-};
-use rmcp::service::{Peer, PeerRequestOptions, ServiceError};
+use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
 use tokio::time::Instant;
 
-use crate::connection::Live;
 use crate::error::{Error, Result};
-use crate::handler::{ProgressCallback, ProgressSink};
 use crate::hooks::ToolCall;
 use crate::set::ConnectionSet;
 use crate::slot::{Attached, Slot, SlotState};
 use crate::startup;
 use mcp_pool::deadline_in;
-
-/// Most `input_required` rounds (SEP-2322) one call goes through before it fails.
-const MAX_INPUT_ROUNDS: usize = 8;
 
 /// Options of one tool call.
 #[derive(Clone, Default)]
@@ -110,38 +101,6 @@ impl CallOptions {
     }
 }
 
-/// Sends `notifications/cancelled` for a request if dropped while armed (the caller dropped
-/// the call future).
-struct CancelOnDrop {
-    peer: Peer<RoleClient>,
-    id: Option<RequestId>,
-}
-
-impl CancelOnDrop {
-    fn disarm(&mut self) {
-        self.id = None;
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else {
-            return;
-        };
-        let peer = self.peer.clone();
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                let _ = peer
-                    .notify_cancelled(CancelledNotificationParam::new(
-                        Some(id),
-                        Some("the caller cancelled the request".to_owned()),
-                    ))
-                    .await;
-            });
-        }
-    }
-}
-
 impl ConnectionSet {
     /// Calls `tool` (its raw name) on `server`.
     ///
@@ -202,8 +161,11 @@ impl ConnectionSet {
         // from the server reaches the set whose call caused it. A 2026-era server asks
         // through the call's own reply (`input_required`): that reaches this set without
         // a turn, and no other set's call waits behind this one.
-        let modern = live.protocol_version().as_str() >= ProtocolVersion::V_2026_07_28.as_str();
-        let caller = modern.then(|| live.session.handler()).flatten();
+        let modern = live.era() == Era::V2026_07_28;
+        let caller = modern
+            .then(|| live.session.handler())
+            .flatten()
+            .map(|route| Arc::new(route) as Arc<dyn mcp_client::ServerRequests>);
         let _turn = if modern {
             None
         } else {
@@ -217,134 +179,23 @@ impl ConnectionSet {
             turn
         };
 
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = arguments;
-        if let Some(meta) = self.call_meta(&slot, &live, options.meta) {
-            params.meta = Some(RequestMetaObject(MetaObject(meta)));
-        }
-        let operation = format!("tools/call {tool}");
-        let mut deadline = deadline;
-        let mut rounds = 0usize;
-        // One round per request: a 2026-era server may answer `input_required` (SEP-2322);
-        // the inputs are gathered and the call sent again with them and the server's state.
-        loop {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            // Subscribed before the request goes out: an unreadable reply that arrives before
-            // the wait below begins must still count as a change (it failed this call).
-            let mut reply_faults = live.shared.reply_faults();
-            reply_faults.mark_unchanged();
-            let handle = live
-                .peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
-                .await
-                .map_err(|e| self.send_error(server, &operation, &e))?;
-            let mut guard = CancelOnDrop {
-                peer: live.peer.clone(),
-                id: Some(handle.id.clone()),
-            };
-            let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
-            let _progress = live.shared.watch_progress(
-                handle.progress_token.clone(),
-                ProgressSink {
-                    callback: options.progress.clone(),
-                    tick: options.reset_timeout_on_progress.then_some(tick_tx),
-                    last: None,
+        let settings = mcp_client::CallSettings::new(timeout)
+            .with_deadline(deadline)
+            .with_progress(options.progress)
+            .with_reset_timeout_on_progress(options.reset_timeout_on_progress)
+            .with_meta(self.call_meta(&slot, &live, options.meta))
+            .with_requests(caller)
+            .with_abort(self.inner.abort_calls.clone());
+        live.call_tool(tool, arguments, settings)
+            .await
+            .map_err(|e| match e {
+                RequestError::Timeout { after } => Error::Timeout {
+                    server: server.clone(),
+                    tool: tool.to_owned(),
+                    after,
                 },
-            );
-            let mut rx = handle.rx;
-            let mut elicitations = live.shared.elicitations();
-            let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
-            let outcome = loop {
-                tokio::select! {
-                    biased;
-                    r = &mut rx => break r,
-                    // The guard stays armed: the server is told the call is cancelled.
-                    () = self.inner.abort_calls.cancelled() => return Err(Error::ShutDown),
-                    () = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
-                        guard.disarm();
-                        let _ = live
-                            .peer
-                            .notify_cancelled(CancelledNotificationParam::new(
-                                Some(handle.id.clone()),
-                                Some(format!("timed out after {}s", timeout.as_secs_f64())),
-                            ))
-                            .await;
-                        return Err(Error::Timeout {
-                            server: server.clone(),
-                            tool: tool.to_owned(),
-                            after: timeout,
-                        });
-                    }
-                    Ok(()) = reply_faults.changed() => {
-                        let what = reply_faults.borrow_and_update().1.clone();
-                        // The guard stays armed: the server is told the call is cancelled.
-                        return Err(Error::Protocol {
-                            server: server.clone(),
-                            operation,
-                            detail: format!(
-                                "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
-                            ),
-                        });
-                    }
-                    Some(()) = tick_rx.recv() => {
-                        deadline = deadline_in(timeout);
-                    }
-                    changed = elicitations.changed() => {
-                        if changed.is_err() {
-                            continue;
-                        }
-                        let pending = *elicitations.borrow_and_update() > 0;
-                        match (pending, paused_since) {
-                            (true, None) => paused_since = Some(Instant::now()),
-                            (false, Some(since)) => {
-                                deadline += since.elapsed();
-                                paused_since = None;
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-            };
-            guard.disarm();
-            // Progress notifications that came before the result are dispatched on their own
-            // tasks; let them run before the progress registration goes away.
-            tokio::task::yield_now().await;
-            match outcome {
-                Ok(Ok(ServerResult::CallToolResult(result))) => return Ok(result),
-                Ok(Ok(ServerResult::InputRequiredResult(input))) if rounds < MAX_INPUT_ROUNDS => {
-                    rounds += 1;
-                    let (responses, state) = live
-                        .shared
-                        .fulfil_input_requests(caller.clone(), input)
-                        .await
-                        .map_err(|detail| Error::Protocol {
-                            server: server.clone(),
-                            operation: operation.clone(),
-                            detail,
-                        })?;
-                    params.input_responses = responses;
-                    params.request_state = state;
-                }
-                Ok(Ok(ServerResult::InputRequiredResult(_))) => {
-                    return Err(Error::Protocol {
-                        server: server.clone(),
-                        operation,
-                        detail: format!(
-                            "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
-                        ),
-                    });
-                }
-                Ok(Ok(_)) => {
-                    return Err(Error::Protocol {
-                        server: server.clone(),
-                        operation,
-                        detail: "the reply is not a tools/call result".to_owned(),
-                    });
-                }
-                Ok(Err(e)) => return Err(self.service_error(server, &operation, &live, e).await),
-                Err(_) => return Err(self.death_error(server, &operation, &live).await),
-            }
-        }
+                other => self.request_error(server, &format!("tools/call {tool}"), other),
+            })
     }
 
     /// Calls a tool by its qualified (model-visible) name from [`Self::tools`].
@@ -520,8 +371,7 @@ impl ConnectionSet {
         if let Some(prefix) = &options.reserved_meta_prefix {
             meta.retain(|k, _| !k.starts_with(prefix.as_str()));
             let advertised = live
-                .peer
-                .peer_info()
+                .server_info()
                 .is_some_and(|info| crate::host_meta::advertises(&info.capabilities, prefix));
             if let (Some(provider), true) = (&options.host_metadata, advertised) {
                 let environment = self.inner.environment_of(&slot.spec.key);
@@ -642,83 +492,62 @@ impl ConnectionSet {
         }
     }
 
-    /// A request that could not be sent, or whose POST failed: a protocol error when the
-    /// server's answer was at fault, a disconnect otherwise.
-    fn send_error(&self, server: &McpServerKey, operation: &str, e: &ServiceError) -> Error {
-        if crate::rmcp_errors::is_protocol_fault(e) {
-            return Error::Protocol {
-                server: server.clone(),
-                operation: operation.to_owned(),
-                detail: crate::rmcp_errors::describe_service(e),
-            };
-        }
-        self.disconnected(server, operation, e)
-    }
-
-    fn disconnected(&self, server: &McpServerKey, operation: &str, e: &ServiceError) -> Error {
-        Error::Disconnected {
-            server: server.clone(),
-            operation: operation.to_owned(),
-            detail: crate::rmcp_errors::describe_service(e),
-        }
-    }
-
-    pub(crate) async fn service_error(
+    /// The set's error for a request on `server`'s connection that failed with `e`.
+    pub(crate) fn request_error(
         &self,
         server: &McpServerKey,
         operation: &str,
-        live: &Live,
-        e: ServiceError,
+        e: RequestError,
     ) -> Error {
-        if e.is_authorization_required() {
-            let failure = crate::error::StartupFailure::new(
-                crate::events::FailureReason::LoginRequired,
-                format!("MCP server `{server}` rejected the credentials (HTTP 401); log in again"),
-            );
-            return Error::NotReady {
-                server: server.clone(),
-                state: Box::new(crate::set::ServerState::Failed(failure.clone())),
-                detail: "the server rejected the credentials (HTTP 401); log in again".to_owned(),
-                failure: Some(Box::new(failure)),
-            };
-        }
+        let (server, operation) = (server.clone(), operation.to_owned());
         match e {
-            ServiceError::McpError(data) => Error::Server {
-                server: server.clone(),
-                operation: operation.to_owned(),
-                code: data.code.0,
-                message: data.message.into_owned(),
+            RequestError::Timeout { after } => Error::Timeout {
+                server,
+                tool: operation,
+                after,
             },
-            ServiceError::TransportClosed => self.death_error(server, operation, live).await,
-            ServiceError::UnexpectedResponse => Error::Protocol {
-                server: server.clone(),
-                operation: operation.to_owned(),
-                detail: "unexpected response type".to_owned(),
+            RequestError::Protocol { detail } => Error::Protocol {
+                server,
+                operation,
+                detail,
             },
-            other => self.send_error(server, operation, &other),
-        }
-    }
-
-    /// The error for an operation whose connection went away, with the exit status and
-    /// stderr tail when the process died.
-    pub(crate) async fn death_error(
-        &self,
-        server: &McpServerKey,
-        operation: &str,
-        live: &Live,
-    ) -> Error {
-        let detail = match &live.process {
-            Some(p) => {
-                // The pipe closes a moment before the exit is reaped; wait briefly for it.
-                let _ = tokio::time::timeout(Duration::from_millis(500), p.wait_exit()).await;
-                live.death().await.to_string()
+            RequestError::Server { code, message } => Error::Server {
+                server,
+                operation,
+                code,
+                message,
+            },
+            RequestError::AuthRequired => {
+                let failure = StartupFailure::new(
+                    FailureReason::LoginRequired,
+                    format!(
+                        "MCP server `{server}` rejected the credentials (HTTP 401); log in again"
+                    ),
+                );
+                Error::NotReady {
+                    server,
+                    state: Box::new(crate::set::ServerState::Failed(failure.clone())),
+                    detail: "the server rejected the credentials (HTTP 401); log in again"
+                        .to_owned(),
+                    failure: Some(Box::new(failure)),
+                }
             }
-            None => live.closed_detail(),
-        };
-        Error::Disconnected {
-            server: server.clone(),
-            operation: operation.to_owned(),
-            detail,
+            RequestError::Unsupported { detail } => Error::Unsupported {
+                server,
+                operation,
+                detail,
+            },
+            RequestError::Aborted => Error::ShutDown,
+            RequestError::Disconnected { detail } => Error::Disconnected {
+                server,
+                operation,
+                detail,
+            },
+            other => Error::Disconnected {
+                server,
+                operation,
+                detail: other.to_string(),
+            },
         }
     }
 }

@@ -1,15 +1,12 @@
 //! Server-to-client elicitation requests, routed to a host-supplied handler.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use mcp_key::McpServerKey;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use serde_json::{Map, Value};
 
-/// A boxed future, as returned by the host traits of this crate.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use mcp_client::BoxFuture;
 
 /// One elicitation request from a server, as handed to the host.
 #[derive(Debug, Clone)]

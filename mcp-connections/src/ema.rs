@@ -11,8 +11,8 @@ use std::sync::Arc;
 use mcp_auth::{AuthError, CredentialStore, EnterpriseIdp, OAuthCredentials, OAuthSettings};
 use mcp_key::{McpServerKey, Secret};
 
-use crate::auth::{AuthHeaderProvider, CredentialsError};
 use crate::elicitation::BoxFuture;
+use mcp_client::{AuthHeaderProvider, CredentialsError};
 
 /// The extension a client announces for servers it authorizes this way.
 pub(crate) const EMA_EXTENSION: &str = "io.modelcontextprotocol/enterprise-managed-authorization";

@@ -1,107 +1,10 @@
-//! The crate's error type and the startup failure record.
+//! The crate's error type.
 
 use std::time::Duration;
 
 use mcp_key::McpServerKey;
 
-use crate::events::FailureReason;
-
-/// Why one server is not usable: a classified reason, a message, for stdio servers the
-/// tail of the process's stderr, and the underlying error (its
-/// [`source`](std::error::Error::source)) when there is one, e.g. an `mcp-auth` error.
-#[derive(Debug, Clone)]
-pub struct StartupFailure {
-    reason: FailureReason,
-    message: String,
-    stderr_tail: Option<String>,
-    auth_challenge: Option<String>,
-    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
-}
-
-/// Equal when reason, message, stderr tail and challenge are (the source is not compared).
-impl PartialEq for StartupFailure {
-    fn eq(&self, other: &Self) -> bool {
-        self.reason == other.reason
-            && self.message == other.message
-            && self.stderr_tail == other.stderr_tail
-            && self.auth_challenge == other.auth_challenge
-    }
-}
-
-impl Eq for StartupFailure {}
-
-impl std::error::Error for StartupFailure {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
-    }
-}
-
-impl StartupFailure {
-    pub(crate) fn new(reason: FailureReason, message: impl Into<String>) -> Self {
-        Self {
-            reason,
-            message: message.into(),
-            stderr_tail: None,
-            auth_challenge: None,
-            source: None,
-        }
-    }
-
-    pub(crate) fn with_source(
-        mut self,
-        source: impl std::error::Error + Send + Sync + 'static,
-    ) -> Self {
-        self.source = Some(std::sync::Arc::new(source));
-        self
-    }
-
-    #[cfg(feature = "http")]
-    pub(crate) fn with_auth_challenge(mut self, challenge: Option<&str>) -> Self {
-        self.auth_challenge = challenge.map(ToOwned::to_owned);
-        self
-    }
-
-    /// For `login_required`: the server's `WWW-Authenticate` challenge, which a login can
-    /// start from (it names the resource metadata and scopes).
-    pub fn auth_challenge(&self) -> Option<&str> {
-        self.auth_challenge.as_deref()
-    }
-
-    pub(crate) fn with_stderr_tail(mut self, tail: String) -> Self {
-        let trimmed = tail.trim_end();
-        if !trimmed.is_empty() {
-            self.stderr_tail = Some(trimmed.to_owned());
-        }
-        self
-    }
-
-    /// The classified reason.
-    pub fn reason(&self) -> &FailureReason {
-        &self.reason
-    }
-
-    /// The message, without the stderr tail.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    /// The last lines the process wrote to stderr, if it is a stdio server and wrote any.
-    pub fn stderr_tail(&self) -> Option<&str> {
-        self.stderr_tail.as_deref()
-    }
-}
-
-impl std::fmt::Display for StartupFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)?;
-        if let Some(tail) = &self.stderr_tail {
-            write!(f, "; stderr: {}", tail.replace('\n', " | "))?;
-        }
-        Ok(())
-    }
-}
+use mcp_client::{FailureReason, StartupFailure};
 
 /// Errors of the connection set.
 #[derive(Debug, thiserror::Error)]

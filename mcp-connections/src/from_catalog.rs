@@ -6,7 +6,7 @@ use std::sync::Arc;
 use mcp_catalog::{ResolvedCatalog, ServerConfig, Transport};
 use mcp_key::{EnvironmentId, Fingerprint, McpServerKey, NamingOptions, ServerName};
 
-use crate::environment::{Environment, WrapperEnvironment};
+use mcp_client::{Environment, WrapperEnvironment};
 
 use crate::options::ConnectionSetOptions;
 use crate::pool::ConnectionKey;
@@ -101,7 +101,7 @@ pub(crate) fn connection_key(
 }
 
 /// The roots as one unambiguous text (JSON) for the fingerprint; empty without roots.
-fn roots_text(roots: &[crate::roots::Root]) -> String {
+fn roots_text(roots: &[mcp_client::Root]) -> String {
     if roots.is_empty() {
         return String::new();
     }
@@ -125,7 +125,7 @@ pub(crate) fn environments(
             let environment: Arc<dyn Environment> =
                 match crate::ssh_environment::SshEnvironment::from_catalog(id, config) {
                     Some(ssh) => Arc::new(ssh),
-                    None => Arc::new(WrapperEnvironment::from_catalog(id, config)),
+                    None => Arc::new(WrapperEnvironment::from_config(id, config)),
                 };
             (id.clone(), environment)
         })

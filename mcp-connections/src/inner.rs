@@ -10,15 +10,15 @@ use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, ServerName};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::connection::Live;
-use crate::environment::Environment;
 use crate::error::{Error, Result};
 use crate::events::{ConnectionEvent, CrashLoop};
-use crate::handler::SessionRoute;
+use crate::live::Live;
+use crate::live::SessionRoute;
 use crate::options::ConnectionSetOptions;
 use crate::pool::{ConnectionKey, ServerPool};
 use crate::slot::{Slot, SlotState};
 use crate::tool_cache::ToolCache;
+use mcp_client::Environment;
 
 /// Shared state of a connection set.
 pub(crate) struct SetInner {

@@ -89,57 +89,40 @@
 //! ```
 
 mod approvals;
-mod auth;
 mod authority;
 mod call;
-mod connection;
 mod drift;
 mod elicitation;
 #[cfg(feature = "oauth")]
 mod ema;
-mod environment;
-mod era;
 mod error;
 mod event_sink;
 mod events;
 mod from_catalog;
-mod handler;
 mod hooks;
 mod host_meta;
 #[cfg(feature = "http")]
-mod http;
-#[cfg(feature = "http")]
-mod http_client;
-#[cfg(feature = "http")]
-mod http_dpop;
+mod http_auth;
 mod inner;
-mod lend;
+mod live;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod options;
-mod paginate;
 mod pins;
 mod pool;
 mod prompts;
-mod reissue;
-mod reply_check;
 mod resources;
 mod results;
-mod rmcp_errors;
-mod roots;
 mod search;
 mod search_mode;
 mod server_info;
 mod set;
 mod slot;
 mod spec;
-#[cfg(feature = "http")]
-mod sse;
 mod ssh_environment;
 mod ssh_failure;
 mod ssh_master;
 mod startup;
-mod stdio;
 mod subscriptions;
 mod tool_cache;
 mod tool_info;
@@ -149,9 +132,6 @@ mod tools;
 mod without_http_tests;
 
 pub use approvals::{Approval, must_ask};
-pub use auth::{
-    AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer, process_env,
-};
 pub use authority::{
     ApprovalPolicy, ElicitationReviewer, HostAuthority, PassToHandler, PermissionProfile,
     reviewer_fn,
@@ -162,31 +142,37 @@ pub use elicitation::{
     AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
     fill_form_defaults, missing_required_defaults,
 };
-pub use environment::{
-    ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, WrapperEnvironment,
-};
-pub use error::{Error, Result, StartupFailure};
-pub use events::{ConnectionEvent, CrashLoop, FailureReason};
-pub use handler::{Progress, ProgressCallback};
+pub use error::{Error, Result};
+pub use events::{ConnectionEvent, CrashLoop};
 pub use hooks::{CallHook, HookDenial, ToolCall};
 pub use host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
+/// The single-server client the set is built on, for hosts that talk to one server alone.
+pub use mcp_client;
+pub use mcp_client::Root;
+pub use mcp_client::{
+    AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer, process_env,
+};
+pub use mcp_client::{
+    DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,
+    DEFAULT_PROCESS_GRACE, MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES, default_protocol_version,
+};
+pub use mcp_client::{
+    ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, FailureReason,
+    Progress, ProgressCallback, StartupFailure, WrapperEnvironment,
+};
 /// The tool search index the set uses ([`ConnectionSet::search_tools`]), for hosts that
 /// search catalogs of their own.
 pub use mcp_search;
 #[cfg(feature = "oauth")]
 pub use oauth::OAuthProvider;
 pub use options::{
-    ConnectionSetOptions, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE,
-    DEFAULT_LOGIN_POLL, DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, DEFAULT_RESTART_BACKOFF,
-    DEFAULT_RESTART_BACKOFF_MAX, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE,
-    default_client_info, default_protocol_version,
+    ConnectionSetOptions, DEFAULT_LOGIN_POLL, DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX,
+    DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE, default_client_info,
 };
-pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use pins::{PinCheck, TOOL_PINS_FILE, ToolPins};
 pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
 pub use resources::{ListPage, Listing, ServerItem};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
-pub use roots::Root;
 pub use search::ToolHit;
 pub use search_mode::{
     CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, search_answer,

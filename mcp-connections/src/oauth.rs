@@ -5,8 +5,8 @@ use std::sync::Arc;
 use mcp_auth::{OAuthCredentials, OAuthSettings, UserAgent};
 use mcp_key::{McpServerKey, Secret};
 
-use crate::auth::{AuthHeaderProvider, CredentialsError, challenge_scope};
 use crate::elicitation::BoxFuture;
+use mcp_client::{AuthHeaderProvider, CredentialsError, challenge_scope};
 
 /// One server's stored OAuth tokens (`mcp-auth`) as an [`AuthHeaderProvider`]: refreshed
 /// before they expire and once after a 401. With nothing stored, requests go out without

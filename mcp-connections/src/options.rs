@@ -9,15 +9,17 @@ use rmcp::model::{Implementation, ProtocolVersion};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{AuthHeaderProvider, SharedEnvLookup, process_env};
 use crate::elicitation::ElicitationHandler;
-use crate::environment::Environment;
 use crate::event_sink::EventSink;
 use crate::events::ConnectionEvent;
 use crate::hooks::CallHook;
+use mcp_client::Environment;
+use mcp_client::{AuthHeaderProvider, SharedEnvLookup, process_env};
 
-/// Default of [`ConnectionSetOptions::with_list_byte_budget`]: 16 MiB of JSON per list.
-pub const DEFAULT_LIST_BYTE_BUDGET: usize = 16 * 1024 * 1024;
+use mcp_client::{
+    DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,
+    DEFAULT_PROCESS_GRACE, default_protocol_version,
+};
 
 /// Default grace period `tools()` waits for servers that are still starting.
 pub const DEFAULT_TOOLS_GRACE: Duration = Duration::from_secs(1);
@@ -28,22 +30,9 @@ pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_secs(1);
 /// Default longest delay between restarts of a crash-looping server.
 pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
-/// Default debounce of `tools/list_changed` refreshes.
-pub const DEFAULT_LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(100);
 /// Default interval between reads of the credential store while a server waits for a
 /// login.
 pub const DEFAULT_LOGIN_POLL: Duration = Duration::from_secs(2);
-/// Default bound on the protocol-era probe of a server whose era is not known yet (see
-/// [`ConnectionSetOptions::with_probe_timeout`]).
-pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
-/// Default grace periods of stdio process shutdown (after closing stdin, after SIGTERM).
-pub const DEFAULT_PROCESS_GRACE: Duration = Duration::from_secs(2);
-
-/// The protocol version sent in `initialize`: the 2025 generation, which servers of that
-/// generation and the official conformance suite accept (rmcp's default is newer).
-pub fn default_protocol_version() -> ProtocolVersion {
-    ProtocolVersion::V_2025_11_25
-}
 
 /// The client identity sent in `initialize`: this crate and its version.
 pub fn default_client_info() -> Implementation {
@@ -62,7 +51,7 @@ pub struct ConnectionSetOptions {
     pub(crate) events: Option<EventSink>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) answer_deadline: Option<Duration>,
-    pub(crate) roots: Arc<[crate::roots::Root]>,
+    pub(crate) roots: Arc<[mcp_client::Root]>,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) process_grace: Duration,
     pub(crate) restart_backoff: Duration,
@@ -225,7 +214,7 @@ impl ConnectionSetOptions {
     /// are part of what a connection announces: sets with other roots never share a
     /// connection.
     #[must_use]
-    pub fn with_roots(mut self, roots: impl IntoIterator<Item = crate::roots::Root>) -> Self {
+    pub fn with_roots(mut self, roots: impl IntoIterator<Item = mcp_client::Root>) -> Self {
         self.roots = roots.into_iter().collect();
         self
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use mcp_key::{Fingerprint, McpServerKey};
 use mcp_pool::{Pool, PoolConfig};
 
-use crate::connection::Live;
+use crate::live::Live;
 
 /// What identifies one shared connection: the server and the fingerprint of everything
 /// that makes a connection to it (the catalog's connection fingerprint, plus the client

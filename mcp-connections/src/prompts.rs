@@ -3,13 +3,9 @@
 use std::sync::Arc;
 
 use mcp_key::McpServerKey;
-use rmcp::model::{
-    ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject, Prompt,
-    ServerResult,
-};
+use rmcp::model::{GetPromptResult, JsonObject, Prompt};
 
 use crate::error::{Error, Result};
-use crate::paginate;
 use crate::resources::Listing;
 use crate::set::ConnectionSet;
 use mcp_pool::deadline_in;
@@ -24,17 +20,8 @@ impl ConnectionSet {
     /// Cancel-safe (the listing is abandoned).
     pub async fn list_prompts(&self) -> Listing<Prompt> {
         let budget = self.inner.options.list_byte_budget;
-        self.list_across(|live| async move {
-            let offers = live
-                .peer
-                .peer_info()
-                .is_some_and(|info| info.capabilities.prompts.is_some());
-            if !offers {
-                return Ok(Vec::new());
-            }
-            paginate::all_prompts(&live.peer, budget).await
-        })
-        .await
+        self.list_across(|live| async move { live.list_prompts(budget).await })
+            .await
     }
 
     /// Gets prompt `name` of `server` with `arguments`, within the server's
@@ -61,19 +48,9 @@ impl ConnectionSet {
                 after: timeout,
             });
         };
-        let mut params = GetPromptRequestParams::new(name);
-        params.arguments = arguments;
-        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        match tokio::time::timeout_at(deadline, crate::reissue::send_read(&live.peer, request))
-            .await
-        {
-            Ok(Ok(ServerResult::GetPromptResult(r))) => Ok(r),
-            Ok(Ok(_)) => Err(Error::Protocol {
-                server: server.clone(),
-                operation,
-                detail: "the reply is not a prompts/get result".to_owned(),
-            }),
-            Ok(Err(e)) => Err(self.service_error(server, &operation, &live, e).await),
+        match tokio::time::timeout_at(deadline, live.get_prompt(name, arguments)).await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.request_error(server, &operation, e)),
             Err(_) => Err(Error::Timeout {
                 server: server.clone(),
                 tool: operation,

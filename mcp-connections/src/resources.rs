@@ -3,13 +3,9 @@
 use std::sync::Arc;
 
 use mcp_key::{EnvironmentId, McpServerKey};
-use rmcp::model::{
-    ClientRequest, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ResourceTemplate, ServerResult,
-};
+use rmcp::model::{ReadResourceResult, Resource, ResourceTemplate};
 
 use crate::error::{Error, Result};
-use crate::paginate::{self, ListKind, Page};
 use crate::set::ConnectionSet;
 use crate::slot::{Attached, SlotState};
 use mcp_pool::deadline_in;
@@ -71,7 +67,7 @@ impl ConnectionSet {
     pub(crate) async fn list_across<T, F, Fut>(&self, list: F) -> Listing<T>
     where
         F: Fn(Arc<Attached>) -> Fut,
-        Fut: std::future::Future<Output = std::result::Result<Vec<T>, paginate::PageError>>,
+        Fut: std::future::Future<Output = std::result::Result<Vec<T>, mcp_client::RequestError>>,
     {
         let lives = self.ready_lives();
         let results = futures::future::join_all(lives.iter().map(|(key, live)| {
@@ -136,7 +132,7 @@ impl ConnectionSet {
     /// Cancel-safe.
     pub async fn list_resources(&self) -> Listing<Resource> {
         let budget = self.inner.options.list_byte_budget;
-        self.list_across(|live| async move { paginate::all_resources(&live.peer, budget).await })
+        self.list_across(|live| async move { live.list_resources(budget).await })
             .await
     }
 
@@ -146,34 +142,34 @@ impl ConnectionSet {
     /// Cancel-safe.
     pub async fn list_resource_templates(&self) -> Listing<ResourceTemplate> {
         let budget = self.inner.options.list_byte_budget;
-        self.list_across(|live| async move { paginate::all_templates(&live.peer, budget).await })
+        self.list_across(|live| async move { live.list_resource_templates(budget).await })
             .await
     }
 
-    async fn page_of(
+    /// One page of `server`'s `kind` list (`list` fetches it from the client), within
+    /// the server's startup timeout.
+    async fn page_of<T, F, Fut>(
         &self,
         server: &McpServerKey,
-        kind: ListKind,
+        method: &str,
         cursor: Option<String>,
-    ) -> Result<(Page, Option<String>)> {
+        list: F,
+    ) -> Result<ListPage<T>>
+    where
+        F: FnOnce(Arc<Attached>, Option<String>) -> Fut,
+        Fut: std::future::Future<
+                Output = std::result::Result<(Vec<T>, Option<String>), mcp_client::RequestError>,
+            >,
+    {
         let slot = Arc::clone(self.inner.slot(server)?);
         let deadline = deadline_in(slot.spec.startup_timeout);
         let live = self.ready_connection(&slot, deadline, false).await?;
-        match tokio::time::timeout_at(deadline, paginate::fetch_page(&live.peer, kind, cursor))
-            .await
-        {
-            Ok(Ok(page)) => Ok(page),
-            Ok(Err(paginate::PageError::Service(e))) => {
-                Err(self.service_error(server, kind.method(), &live, e).await)
-            }
-            Ok(Err(e)) => Err(Error::Protocol {
-                server: server.clone(),
-                operation: kind.method().to_owned(),
-                detail: e.to_string(),
-            }),
+        match tokio::time::timeout_at(deadline, list(live, cursor)).await {
+            Ok(Ok((items, next_cursor))) => Ok(ListPage { items, next_cursor }),
+            Ok(Err(e)) => Err(self.request_error(server, method, e)),
             Err(_) => Err(Error::Timeout {
                 server: server.clone(),
-                tool: kind.method().to_owned(),
+                tool: method.to_owned(),
                 after: slot.spec.startup_timeout,
             }),
         }
@@ -188,12 +184,13 @@ impl ConnectionSet {
         server: &McpServerKey,
         cursor: Option<String>,
     ) -> Result<ListPage<Resource>> {
-        let (page, next_cursor) = self.page_of(server, ListKind::Resources, cursor).await?;
-        let items = match page {
-            Page::Resources(v) => v,
-            _ => Vec::new(),
-        };
-        Ok(ListPage { items, next_cursor })
+        self.page_of(
+            server,
+            "resources/list",
+            cursor,
+            |live, cursor| async move { live.list_resources_page(cursor).await },
+        )
+        .await
     }
 
     /// One page of one server's resource templates.
@@ -205,12 +202,13 @@ impl ConnectionSet {
         server: &McpServerKey,
         cursor: Option<String>,
     ) -> Result<ListPage<ResourceTemplate>> {
-        let (page, next_cursor) = self.page_of(server, ListKind::Templates, cursor).await?;
-        let items = match page {
-            Page::Templates(v) => v,
-            _ => Vec::new(),
-        };
-        Ok(ListPage { items, next_cursor })
+        self.page_of(
+            server,
+            "resources/templates/list",
+            cursor,
+            |live, cursor| async move { live.list_resource_templates_page(cursor).await },
+        )
+        .await
     }
 
     /// Reads one resource of one server.
@@ -234,19 +232,9 @@ impl ConnectionSet {
             });
         };
         let operation = format!("resources/read {uri}");
-        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
-            ReadResourceRequestParams::new(uri),
-        ));
-        match tokio::time::timeout_at(deadline, crate::reissue::send_read(&live.peer, request))
-            .await
-        {
-            Ok(Ok(ServerResult::ReadResourceResult(r))) => Ok(r),
-            Ok(Ok(_)) => Err(Error::Protocol {
-                server: server.clone(),
-                operation,
-                detail: "the reply is not a resources/read result".to_owned(),
-            }),
-            Ok(Err(e)) => Err(self.service_error(server, &operation, &live, e).await),
+        match tokio::time::timeout_at(deadline, live.read_resource(uri)).await {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(self.request_error(server, &operation, e)),
             Err(_) => Err(Error::Timeout {
                 server: server.clone(),
                 tool: operation,

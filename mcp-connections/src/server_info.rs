@@ -38,7 +38,7 @@ impl ConnectionSet {
         let SlotState::Ready(attached) = self.inner.slots.get(key)?.current() else {
             return None;
         };
-        let info = attached.peer.peer_info()?;
+        let info = attached.server_info()?;
         let (name, version, title) = match info.server_info.clone() {
             Some(i) => (i.name, i.version, i.title),
             None => (String::new(), String::new(), None),

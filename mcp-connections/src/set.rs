@@ -10,13 +10,15 @@ use mcp_key::{EnvironmentId, McpServerKey, ServerName};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::error::{Error, Result, StartupFailure};
-use crate::events::{ConnectionEvent, CrashLoop, FailureReason};
+use crate::error::{Error, Result};
+use crate::events::{ConnectionEvent, CrashLoop};
 use crate::inner::{SetInner, known_servers_hint};
 use crate::options::ConnectionSetOptions;
 use crate::pool::ServerPool;
 use crate::slot::{Slot, SlotState};
 use crate::startup;
+use mcp_client::FailureReason;
+use mcp_client::StartupFailure;
 
 /// A summary of one server's state, for status displays.
 #[derive(Debug, Clone, PartialEq)]

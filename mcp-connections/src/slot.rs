@@ -10,12 +10,12 @@ use mcp_pool::{Lease, OperationGuard, Session};
 use tokio::sync::watch;
 use tokio_util::sync::DropGuard;
 
-use crate::connection::Live;
-use crate::error::StartupFailure;
-use crate::handler::SessionRoute;
+use crate::live::Live;
+use crate::live::SessionRoute;
 use crate::pool::ConnectionKey;
 use crate::spec::ServerSpec;
 use crate::tool_cache::CachedTools;
+use mcp_client::StartupFailure;
 
 /// Where a server is in its life, as this set sees it.
 #[derive(Clone)]
@@ -71,7 +71,7 @@ pub(crate) struct Attached {
 
 impl Attached {
     pub(crate) fn new(lease: Lease<Live>, route: SessionRoute, watchers: DropGuard) -> Self {
-        let session = lease.shared.gate.open_session(route);
+        let session = lease.gate.sessions.open_session(route);
         Self {
             session,
             lease,
@@ -84,7 +84,7 @@ impl Attached {
     /// when the server can send them requests (elicitation was announced): then a request
     /// reaches the set whose operation caused it. Otherwise they never wait.
     pub(crate) async fn turn(&self) -> Option<OperationGuard<SessionRoute>> {
-        if self.lease.shared.routes_requests {
+        if self.lease.announces_requests() {
             Some(self.session.begin().await)
         } else {
             None

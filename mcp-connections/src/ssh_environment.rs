@@ -8,8 +8,8 @@ use mcp_catalog::{EnvironmentConfig, SshConfig};
 use mcp_key::{EnvironmentId, McpServerKey};
 use mcp_pool::LaunchSpec;
 
-use crate::environment::{ENVIRONMENT_ID_VAR, Environment, EnvironmentError};
 use crate::ssh_master::{ControlFolder, Master, client_options};
+use mcp_client::{ENVIRONMENT_ID_VAR, Environment, EnvironmentError};
 
 /// The agent socket ssh authenticates with, passed through to the local `ssh` when the
 /// host has one (the launcher clears every other variable).

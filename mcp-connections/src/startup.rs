@@ -4,24 +4,15 @@
 
 use std::sync::Arc;
 
-use rmcp::RoleClient;
-use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientLifecycleMode, RunningService};
-
-use crate::connection::{Live, RefreshSettings};
-use crate::era::{
-    EraPlan, answered_as_legacy, check_protocol_version, era_plan, probe_may_explain,
+use mcp_client::{
+    Client, ClientSettings, Era, FailureReason, Handshake, RequestError, StartupFailure, Target,
 };
-use crate::error::StartupFailure;
-use crate::events::{ConnectionEvent, FailureReason};
-use crate::handler::{ConnectionShared, Handler};
-#[cfg(feature = "http")]
-use crate::http::{self, HttpTarget};
+
+use crate::events::ConnectionEvent;
 use crate::inner::SetInner;
-use crate::paginate::{self, PageError};
+use crate::live::{Gate, Live};
 use crate::slot::{Attached, Slot, SlotState};
 use crate::spec::{ServerSpec, TransportSpec};
-use crate::stdio;
 
 /// Runs one start of `slot` for this set and publishes the result: a lease from the pool
 /// (which starts the connection, or hands out the one that is up), attached to this set.
@@ -47,15 +38,14 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
     let factory = {
         let (inner, spec, pool_key) = (Arc::clone(inner), slot.spec.clone(), slot.pool_key.clone());
         move || async move {
-            let era = era_plan(&inner, &spec.key, &pool_key);
-            let result = connect(&inner, &spec, &era).await;
+            let (handshake, remembered) = handshake_of(&inner, &spec.key, &pool_key);
+            let result = connect(&inner, &spec, handshake).await;
             match &result {
-                Ok(live) => inner.pool.remember_era(
-                    &pool_key,
-                    Some(live.protocol_version() == ProtocolVersion::V_2026_07_28),
-                ),
+                Ok(live) => inner
+                    .pool
+                    .remember_era(&pool_key, Some(live.era() == Era::V2026_07_28)),
                 // A remembered era that failed is probed again next time.
-                Err(_) if era.remembered => inner.pool.remember_era(&pool_key, None),
+                Err(_) if remembered => inner.pool.remember_era(&pool_key, None),
                 Err(_) => {}
             }
             result
@@ -219,20 +209,13 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
     let live = Arc::clone(attached.live());
     let (inner2, slot2) = (Arc::clone(inner), Arc::clone(slot));
     inner.tasks.spawn(async move {
-        let mut updates = live.shared.resource_updates.subscribe();
+        let mut updates = live.resource_updates();
         resubscribe(&slot2, &live).await;
         let mut listings = live.listing_revisions();
         listings.mark_unchanged();
         let mut announcements = live.announcements();
         announcements.mark_unchanged();
-        let exited = async {
-            match &live.process {
-                Some(p) => {
-                    p.wait_exit().await;
-                }
-                None => live.shared.transport_ended().await,
-            }
-        };
+        let exited = live.closed();
         tokio::pin!(exited);
         loop {
             tokio::select! {
@@ -287,12 +270,9 @@ async fn resubscribe(slot: &Slot, live: &Live) {
         .cloned()
         .collect();
     for uri in uris {
-        if let Err(e) = live.watch_resource(&slot.spec.key, &uri).await {
-            let detail = match e {
-                crate::subscriptions::WatchError::Unsupported(d) => d,
-                crate::subscriptions::WatchError::Service(e) => e.to_string(),
-            };
-            tracing::warn!(server = %slot.spec.key, %uri, "subscribing again after a restart failed: {detail}");
+        if let Err(e) = live.watch_resource(&uri).await {
+            let e: RequestError = e;
+            tracing::warn!(server = %slot.spec.key, %uri, "subscribing again after a restart failed: {e}");
         }
     }
 }
@@ -335,373 +315,107 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
     }
 }
 
-/// Starts one connection (the pool calls this once per start, whoever asked). Under a
-/// `server/discover` probe (`auto`), a stdio server that fails the probe in a way a
-/// 2025-era server may (it closes the connection or exits on the unknown request) is
-/// started again with the `initialize` handshake alone, once.
-async fn connect(
-    inner: &Arc<SetInner>,
-    spec: &ServerSpec,
-    era: &EraPlan,
-) -> Result<Live, StartupFailure> {
-    // The legacy SSE transport predates the 2026-07-28 era: no probe, whatever the plan
-    // (the catalog refuses `protocol = "2026-07-28"` on an SSE server in a file; set
-    // through the API, it is ignored here).
-    if matches!(spec.transport, TransportSpec::Sse(_)) {
-        let legacy = EraPlan {
-            lifecycle: ClientLifecycleMode::Initialize,
-            requested: inner.options.protocol_version.clone(),
-            remembered: false,
-        };
-        return connect_once(inner, spec, &legacy)
-            .await
-            .map_err(|f| f.failure);
-    }
-    // A probe the server answered the 2025 way is followed by `initialize` on the same
-    // connection (HTTP client or stdio process); a stdio server of rmcp releases before
-    // 2026-07-28 exits on the probe instead, which only a new process can recover from.
-    match connect_once(inner, spec, era).await {
-        Err(Failed {
-            failure,
-            in_probe: true,
-        }) if probe_may_explain(&failure) => {
-            tracing::info!(server = %spec.key, "the server/discover probe failed ({failure}); connecting again with the initialize handshake");
-            let legacy = EraPlan {
-                lifecycle: ClientLifecycleMode::Initialize,
-                requested: inner.options.protocol_version.clone(),
-                remembered: false,
-            };
-            connect_once(inner, spec, &legacy)
-                .await
-                .map_err(|f| f.failure)
-        }
-        other => other.map_err(|f| f.failure),
-    }
-}
-
-/// A failed attempt of [`connect_once`], and whether it failed before the handshake under
-/// a `server/discover` probe was done (only then, and only over stdio, may another
-/// process help).
-struct Failed {
-    failure: StartupFailure,
-    in_probe: bool,
-}
-
-impl From<StartupFailure> for Failed {
-    fn from(failure: StartupFailure) -> Self {
-        Self {
-            failure,
-            in_probe: false,
-        }
+/// The handshake a start of `key` opens with: its `protocol` setting, and under `auto`
+/// the era its connection spoke last time (no probe: from the pool, or from the catalog
+/// cache for a new process), else a `server/discover` probe that falls back to
+/// `initialize`. Also says whether the choice follows a remembered era.
+fn handshake_of(
+    inner: &SetInner,
+    key: &mcp_key::McpServerKey,
+    pool_key: &crate::pool::ConnectionKey,
+) -> (Handshake, bool) {
+    match inner.catalog.protocol(key) {
+        mcp_catalog::ProtocolChoice::V2025_11_25 => (Handshake::Initialize, false),
+        mcp_catalog::ProtocolChoice::V2026_07_28 => (Handshake::Discover, false),
+        _ => match inner
+            .pool
+            .remembered_era(pool_key)
+            .or_else(|| inner.cached_era(key, pool_key))
+        {
+            Some(true) => (Handshake::Discover, true),
+            Some(false) => (Handshake::Initialize, true),
+            None => (Handshake::Probe, false),
+        },
     }
 }
 
 /// The extensions the client announces to `spec`'s server: enterprise-managed
 /// authorization for a server that uses it (feature `oauth`).
-fn announced_extensions(spec: &ServerSpec) -> &'static [&'static str] {
+fn announced_extensions(spec: &ServerSpec) -> Vec<String> {
     #[cfg(feature = "oauth")]
     if let TransportSpec::Http(http) | TransportSpec::Sse(http) = &spec.transport
         && http.auth() == mcp_catalog::AuthMode::Ema
     {
-        return &[crate::ema::EMA_EXTENSION];
+        return vec![crate::ema::EMA_EXTENSION.to_owned()];
     }
     let _ = spec;
-    &[]
+    Vec::new()
 }
 
-/// One attempt: transport, handshake (`initialize`, or `server/discover` in the 2026-07-28
-/// era), first `tools/list`, within the startup timeout.
-async fn connect_once(
+/// Starts one connection (the pool calls this once per start, whoever asked): the
+/// server's target and this set's client settings, handed to [`Client::connect`].
+async fn connect(
     inner: &Arc<SetInner>,
     spec: &ServerSpec,
-    era: &EraPlan,
-) -> Result<Live, Failed> {
+    handshake: Handshake,
+) -> Result<Live, StartupFailure> {
     let key = &spec.key;
     if let Some(problem) = &spec.environment_problem {
-        return Err(StartupFailure::new(FailureReason::Environment, problem.clone()).into());
+        return Err(StartupFailure::new(
+            FailureReason::Environment,
+            problem.clone(),
+        ));
     }
-    let shared = ConnectionShared::new(
-        key.clone(),
-        &inner.options.client,
-        inner.options.protocol_version.clone(),
-        crate::from_catalog::announces_elicitation(&inner.catalog, &inner.options, key),
-        announced_extensions(spec),
-        std::sync::Arc::clone(&inner.options.roots),
-    );
-    let refresh = || RefreshSettings {
-        debounce: inner.options.list_changed_debounce,
-        timeout: spec.startup_timeout,
-        byte_budget: inner.options.list_byte_budget,
-    };
-    let fetched = std::time::SystemTime::now();
-    let handler = Handler {
-        shared: Arc::clone(&shared),
-    };
-    let timeout = spec.startup_timeout;
-    let legacy = inner.options.protocol_version.clone();
-    match &spec.transport {
-        TransportSpec::Unsupported(why) | TransportSpec::Invalid(why) => Err(StartupFailure::new(
-            FailureReason::Config,
-            format!("MCP server `{key}`: {why}"),
-        )
-        .into()),
-        TransportSpec::Stdio(stdio_spec) => {
-            let environment = spec
+    let target = match &spec.transport {
+        TransportSpec::Unsupported(why) | TransportSpec::Invalid(why) => {
+            return Err(StartupFailure::new(
+                FailureReason::Config,
+                format!("MCP server `{key}`: {why}"),
+            ));
+        }
+        TransportSpec::Stdio(config) => Target::Stdio {
+            config: config.clone(),
+            environment: spec
                 .environment
                 .as_ref()
-                .and_then(|e| inner.environments.get(e));
-            let (process, transport) =
-                stdio::launch(key, stdio_spec, environment, &inner.options).await?;
-            // Err((detail, broke_protocol, in_handshake)): a protocol violation is reported as
-            // such even though the process exits afterwards (its stdin is closed on the way
-            // out); a failure before the handshake completed may be the era probe's.
-            let work = async {
-                // Unreadable replies fail the calls pending on this connection at once.
-                let (stdout, stdin) = transport;
-                let fault_shared = Arc::clone(&shared);
-                let stdout = crate::reply_check::ReplyCheck::new(
-                    stdout,
-                    mcp_pool::DEFAULT_MAX_LINE_BYTES,
-                    Arc::new(move |what| fault_shared.report_reply_fault(what)),
-                );
-                let pipes = (stdout, stdin);
-                let service =
-                    match stdio_handshake(key, handler, pipes, era, inner.options.probe_timeout)
-                        .await
-                    {
-                        Ok(service) => service,
-                        Err(detail) => return Err((detail, false, true)),
-                    };
-                if let Err(detail) = check_protocol_version(&service, era, &legacy) {
-                    close_in_background(inner, service);
-                    return Err((detail, true, false));
-                }
-                // A reply the reader refused (e.g. cut for holding too many values) fails
-                // the listing at once instead of at the startup timeout.
-                let mut faults = shared.reply_faults();
-                faults.mark_unchanged();
-                let listed = tokio::select! {
-                    listed = paginate::all_tools(service.peer(), inner.options.list_byte_budget) => {
-                        listed.map_err(|e| (e.to_string(), !matches!(e, PageError::Service(_))))
-                    }
-                    Ok(()) = faults.changed() => {
-                        let what = faults.borrow_and_update().1.clone();
-                        Err((format!("the server sent {what}"), true))
-                    }
-                };
-                match listed {
-                    Ok(tools) => {
-                        let changes = crate::subscriptions::open_changes(service.peer()).await;
-                        Ok((service, tools, changes))
-                    }
-                    Err((detail, broke_protocol)) => {
-                        close_in_background(inner, service);
-                        Err((format!("tools/list failed: {detail}"), broke_protocol, false))
-                    }
-                }
-            };
-            match tokio::time::timeout(timeout, work).await {
-                Ok(Ok((service, tools, changes))) => Ok(Live::new(
-                    service,
-                    shared,
-                    tools,
-                    fetched,
-                    Some(process),
-                    refresh(),
-                    changes,
-                )),
-                Ok(Err((detail, broke_protocol, in_handshake))) => {
-                    let failure = if broke_protocol {
-                        StartupFailure::new(
-                            FailureReason::Protocol,
-                            format!("MCP server `{key}`: {detail}"),
-                        )
-                        .with_stderr_tail(process.stderr_tail())
-                    } else {
-                        process.startup_failure(key, detail).await
-                    };
-                    stop_in_background(inner, process);
-                    Err(Failed {
-                        failure,
-                        in_probe: in_handshake
-                            && matches!(era.lifecycle, ClientLifecycleMode::Auto { .. }),
-                    })
-                }
-                Err(_) => {
-                    let tail = process.stderr_tail();
-                    stop_in_background(inner, process);
-                    Err(timeout_failure(key, timeout).with_stderr_tail(tail).into())
-                }
-            }
-        }
-        #[cfg(not(feature = "http"))]
-        TransportSpec::Http(_) | TransportSpec::Sse(_) => Err(StartupFailure::new(
-            FailureReason::Config,
-            format!(
-                "MCP server `{key}` is an HTTP server, but this host was built without HTTP support (mcp-connections feature `http`); rebuild with it, or use a stdio server"
-            ),
-        )
-        .into()),
+                .and_then(|e| inner.environments.get(e))
+                .cloned(),
+        },
         #[cfg(feature = "http")]
-        TransportSpec::Http(http_spec) | TransportSpec::Sse(http_spec) => {
-            let target = HttpTarget {
-                url: http_spec.url().to_owned(),
-                headers: inner.http_headers(key, http_spec)?,
-                auth: inner.auth_provider(key, http_spec),
-                user_agent: inner.user_agent(),
-                allow_plain_http: http_spec.allow_plain_http(),
-                probe_timeout: inner.options.probe_timeout,
-                sse: matches!(spec.transport, TransportSpec::Sse(_)),
-            };
-            let work = async {
-                let service = http::connect(key, &target, handler, &era.lifecycle).await?;
-                if let Err(detail) = check_protocol_version(&service, era, &legacy) {
-                    close_in_background(inner, service);
-                    return Err(StartupFailure::new(
-                        FailureReason::Protocol,
-                        format!("MCP server `{key}`: {detail}"),
-                    ));
-                }
-                let mut attempt = 0;
-                loop {
-                    match paginate::all_tools(service.peer(), inner.options.list_byte_budget).await
-                    {
-                        Ok(tools) => {
-                            let changes = crate::subscriptions::open_changes(service.peer()).await;
-                            return Ok((service, tools, changes));
-                        }
-                        Err(PageError::Service(e))
-                            if http::classify_service(&e) == http::HttpFailure::Transient
-                                && attempt < http::RETRY_DELAYS.len() =>
-                        {
-                            tokio::time::sleep(http::RETRY_DELAYS[attempt]).await;
-                            attempt += 1;
-                        }
-                        Err(PageError::Service(e))
-                            if http::classify_service(&e) == http::HttpFailure::AuthRequired =>
-                        {
-                            close_in_background(inner, service);
-                            return Err(StartupFailure::new(
-                                FailureReason::LoginRequired,
-                                format!(
-                                    "MCP server `{key}` requires login (HTTP 401 on tools/list)"
-                                ),
-                            ));
-                        }
-                        Err(e) => {
-                            close_in_background(inner, service);
-                            return Err(StartupFailure::new(
-                                FailureReason::Protocol,
-                                format!("MCP server `{key}`: tools/list failed: {e}"),
-                            ));
-                        }
-                    }
-                }
-            };
-            match tokio::time::timeout(timeout, work).await {
-                Ok(Ok((service, tools, changes))) => Ok(Live::new(
-                    service,
-                    shared,
-                    tools,
-                    fetched,
-                    None,
-                    refresh(),
-                    changes,
-                )),
-                Ok(Err(failure)) => Err(failure.into()),
-                Err(_) => Err(timeout_failure(key, timeout).into()),
-            }
+        TransportSpec::Http(http) => Target::Http(inner.http_target(key, http, false)?),
+        #[cfg(feature = "http")]
+        TransportSpec::Sse(http) => Target::Http(inner.http_target(key, http, true)?),
+        #[cfg(not(feature = "http"))]
+        TransportSpec::Http(_) | TransportSpec::Sse(_) => {
+            return Err(StartupFailure::new(
+                FailureReason::Config,
+                format!(
+                    "MCP server `{key}` is an HTTP server, but this host was built without HTTP support (mcp-connections feature `http`); rebuild with it, or use a stdio server"
+                ),
+            ));
         }
-    }
-}
-
-/// The handshake on a stdio server's pipes under `era`'s lifecycle. A probe is bounded by
-/// `probe_timeout` (rmcp alone waits 10 s for a server that ignores it; `connect` then
-/// starts the server again with `initialize`). When rmcp gives up on a probe the server
-/// answered the 2025 way (rmcp 3.x servers answer "unsupported protocol version" and wait
-/// for `initialize`), `initialize` follows on the same process: the pipes are lent to rmcp
-/// and come back when it drops them. `Err`: what failed, before any session existed.
-async fn stdio_handshake<R, W>(
-    key: &mcp_key::McpServerKey,
-    handler: Handler,
-    (stdout, stdin): (R, W),
-    era: &EraPlan,
-    probe_timeout: std::time::Duration,
-) -> Result<RunningService<RoleClient, Handler>, String>
-where
-    R: tokio::io::AsyncRead + Unpin + Send + 'static,
-    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    use rmcp::service::ClientServiceExt;
-    let initialize_failed = |e: &rmcp::service::ClientInitializeError| {
-        format!(
-            "initialize failed: {}",
-            crate::rmcp_errors::describe_init(e)
-        )
     };
-    if !matches!(era.lifecycle, ClientLifecycleMode::Auto { .. }) {
-        return handler
-            .serve_with_lifecycle((stdout, stdin), era.lifecycle.clone())
-            .await
-            .map_err(|e| initialize_failed(&e));
-    }
-    let (stdout, stdout_back) = crate::lend::Lent::new(stdout);
-    let (stdin, stdin_back) = crate::lend::Lent::new(stdin);
-    let again = handler.clone();
-    let probed = tokio::time::timeout(
-        probe_timeout,
-        handler.serve_with_lifecycle((stdout, stdin), era.lifecycle.clone()),
-    )
-    .await
-    .map_err(|_| format!("no answer to the server/discover probe within {probe_timeout:?}"))?;
-    match probed {
-        Err(e) if answered_as_legacy(&e) => {
-            let (Ok(stdout), Ok(stdin)) = (stdout_back.await, stdin_back.await) else {
-                return Err(initialize_failed(&e));
-            };
-            tracing::debug!(server = %key, "the server/discover probe was answered the 2025 way ({e}); initialize on the same process");
-            again
-                .serve_with_lifecycle((stdout, stdin), ClientLifecycleMode::Initialize)
-                .await
-                .map_err(|e| initialize_failed(&e))
-        }
-        other => other.map_err(|e| initialize_failed(&e)),
-    }
-}
-
-/// Closes the session of a failed start on a task the set owns (closing an HTTP session
-/// sends a `DELETE` a failing server may be slow to answer), so the failure is reported at
-/// once. If the set shuts down first, the session is dropped, which cancels it.
-fn close_in_background(inner: &Arc<SetInner>, service: RunningService<RoleClient, Handler>) {
-    let shutdown = inner.shutdown.clone();
-    inner.tasks.spawn(async move {
-        tokio::select! {
-            _ = service.cancel() => {}
-            () = shutdown.cancelled() => {}
-        }
-    });
-}
-
-/// Stops the process of a failed start on a task the set owns, so the failure is reported
-/// at once instead of after the process grace. `ConnectionSet::shutdown` waits for the task;
-/// if the set shuts down first, the process group is killed instead of waiting out the
-/// grace (the start already failed, there is nothing to save).
-fn stop_in_background(inner: &Arc<SetInner>, process: stdio::Process) {
-    let shutdown = inner.shutdown.clone();
-    inner.tasks.spawn(async move {
-        tokio::select! {
-            () = process.shutdown() => {}
-            () = shutdown.cancelled() => process.kill_and_reap().await,
-        }
-    });
-}
-
-fn timeout_failure(key: &mcp_key::McpServerKey, timeout: std::time::Duration) -> StartupFailure {
-    StartupFailure::new(
-        FailureReason::Timeout,
-        format!(
-            "MCP server `{key}` did not start within {}s (create + initialize + tools/list); raise startup_timeout_sec for this server if it is just slow",
-            timeout.as_secs_f64()
-        ),
-    )
+    let options = &inner.options;
+    let settings = ClientSettings::new()
+        .with_client_info(options.client.clone())
+        .with_protocol_version(options.protocol_version.clone())
+        .with_handshake(handshake)
+        .with_startup_timeout(spec.startup_timeout)
+        .with_probe_timeout(options.probe_timeout)
+        .with_list_byte_budget(options.list_byte_budget)
+        .with_list_changed_debounce(options.list_changed_debounce)
+        .with_process_grace(options.process_grace)
+        .with_env(options.env.clone())
+        .with_roots(Arc::clone(&options.roots))
+        .with_elicitation(crate::from_catalog::announces_elicitation(
+            &inner.catalog,
+            options,
+            key,
+        ))
+        .with_extensions(announced_extensions(spec))
+        .with_background(inner.tasks.clone(), inner.shutdown.clone());
+    let gate = Arc::new(Gate::default());
+    let requests: Arc<dyn mcp_client::ServerRequests> = Arc::clone(&gate) as _;
+    let client = Client::connect(key.clone(), target, settings, requests).await?;
+    Ok(Live::new(client, gate))
 }

@@ -1,7 +1,6 @@
 //! One tool as the host sees it ([`ToolInfo`]), the aggregated catalog at one revision, and
 //! the rules for which of a server's listed tools enter it (visibility, unique names).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use mcp_key::{McpServerKey, ToolNameTable};
@@ -101,44 +100,6 @@ pub(crate) fn visible_to_model(tool: &Tool) -> bool {
     }
 }
 
-/// A server's tool list made fit for the catalog: one tool per raw name (the first one
-/// listed wins) and no tool with an empty name (no model-visible name can be made from
-/// it). Returns the kept tools in list order, and one warning per problem, naming the
-/// server.
-pub(crate) fn unique_tools(key: &McpServerKey, tools: Vec<Tool>) -> (Vec<Tool>, Vec<String>) {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    let mut kept = Vec::with_capacity(tools.len());
-    for tool in tools {
-        let count = counts.entry(tool.name.to_string()).or_insert(0);
-        *count += 1;
-        if *count == 1 && !tool.name.is_empty() {
-            kept.push(tool);
-        }
-    }
-    let warnings = counts
-        .into_iter()
-        .filter_map(|(name, count)| {
-            if name.is_empty() {
-                let times = if count == 1 {
-                    String::new()
-                } else {
-                    format!(" ({count} times)")
-                };
-                Some(format!(
-                    "MCP server `{key}` lists a tool with an empty name{times}; it is left out (the server must give every tool a name)"
-                ))
-            } else if count > 1 {
-                Some(format!(
-                    "MCP server `{key}` lists tool `{name}` {count} times; only the first is offered (the server must give each tool a unique name)"
-                ))
-            } else {
-                None
-            }
-        })
-        .collect();
-    (kept, warnings)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,45 +109,6 @@ mod tests {
         let mut t = Tool::new("t", "d", Arc::new(serde_json::Map::new()));
         t.meta = serde_json::from_value(meta).ok();
         t
-    }
-
-    fn named(name: &str, description: &str) -> Tool {
-        Tool::new(
-            name.to_owned(),
-            description.to_owned(),
-            Arc::new(serde_json::Map::new()),
-        )
-    }
-
-    #[test]
-    fn the_first_of_duplicate_names_wins_and_empty_names_are_left_out() {
-        let key: McpServerKey = "h".parse().unwrap();
-        let (kept, warnings) = unique_tools(
-            &key,
-            vec![
-                named("b", "first b"),
-                named("", "nameless"),
-                named("a", "only a"),
-                named("b", "second b"),
-                named("b", "third b"),
-                named("", "nameless again"),
-            ],
-        );
-        let kept: Vec<(&str, Option<&str>)> = kept
-            .iter()
-            .map(|t| (t.name.as_ref(), t.description.as_deref()))
-            .collect();
-        assert_eq!(kept, [("b", Some("first b")), ("a", Some("only a"))]);
-        assert_eq!(
-            warnings,
-            [
-                "MCP server `h` lists a tool with an empty name (2 times); it is left out (the server must give every tool a name)",
-                "MCP server `h` lists tool `b` 3 times; only the first is offered (the server must give each tool a unique name)",
-            ]
-        );
-        let (kept, warnings) = unique_tools(&key, vec![named("a", ""), named("b", "")]);
-        assert_eq!(kept.len(), 2);
-        assert!(warnings.is_empty());
     }
 
     #[test]

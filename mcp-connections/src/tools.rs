@@ -39,7 +39,7 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
     for (key, slot) in &inner.slots {
         // A deferred server shows its cached tools (annotations cleared).
         let (instructions, listed) = match slot.current() {
-            SlotState::Ready(live) => (live.instructions.clone(), live.tools()),
+            SlotState::Ready(live) => (live.instructions().map(ToOwned::to_owned), live.tools()),
             SlotState::Deferred(cached) => (None, Arc::new(cached.tools.clone())),
             _ => continue,
         };

@@ -19,8 +19,10 @@ fn rank(name: &str) -> Option<u8> {
         // Tool search needs names only: the catalog, auth and pool never depend on it.
         "mcp-catalog" | "mcp-search" => 1,
         "mcp-auth" | "mcp-pool" => 2,
-        "mcp-connections" => 3,
-        "mcpctl" | "mcp-conformance" => 4,
+        // One server, one connection: under the set of many.
+        "mcp-client" => 3,
+        "mcp-connections" => 4,
+        "mcpctl" | "mcp-conformance" => 5,
         _ => return None,
     })
 }
@@ -120,6 +122,7 @@ fn crates_depend_only_downward() {
         "mcp-key",
         "mcp-catalog",
         "mcp-pool",
+        "mcp-client",
         "mcp-connections",
         "mcpctl",
     ] {
@@ -146,7 +149,70 @@ fn the_checker_catches_upward_and_forbidden_edges() {
         edge("mcp-key", "proptest", "dev"),
         edge("mcp-pool", "mcp-key", "normal"),
         edge("mcp-pool", "mcp-testkit", "dev"),
+        edge("mcp-client", "mcp-connections", "normal"),
+        edge("mcp-connections", "mcp-client", "normal"),
     ];
     let got: BTreeMap<usize, String> = violations(&edges).into_iter().enumerate().collect();
-    assert_eq!(got.len(), 8, "{got:#?}");
+    assert_eq!(got.len(), 9, "{got:#?}");
+}
+
+/// Names of `mcp-catalog`'s resolution of many servers (and of the set), which the
+/// single-server client must never use: it takes one server's settings only.
+const CLIENT_FORBIDDEN_NAMES: &[&str] = &[
+    "ResolvedCatalog",
+    "CatalogBuilder",
+    "ResolvedServer",
+    "mcp_connections",
+    "ConnectionSet",
+];
+
+/// Every `(file, line, name)` of `forbidden` in the Rust sources under `dir`.
+fn forbidden_names(dir: &std::path::Path, forbidden: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("source folder readable") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("source readable");
+                for (n, line) in text.lines().enumerate() {
+                    for name in forbidden {
+                        if line.contains(name) {
+                            found.push(format!("{}:{}: {name}", path.display(), n + 1));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn the_client_never_names_a_set_or_a_resolved_catalog() {
+    let src = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../mcp-client/src"));
+    let found = forbidden_names(src, CLIENT_FORBIDDEN_NAMES);
+    assert!(
+        found.is_empty(),
+        "mcp-client names what belongs to the set:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_name_check_finds_a_forbidden_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("a.rs"),
+        "fn f(c: &mcp_catalog::ResolvedCatalog) {}\n",
+    )
+    .expect("write");
+    assert_eq!(
+        forbidden_names(dir.path(), CLIENT_FORBIDDEN_NAMES).len(),
+        1,
+        "the check must see the name"
+    );
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use mcp_key::{McpServerKey, Secret};
 
-use crate::elicitation::BoxFuture;
-use crate::events::FailureReason;
+use crate::BoxFuture;
+use crate::failure::FailureReason;
 
 /// Why no usable credential could be produced.
 #[derive(Debug, Clone)]
@@ -216,7 +216,7 @@ pub trait AuthHeaderProvider: Send + Sync {
 }
 
 /// The `scope` parameter of a `WWW-Authenticate: Bearer ...` challenge, if any.
-pub(crate) fn challenge_scope(challenge: &str) -> Option<String> {
+pub fn challenge_scope(challenge: &str) -> Option<String> {
     let at = challenge.find("scope=")?;
     let before = challenge[..at].chars().last();
     if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {

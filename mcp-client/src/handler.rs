@@ -3,12 +3,9 @@
 //! set.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mcp_catalog::ElicitationPolicy;
-use mcp_key::{EnvironmentId, McpServerKey};
-use mcp_pool::{Route, SessionGate};
+use mcp_key::McpServerKey;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, CustomRequest, CustomResult, ElicitRequestParams,
     ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode, FormElicitationCapability,
@@ -19,8 +16,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::{Notify, watch};
 
-use crate::authority::{AuthorityCell, Rule};
-use crate::elicitation::{ElicitationHandler, ElicitationRequest};
+use crate::BoxFuture;
 
 /// A progress update of one tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,61 +33,36 @@ pub struct Progress {
 /// A per-call progress callback.
 pub type ProgressCallback = Arc<dyn Fn(Progress) + Send + Sync>;
 
-static NEXT_ELICITATION: AtomicU64 = AtomicU64::new(1);
-
 /// The method of server-to-client elicitation requests.
 const ELICITATION_CREATE: &str = "elicitation/create";
 
-/// How one session (connection set) answers server-to-client requests for one server:
-/// its live authority (read once per request), the owning environment and its configured
-/// policy, and its elicitation handler.
-#[derive(Clone)]
-pub(crate) struct SessionRoute {
-    pub(crate) authority: AuthorityCell,
-    pub(crate) environment: EnvironmentId,
-    pub(crate) environment_policy: ElicitationPolicy,
-    pub(crate) handler: Option<Arc<dyn ElicitationHandler>>,
-    /// How long the handler may take (see `ConnectionSetOptions::with_answer_deadline`).
-    pub(crate) answer_deadline: Option<std::time::Duration>,
+/// Answers what a server asks of the host on one connection: the trait the host (or a
+/// connection set routing requests to the session whose call caused them) implements.
+///
+/// Object-safe, taken as `Arc<dyn ServerRequests>`. Both eras come here: a 2025-era
+/// `elicitation/create` request and a 2026-era `input_required` result of a call.
+pub trait ServerRequests: Send + Sync {
+    /// Answers one elicitation of `server`. Decline when there is nobody to ask.
+    fn elicit<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        request: ElicitRequestParams,
+    ) -> BoxFuture<'a, ElicitResult>;
 }
 
-impl SessionRoute {
-    /// Answers one request by the rule of [`crate::HostAuthority`], applied to one
-    /// snapshot of the authority.
-    async fn answer(&self, request: ElicitationRequest) -> ElicitResult {
-        let authority = self.authority.load();
-        let ask_user = match authority.rule(
-            &self.environment,
-            self.environment_policy,
-            &request.params,
-        ) {
-            Rule::Answer(answer) => {
-                tracing::debug!(server = %request.server, id = %request.id, action = ?answer.action, "elicitation answered by the host's policy");
-                return answer;
-            }
-            Rule::Review { ask_user } => ask_user,
-        };
-        if let Some(reviewer) = &authority.reviewer
-            && let Some(answer) = reviewer.review(request.clone()).await
-        {
-            tracing::debug!(server = %request.server, id = %request.id, "elicitation answered by the reviewer");
-            return answer;
-        }
-        let handler = match (&self.handler, ask_user) {
-            (Some(handler), true) => handler,
-            _ => return ElicitResult::new(ElicitationAction::Decline),
-        };
-        let Some(deadline) = self.answer_deadline else {
-            return handler.elicit(request).await;
-        };
-        let (server, id) = (request.server.clone(), request.id.clone());
-        match tokio::time::timeout(deadline, handler.elicit(request)).await {
-            Ok(answer) => answer,
-            Err(_) => {
-                tracing::warn!(server = %server, %id, "elicitation not answered within {deadline:?}; cancelled");
-                ElicitResult::new(ElicitationAction::Cancel)
-            }
-        }
+/// A [`ServerRequests`] that declines every request: for a host that asks its user
+/// nothing (the client then announces no elicitation capability either, see
+/// [`ClientSettings::with_elicitation`](crate::ClientSettings::with_elicitation)).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeclineRequests;
+
+impl ServerRequests for DeclineRequests {
+    fn elicit<'a>(
+        &'a self,
+        _server: &'a McpServerKey,
+        _request: ElicitRequestParams,
+    ) -> BoxFuture<'a, ElicitResult> {
+        Box::pin(async { ElicitResult::new(ElicitationAction::Decline) })
     }
 }
 
@@ -104,12 +75,8 @@ pub(crate) struct ConnectionShared {
     config: ClientConfig,
     /// The roots the connection announced (empty: the capability was not announced).
     roots: Arc<[crate::roots::Root]>,
-    /// The sessions (connection sets) sharing this connection; a server request goes to
-    /// the one whose operation is running (see [`mcp_pool::SessionGate`]).
-    pub(crate) gate: SessionGate<SessionRoute>,
-    /// Whether the client announced a capability the server may answer with a request
-    /// (elicitation). Only then must calls of different sessions take turns.
-    pub(crate) routes_requests: bool,
+    /// Who answers the server's requests made outside a call's own reply.
+    requests: Arc<dyn ServerRequests>,
     progress: Mutex<ProgressRoutes>,
     /// Number of elicitations in flight; calls pause their timeouts while it is non-zero.
     pending_elicitations: watch::Sender<usize>,
@@ -200,8 +167,9 @@ impl ConnectionShared {
         client: &Implementation,
         protocol: ProtocolVersion,
         advertise_elicitation: bool,
-        extensions: &[&str],
+        extensions: &[String],
         roots: Arc<[crate::roots::Root]>,
+        requests: Arc<dyn ServerRequests>,
     ) -> Arc<Self> {
         let mut caps = ClientCapabilities::default();
         if !roots.is_empty() {
@@ -212,7 +180,7 @@ impl ConnectionShared {
             caps.extensions = Some(
                 extensions
                     .iter()
-                    .map(|id| ((*id).to_owned(), Default::default()))
+                    .map(|id| (id.clone(), Default::default()))
                     .collect(),
             );
         }
@@ -228,8 +196,7 @@ impl ConnectionShared {
             key,
             config,
             roots,
-            gate: SessionGate::new(),
-            routes_requests: advertise_elicitation,
+            requests,
             progress: Mutex::new(ProgressRoutes::default()),
             pending_elicitations: watch::channel(0).0,
             reply_faults: watch::channel((0, String::new())).0,
@@ -254,50 +221,27 @@ impl ConnectionShared {
         }
     }
 
-    /// Answers an elicitation of the server: through the session whose operation runs on
-    /// the connection (its handler and the host's authority), declined when that is
-    /// unclear. Both eras come here: a 2025-era `elicitation/create` request and a
-    /// 2026-era `input_required` result of a call.
+    /// Answers an elicitation of the server through the connection's
+    /// [`ServerRequests`], pausing the timeouts of the calls on the connection while it is
+    /// pending (whichever call caused it is waiting for it).
     pub(crate) async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
-        self.elicit_for(None, request).await
+        let _pending = PendingElicitation::start(&self.pending_elicitations);
+        tracing::debug!(server = %self.key, "elicitation request");
+        self.requests.elicit(&self.key, request).await
     }
 
     /// [`Self::elicit`], answered by `caller` when the transport already ties the request
     /// to the call that caused it (a 2026-era `input_required` result is that call's own
-    /// reply): no turn is needed then, and the gate is not asked.
+    /// reply): it pauses no other call's timeout.
     pub(crate) async fn elicit_for(
         &self,
-        caller: Option<SessionRoute>,
+        caller: Option<&Arc<dyn ServerRequests>>,
         request: ElicitRequestParams,
     ) -> ElicitResult {
-        // A request routed by turn pauses the timeouts of the calls on the connection
-        // (whichever caused it, it is waiting for it); one tied to its call pauses nothing
-        // else.
-        let (route, _pending) = match caller {
-            Some(route) => (route, None),
-            None => match self.gate.route() {
-                Route::Deliver { handler, .. } => (
-                    handler,
-                    Some(PendingElicitation::start(&self.pending_elicitations)),
-                ),
-                Route::Decline(reason) => {
-                    tracing::info!(server = %self.key, %reason, "elicitation declined");
-                    return ElicitResult::new(ElicitationAction::Decline);
-                }
-                _ => return ElicitResult::new(ElicitationAction::Decline),
-            },
-        };
-        let id = format!(
-            "elicit-{}",
-            NEXT_ELICITATION.fetch_add(1, Ordering::Relaxed)
-        );
-        tracing::debug!(server = %self.key, %id, "elicitation request");
-        let request = ElicitationRequest {
-            id,
-            server: self.key.clone(),
-            params: request,
-        };
-        route.answer(request).await
+        match caller {
+            Some(caller) => caller.elicit(&self.key, request).await,
+            None => self.elicit(request).await,
+        }
     }
 
     /// Gathers the inputs a 2026-era server asked for in an `input_required` result
@@ -306,7 +250,7 @@ impl ConnectionShared {
     /// server's request state, unmodified, for the retry.
     pub(crate) async fn fulfil_input_requests(
         &self,
-        caller: Option<SessionRoute>,
+        caller: Option<&Arc<dyn ServerRequests>>,
         result: rmcp::model::InputRequiredResult,
     ) -> Result<(Option<rmcp::model::InputResponses>, Option<String>), String> {
         let requests = result.input_requests.unwrap_or_default();
@@ -319,7 +263,7 @@ impl ConnectionShared {
         for (key, request) in requests {
             let value = match request {
                 rmcp::model::InputRequest::Elicitation(request) => {
-                    serde_json::to_value(self.elicit_for(caller.clone(), request.params).await)
+                    serde_json::to_value(self.elicit_for(caller, request.params).await)
                         .map_err(|e| e.to_string())?
                 }
                 rmcp::model::InputRequest::ListRoots(_) => {

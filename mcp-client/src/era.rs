@@ -5,62 +5,104 @@ use rmcp::RoleClient;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService};
 
-use crate::error::StartupFailure;
-use crate::events::FailureReason;
+use crate::failure::{FailureReason, StartupFailure};
 use crate::handler::Handler;
-use crate::inner::SetInner;
+
+/// The protocol era a connection speaks: the 2025-11-25 era (sessions, `initialize`) or
+/// the 2026-07-28 era (stateless, `server/discover`, notifications on a listen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Era {
+    /// MCP 2025-11-25 and the versions before it.
+    V2025_11_25,
+    /// MCP 2026-07-28 and later.
+    V2026_07_28,
+}
+
+impl Era {
+    /// The era of a negotiated protocol version.
+    pub fn of(version: &ProtocolVersion) -> Self {
+        if version.as_str() >= ProtocolVersion::V_2026_07_28.as_str() {
+            Self::V2026_07_28
+        } else {
+            Self::V2025_11_25
+        }
+    }
+
+    /// The era's protocol version, e.g. `2026-07-28`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V2025_11_25 => "2025-11-25",
+            Self::V2026_07_28 => "2026-07-28",
+        }
+    }
+}
+
+impl std::fmt::Display for Era {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a connection opens: which era's handshake, or a probe that finds out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Handshake {
+    /// A `server/discover` probe, bounded by
+    /// [`ClientSettings::with_probe_timeout`](crate::ClientSettings::with_probe_timeout); a
+    /// server that answers it the 2025 way (or not at all) gets `initialize` on the same
+    /// connection (HTTP client or stdio process), and a stdio server that exits on it gets
+    /// a new process with `initialize`, once.
+    #[default]
+    Probe,
+    /// The 2025-11-25 era's `initialize`, asking for
+    /// [`ClientSettings::with_protocol_version`](crate::ClientSettings::with_protocol_version).
+    Initialize,
+    /// The 2026-07-28 era's `server/discover`.
+    Discover,
+}
 
 /// How to open a connection: the lifecycle (which era's handshake) and the newest
 /// protocol version the client may end up speaking.
+#[derive(Clone)]
 pub(crate) struct EraPlan {
     pub(crate) lifecycle: ClientLifecycleMode,
     pub(crate) requested: ProtocolVersion,
-    /// Whether the plan follows a remembered era (rather than the configuration or a probe).
-    pub(crate) remembered: bool,
 }
 
-/// The era plan of a server: its `protocol` setting, and under `auto` the era its
-/// connection spoke last time (no probe: from the pool, or from the catalog cache for a
-/// new process), else a `server/discover` probe that falls back to
-/// the `initialize` handshake of the set's legacy version.
-pub(crate) fn era_plan(
-    inner: &SetInner,
-    key: &mcp_key::McpServerKey,
-    pool_key: &crate::pool::ConnectionKey,
-) -> EraPlan {
-    let legacy = inner.options.protocol_version.clone();
-    let modern = ProtocolVersion::V_2026_07_28;
-    let initialize = |remembered| EraPlan {
-        lifecycle: ClientLifecycleMode::Initialize,
-        requested: legacy.clone(),
-        remembered,
-    };
-    let discover = |remembered| EraPlan {
-        lifecycle: ClientLifecycleMode::Discover {
-            preferred_versions: vec![modern.clone()],
-        },
-        requested: modern.clone(),
-        remembered,
-    };
-    match inner.catalog.protocol(key) {
-        mcp_catalog::ProtocolChoice::V2025_11_25 => initialize(false),
-        mcp_catalog::ProtocolChoice::V2026_07_28 => discover(false),
-        _ => match inner
-            .pool
-            .remembered_era(pool_key)
-            .or_else(|| inner.cached_era(key, pool_key))
-        {
-            Some(true) => discover(true),
-            Some(false) => initialize(true),
-            None => EraPlan {
+impl EraPlan {
+    /// The plan of `handshake`, whose `initialize` asks for `legacy`.
+    pub(crate) fn new(handshake: Handshake, legacy: &ProtocolVersion) -> Self {
+        let modern = ProtocolVersion::V_2026_07_28;
+        match handshake {
+            Handshake::Initialize => Self::initialize(legacy),
+            Handshake::Discover => Self {
+                lifecycle: ClientLifecycleMode::Discover {
+                    preferred_versions: vec![modern.clone()],
+                },
+                requested: modern,
+            },
+            Handshake::Probe => Self {
                 lifecycle: ClientLifecycleMode::Auto {
                     preferred_versions: vec![modern.clone()],
                     legacy_version: Some(legacy.clone()),
                 },
-                requested: modern.clone(),
-                remembered: false,
+                requested: modern,
             },
-        },
+        }
+    }
+
+    /// The `initialize` handshake asking for `legacy`.
+    pub(crate) fn initialize(legacy: &ProtocolVersion) -> Self {
+        Self {
+            lifecycle: ClientLifecycleMode::Initialize,
+            requested: legacy.clone(),
+        }
+    }
+
+    /// Whether the plan probes the era.
+    pub(crate) fn probes(&self) -> bool {
+        matches!(self.lifecycle, ClientLifecycleMode::Auto { .. })
     }
 }
 
@@ -124,9 +166,7 @@ pub(crate) fn check_protocol_version(
         return Err("the initialize answer was not recorded".to_owned());
     };
     let answered = &info.protocol_version;
-    let requested = if matches!(era.lifecycle, ClientLifecycleMode::Auto { .. })
-        && *answered != era.requested
-    {
+    let requested = if era.probes() && *answered != era.requested {
         legacy
     } else {
         &era.requested

@@ -102,10 +102,9 @@ impl WrapperEnvironment {
         self
     }
 
-    pub(crate) fn from_catalog(
-        id: &EnvironmentId,
-        config: &mcp_catalog::EnvironmentConfig,
-    ) -> Self {
+    /// The environment `id` as its catalog entry (`[environments.<id>]`) describes it:
+    /// its wrapper, default directory and variables.
+    pub fn from_config(id: &EnvironmentId, config: &mcp_catalog::EnvironmentConfig) -> Self {
         let mut env = Self::new(id.clone(), config.wrapper().iter().cloned());
         if let Some(cwd) = config.cwd() {
             env = env.with_cwd(cwd);

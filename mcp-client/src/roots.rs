@@ -3,15 +3,15 @@
 /// One root the host offers its servers: a URI (MCP roots are `file://` URIs) and an
 /// optional name shown to the server.
 ///
-/// Give the list to [`ConnectionSetOptions::with_roots`](crate::ConnectionSetOptions::with_roots).
-/// The set then announces the `roots` capability and answers with that list, unchanged and
+/// Give the list to [`ClientSettings::with_roots`](crate::ClientSettings::with_roots).
+/// The client then announces the `roots` capability and answers with that list, unchanged and
 /// in the host's order, whichever way a server asks: a `roots/list` request
 /// (MCP 2025-11-25) or a `roots/list` input request in an `input_required` result
 /// (MCP 2026-07-28). Without roots the capability is not announced and a server that asks
 /// anyway gets an empty list.
 ///
 /// ```
-/// use mcp_connections::Root;
+/// use mcp_client::Root;
 ///
 /// let root = Root::new("file:///home/me/project").with_name("project");
 /// assert_eq!(root.uri, "file:///home/me/project");

@@ -5,7 +5,7 @@
 //! gone. A read (`tools/list`, `resources/list`, `resources/templates/list`,
 //! `prompts/list`, `resources/read`, `prompts/get`) has no effect on the server, so it is
 //! sent again, at most [`MAX_REISSUES`] times. Anything else, a tool call above all, is
-//! never sent twice: it fails with [`crate::Error::Disconnected`], which is retryable, and
+//! never sent twice: it fails with [`crate::RequestError::Disconnected`], which is retryable, and
 //! the host decides. In the 2025 era the transport resumes the stream instead.
 
 use rmcp::RoleClient;
@@ -41,7 +41,7 @@ pub(crate) async fn send_read(
     let reissue = is_idempotent_read(&request)
         && peer
             .peer_info()
-            .is_some_and(|info| crate::subscriptions::needs_listen(&info.protocol_version));
+            .is_some_and(|info| crate::Era::of(&info.protocol_version) == crate::Era::V2026_07_28);
     let mut sent_again = 0;
     loop {
         match peer.send_request(request.clone()).await {

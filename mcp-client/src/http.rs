@@ -15,38 +15,20 @@ use rmcp::transport::streamable_http_client::{
     HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 
-use crate::auth::{AuthHeaderProvider, BearerEnvVar};
 use crate::era::answered_as_legacy;
-use crate::error::StartupFailure;
-use crate::events::FailureReason;
+use crate::failure::{FailureReason, StartupFailure};
 use crate::handler::Handler;
 use crate::http_client::McpHttpClient;
 use crate::rmcp_errors::describe_init;
-use mcp_catalog::HttpConfig;
+use crate::settings::{ClientSettings, HttpTarget};
 
 /// Delays between attempts of `initialize` on transient failures.
 pub(crate) const RETRY_DELAYS: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
 
-/// What is needed to connect to one HTTP server.
-pub(crate) struct HttpTarget {
-    pub(crate) url: String,
-    pub(crate) headers: Vec<(String, Secret)>,
-    pub(crate) auth: Option<Arc<dyn AuthHeaderProvider>>,
-    pub(crate) user_agent: String,
-    /// Credentials may go over plain http to a non-loopback host.
-    pub(crate) allow_plain_http: bool,
-    /// Bound on a handshake that probes the era (see `with_probe_timeout`).
-    pub(crate) probe_timeout: Duration,
-    /// The legacy HTTP+SSE transport (`url` is the event stream) instead of streamable HTTP.
-    pub(crate) sse: bool,
-}
-
-impl HttpTarget {
-    /// True when credentials must not be sent: plain `http://` to a host that is not
-    /// loopback, without `allow_plain_http`.
-    fn credentials_forbidden(&self) -> bool {
-        !self.allow_plain_http && !secure_or_loopback(&self.url)
-    }
+/// True when credentials must not be sent: plain `http://` to a host that is not
+/// loopback, without `allow_plain_http`.
+fn credentials_forbidden(target: &HttpTarget) -> bool {
+    !target.allow_plain_http && !secure_or_loopback(&target.url)
 }
 
 /// True for `https://` URLs and for URLs whose host is loopback (`localhost`, 127.0.0.0/8,
@@ -246,10 +228,11 @@ impl SseRetryPolicy for EraRetry {
 pub(crate) async fn connect(
     key: &McpServerKey,
     target: &HttpTarget,
+    settings: &ClientSettings,
     handler: Handler,
     lifecycle: &rmcp::service::ClientLifecycleMode,
 ) -> Result<RunningService<RoleClient, Handler>, StartupFailure> {
-    let forbidden = target.credentials_forbidden();
+    let forbidden = credentials_forbidden(target);
     if forbidden && !target.headers.is_empty() {
         return Err(plain_http_failure(key, &target.url, "configured headers"));
     }
@@ -265,7 +248,7 @@ pub(crate) async fn connect(
         return Err(plain_http_failure(key, &target.url, "a bearer token"));
     }
     let client = reqwest::Client::builder()
-        .user_agent(target.user_agent.clone())
+        .user_agent(settings.user_agent())
         // Configured headers and tokens must not follow a redirect to another origin, and a
         // Referer would carry the URL's query string there.
         .redirect(same_origin_redirects())
@@ -301,7 +284,7 @@ pub(crate) async fn connect(
             .with_tokens_forbidden(forbidden)
             .with_dpop_nonce(dpop_nonce.clone())
             .with_modern_flag(Arc::clone(&modern));
-        let served = if target.sse {
+        let served = if target.legacy_sse {
             // Always the `initialize` handshake: the legacy transport predates 2026-07-28.
             match crate::sse::open(
                 mcp_client.clone(),
@@ -333,11 +316,11 @@ pub(crate) async fn connect(
                 lifecycle.as_ref().clone(),
             );
             if matches!(*lifecycle, ClientLifecycleMode::Auto { .. }) {
-                match tokio::time::timeout(target.probe_timeout, handshake).await {
+                match tokio::time::timeout(settings.probe_timeout, handshake).await {
                     Ok(served) => served,
                     Err(_) => {
                         // A server that leaves the probe unanswered: shake hands the 2025 way.
-                        tracing::info!(server = %key, "no answer to the server/discover probe within {:?}; connecting with initialize", target.probe_timeout);
+                        tracing::info!(server = %key, "no answer to the server/discover probe within {:?}; connecting with initialize", settings.probe_timeout);
                         lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
                         continue;
                     }
@@ -353,7 +336,7 @@ pub(crate) async fn connect(
                     .peer_info()
                     .map(|i| i.protocol_version.clone());
                 modern.store(
-                    version.is_some_and(|v| crate::subscriptions::needs_listen(&v)),
+                    version.is_some_and(|v| crate::Era::of(&v) == crate::Era::V2026_07_28),
                     std::sync::atomic::Ordering::Relaxed,
                 );
                 return Ok(service);
@@ -423,119 +406,6 @@ pub(crate) async fn connect(
                 }
             }
         }
-    }
-}
-
-/// What a set needs to connect to an HTTP server of its catalog.
-impl crate::inner::SetInner {
-    pub(crate) fn user_agent(&self) -> String {
-        format!(
-            "{}/{} (mcp-connections/{})",
-            self.options.client.name,
-            self.options.client.version,
-            env!("CARGO_PKG_VERSION")
-        )
-    }
-
-    /// Literal headers plus headers read from environment variables.
-    pub(crate) fn http_headers(
-        &self,
-        key: &McpServerKey,
-        spec: &HttpConfig,
-    ) -> std::result::Result<Vec<(String, Secret)>, StartupFailure> {
-        let mut out: Vec<(String, Secret)> = spec
-            .http_headers()
-            .iter()
-            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
-            .collect();
-        for (header, var) in spec.env_http_headers() {
-            let value = self
-                .options
-                .env
-                .get(var)
-                .filter(|v| !v.is_empty())
-                .ok_or_else(|| {
-                    StartupFailure::new(
-                        FailureReason::Config,
-                        format!(
-                            "MCP server `{key}`: environment variable `{var}` for header `{header}` (env_http_headers) is missing or empty; set it or remove the header"
-                        ),
-                    )
-                })?;
-            out.push((header.clone(), Secret::new(value)));
-        }
-        Ok(out)
-    }
-
-    pub(crate) fn auth_provider(
-        &self,
-        key: &McpServerKey,
-        spec: &HttpConfig,
-    ) -> Option<Arc<dyn AuthHeaderProvider>> {
-        if let Some(p) = self.options.auth.get(key) {
-            return Some(Arc::clone(p));
-        }
-        if let Some(var) = spec.bearer_token_env_var() {
-            return Some(Arc::new(BearerEnvVar::with_lookup(
-                var.to_owned(),
-                self.options.env.clone(),
-            )));
-        }
-        // A configured Authorization header is sent as is.
-        if spec
-            .http_headers()
-            .keys()
-            .chain(spec.env_http_headers().keys())
-            .any(|h| h.eq_ignore_ascii_case("authorization"))
-        {
-            return None;
-        }
-        // Enterprise-managed authorization: exchanged per server after one IdP login.
-        #[cfg(feature = "oauth")]
-        if let (mcp_catalog::AuthMode::Ema, Some(ema), Some(store)) =
-            (spec.auth(), spec.ema(), &self.options.credential_store)
-        {
-            let settings = mcp_auth::OAuthSettings::from_config(
-                spec,
-                self.catalog.oauth_callback_port(),
-                self.options.client.name.clone(),
-            );
-            match crate::ema::EmaProvider::for_server(key, spec, ema, settings, Arc::clone(store)) {
-                Ok(provider) => return Some(Arc::new(provider)),
-                Err(e) => {
-                    tracing::warn!(server = %key, "enterprise-managed authorization unusable: {e}");
-                    return None;
-                }
-            }
-        }
-        // Stored OAuth credentials, unless `auth` is `none` or `ema`.
-        #[cfg(feature = "oauth")]
-        {
-            let oauth = matches!(
-                spec.auth(),
-                mcp_catalog::AuthMode::Auto | mcp_catalog::AuthMode::OAuth
-            );
-            match (&self.options.credential_store, oauth) {
-                (Some(store), true) => {
-                    let settings = mcp_auth::OAuthSettings::from_config(
-                        spec,
-                        self.catalog.oauth_callback_port(),
-                        self.options.client.name.clone(),
-                    );
-                    Some(Arc::new(crate::oauth::OAuthProvider::for_server(
-                        key,
-                        spec.url(),
-                        settings,
-                        Arc::clone(store),
-                        self.options.login_agent.clone(),
-                    )))
-                }
-                _ => None,
-            }
-        }
-        // Without the OAuth client a server that wants a login answers 401: `login_required`.
-        #[cfg(not(feature = "oauth"))]
-        None
     }
 }
 

@@ -46,7 +46,7 @@ impl std::fmt::Display for PageError {
             Self::UnexpectedResponse => write!(f, "unexpected response type"),
             Self::OverBudget(bytes, budget) => write!(
                 f,
-                "the list holds more than its byte budget ({bytes} bytes of JSON so far, budget {budget}; raise it with ConnectionSetOptions::with_list_byte_budget if the server is trusted)"
+                "the list holds more than its byte budget ({bytes} bytes of JSON so far, budget {budget}; raise the list byte budget (`with_list_byte_budget`) if the server is trusted)"
             ),
         }
     }
@@ -59,17 +59,6 @@ pub(crate) enum ListKind {
     Resources,
     Templates,
     Prompts,
-}
-
-impl ListKind {
-    pub(crate) fn method(self) -> &'static str {
-        match self {
-            Self::Tools => "tools/list",
-            Self::Resources => "resources/list",
-            Self::Templates => "resources/templates/list",
-            Self::Prompts => "prompts/list",
-        }
-    }
 }
 
 /// One page of any list.

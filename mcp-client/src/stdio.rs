@@ -7,9 +7,8 @@ use mcp_key::McpServerKey;
 use mcp_pool::{LaunchError, LaunchSpec, ProcessExit, StdioProcess, StdioTransport};
 
 use crate::environment::Environment;
-use crate::error::StartupFailure;
-use crate::events::FailureReason;
-use crate::options::ConnectionSetOptions;
+use crate::failure::{FailureReason, StartupFailure};
+use crate::settings::ClientSettings;
 use mcp_catalog::StdioConfig;
 
 /// How long to wait for an exit status and the rest of stderr after the pipe closed.
@@ -36,14 +35,14 @@ pub(crate) async fn launch(
     key: &McpServerKey,
     spec: &StdioConfig,
     environment: Option<&Arc<dyn Environment>>,
-    options: &ConnectionSetOptions,
+    options: &ClientSettings,
 ) -> Result<(Process, StdioTransport), StartupFailure> {
     let mut launch = LaunchSpec::new(spec.command().to_owned())
         .with_args(spec.args().iter().cloned())
         .with_label(key.to_string())
         .with_stdin_grace(options.process_grace)
         .with_term_grace(options.process_grace);
-    // Named variables are read through the set's lookup (so hosts and tests control it)
+    // Named variables are read through the settings' lookup (so hosts and tests control it)
     // and passed on as literal values; a missing variable is simply not set.
     for name in spec.env_vars() {
         if let Some(value) = options.env.get(name) {

@@ -1,0 +1,104 @@
+//! Why one request on a live connection failed ([`RequestError`]), and the one place that
+//! classifies rmcp's request errors into it.
+
+use std::time::Duration;
+
+use rmcp::service::ServiceError;
+
+use crate::client::Client;
+
+/// Why one request on a [`Client`] failed. The messages say what happened to the
+/// request; the caller names the server and the operation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// No answer within the timeout; the server was told the request is cancelled.
+    #[error("no answer within {}s", after.as_secs_f64())]
+    Timeout {
+        /// The timeout that ran out.
+        after: Duration,
+    },
+    /// The server broke the protocol (a reply that cannot be read or cannot answer the
+    /// request).
+    #[error("{detail}")]
+    Protocol {
+        /// What was wrong.
+        detail: String,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("the server answered with error {code}: {message}")]
+    Server {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The server's message.
+        message: String,
+    },
+    /// The server rejected the credentials (HTTP 401): a login is needed.
+    #[error("the server rejected the credentials (HTTP 401); log in again")]
+    AuthRequired,
+    /// The connection is gone (the process exited, the transport closed); the request
+    /// may be sent again on a new connection.
+    #[error("{detail}")]
+    Disconnected {
+        /// What ended the connection (exit status and stderr tail for a stdio server).
+        detail: String,
+    },
+    /// The server does not offer what the request needs.
+    #[error("{detail}")]
+    Unsupported {
+        /// What is missing.
+        detail: String,
+    },
+    /// The caller aborted the request (its abort token was cancelled); the server was told
+    /// the request is cancelled.
+    #[error("the request was aborted")]
+    Aborted,
+}
+
+impl RequestError {
+    /// Whether the connection is gone (a new connection may succeed).
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self, Self::Disconnected { .. })
+    }
+
+    /// Whether the server needs a login.
+    pub fn is_auth_required(&self) -> bool {
+        matches!(self, Self::AuthRequired)
+    }
+
+    /// Whether the request timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Self::Timeout { .. })
+    }
+
+    /// A request that could not be sent, or whose POST failed: a protocol error when the
+    /// server's answer was at fault, a disconnect otherwise.
+    pub(crate) fn not_sent(e: &ServiceError) -> Self {
+        let detail = crate::rmcp_errors::describe_service(e);
+        if crate::rmcp_errors::is_protocol_fault(e) {
+            Self::Protocol { detail }
+        } else {
+            Self::Disconnected { detail }
+        }
+    }
+
+    /// The error of a request rmcp failed with `e` on `client`.
+    pub(crate) async fn of_service(client: &Client, e: ServiceError) -> Self {
+        if e.is_authorization_required() {
+            return Self::AuthRequired;
+        }
+        match e {
+            ServiceError::McpError(data) => Self::Server {
+                code: data.code.0,
+                message: data.message.into_owned(),
+            },
+            ServiceError::TransportClosed => Self::Disconnected {
+                detail: client.gone_detail().await,
+            },
+            ServiceError::UnexpectedResponse => Self::Protocol {
+                detail: "unexpected response type".to_owned(),
+            },
+            other => Self::not_sent(&other),
+        }
+    }
+}

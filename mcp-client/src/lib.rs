@@ -1,0 +1,112 @@
+//! One MCP server, one connection.
+//!
+//! [`Client::connect`] opens a connection to a stdio server (a process started through
+//! `mcp-pool`'s launcher, the one place that spawns servers), a streamable-HTTP server or a
+//! legacy HTTP+SSE server, shakes hands in the server's protocol era (MCP 2025-11-25's
+//! `initialize` or 2026-07-28's `server/discover`, probing when the era is not known), and
+//! lists the server's tools. The [`Client`] then calls tools (timeouts, cancellation,
+//! progress, the 2026 era's `input_required` rounds), reads resources and prompts, lists
+//! with page and byte budgets, subscribes to resources in either era, and keeps its tool
+//! listing fresh on `tools/list_changed`. What the server asks of the host goes to the
+//! [`ServerRequests`] the caller gives.
+//!
+//! It never names a set of servers, a catalog of many, approvals or events: that is
+//! `mcp-connections`, which shares `Client`s between its sessions through a pool.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//!
+//! use mcp_client::{CallSettings, Client, ClientSettings, DeclineRequests, Target};
+//! use mcp_catalog::StdioConfig;
+//! use std::time::Duration;
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = "files".parse()?;
+//! let target = Target::stdio(StdioConfig::new("npx").with_args([
+//!     "-y",
+//!     "@modelcontextprotocol/server-filesystem",
+//!     ".",
+//! ]));
+//! let client = Client::connect(server, target, ClientSettings::new(), Arc::new(DeclineRequests)).await?;
+//! for tool in client.tools().iter() {
+//!     println!("{}", tool.name);
+//! }
+//! let mut arguments = serde_json::Map::new();
+//! arguments.insert("path".into(), ".".into());
+//! let result = client
+//!     .call_tool("list_directory", Some(arguments), CallSettings::new(Duration::from_secs(30)))
+//!     .await?;
+//! println!("{:?}", result.content);
+//! client.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Features
+//!
+//! - `http`: the streamable-HTTP and legacy HTTP+SSE transports, plain `http://` only.
+//! - `rustls` (default, implies `http`): HTTPS.
+//!
+//! Without `http` the crate compiles no HTTP client: an HTTP target fails with reason
+//! `config`.
+
+mod auth;
+mod client;
+mod connect;
+mod environment;
+mod era;
+mod error;
+mod failure;
+mod handler;
+#[cfg(feature = "http")]
+mod http;
+#[cfg(feature = "http")]
+mod http_client;
+#[cfg(feature = "http")]
+mod http_dpop;
+mod lend;
+mod listen;
+mod listing;
+mod paginate;
+mod reissue;
+mod reply_check;
+mod requests;
+mod rmcp_errors;
+mod roots;
+mod settings;
+#[cfg(feature = "http")]
+mod sse;
+mod stdio;
+
+use std::future::Future;
+use std::pin::Pin;
+
+pub use auth::{
+    AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer,
+    challenge_scope, process_env,
+};
+pub use client::Client;
+pub use environment::{
+    ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, WrapperEnvironment,
+};
+pub use era::{Era, Handshake};
+pub use error::RequestError;
+pub use failure::{FailureReason, StartupFailure};
+pub use handler::{DeclineRequests, Progress, ProgressCallback, ServerRequests};
+pub use listing::Stamp;
+pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
+pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
+pub use rmcp_errors::error_chain;
+pub use roots::Root;
+pub use settings::{
+    ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,
+    DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target, default_protocol_version,
+};
+
+/// A boxed future, as returned by the host traits of this crate.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+// The README's example, compiled as a doc test (not part of the rendered docs).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctest;

@@ -1,0 +1,424 @@
+//! Requests on a live connection: tool calls (timeouts paused while an elicitation is
+//! pending, progress, cancellation, the 2026 era's `input_required` rounds, unreadable
+//! replies), reads and lists.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject,
+    MetaObject, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult,
+    RequestId, RequestMetaObject, Resource, ResourceTemplate, ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions};
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::Client;
+use crate::error::RequestError;
+use crate::handler::{ProgressCallback, ProgressSink, ServerRequests};
+use crate::paginate::{self, ListKind, Page, PageError};
+
+/// Most `input_required` rounds (SEP-2322) one call goes through before it fails.
+pub const MAX_INPUT_ROUNDS: usize = 8;
+
+/// How one tool call runs: its timeout, progress, `_meta`, who answers the server's
+/// requests tied to it, and what aborts it.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct CallSettings {
+    timeout: Duration,
+    deadline: Option<Instant>,
+    progress: Option<ProgressCallback>,
+    reset_timeout_on_progress: bool,
+    meta: Option<Map<String, Value>>,
+    requests: Option<Arc<dyn ServerRequests>>,
+    abort: Option<CancellationToken>,
+}
+
+impl std::fmt::Debug for CallSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallSettings")
+            .field("timeout", &self.timeout)
+            .field("deadline", &self.deadline)
+            .field("progress", &self.progress.is_some())
+            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
+            .field("meta", &self.meta)
+            .field("requests", &self.requests.is_some())
+            .field("abort", &self.abort.is_some())
+            .finish()
+    }
+}
+
+impl CallSettings {
+    /// A call that may take `timeout` (paused while an elicitation of the server is
+    /// pending).
+    pub fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            deadline: None,
+            progress: None,
+            reset_timeout_on_progress: false,
+            meta: None,
+            requests: None,
+            abort: None,
+        }
+    }
+
+    /// The first deadline, when part of the timeout was already spent (waiting for the
+    /// connection); later deadlines (after progress, see
+    /// [`Self::with_reset_timeout_on_progress`]) are the full timeout again.
+    #[must_use]
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Receives the server's progress notifications for this call, in increasing order of
+    /// progress.
+    #[must_use]
+    pub fn with_progress(mut self, callback: Option<ProgressCallback>) -> Self {
+        self.progress = callback;
+        self
+    }
+
+    /// Each progress notification restarts the timeout.
+    #[must_use]
+    pub fn with_reset_timeout_on_progress(mut self, on: bool) -> Self {
+        self.reset_timeout_on_progress = on;
+        self
+    }
+
+    /// The request's `_meta`.
+    #[must_use]
+    pub fn with_meta(mut self, meta: Option<Map<String, Value>>) -> Self {
+        self.meta = meta;
+        self
+    }
+
+    /// Who answers what a 2026-era server asks in this call's own `input_required`
+    /// replies (default: the connection's [`ServerRequests`]).
+    #[must_use]
+    pub fn with_requests(mut self, requests: Option<Arc<dyn ServerRequests>>) -> Self {
+        self.requests = requests;
+        self
+    }
+
+    /// Ends the call with [`RequestError::Aborted`] when `abort` is cancelled (the server
+    /// is told the call is cancelled).
+    #[must_use]
+    pub fn with_abort(mut self, abort: CancellationToken) -> Self {
+        self.abort = Some(abort);
+        self
+    }
+}
+
+/// Sends `notifications/cancelled` for a request if dropped while armed (the caller dropped
+/// the call future, or the call ended without its answer).
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl CancelOnDrop {
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                let _ = peer
+                    .notify_cancelled(CancelledNotificationParam::new(
+                        Some(id),
+                        Some("the caller cancelled the request".to_owned()),
+                    ))
+                    .await;
+            });
+        }
+    }
+}
+
+impl Client {
+    /// Calls `tool` (its raw name) with `arguments`.
+    ///
+    /// The timeout is paused while an elicitation of the server is pending. On timeout,
+    /// on abort, and when this future is dropped before the result arrives,
+    /// `notifications/cancelled` is sent to the server. A 2026-era server's
+    /// `input_required` replies are answered (at most [`MAX_INPUT_ROUNDS`] rounds) and the
+    /// call sent again with the inputs. The result is returned unchanged.
+    ///
+    /// # Errors
+    /// [`RequestError`]: timeout, abort, the server's error, a protocol fault (an
+    /// unreadable reply while the call was pending fails it at once), a lost connection.
+    ///
+    /// # Cancel safety
+    /// Dropping the future cancels the request on the server.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        settings: CallSettings,
+    ) -> Result<CallToolResult, RequestError> {
+        let timeout = settings.timeout;
+        let mut deadline = settings
+            .deadline
+            .unwrap_or_else(|| mcp_pool::deadline_in(timeout));
+        let abort = settings.abort.clone().unwrap_or_default();
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        if let Some(meta) = settings.meta.clone() {
+            params.meta = Some(RequestMetaObject(MetaObject(meta)));
+        }
+        let mut rounds = 0usize;
+        // One round per request: a 2026-era server may answer `input_required` (SEP-2322);
+        // the inputs are gathered and the call sent again with them and the server's state.
+        loop {
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            // Subscribed before the request goes out: an unreadable reply that arrives before
+            // the wait below begins must still count as a change (it failed this call).
+            let mut reply_faults = self.shared.reply_faults();
+            reply_faults.mark_unchanged();
+            let handle = self
+                .peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+                .map_err(|e| RequestError::not_sent(&e))?;
+            let mut guard = CancelOnDrop {
+                peer: self.peer.clone(),
+                id: Some(handle.id.clone()),
+            };
+            let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
+            let _progress = self.shared.watch_progress(
+                handle.progress_token.clone(),
+                ProgressSink {
+                    callback: settings.progress.clone(),
+                    tick: settings.reset_timeout_on_progress.then_some(tick_tx),
+                    last: None,
+                },
+            );
+            let mut rx = handle.rx;
+            let mut elicitations = self.shared.elicitations();
+            let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
+            let outcome = loop {
+                tokio::select! {
+                    biased;
+                    r = &mut rx => break r,
+                    // The guard stays armed: the server is told the call is cancelled.
+                    () = abort.cancelled() => return Err(RequestError::Aborted),
+                    () = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
+                        guard.disarm();
+                        let _ = self
+                            .peer
+                            .notify_cancelled(CancelledNotificationParam::new(
+                                Some(handle.id.clone()),
+                                Some(format!("timed out after {}s", timeout.as_secs_f64())),
+                            ))
+                            .await;
+                        return Err(RequestError::Timeout { after: timeout });
+                    }
+                    Ok(()) = reply_faults.changed() => {
+                        let what = reply_faults.borrow_and_update().1.clone();
+                        // The guard stays armed: the server is told the call is cancelled.
+                        return Err(RequestError::Protocol {
+                            detail: format!(
+                                "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
+                            ),
+                        });
+                    }
+                    Some(()) = tick_rx.recv() => {
+                        deadline = mcp_pool::deadline_in(timeout);
+                    }
+                    changed = elicitations.changed() => {
+                        if changed.is_err() {
+                            continue;
+                        }
+                        let pending = *elicitations.borrow_and_update() > 0;
+                        match (pending, paused_since) {
+                            (true, None) => paused_since = Some(Instant::now()),
+                            (false, Some(since)) => {
+                                deadline += since.elapsed();
+                                paused_since = None;
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            };
+            guard.disarm();
+            // Progress notifications that came before the result are dispatched on their own
+            // tasks; let them run before the progress registration goes away.
+            tokio::task::yield_now().await;
+            match outcome {
+                Ok(Ok(ServerResult::CallToolResult(result))) => return Ok(result),
+                Ok(Ok(ServerResult::InputRequiredResult(input))) if rounds < MAX_INPUT_ROUNDS => {
+                    rounds += 1;
+                    let (responses, state) = self
+                        .shared
+                        .fulfil_input_requests(settings.requests.as_ref(), input)
+                        .await
+                        .map_err(|detail| RequestError::Protocol { detail })?;
+                    params.input_responses = responses;
+                    params.request_state = state;
+                }
+                Ok(Ok(ServerResult::InputRequiredResult(_))) => {
+                    return Err(RequestError::Protocol {
+                        detail: format!(
+                            "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
+                        ),
+                    });
+                }
+                Ok(Ok(_)) => {
+                    return Err(RequestError::Protocol {
+                        detail: "the reply is not a tools/call result".to_owned(),
+                    });
+                }
+                Ok(Err(e)) => return Err(RequestError::of_service(self, e).await),
+                Err(_) => {
+                    return Err(RequestError::Disconnected {
+                        detail: self.gone_detail().await,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Reads resource `uri` (sent again, in the 2026 era, when the response stream
+    /// breaks: a read is idempotent).
+    ///
+    /// # Errors
+    /// [`RequestError`]: the server's error, a protocol fault, a lost connection.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, RequestError> {
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+            ReadResourceRequestParams::new(uri),
+        ));
+        match self.read(request).await? {
+            ServerResult::ReadResourceResult(r) => Ok(r),
+            _ => Err(RequestError::Protocol {
+                detail: "the reply is not a resources/read result".to_owned(),
+            }),
+        }
+    }
+
+    /// Gets prompt `name` with `arguments`.
+    ///
+    /// # Errors
+    /// As [`Self::read_resource`].
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<GetPromptResult, RequestError> {
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments;
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        match self.read(request).await? {
+            ServerResult::GetPromptResult(r) => Ok(r),
+            _ => Err(RequestError::Protocol {
+                detail: "the reply is not a prompts/get result".to_owned(),
+            }),
+        }
+    }
+
+    /// Every resource (all pages), within `budget` bytes of JSON and the page limits.
+    ///
+    /// # Errors
+    /// As [`Self::read_resource`]; a list over its limits is a protocol fault.
+    pub async fn list_resources(&self, budget: usize) -> Result<Vec<Resource>, RequestError> {
+        let listed = paginate::all_resources(&self.peer, budget).await;
+        self.listed(listed).await
+    }
+
+    /// Every resource template (all pages), like [`Self::list_resources`].
+    ///
+    /// # Errors
+    /// As [`Self::list_resources`].
+    pub async fn list_resource_templates(
+        &self,
+        budget: usize,
+    ) -> Result<Vec<ResourceTemplate>, RequestError> {
+        let listed = paginate::all_templates(&self.peer, budget).await;
+        self.listed(listed).await
+    }
+
+    /// Every prompt (all pages), like [`Self::list_resources`]; none, without asking, when
+    /// the server did not announce the `prompts` capability.
+    ///
+    /// # Errors
+    /// As [`Self::list_resources`].
+    pub async fn list_prompts(&self, budget: usize) -> Result<Vec<Prompt>, RequestError> {
+        let offers = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.prompts.is_some());
+        if !offers {
+            return Ok(Vec::new());
+        }
+        let listed = paginate::all_prompts(&self.peer, budget).await;
+        self.listed(listed).await
+    }
+
+    /// One page of the resources, and the cursor of the next.
+    ///
+    /// # Errors
+    /// As [`Self::list_resources`].
+    pub async fn list_resources_page(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<(Vec<Resource>, Option<String>), RequestError> {
+        match self.page(ListKind::Resources, cursor).await? {
+            (Page::Resources(items), next) => Ok((items, next)),
+            (_, next) => Ok((Vec::new(), next)),
+        }
+    }
+
+    /// One page of the resource templates, and the cursor of the next.
+    ///
+    /// # Errors
+    /// As [`Self::list_resources`].
+    pub async fn list_resource_templates_page(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<(Vec<ResourceTemplate>, Option<String>), RequestError> {
+        match self.page(ListKind::Templates, cursor).await? {
+            (Page::Templates(items), next) => Ok((items, next)),
+            (_, next) => Ok((Vec::new(), next)),
+        }
+    }
+
+    async fn page(
+        &self,
+        kind: ListKind,
+        cursor: Option<String>,
+    ) -> Result<(Page, Option<String>), RequestError> {
+        let page = paginate::fetch_page(&self.peer, kind, cursor).await;
+        self.listed(page).await
+    }
+
+    /// Sends an idempotent read (again, in the 2026 era, when its response stream breaks).
+    async fn read(&self, request: ClientRequest) -> Result<ServerResult, RequestError> {
+        match crate::reissue::send_read(&self.peer, request).await {
+            Ok(result) => Ok(result),
+            Err(e) => Err(RequestError::of_service(self, e).await),
+        }
+    }
+
+    async fn listed<T>(&self, listed: Result<T, PageError>) -> Result<T, RequestError> {
+        match listed {
+            Ok(items) => Ok(items),
+            Err(PageError::Service(e)) => Err(RequestError::of_service(self, e).await),
+            Err(other) => Err(RequestError::Protocol {
+                detail: other.to_string(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,374 @@
+//! What one connection is opened with: the server to reach ([`Target`]) and the client's
+//! settings for it ([`ClientSettings`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_catalog::StdioConfig;
+use mcp_key::Secret;
+use rmcp::model::{Implementation, ProtocolVersion};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::auth::{AuthHeaderProvider, SharedEnvLookup, process_env};
+use crate::environment::Environment;
+use crate::era::Handshake;
+use crate::roots::Root;
+
+/// Default of [`ClientSettings::with_list_byte_budget`]: 16 MiB of JSON per list.
+pub const DEFAULT_LIST_BYTE_BUDGET: usize = 16 * 1024 * 1024;
+/// Default of [`ClientSettings::with_list_changed_debounce`].
+pub const DEFAULT_LIST_CHANGED_DEBOUNCE: Duration = Duration::from_millis(100);
+/// Default of [`ClientSettings::with_probe_timeout`].
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+/// Default of [`ClientSettings::with_process_grace`].
+pub const DEFAULT_PROCESS_GRACE: Duration = Duration::from_secs(2);
+/// Default of [`ClientSettings::with_startup_timeout`].
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The protocol version sent in `initialize`: the 2025 generation, which servers of that
+/// generation and the official conformance suite accept (rmcp's default is newer).
+pub fn default_protocol_version() -> ProtocolVersion {
+    ProtocolVersion::V_2025_11_25
+}
+
+/// The server one [`Client`](crate::Client) connects to.
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Target {
+    /// A stdio server: a process started through `mcp-pool`'s launcher.
+    Stdio {
+        /// Its command, arguments, variables and directory.
+        config: StdioConfig,
+        /// Where it runs, when not on this machine as is (a wrapper, an ssh host).
+        environment: Option<Arc<dyn Environment>>,
+    },
+    /// A streamable-HTTP server, or a legacy HTTP+SSE one (feature `http`).
+    Http(HttpTarget),
+}
+
+impl Target {
+    /// A stdio server run on this machine.
+    pub fn stdio(config: StdioConfig) -> Self {
+        Self::Stdio {
+            config,
+            environment: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Stdio {
+                config,
+                environment,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", &config.command())
+                .field("environment", &environment.is_some())
+                .finish(),
+            Self::Http(http) => f.debug_tuple("Http").field(http).finish(),
+        }
+    }
+}
+
+/// How to reach one HTTP server.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpTarget {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, Secret)>,
+    pub(crate) auth: Option<Arc<dyn AuthHeaderProvider>>,
+    pub(crate) allow_plain_http: bool,
+    pub(crate) legacy_sse: bool,
+}
+
+impl HttpTarget {
+    /// The streamable-HTTP server at `url`, with no headers and no credentials.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            headers: Vec::new(),
+            auth: None,
+            allow_plain_http: false,
+            legacy_sse: false,
+        }
+    }
+
+    /// The server's settings from its catalog entry: its URL, literal headers and headers
+    /// read from `env` (`env_http_headers`), `allow_plain_http`, and its bearer token
+    /// variable as the credentials (use [`Self::with_auth`] for another provider). A
+    /// legacy HTTP+SSE server is marked with [`Self::with_legacy_sse`] by the caller, which
+    /// knows the transport kind.
+    ///
+    /// # Errors
+    /// A header variable that is missing or empty: a failure with reason `config` naming
+    /// the server, the variable and the header.
+    pub fn from_config(
+        server: &mcp_key::McpServerKey,
+        config: &mcp_catalog::HttpConfig,
+        env: &SharedEnvLookup,
+    ) -> Result<Self, crate::StartupFailure> {
+        let mut headers: Vec<(String, Secret)> = config
+            .http_headers()
+            .iter()
+            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
+            .collect();
+        for (header, var) in config.env_http_headers() {
+            let value = env.get(var).filter(|v| !v.is_empty()).ok_or_else(|| {
+                crate::StartupFailure::new(
+                    crate::FailureReason::Config,
+                    format!(
+                        "MCP server `{server}`: environment variable `{var}` for header `{header}` (env_http_headers) is missing or empty; set it or remove the header"
+                    ),
+                )
+            })?;
+            headers.push((header.clone(), Secret::new(value)));
+        }
+        let auth = config.bearer_token_env_var().map(|var| {
+            Arc::new(crate::BearerEnvVar::with_lookup(
+                var.to_owned(),
+                env.clone(),
+            )) as Arc<dyn AuthHeaderProvider>
+        });
+        Ok(Self {
+            url: config.url().to_owned(),
+            headers,
+            auth,
+            allow_plain_http: config.allow_plain_http(),
+            legacy_sse: false,
+        })
+    }
+
+    /// Headers sent with every request.
+    #[must_use]
+    pub fn with_headers(mut self, headers: Vec<(String, Secret)>) -> Self {
+        self.headers = headers;
+        self
+    }
+
+    /// Where the `Authorization` header comes from (none: no header is sent).
+    #[must_use]
+    pub fn with_auth(mut self, auth: Option<Arc<dyn AuthHeaderProvider>>) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Lets credentials go over plain `http://` to a host that is not loopback.
+    #[must_use]
+    pub fn with_plain_http(mut self, allow: bool) -> Self {
+        self.allow_plain_http = allow;
+        self
+    }
+
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05): the URL is the event stream, and
+    /// the handshake is always `initialize`.
+    #[must_use]
+    pub fn with_legacy_sse(mut self, legacy: bool) -> Self {
+        self.legacy_sse = legacy;
+        self
+    }
+
+    /// Whether a configured header or the auth provider sets `Authorization`.
+    pub fn has_auth(&self) -> bool {
+        self.auth.is_some()
+            || self
+                .headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl std::fmt::Debug for HttpTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTarget")
+            .field("url", &mcp_key::redact_url(&self.url))
+            .field("headers", &self.headers.len())
+            .field("auth", &self.auth.is_some())
+            .field("allow_plain_http", &self.allow_plain_http)
+            .field("legacy_sse", &self.legacy_sse)
+            .finish()
+    }
+}
+
+/// The settings of one connection: what the client announces and how long it waits. A
+/// pool keeps connections with different settings apart (they are part of its key).
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct ClientSettings {
+    pub(crate) client: Implementation,
+    pub(crate) protocol_version: ProtocolVersion,
+    pub(crate) handshake: Handshake,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) probe_timeout: Duration,
+    pub(crate) list_byte_budget: usize,
+    pub(crate) list_changed_debounce: Duration,
+    pub(crate) process_grace: Duration,
+    pub(crate) env: SharedEnvLookup,
+    pub(crate) roots: Arc<[Root]>,
+    pub(crate) elicitation: bool,
+    pub(crate) extensions: Vec<String>,
+    pub(crate) background: Option<(TaskTracker, CancellationToken)>,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ClientSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientSettings")
+            .field("client", &self.client.name)
+            .field("protocol_version", &self.protocol_version)
+            .field("handshake", &self.handshake)
+            .field("startup_timeout", &self.startup_timeout)
+            .field("probe_timeout", &self.probe_timeout)
+            .field("list_byte_budget", &self.list_byte_budget)
+            .field("roots", &self.roots.len())
+            .field("elicitation", &self.elicitation)
+            .field("extensions", &self.extensions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientSettings {
+    /// This crate as the client, the era probed, the defaults above, variables read from
+    /// the process environment, no roots, no elicitation.
+    pub fn new() -> Self {
+        Self {
+            client: Implementation::new("mcp-client", env!("CARGO_PKG_VERSION")),
+            protocol_version: default_protocol_version(),
+            handshake: Handshake::Probe,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            list_byte_budget: DEFAULT_LIST_BYTE_BUDGET,
+            list_changed_debounce: DEFAULT_LIST_CHANGED_DEBOUNCE,
+            process_grace: DEFAULT_PROCESS_GRACE,
+            env: process_env(),
+            roots: Arc::from(Vec::new()),
+            elicitation: false,
+            extensions: Vec::new(),
+            background: None,
+        }
+    }
+
+    /// The client identity sent in the handshake.
+    #[must_use]
+    pub fn with_client_info(mut self, client: Implementation) -> Self {
+        self.client = client;
+        self
+    }
+
+    /// The protocol version `initialize` asks for (the 2025 era's handshake).
+    #[must_use]
+    pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.protocol_version = version;
+        self
+    }
+
+    /// Which handshake the connection opens with.
+    #[must_use]
+    pub fn with_handshake(mut self, handshake: Handshake) -> Self {
+        self.handshake = handshake;
+        self
+    }
+
+    /// Bound on the whole start: transport, handshake and the first `tools/list` (and the
+    /// `tools/list` after each `tools/list_changed`).
+    #[must_use]
+    pub fn with_startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// Bound on a `server/discover` probe of a server whose era is not known.
+    #[must_use]
+    pub fn with_probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// Most JSON bytes one list (all of its pages) may hold.
+    #[must_use]
+    pub fn with_list_byte_budget(mut self, bytes: usize) -> Self {
+        self.list_byte_budget = bytes;
+        self
+    }
+
+    /// How long a burst of `tools/list_changed` is collected before the tools are listed
+    /// again.
+    #[must_use]
+    pub fn with_list_changed_debounce(mut self, debounce: Duration) -> Self {
+        self.list_changed_debounce = debounce;
+        self
+    }
+
+    /// Grace periods of a stdio server's shutdown (after closing stdin, after SIGTERM).
+    #[must_use]
+    pub fn with_process_grace(mut self, grace: Duration) -> Self {
+        self.process_grace = grace;
+        self
+    }
+
+    /// Where the variables a stdio server's `env_vars` names are read.
+    #[must_use]
+    pub fn with_env(mut self, env: SharedEnvLookup) -> Self {
+        self.env = env;
+        self
+    }
+
+    /// The roots announced to the server (none: the capability is not announced).
+    #[must_use]
+    pub fn with_roots(mut self, roots: Arc<[Root]>) -> Self {
+        self.roots = roots;
+        self
+    }
+
+    /// Announces the elicitation capability (form and URL modes), so the server may ask
+    /// the [`ServerRequests`](crate::ServerRequests) given to
+    /// [`Client::connect`](crate::Client::connect).
+    #[must_use]
+    pub fn with_elicitation(mut self, announce: bool) -> Self {
+        self.elicitation = announce;
+        self
+    }
+
+    /// Extensions announced in the client's capabilities, by identifier.
+    #[must_use]
+    pub fn with_extensions(mut self, extensions: Vec<String>) -> Self {
+        self.extensions = extensions;
+        self
+    }
+
+    /// Where the cleanup of a failed start runs (closing its session, stopping its
+    /// process): on `tasks`, given up for a kill when `stop` is cancelled. Without it the
+    /// cleanup runs on a task of its own.
+    #[must_use]
+    pub fn with_background(mut self, tasks: TaskTracker, stop: CancellationToken) -> Self {
+        self.background = Some((tasks, stop));
+        self
+    }
+
+    /// The identity sent in the handshake.
+    pub fn client_info(&self) -> &Implementation {
+        &self.client
+    }
+
+    /// The `User-Agent` of HTTP requests: the client's name and version, and this crate's.
+    pub fn user_agent(&self) -> String {
+        format!(
+            "{}/{} (mcp-client/{})",
+            self.client.name,
+            self.client.version,
+            env!("CARGO_PKG_VERSION")
+        )
+    }
+}
