@@ -57,7 +57,7 @@ pub enum Error {
         /// The server.
         server: McpServerKey,
         /// Its state (with the failure, when it failed).
-        state: Box<crate::set::ServerState>,
+        state: Box<crate::status::ServerState>,
         /// The state in words, with what is known (a crash loop's next restart, say).
         detail: String,
         /// The failure (with its own source chain) when the server failed; the same one

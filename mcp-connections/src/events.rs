@@ -116,7 +116,7 @@ pub enum ConnectionEvent {
         /// Tools whose change was only a notice, pinned as they are now.
         repinned: Vec<String>,
     },
-    /// A resource this set subscribed to ([`ConnectionSet::subscribe_resource`]) changed:
+    /// A resource this set subscribed to ([`ConnectionSet::subscribe_resource`](crate::ConnectionSet::subscribe_resource)) changed:
     /// read it again to see how.
     ///
     /// [`ConnectionSet::subscribe_resource`]: crate::ConnectionSet::subscribe_resource

@@ -88,64 +88,36 @@
 //! # drop(options);
 //! ```
 
-mod approvals;
-mod authority;
-mod call;
-mod drift;
-mod elicitation;
-#[cfg(feature = "oauth")]
-mod ema;
+mod auth;
+mod catalog;
+mod environments;
 mod error;
 mod event_sink;
 mod events;
-mod from_catalog;
-mod hooks;
-mod host_meta;
-#[cfg(feature = "http")]
-mod http_auth;
-mod inner;
-mod live;
-#[cfg(feature = "oauth")]
-mod oauth;
-mod options;
-mod pins;
-mod pool;
-mod prompts;
-mod resources;
+mod policy;
 mod results;
-mod search;
-mod search_mode;
-mod server_info;
 mod set;
-mod slot;
-mod spec;
-mod ssh_environment;
-mod ssh_failure;
-mod ssh_master;
-mod startup;
-mod subscriptions;
-mod tool_cache;
-mod tool_info;
-mod tools;
+mod status;
 #[cfg(all(test, not(feature = "http")))]
 #[allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
 mod without_http_tests;
 
-pub use approvals::{Approval, must_ask};
-pub use authority::{
-    ApprovalPolicy, ElicitationReviewer, HostAuthority, PassToHandler, PermissionProfile,
-    reviewer_fn,
+#[cfg(feature = "oauth")]
+pub use auth::oauth::OAuthProvider;
+pub use catalog::search::ToolHit;
+pub use catalog::search_mode::{
+    CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, search_answer,
+    search_mode_tools,
 };
-pub use call::CallOptions;
-pub use drift::{RiskSign, ToolChange, ToolDrift, classify_listing, tool_fingerprint};
-pub use elicitation::{
-    AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
-    fill_form_defaults, missing_required_defaults,
+pub use catalog::tool_cache::{
+    CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
+    TOOL_CACHE_KEY_FILE, ToolCache,
 };
+pub use catalog::tool_info::{PluginOrigin, ToolInfo};
+pub use environments::ssh_environment::{SSH_AUTH_SOCK_VAR, SshEnvironment};
+pub use environments::ssh_master::SSH_CONNECT_TIMEOUT;
 pub use error::{Error, Result};
 pub use events::{ConnectionEvent, CrashLoop};
-pub use hooks::{CallHook, HookDenial, ToolCall};
-pub use host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
 /// The single-server client the set is built on, for hosts that talk to one server alone.
 pub use mcp_client;
 pub use mcp_client::Root;
@@ -163,30 +135,33 @@ pub use mcp_client::{
 /// The tool search index the set uses ([`ConnectionSet::search_tools`]), for hosts that
 /// search catalogs of their own.
 pub use mcp_search;
-#[cfg(feature = "oauth")]
-pub use oauth::OAuthProvider;
-pub use options::{
-    ConnectionSetOptions, DEFAULT_LOGIN_POLL, DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX,
-    DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE, default_client_info,
+pub use policy::approvals::{Approval, must_ask};
+pub use policy::authority::{
+    ApprovalPolicy, ElicitationReviewer, HostAuthority, PassToHandler, PermissionProfile,
+    reviewer_fn,
 };
-pub use pins::{PinCheck, TOOL_PINS_FILE, ToolPins};
-pub use pool::{ConnectionKey, ConnectionStatus, PoolStats, ServerPool};
-pub use resources::{ListPage, Listing, ServerItem};
+pub use policy::drift::{RiskSign, ToolChange, ToolDrift, classify_listing, tool_fingerprint};
+pub use policy::elicitation::{
+    AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
+    fill_form_defaults, missing_required_defaults,
+};
+pub use policy::hooks::{CallHook, HookDenial, ToolCall};
+pub use policy::host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
+pub use policy::pins::{PinCheck, TOOL_PINS_FILE, ToolPins};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
-pub use search::ToolHit;
-pub use search_mode::{
-    CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, search_answer,
-    search_mode_tools,
+pub use set::ConnectionSet;
+pub use set::call::CallOptions;
+pub use set::options::{
+    ConnectionSetOptions, DEFAULT_LOGIN_POLL, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE,
+    default_client_info,
 };
-pub use server_info::ServerInfo;
-pub use set::{ConnectionSet, ServerState, ServerStatus, StartupSummary};
-pub use ssh_environment::{SSH_AUTH_SOCK_VAR, SshEnvironment};
-pub use ssh_master::SSH_CONNECT_TIMEOUT;
-pub use tool_cache::{
-    CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
-    TOOL_CACHE_KEY_FILE, ToolCache,
+pub use set::pool::{
+    ConnectionKey, ConnectionStatus, DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX,
+    PoolStats, ServerPool,
 };
-pub use tool_info::{PluginOrigin, ToolInfo};
+pub use set::resources::{ListPage, Listing, ServerItem};
+pub use set::server_info::ServerInfo;
+pub use status::{ServerState, ServerStatus, StartupSummary};
 
 /// The rmcp model types that appear in this crate's API (tools, results, resources,
 /// elicitation), re-exported so hosts need not depend on rmcp directly.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use mcp_auth::{AuthError, CredentialStore, EnterpriseIdp, OAuthCredentials, OAuthSettings};
 use mcp_key::{McpServerKey, Secret};
 
-use crate::elicitation::BoxFuture;
+use mcp_client::BoxFuture;
 use mcp_client::{AuthHeaderProvider, CredentialsError};
 
 /// The extension a client announces for servers it authorizes this way.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use mcp_auth::{OAuthCredentials, OAuthSettings, UserAgent};
 use mcp_key::{McpServerKey, Secret};
 
-use crate::elicitation::BoxFuture;
+use mcp_client::BoxFuture;
 use mcp_client::{AuthHeaderProvider, CredentialsError, challenge_scope};
 
 /// One server's stored OAuth tokens (`mcp-auth`) as an [`AuthHeaderProvider`]: refreshed

@@ -1,23 +1,22 @@
-//! Tool search over the set's catalog ([`ConnectionSet::search_tools`]): an
+//! Tool search over the set's catalog ([`ConnectionSet::search_tools`](crate::ConnectionSet::search_tools)): an
 //! [`mcp_search::ToolIndex`] that follows the catalog, reindexing only the servers whose
 //! listings changed.
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use mcp_key::McpServerKey;
 use mcp_search::{ToolDef, ToolIndex};
 
+use crate::catalog::tool_info::ToolInfo;
 use crate::error::Result;
-use crate::set::ConnectionSet;
-use crate::tool_info::ToolInfo;
 
-/// One result of [`ConnectionSet::search_tools`].
+/// One result of [`ConnectionSet::search_tools`](crate::ConnectionSet::search_tools).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ToolHit {
-    /// The tool, as [`ConnectionSet::tools`] lists it (its qualified name is what a
+    /// The tool, as [`ConnectionSet::tools`](crate::ConnectionSet::tools) lists it (its qualified name is what a
     /// model calls).
     pub info: ToolInfo,
     /// The ranking score (higher is better; comparable within one search only).
@@ -29,7 +28,7 @@ pub struct ToolHit {
 pub(crate) struct SearchState {
     /// The catalog revision the index reflects.
     revision: Option<u64>,
-    index: ToolIndex,
+    pub(crate) index: ToolIndex,
     /// Per server, a digest of the listing it was indexed from.
     indexed: BTreeMap<McpServerKey, u64>,
 }
@@ -69,7 +68,7 @@ fn definition(info: &ToolInfo) -> ToolDef {
 impl SearchState {
     /// Brings the index up to `revision` of `catalog`: servers whose listing changed are
     /// reindexed, servers gone are dropped, the others are left alone.
-    fn follow(&mut self, revision: u64, catalog: &[ToolInfo]) -> Result<()> {
+    pub(crate) fn follow(&mut self, revision: u64, catalog: &[ToolInfo]) -> Result<()> {
         if self.revision == Some(revision) {
             return Ok(());
         }
@@ -103,45 +102,6 @@ impl SearchState {
         }
         self.revision = Some(revision);
         Ok(())
-    }
-}
-
-impl ConnectionSet {
-    /// The tools that best match `query`, best first, at most `limit`: over every tool the
-    /// set can name now ([`ConnectionSet::tools`] without its wait: ready servers, and
-    /// deferred servers' cached listings), with the ranking of [`mcp_search::ToolIndex`]
-    /// (a tool's raw or qualified name in the query ranks it first; ties ordered by name).
-    /// Searching starts nothing and waits for nothing. The index follows the catalog: after
-    /// a server's listing changes only that server is indexed again.
-    ///
-    /// Errors: [`Error::Search`](crate::Error::Search) for a query or limit the index
-    /// refuses (empty or control characters only, over 4,096 characters, a limit of 0).
-    pub fn search_tools(&self, query: &str, limit: usize) -> Result<Vec<ToolHit>> {
-        let catalog = self.catalog();
-        let mut state = self
-            .inner
-            .search
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        state.follow(catalog.revision, &catalog.tools)?;
-        let hits = state.index.search(query, limit)?;
-        drop(state);
-        let by_name: BTreeMap<(&McpServerKey, &str), &ToolInfo> = catalog
-            .tools
-            .iter()
-            .map(|i| ((&i.server, i.tool.name.as_ref()), i))
-            .collect();
-        Ok(hits
-            .into_iter()
-            .filter_map(|hit| {
-                by_name
-                    .get(&(hit.server(), hit.tool()))
-                    .map(|info| ToolHit {
-                        info: (*info).clone(),
-                        score: hit.score(),
-                    })
-            })
-            .collect())
     }
 }
 

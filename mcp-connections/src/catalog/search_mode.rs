@@ -1,5 +1,5 @@
 //! The two tools a host offers a model instead of a whole catalog: [`SEARCH_TOOL`], which
-//! searches every tool the set can name ([`ConnectionSet::search_tools`]), and
+//! searches every tool the set can name ([`ConnectionSet::search_tools`](crate::ConnectionSet::search_tools)), and
 //! [`CALL_TOOL`], which calls one by its qualified name. `mcpctl serve --tool-exposure
 //! search` lists exactly these; a host that talks to a model itself can offer the same.
 //!

@@ -8,7 +8,7 @@ use mcp_catalog::{EnvironmentConfig, SshConfig};
 use mcp_key::{EnvironmentId, McpServerKey};
 use mcp_pool::LaunchSpec;
 
-use crate::ssh_master::{ControlFolder, Master, client_options};
+use crate::environments::ssh_master::{ControlFolder, Master, client_options};
 use mcp_client::{ENVIRONMENT_ID_VAR, Environment, EnvironmentError};
 
 /// The agent socket ssh authenticates with, passed through to the local `ssh` when the
@@ -108,8 +108,8 @@ impl Environment for SshEnvironment {
                 Err(failure) => Err(EnvironmentError {
                     environment: self.id.clone(),
                     server: server.clone(),
-                    reason: crate::ssh_failure::describe(&self.ssh, &failure),
-                    failure: Some(crate::ssh_failure::reason(&failure)),
+                    reason: crate::environments::ssh_failure::describe(&self.ssh, &failure),
+                    failure: Some(crate::environments::ssh_failure::reason(&failure)),
                 }),
             }
         })

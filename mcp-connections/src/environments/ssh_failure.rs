@@ -3,7 +3,7 @@
 
 use mcp_catalog::SshConfig;
 
-use crate::ssh_master::MasterFailure;
+use crate::environments::ssh_master::MasterFailure;
 
 /// The kinds of ssh startup failure a host can tell apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

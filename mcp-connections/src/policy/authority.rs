@@ -1,5 +1,5 @@
 //! The host's authority over what servers may ask of the user ([`HostAuthority`]): one
-//! value, replaced as a whole while the set runs ([`ConnectionSet::set_authority`]), and
+//! value, replaced as a whole while the set runs ([`ConnectionSet::set_authority`](crate::ConnectionSet::set_authority)), and
 //! the rule every elicitation decision applies to one snapshot of it.
 
 use std::collections::BTreeMap;
@@ -11,8 +11,7 @@ use mcp_key::EnvironmentId;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use serde_json::Value;
 
-use crate::elicitation::{BoxFuture, ElicitationRequest};
-use crate::set::ConnectionSet;
+use crate::policy::elicitation::{BoxFuture, ElicitationRequest};
 
 /// Whether the host may ask the user at all (the reference design's approval policy).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -81,7 +80,7 @@ where
 /// The host's authority: approval policy, elicitation policy, permission profiles and an
 /// optional reviewer, as one value. Give the first one with
 /// [`ConnectionSetOptions::with_authority`](crate::ConnectionSetOptions::with_authority)
-/// and replace it at any time with [`ConnectionSet::set_authority`]; no server restarts.
+/// and replace it at any time with [`ConnectionSet::set_authority`](crate::ConnectionSet::set_authority); no server restarts.
 /// Each elicitation decision reads one snapshot, so a replacement racing with a request
 /// gives the old rule or the new one, never a mix.
 ///
@@ -98,7 +97,7 @@ where
 /// Defaults: [`ApprovalPolicy::Ask`], [`ElicitationPolicy::Ask`], every environment
 /// [`PermissionProfile::Restricted`], no reviewer.
 ///
-/// [`ConnectionSet::approval`] keeps following the configured approval modes: under
+/// [`ConnectionSet::approval`](crate::ConnectionSet::approval) keeps following the configured approval modes: under
 /// [`ApprovalPolicy::Never`] the host itself decides what an [`Approval::Ask`](crate::Approval::Ask)
 /// means (run it, or refuse the call).
 #[derive(Clone, Default)]
@@ -250,25 +249,6 @@ impl AuthorityCell {
             Ok(mut a) => *a = authority,
             Err(poisoned) => *poisoned.into_inner() = authority,
         }
-    }
-}
-
-impl ConnectionSet {
-    /// Replaces the host's authority (approval and elicitation policies, permission
-    /// profiles, reviewer) at once, for every later decision of this set; servers keep
-    /// running. A request already being reviewed or shown to the user is not recalled.
-    /// Carried over by [`ConnectionSet::replace`].
-    ///
-    /// The elicitation capability is announced in `initialize` when the set starts a
-    /// connection with a handler or a reviewer; a reviewer given only later reaches
-    /// servers whose connection announced it.
-    pub fn set_authority(&self, authority: HostAuthority) {
-        self.inner.authority.store(authority);
-    }
-
-    /// The host's current authority.
-    pub fn authority(&self) -> Arc<HostAuthority> {
-        self.inner.authority.load()
     }
 }
 

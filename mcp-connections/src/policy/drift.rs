@@ -12,7 +12,7 @@ use mcp_key::Fingerprint;
 use rmcp::model::Tool;
 use serde_json::Value;
 
-use crate::tool_info::ToolInfo;
+use crate::catalog::tool_info::ToolInfo;
 
 /// The fingerprint domain of tool definitions.
 const TOOL_DOMAIN: &str = "mcp-connections/tool-definition/v1";

@@ -4,7 +4,7 @@
 use mcp_key::McpServerKey;
 use serde_json::Value;
 
-use crate::elicitation::BoxFuture;
+use crate::policy::elicitation::BoxFuture;
 
 /// A tool call as a hook sees it.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ use mcp_key::{EnvironmentId, McpServerKey};
 use rmcp::model::ServerCapabilities;
 use serde_json::{Map, Value};
 
-use crate::authority::PermissionProfile;
+use crate::policy::authority::PermissionProfile;
 
 /// What a [`HostMetadataProvider`] is asked about: one call's server, its environment and
 /// that environment's permission profile (from the host's current

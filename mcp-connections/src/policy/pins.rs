@@ -13,7 +13,7 @@ use mcp_key::{Fingerprint, McpServerKey};
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
-use crate::drift::{ToolDrift, classify_listing};
+use crate::policy::drift::{ToolDrift, classify_listing};
 
 /// Name of the pin file inside the folder given to [`ToolPins::persisted`].
 pub const TOOL_PINS_FILE: &str = "tool-pins-v1.json";
@@ -192,7 +192,7 @@ impl ToolPins {
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(dir)?;
-        crate::tool_cache::write_atomically(dir, path, &bytes)
+        crate::catalog::tool_cache::write_atomically(dir, path, &bytes)
     }
 }
 
@@ -233,23 +233,27 @@ mod tests;
 /// What a pin of `spec`'s server is keyed by besides its key: what runs (command,
 /// arguments, folder) or where it connects (URL). No variable's value is part of it, so a
 /// rotated token is the same pin.
-pub(crate) fn pin_target(spec: &crate::spec::ServerSpec) -> Fingerprint {
+pub(crate) fn pin_target(spec: &crate::catalog::spec::ServerSpec) -> Fingerprint {
     let b = Fingerprint::builder("mcp-connections/pin-target/v1");
     match &spec.transport {
-        crate::spec::TransportSpec::Stdio(stdio) => b
+        crate::catalog::spec::TransportSpec::Stdio(stdio) => b
             .str("transport", "stdio")
             .str("command", stdio.command())
             .list("args", stdio.args())
             .opt_str("cwd", stdio.cwd().map(|p| p.to_string_lossy()).as_deref()),
-        crate::spec::TransportSpec::Http(http) => b.str("transport", "http").str("url", http.url()),
-        crate::spec::TransportSpec::Sse(http) => b.str("transport", "sse").str("url", http.url()),
+        crate::catalog::spec::TransportSpec::Http(http) => {
+            b.str("transport", "http").str("url", http.url())
+        }
+        crate::catalog::spec::TransportSpec::Sse(http) => {
+            b.str("transport", "sse").str("url", http.url())
+        }
         _ => b.str("transport", "unusable"),
     }
     .finish()
 }
 
 /// Whether `policy` holds back a tool with `drift` until it is accepted.
-fn holds(policy: mcp_catalog::ToolDriftPolicy, drift: &ToolDrift) -> bool {
+pub(crate) fn holds(policy: mcp_catalog::ToolDriftPolicy, drift: &ToolDrift) -> bool {
     match policy {
         mcp_catalog::ToolDriftPolicy::Notice => false,
         mcp_catalog::ToolDriftPolicy::Block => true,
@@ -257,72 +261,10 @@ fn holds(policy: mcp_catalog::ToolDriftPolicy, drift: &ToolDrift) -> bool {
     }
 }
 
-/// Holds back from `tools` (a server's listing, as the catalog would show it) the tools
-/// whose change since their pins the server's `tool_drift` policy holds (by default: the
-/// changes that add risk), re-pins the others' changes, records the
-/// held drift in the set and tells the host when it changed. Returns the tools kept and
-/// the tools held back.
-pub(crate) fn enforce(
-    inner: &crate::inner::SetInner,
-    pins: &ToolPins,
-    slot: &crate::slot::Slot,
-    tools: Vec<Tool>,
-) -> (Vec<Tool>, Vec<Tool>) {
-    let key = &slot.spec.key;
-    let target = pin_target(&slot.spec);
-    let drift = match pins.check(key, &target, &tools) {
-        PinCheck::Drifted(drift) => drift,
-        PinCheck::FirstSeen { .. } => {
-            if let Err(e) = pins.persist() {
-                tracing::warn!(server = %key, "tool pins not saved: {e}");
-            }
-            Vec::new()
-        }
-        _ => Vec::new(),
-    };
-    let policy = slot.spec.tool_drift;
-    let (held, notices): (Vec<ToolDrift>, Vec<ToolDrift>) =
-        drift.into_iter().partition(|d| holds(policy, d));
-    let repinned: Vec<String> = notices.iter().map(|d| d.tool.clone()).collect();
-    for notice in &notices {
-        let now = tools.iter().find(|t| t.name == notice.tool);
-        pins.accept_tool(key, &target, &notice.tool, now);
-    }
-    if !notices.is_empty()
-        && let Err(e) = pins.persist()
-    {
-        tracing::warn!(server = %key, "tool pins not saved: {e}");
-    }
-    let held_names: Vec<String> = held.iter().map(|d| d.tool.clone()).collect();
-    let changed = {
-        let mut recorded = inner.drift.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = recorded.get(key).cloned().unwrap_or_default();
-        if held.is_empty() {
-            recorded.remove(key);
-        } else {
-            recorded.insert(key.clone(), held.clone());
-        }
-        before != held
-    };
-    if changed || !repinned.is_empty() {
-        for d in &held {
-            tracing::warn!(server = %key, tool = %d.tool, changes = ?d.changes, "a tool changed since it was pinned; held back until accepted");
-        }
-        inner.emit(crate::events::ConnectionEvent::ToolsDrifted {
-            server: key.clone(),
-            held: held_names.clone(),
-            repinned,
-        });
-    }
-    tools
-        .into_iter()
-        .partition(|t| !held_names.iter().any(|h| *h == t.name))
-}
-
 /// One line for a person: each change of `drift`, e.g. `description changed (gained:
 /// URL, instructions)`.
 pub(crate) fn describe(drift: &ToolDrift) -> String {
-    use crate::drift::{RiskSign, ToolChange};
+    use crate::policy::drift::{RiskSign, ToolChange};
     drift
         .changes
         .iter()
@@ -370,112 +312,5 @@ impl ToolDrift {
     /// input schema accepts more: property \`cmd\` added`.
     pub fn describe(&self) -> String {
         describe(self)
-    }
-}
-
-impl crate::set::ConnectionSet {
-    /// The changes held back for `server` (tools whose change since their pins its
-    /// `tool_drift` policy holds), as of the current catalog; empty without pins or drift.
-    pub fn tool_drift(&self, server: &McpServerKey) -> Vec<ToolDrift> {
-        let _ = self.catalog();
-        self.inner
-            .drift
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(server)
-            .cloned()
-            .unwrap_or_default()
-    }
-
-    /// `server`'s `tool_drift` policy ([`ToolDriftPolicy::Reapprove`] for a key the set
-    /// does not know): whether a host may offer to accept its held-back tools in the middle
-    /// of a call (`Reapprove`) or only out of band (`Block`).
-    ///
-    /// [`ToolDriftPolicy::Reapprove`]: mcp_catalog::ToolDriftPolicy::Reapprove
-    pub fn tool_drift_policy(&self, server: &McpServerKey) -> mcp_catalog::ToolDriftPolicy {
-        self.inner
-            .slot(server)
-            .map_or(mcp_catalog::ToolDriftPolicy::Reapprove, |s| {
-                s.spec.tool_drift
-            })
-    }
-
-    /// The pinned definition of `tool` on `server` (what was approved), if pins are on and
-    /// it has one.
-    pub fn pinned_tool(&self, server: &McpServerKey, tool: &str) -> Option<Tool> {
-        let pins = self.inner.options.tool_pins.as_ref()?;
-        let slot = self.inner.slot(server).ok()?;
-        pins.pinned(server, &pin_target(&slot.spec), tool)
-    }
-
-    /// `tool` as `server` lists it now (live, or its cached listing while deferred), held
-    /// back or not.
-    pub fn listed_tool(&self, server: &McpServerKey, tool: &str) -> Option<Tool> {
-        let slot = self.inner.slot(server).ok()?;
-        match slot.current() {
-            crate::slot::SlotState::Ready(live) => {
-                live.tools().iter().find(|t| t.name == tool).cloned()
-            }
-            crate::slot::SlotState::Deferred(cached) => {
-                cached.tools.iter().find(|t| t.name == tool).cloned()
-            }
-            _ => None,
-        }
-    }
-
-    /// What held `tool` of `server` back, readable, if it is held back.
-    pub(crate) fn held_changes(&self, server: &McpServerKey, tool: &str) -> Option<String> {
-        let drift = self
-            .inner
-            .drift
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        drift
-            .get(server)?
-            .iter()
-            .find(|d| d.tool == tool)
-            .map(describe)
-    }
-
-    /// Accepts the held-back changes of `server`'s tools (all, or only `tool`): they are
-    /// pinned as the server lists them now (a removed tool is unpinned) and come back into
-    /// the catalog. Returns how many tools were accepted.
-    ///
-    /// Errors: [`Error::UnknownServer`](crate::Error::UnknownServer).
-    pub fn accept_tool_changes(
-        &self,
-        server: &McpServerKey,
-        tool: Option<&str>,
-    ) -> crate::error::Result<usize> {
-        let slot = std::sync::Arc::clone(self.inner.slot(server)?);
-        let Some(pins) = &self.inner.options.tool_pins else {
-            return Ok(0);
-        };
-        let listed: Vec<Tool> = match slot.current() {
-            crate::slot::SlotState::Ready(live) => live.tools().as_ref().clone(),
-            crate::slot::SlotState::Deferred(cached) => cached.tools.clone(),
-            _ => Vec::new(),
-        };
-        let target = pin_target(&slot.spec);
-        let held = self.tool_drift(server);
-        let mut accepted = 0;
-        for d in held.iter().filter(|d| tool.is_none_or(|t| t == d.tool)) {
-            if let Some(crate::drift::ToolChange::Renamed { from }) = d.changes.first() {
-                pins.accept_tool(server, &target, from, None);
-            }
-            let now = listed.iter().find(|t| t.name == d.tool);
-            pins.accept_tool(server, &target, &d.tool, now);
-            accepted += 1;
-        }
-        if accepted > 0 {
-            if let Err(e) = pins.persist() {
-                tracing::warn!(server = %server, "tool pins not saved: {e}");
-            }
-            // A new revision: the next catalog checks the pins again.
-            self.inner
-                .revision
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-        Ok(accepted)
     }
 }

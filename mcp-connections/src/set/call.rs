@@ -11,10 +11,10 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::hooks::ToolCall;
+use crate::policy::hooks::ToolCall;
 use crate::set::ConnectionSet;
-use crate::slot::{Attached, Slot, SlotState};
-use crate::startup;
+use crate::set::slot::{Attached, Slot, SlotState};
+use crate::set::startup;
 use mcp_pool::deadline_in;
 
 /// Options of one tool call.
@@ -370,17 +370,17 @@ impl ConnectionSet {
         let options = &self.inner.options;
         if let Some(prefix) = &options.reserved_meta_prefix {
             meta.retain(|k, _| !k.starts_with(prefix.as_str()));
-            let advertised = live
-                .server_info()
-                .is_some_and(|info| crate::host_meta::advertises(&info.capabilities, prefix));
+            let advertised = live.server_info().is_some_and(|info| {
+                crate::policy::host_meta::advertises(&info.capabilities, prefix)
+            });
             if let (Some(provider), true) = (&options.host_metadata, advertised) {
                 let environment = self.inner.environment_of(&slot.spec.key);
-                let context = crate::host_meta::MetadataContext {
+                let context = crate::policy::host_meta::MetadataContext {
                     server: slot.spec.key.clone(),
                     profile: self.inner.authority.load().profile(&environment),
                     environment,
                 };
-                meta.extend(crate::host_meta::host_keys(
+                meta.extend(crate::policy::host_meta::host_keys(
                     provider.as_ref(),
                     prefix,
                     &context,
@@ -422,7 +422,7 @@ impl ConnectionSet {
                     {
                         return Err(Error::NotReady {
                             server: key.clone(),
-                            state: Box::new(crate::set::ServerState::Starting),
+                            state: Box::new(crate::status::ServerState::Starting),
                             detail: "still starting".to_owned(),
                             failure: None,
                         });
@@ -444,7 +444,7 @@ impl ConnectionSet {
                     {
                         return Err(Error::NotReady {
                             server: key.clone(),
-                            state: Box::new(crate::set::ServerState::Failed(f.clone())),
+                            state: Box::new(crate::status::ServerState::Failed(f.clone())),
                             detail: format!(
                                 "{} (crash loop: {} failure{} in a row; next restart in {:.1}s)",
                                 SlotState::Failed(f.clone()).describe(key),
@@ -464,7 +464,7 @@ impl ConnectionSet {
                     if let SlotState::Failed(f) = slot.current() {
                         return Err(Error::NotReady {
                             server: key.clone(),
-                            state: Box::new(crate::set::ServerState::Failed(f.clone())),
+                            state: Box::new(crate::status::ServerState::Failed(f.clone())),
                             detail: SlotState::Failed(f.clone()).describe(key),
                             failure: Some(Box::new(f)),
                         });
@@ -476,10 +476,10 @@ impl ConnectionSet {
                     }
                     let (typed, failure) = match &state {
                         SlotState::Failed(f) => (
-                            crate::set::ServerState::Failed(f.clone()),
+                            crate::status::ServerState::Failed(f.clone()),
                             Some(Box::new(f.clone())),
                         ),
-                        _ => (crate::set::ServerState::Cancelled, None),
+                        _ => (crate::status::ServerState::Cancelled, None),
                     };
                     return Err(Error::NotReady {
                         server: key.clone(),
@@ -526,7 +526,7 @@ impl ConnectionSet {
                 );
                 Error::NotReady {
                     server,
-                    state: Box::new(crate::set::ServerState::Failed(failure.clone())),
+                    state: Box::new(crate::status::ServerState::Failed(failure.clone())),
                     detail: "the server rejected the credentials (HTTP 401); log in again"
                         .to_owned(),
                     failure: Some(Box::new(failure)),
@@ -555,19 +555,19 @@ impl ConnectionSet {
 /// The error of a fail-fast call to a server that is not ready.
 fn not_ready_now(key: &McpServerKey, state: &SlotState) -> Error {
     let (typed, failure) = match state {
-        SlotState::Starting => (crate::set::ServerState::Starting, None),
+        SlotState::Starting => (crate::status::ServerState::Starting, None),
         SlotState::Deferred(cached) => (
-            crate::set::ServerState::Deferred {
+            crate::status::ServerState::Deferred {
                 tools: cached.tools.len(),
                 cached_at: cached.fetched_at,
             },
             None,
         ),
         SlotState::Failed(f) => (
-            crate::set::ServerState::Failed(f.clone()),
+            crate::status::ServerState::Failed(f.clone()),
             Some(Box::new(f.clone())),
         ),
-        _ => (crate::set::ServerState::Cancelled, None),
+        _ => (crate::status::ServerState::Cancelled, None),
     };
     Error::NotReady {
         server: key.clone(),

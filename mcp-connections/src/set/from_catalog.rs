@@ -8,9 +8,9 @@ use mcp_key::{EnvironmentId, Fingerprint, McpServerKey, NamingOptions, ServerNam
 
 use mcp_client::{Environment, WrapperEnvironment};
 
-use crate::options::ConnectionSetOptions;
-use crate::pool::ConnectionKey;
-use crate::spec::{ServerSpec, TransportSpec};
+use crate::catalog::spec::{ServerSpec, TransportSpec};
+use crate::set::options::ConnectionSetOptions;
+use crate::set::pool::ConnectionKey;
 
 /// The specs of every exposed, enabled server, in key order.
 pub(crate) fn specs(catalog: &ResolvedCatalog, _options: &ConnectionSetOptions) -> Vec<ServerSpec> {
@@ -123,7 +123,8 @@ pub(crate) fn environments(
         .iter()
         .map(|(id, config)| {
             let environment: Arc<dyn Environment> =
-                match crate::ssh_environment::SshEnvironment::from_catalog(id, config) {
+                match crate::environments::ssh_environment::SshEnvironment::from_catalog(id, config)
+                {
                     Some(ssh) => Arc::new(ssh),
                     None => Arc::new(WrapperEnvironment::from_config(id, config)),
                 };

@@ -8,7 +8,7 @@ use mcp_catalog::HttpConfig;
 use mcp_client::{AuthHeaderProvider, BearerEnvVar, HttpTarget, StartupFailure};
 use mcp_key::McpServerKey;
 
-impl crate::inner::SetInner {
+impl crate::set::inner::SetInner {
     /// The target of HTTP server `key`: its catalog entry with this set's credentials.
     pub(crate) fn http_target(
         &self,
@@ -54,7 +54,13 @@ impl crate::inner::SetInner {
                 self.catalog.oauth_callback_port(),
                 self.options.client.name.clone(),
             );
-            match crate::ema::EmaProvider::for_server(key, spec, ema, settings, Arc::clone(store)) {
+            match crate::auth::ema::EmaProvider::for_server(
+                key,
+                spec,
+                ema,
+                settings,
+                Arc::clone(store),
+            ) {
                 Ok(provider) => return Some(Arc::new(provider)),
                 Err(e) => {
                     tracing::warn!(server = %key, "enterprise-managed authorization unusable: {e}");
@@ -76,7 +82,7 @@ impl crate::inner::SetInner {
                         self.catalog.oauth_callback_port(),
                         self.options.client.name.clone(),
                     );
-                    Some(Arc::new(crate::oauth::OAuthProvider::for_server(
+                    Some(Arc::new(crate::auth::oauth::OAuthProvider::for_server(
                         key,
                         spec.url(),
                         settings,

@@ -10,14 +10,14 @@ use mcp_key::{EnvironmentId, McpServerKey, NamingOptions, ServerName};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::catalog::tool_cache::ToolCache;
 use crate::error::{Error, Result};
 use crate::events::{ConnectionEvent, CrashLoop};
-use crate::live::Live;
-use crate::live::SessionRoute;
-use crate::options::ConnectionSetOptions;
-use crate::pool::{ConnectionKey, ServerPool};
-use crate::slot::{Slot, SlotState};
-use crate::tool_cache::ToolCache;
+use crate::set::live::Live;
+use crate::set::live::SessionRoute;
+use crate::set::options::ConnectionSetOptions;
+use crate::set::pool::{ConnectionKey, ServerPool};
+use crate::set::slot::{Slot, SlotState};
 use mcp_client::Environment;
 
 /// Shared state of a connection set.
@@ -41,12 +41,13 @@ pub(crate) struct SetInner {
     pub(crate) revision: AtomicU64,
     pub(crate) event_order: std::sync::Mutex<()>,
     /// The aggregated catalog of the last revision asked for.
-    pub(crate) catalog_cache: std::sync::Mutex<Option<crate::tool_info::Catalog>>,
+    pub(crate) catalog_cache: std::sync::Mutex<Option<crate::catalog::tool_info::Catalog>>,
     /// Per server, the pinned-tool drift held back from the catalog (`pins.rs`).
-    pub(crate) drift:
-        std::sync::Mutex<std::collections::BTreeMap<McpServerKey, Vec<crate::drift::ToolDrift>>>,
+    pub(crate) drift: std::sync::Mutex<
+        std::collections::BTreeMap<McpServerKey, Vec<crate::policy::drift::ToolDrift>>,
+    >,
     /// The tool search index, following the catalog (`search.rs`).
-    pub(crate) search: crate::search::SharedSearch,
+    pub(crate) search: crate::catalog::search::SharedSearch,
     /// The name tables of the last [`NAME_HISTORY`] catalog revisions built, so a call
     /// naming the revision its name came from can check it still names the same tool.
     pub(crate) name_history: std::sync::Mutex<BTreeMap<u64, Arc<mcp_key::ToolNameTable>>>,
@@ -66,7 +67,7 @@ pub(crate) struct SetInner {
     /// on to a replacement set).
     pub(crate) owns_pool: AtomicBool,
     /// The host's authority, replaced as a whole by `set_authority`.
-    pub(crate) authority: crate::authority::AuthorityCell,
+    pub(crate) authority: crate::policy::authority::AuthorityCell,
 }
 
 /// How many catalog revisions' name tables a set remembers for stale-name checks.
@@ -205,7 +206,7 @@ impl SetInner {
     /// are static (a token or header whose value is in it, or no authorization). Not for a
     /// login (OAuth, enterprise-managed, workload identity) or a host's credential
     /// provider: another account can stand behind the same fingerprint.
-    pub(crate) fn authorization_in_key(&self, spec: &crate::spec::ServerSpec) -> bool {
+    pub(crate) fn authorization_in_key(&self, spec: &crate::catalog::spec::ServerSpec) -> bool {
         let Some(http) = spec.transport.http() else {
             return true;
         };
@@ -235,7 +236,7 @@ impl SetInner {
         &self,
         slot_key: &McpServerKey,
         pool_key: &ConnectionKey,
-    ) -> Option<crate::tool_cache::CachedTools> {
+    ) -> Option<crate::catalog::tool_cache::CachedTools> {
         let lazy = self.options.cache_only
             || self.options.defer_cached
             || self.catalog.startup_policy(slot_key) == mcp_catalog::StartupPolicy::LazyWhenCached;

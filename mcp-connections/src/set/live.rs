@@ -12,8 +12,8 @@ use mcp_key::{EnvironmentId, McpServerKey};
 use mcp_pool::{Route, SessionGate};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 
-use crate::authority::{AuthorityCell, Rule};
-use crate::elicitation::{ElicitationHandler, ElicitationRequest};
+use crate::policy::authority::{AuthorityCell, Rule};
+use crate::policy::elicitation::{ElicitationHandler, ElicitationRequest};
 
 static NEXT_ELICITATION: AtomicU64 = AtomicU64::new(1);
 

@@ -1,5 +1,25 @@
 //! The connection set: construction, startup, state queries and shutdown.
 
+pub(crate) mod approvals_impl;
+pub(crate) mod authority_impl;
+pub(crate) mod call;
+pub(crate) mod from_catalog;
+#[cfg(feature = "http")]
+pub(crate) mod http_auth;
+pub(crate) mod inner;
+pub(crate) mod live;
+pub(crate) mod options;
+pub(crate) mod pins_impl;
+pub(crate) mod pool;
+pub(crate) mod prompts;
+pub(crate) mod resources;
+pub(crate) mod search_impl;
+pub(crate) mod server_info;
+pub(crate) mod slot;
+pub(crate) mod startup;
+pub(crate) mod subscriptions;
+pub(crate) mod tools;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -11,99 +31,14 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::error::{Error, Result};
-use crate::events::{ConnectionEvent, CrashLoop};
-use crate::inner::{SetInner, known_servers_hint};
-use crate::options::ConnectionSetOptions;
-use crate::pool::ServerPool;
-use crate::slot::{Slot, SlotState};
-use crate::startup;
+use crate::events::ConnectionEvent;
+use crate::set::inner::{SetInner, known_servers_hint};
+use crate::set::options::ConnectionSetOptions;
+use crate::set::pool::ServerPool;
+use crate::set::slot::{Slot, SlotState};
+pub(crate) use crate::status::{ServerState, ServerStatus, StartupSummary};
 use mcp_client::FailureReason;
 use mcp_client::StartupFailure;
-
-/// A summary of one server's state, for status displays.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ServerStatus {
-    /// The server.
-    pub key: McpServerKey,
-    /// Its state.
-    pub state: ServerState,
-    /// Whether the configuration marks it required.
-    pub required: bool,
-    /// `stdio` or `streamable_http`.
-    pub transport: &'static str,
-    /// What was wrong with a ready server's tool list: a raw name listed more than once
-    /// (only the first tool of that name is offered) or an empty name (left out). Sorted;
-    /// empty when nothing was wrong or the server is not ready. Each is also logged once
-    /// with `tracing::warn!`.
-    pub warnings: Vec<String>,
-    /// The process id of a ready stdio server (for a wrapped server: the wrapper's, the
-    /// process the launcher started). `None` for HTTP servers and for servers that are not
-    /// ready (a failed server's process may still be stopping in the background).
-    pub pid: Option<u32>,
-    /// The process group of a ready stdio server: every process it started, unless one
-    /// left the group (`setsid`). The launcher makes each server the leader of its own
-    /// group, so today this equals `pid`; `None` when `pid` is.
-    pub process_group: Option<u32>,
-    /// The protocol version a ready server speaks (`2026-07-28` for the stateless era,
-    /// else the version `initialize` agreed on); `None` when not ready.
-    pub protocol_version: Option<String>,
-    /// Set while a failed server that the next use restarts (it exited or lost its
-    /// transport) is held back after failures in a row (deaths and failed starts): how
-    /// many, and the wait before the next start.
-    pub crash_loop: Option<CrashLoop>,
-    /// The plugin that provided the server, if a plugin did.
-    pub plugin: Option<crate::tool_info::PluginOrigin>,
-}
-
-/// The state part of a [`ServerStatus`].
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum ServerState {
-    /// Still starting.
-    Starting,
-    /// Ready, with this many tools listed (before filters).
-    Ready {
-        /// Tools listed by the server (each raw name counted once, empty names left out).
-        tools: usize,
-    },
-    /// Failed.
-    Failed(StartupFailure),
-    /// Start cancelled (or the set shut down).
-    Cancelled,
-    /// Not started yet (policy `lazy_when_cached`): its tools come from the catalog cache
-    /// and it starts on first use.
-    Deferred {
-        /// Tools in the cached listing (before filters).
-        tools: usize,
-        /// When the cached listing was fetched.
-        cached_at: std::time::SystemTime,
-    },
-}
-
-/// What `wait_startup` returns: every server's settled state.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct StartupSummary {
-    /// Every server, sorted by key.
-    pub servers: Vec<ServerStatus>,
-}
-
-impl StartupSummary {
-    /// Number of ready servers.
-    pub fn ready(&self) -> usize {
-        self.count(|s| matches!(s, ServerState::Ready { .. }))
-    }
-
-    /// Number of failed servers.
-    pub fn failed(&self) -> usize {
-        self.count(|s| matches!(s, ServerState::Failed(_)))
-    }
-
-    fn count(&self, f: impl Fn(&ServerState) -> bool) -> usize {
-        self.servers.iter().filter(|s| f(&s.state)).count()
-    }
-}
 
 /// The connection set: every enabled server of a catalog, started concurrently, with their
 /// tools and resources aggregated. Cheap to clone (a handle).
@@ -148,21 +83,21 @@ impl ConnectionSet {
     pub(crate) fn start_with_pool(
         catalog: &ResolvedCatalog,
         options: ConnectionSetOptions,
-        authority: Option<crate::authority::AuthorityCell>,
+        authority: Option<crate::policy::authority::AuthorityCell>,
         pool: ServerPool,
         owns_pool: bool,
     ) -> Self {
-        let mut specs = crate::from_catalog::specs(catalog, &options);
-        let environments = crate::from_catalog::environments(catalog, &options);
-        crate::from_catalog::check_environments(&mut specs, &environments);
-        let naming = crate::from_catalog::naming(catalog);
-        let by_name = crate::from_catalog::legacy_names(catalog, &specs);
+        let mut specs = crate::set::from_catalog::specs(catalog, &options);
+        let environments = crate::set::from_catalog::environments(catalog, &options);
+        crate::set::from_catalog::check_environments(&mut specs, &environments);
+        let naming = crate::set::from_catalog::naming(catalog);
+        let by_name = crate::set::from_catalog::legacy_names(catalog, &specs);
         let multi_environment = catalog.multi_environment();
         let startup_cancel = options.cancel.child_token();
         let slots: BTreeMap<McpServerKey, Arc<Slot>> = specs
             .into_iter()
             .map(|s| {
-                let pool_key = crate::from_catalog::connection_key(catalog, &options, &s.key);
+                let pool_key = crate::set::from_catalog::connection_key(catalog, &options, &s.key);
                 (
                     s.key.clone(),
                     Arc::new(Slot::new(s, pool_key, SlotState::Starting)),
@@ -170,8 +105,9 @@ impl ConnectionSet {
             })
             .collect();
         // A replacement set shares its predecessor's live authority.
-        let authority = authority
-            .unwrap_or_else(|| crate::authority::AuthorityCell::new(options.authority.clone()));
+        let authority = authority.unwrap_or_else(|| {
+            crate::policy::authority::AuthorityCell::new(options.authority.clone())
+        });
         let inner = Arc::new(SetInner {
             authority,
             options,
@@ -533,13 +469,13 @@ fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
             SlotState::Failed(f) if f.reason().is_restartable() => inner.crash_loop(slot),
             _ => None,
         },
-        plugin: crate::tool_info::PluginOrigin::of(&inner.catalog, &slot.spec.key),
+        plugin: crate::catalog::tool_info::PluginOrigin::of(&inner.catalog, &slot.spec.key),
         transport: match slot.spec.transport {
-            crate::spec::TransportSpec::Stdio(_) => "stdio",
-            crate::spec::TransportSpec::Http(_) => "streamable_http",
-            crate::spec::TransportSpec::Sse(_) => "sse",
-            crate::spec::TransportSpec::Unsupported(_) => "unsupported",
-            crate::spec::TransportSpec::Invalid(_) => "unusable",
+            crate::catalog::spec::TransportSpec::Stdio(_) => "stdio",
+            crate::catalog::spec::TransportSpec::Http(_) => "streamable_http",
+            crate::catalog::spec::TransportSpec::Sse(_) => "sse",
+            crate::catalog::spec::TransportSpec::Unsupported(_) => "unsupported",
+            crate::catalog::spec::TransportSpec::Invalid(_) => "unusable",
         },
     }
 }

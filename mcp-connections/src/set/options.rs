@@ -9,10 +9,11 @@ use rmcp::model::{Implementation, ProtocolVersion};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::elicitation::ElicitationHandler;
 use crate::event_sink::EventSink;
 use crate::events::ConnectionEvent;
-use crate::hooks::CallHook;
+use crate::policy::elicitation::ElicitationHandler;
+use crate::policy::hooks::CallHook;
+use crate::set::pool::{DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX};
 use mcp_client::Environment;
 use mcp_client::{AuthHeaderProvider, SharedEnvLookup, process_env};
 
@@ -25,11 +26,6 @@ use mcp_client::{
 pub const DEFAULT_TOOLS_GRACE: Duration = Duration::from_secs(1);
 /// Default bound on shutting down one server.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
-/// Default first delay before restarting a crashed server; it doubles up to
-/// [`DEFAULT_RESTART_BACKOFF_MAX`].
-pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_secs(1);
-/// Default longest delay between restarts of a crash-looping server.
-pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// Default interval between reads of the credential store while a server waits for a
 /// login.
 pub const DEFAULT_LOGIN_POLL: Duration = Duration::from_secs(2);
@@ -66,15 +62,15 @@ pub struct ConnectionSetOptions {
     pub(crate) credential_store: Option<Arc<dyn mcp_auth::CredentialStore>>,
     #[cfg(feature = "oauth")]
     pub(crate) login_agent: Option<Arc<dyn mcp_auth::UserAgent>>,
-    pub(crate) shared_pool: Option<crate::pool::ServerPool>,
-    pub(crate) tool_cache: Option<crate::tool_cache::ToolCache>,
+    pub(crate) shared_pool: Option<crate::set::pool::ServerPool>,
+    pub(crate) tool_cache: Option<crate::catalog::tool_cache::ToolCache>,
     pub(crate) login_poll: Duration,
     pub(crate) probe_timeout: Duration,
     pub(crate) cache_only: bool,
     pub(crate) defer_cached: bool,
-    pub(crate) tool_pins: Option<Arc<crate::pins::ToolPins>>,
-    pub(crate) authority: crate::authority::HostAuthority,
-    pub(crate) host_metadata: Option<Arc<dyn crate::host_meta::HostMetadataProvider>>,
+    pub(crate) tool_pins: Option<Arc<crate::policy::pins::ToolPins>>,
+    pub(crate) authority: crate::policy::authority::HostAuthority,
+    pub(crate) host_metadata: Option<Arc<dyn crate::policy::host_meta::HostMetadataProvider>>,
 }
 
 impl Default for ConnectionSetOptions {
@@ -131,7 +127,7 @@ impl ConnectionSetOptions {
             cache_only: false,
             defer_cached: false,
             tool_pins: None,
-            authority: crate::authority::HostAuthority::new(),
+            authority: crate::policy::authority::HostAuthority::new(),
             host_metadata: None,
         }
     }
@@ -224,7 +220,7 @@ impl ConnectionSetOptions {
     /// [`ConnectionSet::set_authority`](crate::ConnectionSet::set_authority). Default
     /// [`HostAuthority::new`](crate::HostAuthority::new).
     #[must_use]
-    pub fn with_authority(mut self, authority: crate::authority::HostAuthority) -> Self {
+    pub fn with_authority(mut self, authority: crate::policy::authority::HostAuthority) -> Self {
         self.authority = authority;
         self
     }
@@ -235,7 +231,7 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_host_metadata(
         mut self,
-        provider: Arc<dyn crate::host_meta::HostMetadataProvider>,
+        provider: Arc<dyn crate::policy::host_meta::HostMetadataProvider>,
     ) -> Self {
         self.host_metadata = Some(provider);
         self
@@ -370,7 +366,7 @@ impl ConnectionSetOptions {
     /// per server key (name and environment) and what runs (command, arguments and folder,
     /// or URL). Default: no pins.
     #[must_use]
-    pub fn with_tool_pins(mut self, pins: Arc<crate::pins::ToolPins>) -> Self {
+    pub fn with_tool_pins(mut self, pins: Arc<crate::policy::pins::ToolPins>) -> Self {
         self.tool_pins = Some(pins);
         self
     }
@@ -416,7 +412,7 @@ impl ConnectionSetOptions {
     /// not trusted until the live server confirms them). Servers with
     /// `tool_cache = false` are neither cached nor deferred.
     #[must_use]
-    pub fn with_tool_cache(mut self, cache: crate::tool_cache::ToolCache) -> Self {
+    pub fn with_tool_cache(mut self, cache: crate::catalog::tool_cache::ToolCache) -> Self {
         self.tool_cache = Some(cache);
         self
     }
@@ -427,7 +423,7 @@ impl ConnectionSetOptions {
     /// The pool's own backoff applies instead of [`Self::with_restart_backoff`].
     /// Without it, the set has a pool of its own, shut down with the set.
     #[must_use]
-    pub fn with_shared_pool(mut self, pool: crate::pool::ServerPool) -> Self {
+    pub fn with_shared_pool(mut self, pool: crate::set::pool::ServerPool) -> Self {
         self.shared_pool = Some(pool);
         self
     }

@@ -8,7 +8,13 @@ use std::time::Duration;
 use mcp_key::{Fingerprint, McpServerKey};
 use mcp_pool::{Pool, PoolConfig};
 
-use crate::live::Live;
+use crate::set::live::Live;
+
+/// Default first delay before restarting a crashed server; it doubles up to
+/// [`DEFAULT_RESTART_BACKOFF_MAX`].
+pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_secs(1);
+/// Default longest delay between restarts of a crash-looping server.
+pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 /// What identifies one shared connection: the server and the fingerprint of everything
 /// that makes a connection to it (the catalog's connection fingerprint, plus the client
@@ -31,10 +37,7 @@ impl fmt::Display for ConnectionKey {
 /// The pool settings of [`ServerPool::new`]: no keep-alive, the set's default restart
 /// backoff.
 fn default_config() -> PoolConfig {
-    PoolConfig::new().with_backoff(
-        crate::options::DEFAULT_RESTART_BACKOFF,
-        crate::options::DEFAULT_RESTART_BACKOFF_MAX,
-    )
+    PoolConfig::new().with_backoff(DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX)
 }
 
 /// The state of one connection in a [`ServerPool`].

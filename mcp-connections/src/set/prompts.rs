@@ -6,8 +6,8 @@ use mcp_key::McpServerKey;
 use rmcp::model::{GetPromptResult, JsonObject, Prompt};
 
 use crate::error::{Error, Result};
-use crate::resources::Listing;
 use crate::set::ConnectionSet;
+use crate::set::resources::Listing;
 use mcp_pool::deadline_in;
 
 impl ConnectionSet {

@@ -7,7 +7,7 @@ use rmcp::model::{ReadResourceResult, Resource, ResourceTemplate};
 
 use crate::error::{Error, Result};
 use crate::set::ConnectionSet;
-use crate::slot::{Attached, SlotState};
+use crate::set::slot::{Attached, SlotState};
 use mcp_pool::deadline_in;
 
 /// One item of a cross-server listing, with the server it came from.

@@ -8,7 +8,7 @@ use rmcp::model::ServerCapabilities;
 use serde::Serialize;
 
 use crate::set::ConnectionSet;
-use crate::slot::SlotState;
+use crate::set::slot::SlotState;
 
 /// A server's identity and capabilities from its live connection's `initialize` result
 /// (never from the tool catalog cache).

@@ -10,11 +10,11 @@ use mcp_pool::{Lease, OperationGuard, Session};
 use tokio::sync::watch;
 use tokio_util::sync::DropGuard;
 
-use crate::live::Live;
-use crate::live::SessionRoute;
-use crate::pool::ConnectionKey;
-use crate::spec::ServerSpec;
-use crate::tool_cache::CachedTools;
+use crate::catalog::spec::ServerSpec;
+use crate::catalog::tool_cache::CachedTools;
+use crate::set::live::Live;
+use crate::set::live::SessionRoute;
+use crate::set::pool::ConnectionKey;
 use mcp_client::StartupFailure;
 
 /// Where a server is in its life, as this set sees it.

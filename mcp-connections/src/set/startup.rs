@@ -8,11 +8,11 @@ use mcp_client::{
     Client, ClientSettings, Era, FailureReason, Handshake, RequestError, StartupFailure, Target,
 };
 
+use crate::catalog::spec::{ServerSpec, TransportSpec};
 use crate::events::ConnectionEvent;
-use crate::inner::SetInner;
-use crate::live::{Gate, Live};
-use crate::slot::{Attached, Slot, SlotState};
-use crate::spec::{ServerSpec, TransportSpec};
+use crate::set::inner::SetInner;
+use crate::set::live::{Gate, Live};
+use crate::set::slot::{Attached, Slot, SlotState};
 
 /// Runs one start of `slot` for this set and publishes the result: a lease from the pool
 /// (which starts the connection, or hands out the one that is up), attached to this set.
@@ -322,7 +322,7 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
 fn handshake_of(
     inner: &SetInner,
     key: &mcp_key::McpServerKey,
-    pool_key: &crate::pool::ConnectionKey,
+    pool_key: &crate::set::pool::ConnectionKey,
 ) -> (Handshake, bool) {
     match inner.catalog.protocol(key) {
         mcp_catalog::ProtocolChoice::V2025_11_25 => (Handshake::Initialize, false),
@@ -346,7 +346,7 @@ fn announced_extensions(spec: &ServerSpec) -> Vec<String> {
     if let TransportSpec::Http(http) | TransportSpec::Sse(http) = &spec.transport
         && http.auth() == mcp_catalog::AuthMode::Ema
     {
-        return vec![crate::ema::EMA_EXTENSION.to_owned()];
+        return vec![crate::auth::ema::EMA_EXTENSION.to_owned()];
     }
     let _ = spec;
     Vec::new()
@@ -407,7 +407,7 @@ async fn connect(
         .with_process_grace(options.process_grace)
         .with_env(options.env.clone())
         .with_roots(Arc::clone(&options.roots))
-        .with_elicitation(crate::from_catalog::announces_elicitation(
+        .with_elicitation(crate::set::from_catalog::announces_elicitation(
             &inner.catalog,
             options,
             key,

@@ -50,7 +50,7 @@ impl ConnectionSet {
         if !slot.resource_subscriptions.lock().await.remove(uri) {
             return Ok(());
         }
-        if let crate::slot::SlotState::Ready(attached) = slot.current() {
+        if let crate::set::slot::SlotState::Ready(attached) = slot.current() {
             attached.live().unwatch_resource(uri).await;
         }
         Ok(())

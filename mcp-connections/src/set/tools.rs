@@ -6,10 +6,10 @@ use std::sync::Arc;
 use mcp_key::{McpServerKey, ToolNamer};
 use rmcp::model::Tool;
 
-use crate::inner::SetInner;
+use crate::catalog::tool_info::{Catalog, ToolInfo, visible_to_model};
 use crate::set::ConnectionSet;
-use crate::slot::SlotState;
-use crate::tool_info::{Catalog, ToolInfo, visible_to_model};
+use crate::set::inner::SetInner;
+use crate::set::slot::SlotState;
 
 /// The namespace description of a server: its environment line and its instructions
 /// (none for a deferred server: cached instructions are not trusted).
@@ -50,7 +50,7 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
             .collect();
         let mut held = Vec::new();
         if let Some(pins) = &inner.options.tool_pins {
-            (tools, held) = crate::pins::enforce(inner, pins, slot, tools);
+            (tools, held) = crate::set::pins_impl::enforce(inner, pins, slot, tools);
         }
         per_server.insert(key.clone(), (instructions, tools, held));
     }
@@ -74,7 +74,7 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
                     tool: tool.clone(),
                     namespace_description: ns.clone(),
                     catalog_revision: revision,
-                    plugin: crate::tool_info::PluginOrigin::of(&inner.catalog, key),
+                    plugin: crate::catalog::tool_info::PluginOrigin::of(&inner.catalog, key),
                 });
             }
         }
@@ -111,7 +111,7 @@ impl ConnectionSet {
     /// server's state and the revision change: a caller that saw the new state never gets
     /// a catalog cached before it.
     ///
-    /// [`SetInner::publish`]: crate::inner::SetInner::publish
+    /// [`SetInner::publish`]: crate::set::inner::SetInner::publish
     pub(crate) fn catalog(&self) -> Catalog {
         let mut cache = self
             .inner

@@ -4,7 +4,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::drift::ToolChange;
+use crate::policy::drift::ToolChange;
 
 fn key(name: &str) -> McpServerKey {
     name.parse().unwrap()
