@@ -83,9 +83,7 @@ impl Losses {
         if self.recent.len() < LOSS_BURST {
             return None;
         }
-        let backoff = LOSS_BACKOFF_BASE
-            .saturating_mul(2u32.saturating_pow(self.loops))
-            .min(LOSS_BACKOFF_MAX);
+        let backoff = mcp_pool::Backoff::new(LOSS_BACKOFF_BASE, LOSS_BACKOFF_MAX).delay(self.loops);
         self.loops = self.loops.saturating_add(1);
         self.backoff_until = Some(now + backoff);
         Some(backoff)

@@ -179,9 +179,8 @@ pub(crate) async fn keep_listening(
 
 /// Waits before the `attempt`th retry; `false` when cancelled meanwhile.
 async fn pause(cancel: &CancellationToken, attempt: u32) -> bool {
-    let delay = LISTEN_RETRY_BASE
-        .saturating_mul(1 << attempt.saturating_sub(1).min(16))
-        .min(LISTEN_RETRY_MAX);
+    let delay = mcp_pool::Backoff::new(LISTEN_RETRY_BASE, LISTEN_RETRY_MAX)
+        .delay(attempt.saturating_sub(1));
     tokio::select! {
         () = cancel.cancelled() => false,
         () = tokio::time::sleep(delay) => true,

@@ -435,9 +435,7 @@ impl SseWorker {
         let cause = mcp_key::redact_urls(cause).into_owned();
         let mut last_failure = String::new();
         for attempt in 0..RECONNECT_TRIES {
-            let delay = RECONNECT_BASE
-                .saturating_mul(2u32.saturating_pow(attempt))
-                .min(RECONNECT_MAX);
+            let delay = mcp_pool::Backoff::new(RECONNECT_BASE, RECONNECT_MAX).delay(attempt);
             tracing::info!(
                 server = %self.shared.key,
                 attempt = attempt + 1,

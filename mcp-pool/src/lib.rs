@@ -34,11 +34,13 @@
 // The launcher needs process groups and signals: it exists on Unix only. The pool and
 // the session gate are portable.
 #[cfg(unix)]
+mod backoff;
 mod launch;
 mod pool;
 mod router;
 
 #[cfg(unix)]
+pub use backoff::Backoff;
 pub use launch::{
     ALLOWED_HOST_ENV, BoundedLineReader, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_TAIL_BYTES,
     DEFAULT_STDERR_TAIL_LINES, DEFAULT_STDIN_GRACE, DEFAULT_TERM_GRACE, ExitWatcher, LaunchError,

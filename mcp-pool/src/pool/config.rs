@@ -111,10 +111,7 @@ impl PoolConfig {
         if failures <= 1 {
             return Duration::ZERO;
         }
-        let factor = 1u32.checked_shl(failures - 2).unwrap_or(u32::MAX);
-        self.backoff_initial
-            .checked_mul(factor)
-            .map_or(self.backoff_max, |d| d.min(self.backoff_max))
+        crate::Backoff::new(self.backoff_initial, self.backoff_max).delay(failures - 2)
     }
 }
 
