@@ -22,7 +22,13 @@ pub enum Era {
 impl Era {
     /// The era of a negotiated protocol version.
     pub fn of(version: &ProtocolVersion) -> Self {
-        if version.as_str() >= ProtocolVersion::V_2026_07_28.as_str() {
+        Self::of_version(version.as_str())
+    }
+
+    /// The era of a protocol version written as a date (`2025-06-18`): versions dated
+    /// 2026-07-28 or later are of the stateless era.
+    pub fn of_version(version: &str) -> Self {
+        if version >= ProtocolVersion::V_2026_07_28.as_str() {
             Self::V2026_07_28
         } else {
             Self::V2025_11_25

@@ -249,13 +249,13 @@ impl SetInner {
             .get(slot_key, &pool_key.fingerprint)
     }
 
-    /// The era the catalog cache recorded for a connection (`Some(true)`: 2026-07-28), for
-    /// servers that use the cache.
+    /// The era the catalog cache recorded for a connection, for servers that use the
+    /// cache.
     pub(crate) fn cached_era(
         &self,
         slot_key: &McpServerKey,
         pool_key: &ConnectionKey,
-    ) -> Option<bool> {
+    ) -> Option<mcp_client::Era> {
         if !self.catalog.tool_cache_enabled(slot_key) {
             return None;
         }
@@ -264,7 +264,7 @@ impl SetInner {
             .tool_cache
             .as_ref()?
             .protocol(slot_key, &pool_key.fingerprint)?;
-        Some(version == rmcp::model::ProtocolVersion::V_2026_07_28.as_str())
+        Some(mcp_client::Era::of_version(&version))
     }
 
     /// Writes a persisted tool catalog cache, off the executor; a failure is logged.

@@ -9,6 +9,7 @@ use mcp_key::{Fingerprint, McpServerKey};
 use mcp_pool::{Pool, PoolConfig};
 
 use crate::set::live::Live;
+use mcp_client::Era;
 
 /// Default first delay before restarting a crashed server; it doubles up to
 /// [`DEFAULT_RESTART_BACKOFF_MAX`].
@@ -77,9 +78,9 @@ pub type PoolStats = mcp_pool::PoolStats<ConnectionKey>;
 #[derive(Clone)]
 pub struct ServerPool {
     pub(crate) pool: Pool<ConnectionKey, Live>,
-    /// The protocol era each connection spoke last (`true`: 2026-07-28), so the next start
+    /// The protocol era each connection spoke last, so the next start
     /// of a server under `protocol = "auto"` skips the probe.
-    eras: Arc<Mutex<HashMap<ConnectionKey, bool>>>,
+    eras: Arc<Mutex<HashMap<ConnectionKey, Era>>>,
 }
 
 impl fmt::Debug for ServerPool {
@@ -117,17 +118,17 @@ impl ServerPool {
         Self::with_config(default_config().with_idle_keep_alive(keep_alive))
     }
 
-    /// The era `key` spoke at its last start (`Some(true)`: 2026-07-28).
-    pub(crate) fn remembered_era(&self, key: &ConnectionKey) -> Option<bool> {
+    /// The era `key` spoke at its last start.
+    pub(crate) fn remembered_era(&self, key: &ConnectionKey) -> Option<Era> {
         self.eras.lock().ok()?.get(key).copied()
     }
 
     /// Remembers (`Some`) or forgets (`None`) the era of `key`.
-    pub(crate) fn remember_era(&self, key: &ConnectionKey, modern: Option<bool>) {
+    pub(crate) fn remember_era(&self, key: &ConnectionKey, era: Option<Era>) {
         if let Ok(mut eras) = self.eras.lock() {
-            match modern {
-                Some(modern) => {
-                    eras.insert(key.clone(), modern);
+            match era {
+                Some(era) => {
+                    eras.insert(key.clone(), era);
                 }
                 None => {
                     eras.remove(key);

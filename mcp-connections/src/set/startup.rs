@@ -41,9 +41,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             let (handshake, remembered) = handshake_of(&inner, &spec.key, &pool_key);
             let result = connect(&inner, &spec, handshake).await;
             match &result {
-                Ok(live) => inner
-                    .pool
-                    .remember_era(&pool_key, Some(live.era() == Era::V2026_07_28)),
+                Ok(live) => inner.pool.remember_era(&pool_key, Some(live.era())),
                 // A remembered era that failed is probed again next time.
                 Err(_) if remembered => inner.pool.remember_era(&pool_key, None),
                 Err(_) => {}
@@ -332,8 +330,8 @@ fn handshake_of(
             .remembered_era(pool_key)
             .or_else(|| inner.cached_era(key, pool_key))
         {
-            Some(true) => (Handshake::Discover, true),
-            Some(false) => (Handshake::Initialize, true),
+            Some(Era::V2026_07_28) => (Handshake::Discover, true),
+            Some(_) => (Handshake::Initialize, true),
             None => (Handshake::Probe, false),
         },
     }
