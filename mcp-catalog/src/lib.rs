@@ -159,77 +159,55 @@
 //!   failed server); syntax errors, invalid top-level settings and invalid server names fail
 //!   the whole text. [`LoadedConfig::into_strict`] restores all-or-nothing.
 
-mod builder;
-mod builder_plugins;
-mod client_env;
-mod clients;
-mod collect;
-mod config;
+// The layers, lowest first; each imports only the ones before it (see each `mod.rs`):
+// the shared root modules (`diagnostic`, `env`, `error`), then `model`, `formats`,
+// `resolve`, and at the top `hosts` and `export`. `tests/layering.rs` checks it.
 mod diagnostic;
-mod discover;
 mod env;
 mod error;
-mod expand;
-mod filter;
-mod fingerprint;
-mod format;
-mod goose;
-mod inputs;
-mod json_locate;
-mod json_parse;
-mod jsonc;
-mod load;
-mod plugin;
-mod resolved;
-mod server;
-mod source;
-mod ssh;
-mod toml_parse;
-mod toml_server;
-mod toml_ssh;
-mod toml_values;
-mod toml_write;
-mod transport;
-mod trust;
-mod workload;
-mod yaml_tree;
+mod export;
+mod formats;
+mod hosts;
+mod model;
+mod resolve;
 
-pub use builder::CatalogBuilder;
-pub use clients::{ClientKind, Scope, UnknownClient, client_config_paths};
-pub use config::{
-    Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
-};
 pub use diagnostic::{
     ConfigError, ConfigErrorKind, ConfigErrors, ConfigWarning, Location, json_type_name,
 };
-pub use discover::{Discovered, Discovery, PROJECT_FILES, plugins_outside_folder};
 pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
 pub use error::{Error, PluginFolderProblem};
-pub use filter::ToolFilter;
-pub use fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
-pub use format::ConfigFormat;
-pub use inputs::{DeclaredInput, declared_inputs};
-pub use load::{load_file, load_file_with_env};
-pub use plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
-pub use resolved::ResolvedCatalog;
-pub use server::{
-    ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig,
-    StartupPolicy, ToolDriftPolicy, ToolExposure,
-};
-pub use source::{Conflict, Source, Tier, VetoReason};
-pub use ssh::{
-    REMOTE_SUPERVISOR, REMOTE_SUPERVISOR_NAME, RemoteCommand, SSH_FIXED_OPTIONS, SSH_PROGRAM,
-    SshConfig, quote_sh, quote_words, remote_line, server_remote_line,
-};
-pub use toml_write::export_toml;
-pub use transport::{
-    AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,
-};
-pub use trust::{
+pub use export::toml_write::export_toml;
+pub use formats::inputs::{DeclaredInput, declared_inputs};
+pub use formats::load::{load_file, load_file_with_env};
+pub use hosts::clients::{ClientKind, Scope, UnknownClient, client_config_paths};
+pub use hosts::discover::{Discovered, Discovery, PROJECT_FILES, plugins_outside_folder};
+pub use hosts::trust::{
     Review, ReviewedEnvironment, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore,
     changes_what_runs, content_hash, review_file, trust_target,
 };
-pub use workload::{WorkloadIdentityConfig, WorkloadTokenLocation};
+pub use model::config::{
+    Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
+};
+pub use model::filter::ToolFilter;
+pub use model::fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
+pub use model::format::ConfigFormat;
+pub use model::remote_line::{
+    REMOTE_SUPERVISOR, REMOTE_SUPERVISOR_NAME, RemoteCommand, quote_sh, quote_words, remote_line,
+    server_remote_line,
+};
+pub use model::server::{
+    ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig,
+    StartupPolicy, ToolDriftPolicy, ToolExposure,
+};
+pub use model::ssh::{SSH_FIXED_OPTIONS, SSH_PROGRAM, SshConfig};
+pub use model::transport::{
+    AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,
+};
+pub use model::workload::{WorkloadIdentityConfig, WorkloadTokenLocation};
+pub use resolve::builder::CatalogBuilder;
+pub use resolve::plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
+pub use resolve::resolved::ResolvedCatalog;
+pub use resolve::source::{Conflict, Source, Tier, VetoReason};
 
 // The README's example, compiled and run as a doc test (not part of the rendered docs).
 #[cfg(doctest)]

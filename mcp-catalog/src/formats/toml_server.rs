@@ -1,0 +1,598 @@
+//! Validation of one `[mcp_servers.<name>]` table.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use mcp_key::{EnvironmentId, ServerName};
+use toml::de::DeTable;
+
+use crate::diagnostic::{ConfigErrorKind, Scope};
+use crate::formats::collect::{
+    Collector, env_var_name_ok, header_name_ok, header_value_ok, url_problem,
+};
+use crate::formats::toml_values::{Reader, TimeUnit, Value};
+use crate::model::config::EnvironmentConfig;
+use crate::model::filter::ToolFilter;
+use crate::model::server::{ProtocolChoice, ServerConfig};
+use crate::model::transport::{
+    AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport,
+};
+
+const STDIO_KEYS: &[&str] = &["command", "args", "env", "env_vars", "cwd"];
+const HTTP_KEYS: &[&str] = &[
+    "url",
+    "transport",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+    "scopes",
+    "oauth",
+    "oauth_resource",
+    "auth",
+    "ema",
+    "allow_plain_http",
+    "dpop",
+    "workload_identity",
+];
+const COMMON_KEYS: &[&str] = &[
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "tool_timeout_sec",
+    "enabled_tools",
+    "disabled_tools",
+    "required",
+    "enabled",
+    "environment",
+    "supports_parallel_tool_calls",
+    "default_tools_approval_mode",
+    "tools",
+    "description",
+    "startup",
+    "protocol",
+    "tool_drift",
+    "tool_cache",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stdio,
+    Http,
+    Unknown,
+}
+
+/// Validates one server table; `None` if its name is invalid or it is not a table. With
+/// other errors the server comes back with the settings that parsed, for the caller to mark
+/// unusable. `environments` are the declared
+/// ones that `environment` may name; `None` in a plugin file, where `environment` is
+/// ignored with a warning.
+pub(crate) fn parse_server(
+    cx: &mut Collector<'_>,
+    raw_name: &str,
+    name_offset: usize,
+    value: &Value<'_>,
+    environments: Option<&BTreeMap<EnvironmentId, EnvironmentConfig>>,
+) -> Option<(ServerName, ServerConfig)> {
+    let scope = Scope::Server(raw_name.to_owned());
+    let mut r = Reader { cx, scope };
+
+    let name = match ServerName::new(raw_name) {
+        Ok(name) => Some(name),
+        Err(err) => {
+            r.cx.error(
+                &r.scope,
+                None,
+                name_offset,
+                ConfigErrorKind::InvalidServerName,
+                err.to_string(),
+                Some(format!(
+                    "rename the table, e.g. `[mcp_servers.{}]`",
+                    suggest_name(raw_name)
+                )),
+            );
+            None
+        }
+    };
+
+    let table = r.section(value, &format!("[mcp_servers.{raw_name}]"))?;
+    let has = |key: &str| table.get(key).is_some();
+    let kind = match (has("command"), has("url")) {
+        (true, false) => Kind::Stdio,
+        (false, true) => Kind::Http,
+        (true, true) => {
+            let offset = table.get("url").map_or(name_offset, |v| v.span().start);
+            r.error(
+                "url",
+                offset,
+                ConfigErrorKind::ConflictingTransport,
+                "both `command` and `url` are set",
+                Some(
+                    "keep `command` for a local stdio server or `url` for a streamable HTTP \
+                     server"
+                        .to_owned(),
+                ),
+            );
+            Kind::Unknown
+        }
+        (false, false) => {
+            r.cx.error(
+                &r.scope,
+                None,
+                name_offset,
+                ConfigErrorKind::MissingTransport,
+                "neither `command` nor `url` is set",
+                Some(
+                    "add `command = \"...\"` for a stdio server or `url = \"https://...\"` \
+                     for a streamable HTTP server"
+                        .to_owned(),
+                ),
+            );
+            Kind::Unknown
+        }
+    };
+
+    let mut stdio = StdioConfig::new("");
+    let mut http = HttpConfig::new("");
+    let mut auth_offset = None;
+    let mut ema_offset = None;
+    let mut server = ServerConfig::stdio("");
+    let mut enabled_tools = None;
+    let mut disabled_tools = Vec::new();
+    let mut environment_value = None;
+    let mut sse = false;
+    let mut protocol_offset = None;
+
+    for (key, value) in table {
+        let field = key.get_ref().as_ref();
+        let offset = key.span().start;
+        if (kind == Kind::Http && STDIO_KEYS.contains(&field))
+            || (kind == Kind::Stdio && HTTP_KEYS.contains(&field))
+        {
+            let (transport, other) = if kind == Kind::Http {
+                ("streamable HTTP", "replace `url` with `command` to make")
+            } else {
+                ("stdio", "replace `command` with `url` to make")
+            };
+            let message = format!("`{field}` is not supported for {transport} server `{raw_name}`");
+            r.error(
+                field,
+                offset,
+                ConfigErrorKind::WrongTransportField,
+                message,
+                Some(format!(
+                    "remove it, or {other} `{raw_name}` a {} server",
+                    other_kind(kind)
+                )),
+            );
+            continue;
+        }
+        match field {
+            "command" => {
+                if let Some(command) = r.non_empty_string(field, value) {
+                    stdio.command = command;
+                }
+            }
+            "args" => stdio.args = r.string_list(field, value).unwrap_or_default(),
+            "env" => stdio.env = r.string_map(field, value).unwrap_or_default(),
+            "env_vars" => {
+                for var in r.string_list(field, value).unwrap_or_default() {
+                    check_var_name(&mut r, field, value.span().start, &var);
+                    stdio.env_vars.push(var);
+                }
+            }
+            "cwd" => stdio.cwd = r.non_empty_string(field, value).map(PathBuf::from),
+            "url" => {
+                if let Some(url) = r.string(field, value) {
+                    check_url(&mut r, field, value.span().start, &url);
+                    http.url = url;
+                }
+            }
+            "transport" => match r.string(field, value).as_deref() {
+                Some("sse") => sse = true,
+                Some("streamable_http") | None => {}
+                Some(other) => r.error(
+                    field,
+                    value.span().start,
+                    ConfigErrorKind::InvalidValue,
+                    format!("unknown HTTP transport `{other}`"),
+                    Some(
+                        "use `streamable_http` (the default) or `sse` for the legacy HTTP+SSE \
+                         transport"
+                            .to_owned(),
+                    ),
+                ),
+            },
+            "bearer_token_env_var" => {
+                if let Some(var) = r.string(field, value) {
+                    check_var_name(&mut r, field, value.span().start, &var);
+                    http.bearer_token_env_var = Some(var);
+                }
+            }
+            "http_headers" => {
+                let headers = r.string_map(field, value).unwrap_or_default();
+                for (name, header_value) in &headers {
+                    check_header(&mut r, field, value.span().start, name, Some(header_value));
+                }
+                http.http_headers = headers;
+            }
+            "env_http_headers" => {
+                let headers = r.string_map(field, value).unwrap_or_default();
+                for (name, var) in &headers {
+                    check_header(&mut r, field, value.span().start, name, None);
+                    check_var_name(&mut r, field, value.span().start, var);
+                }
+                http.env_http_headers = headers;
+            }
+            "scopes" => http.scopes = r.string_list(field, value).unwrap_or_default(),
+            "allow_plain_http" => http.allow_plain_http = r.bool(field, value).unwrap_or(false),
+            "dpop" => http.dpop = r.bool(field, value).unwrap_or(false),
+            "workload_identity" => {
+                http.workload_identity =
+                    crate::formats::toml_workload::parse_workload_identity(&mut r, value);
+            }
+            "oauth" => http.oauth = parse_oauth(&mut r, value),
+            "oauth_resource" => {
+                if let Some(resource) = r.string(field, value) {
+                    check_url(&mut r, field, value.span().start, &resource);
+                    http.oauth_resource = Some(resource);
+                }
+            }
+            "auth" => {
+                auth_offset = Some(value.span().start);
+                if let Some(mode) = r.string(field, value) {
+                    match AuthMode::parse(&mode) {
+                        Some(mode) => http.auth = mode,
+                        None => r.error(
+                            field,
+                            value.span().start,
+                            ConfigErrorKind::InvalidValue,
+                            format!("unknown auth mode `{mode}`"),
+                            Some("use one of `oauth`, `ema`, `none`".to_owned()),
+                        ),
+                    }
+                }
+            }
+            "ema" => {
+                ema_offset = Some(value.span().start);
+                http.ema = parse_ema(&mut r, value);
+            }
+            "bearer_token" => r.error(
+                field,
+                offset,
+                ConfigErrorKind::InlineSecret,
+                "inline secrets are not accepted",
+                Some(
+                    "put the token in an environment variable and set \
+                     `bearer_token_env_var = \"NAME\"`"
+                        .to_owned(),
+                ),
+            ),
+            "startup_timeout_sec" => {
+                if let Some(d) = r.seconds(field, value) {
+                    server.startup_timeout = d;
+                }
+            }
+            // Codex's millisecond form of the same setting.
+            "startup_timeout_ms" => {
+                if let Some(d) = r.duration(field, value, TimeUnit::Millis) {
+                    server.startup_timeout = d;
+                }
+            }
+            "tool_timeout_sec" => {
+                if let Some(d) = r.seconds(field, value) {
+                    server.tool_timeout = d;
+                }
+            }
+            "enabled_tools" => enabled_tools = r.string_list(field, value),
+            "disabled_tools" => disabled_tools = r.string_list(field, value).unwrap_or_default(),
+            "required" => server.required = r.bool(field, value).unwrap_or(false),
+            "enabled" => server.enabled = r.bool(field, value).unwrap_or(true),
+            "supports_parallel_tool_calls" => {
+                server.supports_parallel_tool_calls = r.bool(field, value).unwrap_or(false);
+            }
+            "environment" if environments.is_none() => {
+                r.cx.ignored_in_plugin(&r.scope, field, offset);
+            }
+            "environment" => environment_value = Some(value),
+            "default_tools_approval_mode" => {
+                if let Some(mode) = r.approval_mode(field, value) {
+                    server.default_approval_mode = mode;
+                }
+            }
+            "tools" => parse_tools(&mut r, value, &mut server),
+            "description" => server.description = r.string(field, value),
+            "protocol" => {
+                protocol_offset = Some(value.span().start);
+                if let Some(choice) = r.protocol(field, value) {
+                    server.protocol = Some(choice);
+                }
+            }
+            "startup" => {
+                if let Some(policy) = r.startup_policy(field, value) {
+                    server.startup_policy = Some(policy);
+                }
+            }
+            "tool_cache" => server.tool_cache = r.bool(field, value).unwrap_or(true),
+            "tool_drift" => server.tool_drift = r.tool_drift(field, value),
+            _ => {
+                let known: Vec<&str> = STDIO_KEYS
+                    .iter()
+                    .chain(HTTP_KEYS)
+                    .chain(COMMON_KEYS)
+                    .copied()
+                    .collect();
+                r.unknown_key(key, &known);
+            }
+        }
+    }
+
+    if let Some(value) = environment_value
+        && let Some(environments) = environments
+        && let Some(environment) = parse_environment_ref(&mut r, value, environments)
+    {
+        server.environment = environment;
+    }
+
+    if kind == Kind::Http {
+        check_auth(&mut r, http.auth, auth_offset, ema_offset);
+    }
+    if sse
+        && server.protocol == Some(ProtocolChoice::V2026_07_28)
+        && let Some(offset) = protocol_offset
+    {
+        r.error(
+            "protocol",
+            offset,
+            ConfigErrorKind::InvalidValue,
+            "the legacy SSE transport speaks only the `initialize` era (2025-11-25 and older)",
+            Some(
+                "remove `protocol`, or use the server's streamable HTTP endpoint for \
+                 2026-07-28"
+                    .to_owned(),
+            ),
+        );
+    }
+
+    let mut filter = ToolFilter::new().with_disabled_tools(disabled_tools);
+    if let Some(enabled) = enabled_tools {
+        filter = filter.with_enabled_tools(enabled);
+    }
+    server.tool_filter = filter;
+    server.transport = match kind {
+        Kind::Stdio => Transport::Stdio(stdio),
+        Kind::Http if sse => Transport::Sse(http),
+        Kind::Http => Transport::StreamableHttp(http),
+        // An error was recorded: the transport is replaced below.
+        Kind::Unknown => Transport::Stdio(StdioConfig::new("")),
+    };
+    // With errors, the settings that did parse (`enabled`, `required`, ...) are kept and the
+    // caller replaces the transport with the entry's errors (`Config::mark_unusable`).
+    Some((name?, server))
+}
+
+/// `auth = "ema"` needs an `ema` table; an `ema` table conflicts with other modes.
+fn check_auth(
+    r: &mut Reader<'_, '_>,
+    auth: AuthMode,
+    auth_offset: Option<usize>,
+    ema_offset: Option<usize>,
+) {
+    match (auth, ema_offset, auth_offset) {
+        (AuthMode::Ema, None, Some(offset)) => r.error(
+            "auth",
+            offset,
+            ConfigErrorKind::MissingField,
+            "`auth = \"ema\"` needs an `ema` table",
+            Some(format!(
+                "add `[mcp_servers.{}.ema]` with `issuer` and `client_id`",
+                r.scope_name()
+            )),
+        ),
+        (AuthMode::OAuth | AuthMode::None, Some(at), _) => r.error(
+            "ema",
+            at,
+            ConfigErrorKind::InvalidValue,
+            format!("an `ema` table conflicts with `auth = \"{auth}\"`"),
+            Some("set `auth = \"ema\"` or remove the `ema` table".to_owned()),
+        ),
+        _ => {}
+    }
+}
+
+fn parse_environment_ref(
+    r: &mut Reader<'_, '_>,
+    value: &Value<'_>,
+    environments: &BTreeMap<EnvironmentId, EnvironmentConfig>,
+) -> Option<EnvironmentId> {
+    let raw = r.string("environment", value)?;
+    let offset = value.span().start;
+    let hint = || {
+        let mut known: Vec<String> = vec!["local".to_owned()];
+        known.extend(environments.keys().map(|id| id.as_str().to_owned()));
+        Some(format!(
+            "use `local` or declare it in `[environments.<id>]`; known: {}",
+            known.join(", ")
+        ))
+    };
+    match EnvironmentId::new(raw.as_str()) {
+        Ok(id) if id.is_local() || environments.contains_key(&id) => Some(id),
+        Ok(_) => {
+            let message = format!("unknown environment `{raw}`");
+            r.error(
+                "environment",
+                offset,
+                ConfigErrorKind::UnknownEnvironment,
+                message,
+                hint(),
+            );
+            None
+        }
+        Err(err) => {
+            r.error(
+                "environment",
+                offset,
+                ConfigErrorKind::UnknownEnvironment,
+                err.to_string(),
+                hint(),
+            );
+            None
+        }
+    }
+}
+
+fn parse_tools(r: &mut Reader<'_, '_>, value: &Value<'_>, server: &mut ServerConfig) {
+    let Some(tools) = r.table("tools", value) else {
+        return;
+    };
+    for (tool, settings) in tools {
+        let tool_name = tool.get_ref().as_ref();
+        let path = format!("tools.{tool_name}");
+        let Some(settings) = r.table(&path, settings) else {
+            continue;
+        };
+        for (key, item) in settings {
+            if key.get_ref().as_ref() == "approval_mode" {
+                let path = format!("tools.{tool_name}.approval_mode");
+                if let Some(mode) = r.approval_mode(&path, item) {
+                    server
+                        .tool_approval_modes
+                        .insert(tool_name.to_owned(), mode);
+                }
+            } else {
+                r.unknown_key(key, &["approval_mode"]);
+            }
+        }
+    }
+}
+
+fn required_string(
+    r: &mut Reader<'_, '_>,
+    table: &DeTable<'_>,
+    parent: &str,
+    key: &str,
+    at: usize,
+) -> Option<String> {
+    let path = format!("{parent}.{key}");
+    match table.get(key) {
+        Some(value) => r.non_empty_string(&path, value),
+        None => {
+            r.error(
+                &path,
+                at,
+                ConfigErrorKind::MissingField,
+                format!("`{path}` is missing"),
+                Some(format!("add `{key} = \"...\"` to `{parent}`")),
+            );
+            None
+        }
+    }
+}
+
+fn parse_oauth(r: &mut Reader<'_, '_>, value: &Value<'_>) -> Option<OAuthConfig> {
+    let table = r.table("oauth", value)?;
+    for (key, _) in table {
+        if key.get_ref().as_ref() != "client_id" {
+            r.unknown_key(key, &["client_id"]);
+        }
+    }
+    let client_id = required_string(r, table, "oauth", "client_id", value.span().start)?;
+    Some(OAuthConfig::new(client_id))
+}
+
+fn parse_ema(r: &mut Reader<'_, '_>, value: &Value<'_>) -> Option<EmaConfig> {
+    let table = r.table("ema", value)?;
+    for (key, _) in table {
+        if !["issuer", "client_id"].contains(&key.get_ref().as_ref()) {
+            r.unknown_key(key, &["issuer", "client_id"]);
+        }
+    }
+    let at = value.span().start;
+    let issuer = required_string(r, table, "ema", "issuer", at);
+    if let (Some(issuer), Some(v)) = (&issuer, table.get("issuer")) {
+        check_url(r, "ema.issuer", v.span().start, issuer);
+    }
+    let client_id = required_string(r, table, "ema", "client_id", at);
+    Some(EmaConfig::new(issuer?, client_id?))
+}
+
+pub(crate) fn check_url(r: &mut Reader<'_, '_>, field: &str, offset: usize, url: &str) {
+    if let Some(problem) = url_problem(url) {
+        r.error(
+            field,
+            offset,
+            ConfigErrorKind::InvalidUrl,
+            format!("`{url}` {problem}"),
+            Some("use an absolute URL such as `https://example.com/mcp`".to_owned()),
+        );
+    }
+}
+
+fn check_var_name(r: &mut Reader<'_, '_>, field: &str, offset: usize, var: &str) {
+    if !env_var_name_ok(var) {
+        let message = if var.is_empty() {
+            "the environment variable name is empty".to_owned()
+        } else {
+            format!("`{var}` is not a valid environment variable name")
+        };
+        r.error(
+            field,
+            offset,
+            ConfigErrorKind::InvalidValue,
+            message,
+            Some("use a non-empty name without `=`".to_owned()),
+        );
+    }
+}
+
+fn check_header(
+    r: &mut Reader<'_, '_>,
+    field: &str,
+    offset: usize,
+    name: &str,
+    value: Option<&str>,
+) {
+    if !header_name_ok(name) {
+        r.error(
+            field,
+            offset,
+            ConfigErrorKind::InvalidValue,
+            format!("`{name}` is not a valid HTTP header name"),
+            Some("use letters, digits and `-`".to_owned()),
+        );
+    }
+    if value.is_some_and(|v| !header_value_ok(v)) {
+        r.error(
+            field,
+            offset,
+            ConfigErrorKind::InvalidValue,
+            format!("the value of header `{name}` contains a line break"),
+            Some("remove CR/LF characters from the value".to_owned()),
+        );
+    }
+}
+
+fn other_kind(kind: Kind) -> &'static str {
+    if kind == Kind::Http {
+        "stdio"
+    } else {
+        "streamable HTTP"
+    }
+}
+
+/// A valid server name close to `raw`: invalid bytes become `_`, at most 64 bytes.
+pub(crate) fn suggest_name(raw: &str) -> String {
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if name.is_empty() {
+        name.push_str("server");
+    }
+    name
+}

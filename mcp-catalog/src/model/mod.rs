@@ -1,0 +1,20 @@
+//! The configuration model: what a parsed configuration is made of, independent of the
+//! file it came from. [`Config`](crate::Config) and [`LoadedConfig`](crate::LoadedConfig),
+//! environments and their ssh settings, one server ([`ServerConfig`](crate::ServerConfig))
+//! with its [`Transport`](crate::Transport), tool filters, workload identity, the
+//! [`ConfigFormat`](crate::ConfigFormat) names, connection fingerprints and the remote line
+//! of an ssh server.
+//!
+//! Imports only the crate root's shared modules (`diagnostic`, `env`): never `formats`
+//! (no parser is called from here; `formats` builds these values), `resolve`, `hosts` or
+//! `export`.
+
+pub(crate) mod config;
+pub(crate) mod filter;
+pub(crate) mod fingerprint;
+pub(crate) mod format;
+pub(crate) mod remote_line;
+pub(crate) mod server;
+pub(crate) mod ssh;
+pub(crate) mod transport;
+pub(crate) mod workload;

@@ -1,0 +1,546 @@
+//! One configured server: transport plus the settings around it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use mcp_key::EnvironmentId;
+
+use crate::model::filter::ToolFilter;
+use crate::model::transport::{HttpConfig, StdioConfig, Transport};
+
+/// Default time allowed for create + initialize + first `tools/list` (`startup_timeout_sec`).
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time allowed for one tool call (`tool_timeout_sec`).
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// When a tool call needs the user's approval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ApprovalMode {
+    /// The host decides (its normal policy). The default.
+    #[default]
+    Auto,
+    /// Always ask before calling.
+    Prompt,
+    /// Ask before calls that may write (tools not annotated read-only).
+    Writes,
+    /// Always approved without asking.
+    Approve,
+}
+
+impl ApprovalMode {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Prompt => "prompt",
+            ApprovalMode::Writes => "writes",
+            ApprovalMode::Approve => "approve",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(ApprovalMode::Auto),
+            "prompt" => Some(ApprovalMode::Prompt),
+            "writes" => Some(ApprovalMode::Writes),
+            "approve" => Some(ApprovalMode::Approve),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// When a server starts (`startup`, per server, or `mcp_startup`, catalog-wide).
+///
+/// A server's own `startup` wins over the catalog-wide `mcp_startup`; with neither written
+/// the policy is [`StartupPolicy::Eager`] (see
+/// [`ResolvedCatalog::startup_policy`](crate::ResolvedCatalog::startup_policy)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum StartupPolicy {
+    /// Start with every other server when the connection set is built. The default.
+    #[default]
+    Eager,
+    /// When the tool catalog cache holds this server's tools, show the cached tools and
+    /// start the server only on first use; without a cached catalog, start eagerly.
+    LazyWhenCached,
+}
+
+impl StartupPolicy {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StartupPolicy::Eager => "eager",
+            StartupPolicy::LazyWhenCached => "lazy_when_cached",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "eager" => Some(StartupPolicy::Eager),
+            "lazy_when_cached" => Some(StartupPolicy::LazyWhenCached),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for StartupPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which MCP protocol era to speak with a server (`protocol`, per server, or
+/// `mcp_protocol`, catalog-wide; a server's own value wins, default [`ProtocolChoice::Auto`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ProtocolChoice {
+    /// Try MCP 2026-07-28 (`server/discover`) and fall back to the 2025-11-25 `initialize`
+    /// handshake for a server of the older era. The default.
+    #[default]
+    Auto,
+    /// Only MCP 2026-07-28 (`server/discover`, stateless requests).
+    V2026_07_28,
+    /// Only the 2025-11-25 `initialize` handshake (and the versions before it the server
+    /// may answer with).
+    V2025_11_25,
+}
+
+impl ProtocolChoice {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolChoice::Auto => "auto",
+            ProtocolChoice::V2026_07_28 => "2026-07-28",
+            ProtocolChoice::V2025_11_25 => "2025-11-25",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(ProtocolChoice::Auto),
+            "2026-07-28" => Some(ProtocolChoice::V2026_07_28),
+            "2025-11-25" => Some(ProtocolChoice::V2025_11_25),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ProtocolChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What happens when a tool's definition changes since it was pinned (`tool_drift`, per
+/// server, or catalog-wide; a server's own value wins, default
+/// [`ToolDriftPolicy::Reapprove`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ToolDriftPolicy {
+    /// Every change is reported and the new definition pinned; nothing is held back.
+    Notice,
+    /// Changes that add risk (a new tool, a wider input schema, annotations that say less
+    /// safe, a description that gained URLs, file paths or instructions to the model) hold
+    /// the tool back until the user accepts it, which a host may ask in-band; other changes
+    /// are reported and re-pinned. The default.
+    #[default]
+    Reapprove,
+    /// Every change holds the tool back until it is accepted out of band (e.g. `mcpctl
+    /// accept`); a host does not offer to accept it in the middle of a call.
+    Block,
+}
+
+impl ToolDriftPolicy {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolDriftPolicy::Notice => "notice",
+            ToolDriftPolicy::Reapprove => "reapprove",
+            ToolDriftPolicy::Block => "block",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "notice" => Some(ToolDriftPolicy::Notice),
+            "reapprove" => Some(ToolDriftPolicy::Reapprove),
+            "block" => Some(ToolDriftPolicy::Block),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ToolDriftPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which tools a gateway in front of the catalog lists to its clients (`tool_exposure`,
+/// catalog-wide; a command-line flag wins, default [`ToolExposure::All`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ToolExposure {
+    /// Every tool of every server, under its qualified name. The default.
+    #[default]
+    All,
+    /// A tool that searches the catalog and one that calls a tool by its qualified name,
+    /// instead of every tool (for catalogs too large to send a model whole).
+    Search,
+}
+
+impl ToolExposure {
+    /// The text form used in configuration.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolExposure::All => "all",
+            ToolExposure::Search => "search",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "all" => Some(ToolExposure::All),
+            "search" => Some(ToolExposure::Search),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for ToolExposure {
+    type Err = String;
+
+    /// Parses `all` or `search`; the error says which values there are.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s).ok_or_else(|| format!("unknown tool exposure `{s}`: use `all` or `search`"))
+    }
+}
+
+impl fmt::Display for ToolExposure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The configuration of one server (`[mcp_servers.<name>]`), independent of its name.
+///
+/// Build one in code with [`ServerConfig::stdio`] or [`ServerConfig::http`] and the
+/// `with_*` setters, or from a transport's settings with `From`:
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_catalog::{ApprovalMode, ServerConfig};
+/// let files = ServerConfig::stdio("npx")
+///     .with_args(["-y", "@modelcontextprotocol/server-filesystem", "."])
+///     .with_tool_timeout(Duration::from_secs(60))
+///     .with_tool_approval_mode("write_file", ApprovalMode::Prompt);
+/// assert_eq!(files.approval_mode("write_file"), ApprovalMode::Prompt);
+/// assert_eq!(files.approval_mode("read_file"), ApprovalMode::Auto);
+///
+/// use mcp_catalog::HttpConfig;
+/// let tickets = ServerConfig::from(
+///     HttpConfig::new("https://tickets.example.com/mcp").with_bearer_token_env_var("TOKEN"),
+/// );
+/// assert!(tickets.transport().as_http().is_some());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerConfig {
+    pub(crate) transport: Transport,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) tool_timeout: Duration,
+    pub(crate) tool_filter: ToolFilter,
+    pub(crate) required: bool,
+    pub(crate) enabled: bool,
+    pub(crate) environment: EnvironmentId,
+    pub(crate) supports_parallel_tool_calls: bool,
+    pub(crate) default_approval_mode: ApprovalMode,
+    pub(crate) tool_approval_modes: BTreeMap<String, ApprovalMode>,
+    pub(crate) description: Option<String>,
+    pub(crate) startup_policy: Option<StartupPolicy>,
+    pub(crate) protocol: Option<ProtocolChoice>,
+    pub(crate) tool_drift: Option<ToolDriftPolicy>,
+    pub(crate) tool_cache: bool,
+}
+
+impl ServerConfig {
+    /// A server with this transport and every other setting at its default.
+    pub fn new(transport: Transport) -> Self {
+        Self {
+            transport,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            tool_filter: ToolFilter::new(),
+            required: false,
+            enabled: true,
+            environment: EnvironmentId::LOCAL,
+            supports_parallel_tool_calls: false,
+            default_approval_mode: ApprovalMode::Auto,
+            tool_approval_modes: BTreeMap::new(),
+            description: None,
+            startup_policy: None,
+            protocol: None,
+            tool_drift: None,
+            tool_cache: true,
+        }
+    }
+
+    /// A stdio server running `command`.
+    pub fn stdio(command: impl Into<String>) -> Self {
+        Self::new(Transport::Stdio(StdioConfig::new(command)))
+    }
+
+    /// A streamable HTTP server at `url`.
+    pub fn http(url: impl Into<String>) -> Self {
+        Self::new(Transport::StreamableHttp(HttpConfig::new(url)))
+    }
+
+    /// A legacy HTTP+SSE server whose event stream is at `url`.
+    pub fn sse(url: impl Into<String>) -> Self {
+        Self::new(Transport::Sse(HttpConfig::new(url)))
+    }
+
+    /// Replaces the transport.
+    #[must_use]
+    pub fn with_transport(mut self, transport: Transport) -> Self {
+        self.transport = transport;
+        self
+    }
+
+    /// Sets the arguments of a stdio server (no effect on an HTTP server).
+    #[must_use]
+    pub fn with_args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        if let Transport::Stdio(stdio) = &mut self.transport {
+            stdio.args = args.into_iter().map(Into::into).collect();
+        }
+        self
+    }
+
+    /// Sets the startup timeout (zero is replaced by the default).
+    #[must_use]
+    pub fn with_startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = if timeout.is_zero() {
+            DEFAULT_STARTUP_TIMEOUT
+        } else {
+            timeout
+        };
+        self
+    }
+
+    /// Sets the per-call timeout (zero is replaced by the default).
+    #[must_use]
+    pub fn with_tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = if timeout.is_zero() {
+            DEFAULT_TOOL_TIMEOUT
+        } else {
+            timeout
+        };
+        self
+    }
+
+    /// Sets the tool filter.
+    #[must_use]
+    pub fn with_tool_filter(mut self, filter: ToolFilter) -> Self {
+        self.tool_filter = filter;
+        self
+    }
+
+    /// Marks the server as required: startup fails as a whole if it fails.
+    #[must_use]
+    pub fn with_required(mut self, required: bool) -> Self {
+        self.required = required;
+        self
+    }
+
+    /// Enables or disables the server (`enabled = false` vetoes it when it wins).
+    #[must_use]
+    pub fn with_enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Sets the environment the server runs in.
+    #[must_use]
+    pub fn with_environment(mut self, environment: EnvironmentId) -> Self {
+        self.environment = environment;
+        self
+    }
+
+    /// Declares whether the server handles concurrent tool calls.
+    #[must_use]
+    pub fn with_supports_parallel_tool_calls(mut self, supports: bool) -> Self {
+        self.supports_parallel_tool_calls = supports;
+        self
+    }
+
+    /// Sets the approval mode for tools without their own.
+    #[must_use]
+    pub fn with_default_approval_mode(mut self, mode: ApprovalMode) -> Self {
+        self.default_approval_mode = mode;
+        self
+    }
+
+    /// Sets the approval mode of one tool (raw name).
+    #[must_use]
+    pub fn with_tool_approval_mode(mut self, tool: impl Into<String>, mode: ApprovalMode) -> Self {
+        self.tool_approval_modes.insert(tool.into(), mode);
+        self
+    }
+
+    /// Sets a human-readable description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Sets this server's startup policy (`startup`), overriding the catalog-wide
+    /// `mcp_startup`.
+    #[must_use]
+    pub fn with_startup_policy(mut self, policy: StartupPolicy) -> Self {
+        self.startup_policy = Some(policy);
+        self
+    }
+
+    /// Sets the protocol era to speak with this server (`protocol`), overriding the
+    /// catalog-wide `mcp_protocol`.
+    #[must_use]
+    pub fn with_protocol(mut self, protocol: ProtocolChoice) -> Self {
+        self.protocol = Some(protocol);
+        self
+    }
+
+    /// This server's own `protocol`, `None` when not written (the catalog-wide value, else
+    /// `auto`, applies: [`ResolvedCatalog::protocol`](crate::ResolvedCatalog::protocol)).
+    pub fn protocol(&self) -> Option<ProtocolChoice> {
+        self.protocol
+    }
+
+    /// Sets what happens when one of its tools changes since it was pinned (`tool_drift`);
+    /// wins over the catalog-wide value.
+    #[must_use]
+    pub fn with_tool_drift(mut self, policy: ToolDriftPolicy) -> Self {
+        self.tool_drift = Some(policy);
+        self
+    }
+
+    /// Its own `tool_drift`, `None` when not written (the catalog-wide value applies).
+    pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
+        self.tool_drift
+    }
+
+    /// Lets the tool catalog cache keep this server's tools (`tool_cache`, default `true`),
+    /// or opts the server out of it.
+    #[must_use]
+    pub fn with_tool_cache(mut self, enabled: bool) -> Self {
+        self.tool_cache = enabled;
+        self
+    }
+
+    /// How to reach the server.
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// Time allowed for create + initialize + first `tools/list`.
+    pub fn startup_timeout(&self) -> Duration {
+        self.startup_timeout
+    }
+
+    /// Time allowed for one tool call.
+    pub fn tool_timeout(&self) -> Duration {
+        self.tool_timeout
+    }
+
+    /// Which tools may be listed and called.
+    pub fn tool_filter(&self) -> &ToolFilter {
+        &self.tool_filter
+    }
+
+    /// Whether startup fails as a whole if this server fails.
+    pub fn required(&self) -> bool {
+        self.required
+    }
+
+    /// Whether the server is enabled in its own configuration.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The environment the server runs in (`local` by default).
+    pub fn environment(&self) -> &EnvironmentId {
+        &self.environment
+    }
+
+    /// Whether the server handles concurrent tool calls.
+    pub fn supports_parallel_tool_calls(&self) -> bool {
+        self.supports_parallel_tool_calls
+    }
+
+    /// The approval mode for tools without their own.
+    pub fn default_approval_mode(&self) -> ApprovalMode {
+        self.default_approval_mode
+    }
+
+    /// Per-tool approval modes (raw tool name -> mode).
+    pub fn tool_approval_modes(&self) -> &BTreeMap<String, ApprovalMode> {
+        &self.tool_approval_modes
+    }
+
+    /// The approval mode for one tool: its own, else the server default. An environment's
+    /// `default_tools_approval_mode` is applied by
+    /// [`ResolvedCatalog::approval_mode`](crate::ResolvedCatalog::approval_mode).
+    pub fn approval_mode(&self, raw_tool_name: &str) -> ApprovalMode {
+        self.tool_approval_modes
+            .get(raw_tool_name)
+            .copied()
+            .unwrap_or(self.default_approval_mode)
+    }
+
+    /// The human-readable description, if any.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// This server's own startup policy (`startup`), `None` when it does not set one. The
+    /// effective policy, with the catalog-wide `mcp_startup` applied, is
+    /// [`ResolvedCatalog::startup_policy`](crate::ResolvedCatalog::startup_policy).
+    pub fn startup_policy(&self) -> Option<StartupPolicy> {
+        self.startup_policy
+    }
+
+    /// Whether the tool catalog cache may keep this server's tools (`tool_cache`, default
+    /// `true`).
+    pub fn tool_cache(&self) -> bool {
+        self.tool_cache
+    }
+}
+
+impl From<Transport> for ServerConfig {
+    fn from(transport: Transport) -> Self {
+        Self::new(transport)
+    }
+}
+
+impl From<StdioConfig> for ServerConfig {
+    fn from(stdio: StdioConfig) -> Self {
+        Self::new(Transport::Stdio(stdio))
+    }
+}
+
+impl From<HttpConfig> for ServerConfig {
+    fn from(http: HttpConfig) -> Self {
+        Self::new(Transport::StreamableHttp(http))
+    }
+}
