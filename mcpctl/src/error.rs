@@ -134,8 +134,8 @@ impl CliError {
     /// Prints `error: ...`, the details, and `hint: ...` to stderr.
     pub(crate) fn print(&self) {
         // Messages carry server text (failure reasons, HTTP bodies, stderr tails).
-        use crate::render::terminal_safe as safe;
-        let s = crate::style::Style::stderr();
+        use crate::term::render::terminal_safe as safe;
+        let s = crate::term::style::Style::stderr();
         eprintln!("{} {}", s.red_bold("error:"), safe(&self.message));
         for line in &self.details {
             eprintln!("  {}", safe(line));

@@ -10,20 +10,12 @@
 //! `mcpctl --help`.
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "CLI output")]
 
-mod auth;
 mod cli;
 mod commands;
-mod config;
-mod demo;
-mod elicit;
 mod error;
-mod inputs;
-mod progress;
-mod render;
+mod host;
 mod serve;
-mod session;
-mod style;
-mod trust;
+mod term;
 
 use std::process::ExitCode;
 
@@ -34,7 +26,7 @@ use crate::cli::{Cli, Command};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing(cli.global.verbose);
-    render::set_table_width(cli.global.wide);
+    term::render::set_table_width(cli.global.wide);
     if let Command::FakeServer(args) = &cli.command {
         return commands::fake_server::run(args);
     }
@@ -54,7 +46,7 @@ fn main() -> ExitCode {
         Err(e) => {
             e.print();
             if json {
-                render::out_json(&e.to_json());
+                term::render::out_json(&e.to_json());
             }
             e.code()
         }

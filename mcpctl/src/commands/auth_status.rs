@@ -8,11 +8,11 @@ use mcp_catalog::{ResolvedCatalog, ServerConfig, Transport};
 use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
-use crate::auth::{self, ServerAuth};
 use crate::cli::GlobalArgs;
 use crate::error::CliError;
-use crate::session::Loaded;
-use crate::style::Style;
+use crate::host::auth::{self, ServerAuth};
+use crate::host::session::Loaded;
+use crate::term::style::Style;
 
 /// One server's line.
 struct Row {
@@ -43,9 +43,9 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     let origin = &loaded.origin();
     let location = store.as_ref().map(|s| s.location());
     if global.json {
-        crate::render::out_json(&to_json(origin, location.as_deref(), &rows));
+        crate::term::render::out_json(&to_json(origin, location.as_deref(), &rows));
     } else {
-        crate::render::out(&human(origin, location.as_deref(), &rows, Style::stdout()));
+        crate::term::render::out(&human(origin, location.as_deref(), &rows, Style::stdout()));
     }
     Ok(0)
 }
@@ -126,7 +126,7 @@ fn human(origin: &str, location: Option<&str>, rows: &[Row], s: Style) -> String
             ]
         })
         .collect();
-    lines.extend(crate::render::table_painted(
+    lines.extend(crate::term::render::table_painted(
         &cells,
         |r, c, cell| match rows.get(r) {
             Some(row) if c == 2 => paint(row.status, cell, s),

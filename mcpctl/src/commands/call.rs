@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use crate::cli::{CallArgs, GlobalArgs};
 use crate::error::{CliError, EXIT_FAILURE};
-use crate::progress::{CallProgress, ProgressMode};
-use crate::session::Session;
-use crate::style::Style;
+use crate::host::session::Session;
+use crate::term::progress::{CallProgress, ProgressMode};
+use crate::term::style::Style;
 
 const ARGS_HINT: &str =
     r#"pass a JSON object, for example '{"text": "hello"}', or `-` to read it from stdin"#;
@@ -98,7 +98,7 @@ pub(crate) async fn run(
         .and_then(Value::as_bool)
         .unwrap_or(false);
     if global.json {
-        crate::render::out_json(&wire);
+        crate::term::render::out_json(&wire);
     } else if is_error {
         let s = Style::stderr();
         eprintln!(
@@ -106,9 +106,9 @@ pub(crate) async fn run(
             s.red_bold("error:"),
             args.name
         );
-        eprint!("{}", crate::render::call_result(&wire));
+        eprint!("{}", crate::term::render::call_result(&wire));
     } else {
-        crate::render::out(&crate::render::call_result(&wire));
+        crate::term::render::out(&crate::term::render::call_result(&wire));
     }
     Ok(if is_error { EXIT_FAILURE } else { 0 })
 }

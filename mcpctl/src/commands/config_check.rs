@@ -8,11 +8,11 @@ use mcp_catalog::{
 use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
-use crate::config;
 use crate::error::{CliError, EXIT_USAGE};
-use crate::progress::plural;
-use crate::session::Loaded;
-use crate::style::Style;
+use crate::host::config;
+use crate::host::session::Loaded;
+use crate::term::progress::plural;
+use crate::term::style::Style;
 
 /// Runs `config check`: exit code 0 when valid, 2 when not.
 pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
@@ -20,7 +20,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     let shown = discovery.path().unwrap_or_default();
     // Without a trust store every project file is only reviewed.
     let store = if discovery.uses_trust() {
-        crate::trust::open_store().ok()
+        crate::host::trust::open_store().ok()
     } else {
         None
     };
@@ -53,7 +53,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
                     || shown.display().to_string(),
                     |e| e.location().origin().to_owned(),
                 );
-                crate::render::out_json(&json!({
+                crate::term::render::out_json(&json!({
                     "config": origin,
                     "valid": false,
                     "errors": errors.iter().map(error_json).collect::<Vec<_>>(),
@@ -71,7 +71,9 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         Discovered::NeedsTrust {
             config, untrusted, ..
         } if config != untrusted => {
-            return Err(crate::trust::untrusted_plugin_error(&config, &untrusted));
+            return Err(crate::host::trust::untrusted_plugin_error(
+                &config, &untrusted,
+            ));
         }
         Discovered::NeedsTrust { config, .. } => {
             // Every file, the trusted user files of a client too, for review only.
@@ -104,7 +106,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     };
     let catalog = loaded.catalog();
     if global.json {
-        crate::render::out_json(&json!({
+        crate::term::render::out_json(&json!({
             "config": loaded.origin(),
             "format": loaded.files.last().and_then(LoadedConfig::format).map(|f| f.name()),
             "files": loaded.files.iter().filter(|_| !loaded.demo).map(|f| json!({
@@ -144,7 +146,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
             lines.push(format!("format: {} ({})", format.id(), file.origin()));
         }
     }
-    lines.extend(crate::render::table(&rows));
+    lines.extend(crate::term::render::table(&rows));
     for conflict in catalog.conflicts() {
         lines.push(format!("{} {conflict}", s.yellow("conflict:")));
     }
@@ -153,7 +155,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
         lines.extend(
             review
                 .iter()
-                .map(|l| format!("  {}", crate::render::terminal_safe(l))),
+                .map(|l| format!("  {}", crate::term::render::terminal_safe(l))),
         );
     }
     if let Some(path) = &untrusted {
@@ -166,7 +168,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
     }
     let mut text = lines.join("\n");
     text.push('\n');
-    crate::render::out(&text);
+    crate::term::render::out(&text);
     Ok(0)
 }
 

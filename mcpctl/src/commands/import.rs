@@ -6,8 +6,8 @@ use std::io::Write as _;
 use serde_json::json;
 
 use crate::cli::{GlobalArgs, ImportArgs};
-use crate::config;
 use crate::error::CliError;
+use crate::host::config;
 
 /// Runs `config import`: exit code 0 once written.
 pub(crate) fn run(global: &GlobalArgs, args: &ImportArgs) -> Result<u8, CliError> {
@@ -35,9 +35,9 @@ pub(crate) fn run(global: &GlobalArgs, args: &ImportArgs) -> Result<u8, CliError
         .collect();
     let Some(output) = &args.output else {
         if global.json {
-            crate::render::out_json(&json!({ "imported": origins, "toml": text }));
+            crate::term::render::out_json(&json!({ "imported": origins, "toml": text }));
         } else {
-            crate::render::out(&text);
+            crate::term::render::out(&text);
         }
         return Ok(0);
     };
@@ -60,9 +60,11 @@ pub(crate) fn run(global: &GlobalArgs, args: &ImportArgs) -> Result<u8, CliError
     file.write_all(text.as_bytes())
         .map_err(|e| CliError::failure(format!("cannot write `{shown}`: {e}")))?;
     if global.json {
-        crate::render::out_json(&json!({ "imported": origins, "written": shown.to_string() }));
+        crate::term::render::out_json(
+            &json!({ "imported": origins, "written": shown.to_string() }),
+        );
     } else {
-        crate::render::out(&format!(
+        crate::term::render::out(&format!(
             "wrote {shown} from {}; check it with `mcpctl --config {shown} config check`\n",
             origins.join(", ")
         ));

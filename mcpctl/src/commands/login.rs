@@ -8,11 +8,11 @@ use std::time::Duration;
 use mcp_auth::{AuthError, BoxFuture, BrowserAgent, HeadlessAgent, OAuthCredentials, UserAgent};
 use serde_json::json;
 
-use crate::auth;
 use crate::cli::{GlobalArgs, LoginArgs};
 use crate::error::CliError;
-use crate::session::Loaded;
-use crate::style::Style;
+use crate::host::auth;
+use crate::host::session::Loaded;
+use crate::term::style::Style;
 
 /// Runs `login`.
 pub(crate) async fn run(global: &GlobalArgs, args: &LoginArgs) -> Result<u8, CliError> {
@@ -59,13 +59,13 @@ pub(crate) async fn run(global: &GlobalArgs, args: &LoginArgs) -> Result<u8, Cli
         .await
         .map_err(|e| auth::login_error(&e, &key, challenge.is_some()))?;
     if global.json {
-        crate::render::out_json(&json!({
+        crate::term::render::out_json(&json!({
             "server": key,
             "logged_in": true,
             "store": location,
         }));
     } else {
-        crate::render::out(&format!(
+        crate::term::render::out(&format!(
             "{} to `{key}` (credentials stored in {location})\n",
             Style::stdout().green("logged in")
         ));

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use mcp_catalog::Transport;
 use serde_json::json;
 
-use crate::auth;
 use crate::cli::{GlobalArgs, LogoutArgs};
 use crate::error::CliError;
-use crate::session::Loaded;
+use crate::host::auth;
+use crate::host::session::Loaded;
 
 /// Runs `logout`.
 pub(crate) async fn run(global: &GlobalArgs, args: &LogoutArgs) -> Result<u8, CliError> {
@@ -51,17 +51,17 @@ pub(crate) async fn run(global: &GlobalArgs, args: &LogoutArgs) -> Result<u8, Cl
         .map_err(|e| auth::login_error(&e, &key, true))?;
     let removed = stored.is_some();
     if global.json {
-        crate::render::out_json(&json!({
+        crate::term::render::out_json(&json!({
             "server": key,
             "removed": removed,
             "store": location,
         }));
     } else if removed {
-        crate::render::out(&format!(
+        crate::term::render::out(&format!(
             "logged out of `{key}` (removed its credentials from {location})\n"
         ));
     } else {
-        crate::render::out(&format!(
+        crate::term::render::out(&format!(
             "no stored credentials for `{key}` in {location}; nothing to remove\n"
         ));
     }

@@ -14,10 +14,11 @@ pub(crate) mod resources;
 pub(crate) mod shell;
 pub(crate) mod status;
 pub(crate) mod tools;
+pub(crate) mod trust;
 
 use crate::cli::{Cli, Command, ConfigCommand, GlobalArgs, ToolsArgs};
 use crate::error::CliError;
-use crate::session::Session;
+use crate::host::session::Session;
 
 /// Runs a command; returns the exit code.
 pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
@@ -40,7 +41,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
         }
         Command::Logout(args) => return logout::run(&global, args).await,
         Command::AuthStatus => return auth_status::run(&global).await,
-        Command::Trust(args) => return crate::trust::run(args.path.as_deref(), &global),
+        Command::Trust(args) => return trust::run(args.path.as_deref(), &global),
         Command::Serve(args) => return crate::serve::run(&global, args, &mut stop).await,
         Command::Completions(args) => return Ok(shell::completions(args.shell)),
         Command::Man => return shell::man_page(),
@@ -149,7 +150,7 @@ pub(crate) async fn wait_relevant(
     let only = server.map(|s| session.server_key(s)).transpose()?;
     let relevant = session
         .wait_servers(
-            crate::progress::ProgressMode::choose(global.json, false),
+            crate::term::progress::ProgressMode::choose(global.json, false),
             only.as_ref(),
         )
         .await;
@@ -162,7 +163,7 @@ pub(crate) async fn wait_relevant(
 pub(crate) fn warn_drift(session: &Session, servers: &[mcp_connections::ServerStatus]) {
     for status in servers {
         for drift in session.set.tool_drift(&status.key) {
-            crate::render::warn(&format!(
+            crate::term::render::warn(&format!(
                 "tool `{}` of server `{}` changed since it was first seen and is held back: {} (if you trust the change: mcpctl accept {} {})",
                 drift.tool.escape_debug(),
                 status.key,
@@ -183,7 +184,7 @@ async fn accept(
     let key = session.server_key(&args.server)?;
     session
         .wait_servers(
-            crate::progress::ProgressMode::choose(global.json, false),
+            crate::term::progress::ProgressMode::choose(global.json, false),
             Some(&key),
         )
         .await;
@@ -201,9 +202,9 @@ async fn accept(
         .set
         .accept_tool_changes(&key, args.tool.as_deref())
         .map_err(|e| CliError::failure(e.to_string()))?;
-    crate::render::out(&format!(
+    crate::term::render::out(&format!(
         "accepted {} of server `{key}`\n",
-        crate::progress::plural(accepted, "changed tool")
+        crate::term::progress::plural(accepted, "changed tool")
     ));
     Ok(0)
 }
@@ -220,7 +221,7 @@ pub(crate) fn warn_unready(servers: &[mcp_connections::ServerStatus]) -> bool {
             _ => "not ready".to_owned(),
         };
         required_failed |= status.required;
-        crate::render::warn(&format!(
+        crate::term::render::warn(&format!(
             "server `{}` is not ready ({why}); its items are missing (run `mcpctl status` for details)",
             status.key
         ));
@@ -240,7 +241,7 @@ pub(crate) fn environment_group(key: &mcp_key::McpServerKey) -> String {
 pub(crate) fn with_group_headers(
     lines: Vec<String>,
     group_of: impl Fn(usize) -> String,
-    style: crate::style::Style,
+    style: crate::term::style::Style,
 ) -> Vec<String> {
     let mut out = Vec::with_capacity(lines.len());
     let mut current: Option<String> = None;

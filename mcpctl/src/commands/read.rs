@@ -2,7 +2,7 @@
 
 use crate::cli::{GlobalArgs, ReadArgs};
 use crate::error::CliError;
-use crate::session::Session;
+use crate::host::session::Session;
 
 /// Runs `read`.
 pub(crate) async fn run(
@@ -19,9 +19,9 @@ pub(crate) async fn run(
     let wire = serde_json::to_value(&result)
         .map_err(|e| CliError::failure(format!("cannot encode the resource as JSON: {e}")))?;
     if global.json {
-        crate::render::out_json(&wire);
+        crate::term::render::out_json(&wire);
     } else {
-        crate::render::out(&crate::render::resource_contents(&wire));
+        crate::term::render::out(&crate::term::render::resource_contents(&wire));
     }
     Ok(0)
 }

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
 use crate::error::{CliError, EXIT_FAILURE};
-use crate::progress::plural;
-use crate::session::Session;
-use crate::style::Style;
+use crate::host::session::Session;
+use crate::term::progress::plural;
+use crate::term::style::Style;
 
 /// Runs `resources`.
 pub(crate) async fn run(
@@ -33,12 +33,12 @@ pub(crate) async fn run(
     resources.failures.retain(|(k, _)| !unready.contains(k));
     templates.failures.retain(|(k, _)| !unready.contains(k));
     for (server, error) in resources.failures.iter().chain(&templates.failures) {
-        crate::render::warn(&format!(
+        crate::term::render::warn(&format!(
             "listing the resources of server `{server}` failed: {error}"
         ));
     }
     if global.json {
-        crate::render::out_json(&json!({
+        crate::term::render::out_json(&json!({
             "resources": resources.items,
             "templates": templates.items,
             "failures": resources.failures.iter().chain(&templates.failures)
@@ -58,7 +58,7 @@ pub(crate) async fn run(
             plural(resources.items.len(), "resource"),
             plural(templates.items.len(), "template")
         ));
-        crate::render::out(&text);
+        crate::term::render::out(&text);
     }
     let failed = !resources.failures.is_empty() || !templates.failures.is_empty();
     Ok(if required_failed || failed {
@@ -118,7 +118,7 @@ fn section(heading: &str, uri_heading: &str, items: &[Value], s: Style) -> Strin
             text_of(v, "mime_type"),
         ]
     }));
-    let lines = crate::render::table_painted(&rows, |r, _, cell| {
+    let lines = crate::term::render::table_painted(&rows, |r, _, cell| {
         if r == 0 {
             s.bold(cell)
         } else {

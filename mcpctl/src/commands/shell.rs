@@ -11,7 +11,7 @@ pub(crate) fn completions(shell: clap_complete::Shell) -> u8 {
     let mut command = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut command, "mcpctl", &mut script);
-    crate::render::out(&String::from_utf8_lossy(&script));
+    crate::term::render::out(&String::from_utf8_lossy(&script));
     0
 }
 
@@ -21,6 +21,6 @@ pub(crate) fn man_page() -> Result<u8, CliError> {
     clap_mangen::Man::new(Cli::command())
         .render(&mut page)
         .map_err(|e| CliError::failure(format!("cannot render the manual page: {e}")))?;
-    crate::render::out(&String::from_utf8_lossy(&page));
+    crate::term::render::out(&String::from_utf8_lossy(&page));
     Ok(0)
 }

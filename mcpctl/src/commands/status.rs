@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
 use crate::error::{CliError, EXIT_FAILURE, clean_message, not_ready_hint};
-use crate::progress::{ProgressMode, plural};
-use crate::session::Session;
-use crate::style::Style;
+use crate::host::session::Session;
+use crate::term::progress::{ProgressMode, plural};
+use crate::term::style::Style;
 
 /// Runs `status`.
 pub(crate) async fn run(session: &mut Session, global: &GlobalArgs) -> Result<u8, CliError> {
@@ -33,9 +33,9 @@ pub(crate) async fn run(session: &mut Session, global: &GlobalArgs) -> Result<u8
             .iter()
             .filter_map(|s| Some((s.key.clone(), session.set.server_info(&s.key)?)))
             .collect();
-        crate::render::out_json(&to_json(&session.origin, &summary, &auth, &info));
+        crate::term::render::out_json(&to_json(&session.origin, &summary, &auth, &info));
     } else {
-        crate::render::out(&human(
+        crate::term::render::out(&human(
             &session.origin,
             &summary,
             &auth,
@@ -65,7 +65,7 @@ async fn auth_of(
         let Some(config) = session.catalog.get(&status.key) else {
             continue;
         };
-        let mut auth = crate::auth::status(
+        let mut auth = crate::host::auth::status(
             &session.catalog,
             &status.key,
             config,
@@ -78,7 +78,7 @@ async fn auth_of(
         }
         let info = ServerAuthInfo {
             status: auth,
-            login_hint: crate::auth::login_hint(&status.key, config),
+            login_hint: crate::host::auth::login_hint(&status.key, config),
         };
         out.insert(status.key.clone(), info);
     }
@@ -159,10 +159,11 @@ fn human(
             ]
         })
         .collect();
-    let table = crate::render::table_painted(&rows, |r, c, cell| match summary.servers.get(r) {
-        Some(status) if c == 2 => paint_state(cell, &status.state, s),
-        _ => cell.to_owned(),
-    });
+    let table =
+        crate::term::render::table_painted(&rows, |r, c, cell| match summary.servers.get(r) {
+            Some(status) if c == 2 => paint_state(cell, &status.state, s),
+            _ => cell.to_owned(),
+        });
     let mut current_group: Option<String> = None;
     for (status, line) in summary.servers.iter().zip(table) {
         let group = super::environment_group(&status.key);
@@ -210,7 +211,7 @@ fn failure_details(
 ) -> Vec<String> {
     let indent = "      ";
     // The message and the stderr tail are the server's own text.
-    let safe = crate::render::terminal_safe;
+    let safe = crate::term::render::terminal_safe;
     let mut out = vec![format!("{indent}{}", safe(&clean_message(f.message())))];
     if let Some(tail) = f.stderr_tail() {
         for line in tail.lines() {

@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 
 use crate::cli::GlobalArgs;
 use crate::error::{CliError, EXIT_FAILURE};
-use crate::progress::plural;
-use crate::session::Session;
-use crate::style::Style;
+use crate::host::session::Session;
+use crate::term::progress::plural;
+use crate::term::style::Style;
 
 /// Runs `tools`.
 pub(crate) async fn run(
@@ -34,9 +34,9 @@ pub(crate) async fn run(
         tools.sort_by_key(|t| super::environment_group(&t.server));
     }
     if global.json {
-        crate::render::out_json(&Value::Array(tools.iter().map(to_json).collect()));
+        crate::term::render::out_json(&Value::Array(tools.iter().map(to_json).collect()));
     } else {
-        crate::render::out(&human(&tools, grouped, Style::stdout()));
+        crate::term::render::out(&human(&tools, grouped, Style::stdout()));
     }
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
 }
@@ -64,7 +64,7 @@ pub(crate) async fn run_changes(
         }
     }
     if global.json {
-        crate::render::out_json(&Value::Array(
+        crate::term::render::out_json(&Value::Array(
             entries
                 .iter()
                 .map(|(server, drift, before, after)| {
@@ -79,7 +79,7 @@ pub(crate) async fn run_changes(
                 .collect(),
         ));
     } else if entries.is_empty() {
-        crate::render::out("no tool changed since it was first seen\n");
+        crate::term::render::out("no tool changed since it was first seen\n");
     } else {
         let mut text = String::new();
         for (server, drift, before, after) in &entries {
@@ -100,7 +100,7 @@ pub(crate) async fn run_changes(
                 drift.tool.escape_debug()
             ));
         }
-        crate::render::out(&text);
+        crate::term::render::out(&text);
     }
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
 }
@@ -139,7 +139,7 @@ pub(crate) async fn run_search(
         .take(limit)
         .collect();
     if global.json {
-        crate::render::out_json(&Value::Array(
+        crate::term::render::out_json(&Value::Array(
             hits.iter()
                 .map(|h| {
                     let mut v = to_json(&h.info);
@@ -149,7 +149,7 @@ pub(crate) async fn run_search(
                 .collect(),
         ));
     } else if hits.is_empty() {
-        crate::render::out(&format!("no tool matches {query:?}\n"));
+        crate::term::render::out(&format!("no tool matches {query:?}\n"));
     } else {
         let s = Style::stdout();
         let mut rows = vec![vec![
@@ -165,7 +165,7 @@ pub(crate) async fn run_search(
             ]
         }));
         let lines = header_table(&rows, s);
-        crate::render::out(&with_summary(
+        crate::term::render::out(&with_summary(
             lines,
             &format!("{} best matching {query:?}", plural(hits.len(), "tool")),
         ));
@@ -219,7 +219,7 @@ pub(crate) async fn run_cached(
                 v
             })
             .collect();
-        crate::render::out_json(&json!({
+        crate::term::render::out_json(&json!({
             "tools": tools,
             "not_cached": missing.iter().map(ToString::to_string).collect::<Vec<_>>(),
         }));
@@ -259,7 +259,7 @@ pub(crate) async fn run_cached(
                 names.join(", ")
             ));
         }
-        crate::render::out(&text);
+        crate::term::render::out(&text);
     }
     Ok(0)
 }
@@ -321,7 +321,7 @@ fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
 
 /// A table with a bold header row.
 fn header_table(rows: &[Vec<String>], s: Style) -> Vec<String> {
-    crate::render::table_painted(rows, |r, _, cell| {
+    crate::term::render::table_painted(rows, |r, _, cell| {
         if r == 0 {
             s.bold(cell)
         } else {

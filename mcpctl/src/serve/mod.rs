@@ -24,7 +24,7 @@ use rmcp::ServiceExt;
 
 use crate::cli::{GlobalArgs, ServeArgs};
 use crate::error::CliError;
-use crate::session::{Loaded, host_options};
+use crate::host::session::{Loaded, host_options};
 
 pub(crate) use gateway::{Gateway, Hub};
 

@@ -71,8 +71,8 @@ impl EnvLookup for InputEnv {
 fn ask_terminal(input: &DeclaredInput) -> Option<String> {
     let prompt = format!(
         "{} (input `{}`, or set {}): ",
-        crate::render::terminal_safe(&input.description),
-        crate::render::terminal_safe(&input.id),
+        crate::term::render::terminal_safe(&input.description),
+        crate::term::render::terminal_safe(&input.id),
         input.variable
     );
     if input.password {

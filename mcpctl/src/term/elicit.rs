@@ -7,7 +7,7 @@ use mcp_connections::model::{ElicitResult, ElicitationAction};
 use mcp_connections::{BoxFuture, ElicitationHandler, ElicitationRequest};
 use serde_json::{Map, Value};
 
-use crate::style::Style;
+use crate::term::style::Style;
 
 /// Asks the person at the terminal; declines when stdin is not a terminal.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ impl ElicitationHandler for TerminalElicitation {
                 eprintln!(
                     "mcpctl: declined a request for input from server `{}` (stdin is not a terminal): {}",
                     request.server,
-                    crate::render::terminal_safe(request.message())
+                    crate::term::render::terminal_safe(request.message())
                 );
                 return ElicitResult::new(ElicitationAction::Decline);
             }
@@ -63,13 +63,13 @@ fn ask(request: &ElicitationRequest) -> ElicitResult {
         "{} server `{}` asks: {}",
         s.cyan_bold("?"),
         request.server,
-        crate::render::terminal_safe(request.message())
+        crate::term::render::terminal_safe(request.message())
     );
     let params = serde_json::to_value(&request.params).unwrap_or(Value::Null);
     if let Some(url) = params.get("url").and_then(Value::as_str) {
         eprintln!(
             "  open this URL to continue: {}",
-            crate::render::terminal_safe(url)
+            crate::term::render::terminal_safe(url)
         );
         return match read_line("  press Enter when done, or type n to decline: ") {
             None => ElicitResult::new(ElicitationAction::Cancel),
@@ -172,7 +172,7 @@ fn field_prompt(name: &str, prop: &Value, required: bool) -> String {
     }
     prompt.push_str(": ");
     // Titles and descriptions come from the server.
-    crate::render::terminal_safe(&prompt).into_owned()
+    crate::term::render::terminal_safe(&prompt).into_owned()
 }
 
 fn plain(v: &Value) -> String {

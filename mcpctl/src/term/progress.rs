@@ -9,7 +9,7 @@ use mcp_connections::{ConnectionEvent, ConnectionSet, StartupSummary};
 use mcp_key::McpServerKey;
 use tokio::sync::mpsc;
 
-use crate::style::Style;
+use crate::term::style::Style;
 
 /// How startup progress is shown (always on stderr).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -285,7 +285,7 @@ fn feed(bar: &ProgressBar, p: &mcp_connections::Progress) {
         None => bar.set_position(scaled(p.progress)),
     }
     let message = match &p.message {
-        Some(m) => crate::render::terminal_safe(m).into_owned(),
+        Some(m) => crate::term::render::terminal_safe(m).into_owned(),
         None if p.total.is_none() => format!("{}", p.progress),
         None => String::new(),
     };
@@ -306,7 +306,7 @@ fn progress_text(p: &mcp_connections::Progress) -> String {
     let message = p
         .message
         .as_deref()
-        .map(|m| format!(" {}", crate::render::terminal_safe(m)))
+        .map(|m| format!(" {}", crate::term::render::terminal_safe(m)))
         .unwrap_or_default();
     format!("{}{total}{message}", p.progress)
 }

@@ -3,7 +3,7 @@
 //! and none of its `${VAR}` is expanded, until the user trusts its exact content (an
 //! interactive prompt on a terminal, `mcpctl trust` otherwise). `--config FILE` is an explicit
 //! choice and trusted as it is. Plugins of a project file that live outside its folder need
-//! their own trust.
+//! their own trust. The `mcpctl trust` command itself is `commands::trust`.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -19,18 +19,19 @@ pub(crate) const TRUST_FILE: &str = "trusted-configs.json";
 
 /// Opens the trust store in the data directory.
 pub(crate) fn open_store() -> Result<TrustStore, CliError> {
-    let dir = crate::auth::data_dir().ok_or_else(|| {
+    let dir = crate::host::auth::data_dir().ok_or_else(|| {
         CliError::usage("cannot find a directory for mcpctl's trust records: HOME is not set")
             .with_hint(format!(
                 "set {} to a directory for mcpctl's data ({})",
-                crate::auth::HOME_VAR,
-                crate::auth::DATA_DIR_RULE
+                crate::host::auth::HOME_VAR,
+                crate::host::auth::DATA_DIR_RULE
             ))
     })?;
     TrustStore::open(dir.join(TRUST_FILE)).map_err(catalog_error)
 }
 
-fn catalog_error(e: mcp_catalog::Error) -> CliError {
+/// A trust store error for a person, with its cause.
+pub(crate) fn catalog_error(e: mcp_catalog::Error) -> CliError {
     let cause = std::error::Error::source(&e)
         .map(|s| format!(": {s}"))
         .unwrap_or_default();
@@ -38,11 +39,11 @@ fn catalog_error(e: mcp_catalog::Error) -> CliError {
 }
 
 /// Review lines, indented, with terminal-unsafe characters escaped.
-fn review_lines(review: &Review) -> Vec<String> {
+pub(crate) fn review_lines(review: &Review) -> Vec<String> {
     review
         .to_string()
         .lines()
-        .map(|l| format!("  {}", crate::render::terminal_safe(l)))
+        .map(|l| format!("  {}", crate::term::render::terminal_safe(l)))
         .collect()
 }
 
@@ -61,11 +62,11 @@ pub(crate) fn find(discovery: &Discovery, json: bool) -> Result<Option<Found>, C
     } else {
         None
     };
-    let env = crate::inputs::InputEnv::for_discovery(discovery, json);
+    let env = crate::term::inputs::InputEnv::for_discovery(discovery, json);
     loop {
         let found = discovery
             .find(store.as_ref(), &env)
-            .map_err(|e| crate::config::load_error(&shown, &e, false))?;
+            .map_err(|e| crate::host::config::load_error(&shown, &e, false))?;
         let (config, untrusted, state, review) = match found {
             Discovered::Ready { files, builder, .. } => return Ok(Some((files, builder))),
             Discovered::NotFound => return Ok(None),
@@ -144,40 +145,4 @@ fn ask(path: &Path, why: &str, review: &Review) -> Result<bool, CliError> {
         .read_line(&mut answer)
         .map_err(|e| CliError::failure(format!("cannot read the answer: {e}")))?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "Yes"))
-}
-
-/// `mcpctl trust [PATH]`: shows what the file would run and records its content as trusted.
-pub(crate) fn run(path: Option<&Path>, global: &crate::cli::GlobalArgs) -> Result<u8, CliError> {
-    let json = global.json;
-    let found = match path {
-        Some(path) => Some(path.to_path_buf()),
-        None => crate::config::discovery(global)?.path(),
-    };
-    let path = match found {
-        Some(path) => path,
-        None => {
-            return Err(
-                CliError::usage("no project configuration here (./mcp.toml, ./.mcp.json)")
-                    .with_hint("name the file or plugin folder to trust: `mcpctl trust PATH`"),
-            );
-        }
-    };
-    let target = mcp_catalog::trust_target(&path);
-    let (_, review) = crate::config::review(&target)?;
-    let mut store = open_store()?;
-    let recorded = store.trust(&path).map_err(catalog_error)?;
-    if json {
-        crate::render::out_json(&serde_json::json!({
-            "trusted": recorded.display().to_string(),
-            "review": review.to_string().lines().collect::<Vec<_>>(),
-        }));
-    } else {
-        let mut text = format!("trusted {}; it will:\n", recorded.display());
-        for line in review_lines(&review) {
-            text.push_str(&line);
-            text.push('\n');
-        }
-        crate::render::out(&text);
-    }
-    Ok(0)
 }

@@ -114,7 +114,7 @@ fn invalid(path: &Path, errors: &[ConfigError], checking: bool) -> CliError {
 /// (normal in a coding agent's config file, whose other settings are not about MCP) are
 /// summarized in one line.
 pub(crate) fn print_warnings(loaded: &LoadedConfig, all: bool) {
-    let s = crate::style::Style::stderr();
+    let s = crate::term::style::Style::stderr();
     let mut ignored = Vec::new();
     for w in loaded.warnings() {
         match w.unknown_key_name() {

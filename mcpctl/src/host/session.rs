@@ -12,9 +12,9 @@ use mcp_testkit::HttpFakeServer;
 use tokio::sync::mpsc;
 
 use crate::cli::GlobalArgs;
-use crate::config;
 use crate::error::CliError;
-use crate::progress::{self, ProgressMode};
+use crate::host::config;
+use crate::term::progress::{self, ProgressMode};
 
 /// The loaded configuration, before any server starts.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
-    /// Finds and loads the configuration ([`crate::trust::find`]), or starts the demo
+    /// Finds and loads the configuration ([`crate::host::trust::find`]), or starts the demo
     /// (printing the demo notice). `demo_http` says whether the demo needs its HTTP server
     /// running; `all_warnings` prints every warning instead of summarizing unknown
     /// top-level keys.
@@ -43,7 +43,7 @@ impl Loaded {
         all_warnings: bool,
     ) -> Result<Self, CliError> {
         let discovery = config::discovery(global)?;
-        match crate::trust::find(&discovery, global.json)? {
+        match crate::host::trust::find(&discovery, global.json)? {
             Some((files, builder)) => Ok(Self::ready(files, builder, all_warnings)),
             None => match config::client_not_found(global, &discovery) {
                 Some(error) => Err(error),
@@ -73,7 +73,7 @@ impl Loaded {
     /// Starts the demo (printing the demo notice).
     pub(crate) async fn demo(demo_http: bool) -> Result<Self, CliError> {
         eprintln!("{}", config::DEMO_NOTICE);
-        let demo = crate::demo::start(demo_http).await?;
+        let demo = crate::host::demo::start(demo_http).await?;
         Ok(Self {
             builder: CatalogBuilder::new().with_user_config(demo.loaded.clone()),
             files: vec![demo.loaded],
@@ -130,7 +130,7 @@ pub(crate) fn host_options(
 ) {
     let mut options =
         ConnectionSetOptions::new().with_client_info("mcpctl", env!("CARGO_PKG_VERSION"));
-    if let Some(dir) = crate::auth::data_dir().filter(|_| !loaded.demo) {
+    if let Some(dir) = crate::host::auth::data_dir().filter(|_| !loaded.demo) {
         options = options
             .with_tool_cache(ToolCache::persisted(
                 dir.join(TOOL_CACHE_DIR),
@@ -143,13 +143,13 @@ pub(crate) fn host_options(
             )));
     }
     let mut store = None;
-    if loaded.demo || crate::auth::any_oauth(catalog) {
-        match crate::auth::open_store(catalog, loaded.demo) {
+    if loaded.demo || crate::host::auth::any_oauth(catalog) {
+        match crate::host::auth::open_store(catalog, loaded.demo) {
             Ok(opened) => {
                 options = options.with_credential_store(Arc::clone(&opened));
                 store = Some(opened);
             }
-            Err(e) => crate::render::warn(&format!(
+            Err(e) => crate::term::render::warn(&format!(
                 "{}; HTTP servers connect without stored credentials",
                 e.message()
             )),
@@ -198,7 +198,7 @@ impl Session {
             // Commands wait for startup themselves (with progress); listing never waits.
             .with_tools_grace(std::time::Duration::ZERO)
             .with_events(tx)
-            .with_elicitation_handler(Arc::new(crate::elicit::TerminalElicitation::new()))
+            .with_elicitation_handler(Arc::new(crate::term::elicit::TerminalElicitation::new()))
             .with_cache_only(cache_only)
             .with_defer_cached(defer_cached);
         let set = ConnectionSet::start(&catalog, options);
@@ -302,7 +302,7 @@ impl Session {
             mcp_connections::Error::NotReady { server, .. } if e.is_auth_required() => self
                 .catalog
                 .get(server)
-                .and_then(|config| crate::auth::login_hint(server, config)),
+                .and_then(|config| crate::host::auth::login_hint(server, config)),
             _ => None,
         };
         let error = CliError::from(e);

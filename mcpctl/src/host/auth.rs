@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mcp_auth::{
-    AuthError, AuthStatus, CredentialStore, MemoryStore, OAuthCredentials, OAuthSettings,
+    AuthError, AuthStatus, CredentialStore, EnterpriseIdp, MemoryStore, OAuthCredentials,
+    OAuthSettings,
 };
-use mcp_catalog::{AuthMode, HttpConfig, ResolvedCatalog, ServerConfig, Transport};
+use mcp_catalog::{AuthMode, EmaConfig, HttpConfig, ResolvedCatalog, ServerConfig, Transport};
 use mcp_key::McpServerKey;
 
 use crate::error::CliError;
@@ -120,6 +121,46 @@ pub(crate) fn settings(catalog: &ResolvedCatalog, http: &HttpConfig) -> OAuthSet
     OAuthSettings::from_config(http, catalog.oauth_callback_port(), CLIENT_NAME)
 }
 
+/// The identity provider the configuration's EMA servers name (one, or an error).
+pub(crate) fn ema_config(catalog: &ResolvedCatalog) -> Result<EmaConfig, CliError> {
+    let mut found: Vec<EmaConfig> = Vec::new();
+    for (_, config) in catalog.exposed() {
+        if let Transport::StreamableHttp(http) = config.transport()
+            && http.auth() == AuthMode::Ema
+            && let Some(ema) = http.ema()
+            && !found.contains(ema)
+        {
+            found.push(ema.clone());
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(CliError::usage(
+            "no MCP server uses enterprise-managed authorization (auth = \"ema\")",
+        )
+        .with_hint("add `auth = \"ema\"` and an `[mcp_servers.NAME.ema]` table with `issuer` and `client_id`")),
+        _ => Err(CliError::usage(
+            "the servers name more than one enterprise identity provider (issuer and client_id in their `ema` tables)",
+        )
+        .with_hint("use one identity provider for all servers with auth = \"ema\"")),
+    }
+}
+
+/// The enterprise IdP of `ema`, its record in `store`.
+pub(crate) fn idp(
+    catalog: &ResolvedCatalog,
+    ema: &EmaConfig,
+    store: Arc<dyn CredentialStore>,
+) -> Result<EnterpriseIdp, CliError> {
+    let settings = mcp_auth::OAuthSettings::new().with_client_name(CLIENT_NAME);
+    let settings = match catalog.oauth_callback_port() {
+        Some(port) => settings.with_callback_port(port),
+        None => settings,
+    };
+    EnterpriseIdp::new(ema.issuer(), ema.client_id(), settings, store)
+        .map_err(|e| CliError::failure(format!("enterprise identity provider: {e}")))
+}
+
 /// A server's authentication status, from its configuration and the store (nothing is
 /// contacted). An `auth = "ema"` server shows the state of the enterprise sign-in.
 pub(crate) async fn status(
@@ -131,13 +172,11 @@ pub(crate) async fn status(
     match ServerAuth::of(config) {
         ServerAuth::NotHttp(_) | ServerAuth::NoAuth => AuthStatus::Unsupported,
         ServerAuth::BearerEnv(_) | ServerAuth::Header => AuthStatus::BearerToken,
-        ServerAuth::Ema => match (store, crate::commands::enterprise::ema_config(catalog)) {
-            (Some(store), Ok(ema)) => {
-                match crate::commands::enterprise::idp(catalog, &ema, Arc::clone(store)) {
-                    Ok(idp) => idp.status().await,
-                    Err(_) => AuthStatus::Unknown,
-                }
-            }
+        ServerAuth::Ema => match (store, ema_config(catalog)) {
+            (Some(store), Ok(ema)) => match idp(catalog, &ema, Arc::clone(store)) {
+                Ok(idp) => idp.status().await,
+                Err(_) => AuthStatus::Unknown,
+            },
             _ => AuthStatus::Unknown,
         },
         ServerAuth::OAuth(http) => match store {

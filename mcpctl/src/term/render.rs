@@ -215,7 +215,7 @@ pub(crate) fn out(text: &str) {
 
 /// Writes pretty JSON and a newline to stdout.
 pub(crate) fn out_json(value: &serde_json::Value) {
-    let mut text = crate::render::pretty(value);
+    let mut text = crate::term::render::pretty(value);
     text.push('\n');
     out(&text);
 }
@@ -274,7 +274,7 @@ pub(crate) fn table_painted(
         .iter()
         .map(|r| {
             r.iter()
-                .map(|c| crate::render::terminal_safe(c).into_owned())
+                .map(|c| crate::term::render::terminal_safe(c).into_owned())
                 .collect()
         })
         .collect();
@@ -320,11 +320,11 @@ pub(crate) fn table_painted(
 
 /// Prints a warning to stderr.
 pub(crate) fn warn(text: &str) {
-    let s = crate::style::Style::stderr();
+    let s = crate::term::style::Style::stderr();
     eprintln!(
         "{} {}",
         s.yellow("warning:"),
-        crate::render::terminal_safe(text)
+        crate::term::render::terminal_safe(text)
     );
 }
 
