@@ -117,6 +117,14 @@ fn extensions(cx: &mut Collector<'_>, value: &Node, config: &mut Config) {
     }
 }
 
+/// What one extension's keys set so far.
+struct Draft {
+    stdio: StdioConfig,
+    http: HttpConfig,
+    server: ServerConfig,
+    tools: Vec<String>,
+}
+
 struct Extension<'c, 'a> {
     cx: &'c mut Collector<'a>,
     scope: Scope,
@@ -150,51 +158,90 @@ impl Extension<'_, '_> {
             );
             return None;
         };
-        let field = |key: &str| fields.iter().find(|(k, _, _)| k == key);
-        let kind = match field("type") {
-            None => {
-                let message = "`type` is missing".to_owned();
-                let hint = "add `type: stdio` or `type: streamable_http`";
+        let kind = self.extension_type(fields)?;
+        let name = self.name(raw_name);
+        let is_sse = kind == "sse";
+        let is_http = kind == "streamable_http" || is_sse;
+        let mut draft = Draft {
+            stdio: StdioConfig::new(""),
+            http: HttpConfig::new(""),
+            server: ServerConfig::new(Transport::Stdio(StdioConfig::new(""))),
+            tools: Vec::new(),
+        };
+        for (key, key_offset, value) in fields {
+            let key = key.as_str();
+            if self.key_fits(key, *key_offset, kind, is_http) {
+                self.read_key(&mut draft, key, value);
+            }
+        }
+        self.check_required(fields, kind, is_http, &draft.stdio);
+        let Draft {
+            stdio,
+            http,
+            mut server,
+            tools,
+        } = draft;
+        if !tools.is_empty() {
+            server.tool_filter = ToolFilter::new().with_enabled_tools(tools);
+        }
+        server.transport = if is_sse {
+            Transport::Sse(http)
+        } else if is_http {
+            Transport::StreamableHttp(http)
+        } else {
+            Transport::Stdio(stdio)
+        };
+        Some((name?, server))
+    }
+
+    /// The extension's `type` when it is an MCP server's; `None` (with an error, or a
+    /// warning for Goose's own extensions) otherwise.
+    fn extension_type(&mut self, fields: &[(String, usize, Node)]) -> Option<&'static str> {
+        let Some((_, _, node)) = fields.iter().find(|(k, _, _)| k == "type") else {
+            let message = "`type` is missing".to_owned();
+            let hint = "add `type: stdio` or `type: streamable_http`";
+            self.error(
+                None,
+                self.name_offset,
+                ConfigErrorKind::MissingField,
+                message,
+                hint,
+            );
+            return None;
+        };
+        match self.string("type", node)?.as_str() {
+            "stdio" => Some("stdio"),
+            "streamable_http" => Some("streamable_http"),
+            "sse" => Some("sse"),
+            internal if INTERNAL_TYPES.contains(&internal) => {
+                let message = format!("a Goose `{internal}` extension runs inside Goose; skipped");
+                self.cx.warning(
+                    &self.scope,
+                    "type",
+                    node.offset,
+                    message,
+                    "only `stdio`, `streamable_http` and `sse` extensions are MCP servers",
+                );
+                None
+            }
+            other => {
+                let message = format!("unknown extension type `{other}`");
+                let hint = "use `stdio`, `streamable_http` or `sse`";
                 self.error(
-                    None,
-                    self.name_offset,
-                    ConfigErrorKind::MissingField,
+                    Some("type"),
+                    node.offset,
+                    ConfigErrorKind::InvalidValue,
                     message,
                     hint,
                 );
-                return None;
+                None
             }
-            Some((_, _, node)) => match self.string("type", node)?.as_str() {
-                "stdio" => "stdio",
-                "streamable_http" => "streamable_http",
-                "sse" => "sse",
-                internal if INTERNAL_TYPES.contains(&internal) => {
-                    let message =
-                        format!("a Goose `{internal}` extension runs inside Goose; skipped");
-                    self.cx.warning(
-                        &self.scope,
-                        "type",
-                        node.offset,
-                        message,
-                        "only `stdio`, `streamable_http` and `sse` extensions are MCP servers",
-                    );
-                    return None;
-                }
-                other => {
-                    let message = format!("unknown extension type `{other}`");
-                    let hint = "use `stdio`, `streamable_http` or `sse`";
-                    self.error(
-                        Some("type"),
-                        node.offset,
-                        ConfigErrorKind::InvalidValue,
-                        message,
-                        hint,
-                    );
-                    return None;
-                }
-            },
-        };
-        let name = match ServerName::new(raw_name) {
+        }
+    }
+
+    /// The server's name, or `None` (with an error).
+    fn name(&mut self, raw_name: &str) -> Option<ServerName> {
+        match ServerName::new(raw_name) {
             Ok(name) => Some(name),
             Err(err) => {
                 let hint = "rename the entry under `extensions`";
@@ -202,97 +249,109 @@ impl Extension<'_, '_> {
                 self.error(None, self.name_offset, kind, err.to_string(), hint);
                 None
             }
-        };
-        let is_sse = kind == "sse";
-        let is_http = kind == "streamable_http" || is_sse;
-        let mut stdio = StdioConfig::new("");
-        let mut http = HttpConfig::new("");
-        let mut server = ServerConfig::new(Transport::Stdio(StdioConfig::new("")));
-        let mut tools = Vec::new();
-        for (key, key_offset, value) in fields {
-            let key = key.as_str();
-            if !KNOWN_KEYS.contains(&key) {
-                let client = Some(ConfigFormat::Goose);
-                self.cx
-                    .unknown_key_of(&self.scope, key, *key_offset, KNOWN_KEYS, client);
-                continue;
-            }
-            let wrong = if is_http { STDIO_KEYS } else { HTTP_KEYS };
-            if wrong.contains(&key) {
-                let (transport, other) = if is_http {
-                    (kind, "stdio")
-                } else {
-                    ("stdio", "streamable_http")
-                };
-                let message = format!("`{key}` is not supported for a `{transport}` extension");
-                let hint = format!("remove it, or make this a `{other}` extension");
-                self.error(
-                    Some(key),
-                    *key_offset,
-                    ConfigErrorKind::WrongTransportField,
-                    message,
-                    &hint,
-                );
-                continue;
-            }
-            match key {
-                "cmd" => {
-                    if let Some(command) = self.string(key, value) {
-                        if command.trim().is_empty() {
-                            let message = "`cmd` is empty".to_owned();
-                            let hint = "set the program to run";
-                            let kind = ConfigErrorKind::InvalidValue;
-                            self.error(Some(key), value.offset, kind, message, hint);
-                        }
-                        stdio.command = command;
+        }
+    }
+
+    /// Whether `key` is read: an unknown key is a warning and a key of the other transport
+    /// an error.
+    fn key_fits(&mut self, key: &str, key_offset: usize, kind: &str, is_http: bool) -> bool {
+        if !KNOWN_KEYS.contains(&key) {
+            let client = Some(ConfigFormat::Goose);
+            self.cx
+                .unknown_key_of(&self.scope, key, key_offset, KNOWN_KEYS, client);
+            return false;
+        }
+        let wrong = if is_http { STDIO_KEYS } else { HTTP_KEYS };
+        if wrong.contains(&key) {
+            let (transport, other) = if is_http {
+                (kind, "stdio")
+            } else {
+                ("stdio", "streamable_http")
+            };
+            let message = format!("`{key}` is not supported for a `{transport}` extension");
+            let hint = format!("remove it, or make this a `{other}` extension");
+            self.error(
+                Some(key),
+                key_offset,
+                ConfigErrorKind::WrongTransportField,
+                message,
+                &hint,
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Reads one known key of the extension into `draft`.
+    fn read_key(&mut self, draft: &mut Draft, key: &str, value: &Node) {
+        match key {
+            "cmd" => {
+                if let Some(command) = self.string(key, value) {
+                    if command.trim().is_empty() {
+                        let message = "`cmd` is empty".to_owned();
+                        let hint = "set the program to run";
+                        let kind = ConfigErrorKind::InvalidValue;
+                        self.error(Some(key), value.offset, kind, message, hint);
                     }
+                    draft.stdio.command = command;
                 }
-                "args" => stdio.args = self.strings(key, value),
-                "envs" => stdio.env = self.string_map(key, value).into_iter().collect(),
-                "env_keys" => stdio.env_vars = self.strings(key, value),
-                "uri" => {
-                    let url = self.string(key, value).unwrap_or_default();
-                    if let Some(problem) = url_problem(&url) {
-                        let message = format!("`{url}` {problem}");
-                        let hint = "use an absolute URL such as `https://example.com/mcp`";
+            }
+            "args" => draft.stdio.args = self.strings(key, value),
+            "envs" => draft.stdio.env = self.string_map(key, value).into_iter().collect(),
+            "env_keys" => draft.stdio.env_vars = self.strings(key, value),
+            "uri" => {
+                let url = self.string(key, value).unwrap_or_default();
+                if let Some(problem) = url_problem(&url) {
+                    let message = format!("`{url}` {problem}");
+                    let hint = "use an absolute URL such as `https://example.com/mcp`";
+                    self.error(
+                        Some(key),
+                        value.offset,
+                        ConfigErrorKind::InvalidUrl,
+                        message,
+                        hint,
+                    );
+                }
+                draft.http.url = url;
+            }
+            "headers" => {
+                for (name, header) in self.string_map(key, value) {
+                    if !header_name_ok(&name) || !header_value_ok(&header) {
+                        let message = format!("header `{name}` is not a valid HTTP header");
+                        let hint = "use a token name and a value without line breaks";
                         self.error(
                             Some(key),
                             value.offset,
-                            ConfigErrorKind::InvalidUrl,
+                            ConfigErrorKind::InvalidValue,
                             message,
                             hint,
                         );
                     }
-                    http.url = url;
+                    draft.http.http_headers.insert(name, header);
                 }
-                "headers" => {
-                    for (name, header) in self.string_map(key, value) {
-                        if !header_name_ok(&name) || !header_value_ok(&header) {
-                            let message = format!("header `{name}` is not a valid HTTP header");
-                            let hint = "use a token name and a value without line breaks";
-                            self.error(
-                                Some(key),
-                                value.offset,
-                                ConfigErrorKind::InvalidValue,
-                                message,
-                                hint,
-                            );
-                        }
-                        http.http_headers.insert(name, header);
-                    }
-                }
-                "enabled" => server.enabled = self.boolean(key, value).unwrap_or(true),
-                "timeout" => {
-                    if let Some(timeout) = self.seconds(key, value) {
-                        server.tool_timeout = timeout;
-                    }
-                }
-                "description" => server.description = self.string(key, value),
-                "available_tools" => tools = self.strings(key, value),
-                // Goose's own labels and flags: nothing to do here.
-                _ => {}
             }
+            "enabled" => draft.server.enabled = self.boolean(key, value).unwrap_or(true),
+            "timeout" => {
+                if let Some(timeout) = self.seconds(key, value) {
+                    draft.server.tool_timeout = timeout;
+                }
+            }
+            "description" => draft.server.description = self.string(key, value),
+            "available_tools" => draft.tools = self.strings(key, value),
+            // Goose's own labels and flags: nothing to do here.
+            _ => {}
         }
+    }
+
+    /// A stdio extension needs `cmd`, an HTTP one `uri`.
+    fn check_required(
+        &mut self,
+        fields: &[(String, usize, Node)],
+        kind: &str,
+        is_http: bool,
+        stdio: &StdioConfig,
+    ) {
+        let field = |key: &str| fields.iter().find(|(k, _, _)| k == key);
         if !is_http && stdio.command.is_empty() && field("cmd").is_none() {
             let message = "`cmd` is missing for a stdio extension".to_owned();
             self.error(
@@ -313,17 +372,6 @@ impl Extension<'_, '_> {
                 "add `uri: https://...`",
             );
         }
-        if !tools.is_empty() {
-            server.tool_filter = ToolFilter::new().with_enabled_tools(tools);
-        }
-        server.transport = if is_sse {
-            Transport::Sse(http)
-        } else if is_http {
-            Transport::StreamableHttp(http)
-        } else {
-            Transport::Stdio(stdio)
-        };
-        Some((name?, server))
     }
 
     fn string(&mut self, key: &str, node: &Node) -> Option<String> {

@@ -102,6 +102,37 @@ fn parse_format(
     let text: &str = &stripped;
     let env = ClientEnv::new(env, format, origin);
     let env: &dyn EnvLookup = &env;
+    let Some(root) = read_root(&mut cx, text, format) else {
+        return Err(cx
+            .finish()
+            .err()
+            .unwrap_or_else(|| ConfigErrors::new(Vec::new())));
+    };
+    check_top_level_keys(&mut cx, text, origin, &root, format);
+    let mut config = Config::new();
+    let servers = JsonServers {
+        text,
+        env,
+        role,
+        format,
+    };
+    servers.read(&mut cx, &root, &mut config);
+    let (warnings, unusable) = cx.finish_per_server()?;
+    config.mark_unusable(unusable);
+    Ok(LoadedConfig {
+        origin: origin.to_owned(),
+        config,
+        warnings,
+        format: Some(format),
+    })
+}
+
+/// The top-level object; `None` (with an error) when `text` is not JSON or not an object.
+fn read_root(
+    cx: &mut Collector<'_>,
+    text: &str,
+    format: ConfigFormat,
+) -> Option<Map<String, Value>> {
     let servers_key = format.servers_key();
     let root: Value = match serde_json::from_str(text) {
         Ok(root) => root,
@@ -115,14 +146,10 @@ fn parse_format(
                 format!("invalid JSON: {}", strip_position(&err.to_string())),
                 Some("fix the syntax at this position".to_owned()),
             );
-            return Err(cx
-                .finish()
-                .err()
-                .unwrap_or_else(|| ConfigErrors::new(Vec::new())));
+            return None;
         }
     };
-    let mut config = Config::new();
-    let Some(root) = root.as_object() else {
+    let Value::Object(root) = root else {
         cx.error(
             &Scope::Document,
             None,
@@ -131,11 +158,20 @@ fn parse_format(
             "expected a JSON object",
             Some(format!("write `{{\"{servers_key}\": {{...}}}}`")),
         );
-        return Err(cx
-            .finish()
-            .err()
-            .unwrap_or_else(|| ConfigErrors::new(Vec::new())));
+        return None;
     };
+    Some(root)
+}
+
+/// Warns about top-level keys other than the servers (and VS Code's `inputs`).
+fn check_top_level_keys(
+    cx: &mut Collector<'_>,
+    text: &str,
+    origin: &str,
+    root: &Map<String, Value>,
+    format: ConfigFormat,
+) {
+    let servers_key = format.servers_key();
     // VS Code's `inputs` are answered from the environment (`${input:id}`).
     let top_known: &[&str] = if format == ConfigFormat::VsCode {
         &["servers", "inputs"]
@@ -145,47 +181,54 @@ fn parse_format(
     if is_claude_code_state(origin) {
         // Claude Code's `~/.claude.json` is its state file: only `mcpServers` (the user
         // scope) is configuration; its other keys are not worth a warning each.
-        note_local_scope(&mut cx, text, root);
+        note_local_scope(cx, text, root);
     } else {
         for key in root.keys().filter(|k| !top_known.contains(&k.as_str())) {
             let offset = locate(text, &[key]);
             cx.unknown_key(&Scope::Document, key, offset, top_known);
         }
     }
-    match root.get(servers_key) {
-        None => {}
-        Some(Value::Object(servers)) => {
-            for (name, server) in servers {
-                let mut p = JsonServer {
-                    cx: &mut cx,
-                    text,
-                    env,
-                    name,
-                    role,
-                    format,
-                };
-                if let Some((name, server)) = p.parse(server) {
-                    config.servers.insert(name, server);
+}
+
+/// What every server entry of one text is read with.
+struct JsonServers<'t> {
+    text: &'t str,
+    env: &'t dyn EnvLookup,
+    role: Role,
+    format: ConfigFormat,
+}
+
+impl JsonServers<'_> {
+    /// Reads every entry of the servers object into `config`.
+    fn read(&self, cx: &mut Collector<'_>, root: &Map<String, Value>, config: &mut Config) {
+        let servers_key = self.format.servers_key();
+        match root.get(servers_key) {
+            None => {}
+            Some(Value::Object(servers)) => {
+                for (name, server) in servers {
+                    let mut p = JsonServer {
+                        cx: &mut *cx,
+                        text: self.text,
+                        env: self.env,
+                        name,
+                        role: self.role,
+                        format: self.format,
+                    };
+                    if let Some((name, server)) = p.parse(server) {
+                        config.servers.insert(name, server);
+                    }
                 }
             }
+            Some(other) => cx.error(
+                &Scope::Document,
+                Some(servers_key),
+                locate(self.text, &[servers_key]),
+                ConfigErrorKind::WrongType,
+                format!("expected an object, found {}", json_type_name(other)),
+                Some(format!("write `\"{servers_key}\": {{\"name\": {{...}}}}`")),
+            ),
         }
-        Some(other) => cx.error(
-            &Scope::Document,
-            Some(servers_key),
-            locate(text, &[servers_key]),
-            ConfigErrorKind::WrongType,
-            format!("expected an object, found {}", json_type_name(other)),
-            Some(format!("write `\"{servers_key}\": {{\"name\": {{...}}}}`")),
-        ),
     }
-    let (warnings, unusable) = cx.finish_per_server()?;
-    config.mark_unusable(unusable);
-    Ok(LoadedConfig {
-        origin: origin.to_owned(),
-        config,
-        warnings,
-        format: Some(format),
-    })
 }
 
 struct JsonServer<'c, 'a, 't> {
@@ -195,6 +238,15 @@ struct JsonServer<'c, 'a, 't> {
     name: &'t str,
     role: Role,
     format: ConfigFormat,
+}
+
+/// What one entry's keys set so far.
+struct Draft {
+    stdio: StdioConfig,
+    http: HttpConfig,
+    extra: Extra,
+    /// The one key the URL is read from (see [`JsonServer::url_key`]).
+    url_key: Option<&'static str>,
 }
 
 /// The transport an entry declares or implies.
@@ -229,19 +281,7 @@ impl JsonServer<'_, '_, '_> {
 
     fn parse(&mut self, value: &Value) -> Option<(ServerName, ServerConfig)> {
         let before = self.cx.error_count();
-        let name = match ServerName::new(self.name) {
-            Ok(name) => Some(name),
-            Err(err) => {
-                let hint = format!("rename the entry in `{}`", self.format.servers_key());
-                self.error(
-                    None,
-                    ConfigErrorKind::InvalidServerName,
-                    err.to_string(),
-                    &hint,
-                );
-                None
-            }
-        };
+        let name = self.server_name();
         let Some(object) = value.as_object() else {
             let message = format!("expected an object, found {}", json_type_name(value));
             self.error(
@@ -253,126 +293,159 @@ impl JsonServer<'_, '_, '_> {
             return None;
         };
         let kind = self.transport_kind(object)?;
-        let is_http = kind != Kind::Stdio;
-        let mut stdio = StdioConfig::new("");
-        let mut http = HttpConfig::new("");
-        let mut extra = Extra::default();
-        let known = known_keys(self.format);
-        // The one key the URL is read from, when a format has two (Gemini CLI's SSE `url`
-        // beside `httpUrl`, Windsurf's `url` beside `serverUrl`).
-        let (http_keys, sse_key) = url_keys(self.format);
-        let url_key = http_keys
-            .iter()
-            .copied()
-            .find(|k| object.contains_key(*k))
-            .or(sse_key.filter(|_| kind == Kind::Sse));
+        let mut draft = Draft {
+            stdio: StdioConfig::new(""),
+            http: HttpConfig::new(""),
+            extra: Extra::default(),
+            url_key: self.url_key(object, kind),
+        };
         for (key, value) in object {
-            if !known.contains(&key.as_str()) {
-                if key == "environment" && self.role == Role::Plugin {
-                    let offset = self.offset(Some(key));
-                    let scope = self.scope();
-                    self.cx.ignored_in_plugin(&scope, key, offset);
-                } else {
-                    let offset = self.offset(Some(key));
-                    let scope = self.scope();
-                    let client = (self.format != ConfigFormat::McpJson).then_some(self.format);
-                    self.cx.unknown_key_of(&scope, key, offset, known, client);
-                }
-                continue;
-            }
-            let field = key.as_str();
-            let wrong = if is_http { STDIO_KEYS } else { HTTP_KEYS };
-            if wrong.contains(&field) {
-                let (transport, other) = if kind == Kind::Sse {
-                    ("legacy SSE", "stdio")
-                } else if is_http {
-                    ("streamable HTTP", "stdio")
-                } else {
-                    ("stdio", "HTTP")
-                };
-                let message = format!(
-                    "`{field}` is not supported for {transport} server `{}`",
-                    self.name
-                );
-                let hint = format!("remove it, or make this an {other} server");
-                self.error(
-                    Some(field),
-                    ConfigErrorKind::WrongTransportField,
-                    message,
-                    &hint,
-                );
-                continue;
-            }
-            match field {
-                "type" | "source" => {}
-                "command" if value.is_object() && self.format == ConfigFormat::Zed => {
-                    self.zed_command(value, &mut stdio);
-                }
-                "command" => {
-                    if let Some(command) = self.string(field, value) {
-                        if command.trim().is_empty() {
-                            let message = "`command` is empty".to_owned();
-                            let hint = "set the program to run";
-                            self.error(Some(field), ConfigErrorKind::InvalidValue, message, hint);
-                        }
-                        stdio.command = command;
-                    }
-                }
-                "args" => stdio.args = self.string_list(field, value),
-                "env" => stdio.env = self.string_map(field, value),
-                "cwd" => stdio.cwd = self.string(field, value).map(PathBuf::from),
-                "url" | "httpUrl" | "serverUrl" if Some(field) != url_key => {
-                    let offset = self.offset(Some(field));
-                    let scope = self.scope();
-                    let used = url_key.unwrap_or("url");
-                    let message = format!("`{field}` is ignored: `{used}` is used");
-                    self.cx
-                        .warning(&scope, field, offset, message, "keep only one of them");
-                }
-                "url" | "httpUrl" | "serverUrl" => {
-                    if let Some(url) = self.string(field, value) {
-                        if let Some(problem) = url_problem(&url) {
-                            let hint = "use an absolute URL such as `https://example.com/mcp`";
-                            let message = format!("`{url}` {problem}");
-                            self.error(Some(field), ConfigErrorKind::InvalidUrl, message, hint);
-                        }
-                        http.url = url;
-                    }
-                }
-                "headers" => {
-                    let headers = self.string_map(field, value);
-                    for (name, value) in &headers {
-                        if !header_name_ok(name) || !header_value_ok(value) {
-                            let message = format!("header `{name}` is not a valid HTTP header");
-                            let hint = "use a token name and a value without line breaks";
-                            self.error(Some(field), ConfigErrorKind::InvalidValue, message, hint);
-                        }
-                    }
-                    http.http_headers = headers;
-                }
-                "envFile" | "dev" => {
-                    let offset = self.offset(Some(field));
-                    let scope = self.scope();
-                    let message = format!("`{field}` is not supported and was ignored");
-                    let hint = if field == "envFile" {
-                        "list the variables in `env` instead"
-                    } else {
-                        "it only matters inside VS Code"
-                    };
-                    self.cx.warning(&scope, field, offset, message, hint);
-                }
-                _ => self.extra(field, value, &mut extra),
+            if self.key_fits(key, kind) {
+                self.read_key(&mut draft, key, value);
             }
         }
         if self.cx.error_count() != before {
             return None;
         }
         let transport = match kind {
-            Kind::Stdio => Transport::Stdio(stdio),
-            Kind::Http => Transport::StreamableHttp(http),
-            Kind::Sse => Transport::Sse(http),
+            Kind::Stdio => Transport::Stdio(draft.stdio),
+            Kind::Http => Transport::StreamableHttp(draft.http),
+            Kind::Sse => Transport::Sse(draft.http),
         };
-        Some((name?, extra.apply(ServerConfig::new(transport))))
+        Some((name?, draft.extra.apply(ServerConfig::new(transport))))
+    }
+
+    /// The entry's name, or `None` (with an error).
+    fn server_name(&mut self) -> Option<ServerName> {
+        match ServerName::new(self.name) {
+            Ok(name) => Some(name),
+            Err(err) => {
+                let hint = format!("rename the entry in `{}`", self.format.servers_key());
+                self.error(
+                    None,
+                    ConfigErrorKind::InvalidServerName,
+                    err.to_string(),
+                    &hint,
+                );
+                None
+            }
+        }
+    }
+
+    /// The one key the URL is read from, when a format has two (Gemini CLI's SSE `url`
+    /// beside `httpUrl`, Windsurf's `url` beside `serverUrl`).
+    fn url_key(&self, object: &Map<String, Value>, kind: Kind) -> Option<&'static str> {
+        let (http_keys, sse_key) = url_keys(self.format);
+        http_keys
+            .iter()
+            .copied()
+            .find(|k| object.contains_key(*k))
+            .or(sse_key.filter(|_| kind == Kind::Sse))
+    }
+
+    /// Whether `key` is read: an unknown key is a warning (an `environment` of a plugin's
+    /// server is ignored with one) and a key of the other transport an error.
+    fn key_fits(&mut self, key: &str, kind: Kind) -> bool {
+        let known = known_keys(self.format);
+        if !known.contains(&key) {
+            let offset = self.offset(Some(key));
+            let scope = self.scope();
+            if key == "environment" && self.role == Role::Plugin {
+                self.cx.ignored_in_plugin(&scope, key, offset);
+            } else {
+                let client = (self.format != ConfigFormat::McpJson).then_some(self.format);
+                self.cx.unknown_key_of(&scope, key, offset, known, client);
+            }
+            return false;
+        }
+        let is_http = kind != Kind::Stdio;
+        let wrong = if is_http { STDIO_KEYS } else { HTTP_KEYS };
+        if wrong.contains(&key) {
+            let (transport, other) = if kind == Kind::Sse {
+                ("legacy SSE", "stdio")
+            } else if is_http {
+                ("streamable HTTP", "stdio")
+            } else {
+                ("stdio", "HTTP")
+            };
+            let message = format!(
+                "`{key}` is not supported for {transport} server `{}`",
+                self.name
+            );
+            let hint = format!("remove it, or make this an {other} server");
+            self.error(
+                Some(key),
+                ConfigErrorKind::WrongTransportField,
+                message,
+                &hint,
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Reads one known key of the entry into `draft`.
+    fn read_key(&mut self, draft: &mut Draft, field: &str, value: &Value) {
+        match field {
+            "type" | "source" => {}
+            "command" if value.is_object() && self.format == ConfigFormat::Zed => {
+                self.zed_command(value, &mut draft.stdio);
+            }
+            "command" => {
+                if let Some(command) = self.string(field, value) {
+                    if command.trim().is_empty() {
+                        let message = "`command` is empty".to_owned();
+                        let hint = "set the program to run";
+                        self.error(Some(field), ConfigErrorKind::InvalidValue, message, hint);
+                    }
+                    draft.stdio.command = command;
+                }
+            }
+            "args" => draft.stdio.args = self.string_list(field, value),
+            "env" => draft.stdio.env = self.string_map(field, value),
+            "cwd" => draft.stdio.cwd = self.string(field, value).map(PathBuf::from),
+            "url" | "httpUrl" | "serverUrl" if Some(field) != draft.url_key => {
+                let offset = self.offset(Some(field));
+                let scope = self.scope();
+                let used = draft.url_key.unwrap_or("url");
+                let message = format!("`{field}` is ignored: `{used}` is used");
+                self.cx
+                    .warning(&scope, field, offset, message, "keep only one of them");
+            }
+            "url" | "httpUrl" | "serverUrl" => {
+                if let Some(url) = self.string(field, value) {
+                    if let Some(problem) = url_problem(&url) {
+                        let hint = "use an absolute URL such as `https://example.com/mcp`";
+                        let message = format!("`{url}` {problem}");
+                        self.error(Some(field), ConfigErrorKind::InvalidUrl, message, hint);
+                    }
+                    draft.http.url = url;
+                }
+            }
+            "headers" => {
+                let headers = self.string_map(field, value);
+                for (name, value) in &headers {
+                    if !header_name_ok(name) || !header_value_ok(value) {
+                        let message = format!("header `{name}` is not a valid HTTP header");
+                        let hint = "use a token name and a value without line breaks";
+                        self.error(Some(field), ConfigErrorKind::InvalidValue, message, hint);
+                    }
+                }
+                draft.http.http_headers = headers;
+            }
+            "envFile" | "dev" => {
+                let offset = self.offset(Some(field));
+                let scope = self.scope();
+                let message = format!("`{field}` is not supported and was ignored");
+                let hint = if field == "envFile" {
+                    "list the variables in `env` instead"
+                } else {
+                    "it only matters inside VS Code"
+                };
+                self.cx.warning(&scope, field, offset, message, hint);
+            }
+            _ => self.extra(field, value, &mut draft.extra),
+        }
     }
 
     /// Gemini CLI's server settings beyond the transport.

@@ -74,8 +74,39 @@ pub(crate) fn parse_server(
 ) -> Option<(ServerName, ServerConfig)> {
     let scope = Scope::Server(raw_name.to_owned());
     let mut r = Reader { cx, scope };
+    let name = parse_name(&mut r, raw_name, name_offset);
+    let table = r.section(value, &format!("[mcp_servers.{raw_name}]"))?;
+    let kind = transport_kind(&mut r, table, name_offset);
 
-    let name = match ServerName::new(raw_name) {
+    let mut draft = Draft::new();
+    for (key, value) in table {
+        let field = key.get_ref().as_ref();
+        let offset = key.span().start;
+        if wrong_transport_field(&mut r, kind, field, offset, raw_name) {
+            continue;
+        }
+        let read = draft.read_stdio_key(&mut r, field, value)
+            || draft.read_http_key(&mut r, field, offset, value)
+            || draft.read_common_key(&mut r, field, offset, value, environments.is_none());
+        if !read {
+            let known: Vec<&str> = STDIO_KEYS
+                .iter()
+                .chain(HTTP_KEYS)
+                .chain(COMMON_KEYS)
+                .copied()
+                .collect();
+            r.unknown_key(key, &known);
+        }
+    }
+    let server = draft.finish(&mut r, kind, environments);
+    // With errors, the settings that did parse (`enabled`, `required`, ...) are kept and the
+    // caller replaces the transport with the entry's errors (`Config::mark_unusable`).
+    Some((name?, server))
+}
+
+/// The server's name, or `None` (with an error suggesting a valid one).
+fn parse_name(r: &mut Reader<'_, '_>, raw_name: &str, name_offset: usize) -> Option<ServerName> {
+    match ServerName::new(raw_name) {
         Ok(name) => Some(name),
         Err(err) => {
             r.cx.error(
@@ -91,11 +122,13 @@ pub(crate) fn parse_server(
             );
             None
         }
-    };
+    }
+}
 
-    let table = r.section(value, &format!("[mcp_servers.{raw_name}]"))?;
+/// Stdio with `command`, HTTP with `url`; both or neither is an error.
+fn transport_kind(r: &mut Reader<'_, '_>, table: &DeTable<'_>, name_offset: usize) -> Kind {
     let has = |key: &str| table.get(key).is_some();
-    let kind = match (has("command"), has("url")) {
+    match (has("command"), has("url")) {
         (true, false) => Kind::Stdio,
         (false, true) => Kind::Http,
         (true, true) => {
@@ -128,43 +161,74 @@ pub(crate) fn parse_server(
             );
             Kind::Unknown
         }
+    }
+}
+
+/// Records an error when `field` belongs to the other transport; true if it did.
+fn wrong_transport_field(
+    r: &mut Reader<'_, '_>,
+    kind: Kind,
+    field: &str,
+    offset: usize,
+    raw_name: &str,
+) -> bool {
+    if !((kind == Kind::Http && STDIO_KEYS.contains(&field))
+        || (kind == Kind::Stdio && HTTP_KEYS.contains(&field)))
+    {
+        return false;
+    }
+    let (transport, other) = if kind == Kind::Http {
+        ("streamable HTTP", "replace `url` with `command` to make")
+    } else {
+        ("stdio", "replace `command` with `url` to make")
     };
+    let message = format!("`{field}` is not supported for {transport} server `{raw_name}`");
+    r.error(
+        field,
+        offset,
+        ConfigErrorKind::WrongTransportField,
+        message,
+        Some(format!(
+            "remove it, or {other} `{raw_name}` a {} server",
+            other_kind(kind)
+        )),
+    );
+    true
+}
 
-    let mut stdio = StdioConfig::new("");
-    let mut http = HttpConfig::new("");
-    let mut auth_offset = None;
-    let mut ema_offset = None;
-    let mut server = ServerConfig::stdio("");
-    let mut enabled_tools = None;
-    let mut disabled_tools = Vec::new();
-    let mut environment_value = None;
-    let mut sse = false;
-    let mut protocol_offset = None;
+/// What one server table's keys set so far, before the transport is known to be valid.
+struct Draft<'v, 'i> {
+    stdio: StdioConfig,
+    http: HttpConfig,
+    server: ServerConfig,
+    enabled_tools: Option<Vec<String>>,
+    disabled_tools: Vec<String>,
+    environment_value: Option<&'v Value<'i>>,
+    sse: bool,
+    auth_offset: Option<usize>,
+    ema_offset: Option<usize>,
+    protocol_offset: Option<usize>,
+}
 
-    for (key, value) in table {
-        let field = key.get_ref().as_ref();
-        let offset = key.span().start;
-        if (kind == Kind::Http && STDIO_KEYS.contains(&field))
-            || (kind == Kind::Stdio && HTTP_KEYS.contains(&field))
-        {
-            let (transport, other) = if kind == Kind::Http {
-                ("streamable HTTP", "replace `url` with `command` to make")
-            } else {
-                ("stdio", "replace `command` with `url` to make")
-            };
-            let message = format!("`{field}` is not supported for {transport} server `{raw_name}`");
-            r.error(
-                field,
-                offset,
-                ConfigErrorKind::WrongTransportField,
-                message,
-                Some(format!(
-                    "remove it, or {other} `{raw_name}` a {} server",
-                    other_kind(kind)
-                )),
-            );
-            continue;
+impl<'v, 'i> Draft<'v, 'i> {
+    fn new() -> Self {
+        Self {
+            stdio: StdioConfig::new(""),
+            http: HttpConfig::new(""),
+            server: ServerConfig::stdio(""),
+            enabled_tools: None,
+            disabled_tools: Vec::new(),
+            environment_value: None,
+            sse: false,
+            auth_offset: None,
+            ema_offset: None,
+            protocol_offset: None,
         }
+    }
+
+    /// Reads a stdio key (`command`, `args`, ...); false if `field` is not one.
+    fn read_stdio_key(&mut self, r: &mut Reader<'_, '_>, field: &str, value: &Value<'_>) -> bool {
+        let stdio = &mut self.stdio;
         match field {
             "command" => {
                 if let Some(command) = r.non_empty_string(field, value) {
@@ -175,19 +239,34 @@ pub(crate) fn parse_server(
             "env" => stdio.env = r.string_map(field, value).unwrap_or_default(),
             "env_vars" => {
                 for var in r.string_list(field, value).unwrap_or_default() {
-                    check_var_name(&mut r, field, value.span().start, &var);
+                    check_var_name(r, field, value.span().start, &var);
                     stdio.env_vars.push(var);
                 }
             }
             "cwd" => stdio.cwd = r.non_empty_string(field, value).map(PathBuf::from),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Reads an HTTP key (`url`, headers, authorization, ...); false if `field` is not one.
+    fn read_http_key(
+        &mut self,
+        r: &mut Reader<'_, '_>,
+        field: &str,
+        offset: usize,
+        value: &Value<'_>,
+    ) -> bool {
+        let http = &mut self.http;
+        match field {
             "url" => {
                 if let Some(url) = r.string(field, value) {
-                    check_url(&mut r, field, value.span().start, &url);
+                    check_url(r, field, value.span().start, &url);
                     http.url = url;
                 }
             }
             "transport" => match r.string(field, value).as_deref() {
-                Some("sse") => sse = true,
+                Some("sse") => self.sse = true,
                 Some("streamable_http") | None => {}
                 Some(other) => r.error(
                     field,
@@ -203,22 +282,22 @@ pub(crate) fn parse_server(
             },
             "bearer_token_env_var" => {
                 if let Some(var) = r.string(field, value) {
-                    check_var_name(&mut r, field, value.span().start, &var);
+                    check_var_name(r, field, value.span().start, &var);
                     http.bearer_token_env_var = Some(var);
                 }
             }
             "http_headers" => {
                 let headers = r.string_map(field, value).unwrap_or_default();
                 for (name, header_value) in &headers {
-                    check_header(&mut r, field, value.span().start, name, Some(header_value));
+                    check_header(r, field, value.span().start, name, Some(header_value));
                 }
                 http.http_headers = headers;
             }
             "env_http_headers" => {
                 let headers = r.string_map(field, value).unwrap_or_default();
                 for (name, var) in &headers {
-                    check_header(&mut r, field, value.span().start, name, None);
-                    check_var_name(&mut r, field, value.span().start, var);
+                    check_header(r, field, value.span().start, name, None);
+                    check_var_name(r, field, value.span().start, var);
                 }
                 http.env_http_headers = headers;
             }
@@ -227,17 +306,33 @@ pub(crate) fn parse_server(
             "dpop" => http.dpop = r.bool(field, value).unwrap_or(false),
             "workload_identity" => {
                 http.workload_identity =
-                    crate::formats::toml_workload::parse_workload_identity(&mut r, value);
+                    crate::formats::toml_workload::parse_workload_identity(r, value);
             }
-            "oauth" => http.oauth = parse_oauth(&mut r, value),
+            _ => return self.read_auth_key(r, field, offset, value),
+        }
+        true
+    }
+
+    /// Reads an authorization key (`oauth`, `auth`, `ema`, ...), and rejects an inline
+    /// `bearer_token`; false if `field` is none of them.
+    fn read_auth_key(
+        &mut self,
+        r: &mut Reader<'_, '_>,
+        field: &str,
+        offset: usize,
+        value: &Value<'_>,
+    ) -> bool {
+        let http = &mut self.http;
+        match field {
+            "oauth" => http.oauth = parse_oauth(r, value),
             "oauth_resource" => {
                 if let Some(resource) = r.string(field, value) {
-                    check_url(&mut r, field, value.span().start, &resource);
+                    check_url(r, field, value.span().start, &resource);
                     http.oauth_resource = Some(resource);
                 }
             }
             "auth" => {
-                auth_offset = Some(value.span().start);
+                self.auth_offset = Some(value.span().start);
                 if let Some(mode) = r.string(field, value) {
                     match AuthMode::parse(&mode) {
                         Some(mode) => http.auth = mode,
@@ -252,8 +347,8 @@ pub(crate) fn parse_server(
                 }
             }
             "ema" => {
-                ema_offset = Some(value.span().start);
-                http.ema = parse_ema(&mut r, value);
+                self.ema_offset = Some(value.span().start);
+                http.ema = parse_ema(r, value);
             }
             "bearer_token" => r.error(
                 field,
@@ -266,6 +361,23 @@ pub(crate) fn parse_server(
                         .to_owned(),
                 ),
             ),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Reads a key of either transport (timeouts, tools, policies, ...); false if `field`
+    /// is not one. `in_plugin`: `environment` is ignored with a warning.
+    fn read_common_key(
+        &mut self,
+        r: &mut Reader<'_, '_>,
+        field: &str,
+        offset: usize,
+        value: &'v Value<'i>,
+        in_plugin: bool,
+    ) -> bool {
+        let server = &mut self.server;
+        match field {
             "startup_timeout_sec" => {
                 if let Some(d) = r.seconds(field, value) {
                     server.startup_timeout = d;
@@ -282,26 +394,36 @@ pub(crate) fn parse_server(
                     server.tool_timeout = d;
                 }
             }
-            "enabled_tools" => enabled_tools = r.string_list(field, value),
-            "disabled_tools" => disabled_tools = r.string_list(field, value).unwrap_or_default(),
+            "enabled_tools" => self.enabled_tools = r.string_list(field, value),
+            "disabled_tools" => {
+                self.disabled_tools = r.string_list(field, value).unwrap_or_default();
+            }
             "required" => server.required = r.bool(field, value).unwrap_or(false),
             "enabled" => server.enabled = r.bool(field, value).unwrap_or(true),
             "supports_parallel_tool_calls" => {
                 server.supports_parallel_tool_calls = r.bool(field, value).unwrap_or(false);
             }
-            "environment" if environments.is_none() => {
-                r.cx.ignored_in_plugin(&r.scope, field, offset);
-            }
-            "environment" => environment_value = Some(value),
+            "environment" if in_plugin => r.cx.ignored_in_plugin(&r.scope, field, offset),
+            "environment" => self.environment_value = Some(value),
+            _ => return self.read_policy_key(r, field, value),
+        }
+        true
+    }
+
+    /// Reads a per-server policy or description (`tools`, `protocol`, `startup`, ...);
+    /// false if `field` is none of them.
+    fn read_policy_key(&mut self, r: &mut Reader<'_, '_>, field: &str, value: &Value<'_>) -> bool {
+        let server = &mut self.server;
+        match field {
             "default_tools_approval_mode" => {
                 if let Some(mode) = r.approval_mode(field, value) {
                     server.default_approval_mode = mode;
                 }
             }
-            "tools" => parse_tools(&mut r, value, &mut server),
+            "tools" => parse_tools(r, value, server),
             "description" => server.description = r.string(field, value),
             "protocol" => {
-                protocol_offset = Some(value.span().start);
+                self.protocol_offset = Some(value.span().start);
                 if let Some(choice) = r.protocol(field, value) {
                     server.protocol = Some(choice);
                 }
@@ -313,60 +435,60 @@ pub(crate) fn parse_server(
             }
             "tool_cache" => server.tool_cache = r.bool(field, value).unwrap_or(true),
             "tool_drift" => server.tool_drift = r.tool_drift(field, value),
-            _ => {
-                let known: Vec<&str> = STDIO_KEYS
-                    .iter()
-                    .chain(HTTP_KEYS)
-                    .chain(COMMON_KEYS)
-                    .copied()
-                    .collect();
-                r.unknown_key(key, &known);
-            }
+            _ => return false,
         }
+        true
     }
 
-    if let Some(value) = environment_value
-        && let Some(environments) = environments
-        && let Some(environment) = parse_environment_ref(&mut r, value, environments)
-    {
-        server.environment = environment;
-    }
+    /// The checks that need the whole table, then the server with its transport.
+    fn finish(
+        mut self,
+        r: &mut Reader<'_, '_>,
+        kind: Kind,
+        environments: Option<&BTreeMap<EnvironmentId, EnvironmentConfig>>,
+    ) -> ServerConfig {
+        if let Some(value) = self.environment_value
+            && let Some(environments) = environments
+            && let Some(environment) = parse_environment_ref(r, value, environments)
+        {
+            self.server.environment = environment;
+        }
 
-    if kind == Kind::Http {
-        check_auth(&mut r, http.auth, auth_offset, ema_offset);
-    }
-    if sse
-        && server.protocol == Some(ProtocolChoice::V2026_07_28)
-        && let Some(offset) = protocol_offset
-    {
-        r.error(
-            "protocol",
-            offset,
-            ConfigErrorKind::InvalidValue,
-            "the legacy SSE transport speaks only the `initialize` era (2025-11-25 and older)",
-            Some(
-                "remove `protocol`, or use the server's streamable HTTP endpoint for \
-                 2026-07-28"
-                    .to_owned(),
-            ),
-        );
-    }
+        if kind == Kind::Http {
+            check_auth(r, self.http.auth, self.auth_offset, self.ema_offset);
+        }
+        if self.sse
+            && self.server.protocol == Some(ProtocolChoice::V2026_07_28)
+            && let Some(offset) = self.protocol_offset
+        {
+            r.error(
+                "protocol",
+                offset,
+                ConfigErrorKind::InvalidValue,
+                "the legacy SSE transport speaks only the `initialize` era (2025-11-25 and older)",
+                Some(
+                    "remove `protocol`, or use the server's streamable HTTP endpoint for \
+                     2026-07-28"
+                        .to_owned(),
+                ),
+            );
+        }
 
-    let mut filter = ToolFilter::new().with_disabled_tools(disabled_tools);
-    if let Some(enabled) = enabled_tools {
-        filter = filter.with_enabled_tools(enabled);
+        let mut filter = ToolFilter::new().with_disabled_tools(self.disabled_tools);
+        if let Some(enabled) = self.enabled_tools {
+            filter = filter.with_enabled_tools(enabled);
+        }
+        let mut server = self.server;
+        server.tool_filter = filter;
+        server.transport = match kind {
+            Kind::Stdio => Transport::Stdio(self.stdio),
+            Kind::Http if self.sse => Transport::Sse(self.http),
+            Kind::Http => Transport::StreamableHttp(self.http),
+            // An error was recorded: the caller replaces the transport.
+            Kind::Unknown => Transport::Stdio(StdioConfig::new("")),
+        };
+        server
     }
-    server.tool_filter = filter;
-    server.transport = match kind {
-        Kind::Stdio => Transport::Stdio(stdio),
-        Kind::Http if sse => Transport::Sse(http),
-        Kind::Http => Transport::StreamableHttp(http),
-        // An error was recorded: the transport is replaced below.
-        Kind::Unknown => Transport::Stdio(StdioConfig::new("")),
-    };
-    // With errors, the settings that did parse (`enabled`, `required`, ...) are kept and the
-    // caller replaces the transport with the entry's errors (`Config::mark_unusable`).
-    Some((name?, server))
 }
 
 /// `auth = "ema"` needs an `ema` table; an `ema` table conflicts with other modes.
