@@ -6,6 +6,8 @@
 //! (`crate::model::config::Config`), not the root's re-export (`crate::Config`), so that
 //! every edge is visible here.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 

@@ -15,14 +15,14 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use mcp_key::Fingerprint;
+use mcp_key::{Fingerprint, ServerName};
 
 use crate::env::EnvLookup;
 use crate::error::Error;
-use crate::model::config::LoadedConfig;
+use crate::model::config::{Config, LoadedConfig};
 use crate::model::remote_line::server_remote_line;
-use crate::model::server::ApprovalMode;
-use crate::model::transport::{AuthMode, HttpConfig, Transport};
+use crate::model::server::{ApprovalMode, ServerConfig};
+use crate::model::transport::{AuthMode, HttpConfig, StdioConfig, Transport};
 use crate::model::workload::WorkloadTokenLocation;
 use crate::resolve::plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE};
 
@@ -401,135 +401,16 @@ impl Review {
     pub fn of(loaded: &LoadedConfig, expanded: &BTreeSet<String>) -> Self {
         let config = loaded.config();
         let mut variables = expanded.clone();
-        let mut servers = Vec::new();
-        for (name, server) in config.servers() {
-            let mut approvals = Vec::new();
-            if server.default_approval_mode() != ApprovalMode::Auto {
-                approvals.push(format!(
-                    "default={}",
-                    server.default_approval_mode().as_str()
-                ));
-            }
-            approvals.extend(
-                server
-                    .tool_approval_modes()
-                    .iter()
-                    .map(|(tool, mode)| format!("{tool}={}", mode.as_str())),
-            );
-            if let Some(policy) = server.tool_drift() {
-                approvals.push(format!("tool_drift={}", policy.as_str()));
-            }
-            let mut reviewed = ReviewedServer {
-                name: name.to_string(),
-                command: None,
-                url: None,
-                headers: Vec::new(),
-                env: Vec::new(),
-                cwd: None,
-                approvals,
-                allow_plain_http: false,
-                workload_token: None,
-                authorization: Vec::new(),
-                remote_line: None,
-                remote_target: None,
-            };
-            match server.transport() {
-                Transport::Stdio(stdio) => {
-                    let mut command = vec![stdio.command().to_owned()];
-                    command.extend(stdio.args().iter().cloned());
-                    let environment = config.environments().get(server.environment());
-                    if let Some((environment, ssh)) = environment.and_then(|e| Some((e, e.ssh()?)))
-                    {
-                        reviewed.remote_line = Some(server_remote_line(
-                            environment,
-                            &command,
-                            stdio.env(),
-                            stdio.cwd(),
-                        ));
-                        reviewed.remote_target = Some(ssh.display_target());
-                    } else if environment.is_some_and(|e| wraps_in_ssh(e.wrapper())) {
-                        reviewed.remote_line = Some(command.join(" "));
-                    }
-                    reviewed.command = Some(command);
-                    reviewed.env = stdio
-                        .env()
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect();
-                    reviewed.cwd = stdio.cwd().map(Path::to_path_buf);
-                    variables.extend(stdio.env_vars().iter().cloned());
-                }
-                Transport::StreamableHttp(http) | Transport::Sse(http) => {
-                    reviewed.allow_plain_http = http.allow_plain_http();
-                    reviewed.workload_token = http.workload_identity().map(|w| match w.token() {
-                        WorkloadTokenLocation::File(path) => format!("file {path}"),
-                        WorkloadTokenLocation::EnvVar(var) => {
-                            variables.insert(var.clone());
-                            format!("variable {var}")
-                        }
-                    });
-                    reviewed.authorization = authorization_settings(http);
-                    reviewed.url = Some(http.url().to_owned());
-                    variables.extend(http.bearer_token_env_var().map(str::to_owned));
-                    variables.extend(http.env_http_headers().values().cloned());
-                    reviewed.headers = http
-                        .http_headers()
-                        .keys()
-                        .chain(http.env_http_headers().keys())
-                        .cloned()
-                        .collect();
-                    reviewed.headers.sort();
-                }
-                // Nothing of an unusable entry runs or is sent anywhere.
-                Transport::Unusable(_) => {}
-            }
-            servers.push(reviewed);
-        }
-        let wrappers = config
-            .environments()
+        let servers = config
+            .servers()
             .iter()
-            .filter_map(|(id, e)| {
-                let prefix = match e.ssh() {
-                    Some(ssh) => {
-                        let mut argv = ssh.ssh_argv();
-                        argv.push("--".to_owned());
-                        argv
-                    }
-                    None if !e.wrapper().is_empty() => e.wrapper().to_vec(),
-                    None => return None,
-                };
-                Some((id.to_string(), prefix))
-            })
-            .collect();
-        let environments = config
-            .environments()
-            .iter()
-            .map(|(id, e)| ReviewedEnvironment {
-                id: id.to_string(),
-                env: e
-                    .env()
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect(),
-                cwd: e.cwd().map(Path::to_path_buf),
-                approval: e
-                    .default_approval_mode()
-                    .filter(|m| *m != ApprovalMode::Auto)
-                    .map(|m| m.as_str().to_owned()),
-                elicitation: e.elicitation().map(|p| p.as_str().to_owned()),
-            })
-            .filter(|e| {
-                !e.env.is_empty()
-                    || e.cwd.is_some()
-                    || e.approval.is_some()
-                    || e.elicitation.is_some()
-            })
+            .map(|(name, server)| review_server(config, name, server, &mut variables))
             .collect();
         Self {
             origin: loaded.origin().to_owned(),
             servers,
-            wrappers,
-            environments,
+            wrappers: review_wrappers(config),
+            environments: review_environments(config),
             plugins: config
                 .plugins()
                 .iter()
@@ -659,6 +540,161 @@ fn wraps_in_ssh(wrapper: &[String]) -> bool {
         .first()
         .and_then(|p| Path::new(p).file_name())
         .is_some_and(|name| name == "ssh")
+}
+
+/// What one server would run or connect to; the variables it reads are added to
+/// `variables`.
+fn review_server(
+    config: &Config,
+    name: &ServerName,
+    server: &ServerConfig,
+    variables: &mut BTreeSet<String>,
+) -> ReviewedServer {
+    let mut reviewed = ReviewedServer {
+        name: name.to_string(),
+        command: None,
+        url: None,
+        headers: Vec::new(),
+        env: Vec::new(),
+        cwd: None,
+        approvals: approvals(server),
+        allow_plain_http: false,
+        workload_token: None,
+        authorization: Vec::new(),
+        remote_line: None,
+        remote_target: None,
+    };
+    match server.transport() {
+        Transport::Stdio(stdio) => review_stdio(&mut reviewed, config, server, stdio, variables),
+        Transport::StreamableHttp(http) | Transport::Sse(http) => {
+            review_http(&mut reviewed, http, variables);
+        }
+        // Nothing of an unusable entry runs or is sent anywhere.
+        Transport::Unusable(_) => {}
+    }
+    reviewed
+}
+
+/// The approval settings a server's entry writes (`default=…`, `tool=…`, `tool_drift=…`).
+fn approvals(server: &ServerConfig) -> Vec<String> {
+    let mut approvals = Vec::new();
+    if server.default_approval_mode() != ApprovalMode::Auto {
+        approvals.push(format!(
+            "default={}",
+            server.default_approval_mode().as_str()
+        ));
+    }
+    approvals.extend(
+        server
+            .tool_approval_modes()
+            .iter()
+            .map(|(tool, mode)| format!("{tool}={}", mode.as_str())),
+    );
+    if let Some(policy) = server.tool_drift() {
+        approvals.push(format!("tool_drift={}", policy.as_str()));
+    }
+    approvals
+}
+
+/// The command of a stdio server, and the remote line when it runs over ssh.
+fn review_stdio(
+    reviewed: &mut ReviewedServer,
+    config: &Config,
+    server: &ServerConfig,
+    stdio: &StdioConfig,
+    variables: &mut BTreeSet<String>,
+) {
+    let mut command = vec![stdio.command().to_owned()];
+    command.extend(stdio.args().iter().cloned());
+    let environment = config.environments().get(server.environment());
+    if let Some((environment, ssh)) = environment.and_then(|e| Some((e, e.ssh()?))) {
+        reviewed.remote_line = Some(server_remote_line(
+            environment,
+            &command,
+            stdio.env(),
+            stdio.cwd(),
+        ));
+        reviewed.remote_target = Some(ssh.display_target());
+    } else if environment.is_some_and(|e| wraps_in_ssh(e.wrapper())) {
+        reviewed.remote_line = Some(command.join(" "));
+    }
+    reviewed.command = Some(command);
+    reviewed.env = stdio
+        .env()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    reviewed.cwd = stdio.cwd().map(Path::to_path_buf);
+    variables.extend(stdio.env_vars().iter().cloned());
+}
+
+/// The URL, headers and authorization of an HTTP server.
+fn review_http(reviewed: &mut ReviewedServer, http: &HttpConfig, variables: &mut BTreeSet<String>) {
+    reviewed.allow_plain_http = http.allow_plain_http();
+    reviewed.workload_token = http.workload_identity().map(|w| match w.token() {
+        WorkloadTokenLocation::File(path) => format!("file {path}"),
+        WorkloadTokenLocation::EnvVar(var) => {
+            variables.insert(var.clone());
+            format!("variable {var}")
+        }
+    });
+    reviewed.authorization = authorization_settings(http);
+    reviewed.url = Some(http.url().to_owned());
+    variables.extend(http.bearer_token_env_var().map(str::to_owned));
+    variables.extend(http.env_http_headers().values().cloned());
+    reviewed.headers = http
+        .http_headers()
+        .keys()
+        .chain(http.env_http_headers().keys())
+        .cloned()
+        .collect();
+    reviewed.headers.sort();
+}
+
+/// The command prefix of each environment that has one (a wrapper, or ssh's argv).
+fn review_wrappers(config: &Config) -> Vec<(String, Vec<String>)> {
+    config
+        .environments()
+        .iter()
+        .filter_map(|(id, e)| {
+            let prefix = match e.ssh() {
+                Some(ssh) => {
+                    let mut argv = ssh.ssh_argv();
+                    argv.push("--".to_owned());
+                    argv
+                }
+                None if !e.wrapper().is_empty() => e.wrapper().to_vec(),
+                None => return None,
+            };
+            Some((id.to_string(), prefix))
+        })
+        .collect()
+}
+
+/// The environments that set variables, a folder, an approval mode or an elicitation
+/// policy.
+fn review_environments(config: &Config) -> Vec<ReviewedEnvironment> {
+    config
+        .environments()
+        .iter()
+        .map(|(id, e)| ReviewedEnvironment {
+            id: id.to_string(),
+            env: e
+                .env()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            cwd: e.cwd().map(Path::to_path_buf),
+            approval: e
+                .default_approval_mode()
+                .filter(|m| *m != ApprovalMode::Auto)
+                .map(|m| m.as_str().to_owned()),
+            elicitation: e.elicitation().map(|p| p.as_str().to_owned()),
+        })
+        .filter(|e| {
+            !e.env.is_empty() || e.cwd.is_some() || e.approval.is_some() || e.elicitation.is_some()
+        })
+        .collect()
 }
 
 /// The authorization settings of `http` that differ from the defaults, as written.
