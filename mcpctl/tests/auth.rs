@@ -34,11 +34,7 @@ struct World {
 impl World {
     fn start(options: AuthServerOptions) -> Self {
         let wd = Workdir::new();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = support::runtime();
         let (auth, mcp) = rt.block_on(async {
             let auth = FakeAuthServer::start(options).await.unwrap();
             let scenario = Scenario::new("tickets")

@@ -18,7 +18,7 @@ fn tools_cached_lists_from_the_cache_of_an_earlier_run_without_starting_anything
         "tools": [{"name": "echo", "description": "Echo the arguments."}],
         "record": {"pid_file": pid_file},
     });
-    let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+    let scenario = support::toml_str(&scenario.to_string());
     wd.write_trusted(
         "mcp.toml",
         &format!(

@@ -57,8 +57,7 @@ fn an_invalid_mcp_json_is_located_too() {
 #[test]
 fn broken_entries_fail_only_their_servers() {
     let wd = Workdir::new();
-    let scenario =
-        serde_json::to_string(&json!({"tools": [{"name": "echo"}]}).to_string()).unwrap();
+    let scenario = support::toml_str(&json!({"tools": [{"name": "echo"}]}).to_string());
     wd.write_trusted(
         ".mcp.json",
         &format!(
@@ -116,7 +115,7 @@ fn other_clients_files_start_their_servers() {
     let scenario = json!({
         "tools": [{"name": "env", "behavior": {"kind": "report_env"}}, {"name": "drop_table"}]
     });
-    let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+    let scenario = support::toml_str(&scenario.to_string());
     std::fs::create_dir_all(wd.path().join(".vscode")).unwrap();
     wd.write(
         ".vscode/mcp.json",
@@ -298,7 +297,7 @@ fn a_server_that_exits_at_startup_shows_its_stderr() {
         ".mcp.json",
         &format!(
             r#"{{"mcpServers": {{"db": {{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {}]}}}}}}"#,
-            serde_json::to_string(&scenario.to_string()).unwrap()
+            support::toml_str(&scenario.to_string())
         ),
     );
     let run = wd.run(&["status"]);

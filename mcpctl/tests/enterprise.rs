@@ -24,11 +24,7 @@ const CLIENT: &str = "agent-host";
 #[test]
 fn one_enterprise_login_serves_two_servers_until_logout() {
     let wd = Workdir::new();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = support::runtime();
     let (idp, servers) = rt.block_on(async {
         let idp = FakeIdp::start(IdpOptions::new().with_client(OAuthClient::public(CLIENT)))
             .await

@@ -26,12 +26,7 @@ use std::process::{Command, Stdio};
 use mcp_testkit::SshdFixture;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use support::{MCPCTL, Workdir};
-
-/// A TOML basic string (JSON's string escapes are TOML's too).
-fn toml_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap()
-}
+use support::{MCPCTL, Workdir, toml_str};
 
 /// The fake server's request log, shared by both installations (one machine).
 fn log_path(wd: &Workdir) -> PathBuf {

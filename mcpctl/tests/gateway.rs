@@ -77,7 +77,7 @@ fn write_config(wd: &Workdir) -> (PathBuf, PathBuf) {
         "prompts": [{"name": "greet", "arguments": ["who"], "text": "Say hello to {who}."}],
         "record": {"request_log": log},
     });
-    let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+    let scenario = support::toml_str(&scenario.to_string());
     let config = wd.write(
         "gateway.toml",
         &format!(
@@ -567,7 +567,7 @@ fn a_tool_rewritten_between_two_calls_is_asked_again_through_the_gateway() {
         }],
         "record": {"request_log": log},
     });
-    let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+    let scenario = support::toml_str(&scenario.to_string());
     let config = wd.write(
         "drift.toml",
         &format!(

@@ -42,7 +42,7 @@ fn fake_json(tools: &[&str]) -> String {
     let scenario = json!({"tools": tools.iter().map(|t| json!({"name": t})).collect::<Vec<_>>()});
     format!(
         r#"{{"command": "{{MCPCTL}}", "args": ["fake-server", "--scenario-json", {}]}}"#,
-        serde_json::to_string(&scenario.to_string()).unwrap()
+        support::toml_str(&scenario.to_string())
     )
 }
 

@@ -14,11 +14,7 @@ use support::Workdir;
 /// The tool names the gateway lists to a client once its one upstream server is up (or,
 /// in search mode, at once), for `mcpctl --config gateway.toml serve <flags>`.
 fn listed(wd: &Workdir, flags: &[&str]) -> Vec<String> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let client = support::serve_stdio(wd, &wd.path().join("gateway.toml"), flags).await;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);

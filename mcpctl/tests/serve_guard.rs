@@ -80,11 +80,7 @@ fn a_resource_two_servers_list_is_refused_naming_both() {
         server("the real readme", "notes://only")
     );
     let path = wd.write("gateway.toml", &config);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let client = support::serve_stdio(&wd, &path, &[]).await;
         // Both upstream servers listed (they start in the background).

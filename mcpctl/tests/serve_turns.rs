@@ -80,7 +80,7 @@ fn config(wd: &Workdir) -> std::path::PathBuf {
         if protocol == "2026-07-28" {
             scenario["faults"] = json!({"protocol_version": protocol});
         }
-        let scenario = serde_json::to_string(&scenario.to_string()).unwrap();
+        let scenario = support::toml_str(&scenario.to_string());
         format!(
             "[mcp_servers.{name}]\ncommand = {:?}\nargs = [\"fake-server\", \"--scenario-json\", {scenario}]\nprotocol = \"{protocol}\"\ndefault_tools_approval_mode = \"approve\"\n\n",
             env!("CARGO_BIN_EXE_mcpctl")
@@ -194,11 +194,7 @@ fn call(name: &str) -> CallToolRequestParams {
 fn another_client_is_not_held(server: &str, extra: &[&str], absent_call_ends: bool) {
     let wd = Workdir::new();
     let served = Served::start(&wd, extra);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         let other = connect(&served.url, plain()).await;
         wait_listed(&other).await;
@@ -280,11 +276,7 @@ fn an_answer_deadline_of_zero_is_refused() {
 fn calls_of_2026_clients_are_bounded_and_are_no_clients() {
     let wd = Workdir::new();
     let served = Served::start(&wd, &["--max-calls", "1", "--max-clients", "1"]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     runtime.block_on(async {
         // The one client a session may be.
         let session = connect(&served.url, plain()).await;
@@ -409,11 +401,7 @@ fn read_until(reader: &mut BufReader<std::net::TcpStream>, needle: &str) {
 fn a_client_that_goes_away_mid_question_holds_nobody() {
     let wd = Workdir::new();
     let served = Served::start(&wd, &[]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime();
     let other = runtime.block_on(async {
         let other = connect(&served.url, plain()).await;
         wait_listed(&other).await;

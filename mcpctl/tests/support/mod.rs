@@ -266,6 +266,21 @@ impl Workdir {
     }
 }
 
+/// A TOML basic string holding `s` (JSON's string escapes are TOML's too).
+pub(crate) fn toml_str(s: &str) -> String {
+    serde_json::to_string(s).expect("a string encodes as JSON")
+}
+
+/// A runtime of two worker threads for what the test serves or drives beside the mcpctl
+/// it runs (fake servers, MCP clients).
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a test runtime starts")
+}
+
 /// A TOML string holding `scenario` (a JSON scenario for `mcpctl fake-server`).
 pub(crate) fn scenario_arg(scenario: &serde_json::Value) -> String {
     format!("'{scenario}'")

@@ -1,8 +1,8 @@
 //! A reply built to cost memory is cut before it is parsed: a server that answers
-//! `tools/list` with one 7 MB line of 3,500,000 numbers (under the 8 MiB line limit, and
-//! the listing's byte budget is only checked once a page is parsed) used to take mcpctl's
-//! peak memory to several hundred MB. The line is now cut at 1,000,000 values, the server
-//! fails as a protocol violation naming why, and mcpctl stays small.
+//! `tools/list` with one 7 MB line of 3,500,000 numbers (under the 8 MiB line limit; the
+//! listing's byte budget applies only once a page is parsed) has that line cut at
+//! 1,000,000 values, the server fails as a protocol violation naming why, and mcpctl's
+//! peak memory stays small (parsed whole, such a line takes it to several hundred MB).
 //!
 //! The server is a few lines of Python speaking MCP 2025-11-25 over stdio, so that the
 //! test's own memory is not a fake server's.
