@@ -5,9 +5,15 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use mcp_key::{McpServerKey, Secret};
 
+use rmcp::transport::auth::AuthorizationMetadata;
+
+use super::agent::UserAgent;
 use super::http::{self as oauth_http, now_unix};
+use super::login::{self, IdTokenRule, PendingLogin, ScopeChoice};
+use super::machine::{self, ClientCredentials, EnterpriseGrant};
 use super::settings::{DEFAULT_REFRESH_MARGIN_SECS, MAX_STEP_UP_ATTEMPTS, OAuthSettings};
 use super::token::{self, RefreshOutcome};
+use super::wif::{self, WorkloadIdentity};
 use crate::error::AuthError;
 use crate::status::AuthStatus;
 use crate::store::{CredentialStore, StoreError, StoreKey, StoredCredentials};
@@ -387,5 +393,119 @@ impl OAuthCredentials {
                 .unwrap_or_default()
                 .to_owned(),
         ))
+    }
+
+    /// The resource (RFC 8707) tokens are asked for: the configured one, else the URL.
+    pub(super) fn resource(&self) -> String {
+        self.settings()
+            .resource
+            .clone()
+            .unwrap_or_else(|| self.url().to_owned())
+    }
+
+    /// Starts an interactive login: discovery (from the 401 `challenge` when given), client
+    /// identity (configured id, then a client ID metadata document if the server supports
+    /// it, then dynamic registration), PKCE S256, and a loopback callback server. Returns at
+    /// once with the URL; [`PendingLogin::complete`] waits for the callback.
+    ///
+    /// Scopes: configured scopes, else those discovered (challenge `scope`, else
+    /// `scopes_supported`), else none.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: discovery and registration store nothing; the callback server is
+    /// dropped with the future.
+    pub async fn begin_login(&self, challenge: Option<&str>) -> Result<PendingLogin, AuthError> {
+        login::begin(self, challenge, ScopeChoice::Auto).await
+    }
+
+    /// Like [`OAuthCredentials::begin_login`] with explicit scopes (which win over
+    /// configured and discovered ones when not empty).
+    ///
+    /// # Cancel safety
+    /// As [`OAuthCredentials::begin_login`].
+    pub async fn begin_login_with_scopes(
+        &self,
+        challenge: Option<&str>,
+        explicit_scopes: Vec<String>,
+    ) -> Result<PendingLogin, AuthError> {
+        login::begin(self, challenge, ScopeChoice::Explicit(explicit_scopes)).await
+    }
+
+    /// An enterprise IdP login: like [`OAuthCredentials::begin_login_with_scopes`], and the
+    /// callback's token response must carry a valid ID token.
+    pub(crate) async fn begin_id_token_login(
+        &self,
+        scopes: Vec<String>,
+        rule: IdTokenRule,
+    ) -> Result<PendingLogin, AuthError> {
+        let mut pending = self.begin_login_with_scopes(None, scopes).await?;
+        pending.expect_id_token(rule);
+        Ok(pending)
+    }
+
+    /// A client registered in an earlier login at the same issuer, reused instead of
+    /// registering again.
+    pub(super) async fn reusable_client(
+        &self,
+        metadata: &AuthorizationMetadata,
+    ) -> Option<StoredCredentials> {
+        let record = self.load_record().await.ok()??;
+        (record.issuer.is_some() && record.issuer == metadata.issuer).then_some(record)
+    }
+
+    /// Step-up after a 403 `insufficient_scope`: a new login with the union of the granted
+    /// scopes and the ones `challenge` asks for, at most
+    /// [`MAX_STEP_UP_ATTEMPTS`](super::settings::MAX_STEP_UP_ATTEMPTS) times until
+    /// [`OAuthCredentials::reset_step_up`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future abandons the step-up login; the tokens stored before stay.
+    pub async fn step_up(&self, agent: &dyn UserAgent, challenge: &str) -> Result<(), AuthError> {
+        let scopes = login::step_up_scopes(self, challenge).await?;
+        tracing::info!(server = %self.server(), scopes = %scopes.join(" "), "step-up login for a missing scope");
+        let pending = self
+            .begin_login_with_scopes(Some(challenge), scopes)
+            .await?;
+        agent.open(pending.authorization_url()).await?;
+        pending.complete().await
+    }
+
+    /// Machine login with the client-credentials grant; stores the token.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the token is stored only once it was issued; dropping the future
+    /// before that stores nothing.
+    pub async fn login_client_credentials(
+        &self,
+        grant: ClientCredentials,
+    ) -> Result<(), AuthError> {
+        machine::client_credentials_login(self, grant).await
+    }
+
+    /// Enterprise-managed authorization: exchanges the user's ID token at the IdP for an
+    /// ID-JAG naming this server's authorization server and resource, redeems it there
+    /// (JWT-bearer grant) and stores the access token. `invalid_grant` from either server
+    /// means the enterprise login must be redone ([`AuthError::ReloginRequired`]).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the access token is stored only at the end; dropping the future
+    /// before that stores nothing.
+    pub async fn login_enterprise(&self, grant: EnterpriseGrant) -> Result<(), AuthError> {
+        machine::enterprise_login(self, grant).await
+    }
+
+    /// Workload login: discovers the authorization server, reads the platform token from
+    /// `identity`'s source, redeems it with the JWT-bearer grant (bound to a DPoP key when
+    /// the server and the settings allow it) and stores the access token. A refusal is
+    /// reported by its OAuth error code and not retried (`invalid_grant`: the platform token
+    /// is expired, for another audience, or not trusted).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: the token is stored only once it was issued.
+    pub async fn login_workload_identity(
+        &self,
+        identity: &WorkloadIdentity,
+    ) -> Result<(), AuthError> {
+        wif::workload_identity_login(self, identity).await
     }
 }

@@ -169,204 +169,181 @@ fn algorithm(name: &str) -> Option<JwtSigningAlgorithm> {
     })
 }
 
-impl OAuthCredentials {
-    fn resource(&self) -> String {
-        self.settings()
-            .resource
-            .clone()
-            .unwrap_or_else(|| self.url().to_owned())
-    }
-
-    /// Machine login with the client-credentials grant; stores the token.
-    ///
-    /// # Cancel safety
-    /// Cancel-safe: the token is stored only once it was issued; dropping the future
-    /// before that stores nothing.
-    pub async fn login_client_credentials(
-        &self,
-        grant: ClientCredentials,
-    ) -> Result<(), AuthError> {
-        let server = self.server().clone();
-        let resource = self.resource();
-        let scopes = self.settings().scopes.clone();
-        let (config, client_id, secret, method) = match grant {
-            ClientCredentials::Secret {
-                client_id,
-                client_secret,
-            } => (
-                ClientCredentialsConfig::ClientSecret {
+/// The client-credentials login of [`OAuthCredentials::login_client_credentials`].
+pub(super) async fn client_credentials_login(
+    creds: &OAuthCredentials,
+    grant: ClientCredentials,
+) -> Result<(), AuthError> {
+    let server = creds.server().clone();
+    let resource = creds.resource();
+    let scopes = creds.settings().scopes.clone();
+    let (config, client_id, secret, method) = match grant {
+        ClientCredentials::Secret {
+            client_id,
+            client_secret,
+        } => (
+            ClientCredentialsConfig::ClientSecret {
+                client_id: client_id.clone(),
+                client_secret: client_secret.expose().to_owned(),
+                scopes,
+                resource: Some(resource.clone()),
+            },
+            client_id,
+            Some(client_secret),
+            "client_secret",
+        ),
+        ClientCredentials::PrivateKeyJwt {
+            client_id,
+            private_key_pem,
+            algorithm: alg,
+        } => {
+            let signing_algorithm = algorithm(&alg).ok_or_else(|| AuthError::Config {
+                server: server.clone(),
+                detail: format!("unsupported private_key_jwt algorithm `{alg}`; use RS256, RS384, RS512, ES256 or ES384"),
+            })?;
+            (
+                ClientCredentialsConfig::PrivateKeyJwt {
                     client_id: client_id.clone(),
-                    client_secret: client_secret.expose().to_owned(),
+                    signing_key: private_key_pem.expose().as_bytes().to_vec(),
+                    signing_algorithm,
+                    token_endpoint_audience: None,
                     scopes,
                     resource: Some(resource.clone()),
                 },
                 client_id,
-                Some(client_secret),
-                "client_secret",
-            ),
-            ClientCredentials::PrivateKeyJwt {
-                client_id,
-                private_key_pem,
-                algorithm: alg,
-            } => {
-                let signing_algorithm = algorithm(&alg).ok_or_else(|| AuthError::Config {
-                    server: server.clone(),
-                    detail: format!("unsupported private_key_jwt algorithm `{alg}`; use RS256, RS384, RS512, ES256 or ES384"),
-                })?;
-                (
-                    ClientCredentialsConfig::PrivateKeyJwt {
-                        client_id: client_id.clone(),
-                        signing_key: private_key_pem.expose().as_bytes().to_vec(),
-                        signing_algorithm,
-                        token_endpoint_audience: None,
-                        scopes,
-                        resource: Some(resource.clone()),
-                    },
-                    client_id,
-                    None,
-                    "private_key_jwt",
-                )
-            }
-        };
-        let mut manager = new_manager(&server, self.url(), self.settings()).await?;
-        let metadata = manager
-            .resolve_metadata()
-            .await
-            .map_err(|e| map_rmcp(&server, e))?
-            .metadata;
-        manager.set_metadata(metadata.clone());
-        manager
-            .validate_client_credentials_metadata(&config)
-            .map_err(|e| map_rmcp(&server, e))?;
-        manager
-            .configure_client_credentials(&config)
-            .map_err(|e| map_rmcp(&server, e))?;
-        let token = manager
-            .exchange_client_credentials(&config)
-            .await
-            .map_err(|e| match e {
-                rmcp::transport::auth::AuthError::TokenExchangeFailed(_)
-                | rmcp::transport::auth::AuthError::ClientCredentialsError(_) => {
-                    AuthError::TokenEndpoint {
-                        server: server.clone(),
-                        code: "client_credentials_rejected".to_owned(),
-                    }
-                }
-                other => map_rmcp(&server, other),
-            })?;
-        let record = record_from_token(
-            client_id,
-            &token,
-            &metadata,
-            TokenContext {
-                client_secret: secret,
-                auth_method: method.to_owned(),
-                resource: Some(resource),
-                requested_scopes: Vec::new(),
-            },
-        );
-        self.persist(&record).await
-    }
-
-    /// Enterprise-managed authorization: exchanges the user's ID token at the IdP for an
-    /// ID-JAG naming this server's authorization server and resource, redeems it there
-    /// (JWT-bearer grant) and stores the access token. `invalid_grant` from either server
-    /// means the enterprise login must be redone ([`AuthError::ReloginRequired`]).
-    ///
-    /// # Cancel safety
-    /// Cancel-safe: the access token is stored only at the end; dropping the future
-    /// before that stores nothing.
-    pub async fn login_enterprise(&self, grant: EnterpriseGrant) -> Result<(), AuthError> {
-        let server = self.server().clone();
-        let resource = self.resource();
-        let manager = new_manager(&server, self.url(), self.settings()).await?;
-        let metadata = manager
-            .resolve_metadata()
-            .await
-            .map_err(|e| map_rmcp(&server, e))?
-            .metadata;
-        let issuer = metadata
-            .issuer
-            .clone()
-            .ok_or_else(|| AuthError::Discovery {
-                server: server.clone(),
-                detail: "the authorization server metadata names no issuer".to_owned(),
-                source: None,
-            })?;
-        if issuer == grant.idp_issuer {
-            return Err(AuthError::Config {
-                server,
-                detail: "the enterprise IdP and the MCP server's authorization server must differ"
-                    .to_owned(),
-            });
-        }
-        let mut idp = EmaAuthorizationServer::new(
-            grant.idp_issuer.clone(),
-            grant.idp_token_endpoint.clone(),
-            grant.idp_client_id.clone(),
-        );
-        if let Some(s) = &grant.idp_client_secret {
-            idp = idp.with_client_authentication(EmaClientAuthentication::ClientSecretBasic(
-                ClientSecret::new(s.expose().to_owned()),
-            ));
-        }
-        let mut resource_as = EmaAuthorizationServer::new(
-            issuer.clone(),
-            metadata.token_endpoint.clone(),
-            grant.client_id.clone(),
-        );
-        if let Some(s) = &grant.client_secret {
-            resource_as =
-                resource_as.with_client_authentication(EmaClientAuthentication::ClientSecretBasic(
-                    ClientSecret::new(s.expose().to_owned()),
-                ));
-        }
-        let http = default_oauth_http_client().map_err(|e| map_rmcp(&server, e))?;
-        let refresh_token = oauth2::RefreshToken::new(grant.id_token.expose().to_owned());
-        let request = if grant.subject_is_refresh_token {
-            EmaExchangeRequest::new(idp, resource_as, &resource, &refresh_token)
-        } else {
-            EmaExchangeRequest::new_with_id_token(
-                idp,
-                resource_as,
-                &resource,
-                grant.id_token.expose(),
+                None,
+                "private_key_jwt",
             )
-        };
-        let token = request
-            .with_scopes(grant.scopes.clone())
-            .exchange(&http, &http)
-            .await
-            .map_err(|e| match e {
-                EmaError::InvalidGrant(_) => AuthError::ReloginRequired {
-                    server: server.clone(),
-                },
-                EmaError::OAuthRejected { code, .. } => AuthError::TokenEndpoint {
-                    server: server.clone(),
-                    code: code.to_owned(),
-                },
-                EmaError::RequestFailed(_) => AuthError::Http {
-                    server: server.clone(),
-                    what: "the enterprise token exchange".to_owned(),
-                    source: Some(Box::new(e)),
-                },
-                other => AuthError::TokenEndpoint {
-                    server: server.clone(),
-                    code: format!("invalid_ema_response ({other})"),
-                },
-            })?;
-        let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
-        scopes.sort();
-        let mut record = StoredCredentials::new(grant.client_id)
-            .with_access_token(Secret::new(token.access_token.secret().clone()))
-            .with_scopes(scopes)
-            .with_token_endpoint(metadata.token_endpoint.clone())
-            .with_issuer(issuer)
-            .with_resource(resource)
-            .with_token_endpoint_auth_method("urn:ietf:params:oauth:grant-type:jwt-bearer");
-        if let Some(expires_in) = token.expires_in {
-            record = record.with_expires_at(now_unix().saturating_add(expires_in.as_secs()));
         }
-        self.persist(&record).await
+    };
+    let mut manager = new_manager(&server, creds.url(), creds.settings()).await?;
+    let metadata = manager
+        .resolve_metadata()
+        .await
+        .map_err(|e| map_rmcp(&server, e))?
+        .metadata;
+    manager.set_metadata(metadata.clone());
+    manager
+        .validate_client_credentials_metadata(&config)
+        .map_err(|e| map_rmcp(&server, e))?;
+    manager
+        .configure_client_credentials(&config)
+        .map_err(|e| map_rmcp(&server, e))?;
+    let token = manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(|e| match e {
+            rmcp::transport::auth::AuthError::TokenExchangeFailed(_)
+            | rmcp::transport::auth::AuthError::ClientCredentialsError(_) => {
+                AuthError::TokenEndpoint {
+                    server: server.clone(),
+                    code: "client_credentials_rejected".to_owned(),
+                }
+            }
+            other => map_rmcp(&server, other),
+        })?;
+    let record = record_from_token(
+        client_id,
+        &token,
+        &metadata,
+        TokenContext {
+            client_secret: secret,
+            auth_method: method.to_owned(),
+            resource: Some(resource),
+            requested_scopes: Vec::new(),
+        },
+    );
+    creds.persist(&record).await
+}
+
+/// The enterprise-managed login of [`OAuthCredentials::login_enterprise`].
+pub(super) async fn enterprise_login(
+    creds: &OAuthCredentials,
+    grant: EnterpriseGrant,
+) -> Result<(), AuthError> {
+    let server = creds.server().clone();
+    let resource = creds.resource();
+    let manager = new_manager(&server, creds.url(), creds.settings()).await?;
+    let metadata = manager
+        .resolve_metadata()
+        .await
+        .map_err(|e| map_rmcp(&server, e))?
+        .metadata;
+    let issuer = metadata
+        .issuer
+        .clone()
+        .ok_or_else(|| AuthError::Discovery {
+            server: server.clone(),
+            detail: "the authorization server metadata names no issuer".to_owned(),
+            source: None,
+        })?;
+    if issuer == grant.idp_issuer {
+        return Err(AuthError::Config {
+            server,
+            detail: "the enterprise IdP and the MCP server's authorization server must differ"
+                .to_owned(),
+        });
     }
+    let mut idp = EmaAuthorizationServer::new(
+        grant.idp_issuer.clone(),
+        grant.idp_token_endpoint.clone(),
+        grant.idp_client_id.clone(),
+    );
+    if let Some(s) = &grant.idp_client_secret {
+        idp = idp.with_client_authentication(EmaClientAuthentication::ClientSecretBasic(
+            ClientSecret::new(s.expose().to_owned()),
+        ));
+    }
+    let mut resource_as = EmaAuthorizationServer::new(
+        issuer.clone(),
+        metadata.token_endpoint.clone(),
+        grant.client_id.clone(),
+    );
+    if let Some(s) = &grant.client_secret {
+        resource_as = resource_as.with_client_authentication(
+            EmaClientAuthentication::ClientSecretBasic(ClientSecret::new(s.expose().to_owned())),
+        );
+    }
+    let http = default_oauth_http_client().map_err(|e| map_rmcp(&server, e))?;
+    let refresh_token = oauth2::RefreshToken::new(grant.id_token.expose().to_owned());
+    let request = if grant.subject_is_refresh_token {
+        EmaExchangeRequest::new(idp, resource_as, &resource, &refresh_token)
+    } else {
+        EmaExchangeRequest::new_with_id_token(idp, resource_as, &resource, grant.id_token.expose())
+    };
+    let token = request
+        .with_scopes(grant.scopes.clone())
+        .exchange(&http, &http)
+        .await
+        .map_err(|e| match e {
+            EmaError::InvalidGrant(_) => AuthError::ReloginRequired {
+                server: server.clone(),
+            },
+            EmaError::OAuthRejected { code, .. } => AuthError::TokenEndpoint {
+                server: server.clone(),
+                code: code.to_owned(),
+            },
+            EmaError::RequestFailed(_) => AuthError::Http {
+                server: server.clone(),
+                what: "the enterprise token exchange".to_owned(),
+                source: Some(Box::new(e)),
+            },
+            other => AuthError::TokenEndpoint {
+                server: server.clone(),
+                code: format!("invalid_ema_response ({other})"),
+            },
+        })?;
+    let mut scopes: Vec<String> = token.scopes.iter().cloned().collect();
+    scopes.sort();
+    let mut record = StoredCredentials::new(grant.client_id)
+        .with_access_token(Secret::new(token.access_token.secret().clone()))
+        .with_scopes(scopes)
+        .with_token_endpoint(metadata.token_endpoint.clone())
+        .with_issuer(issuer)
+        .with_resource(resource)
+        .with_token_endpoint_auth_method("urn:ietf:params:oauth:grant-type:jwt-bearer");
+    if let Some(expires_in) = token.expires_in {
+        record = record.with_expires_at(now_unix().saturating_add(expires_in.as_secs()));
+    }
+    creds.persist(&record).await
 }

@@ -163,91 +163,82 @@ fn credential_store(path: &std::path::Path, home: Option<&std::path::Path>) -> O
         .map(|store| (*store).to_owned())
 }
 
-impl OAuthCredentials {
-    /// Workload login: discovers the authorization server, reads the platform token from
-    /// `identity`'s source, redeems it with the JWT-bearer grant (bound to a DPoP key when
-    /// the server and the settings allow it) and stores the access token. A refusal is
-    /// reported by its OAuth error code and not retried (`invalid_grant`: the platform token
-    /// is expired, for another audience, or not trusted).
-    ///
-    /// # Cancel safety
-    /// Cancel-safe: the token is stored only once it was issued.
-    pub async fn login_workload_identity(
-        &self,
-        identity: &WorkloadIdentity,
-    ) -> Result<(), AuthError> {
-        let server = self.server().clone();
-        let manager = new_manager(&server, self.url(), self.settings()).await?;
-        let metadata = manager
-            .resolve_metadata()
-            .await
-            .map_err(|e| map_rmcp(&server, e))?
-            .metadata;
-        let assertion = identity.read_token(self).await?;
-        let resource = self
-            .settings()
-            .resource
-            .clone()
-            .unwrap_or_else(|| self.url().to_owned());
-        let scopes = if identity.scopes.is_empty() {
-            self.settings().scopes.join(" ")
-        } else {
-            identity.scopes.join(" ")
-        };
-        let mut form: Vec<(&str, &str)> = vec![
-            ("grant_type", JWT_BEARER_GRANT),
-            ("assertion", assertion.expose()),
-            ("resource", &resource),
-        ];
-        if !scopes.is_empty() {
-            form.push(("scope", &scopes));
-        }
-        let dpop_key = if self.settings().dpop && dpop::supported_by(&metadata) {
-            Some(DpopKey::generate()?)
-        } else {
-            None
-        };
-        let http = oauth_http::client(&server)?;
-        let token = match request_token(
-            &server,
-            &http,
-            &metadata.token_endpoint,
-            form,
-            ClientAuth::None(identity.client_id.as_deref()),
-            dpop_key.as_ref(),
-        )
-        .await?
-        {
-            GrantOutcome::Issued(token) => token,
-            GrantOutcome::Refused(code) => {
-                return Err(AuthError::TokenEndpoint { server, code });
-            }
-        };
-        let mut record = StoredCredentials::new(identity.client_id.clone().unwrap_or_default())
-            .with_access_token(Secret::new(token.access_token.clone()))
-            .with_token_endpoint(metadata.token_endpoint.clone())
-            .with_token_endpoint_auth_method(JWT_BEARER_GRANT)
-            .with_resource(resource.clone())
-            .with_scopes(
-                token
-                    .scope
-                    .as_deref()
-                    .unwrap_or(&scopes)
-                    .split_whitespace()
-                    .map(str::to_owned),
-            );
-        if let Some(issuer) = &metadata.issuer {
-            record = record.with_issuer(issuer.clone());
-        }
-        if let Some(expires_in) = token.expires_in {
-            record = record.with_expires_at(now_unix().saturating_add(expires_in));
-        }
-        if let (Some(key), true) = (dpop_key, token.is_dpop()) {
-            record = record.with_dpop_key(key);
-        }
-        tracing::debug!(server = %server, "workload identity token redeemed");
-        self.persist(&record).await
+/// The workload login of [`OAuthCredentials::login_workload_identity`].
+pub(super) async fn workload_identity_login(
+    creds: &OAuthCredentials,
+    identity: &WorkloadIdentity,
+) -> Result<(), AuthError> {
+    let server = creds.server().clone();
+    let manager = new_manager(&server, creds.url(), creds.settings()).await?;
+    let metadata = manager
+        .resolve_metadata()
+        .await
+        .map_err(|e| map_rmcp(&server, e))?
+        .metadata;
+    let assertion = identity.read_token(creds).await?;
+    let resource = creds
+        .settings()
+        .resource
+        .clone()
+        .unwrap_or_else(|| creds.url().to_owned());
+    let scopes = if identity.scopes.is_empty() {
+        creds.settings().scopes.join(" ")
+    } else {
+        identity.scopes.join(" ")
+    };
+    let mut form: Vec<(&str, &str)> = vec![
+        ("grant_type", JWT_BEARER_GRANT),
+        ("assertion", assertion.expose()),
+        ("resource", &resource),
+    ];
+    if !scopes.is_empty() {
+        form.push(("scope", &scopes));
     }
+    let dpop_key = if creds.settings().dpop && dpop::supported_by(&metadata) {
+        Some(DpopKey::generate()?)
+    } else {
+        None
+    };
+    let http = oauth_http::client(&server)?;
+    let token = match request_token(
+        &server,
+        &http,
+        &metadata.token_endpoint,
+        form,
+        ClientAuth::None(identity.client_id.as_deref()),
+        dpop_key.as_ref(),
+    )
+    .await?
+    {
+        GrantOutcome::Issued(token) => token,
+        GrantOutcome::Refused(code) => {
+            return Err(AuthError::TokenEndpoint { server, code });
+        }
+    };
+    let mut record = StoredCredentials::new(identity.client_id.clone().unwrap_or_default())
+        .with_access_token(Secret::new(token.access_token.clone()))
+        .with_token_endpoint(metadata.token_endpoint.clone())
+        .with_token_endpoint_auth_method(JWT_BEARER_GRANT)
+        .with_resource(resource.clone())
+        .with_scopes(
+            token
+                .scope
+                .as_deref()
+                .unwrap_or(&scopes)
+                .split_whitespace()
+                .map(str::to_owned),
+        );
+    if let Some(issuer) = &metadata.issuer {
+        record = record.with_issuer(issuer.clone());
+    }
+    if let Some(expires_in) = token.expires_in {
+        record = record.with_expires_at(now_unix().saturating_add(expires_in));
+    }
+    if let (Some(key), true) = (dpop_key, token.is_dpop()) {
+        record = record.with_dpop_key(key);
+    }
+    tracing::debug!(server = %server, "workload identity token redeemed");
+    creds.persist(&record).await
 }
 
 #[cfg(test)]
