@@ -78,14 +78,21 @@ impl std::fmt::Display for CredentialsError {
                 "MCP server `{server}`: environment variable `{var}` named by bearer_token_env_var is {problem}; set it or remove bearer_token_env_var"
             ),
             Self::LoginRequired { server, .. } => write!(f, "MCP server `{server}` requires login"),
-            Self::ReloginRequired { server, .. } => write!(
-                f,
-                "MCP server `{server}`: stored credentials were rejected; log in again"
-            ),
-            Self::EnterpriseReloginRequired { server, .. } => write!(
-                f,
-                "MCP server `{server}`: the enterprise identity provider refused access; sign in again with `mcpctl login --enterprise`"
-            ),
+            // With a cause, the cause says why (mcp-auth's error).
+            Self::ReloginRequired { server, source } => {
+                write!(f, "MCP server `{server}` needs a new login")?;
+                if source.is_none() {
+                    f.write_str(" (its stored credentials were rejected)")?;
+                }
+                Ok(())
+            }
+            Self::EnterpriseReloginRequired { server, source } => {
+                write!(f, "MCP server `{server}` needs a new enterprise sign-in")?;
+                if source.is_none() {
+                    f.write_str(" (the identity provider refused access)")?;
+                }
+                Ok(())
+            }
             Self::InsufficientScope { server, scope } => write!(
                 f,
                 "MCP server `{server}` needs more access{}: log in again with the extra scope",
@@ -121,6 +128,17 @@ impl std::error::Error for CredentialsError {
 }
 
 impl CredentialsError {
+    /// The `mcp-auth` error behind it, when there is one.
+    pub fn auth_error(&self) -> Option<&Arc<mcp_auth::AuthError>> {
+        match self {
+            Self::LoginRequired { source, .. }
+            | Self::ReloginRequired { source, .. }
+            | Self::EnterpriseReloginRequired { source, .. }
+            | Self::Unavailable { source, .. } => source.as_ref(),
+            Self::MissingEnvVar { .. } | Self::InsufficientScope { .. } => None,
+        }
+    }
+
     /// The failure reason a startup with this error reports.
     pub fn reason(&self) -> FailureReason {
         match self {

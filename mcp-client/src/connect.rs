@@ -17,7 +17,7 @@ use crate::handler::{ConnectionShared, Handler, ServerRequests};
 #[cfg(feature = "http")]
 use crate::http;
 use crate::listing::RefreshSettings;
-use crate::paginate::{self, PageError};
+use crate::paginate::{self, Listed, PageError};
 use crate::settings::{ClientSettings, Target};
 use crate::stdio;
 
@@ -85,6 +85,26 @@ impl From<StartupFailure> for Failed {
     }
 }
 
+/// A connection whose handshake and first `tools/list` are done: the session, the listing
+/// and, in the 2026 era, the listen for tool list changes.
+type Opened = (
+    RunningService<RoleClient, Handler>,
+    Listed,
+    Option<crate::listen::ChangeListen>,
+);
+
+/// Why opening a stdio server failed, before its process's fate is read.
+enum StdioFault {
+    /// The handshake failed (under a probe, possibly because the server does not know
+    /// `server/discover`).
+    Handshake(String),
+    /// The server broke the protocol: reported as such even though the process exits
+    /// afterwards (its stdin is closed on the way out).
+    Protocol(String),
+    /// The first `tools/list` failed without breaking the protocol.
+    Listing(String),
+}
+
 /// One attempt: transport, handshake (`initialize`, or `server/discover` in the 2026-07-28
 /// era), first `tools/list`, within the startup timeout.
 async fn connect_once(
@@ -103,173 +123,205 @@ async fn connect_once(
         Arc::clone(&settings.roots),
         Arc::clone(requests),
     );
-    let refresh = || RefreshSettings {
-        debounce: settings.list_changed_debounce,
-        timeout: settings.startup_timeout,
-        byte_budget: settings.list_byte_budget,
-    };
     let fetched = SystemTime::now();
     let handler = Handler {
         shared: Arc::clone(&shared),
     };
-    let timeout = settings.startup_timeout;
-    let legacy = &settings.protocol_version;
-    match target {
+    let ((service, tools, changes), process) = match target {
         Target::Stdio {
             config,
             environment,
         } => {
-            let (process, transport) =
-                stdio::launch(key, config, environment.as_ref(), settings).await?;
-            // Err((detail, broke_protocol, in_handshake)): a protocol violation is reported as
-            // such even though the process exits afterwards (its stdin is closed on the way
-            // out); a failure before the handshake completed may be the era probe's.
-            let work = async {
-                // Unreadable replies fail the calls pending on this connection at once.
-                let (stdout, stdin) = transport;
-                let fault_shared = Arc::clone(&shared);
-                let stdout = crate::reply_check::ReplyCheck::new(
-                    stdout,
-                    mcp_pool::DEFAULT_MAX_LINE_BYTES,
-                    Arc::new(move |what| fault_shared.report_reply_fault(what)),
-                );
-                let pipes = (stdout, stdin);
-                let service =
-                    match stdio_handshake(key, handler, pipes, era, settings.probe_timeout)
-                        .await
-                    {
-                        Ok(service) => service,
-                        Err(detail) => return Err((detail, false, true)),
-                    };
-                if let Err(detail) = check_protocol_version(&service, era, legacy) {
-                    close_in_background(settings, service);
-                    return Err((detail, true, false));
-                }
-                // A reply the reader refused (e.g. cut for holding too many values) fails
-                // the listing at once instead of at the startup timeout.
-                let mut faults = shared.reply_faults();
-                faults.mark_unchanged();
-                let listed = tokio::select! {
-                    listed = paginate::all_tools(service.peer(), settings.list_byte_budget) => {
-                        listed.map_err(|e| (e.to_string(), !matches!(e, PageError::Service(_))))
-                    }
-                    Ok(()) = faults.changed() => {
-                        let what = faults.borrow_and_update().1.clone();
-                        Err((format!("the server sent {what}"), true))
-                    }
-                };
-                match listed {
-                    Ok(tools) => {
-                        let changes = crate::listen::open_changes(service.peer()).await;
-                        Ok((service, tools, changes))
-                    }
-                    Err((detail, broke_protocol)) => {
-                        close_in_background(settings, service);
-                        Err((format!("tools/list failed: {detail}"), broke_protocol, false))
-                    }
-                }
-            };
-            match tokio::time::timeout(timeout, work).await {
-                Ok(Ok((service, tools, changes))) => Ok(Client::new(
-                    service,
-                    shared,
-                    (tools, fetched),
-                    Some(process),
-                    refresh(),
-                    changes,
-                    settings.elicitation,
-                )),
-                Ok(Err((detail, broke_protocol, in_handshake))) => {
-                    let failure = if broke_protocol {
-                        StartupFailure::new(
-                            FailureReason::Protocol,
-                            format!("MCP server `{key}`: {detail}"),
-                        )
-                        .with_stderr_tail(process.stderr_tail())
-                    } else {
-                        process.startup_failure(key, detail).await
-                    };
-                    stop_in_background(settings, process);
-                    Err(Failed {
-                        failure,
-                        in_probe: in_handshake && era.probes(),
-                    })
-                }
-                Err(_) => {
-                    let tail = process.stderr_tail();
-                    stop_in_background(settings, process);
-                    Err(timeout_failure(key, timeout).with_stderr_tail(tail).into())
-                }
-            }
+            let (opened, process) =
+                connect_stdio(key, (config, environment.as_ref()), settings, handler, era).await?;
+            (opened, Some(process))
         }
-        #[cfg(not(feature = "http"))]
-        Target::Http(_) => Err(StartupFailure::new(
-            FailureReason::Config,
-            format!(
-                "MCP server `{key}` is an HTTP server, but this host was built without HTTP support (feature `http` of mcp-client, or mcp-connections); rebuild with it, or use a stdio server"
-            ),
-        )
-        .into()),
         #[cfg(feature = "http")]
-        Target::Http(target) => {
-            let work = async {
-                let service = http::connect(key, target, settings, handler, &era.lifecycle).await?;
-                if let Err(detail) = check_protocol_version(&service, era, legacy) {
-                    close_in_background(settings, service);
-                    return Err(StartupFailure::new(
-                        FailureReason::Protocol,
-                        format!("MCP server `{key}`: {detail}"),
-                    ));
-                }
-                let mut attempt = 0;
-                loop {
-                    match paginate::all_tools(service.peer(), settings.list_byte_budget).await {
-                        Ok(tools) => {
-                            let changes = crate::listen::open_changes(service.peer()).await;
-                            return Ok((service, tools, changes));
-                        }
-                        Err(PageError::Service(e))
-                            if http::classify_service(&e) == http::HttpFailure::Transient
-                                && attempt < http::RETRY_DELAYS.len() =>
-                        {
-                            tokio::time::sleep(http::RETRY_DELAYS[attempt]).await;
-                            attempt += 1;
-                        }
-                        Err(PageError::Service(e))
-                            if http::classify_service(&e) == http::HttpFailure::AuthRequired =>
-                        {
-                            close_in_background(settings, service);
-                            return Err(StartupFailure::new(
-                                FailureReason::LoginRequired,
-                                format!(
-                                    "MCP server `{key}` requires login (HTTP 401 on tools/list)"
-                                ),
-                            ));
-                        }
-                        Err(e) => {
-                            close_in_background(settings, service);
-                            return Err(StartupFailure::new(
-                                FailureReason::Protocol,
-                                format!("MCP server `{key}`: tools/list failed: {e}"),
-                            ));
-                        }
-                    }
+        Target::Http(target) => (
+            connect_http(key, target, settings, handler, era).await?,
+            None,
+        ),
+        #[cfg(not(feature = "http"))]
+        Target::Http(_) => {
+            return Err(StartupFailure::new(
+                FailureReason::Config,
+                format!(
+                    "MCP server `{key}` is an HTTP server, but this host was built without HTTP support (feature `http` of mcp-client, or mcp-connections); rebuild with it, or use a stdio server"
+                ),
+            )
+            .into());
+        }
+    };
+    let refresh = RefreshSettings {
+        debounce: settings.list_changed_debounce,
+        timeout: settings.startup_timeout,
+        byte_budget: settings.list_byte_budget,
+    };
+    Ok(Client::new(
+        service,
+        shared,
+        (tools, fetched),
+        process,
+        refresh,
+        changes,
+        settings.elicitation,
+    ))
+}
+
+/// Launches a stdio server and opens it within the startup timeout; on failure the
+/// process is stopped in the background and its exit, if it died, is the failure.
+async fn connect_stdio(
+    key: &McpServerKey,
+    (config, environment): (
+        &mcp_catalog::StdioConfig,
+        Option<&Arc<dyn crate::Environment>>,
+    ),
+    settings: &ClientSettings,
+    handler: Handler,
+    era: &EraPlan,
+) -> Result<(Opened, stdio::Process), Failed> {
+    let timeout = settings.startup_timeout;
+    let (process, transport) = stdio::launch(key, config, environment, settings).await?;
+    let opened = open_stdio(key, transport, settings, handler, era);
+    match tokio::time::timeout(timeout, opened).await {
+        Ok(Ok(opened)) => Ok((opened, process)),
+        Ok(Err(fault)) => {
+            let in_probe = matches!(fault, StdioFault::Handshake(_)) && era.probes();
+            let failure = match fault {
+                StdioFault::Protocol(detail) => StartupFailure::new(
+                    FailureReason::Protocol,
+                    format!("MCP server `{key}`: {detail}"),
+                )
+                .with_stderr_tail(process.stderr_tail()),
+                StdioFault::Handshake(detail) | StdioFault::Listing(detail) => {
+                    process.startup_failure(key, detail).await
                 }
             };
-            match tokio::time::timeout(timeout, work).await {
-                Ok(Ok((service, tools, changes))) => Ok(Client::new(
-                    service,
-                    shared,
-                    (tools, fetched),
-                    None,
-                    refresh(),
-                    changes,
-                    settings.elicitation,
-                )),
-                Ok(Err(failure)) => Err(failure.into()),
-                Err(_) => Err(timeout_failure(key, timeout).into()),
-            }
+            stop_in_background(settings, process);
+            Err(Failed { failure, in_probe })
         }
+        Err(_) => {
+            let tail = process.stderr_tail();
+            stop_in_background(settings, process);
+            Err(timeout_failure(key, timeout).with_stderr_tail(tail).into())
+        }
+    }
+}
+
+/// The handshake and first `tools/list` on a launched server's pipes. Unreadable replies
+/// fail the listing at once (not at the startup timeout), and later the calls pending on
+/// the connection.
+async fn open_stdio(
+    key: &McpServerKey,
+    (stdout, stdin): mcp_pool::StdioTransport,
+    settings: &ClientSettings,
+    handler: Handler,
+    era: &EraPlan,
+) -> Result<Opened, StdioFault> {
+    let shared = Arc::clone(&handler.shared);
+    let fault_shared = Arc::clone(&shared);
+    let stdout = crate::reply_check::ReplyCheck::new(
+        stdout,
+        mcp_pool::DEFAULT_MAX_LINE_BYTES,
+        Arc::new(move |what| fault_shared.report_reply_fault(what)),
+    );
+    let service = stdio_handshake(key, handler, (stdout, stdin), era, settings.probe_timeout)
+        .await
+        .map_err(StdioFault::Handshake)?;
+    if let Err(detail) = check_protocol_version(&service, era, &settings.protocol_version) {
+        close_in_background(settings, service);
+        return Err(StdioFault::Protocol(detail));
+    }
+    // A reply the reader refused (e.g. cut for holding too many values) fails the listing.
+    let mut faults = shared.reply_faults();
+    faults.mark_unchanged();
+    let listed = tokio::select! {
+        listed = paginate::all_tools(service.peer(), settings.list_byte_budget) => match listed {
+            Ok(tools) => Ok(tools),
+            Err(e @ PageError::Service(_)) => Err(StdioFault::Listing(format!("tools/list failed: {e}"))),
+            Err(e) => Err(StdioFault::Protocol(format!("tools/list failed: {e}"))),
+        },
+        Ok(()) = faults.changed() => {
+            let what = faults.borrow_and_update().1.clone();
+            Err(StdioFault::Protocol(format!("tools/list failed: the server sent {what}")))
+        }
+    };
+    match listed {
+        Ok(tools) => {
+            let changes = crate::listen::open_changes(service.peer()).await;
+            Ok((service, tools, changes))
+        }
+        Err(fault) => {
+            close_in_background(settings, service);
+            Err(fault)
+        }
+    }
+}
+
+/// Opens an HTTP server (streamable HTTP or legacy SSE) within the startup timeout.
+#[cfg(feature = "http")]
+async fn connect_http(
+    key: &McpServerKey,
+    target: &crate::HttpTarget,
+    settings: &ClientSettings,
+    handler: Handler,
+    era: &EraPlan,
+) -> Result<Opened, StartupFailure> {
+    let timeout = settings.startup_timeout;
+    match tokio::time::timeout(timeout, open_http(key, target, settings, handler, era)).await {
+        Ok(opened) => opened,
+        Err(_) => Err(timeout_failure(key, timeout)),
+    }
+}
+
+/// The handshake and first `tools/list` of an HTTP server; the listing is retried after
+/// transient failures ([`http::RETRY_DELAYS`]).
+#[cfg(feature = "http")]
+async fn open_http(
+    key: &McpServerKey,
+    target: &crate::HttpTarget,
+    settings: &ClientSettings,
+    handler: Handler,
+    era: &EraPlan,
+) -> Result<Opened, StartupFailure> {
+    let service = http::connect(key, target, settings, handler, &era.lifecycle).await?;
+    if let Err(detail) = check_protocol_version(&service, era, &settings.protocol_version) {
+        close_in_background(settings, service);
+        return Err(StartupFailure::new(
+            FailureReason::Protocol,
+            format!("MCP server `{key}`: {detail}"),
+        ));
+    }
+    let mut attempt = 0;
+    loop {
+        let failure = match paginate::all_tools(service.peer(), settings.list_byte_budget).await {
+            Ok(tools) => {
+                let changes = crate::listen::open_changes(service.peer()).await;
+                return Ok((service, tools, changes));
+            }
+            Err(PageError::Service(e))
+                if http::classify_service(&e) == http::HttpFailure::Transient
+                    && attempt < http::RETRY_DELAYS.len() =>
+            {
+                tokio::time::sleep(http::RETRY_DELAYS[attempt]).await;
+                attempt += 1;
+                continue;
+            }
+            Err(PageError::Service(e))
+                if http::classify_service(&e) == http::HttpFailure::AuthRequired =>
+            {
+                StartupFailure::new(
+                    FailureReason::LoginRequired,
+                    format!("MCP server `{key}` requires login (HTTP 401 on tools/list)"),
+                )
+            }
+            Err(e) => StartupFailure::new(
+                FailureReason::Protocol,
+                format!("MCP server `{key}`: tools/list failed: {e}"),
+            ),
+        };
+        close_in_background(settings, service);
+        return Err(failure);
     }
 }
 

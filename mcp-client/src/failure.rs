@@ -33,7 +33,7 @@ pub enum FailureReason {
     ReloginRequired,
     /// The enterprise identity provider refused to grant access for a server with
     /// enterprise-managed authorization (`auth = "ema"`): the enterprise login must be
-    /// redone (`mcpctl login --enterprise`).
+    /// redone (the host's enterprise sign-in).
     EnterpriseReloginRequired,
     /// The server's execution environment is unknown or has no launcher.
     Environment,
@@ -155,6 +155,17 @@ impl StartupFailure {
         self
     }
 
+    /// Keeps `source`, already shared, as the failure's cause (its own type stays what a
+    /// host downcasts to).
+    #[must_use]
+    pub fn with_shared_source(
+        mut self,
+        source: std::sync::Arc<dyn std::error::Error + Send + Sync>,
+    ) -> Self {
+        self.source = Some(source);
+        self
+    }
+
     /// The server's `WWW-Authenticate` challenge, for `login_required`.
     #[must_use]
     pub fn with_auth_challenge(mut self, challenge: Option<&str>) -> Self {
@@ -191,6 +202,28 @@ impl StartupFailure {
     /// The last lines the process wrote to stderr, if it is a stdio server and wrote any.
     pub fn stderr_tail(&self) -> Option<&str> {
         self.stderr_tail.as_deref()
+    }
+
+    /// The whole text to show a person: this failure's own sentence (with the stderr
+    /// tail), then each cause's, joined with `: ` (URLs redacted). [`Display`] is this
+    /// layer's sentence alone, like every error of the workspace.
+    ///
+    /// [`Display`]: std::fmt::Display
+    pub fn chain(&self) -> String {
+        mcp_key::error_chain(self)
+    }
+
+    /// The message and each cause's text, joined with `: ` (URLs redacted), without the
+    /// stderr tail: for a display that shows the tail on lines of its own.
+    pub fn detail(&self) -> String {
+        let mut text = self.message.clone();
+        let mut cause = std::error::Error::source(self);
+        while let Some(e) = cause {
+            text.push_str(": ");
+            text.push_str(&e.to_string());
+            cause = e.source();
+        }
+        mcp_key::redact_urls(&text).into_owned()
     }
 }
 

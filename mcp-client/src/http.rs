@@ -48,6 +48,16 @@ pub(crate) fn secure_or_loopback(url: &str) -> bool {
     }
 }
 
+/// The failure of a server whose credentials could not be produced: the provider's
+/// verdict, with `mcp-auth`'s error behind it as the cause (so a host can downcast it).
+fn no_credentials(e: crate::auth::CredentialsError) -> StartupFailure {
+    let failure = StartupFailure::new(e.reason(), e.to_string());
+    match e.auth_error() {
+        Some(cause) => failure.with_shared_source(Arc::clone(cause) as _),
+        None => failure,
+    }
+}
+
 /// The failure of a server that would send credentials in the clear.
 fn plain_http_failure(key: &McpServerKey, url: &str, what: &str) -> StartupFailure {
     StartupFailure::new(
@@ -223,6 +233,24 @@ impl SseRetryPolicy for EraRetry {
     }
 }
 
+/// What every handshake attempt of one connection shares: the headers, whether a token is
+/// configured, the HTTP client, and whether credentials are forbidden (plain http).
+struct Prepared {
+    headers: HashMap<HeaderName, HeaderValue>,
+    token_configured: bool,
+    client: reqwest::Client,
+    forbidden: bool,
+}
+
+/// One handshake attempt's outcome.
+enum Attempt {
+    Served(RunningService<RoleClient, Handler>),
+    /// The `server/discover` probe went unanswered within the probe timeout.
+    ProbeUnanswered,
+    /// The handshake failed; the client that tried, for the provider's last verdict.
+    Failed(Box<(ClientInitializeError, McpHttpClient)>),
+}
+
 /// Connects and initializes, retrying transient failures after [`RETRY_DELAYS`]. The caller
 /// bounds the whole thing with the startup timeout.
 pub(crate) async fn connect(
@@ -232,6 +260,63 @@ pub(crate) async fn connect(
     handler: Handler,
     lifecycle: &rmcp::service::ClientLifecycleMode,
 ) -> Result<RunningService<RoleClient, Handler>, StartupFailure> {
+    let prepared = prepare(key, target, settings).await?;
+    let mut attempt = 0;
+    let mut lifecycle = std::borrow::Cow::Borrowed(lifecycle);
+    // A DPoP nonce the server gave outlives a handshake attempt.
+    let dpop_nonce = crate::http_dpop::NonceSlot::default();
+    loop {
+        let probing = matches!(*lifecycle, ClientLifecycleMode::Auto { .. });
+        let outcome = handshake(
+            key,
+            target,
+            settings,
+            &handler,
+            &prepared,
+            &lifecycle,
+            &dpop_nonce,
+        );
+        let (err, mcp_client) = match outcome.await {
+            Attempt::Served(service) => return Ok(service),
+            Attempt::ProbeUnanswered => {
+                // A server that leaves the probe unanswered: shake hands the 2025 way.
+                tracing::info!(server = %key, "no answer to the server/discover probe within {:?}; connecting with initialize", settings.probe_timeout);
+                lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
+                continue;
+            }
+            Attempt::Failed(failed) => *failed,
+        };
+        // The probe was answered, but not as a 2026-era server answers it: a server of the
+        // 2025 era (listing only older versions, or answering `server/discover` with an
+        // error or something else). Shake hands the 2025 way instead.
+        if probing && answered_as_legacy(&err) {
+            tracing::info!(server = %key, "the server/discover probe was not answered the 2026 way ({err}); connecting with initialize");
+            lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
+            continue;
+        }
+        if classify_init(&err) == HttpFailure::Transient && attempt < RETRY_DELAYS.len() {
+            tracing::debug!(server = %key, attempt, error = %describe_init(&err), "transient failure, retrying initialize");
+            tokio::time::sleep(RETRY_DELAYS[attempt]).await;
+            attempt += 1;
+            continue;
+        }
+        return Err(init_failure(
+            key,
+            target,
+            &prepared,
+            &err,
+            &mcp_client,
+            attempt + 1,
+        ));
+    }
+}
+
+/// The headers, the first token (to refuse sending it in the clear) and the HTTP client.
+async fn prepare(
+    key: &McpServerKey,
+    target: &HttpTarget,
+    settings: &ClientSettings,
+) -> Result<Prepared, StartupFailure> {
     let forbidden = credentials_forbidden(target);
     if forbidden && !target.headers.is_empty() {
         return Err(plain_http_failure(key, &target.url, "configured headers"));
@@ -241,7 +326,7 @@ pub(crate) async fn connect(
         Some(provider) => provider
             .authorization(key)
             .await
-            .map_err(|e| StartupFailure::new(e.reason(), e.to_string()).with_source(e))?,
+            .map_err(no_credentials)?,
         None => None,
     };
     if forbidden && token.is_some() {
@@ -257,155 +342,150 @@ pub(crate) async fn connect(
         .map_err(|e| {
             StartupFailure::new(
                 FailureReason::Transport,
-                format!("MCP server `{key}`: cannot build the HTTP client: {e}"),
+                format!("MCP server `{key}` has no HTTP client"),
             )
+            .with_source(e)
         })?;
-    let mut attempt = 0;
-    let mut lifecycle = std::borrow::Cow::Borrowed(lifecycle);
-    // A DPoP nonce the server gave outlives a handshake attempt.
-    let dpop_nonce = crate::http_dpop::NonceSlot::default();
-    loop {
-        let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
-            .custom_headers(headers.clone())
-            .reinit_on_expired_session(true);
-        // rmcp's default reconnects an SSE stream forever, so a dead server would hang
-        // calls; give up after a few tries and let the call fail. Never in the 2026 era.
-        let modern = Arc::new(std::sync::atomic::AtomicBool::new(matches!(
-            *lifecycle,
-            ClientLifecycleMode::Discover { .. }
-        )));
-        config.retry_config = Arc::new(EraRetry {
-            legacy: sse_retry_policy(),
-            modern: Arc::clone(&modern),
-        });
-        // With a provider, every request asks it for the token (refresh before expiry, and
-        // once after a 401); without one, no Authorization header is sent.
-        let mcp_client = McpHttpClient::new(client.clone(), target.auth.clone(), key.clone())
-            .with_tokens_forbidden(forbidden)
-            .with_dpop_nonce(dpop_nonce.clone())
-            .with_modern_flag(Arc::clone(&modern));
-        let served = if target.legacy_sse {
-            // Always the `initialize` handshake: the legacy transport predates 2026-07-28.
-            match crate::sse::open(
-                mcp_client.clone(),
-                &target.url,
-                headers.clone(),
-                Arc::clone(&handler.shared),
-            )
-            .await
-            {
-                Ok(transport) => {
-                    rmcp::service::ClientServiceExt::serve_with_lifecycle(
-                        handler.clone(),
-                        transport,
-                        ClientLifecycleMode::Initialize,
-                    )
-                    .await
-                }
-                Err(e) => Err(
-                    ClientInitializeError::transport::<crate::sse::SseTransport>(
-                        e,
-                        "open the SSE event stream",
-                    ),
+    Ok(Prepared {
+        headers,
+        token_configured: token.is_some(),
+        client,
+        forbidden,
+    })
+}
+
+/// One handshake over a new transport (streamable HTTP, or the legacy SSE transport,
+/// which always shakes hands with `initialize`).
+async fn handshake(
+    key: &McpServerKey,
+    target: &HttpTarget,
+    settings: &ClientSettings,
+    handler: &Handler,
+    prepared: &Prepared,
+    lifecycle: &ClientLifecycleMode,
+    dpop_nonce: &crate::http_dpop::NonceSlot,
+) -> Attempt {
+    let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
+        .custom_headers(prepared.headers.clone())
+        .reinit_on_expired_session(true);
+    // rmcp's default reconnects an SSE stream forever, so a dead server would hang calls;
+    // give up after a few tries and let the call fail. Never in the 2026 era.
+    let modern = Arc::new(std::sync::atomic::AtomicBool::new(matches!(
+        lifecycle,
+        ClientLifecycleMode::Discover { .. }
+    )));
+    config.retry_config = Arc::new(EraRetry {
+        legacy: sse_retry_policy(),
+        modern: Arc::clone(&modern),
+    });
+    // With a provider, every request asks it for the token (refresh before expiry, and once
+    // after a 401); without one, no Authorization header is sent.
+    let mcp_client = McpHttpClient::new(prepared.client.clone(), target.auth.clone(), key.clone())
+        .with_tokens_forbidden(prepared.forbidden)
+        .with_dpop_nonce(dpop_nonce.clone())
+        .with_modern_flag(Arc::clone(&modern));
+    let served = if target.legacy_sse {
+        let opened = crate::sse::open(
+            mcp_client.clone(),
+            &target.url,
+            prepared.headers.clone(),
+            Arc::clone(&handler.shared),
+        )
+        .await;
+        match opened {
+            Ok(transport) => {
+                rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                    handler.clone(),
+                    transport,
+                    ClientLifecycleMode::Initialize,
+                )
+                .await
+            }
+            Err(e) => Err(
+                ClientInitializeError::transport::<crate::sse::SseTransport>(
+                    e,
+                    "open the SSE event stream",
                 ),
+            ),
+        }
+    } else {
+        let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
+            handler.clone(),
+            StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
+            lifecycle.clone(),
+        );
+        if matches!(lifecycle, ClientLifecycleMode::Auto { .. }) {
+            match tokio::time::timeout(settings.probe_timeout, handshake).await {
+                Ok(served) => served,
+                Err(_) => return Attempt::ProbeUnanswered,
             }
         } else {
-            let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
-                handler.clone(),
-                StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
-                lifecycle.as_ref().clone(),
-            );
-            if matches!(*lifecycle, ClientLifecycleMode::Auto { .. }) {
-                match tokio::time::timeout(settings.probe_timeout, handshake).await {
-                    Ok(served) => served,
-                    Err(_) => {
-                        // A server that leaves the probe unanswered: shake hands the 2025 way.
-                        tracing::info!(server = %key, "no answer to the server/discover probe within {:?}; connecting with initialize", settings.probe_timeout);
-                        lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
-                        continue;
-                    }
-                }
-            } else {
-                handshake.await
-            }
-        };
-        match served {
-            Ok(service) => {
-                let version = service
-                    .peer()
-                    .peer_info()
-                    .map(|i| i.protocol_version.clone());
-                modern.store(
-                    version.is_some_and(|v| crate::Era::of(&v) == crate::Era::V2026_07_28),
-                    std::sync::atomic::Ordering::Relaxed,
-                );
-                return Ok(service);
-            }
-            // The probe was answered, but not as a 2026-era server answers it: a server
-            // of the 2025 era (listing only older versions, or answering `server/discover`
-            // with an error or something else). Shake hands the 2025 way instead.
-            Err(err)
-                if matches!(*lifecycle, ClientLifecycleMode::Auto { .. })
-                    && answered_as_legacy(&err) =>
-            {
-                tracing::info!(server = %key, "the server/discover probe was not answered the 2026 way ({err}); connecting with initialize");
-                lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
-            }
-            Err(err) => {
-                let class = classify_init(&err);
-                match class {
-                    HttpFailure::AuthRequired => {
-                        // The provider's own verdict (e.g. a rejected refresh) is the
-                        // better reason.
-                        if let Some(e) = mcp_client.last_failure().filter(|e| {
-                            !matches!(e, crate::auth::CredentialsError::LoginRequired { .. })
-                        }) {
-                            return Err(StartupFailure::new(e.reason(), e.to_string())
-                                .with_auth_challenge(err.auth_challenge())
-                                .with_source(e));
-                        }
-                        return Err(StartupFailure::new(
-                            FailureReason::LoginRequired,
-                            format!(
-                                "MCP server `{key}` requires login (HTTP 401){}",
-                                if token.is_some() {
-                                    "; the configured token was rejected"
-                                } else {
-                                    ""
-                                }
-                            ),
-                        )
-                        .with_auth_challenge(err.auth_challenge()));
-                    }
-                    HttpFailure::Transient if attempt < RETRY_DELAYS.len() => {
-                        tracing::debug!(server = %key, attempt, error = %describe_init(&err), "transient failure, retrying initialize");
-                        tokio::time::sleep(RETRY_DELAYS[attempt]).await;
-                        attempt += 1;
-                    }
-                    HttpFailure::Transient => {
-                        return Err(StartupFailure::new(
-                            FailureReason::Transport,
-                            format!(
-                                "MCP server `{key}` at {} is unreachable after {} attempts: {}",
-                                mcp_key::redact_url(&target.url),
-                                attempt + 1,
-                                describe_init(&err)
-                            ),
-                        ));
-                    }
-                    HttpFailure::Permanent => {
-                        return Err(StartupFailure::new(
-                            FailureReason::Protocol,
-                            format!(
-                                "MCP server `{key}` at {}: initialize failed: {}",
-                                mcp_key::redact_url(&target.url),
-                                describe_init(&err)
-                            ),
-                        ));
-                    }
-                }
-            }
+            handshake.await
         }
+    };
+    match served {
+        Ok(service) => {
+            let version = service
+                .peer()
+                .peer_info()
+                .map(|i| i.protocol_version.clone());
+            modern.store(
+                version.is_some_and(|v| crate::Era::of(&v) == crate::Era::V2026_07_28),
+                std::sync::atomic::Ordering::Relaxed,
+            );
+            Attempt::Served(service)
+        }
+        Err(err) => Attempt::Failed(Box::new((err, mcp_client))),
+    }
+}
+
+/// The failure of a handshake that will not be tried again, after `attempts` attempts.
+fn init_failure(
+    key: &McpServerKey,
+    target: &HttpTarget,
+    prepared: &Prepared,
+    err: &ClientInitializeError,
+    mcp_client: &McpHttpClient,
+    attempts: usize,
+) -> StartupFailure {
+    match classify_init(err) {
+        HttpFailure::AuthRequired => {
+            // The provider's own verdict (e.g. a rejected refresh) is the better reason.
+            if let Some(e) = mcp_client
+                .last_failure()
+                .filter(|e| !matches!(e, crate::auth::CredentialsError::LoginRequired { .. }))
+            {
+                return no_credentials(e).with_auth_challenge(err.auth_challenge());
+            }
+            StartupFailure::new(
+                FailureReason::LoginRequired,
+                format!(
+                    "MCP server `{key}` requires login (HTTP 401){}",
+                    if prepared.token_configured {
+                        "; the configured token was rejected"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+            .with_auth_challenge(err.auth_challenge())
+        }
+        // The cause names the URL (reqwest's errors quote it).
+        HttpFailure::Transient => StartupFailure::new(
+            FailureReason::Transport,
+            format!(
+                "MCP server `{key}` is unreachable after {attempts} attempts: {}",
+                describe_init(err)
+            ),
+        ),
+        HttpFailure::Permanent => StartupFailure::new(
+            FailureReason::Protocol,
+            format!(
+                "MCP server `{key}` at {}: initialize failed: {}",
+                mcp_key::redact_url(&target.url),
+                describe_init(err)
+            ),
+        ),
     }
 }
 

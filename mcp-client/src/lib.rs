@@ -96,7 +96,6 @@ pub use handler::{DeclineRequests, Progress, ProgressCallback, ServerRequests};
 pub use listing::Stamp;
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
-pub use rmcp_errors::error_chain;
 pub use roots::Root;
 pub use settings::{
     ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,

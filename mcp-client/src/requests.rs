@@ -183,84 +183,12 @@ impl Client {
         // One round per request: a 2026-era server may answer `input_required` (SEP-2322);
         // the inputs are gathered and the call sent again with them and the server's state.
         loop {
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            // Subscribed before the request goes out: an unreadable reply that arrives before
-            // the wait below begins must still count as a change (it failed this call).
-            let mut reply_faults = self.shared.reply_faults();
-            reply_faults.mark_unchanged();
-            let handle = self
-                .peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
-                .await
-                .map_err(|e| RequestError::not_sent(&e))?;
-            let mut guard = CancelOnDrop {
-                peer: self.peer.clone(),
-                id: Some(handle.id.clone()),
-            };
-            let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
-            let _progress = self.shared.watch_progress(
-                handle.progress_token.clone(),
-                ProgressSink {
-                    callback: settings.progress.clone(),
-                    tick: settings.reset_timeout_on_progress.then_some(tick_tx),
-                    last: None,
-                },
-            );
-            let mut rx = handle.rx;
-            let mut elicitations = self.shared.elicitations();
-            let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
-            let outcome = loop {
-                tokio::select! {
-                    biased;
-                    r = &mut rx => break r,
-                    // The guard stays armed: the server is told the call is cancelled.
-                    () = abort.cancelled() => return Err(RequestError::Aborted),
-                    () = tokio::time::sleep_until(deadline), if paused_since.is_none() => {
-                        guard.disarm();
-                        let _ = self
-                            .peer
-                            .notify_cancelled(CancelledNotificationParam::new(
-                                Some(handle.id.clone()),
-                                Some(format!("timed out after {}s", timeout.as_secs_f64())),
-                            ))
-                            .await;
-                        return Err(RequestError::Timeout { after: timeout });
-                    }
-                    Ok(()) = reply_faults.changed() => {
-                        let what = reply_faults.borrow_and_update().1.clone();
-                        // The guard stays armed: the server is told the call is cancelled.
-                        return Err(RequestError::Protocol {
-                            detail: format!(
-                                "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
-                            ),
-                        });
-                    }
-                    Some(()) = tick_rx.recv() => {
-                        deadline = mcp_pool::deadline_in(timeout);
-                    }
-                    changed = elicitations.changed() => {
-                        if changed.is_err() {
-                            continue;
-                        }
-                        let pending = *elicitations.borrow_and_update() > 0;
-                        match (pending, paused_since) {
-                            (true, None) => paused_since = Some(Instant::now()),
-                            (false, Some(since)) => {
-                                deadline += since.elapsed();
-                                paused_since = None;
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-            };
-            guard.disarm();
-            // Progress notifications that came before the result are dispatched on their own
-            // tasks; let them run before the progress registration goes away.
-            tokio::task::yield_now().await;
-            match outcome {
-                Ok(Ok(ServerResult::CallToolResult(result))) => return Ok(result),
-                Ok(Ok(ServerResult::InputRequiredResult(input))) if rounds < MAX_INPUT_ROUNDS => {
+            match self
+                .call_round(&params, &settings, &abort, &mut deadline)
+                .await?
+            {
+                ServerResult::CallToolResult(result) => return Ok(result),
+                ServerResult::InputRequiredResult(input) if rounds < MAX_INPUT_ROUNDS => {
                     rounds += 1;
                     let (responses, state) = self
                         .shared
@@ -270,25 +198,114 @@ impl Client {
                     params.input_responses = responses;
                     params.request_state = state;
                 }
-                Ok(Ok(ServerResult::InputRequiredResult(_))) => {
+                ServerResult::InputRequiredResult(_) => {
                     return Err(RequestError::Protocol {
                         detail: format!(
                             "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
                         ),
                     });
                 }
-                Ok(Ok(_)) => {
+                _ => {
                     return Err(RequestError::Protocol {
                         detail: "the reply is not a tools/call result".to_owned(),
                     });
                 }
-                Ok(Err(e)) => return Err(RequestError::of_service(self, e).await),
-                Err(_) => {
-                    return Err(RequestError::Disconnected {
-                        detail: self.gone_detail().await,
+            }
+        }
+    }
+
+    /// Sends one `tools/call` request and waits for its reply: until `deadline` (pushed
+    /// back while an elicitation of the server is pending, and renewed by progress when
+    /// the settings say so), `abort`, or an unreadable reply, which fails it at once.
+    async fn call_round(
+        &self,
+        params: &CallToolRequestParams,
+        settings: &CallSettings,
+        abort: &CancellationToken,
+        deadline: &mut Instant,
+    ) -> Result<ServerResult, RequestError> {
+        let timeout = settings.timeout;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+        // Subscribed before the request goes out: an unreadable reply that arrives before
+        // the wait below begins must still count as a change (it failed this call).
+        let mut reply_faults = self.shared.reply_faults();
+        reply_faults.mark_unchanged();
+        let handle = self
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| RequestError::not_sent(&e))?;
+        let mut guard = CancelOnDrop {
+            peer: self.peer.clone(),
+            id: Some(handle.id.clone()),
+        };
+        let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
+        let _progress = self.shared.watch_progress(
+            handle.progress_token.clone(),
+            ProgressSink {
+                callback: settings.progress.clone(),
+                tick: settings.reset_timeout_on_progress.then_some(tick_tx),
+                last: None,
+            },
+        );
+        let mut rx = handle.rx;
+        let mut elicitations = self.shared.elicitations();
+        let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                r = &mut rx => break r,
+                // The guard stays armed: the server is told the call is cancelled.
+                () = abort.cancelled() => return Err(RequestError::Aborted),
+                () = tokio::time::sleep_until(*deadline), if paused_since.is_none() => {
+                    guard.disarm();
+                    let _ = self
+                        .peer
+                        .notify_cancelled(CancelledNotificationParam::new(
+                            Some(handle.id.clone()),
+                            Some(format!("timed out after {}s", timeout.as_secs_f64())),
+                        ))
+                        .await;
+                    return Err(RequestError::Timeout { after: timeout });
+                }
+                Ok(()) = reply_faults.changed() => {
+                    let what = reply_faults.borrow_and_update().1.clone();
+                    // The guard stays armed: the server is told the call is cancelled.
+                    return Err(RequestError::Protocol {
+                        detail: format!(
+                            "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
+                        ),
                     });
                 }
+                Some(()) = tick_rx.recv() => {
+                    *deadline = mcp_pool::deadline_in(timeout);
+                }
+                changed = elicitations.changed() => {
+                    if changed.is_err() {
+                        continue;
+                    }
+                    let pending = *elicitations.borrow_and_update() > 0;
+                    match (pending, paused_since) {
+                        (true, None) => paused_since = Some(Instant::now()),
+                        (false, Some(since)) => {
+                            *deadline += since.elapsed();
+                            paused_since = None;
+                        }
+                        _ => {}
+                    }
+                }
             }
+        };
+        guard.disarm();
+        // Progress notifications that came before the result are dispatched on their own
+        // tasks; let them run before the progress registration goes away.
+        tokio::task::yield_now().await;
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => Err(RequestError::of_service(self, e).await),
+            Err(_) => Err(RequestError::Disconnected {
+                detail: self.gone_detail().await,
+            }),
         }
     }
 

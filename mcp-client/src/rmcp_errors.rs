@@ -31,7 +31,7 @@ fn http_text<'a>(
 
 /// The messages of an error and its sources, without rmcp's type names, e.g.
 /// `HTTP 500` or `error sending request for url (...): tcp connect error: Connection refused`.
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {

@@ -22,12 +22,15 @@ pub(crate) struct Process {
     inner: StdioProcess,
 }
 
-fn failure_for_launch(e: LaunchError) -> StartupFailure {
-    let reason = match e {
-        LaunchError::InvalidSpec { .. } => FailureReason::Config,
-        _ => FailureReason::SpawnFailed,
+/// The failure of a launch: this layer's sentence, the launcher's error as the cause.
+fn failure_for_launch(key: &McpServerKey, e: LaunchError) -> StartupFailure {
+    let (reason, what) = match e {
+        LaunchError::InvalidSpec { .. } => {
+            (FailureReason::Config, "cannot be launched as configured")
+        }
+        _ => (FailureReason::SpawnFailed, "could not be started"),
     };
-    StartupFailure::new(reason, format!("MCP {e}")).with_source(e)
+    StartupFailure::new(reason, format!("MCP server `{key}` {what}")).with_source(e)
 }
 
 /// Spawns the server (off the async executor, inside the launcher).
@@ -64,7 +67,9 @@ pub(crate) async fn launch(
             .prepare_launch(key, launch)
             .map_err(|e| StartupFailure::new(FailureReason::Environment, format!("MCP {e}")))?;
     }
-    let mut process = mcp_pool::launch(launch).await.map_err(failure_for_launch)?;
+    let mut process = mcp_pool::launch(launch)
+        .await
+        .map_err(|e| failure_for_launch(key, e))?;
     let transport = process.take_transport().ok_or_else(|| {
         StartupFailure::new(
             FailureReason::Protocol,

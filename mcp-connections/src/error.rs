@@ -192,7 +192,7 @@ pub enum Error {
 fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
     failures
         .iter()
-        .map(|(k, f)| format!("{k}: {} ({})", f, f.reason()))
+        .map(|(k, f)| format!("{k}: {} ({})", f.chain(), f.reason()))
         .collect::<Vec<_>>()
         .join("; ")
 }

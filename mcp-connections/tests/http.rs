@@ -101,7 +101,11 @@ async fn a_missing_token_variable_and_a_401_are_reported_without_retry_loops() {
         panic!()
     };
     assert_eq!(unset.reason(), &FailureReason::Config);
-    assert!(unset.to_string().contains("`NOT_SET_ANYWHERE`"), "{unset}");
+    assert!(
+        unset.chain().contains("`NOT_SET_ANYWHERE`"),
+        "{}",
+        unset.chain()
+    );
     let ServerState::Failed(anon) = state_of(&set, "anon") else {
         panic!()
     };

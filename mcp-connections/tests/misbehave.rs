@@ -179,7 +179,8 @@ async fn an_unknown_protocol_version_fails_startup_as_protocol_before_any_use() 
         .await
         .unwrap_err();
     assert!(err.is_not_ready(), "{err}");
-    assert!(err.to_string().contains("1999-01-01"), "{err}");
+    let text = mcp_key::error_chain(&err);
+    assert!(text.contains("1999-01-01"), "{text}");
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
@@ -254,7 +255,8 @@ async fn a_qualified_name_of_a_server_that_is_not_ready_says_why() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(err.to_string().contains("fatal: missing API key"), "{err}");
+    let text = mcp_key::error_chain(&err);
+    assert!(text.contains("fatal: missing API key"), "{text}");
     for unknown in [
         "mcp__fine__nope",
         "mcp__nobody__echo",

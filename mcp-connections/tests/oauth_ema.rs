@@ -149,8 +149,9 @@ async fn a_refusal_at_the_idp_reports_enterprise_relogin_required() {
         };
         assert_eq!(failure.reason(), &FailureReason::EnterpriseReloginRequired);
         assert!(
-            failure.to_string().contains("login --enterprise"),
-            "{failure}"
+            failure.chain().contains("needs a new enterprise sign-in"),
+            "{}",
+            failure.chain()
         );
     }
     set.shutdown().await;

@@ -150,9 +150,10 @@ async fn a_missing_program_is_a_spawn_failure_naming_the_command() {
     };
     assert_eq!(f.reason(), &FailureReason::SpawnFailed);
     assert!(
-        f.to_string()
+        f.chain()
             .contains("`definitely-not-installed-mcp-server` not found"),
-        "{f}"
+        "{}",
+        f.chain()
     );
     set.shutdown().await;
     fx.assert_no_processes().await;

@@ -149,7 +149,8 @@ impl CliError {
 /// Converts an error of the connection set, with a hint for what to do.
 impl From<SetError> for CliError {
     fn from(e: SetError) -> Self {
-        let message = clean_message(&e.to_string());
+        // The whole chain: each layer of the set's error says its own part.
+        let message = clean_message(&mcp_key::error_chain(&e));
         match &e {
             SetError::UnknownServer { .. } => Self::usage(message)
                 .with_kind("unknown_server")

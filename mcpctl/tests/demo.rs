@@ -154,7 +154,7 @@ fn calling_a_server_that_failed_to_start_says_why_and_exits_3() {
     assert_eq!(
         run.stderr.lines().nth(1),
         Some(
-            "error: MCP server `broken` is not ready: it failed (exited): exited with status 3; stderr: demo: this server fails on purpose"
+            "error: MCP server `broken` is not ready: it failed (exited): MCP server `broken` exited with status 3; stderr: demo: this server fails on purpose"
         )
     );
 }

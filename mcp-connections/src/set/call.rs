@@ -447,7 +447,7 @@ impl ConnectionSet {
                             state: Box::new(crate::status::ServerState::Failed(f.clone())),
                             detail: format!(
                                 "{} (crash loop: {} failure{} in a row; next restart in {:.1}s)",
-                                SlotState::Failed(f.clone()).describe(key),
+                                SlotState::Failed(f.clone()).in_words(),
                                 crash_loop.crashes,
                                 if crash_loop.crashes == 1 { "" } else { "s" },
                                 crash_loop.retry_in.as_secs_f64()
@@ -465,7 +465,7 @@ impl ConnectionSet {
                         return Err(Error::NotReady {
                             server: key.clone(),
                             state: Box::new(crate::status::ServerState::Failed(f.clone())),
-                            detail: SlotState::Failed(f.clone()).describe(key),
+                            detail: SlotState::Failed(f.clone()).in_words(),
                             failure: Some(Box::new(f)),
                         });
                     }
@@ -484,7 +484,7 @@ impl ConnectionSet {
                     return Err(Error::NotReady {
                         server: key.clone(),
                         state: Box::new(typed),
-                        detail: state.describe(key),
+                        detail: state.in_words(),
                         failure,
                     });
                 }
@@ -572,7 +572,7 @@ fn not_ready_now(key: &McpServerKey, state: &SlotState) -> Error {
     Error::NotReady {
         server: key.clone(),
         state: Box::new(typed),
-        detail: format!("{} (the call asked not to wait)", state.describe(key)),
+        detail: format!("{} (the call asked not to wait)", state.in_words()),
         failure,
     }
 }

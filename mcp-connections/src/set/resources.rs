@@ -119,7 +119,7 @@ impl ConnectionSet {
                     SlotState::Ready(_) => {
                         Some((key.clone(), "not ready: the connection was lost".to_owned()))
                     }
-                    _ => Some((key.clone(), format!("not ready: {}", state.describe(key)))),
+                    _ => Some((key.clone(), format!("not ready: {}", state.describe()))),
                 }
             })
             .collect()

@@ -38,21 +38,24 @@ impl SlotState {
         !matches!(self, Self::Starting)
     }
 
-    /// The state for a message that already names the server.
-    pub(crate) fn describe(&self, key: &mcp_key::McpServerKey) -> String {
+    /// The state in a few words, for a message that already names the server and keeps
+    /// the failure as its source (`it failed (spawn_failed)`).
+    pub(crate) fn in_words(&self) -> String {
         match self {
             Self::Starting => "still starting".to_owned(),
             Self::Deferred(_) => "not started yet (its tools come from the cache)".to_owned(),
             Self::Ready(_) => "ready".to_owned(),
-            Self::Failed(f) => {
-                let text = f.to_string();
-                let prefix = format!("MCP server `{key}`");
-                let text = text.strip_prefix(&prefix).map_or(text.as_str(), |rest| {
-                    rest.trim_start_matches(':').trim_start()
-                });
-                format!("it failed ({}): {text}", f.reason().label())
-            }
+            Self::Failed(f) => format!("it failed ({})", f.reason().label()),
             Self::Cancelled => "startup was cancelled".to_owned(),
+        }
+    }
+
+    /// The state with the failure's whole text, for a message that carries no source (a
+    /// listing's failures are text).
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Self::Failed(f) => format!("{}: {}", self.in_words(), f.chain()),
+            other => other.in_words(),
         }
     }
 }

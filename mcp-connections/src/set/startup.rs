@@ -88,7 +88,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
             let _order = inner.event_order();
             inner.emit(ConnectionEvent::Failed {
                 server: key.clone(),
-                error: failure.to_string(),
+                error: failure.chain(),
                 reason: failure.reason().clone(),
             });
             let login = matches!(failure.reason(), FailureReason::LoginRequired);
@@ -299,7 +299,7 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
     // tools gone from the catalog.
     let event = ConnectionEvent::Failed {
         server: slot.spec.key.clone(),
-        error: failure.to_string(),
+        error: failure.chain(),
         reason: failure.reason().clone(),
     };
     let _order = inner.event_order();

@@ -212,7 +212,7 @@ fn failure_details(
     let indent = "      ";
     // The message and the stderr tail are the server's own text.
     let safe = crate::term::render::terminal_safe;
-    let mut out = vec![format!("{indent}{}", safe(&clean_message(f.message())))];
+    let mut out = vec![format!("{indent}{}", safe(&clean_message(&f.detail())))];
     if let Some(tail) = f.stderr_tail() {
         for line in tail.lines() {
             out.push(format!("{indent}{} {}", s.dim("stderr |"), safe(line)));
@@ -287,7 +287,7 @@ fn to_json(
                 }
                 ServerState::Failed(f) => {
                     v["reason"] = json!(f.reason());
-                    v["error"] = json!(clean_message(f.message()));
+                    v["error"] = json!(clean_message(&f.detail()));
                     v["stderr_tail"] = json!(f.stderr_tail());
                 }
                 _ => {}
