@@ -130,8 +130,6 @@ impl StopSignals {
     }
 }
 
-/// Warns about every server that did not become ready (sorted by key); returns whether a
-/// required one is among them.
 /// The servers a listing command is about (all, or the one `--server` names), waited for
 /// with progress; those not ready are reported. Returns the key named, the servers, and
 /// whether a required one failed.
@@ -209,6 +207,8 @@ async fn accept(
     Ok(0)
 }
 
+/// Warns about every server that did not become ready (sorted by key); returns whether a
+/// required one is among them.
 pub(crate) fn warn_unready(servers: &[mcp_connections::ServerStatus]) -> bool {
     use mcp_connections::ServerState;
     let mut required_failed = false;
