@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::record::lock;
 use crate::shared::{CrashMode, Shared};
-use crate::{Behavior, ToolSpec, wire};
+use crate::{Behavior, ReplyFault, ToolSpec, wire};
 
 /// Whether the call came from a 2026-07-28 client (change notifications then go through
 /// its `subscriptions/listen` requests, not the call's own stream).
@@ -163,16 +163,8 @@ pub(crate) async fn call(
             }
         }
         Behavior::Barrier { name, parties } => {
-            let barrier = Arc::clone(
-                lock(&server.barriers)
-                    .entry(name.clone())
-                    .or_insert_with(|| Arc::new(tokio::sync::Barrier::new(*parties))),
-            );
-            tokio::select! {
-                _ = barrier.wait() => Ok(structured(args)),
-                () = context.ct.cancelled() => Err(cancelled(tool)),
-                () = server.stop.cancelled() => Err(cancelled(tool)),
-            }
+            barrier(server, tool, name, *parties, &context).await?;
+            Ok(structured(args))
         }
         Behavior::Progress { steps } => progress(*steps, 0, &request, &context).await,
         Behavior::SlowProgress { steps, interval_ms } => {
@@ -197,91 +189,146 @@ pub(crate) async fn call(
             elicit(&context, params).await
         }
         Behavior::ElicitRaw { params } => elicit_raw(&context, params.clone()).await,
-        Behavior::ListRoots => {
-            #[expect(
-                deprecated,
-                reason = "roots are deprecated by SEP-2577 in rmcp, yet MCP 2025-11-25 defines roots/list"
-            )]
-            let roots =
-                context.peer.list_roots().await.map_err(|e| {
-                    McpError::internal_error(format!("roots/list failed: {e}"), None)
-                })?;
-            let answer = serde_json::to_value(&roots).unwrap_or(Value::Null);
-            Ok(answered(&tool.behavior, &answer))
-        }
+        Behavior::ListRoots => list_roots(tool, &context).await,
         Behavior::ChangeTools { add, remove } => {
             let names = change_tools(server, &context, add, remove).await?;
             Ok(structured(json!({ "tools": names })))
         }
         Behavior::UpdateResource { uri } => {
-            let mut notified = 0;
-            if is_modern(&context) {
-                let sinks = listening(server, |f| {
-                    f.resource_subscriptions
-                        .as_ref()
-                        .is_some_and(|uris| uris.contains(uri))
-                })
-                .await;
-                for sink in sinks {
-                    if sink.notify_resource_updated(uri.clone()).await.is_ok() {
-                        notified += 1;
-                    }
-                }
-            } else if lock(&server.subscribed).contains(uri) {
-                context
-                    .peer
-                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
-                    .await
-                    .map_err(|e| {
-                        McpError::internal_error(format!("send resources/updated: {e}"), None)
-                    })?;
-                notified = 1;
-            }
+            let notified = update_resource(server, &context, uri).await?;
             Ok(structured(json!({ "notified": notified })))
         }
-        Behavior::Exit { code } => match &server.crash {
-            CrashMode::ExitProcess => std::process::exit(*code),
-            CrashMode::Cancel(token) => {
-                // The transport is killed before this error could be written, so the
-                // client never sees it; returning (not hanging) lets rmcp stop at once.
-                token.cancel();
-                Err(McpError::internal_error("fake server crashed", None))
-            }
-        },
+        Behavior::Exit { code } => Err(crash(server, *code)),
         Behavior::Large { bytes } => Ok(CallToolResult::success(vec![ContentBlock::text(
             "x".repeat(*bytes),
         )])),
-        Behavior::BrokenReply { fault } => {
-            if matches!(server.crash, CrashMode::ExitProcess) {
-                let id = serde_json::to_string(&context.id).unwrap_or_else(|_| "0".to_owned());
-                let mut line = fault.line(&id);
-                line.push(b'\n');
-                use std::io::Write;
-                let mut out = std::io::stdout().lock();
-                let _ = out.write_all(&line);
-                let _ = out.flush();
-            }
-            // Never a proper answer: the client must not wait for one.
-            tokio::select! {
-                () = context.ct.cancelled() => Err(cancelled(tool)),
-                () = server.stop.cancelled() => Err(cancelled(tool)),
+        Behavior::BrokenReply { fault } => Err(broken_reply(server, tool, *fault, &context).await),
+        Behavior::ReportEnv => Ok(report_env()),
+    }
+}
+
+/// Waits at the barrier `name` (made for `parties` on first use) until enough callers
+/// arrive; an error when the call is cancelled or the server stops first.
+async fn barrier(
+    server: &Shared,
+    tool: &ToolSpec,
+    name: &str,
+    parties: usize,
+    context: &RequestContext<RoleServer>,
+) -> Result<(), McpError> {
+    let barrier = Arc::clone(
+        lock(&server.barriers)
+            .entry(name.to_owned())
+            .or_insert_with(|| Arc::new(tokio::sync::Barrier::new(parties))),
+    );
+    tokio::select! {
+        _ = barrier.wait() => Ok(()),
+        () = context.ct.cancelled() => Err(cancelled(tool)),
+        () = server.stop.cancelled() => Err(cancelled(tool)),
+    }
+}
+
+/// Asks the client for its roots and answers with them.
+async fn list_roots(
+    tool: &ToolSpec,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, McpError> {
+    #[expect(
+        deprecated,
+        reason = "roots are deprecated by SEP-2577 in rmcp, yet MCP 2025-11-25 defines roots/list"
+    )]
+    let roots = context
+        .peer
+        .list_roots()
+        .await
+        .map_err(|e| McpError::internal_error(format!("roots/list failed: {e}"), None))?;
+    let answer = serde_json::to_value(&roots).unwrap_or(Value::Null);
+    Ok(answered(&tool.behavior, &answer))
+}
+
+/// Sends `resources/updated` for `uri` to the clients subscribed to it; returns how many
+/// were told.
+async fn update_resource(
+    server: &Shared,
+    context: &RequestContext<RoleServer>,
+    uri: &String,
+) -> Result<u32, McpError> {
+    let mut notified = 0;
+    if is_modern(context) {
+        let sinks = listening(server, |f| {
+            f.resource_subscriptions
+                .as_ref()
+                .is_some_and(|uris| uris.contains(uri))
+        })
+        .await;
+        for sink in sinks {
+            if sink.notify_resource_updated(uri.clone()).await.is_ok() {
+                notified += 1;
             }
         }
-        Behavior::ReportEnv => {
-            let env: BTreeMap<String, String> = std::env::vars_os()
-                .map(|(k, v)| {
-                    (
-                        k.to_string_lossy().into_owned(),
-                        v.to_string_lossy().into_owned(),
-                    )
-                })
-                .collect();
-            let cwd = std::env::current_dir()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            Ok(structured(json!({ "env": env, "cwd": cwd })))
+    } else if lock(&server.subscribed).contains(uri) {
+        context
+            .peer
+            .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri.clone()))
+            .await
+            .map_err(|e| McpError::internal_error(format!("send resources/updated: {e}"), None))?;
+        notified = 1;
+    }
+    Ok(notified)
+}
+
+/// Crashes the server as its [`CrashMode`] says: the process exits with `code`, or the
+/// in-process transport is cancelled (and the returned error is never seen).
+fn crash(server: &Shared, code: i32) -> McpError {
+    match &server.crash {
+        CrashMode::ExitProcess => std::process::exit(code),
+        CrashMode::Cancel(token) => {
+            // The transport is killed before this error could be written, so the
+            // client never sees it; returning (not hanging) lets rmcp stop at once.
+            token.cancel();
+            McpError::internal_error("fake server crashed", None)
         }
     }
+}
+
+/// Writes a broken reply to stdout (stdio server only), then never answers properly:
+/// the error comes when the call is cancelled or the server stops.
+async fn broken_reply(
+    server: &Shared,
+    tool: &ToolSpec,
+    fault: ReplyFault,
+    context: &RequestContext<RoleServer>,
+) -> McpError {
+    if matches!(server.crash, CrashMode::ExitProcess) {
+        let id = serde_json::to_string(&context.id).unwrap_or_else(|_| "0".to_owned());
+        let mut line = fault.line(&id);
+        line.push(b'\n');
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&line);
+        let _ = out.flush();
+    }
+    // Never a proper answer: the client must not wait for one.
+    tokio::select! {
+        () = context.ct.cancelled() => cancelled(tool),
+        () = server.stop.cancelled() => cancelled(tool),
+    }
+}
+
+/// The server process's environment and working directory.
+fn report_env() -> CallToolResult {
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    structured(json!({ "env": env, "cwd": cwd }))
 }
 
 /// Text content holding the JSON of `value`, plus `value` as structured content.

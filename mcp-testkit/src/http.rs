@@ -372,93 +372,16 @@ impl HttpFakeServer {
 }
 
 async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next) -> Response {
-    {
-        control.counters.send_modify(|c| {
-            c.total += 1;
-            match *request.method() {
-                http::Method::POST => c.post += 1,
-                http::Method::GET => c.get += 1,
-                http::Method::DELETE => c.delete += 1,
-                _ => {}
-            }
-        });
+    record_request(&control, &request);
+    if let Some(refused) = injected_or_unauthorized(&control, &request) {
+        return refused;
     }
-    {
-        let mut seen = lock(&control.headers);
-        if seen.len() < MAX_RECORDED_HEADERS {
-            seen.push(request.headers().clone());
-        }
-    }
-    let injected = lock(&control.failures).pop_front();
-    if let Some(failure) = injected {
-        control.counters.send_modify(|c| c.injected += 1);
-        return failure_response(&failure);
-    }
-    let expected = lock(&control.bearer).clone();
-    if let Some(token) = expected {
-        let given = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if given != Some(token.as_str()) {
-            control.counters.send_modify(|c| c.unauthorized += 1);
-            let failure = InjectedFailure::new(401)
-                .with_body("missing or invalid bearer token")
-                .with_header("www-authenticate", control.www_authenticate.clone());
-            return failure_response(&failure);
-        }
-    }
-    let inspect = request.method() == http::Method::POST
-        && (control.ignore_discover
-            || !lock(&control.cuts).is_empty()
-            || !lock(&control.method_failures).is_empty());
-    let (request, cut) = if inspect {
-        let (parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, 16 * 1024 * 1024).await else {
-            return failure_response(&InjectedFailure::new(413));
-        };
-        let method = serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|m| m["method"].as_str().map(str::to_owned));
-        if control.ignore_discover && method.as_deref() == Some("server/discover") {
-            control.stop.cancelled().await;
-            return failure_response(&InjectedFailure::new(503));
-        }
-        let aimed = method.as_deref().and_then(|method| {
-            let mut queue = lock(&control.method_failures);
-            let at = queue.iter().position(|(m, _)| m == method)?;
-            queue.remove(at).map(|(_, failure)| failure)
-        });
-        if let Some(failure) = aimed {
-            control.counters.send_modify(|c| c.injected += 1);
-            return failure_response(&failure);
-        }
-        let cut = method.is_some_and(|method| {
-            let mut cuts = lock(&control.cuts);
-            let at = cuts.iter().position(|m| *m == method);
-            at.and_then(|at| cuts.remove(at)).is_some()
-        });
-        (
-            Request::from_parts(parts, axum::body::Body::from(bytes)),
-            cut,
-        )
-    } else {
-        (request, false)
+    let (request, cut) = match inspect_body(&control, request).await {
+        Ok(inspected) => inspected,
+        Err(refused) => return refused,
     };
-    let session = request
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    if control.unknown_session == UnknownSession::BadRequest
-        && let Some(session) = &session
-        && !lock(&control.sessions).contains(session)
-    {
-        let failure = InjectedFailure::new(400)
-            .with_body(UNKNOWN_SESSION_BAD_REQUEST_BODY)
-            .with_header("content-type", "application/json");
-        return failure_response(&failure);
+    if let Some(refused) = unknown_session(&control, &request) {
+        return refused;
     }
     let response = next.run(request).await;
     if cut {
@@ -479,6 +402,109 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
         lock(&control.sessions).insert(issued.to_owned());
     }
     response
+}
+
+/// Counts the request by method and keeps its headers (the first
+/// [`MAX_RECORDED_HEADERS`] requests).
+fn record_request(control: &Control, request: &Request) {
+    control.counters.send_modify(|c| {
+        c.total += 1;
+        match *request.method() {
+            http::Method::POST => c.post += 1,
+            http::Method::GET => c.get += 1,
+            http::Method::DELETE => c.delete += 1,
+            _ => {}
+        }
+    });
+    let mut seen = lock(&control.headers);
+    if seen.len() < MAX_RECORDED_HEADERS {
+        seen.push(request.headers().clone());
+    }
+}
+
+/// The next injected failure, else a 401 when a bearer token is required and the request
+/// lacks it.
+fn injected_or_unauthorized(control: &Control, request: &Request) -> Option<Response> {
+    let injected = lock(&control.failures).pop_front();
+    if let Some(failure) = injected {
+        control.counters.send_modify(|c| c.injected += 1);
+        return Some(failure_response(&failure));
+    }
+    let expected = lock(&control.bearer).clone();
+    let token = expected?;
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if given == Some(token.as_str()) {
+        return None;
+    }
+    control.counters.send_modify(|c| c.unauthorized += 1);
+    let failure = InjectedFailure::new(401)
+        .with_body("missing or invalid bearer token")
+        .with_header("www-authenticate", control.www_authenticate.clone());
+    Some(failure_response(&failure))
+}
+
+/// Reads a POST's JSON-RPC method when a fault aims at methods: answers an ignored
+/// `server/discover` or a failure aimed at the method at once, and says whether the
+/// answer is to be cut. The request comes back with its body.
+async fn inspect_body(control: &Control, request: Request) -> Result<(Request, bool), Response> {
+    let inspect = request.method() == http::Method::POST
+        && (control.ignore_discover
+            || !lock(&control.cuts).is_empty()
+            || !lock(&control.method_failures).is_empty());
+    if !inspect {
+        return Ok((request, false));
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 16 * 1024 * 1024).await else {
+        return Err(failure_response(&InjectedFailure::new(413)));
+    };
+    let method = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|m| m["method"].as_str().map(str::to_owned));
+    if control.ignore_discover && method.as_deref() == Some("server/discover") {
+        control.stop.cancelled().await;
+        return Err(failure_response(&InjectedFailure::new(503)));
+    }
+    let aimed = method.as_deref().and_then(|method| {
+        let mut queue = lock(&control.method_failures);
+        let at = queue.iter().position(|(m, _)| m == method)?;
+        queue.remove(at).map(|(_, failure)| failure)
+    });
+    if let Some(failure) = aimed {
+        control.counters.send_modify(|c| c.injected += 1);
+        return Err(failure_response(&failure));
+    }
+    let cut = method.is_some_and(|method| {
+        let mut cuts = lock(&control.cuts);
+        let at = cuts.iter().position(|m| *m == method);
+        at.and_then(|at| cuts.remove(at)).is_some()
+    });
+    Ok((
+        Request::from_parts(parts, axum::body::Body::from(bytes)),
+        cut,
+    ))
+}
+
+/// A 400 for a session id this server never issued, when so configured.
+fn unknown_session(control: &Control, request: &Request) -> Option<Response> {
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    if control.unknown_session == UnknownSession::BadRequest
+        && let Some(session) = session
+        && !lock(&control.sessions).contains(session)
+    {
+        let failure = InjectedFailure::new(400)
+            .with_body(UNKNOWN_SESSION_BAD_REQUEST_BODY)
+            .with_header("content-type", "application/json");
+        return Some(failure_response(&failure));
+    }
+    None
 }
 
 /// The body of a response cut by [`HttpFakeServer::cut_next_responses`]: one priming event

@@ -324,20 +324,8 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
         let generation = Generation(state.next_generation);
         let entry = state.keys.entry(key.clone()).or_insert_with(Entry::new);
 
-        if let Current::Live(live) = &mut entry.current {
-            if live.conn.is_alive() {
-                live.leases += 1;
-                if let Some((_, token)) = live.idle.take() {
-                    token.cancel();
-                }
-                return Ok(Step::Leased(Lease::new(
-                    live.conn.clone(),
-                    live.generation,
-                    live.release.clone(),
-                )));
-            }
-            let generation = live.generation;
-            self.retire_dead_locked(entry, generation, &mut actions);
+        if let Some(lease) = self.lease_live(entry, &mut actions) {
+            return Ok(Step::Leased(lease));
         }
         if let Current::Starting {
             generation,
@@ -357,19 +345,10 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             self.run(actions);
             return Ok(Step::Wait(ticket));
         }
-        if let Some(retry_at) = entry.retry_at {
-            let now = Instant::now();
-            if now < retry_at {
-                let err = PoolError::CrashLoop {
-                    key: Self::key_text(key),
-                    failures: entry.failures,
-                    retry_in: retry_at - now,
-                    last_error: entry.last_error.clone().unwrap_or_default(),
-                };
-                drop(state);
-                self.run(actions);
-                return Err(err);
-            }
+        if let Some(err) = Self::crash_loop(key, entry) {
+            drop(state);
+            self.run(actions);
+            return Err(err);
         }
         let Some(factory) = factory.take() else {
             // Our own start succeeded but the connection was dead before we could
@@ -401,6 +380,63 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             outcome: rx,
             settled: false,
         };
+        self.spawn_start(me, &runtime, key.clone(), generation, factory, tx);
+        Ok(Step::Wait(ticket))
+    }
+
+    /// A lease on the entry's live connection; a dead one is retired instead (into
+    /// `actions`) and `None` returned.
+    fn lease_live(
+        &self,
+        entry: &mut Entry<C>,
+        actions: &mut Vec<Action<K, C>>,
+    ) -> Option<Lease<C>> {
+        let Current::Live(live) = &mut entry.current else {
+            return None;
+        };
+        if live.conn.is_alive() {
+            live.leases += 1;
+            if let Some((_, token)) = live.idle.take() {
+                token.cancel();
+            }
+            return Some(Lease::new(
+                live.conn.clone(),
+                live.generation,
+                live.release.clone(),
+            ));
+        }
+        let generation = live.generation;
+        self.retire_dead_locked(entry, generation, actions);
+        None
+    }
+
+    /// The crash-loop refusal while the entry's backoff lasts.
+    fn crash_loop(key: &K, entry: &Entry<C>) -> Option<PoolError> {
+        let retry_at = entry.retry_at?;
+        let now = Instant::now();
+        (now < retry_at).then(|| PoolError::CrashLoop {
+            key: Self::key_text(key),
+            failures: entry.failures,
+            retry_in: retry_at - now,
+            last_error: entry.last_error.clone().unwrap_or_default(),
+        })
+    }
+
+    /// Runs `factory` on `runtime` as the start of `generation`, owned by the pool's task
+    /// tracker and stopped by its cancellation; the outcome goes to [`Inner::finish_start`].
+    fn spawn_start<F, Fut, E>(
+        &self,
+        me: Arc<Self>,
+        runtime: &Handle,
+        key: K,
+        generation: Generation,
+        factory: F,
+        tx: watch::Sender<Outcome<C>>,
+    ) where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<C, E>> + Send + 'static,
+        E: Into<Box<dyn StdError + Send + Sync>>,
+    {
         let span = tracing::info_span!("pool_start", key = ?key, %generation);
         let starting = factory();
         let start = runtime.spawn(async move {
@@ -409,7 +445,6 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                 .map_err(|err| -> StartError { Arc::from(err.into()) })
         });
         let cancel = self.cancel.clone();
-        let key = key.clone();
         self.tracker.spawn_on(
             async move {
                 let mut start = start;
@@ -431,9 +466,8 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                 me.finish_start(key, generation, result, tx);
             }
             .instrument(span),
-            &runtime,
+            runtime,
         );
-        Ok(Step::Wait(ticket))
     }
 
     fn finish_start(
