@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
 
-mod log_capture;
 mod oauth_fake;
 
 use std::sync::Arc;
@@ -44,7 +43,7 @@ async fn login_with_probe(creds: &OAuthCredentials) -> Result<(), AuthError> {
 async fn a_same_origin_issuer_of_a_legacy_server_is_accepted_and_pinned() {
     let fake = legacy_fake().await;
     let creds = creds(&fake);
-    let (logs, guard) = log_capture::capture_logs();
+    let (logs, guard) = mcp_testkit::capture_logs();
     login_with_probe(&creds).await.unwrap();
     drop(guard);
     assert_eq!(creds.status().await, AuthStatus::OAuth);

@@ -3,7 +3,6 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
 
-mod log_capture;
 mod oauth_fake;
 
 use std::sync::Arc;
@@ -25,7 +24,7 @@ fn assert_clean(what: &str, text: &str) {
 
 #[tokio::test]
 async fn tokens_never_reach_debug_display_or_logs() {
-    let (capture, _guard) = log_capture::capture_logs();
+    let (capture, _guard) = mcp_testkit::capture_logs();
 
     let fake = FakeAs::start(Config {
         token_prefix: PLANTED.into(),

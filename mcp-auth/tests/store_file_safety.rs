@@ -7,8 +7,6 @@
 #![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 #![cfg(unix)]
 
-mod log_capture;
-
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::Path;
 use std::time::Duration;
@@ -198,7 +196,7 @@ async fn a_credential_file_readable_by_others_is_refused_not_chmod_ed() {
     std::fs::write(&path, document_with(planted)).unwrap();
     set_mode(&path, 0o644);
 
-    let (logs, _guard) = log_capture::capture_logs();
+    let (logs, _guard) = mcp_testkit::capture_logs();
     let store = FileStore::new(&path);
     let load = store.load(&key("a")).await.unwrap_err();
     let save = store
@@ -287,7 +285,7 @@ async fn a_loose_or_symlinked_data_directory_is_the_hosts_and_only_warned_about(
     let linked = root.path().join("linked");
     symlink(&real, &linked).unwrap();
 
-    let (logs, _guard) = log_capture::capture_logs();
+    let (logs, _guard) = mcp_testkit::capture_logs();
     let store = FileStore::new(linked.join("credentials.json"));
     store
         .save(&key("a"), &StoredCredentials::new("c"))

@@ -18,8 +18,6 @@
 )]
 #![cfg(all(target_os = "linux", feature = "keyring"))]
 
-mod log_capture;
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -200,7 +198,7 @@ async fn keyring_errors_name_service_and_account_only() {
 async fn auto_store_falls_back_to_the_file_once_with_one_warning() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("credentials.json");
-    let (logs, _guard) = log_capture::capture_logs();
+    let (logs, _guard) = mcp_testkit::capture_logs();
     let mut probes = 0;
     let store = AutoStore::with_probe(unique_service("fallback"), &path, |_| {
         probes += 1;

@@ -259,6 +259,7 @@ mod error;
 mod http;
 mod in_process;
 mod killable;
+mod logs;
 #[cfg(feature = "oauth")]
 mod oauth;
 mod paging;
@@ -287,6 +288,7 @@ pub use http::{
     UnknownSession, serve_http_process,
 };
 pub use in_process::{DUPLEX_BUFFER, InProcessServer};
+pub use logs::{CapturedLogs, capture_logs, capture_logs_globally};
 #[cfg(feature = "oauth")]
 pub use oauth::{
     AuthCounters, AuthServerOptions, CODE_LIFETIME, ClientAuthMethod, DEFAULT_ID_JAG_LIFETIME,
