@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
 
-mod oauth_fake;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,29 +11,47 @@ use mcp_auth::{
     login,
 };
 use mcp_key::McpServerKey;
-use oauth_fake::{Config, FakeAs};
+use mcp_testkit::{
+    AuthServerOptions, FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario,
+};
 use pretty_assertions::assert_eq;
 
-async fn logged_in_with(scopes: &[&str]) -> (FakeAs, OAuthCredentials) {
-    let fake = FakeAs::start(Config::default()).await;
+/// The testkit's authorization server and an MCP server behind it, for one test.
+struct Fake {
+    auth: FakeAuthServer,
+    _mcp: FakeProtectedMcpServer,
+}
+
+/// Every scope the tests ask for (and no `offline_access`, which a login adds when the
+/// authorization server lists it).
+const SCOPES: &[&str] = &["read", "write", "s0", "s1", "s2", "s3", "more"];
+
+async fn logged_in_with(scopes: &[&str]) -> (Fake, OAuthCredentials) {
+    let auth = FakeAuthServer::start(AuthServerOptions::new().with_scopes(SCOPES.iter().copied()))
+        .await
+        .unwrap();
+    let mcp =
+        FakeProtectedMcpServer::start(Scenario::new("tickets"), &auth, ProtectedOptions::new())
+            .await
+            .unwrap();
     let creds = OAuthCredentials::new(
         "tickets".parse::<McpServerKey>().unwrap(),
-        fake.mcp_url(),
+        mcp.url(),
         OAuthSettings::new()
             .with_scopes(scopes.iter().copied())
             .with_login_timeout(Duration::from_secs(10)),
         Arc::new(MemoryStore::new()),
     );
     login(&creds, &HeadlessAgent::new(), None).await.unwrap();
-    (fake, creds)
+    (Fake { auth, _mcp: mcp }, creds)
 }
 
 fn challenge(scope: &str) -> String {
     format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\"")
 }
 
-fn authorize_count(fake: &FakeAs) -> usize {
-    fake.seen(|s| s.authorize_queries.len())
+fn authorize_count(fake: &Fake) -> usize {
+    fake.auth.authorize_requests().len()
 }
 
 #[tokio::test]
@@ -45,9 +61,17 @@ async fn step_up_asks_for_the_union_of_granted_and_required_scopes() {
         .step_up(&HeadlessAgent::new(), &challenge("write"))
         .await
         .unwrap();
-    let query = fake.seen(|s| s.authorize_queries.last().unwrap().clone());
+    let query = fake.auth.authorize_requests().last().unwrap().clone();
     assert_eq!(query["scope"], "read write");
-    assert_eq!(creds.access_token().await.unwrap().expose(), "tok-access-4");
+    // The token in use is the one the step-up login got, with both scopes.
+    let issued = fake.auth.issued_access_tokens();
+    assert_eq!(issued.len(), 2);
+    let token = creds.access_token().await.unwrap();
+    assert_eq!(token.expose(), issued[1]);
+    assert_eq!(
+        fake.auth.token_info(token.expose()).unwrap().scopes,
+        vec!["read".to_owned(), "write".to_owned()]
+    );
 }
 
 #[tokio::test]
