@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
 
-mod oauth_fake;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,29 +11,49 @@ use mcp_auth::{
     OAuthSettings, login,
 };
 use mcp_key::McpServerKey;
-use oauth_fake::{Config, FakeAs};
+use mcp_testkit::{
+    AuthServerOptions, FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario,
+};
 use pretty_assertions::assert_eq;
 
-fn creds(fake: &FakeAs, store: Arc<dyn CredentialStore>) -> OAuthCredentials {
+/// The testkit's authorization server and an MCP server behind it, for one test.
+struct Fake {
+    auth: FakeAuthServer,
+    mcp: FakeProtectedMcpServer,
+}
+
+impl Fake {
+    async fn start(token_lifetime: Duration) -> Self {
+        let auth =
+            FakeAuthServer::start(AuthServerOptions::new().with_token_lifetime(token_lifetime))
+                .await
+                .unwrap();
+        let mcp =
+            FakeProtectedMcpServer::start(Scenario::new("tickets"), &auth, ProtectedOptions::new())
+                .await
+                .unwrap();
+        Self { auth, mcp }
+    }
+}
+
+const HOUR: Duration = Duration::from_secs(3600);
+
+fn creds(fake: &Fake, store: Arc<dyn CredentialStore>) -> OAuthCredentials {
     OAuthCredentials::new(
         "tickets".parse::<McpServerKey>().unwrap(),
-        fake.mcp_url(),
+        fake.mcp.url(),
         OAuthSettings::new().with_login_timeout(Duration::from_secs(10)),
         store,
     )
 }
 
-/// A fake whose tokens expire in 10 s (inside the 30 s refresh margin), logged in.
-async fn logged_in(store: Arc<dyn CredentialStore>) -> (FakeAs, OAuthCredentials) {
-    let fake = FakeAs::start(Config {
-        expires_in: 10,
-        ..Config::default()
-    })
-    .await;
+/// Logged in with a token that expires in 10 s, inside the refresh margin; later tokens
+/// last an hour.
+async fn logged_in(store: Arc<dyn CredentialStore>) -> (Fake, OAuthCredentials) {
+    let fake = Fake::start(Duration::from_secs(10)).await;
     let creds = creds(&fake, store);
     login(&creds, &HeadlessAgent::new(), None).await.unwrap();
-    // Refreshed tokens live long, so only the first caller after login needs a refresh.
-    fake.set(|c| c.expires_in = 3600);
+    fake.auth.set_token_lifetime(HOUR);
     (fake, creds)
 }
 
@@ -43,29 +61,43 @@ async fn logged_in(store: Arc<dyn CredentialStore>) -> (FakeAs, OAuthCredentials
 async fn a_token_about_to_expire_is_refreshed_and_persisted_before_use() {
     let store = Arc::new(MemoryStore::new());
     let (fake, creds) = logged_in(store.clone()).await;
+    let first = store.load(creds.store_key()).await.unwrap().unwrap();
     let token = creds.access_token().await.unwrap();
-    assert_eq!(token.expose(), "tok-access-3");
-    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+    // The second token the server issued: the refresh's.
+    assert_eq!(
+        Some(token.expose()),
+        fake.auth.issued_access_tokens().get(1).map(String::as_str)
+    );
+    assert_eq!(fake.auth.counters().refresh_token, 1);
     let record = store.load(creds.store_key()).await.unwrap().unwrap();
     assert_eq!(record.access_token, Some(token));
-    assert_eq!(
-        record.refresh_token.as_ref().map(|s| s.expose()),
-        Some("tok-refresh-3")
+    let stored = record.refresh_token.as_ref().unwrap().expose().to_owned();
+    assert_ne!(
+        Some(stored.as_str()),
+        first.refresh_token.as_ref().map(|s| s.expose())
     );
     // The rotated-out refresh token is dead at the server; the stored one is alive.
-    assert!(fake.seen(|s| s.valid_refresh_tokens.contains("tok-refresh-3")));
-    assert!(!fake.seen(|s| s.valid_refresh_tokens.contains("tok-refresh-2")));
+    assert_eq!(fake.auth.valid_refresh_tokens(), vec![stored]);
+    assert!(
+        !fake
+            .auth
+            .is_valid_refresh_token(first.refresh_token.unwrap().expose())
+    );
 }
 
 #[tokio::test]
 async fn a_fresh_token_is_used_without_refreshing() {
-    let fake = FakeAs::start(Config::default()).await;
+    let fake = Fake::start(HOUR).await;
     let creds = creds(&fake, Arc::new(MemoryStore::new()));
     login(&creds, &HeadlessAgent::new(), None).await.unwrap();
     for _ in 0..3 {
-        assert_eq!(creds.access_token().await.unwrap().expose(), "tok-access-2");
+        assert_eq!(
+            creds.access_token().await.unwrap().expose(),
+            fake.auth.issued_access_tokens()[0]
+        );
     }
-    assert_eq!(fake.seen(|s| s.refresh_requests), 0);
+    assert_eq!(fake.auth.issued_access_tokens().len(), 1);
+    assert_eq!(fake.auth.counters().refresh_token, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -82,14 +114,14 @@ async fn concurrent_callers_share_one_refresh() {
         tokens.push(t.await.unwrap().expose().to_owned());
     }
     tokens.dedup();
-    assert_eq!(tokens, vec!["tok-access-3".to_owned()]);
-    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+    assert_eq!(tokens, vec![fake.auth.issued_access_tokens()[1].clone()]);
+    assert_eq!(fake.auth.counters().refresh_token, 1);
 }
 
 #[tokio::test]
 async fn invalid_grant_requires_relogin_and_is_not_retried() {
     let (fake, creds) = logged_in(Arc::new(MemoryStore::new())).await;
-    fake.set(|c| c.reject_refresh = true);
+    fake.auth.fail_next_refreshes(1);
     let err = creds.access_token().await.unwrap_err();
     assert!(err.is_relogin_required(), "{err:?}");
     assert!(!err.is_retryable());
@@ -97,19 +129,18 @@ async fn invalid_grant_requires_relogin_and_is_not_retried() {
     let again = creds.access_token().await.unwrap_err();
     assert!(again.is_relogin_required());
     assert_eq!(
-        fake.seen(|s| s.refresh_requests),
+        fake.auth.counters().refresh_token,
         1,
         "no second refresh request"
     );
     // A new login clears it.
-    fake.set(|c| c.reject_refresh = false);
     login(&creds, &HeadlessAgent::new(), None).await.unwrap();
     assert_eq!(creds.status().await, AuthStatus::OAuth);
 }
 
 #[tokio::test]
 async fn a_401_refreshes_even_an_unexpired_token_once() {
-    let fake = FakeAs::start(Config::default()).await;
+    let fake = Fake::start(HOUR).await;
     let creds = creds(&fake, Arc::new(MemoryStore::new()));
     login(&creds, &HeadlessAgent::new(), None).await.unwrap();
     let rejected = creds.access_token().await.unwrap();
@@ -118,7 +149,7 @@ async fn a_401_refreshes_even_an_unexpired_token_once() {
     // A second 401 report for the same old token adopts the new one.
     let again = creds.refresh_after_unauthorized(&rejected).await.unwrap();
     assert_eq!(again, fresh);
-    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+    assert_eq!(fake.auth.counters().refresh_token, 1);
 }
 
 #[tokio::test]
@@ -126,8 +157,7 @@ async fn a_network_failure_is_retryable_and_keeps_the_record() {
     let store = Arc::new(MemoryStore::new());
     let (fake, creds) = logged_in(store.clone()).await;
     let before = store.load(creds.store_key()).await.unwrap();
-    drop(fake);
-    tokio::task::yield_now().await;
+    fake.auth.shutdown().await;
     let err = creds.access_token().await.unwrap_err();
     assert!(err.is_retryable(), "{err:?}");
     assert_eq!(store.load(creds.store_key()).await.unwrap(), before);
@@ -135,7 +165,7 @@ async fn a_network_failure_is_retryable_and_keeps_the_record() {
 
 /// Two "processes": separate credential handles over separate `FileStore` instances on one
 /// file (each with its own gate, so only the store's file lock coordinates them).
-fn two_processes(fake: &FakeAs, dir: &tempfile::TempDir) -> (OAuthCredentials, OAuthCredentials) {
+fn two_processes(fake: &Fake, dir: &tempfile::TempDir) -> (OAuthCredentials, OAuthCredentials) {
     let path = dir.path().join("credentials.json");
     (
         creds(fake, Arc::new(FileStore::new(&path))),
@@ -146,27 +176,23 @@ fn two_processes(fake: &FakeAs, dir: &tempfile::TempDir) -> (OAuthCredentials, O
 #[tokio::test]
 async fn a_token_refreshed_by_another_process_is_adopted() {
     let dir = tempfile::tempdir().unwrap();
-    let fake = FakeAs::start(Config::default()).await;
+    let fake = Fake::start(HOUR).await;
     let (a, b) = two_processes(&fake, &dir);
     login(&a, &HeadlessAgent::new(), None).await.unwrap();
     let old = b.access_token().await.unwrap();
     let new = a.refresh_after_unauthorized(&old).await.unwrap();
     // b still holds the old token, gets a 401 with it, and adopts a's refresh.
     assert_eq!(b.refresh_after_unauthorized(&old).await.unwrap(), new);
-    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+    assert_eq!(fake.auth.counters().refresh_token, 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn racing_processes_end_with_one_valid_refresh_token() {
     let dir = tempfile::tempdir().unwrap();
-    let fake = FakeAs::start(Config {
-        expires_in: 10,
-        ..Config::default()
-    })
-    .await;
+    let fake = Fake::start(Duration::from_secs(10)).await;
     let (a, b) = two_processes(&fake, &dir);
     login(&a, &HeadlessAgent::new(), None).await.unwrap();
-    fake.set(|c| c.expires_in = 3600);
+    fake.auth.set_token_lifetime(HOUR);
     let (ta, tb) = tokio::join!(
         tokio::spawn({
             let a = a.clone();
@@ -178,7 +204,7 @@ async fn racing_processes_end_with_one_valid_refresh_token() {
         })
     );
     assert_eq!(ta.unwrap(), tb.unwrap());
-    assert_eq!(fake.seen(|s| s.refresh_requests), 1);
+    assert_eq!(fake.auth.counters().refresh_token, 1);
     let path = dir.path().join("credentials.json");
     let record = FileStore::new(&path)
         .load(a.store_key())
@@ -186,10 +212,7 @@ async fn racing_processes_end_with_one_valid_refresh_token() {
         .unwrap()
         .unwrap();
     let stored_rt = record.refresh_token.unwrap().expose().to_owned();
-    assert_eq!(
-        fake.seen(|s| s.valid_refresh_tokens.iter().cloned().collect::<Vec<_>>()),
-        vec![stored_rt]
-    );
+    assert_eq!(fake.auth.valid_refresh_tokens(), vec![stored_rt]);
 }
 
 /// A memory store whose saves fail on demand.

@@ -161,6 +161,13 @@ impl FakeAuthServer {
         lock(&self.shared.inner).refresh.contains_key(token)
     }
 
+    /// Every refresh token that can still be used, sorted (rotation removes a used one).
+    pub fn valid_refresh_tokens(&self) -> Vec<String> {
+        let mut tokens: Vec<String> = lock(&self.shared.inner).refresh.keys().cloned().collect();
+        tokens.sort();
+        tokens
+    }
+
     /// The `resource` parameter of the last authorization or token request that had one.
     pub fn last_resource(&self) -> Option<String> {
         lock(&self.shared.inner).last_resource.clone()
