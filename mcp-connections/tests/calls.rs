@@ -760,3 +760,60 @@ async fn prompts_are_listed_across_servers_and_got_from_their_server() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// Progress restarts a call's timeout only when the call asks for it.
+mod progress_and_timeout {
+    use crate::common::Fixture;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
+    use mcp_key::McpServerKey;
+    use mcp_testkit::{Behavior, Scenario, ToolSpec};
+    use serde_json::json;
+
+    fn key(name: &str) -> McpServerKey {
+        McpServerKey::unscoped(name.parse().unwrap())
+    }
+
+    fn opts() -> ConnectionSetOptions {
+        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn progress_resets_the_timeout_only_when_asked() {
+        let mut fx = Fixture::new();
+        // 8 notifications 150 ms apart: 1.2 s in all, against a 600 ms timeout.
+        fx.stdio(
+            "slow",
+            Scenario::new("slow").with_tool(ToolSpec::new(
+                "work",
+                Behavior::SlowProgress {
+                    steps: 8,
+                    interval_ms: 150,
+                },
+            )),
+        );
+        let set = ConnectionSet::start(&fx.catalog(), opts());
+        set.wait_startup().await;
+        let timeout = Duration::from_millis(600);
+        let with_progress = |reset: bool| {
+            CallOptions::new()
+                .with_timeout(timeout)
+                .with_progress(Arc::new(|_| {}))
+                .with_reset_timeout_on_progress(reset)
+        };
+        let err = set
+            .call_tool(&key("slow"), "work", None, with_progress(false))
+            .await
+            .unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        let done = set
+            .call_tool(&key("slow"), "work", None, with_progress(true))
+            .await
+            .unwrap();
+        assert_eq!(done.structured_content.unwrap()["steps"], json!(8));
+        set.shutdown().await;
+        fx.assert_no_processes().await;
+    }
+}

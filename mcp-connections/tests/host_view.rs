@@ -222,3 +222,48 @@ async fn the_unbounded_event_channel_ends_after_shutdown_and_drop() {
     );
     fx.assert_no_processes().await;
 }
+
+/// A listing names the servers that are not ready instead of leaving them out.
+mod unready_in_listings {
+
+    use crate::common::{Fixture, faults};
+    use std::time::Duration;
+
+    use mcp_connections::{ConnectionSet, ConnectionSetOptions};
+    use mcp_key::McpServerKey;
+    use mcp_testkit::{ResourceSpec, Scenario};
+
+    fn key(name: &str) -> McpServerKey {
+        McpServerKey::unscoped(name.parse().unwrap())
+    }
+
+    fn opts() -> ConnectionSetOptions {
+        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_listing_names_the_servers_that_are_not_ready() {
+        let mut fx = Fixture::new();
+        fx.stdio(
+            "docs",
+            Scenario::new("docs").with_resource(ResourceSpec::new("file:///a.txt", "a", "alpha")),
+        );
+        fx.stdio(
+            "broken",
+            Scenario::new("broken").with_faults(faults(|f| f.exit_at_startup = Some(3))),
+        );
+        let set = ConnectionSet::start(&fx.catalog(), opts());
+        set.wait_startup().await;
+        let listing = set.list_resources().await;
+        assert_eq!(listing.items.len(), 1);
+        assert_eq!(listing.items[0].server, key("docs"));
+        assert_eq!(listing.failures.len(), 1, "{:?}", listing.failures);
+        let (server, why) = &listing.failures[0];
+        assert_eq!(server, &key("broken"));
+        assert!(why.starts_with("not ready: it failed (exited)"), "{why}");
+        let templates = set.list_resource_templates().await;
+        assert_eq!(templates.failures.len(), 1);
+        set.shutdown().await;
+        fx.assert_no_processes().await;
+    }
+}

@@ -537,3 +537,63 @@ async fn in_the_2025_era_a_broken_stream_is_resumed_not_sent_again() {
     set.shutdown().await;
     server.shutdown().await;
 }
+
+/// Configured headers and headers from variables reach an HTTP server.
+mod configured_headers {
+    use crate::common::Fixture;
+    use mcp_catalog::{HttpConfig, ServerConfig};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions, SharedEnvLookup};
+    use mcp_key::McpServerKey;
+    use mcp_testkit::{HttpFakeServer, Scenario, ToolSpec};
+
+    fn key(name: &str) -> McpServerKey {
+        McpServerKey::unscoped(name.parse().unwrap())
+    }
+
+    fn opts() -> ConnectionSetOptions {
+        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn configured_and_environment_headers_reach_the_server() {
+        let server = HttpFakeServer::start(Scenario::new("web").with_tool(ToolSpec::echo("echo")))
+            .await
+            .unwrap();
+        let mut fx = Fixture::new();
+        fx.add(
+            "web",
+            ServerConfig::from(
+                HttpConfig::new(server.url())
+                    .with_http_header("X-Team", "platform")
+                    .with_env_http_header("X-Api-Key", "WEB_API_KEY"),
+            ),
+        );
+        let env: SharedEnvLookup =
+            Arc::new(|name: &str| (name == "WEB_API_KEY").then(|| "k-123".to_owned()));
+        let set = ConnectionSet::start(&fx.catalog(), opts().with_env_lookup(env));
+        set.wait_startup().await;
+        set.call_tool(&key("web"), "echo", None, CallOptions::new())
+            .await
+            .unwrap();
+        let posts = server.counters().post as usize;
+        let teams = server.header_values("x-team");
+        let keys = server.header_values("x-api-key");
+        assert!(
+            posts >= 3,
+            "initialize, initialized, tools/list, tools/call: {posts}"
+        );
+        assert!(
+            teams.len() >= posts && teams.iter().all(|v| v == "platform"),
+            "{teams:?}"
+        );
+        assert!(
+            keys.len() >= posts && keys.iter().all(|v| v == "k-123"),
+            "{keys:?}"
+        );
+        set.shutdown().await;
+        server.shutdown().await;
+    }
+}

@@ -246,3 +246,85 @@ async fn sets_with_other_roots_do_not_share_a_connection() {
     pool.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// URL-mode elicitation reaches the host through the set.
+mod url_mode {
+    use crate::common::Fixture;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use mcp_connections::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+    use mcp_connections::{
+        BoxFuture, CallOptions, ConnectionSet, ConnectionSetOptions, ElicitationHandler,
+        ElicitationRequest,
+    };
+    use mcp_key::McpServerKey;
+    use mcp_testkit::{Behavior, Scenario, ToolSpec};
+    use serde_json::json;
+
+    fn key(name: &str) -> McpServerKey {
+        McpServerKey::unscoped(name.parse().unwrap())
+    }
+
+    fn opts() -> ConnectionSetOptions {
+        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+    }
+
+    /// Records every request and accepts.
+    #[derive(Default)]
+    struct Recorder {
+        seen: Mutex<Vec<ElicitationRequest>>,
+    }
+
+    impl ElicitationHandler for Recorder {
+        fn elicit(&self, request: ElicitationRequest) -> BoxFuture<'_, ElicitResult> {
+            self.seen.lock().unwrap().push(request);
+            Box::pin(async { ElicitResult::new(ElicitationAction::Accept) })
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn url_mode_elicitation_reaches_the_host_through_the_set() {
+        let mut fx = Fixture::new();
+        fx.stdio(
+            "pay",
+            Scenario::new("pay").with_tool(ToolSpec::new(
+                "checkout",
+                Behavior::ElicitUrl {
+                    message: "Confirm the payment".to_owned(),
+                    url: "https://pay.example.test/confirm?id=42".to_owned(),
+                    elicitation_id: "el-42".to_owned(),
+                },
+            )),
+        );
+        let handler = Arc::new(Recorder::default());
+        let set = ConnectionSet::start(
+            &fx.catalog(),
+            opts().with_elicitation_handler(handler.clone()),
+        );
+        set.wait_startup().await;
+        let result = set
+            .call_tool(&key("pay"), "checkout", None, CallOptions::new())
+            .await
+            .unwrap();
+        assert_eq!(result.structured_content, Some(json!({"action": "accept"})));
+        let seen: Vec<ElicitationRequest> = std::mem::take(&mut *handler.seen.lock().unwrap());
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].server, key("pay"));
+        assert_eq!(seen[0].message(), "Confirm the payment");
+        match &seen[0].params {
+            ElicitRequestParams::UrlElicitationParams {
+                url,
+                elicitation_id,
+                ..
+            } => {
+                assert_eq!(url, "https://pay.example.test/confirm?id=42");
+                assert_eq!(elicitation_id, "el-42");
+            }
+            other => panic!("not URL mode: {other:?}"),
+        }
+        assert_ne!(seen[0].id, "el-42", "the host's id is the set's own");
+        set.shutdown().await;
+        fx.assert_no_processes().await;
+    }
+}

@@ -427,3 +427,44 @@ async fn a_slow_tools_list_times_out_at_the_startup_deadline_and_a_merely_slow_o
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// A required server whose start is cancelled is reported as cancelled.
+mod cancelled_required {
+
+    use crate::common::{Fixture, faults};
+    use std::time::Duration;
+
+    use mcp_connections::{ConnectionSet, ConnectionSetOptions, Error, FailureReason};
+    use mcp_key::McpServerKey;
+    use mcp_testkit::Scenario;
+
+    fn key(name: &str) -> McpServerKey {
+        McpServerKey::unscoped(name.parse().unwrap())
+    }
+
+    fn opts() -> ConnectionSetOptions {
+        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_required_server_is_reported_as_cancelled() {
+        let mut fx = Fixture::new();
+        fx.stdio_with(
+            "needed",
+            Scenario::new("needed").with_faults(faults(|f| f.hang_initialize = true)),
+            |c| c.with_required(true),
+        );
+        let set = ConnectionSet::start(&fx.catalog(), opts());
+        set.cancel_startup();
+        let err = set.wait_required().await.unwrap_err();
+        let Error::RequiredServersFailed { failures } = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].0, key("needed"));
+        assert_eq!(failures[0].1.reason(), &FailureReason::Cancelled, "{err}");
+        assert!(!err.to_string().contains("timeout"), "{err}");
+        set.shutdown().await;
+        fx.assert_no_processes().await;
+    }
+}

@@ -252,6 +252,12 @@ impl ConnectionSet {
         self.inner.multi_environment
     }
 
+    /// A namer with the catalog's naming options, the ones [`Self::tools`] are named with:
+    /// for naming other per-server items (prompts, say) the same way.
+    pub fn namer(&self) -> mcp_key::ToolNamer {
+        mcp_key::ToolNamer::new(self.inner.naming.clone())
+    }
+
     /// The current state of every server, sorted by key. Does not wait.
     pub fn status(&self) -> Vec<ServerStatus> {
         self.inner

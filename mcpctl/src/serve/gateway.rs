@@ -14,7 +14,6 @@ use mcp_connections::{
     Progress, ServerPool, ServerState, elicitation_fn,
 };
 use mcp_key::McpServerKey;
-use mcp_key::{NamingOptions, ToolNamer};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
@@ -757,7 +756,8 @@ impl Gateway {
     /// Lists every server's prompts under qualified names and remembers which is which.
     async fn qualified_prompts(&self) -> Vec<Prompt> {
         let listing = self.inner.set.list_prompts().await;
-        let namer = ToolNamer::new(NamingOptions::default());
+        // Named like the tools: with the catalog's naming options.
+        let namer = self.inner.set.namer();
         let table = namer.qualify(
             listing
                 .items

@@ -1,6 +1,6 @@
-//! Reference-design parity (issue #19): host authority swapped live, host-owned call
-//! metadata, server info, readiness, plugin attribution and stale names, against real
-//! `mcp-fake-server` processes.
+//! What the host controls and reads: its authority replaced while the set runs,
+//! host-owned call metadata, server info, readiness and fail-fast calls, plugin
+//! attribution and stale qualified names, against real `mcp-fake-server` processes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
