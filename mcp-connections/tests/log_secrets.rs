@@ -29,7 +29,8 @@ const SECRETS: [&str; 5] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trace_logs_hold_no_secret() {
-    let captured = common::capture_trace_logs();
+    let captured =
+        mcp_testkit::capture_logs_globally().expect("the first subscriber of this test binary");
 
     let server = HttpFakeServer::start_with(
         Scenario::new("web").with_tool(ToolSpec::echo("echo")),

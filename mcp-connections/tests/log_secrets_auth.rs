@@ -28,7 +28,8 @@ const PLATFORM: &str = "https://ci.platform.example";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trace_logs_hold_no_token_or_key() {
-    let captured = common::capture_trace_logs();
+    let captured =
+        mcp_testkit::capture_logs_globally().expect("the first subscriber of this test binary");
 
     let auth = FakeAuthServer::start(
         AuthServerOptions::new()

@@ -374,7 +374,7 @@ impl ConnectionSet {
                 crate::policy::host_meta::advertises(&info.capabilities, prefix)
             });
             if let (Some(provider), true) = (&options.host_metadata, advertised) {
-                let environment = self.inner.environment_of(&slot.spec.key);
+                let environment = self.inner.running_environment(&slot.spec.key);
                 let context = crate::policy::host_meta::MetadataContext {
                     server: slot.spec.key.clone(),
                     profile: self.inner.authority.load().profile(&environment),

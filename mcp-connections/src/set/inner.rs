@@ -106,8 +106,9 @@ impl SetInner {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The environment `key` runs in (`local` for unscoped servers).
-    pub(crate) fn environment_of(&self, key: &McpServerKey) -> EnvironmentId {
+    /// The environment `key` runs in, from its configuration (`local` for unscoped
+    /// servers).
+    pub(crate) fn running_environment(&self, key: &McpServerKey) -> EnvironmentId {
         self.catalog
             .get(key)
             .map_or(EnvironmentId::LOCAL, |c| c.environment().clone())
@@ -118,7 +119,7 @@ impl SetInner {
     pub(crate) fn session_route(&self, key: &McpServerKey) -> SessionRoute {
         SessionRoute {
             authority: self.authority.clone(),
-            environment: self.environment_of(key),
+            environment: self.running_environment(key),
             environment_policy: self.catalog.elicitation_policy(key).unwrap_or_default(),
             handler: self.options.elicitation.clone(),
             answer_deadline: self.options.answer_deadline,

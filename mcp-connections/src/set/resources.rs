@@ -56,7 +56,9 @@ impl ConnectionSet {
             .collect()
     }
 
-    fn environment_of(&self, key: &McpServerKey) -> Option<EnvironmentId> {
+    /// The environment a listed item is shown under: the key's, under multi-environment
+    /// exposure only (else items carry none).
+    fn shown_environment(&self, key: &McpServerKey) -> Option<EnvironmentId> {
         if self.inner.multi_environment {
             key.environment().cloned()
         } else {
@@ -89,7 +91,7 @@ impl ConnectionSet {
         for ((key, _), result) in lives.into_iter().zip(results) {
             match result {
                 Ok(Ok(items)) => {
-                    let env = self.environment_of(&key);
+                    let env = self.shown_environment(&key);
                     listing
                         .items
                         .extend(items.into_iter().map(|item| ServerItem {

@@ -163,37 +163,3 @@ pub async fn wait_event(
     .await
     .expect("expected event within the timeout")
 }
-
-/// Everything the process's `tracing` output wrote, from [`capture_trace_logs`].
-#[derive(Clone, Default)]
-pub struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl Captured {
-    /// The output so far.
-    pub fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Installs the process-wide subscriber at TRACE level, writing into the returned buffer
-/// (once per test binary: the subscriber is global).
-pub fn capture_trace_logs() -> Captured {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .with_max_level(tracing::Level::TRACE)
-        .init();
-    captured
-}
