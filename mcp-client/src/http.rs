@@ -323,10 +323,7 @@ async fn prepare(
     }
     let headers = header_map(key, &target.headers)?;
     let token = match &target.auth {
-        Some(provider) => provider
-            .authorization(key)
-            .await
-            .map_err(no_credentials)?,
+        Some(provider) => provider.authorization(key).await.map_err(no_credentials)?,
         None => None,
     };
     if forbidden && token.is_some() {

@@ -162,7 +162,7 @@ pub enum Error {
     /// The tool changed since it was pinned, in a way that adds risk, and the change was
     /// not accepted yet ([`ConnectionSet::accept_tool_changes`](crate::ConnectionSet::accept_tool_changes)).
     #[error(
-        "tool `{tool}` of MCP server `{server}` changed since it was approved ({changes}); it is not called until the change is accepted (ConnectionSet::accept_tool_changes, or `mcpctl accept {server} {tool}`)"
+        "tool `{tool}` of MCP server `{server}` changed since it was approved ({changes}); it is not called until the host accepts the change (ConnectionSet::accept_tool_changes)"
     )]
     ToolChanged {
         /// The server.
