@@ -19,9 +19,7 @@ use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
 use mcp_connections::{CallOptions, ConnectionSet, ElicitationRequest, elicitation_fn};
-use rmcp::model::{
-    CallToolResponse, InputRequest, InputRequiredResult, ProgressNotificationParam, ProtocolVersion,
-};
+use rmcp::model::{CallToolResponse, InputRequest, InputRequiredResult, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
@@ -110,9 +108,9 @@ impl Drop for SetupGuard<'_> {
 
 /// Whether the request came from a client speaking MCP 2026-07-28 or later.
 pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    context.protocol_version().is_some_and(|v| {
+        mcp_connections::mcp_client::Era::of(&v) == mcp_connections::mcp_client::Era::V2026_07_28
+    })
 }
 
 /// A question a call asks its client, and where the answer goes.
