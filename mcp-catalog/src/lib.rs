@@ -201,7 +201,8 @@ pub use model::server::{
 };
 pub use model::ssh::{SSH_FIXED_OPTIONS, SSH_PROGRAM, SshConfig};
 pub use model::transport::{
-    AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport, UnusableServer,
+    AuthMode, EmaConfig, HttpConfig, OAuthConfig, SSE_LABEL, STDIO_LABEL, STREAMABLE_HTTP_LABEL,
+    StdioConfig, Transport, UNUSABLE_LABEL, UnusableServer,
 };
 pub use model::workload::{WorkloadIdentityConfig, WorkloadTokenLocation};
 pub use resolve::builder::CatalogBuilder;

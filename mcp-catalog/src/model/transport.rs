@@ -27,7 +27,28 @@ pub enum Transport {
     Unusable(UnusableServer),
 }
 
+/// The label of the stdio transport in status output and events.
+pub const STDIO_LABEL: &str = "stdio";
+/// The label of the streamable-HTTP transport in status output and events.
+pub const STREAMABLE_HTTP_LABEL: &str = "streamable_http";
+/// The label of the legacy HTTP+SSE transport in status output and events.
+pub const SSE_LABEL: &str = "sse";
+/// The label of an entry that cannot be used.
+pub const UNUSABLE_LABEL: &str = "unusable";
+
 impl Transport {
+    /// The one machine-readable label of the transport, as status output and events show
+    /// it: [`STDIO_LABEL`], [`STREAMABLE_HTTP_LABEL`], [`SSE_LABEL`] or
+    /// [`UNUSABLE_LABEL`]. (For sentences, [`Transport::kind_name`].)
+    pub fn label(&self) -> &'static str {
+        match self {
+            Transport::Stdio(_) => STDIO_LABEL,
+            Transport::StreamableHttp(_) => STREAMABLE_HTTP_LABEL,
+            Transport::Sse(_) => SSE_LABEL,
+            Transport::Unusable(_) => UNUSABLE_LABEL,
+        }
+    }
+
     /// `"stdio"`, `"streamable HTTP"`, `"legacy SSE"` or `"unusable"`, for messages.
     pub fn kind_name(&self) -> &'static str {
         match self {

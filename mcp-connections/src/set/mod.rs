@@ -477,11 +477,11 @@ fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
         },
         plugin: crate::catalog::tool_info::PluginOrigin::of(&inner.catalog, &slot.spec.key),
         transport: match slot.spec.transport {
-            crate::catalog::spec::TransportSpec::Stdio(_) => "stdio",
-            crate::catalog::spec::TransportSpec::Http(_) => "streamable_http",
-            crate::catalog::spec::TransportSpec::Sse(_) => "sse",
+            crate::catalog::spec::TransportSpec::Stdio(_) => mcp_catalog::STDIO_LABEL,
+            crate::catalog::spec::TransportSpec::Http(_) => mcp_catalog::STREAMABLE_HTTP_LABEL,
+            crate::catalog::spec::TransportSpec::Sse(_) => mcp_catalog::SSE_LABEL,
             crate::catalog::spec::TransportSpec::Unsupported(_) => "unsupported",
-            crate::catalog::spec::TransportSpec::Invalid(_) => "unusable",
+            crate::catalog::spec::TransportSpec::Invalid(_) => mcp_catalog::UNUSABLE_LABEL,
         },
     }
 }

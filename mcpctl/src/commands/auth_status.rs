@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use mcp_auth::{AuthStatus, CredentialStore};
-use mcp_catalog::{ResolvedCatalog, ServerConfig, Transport};
+use mcp_catalog::{ResolvedCatalog, ServerConfig};
 use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
@@ -52,12 +52,7 @@ pub(crate) async fn run(global: &GlobalArgs) -> Result<u8, CliError> {
 
 /// The transport label used by `mcpctl status`.
 pub(crate) fn transport_label(config: &ServerConfig) -> &'static str {
-    match config.transport() {
-        Transport::Stdio(_) => "stdio",
-        Transport::StreamableHttp(_) => "streamable_http",
-        Transport::Sse(_) => "sse",
-        other => other.kind_name(),
-    }
+    config.transport().label()
 }
 
 async fn row(

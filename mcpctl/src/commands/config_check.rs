@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use mcp_catalog::{
     ConfigError, ConfigWarning, Discovered, Discovery, LoadedConfig, ProcessEnv, ResolvedCatalog,
-    Transport,
 };
 use serde_json::{Value, json};
 
@@ -215,12 +214,7 @@ fn servers(catalog: &ResolvedCatalog) -> Vec<[String; 3]> {
     catalog
         .iter()
         .map(|(key, config)| {
-            let transport = match config.transport() {
-                Transport::Stdio(_) => "stdio".to_owned(),
-                Transport::StreamableHttp(_) => "streamable_http".to_owned(),
-                Transport::Sse(_) => "sse".to_owned(),
-                other => other.kind_name().to_owned(),
-            };
+            let transport = config.transport().label().to_owned();
             let mut state = match catalog.veto(key) {
                 Some(veto) => veto.to_string(),
                 None if !config.enabled() => "disabled".to_owned(),
