@@ -113,15 +113,15 @@ mod tests {
     }
 }
 
-/// An error and its sources on one line, `error: cause: cause`, leaving out a cause whose
-/// text the line already holds (many errors repeat their source's message). URLs in it are
-/// redacted ([`redact_urls`]).
+/// An error and its sources on one line, `error: cause: cause`, each layer's text as it is
+/// (each layer writes its own sentence, so nothing is left out; an empty text is skipped).
+/// URLs in it are redacted ([`redact_urls`]).
 pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {
         let text = e.to_string();
-        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+        if !text.is_empty() {
             parts.push(text);
         }
         cur = e.source();
@@ -151,7 +151,7 @@ mod chain_tests {
     }
 
     #[test]
-    fn causes_are_joined_once_and_urls_redacted() {
+    fn every_cause_is_joined_and_urls_redacted() {
         let err = E(
             "connect failed",
             Some(Box::new(E(
@@ -161,7 +161,12 @@ mod chain_tests {
         );
         assert_eq!(
             error_chain(&err),
-            "connect failed: http://h/mcp?*** refused"
+            "connect failed: http://h/mcp?*** refused: refused"
         );
+        let empty = E(
+            "outer",
+            Some(Box::new(E("", Some(Box::new(E("inner", None)))))),
+        );
+        assert_eq!(error_chain(&empty), "outer: inner");
     }
 }
