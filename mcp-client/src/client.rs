@@ -36,8 +36,6 @@ pub struct Client {
     instructions: Option<String>,
     listing: Arc<Listing>,
     process: Option<Process>,
-    /// Announced elicitation: requests of the server may come at any time.
-    announces_requests: bool,
     /// Stops the connection's background tasks (the `tools/list_changed` refresh, listens).
     cancel: CancellationToken,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, Handler>>>,
@@ -69,7 +67,6 @@ impl Client {
         process: Option<Process>,
         refresh: RefreshSettings,
         changes: Option<crate::listen::ChangeListen>,
-        announces_requests: bool,
     ) -> Self {
         let instructions = service
             .peer()
@@ -94,7 +91,6 @@ impl Client {
             instructions,
             listing,
             process,
-            announces_requests,
             cancel,
             service: tokio::sync::Mutex::new(Some(service)),
             dead: AtomicBool::new(false),
@@ -162,7 +158,7 @@ impl Client {
     /// any time (elicitation): only then do requests of the server need to know which of
     /// several users' calls caused them.
     pub fn announces_requests(&self) -> bool {
-        self.announces_requests
+        self.shared.announces_elicitation()
     }
 
     /// The process id (and process group id) of a stdio server.

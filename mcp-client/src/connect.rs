@@ -164,7 +164,6 @@ async fn connect_once(
         process,
         refresh,
         changes,
-        settings.elicitation,
     ))
 }
 

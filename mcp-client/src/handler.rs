@@ -206,6 +206,11 @@ impl ConnectionShared {
         })
     }
 
+    /// Whether the connection announced the elicitation capability.
+    pub(crate) fn announces_elicitation(&self) -> bool {
+        self.config.capabilities.elicitation.is_some()
+    }
+
     /// Registers where progress for `token` goes until the returned guard drops.
     pub(crate) fn watch_progress(
         self: &Arc<Self>,

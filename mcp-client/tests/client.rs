@@ -84,6 +84,17 @@ impl ServerRequests for Accept {
     }
 }
 
+/// A client of server `one` at `target`, connected or the test fails.
+async fn connect(
+    target: Target,
+    settings: ClientSettings,
+    requests: Arc<dyn ServerRequests>,
+) -> Client {
+    Client::connect(key("one"), target, settings, requests)
+        .await
+        .expect("the fake server connects")
+}
+
 async fn assert_process_gone(pid_file: &std::path::Path) {
     let pid = mcp_testkit::read_pid_file(pid_file).expect("the server wrote its pid");
     assert!(
@@ -97,14 +108,7 @@ async fn assert_process_gone(pid_file: &std::path::Path) {
 async fn a_stdio_server_is_probed_called_with_progress_and_stopped() {
     let home = TestHome::new().unwrap();
     let (target, pid_file) = stdio_target(&home, modern());
-    let client = Client::connect(
-        key("one"),
-        target,
-        ClientSettings::new(),
-        Arc::new(DeclineRequests),
-    )
-    .await
-    .unwrap();
+    let client = connect(target, ClientSettings::new(), Arc::new(DeclineRequests)).await;
     assert_eq!(
         client.era(),
         Era::V2026_07_28,
@@ -143,14 +147,12 @@ async fn a_2025_server_answers_the_probe_and_its_elicitation_reaches_the_host() 
     let home = TestHome::new().unwrap();
     let (target, pid_file) = stdio_target(&home, scenario());
     let requests = Arc::new(Accept::default());
-    let client = Client::connect(
-        key("one"),
+    let client = connect(
         target,
         ClientSettings::new().with_elicitation(true),
         Arc::clone(&requests) as Arc<dyn ServerRequests>,
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(client.era(), Era::V2025_11_25);
     assert_eq!(client.protocol_version().as_str(), "2025-11-25");
     let result = client
@@ -172,14 +174,12 @@ async fn a_2026_input_request_goes_to_the_calls_own_requests() {
     let (target, pid_file) = stdio_target(&home, modern());
     let connection_wide = Arc::new(Accept::default());
     let this_call = Arc::new(Accept::default());
-    let client = Client::connect(
-        key("one"),
+    let client = connect(
         target,
         ClientSettings::new().with_elicitation(true),
         Arc::clone(&connection_wide) as Arc<dyn ServerRequests>,
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(client.era(), Era::V2026_07_28);
     let result = client
         .call_tool(
@@ -204,14 +204,7 @@ async fn a_2026_input_request_goes_to_the_calls_own_requests() {
 async fn a_call_times_out_and_a_dead_process_is_reported() {
     let home = TestHome::new().unwrap();
     let (target, pid_file) = stdio_target(&home, scenario());
-    let client = Client::connect(
-        key("one"),
-        target,
-        ClientSettings::new(),
-        Arc::new(DeclineRequests),
-    )
-    .await
-    .unwrap();
+    let client = connect(target, ClientSettings::new(), Arc::new(DeclineRequests)).await;
     let timeout = Duration::from_millis(300);
     let err = client
         .call_tool("slow", None, CallSettings::new(timeout))

@@ -254,8 +254,20 @@ async fn call_errors_say_each_thing_once() {
         .unwrap();
     let tools = key("tools");
     let call = set.call_tool(&tools, "slow", None, CallOptions::new());
+    // The process dies once the server holds the call (its request is recorded), so the
+    // call is pending when it does.
+    let log = fx.request_log("tools");
+    let slow_calls = || {
+        mcp_testkit::RecordedRequest::read_log(&log)
+            .iter()
+            .filter(|r| r.method == "tools/call" && r.params["name"] == "slow")
+            .count()
+    };
+    let before = slow_calls();
     let kill = async {
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        while slow_calls() == before {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         mcp_testkit::kill_process_group(pid);
     };
     let (result, ()) = tokio::join!(call, kill);
