@@ -155,10 +155,29 @@ impl Client {
     }
 
     /// Whether the client announced a capability the server may use to ask the host at
-    /// any time (elicitation): only then do requests of the server need to know which of
-    /// several users' calls caused them.
+    /// any time (elicitation, sampling): only then do requests of the server need to know
+    /// which of several users' calls caused them.
     pub fn announces_requests(&self) -> bool {
-        self.shared.announces_elicitation()
+        self.shared.announces_requests()
+    }
+
+    /// The server's log messages (`notifications/message`) from now on, rate-limited per
+    /// connection (see [`ServerLog::dropped`](crate::ServerLog::dropped)); a reader that
+    /// falls more than [`LOG_BUFFER`](crate::LOG_BUFFER) behind gets `Lagged` with the
+    /// count it missed. Each message is also a `tracing` event under
+    /// [`SERVER_LOG_TARGET`](crate::SERVER_LOG_TARGET).
+    pub fn server_logs(&self) -> tokio::sync::broadcast::Receiver<crate::ServerLog> {
+        self.shared.logs.subscribe()
+    }
+
+    /// Changes (counts up) on every `prompts/list_changed` of the server, in either era.
+    pub fn prompt_list_changes(&self) -> watch::Receiver<u64> {
+        self.shared.prompts_changed.subscribe()
+    }
+
+    /// Changes (counts up) on every `resources/list_changed` of the server, in either era.
+    pub fn resource_list_changes(&self) -> watch::Receiver<u64> {
+        self.shared.resources_changed.subscribe()
     }
 
     /// The process id (and process group id) of a stdio server.

@@ -3,8 +3,13 @@
 //! `server/discover` probe and its fallbacks), and the first `tools/list`, all within the
 //! startup timeout.
 
+#![expect(
+    deprecated,
+    reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
+)]
+
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use mcp_key::McpServerKey;
 use rmcp::RoleClient;
@@ -114,15 +119,7 @@ async fn connect_once(
     requests: &Arc<dyn ServerRequests>,
     era: &EraPlan,
 ) -> Result<Client, Failed> {
-    let shared = ConnectionShared::new(
-        key.clone(),
-        &settings.client,
-        settings.protocol_version.clone(),
-        settings.elicitation,
-        &settings.extensions,
-        Arc::clone(&settings.roots),
-        Arc::clone(requests),
-    );
+    let shared = ConnectionShared::new(key.clone(), settings, Arc::clone(requests));
     let fetched = SystemTime::now();
     let handler = Handler {
         shared: Arc::clone(&shared),
@@ -157,14 +154,25 @@ async fn connect_once(
         timeout: settings.startup_timeout,
         byte_budget: settings.list_byte_budget,
     };
-    Ok(Client::new(
-        service,
-        shared,
-        (tools, fetched),
-        process,
-        refresh,
-        changes,
-    ))
+    let client = Client::new(service, shared, (tools, fetched), process, refresh, changes);
+    if let Some(level) = settings.log_level {
+        send_log_level(&client, level, settings.startup_timeout).await;
+    }
+    Ok(client)
+}
+
+/// Sends the configured log level to a server that offers logging; a server that does not,
+/// or fails the request, keeps its own level (the connection is fine either way).
+async fn send_log_level(client: &Client, level: rmcp::model::LoggingLevel, timeout: Duration) {
+    let key = client.server();
+    match tokio::time::timeout(timeout, client.set_log_level(level)).await {
+        Ok(Ok(())) => tracing::debug!(server = %key, ?level, "log level set"),
+        Ok(Err(crate::RequestError::Unsupported { .. })) => {
+            tracing::debug!(server = %key, "the server offers no logging/setLevel; log level not sent");
+        }
+        Ok(Err(e)) => tracing::warn!(server = %key, "logging/setLevel failed: {e}"),
+        Err(_) => tracing::warn!(server = %key, "logging/setLevel not answered within {timeout:?}"),
+    }
 }
 
 /// Launches a stdio server and opens it within the startup timeout; on failure the

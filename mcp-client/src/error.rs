@@ -49,6 +49,13 @@ pub enum RequestError {
         /// What is missing.
         detail: String,
     },
+    /// The host declined what the server asked in the middle of the request (a 2026-era
+    /// sampling request it would not answer), so the request cannot go on.
+    #[error("{detail}")]
+    Declined {
+        /// What was declined, and why.
+        detail: String,
+    },
     /// The caller aborted the request (its abort token was cancelled); the server was told
     /// the request is cancelled.
     #[error("the request was aborted")]

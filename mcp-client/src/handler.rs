@@ -1,22 +1,30 @@
 //! The rmcp client handler of one connection: routes progress notifications to the calls
-//! that asked for them, elicitation requests to the host, and `tools/list_changed` to the
-//! set.
+//! that asked for them, elicitation and sampling requests to the host, log messages to
+//! `tracing` and their subscribers, and list changes to whoever watches them.
+
+#![expect(
+    deprecated,
+    reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
+)]
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use mcp_key::McpServerKey;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, CustomRequest, CustomResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationCapability, ErrorCode, FormElicitationCapability,
-    Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    UrlElicitationCapability,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, ErrorCode, FormElicitationCapability, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ProgressToken, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::{Notify, watch};
 
 use crate::BoxFuture;
+use crate::sampling::{SAMPLING_CREATE, SamplingRefusal};
+use crate::server_log::ServerLogs;
+use crate::settings::ClientSettings;
 
 /// A progress update of one tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +48,8 @@ const ELICITATION_CREATE: &str = "elicitation/create";
 /// connection set routing requests to the session whose call caused them) implements.
 ///
 /// Object-safe, taken as `Arc<dyn ServerRequests>`. Both eras come here: a 2025-era
-/// `elicitation/create` request and a 2026-era `input_required` result of a call.
+/// `elicitation/create` or `sampling/createMessage` request and a 2026-era
+/// `input_required` result of a call.
 pub trait ServerRequests: Send + Sync {
     /// Answers one elicitation of `server`. Decline when there is nobody to ask.
     fn elicit<'a>(
@@ -48,6 +57,20 @@ pub trait ServerRequests: Send + Sync {
         server: &'a McpServerKey,
         request: ElicitRequestParams,
     ) -> BoxFuture<'a, ElicitResult>;
+
+    /// Answers one sampling request of `server` (a message from the host's model), as the
+    /// server sent it (`maxTokens`, tools and all). The request was checked before it
+    /// comes here, and the answer is checked against it before the server sees it
+    /// ([`check_answer`](crate::check_answer)). The default refuses: the client offers
+    /// sampling only when [`ClientSettings::with_sampling`] says so.
+    fn create_message<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        request: CreateMessageRequestParams,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, SamplingRefusal>> {
+        let _ = (server, request);
+        Box::pin(std::future::ready(Err(SamplingRefusal::not_offered())))
+    }
 }
 
 /// A [`ServerRequests`] that declines every request: for a host that asks its user
@@ -78,10 +101,17 @@ pub(crate) struct ConnectionShared {
     /// Who answers the server's requests made outside a call's own reply.
     requests: Arc<dyn ServerRequests>,
     progress: Mutex<ProgressRoutes>,
-    /// Number of elicitations in flight; calls pause their timeouts while it is non-zero.
+    /// Number of elicitations and sampling requests in flight; calls pause their timeouts
+    /// while it is non-zero (the host's user or model is at work).
     pending_elicitations: watch::Sender<usize>,
     /// Signalled on `notifications/tools/list_changed`.
     pub(crate) tools_changed: Notify,
+    /// Counts `notifications/prompts/list_changed` (either era).
+    pub(crate) prompts_changed: watch::Sender<u64>,
+    /// Counts `notifications/resources/list_changed` (either era).
+    pub(crate) resources_changed: watch::Sender<u64>,
+    /// The server's log messages.
+    pub(crate) logs: ServerLogs,
     /// The URI of every `notifications/resources/updated` (either era).
     pub(crate) resource_updates: tokio::sync::broadcast::Sender<String>,
     /// Counts unreadable replies (stdio), with what was wrong with the last one; calls
@@ -164,13 +194,11 @@ impl ProgressSink {
 impl ConnectionShared {
     pub(crate) fn new(
         key: McpServerKey,
-        client: &Implementation,
-        protocol: ProtocolVersion,
-        advertise_elicitation: bool,
-        extensions: &[String],
-        roots: Arc<[crate::roots::Root]>,
+        settings: &ClientSettings,
         requests: Arc<dyn ServerRequests>,
     ) -> Arc<Self> {
+        let roots = Arc::clone(&settings.roots);
+        let extensions = &settings.extensions;
         let mut caps = ClientCapabilities::default();
         if !roots.is_empty() {
             // The list is fixed for the connection's life: no list changes to announce.
@@ -184,14 +212,22 @@ impl ConnectionShared {
                     .collect(),
             );
         }
-        if advertise_elicitation {
+        if settings.sampling {
+            // Tool use in sampling (SEP-1577) is offered with it: the host's answer is
+            // checked against the tools the request offered.
+            let mut sampling = rmcp::model::SamplingCapability::default();
+            sampling.tools = Some(Default::default());
+            caps.sampling = Some(sampling);
+        }
+        if settings.elicitation {
             caps.elicitation = Some(
                 ElicitationCapability::new()
                     .with_form(FormElicitationCapability::new().with_schema_validation(true))
                     .with_url(UrlElicitationCapability::new()),
             );
         }
-        let config = ClientConfig::new(caps, client.clone()).with_protocol_version(protocol);
+        let config = ClientConfig::new(caps, settings.client.clone())
+            .with_protocol_version(settings.protocol_version.clone());
         Arc::new(Self {
             key,
             config,
@@ -201,14 +237,61 @@ impl ConnectionShared {
             pending_elicitations: watch::channel(0).0,
             reply_faults: watch::channel((0, String::new())).0,
             tools_changed: Notify::new(),
+            prompts_changed: watch::channel(0).0,
+            resources_changed: watch::channel(0).0,
+            logs: ServerLogs::new(),
             resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BUFFER).0,
             transport_end: watch::channel(None).0,
         })
     }
 
-    /// Whether the connection announced the elicitation capability.
-    pub(crate) fn announces_elicitation(&self) -> bool {
-        self.config.capabilities.elicitation.is_some()
+    /// Whether the connection announced a capability the server may use to ask the host
+    /// (elicitation, sampling).
+    pub(crate) fn announces_requests(&self) -> bool {
+        self.config.capabilities.elicitation.is_some() || self.announces_sampling()
+    }
+
+    /// Whether the connection announced the sampling capability.
+    pub(crate) fn announces_sampling(&self) -> bool {
+        self.config.capabilities.sampling.is_some()
+    }
+
+    /// Answers a sampling request of the server through `caller` (a 2026-era call's own
+    /// `input_required` round) or the connection's [`ServerRequests`]: refused when the
+    /// connection did not announce sampling, or the request is malformed; the host's
+    /// answer is checked against the request. Calls on the connection pause their timeouts
+    /// meanwhile when the request is not tied to one of them.
+    pub(crate) async fn create_message(
+        &self,
+        caller: Option<&Arc<dyn ServerRequests>>,
+        request: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, SamplingRefusal> {
+        if !self.announces_sampling() {
+            return Err(SamplingRefusal::not_offered());
+        }
+        if let Err(problem) = crate::sampling::check_request(&request) {
+            tracing::warn!(server = %self.key, "malformed sampling request: {problem}");
+            return Err(SamplingRefusal::new(format!(
+                "malformed sampling/createMessage request: {problem}"
+            )));
+        }
+        tracing::debug!(server = %self.key, max_tokens = request.max_tokens, "sampling request");
+        let answer = match caller {
+            Some(caller) => caller.create_message(&self.key, request.clone()).await,
+            None => {
+                let _pending = PendingElicitation::start(&self.pending_elicitations);
+                self.requests
+                    .create_message(&self.key, request.clone())
+                    .await
+            }
+        }?;
+        if let Err(problem) = crate::sampling::check_answer(&request, &answer) {
+            tracing::warn!(server = %self.key, "the host's sampling answer does not fit the request: {problem}");
+            return Err(SamplingRefusal::new(format!(
+                "the client's answer did not fit the request ({problem})"
+            )));
+        }
+        Ok(answer)
     }
 
     /// Registers where progress for `token` goes until the returned guard drops.
@@ -250,42 +333,48 @@ impl ConnectionShared {
     }
 
     /// Gathers the inputs a 2026-era server asked for in an `input_required` result
-    /// (SEP-2322): elicitations through [`Self::elicit`], roots from the host's list (empty
-    /// when it gave none); sampling is refused (this client offers none). Returns the responses and the
-    /// server's request state, unmodified, for the retry.
+    /// (SEP-2322): elicitations through [`Self::elicit`], sampling through
+    /// [`Self::create_message`], roots from the host's list (empty when it gave none).
+    /// Returns the responses and the server's request state, unmodified, for the retry.
     pub(crate) async fn fulfil_input_requests(
         &self,
         caller: Option<&Arc<dyn ServerRequests>>,
         result: rmcp::model::InputRequiredResult,
-    ) -> Result<(Option<rmcp::model::InputResponses>, Option<String>), String> {
+    ) -> Result<(Option<rmcp::model::InputResponses>, Option<String>), crate::RequestError> {
+        let protocol = |detail: String| crate::RequestError::Protocol { detail };
         let requests = result.input_requests.unwrap_or_default();
         if requests.is_empty() && result.request_state.is_none() {
-            return Err(
+            return Err(protocol(
                 "an input_required result with neither input requests nor request state".to_owned(),
-            );
+            ));
         }
         let mut responses = rmcp::model::InputResponses::new();
         for (key, request) in requests {
             let value = match request {
                 rmcp::model::InputRequest::Elicitation(request) => {
                     serde_json::to_value(self.elicit_for(caller, request.params).await)
-                        .map_err(|e| e.to_string())?
+                        .map_err(|e| protocol(e.to_string()))?
                 }
                 rmcp::model::InputRequest::ListRoots(_) => {
                     serde_json::to_value(crate::roots::list_result(&self.roots))
-                        .map_err(|e| e.to_string())?
+                        .map_err(|e| protocol(e.to_string()))?
                 }
-                rmcp::model::InputRequest::CreateMessage(_) => {
-                    return Err(
-                        "the server asked for sampling (sampling/createMessage), which this client does not offer"
-                            .to_owned(),
-                    );
+                rmcp::model::InputRequest::CreateMessage(request) => {
+                    let answer = self
+                        .create_message(caller, request.params)
+                        .await
+                        .map_err(|refusal| crate::RequestError::Declined {
+                            detail: format!(
+                                "the server asked for a message of the host's model (sampling) and was refused: {refusal}"
+                            ),
+                        })?;
+                    serde_json::to_value(answer).map_err(|e| protocol(e.to_string()))?
                 }
                 other => {
-                    return Err(format!(
+                    return Err(protocol(format!(
                         "the server asked for an input this client does not know: {}",
                         serde_json::to_string(&other).unwrap_or_default()
-                    ));
+                    )));
                 }
             };
             responses.insert(key, value);
@@ -414,14 +503,52 @@ impl ClientHandler for Handler {
         Ok(self.shared.elicit(request).await)
     }
 
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.shared
+            .create_message(None, request)
+            .await
+            .map_err(SamplingRefusal::into_error)
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.shared.logs.receive(&self.shared.key, params);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.shared.key, "prompts/list_changed");
+        self.shared.prompts_changed.send_modify(|n| *n += 1);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.shared.key, "resources/list_changed");
+        self.shared.resources_changed.send_modify(|n| *n += 1);
+    }
+
     /// rmcp hands a request it cannot parse to this method under its raw method name; for
-    /// a malformed `elicitation/create` (which this client advertises when it has a
-    /// handler) the right answer is "invalid params", not rmcp's default "method not found".
+    /// a malformed `elicitation/create` or `sampling/createMessage` (which this client
+    /// advertises when it has a handler) the right answer is "invalid params", not rmcp's
+    /// default "method not found".
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         _context: RequestContext<RoleClient>,
     ) -> Result<CustomResult, ErrorData> {
+        if request.method == SAMPLING_CREATE && self.shared.announces_sampling() {
+            let problem = malformed_sampling(&request);
+            tracing::warn!(server = %self.shared.key, "malformed sampling/createMessage: {problem}");
+            return Err(ErrorData::invalid_params(
+                format!("malformed sampling/createMessage request: {problem}"),
+                None,
+            ));
+        }
         if request.method != ELICITATION_CREATE {
             return Err(ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
@@ -463,6 +590,15 @@ impl ClientHandler for Handler {
     ) {
         tracing::debug!(server = %self.shared.key, uri = %params.uri, "resources/updated");
         let _ = self.shared.resource_updates.send(params.uri);
+    }
+}
+
+/// What is wrong with a `sampling/createMessage` rmcp could not parse.
+fn malformed_sampling(request: &CustomRequest) -> String {
+    match request.params_as::<CreateMessageRequestParams>() {
+        Ok(None) => "params are missing".to_owned(),
+        Err(e) => e.to_string(),
+        Ok(Some(_)) => "the request does not match the sampling/createMessage schema".to_owned(),
     }
 }
 

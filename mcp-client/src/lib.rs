@@ -73,6 +73,8 @@ mod reply_check;
 mod requests;
 mod rmcp_errors;
 mod roots;
+mod sampling;
+mod server_log;
 mod settings;
 #[cfg(feature = "http")]
 mod sse;
@@ -97,6 +99,10 @@ pub use listing::Stamp;
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
 pub use roots::Root;
+pub use sampling::{SAMPLING_REFUSED_CODE, SamplingRefusal, check_answer};
+pub use server_log::{
+    LOG_BUFFER, LOG_BURST, LOG_RATE, LOG_TEXT_LIMIT, SERVER_LOG_TARGET, ServerLog,
+};
 pub use settings::{
     ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,
     DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target, default_protocol_version,

@@ -42,19 +42,25 @@ fn needs_listen(version: &ProtocolVersion) -> bool {
     crate::Era::of(version) == crate::Era::V2026_07_28
 }
 
-/// The listen a 2026-era connection keeps for its tool list, when the server advertises
-/// `tools.listChanged` (nothing otherwise).
+/// The listen a 2026-era connection keeps for its tool, prompt and resource lists: each
+/// list the server advertises `listChanged` for (nothing when it advertises none).
 pub(crate) fn list_changes_filter(peer: &Peer<RoleClient>) -> Option<SubscriptionFilter> {
     let info = peer.peer_info()?;
     if !needs_listen(&info.protocol_version) {
         return None;
     }
-    let tools = info.capabilities.tools.as_ref()?.list_changed == Some(true);
-    tools.then(|| {
-        let mut filter = SubscriptionFilter::new();
-        filter.tools_list_changed = Some(true);
-        filter
-    })
+    let caps = &info.capabilities;
+    let tools = caps.tools.as_ref().and_then(|c| c.list_changed) == Some(true);
+    let prompts = caps.prompts.as_ref().and_then(|c| c.list_changed) == Some(true);
+    let resources = caps.resources.as_ref().and_then(|c| c.list_changed) == Some(true);
+    if !(tools || prompts || resources) {
+        return None;
+    }
+    let mut filter = SubscriptionFilter::new();
+    filter.tools_list_changed = tools.then_some(true);
+    filter.prompts_list_changed = prompts.then_some(true);
+    filter.resources_list_changed = resources.then_some(true);
+    Some(filter)
 }
 
 /// The listen for tool list changes of a 2026-era connection, opened during startup so
@@ -198,6 +204,12 @@ fn changed_meanwhile(shared: &ConnectionShared, filter: &SubscriptionFilter) {
     if filter.tools_list_changed == Some(true) {
         shared.tools_changed.notify_one();
     }
+    if filter.prompts_list_changed == Some(true) {
+        shared.prompts_changed.send_modify(|n| *n += 1);
+    }
+    if filter.resources_list_changed == Some(true) {
+        shared.resources_changed.send_modify(|n| *n += 1);
+    }
     for uri in filter.resource_subscriptions.iter().flatten() {
         let _ = shared.resource_updates.send(uri.clone());
     }
@@ -208,6 +220,17 @@ fn deliver(shared: &ConnectionShared, notification: ServerNotification) {
         ServerNotification::ToolListChangedNotification(_) => {
             tracing::debug!(server = %shared.key, "tools/list_changed (subscription)");
             shared.tools_changed.notify_one();
+        }
+        ServerNotification::PromptListChangedNotification(_) => {
+            tracing::debug!(server = %shared.key, "prompts/list_changed (subscription)");
+            shared.prompts_changed.send_modify(|n| *n += 1);
+        }
+        ServerNotification::ResourceListChangedNotification(_) => {
+            tracing::debug!(server = %shared.key, "resources/list_changed (subscription)");
+            shared.resources_changed.send_modify(|n| *n += 1);
+        }
+        ServerNotification::LoggingMessageNotification(n) => {
+            shared.logs.receive(&shared.key, n.params);
         }
         ServerNotification::ResourceUpdatedNotification(n) => {
             tracing::debug!(server = %shared.key, uri = %n.params.uri, "resources/updated (subscription)");

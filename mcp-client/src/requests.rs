@@ -2,15 +2,22 @@
 //! pending, progress, cancellation, the 2026 era's `input_required` rounds, unreadable
 //! replies), reads and lists.
 
+#![expect(
+    deprecated,
+    reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
+)]
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, GetPromptRequest, GetPromptRequestParams, GetPromptResult, JsonObject,
-    MetaObject, Prompt, ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult,
-    RequestId, RequestMetaObject, Resource, ResourceTemplate, ServerResult,
+    ArgumentInfo, CallToolRequest, CallToolRequestParams, CallToolResult,
+    CancelledNotificationParam, ClientRequest, CompleteRequest, CompleteRequestParams,
+    CompletionContext, CompletionInfo, GetPromptRequest, GetPromptRequestParams, GetPromptResult,
+    JsonObject, LoggingLevel, MetaObject, Prompt, ReadResourceRequest, ReadResourceRequestParams,
+    ReadResourceResult, Reference, RequestId, RequestMetaObject, Resource, ResourceTemplate,
+    ServerResult, SetLevelRequest, SetLevelRequestParams,
 };
 use rmcp::service::{Peer, PeerRequestOptions};
 use serde_json::{Map, Value};
@@ -193,8 +200,7 @@ impl Client {
                     let (responses, state) = self
                         .shared
                         .fulfil_input_requests(settings.requests.as_ref(), input)
-                        .await
-                        .map_err(|detail| RequestError::Protocol { detail })?;
+                        .await?;
                     params.input_responses = responses;
                     params.request_state = state;
                 }
@@ -342,6 +348,65 @@ impl Client {
             ServerResult::GetPromptResult(r) => Ok(r),
             _ => Err(RequestError::Protocol {
                 detail: "the reply is not a prompts/get result".to_owned(),
+            }),
+        }
+    }
+
+    /// Completions for `argument` of a prompt or resource template (`completion/complete`),
+    /// with the values of arguments already chosen in `context`.
+    ///
+    /// # Errors
+    /// [`RequestError::Unsupported`] when the server did not announce the `completions`
+    /// capability; otherwise as [`Self::read_resource`].
+    pub async fn complete(
+        &self,
+        reference: Reference,
+        argument: ArgumentInfo,
+        context: Option<CompletionContext>,
+    ) -> Result<CompletionInfo, RequestError> {
+        let offers = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.completions.is_some());
+        if !offers {
+            return Err(RequestError::Unsupported {
+                detail: "the server does not offer completions (no `completions` capability)"
+                    .to_owned(),
+            });
+        }
+        let mut params = CompleteRequestParams::new(reference, argument);
+        params.context = context;
+        let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
+        match self.read(request).await? {
+            ServerResult::CompleteResult(r) => Ok(r.completion),
+            _ => Err(RequestError::Protocol {
+                detail: "the reply is not a completion/complete result".to_owned(),
+            }),
+        }
+    }
+
+    /// Asks the server to send log messages of `level` and more severe
+    /// (`logging/setLevel`, MCP 2025-11-25).
+    ///
+    /// # Errors
+    /// [`RequestError::Unsupported`] when the server did not announce the `logging`
+    /// capability or speaks the 2026-07-28 era; otherwise as [`Self::read_resource`].
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), RequestError> {
+        let info = self.peer.peer_info();
+        let offers = info
+            .as_ref()
+            .is_some_and(|info| info.capabilities.logging.is_some());
+        if !offers || self.era() != crate::Era::V2025_11_25 {
+            return Err(RequestError::Unsupported {
+                detail: "the server does not offer logging/setLevel (no `logging` capability, or the 2026-07-28 era)".to_owned(),
+            });
+        }
+        let request =
+            ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)));
+        match self.read(request).await? {
+            ServerResult::EmptyResult(_) => Ok(()),
+            _ => Err(RequestError::Protocol {
+                detail: "the reply is not a logging/setLevel result".to_owned(),
             }),
         }
     }

@@ -1,6 +1,11 @@
 //! What one connection is opened with: the server to reach ([`Target`]) and the client's
 //! settings for it ([`ClientSettings`]).
 
+#![expect(
+    deprecated,
+    reason = "rmcp marks logging deprecated (SEP-2577), yet MCP 2025-11-25 defines logging/setLevel"
+)]
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -213,6 +218,8 @@ pub struct ClientSettings {
     pub(crate) env: SharedEnvLookup,
     pub(crate) roots: Arc<[Root]>,
     pub(crate) elicitation: bool,
+    pub(crate) sampling: bool,
+    pub(crate) log_level: Option<rmcp::model::LoggingLevel>,
     pub(crate) extensions: Vec<String>,
     pub(crate) background: Option<(TaskTracker, CancellationToken)>,
 }
@@ -234,6 +241,8 @@ impl std::fmt::Debug for ClientSettings {
             .field("list_byte_budget", &self.list_byte_budget)
             .field("roots", &self.roots.len())
             .field("elicitation", &self.elicitation)
+            .field("sampling", &self.sampling)
+            .field("log_level", &self.log_level)
             .field("extensions", &self.extensions)
             .finish_non_exhaustive()
     }
@@ -255,6 +264,8 @@ impl ClientSettings {
             env: process_env(),
             roots: Arc::from(Vec::new()),
             elicitation: false,
+            sampling: false,
+            log_level: None,
             extensions: Vec::new(),
             background: None,
         }
@@ -338,6 +349,24 @@ impl ClientSettings {
     #[must_use]
     pub fn with_elicitation(mut self, announce: bool) -> Self {
         self.elicitation = announce;
+        self
+    }
+
+    /// Announces the sampling capability (with tool use), so the server may ask the
+    /// [`ServerRequests`](crate::ServerRequests) given to
+    /// [`Client::connect`](crate::Client::connect) for a message of the host's model.
+    #[must_use]
+    pub fn with_sampling(mut self, announce: bool) -> Self {
+        self.sampling = announce;
+        self
+    }
+
+    /// The least severe log level the server should send (`logging/setLevel`, sent once
+    /// connected to a 2025-era server that offers logging). `None` (the default) leaves the
+    /// server's own choice.
+    #[must_use]
+    pub fn with_log_level(mut self, level: Option<rmcp::model::LoggingLevel>) -> Self {
+        self.log_level = level;
         self
     }
 
