@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use crate::record::lock;
 use crate::shared::{CrashMode, Shared};
-use crate::{Behavior, ReplyFault, ToolSpec, wire};
+use crate::{Behavior, PromptSpec, ReplyFault, ResourceSpec, ToolSpec, wire};
 
 /// Whether the call came from a 2026-07-28 client (change notifications then go through
 /// its `subscriptions/listen` requests, not the call's own stream).
@@ -71,6 +71,14 @@ pub(crate) fn input_round(
             },
         }),
         Behavior::ListRoots => json!({"method": "roots/list"}),
+        Behavior::Sample {
+            prompt,
+            max_tokens,
+            tools,
+        } => json!({
+            "method": SAMPLING_METHOD,
+            "params": sampling_params(prompt, *max_tokens, tools),
+        }),
         _ => return None,
     };
     let state = format!("{}/round-1", tool.name);
@@ -95,11 +103,14 @@ pub(crate) fn input_round(
 
 /// What a behaviour returns once the client answered its input request (either era).
 fn answered(behavior: &Behavior, answer: &Value) -> CallToolResult {
-    if matches!(behavior, Behavior::ListRoots) {
-        let roots = answer.get("roots").cloned().unwrap_or(Value::Null);
-        return structured(json!({ "roots": roots }));
+    match behavior {
+        Behavior::ListRoots => {
+            let roots = answer.get("roots").cloned().unwrap_or(Value::Null);
+            structured(json!({ "roots": roots }))
+        }
+        Behavior::Sample { .. } => structured(json!({ "result": answer })),
+        _ => elicitation_answer(answer),
     }
-    elicitation_answer(answer)
 }
 
 /// `{"action", "content"}` of an elicitation's answer (no `content` when there is none).
@@ -111,6 +122,48 @@ fn elicitation_answer(answer: &Value) -> CallToolResult {
         }
     }
     structured(Value::Object(out))
+}
+
+/// Which list changed, for [`notify_list_changed`].
+#[derive(Debug, Clone, Copy)]
+enum ListKind {
+    Tools,
+    Prompts,
+    Resources,
+}
+
+/// Sends `notifications/<list>/list_changed`: to the listening clients whose accepted
+/// filter asks for that list in the 2026-07-28 era, to the calling session before.
+async fn notify_list_changed(
+    server: &Shared,
+    context: &RequestContext<RoleServer>,
+    kind: ListKind,
+) -> Result<(), McpError> {
+    if is_modern(context) {
+        let wanted = |f: &rmcp::model::SubscriptionFilter| {
+            let flag = match kind {
+                ListKind::Tools => f.tools_list_changed,
+                ListKind::Prompts => f.prompts_list_changed,
+                ListKind::Resources => f.resources_list_changed,
+            };
+            flag == Some(true)
+        };
+        for sink in listening(server, wanted).await {
+            // A subscription that just ended is not an error of this call.
+            let _ = match kind {
+                ListKind::Tools => sink.notify_tool_list_changed().await,
+                ListKind::Prompts => sink.notify_prompt_list_changed().await,
+                ListKind::Resources => sink.notify_resource_list_changed().await,
+            };
+        }
+        return Ok(());
+    }
+    let sent = match kind {
+        ListKind::Tools => context.peer.notify_tool_list_changed().await,
+        ListKind::Prompts => context.peer.notify_prompt_list_changed().await,
+        ListKind::Resources => context.peer.notify_resource_list_changed().await,
+    };
+    sent.map_err(|e| McpError::internal_error(format!("send list_changed: {e}"), None))
 }
 
 /// Replaces the tool set (removes `remove`, appends `add`) and tells the client: the
@@ -128,19 +181,42 @@ pub(crate) async fn change_tools(
         tools.extend(add.iter().cloned());
         tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
     };
-    if is_modern(context) {
-        for sink in listening(server, |f| f.tools_list_changed == Some(true)).await {
-            // A subscription that just ended is not an error of this call.
-            let _ = sink.notify_tool_list_changed().await;
-        }
-    } else {
-        context
-            .peer
-            .notify_tool_list_changed()
-            .await
-            .map_err(|e| McpError::internal_error(format!("send list_changed: {e}"), None))?;
-    }
+    notify_list_changed(server, context, ListKind::Tools).await?;
     Ok(names)
+}
+
+/// [`change_tools`] for prompts (removed by name); returns the names of the prompts now.
+async fn change_prompts(
+    server: &Shared,
+    context: &RequestContext<RoleServer>,
+    add: &[PromptSpec],
+    remove: &[String],
+) -> Result<Vec<String>, McpError> {
+    let names = {
+        let mut prompts = lock(&server.prompts);
+        prompts.retain(|p| !remove.contains(&p.name));
+        prompts.extend(add.iter().cloned());
+        prompts.iter().map(|p| p.name.clone()).collect::<Vec<_>>()
+    };
+    notify_list_changed(server, context, ListKind::Prompts).await?;
+    Ok(names)
+}
+
+/// [`change_tools`] for static resources (removed by URI); returns the URIs now.
+async fn change_resources(
+    server: &Shared,
+    context: &RequestContext<RoleServer>,
+    add: &[ResourceSpec],
+    remove: &[String],
+) -> Result<Vec<String>, McpError> {
+    let uris = {
+        let mut resources = lock(&server.resources);
+        resources.retain(|r| !remove.contains(&r.uri));
+        resources.extend(add.iter().cloned());
+        resources.iter().map(|r| r.uri.clone()).collect::<Vec<_>>()
+    };
+    notify_list_changed(server, context, ListKind::Resources).await?;
+    Ok(uris)
 }
 
 pub(crate) async fn call(
@@ -188,11 +264,40 @@ pub(crate) async fn call(
             });
             elicit(&context, params).await
         }
-        Behavior::ElicitRaw { params } => elicit_raw(&context, params.clone()).await,
+        Behavior::ElicitRaw { params } => {
+            raw_request(&context, "elicitation/create", params.clone()).await
+        }
         Behavior::ListRoots => list_roots(tool, &context).await,
         Behavior::ChangeTools { add, remove } => {
             let names = change_tools(server, &context, add, remove).await?;
             Ok(structured(json!({ "tools": names })))
+        }
+        Behavior::ChangePrompts { add, remove } => {
+            let names = change_prompts(server, &context, add, remove).await?;
+            Ok(structured(json!({ "prompts": names })))
+        }
+        Behavior::ChangeResources { add, remove } => {
+            let uris = change_resources(server, &context, add, remove).await?;
+            Ok(structured(json!({ "resources": uris })))
+        }
+        Behavior::Sample {
+            prompt,
+            max_tokens,
+            tools,
+        } => {
+            let params = sampling_params(prompt, *max_tokens, tools);
+            raw_request(&context, SAMPLING_METHOD, params).await
+        }
+        Behavior::Log {
+            level,
+            logger,
+            data,
+            count,
+        } => {
+            let sent =
+                crate::log_messages::send(server, &context, level, logger.as_ref(), data, *count)
+                    .await?;
+            Ok(structured(json!({ "sent": sent })))
         }
         Behavior::UpdateResource { uri } => {
             let notified = update_resource(server, &context, uri).await?;
@@ -389,13 +494,34 @@ async fn elicit(
     Ok(elicitation_answer(&answer))
 }
 
-/// Sends `elicitation/create` with `params` as given, bypassing rmcp's typed request.
-async fn elicit_raw(
+/// The method of [`Behavior::Sample`]'s request.
+const SAMPLING_METHOD: &str = "sampling/createMessage";
+
+/// The `sampling/createMessage` params of [`Behavior::Sample`].
+fn sampling_params(prompt: &str, max_tokens: u32, tools: &[String]) -> Value {
+    let mut params = json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
+        "maxTokens": max_tokens,
+    });
+    if !tools.is_empty() {
+        let tools: Vec<Value> = tools
+            .iter()
+            .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+            .collect();
+        params["tools"] = Value::Array(tools);
+    }
+    params
+}
+
+/// Sends a request `method` with `params` as given, bypassing rmcp's typed requests (and
+/// their checks of the client's capabilities), and returns the client's answer as
+/// `{"result": ...}`, or its JSON-RPC error as `{"error": {"code", "message"}}`.
+async fn raw_request(
     context: &RequestContext<RoleServer>,
+    method: &str,
     params: Value,
 ) -> Result<CallToolResult, McpError> {
-    let request =
-        ServerRequest::CustomRequest(CustomRequest::new("elicitation/create", Some(params)));
+    let request = ServerRequest::CustomRequest(CustomRequest::new(method, Some(params)));
     match context.peer.send_request(request).await {
         Ok(result) => Ok(structured(
             json!({ "result": serde_json::to_value(&result).unwrap_or(Value::Null) }),
@@ -404,7 +530,7 @@ async fn elicit_raw(
             json!({ "error": { "code": e.code.0, "message": e.message } }),
         )),
         Err(e) => Err(McpError::internal_error(
-            format!("elicitation failed: {e}"),
+            format!("{method} failed: {e}"),
             None,
         )),
     }

@@ -254,11 +254,13 @@
 
 mod behavior;
 mod bin_path;
+mod completion;
 mod error;
 #[cfg(feature = "http")]
 mod http;
 mod in_process;
 mod killable;
+mod log_messages;
 mod logs;
 #[cfg(feature = "oauth")]
 mod oauth;

@@ -342,6 +342,13 @@ pub struct CapabilityFlags {
     pub resources_subscribe: bool,
     /// `prompts.listChanged`.
     pub prompts_list_changed: bool,
+    /// `logging: {}`: the server sends log messages (`notifications/message`, see
+    /// [`Behavior::Log`]) and takes `logging/setLevel`.
+    pub logging: bool,
+    /// `completions: {}`: the server answers `completion/complete` from the
+    /// `completions` of its prompts ([`PromptSpec::completions`]) and resource templates
+    /// ([`ResourceTemplateSpec::completions`]).
+    pub completions: bool,
     /// `experimental`: each entry advertised as given (a host's metadata prefix, for
     /// example). Not advertised when empty.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -374,6 +381,20 @@ impl CapabilityFlags {
     #[must_use]
     pub fn with_prompts_list_changed(mut self, on: bool) -> Self {
         self.prompts_list_changed = on;
+        self
+    }
+
+    /// Set `logging` (announced as `logging: {}`).
+    #[must_use]
+    pub fn with_logging(mut self, on: bool) -> Self {
+        self.logging = on;
+        self
+    }
+
+    /// Set `completions` (announced as `completions: {}`).
+    #[must_use]
+    pub fn with_completions(mut self, on: bool) -> Self {
+        self.completions = on;
         self
     }
 
@@ -573,12 +594,79 @@ pub enum Behavior {
         #[serde(default)]
         remove: Vec<String>,
     },
+    /// Replace the prompt set (remove the prompts named in `remove`, append `add`), send
+    /// `notifications/prompts/list_changed` (to the calling session in the 2025-11-25
+    /// era; in the 2026-07-28 era to the open `subscriptions/listen` requests that
+    /// accepted prompt list changes, which needs [`CapabilityFlags::prompts_list_changed`]),
+    /// then return `{"prompts": [names...]}`.
+    ChangePrompts {
+        /// Prompts to add.
+        #[serde(default)]
+        add: Vec<PromptSpec>,
+        /// Names of prompts to remove.
+        #[serde(default)]
+        remove: Vec<String>,
+    },
+    /// Replace the static resources (remove the resources whose URI is in `remove`,
+    /// append `add`), send `notifications/resources/list_changed` (to the calling session
+    /// in the 2025-11-25 era; in the 2026-07-28 era to the open `subscriptions/listen`
+    /// requests that accepted resource list changes, which needs
+    /// [`CapabilityFlags::resources_list_changed`]), then return `{"resources": [uris...]}`.
+    ChangeResources {
+        /// Resources to add.
+        #[serde(default)]
+        add: Vec<ResourceSpec>,
+        /// URIs of resources to remove.
+        #[serde(default)]
+        remove: Vec<String>,
+    },
     /// Send `notifications/resources/updated` for `uri` to every client subscribed to it
     /// (`resources/subscribe` in the 2025-11-25 era, a `subscriptions/listen` naming it in
     /// the 2026-07-28 era), then return `{"notified": N}`.
     UpdateResource {
         /// The resource that changed.
         uri: String,
+    },
+    /// Ask the client's model for a message (`sampling/createMessage`): one user text
+    /// message `prompt`, `maxTokens` = `max_tokens`, and when `tools` is not empty one
+    /// tool definition per name (input schema `{"type": "object"}`). Returns the client's
+    /// answer as structured content `{"result": {...}}` (its `CreateMessageResult`), or
+    /// `{"error": {"code": ..., "message": ...}}` when the client answered with an error.
+    /// The request is sent whatever the client announced (rmcp's own servers refuse to
+    /// send `tools` to a client without `sampling.tools`), so a host's answer to a request
+    /// it did not ask for can be tested. In the 2026-07-28 era it is an MRTR round (see
+    /// [`Behavior::ElicitForm`]) whose input request is `{"method":
+    /// "sampling/createMessage", "params": {...}}`; the retry's answer is returned as
+    /// `{"result": answer}`.
+    Sample {
+        /// The text of the one user message.
+        prompt: String,
+        /// `maxTokens`.
+        max_tokens: u32,
+        /// Names of tools offered to the model (none: no `tools` in the request).
+        #[serde(default)]
+        tools: Vec<String>,
+    },
+    /// Send `count` log messages (`notifications/message`) with `level`, `logger` and
+    /// `data`, then return `{"sent": N}`. With `count` > 1 each message's data is
+    /// `{"n": i, "data": data}` (i = 1..=count) so that each is distinct. Messages below
+    /// the level the client set with `logging/setLevel` are not sent (no level set: all
+    /// are). `level` is one of MCP's levels, `debug` to `emergency` (another is a tool
+    /// error). The messages go through the call's own session in both eras (rmcp forbids
+    /// a 2026-07-28 server only requests of its own, not notifications): on stdio and in
+    /// process they share the one stream; over HTTP they travel on the call's SSE response.
+    Log {
+        /// `level`: `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert` or
+        /// `emergency`.
+        level: String,
+        /// `logger` (none: no `logger` field).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        logger: Option<String>,
+        /// `data`, any JSON.
+        data: Value,
+        /// How many messages (default 1).
+        #[serde(default = "one")]
+        count: u32,
     },
     /// Crash mid-call: the binary calls `std::process::exit(code)`; in process and over
     /// HTTP the transport is closed (the call never gets an answer).
@@ -601,6 +689,11 @@ pub enum Behavior {
         /// What is wrong with the reply.
         fault: ReplyFault,
     },
+}
+
+/// The default [`Behavior::Log`] `count`.
+fn one() -> u32 {
+    1
 }
 
 /// What [`Behavior::BrokenReply`] writes.
@@ -662,7 +755,11 @@ impl Behavior {
             Self::ElicitRaw { .. } => "elicit_raw",
             Self::ListRoots => "list_roots",
             Self::ChangeTools { .. } => "change_tools",
+            Self::ChangePrompts { .. } => "change_prompts",
+            Self::ChangeResources { .. } => "change_resources",
             Self::UpdateResource { .. } => "update_resource",
+            Self::Sample { .. } => "sample",
+            Self::Log { .. } => "log",
             Self::Exit { .. } => "exit",
             Self::Large { .. } => "large",
             Self::ReportEnv => "report_env",
@@ -755,6 +852,11 @@ pub struct ResourceTemplateSpec {
     /// `mimeType`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// What `completion/complete` offers for each argument of the template (a
+    /// `ref/resource` naming this `uriTemplate`): the values starting with what the user
+    /// typed, in this order. An argument not listed here is an "invalid params" error.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub completions: BTreeMap<String, Vec<String>>,
 }
 
 impl ResourceTemplateSpec {
@@ -765,7 +867,22 @@ impl ResourceTemplateSpec {
             name: name.into(),
             description: None,
             mime_type: None,
+            completions: BTreeMap::new(),
         }
+    }
+
+    /// Offer `values` as completions of `argument` (replacing any given before).
+    #[must_use]
+    pub fn with_completions<V: Into<String>>(
+        mut self,
+        argument: impl Into<String>,
+        values: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.completions.insert(
+            argument.into(),
+            values.into_iter().map(Into::into).collect(),
+        );
+        self
     }
 }
 
@@ -786,6 +903,11 @@ pub struct PromptSpec {
     /// The message text.
     #[serde(default)]
     pub text: String,
+    /// What `completion/complete` offers for each argument (a `ref/prompt` naming this
+    /// prompt): the values starting with what the user typed, in this order. An argument
+    /// not listed here is an "invalid params" error.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub completions: BTreeMap<String, Vec<String>>,
 }
 
 impl PromptSpec {
@@ -796,7 +918,22 @@ impl PromptSpec {
             description: None,
             arguments: Vec::new(),
             text: text.into(),
+            completions: BTreeMap::new(),
         }
+    }
+
+    /// Offer `values` as completions of `argument` (replacing any given before).
+    #[must_use]
+    pub fn with_completions<V: Into<String>>(
+        mut self,
+        argument: impl Into<String>,
+        values: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.completions.insert(
+            argument.into(),
+            values.into_iter().map(Into::into).collect(),
+        );
+        self
     }
 
     /// Add a required argument.
@@ -1104,6 +1241,25 @@ mod tests {
                 add: vec![ToolSpec::echo("new")],
                 remove: vec!["t0".into()],
             },
+            Behavior::ChangePrompts {
+                add: vec![PromptSpec::new("q", "hi")],
+                remove: vec!["p".into()],
+            },
+            Behavior::ChangeResources {
+                add: vec![ResourceSpec::new("fake://s", "s", "text")],
+                remove: vec!["fake://r".into()],
+            },
+            Behavior::Sample {
+                prompt: "p".into(),
+                max_tokens: 5,
+                tools: vec!["t".into()],
+            },
+            Behavior::Log {
+                level: "info".into(),
+                logger: Some("l".into()),
+                data: json!({"d": 1}),
+                count: 2,
+            },
             Behavior::Exit { code: 3 },
             Behavior::Large { bytes: 10 },
             Behavior::ReportEnv,
@@ -1119,8 +1275,19 @@ mod tests {
             )
             .with_record(Recording::new().with_pid_file("/tmp/p"))
             .with_resource(ResourceSpec::new("fake://r", "r", "text"))
-            .with_resource_template(ResourceTemplateSpec::new("fake://{x}", "t"))
-            .with_prompt(PromptSpec::new("p", "hi {a}").with_argument("a"));
+            .with_resource_template(
+                ResourceTemplateSpec::new("fake://{x}", "t").with_completions("x", ["1", "2"]),
+            )
+            .with_prompt(
+                PromptSpec::new("p", "hi {a}")
+                    .with_argument("a")
+                    .with_completions("a", ["Ada"]),
+            )
+            .with_capabilities(
+                CapabilityFlags::default()
+                    .with_logging(true)
+                    .with_completions(true),
+            );
         for (i, b) in behaviors.into_iter().enumerate() {
             s = s.with_tool(
                 ToolSpec::new(format!("t{i}"), b)
@@ -1175,6 +1342,23 @@ behavior = { kind = "sleep", ms = 100 }
             Scenario::from_json_str(r#"{"tools": [{"name": "x", "behavior": {"kind": "dance"}}]}"#)
                 .unwrap_err();
         assert!(err.to_string().contains("dance"), "{err}");
+    }
+
+    #[test]
+    fn a_log_behavior_sends_one_message_unless_told_otherwise() {
+        let s = Scenario::from_json_str(
+            r#"{"tools": [{"name": "l", "behavior": {"kind": "log", "level": "info", "data": "x"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            s.tools[0].behavior,
+            Behavior::Log {
+                level: "info".into(),
+                logger: None,
+                data: json!("x"),
+                count: 1,
+            }
+        );
     }
 
     #[test]

@@ -11,7 +11,10 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
 };
-use rmcp::model::{SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams};
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
+};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
@@ -66,6 +69,9 @@ impl FakeServer {
         Self {
             shared: Arc::new(Shared {
                 tools: Mutex::new(scenario.tools.clone()),
+                prompts: Mutex::new(scenario.prompts.clone()),
+                resources: Mutex::new(scenario.resources.clone()),
+                log_level: Mutex::new(None),
                 scenario,
                 barriers: Mutex::new(BTreeMap::new()),
                 log,
@@ -118,6 +124,12 @@ impl FakeServer {
             .iter()
             .map(|t| t.name.clone())
             .collect()
+    }
+
+    /// The level of the latest `logging/setLevel` request (`"debug"` … `"emergency"`), or
+    /// `None` when no client set one. [`crate::Behavior::Log`] sends nothing below it.
+    pub fn log_level(&self) -> Option<String> {
+        lock(&self.shared.log_level).clone()
     }
 
     /// [`crate::Faults::protocol_version`] as rmcp's type.
@@ -271,9 +283,10 @@ impl ServerHandler for FakeServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         self.record("resources/list", &request);
+        let resources = lock(&self.shared.resources).clone();
         let value = self.list(
             "resources",
-            &self.shared.scenario.resources,
+            &resources,
             request.as_ref(),
             wire::resource,
             wire::endless_resource,
@@ -304,7 +317,10 @@ impl ServerHandler for FakeServer {
     ) -> Result<ReadResourceResponse, McpError> {
         self.record("resources/read", &request);
         let scenario = &self.shared.scenario;
-        let found = scenario.resources.iter().find(|r| r.uri == request.uri);
+        let found = lock(&self.shared.resources)
+            .iter()
+            .find(|r| r.uri == request.uri)
+            .cloned();
         let (text, mime) = match found {
             Some(r) => (
                 match &r.text_from_env {
@@ -336,9 +352,10 @@ impl ServerHandler for FakeServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         self.record("prompts/list", &request);
+        let prompts = lock(&self.shared.prompts).clone();
         let value = self.list(
             "prompts",
-            &self.shared.scenario.prompts,
+            &prompts,
             request.as_ref(),
             wire::prompt,
             wire::endless_prompt,
@@ -352,13 +369,11 @@ impl ServerHandler for FakeServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         self.record("prompts/get", &request);
-        let Some(prompt) = self
-            .shared
-            .scenario
-            .prompts
+        let prompt = lock(&self.shared.prompts)
             .iter()
             .find(|p| p.name == request.name)
-        else {
+            .cloned();
+        let Some(prompt) = prompt else {
             return Err(McpError::invalid_params(
                 format!("fake server has no prompt {:?}", request.name),
                 None,
@@ -402,14 +417,41 @@ impl ServerHandler for FakeServer {
         Ok(())
     }
 
-    /// Every category a client asks for (rmcp keeps only what the scenario's capabilities
-    /// advertise).
+    /// Every category a client asks for that the scenario announces: tool, prompt and
+    /// resource list changes when their `listChanged` flag is on, resource updates with
+    /// `resources.subscribe`.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         self.shared.listens_pending.send_modify(|n| *n += 1);
-        Some(requested.clone())
+        Some(requested.supported_by(&self.get_info().capabilities))
+    }
+
+    #[expect(
+        deprecated,
+        reason = "logging/setLevel is deprecated by SEP-2577 in rmcp, yet MCP 2025-11-25 defines it"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.record("logging/setLevel", &request);
+        let level = serde_json::to_value(request.level)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned));
+        *lock(&self.shared.log_level) = level;
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.record("completion/complete", &request);
+        crate::completion::complete(&self.shared, &request)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {

@@ -1,5 +1,5 @@
 //! The state a [`FakeServer`](crate::FakeServer) shares between its clones and with the
-//! tool behaviours: the scenario, the current tools, barriers, the request log, and what a
+//! tool behaviours: the scenario, the current tools, prompts and resources, the log level, barriers, the request log, and what a
 //! crash does.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,7 +9,7 @@ use rmcp::service::SubscriptionSink;
 use tokio_util::sync::CancellationToken;
 
 use crate::record::RequestLog;
-use crate::{Scenario, ToolSpec};
+use crate::{PromptSpec, ResourceSpec, Scenario, ToolSpec};
 
 /// What [`crate::Behavior::Exit`] does.
 #[derive(Debug, Clone)]
@@ -23,6 +23,12 @@ pub(crate) enum CrashMode {
 pub(crate) struct Shared {
     pub(crate) scenario: Scenario,
     pub(crate) tools: Mutex<Vec<ToolSpec>>,
+    /// The current prompts (they change with [`crate::Behavior::ChangePrompts`]).
+    pub(crate) prompts: Mutex<Vec<PromptSpec>>,
+    /// The current static resources (they change with [`crate::Behavior::ChangeResources`]).
+    pub(crate) resources: Mutex<Vec<ResourceSpec>>,
+    /// The level of the latest `logging/setLevel` (`None`: never set, every message goes).
+    pub(crate) log_level: Mutex<Option<String>>,
     pub(crate) barriers: Mutex<BTreeMap<String, Arc<tokio::sync::Barrier>>>,
     pub(crate) log: RequestLog,
     pub(crate) crash: CrashMode,

@@ -137,6 +137,12 @@ pub(crate) fn server_config(scenario: &Scenario) -> Value {
             json!({"listChanged": caps.resources_list_changed, "subscribe": caps.resources_subscribe}),
         );
     }
+    if caps.logging {
+        capabilities.insert("logging".to_owned(), json!({}));
+    }
+    if caps.completions {
+        capabilities.insert("completions".to_owned(), json!({}));
+    }
     if !caps.experimental.is_empty() {
         capabilities.insert("experimental".to_owned(), json!(caps.experimental));
     }

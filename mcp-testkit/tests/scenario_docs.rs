@@ -83,6 +83,25 @@ fn the_examples_show_every_behavior() {
             add: Vec::new(),
             remove: Vec::new(),
         },
+        Behavior::ChangePrompts {
+            add: Vec::new(),
+            remove: Vec::new(),
+        },
+        Behavior::ChangeResources {
+            add: Vec::new(),
+            remove: Vec::new(),
+        },
+        Behavior::Sample {
+            prompt: String::new(),
+            max_tokens: 0,
+            tools: Vec::new(),
+        },
+        Behavior::Log {
+            level: String::new(),
+            logger: None,
+            data: json!(null),
+            count: 1,
+        },
         Behavior::Exit { code: 0 },
         Behavior::Large { bytes: 0 },
         Behavior::ReportEnv,
