@@ -31,7 +31,7 @@ use crate::{RecordedRequest, Scenario, wire};
 /// The runners ([`crate::InProcessServer`], [`crate::HttpFakeServer`], the
 /// `mcp-fake-server` binary) wrap it; use it directly to serve a scenario on a
 /// transport of your own with `rmcp::ServiceExt::serve`. Clones share state (the
-/// current tool set, barriers, the request log).
+/// current tools, prompts and resources, the log level, barriers, the request log).
 #[derive(Clone)]
 pub struct FakeServer {
     pub(crate) shared: Arc<Shared>,

@@ -1,7 +1,8 @@
 //! What a fake server asks of a host, driven by a plain rmcp client: sampling (a request of
 //! the server's own in the 2025-11-25 era, an MRTR round in the 2026-07-28 era), log
 //! messages filtered by `logging/setLevel`, completions, and prompt and resource list
-//! changes. In process, and the stdio binary for sampling.
+//! changes. In process, the stdio binary for sampling, and streamable HTTP for log
+//! messages of the 2026-07-28 era.
 
 #![allow(
     clippy::disallowed_methods,
@@ -559,6 +560,35 @@ async fn in_the_2026_era_a_prompt_list_change_reaches_the_listening_client() {
     );
     assert_eq!(prompt_names(&client).await, ["bye"]);
     drop(subscription);
+    client.cancel().await.unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn in_the_2026_era_over_http_log_messages_ride_the_calls_response() {
+    let scenario = logger().with_faults(Faults::new().with_protocol_version(MODERN));
+    let server = mcp_testkit::HttpFakeServer::start(scenario).await.unwrap();
+    let config =
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            server.url(),
+        );
+    let transport =
+        rmcp::transport::StreamableHttpClientTransport::with_client(reqwest::Client::new(), config);
+    let (host, mut seen) = host(false);
+    let lifecycle = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client = host
+        .serve_with_lifecycle(transport, lifecycle)
+        .await
+        .expect("discover");
+    assert_eq!(call(&client, "errors").await, json!({"sent": 2}));
+    for n in 1..=2 {
+        assert_eq!(
+            next_log(&mut seen).await,
+            json!({"level": "error", "logger": "db", "data": {"n": n, "data": {"query": "error"}}})
+        );
+    }
     client.cancel().await.unwrap();
     server.shutdown().await;
 }
