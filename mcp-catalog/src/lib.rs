@@ -99,6 +99,31 @@
 //! of the catalog lists: every tool, or one that searches them and one that calls one by
 //! name ([`ResolvedCatalog::tool_exposure`], [`ToolExposure`]).
 //!
+//! `log_level = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" |
+//! "emergency"` per server, or catalog-wide (a server's own value wins), is the least
+//! severe level of log messages a server should send; the connection layer sends it as
+//! `logging/setLevel`. [`ResolvedCatalog::log_level`] gives the effective [`LogLevel`], or
+//! `None` when neither is written: nothing is sent and the server keeps its own level. It
+//! is not part of the [connection fingerprint](connection_fingerprint) (a live connection
+//! can send a new level) nor of the trust review (it starts nothing, reads nothing and
+//! sends no credentials).
+//!
+//! ```
+//! use mcp_catalog::{CatalogBuilder, Config, LogLevel};
+//! use mcp_key::{McpServerKey, ServerName};
+//!
+//! let text = "log_level = \"info\"\n\
+//!             [mcp_servers.noisy]\ncommand = \"noisy\"\nlog_level = \"warning\"\n\
+//!             [mcp_servers.quiet]\ncommand = \"quiet\"\n";
+//! let catalog = CatalogBuilder::new()
+//!     .with_user_config(Config::from_toml_str(text, "config.toml")?)
+//!     .build();
+//! let key = |name: &str| McpServerKey::unscoped(ServerName::new(name).unwrap());
+//! assert_eq!(catalog.log_level(&key("noisy")), Some(LogLevel::Warning));
+//! assert_eq!(catalog.log_level(&key("quiet")), Some(LogLevel::Info));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Two settings say how a host may use its tool catalog cache; neither changes the
 //! [connection fingerprint](connection_fingerprint), so changing them never restarts a
 //! server:
@@ -191,6 +216,7 @@ pub use model::config::{
 pub use model::filter::ToolFilter;
 pub use model::fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
 pub use model::format::ConfigFormat;
+pub use model::log_level::LogLevel;
 pub use model::remote_line::{
     REMOTE_SUPERVISOR, REMOTE_SUPERVISOR_NAME, RemoteCommand, quote_sh, quote_words, remote_line,
     server_remote_line,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use mcp_catalog::{
-    ApprovalMode, AuthMode, CredentialsStore, EmaConfig, EnvironmentConfig, HttpConfig,
+    ApprovalMode, AuthMode, CredentialsStore, EmaConfig, EnvironmentConfig, HttpConfig, LogLevel,
     OAuthConfig, ServerConfig, StartupPolicy, StdioConfig, ToolFilter, Transport,
     connection_fingerprint,
 };
@@ -204,6 +204,8 @@ fn changes_that_do_not_need_a_reconnect_leave_it_alone() {
                 .with_startup_policy(StartupPolicy::LazyWhenCached),
             base.clone().with_startup_policy(StartupPolicy::Eager),
             base.clone().with_tool_cache(false),
+            // A live connection sends a new level with `logging/setLevel`.
+            base.clone().with_log_level(Some(LogLevel::Debug)),
         ];
         for variant in &variants {
             assert_eq!(fp(variant, &env), expected, "{variant:?}");

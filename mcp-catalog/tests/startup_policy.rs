@@ -1,4 +1,5 @@
-//! `startup`, `mcp_startup` and `tool_cache`: parsing, defaults, precedence and errors.
+//! `startup`, `mcp_startup`, `tool_cache` and the other per-server policies (`protocol`,
+//! `tool_drift`, `log_level`, `tool_exposure`): parsing, defaults, precedence and errors.
 #![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use mcp_catalog::{
@@ -261,5 +262,127 @@ fn an_unknown_tool_exposure_names_field_value_and_choices() {
         errors.errors()[0].to_string(),
         "c.toml:1:17: field `tool_exposure`: unknown tool exposure `some` (use one of `all`, \
          `search`)"
+    );
+}
+
+#[test]
+fn log_level_is_none_unless_written() {
+    use mcp_catalog::LogLevel;
+    assert_eq!(ServerConfig::stdio("x").log_level(), None);
+    assert_eq!(Config::new().log_level(), None);
+    assert_eq!(
+        catalog("[mcp_servers.a]\ncommand = \"a\"\n").log_level(&key("a")),
+        None,
+        "with neither value written nothing is sent: the server keeps its own level"
+    );
+    assert_eq!(
+        ServerConfig::stdio("x")
+            .with_log_level(Some(LogLevel::Error))
+            .log_level(),
+        Some(LogLevel::Error)
+    );
+}
+
+#[test]
+fn log_level_of_the_server_wins_over_the_catalog_wide_one() {
+    use mcp_catalog::LogLevel;
+    let catalog = catalog(
+        "log_level = \"info\"\n[mcp_servers.a]\ncommand = \"a\"\n\
+         [mcp_servers.b]\ncommand = \"b\"\nlog_level = \"warning\"\n\
+         [mcp_servers.c]\ncommand = \"c\"\nlog_level = \"debug\"\n",
+    );
+    assert_eq!(catalog.log_level(&key("a")), Some(LogLevel::Info));
+    assert_eq!(catalog.log_level(&key("b")), Some(LogLevel::Warning));
+    assert_eq!(catalog.log_level(&key("c")), Some(LogLevel::Debug));
+    assert_eq!(
+        catalog.log_level(&key("absent")),
+        Some(LogLevel::Info),
+        "a key that is not active gets the catalog-wide value"
+    );
+}
+
+#[test]
+fn log_level_layers_across_files_and_from_code() {
+    use mcp_catalog::LogLevel;
+    let user = Config::from_toml_str(
+        "log_level = \"notice\"\n[mcp_servers.a]\ncommand = \"a\"\nlog_level = \"error\"\n",
+        "user.toml",
+    )
+    .unwrap();
+    let silent = Config::from_toml_str("[mcp_servers.b]\ncommand = \"b\"\n", "p.toml").unwrap();
+    let layered = CatalogBuilder::new()
+        .with_user_config(user.clone())
+        .with_user_config(silent.clone())
+        .build();
+    assert_eq!(
+        (layered.log_level(&key("a")), layered.log_level(&key("b"))),
+        (Some(LogLevel::Error), Some(LogLevel::Notice)),
+        "a later file that does not write the key keeps the earlier value"
+    );
+
+    let project = Config::from_toml_str(
+        "log_level = \"critical\"\n[mcp_servers.a]\ncommand = \"a2\"\n",
+        "project.toml",
+    )
+    .unwrap();
+    let layered = CatalogBuilder::new()
+        .with_user_config(user)
+        .with_user_config(silent)
+        .with_user_config(project)
+        .build();
+    assert_eq!(
+        (layered.log_level(&key("a")), layered.log_level(&key("b"))),
+        (Some(LogLevel::Critical), Some(LogLevel::Critical)),
+        "the later file's catalog-wide value wins, and its entry for `a` (without a \
+         level) replaces the earlier one"
+    );
+
+    let in_code = Config::new()
+        .with_log_level(Some(LogLevel::Alert))
+        .with_server(
+            ServerName::new("c").unwrap(),
+            ServerConfig::stdio("c").with_log_level(Some(LogLevel::Emergency)),
+        )
+        .with_server(ServerName::new("d").unwrap(), ServerConfig::stdio("d"));
+    assert_eq!(in_code.log_level(), Some(LogLevel::Alert));
+    let catalog = CatalogBuilder::new()
+        .with_user_config(LoadedConfig::new("code", in_code))
+        .build();
+    assert_eq!(catalog.log_level(&key("c")), Some(LogLevel::Emergency));
+    assert_eq!(catalog.log_level(&key("d")), Some(LogLevel::Alert));
+}
+
+#[test]
+fn exported_toml_keeps_log_levels() {
+    let text = "log_level = \"info\"\n[mcp_servers.a]\ncommand = \"a\"\n\
+                log_level = \"warning\"\n[mcp_servers.b]\ncommand = \"b\"\n";
+    let loaded = Config::from_toml_str(text, "c.toml").unwrap();
+    let written = mcp_catalog::export_toml(std::slice::from_ref(&loaded));
+    assert!(
+        written.contains("log_level = \"info\"\n") && written.contains("log_level = \"warning\"\n"),
+        "{written}"
+    );
+    let again = Config::from_toml_str(&written, "again.toml").unwrap();
+    assert_eq!(again.config(), loaded.config(), "{written}");
+}
+
+#[test]
+fn an_unknown_log_level_names_file_position_field_value_and_choices() {
+    let text = "[mcp_servers.files]\ncommand = \"npx\"\nlog_level = \"warn\"\n";
+    let errors = Config::from_toml_str(text, "c.toml")
+        .and_then(LoadedConfig::into_strict)
+        .unwrap_err();
+    assert_eq!(
+        errors.errors()[0].to_string(),
+        "c.toml:3:13: server `files`: field `log_level`: unknown log level `warn` (use one of \
+         `debug`, `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`)"
+    );
+    assert_eq!(errors.errors()[0].kind(), ConfigErrorKind::InvalidValue);
+
+    let errors = Config::from_toml_str("log_level = \"DEBUG\"\n", "c.toml").unwrap_err();
+    assert_eq!(
+        errors.errors()[0].to_string(),
+        "c.toml:1:13: field `log_level`: unknown log level `DEBUG` (use one of `debug`, \
+         `info`, `notice`, `warning`, `error`, `critical`, `alert`, `emergency`)"
     );
 }

@@ -360,6 +360,30 @@ fn the_review_shows_a_tool_drift_policy_that_changes_when_the_user_is_asked() {
     );
 }
 
+/// A log level only asks a server the user runs anyway to send more or fewer log
+/// messages: it starts nothing, reads nothing and sends no credentials, so the review
+/// leaves it out (unlike `tool_drift`, which changes when the user is asked).
+#[test]
+fn the_review_leaves_out_log_levels() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.toml");
+    std::fs::write(&path, "log_level = \"debug\"\n").unwrap();
+    let (loaded, review) = review_file(&path).unwrap();
+    assert_eq!(
+        loaded.config().log_level(),
+        Some(mcp_catalog::LogLevel::Debug)
+    );
+    assert!(review.is_empty(), "{review}");
+
+    std::fs::write(
+        &path,
+        "[mcp_servers.files]\ncommand = \"files\"\nlog_level = \"debug\"\n",
+    )
+    .unwrap();
+    let (_, review) = review_file(&path).unwrap();
+    assert_eq!(review.to_string(), "runs: files: files\n");
+}
+
 #[test]
 fn the_review_shows_authorization_settings_and_elicitation_policies() {
     let dir = tempfile::tempdir().unwrap();

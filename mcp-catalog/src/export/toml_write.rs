@@ -151,6 +151,10 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
             last(&|c| c.tool_drift.map(|p| string(p.as_str()))),
         ),
         (
+            "log_level",
+            last(&|c| c.log_level.map(|l| string(l.as_str()))),
+        ),
+        (
             "tool_exposure",
             last(&|c| c.tool_exposure.map(|e| string(e.as_str()))),
         ),
@@ -364,6 +368,9 @@ fn write_common(out: &mut String, server: &ServerConfig) {
     }
     if let Some(policy) = server.tool_drift() {
         line(out, "tool_drift", &string(policy.as_str()));
+    }
+    if let Some(level) = server.log_level() {
+        line(out, "log_level", &string(level.as_str()));
     }
     if !server.tool_cache() {
         line(out, "tool_cache", "false");

@@ -24,6 +24,7 @@ const TOP_KEYS: &[&str] = &[
     "mcp_startup",
     "mcp_protocol",
     "tool_drift",
+    "log_level",
     "tool_exposure",
     "environments",
     "mcp_servers",
@@ -113,6 +114,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
             "mcp_startup" => config.startup_policy = r.startup_policy(field, value),
             "mcp_protocol" => config.protocol = r.protocol(field, value),
             "tool_drift" => config.tool_drift = r.tool_drift(field, value),
+            "log_level" => config.log_level = r.log_level(field, value),
             "tool_exposure" => config.tool_exposure = r.tool_exposure(field, value),
             "environments" => {}
             "mcp_servers" => {

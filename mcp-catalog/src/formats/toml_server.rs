@@ -50,6 +50,7 @@ const COMMON_KEYS: &[&str] = &[
     "startup",
     "protocol",
     "tool_drift",
+    "log_level",
     "tool_cache",
 ];
 
@@ -435,6 +436,7 @@ impl<'v, 'i> Draft<'v, 'i> {
             }
             "tool_cache" => server.tool_cache = r.bool(field, value).unwrap_or(true),
             "tool_drift" => server.tool_drift = r.tool_drift(field, value),
+            "log_level" => server.log_level = r.log_level(field, value),
             _ => return false,
         }
         true

@@ -8,6 +8,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::diagnostic::{ConfigErrorKind, Scope};
 use crate::formats::collect::Collector;
+use crate::model::log_level::LogLevel;
 use crate::model::server::{
     ApprovalMode, ProtocolChoice, StartupPolicy, ToolDriftPolicy, ToolExposure,
 };
@@ -291,6 +292,12 @@ impl Reader<'_, '_> {
             &choices,
             ToolDriftPolicy::parse,
         )
+    }
+
+    /// A `log_level` value.
+    pub(crate) fn log_level(&mut self, field: &str, value: &Value<'_>) -> Option<LogLevel> {
+        let choices = LogLevel::names();
+        self.choice(field, value, "log level", &choices, LogLevel::parse)
     }
 
     /// A `startup` / `mcp_startup` value.

@@ -8,6 +8,7 @@ use mcp_key::{EnvironmentId, ServerName};
 
 use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::model::format::ConfigFormat;
+use crate::model::log_level::LogLevel;
 use crate::model::server::{
     ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
 };
@@ -232,6 +233,7 @@ pub struct Config {
     pub(crate) startup_policy: Option<StartupPolicy>,
     pub(crate) protocol: Option<ProtocolChoice>,
     pub(crate) tool_drift: Option<ToolDriftPolicy>,
+    pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_exposure: Option<ToolExposure>,
     pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
     pub(crate) servers: BTreeMap<ServerName, ServerConfig>,
@@ -249,6 +251,7 @@ impl Config {
             startup_policy: None,
             protocol: None,
             tool_drift: None,
+            log_level: None,
             tool_exposure: None,
             environments: BTreeMap::new(),
             servers: BTreeMap::new(),
@@ -340,6 +343,19 @@ impl Config {
     /// The catalog-wide tool drift policy (`tool_drift`), `None` when not written.
     pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
         self.tool_drift
+    }
+
+    /// Sets the catalog-wide least severe level of log messages servers should send
+    /// (`log_level`); a server's own value wins. `None` writes no value.
+    #[must_use]
+    pub fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
+        self.log_level = level;
+        self
+    }
+
+    /// The catalog-wide log level (`log_level`), `None` when not written.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        self.log_level
     }
 
     /// Sets which tools a gateway lists (`tool_exposure`).

@@ -7,6 +7,7 @@ use std::time::Duration;
 use mcp_key::EnvironmentId;
 
 use crate::model::filter::ToolFilter;
+use crate::model::log_level::LogLevel;
 use crate::model::transport::{HttpConfig, StdioConfig, Transport};
 
 /// Default time allowed for create + initialize + first `tools/list` (`startup_timeout_sec`).
@@ -267,6 +268,7 @@ pub struct ServerConfig {
     pub(crate) startup_policy: Option<StartupPolicy>,
     pub(crate) protocol: Option<ProtocolChoice>,
     pub(crate) tool_drift: Option<ToolDriftPolicy>,
+    pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_cache: bool,
 }
 
@@ -288,6 +290,7 @@ impl ServerConfig {
             startup_policy: None,
             protocol: None,
             tool_drift: None,
+            log_level: None,
             tool_cache: true,
         }
     }
@@ -438,6 +441,20 @@ impl ServerConfig {
     /// Its own `tool_drift`, `None` when not written (the catalog-wide value applies).
     pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
         self.tool_drift
+    }
+
+    /// Sets the least severe level of log messages this server should send (`log_level`),
+    /// overriding the catalog-wide value; `None` leaves it to the catalog-wide value.
+    #[must_use]
+    pub fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
+        self.log_level = level;
+        self
+    }
+
+    /// Its own `log_level`, `None` when not written (the catalog-wide value applies:
+    /// [`ResolvedCatalog::log_level`](crate::ResolvedCatalog::log_level)).
+    pub fn log_level(&self) -> Option<LogLevel> {
+        self.log_level
     }
 
     /// Lets the tool catalog cache keep this server's tools (`tool_cache`, default `true`),

@@ -7,6 +7,7 @@ use mcp_key::{EnvironmentId, McpServerKey, ServerName};
 
 use crate::diagnostic::ConfigWarning;
 use crate::model::config::{CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
+use crate::model::log_level::LogLevel;
 use crate::model::server::{
     ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
 };
@@ -22,6 +23,7 @@ pub(crate) struct Settings {
     pub(crate) startup_policy: StartupPolicy,
     pub(crate) protocol: ProtocolChoice,
     pub(crate) tool_drift: ToolDriftPolicy,
+    pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_exposure: ToolExposure,
 }
 
@@ -35,6 +37,7 @@ impl Default for Settings {
             startup_policy: StartupPolicy::Eager,
             protocol: ProtocolChoice::Auto,
             tool_drift: ToolDriftPolicy::Reapprove,
+            log_level: None,
             tool_exposure: ToolExposure::All,
         }
     }
@@ -124,6 +127,7 @@ impl CatalogBuilder {
         settings.startup_policy = config.startup_policy.unwrap_or(settings.startup_policy);
         settings.protocol = config.protocol.unwrap_or(settings.protocol);
         settings.tool_drift = config.tool_drift.unwrap_or(settings.tool_drift);
+        settings.log_level = config.log_level.or(settings.log_level);
         settings.tool_exposure = config.tool_exposure.unwrap_or(settings.tool_exposure);
         self.environments.extend(config.environments);
         self.plugins.extend(config.plugins);

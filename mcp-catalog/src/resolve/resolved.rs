@@ -8,6 +8,7 @@ use crate::diagnostic::ConfigWarning;
 use crate::env::EnvLookup;
 use crate::model::config::{CredentialsStore, ElicitationPolicy, EnvironmentConfig, PluginRef};
 use crate::model::fingerprint::connection_fingerprint;
+use crate::model::log_level::LogLevel;
 use crate::model::server::{
     ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
 };
@@ -239,6 +240,15 @@ impl ResolvedCatalog {
         self.get(key)
             .and_then(ServerConfig::tool_drift)
             .unwrap_or(self.settings.tool_drift)
+    }
+
+    /// The least severe level of log messages a server should send (`logging/setLevel`):
+    /// its own `log_level`, else the catalog-wide `log_level`, else `None`: send nothing,
+    /// the server keeps its own level. A key that is not active gets the catalog-wide value.
+    pub fn log_level(&self, key: &McpServerKey) -> Option<LogLevel> {
+        self.get(key)
+            .and_then(ServerConfig::log_level)
+            .or(self.settings.log_level)
     }
 
     /// Which tools a gateway in front of this catalog lists: the catalog-wide
