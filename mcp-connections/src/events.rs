@@ -1,5 +1,10 @@
 //! Startup and catalog events a host can observe.
 
+#![expect(
+    deprecated,
+    reason = "rmcp marks logging deprecated (SEP-2577), yet MCP 2025-11-25 defines notifications/message"
+)]
+
 use mcp_client::FailureReason;
 use mcp_key::McpServerKey;
 use serde::Serialize;
@@ -25,8 +30,8 @@ fn millis<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, 
 /// For each server: `Starting`, then exactly one of `Ready`, `Failed` or `Cancelled`
 /// (a deferred server: `Deferred`, and `Starting` with its outcome on first use). After
 /// every server of a startup round settled: one `StartupComplete`. A `CrashLoop` may
-/// follow a `Failed`. `ToolsChanged` may follow
-/// at any time after a server is ready.
+/// follow a `Failed`. `ToolsChanged`, `PromptsChanged`, `ResourcesChanged` and
+/// `ServerLog` may follow at any time after a server is ready.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -116,6 +121,35 @@ pub enum ConnectionEvent {
         /// Tools whose change was only a notice, pinned as they are now.
         repinned: Vec<String>,
     },
+    /// A server's prompt list changed (after `notifications/prompts/list_changed`, a burst
+    /// of them collected for the list-changed debounce): list the prompts again.
+    PromptsChanged {
+        /// The server.
+        server: McpServerKey,
+    },
+    /// A server's resource list changed (after `notifications/resources/list_changed`,
+    /// debounced like prompts): list the resources again.
+    ResourcesChanged {
+        /// The server.
+        server: McpServerKey,
+    },
+    /// A log message of a server (`notifications/message`), also a `tracing` event under
+    /// [`SERVER_LOG_TARGET`](mcp_client::SERVER_LOG_TARGET). Rate-limited per server (see
+    /// [`mcp_client::LOG_RATE`]): `dropped` counts the messages held back before this one.
+    ServerLog {
+        /// The server.
+        server: McpServerKey,
+        /// The level, as the server sent it.
+        level: rmcp::model::LoggingLevel,
+        /// The logger, when the server named one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        logger: Option<String>,
+        /// The message's data, unchanged.
+        data: serde_json::Value,
+        /// Messages of this server dropped (rate limit, or this set reading too slowly)
+        /// since the last one delivered.
+        dropped: u64,
+    },
     /// A resource this set subscribed to ([`ConnectionSet::subscribe_resource`](crate::ConnectionSet::subscribe_resource)) changed:
     /// read it again to see how.
     ///
@@ -140,6 +174,9 @@ impl ConnectionEvent {
             | Self::Deferred { server, .. }
             | Self::ToolsChanged { server, .. }
             | Self::ToolsDrifted { server, .. }
+            | Self::PromptsChanged { server }
+            | Self::ResourcesChanged { server }
+            | Self::ServerLog { server, .. }
             | Self::ResourceUpdated { server, .. } => Some(server),
             Self::StartupComplete { .. } => None,
         }

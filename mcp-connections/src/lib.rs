@@ -132,6 +132,7 @@ pub use mcp_client::{
     ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, FailureReason,
     Progress, ProgressCallback, StartupFailure, WrapperEnvironment,
 };
+pub use mcp_client::{LOG_BURST, LOG_RATE, SERVER_LOG_TARGET, SamplingRefusal};
 /// The tool search index the set uses ([`ConnectionSet::search_tools`]), for hosts that
 /// search catalogs of their own.
 pub use mcp_search;
@@ -148,6 +149,10 @@ pub use policy::elicitation::{
 pub use policy::hooks::{CallHook, HookDenial, ToolCall};
 pub use policy::host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
 pub use policy::pins::{PinCheck, TOOL_PINS_FILE, ToolPins};
+pub use policy::sampling::{
+    RefuseSampling, SamplingAnswer, SamplingHandler, SamplingRequest, SamplingReviewer,
+    sampling_fn, sampling_reviewer_fn,
+};
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::ConnectionSet;
 pub use set::call::CallOptions;
@@ -169,11 +174,18 @@ pub use status::{ServerState, ServerStatus, StartupSummary};
 /// To read results without matching these enums by hand, see [`CallToolResultExt`] and
 /// [`ReadResourceResultExt`].
 pub mod model {
+    #![expect(
+        deprecated,
+        reason = "rmcp marks sampling and logging deprecated (SEP-2577), yet MCP 2025-11-25 and 2026-07-28 define them"
+    )]
+
     pub use rmcp::model::{
-        Annotations, AudioContent, CallToolResult, ContentBlock, ElicitRequestParams, ElicitResult,
-        ElicitationAction, EmbeddedResource, GetPromptResult, ImageContent, Implementation,
-        JsonObject, MetaObject, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-        ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
+        Annotations, ArgumentInfo, AudioContent, CallToolResult, CompletionContext, CompletionInfo,
+        ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+        ElicitResult, ElicitationAction, EmbeddedResource, GetPromptResult, ImageContent,
+        Implementation, JsonObject, LoggingLevel, MetaObject, Prompt, PromptArgument,
+        PromptMessage, ProtocolVersion, ReadResourceResult, Reference, Resource, ResourceContents,
+        ResourceTemplate, Role, SamplingMessage, SamplingMessageContentBlock, ServerCapabilities,
         TextContent, Tool, ToolAnnotations,
     };
 }

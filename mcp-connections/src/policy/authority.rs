@@ -113,6 +113,9 @@ pub struct HostAuthority {
     pub profiles: BTreeMap<EnvironmentId, PermissionProfile>,
     /// Sees requests before the handler.
     pub reviewer: Option<Arc<dyn ElicitationReviewer>>,
+    /// Sees sampling requests before the sampling handler (see
+    /// [`SamplingHandler`](crate::SamplingHandler) for the rule).
+    pub sampling_reviewer: Option<Arc<dyn crate::policy::sampling::SamplingReviewer>>,
 }
 
 impl std::fmt::Debug for HostAuthority {
@@ -123,6 +126,7 @@ impl std::fmt::Debug for HostAuthority {
             .field("default_profile", &self.default_profile)
             .field("profiles", &self.profiles)
             .field("reviewer", &self.reviewer.is_some())
+            .field("sampling_reviewer", &self.sampling_reviewer.is_some())
             .finish()
     }
 }
@@ -165,6 +169,17 @@ impl HostAuthority {
     #[must_use]
     pub fn with_reviewer(mut self, reviewer: Arc<dyn ElicitationReviewer>) -> Self {
         self.reviewer = Some(reviewer);
+        self
+    }
+
+    /// The sampling reviewer: it sees each sampling request first and may answer or
+    /// refuse it.
+    #[must_use]
+    pub fn with_sampling_reviewer(
+        mut self,
+        reviewer: Arc<dyn crate::policy::sampling::SamplingReviewer>,
+    ) -> Self {
+        self.sampling_reviewer = Some(reviewer);
         self
     }
 

@@ -1,5 +1,5 @@
 //! What the host decides about servers: its authority over elicitation and approvals
-//! ([`authority`], [`approvals`], [`elicitation`]), the hooks that see every call
+//! ([`authority`], [`approvals`], [`elicitation`]) and the host's model ([`sampling`]), the hooks that see every call
 //! ([`hooks`]), the metadata it gives servers ([`host_meta`]), and tool pinning ([`pins`],
 //! [`drift`]). Never imports the set: the set applies these.
 
@@ -10,3 +10,4 @@ pub(crate) mod elicitation;
 pub(crate) mod hooks;
 pub(crate) mod host_meta;
 pub(crate) mod pins;
+pub(crate) mod sampling;

@@ -71,9 +71,14 @@ pub(crate) fn announces_elicitation(
         )
 }
 
+/// Whether connections announce the sampling capability: when the host gave a handler.
+pub(crate) fn announces_sampling(options: &ConnectionSetOptions) -> bool {
+    options.sampling.is_some()
+}
+
 /// The pool key of `key`'s connection: the catalog's connection fingerprint (transport,
 /// current values of referenced variables, environment, auth) plus what the set announces
-/// in `initialize` (client identity, protocol version, elicitation capability, roots). Sets that
+/// in `initialize` (client identity, protocol version, elicitation and sampling capabilities, roots). Sets that
 /// agree on all of it share one connection.
 pub(crate) fn connection_key(
     catalog: &ResolvedCatalog,
@@ -92,6 +97,7 @@ pub(crate) fn connection_key(
         .str("protocol", options.protocol_version.as_str())
         .str("protocol_choice", catalog.protocol(key).as_str())
         .bool("elicitation", elicitation)
+        .bool("sampling", announces_sampling(options))
         .str("roots", &roots_text(&options.roots))
         .finish();
     ConnectionKey {

@@ -122,6 +122,7 @@ impl SetInner {
             environment: self.running_environment(key),
             environment_policy: self.catalog.elicitation_policy(key).unwrap_or_default(),
             handler: self.options.elicitation.clone(),
+            sampling: self.options.sampling.clone(),
             answer_deadline: self.options.answer_deadline,
         }
     }

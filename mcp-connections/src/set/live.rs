@@ -1,21 +1,32 @@
 //! A connection as the pool shares it between connection sets ([`Live`]): the server's
-//! [`Client`] and the gate through which the server's requests reach the set whose
-//! operation caused them ([`SessionRoute`], one per set).
+//! [`Client`] and the gate through which the server's requests (elicitation, sampling)
+//! reach the set whose operation caused them ([`SessionRoute`], one per set).
+
+#![expect(
+    deprecated,
+    reason = "rmcp marks sampling deprecated (SEP-2577), yet MCP 2025-11-25 and 2026-07-28 define sampling/createMessage"
+)]
 
 use std::ops::Deref;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_catalog::ElicitationPolicy;
-use mcp_client::{BoxFuture, Client, ServerRequests};
+use mcp_client::{BoxFuture, Client, SamplingRefusal, ServerRequests};
 use mcp_key::{EnvironmentId, McpServerKey};
 use mcp_pool::{Route, SessionGate};
-use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction,
+};
 
+use crate::policy::authority::ApprovalPolicy;
 use crate::policy::authority::{AuthorityCell, Rule};
 use crate::policy::elicitation::{ElicitationHandler, ElicitationRequest};
+use crate::policy::sampling::{SamplingAnswer, SamplingHandler, SamplingRequest};
 
 static NEXT_ELICITATION: AtomicU64 = AtomicU64::new(1);
+static NEXT_SAMPLING: AtomicU64 = AtomicU64::new(1);
 
 /// How one session (connection set) answers server-to-client requests for one server:
 /// its live authority (read once per request), the owning environment and its configured
@@ -26,6 +37,8 @@ pub(crate) struct SessionRoute {
     pub(crate) environment: EnvironmentId,
     pub(crate) environment_policy: ElicitationPolicy,
     pub(crate) handler: Option<Arc<dyn ElicitationHandler>>,
+    /// The host's model, for sampling requests.
+    pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
     /// How long the handler may take (see `ConnectionSetOptions::with_answer_deadline`).
     pub(crate) answer_deadline: Option<std::time::Duration>,
 }
@@ -70,7 +83,60 @@ impl SessionRoute {
     }
 }
 
+impl SessionRoute {
+    /// Answers one sampling request by the rule of [`crate::policy::sampling`], applied to
+    /// one snapshot of the authority.
+    async fn sample(&self, request: SamplingRequest) -> SamplingAnswer {
+        let authority = self.authority.load();
+        if let Some(reviewer) = &authority.sampling_reviewer
+            && let Some(answer) = reviewer.review(request.clone()).await
+        {
+            tracing::debug!(server = %request.server, id = %request.id, refused = answer.is_err(), "sampling decided by the reviewer");
+            return answer;
+        }
+        if authority.approval_policy == ApprovalPolicy::Never {
+            return Err(SamplingRefusal::new(
+                "the host runs without asking anyone (approval policy never), so it does not spend its model on a server's request",
+            ));
+        }
+        let Some(handler) = &self.sampling else {
+            return Err(SamplingRefusal::not_offered());
+        };
+        let Some(deadline) = self.answer_deadline else {
+            return handler.create_message(request).await;
+        };
+        let (server, id) = (request.server.clone(), request.id.clone());
+        match tokio::time::timeout(deadline, handler.create_message(request)).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                tracing::warn!(server = %server, %id, "sampling not answered within {deadline:?}; refused");
+                Err(SamplingRefusal::new(format!(
+                    "the host's model did not answer within {}s",
+                    deadline.as_secs_f64()
+                )))
+            }
+        }
+    }
+}
+
 impl ServerRequests for SessionRoute {
+    fn create_message<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        request: CreateMessageRequestParams,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, SamplingRefusal>> {
+        Box::pin(async move {
+            let id = format!("sample-{}", NEXT_SAMPLING.fetch_add(1, Ordering::Relaxed));
+            tracing::debug!(server = %server, %id, max_tokens = request.max_tokens, "sampling request");
+            self.sample(SamplingRequest {
+                id,
+                server: server.clone(),
+                params: request,
+            })
+            .await
+        })
+    }
+
     fn elicit<'a>(
         &'a self,
         server: &'a McpServerKey,
@@ -114,6 +180,25 @@ impl ServerRequests for Gate {
                     ElicitResult::new(ElicitationAction::Decline)
                 }
                 _ => ElicitResult::new(ElicitationAction::Decline),
+            }
+        })
+    }
+
+    fn create_message<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+        request: CreateMessageRequestParams,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, SamplingRefusal>> {
+        Box::pin(async move {
+            match self.sessions.route() {
+                Route::Deliver { handler, .. } => handler.create_message(server, request).await,
+                Route::Decline(reason) => {
+                    tracing::info!(server = %server, %reason, "sampling refused");
+                    Err(SamplingRefusal::new(format!(
+                        "the client cannot tell which of its users the request is for ({reason})"
+                    )))
+                }
+                _ => Err(SamplingRefusal::not_offered()),
             }
         })
     }

@@ -46,6 +46,7 @@ pub struct ConnectionSetOptions {
     pub(crate) reserved_meta_prefix: Option<String>,
     pub(crate) events: Option<EventSink>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) sampling: Option<Arc<dyn crate::policy::sampling::SamplingHandler>>,
     pub(crate) answer_deadline: Option<Duration>,
     pub(crate) roots: Arc<[mcp_client::Root]>,
     pub(crate) shutdown_timeout: Duration,
@@ -88,6 +89,7 @@ impl std::fmt::Debug for ConnectionSetOptions {
             .field("reserved_meta_prefix", &self.reserved_meta_prefix)
             .field("events", &self.events.is_some())
             .field("elicitation", &self.elicitation.is_some())
+            .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots)
             .finish_non_exhaustive()
     }
@@ -104,6 +106,7 @@ impl ConnectionSetOptions {
             reserved_meta_prefix: None,
             events: None,
             elicitation: None,
+            sampling: None,
             answer_deadline: None,
             roots: Arc::from([]),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
@@ -191,6 +194,21 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.elicitation = Some(handler);
+        self
+    }
+
+    /// The host's model, answering servers' sampling requests (`sampling/createMessage`,
+    /// both eras). With it every connection announces the sampling capability (with tool
+    /// use); the host's authority decides first ([`HostAuthority::with_sampling_reviewer`](crate::HostAuthority::with_sampling_reviewer),
+    /// and [`ApprovalPolicy::Never`](crate::ApprovalPolicy::Never) refuses). A request
+    /// reaches this set's handler only when this set's call caused it. Without a handler
+    /// (the default) sampling is not announced and requests are refused.
+    #[must_use]
+    pub fn with_sampling_handler(
+        mut self,
+        handler: Arc<dyn crate::policy::sampling::SamplingHandler>,
+    ) -> Self {
+        self.sampling = Some(handler);
         self
     }
 

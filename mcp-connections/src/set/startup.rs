@@ -205,6 +205,12 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
         token.clone().drop_guard(),
     ));
     let live = Arc::clone(attached.live());
+    inner.tasks.spawn(forward_notices(
+        Arc::clone(inner),
+        slot.spec.key.clone(),
+        Arc::clone(&live),
+        token.clone(),
+    ));
     let (inner2, slot2) = (Arc::clone(inner), Arc::clone(slot));
     inner.tasks.spawn(async move {
         let mut updates = live.resource_updates();
@@ -254,6 +260,73 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
         }
     });
     attached
+}
+
+/// Passes what a connection's server tells everyone on to this set's events until `stop`:
+/// its log messages (with what was dropped, by the connection's rate limit or by this set
+/// reading too slowly), and its prompt and resource list changes, each burst collected for
+/// the list-changed debounce.
+async fn forward_notices(
+    inner: Arc<SetInner>,
+    server: mcp_key::McpServerKey,
+    live: Arc<Live>,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut logs = live.server_logs();
+    let mut prompts = live.prompt_list_changes();
+    let mut resources = live.resource_list_changes();
+    prompts.mark_unchanged();
+    resources.mark_unchanged();
+    let debounce = inner.options.list_changed_debounce;
+    let mut missed = 0u64;
+    // The list changes waiting for their debounce to end.
+    let mut pending: Option<(tokio::time::Instant, bool, bool)> = None;
+    loop {
+        let due = pending.map(|(at, ..)| at);
+        tokio::select! {
+            () = stop.cancelled() => return,
+            log = logs.recv() => match log {
+                Ok(log) => {
+                    inner.emit(ConnectionEvent::ServerLog {
+                        server: server.clone(),
+                        level: log.level,
+                        logger: log.logger,
+                        data: log.data,
+                        dropped: log.dropped + std::mem::take(&mut missed),
+                    });
+                }
+                Err(RecvError::Lagged(n)) => missed += n,
+                Err(RecvError::Closed) => return,
+            },
+            changed = prompts.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                prompts.mark_unchanged();
+                let (at, _, r) = pending.unwrap_or((mcp_pool::deadline_in(debounce), false, false));
+                pending = Some((at, true, r));
+            }
+            changed = resources.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                resources.mark_unchanged();
+                let (at, p, _) = pending.unwrap_or((mcp_pool::deadline_in(debounce), false, false));
+                pending = Some((at, p, true));
+            }
+            () = async { tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)).await }, if due.is_some() => {
+                if let Some((_, p, r)) = pending.take() {
+                    if p {
+                        inner.emit(ConnectionEvent::PromptsChanged { server: server.clone() });
+                    }
+                    if r {
+                        inner.emit(ConnectionEvent::ResourcesChanged { server: server.clone() });
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Makes this set's resource subscriptions on a connection it attached to (after a
@@ -410,6 +483,7 @@ async fn connect(
             options,
             key,
         ))
+        .with_sampling(crate::set::from_catalog::announces_sampling(options))
         .with_extensions(announced_extensions(spec))
         .with_background(inner.tasks.clone(), inner.shutdown.clone());
     let gate = Arc::new(Gate::default());
