@@ -3,11 +3,6 @@
 //! `server/discover` probe and its fallbacks), and the first `tools/list`, all within the
 //! startup timeout.
 
-#![expect(
-    deprecated,
-    reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
-)]
-
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -163,10 +158,10 @@ async fn connect_once(
 
 /// Sends the configured log level to a server that offers logging; a server that does not,
 /// or fails the request, keeps its own level (the connection is fine either way).
-async fn send_log_level(client: &Client, level: rmcp::model::LoggingLevel, timeout: Duration) {
+async fn send_log_level(client: &Client, level: mcp_catalog::LogLevel, timeout: Duration) {
     let key = client.server();
     match tokio::time::timeout(timeout, client.set_log_level(level)).await {
-        Ok(Ok(())) => tracing::debug!(server = %key, ?level, "log level set"),
+        Ok(Ok(())) => tracing::debug!(server = %key, %level, "log level set"),
         Ok(Err(crate::RequestError::Unsupported { .. })) => {
             tracing::debug!(server = %key, "the server offers no logging/setLevel; log level not sent");
         }

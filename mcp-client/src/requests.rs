@@ -123,6 +123,21 @@ impl CallSettings {
     }
 }
 
+/// The wire form of a configured log level.
+fn wire_level(level: mcp_catalog::LogLevel) -> LoggingLevel {
+    use mcp_catalog::LogLevel as L;
+    match level {
+        L::Debug => LoggingLevel::Debug,
+        L::Info => LoggingLevel::Info,
+        L::Notice => LoggingLevel::Notice,
+        L::Warning => LoggingLevel::Warning,
+        L::Error => LoggingLevel::Error,
+        L::Critical => LoggingLevel::Critical,
+        L::Alert => LoggingLevel::Alert,
+        _ => LoggingLevel::Emergency,
+    }
+}
+
 /// Sends `notifications/cancelled` for a request if dropped while armed (the caller dropped
 /// the call future, or the call ended without its answer).
 struct CancelOnDrop {
@@ -391,7 +406,7 @@ impl Client {
     /// # Errors
     /// [`RequestError::Unsupported`] when the server did not announce the `logging`
     /// capability or speaks the 2026-07-28 era; otherwise as [`Self::read_resource`].
-    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), RequestError> {
+    pub async fn set_log_level(&self, level: mcp_catalog::LogLevel) -> Result<(), RequestError> {
         let info = self.peer.peer_info();
         let offers = info
             .as_ref()
@@ -401,8 +416,9 @@ impl Client {
                 detail: "the server does not offer logging/setLevel (no `logging` capability, or the 2026-07-28 era)".to_owned(),
             });
         }
-        let request =
-            ClientRequest::SetLevelRequest(SetLevelRequest::new(SetLevelRequestParams::new(level)));
+        let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(
+            SetLevelRequestParams::new(wire_level(level)),
+        ));
         match self.read(request).await? {
             ServerResult::EmptyResult(_) => Ok(()),
             _ => Err(RequestError::Protocol {

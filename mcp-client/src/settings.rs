@@ -1,11 +1,6 @@
 //! What one connection is opened with: the server to reach ([`Target`]) and the client's
 //! settings for it ([`ClientSettings`]).
 
-#![expect(
-    deprecated,
-    reason = "rmcp marks logging deprecated (SEP-2577), yet MCP 2025-11-25 defines logging/setLevel"
-)]
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -219,7 +214,7 @@ pub struct ClientSettings {
     pub(crate) roots: Arc<[Root]>,
     pub(crate) elicitation: bool,
     pub(crate) sampling: bool,
-    pub(crate) log_level: Option<rmcp::model::LoggingLevel>,
+    pub(crate) log_level: Option<mcp_catalog::LogLevel>,
     pub(crate) extensions: Vec<String>,
     pub(crate) background: Option<(TaskTracker, CancellationToken)>,
 }
@@ -365,7 +360,7 @@ impl ClientSettings {
     /// connected to a 2025-era server that offers logging). `None` (the default) leaves the
     /// server's own choice.
     #[must_use]
-    pub fn with_log_level(mut self, level: Option<rmcp::model::LoggingLevel>) -> Self {
+    pub fn with_log_level(mut self, level: Option<mcp_catalog::LogLevel>) -> Self {
         self.log_level = level;
         self
     }

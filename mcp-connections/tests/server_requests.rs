@@ -434,3 +434,23 @@ async fn a_prompt_list_change_is_an_event_in_both_eras() {
         fx.assert_no_processes().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configured_log_level_is_sent_to_servers_that_offer_logging() {
+    let mut fx = Fixture::new();
+    fx.stdio_with("asker", scenario(None), |c| {
+        c.with_log_level(Some(mcp_catalog::LogLevel::Warning))
+    });
+    let set = start(&fx, ConnectionSetOptions::new()).await;
+    // An info message is below the level: the server sends nothing.
+    assert_eq!(call(&set, "log").await.unwrap(), json!({"sent": 0}));
+    let log = RecordedRequest::read_log(fx.request_log("asker"));
+    let set_level: Vec<_> = log
+        .iter()
+        .filter(|r| r.method == "logging/setLevel")
+        .map(|r| r.params["level"].clone())
+        .collect();
+    assert_eq!(set_level, [json!("warning")]);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

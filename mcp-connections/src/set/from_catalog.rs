@@ -78,7 +78,8 @@ pub(crate) fn announces_sampling(options: &ConnectionSetOptions) -> bool {
 
 /// The pool key of `key`'s connection: the catalog's connection fingerprint (transport,
 /// current values of referenced variables, environment, auth) plus what the set announces
-/// in `initialize` (client identity, protocol version, elicitation and sampling capabilities, roots). Sets that
+/// in `initialize` (client identity, protocol version, elicitation and sampling capabilities, roots)
+/// and the log level it asks for. Sets that
 /// agree on all of it share one connection.
 pub(crate) fn connection_key(
     catalog: &ResolvedCatalog,
@@ -98,6 +99,10 @@ pub(crate) fn connection_key(
         .str("protocol_choice", catalog.protocol(key).as_str())
         .bool("elicitation", elicitation)
         .bool("sampling", announces_sampling(options))
+        .str(
+            "log_level",
+            catalog.log_level(key).map_or("", |level| level.as_str()),
+        )
         .str("roots", &roots_text(&options.roots))
         .finish();
     ConnectionKey {

@@ -484,6 +484,7 @@ async fn connect(
             key,
         ))
         .with_sampling(crate::set::from_catalog::announces_sampling(options))
+        .with_log_level(inner.catalog.log_level(key))
         .with_extensions(announced_extensions(spec))
         .with_background(inner.tasks.clone(), inner.shutdown.clone());
     let gate = Arc::new(Gate::default());
