@@ -345,6 +345,14 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     use rmcp::service::ClientServiceExt;
+    // Log messages are routed as they are read (see `log_route`).
+    let requests = Arc::clone(handler.shared.requests());
+    let wrap = |read: R, write: W| {
+        crate::log_route::RouteLogs::new(
+            rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
+            Arc::clone(&requests),
+        )
+    };
     let initialize_failed = |e: &rmcp::service::ClientInitializeError| {
         format!(
             "initialize failed: {}",
@@ -353,16 +361,22 @@ where
     };
     if !era.probes() {
         return handler
-            .serve_with_lifecycle((stdout, stdin), era.lifecycle.clone())
+            .serve_with_lifecycle(wrap(stdout, stdin), era.lifecycle.clone())
             .await
             .map_err(|e| initialize_failed(&e));
     }
     let (stdout, stdout_back) = crate::lend::Lent::new(stdout);
     let (stdin, stdin_back) = crate::lend::Lent::new(stdin);
+    let wrap_lent = |read, write| {
+        crate::log_route::RouteLogs::new(
+            rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
+            Arc::clone(&requests),
+        )
+    };
     let again = handler.clone();
     let probed = tokio::time::timeout(
         probe_timeout,
-        handler.serve_with_lifecycle((stdout, stdin), era.lifecycle.clone()),
+        handler.serve_with_lifecycle(wrap_lent(stdout, stdin), era.lifecycle.clone()),
     )
     .await
     .map_err(|_| format!("no answer to the server/discover probe within {probe_timeout:?}"))?;
@@ -373,7 +387,7 @@ where
             };
             tracing::debug!(server = %key, "the server/discover probe was answered the 2025 way ({e}); initialize on the same process");
             again
-                .serve_with_lifecycle((stdout, stdin), ClientLifecycleMode::Initialize)
+                .serve_with_lifecycle(wrap(stdout, stdin), ClientLifecycleMode::Initialize)
                 .await
                 .map_err(|e| initialize_failed(&e))
         }

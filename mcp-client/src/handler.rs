@@ -71,6 +71,17 @@ pub trait ServerRequests: Send + Sync {
         let _ = (server, request);
         Box::pin(std::future::ready(Err(SamplingRefusal::not_offered())))
     }
+
+    /// Where a log message of the server (`notifications/message`) that arrives now
+    /// goes, after the connection's rate limit: asked as the message is read off a stdio
+    /// transport (in the server's order, so before the reply of the call it was written
+    /// during), and as rmcp hands it over otherwise. A connection shared by several users
+    /// routes it to the user whose call is running. The default (`None`) hands it to
+    /// nobody; every message also goes to [`Client::server_logs`](crate::Client::server_logs)
+    /// and `tracing`.
+    fn route_log(&self) -> Option<crate::LogRoute> {
+        None
+    }
 }
 
 /// A [`ServerRequests`] that declines every request: for a host that asks its user
@@ -385,6 +396,27 @@ impl ConnectionShared {
         ))
     }
 
+    /// Takes one log message: rate-limited, then to `tracing`, its route (chosen as it
+    /// was read, else now: [`ServerRequests::route_log`]) and
+    /// [`Client::server_logs`](crate::Client::server_logs).
+    pub(crate) fn receive_log(
+        &self,
+        params: LoggingMessageNotificationParam,
+        route: Option<crate::LogRoute>,
+    ) {
+        if let Some(log) = self.logs.receive(&self.key, params) {
+            if let Some(route) = route.or_else(|| self.requests.route_log()) {
+                route(&log);
+            }
+            self.logs.publish(log);
+        }
+    }
+
+    /// Who answers the server's requests made outside a call's own reply.
+    pub(crate) fn requests(&self) -> &Arc<dyn ServerRequests> {
+        &self.requests
+    }
+
     /// Records an unreadable line from the server (see `reply_check`).
     pub(crate) fn report_reply_fault(&self, what: String) {
         tracing::warn!(server = %self.key, problem = %what, "the server sent a line that cannot be read");
@@ -517,9 +549,13 @@ impl ClientHandler for Handler {
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
-        self.shared.logs.receive(&self.shared.key, params);
+        let route = context
+            .extensions
+            .get::<crate::log_route::RoutedLog>()
+            .map(|routed| routed.0.clone());
+        self.shared.receive_log(params, route);
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {

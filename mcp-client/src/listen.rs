@@ -229,9 +229,7 @@ fn deliver(shared: &ConnectionShared, notification: ServerNotification) {
             tracing::debug!(server = %shared.key, "resources/list_changed (subscription)");
             shared.resources_changed.send_modify(|n| *n += 1);
         }
-        ServerNotification::LoggingMessageNotification(n) => {
-            shared.logs.receive(&shared.key, n.params);
-        }
+        ServerNotification::LoggingMessageNotification(n) => shared.receive_log(n.params, None),
         ServerNotification::ResourceUpdatedNotification(n) => {
             tracing::debug!(server = %shared.key, uri = %n.params.uri, "resources/updated (subscription)");
             let _ = shared.resource_updates.send(n.params.uri);

@@ -128,11 +128,14 @@ impl ServerLogs {
         }
     }
 
-    /// Takes one `notifications/message` of `server`.
-    pub(crate) fn receive(&self, server: &McpServerKey, params: LoggingMessageNotificationParam) {
-        let Some(dropped) = self.admit() else {
-            return;
-        };
+    /// Takes one `notifications/message` of `server`: the message to pass on (already a
+    /// `tracing` event), or `None` when the rate limit dropped it.
+    pub(crate) fn receive(
+        &self,
+        server: &McpServerKey,
+        params: LoggingMessageNotificationParam,
+    ) -> Option<ServerLog> {
+        let dropped = self.admit()?;
         let log = ServerLog {
             server: server.clone(),
             level: params.level,
@@ -141,7 +144,12 @@ impl ServerLogs {
             dropped,
         };
         emit(&log);
-        // Nobody listening is fine: the tracing event above is the record.
+        Some(log)
+    }
+
+    /// Passes `log` to the subscribers of [`Client::server_logs`](crate::Client::server_logs).
+    pub(crate) fn publish(&self, log: ServerLog) {
+        // Nobody listening is fine: the tracing event is the record.
         let _ = self.sender.send(log);
     }
 }
@@ -189,7 +197,9 @@ mod tests {
         let logs = ServerLogs::new();
         let mut rx = logs.subscribe();
         for n in 0..100_000 {
-            logs.receive(&key(), message(n));
+            if let Some(log) = logs.receive(&key(), message(n)) {
+                logs.publish(log);
+            }
         }
         let mut got = 0;
         while let Ok(log) = rx.try_recv() {
@@ -198,7 +208,8 @@ mod tests {
         }
         assert_eq!(got, LOG_BUFFER.min(LOG_BURST as usize));
         tokio::time::advance(Duration::from_secs(1)).await;
-        logs.receive(&key(), message(1));
+        let log = logs.receive(&key(), message(1)).unwrap();
+        logs.publish(log);
         let next = rx.recv().await.unwrap();
         assert_eq!(next.dropped, 100_000 - u64::from(LOG_BURST));
     }

@@ -454,3 +454,65 @@ async fn the_configured_log_level_is_sent_to_servers_that_offer_logging() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// The `ServerLog` events left in `rx` once its set is gone.
+async fn logs_left(mut rx: mpsc::UnboundedReceiver<ConnectionEvent>) -> Vec<Value> {
+    let mut out = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let ConnectionEvent::ServerLog { data, .. } = event {
+            out.push(data);
+        }
+    }
+    out
+}
+
+/// Sets that share a connection and answer server requests take turns on it; a log
+/// message read while one set's call runs is that set's alone. (Sets that answer nothing
+/// do not take turns; their calls overlap, and a stdio server's log message, which does
+/// not say whose call it belongs to, goes to every set.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_written_during_one_sessions_call_reaches_that_session_only() {
+    let mut fx = Fixture::new();
+    let mut scenario = scenario(None);
+    for who in ["a", "b"] {
+        scenario = scenario.with_tool(ToolSpec::new(
+            format!("log_{who}"),
+            Behavior::Log {
+                level: "info".to_owned(),
+                logger: None,
+                data: json!(who),
+                count: 1,
+            },
+        ));
+    }
+    fx.stdio("asker", scenario);
+    let catalog = fx.catalog();
+    let pool = ServerPool::new();
+    let (tx_a, rx_a) = mpsc::unbounded_channel();
+    let (tx_b, rx_b) = mpsc::unbounded_channel();
+    // The sets answer server requests (sampling), so their calls take turns on the shared
+    // connection and each log message is known to belong to the call running.
+    let seen = Arc::default();
+    let options = |who, tx| {
+        model(who, None, &seen)
+            .with_events(tx)
+            .with_shared_pool(pool.clone())
+            .with_process_grace(Duration::from_millis(300))
+    };
+    let a = ConnectionSet::start(&catalog, options("A", tx_a));
+    let b = ConnectionSet::start(&catalog, options("B", tx_b));
+    assert_eq!(a.wait_startup().await.ready(), 1);
+    assert_eq!(b.wait_startup().await.ready(), 1);
+    for _ in 0..3 {
+        let (ra, rb) = tokio::join!(call(&a, "log_a"), call(&b, "log_b"));
+        ra.unwrap();
+        rb.unwrap();
+    }
+    a.shutdown().await;
+    b.shutdown().await;
+    drop((a, b));
+    assert_eq!(logs_left(rx_a).await, [json!("a"), json!("a"), json!("a")]);
+    assert_eq!(logs_left(rx_b).await, [json!("b"), json!("b"), json!("b")]);
+    pool.shutdown().await;
+    fx.assert_no_processes().await;
+}

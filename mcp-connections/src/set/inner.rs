@@ -123,6 +123,7 @@ impl SetInner {
             environment_policy: self.catalog.elicitation_policy(key).unwrap_or_default(),
             handler: self.options.elicitation.clone(),
             sampling: self.options.sampling.clone(),
+            events: self.options.events.clone(),
             answer_deadline: self.options.answer_deadline,
         }
     }

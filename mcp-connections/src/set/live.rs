@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcp_catalog::ElicitationPolicy;
-use mcp_client::{BoxFuture, Client, SamplingRefusal, ServerRequests};
+use mcp_client::{BoxFuture, Client, LogRoute, SamplingRefusal, ServerLog, ServerRequests};
 use mcp_key::{EnvironmentId, McpServerKey};
 use mcp_pool::{Route, SessionGate};
 use rmcp::model::{
@@ -39,6 +39,9 @@ pub(crate) struct SessionRoute {
     pub(crate) handler: Option<Arc<dyn ElicitationHandler>>,
     /// The host's model, for sampling requests.
     pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
+    /// Where this set's events go: the server's log messages written during this set's
+    /// operations.
+    pub(crate) events: Option<crate::event_sink::EventSink>,
     /// How long the handler may take (see `ConnectionSetOptions::with_answer_deadline`).
     pub(crate) answer_deadline: Option<std::time::Duration>,
 }
@@ -137,6 +140,13 @@ impl ServerRequests for SessionRoute {
         })
     }
 
+    fn route_log(&self) -> Option<LogRoute> {
+        let events = self.events.clone()?;
+        Some(Arc::new(move |log: &ServerLog| {
+            events.send(log_event(log.clone(), 0));
+        }))
+    }
+
     fn elicit<'a>(
         &'a self,
         server: &'a McpServerKey,
@@ -158,15 +168,50 @@ impl ServerRequests for SessionRoute {
     }
 }
 
+/// The event of one server log message, with `missed` more dropped before it.
+pub(crate) fn log_event(log: ServerLog, missed: u64) -> crate::events::ConnectionEvent {
+    crate::events::ConnectionEvent::ServerLog {
+        server: log.server,
+        level: log.level,
+        logger: log.logger,
+        data: log.data,
+        dropped: log.dropped + missed,
+    }
+}
+
 /// The sessions (connection sets) sharing one connection: a server request goes to the
 /// one whose operation is running (see [`mcp_pool::SessionGate`]), declined when that is
-/// unclear.
-#[derive(Default)]
+/// unclear. A log message written during one session's operation goes to that session
+/// only; one written while none runs goes to every session ([`Gate::idle_logs`]).
 pub(crate) struct Gate {
     pub(crate) sessions: SessionGate<SessionRoute>,
+    /// Log messages written while no session's operation ran, for every session.
+    pub(crate) idle_logs: tokio::sync::broadcast::Sender<ServerLog>,
+}
+
+impl Default for Gate {
+    fn default() -> Self {
+        Self {
+            sessions: SessionGate::default(),
+            idle_logs: tokio::sync::broadcast::channel(mcp_client::LOG_BUFFER).0,
+        }
+    }
 }
 
 impl ServerRequests for Gate {
+    fn route_log(&self) -> Option<LogRoute> {
+        match self.sessions.route() {
+            Route::Deliver { handler, .. } => handler.route_log(),
+            // Nobody's operation is running: it belongs to no one in particular.
+            _ => {
+                let idle = self.idle_logs.clone();
+                Some(Arc::new(move |log: &ServerLog| {
+                    let _ = idle.send(log.clone());
+                }))
+            }
+        }
+    }
+
     fn elicit<'a>(
         &'a self,
         server: &'a McpServerKey,

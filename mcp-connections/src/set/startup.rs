@@ -263,9 +263,10 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
 }
 
 /// Passes what a connection's server tells everyone on to this set's events until `stop`:
-/// its log messages (with what was dropped, by the connection's rate limit or by this set
-/// reading too slowly), and its prompt and resource list changes, each burst collected for
-/// the list-changed debounce.
+/// its log messages written while no set's operation ran (those written during this set's
+/// operations come through its session route), with what was dropped (by the connection's
+/// rate limit, or by this set reading too slowly), and its prompt and resource list
+/// changes, each burst collected for the list-changed debounce.
 async fn forward_notices(
     inner: Arc<SetInner>,
     server: mcp_key::McpServerKey,
@@ -273,7 +274,7 @@ async fn forward_notices(
     stop: tokio_util::sync::CancellationToken,
 ) {
     use tokio::sync::broadcast::error::RecvError;
-    let mut logs = live.server_logs();
+    let mut logs = live.gate.idle_logs.subscribe();
     let mut prompts = live.prompt_list_changes();
     let mut resources = live.resource_list_changes();
     prompts.mark_unchanged();
@@ -287,15 +288,7 @@ async fn forward_notices(
         tokio::select! {
             () = stop.cancelled() => return,
             log = logs.recv() => match log {
-                Ok(log) => {
-                    inner.emit(ConnectionEvent::ServerLog {
-                        server: server.clone(),
-                        level: log.level,
-                        logger: log.logger,
-                        data: log.data,
-                        dropped: log.dropped + std::mem::take(&mut missed),
-                    });
-                }
+                Ok(log) => inner.emit(crate::set::live::log_event(log, std::mem::take(&mut missed))),
                 Err(RecvError::Lagged(n)) => missed += n,
                 Err(RecvError::Closed) => return,
             },
