@@ -1,7 +1,7 @@
 //! [`Gateway`]: the MCP server one client talks to. Each client gets its own connection
 //! set (its session) on the hub's shared pool, so servers are shared between clients while
-//! everything a server sends back (elicitation, progress) reaches only the client whose call
-//! caused it.
+//! everything a server sends back (elicitation, sampling, progress, log messages written
+//! during a call) reaches only the client whose call caused it.
 
 use mcp_catalog::ToolExposure;
 use std::collections::BTreeMap;
@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Semaphore, broadcast, mpsc};
 
 use super::approval::{self, Verdict};
+use super::host_requests::{self, ClientLevel};
 use super::modern;
 use super::shared_uri;
 
@@ -134,6 +135,8 @@ struct Inner {
     /// In search mode, the tools this client's searches returned, listed beside the two
     /// (see [`super::exposure::Revealed`]).
     revealed: Mutex<super::exposure::Revealed>,
+    /// The level of log messages the client asked for (`logging/setLevel`).
+    log_level: ClientLevel,
 }
 
 impl Drop for Inner {
@@ -203,20 +206,27 @@ impl Gateway {
             }
         });
         let (tx, rx) = mpsc::unbounded_channel();
+        let sampling = host_requests::forward_sampling(
+            Arc::clone(&peer),
+            Arc::clone(&session),
+            Arc::clone(&hub.waiting),
+        );
         let options = hub
             .options
             .clone()
             .with_shared_pool(hub.pool.clone())
             .with_elicitation_handler(handler)
+            .with_sampling_handler(sampling)
             .with_events(tx);
         let set = ConnectionSet::start(&hub.catalog, options);
         let events = broadcast::channel(EVENT_BUFFER).0;
         let resource_owners = Owners::default();
+        let log_level = ClientLevel::default();
         tokio::spawn(forward_list_changes(
             rx,
             Arc::clone(&peer),
             events.clone(),
-            Arc::clone(&resource_owners),
+            (Arc::clone(&resource_owners), Arc::clone(&log_level)),
         ));
         Self {
             inner: Arc::new(Inner {
@@ -232,6 +242,7 @@ impl Gateway {
                 counted: std::sync::atomic::AtomicBool::new(false),
                 prompts: Mutex::default(),
                 revealed: Mutex::default(),
+                log_level,
             }),
         }
     }
@@ -260,14 +271,15 @@ fn shown_uri(owners: &Owners, server: &McpServerKey, uri: String) -> String {
 }
 
 /// Tells the client its tool list changed whenever a server of its set becomes ready,
-/// fails or changes its tools, and that a resource it subscribed to changed, once the
-/// client initialized (2025 era); every event also goes to `listens`, where the
+/// fails or changes its tools, that its prompt or resource lists changed, that a resource
+/// it subscribed to changed, and the servers' log messages at the level it asked for,
+/// once the client initialized (2025 era); every event also goes to `listens`, where the
 /// `subscriptions/listen` requests of 2026-era clients take them.
 async fn forward_list_changes(
     mut events: mpsc::UnboundedReceiver<ConnectionEvent>,
     peer: Arc<OnceLock<Peer<RoleServer>>>,
     listens: broadcast::Sender<ConnectionEvent>,
-    owners: Owners,
+    (owners, log_level): (Owners, ClientLevel),
 ) {
     while let Some(event) = events.recv().await {
         // Nobody listening is fine.
@@ -287,6 +299,25 @@ async fn forward_list_changes(
                 let _ = peer
                     .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                     .await;
+            }
+            ConnectionEvent::PromptsChanged { .. } => {
+                let _ = peer.notify_prompt_list_changed().await;
+            }
+            ConnectionEvent::ResourcesChanged { .. } => {
+                let _ = peer.notify_resource_list_changed().await;
+            }
+            ConnectionEvent::ServerLog {
+                server,
+                level,
+                logger,
+                data,
+                ..
+            } => {
+                if let Some(param) =
+                    host_requests::log_for_client(&log_level, &server, level, logger, data)
+                {
+                    host_requests::send_log(peer, param).await;
+                }
             }
             _ => {}
         }
@@ -321,8 +352,10 @@ impl ServerHandler for Gateway {
             "protocolVersion": ProtocolVersion::V_2025_11_25.as_str(),
             "capabilities": {
                 "tools": {"listChanged": true},
-                "resources": {"listChanged": false, "subscribe": true},
-                "prompts": {"listChanged": false},
+                "resources": {"listChanged": true, "subscribe": true},
+                "prompts": {"listChanged": true},
+                "logging": {},
+                "completions": {},
             },
             "serverInfo": {"name": "mcpctl-serve", "version": env!("CARGO_PKG_VERSION")},
             "instructions": "Tools, prompts, resources and templates of every MCP server configured for mcpctl; tools and prompts under qualified names (mcp__<server>__<name>).",
@@ -476,14 +509,16 @@ impl ServerHandler for Gateway {
         }
     }
 
-    /// What a `subscriptions/listen` may ask of the gateway: tool list changes and resource
-    /// updates (prompt and resource list changes are not forwarded).
+    /// What a `subscriptions/listen` may ask of the gateway: tool, prompt and resource list
+    /// changes, and resource updates.
     fn accepted_subscription_filter(
         &self,
         requested: &rmcp::model::SubscriptionFilter,
     ) -> Option<rmcp::model::SubscriptionFilter> {
         let mut accepted = rmcp::model::SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
         // Bounded: the acknowledgement names the URIs accepted, the first ones asked for.
         accepted.resource_subscriptions =
             requested.resource_subscriptions.clone().map(|mut uris| {
@@ -511,6 +546,8 @@ impl ServerHandler for Gateway {
             .iter()
             .all(|s| !matches!(s.state, ServerState::Starting));
         let tools = accepted.tools_list_changed == Some(true);
+        let prompts = accepted.prompts_list_changed == Some(true);
+        let resources = accepted.resources_list_changed == Some(true);
         let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
         let mut subscribed = Vec::new();
         if !uris.is_empty() {
@@ -545,6 +582,12 @@ impl ServerHandler for Gateway {
                         if tools && settled =>
                     {
                         let _ = sink.notify_tool_list_changed().await;
+                    }
+                    Ok(ConnectionEvent::PromptsChanged { .. }) if prompts => {
+                        let _ = sink.notify_prompt_list_changed().await;
+                    }
+                    Ok(ConnectionEvent::ResourcesChanged { .. }) if resources => {
+                        let _ = sink.notify_resource_list_changed().await;
                     }
                     Ok(ConnectionEvent::ResourceUpdated { server, uri }) => {
                         let shown = shown_uri(&self.inner.resource_owners, &server, uri);
@@ -629,6 +672,68 @@ impl ServerHandler for Gateway {
                 result.result_type.get_or_insert(ResultType::COMPLETE);
                 Ok(result.into())
             }
+            Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
+        }
+    }
+
+    #[allow(
+        deprecated,
+        reason = "logging/setLevel is the 2025-11-25 era's, deprecated by SEP-2577 in rmcp"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if let Ok(mut level) = self.inner.log_level.lock() {
+            *level = Some(request.level);
+        }
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        use rmcp::model::{CompleteResult, Reference};
+        self.settle_for(&context).await;
+        let (server, reference) = match &request.r#ref {
+            Reference::Prompt(prompt) => {
+                let owner = match self.prompt_owner(&prompt.name) {
+                    Some(owner) => Some(owner),
+                    None => {
+                        let _ = self.qualified_prompts().await;
+                        self.prompt_owner(&prompt.name)
+                    }
+                };
+                let Some((server, name)) = owner else {
+                    return Err(McpError::invalid_params(
+                        format!("no configured MCP server has the prompt {:?}", prompt.name),
+                        None,
+                    ));
+                };
+                (server, Reference::for_prompt(name))
+            }
+            Reference::Resource(template) => {
+                let server = self.template_owner(&template.uri).await?;
+                (server, request.r#ref.clone())
+            }
+            _ => {
+                return Err(McpError::invalid_params(
+                    "completion/complete names neither a prompt nor a resource template",
+                    None,
+                ));
+            }
+        };
+        match self
+            .inner
+            .set
+            .complete(&server, reference, request.argument, request.context)
+            .await
+        {
+            Ok(completion) => Ok(CompleteResult::new(completion)),
+            Err(e) if e.is_unsupported() => Err(McpError::invalid_params(e.to_string(), None)),
             Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
         }
     }
@@ -899,6 +1004,40 @@ impl Gateway {
     }
 
     /// Every server's resource templates as (fixed prefix, server).
+    /// The one server that lists resource template `uri_template` (none or several: a
+    /// clear error, never a guess).
+    async fn template_owner(&self, uri_template: &str) -> Result<McpServerKey, McpError> {
+        let mut owners: Vec<McpServerKey> = self
+            .inner
+            .set
+            .list_resource_templates()
+            .await
+            .items
+            .into_iter()
+            .filter(|t| t.item.uri_template == uri_template)
+            .map(|t| t.server)
+            .collect();
+        owners.dedup();
+        match owners.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(McpError::invalid_params(
+                format!("no configured MCP server has the resource template {uri_template:?}"),
+                None,
+            )),
+            several => Err(McpError::invalid_params(
+                format!(
+                    "several MCP servers have the resource template {uri_template:?} ({}); it cannot be completed through the gateway",
+                    several
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None,
+            )),
+        }
+    }
+
     async fn template_prefixes(&self) -> Vec<(String, McpServerKey)> {
         self.inner
             .set

@@ -9,6 +9,7 @@ mod absent;
 mod approval;
 mod exposure;
 mod gateway;
+mod host_requests;
 mod http;
 mod modern;
 mod pipes;

@@ -353,7 +353,8 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can_elici
         .options
         .clone()
         .with_shared_pool(hub.pool.clone())
-        .with_elicitation_handler(handler);
+        .with_elicitation_handler(handler)
+        .with_sampling_handler(super::host_requests::refuse_sampling());
     let set = ConnectionSet::start(&hub.catalog, options);
     let call_set = set.clone();
     let task = tokio::spawn(async move {
