@@ -54,6 +54,14 @@ fn clients() -> Option<PathBuf> {
             "py_drift_client.py",
             include_str!("gateway/py_drift_client.py"),
         ),
+        (
+            "py_host_client.py",
+            include_str!("gateway/py_host_client.py"),
+        ),
+        (
+            "ts_host_client.mjs",
+            include_str!("gateway/ts_host_client.mjs"),
+        ),
     ])
 }
 
@@ -129,6 +137,16 @@ fn run_client(clients: &Path, wd: &Workdir, which: &str, args: &[&str]) -> Value
         "python-drift" => {
             let mut c = Command::new(clients.join("venv/bin/python"));
             c.arg(clients.join("py_drift_client.py"));
+            c
+        }
+        "python-host" => {
+            let mut c = Command::new(clients.join("venv/bin/python"));
+            c.arg(clients.join("py_host_client.py"));
+            c
+        }
+        "node-host" => {
+            let mut c = Command::new("node");
+            c.arg(clients.join("ts_host_client.mjs"));
             c
         }
         "node-search" => {
@@ -629,5 +647,75 @@ fn a_tool_rewritten_between_two_calls_is_asked_again_through_the_gateway() {
         !calls.iter().any(|c| c.contains("two")),
         "the refused call reached the server"
     );
+    wd.assert_no_server_left();
+}
+
+/// A configuration with one server `asker` that asks for a sample, logs at two levels,
+/// completes a prompt's argument and adds a prompt.
+fn write_asker_config(wd: &Workdir) -> PathBuf {
+    let scenario = json!({
+        "capabilities": {"logging": true, "completions": true, "prompts_list_changed": true},
+        "tools": [
+            {"name": "sample", "behavior": {"kind": "sample", "prompt": "hi", "max_tokens": 77}},
+            {"name": "log", "behavior": {"kind": "log", "level": "warning", "logger": "db",
+             "data": "pool exhausted"}},
+            {"name": "debug_log", "behavior": {"kind": "log", "level": "debug", "data": "noise"}},
+            {"name": "new_prompt", "behavior": {"kind": "change_prompts",
+             "add": [{"name": "later", "text": "added later"}]}},
+        ],
+        "prompts": [{"name": "greet", "arguments": ["name"], "text": "Hello {name}",
+                     "completions": {"name": ["Ada", "Alan", "Grace"]}}],
+    });
+    let scenario = support::toml_str(&scenario.to_string());
+    wd.write(
+        "asker.toml",
+        &format!(
+            "[mcp_servers.asker]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {scenario}]\ndefault_tools_approval_mode = \"approve\"\n"
+        ),
+    )
+}
+
+#[test]
+fn python_and_typescript_clients_answer_sampling_and_get_logs_completions_and_list_changes() {
+    let Some(clients) = clients() else { return };
+    let wd = Workdir::new();
+    let config = write_asker_config(&wd);
+    for (which, who) in [("python-host", "py"), ("node-host", "ts")] {
+        let report = run_client(
+            &clients,
+            &wd,
+            which,
+            &["stdio", MCPCTL, &stdio_args(&config), who],
+        );
+        // The upstream server's sampling request reached this client, maxTokens unchanged,
+        // and its answer went back to the server.
+        assert_eq!(report["sampled"], json!([77]), "{which}: {report}");
+        assert_eq!(
+            report["sample"]["result"]["model"],
+            json!(format!("model-{who}")),
+            "{which}: {report}"
+        );
+        assert_eq!(
+            report["sample"]["result"]["content"]["text"],
+            json!(format!("sampled by {who}")),
+            "{which}: {report}"
+        );
+        // Only the warning: the debug message is below the level the client set.
+        assert_eq!(
+            report["logs"],
+            json!([{"level": "warning", "logger": "asker/db", "data": "pool exhausted"}]),
+            "{which}: {report}"
+        );
+        assert_eq!(
+            report["completion"]["values"],
+            json!(["Ada", "Alan"]),
+            "{which}: {report}"
+        );
+        assert_eq!(
+            report["prompts"],
+            json!(["mcp__asker__greet", "mcp__asker__later"]),
+            "{which}: {report}"
+        );
+    }
     wd.assert_no_server_left();
 }
