@@ -241,3 +241,115 @@ async fn server_everything_under_auto_over_stdio_and_http() {
 
 /// What server-everything 2026.8.31 negotiates under `auto`.
 const EVERYTHING_ERA: &str = "2025-11-25";
+
+/// What server-everything asks of a host, answered by this host: its sampling tool (listed
+/// only because the set announces sampling) reaches the host's model with `maxTokens`
+/// unchanged; its simulated logs arrive as events at the configured level or above; its
+/// completable prompt completes, the second argument narrowed by the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(
+    deprecated,
+    reason = "rmcp marks sampling and logging deprecated (SEP-2577)"
+)]
+async fn server_everything_samples_logs_and_completes_through_the_host() {
+    use mcp_connections::model::{
+        ArgumentInfo, CompletionContext, CreateMessageResult, LoggingLevel, Reference,
+        SamplingMessage,
+    };
+    use mcp_connections::{ConnectionEvent, sampling_fn};
+    let Some((entry, preload)) = everything() else {
+        return;
+    };
+    let mut fx = Fixture::new();
+    fx.add(
+        "everything",
+        ServerConfig::stdio("node")
+            .with_args([
+                "--require".to_owned(),
+                preload.display().to_string(),
+                entry.display().to_string(),
+                "stdio".to_owned(),
+            ])
+            .with_log_level(Some(mcp_catalog::LogLevel::Info)),
+    );
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&asked);
+    let model = sampling_fn(move |request| {
+        seen.lock().unwrap().push(request.max_tokens());
+        async {
+            Ok(CreateMessageResult::new(
+                SamplingMessage::assistant_text("a haiku about loopback"),
+                "test-model".to_owned(),
+            ))
+        }
+    });
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let options = ConnectionSetOptions::new()
+        .with_sampling_handler(model)
+        .with_events(tx);
+    let set = ConnectionSet::start(&fx.catalog(), options);
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    let server: McpServerKey = "everything".parse().unwrap();
+
+    let result = set
+        .call_tool(
+            &server,
+            "trigger-sampling-request",
+            Some(json!({"prompt": "write a haiku", "maxTokens": 42})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(text.contains("a haiku about loopback"), "{text}");
+    assert!(text.contains("test-model"), "{text}");
+    assert_eq!(*asked.lock().unwrap(), [42]);
+
+    set.call_tool(
+        &server,
+        "toggle-simulated-logging",
+        None,
+        CallOptions::new(),
+    )
+    .await
+    .unwrap();
+    // One message every 5 s, of a random level: the first at info or above comes soon.
+    let event = tokio::time::timeout(Duration::from_secs(60), async {
+        loop {
+            if let Some(ConnectionEvent::ServerLog { level, .. }) = rx.recv().await {
+                return level;
+            }
+        }
+    })
+    .await
+    .expect("a log message within 60 s");
+    assert_ne!(event, LoggingLevel::Debug, "below the configured level");
+
+    let department = set
+        .complete(
+            &server,
+            Reference::for_prompt("completable-prompt"),
+            ArgumentInfo::new("department", "E"),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(department.values, ["Engineering"]);
+    let context = CompletionContext::with_arguments(
+        [("department".to_owned(), "Engineering".to_owned())]
+            .into_iter()
+            .collect(),
+    );
+    let name = set
+        .complete(
+            &server,
+            Reference::for_prompt("completable-prompt"),
+            ArgumentInfo::new("name", "A"),
+            Some(context),
+        )
+        .await
+        .unwrap();
+    assert_eq!(name.values, ["Alice"]);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
