@@ -219,7 +219,7 @@ impl ConnectionShared {
             caps.extensions = Some(
                 extensions
                     .iter()
-                    .map(|id| (id.clone(), Default::default()))
+                    .map(|(id, settings)| (id.clone(), settings.clone()))
                     .collect(),
             );
         }

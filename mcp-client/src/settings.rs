@@ -215,7 +215,7 @@ pub struct ClientSettings {
     pub(crate) elicitation: bool,
     pub(crate) sampling: bool,
     pub(crate) log_level: Option<mcp_catalog::LogLevel>,
-    pub(crate) extensions: Vec<String>,
+    pub(crate) extensions: std::collections::BTreeMap<String, rmcp::model::JsonObject>,
     pub(crate) background: Option<(TaskTracker, CancellationToken)>,
 }
 
@@ -261,7 +261,7 @@ impl ClientSettings {
             elicitation: false,
             sampling: false,
             log_level: None,
-            extensions: Vec::new(),
+            extensions: std::collections::BTreeMap::new(),
             background: None,
         }
     }
@@ -368,7 +368,22 @@ impl ClientSettings {
     /// Extensions announced in the client's capabilities, by identifier.
     #[must_use]
     pub fn with_extensions(mut self, extensions: Vec<String>) -> Self {
-        self.extensions = extensions;
+        self.extensions = extensions
+            .into_iter()
+            .map(|id| (id, rmcp::model::JsonObject::new()))
+            .collect();
+        self
+    }
+
+    /// One more extension announced in the client's capabilities, with its settings
+    /// (e.g. MCP Apps' `{"mimeTypes": [...]}`).
+    #[must_use]
+    pub fn with_extension(
+        mut self,
+        id: impl Into<String>,
+        settings: rmcp::model::JsonObject,
+    ) -> Self {
+        self.extensions.insert(id.into(), settings);
         self
     }
 

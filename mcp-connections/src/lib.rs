@@ -104,6 +104,7 @@ mod without_http_tests;
 
 #[cfg(feature = "oauth")]
 pub use auth::oauth::OAuthProvider;
+pub use catalog::apps::{APP_MIME_TYPE, APPS_EXTENSION, ToolUi, VISIBILITY_APP, VISIBILITY_MODEL};
 pub use catalog::search::ToolHit;
 pub use catalog::search_mode::{
     CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, search_answer,

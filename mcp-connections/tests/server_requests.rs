@@ -516,3 +516,39 @@ async fn a_log_written_during_one_sessions_call_reaches_that_session_only() {
     pool.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_sampling_request_is_refused_as_invalid_and_the_model_never_sees_it() {
+    let mut fx = Fixture::new();
+    let odd = |name: &str, params: Value| ToolSpec::new(name, Behavior::SampleRaw { params });
+    let scenario = scenario(None)
+        .with_tool(odd(
+            "video",
+            json!({"messages": [{"role": "user", "content": {"type": "video", "url": "x"}}],
+                   "maxTokens": 10}),
+        ))
+        .with_tool(odd("no_tokens", json!({"messages": []})))
+        .with_tool(odd(
+            "unpaired",
+            json!({"messages": [{"role": "user", "content":
+                {"type": "tool_result", "toolUseId": "nope", "content": []}}],
+                   "maxTokens": 10}),
+        ));
+    fx.stdio("asker", scenario);
+    let seen = Arc::default();
+    let set = start(&fx, model("A", None, &seen)).await;
+    for tool in ["video", "no_tokens", "unpaired"] {
+        let answer = call(&set, tool).await.unwrap();
+        let message = answer["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("malformed sampling/createMessage request"),
+            "{tool}: {answer}"
+        );
+    }
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "the model saw a malformed request"
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

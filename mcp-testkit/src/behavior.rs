@@ -288,6 +288,10 @@ pub(crate) async fn call(
             let params = sampling_params(prompt, *max_tokens, tools);
             raw_request(&context, SAMPLING_METHOD, params).await
         }
+        Behavior::SampleRaw { params } => {
+            raw_request(&context, SAMPLING_METHOD, params.clone()).await
+        }
+        Behavior::Result { result } => wire::from_wire("tool result", result.clone()),
         Behavior::Log {
             level,
             logger,

@@ -668,6 +668,20 @@ pub enum Behavior {
         #[serde(default = "one")]
         count: u32,
     },
+    /// Send `sampling/createMessage` with `params` exactly as given (malformed ones too,
+    /// such as a message of a content type MCP does not have) and return the client's
+    /// answer like [`Behavior::Sample`]. The 2025-11-25 era only (a 2026-07-28 server
+    /// sends no requests of its own).
+    SampleRaw {
+        /// The request's `params`.
+        params: Value,
+    },
+    /// Return `result`, a whole `CallToolResult` as JSON (content, `structuredContent`,
+    /// `_meta`, `isError`), as it is.
+    Result {
+        /// The result.
+        result: Value,
+    },
     /// Crash mid-call: the binary calls `std::process::exit(code)`; in process and over
     /// HTTP the transport is closed (the call never gets an answer).
     Exit {
@@ -759,6 +773,8 @@ impl Behavior {
             Self::ChangeResources { .. } => "change_resources",
             Self::UpdateResource { .. } => "update_resource",
             Self::Sample { .. } => "sample",
+            Self::SampleRaw { .. } => "sample_raw",
+            Self::Result { .. } => "result",
             Self::Log { .. } => "log",
             Self::Exit { .. } => "exit",
             Self::Large { .. } => "large",
@@ -1259,6 +1275,12 @@ mod tests {
                 logger: Some("l".into()),
                 data: json!({"d": 1}),
                 count: 2,
+            },
+            Behavior::SampleRaw {
+                params: json!({"maxTokens": 1}),
+            },
+            Behavior::Result {
+                result: json!({"content": []}),
             },
             Behavior::Exit { code: 3 },
             Behavior::Large { bytes: 10 },

@@ -102,6 +102,10 @@ fn the_examples_show_every_behavior() {
             data: json!(null),
             count: 1,
         },
+        Behavior::SampleRaw { params: json!({}) },
+        Behavior::Result {
+            result: json!({"content": []}),
+        },
         Behavior::Exit { code: 0 },
         Behavior::Large { bytes: 0 },
         Behavior::ReportEnv,

@@ -28,6 +28,10 @@ pub struct ToolInfo {
     pub catalog_revision: u64,
     /// The plugin that provided the server, if a plugin did.
     pub plugin: Option<PluginOrigin>,
+    /// The tool's MCP App (`_meta.ui`), when the host renders apps
+    /// ([`ConnectionSetOptions::with_apps`](crate::ConnectionSetOptions::with_apps)) and the
+    /// tool has one.
+    pub ui: Option<crate::catalog::apps::ToolUi>,
 }
 
 /// The plugin that provided a server (from the catalog's winning source), so a host can

@@ -99,6 +99,7 @@ pub(crate) fn connection_key(
         .str("protocol_choice", catalog.protocol(key).as_str())
         .bool("elicitation", elicitation)
         .bool("sampling", announces_sampling(options))
+        .bool("apps", options.apps)
         .str(
             "log_level",
             catalog.log_level(key).map_or("", |level| level.as_str()),

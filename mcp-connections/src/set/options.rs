@@ -47,6 +47,7 @@ pub struct ConnectionSetOptions {
     pub(crate) events: Option<EventSink>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) sampling: Option<Arc<dyn crate::policy::sampling::SamplingHandler>>,
+    pub(crate) apps: bool,
     pub(crate) answer_deadline: Option<Duration>,
     pub(crate) roots: Arc<[mcp_client::Root]>,
     pub(crate) shutdown_timeout: Duration,
@@ -107,6 +108,7 @@ impl ConnectionSetOptions {
             events: None,
             elicitation: None,
             sampling: None,
+            apps: false,
             answer_deadline: None,
             roots: Arc::from([]),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
@@ -209,6 +211,17 @@ impl ConnectionSetOptions {
         handler: Arc<dyn crate::policy::sampling::SamplingHandler>,
     ) -> Self {
         self.sampling = Some(handler);
+        self
+    }
+
+    /// The host renders MCP Apps (the `io.modelcontextprotocol/ui` extension): connections
+    /// announce the extension (with [`APP_MIME_TYPE`](crate::APP_MIME_TYPE)), and each
+    /// [`ToolInfo::ui`](crate::ToolInfo::ui) names the tool's app. Reading its `ui://`
+    /// resource returns it with its MIME type unchanged, and tool results keep their
+    /// `_meta`. Off by default: nothing is announced and `ui` stays `None`.
+    #[must_use]
+    pub fn with_apps(mut self, on: bool) -> Self {
+        self.apps = on;
         self
     }
 

@@ -480,6 +480,14 @@ async fn connect(
         .with_log_level(inner.catalog.log_level(key))
         .with_extensions(announced_extensions(spec))
         .with_background(inner.tasks.clone(), inner.shutdown.clone());
+    let settings = if options.apps {
+        settings.with_extension(
+            crate::catalog::apps::APPS_EXTENSION,
+            crate::catalog::apps::extension_settings(),
+        )
+    } else {
+        settings
+    };
     let gate = Arc::new(Gate::default());
     let requests: Arc<dyn mcp_client::ServerRequests> = Arc::clone(&gate) as _;
     let client = Client::connect(key.clone(), target, settings, requests).await?;

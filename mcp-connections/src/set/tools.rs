@@ -75,6 +75,11 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
                     namespace_description: ns.clone(),
                     catalog_revision: revision,
                     plugin: crate::catalog::tool_info::PluginOrigin::of(&inner.catalog, key),
+                    ui: inner
+                        .options
+                        .apps
+                        .then(|| crate::catalog::apps::ToolUi::of(tool))
+                        .flatten(),
                 });
             }
         }
