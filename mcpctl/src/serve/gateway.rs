@@ -394,7 +394,26 @@ impl ServerHandler for Gateway {
             }
             self.inner.counted.store(true, Ordering::SeqCst);
         }
-        self.negotiate_initialize(&request)
+        let mut result = self.negotiate_initialize(&request)?;
+        // MCP Apps: announced to a client that renders them; every upstream connection
+        // announces the extension (see `serve::run`), so tools' `_meta.ui`, `ui://`
+        // resources and results' `_meta` come through unchanged.
+        let renders_apps = request
+            .capabilities
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(mcp_connections::APPS_EXTENSION));
+        if renders_apps {
+            result
+                .capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    mcp_connections::APPS_EXTENSION.to_owned(),
+                    rmcp::model::JsonObject::new(),
+                );
+        }
+        Ok(result)
     }
 
     async fn list_tools(

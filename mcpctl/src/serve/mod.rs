@@ -107,7 +107,9 @@ pub(crate) async fn run(
         ))),
         options: options
             .with_client_info("mcpctl-serve", env!("CARGO_PKG_VERSION"))
-            .with_answer_deadline(answer_deadline),
+            .with_answer_deadline(answer_deadline)
+            // Passed through to clients that render MCP Apps (see `Gateway::initialize`).
+            .with_apps(true),
         max_calls,
         max_clients,
         tool_exposure,

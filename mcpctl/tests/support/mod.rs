@@ -319,8 +319,24 @@ pub(crate) async fn serve_stdio(
     config: &Path,
     flags: &[&str],
 ) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
+    serve_stdio_with(
+        wd,
+        config,
+        flags,
+        rmcp::model::ClientCapabilities::default(),
+    )
+    .await
+}
+
+/// [`serve_stdio`] with a client announcing `capabilities`.
+pub(crate) async fn serve_stdio_with(
+    wd: &Workdir,
+    config: &Path,
+    flags: &[&str],
+    capabilities: rmcp::model::ClientCapabilities,
+) -> rmcp::service::RunningService<rmcp::RoleClient, rmcp::model::ClientConfig> {
     use rmcp::ServiceExt;
-    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+    use rmcp::model::{ClientConfig, Implementation, ProtocolVersion};
     let mut cmd = tokio::process::Command::new(MCPCTL);
     cmd.arg("--config")
         .arg(config)
@@ -332,7 +348,7 @@ pub(crate) async fn serve_stdio(
         .stderr(Stdio::null())
         .spawn()
         .expect("mcpctl serve starts");
-    ClientConfig::new(ClientCapabilities::default(), Implementation::new("t", "0"))
+    ClientConfig::new(capabilities, Implementation::new("t", "0"))
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
         .serve(transport)
         .await

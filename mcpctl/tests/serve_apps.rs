@@ -1,0 +1,106 @@
+//! `mcpctl serve` passes MCP Apps through: a client that renders them sees the extension
+//! announced, each tool's `_meta.ui`, the `ui://` resource with its MIME type and the
+//! results' `_meta` unchanged; a client that does not is not told of the extension.
+//! Through a real rmcp client over stdio.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    reason = "test helpers may panic; the test starts the gateway as a client would"
+)]
+
+mod support;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ReadResourceRequestParams, ResourceContents,
+};
+use serde_json::json;
+use support::Workdir;
+
+const APP: &str = "ui://weather/app.html";
+const APPS: &str = "io.modelcontextprotocol/ui";
+const MIME: &str = "text/html;profile=mcp-app";
+
+fn write_config(wd: &Workdir) -> std::path::PathBuf {
+    let scenario = json!({
+        "tools": [{
+            "name": "forecast",
+            "_meta": {"ui": {"resourceUri": APP}},
+            "behavior": {"kind": "result", "result": {
+                "content": [{"type": "text", "text": "sunny"}],
+                "_meta": {"weather/trace": "t-1"},
+            }},
+        }],
+        "resources": [{"uri": APP, "name": "app", "text": "<html>sunny</html>", "mime_type": MIME}],
+    })
+    .to_string();
+    wd.write(
+        "gateway.toml",
+        &format!(
+            "[mcp_servers.weather]\ncommand = {:?}\nargs = [\"fake-server\", \"--scenario-json\", {}]\ndefault_tools_approval_mode = \"approve\"\n",
+            env!("CARGO_BIN_EXE_mcpctl"),
+            serde_json::to_string(&scenario).unwrap()
+        ),
+    )
+}
+
+#[test]
+fn a_client_that_renders_apps_gets_them_through_the_gateway() {
+    let wd = Workdir::new();
+    let config = write_config(&wd);
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        let mut caps = ClientCapabilities::default();
+        let mut settings = rmcp::model::JsonObject::new();
+        settings.insert("mimeTypes".into(), json!([MIME]));
+        caps.extensions = Some([(APPS.to_owned(), settings)].into_iter().collect());
+        let client = support::serve_stdio_with(&wd, &config, &[], caps).await;
+        let announced = client
+            .peer_info()
+            .and_then(|i| i.capabilities.extensions.clone())
+            .unwrap_or_default();
+        assert!(announced.contains_key(APPS), "{announced:?}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let tools = loop {
+            let tools = client.list_all_tools().await.unwrap();
+            if !tools.is_empty() || std::time::Instant::now() > deadline {
+                break tools;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        };
+        assert_eq!(tools.len(), 1, "{tools:?}");
+        assert_eq!(
+            serde_json::to_value(&tools[0].meta).unwrap(),
+            json!({"ui": {"resourceUri": APP}})
+        );
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(APP))
+            .await
+            .unwrap();
+        match &read.contents[0] {
+            ResourceContents::TextResourceContents { mime_type, .. } => {
+                assert_eq!(mime_type.as_deref(), Some(MIME));
+            }
+            other => panic!("not text: {other:?}"),
+        }
+        let result = client
+            .call_tool(CallToolRequestParams::new(tools[0].name.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            serde_json::to_value(&result.meta).unwrap(),
+            json!({"weather/trace": "t-1"})
+        );
+        client.cancel().await.unwrap();
+
+        // A client that does not render apps is not told of the extension.
+        let plain = support::serve_stdio(&wd, &config, &[]).await;
+        let announced = plain
+            .peer_info()
+            .and_then(|i| i.capabilities.extensions.clone())
+            .unwrap_or_default();
+        assert!(!announced.contains_key(APPS), "{announced:?}");
+        plain.cancel().await.unwrap();
+    });
+    wd.assert_no_server_left();
+}
