@@ -59,6 +59,10 @@ fn clients() -> Option<PathBuf> {
             include_str!("gateway/py_host_client.py"),
         ),
         (
+            "py_modern_host_client.py",
+            include_str!("gateway/py_modern_host_client.py"),
+        ),
+        (
             "ts_host_client.mjs",
             include_str!("gateway/ts_host_client.mjs"),
         ),
@@ -142,6 +146,11 @@ fn run_client(clients: &Path, wd: &Workdir, which: &str, args: &[&str]) -> Value
         "python-host" => {
             let mut c = Command::new(clients.join("venv/bin/python"));
             c.arg(clients.join("py_host_client.py"));
+            c
+        }
+        "python-2026-host" => {
+            let mut c = Command::new(clients.join("venv/bin/python"));
+            c.arg(clients.join("py_modern_host_client.py"));
             c
         }
         "node-host" => {
@@ -717,5 +726,31 @@ fn python_and_typescript_clients_answer_sampling_and_get_logs_completions_and_li
             "{which}: {report}"
         );
     }
+    wd.assert_no_server_left();
+}
+
+#[test]
+fn a_2026_client_answers_an_upstream_sampling_request_as_an_input_round() {
+    let Some(clients) = clients() else { return };
+    let wd = Workdir::new();
+    let config = write_asker_config(&wd);
+    let report = run_client(
+        &clients,
+        &wd,
+        "python-2026-host",
+        &["stdio", MCPCTL, &stdio_args(&config), "py26"],
+    );
+    assert_eq!(report["protocol_version"], json!("2026-07-28"), "{report}");
+    assert_eq!(report["sampled"], json!([77]), "{report}");
+    assert_eq!(
+        report["sample"]["result"]["model"],
+        json!("model-py26"),
+        "{report}"
+    );
+    assert_eq!(
+        report["completion"]["values"],
+        json!(["Ada", "Alan"]),
+        "{report}"
+    );
     wd.assert_no_server_left();
 }

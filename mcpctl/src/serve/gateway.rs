@@ -863,14 +863,16 @@ impl Gateway {
                 self.inner.hub.answer_deadline,
             )?,
             None => {
-                let can_elicit = context
-                    .client_capabilities()
-                    .is_some_and(|c| c.elicitation.is_some());
+                let caps = context.client_capabilities();
+                let can = modern::Abilities {
+                    elicit: caps.as_ref().is_some_and(|c| c.elicitation.is_some()),
+                    sample: caps.as_ref().is_some_and(|c| c.sampling.is_some()),
+                };
                 modern::start(
                     &self.inner.hub,
                     name,
                     request.arguments.map(Value::Object),
-                    can_elicit,
+                    can,
                 )
             }
         };

@@ -1,5 +1,6 @@
-//! What upstream servers ask of a host, passed to the gateway's clients: sampling requests
-//! (to the client whose call caused them, when it announced sampling), log messages (to
+//! What upstream servers ask of a host, passed to the gateway's 2025-era clients: sampling
+//! requests (to the client whose call caused them, when it announced sampling; a 2026-era
+//! client gets them as `input_required` rounds, see `modern.rs`), log messages (to
 //! clients that set a level, at that level or above), and the answer to a client's
 //! completion request (routed to the server of the prompt or template).
 
@@ -16,10 +17,6 @@ use rmcp::RoleServer;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, ServiceError};
 use serde_json::Value;
-
-/// What a 2026-era client is told: its calls have no session to ask it through, and the
-/// gateway does not pass sampling on as `input_required` rounds.
-const MODERN_REFUSAL: &str = "mcpctl serve does not pass sampling requests on to MCP 2026-07-28 clients; use a 2025-11-25 session to answer them";
 
 /// The sampling handler of a 2025-era client's set: the request goes to the client when it
 /// announced sampling (with tools, when the request offers tools), else it is refused
@@ -72,13 +69,6 @@ fn refusal_of(server: &McpServerKey, e: ServiceError) -> SamplingRefusal {
             ))
         }
     }
-}
-
-/// The sampling handler of a 2026-era client's call: refused (see [`MODERN_REFUSAL`]).
-/// Every set of the gateway has a handler, so every one announces sampling upstream and
-/// all share one connection per server.
-pub(crate) fn refuse_sampling() -> Arc<dyn SamplingHandler> {
-    sampling_fn(|_request| async { Err(SamplingRefusal::new(MODERN_REFUSAL)) })
 }
 
 /// The level a client asked for with `logging/setLevel` (none: it gets no log messages).

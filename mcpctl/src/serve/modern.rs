@@ -1,8 +1,8 @@
 //! The gateway's MCP 2026-07-28 downstream. That era has no sessions and no requests from
-//! server to client: what a call needs from its client (an upstream server's elicitation,
-//! the gateway's own approval question) goes back as an `input_required` result (MRTR,
-//! SEP-2322), and the client's retry, carrying the answer and the `requestState`, resumes
-//! the same call.
+//! server to client: what a call needs from its client (an upstream server's elicitation
+//! or sampling request, the gateway's own approval question) goes back as an
+//! `input_required` result (MRTR, SEP-2322), and the client's retry, carrying the answer
+//! and the `requestState`, resumes the same call.
 //!
 //! Each such call runs on a connection set of its own ([`Run`]) on the hub's pool, so an
 //! upstream elicitation is routed to exactly that call (the pool's session gate), whoever
@@ -18,7 +18,10 @@ use std::time::{Duration, Instant};
 use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
-use mcp_connections::{CallOptions, ConnectionSet, ElicitationRequest, elicitation_fn};
+use mcp_connections::{
+    CallOptions, ConnectionSet, ElicitationRequest, SamplingRefusal, SamplingRequest,
+    elicitation_fn, sampling_fn,
+};
 use rmcp::model::{CallToolResponse, InputRequest, InputRequiredResult, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
@@ -113,8 +116,9 @@ pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     })
 }
 
-/// A question a call asks its client, and where the answer goes.
-pub(crate) type Ask = (ElicitRequestParams, oneshot::Sender<ElicitResult>);
+/// A question a call asks its client (an input request as JSON: `{"method", "params"}`),
+/// and where the client's answer goes (`None`: it gave none).
+pub(crate) type Ask = (Value, oneshot::Sender<Option<Value>>);
 
 /// One call of a 2026-era client: its own connection set, the task running it, the
 /// questions it asks and its progress.
@@ -136,7 +140,7 @@ impl Run {
 /// A call waiting for its client's answer.
 struct ParkedRun {
     run: Run,
-    answer: oneshot::Sender<ElicitResult>,
+    answer: oneshot::Sender<Option<Value>>,
     since: Instant,
 }
 
@@ -156,7 +160,7 @@ impl std::fmt::Debug for Parked {
 impl Parked {
     /// Parks `run` until its client answers; the `requestState` to hand out, or the run
     /// back when too many calls wait already.
-    fn park(&self, run: Run, answer: oneshot::Sender<ElicitResult>) -> Result<String, Run> {
+    fn park(&self, run: Run, answer: oneshot::Sender<Option<Value>>) -> Result<String, Run> {
         let Ok(mut runs) = self.runs.lock() else {
             return Err(run);
         };
@@ -180,7 +184,7 @@ impl Parked {
 
     /// The run parked under `state`, once `answer` went to it; `None` for a state this
     /// gateway does not know (never handed out, answered already, or expired).
-    fn resume(&self, state: &str, answer: ElicitResult) -> Option<Run> {
+    fn resume(&self, state: &str, answer: Option<Value>) -> Option<Run> {
         let parked = self.runs.lock().ok()?.remove(state)?;
         // The call may have ended meanwhile (its server died): then the answer is moot.
         let _ = parked.answer.send(answer);
@@ -235,12 +239,9 @@ pub(crate) async fn expire_every_second(hub: std::sync::Weak<Hub>) {
     }
 }
 
-/// The client's answer in a retry's `inputResponses` (declined when it sent none).
-pub(crate) fn answer_of(responses: Option<&rmcp::model::InputResponses>) -> ElicitResult {
-    responses
-        .and_then(|r| r.get(INPUT_KEY))
-        .and_then(|v| serde_json::from_value::<ElicitResult>(v.clone()).ok())
-        .unwrap_or_else(|| ElicitResult::new(ElicitationAction::Decline))
+/// The client's answer in a retry's `inputResponses`, as it sent it.
+pub(crate) fn answer_of(responses: Option<&rmcp::model::InputResponses>) -> Option<Value> {
+    responses.and_then(|r| r.get(INPUT_KEY)).cloned()
 }
 
 /// The parked run a retry names, or the error for a state the gateway does not know.
@@ -287,15 +288,12 @@ pub(crate) async fn drive(
                     let _ = context.peer.notify_progress(param).await;
                 }
             }
-            Some((params, answer)) = run.asks.recv() => {
-                let request = serde_json::from_value::<InputRequest>(
-                    json!({"method": "elicitation/create", "params": params}),
-                );
-                let request = match request {
+            Some((input, answer)) = run.asks.recv() => {
+                let request = match serde_json::from_value::<InputRequest>(input) {
                     Ok(request) => request,
                     Err(e) => {
-                        tracing::warn!("an elicitation could not be passed on: {e}");
-                        let _ = answer.send(ElicitResult::new(ElicitationAction::Decline));
+                        tracing::warn!("a question could not be passed on: {e}");
+                        let _ = answer.send(None);
                         continue;
                     }
                 };
@@ -320,7 +318,16 @@ pub(crate) async fn drive(
     }
 }
 
-/// Asks a 2026-era client through its call's run (declined when it cannot elicit).
+/// Puts `input` (`{"method", "params"}`) to a 2026-era client through its call's run: its
+/// answer, or `None` when it gave none (or the call is over).
+async fn put(asks: &mpsc::Sender<Ask>, input: Value) -> Option<Value> {
+    let (answer, answered) = oneshot::channel();
+    asks.send((input, answer)).await.ok()?;
+    answered.await.ok().flatten()
+}
+
+/// Asks a 2026-era client through its call's run (declined when it cannot elicit, or
+/// answers with something that is no elicitation result).
 async fn ask(
     asks: &mpsc::Sender<Ask>,
     can_elicit: bool,
@@ -330,18 +337,63 @@ async fn ask(
     if !can_elicit {
         return declined();
     }
-    let (answer, answered) = oneshot::channel();
-    if asks.send((params, answer)).await.is_err() {
-        return declined();
+    let input = json!({"method": "elicitation/create", "params": params});
+    put(asks, input)
+        .await
+        .and_then(|answer| serde_json::from_value::<ElicitResult>(answer).ok())
+        .unwrap_or_else(declined)
+}
+
+/// Passes an upstream server's sampling request to a 2026-era client through its call's
+/// run: refused when the client does not offer sampling, or gives no message back.
+#[expect(
+    deprecated,
+    reason = "rmcp marks sampling deprecated (SEP-2577), yet MCP 2026-07-28 defines it"
+)]
+async fn sample(
+    asks: &mpsc::Sender<Ask>,
+    can_sample: bool,
+    request: SamplingRequest,
+) -> mcp_connections::SamplingAnswer {
+    if !can_sample {
+        return Err(SamplingRefusal::new(
+            "the client of mcpctl serve does not offer sampling",
+        ));
     }
-    answered.await.unwrap_or_else(|_| declined())
+    let input = json!({"method": "sampling/createMessage", "params": request.params});
+    match put(asks, input).await {
+        Some(answer) => serde_json::from_value::<mcp_connections::model::CreateMessageResult>(
+            answer,
+        )
+        .map_err(|e| {
+            SamplingRefusal::new(format!(
+                "the client of mcpctl serve answered with no message: {e}"
+            ))
+        }),
+        None => Err(SamplingRefusal::new(
+            "the client of mcpctl serve gave no answer",
+        )),
+    }
+}
+
+/// What a 2026-era client said it can answer (its request's client capabilities).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Abilities {
+    /// Elicitation.
+    pub(crate) elicit: bool,
+    /// Sampling.
+    pub(crate) sample: bool,
 }
 
 /// Starts a 2026-era client's call on a connection set of its own on the hub's pool:
 /// whatever the call asks (the approval question first, when its mode says to ask,
 /// then the upstream server's elicitations) goes to the run's question channel.
 /// Approvals are not remembered: the era has no session to remember them in.
-pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can_elicit: bool) -> Run {
+pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abilities) -> Run {
+    let Abilities {
+        elicit: can_elicit,
+        sample: can_sample,
+    } = can;
     let (asks_tx, asks) = mpsc::channel::<Ask>(1);
     let (progress_tx, progress) = super::progress::latest();
     let handler_asks = asks_tx.clone();
@@ -349,12 +401,17 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can_elici
         let asks = handler_asks.clone();
         async move { ask(&asks, can_elicit, request.params).await }
     });
+    let sampler_asks = asks_tx.clone();
+    let sampler = sampling_fn(move |request: SamplingRequest| {
+        let asks = sampler_asks.clone();
+        async move { sample(&asks, can_sample, request).await }
+    });
     let options = hub
         .options
         .clone()
         .with_shared_pool(hub.pool.clone())
         .with_elicitation_handler(handler)
-        .with_sampling_handler(super::host_requests::refuse_sampling());
+        .with_sampling_handler(sampler);
     let set = ConnectionSet::start(&hub.catalog, options);
     let call_set = set.clone();
     let task = tokio::spawn(async move {
