@@ -4,6 +4,12 @@
 //! loopback fake server, in each era). A transport-level delay (such as the ~44 ms of a
 //! delayed ACK) shows here as an absolute time far above the stdio rows.
 //!
+//! Two more pairs over stdio measure what servers send besides the answer: a call whose
+//! server writes one log message first (`client_stdio_log`: routed as it is read,
+//! rate-limited, a `tracing` event; the bare client's handler drops it), and a call whose
+//! server asks for a sample first (`client_stdio_sampling`: checked both ways; the bare
+//! client's handler answers at once).
+//!
 //! Run: `cargo bench -p mcp-client --bench one_connection`.
 
 #![allow(
@@ -11,23 +17,79 @@
     reason = "the baseline is a bare rmcp client spawning the server itself"
 )]
 #![allow(clippy::expect_used, missing_docs, reason = "benchmark harness")]
+#![allow(
+    deprecated,
+    reason = "rmcp marks sampling and logging deprecated (SEP-2577)"
+)]
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_catalog::StdioConfig;
+use mcp_client::{BoxFuture, SamplingRefusal, ServerRequests};
 use mcp_client::{
     CallSettings, Client, ClientSettings, DeclineRequests, Handshake, HttpTarget, Target,
 };
-use mcp_testkit::{HttpFakeServer, Scenario, ToolSpec};
-use rmcp::ServiceExt;
+use mcp_key::McpServerKey;
+use mcp_testkit::{Behavior, HttpFakeServer, Scenario, ToolSpec};
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, CreateMessageRequestParams,
+    CreateMessageResult, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
+    ProtocolVersion, SamplingCapability, SamplingMessage,
 };
+use rmcp::service::RequestContext;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 
 const CALL: Duration = Duration::from_secs(30);
+
+/// The model's answer in both clients.
+fn answer() -> CreateMessageResult {
+    CreateMessageResult::new(SamplingMessage::assistant_text("ok"), "bench".to_owned())
+}
+
+/// The host of the `Client` rows: answers sampling at once.
+struct Model;
+
+impl ServerRequests for Model {
+    fn elicit<'a>(
+        &'a self,
+        _server: &'a McpServerKey,
+        _request: ElicitRequestParams,
+    ) -> BoxFuture<'a, ElicitResult> {
+        Box::pin(async { ElicitResult::new(ElicitationAction::Decline) })
+    }
+
+    fn create_message<'a>(
+        &'a self,
+        _server: &'a McpServerKey,
+        _request: CreateMessageRequestParams,
+    ) -> BoxFuture<'a, Result<CreateMessageResult, SamplingRefusal>> {
+        Box::pin(async { Ok(answer()) })
+    }
+}
+
+/// The bare rmcp client's handler: announces sampling and answers it at once.
+#[derive(Clone)]
+struct BareModel;
+
+impl ClientHandler for BareModel {
+    fn get_info(&self) -> ClientConfig {
+        let mut caps = ClientCapabilities::default();
+        caps.sampling = Some(SamplingCapability::default());
+        ClientConfig::new(caps, Implementation::new("bench-bare", "0"))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        Ok(answer())
+    }
+}
 
 fn bare_info() -> ClientConfig {
     ClientConfig::new(
@@ -45,7 +107,25 @@ fn bench(c: &mut Criterion) {
         .expect("runtime");
     let home = mcp_testkit::TestHome::new().expect("temp dir");
     let scenario_path = home.join("bench.json");
-    let scenario = Scenario::new("bench").with_tool(ToolSpec::echo("echo"));
+    let scenario = Scenario::new("bench")
+        .with_tool(ToolSpec::echo("echo"))
+        .with_tool(ToolSpec::new(
+            "log",
+            Behavior::Log {
+                level: "info".to_owned(),
+                logger: None,
+                data: serde_json::json!("a line of the server's log"),
+                count: 1,
+            },
+        ))
+        .with_tool(ToolSpec::new(
+            "sample",
+            Behavior::Sample {
+                prompt: "hi".to_owned(),
+                max_tokens: 10,
+                tools: Vec::new(),
+            },
+        ));
     scenario.write_json(&scenario_path).expect("scenario");
     let bin = mcp_testkit::fake_server_bin();
     let args = vec![
@@ -62,20 +142,30 @@ fn bench(c: &mut Criterion) {
         .expect("connect")
     };
 
-    let stdio = connect(
-        Target::stdio(StdioConfig::new(bin.to_string_lossy()).with_args(args.clone())),
-        Handshake::Initialize,
-    );
-    let bare_stdio = rt.block_on(async {
+    let stdio_target =
+        || Target::stdio(StdioConfig::new(bin.to_string_lossy()).with_args(args.clone()));
+    let stdio = connect(stdio_target(), Handshake::Initialize);
+    let sampling = rt
+        .block_on(Client::connect(
+            "bench".parse().expect("name"),
+            stdio_target(),
+            ClientSettings::new()
+                .with_handshake(Handshake::Initialize)
+                .with_sampling(true),
+            Arc::new(Model),
+        ))
+        .expect("connect");
+    let spawn = || {
         let mut cmd = tokio::process::Command::new(&bin);
         cmd.args(&args);
-        let transport = TokioChildProcess::builder(cmd)
+        TokioChildProcess::builder(cmd)
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("spawn")
-            .0;
-        bare_info().serve(transport).await.expect("initialize")
-    });
+            .0
+    };
+    let bare_stdio = rt.block_on(async { bare_info().serve(spawn()).await.expect("initialize") });
+    let bare_sampling = rt.block_on(async { BareModel.serve(spawn()).await.expect("initialize") });
 
     let http_server = rt
         .block_on(HttpFakeServer::start(scenario))
@@ -121,6 +211,30 @@ fn bench(c: &mut Criterion) {
                 .expect("call")
         })
     });
+    group.bench_function("bare_rmcp_stdio_log", |b| {
+        b.iter(|| {
+            rt.block_on(bare_stdio.call_tool(CallToolRequestParams::new("log")))
+                .expect("call")
+        })
+    });
+    group.bench_function("client_stdio_log", |b| {
+        b.iter(|| {
+            rt.block_on(stdio.call_tool("log", None, CallSettings::new(CALL)))
+                .expect("call")
+        })
+    });
+    group.bench_function("bare_rmcp_stdio_sampling", |b| {
+        b.iter(|| {
+            rt.block_on(bare_sampling.call_tool(CallToolRequestParams::new("sample")))
+                .expect("call")
+        })
+    });
+    group.bench_function("client_stdio_sampling", |b| {
+        b.iter(|| {
+            rt.block_on(sampling.call_tool("sample", None, CallSettings::new(CALL)))
+                .expect("call")
+        })
+    });
     group.bench_function("bare_rmcp_http_2025", |b| {
         b.iter(|| {
             rt.block_on(bare_http.call_tool(CallToolRequestParams::new("echo")))
@@ -143,6 +257,8 @@ fn bench(c: &mut Criterion) {
 
     rt.block_on(async {
         stdio.shutdown().await;
+        sampling.shutdown().await;
+        let _ = bare_sampling.cancel().await;
         http_2025.shutdown().await;
         http_2026.shutdown().await;
         let _ = bare_stdio.cancel().await;

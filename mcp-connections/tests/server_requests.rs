@@ -23,7 +23,7 @@ use mcp_connections::{
     HostAuthority, SamplingRefusal, ServerPool, sampling_fn, sampling_reviewer_fn,
 };
 use mcp_key::McpServerKey;
-use mcp_testkit::{Behavior, PromptSpec, RecordedRequest, Scenario, ToolSpec};
+use mcp_testkit::{Behavior, PromptSpec, RecordedRequest, ResourceSpec, Scenario, ToolSpec};
 use pretty_assertions::assert_eq;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
@@ -85,6 +85,17 @@ fn scenario(era: Option<&str>) -> Scenario {
                 remove: Vec::new(),
             },
         ))
+        .with_tool(ToolSpec::new(
+            "new_resource",
+            Behavior::ChangeResources {
+                add: vec![ResourceSpec::new(
+                    "file:///later.md",
+                    "later",
+                    "added later",
+                )],
+                remove: Vec::new(),
+            },
+        ))
         .with_prompt(
             PromptSpec::new("greet", "Hello {name}")
                 .with_argument("name")
@@ -95,7 +106,8 @@ fn scenario(era: Option<&str>) -> Scenario {
         .capabilities
         .with_logging(true)
         .with_completions(true)
-        .with_prompts_list_changed(true);
+        .with_prompts_list_changed(true)
+        .with_resources_list_changed(true);
     scenario
 }
 
@@ -405,7 +417,7 @@ async fn completions_are_routed_to_the_server_of_the_prompt() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_prompt_list_change_is_an_event_in_both_eras() {
+async fn prompt_and_resource_list_changes_are_events_in_both_eras() {
     for era in [None, Some(MODERN)] {
         let mut fx = Fixture::new();
         fx.stdio("asker", scenario(era));
@@ -430,6 +442,25 @@ async fn a_prompt_list_change_is_an_event_in_both_eras() {
             .map(|p| p.item.name)
             .collect();
         assert_eq!(names, ["greet", "later"], "{era:?}");
+        call(&set, "new_resource").await.unwrap();
+        let event = wait_event(&mut rx, Duration::from_secs(20), |e| {
+            matches!(e, ConnectionEvent::ResourcesChanged { .. })
+        })
+        .await;
+        assert_eq!(
+            event,
+            ConnectionEvent::ResourcesChanged {
+                server: key("asker")
+            }
+        );
+        let uris: Vec<String> = set
+            .list_resources()
+            .await
+            .items
+            .into_iter()
+            .map(|r| r.item.uri)
+            .collect();
+        assert_eq!(uris, ["file:///later.md"], "{era:?}");
         set.shutdown().await;
         fx.assert_no_processes().await;
     }

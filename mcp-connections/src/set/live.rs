@@ -72,17 +72,27 @@ impl SessionRoute {
             (Some(handler), true) => handler,
             _ => return ElicitResult::new(ElicitationAction::Decline),
         };
-        let Some(deadline) = self.answer_deadline else {
-            return handler.elicit(request).await;
-        };
         let (server, id) = (request.server.clone(), request.id.clone());
-        match tokio::time::timeout(deadline, handler.elicit(request)).await {
-            Ok(answer) => answer,
-            Err(_) => {
-                tracing::warn!(server = %server, %id, "elicitation not answered within {deadline:?}; cancelled");
-                ElicitResult::new(ElicitationAction::Cancel)
-            }
-        }
+        within(self.answer_deadline, handler.elicit(request), |deadline| {
+            tracing::warn!(server = %server, %id, "elicitation not answered within {deadline:?}; cancelled");
+            ElicitResult::new(ElicitationAction::Cancel)
+        })
+        .await
+    }
+}
+
+/// `answer`, unless the host's handler takes longer than `deadline` (when there is one):
+/// then what `late` says.
+async fn within<T>(
+    deadline: Option<std::time::Duration>,
+    answer: impl Future<Output = T>,
+    late: impl FnOnce(std::time::Duration) -> T,
+) -> T {
+    match deadline {
+        None => answer.await,
+        Some(deadline) => tokio::time::timeout(deadline, answer)
+            .await
+            .unwrap_or_else(|_| late(deadline)),
     }
 }
 
@@ -105,20 +115,15 @@ impl SessionRoute {
         let Some(handler) = &self.sampling else {
             return Err(SamplingRefusal::not_offered());
         };
-        let Some(deadline) = self.answer_deadline else {
-            return handler.create_message(request).await;
-        };
         let (server, id) = (request.server.clone(), request.id.clone());
-        match tokio::time::timeout(deadline, handler.create_message(request)).await {
-            Ok(answer) => answer,
-            Err(_) => {
-                tracing::warn!(server = %server, %id, "sampling not answered within {deadline:?}; refused");
-                Err(SamplingRefusal::new(format!(
-                    "the host's model did not answer within {}s",
-                    deadline.as_secs_f64()
-                )))
-            }
-        }
+        within(self.answer_deadline, handler.create_message(request), |deadline| {
+            tracing::warn!(server = %server, %id, "sampling not answered within {deadline:?}; refused");
+            Err(SamplingRefusal::new(format!(
+                "the host's model did not answer within {}s",
+                deadline.as_secs_f64()
+            )))
+        })
+        .await
     }
 }
 

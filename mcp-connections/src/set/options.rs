@@ -226,7 +226,8 @@ impl ConnectionSetOptions {
     }
 
     /// How long the elicitation handler may take to answer one request before it is
-    /// cancelled (the server gets `cancel`). Default: no limit, for a host whose user
+    /// cancelled (the server gets `cancel`), and the sampling handler before the request is
+    /// refused. Default: no limit, for a host whose user
     /// answers at their own pace. Set it where several users share a server: while a
     /// 2025-era server waits for one user's answer, the other sets' calls to that server
     /// wait their turn (the server's request names no call, so only turns can route it).
