@@ -70,12 +70,33 @@ async fn a_host_that_renders_apps_gets_each_tools_app_unchanged() {
         json!({APPS_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}})
     );
     let tools = set.tools().await;
-    // The app-only tool is not the model's to see.
-    let names: Vec<&str> = tools.iter().map(|t| t.raw_name()).collect();
-    assert_eq!(names, ["forecast"]);
+    // Both tools are the host's; the app-only one is not for its model.
+    let seen: Vec<(&str, bool)> = tools
+        .iter()
+        .map(|t| (t.raw_name(), t.visible_to_model()))
+        .collect();
+    assert_eq!(seen, [("forecast", true), ("refresh", false)]);
     let ui = tools[0].ui.clone().expect("the tool's app");
     assert_eq!(ui.resource_uri, APP);
     assert_eq!(ui.visibility, ["model", "app"]);
+    assert_eq!(tools[1].ui.clone().unwrap().visibility, ["app"]);
+    // The host calls the app-only tool for its app; the model's search does not find it.
+    let refreshed = set
+        .call_qualified(
+            &tools[1].qualified_name,
+            Some(json!({"k": 1})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(refreshed.structured_content, Some(json!({"k": 1})));
+    let found: Vec<String> = set
+        .search_tools("refresh", 10)
+        .unwrap()
+        .into_iter()
+        .map(|hit| hit.info.tool.name.to_string())
+        .collect();
+    assert!(!found.contains(&"refresh".to_owned()), "{found:?}");
 
     // The app, with its MIME type as the server gave it.
     let read = set.read_resource(&key(), APP).await.unwrap();
@@ -108,8 +129,10 @@ async fn without_the_option_nothing_is_announced_and_no_tool_has_an_app() {
     fx.stdio("weather", scenario());
     let set = start(&fx, false).await;
     assert_eq!(announced_extensions(&fx), Value::Null);
+    // The app-only tool stays out of the catalog, as before there were apps.
     let tools = set.tools().await;
     assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].raw_name(), "forecast");
     assert_eq!(tools[0].ui, None);
     set.shutdown().await;
     fx.assert_no_processes().await;

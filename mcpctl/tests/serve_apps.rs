@@ -24,6 +24,10 @@ const MIME: &str = "text/html;profile=mcp-app";
 fn write_config(wd: &Workdir) -> std::path::PathBuf {
     let scenario = json!({
         "tools": [{
+            "name": "refresh",
+            "_meta": {"ui": {"resourceUri": APP, "visibility": ["app"]}},
+            "behavior": {"kind": "echo"},
+        }, {
             "name": "forecast",
             "_meta": {"ui": {"resourceUri": APP}},
             "behavior": {"kind": "result", "result": {
@@ -68,11 +72,15 @@ fn a_client_that_renders_apps_gets_them_through_the_gateway() {
             }
             tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         };
-        assert_eq!(tools.len(), 1, "{tools:?}");
+        // Both tools, the app-only one too: this client's host keeps it from its model.
+        let mut tools = tools;
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(tools.len(), 2, "{tools:?}");
         assert_eq!(
             serde_json::to_value(&tools[0].meta).unwrap(),
             json!({"ui": {"resourceUri": APP}})
         );
+        assert!(tools[1].name.ends_with("refresh"), "{tools:?}");
         let read = client
             .read_resource(ReadResourceRequestParams::new(APP))
             .await
@@ -100,6 +108,16 @@ fn a_client_that_renders_apps_gets_them_through_the_gateway() {
             .and_then(|i| i.capabilities.extensions.clone())
             .unwrap_or_default();
         assert!(!announced.contains_key(APPS), "{announced:?}");
+        // Nor listed the tool only an app may call.
+        let names: Vec<String> = loop {
+            let tools = plain.list_all_tools().await.unwrap();
+            if !tools.is_empty() || std::time::Instant::now() > deadline {
+                break tools.iter().map(|t| t.name.to_string()).collect();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        };
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert!(names[0].ends_with("forecast"), "{names:?}");
         plain.cancel().await.unwrap();
     });
     wd.assert_no_server_left();

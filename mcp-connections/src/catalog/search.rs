@@ -73,7 +73,8 @@ impl SearchState {
             return Ok(());
         }
         let mut by_server: BTreeMap<&McpServerKey, Vec<&ToolInfo>> = BTreeMap::new();
-        for info in catalog {
+        // A search is the model's: tools only an MCP App may call are not its to find.
+        for info in catalog.iter().filter(|info| info.visible_to_model()) {
             by_server.entry(&info.server).or_default().push(info);
         }
         let gone: Vec<McpServerKey> = self

@@ -77,6 +77,14 @@ impl ToolInfo {
     pub fn annotations(&self) -> Option<&ToolAnnotations> {
         self.tool.annotations.as_ref()
     }
+
+    /// Whether the model may see the tool: not when its `_meta.ui.visibility` names only
+    /// the app. Such tools are in the catalog only for hosts that render MCP Apps
+    /// ([`ConnectionSetOptions::with_apps`](crate::ConnectionSetOptions::with_apps)): the
+    /// host calls them for the app and leaves them out of what its model sees.
+    pub fn visible_to_model(&self) -> bool {
+        visible_to_model(&self.tool)
+    }
 }
 
 /// The aggregated catalog at one revision.

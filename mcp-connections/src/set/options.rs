@@ -216,9 +216,12 @@ impl ConnectionSetOptions {
 
     /// The host renders MCP Apps (the `io.modelcontextprotocol/ui` extension): connections
     /// announce the extension (with [`APP_MIME_TYPE`](crate::APP_MIME_TYPE)), and each
-    /// [`ToolInfo::ui`](crate::ToolInfo::ui) names the tool's app. Reading its `ui://`
-    /// resource returns it with its MIME type unchanged, and tool results keep their
-    /// `_meta`. Off by default: nothing is announced and `ui` stays `None`.
+    /// [`ToolInfo::ui`](crate::ToolInfo::ui) names the tool's app. Tools only the app may
+    /// call (`visibility: ["app"]`) join the catalog, callable by the host for its app:
+    /// leave them out of what the model sees ([`ToolInfo::visible_to_model`](crate::ToolInfo::visible_to_model);
+    /// tool search leaves them out). Reading a `ui://` resource returns it with its MIME
+    /// type unchanged, and tool results keep their `_meta`. Off by default: nothing is
+    /// announced, `ui` stays `None` and app-only tools stay out of the catalog.
     #[must_use]
     pub fn with_apps(mut self, on: bool) -> Self {
         self.apps = on;

@@ -45,7 +45,10 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
         };
         let mut tools: Vec<Tool> = listed
             .iter()
-            .filter(|t| slot.spec.filter.allows(&t.name) && visible_to_model(t))
+            // Tools only an app may call are the catalog's only for a host that renders apps.
+            .filter(|t| {
+                slot.spec.filter.allows(&t.name) && (inner.options.apps || visible_to_model(t))
+            })
             .cloned()
             .collect();
         let mut held = Vec::new();

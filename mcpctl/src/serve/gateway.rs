@@ -137,6 +137,8 @@ struct Inner {
     revealed: Mutex<super::exposure::Revealed>,
     /// The level of log messages the client asked for (`logging/setLevel`).
     log_level: ClientLevel,
+    /// Whether the client (2025 era) announced that it renders MCP Apps.
+    renders_apps: std::sync::atomic::AtomicBool,
 }
 
 impl Drop for Inner {
@@ -243,6 +245,7 @@ impl Gateway {
                 prompts: Mutex::default(),
                 revealed: Mutex::default(),
                 log_level,
+                renders_apps: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -403,6 +406,9 @@ impl ServerHandler for Gateway {
             .extensions
             .as_ref()
             .is_some_and(|e| e.contains_key(mcp_connections::APPS_EXTENSION));
+        self.inner
+            .renders_apps
+            .store(renders_apps, Ordering::SeqCst);
         if renders_apps {
             result
                 .capabilities
@@ -435,12 +441,16 @@ impl ServerHandler for Gateway {
             return Ok(ListToolsResult::with_all_items(tools));
         }
         self.settle_for(&context).await;
+        // Tools only an MCP App may call go to clients that render apps, whose hosts keep
+        // them from their models.
+        let apps = self.renders_apps(&context);
         let tools = self
             .inner
             .set
             .tools()
             .await
             .iter()
+            .filter(|t| apps || t.visible_to_model())
             .map(super::exposure::as_listed)
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
@@ -838,6 +848,18 @@ impl Gateway {
         if modern::is_modern(context) {
             self.settle().await;
         }
+    }
+
+    /// Whether the client renders MCP Apps: announced in its `initialize` (2025 era), or
+    /// in the request's client capabilities (2026 era).
+    fn renders_apps(&self, context: &RequestContext<RoleServer>) -> bool {
+        if modern::is_modern(context) {
+            return context.client_capabilities().is_some_and(|c| {
+                c.extensions
+                    .is_some_and(|e| e.contains_key(mcp_connections::APPS_EXTENSION))
+            });
+        }
+        self.inner.renders_apps.load(Ordering::SeqCst)
     }
 
     /// See [`Self::settle_for`].
