@@ -73,9 +73,9 @@ pub trait ServerRequests: Send + Sync {
     }
 
     /// Where a log message of the server (`notifications/message`) that arrives now
-    /// goes, after the connection's rate limit: asked as the message is read off a stdio
+    /// goes, after the connection's rate limit: asked as the message is read off the
     /// transport (in the server's order, so before the reply of the call it was written
-    /// during), and as rmcp hands it over otherwise. A connection shared by several users
+    /// during; on a 2026-era listen, as rmcp hands it over). A connection shared by several users
     /// routes it to the user whose call is running. The default (`None`) hands it to
     /// nobody; every message also goes to [`Client::server_logs`](crate::Client::server_logs)
     /// and `tracing`.

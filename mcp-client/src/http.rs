@@ -393,7 +393,10 @@ async fn handshake(
             Ok(transport) => {
                 rmcp::service::ClientServiceExt::serve_with_lifecycle(
                     handler.clone(),
-                    transport,
+                    crate::log_route::RouteLogs::new(
+                        transport,
+                        Arc::clone(handler.shared.requests()),
+                    ),
                     ClientLifecycleMode::Initialize,
                 )
                 .await
@@ -406,9 +409,14 @@ async fn handshake(
             ),
         }
     } else {
+        // Log messages are routed as they are read (see `log_route`): a call's own
+        // messages come on its response stream, before its reply.
         let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
             handler.clone(),
-            StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
+            crate::log_route::RouteLogs::new(
+                StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
+                Arc::clone(handler.shared.requests()),
+            ),
             lifecycle.clone(),
         );
         if matches!(lifecycle, ClientLifecycleMode::Auto { .. }) {

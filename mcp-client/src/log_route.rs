@@ -2,8 +2,9 @@
 //! sessions) must hand a log message written during one user's call to that user only.
 //! rmcp handles each notification on a task of its own, which may run after the call's
 //! reply has already ended the call; so the route is chosen here, as the message is read
-//! off the transport, in the order the server wrote it (before the reply that follows
-//! it), and carried to the handler in the notification's extensions.
+//! off the transport (stdio, streamable HTTP, legacy SSE), in the order the server wrote
+//! it (before the reply that follows it), and carried to the handler in the
+//! notification's extensions.
 
 use std::sync::Arc;
 

@@ -500,7 +500,9 @@ async fn logs_left(mut rx: mpsc::UnboundedReceiver<ConnectionEvent>) -> Vec<Valu
 /// Sets that share a connection and answer server requests take turns on it; a log
 /// message read while one set's call runs is that set's alone. (Sets that answer nothing
 /// do not take turns; their calls overlap, and a stdio server's log message, which does
-/// not say whose call it belongs to, goes to every set.)
+/// not say whose call it belongs to, goes to every set.) Over stdio only: a streamable-HTTP
+/// server may send a call's log message on its session's own stream, which is not ordered
+/// with the call's reply (with rmcp's server, now and then one went to the next call).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_log_written_during_one_sessions_call_reaches_that_session_only() {
     let mut fx = Fixture::new();
