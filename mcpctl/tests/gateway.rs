@@ -730,7 +730,7 @@ fn python_and_typescript_clients_answer_sampling_and_get_logs_completions_and_li
 }
 
 #[test]
-fn a_2026_client_answers_an_upstream_sampling_request_as_an_input_round() {
+fn a_2026_client_answers_sampling_as_an_input_round_and_listens_for_prompt_changes() {
     let Some(clients) = clients() else { return };
     let wd = Workdir::new();
     let config = write_asker_config(&wd);
@@ -750,6 +750,12 @@ fn a_2026_client_answers_an_upstream_sampling_request_as_an_input_round() {
     assert_eq!(
         report["completion"]["values"],
         json!(["Ada", "Alan"]),
+        "{report}"
+    );
+    assert_eq!(report["prompts_changed"], json!(true), "{report}");
+    assert_eq!(
+        report["prompts"],
+        json!(["mcp__asker__greet", "mcp__asker__later"]),
         "{report}"
     );
     wd.assert_no_server_left();
