@@ -104,9 +104,10 @@
 //! severe level of log messages a server should send; the connection layer sends it as
 //! `logging/setLevel`. [`ResolvedCatalog::log_level`] gives the effective [`LogLevel`], or
 //! `None` when neither is written: nothing is sent and the server keeps its own level. It
-//! is not part of the [connection fingerprint](connection_fingerprint) (a live connection
-//! can send a new level) nor of the trust review (it starts nothing, reads nothing and
-//! sends no credentials).
+//! is not part of the [connection fingerprint](connection_fingerprint) (it changes nothing
+//! of how the server is reached; a host that shares connections keys them by it itself,
+//! since one connection has one level) nor of the trust review (it starts nothing, reads
+//! nothing and sends no credentials).
 //!
 //! ```
 //! use mcp_catalog::{CatalogBuilder, Config, LogLevel};

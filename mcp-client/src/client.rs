@@ -78,6 +78,10 @@ impl Client {
         if let Some(changes) = changes {
             changes.spawn(service.peer().clone(), Arc::clone(&shared), cancel.clone());
         }
+        // Prompt and resource list changes: each burst counted once, like the tools'.
+        for changes in [&shared.prompts_changed, &shared.resources_changed] {
+            tokio::spawn(Arc::clone(changes).settle(refresh.debounce, cancel.clone()));
+        }
         tokio::spawn(crate::listing::refresh_on_list_changed(
             service.peer().clone(),
             Arc::clone(&shared),
@@ -170,12 +174,14 @@ impl Client {
         self.shared.logs.subscribe()
     }
 
-    /// Changes (counts up) on every `prompts/list_changed` of the server, in either era.
+    /// Counts up once per burst of `prompts/list_changed` of the server (either era),
+    /// collected for the list-changed debounce.
     pub fn prompt_list_changes(&self) -> watch::Receiver<u64> {
         self.shared.prompts_changed.subscribe()
     }
 
-    /// Changes (counts up) on every `resources/list_changed` of the server, in either era.
+    /// Counts up once per burst of `resources/list_changed` of the server (either era),
+    /// collected for the list-changed debounce.
     pub fn resource_list_changes(&self) -> watch::Receiver<u64> {
         self.shared.resources_changed.subscribe()
     }

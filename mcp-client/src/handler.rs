@@ -114,13 +114,13 @@ pub(crate) struct ConnectionShared {
     progress: Mutex<ProgressRoutes>,
     /// Number of elicitations and sampling requests in flight; calls pause their timeouts
     /// while it is non-zero (the host's user or model is at work).
-    pending_elicitations: watch::Sender<usize>,
+    pending_answers: watch::Sender<usize>,
     /// Signalled on `notifications/tools/list_changed`.
     pub(crate) tools_changed: Notify,
-    /// Counts `notifications/prompts/list_changed` (either era).
-    pub(crate) prompts_changed: watch::Sender<u64>,
-    /// Counts `notifications/resources/list_changed` (either era).
-    pub(crate) resources_changed: watch::Sender<u64>,
+    /// `notifications/prompts/list_changed` (either era), debounced.
+    pub(crate) prompts_changed: Arc<crate::listing::ListChanges>,
+    /// `notifications/resources/list_changed` (either era), debounced.
+    pub(crate) resources_changed: Arc<crate::listing::ListChanges>,
     /// The server's log messages.
     pub(crate) logs: ServerLogs,
     /// The URI of every `notifications/resources/updated` (either era).
@@ -245,11 +245,11 @@ impl ConnectionShared {
             roots,
             requests,
             progress: Mutex::new(ProgressRoutes::default()),
-            pending_elicitations: watch::channel(0).0,
+            pending_answers: watch::channel(0).0,
             reply_faults: watch::channel((0, String::new())).0,
             tools_changed: Notify::new(),
-            prompts_changed: watch::channel(0).0,
-            resources_changed: watch::channel(0).0,
+            prompts_changed: Arc::default(),
+            resources_changed: Arc::default(),
             logs: ServerLogs::new(),
             resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BUFFER).0,
             transport_end: watch::channel(None).0,
@@ -290,7 +290,7 @@ impl ConnectionShared {
         let answer = match caller {
             Some(caller) => caller.create_message(&self.key, request.clone()).await,
             None => {
-                let _pending = PendingElicitation::start(&self.pending_elicitations);
+                let _pending = PendingAnswer::start(&self.pending_answers);
                 self.requests
                     .create_message(&self.key, request.clone())
                     .await
@@ -324,7 +324,7 @@ impl ConnectionShared {
     /// [`ServerRequests`], pausing the timeouts of the calls on the connection while it is
     /// pending (whichever call caused it is waiting for it).
     pub(crate) async fn elicit(&self, request: ElicitRequestParams) -> ElicitResult {
-        let _pending = PendingElicitation::start(&self.pending_elicitations);
+        let _pending = PendingAnswer::start(&self.pending_answers);
         tracing::debug!(server = %self.key, "elicitation request");
         self.requests.elicit(&self.key, request).await
     }
@@ -461,9 +461,9 @@ impl ConnectionShared {
         self.reply_faults.subscribe()
     }
 
-    /// A receiver of the number of pending elicitations on this connection.
-    pub(crate) fn elicitations(&self) -> watch::Receiver<usize> {
-        self.pending_elicitations.subscribe()
+    /// A receiver of the number of answers of the host (elicitations, samples) pending on this connection.
+    pub(crate) fn pending_answers(&self) -> watch::Receiver<usize> {
+        self.pending_answers.subscribe()
     }
 
     /// rmcp dispatches notifications on concurrent tasks, so updates can arrive out of
@@ -489,17 +489,17 @@ impl Drop for ProgressGuard {
     }
 }
 
-/// Counts one pending elicitation while alive.
-struct PendingElicitation<'a>(&'a watch::Sender<usize>);
+/// Counts one pending answer of the host (an elicitation, a sample) while alive.
+struct PendingAnswer<'a>(&'a watch::Sender<usize>);
 
-impl<'a> PendingElicitation<'a> {
+impl<'a> PendingAnswer<'a> {
     fn start(tx: &'a watch::Sender<usize>) -> Self {
         tx.send_modify(|n| *n += 1);
         Self(tx)
     }
 }
 
-impl Drop for PendingElicitation<'_> {
+impl Drop for PendingAnswer<'_> {
     fn drop(&mut self) {
         self.0.send_modify(|n| *n = n.saturating_sub(1));
     }
@@ -560,12 +560,12 @@ impl ClientHandler for Handler {
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.shared.key, "prompts/list_changed");
-        self.shared.prompts_changed.send_modify(|n| *n += 1);
+        self.shared.prompts_changed.announce();
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.shared.key, "resources/list_changed");
-        self.shared.resources_changed.send_modify(|n| *n += 1);
+        self.shared.resources_changed.announce();
     }
 
     /// rmcp hands a request it cannot parse to this method under its raw method name; for

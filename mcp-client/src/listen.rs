@@ -205,10 +205,10 @@ fn changed_meanwhile(shared: &ConnectionShared, filter: &SubscriptionFilter) {
         shared.tools_changed.notify_one();
     }
     if filter.prompts_list_changed == Some(true) {
-        shared.prompts_changed.send_modify(|n| *n += 1);
+        shared.prompts_changed.announce();
     }
     if filter.resources_list_changed == Some(true) {
-        shared.resources_changed.send_modify(|n| *n += 1);
+        shared.resources_changed.announce();
     }
     for uri in filter.resource_subscriptions.iter().flatten() {
         let _ = shared.resource_updates.send(uri.clone());
@@ -223,11 +223,11 @@ fn deliver(shared: &ConnectionShared, notification: ServerNotification) {
         }
         ServerNotification::PromptListChangedNotification(_) => {
             tracing::debug!(server = %shared.key, "prompts/list_changed (subscription)");
-            shared.prompts_changed.send_modify(|n| *n += 1);
+            shared.prompts_changed.announce();
         }
         ServerNotification::ResourceListChangedNotification(_) => {
             tracing::debug!(server = %shared.key, "resources/list_changed (subscription)");
-            shared.resources_changed.send_modify(|n| *n += 1);
+            shared.resources_changed.announce();
         }
         ServerNotification::LoggingMessageNotification(n) => shared.receive_log(n.params, None),
         ServerNotification::ResourceUpdatedNotification(n) => {

@@ -270,8 +270,8 @@ impl Client {
             },
         );
         let mut rx = handle.rx;
-        let mut elicitations = self.shared.elicitations();
-        let mut paused_since: Option<Instant> = (*elicitations.borrow() > 0).then(Instant::now);
+        let mut answers = self.shared.pending_answers();
+        let mut paused_since: Option<Instant> = (*answers.borrow() > 0).then(Instant::now);
         let outcome = loop {
             tokio::select! {
                 biased;
@@ -301,11 +301,11 @@ impl Client {
                 Some(()) = tick_rx.recv() => {
                     *deadline = mcp_pool::deadline_in(timeout);
                 }
-                changed = elicitations.changed() => {
+                changed = answers.changed() => {
                     if changed.is_err() {
                         continue;
                     }
-                    let pending = *elicitations.borrow_and_update() > 0;
+                    let pending = *answers.borrow_and_update() > 0;
                     match (pending, paused_since) {
                         (true, None) => paused_since = Some(Instant::now()),
                         (false, Some(since)) => {

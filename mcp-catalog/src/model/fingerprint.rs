@@ -17,9 +17,9 @@ pub const CONNECTION_FINGERPRINT_DOMAIN: &str = "mcp-catalog/connection/v1";
 /// read through `env`, so a rotated token changes it), the environment id with its
 /// wrapper or ssh settings, working directory and variables, the auth mode, OAuth/EMA client settings and
 /// scopes, and the credential store mode. Excludes the server's name, tool filters, call
-/// timeouts, startup timeout, `required`, approval modes, the description and the
-/// settings a live connection can apply itself (`log_level`: `logging/setLevel` may be
-/// sent again at any time).
+/// timeouts, startup timeout, `required`, approval modes, the description and
+/// `log_level` (it changes nothing of how the server is reached; `mcp-connections` keys
+/// shared connections by it).
 pub fn connection_fingerprint(
     server: &ServerConfig,
     environment: Option<&EnvironmentConfig>,

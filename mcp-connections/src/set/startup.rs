@@ -266,7 +266,7 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
 /// its log messages written while no set's operation ran (those written during this set's
 /// operations come through its session route), with what was dropped (by the connection's
 /// rate limit, or by this set reading too slowly), and its prompt and resource list
-/// changes, each burst collected for the list-changed debounce.
+/// changes (each burst counted once by the connection).
 async fn forward_notices(
     inner: Arc<SetInner>,
     server: mcp_key::McpServerKey,
@@ -279,46 +279,22 @@ async fn forward_notices(
     let mut resources = live.resource_list_changes();
     prompts.mark_unchanged();
     resources.mark_unchanged();
-    let debounce = inner.options.list_changed_debounce;
     let mut missed = 0u64;
-    // The list changes waiting for their debounce to end.
-    let mut pending: Option<(tokio::time::Instant, bool, bool)> = None;
     loop {
-        let due = pending.map(|(at, ..)| at);
-        tokio::select! {
+        let event = tokio::select! {
             () = stop.cancelled() => return,
             log = logs.recv() => match log {
-                Ok(log) => inner.emit(crate::set::live::log_event(log, std::mem::take(&mut missed))),
-                Err(RecvError::Lagged(n)) => missed += n,
+                Ok(log) => crate::set::live::log_event(log, std::mem::take(&mut missed)),
+                Err(RecvError::Lagged(n)) => {
+                    missed += n;
+                    continue;
+                }
                 Err(RecvError::Closed) => return,
             },
-            changed = prompts.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                prompts.mark_unchanged();
-                let (at, _, r) = pending.unwrap_or((mcp_pool::deadline_in(debounce), false, false));
-                pending = Some((at, true, r));
-            }
-            changed = resources.changed() => {
-                if changed.is_err() {
-                    return;
-                }
-                resources.mark_unchanged();
-                let (at, p, _) = pending.unwrap_or((mcp_pool::deadline_in(debounce), false, false));
-                pending = Some((at, p, true));
-            }
-            () = async { tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)).await }, if due.is_some() => {
-                if let Some((_, p, r)) = pending.take() {
-                    if p {
-                        inner.emit(ConnectionEvent::PromptsChanged { server: server.clone() });
-                    }
-                    if r {
-                        inner.emit(ConnectionEvent::ResourcesChanged { server: server.clone() });
-                    }
-                }
-            }
-        }
+            Ok(()) = prompts.changed() => ConnectionEvent::PromptsChanged { server: server.clone() },
+            Ok(()) = resources.changed() => ConnectionEvent::ResourcesChanged { server: server.clone() },
+        };
+        inner.emit(event);
     }
 }
 

@@ -18,6 +18,9 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, ServiceError};
 use serde_json::Value;
 
+/// What the server is told when the calling client offers no sampling (either era).
+pub(crate) const NO_SAMPLING: &str = "the client of mcpctl serve does not offer sampling";
+
 /// The sampling handler of a 2025-era client's set: the request goes to the client when it
 /// announced sampling (with tools, when the request offers tools), else it is refused
 /// naming why. `waiting` marks the HTTP session as having a question out, so that its
@@ -41,9 +44,7 @@ pub(crate) fn forward_sampling(
                 .peer_info()
                 .and_then(|info| info.capabilities.sampling.clone());
             let Some(capability) = capability else {
-                return Err(SamplingRefusal::new(
-                    "the client of mcpctl serve does not offer sampling",
-                ));
+                return Err(SamplingRefusal::new(NO_SAMPLING));
             };
             if request.offers_tools() && capability.tools.is_none() {
                 return Err(SamplingRefusal::new(

@@ -356,9 +356,7 @@ async fn sample(
     request: SamplingRequest,
 ) -> mcp_connections::SamplingAnswer {
     if !can_sample {
-        return Err(SamplingRefusal::new(
-            "the client of mcpctl serve does not offer sampling",
-        ));
+        return Err(SamplingRefusal::new(super::host_requests::NO_SAMPLING));
     }
     let input = json!({"method": "sampling/createMessage", "params": request.params});
     match put(asks, input).await {
