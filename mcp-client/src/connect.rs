@@ -345,12 +345,12 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     use rmcp::service::ClientServiceExt;
-    // Log messages are routed as they are read (see `log_route`).
-    let requests = Arc::clone(handler.shared.requests());
+    // Log messages are routed and progress delivered as they are read (see `read_order`).
+    let shared = Arc::clone(&handler.shared);
     let wrap = |read: R, write: W| {
-        crate::log_route::RouteLogs::new(
+        crate::read_order::ReadOrder::new(
             rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
-            Arc::clone(&requests),
+            Arc::clone(&shared),
         )
     };
     let initialize_failed = |e: &rmcp::service::ClientInitializeError| {
@@ -368,9 +368,9 @@ where
     let (stdout, stdout_back) = crate::lend::Lent::new(stdout);
     let (stdin, stdin_back) = crate::lend::Lent::new(stdin);
     let wrap_lent = |read, write| {
-        crate::log_route::RouteLogs::new(
+        crate::read_order::ReadOrder::new(
             rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
-            Arc::clone(&requests),
+            Arc::clone(&shared),
         )
     };
     let again = handler.clone();

@@ -466,9 +466,9 @@ impl ConnectionShared {
         self.pending_answers.subscribe()
     }
 
-    /// rmcp dispatches notifications on concurrent tasks, so updates can arrive out of
-    /// order: only updates that move progress forward are delivered.
-    fn deliver_progress(&self, params: ProgressNotificationParam) {
+    /// Delivers one progress notification, as it is read off the transport (see
+    /// `read_order`); an update that does not move progress forward is dropped.
+    pub(crate) fn deliver_progress(&self, params: ProgressNotificationParam) {
         if let Ok(mut routes) = self.progress.lock() {
             routes.deliver(params);
         }
@@ -553,7 +553,7 @@ impl ClientHandler for Handler {
     ) {
         let route = context
             .extensions
-            .get::<crate::log_route::RoutedLog>()
+            .get::<crate::read_order::RoutedLog>()
             .map(|routed| routed.0.clone());
         self.shared.receive_log(params, route);
     }
@@ -604,14 +604,6 @@ impl ClientHandler for Handler {
             format!("malformed elicitation/create request: {problem}"),
             None,
         ))
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.shared.deliver_progress(params);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

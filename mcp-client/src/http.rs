@@ -393,10 +393,7 @@ async fn handshake(
             Ok(transport) => {
                 rmcp::service::ClientServiceExt::serve_with_lifecycle(
                     handler.clone(),
-                    crate::log_route::RouteLogs::new(
-                        transport,
-                        Arc::clone(handler.shared.requests()),
-                    ),
+                    crate::read_order::ReadOrder::new(transport, Arc::clone(&handler.shared)),
                     ClientLifecycleMode::Initialize,
                 )
                 .await
@@ -409,13 +406,13 @@ async fn handshake(
             ),
         }
     } else {
-        // Log messages are routed as they are read (see `log_route`): a call's own
+        // Log messages are routed and progress delivered as they are read (see `read_order`): a call's own
         // messages come on its response stream, before its reply.
         let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
             handler.clone(),
-            crate::log_route::RouteLogs::new(
+            crate::read_order::ReadOrder::new(
                 StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
-                Arc::clone(handler.shared.requests()),
+                Arc::clone(&handler.shared),
             ),
             lifecycle.clone(),
         );

@@ -1,0 +1,82 @@
+//! What must be handled in the order the server wrote it. rmcp handles each notification
+//! on a task of its own, which may run after a later notification's task, and after the
+//! call's reply has already ended the call. Two kinds of notification cannot wait for that:
+//! - a log message: a connection shared by several users (a connection set's sessions)
+//!   must hand a message written during one user's call to that user only, so its route
+//!   is chosen as it is read and carried to the handler in the notification's extensions;
+//! - a progress notification: a call's progress callback must see every update, in order,
+//!   before the call returns (the second of three was once overtaken by the third and
+//!   dropped as stale), so progress is delivered here and not passed on to rmcp.
+//!
+//! Both are handled as the message is read off the transport (stdio, streamable HTTP,
+//! legacy SSE), before the reply that follows it.
+
+use std::sync::Arc;
+
+use rmcp::RoleClient;
+use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+
+use crate::handler::ConnectionShared;
+use crate::server_log::ServerLog;
+
+/// Where one log message goes, chosen by [`crate::ServerRequests::route_log`] when the
+/// message was read.
+pub type LogRoute = Arc<dyn Fn(&ServerLog) + Send + Sync>;
+
+/// The route of one message, as a notification extension.
+#[derive(Clone)]
+pub(crate) struct RoutedLog(pub(crate) LogRoute);
+
+/// A transport that handles log and progress notifications as they are read (see the
+/// module docs).
+pub(crate) struct ReadOrder<T> {
+    inner: T,
+    shared: Arc<ConnectionShared>,
+}
+
+impl<T> ReadOrder<T> {
+    pub(crate) fn new(inner: T, shared: Arc<ConnectionShared>) -> Self {
+        Self { inner, shared }
+    }
+}
+
+impl<T> Transport<RoleClient> for ReadOrder<T>
+where
+    T: Transport<RoleClient>,
+{
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        loop {
+            let mut message = self.inner.receive().await?;
+            if let JsonRpcMessage::Notification(n) = &mut message {
+                match &mut n.notification {
+                    ServerNotification::ProgressNotification(progress) => {
+                        self.shared.deliver_progress(progress.params.clone());
+                        continue;
+                    }
+                    ServerNotification::LoggingMessageNotification(log) => {
+                        if let Some(route) = self.shared.requests().route_log() {
+                            log.extensions.insert(RoutedLog(route));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            return Some(message);
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
