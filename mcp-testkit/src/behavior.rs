@@ -19,7 +19,7 @@ use crate::{Behavior, PromptSpec, ReplyFault, ResourceSpec, ToolSpec, wire};
 
 /// Whether the call came from a 2026-07-28 client (change notifications then go through
 /// its `subscriptions/listen` requests, not the call's own stream).
-fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
@@ -81,14 +81,38 @@ pub(crate) fn input_round(
         }),
         _ => return None,
     };
-    let state = format!("{}/round-1", tool.name);
-    Some(match (&request.input_responses, &request.request_state) {
+    Some(
+        mrtr_round(&tool.name, input, request).map(|round| match round {
+            Round::Ask(response) => response,
+            Round::Answered(answer) => answered(&tool.behavior, &answer).into(),
+        }),
+    )
+}
+
+/// Where an MRTR round of one input request stands.
+pub(crate) enum Round {
+    /// The first call: answer it with this `input_required` result.
+    Ask(CallToolResponse),
+    /// The retry: the client's answer to the input request.
+    Answered(Value),
+}
+
+/// One MRTR round (SEP-2322) of the tool `tool_name` asking `input` (an input request:
+/// `{"method", "params"}`) under the key `input`, with the `requestState`
+/// `<tool_name>/round-1` that the retry must echo.
+pub(crate) fn mrtr_round(
+    tool_name: &str,
+    input: Value,
+    request: &CallToolRequestParams,
+) -> Result<Round, McpError> {
+    let state = format!("{tool_name}/round-1");
+    match (&request.input_responses, &request.request_state) {
         (None, _) => wire::from_wire::<InputRequest>("input request", input).map(|input| {
             let requests = BTreeMap::from([(INPUT_KEY.to_owned(), input)]);
-            InputRequiredResult::new(Some(requests), Some(state)).into()
+            Round::Ask(InputRequiredResult::new(Some(requests), Some(state)).into())
         }),
         (Some(responses), Some(echoed)) if *echoed == state => match responses.get(INPUT_KEY) {
-            Some(answer) => Ok(answered(&tool.behavior, answer).into()),
+            Some(answer) => Ok(Round::Answered(answer.clone())),
             None => Err(McpError::invalid_params(
                 format!("inputResponses has no `{INPUT_KEY}`, the key this server asked for"),
                 None,
@@ -98,7 +122,7 @@ pub(crate) fn input_round(
             format!("requestState {echoed:?} is not {state:?}, the state this server sent"),
             None,
         )),
-    })
+    }
 }
 
 /// What a behaviour returns once the client answered its input request (either era).
@@ -113,15 +137,21 @@ fn answered(behavior: &Behavior, answer: &Value) -> CallToolResult {
     }
 }
 
-/// `{"action", "content"}` of an elicitation's answer (no `content` when there is none).
+/// `{"action", "content"}` of an elicitation's answer (no `content` when there is none),
+/// as structured content.
 fn elicitation_answer(answer: &Value) -> CallToolResult {
+    structured(elicitation_fields(answer))
+}
+
+/// `{"action", "content"}` of an elicitation's answer (no `content` when there is none).
+pub(crate) fn elicitation_fields(answer: &Value) -> Value {
     let mut out = Map::new();
     for key in ["action", "content"] {
         if let Some(v) = answer.get(key).filter(|v| !v.is_null()) {
             out.insert(key.to_owned(), v.clone());
         }
     }
-    structured(Value::Object(out))
+    Value::Object(out)
 }
 
 /// Which list changed, for [`notify_list_changed`].
@@ -313,6 +343,13 @@ pub(crate) async fn call(
         )])),
         Behavior::BrokenReply { fault } => Err(broken_reply(server, tool, *fault, &context).await),
         Behavior::ReportEnv => Ok(report_env()),
+        Behavior::Task { .. } => Err(McpError::internal_error(
+            format!(
+                "fake tool {:?}: task tools are called through tasks::call",
+                tool.name
+            ),
+            None,
+        )),
     }
 }
 
@@ -408,20 +445,25 @@ async fn broken_reply(
     fault: ReplyFault,
     context: &RequestContext<RoleServer>,
 ) -> McpError {
-    if matches!(server.crash, CrashMode::ExitProcess) {
+    if server.stdio {
         let id = serde_json::to_string(&context.id).unwrap_or_else(|_| "0".to_owned());
-        let mut line = fault.line(&id);
-        line.push(b'\n');
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(&line);
-        let _ = out.flush();
+        write_stdout_line(&fault.line(&id));
     }
     // Never a proper answer: the client must not wait for one.
     tokio::select! {
         () = context.ct.cancelled() => cancelled(tool),
         () = server.stop.cancelled() => cancelled(tool),
     }
+}
+
+/// Writes `line` and a newline straight to stdout, past rmcp (stdio binary only: stdout is
+/// its transport). Best effort.
+pub(crate) fn write_stdout_line(line: &[u8]) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(line);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
 }
 
 /// The server process's environment and working directory.
@@ -441,7 +483,7 @@ fn report_env() -> CallToolResult {
 }
 
 /// Text content holding the JSON of `value`, plus `value` as structured content.
-fn structured(value: Value) -> CallToolResult {
+pub(crate) fn structured(value: Value) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
     result.structured_content = Some(value);
     result
@@ -488,6 +530,15 @@ async fn elicit(
     context: &RequestContext<RoleServer>,
     params: Value,
 ) -> Result<CallToolResult, McpError> {
+    Ok(structured(elicit_value(context, params).await?))
+}
+
+/// Sends `elicitation/create` with `params` (a request of the server's own, 2025-11-25
+/// era) and returns the answer's `{"action", "content"}`.
+pub(crate) async fn elicit_value(
+    context: &RequestContext<RoleServer>,
+    params: Value,
+) -> Result<Value, McpError> {
     let params: ElicitRequestParams = wire::from_wire("elicitation", params)?;
     let result: ElicitResult = context
         .peer
@@ -495,7 +546,7 @@ async fn elicit(
         .await
         .map_err(|e| McpError::internal_error(format!("elicitation failed: {e}"), None))?;
     let answer = serde_json::to_value(&result).unwrap_or(Value::Null);
-    Ok(elicitation_answer(&answer))
+    Ok(elicitation_fields(&answer))
 }
 
 /// The method of [`Behavior::Sample`]'s request.

@@ -233,6 +233,98 @@
 //! # }
 //! ```
 //!
+//! # Tasks
+//!
+//! The fake server speaks the tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`)
+//! as rmcp 3.11 implements it, in both eras (the extension is negotiated through the
+//! capabilities' `extensions`). These are the first client-side task scenarios: the
+//! official conformance suite has no client scenario for tasks yet. Turn the extension on
+//! with [`CapabilityFlags::tasks`] and give a tool [`Behavior::Task`]; a call from a
+//! client that declared the extension answers at once with a task (`resultType: "task"`,
+//! ids `task-1`, `task-2`, …) whose work runs in the background, owned by the server (it
+//! stops when the server stops). Tasks belong to the server, not to a session: a client
+//! that reconnects (a new HTTP session) still reaches the tasks it started. What each
+//! option exercises:
+//!
+//! - `work_ms`, `steps`: polling with `tasks/get` while the task is `working`; its
+//!   `statusMessage` is `"step i of n"` (already `"step 1 of n"` in the answer to the
+//!   call), and `lastUpdatedAt` moves.
+//! - `end`: the last state ([`TaskEnd`]): `completed` with the echoed arguments,
+//!   `completed` with a tool error (`isError: true`), `failed` with a JSON-RPC error
+//!   object, or `working` for ever (for `tasks/cancel` and TTL expiry).
+//! - `ask` ([`TaskAsk`]): halfway through the work the task is `input_required`, its
+//!   `inputRequests` holding one form-mode `elicitation/create` under the key `input`,
+//!   until the client answers it with `tasks/update` (`inputResponses: {"input":
+//!   <ElicitResult>}`; another key, another task or a task not waiting is "invalid
+//!   params"). The answer's `action` and `content` end up in the result as `"answer"`.
+//! - `poll_interval_ms`, `ttl_ms`: put on the task as given (`0`, `86400000`, …); past its
+//!   TTL (tokio time, from creation) the task is forgotten: `tasks/get`, `tasks/update`
+//!   and `tasks/cancel` answer "invalid params" naming the id.
+//! - `garbage_get`: `tasks/get` of the task answers `"status": "exploded"`, which no
+//!   client can read as a task (stdio binary only; elsewhere it answers as usual).
+//! - `tasks/cancel`: a task not over yet becomes `cancelled` and its work stops; a task
+//!   over stays as it is.
+//!
+//! Without the extension on both sides a task tool answers like any tool, with the final
+//! result (a `fail` end: that JSON-RPC error); its question takes the way of
+//! [`Behavior::ElicitForm`] (the server's own `elicitation/create` halfway through, or in
+//! the 2026-07-28 era an MRTR round before the work).
+//!
+//! `tasks/get`, `tasks/update` and `tasks/cancel` are recorded like every request
+//! ([`FakeServer::requests`], [`Recording::request_log`]), except those rmcp refuses
+//! before the fake sees them (from a client that did not declare the extension:
+//! -32021; to a server without it: -32601). In process, [`FakeServer::task_statuses`]
+//! shows every task's status and [`FakeServer::task_work_running`] how much work still
+//! runs.
+//!
+//! ```
+//! use mcp_testkit::{Behavior, CapabilityFlags, InProcessServer, Scenario, TaskEnd, ToolSpec};
+//! use rmcp::model::{
+//!     CallToolRequestParams, CallToolResponse, ClientConfig, GetTaskParams, Implementation,
+//! };
+//! use rmcp::ServiceExt;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let build = Behavior::Task {
+//!     work_ms: 20,
+//!     steps: 2,
+//!     end: TaskEnd::Complete,
+//!     ask: None,
+//!     poll_interval_ms: Some(10),
+//!     ttl_ms: None,
+//!     garbage_get: false,
+//! };
+//! let scenario = Scenario::new("builder")
+//!     .with_capabilities(CapabilityFlags::default().with_tasks(true))
+//!     .with_tool(ToolSpec::new("build", build));
+//! let (transport, server) = InProcessServer::start(scenario);
+//! // A client declaring the extension.
+//! let capabilities = serde_json::from_value(
+//!     serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+//! )
+//! .unwrap();
+//! let config = ClientConfig::new(capabilities, Implementation::new("doc", "1.0"));
+//! let client = config.serve(transport).await.unwrap();
+//! let CallToolResponse::Task(created) =
+//!     client.call_tool_once(CallToolRequestParams::new("build")).await.unwrap()
+//! else {
+//!     panic!("not a task");
+//! };
+//! assert_eq!(created.task.status_message.as_deref(), Some("step 1 of 2"));
+//! loop {
+//!     let got = client.get_task(GetTaskParams::new(&created.task.task_id)).await.unwrap();
+//!     if got.task.status().is_terminal() {
+//!         break;
+//!     }
+//!     tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+//! }
+//! assert_eq!(server.server().task_statuses()["task-1"], "completed");
+//! client.cancel().await.unwrap();
+//! server.shutdown().await;
+//! # }
+//! ```
+//!
 //! # Helpers
 //!
 //! - [`fake_server_bin`]: the path of the built binary, for tests of other crates. It
@@ -276,6 +368,7 @@ mod shared;
 mod sse;
 mod sshd;
 mod stdio;
+mod tasks;
 mod temp;
 mod wire;
 
@@ -321,6 +414,7 @@ pub use sshd::{
     REQUIRE_SSHD_ENV, SSHD_MAX_SESSIONS, SSHD_PATHS, SSHD_STARTUP_TIMEOUT, SshdFixture,
 };
 pub use stdio::{GARBAGE_LINE, serve_stdio};
+pub use tasks::{TaskAsk, TaskEnd};
 pub use temp::TestHome;
 
 // The README's example, compiled and run as a doc test (not part of the rendered docs).

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Error;
+use crate::{TaskAsk, TaskEnd};
 
 /// A complete description of a fake MCP server: what it offers and how it misbehaves.
 ///
@@ -353,6 +354,12 @@ pub struct CapabilityFlags {
     /// example). Not advertised when empty.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub experimental: BTreeMap<String, serde_json::Value>,
+    /// `extensions: {"io.modelcontextprotocol/tasks": {}}`: the server speaks the tasks
+    /// extension (SEP-2663) in both eras. A call to a [`Behavior::Task`] tool from a
+    /// client that declared the extension then answers with a task
+    /// (`resultType: "task"`), and `tasks/get`, `tasks/update`, `tasks/cancel` are
+    /// served. Off: task tools answer like ordinary tools.
+    pub tasks: bool,
 }
 
 impl CapabilityFlags {
@@ -395,6 +402,13 @@ impl CapabilityFlags {
     #[must_use]
     pub fn with_completions(mut self, on: bool) -> Self {
         self.completions = on;
+        self
+    }
+
+    /// Set `tasks` (announced as the extension `io.modelcontextprotocol/tasks`).
+    #[must_use]
+    pub fn with_tasks(mut self, on: bool) -> Self {
+        self.tasks = on;
         self
     }
 
@@ -703,6 +717,43 @@ pub enum Behavior {
         /// What is wrong with the reply.
         fault: ReplyFault,
     },
+    /// Long-running work that becomes a task (the tasks extension, SEP-2663) when the
+    /// server announces [`CapabilityFlags::tasks`] and the calling client declared the
+    /// extension: the call answers at once with the task (`status: "working"`) and the
+    /// work goes on in the background, observed with `tasks/get`, fed with `tasks/update`,
+    /// stopped with `tasks/cancel`. Otherwise the call runs the same work and answers
+    /// with its result like any tool. See [Tasks](crate#tasks) for the whole picture.
+    Task {
+        /// How long the work takes in all, in milliseconds.
+        work_ms: u64,
+        /// The work is split into this many equal steps (0 counts as 1); at the start of
+        /// step i the task's `statusMessage` becomes `"step i of n"`.
+        #[serde(default)]
+        steps: u32,
+        /// How the work ends (default [`TaskEnd::Complete`]: the echoed arguments).
+        #[serde(default)]
+        end: TaskEnd,
+        /// A question for the user, asked halfway through the work (`work_ms / 2`): the
+        /// task goes `input_required` until `tasks/update` answers it. The answer is in
+        /// the result as `"answer"` (see [`TaskEnd::Complete`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ask: Option<TaskAsk>,
+        /// `pollIntervalMs` of the task, as given (none: no `pollIntervalMs`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        poll_interval_ms: Option<u64>,
+        /// `ttlMs` of the task, as given (none: `null`, kept for ever). Once this many
+        /// milliseconds (tokio time) have passed since its creation the server forgets
+        /// the task: its id is unknown to `tasks/get`, `tasks/update` and `tasks/cancel`,
+        /// and its work stops.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ttl_ms: Option<u64>,
+        /// `tasks/get` of this task answers something no client can read as a task: a
+        /// result with `"status": "exploded"`, written straight to stdout with the
+        /// request's id, and no proper answer after it (stdio binary only; the other
+        /// runners answer as usual).
+        #[serde(default)]
+        garbage_get: bool,
+    },
 }
 
 /// The default [`Behavior::Log`] `count`.
@@ -780,6 +831,7 @@ impl Behavior {
             Self::Large { .. } => "large",
             Self::ReportEnv => "report_env",
             Self::BrokenReply { .. } => "broken_reply",
+            Self::Task { .. } => "task",
         }
     }
 }
@@ -1285,6 +1337,29 @@ mod tests {
             Behavior::Exit { code: 3 },
             Behavior::Large { bytes: 10 },
             Behavior::ReportEnv,
+            Behavior::Task {
+                work_ms: 10,
+                steps: 2,
+                end: TaskEnd::Fail {
+                    code: -32001,
+                    message: "m".into(),
+                },
+                ask: Some(TaskAsk::new("m", json!({"type": "object"}))),
+                poll_interval_ms: Some(0),
+                ttl_ms: Some(86_400_000),
+                garbage_get: true,
+            },
+            Behavior::Task {
+                work_ms: 0,
+                steps: 0,
+                end: TaskEnd::ToolError {
+                    message: "m".into(),
+                },
+                ask: None,
+                poll_interval_ms: None,
+                ttl_ms: None,
+                garbage_get: false,
+            },
         ];
         let mut s = Scenario::new("all")
             .with_faults(
@@ -1308,7 +1383,8 @@ mod tests {
             .with_capabilities(
                 CapabilityFlags::default()
                     .with_logging(true)
-                    .with_completions(true),
+                    .with_completions(true)
+                    .with_tasks(true),
             );
         for (i, b) in behaviors.into_iter().enumerate() {
             s = s.with_tool(

@@ -11,6 +11,7 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
 };
+use rmcp::model::{CancelTaskParams, GetTaskParams, GetTaskResult, UpdateTaskParams};
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
@@ -31,7 +32,8 @@ use crate::{RecordedRequest, Scenario, wire};
 /// The runners ([`crate::InProcessServer`], [`crate::HttpFakeServer`], the
 /// `mcp-fake-server` binary) wrap it; use it directly to serve a scenario on a
 /// transport of your own with `rmcp::ServiceExt::serve`. Clones share state (the
-/// current tools, prompts and resources, the log level, barriers, the request log).
+/// current tools, prompts and resources, the log level, barriers, the request log, the
+/// tasks).
 #[derive(Clone)]
 pub struct FakeServer {
     pub(crate) shared: Arc<Shared>,
@@ -59,6 +61,16 @@ impl FakeServer {
         crash: CrashMode,
         stop: CancellationToken,
     ) -> Self {
+        Self::build(scenario, crash, stop, false)
+    }
+
+    /// The server of the stdio binary: crashes exit the process, and raw reply faults
+    /// ([`crate::Behavior::BrokenReply`], a task's `garbage_get`) are written to stdout.
+    pub(crate) fn for_stdio(scenario: Scenario, stop: CancellationToken) -> Self {
+        Self::build(scenario, CrashMode::ExitProcess, stop, true)
+    }
+
+    fn build(scenario: Scenario, crash: CrashMode, stop: CancellationToken, stdio: bool) -> Self {
         let log = RequestLog::new(
             scenario.record.request_log.clone(),
             scenario
@@ -81,6 +93,9 @@ impl FakeServer {
                 listens_pending: tokio::sync::watch::channel(0).0,
                 subscribed: Mutex::new(std::collections::BTreeSet::new()),
                 calls: std::sync::atomic::AtomicU64::new(0),
+                stdio,
+                tasks: Arc::default(),
+                task_work: crate::tasks::TaskWork::default(),
             }),
         }
     }
@@ -130,6 +145,21 @@ impl FakeServer {
     /// `None` when no client set one. [`crate::Behavior::Log`] sends nothing below it.
     pub fn log_level(&self) -> Option<String> {
         lock(&self.shared.log_level).clone()
+    }
+
+    /// The status of every task of [`crate::Behavior::Task`] tools the server remembers
+    /// (`"working"`, `"input_required"`, `"completed"`, `"failed"`, `"cancelled"`), by
+    /// task id (`task-1`, `task-2`, …). Tasks past their TTL are forgotten.
+    pub fn task_statuses(&self) -> BTreeMap<String, String> {
+        self.shared.tasks.statuses()
+    }
+
+    /// How many tasks' background work is still running: cancelled, forgotten and
+    /// finished work is not counted (a task ending [`crate::TaskEnd::Never`] counts until
+    /// it is cancelled). The work of a cancelled task stops at once, yet is counted until
+    /// the runtime has dropped it: wait for 0.
+    pub fn task_work_running(&self) -> usize {
+        self.shared.task_work.running()
     }
 
     /// [`crate::Faults::protocol_version`] as rmcp's type.
@@ -253,10 +283,16 @@ impl ServerHandler for FakeServer {
                 None,
             ));
         };
-        if let Some(round) = crate::behavior::input_round(&tool, &request, &context) {
-            return round;
-        }
-        let result = crate::behavior::call(&self.shared, &tool, request, context.clone()).await;
+        let result = if matches!(tool.behavior, crate::Behavior::Task { .. }) {
+            crate::tasks::call(&self.shared, &tool, &request, &context).await
+        } else {
+            if let Some(round) = crate::behavior::input_round(&tool, &request, &context) {
+                return round;
+            }
+            crate::behavior::call(&self.shared, &tool, request, context.clone())
+                .await
+                .map(CallToolResponse::from)
+        };
         let answered = 1 + self
             .shared
             .calls
@@ -274,7 +310,7 @@ impl ServerHandler for FakeServer {
                 .await;
             }
         }
-        result.map(CallToolResponse::from)
+        result
     }
 
     async fn list_resources(
@@ -402,6 +438,35 @@ impl ServerHandler for FakeServer {
         });
         wire::from_wire::<rmcp::model::GetPromptResult>("prompt", value)
             .map(GetPromptResponse::from)
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.record("tasks/get", &request);
+        crate::tasks::get(&self.shared, &request.task_id, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.record("tasks/update", &request);
+        self.shared
+            .tasks
+            .update(&request.task_id, &request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.record("tasks/cancel", &request);
+        self.shared.tasks.cancel(&request.task_id)
     }
 
     async fn on_cancelled(

@@ -1,6 +1,6 @@
 //! The state a [`FakeServer`](crate::FakeServer) shares between its clones and with the
-//! tool behaviours: the scenario, the current tools, prompts and resources, the log level, barriers, the request log, and what a
-//! crash does.
+//! tool behaviours: the scenario, the current tools, prompts and resources, the log level,
+//! barriers, the request log, the tasks and their work, and what a crash does.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
@@ -9,6 +9,7 @@ use rmcp::service::SubscriptionSink;
 use tokio_util::sync::CancellationToken;
 
 use crate::record::RequestLog;
+use crate::tasks::{TaskTable, TaskWork};
 use crate::{PromptSpec, ResourceSpec, Scenario, ToolSpec};
 
 /// What [`crate::Behavior::Exit`] does.
@@ -45,4 +46,10 @@ pub(crate) struct Shared {
     pub(crate) subscribed: Mutex<BTreeSet<String>>,
     /// `tools/call` requests answered so far (for [`crate::ToolsChange`]).
     pub(crate) calls: std::sync::atomic::AtomicU64,
+    /// stdout is the transport (the stdio binary): raw reply faults are written to it.
+    pub(crate) stdio: bool,
+    /// The tasks of [`crate::Behavior::Task`] tools, for every session.
+    pub(crate) tasks: Arc<TaskTable>,
+    /// Their background work.
+    pub(crate) task_work: TaskWork,
 }

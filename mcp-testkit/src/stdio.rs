@@ -8,7 +8,7 @@ use rmcp::ServiceExt;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::server::{CrashMode, FakeServer};
+use crate::server::FakeServer;
 use crate::{Error, Faults, Scenario};
 
 /// The garbage line written by [`Faults::garbage_stdout`].
@@ -36,7 +36,7 @@ pub async fn serve_stdio(scenario: Scenario) -> Result<(), Error> {
         })?;
 
     let stop = CancellationToken::new();
-    let server = FakeServer::with_crash(scenario, CrashMode::ExitProcess, stop.clone());
+    let server = FakeServer::for_stdio(scenario, stop.clone());
     let on_discover = if faults.close_on_discover {
         Some(OnDiscover::Exit)
     } else if faults.refuse_discover {

@@ -146,6 +146,12 @@ pub(crate) fn server_config(scenario: &Scenario) -> Value {
     if !caps.experimental.is_empty() {
         capabilities.insert("experimental".to_owned(), json!(caps.experimental));
     }
+    if caps.tasks {
+        capabilities.insert(
+            "extensions".to_owned(),
+            json!({ rmcp::model::TASKS_EXTENSION_ID: {} }),
+        );
+    }
     if !scenario.prompts.is_empty() || caps.prompts_list_changed {
         capabilities.insert(
             "prompts".to_owned(),

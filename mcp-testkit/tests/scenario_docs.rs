@@ -2,7 +2,7 @@
 //! every JSON example in it parses into a `Scenario`, and together they show every tool
 //! behaviour and every fault.
 
-use mcp_testkit::{Behavior, Faults, Recording, ReplyFault, Scenario, ToolSpec};
+use mcp_testkit::{Behavior, Faults, Recording, ReplyFault, Scenario, TaskEnd, ToolSpec};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -111,6 +111,15 @@ fn the_examples_show_every_behavior() {
         Behavior::ReportEnv,
         Behavior::BrokenReply {
             fault: ReplyFault::NotJson,
+        },
+        Behavior::Task {
+            work_ms: 0,
+            steps: 0,
+            end: TaskEnd::Complete,
+            ask: None,
+            poll_interval_ms: None,
+            ttl_ms: None,
+            garbage_get: false,
         },
     ];
     let shown: Vec<&str> = examples()
