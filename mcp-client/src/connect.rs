@@ -222,11 +222,13 @@ async fn open_stdio(
 ) -> Result<Opened, StdioFault> {
     let shared = Arc::clone(&handler.shared);
     let fault_shared = Arc::clone(&shared);
+    let tap_shared = Arc::clone(&shared);
     let stdout = crate::reply_check::ReplyCheck::new(
         stdout,
         mcp_pool::DEFAULT_MAX_LINE_BYTES,
         Arc::new(move |what| fault_shared.report_reply_fault(what)),
-    );
+    )
+    .with_tap(Arc::new(move |line| tap_shared.task_support.note(line)));
     let service = stdio_handshake(key, handler, (stdout, stdin), era, settings.probe_timeout)
         .await
         .map_err(StdioFault::Handshake)?;

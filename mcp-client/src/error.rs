@@ -56,6 +56,15 @@ pub enum RequestError {
         /// What was declined, and why.
         detail: String,
     },
+    /// A task the server ran for the request ended without a result: cancelled by the
+    /// server, past its time to live, or no longer known to the server.
+    #[error("task `{task}` ended without a result: {detail}")]
+    TaskLost {
+        /// The server's id of the task.
+        task: String,
+        /// What happened to it.
+        detail: String,
+    },
     /// The caller aborted the request (its abort token was cancelled); the server was told
     /// the request is cancelled.
     #[error("the request was aborted")]
@@ -71,6 +80,11 @@ impl RequestError {
     /// Whether the server needs a login.
     pub fn is_auth_required(&self) -> bool {
         matches!(self, Self::AuthRequired)
+    }
+
+    /// Whether a task of the request ended without a result.
+    pub fn is_task_lost(&self) -> bool {
+        matches!(self, Self::TaskLost { .. })
     }
 
     /// Whether the request timed out.

@@ -128,6 +128,8 @@ pub(crate) struct ConnectionShared {
     /// Counts unreadable replies (stdio), with what was wrong with the last one; calls
     /// pending when it changes fail as a protocol error.
     reply_faults: watch::Sender<(u64, String)>,
+    /// The tools of a 2025-era server that must be called as tasks.
+    pub(crate) task_support: crate::tasks::TaskSupport,
     /// Why a transport without a process (legacy SSE) ended on its own, once it did: the
     /// connection is dead and the set reports it without waiting for the next call.
     transport_end: watch::Sender<Option<String>>,
@@ -215,13 +217,17 @@ impl ConnectionShared {
             // The list is fixed for the connection's life: no list changes to announce.
             caps.roots = Some(rmcp::model::RootsCapabilities::default());
         }
-        if !extensions.is_empty() {
-            caps.extensions = Some(
-                extensions
-                    .iter()
-                    .map(|(id, settings)| (id.clone(), settings.clone()))
-                    .collect(),
-            );
+        let mut announced: rmcp::model::ExtensionCapabilities = extensions
+            .iter()
+            .map(|(id, settings)| (id.clone(), settings.clone()))
+            .collect();
+        if settings.tasks {
+            announced
+                .entry(rmcp::model::TASKS_EXTENSION_ID.to_owned())
+                .or_default();
+        }
+        if !announced.is_empty() {
+            caps.extensions = Some(announced);
         }
         if settings.sampling {
             // Tool use in sampling (SEP-1577) is offered with it: the host's answer is
@@ -252,6 +258,7 @@ impl ConnectionShared {
             resources_changed: Arc::default(),
             logs: ServerLogs::new(),
             resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BUFFER).0,
+            task_support: crate::tasks::TaskSupport::default(),
             transport_end: watch::channel(None).0,
         })
     }

@@ -380,7 +380,11 @@ async fn handshake(
     let mcp_client = McpHttpClient::new(prepared.client.clone(), target.auth.clone(), key.clone())
         .with_tokens_forbidden(prepared.forbidden)
         .with_dpop_nonce(dpop_nonce.clone())
-        .with_modern_flag(Arc::clone(&modern));
+        .with_modern_flag(Arc::clone(&modern))
+        .with_tap({
+            let shared = Arc::clone(&handler.shared);
+            Arc::new(move |data| shared.task_support.note(data))
+        });
     let served = if target.legacy_sse {
         let opened = crate::sse::open(
             mcp_client.clone(),

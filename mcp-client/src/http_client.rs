@@ -116,6 +116,8 @@ pub(crate) struct McpHttpClient {
     modern: Arc<AtomicBool>,
     /// Held while a 401 is answered ([`McpHttpClient::fresh_after_401`]).
     refresh_turn: Arc<tokio::sync::Mutex<()>>,
+    /// Sees the data of each event of a response stream (what rmcp does not keep).
+    tap: Option<crate::tasks::MessageTap>,
 }
 
 impl McpHttpClient {
@@ -134,7 +136,14 @@ impl McpHttpClient {
             dpop_nonce: NonceSlot::default(),
             modern: Arc::default(),
             refresh_turn: Arc::default(),
+            tap: None,
         }
+    }
+
+    /// Hands the data of each event of a response stream to `tap`.
+    pub(crate) fn with_tap(mut self, tap: crate::tasks::MessageTap) -> Self {
+        self.tap = Some(tap);
+        self
     }
 
     /// Shares the flag that says the connection speaks MCP 2026-07-28.
@@ -477,7 +486,22 @@ impl StreamableHttpClient for McpHttpClient {
                 )
             })
             .await;
-        self.check_reply(request.as_ref(), session_id.as_ref(), result)
+        let checked = self.check_reply(request.as_ref(), session_id.as_ref(), result);
+        match (checked, &self.tap) {
+            (Ok(StreamableHttpPostResponse::Sse(stream, session)), Some(tap)) => {
+                let tap = Arc::clone(tap);
+                let tapped = futures::StreamExt::inspect(stream, move |event| {
+                    if let Ok(Sse {
+                        data: Some(data), ..
+                    }) = event
+                    {
+                        tap(data.as_bytes());
+                    }
+                });
+                Ok(StreamableHttpPostResponse::Sse(Box::pin(tapped), session))
+            }
+            (checked, _) => checked,
+        }
     }
 
     async fn delete_session(

@@ -80,6 +80,7 @@ mod settings;
 #[cfg(feature = "http")]
 mod sse;
 mod stdio;
+mod tasks;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -108,6 +109,10 @@ pub use server_log::{
 pub use settings::{
     ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,
     DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target, default_protocol_version,
+};
+pub use tasks::{
+    MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, Started, TaskHandle, TaskPhase, TaskState,
+    TaskStateCallback, UNSUGGESTED_POLL,
 };
 
 /// A boxed future, as returned by the host traits of this crate.

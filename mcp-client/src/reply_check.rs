@@ -35,6 +35,8 @@ pub(crate) struct ReplyCheck<R> {
     overlong: bool,
     limit: usize,
     sink: FaultSink,
+    /// Sees each line that passed the checks (see [`Self::with_tap`]).
+    tap: Option<crate::tasks::MessageTap>,
     /// Values counted in the current line so far, and where the count is (in a string,
     /// after a backslash).
     values: usize,
@@ -54,12 +56,19 @@ impl<R> ReplyCheck<R> {
             overlong: false,
             limit,
             sink,
+            tap: None,
             values: 0,
             in_string: false,
             escaped: false,
             cut: false,
             max_values: MAX_VALUES_PER_MESSAGE,
         }
+    }
+
+    /// Hands each line that passed the checks to `tap` (for what rmcp does not keep).
+    pub(crate) fn with_tap(mut self, tap: crate::tasks::MessageTap) -> Self {
+        self.tap = Some(tap);
+        self
     }
 
     /// Sets the most values one message may hold (tests use small bounds).
@@ -130,11 +139,15 @@ impl<R> ReplyCheck<R> {
 
     /// At a newline: checks the line (unless it was cut or too long) and starts the next.
     fn end_line(&mut self) {
-        if !self.overlong
-            && !self.cut
-            && let Some(problem) = problem(&self.line)
-        {
-            (self.sink)(problem);
+        if !self.overlong && !self.cut {
+            match problem(&self.line) {
+                Some(problem) => (self.sink)(problem),
+                None => {
+                    if let Some(tap) = &self.tap {
+                        tap(&self.line);
+                    }
+                }
+            }
         }
         self.line.clear();
         self.overlong = false;

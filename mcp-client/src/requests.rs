@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::RequestError;
-use crate::handler::{ProgressCallback, ProgressSink, ServerRequests};
+use crate::handler::{ProgressCallback, ProgressGuard, ProgressSink, ServerRequests};
 use crate::paginate::{self, ListKind, Page, PageError};
 
 /// Most `input_required` rounds (SEP-2322) one call goes through before it fails.
@@ -44,6 +44,7 @@ pub struct CallSettings {
     meta: Option<Map<String, Value>>,
     requests: Option<Arc<dyn ServerRequests>>,
     abort: Option<CancellationToken>,
+    task_state: Option<crate::tasks::TaskStateCallback>,
 }
 
 impl std::fmt::Debug for CallSettings {
@@ -56,6 +57,7 @@ impl std::fmt::Debug for CallSettings {
             .field("meta", &self.meta)
             .field("requests", &self.requests.is_some())
             .field("abort", &self.abort.is_some())
+            .field("task_state", &self.task_state.is_some())
             .finish()
     }
 }
@@ -72,6 +74,7 @@ impl CallSettings {
             meta: None,
             requests: None,
             abort: None,
+            task_state: None,
         }
     }
 
@@ -114,12 +117,48 @@ impl CallSettings {
         self
     }
 
+    /// Receives each new state of the task the server makes of this call, if it makes one
+    /// (its phase and status message: a long task's way of saying how far it is).
+    #[must_use]
+    pub fn with_task_state(mut self, callback: Option<crate::tasks::TaskStateCallback>) -> Self {
+        self.task_state = callback;
+        self
+    }
+
     /// Ends the call with [`RequestError::Aborted`] when `abort` is cancelled (the server
     /// is told the call is cancelled).
     #[must_use]
     pub fn with_abort(mut self, abort: CancellationToken) -> Self {
         self.abort = Some(abort);
         self
+    }
+}
+
+impl CallSettings {
+    /// The call's timeout.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The first deadline: the one given, else the timeout from now.
+    pub(crate) fn first_deadline(&self) -> Instant {
+        self.deadline
+            .unwrap_or_else(|| mcp_pool::deadline_in(self.timeout))
+    }
+
+    /// The abort token (a fresh one, never cancelled, when none was given).
+    pub(crate) fn abort_token(&self) -> CancellationToken {
+        self.abort.clone().unwrap_or_default()
+    }
+
+    /// Who answers the server's requests of this call, when not the connection's.
+    pub(crate) fn requests(&self) -> Option<&Arc<dyn ServerRequests>> {
+        self.requests.as_ref()
+    }
+
+    /// Where the states of the call's task go.
+    pub(crate) fn task_state(&self) -> Option<&crate::tasks::TaskStateCallback> {
+        self.task_state.as_ref()
     }
 }
 
@@ -136,6 +175,15 @@ fn wire_level(level: mcp_catalog::LogLevel) -> LoggingLevel {
         L::Alert => LoggingLevel::Alert,
         _ => LoggingLevel::Emergency,
     }
+}
+
+/// How a call's rounds ended.
+pub(crate) enum CallOutcome {
+    /// The call's result.
+    Result(CallToolResult),
+    /// The server made a task of the call; the call's progress registration, to keep
+    /// while the task runs.
+    Task(crate::tasks::Seed, ProgressGuard),
 }
 
 /// Sends `notifications/cancelled` for a request if dropped while armed (the caller dropped
@@ -191,26 +239,84 @@ impl Client {
         arguments: Option<JsonObject>,
         settings: CallSettings,
     ) -> Result<CallToolResult, RequestError> {
-        let timeout = settings.timeout;
-        let mut deadline = settings
-            .deadline
-            .unwrap_or_else(|| mcp_pool::deadline_in(timeout));
-        let abort = settings.abort.clone().unwrap_or_default();
+        let mut deadline = settings.first_deadline();
+        let abort = settings.abort_token();
+        match self
+            .call_rounds(tool, arguments, &settings, &abort, &mut deadline)
+            .await?
+        {
+            CallOutcome::Result(result) => Ok(result),
+            // The call's progress keeps flowing to its callback while the task runs.
+            CallOutcome::Task(seed, _progress) => {
+                self.finish_task(seed, &settings, &abort, &mut deadline)
+                    .await
+            }
+        }
+    }
+
+    /// Sends the call until it has its result or a task (see the `tasks` module).
+    pub(crate) async fn call_until_task(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        settings: &CallSettings,
+    ) -> Result<CallOutcome, RequestError> {
+        let mut deadline = settings.first_deadline();
+        let abort = settings.abort_token();
+        self.call_rounds(tool, arguments, settings, &abort, &mut deadline)
+            .await
+    }
+
+    async fn call_rounds(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        settings: &CallSettings,
+        abort: &CancellationToken,
+        deadline: &mut Instant,
+    ) -> Result<CallOutcome, RequestError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         if let Some(meta) = settings.meta.clone() {
             params.meta = Some(RequestMetaObject(MetaObject(meta)));
         }
         let mut rounds = 0usize;
+        let mut as_task =
+            self.era() == crate::Era::V2025_11_25 && self.shared.task_support.requires(tool);
         // One round per request: a 2026-era server may answer `input_required` (SEP-2322);
         // the inputs are gathered and the call sent again with them and the server's state.
         loop {
-            match self
-                .call_round(&params, &settings, &abort, &mut deadline)
-                .await?
-            {
-                ServerResult::CallToolResult(result) => return Ok(result),
-                ServerResult::InputRequiredResult(input) if rounds < MAX_INPUT_ROUNDS => {
+            let request = if as_task {
+                crate::tasks::legacy_task_call(&params, settings.timeout())
+            } else {
+                ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()))
+            };
+            let round = match self.call_round(request, settings, abort, deadline).await {
+                // MCP 2025-11-25: a tool that must run as a task is refused with "method
+                // not found" when called plainly; one whose listing said so was called as a
+                // task already, one this client could not see the listing of is called once
+                // more as a task.
+                Err(RequestError::Server { code: -32601, .. })
+                    if !as_task && self.era() == crate::Era::V2025_11_25 =>
+                {
+                    as_task = true;
+                    continue;
+                }
+                other => other?,
+            };
+            match round {
+                (ServerResult::CallToolResult(result), _) => {
+                    return Ok(CallOutcome::Result(result));
+                }
+                (ServerResult::CreateTaskResult(created), progress) => {
+                    let seed = crate::tasks::Seed::of_extension(&created.task);
+                    return Ok(CallOutcome::Task(seed, progress));
+                }
+                (ServerResult::CustomResult(raw), progress) if as_task => {
+                    let seed = crate::tasks::Seed::of_legacy(&raw.0)?;
+                    return Ok(CallOutcome::Task(seed, progress));
+                }
+                (ServerResult::InputRequiredResult(input), _) if rounds < MAX_INPUT_ROUNDS => {
                     rounds += 1;
                     let (responses, state) = self
                         .shared
@@ -219,7 +325,7 @@ impl Client {
                     params.input_responses = responses;
                     params.request_state = state;
                 }
-                ServerResult::InputRequiredResult(_) => {
+                (ServerResult::InputRequiredResult(_), _) => {
                     return Err(RequestError::Protocol {
                         detail: format!(
                             "the server still asked for input after {MAX_INPUT_ROUNDS} rounds"
@@ -235,18 +341,18 @@ impl Client {
         }
     }
 
-    /// Sends one `tools/call` request and waits for its reply: until `deadline` (pushed
-    /// back while an elicitation of the server is pending, and renewed by progress when
-    /// the settings say so), `abort`, or an unreadable reply, which fails it at once.
-    async fn call_round(
+    /// Sends one request (a `tools/call`, or a 2025-era `tasks/result`) and waits for its
+    /// reply: until `deadline` (pushed back while an elicitation of the server is pending,
+    /// and renewed by progress when the settings say so), `abort`, or an unreadable reply,
+    /// which fails it at once.
+    pub(crate) async fn call_round(
         &self,
-        params: &CallToolRequestParams,
+        request: ClientRequest,
         settings: &CallSettings,
         abort: &CancellationToken,
         deadline: &mut Instant,
-    ) -> Result<ServerResult, RequestError> {
+    ) -> Result<(ServerResult, ProgressGuard), RequestError> {
         let timeout = settings.timeout;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
         // Subscribed before the request goes out: an unreadable reply that arrives before
         // the wait below begins must still count as a change (it failed this call).
         let mut reply_faults = self.shared.reply_faults();
@@ -261,7 +367,7 @@ impl Client {
             id: Some(handle.id.clone()),
         };
         let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
-        let _progress = self.shared.watch_progress(
+        let progress = self.shared.watch_progress(
             handle.progress_token.clone(),
             ProgressSink {
                 callback: settings.progress.clone(),
@@ -318,11 +424,8 @@ impl Client {
             }
         };
         guard.disarm();
-        // Progress notifications that came before the result are dispatched on their own
-        // tasks; let them run before the progress registration goes away.
-        tokio::task::yield_now().await;
         match outcome {
-            Ok(Ok(result)) => Ok(result),
+            Ok(Ok(result)) => Ok((result, progress)),
             Ok(Err(e)) => Err(RequestError::of_service(self, e).await),
             Err(_) => Err(RequestError::Disconnected {
                 detail: self.gone_detail().await,

@@ -214,6 +214,7 @@ pub struct ClientSettings {
     pub(crate) roots: Arc<[Root]>,
     pub(crate) elicitation: bool,
     pub(crate) sampling: bool,
+    pub(crate) tasks: bool,
     pub(crate) log_level: Option<mcp_catalog::LogLevel>,
     pub(crate) extensions: std::collections::BTreeMap<String, rmcp::model::JsonObject>,
     pub(crate) background: Option<(TaskTracker, CancellationToken)>,
@@ -260,6 +261,7 @@ impl ClientSettings {
             roots: Arc::from(Vec::new()),
             elicitation: false,
             sampling: false,
+            tasks: true,
             log_level: None,
             extensions: std::collections::BTreeMap::new(),
             background: None,
@@ -353,6 +355,15 @@ impl ClientSettings {
     #[must_use]
     pub fn with_sampling(mut self, announce: bool) -> Self {
         self.sampling = announce;
+        self
+    }
+
+    /// Whether to announce the tasks extension (`io.modelcontextprotocol/tasks`, SEP-2663;
+    /// default: yes). A server that offers it may answer a call with a task, which
+    /// [`crate::Client::call_tool`] drives to its result transparently.
+    #[must_use]
+    pub fn with_tasks(mut self, announce: bool) -> Self {
+        self.tasks = announce;
         self
     }
 

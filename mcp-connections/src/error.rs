@@ -187,6 +187,32 @@ pub enum Error {
         /// Why, and what to do instead.
         detail: String,
     },
+    /// A task the server ran for the request ended without a result (cancelled by the
+    /// server, past its time to live, or forgotten by it).
+    #[error(
+        "MCP server `{server}`: the task `{task}` of `{operation}` ended without a result: {detail}"
+    )]
+    TaskLost {
+        /// The server.
+        server: McpServerKey,
+        /// What was asked, e.g. the tool's name.
+        operation: String,
+        /// The server's id of the task.
+        task: String,
+        /// What happened to it.
+        detail: String,
+    },
+    /// The host declined what the server asked in the middle of the request (a sampling
+    /// request of a 2026-era call it would not answer), so the request could not go on.
+    #[error("MCP server `{server}`: `{operation}` could not go on: {detail}")]
+    Declined {
+        /// The server.
+        server: McpServerKey,
+        /// What was asked.
+        operation: String,
+        /// What was declined, and why.
+        detail: String,
+    },
 }
 
 fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
@@ -284,6 +310,16 @@ impl Error {
         matches!(self, Self::Disconnected { .. })
     }
 
+    /// A task of the request ended without a result.
+    pub fn is_task_lost(&self) -> bool {
+        matches!(self, Self::TaskLost { .. })
+    }
+
+    /// The host declined what the server asked during the request.
+    pub fn is_declined(&self) -> bool {
+        matches!(self, Self::Declined { .. })
+    }
+
     /// The server broke the protocol (a reply that does not fit the request, bad pages).
     pub fn is_protocol(&self) -> bool {
         matches!(self, Self::Protocol { .. })
@@ -372,5 +408,18 @@ mod predicate_tests {
             detail: "d".to_owned(),
         };
         assert!(unsupported.is_unsupported() && !unsupported.is_retryable());
+        let lost = Error::TaskLost {
+            server: key(),
+            operation: "research".to_owned(),
+            task: "t1".to_owned(),
+            detail: "d".to_owned(),
+        };
+        assert!(lost.is_task_lost() && !lost.is_retryable() && !lost.is_disconnected());
+        let declined = Error::Declined {
+            server: key(),
+            operation: "tools/call".to_owned(),
+            detail: "d".to_owned(),
+        };
+        assert!(declined.is_declined() && !declined.is_retryable());
     }
 }

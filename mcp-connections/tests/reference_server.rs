@@ -353,3 +353,127 @@ async fn server_everything_samples_logs_and_completes_through_the_host() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+fn everything_stdio(fx: &mut Fixture, entry: &std::path::Path, preload: &std::path::Path) {
+    fx.add(
+        "everything",
+        ServerConfig::stdio("node").with_args([
+            "--require".to_owned(),
+            preload.display().to_string(),
+            entry.display().to_string(),
+            "stdio".to_owned(),
+        ]),
+    );
+}
+
+/// server-everything's `simulate-research-query` must run as a task (MCP 2025-11-25,
+/// `taskSupport: required`): a plain call through the set is driven to its result, the
+/// task's status messages reach the host as they change, and the clarification the task
+/// asks for mid-way (an elicitation sent with `tasks/result`) reaches the host's handler.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everythings_research_task_runs_to_its_result_through_the_set() {
+    use mcp_connections::elicitation_fn;
+    use mcp_connections::model::{ElicitResult, ElicitationAction};
+    let Some((entry, preload)) = everything() else {
+        return;
+    };
+    let mut fx = Fixture::new();
+    everything_stdio(&mut fx, &entry, &preload);
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&asked);
+    let handler = elicitation_fn(move |request| {
+        seen.lock().unwrap().push(request.message().to_owned());
+        async {
+            ElicitResult::new(ElicitationAction::Accept)
+                .with_content(json!({"interpretation": "programming"}))
+        }
+    });
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        ConnectionSetOptions::new().with_elicitation_handler(handler),
+    );
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    let server: McpServerKey = "everything".parse().unwrap();
+    let states = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let into = std::sync::Arc::clone(&states);
+    let options = CallOptions::new()
+        .with_timeout(Duration::from_secs(60))
+        .with_task_state(std::sync::Arc::new(move |state: &mcp_client::TaskState| {
+            into.lock().unwrap().push(state.clone());
+        }));
+    let result = set
+        .call_tool(
+            &server,
+            "simulate-research-query",
+            Some(json!({"topic": "python", "ambiguous": true})),
+            options,
+        )
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&result.content).unwrap();
+    assert!(
+        text.contains("Research Report: python (programming)"),
+        "{text}"
+    );
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(asked[0].contains("multiple interpretations"), "{asked:?}");
+    let messages: Vec<String> = states
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.message.clone())
+        .collect();
+    assert!(
+        messages.iter().any(|m| m.starts_with("Gathering sources")),
+        "{messages:?}"
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+/// A research task kept by its handle and cancelled: the server reports it cancelled, and
+/// waiting for it then says so instead of waiting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_research_task_is_cancelled_on_server_everything() {
+    use mcp_client::{CallSettings, Client, ClientSettings, DeclineRequests, Started, Target};
+    let Some((entry, preload)) = everything() else {
+        return;
+    };
+    let config = mcp_catalog::StdioConfig::new("node").with_args([
+        "--require".to_owned(),
+        preload.display().to_string(),
+        entry.display().to_string(),
+        "stdio".to_owned(),
+    ]);
+    let client = Client::connect(
+        "everything".parse().unwrap(),
+        Target::stdio(config),
+        ClientSettings::new(),
+        std::sync::Arc::new(DeclineRequests),
+    )
+    .await
+    .unwrap();
+    let started = client
+        .start_tool_task(
+            "simulate-research-query",
+            Some(json!({"topic": "rust"}).as_object().unwrap().clone()),
+            CallSettings::new(Duration::from_secs(30)),
+        )
+        .await
+        .unwrap();
+    let Started::Task(task) = started else {
+        panic!("server-everything makes a task of its research tool");
+    };
+    assert!(!task.id().is_empty());
+    task.cancel(&client).await.unwrap();
+    let err = task
+        .result(&client, CallSettings::new(Duration::from_secs(30)))
+        .await
+        .unwrap_err();
+    assert!(err.is_task_lost(), "{err}");
+    assert_eq!(task.state().phase, mcp_client::TaskPhase::Cancelled);
+    let pid = client.pid().unwrap();
+    client.shutdown().await;
+    assert!(mcp_testkit::wait_gone(pid, Duration::from_secs(10)).await);
+}

@@ -27,6 +27,7 @@ pub struct CallOptions {
     pub(crate) meta: Option<Map<String, Value>>,
     pub(crate) fail_fast: bool,
     pub(crate) catalog_revision: Option<u64>,
+    pub(crate) task_state: Option<mcp_client::TaskStateCallback>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -38,6 +39,7 @@ impl std::fmt::Debug for CallOptions {
             .field("meta", &self.meta)
             .field("fail_fast", &self.fail_fast)
             .field("catalog_revision", &self.catalog_revision)
+            .field("task_state", &self.task_state.is_some())
             .finish()
     }
 }
@@ -56,12 +58,22 @@ impl CallOptions {
         self
     }
 
-    /// Receives the server's progress notifications for this call, in increasing order of
-    /// progress. rmcp dispatches notifications concurrently, so an update overtaken by a
-    /// later one is skipped, and one still in flight when the result arrives may be lost.
+    /// Receives the server's progress notifications for this call, in the order the
+    /// server sent them and before the call returns (an update that does not increase the
+    /// progress is skipped). A call the server runs as a task keeps its progress while
+    /// the task runs.
     #[must_use]
     pub fn with_progress(mut self, callback: ProgressCallback) -> Self {
         self.progress = Some(callback);
+        self
+    }
+
+    /// Receives each new state of the task the server makes of this call, if it makes one
+    /// (MCP Tasks: the set drives the task to its result; this shows its phase and status
+    /// messages meanwhile).
+    #[must_use]
+    pub fn with_task_state(mut self, callback: mcp_client::TaskStateCallback) -> Self {
+        self.task_state = Some(callback);
         self
     }
 
@@ -185,6 +197,7 @@ impl ConnectionSet {
             .with_reset_timeout_on_progress(options.reset_timeout_on_progress)
             .with_meta(self.call_meta(&slot, &live, options.meta))
             .with_requests(caller)
+            .with_task_state(options.task_state)
             .with_abort(self.inner.abort_calls.clone());
         live.call_tool(tool, arguments, settings)
             .await
@@ -538,6 +551,17 @@ impl ConnectionSet {
                 detail,
             },
             RequestError::Aborted => Error::ShutDown,
+            RequestError::TaskLost { task, detail } => Error::TaskLost {
+                server,
+                operation,
+                task,
+                detail,
+            },
+            RequestError::Declined { detail } => Error::Declined {
+                server,
+                operation,
+                detail,
+            },
             RequestError::Disconnected { detail } => Error::Disconnected {
                 server,
                 operation,
