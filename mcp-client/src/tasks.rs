@@ -501,7 +501,18 @@ impl TaskHandle {
             ClientRequest::GetTaskRequest(GetTaskRequest::new(GetTaskParams::new(self.id.clone())));
         // rmcp reads a reply by its shape: a task with its payload is a `GetTaskResult`,
         // a 2025-era task (no payload, other field names) a `CustomResult`.
-        match client.send_task_request(request, dialect).await? {
+        let reply = match client.send_task_request(request, dialect).await {
+            // "Invalid params" names an id the server does not know (any more): a task
+            // past its time to live, or one the server lost when it restarted.
+            Err(RequestError::Server {
+                code: -32602,
+                message,
+            }) => {
+                return Err(self.lost(&format!("the server no longer knows it ({message})")));
+            }
+            other => other?,
+        };
+        match reply {
             ServerResult::GetTaskResult(got) if got.task.task.task_id == self.id => {
                 Ok(Polled::of_extension(got.task))
             }
