@@ -134,6 +134,7 @@ pub use mcp_client::{
     Progress, ProgressCallback, StartupFailure, WrapperEnvironment,
 };
 pub use mcp_client::{LOG_BURST, LOG_RATE, SERVER_LOG_TARGET, SamplingRefusal};
+pub use mcp_client::{TaskPhase, TaskState, TaskStateCallback};
 /// The tool search index the set uses ([`ConnectionSet::search_tools`]), for hosts that
 /// search catalogs of their own.
 pub use mcp_search;

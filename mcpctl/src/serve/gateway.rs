@@ -88,6 +88,8 @@ pub(crate) struct Hub {
     pub(crate) clients: Arc<AtomicUsize>,
     /// Calls of 2026-era clients waiting for their answers.
     pub(crate) parked: super::modern::Parked,
+    /// Tasks of 2026-era clients that declared the tasks extension.
+    pub(crate) tasks: super::tasks::Tasks,
     /// 2025-era HTTP sessions with a question out to their clients.
     pub(crate) waiting: Arc<super::absent::Waiting>,
     /// 2026-era listens acknowledged and still being set up.
@@ -359,6 +361,7 @@ impl ServerHandler for Gateway {
                 "prompts": {"listChanged": true},
                 "logging": {},
                 "completions": {},
+                "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
             },
             "serverInfo": {"name": "mcpctl-serve", "version": env!("CARGO_PKG_VERSION")},
             "instructions": "Tools, prompts, resources and templates of every MCP server configured for mcpctl; tools and prompts under qualified names (mcp__<server>__<name>).",
@@ -639,6 +642,34 @@ impl ServerHandler for Gateway {
         Ok(())
     }
 
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        let task = self.inner.hub.tasks.get(&request.task_id).await?;
+        Ok(rmcp::model::GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner
+            .hub
+            .tasks
+            .update(&request.task_id, &request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner.hub.tasks.cancel(&request.task_id).await
+    }
+
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -898,7 +929,11 @@ impl Gateway {
                 )
             }
         };
-        modern::drive(parked, run, context).await
+        let tasks = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks())
+            .then_some(&self.inner.hub.tasks);
+        modern::drive(parked, tasks, run, context).await
     }
 
     /// Lists every server's prompts under qualified names and remembers which is which.

@@ -15,6 +15,7 @@ mod modern;
 mod pipes;
 mod progress;
 mod shared_uri;
+mod tasks;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -117,6 +118,7 @@ pub(crate) async fn run(
         answer_deadline,
         clients: Arc::default(),
         parked: modern::Parked::default(),
+        tasks: tasks::Tasks::default(),
         waiting: Arc::default(),
         listen_setups: modern::ListenSetups::default(),
     });
@@ -129,6 +131,7 @@ pub(crate) async fn run(
     // Every upstream process ends with the gateway, whatever the clients did.
     expiry.abort();
     hub.parked.clear().await;
+    hub.tasks.clear().await;
     hub.pool.shutdown().await;
     if let Some(http) = loaded.demo_http {
         http.shutdown().await;

@@ -22,7 +22,10 @@ use mcp_connections::{
     CallOptions, ConnectionSet, ElicitationRequest, SamplingRefusal, SamplingRequest,
     elicitation_fn, sampling_fn,
 };
-use rmcp::model::{CallToolResponse, InputRequest, InputRequiredResult, ProgressNotificationParam};
+use rmcp::model::{
+    CallToolResponse, CreateTaskResult, InputRequest, InputRequiredResult,
+    ProgressNotificationParam,
+};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
@@ -127,11 +130,18 @@ pub(crate) struct Run {
     pub(crate) task: JoinHandle<Result<CallToolResult, McpError>>,
     pub(crate) asks: mpsc::Receiver<Ask>,
     pub(crate) progress: super::progress::Receiver,
+    /// The states of the upstream task the call became, if it became one.
+    pub(crate) task_states: mpsc::UnboundedReceiver<mcp_connections::TaskState>,
 }
 
 impl Run {
+    /// The next state of the upstream task the call became, if a new one came.
+    pub(crate) fn task_state(&mut self) -> Option<mcp_connections::TaskState> {
+        self.task_states.try_recv().ok()
+    }
+
     /// Gives the call up: its task stops and its set returns its leases.
-    async fn abandon(self) {
+    pub(crate) async fn abandon(self) {
         self.task.abort();
         self.set.shutdown().await;
     }
@@ -236,6 +246,7 @@ pub(crate) async fn expire_every_second(hub: std::sync::Weak<Hub>) {
             return;
         };
         hub.parked.expire(hub.answer_deadline).await;
+        hub.tasks.expire(hub.answer_deadline).await;
     }
 }
 
@@ -264,14 +275,28 @@ pub(crate) fn resume(
 
 /// Runs `run` until it ends (its result) or asks its client something (an
 /// `input_required` result, the run parked); progress goes to this round's request.
+///
+/// With `tasks` (the client declared the tasks extension), a call whose upstream server
+/// made a task of it is answered with a task of the gateway's own (see `tasks.rs`).
 pub(crate) async fn drive(
     parked: &Parked,
+    tasks: Option<&super::tasks::Tasks>,
     mut run: Run,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, McpError> {
     let token = context.meta.get_progress_token();
     loop {
         tokio::select! {
+            Some(state) = run.task_states.recv(), if tasks.is_some() => {
+                let Some(tasks) = tasks else { continue };
+                match tasks.adopt(run, state.message) {
+                    Ok(task) => return Ok(CallToolResponse::Task(CreateTaskResult::new(task))),
+                    Err(back) => {
+                        tracing::warn!("more than {MAX_PARKED} tasks are kept; the call goes on as a plain one");
+                        run = back;
+                    }
+                }
+            }
             result = &mut run.task => {
                 run.set.shutdown().await;
                 return match result {
@@ -394,6 +419,7 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
     } = can;
     let (asks_tx, asks) = mpsc::channel::<Ask>(1);
     let (progress_tx, progress) = super::progress::latest();
+    let (states_tx, task_states) = mpsc::unbounded_channel();
     let handler_asks = asks_tx.clone();
     let handler = elicitation_fn(move |request: ElicitationRequest| {
         let asks = handler_asks.clone();
@@ -420,7 +446,11 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
                 Verdict::Call(target) => target,
             };
         drop(asks_tx);
-        let options = CallOptions::new().with_progress(Arc::new(move |p| progress_tx.send(p)));
+        let options = CallOptions::new()
+            .with_progress(Arc::new(move |p| progress_tx.send(p)))
+            .with_task_state(Arc::new(move |state: &mcp_connections::TaskState| {
+                let _ = states_tx.send(state.clone());
+            }));
         call_outcome(target.call(&call_set, arguments, options).await)
     });
     Run {
@@ -428,5 +458,6 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
         task,
         asks,
         progress,
+        task_states,
     }
 }
