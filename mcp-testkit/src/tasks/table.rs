@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{DetailedTask, InputRequests, InputResponses, Task, TaskPayload, TaskStatus};
@@ -219,34 +219,7 @@ fn status_name(status: TaskStatus) -> String {
 
 /// The current UTC time as ISO 8601 with milliseconds: `2026-07-28T09:05:01.042Z`.
 fn now() -> String {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    iso8601(since)
-}
-
-/// `since` the Unix epoch as ISO 8601 UTC (days to a civil date: Howard Hinnant's
-/// algorithm).
-fn iso8601(since: Duration) -> String {
-    let secs = since.as_secs();
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rest = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3_600,
-        rest % 3_600 / 60,
-        rest % 60,
-        since.subsec_millis()
-    )
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]
@@ -254,14 +227,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_are_iso_8601_utc() {
-        assert_eq!(iso8601(Duration::ZERO), "1970-01-01T00:00:00.000Z");
-        // 2024-02-29 (a leap day) 13:45:30.250 UTC.
-        let leap = Duration::from_millis(1_709_214_330_250);
-        assert_eq!(iso8601(leap), "2024-02-29T13:45:30.250Z");
-        assert_eq!(
-            iso8601(Duration::from_secs(4_102_444_799)),
-            "2099-12-31T23:59:59.000Z"
+    fn timestamps_are_iso_8601_utc_with_milliseconds() {
+        let stamp = now();
+        assert_eq!(stamp.len(), "2026-07-28T09:05:01.042Z".len(), "{stamp}");
+        assert!(
+            stamp.ends_with('Z') && stamp.as_bytes()[19] == b'.',
+            "{stamp}"
+        );
+        assert!(
+            chrono::DateTime::parse_from_rfc3339(&stamp).is_ok(),
+            "{stamp}"
         );
     }
 
