@@ -10,6 +10,11 @@
 //! server asks for a sample first (`client_stdio_sampling`: checked both ways; the bare
 //! client's handler answers at once).
 //!
+//! A last pair runs a call the server makes a task of (the tasks extension, SEP-2663):
+//! `client_stdio_task` drives it transparently; the bare client calls, then polls
+//! `tasks/get` itself at the same interval ([`mcp_client::MIN_POLL_INTERVAL`], the
+//! server's suggestion of 0 raised to it) until the task completes.
+//!
 //! Run: `cargo bench -p mcp-client --bench one_connection`.
 
 #![allow(
@@ -99,6 +104,37 @@ fn bare_info() -> ClientConfig {
     .with_protocol_version(ProtocolVersion::V_2025_11_25)
 }
 
+/// A bare client declaring the tasks extension.
+fn bare_tasks_info() -> ClientConfig {
+    let caps: ClientCapabilities = serde_json::from_value(
+        serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+    )
+    .expect("capabilities");
+    ClientConfig::new(caps, Implementation::new("bench-bare", "0"))
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+}
+
+/// What the bare client does for a task: call, then poll until it completes.
+async fn bare_task(peer: &rmcp::Peer<rmcp::RoleClient>) {
+    let created = peer
+        .call_tool_once(CallToolRequestParams::new("task"))
+        .await
+        .expect("call");
+    let rmcp::model::CallToolResponse::Task(created) = created else {
+        panic!("the server makes a task of the call");
+    };
+    loop {
+        tokio::time::sleep(mcp_client::MIN_POLL_INTERVAL).await;
+        let got = peer
+            .get_task(rmcp::model::GetTaskParams::new(created.task.task_id.clone()))
+            .await
+            .expect("tasks/get");
+        if got.task.status() == rmcp::model::TaskStatus::Completed {
+            return;
+        }
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -108,7 +144,20 @@ fn bench(c: &mut Criterion) {
     let home = mcp_testkit::TestHome::new().expect("temp dir");
     let scenario_path = home.join("bench.json");
     let scenario = Scenario::new("bench")
+        .with_capabilities(mcp_testkit::CapabilityFlags::default().with_tasks(true))
         .with_tool(ToolSpec::echo("echo"))
+        .with_tool(ToolSpec::new(
+            "task",
+            Behavior::Task {
+                work_ms: 0,
+                steps: 0,
+                end: mcp_testkit::TaskEnd::Complete,
+                ask: None,
+                poll_interval_ms: Some(0),
+                ttl_ms: None,
+                garbage_get: false,
+            },
+        ))
         .with_tool(ToolSpec::new(
             "log",
             Behavior::Log {
@@ -166,6 +215,8 @@ fn bench(c: &mut Criterion) {
     };
     let bare_stdio = rt.block_on(async { bare_info().serve(spawn()).await.expect("initialize") });
     let bare_sampling = rt.block_on(async { BareModel.serve(spawn()).await.expect("initialize") });
+    let bare_tasks =
+        rt.block_on(async { bare_tasks_info().serve(spawn()).await.expect("initialize") });
 
     let http_server = rt
         .block_on(HttpFakeServer::start(scenario))
@@ -235,6 +286,15 @@ fn bench(c: &mut Criterion) {
                 .expect("call")
         })
     });
+    group.bench_function("bare_rmcp_stdio_task", |b| {
+        b.iter(|| rt.block_on(bare_task(bare_tasks.peer())))
+    });
+    group.bench_function("client_stdio_task", |b| {
+        b.iter(|| {
+            rt.block_on(stdio.call_tool("task", None, CallSettings::new(CALL)))
+                .expect("call")
+        })
+    });
     group.bench_function("bare_rmcp_http_2025", |b| {
         b.iter(|| {
             rt.block_on(bare_http.call_tool(CallToolRequestParams::new("echo")))
@@ -259,6 +319,7 @@ fn bench(c: &mut Criterion) {
         stdio.shutdown().await;
         sampling.shutdown().await;
         let _ = bare_sampling.cancel().await;
+        let _ = bare_tasks.cancel().await;
         http_2025.shutdown().await;
         http_2026.shutdown().await;
         let _ = bare_stdio.cancel().await;
