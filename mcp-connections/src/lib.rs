@@ -157,7 +157,7 @@ pub use policy::sampling::{
 };
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::ConnectionSet;
-pub use set::call::CallOptions;
+pub use set::call::{CallOptions, SetTask, StartedCall};
 pub use set::options::{
     ConnectionSetOptions, DEFAULT_LOGIN_POLL, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE,
     default_client_info,

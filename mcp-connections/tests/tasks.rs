@@ -111,3 +111,66 @@ async fn a_tasks_question_reaches_the_session_whose_call_started_it() {
         fx.assert_no_processes().await;
     }
 }
+
+/// A host keeps a task it started (`start_tool_task`), then gets its result on a new
+/// connection to the same server (another set: the first one is gone), by its id alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_task_is_finished_on_a_new_connection_to_its_server() {
+    use mcp_catalog::{HttpConfig, ServerConfig};
+    use mcp_connections::{SetTask, StartedCall};
+    let mut faults = mcp_testkit::Faults::default();
+    faults.protocol_version = Some(MODERN.to_owned());
+    let server = mcp_testkit::HttpFakeServer::start(
+        Scenario::new("worker")
+            .with_capabilities(CapabilityFlags::default().with_tasks(true))
+            .with_tool(ToolSpec::new(
+                "build",
+                Behavior::Task {
+                    work_ms: 800,
+                    steps: 2,
+                    end: TaskEnd::Complete,
+                    ask: None,
+                    poll_interval_ms: Some(20),
+                    ttl_ms: None,
+                    garbage_get: false,
+                },
+            ))
+            .with_faults(faults),
+    )
+    .await
+    .unwrap();
+    let mut fx = Fixture::new();
+    fx.add("worker", ServerConfig::from(HttpConfig::new(server.url())));
+    let first = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    assert_eq!(first.wait_startup().await.ready(), 1);
+    let started = first
+        .start_tool_task(
+            &key("worker"),
+            "build",
+            Some(json!({"kept": 1})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    let StartedCall::Task(task) = started else {
+        panic!("the server makes a task of the call");
+    };
+    let id = task.id().to_owned();
+    first.shutdown().await;
+
+    let second = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    assert_eq!(second.wait_startup().await.ready(), 1);
+    let kept = SetTask::resume(key("worker"), "build", id);
+    let result = second
+        .task_result(
+            &kept,
+            CallOptions::new().with_timeout(Duration::from_secs(30)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content, Some(json!({"kept": 1})));
+    // Cancelling a task that ended leaves it as it was.
+    second.cancel_task(&kept).await.unwrap();
+    second.shutdown().await;
+    server.shutdown().await;
+}

@@ -17,6 +17,66 @@ use crate::set::slot::{Attached, Slot, SlotState};
 use crate::set::startup;
 use mcp_pool::deadline_in;
 
+/// A call prepared to be sent: its connection, arguments, settings and turn.
+struct PreparedCall {
+    live: Arc<Attached>,
+    arguments: Option<Map<String, Value>>,
+    settings: mcp_client::CallSettings,
+    /// Held while the call runs (2025 era: the server's requests reach this set).
+    _turn: Option<mcp_pool::OperationGuard<crate::set::live::SessionRoute>>,
+}
+
+/// A task a server runs for a call of this set ([`ConnectionSet::start_tool_task`]): the
+/// server, the tool and the task's handle (its id and state).
+#[derive(Debug, Clone)]
+pub struct SetTask {
+    server: McpServerKey,
+    tool: String,
+    handle: mcp_client::TaskHandle,
+}
+
+impl SetTask {
+    /// A task of `server`'s `tool` known by its id only (kept by a host across its own
+    /// restart): its state is unknown until polled.
+    pub fn resume(server: McpServerKey, tool: impl Into<String>, id: impl Into<String>) -> Self {
+        Self {
+            server,
+            tool: tool.into(),
+            handle: mcp_client::TaskHandle::resume(id),
+        }
+    }
+
+    /// The server running the task.
+    pub fn server(&self) -> &McpServerKey {
+        &self.server
+    }
+
+    /// The tool whose call it runs.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The server's id of the task.
+    pub fn id(&self) -> &str {
+        self.handle.id()
+    }
+
+    /// The task's handle: its state now and a stream of its states.
+    pub fn handle(&self) -> &mcp_client::TaskHandle {
+        &self.handle
+    }
+}
+
+/// What [`ConnectionSet::start_tool_task`] got back.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StartedCall {
+    /// The server runs the call as a task.
+    Task(SetTask),
+    /// The server answered at once.
+    Done(CallToolResult),
+}
+
 /// Options of one tool call.
 #[derive(Clone, Default)]
 #[non_exhaustive]
@@ -131,6 +191,119 @@ impl ConnectionSet {
         arguments: Option<Value>,
         options: CallOptions,
     ) -> Result<CallToolResult> {
+        let call = self.prepare_call(server, tool, arguments, options).await?;
+        call.live
+            .call_tool(tool, call.arguments, call.settings)
+            .await
+            .map_err(|e| self.call_error(server, tool, e))
+    }
+
+    /// Calls `tool` on `server` as [`Self::call_tool`] does (the same checks, hooks,
+    /// approvals and timeout) and, where the server makes a task of the call, returns the
+    /// task at once for the host to keep: its state, its result later
+    /// ([`Self::task_result`]), its cancellation ([`Self::cancel_task`]). A server that
+    /// answers at once gives [`StartedCall::Done`].
+    ///
+    /// # Errors
+    /// As [`Self::call_tool`] for the call itself.
+    pub async fn start_tool_task(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+        arguments: Option<Value>,
+        options: CallOptions,
+    ) -> Result<StartedCall> {
+        let call = self.prepare_call(server, tool, arguments, options).await?;
+        let started = call
+            .live
+            .start_tool_task(tool, call.arguments, call.settings)
+            .await
+            .map_err(|e| self.call_error(server, tool, e))?;
+        Ok(match started {
+            mcp_client::Started::Task(handle) => StartedCall::Task(SetTask {
+                server: server.clone(),
+                tool: tool.to_owned(),
+                handle,
+            }),
+            mcp_client::Started::Done(result) => StartedCall::Done(result),
+            _ => {
+                return Err(Error::Protocol {
+                    server: server.clone(),
+                    operation: format!("tools/call {tool}"),
+                    detail: "the call started in a way this set does not know".to_owned(),
+                });
+            }
+        })
+    }
+
+    /// Waits for the result of `task` (from [`Self::start_tool_task`]), polling it on
+    /// the server's current connection (a new one, when the old one was lost: the task
+    /// goes on where the server keeps it), answering what it asks through this set,
+    /// within `options`' timeout. The task is not cancelled when this fails or is
+    /// dropped.
+    ///
+    /// # Errors
+    /// As [`Self::call_tool`]; [`Error::TaskLost`] for a task that ended without a
+    /// result (cancelled, expired, forgotten by the server).
+    pub async fn task_result(
+        &self,
+        task: &SetTask,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        let call = self
+            .connection_for(&task.server, &task.tool, options)
+            .await?;
+        task.handle
+            .result(&call.live, call.settings)
+            .await
+            .map_err(|e| self.call_error(&task.server, &task.tool, e))
+    }
+
+    /// Cancels `task` on its server (`tasks/cancel`).
+    ///
+    /// # Errors
+    /// The server's error (an unknown task), a server that is not ready.
+    pub async fn cancel_task(&self, task: &SetTask) -> Result<()> {
+        let call = self
+            .connection_for(&task.server, &task.tool, CallOptions::new())
+            .await?;
+        task.handle
+            .cancel(&call.live)
+            .await
+            .map_err(|e| self.call_error(&task.server, &task.tool, e))
+    }
+
+    /// The server's ready connection and the settings of a call of `tool` (no hooks, no
+    /// approvals: the call they guard was made already).
+    async fn connection_for(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+        options: CallOptions,
+    ) -> Result<PreparedCall> {
+        self.prepare(server, tool, None, options, false).await
+    }
+
+    /// Everything a call of `tool` needs before it is sent: the checks, hooks and
+    /// approvals, the ready connection, the turn on it, the call's settings.
+    async fn prepare_call(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+        arguments: Option<Value>,
+        options: CallOptions,
+    ) -> Result<PreparedCall> {
+        self.prepare(server, tool, arguments, options, true).await
+    }
+
+    async fn prepare(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+        arguments: Option<Value>,
+        options: CallOptions,
+        new_call: bool,
+    ) -> Result<PreparedCall> {
         let slot = Arc::clone(self.inner.slot(server)?);
         if !slot.spec.filter.allows(tool) {
             return Err(Error::ToolFiltered {
@@ -138,7 +311,11 @@ impl ConnectionSet {
                 tool: tool.to_owned(),
             });
         }
-        let arguments = self.run_hooks(server, tool, arguments).await?;
+        let arguments = if new_call {
+            self.run_hooks(server, tool, arguments).await?
+        } else {
+            arguments
+        };
         let arguments = match arguments {
             None | Some(Value::Null) => None,
             Some(Value::Object(map)) => Some(map),
@@ -157,7 +334,7 @@ impl ConnectionSet {
         let live = self
             .ready_connection(&slot, deadline, options.fail_fast)
             .await?;
-        if self.inner.options.tool_pins.is_some() {
+        if new_call && self.inner.options.tool_pins.is_some() {
             // The catalog's build checks the pins (now that the server is ready, with its
             // live listing): bring it up to date, then refuse a tool held back.
             let _ = self.catalog();
@@ -199,16 +376,24 @@ impl ConnectionSet {
             .with_requests(caller)
             .with_task_state(options.task_state)
             .with_abort(self.inner.abort_calls.clone());
-        live.call_tool(tool, arguments, settings)
-            .await
-            .map_err(|e| match e {
-                RequestError::Timeout { after } => Error::Timeout {
-                    server: server.clone(),
-                    tool: tool.to_owned(),
-                    after,
-                },
-                other => self.request_error(server, &format!("tools/call {tool}"), other),
-            })
+        Ok(PreparedCall {
+            live,
+            arguments,
+            settings,
+            _turn,
+        })
+    }
+
+    /// The set's error for a call of `tool` on `server` that failed with `e`.
+    fn call_error(&self, server: &McpServerKey, tool: &str, e: RequestError) -> Error {
+        match e {
+            RequestError::Timeout { after } => Error::Timeout {
+                server: server.clone(),
+                tool: tool.to_owned(),
+                after,
+            },
+            other => self.request_error(server, &format!("tools/call {tool}"), other),
+        }
     }
 
     /// Calls a tool by its qualified (model-visible) name from [`Self::tools`].
