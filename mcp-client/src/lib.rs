@@ -67,6 +67,7 @@ mod http_dpop;
 mod lend;
 mod listen;
 mod listing;
+mod on_drop;
 mod paginate;
 mod read_order;
 mod reissue;

@@ -186,36 +186,18 @@ pub(crate) enum CallOutcome {
     Task(crate::tasks::Seed, ProgressGuard),
 }
 
-/// Sends `notifications/cancelled` for a request if dropped while armed (the caller dropped
-/// the call future, or the call ended without its answer).
-struct CancelOnDrop {
-    peer: Peer<RoleClient>,
-    id: Option<RequestId>,
-}
-
-impl CancelOnDrop {
-    fn disarm(&mut self) {
-        self.id = None;
-    }
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else {
-            return;
-        };
-        let peer = self.peer.clone();
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                let _ = peer
-                    .notify_cancelled(CancelledNotificationParam::new(
-                        Some(id),
-                        Some("the caller cancelled the request".to_owned()),
-                    ))
-                    .await;
-            });
-        }
-    }
+/// Sends `notifications/cancelled` for request `id` if dropped while armed (the caller
+/// dropped the call future, or the call ended without its answer).
+fn cancel_on_drop(peer: &Peer<RoleClient>, id: RequestId) -> crate::on_drop::SpawnOnDrop {
+    let peer = peer.clone();
+    crate::on_drop::SpawnOnDrop::new(async move {
+        let _ = peer
+            .notify_cancelled(CancelledNotificationParam::new(
+                Some(id),
+                Some("the caller cancelled the request".to_owned()),
+            ))
+            .await;
+    })
 }
 
 impl Client {
@@ -362,10 +344,7 @@ impl Client {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| RequestError::not_sent(&e))?;
-        let mut guard = CancelOnDrop {
-            peer: self.peer.clone(),
-            id: Some(handle.id.clone()),
-        };
+        let mut guard = cancel_on_drop(&self.peer, handle.id.clone());
         let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
         let progress = self.shared.watch_progress(
             handle.progress_token.clone(),

@@ -652,32 +652,17 @@ fn poll_wait(suggested: Option<Duration>, step: u32) -> Duration {
     }
 }
 
-/// Sends `tasks/cancel` for a task if dropped while armed (a transparent call that was
+/// Sends `tasks/cancel` for task `id` if dropped while armed (a transparent call that was
 /// dropped, timed out or aborted).
-struct CancelTaskOnDrop {
-    peer: rmcp::service::Peer<rmcp::RoleClient>,
-    id: Option<String>,
-}
-
-impl CancelTaskOnDrop {
-    fn disarm(&mut self) {
-        self.id = None;
-    }
-}
-
-impl Drop for CancelTaskOnDrop {
-    fn drop(&mut self) {
-        let Some(id) = self.id.take() else {
-            return;
-        };
-        let peer = self.peer.clone();
-        if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            handle.spawn(async move {
-                let sent = peer.send_request(cancel_request(&id));
-                let _ = tokio::time::timeout(MAX_POLL_INTERVAL, sent).await;
-            });
-        }
-    }
+fn cancel_task_on_drop(
+    peer: &rmcp::service::Peer<rmcp::RoleClient>,
+    id: String,
+) -> crate::on_drop::SpawnOnDrop {
+    let peer = peer.clone();
+    crate::on_drop::SpawnOnDrop::new(async move {
+        let sent = peer.send_request(cancel_request(&id));
+        let _ = tokio::time::timeout(MAX_POLL_INTERVAL, sent).await;
+    })
 }
 
 impl Client {
@@ -715,10 +700,7 @@ impl Client {
         if let Some(callback) = settings.task_state() {
             callback(&handle.state());
         }
-        let mut guard = CancelTaskOnDrop {
-            peer: self.peer.clone(),
-            id: Some(handle.id.clone()),
-        };
+        let mut guard = cancel_task_on_drop(&self.peer, handle.id.clone());
         let outcome = handle.drive(self, settings, abort, deadline).await;
         let ended_on_server = matches!(
             &outcome,
