@@ -21,15 +21,14 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use support::{MCPCTL, Workdir};
+use support::{MCPCTL, Served, Workdir};
 
 const TOKEN: &str = "gateway-test-token-0123456789";
 
@@ -264,79 +263,6 @@ fn python_and_typescript_clients_use_the_gateway_over_stdio() {
     wd.assert_no_server_left();
 }
 
-/// A running `mcpctl serve --http`, stopped (SIGTERM) on drop.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Served {
-    fn start(wd: &Workdir, config: &Path) -> Self {
-        let mut child = Command::new(MCPCTL)
-            .args(["--config"])
-            .arg(config)
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .current_dir(wd.path())
-            .env("MCPCTL_HOME", mcpctl_home(wd))
-            .env("MCPCTL_SERVE_TOKEN", TOKEN)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start mcpctl serve");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut url = None;
-        let mut seen = String::new();
-        let mut line = String::new();
-        while url.is_none() && stderr.read_line(&mut line).unwrap_or(0) > 0 {
-            seen.push_str(&line);
-            url = line
-                .trim()
-                .strip_prefix("mcpctl serve: listening on ")
-                .map(str::to_owned);
-            line.clear();
-        }
-        let url = url.unwrap_or_else(|| panic!("mcpctl serve printed no address:\n{seen}"));
-        assert!(
-            !seen.contains(TOKEN),
-            "a token from the environment is not printed"
-        );
-        // Keep draining stderr so the gateway never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-        });
-        Self { child, url }
-    }
-
-    /// SIGTERM, then the exit (bounded).
-    fn stop(&mut self) -> std::process::ExitStatus {
-        let pid = i32::try_from(self.child.id()).unwrap();
-        let _ = Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mcpctl serve did not stop after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// One raw HTTP POST of an `initialize` to the gateway; returns the status line.
 fn raw_post(url: &str, headers: &[(&str, &str)]) -> String {
     let rest = url.strip_prefix("http://").unwrap();
@@ -363,7 +289,7 @@ fn two_clients_share_one_upstream_process_over_http_and_each_gets_its_own_elicit
     let Some(clients) = clients() else { return };
     let wd = Workdir::new();
     let (config, log) = write_config(&wd);
-    let mut served = Served::start(&wd, &config);
+    let mut served = Served::start(&wd, &config, TOKEN, &[]);
 
     // Without the token: 401. With it but from a foreign web page (Origin): refused.
     let status = raw_post(&served.url, &[]);
@@ -450,7 +376,7 @@ fn a_2026_client_and_a_2025_client_use_the_gateway_over_stdio_and_http() {
     assert_modern_report(&report, "modern-stdio");
     assert_eq!(initializations(&log), 1);
 
-    let mut served = Served::start(&wd, &config);
+    let mut served = Served::start(&wd, &config, TOKEN, &[]);
     let (modern, legacy) = std::thread::scope(|scope| {
         let modern = scope.spawn(|| {
             run_client(

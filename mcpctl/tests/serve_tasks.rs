@@ -12,8 +12,6 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use rmcp::RoleClient;
@@ -26,7 +24,7 @@ use rmcp::service::{ClientLifecycleMode, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use support::Workdir;
+use support::{Served, Workdir};
 
 const TOKEN: &str = "tasks-token-0123456789abcdef";
 
@@ -54,62 +52,6 @@ fn config(wd: &Workdir) -> std::path::PathBuf {
             env!("CARGO_BIN_EXE_mcpctl")
         ),
     )
-}
-
-/// `mcpctl serve --http` on a free loopback port.
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Served {
-    fn start(wd: &Workdir) -> Self {
-        let config = config(wd);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpctl"))
-            .arg("--config")
-            .arg(&config)
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .current_dir(wd.path())
-            .env("MCPCTL_HOME", wd.path().join("home"))
-            .env("MCPCTL_SERVE_TOKEN", TOKEN)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        let mut url = None;
-        while url.is_none() && stderr.read_line(&mut line).unwrap_or(0) > 0 {
-            url = line
-                .trim()
-                .strip_prefix("mcpctl serve: listening on ")
-                .map(str::to_owned);
-            line.clear();
-        }
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-        });
-        Self {
-            child,
-            url: url.expect("mcpctl serve printed its address"),
-        }
-    }
-
-    fn stop(mut self) {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A 2026-era client of the gateway, declaring the tasks extension when `tasks`.
@@ -168,7 +110,7 @@ fn upstream(wd: &Workdir, method: &str) -> Vec<Value> {
 #[test]
 fn a_client_that_declares_tasks_gets_the_upstream_task_through_the_gateway() {
     let wd = Workdir::new();
-    let served = Served::start(&wd);
+    let mut served = Served::start(&wd, &config(&wd), TOKEN, &[]);
     let runtime = support::runtime();
     runtime.block_on(async {
         let client = connect(&served.url, true).await;

@@ -18,8 +18,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::io::{BufRead, BufReader};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,7 +31,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::json;
-use support::Workdir;
+use support::{Served, Workdir};
 use tokio::sync::Notify;
 
 const TOKEN: &str = "turns-test-token-0123456789abcdef";
@@ -96,63 +95,6 @@ fn config(wd: &Workdir) -> std::path::PathBuf {
     )
 }
 
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Served {
-    fn start(wd: &Workdir, extra: &[&str]) -> Self {
-        let config = config(wd);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpctl"))
-            .arg("--config")
-            .arg(&config)
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .args(extra)
-            .current_dir(wd.path())
-            .env("MCPCTL_HOME", wd.path().join("home"))
-            .env("MCPCTL_SERVE_TOKEN", TOKEN)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        let mut url = None;
-        while url.is_none() && stderr.read_line(&mut line).unwrap_or(0) > 0 {
-            url = line
-                .trim()
-                .strip_prefix("mcpctl serve: listening on ")
-                .map(str::to_owned);
-            line.clear();
-        }
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-        });
-        Self {
-            child,
-            url: url.expect("mcpctl serve printed its address"),
-        }
-    }
-
-    fn stop(mut self) {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let _ = self.child.wait();
-    }
-}
-
-/// A test that fails before `stop` leaves no gateway behind.
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 async fn connect<H: ClientHandler>(url: &str, handler: H) -> RunningService<RoleClient, H> {
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(TOKEN),
@@ -193,7 +135,7 @@ fn call(name: &str) -> CallToolRequestParams {
 /// `expect_absent` says.
 fn another_client_is_not_held(server: &str, extra: &[&str], absent_call_ends: bool) {
     let wd = Workdir::new();
-    let served = Served::start(&wd, extra);
+    let mut served = Served::start(&wd, &config(&wd), TOKEN, extra);
     let runtime = support::runtime();
     runtime.block_on(async {
         let other = connect(&served.url, plain()).await;
@@ -275,7 +217,12 @@ fn an_answer_deadline_of_zero_is_refused() {
 #[test]
 fn calls_of_2026_clients_are_bounded_and_are_no_clients() {
     let wd = Workdir::new();
-    let served = Served::start(&wd, &["--max-calls", "1", "--max-clients", "1"]);
+    let mut served = Served::start(
+        &wd,
+        &config(&wd),
+        TOKEN,
+        &["--max-calls", "1", "--max-clients", "1"],
+    );
     let runtime = support::runtime();
     runtime.block_on(async {
         // The one client a session may be.
@@ -400,7 +347,7 @@ fn read_until(reader: &mut BufReader<std::net::TcpStream>, needle: &str) {
 #[test]
 fn a_client_that_goes_away_mid_question_holds_nobody() {
     let wd = Workdir::new();
-    let served = Served::start(&wd, &[]);
+    let mut served = Served::start(&wd, &config(&wd), TOKEN, &[]);
     let runtime = support::runtime();
     let other = runtime.block_on(async {
         let other = connect(&served.url, plain()).await;

@@ -354,3 +354,79 @@ pub(crate) async fn serve_stdio_with(
         .await
         .expect("the gateway initializes")
 }
+
+/// A running `mcpctl --config <config> serve --http 127.0.0.1:0 <extra>` in `wd` with
+/// `MCPCTL_SERVE_TOKEN=<token>`, killed on drop (a test that fails leaves none behind).
+pub(crate) struct Served {
+    child: std::process::Child,
+    /// The address it printed.
+    pub(crate) url: String,
+}
+
+impl Served {
+    /// Starts it and reads its address; the token must not be printed.
+    pub(crate) fn start(wd: &Workdir, config: &Path, token: &str, extra: &[&str]) -> Self {
+        use std::io::{BufRead, BufReader, Read};
+        let mut child = Command::new(MCPCTL)
+            .arg("--config")
+            .arg(config)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .current_dir(wd.path())
+            .env("MCPCTL_HOME", wd.path().join("home"))
+            .env("MCPCTL_SERVE_TOKEN", token)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start mcpctl serve");
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let mut url = None;
+        let mut seen = String::new();
+        let mut line = String::new();
+        while url.is_none() && stderr.read_line(&mut line).unwrap_or(0) > 0 {
+            seen.push_str(&line);
+            url = line
+                .trim()
+                .strip_prefix("mcpctl serve: listening on ")
+                .map(str::to_owned);
+            line.clear();
+        }
+        let url = url.unwrap_or_else(|| panic!("mcpctl serve printed no address:\n{seen}"));
+        assert!(
+            !seen.contains(token),
+            "a token from the environment is not printed"
+        );
+        // Keep draining stderr so the gateway never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut rest = String::new();
+            let _ = stderr.read_to_string(&mut rest);
+        });
+        Self { child, url }
+    }
+
+    /// SIGTERM, then the exit (bounded).
+    pub(crate) fn stop(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for mcpctl serve") {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "mcpctl serve did not stop after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
