@@ -126,7 +126,9 @@ async fn bare_task(peer: &rmcp::Peer<rmcp::RoleClient>) {
     loop {
         tokio::time::sleep(mcp_client::MIN_POLL_INTERVAL).await;
         let got = peer
-            .get_task(rmcp::model::GetTaskParams::new(created.task.task_id.clone()))
+            .get_task(rmcp::model::GetTaskParams::new(
+                created.task.task_id.clone(),
+            ))
             .await
             .expect("tasks/get");
         if got.task.status() == rmcp::model::TaskStatus::Completed {

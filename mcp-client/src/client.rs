@@ -43,7 +43,7 @@ pub struct Client {
     /// `true` once [`Client::shutdown`] finished.
     stopped: watch::Sender<bool>,
     /// Resources subscribed on this connection, with their users.
-    pub(crate) resource_watches: crate::listen::ResourceWatches,
+    pub(crate) resource_watches: Arc<crate::listen::ResourceWatches>,
 }
 
 impl std::fmt::Debug for Client {
@@ -82,6 +82,15 @@ impl Client {
         for changes in [&shared.prompts_changed, &shared.resources_changed] {
             tokio::spawn(Arc::clone(changes).settle(refresh.debounce, cancel.clone()));
         }
+        // A streamable-HTTP session the server lost and rmcp opened again has none of the
+        // old one's resource subscriptions.
+        let resource_watches = Arc::<crate::listen::ResourceWatches>::default();
+        tokio::spawn(crate::listen::after_new_sessions(
+            service.peer().clone(),
+            Arc::clone(&shared),
+            Arc::clone(&resource_watches),
+            cancel.clone(),
+        ));
         tokio::spawn(crate::listing::refresh_on_list_changed(
             service.peer().clone(),
             Arc::clone(&shared),
@@ -99,7 +108,7 @@ impl Client {
             service: tokio::sync::Mutex::new(Some(service)),
             dead: AtomicBool::new(false),
             stopped: watch::channel(false).0,
-            resource_watches: crate::listen::ResourceWatches::default(),
+            resource_watches,
         }
     }
 
@@ -220,6 +229,14 @@ impl Client {
     /// A receiver of the URI of every `notifications/resources/updated` (either era).
     pub fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String> {
         self.shared.resource_updates.subscribe()
+    }
+
+    /// The health of the connection's `subscriptions/listen` requests (MCP 2026-07-28):
+    /// the listens that are down now, and each transition from then on (lost, restored,
+    /// refused), published once per transition whoever reads it. Nothing for a 2025-era
+    /// connection, whose server notifies without a listen.
+    pub fn listen_health(&self) -> crate::ListenHealthFeed {
+        self.shared.listens.feed()
     }
 
     /// Cancelled when the connection stops: its background tasks end with it.

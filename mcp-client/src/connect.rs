@@ -252,7 +252,7 @@ async fn open_stdio(
     };
     match listed {
         Ok(tools) => {
-            let changes = crate::listen::open_changes(service.peer()).await;
+            let changes = crate::listen::open_changes(service.peer(), &shared).await;
             Ok((service, tools, changes))
         }
         Err(fault) => {
@@ -300,7 +300,8 @@ async fn open_http(
     loop {
         let failure = match paginate::all_tools(service.peer(), settings.list_byte_budget).await {
             Ok(tools) => {
-                let changes = crate::listen::open_changes(service.peer()).await;
+                let changes =
+                    crate::listen::open_changes(service.peer(), &service.service().shared).await;
                 return Ok((service, tools, changes));
             }
             Err(PageError::Service(e))

@@ -125,6 +125,11 @@ pub(crate) struct ConnectionShared {
     pub(crate) logs: ServerLogs,
     /// The URI of every `notifications/resources/updated` (either era).
     pub(crate) resource_updates: tokio::sync::broadcast::Sender<String>,
+    /// The health of the 2026 era's `subscriptions/listen` requests.
+    pub(crate) listens: crate::listen_health::ListenBoard,
+    /// Counts the sessions the streamable-HTTP transport opened again after the server
+    /// lost one (2025 era): a new session has none of the old one's subscriptions.
+    sessions_renewed: watch::Sender<u64>,
     /// Counts unreadable replies (stdio), with what was wrong with the last one; calls
     /// pending when it changes fail as a protocol error.
     reply_faults: watch::Sender<(u64, String)>,
@@ -258,6 +263,8 @@ impl ConnectionShared {
             resources_changed: Arc::default(),
             logs: ServerLogs::new(),
             resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BUFFER).0,
+            listens: crate::listen_health::ListenBoard::default(),
+            sessions_renewed: watch::channel(0).0,
             task_support: crate::tasks::TaskSupport::default(),
             transport_end: watch::channel(None).0,
         })
@@ -445,6 +452,17 @@ impl ConnectionShared {
             *end = Some(why);
             true
         });
+    }
+
+    /// Records that the transport opened a new session after the server lost the old one.
+    #[cfg(feature = "http")]
+    pub(crate) fn note_session_renewed(&self) {
+        self.sessions_renewed.send_modify(|n| *n += 1);
+    }
+
+    /// A receiver of the count of sessions opened again (see [`Self::note_session_renewed`]).
+    pub(crate) fn sessions_renewed(&self) -> watch::Receiver<u64> {
+        self.sessions_renewed.subscribe()
     }
 
     /// Why the transport ended on its own, if it did.

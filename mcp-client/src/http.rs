@@ -234,11 +234,13 @@ impl SseRetryPolicy for EraRetry {
 }
 
 /// What every handshake attempt of one connection shares: the headers, whether a token is
-/// configured, the HTTP client, and whether credentials are forbidden (plain http).
+/// configured, the HTTP clients, and whether credentials are forbidden (plain http).
 struct Prepared {
     headers: HashMap<HeaderName, HeaderValue>,
     token_configured: bool,
     client: reqwest::Client,
+    /// The client of `subscriptions/listen` requests (none: no stall watchdog).
+    listen_client: Option<reqwest::Client>,
     forbidden: bool,
 }
 
@@ -329,25 +331,43 @@ async fn prepare(
     if forbidden && token.is_some() {
         return Err(plain_http_failure(key, &target.url, "a bearer token"));
     }
-    let client = reqwest::Client::builder()
-        .user_agent(settings.user_agent())
-        // Configured headers and tokens must not follow a redirect to another origin, and a
-        // Referer would carry the URL's query string there.
-        .redirect(same_origin_redirects())
-        .referer(false)
-        .build()
-        .map_err(|e| {
-            StartupFailure::new(
-                FailureReason::Transport,
-                format!("MCP server `{key}` has no HTTP client"),
-            )
-            .with_source(e)
-        })?;
+    let client = http_client(key, settings, None)?;
+    // Listens get a client of their own: its read timeout is the stall watchdog, which no
+    // other request may have (a tool call's stream may rightly stay silent for minutes).
+    let listen_client = (!settings.listen_stall.is_zero())
+        .then(|| http_client(key, settings, Some(settings.listen_stall)))
+        .transpose()?;
     Ok(Prepared {
         headers,
         token_configured: token.is_some(),
         client,
+        listen_client,
         forbidden,
+    })
+}
+
+/// The reqwest client of one server, with `read_timeout` between any two reads of a body.
+fn http_client(
+    key: &McpServerKey,
+    settings: &ClientSettings,
+    read_timeout: Option<Duration>,
+) -> Result<reqwest::Client, StartupFailure> {
+    let builder = reqwest::Client::builder()
+        .user_agent(settings.user_agent())
+        // Configured headers and tokens must not follow a redirect to another origin, and a
+        // Referer would carry the URL's query string there.
+        .redirect(same_origin_redirects())
+        .referer(false);
+    let builder = match read_timeout {
+        Some(timeout) => builder.read_timeout(timeout),
+        None => builder,
+    };
+    builder.build().map_err(|e| {
+        StartupFailure::new(
+            FailureReason::Transport,
+            format!("MCP server `{key}` has no HTTP client"),
+        )
+        .with_source(e)
     })
 }
 
@@ -377,14 +397,26 @@ async fn handshake(
     });
     // With a provider, every request asks it for the token (refresh before expiry, and once
     // after a 401); without one, no Authorization header is sent.
-    let mcp_client = McpHttpClient::new(prepared.client.clone(), target.auth.clone(), key.clone())
-        .with_tokens_forbidden(prepared.forbidden)
-        .with_dpop_nonce(dpop_nonce.clone())
-        .with_modern_flag(Arc::clone(&modern))
-        .with_tap({
-            let shared = Arc::clone(&handler.shared);
-            Arc::new(move |data| shared.task_support.note(data))
+    let mut mcp_client =
+        McpHttpClient::new(prepared.client.clone(), target.auth.clone(), key.clone())
+            .with_tokens_forbidden(prepared.forbidden)
+            .with_dpop_nonce(dpop_nonce.clone())
+            .with_modern_flag(Arc::clone(&modern))
+            .with_tap({
+                let shared = Arc::clone(&handler.shared);
+                Arc::new(move |data| shared.task_support.note(data))
+            });
+    let renewed_shared = Arc::clone(&handler.shared);
+    mcp_client =
+        mcp_client.with_renewal_note(Arc::new(move || renewed_shared.note_session_renewed()));
+    if let Some(client) = &prepared.listen_client {
+        let shared = Arc::clone(&handler.shared);
+        mcp_client = mcp_client.with_listen_watch(crate::http_client::ListenWatch {
+            client: client.clone(),
+            stall: settings.listen_stall,
+            note: Arc::new(move |id| shared.listens.note_stall(id)),
         });
+    }
     let served = if target.legacy_sse {
         let opened = crate::sse::open(
             mcp_client.clone(),

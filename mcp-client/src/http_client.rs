@@ -17,6 +17,18 @@
 //! Lost sessions in a short window are a crash loop: after [`LOSS_BURST`] distinct sessions
 //! lost within [`LOSS_WINDOW`], requests fail at once for a backoff (doubling from
 //! [`LOSS_BACKOFF_BASE`] up to [`LOSS_BACKOFF_MAX`]) instead of re-initializing again.
+//!
+//! A `subscriptions/listen` request (MCP 2026-07-28) is sent with a reqwest client of its
+//! own whose read timeout is the listen stall ([`ListenWatch`]): a listen stream that
+//! stays open but sends nothing at all for that long ends with an error, which the listen's
+//! supervisor (`crate::listen`) treats like any other end. The watchdog has to watch bytes:
+//! SSE comment lines (the keep-alives servers send on idle streams) never surface as events
+//! of the parsed stream (`sse-stream` drops them while parsing, inside rmcp's reqwest
+//! client), so above the bytes a quiet but healthy stream cannot be told from a dead one.
+//!
+//! A `notifications/initialized` after the handshake's is rmcp opening a new session for
+//! one the server lost: it is told (`with_renewal_note`), as the new session has none of
+//! the old one's resource subscriptions.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
@@ -118,6 +130,71 @@ pub(crate) struct McpHttpClient {
     refresh_turn: Arc<tokio::sync::Mutex<()>>,
     /// Sees the data of each event of a response stream (what rmcp does not keep).
     tap: Option<crate::tasks::MessageTap>,
+    /// How `subscriptions/listen` requests are sent and watched for silence.
+    listen: Option<ListenWatch>,
+    /// Told when rmcp opened a new session after the server lost the old one.
+    renewed: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// `notifications/initialized` delivered so far: the first completes the handshake,
+    /// each later one a session opened again (`reinit_on_expired_session`).
+    initialized: Arc<std::sync::atomic::AtomicU64>,
+}
+
+/// Called with the id of a listen request whose stream was ended for silence.
+pub(crate) type StallNote = Arc<dyn Fn(RequestId) + Send + Sync>;
+
+/// The stall watchdog of `subscriptions/listen` streams: the reqwest client they are sent
+/// with, whose read timeout (reset by every byte of the body, keep-alive comments
+/// included) is the stall, and who is told of a stall.
+#[derive(Clone)]
+pub(crate) struct ListenWatch {
+    pub(crate) client: reqwest::Client,
+    pub(crate) stall: Duration,
+    pub(crate) note: StallNote,
+}
+
+/// The error a stalled listen stream ends with.
+#[derive(Debug, thiserror::Error)]
+#[error("the subscriptions/listen stream sent nothing (no event, no keep-alive) for {}s", .0.as_secs_f64())]
+struct ListenStalled(Duration);
+
+/// Whether `error` (of a listen stream read with [`ListenWatch::client`]) is its read
+/// timeout. rmcp wraps reqwest's error transparently, so its source is reqwest's private
+/// `TimedOut`, known only by its text.
+fn is_stall(error: &SseError) -> bool {
+    let SseError::Body(body) = error else {
+        return false;
+    };
+    let mut current: Option<&(dyn std::error::Error + 'static)> = Some(body.as_ref());
+    while let Some(e) = current {
+        if e.downcast_ref::<reqwest::Error>()
+            .is_some_and(reqwest::Error::is_timeout)
+            || e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            || e.to_string() == "operation timed out"
+        {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
+/// Whether `message` is `notifications/initialized`, which completes a session.
+fn is_initialized(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        JsonRpcMessage::Notification(n)
+            if matches!(n.notification, rmcp::model::ClientNotification::InitializedNotification(_))
+    )
+}
+
+/// Whether `message` opens a `subscriptions/listen` stream.
+fn is_listen(message: &ClientJsonRpcMessage) -> bool {
+    matches!(
+        message,
+        JsonRpcMessage::Request(r)
+            if matches!(r.request, rmcp::model::ClientRequest::SubscriptionsListenRequest(_))
+    )
 }
 
 impl McpHttpClient {
@@ -137,7 +214,24 @@ impl McpHttpClient {
             modern: Arc::default(),
             refresh_turn: Arc::default(),
             tap: None,
+            listen: None,
+            renewed: None,
+            initialized: Arc::default(),
         }
+    }
+
+    /// Tells `renewed` each time rmcp opened a new session after the server lost the old
+    /// one (seen as a `notifications/initialized` after the handshake's).
+    pub(crate) fn with_renewal_note(mut self, renewed: Arc<dyn Fn() + Send + Sync>) -> Self {
+        self.renewed = Some(renewed);
+        self
+    }
+
+    /// Sends `subscriptions/listen` requests through `watch`'s client, and ends their
+    /// streams once silent for its stall.
+    pub(crate) fn with_listen_watch(mut self, watch: ListenWatch) -> Self {
+        self.listen = Some(watch);
+        self
     }
 
     /// Hands the data of each event of a response stream to `tap`.
@@ -344,6 +438,25 @@ impl McpHttpClient {
         }
     }
 
+    /// Names the end of listen request `id`'s stream by its read timeout: a stall, told to
+    /// [`ListenWatch::note`] and logged.
+    fn watch_listen(
+        &self,
+        stream: BoxStream<'static, Result<Sse, SseError>>,
+        watch: &ListenWatch,
+        id: RequestId,
+    ) -> BoxStream<'static, Result<Sse, SseError>> {
+        let (server, stall, note) = (self.server.clone(), watch.stall, Arc::clone(&watch.note));
+        Box::pin(futures::StreamExt::map(stream, move |event| match event {
+            Err(e) if is_stall(&e) => {
+                tracing::info!(%server, request = %id, "the subscriptions/listen stream sent nothing for {}s: ending it as stalled", stall.as_secs_f64());
+                note(id.clone());
+                Err(SseError::Body(Box::new(ListenStalled(stall))))
+            }
+            other => other,
+        }))
+    }
+
     /// Turns a reply that cannot complete `request` into an error, and a lost session into
     /// `SessionExpired` (or, in a crash loop, into an error that says so).
     fn check_reply(
@@ -472,11 +585,13 @@ impl StreamableHttpClient for McpHttpClient {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let request = request_id(&message);
+        let listen = self.listen.as_ref().filter(|_| is_listen(&message));
+        let client = listen.map_or(&self.inner, |watch| &watch.client);
         let result = self
             .with_auth("POST", &uri, |auth| {
                 let mut headers = custom_headers.clone();
                 headers.extend(auth.headers);
-                self.inner.post_message_with_response_limits(
+                client.post_message_with_response_limits(
                     uri.clone(),
                     message.clone(),
                     session_id.clone(),
@@ -487,21 +602,31 @@ impl StreamableHttpClient for McpHttpClient {
             })
             .await;
         let checked = self.check_reply(request.as_ref(), session_id.as_ref(), result);
-        match (checked, &self.tap) {
-            (Ok(StreamableHttpPostResponse::Sse(stream, session)), Some(tap)) => {
-                let tap = Arc::clone(tap);
-                let tapped = futures::StreamExt::inspect(stream, move |event| {
-                    if let Ok(Sse {
-                        data: Some(data), ..
-                    }) = event
-                    {
-                        tap(data.as_bytes());
-                    }
-                });
-                Ok(StreamableHttpPostResponse::Sse(Box::pin(tapped), session))
+        if checked.is_ok() && is_initialized(&message) {
+            let before = self.initialized.fetch_add(1, Ordering::SeqCst);
+            if let (true, Some(renewed)) = (before > 0, &self.renewed) {
+                tracing::debug!(server = %self.server, "a new session replaces the one the server lost");
+                renewed();
             }
-            (checked, _) => checked,
         }
+        let Ok(StreamableHttpPostResponse::Sse(mut stream, session)) = checked else {
+            return checked;
+        };
+        if let Some(tap) = &self.tap {
+            let tap = Arc::clone(tap);
+            stream = Box::pin(futures::StreamExt::inspect(stream, move |event| {
+                if let Ok(Sse {
+                    data: Some(data), ..
+                }) = event
+                {
+                    tap(data.as_bytes());
+                }
+            }));
+        }
+        if let (Some(watch), Some(id)) = (listen, request) {
+            stream = self.watch_listen(stream, watch, id);
+        }
+        Ok(StreamableHttpPostResponse::Sse(stream, session))
     }
 
     async fn delete_session(

@@ -66,6 +66,7 @@ mod http_client;
 mod http_dpop;
 mod lend;
 mod listen;
+mod listen_health;
 mod listing;
 mod on_drop;
 mod paginate;
@@ -98,6 +99,7 @@ pub use era::{Era, Handshake};
 pub use error::RequestError;
 pub use failure::{FailureReason, StartupFailure};
 pub use handler::{DeclineRequests, Progress, ProgressCallback, ServerRequests};
+pub use listen_health::{ListenHealth, ListenHealthFeed, ListenTopic};
 pub use listing::Stamp;
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use read_order::LogRoute;
@@ -108,8 +110,9 @@ pub use server_log::{
     LOG_BUFFER, LOG_BURST, LOG_RATE, LOG_TEXT_LIMIT, SERVER_LOG_TARGET, ServerLog,
 };
 pub use settings::{
-    ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,
-    DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target, default_protocol_version,
+    ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,
+    DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target,
+    default_protocol_version,
 };
 pub use tasks::{
     MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, Started, TaskHandle, TaskPhase, TaskState,

@@ -4,11 +4,16 @@
 //! (rmcp hands them to the [`Handler`](crate::handler::Handler)); resources are subscribed
 //! with `resources/subscribe`. A 2026-07-28 server sends notifications only on a
 //! `subscriptions/listen` request the client keeps open: each connection of that era keeps
-//! one listen for the tool list changes the server advertises, and one per subscribed
-//! resource. A listen that ends (the server closed it, the stream dropped, the client fell
-//! behind) is opened again; there is nothing to resume, so a lagging listen also counts as
-//! a tool list change. Everything ends up where the 2025 path delivers it: the connection's
+//! one listen for the list changes the server advertises, and one per subscribed
+//! resource. Everything ends up where the 2025 path delivers it: the connection's
 //! `tools_changed` and `resource_updates`.
+//!
+//! Each listen is supervised ([`keep_listening`]): one that ends (the server closed it, the
+//! stream dropped or went silent for the listen stall, the client fell behind) is opened
+//! again with backoff for as long as the connection lives, and there being nothing to
+//! resume, a listen opened again counts as a change of everything it covers. Each loss,
+//! return and refusal is published once ([`crate::ListenHealth`]); a server that refuses a
+//! listen is not asked again.
 //!
 //! The connection counts the users subscribed to each URI ([`Client::watch_resource`]),
 //! so users sharing a connection subscribe once.
@@ -22,20 +27,29 @@ use rmcp::model::{
     ProtocolVersion, ServerNotification, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, ServiceError, Subscription};
+use rmcp::service::{Peer, ServiceError, Subscription, SubscriptionEnd};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::RequestError;
 use crate::handler::ConnectionShared;
+use crate::listen_health::{ListenHealth, ListenTopic};
 
-/// Failed listens in a row before a connection stops trying (it may not implement
-/// `subscriptions/listen` for that filter, or be on its way down).
+/// Failed opens in a row after which a warning says the listen keeps failing. It is still
+/// opened again, every [`LISTEN_RETRY_MAX`], for as long as the connection lives: the
+/// server may be restarting behind its URL.
 const MAX_LISTEN_FAILURES: u32 = 5;
 
 /// First delay before a listen is opened again; doubles up to [`LISTEN_RETRY_MAX`].
 const LISTEN_RETRY_BASE: Duration = Duration::from_millis(100);
 const LISTEN_RETRY_MAX: Duration = Duration::from_secs(5);
+
+/// A listen open at least this long before it ended was a healthy one: the next is opened
+/// after the first delay again. Listens that end sooner, one after the other (a server
+/// that ends each at once), are opened again ever more slowly, up to [`LISTEN_RETRY_MAX`]:
+/// each one refreshes what it covers.
+const LISTEN_STEADY: Duration = Duration::from_secs(30);
 
 /// Whether `version` is of the era without sessions, whose notifications need a listen.
 fn needs_listen(version: &ProtocolVersion) -> bool {
@@ -63,16 +77,20 @@ pub(crate) fn list_changes_filter(peer: &Peer<RoleClient>) -> Option<Subscriptio
     Some(filter)
 }
 
-/// The listen for tool list changes of a 2026-era connection, opened during startup so
-/// that no change is missed once the server is ready.
+/// The listen for list changes of a 2026-era connection, opened during startup so that no
+/// change is missed once the server is ready.
 pub(crate) struct ChangeListen {
     filter: SubscriptionFilter,
     first: Option<Subscription>,
 }
 
-/// Opens the listen for tool list changes, when the connection needs one. A failure other
-/// than a refusal is retried in the background.
-pub(crate) async fn open_changes(peer: &Peer<RoleClient>) -> Option<ChangeListen> {
+/// Opens the listen for list changes, when the connection needs one. A refusal is
+/// published and not retried; another failure is published as a loss and retried in the
+/// background.
+pub(crate) async fn open_changes(
+    peer: &Peer<RoleClient>,
+    shared: &ConnectionShared,
+) -> Option<ChangeListen> {
     let filter = list_changes_filter(peer)?;
     match peer.listen(filter.clone()).await {
         Ok(subscription) => Some(ChangeListen {
@@ -80,13 +98,15 @@ pub(crate) async fn open_changes(peer: &Peer<RoleClient>) -> Option<ChangeListen
             first: Some(subscription),
         }),
         Err(e) if is_refusal(&e) => {
-            tracing::debug!(
-                "subscriptions/listen refused: {e}; tool list changes will not be seen"
-            );
+            refused(shared, ListenTopic::ListChanges, &e);
             None
         }
         Err(e) => {
-            tracing::debug!("subscriptions/listen failed at startup: {e}; trying again");
+            lost(
+                shared,
+                ListenTopic::ListChanges,
+                format!("opening it failed: {e}"),
+            );
             Some(ChangeListen {
                 filter,
                 first: None,
@@ -113,10 +133,32 @@ impl ChangeListen {
     }
 }
 
+/// Publishes that the listen of `topic` broke (once, while it stays down).
+fn lost(shared: &ConnectionShared, topic: ListenTopic, reason: String) {
+    let health = ListenHealth::Lost { topic, reason };
+    if shared.listens.publish(health.clone())
+        && let ListenHealth::Lost { topic, reason } = health
+    {
+        tracing::info!(server = %shared.key, %topic, "subscriptions/listen lost: {reason}; opening it again");
+    }
+}
+
+/// Publishes that the server refused the listen of `topic`.
+fn refused(shared: &ConnectionShared, topic: ListenTopic, e: &ServiceError) {
+    tracing::info!(server = %shared.key, %topic, "subscriptions/listen refused: {e}; not asking again");
+    shared.listens.publish(ListenHealth::Refused {
+        topic,
+        reason: e.to_string(),
+    });
+}
+
 /// Keeps a listen with `filter` open until `cancel`, delivering what arrives. `first` is a
-/// listen already opened (its errors went to whoever opened it). Each listen opened again
-/// after a break counts as a change of everything it covers: what happened in between is
-/// not resumable.
+/// listen already opened (its errors went to whoever opened it); without it the listen is
+/// down (and was published so) until opened here. A listen that ends is published as
+/// lost, opened again with backoff for as long as the connection lives (a server that
+/// refuses it is not asked again), and published as restored once open. Each listen
+/// opened again after a break counts as a change of everything it covers: what happened
+/// in between is not resumable.
 pub(crate) async fn keep_listening(
     peer: Peer<RoleClient>,
     shared: Arc<ConnectionShared>,
@@ -124,31 +166,38 @@ pub(crate) async fn keep_listening(
     first: Option<Subscription>,
     cancel: CancellationToken,
 ) {
+    let topic = ListenTopic::of(&filter);
     let mut open = first;
-    let mut failures = 0u32;
     let mut reopened = open.is_none();
+    // Failed opens in a row, and listens in a row that ended before `LISTEN_STEADY`.
+    let mut failures = 0u32;
+    let mut short_lived = 0u32;
     loop {
         let mut subscription = match open.take() {
             Some(s) => s,
             None => {
                 let opened = tokio::select! {
-                    () = cancel.cancelled() => return,
+                    () = cancel.cancelled() => break,
                     r = peer.listen(filter.clone()) => r,
                 };
                 match opened {
                     Ok(s) => s,
                     Err(e) => {
+                        if peer.is_transport_closed() {
+                            // The connection is gone: its death is reported, not this.
+                            return;
+                        }
+                        if is_refusal(&e) {
+                            refused(&shared, topic, &e);
+                            return;
+                        }
                         failures += 1;
-                        if peer.is_transport_closed() || is_refusal(&e) {
-                            tracing::debug!(server = %shared.key, "subscriptions/listen not available: {e}");
-                            return;
+                        lost(&shared, topic.clone(), format!("opening it failed: {e}"));
+                        if failures == MAX_LISTEN_FAILURES {
+                            tracing::warn!(server = %shared.key, %topic, "subscriptions/listen failed {failures} times in a row ({e}); still trying every {}s while the connection lives", LISTEN_RETRY_MAX.as_secs());
                         }
-                        if failures >= MAX_LISTEN_FAILURES {
-                            tracing::warn!(server = %shared.key, "subscriptions/listen failed {failures} times in a row, giving up: {e}");
-                            return;
-                        }
-                        if !pause(&cancel, failures).await {
-                            return;
+                        if !pause(&cancel, failures.max(short_lived)).await {
+                            break;
                         }
                         continue;
                     }
@@ -158,28 +207,64 @@ pub(crate) async fn keep_listening(
         failures = 0;
         if reopened {
             changed_meanwhile(&shared, subscription.acknowledged());
+            if shared.listens.publish(ListenHealth::Restored {
+                topic: topic.clone(),
+            }) {
+                tracing::info!(server = %shared.key, %topic, "subscriptions/listen open again");
+            }
         }
         reopened = true;
-        loop {
+        let opened_at = Instant::now();
+        let ended = loop {
             let next = tokio::select! {
                 () = cancel.cancelled() => {
                     let _ = subscription.cancel().await;
+                    shared.listens.forget(&topic);
                     return;
                 }
                 n = subscription.next() => n,
             };
             match next {
                 Ok(Some(notification)) => deliver(&shared, notification),
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::debug!(server = %shared.key, "subscriptions/listen stream failed: {e}");
-                    break;
-                }
+                Ok(None) => break why_ended(&shared, &subscription, None),
+                Err(e) => break why_ended(&shared, &subscription, Some(e)),
             }
-        }
-        if peer.is_transport_closed() || !pause(&cancel, 1).await {
+        };
+        if peer.is_transport_closed() {
             return;
         }
+        lost(&shared, topic.clone(), ended);
+        short_lived = if opened_at.elapsed() >= LISTEN_STEADY {
+            1
+        } else {
+            short_lived.saturating_add(1)
+        };
+        if !pause(&cancel, short_lived).await {
+            break;
+        }
+    }
+    shared.listens.forget(&topic);
+}
+
+/// Why the stream of `subscription` ended: for silence (the HTTP client cut it, see
+/// [`ClientSettings::with_listen_stall`](crate::ClientSettings::with_listen_stall)), by
+/// the server, or with `error`.
+fn why_ended(
+    shared: &ConnectionShared,
+    subscription: &Subscription,
+    error: Option<ServiceError>,
+) -> String {
+    if shared.listens.take_stall(subscription.id()) {
+        return "its stream went silent (no event and no keep-alive) for longer than the listen stall".to_owned();
+    }
+    match (error, subscription.end()) {
+        (Some(e), _) => format!("its stream failed: {e}"),
+        (None, Some(SubscriptionEnd::Graceful(_))) => "the server ended it".to_owned(),
+        (None, Some(SubscriptionEnd::Cancelled)) => "the server cancelled it".to_owned(),
+        (None, Some(SubscriptionEnd::Lagged { capacity })) => {
+            format!("the client fell more than {capacity} notifications behind")
+        }
+        (None, _) => "its stream closed without a final result".to_owned(),
     }
 }
 
@@ -235,6 +320,44 @@ fn deliver(shared: &ConnectionShared, notification: ServerNotification) {
             let _ = shared.resource_updates.send(n.params.uri);
         }
         _ => {}
+    }
+}
+
+/// Each time the streamable-HTTP transport opened a new session after the server lost the
+/// old one (2025 era, `reinit_on_expired_session`), until `cancel`: subscribes the new
+/// session to the watched resources again (it starts with none), and counts everything
+/// the lost session may have missed as changed (the tools listed again, prompt and
+/// resource list changes announced, an update of each watched resource).
+pub(crate) async fn after_new_sessions(
+    peer: Peer<RoleClient>,
+    shared: Arc<ConnectionShared>,
+    watches: Arc<ResourceWatches>,
+    cancel: CancellationToken,
+) {
+    let mut renewed = shared.sessions_renewed();
+    renewed.mark_unchanged();
+    loop {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            changed = renewed.changed() => if changed.is_err() {
+                return;
+            },
+        }
+        let watches = watches.by_uri.lock().await;
+        tracing::info!(server = %shared.key, resources = watches.len(), "the server lost the session and a new one was opened; subscribing to the watched resources again");
+        shared.tools_changed.notify_one();
+        shared.prompts_changed.announce();
+        shared.resources_changed.announce();
+        for (uri, watch) in watches.iter() {
+            if watch.listen.is_none() {
+                #[allow(deprecated, reason = "resources/subscribe is the 2025-11-25 era's way")]
+                let subscribed = peer.subscribe(SubscribeRequestParams::new(uri)).await;
+                if let Err(e) = subscribed {
+                    tracing::warn!(server = %shared.key, %uri, "subscribing again on the new session failed: {e}");
+                }
+            }
+            let _ = shared.resource_updates.send(uri.clone());
+        }
     }
 }
 

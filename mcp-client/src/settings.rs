@@ -25,6 +25,9 @@ pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 pub const DEFAULT_PROCESS_GRACE: Duration = Duration::from_secs(2);
 /// Default of [`ClientSettings::with_startup_timeout`].
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default of [`ClientSettings::with_listen_stall`]: three missed keep-alives of a server
+/// that sends one every 15 s (rmcp's servers do, by default).
+pub const DEFAULT_LISTEN_STALL: Duration = Duration::from_secs(45);
 
 /// The protocol version sent in `initialize`: the 2025 generation, which servers of that
 /// generation and the official conformance suite accept (rmcp's default is newer).
@@ -210,6 +213,7 @@ pub struct ClientSettings {
     pub(crate) list_byte_budget: usize,
     pub(crate) list_changed_debounce: Duration,
     pub(crate) process_grace: Duration,
+    pub(crate) listen_stall: Duration,
     pub(crate) env: SharedEnvLookup,
     pub(crate) roots: Arc<[Root]>,
     pub(crate) elicitation: bool,
@@ -235,6 +239,7 @@ impl std::fmt::Debug for ClientSettings {
             .field("startup_timeout", &self.startup_timeout)
             .field("probe_timeout", &self.probe_timeout)
             .field("list_byte_budget", &self.list_byte_budget)
+            .field("listen_stall", &self.listen_stall)
             .field("roots", &self.roots.len())
             .field("elicitation", &self.elicitation)
             .field("sampling", &self.sampling)
@@ -257,6 +262,7 @@ impl ClientSettings {
             list_byte_budget: DEFAULT_LIST_BYTE_BUDGET,
             list_changed_debounce: DEFAULT_LIST_CHANGED_DEBOUNCE,
             process_grace: DEFAULT_PROCESS_GRACE,
+            listen_stall: DEFAULT_LISTEN_STALL,
             env: process_env(),
             roots: Arc::from(Vec::new()),
             elicitation: false,
@@ -323,6 +329,22 @@ impl ClientSettings {
     #[must_use]
     pub fn with_process_grace(mut self, grace: Duration) -> Self {
         self.process_grace = grace;
+        self
+    }
+
+    /// How long a `subscriptions/listen` stream of a streamable-HTTP server (MCP
+    /// 2026-07-28) may stay silent before it counts as stalled (default
+    /// [`DEFAULT_LISTEN_STALL`]). Every byte the server sends resets the clock, the SSE
+    /// keep-alive comments servers send on idle streams included, so a quiet server that
+    /// keeps its stream alive is never cut; one that sends nothing at all for this long
+    /// (a proxy or load balancer holding a dead upstream, a frozen server) has its listen
+    /// ended and opened again, and what it covers is refreshed. Set it above the server's
+    /// keep-alive interval: a server that sends no keep-alives has its idle listens
+    /// reopened (and the lists refreshed) once per this duration. `Duration::ZERO` turns
+    /// the watchdog off.
+    #[must_use]
+    pub fn with_listen_stall(mut self, stall: Duration) -> Self {
+        self.listen_stall = stall;
         self
     }
 

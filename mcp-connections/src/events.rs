@@ -5,7 +5,7 @@
     reason = "rmcp marks logging deprecated (SEP-2577), yet MCP 2025-11-25 defines notifications/message"
 )]
 
-use mcp_client::FailureReason;
+use mcp_client::{FailureReason, ListenTopic};
 use mcp_key::McpServerKey;
 use serde::Serialize;
 
@@ -30,8 +30,8 @@ fn millis<S: serde::Serializer>(d: &std::time::Duration, s: S) -> Result<S::Ok, 
 /// For each server: `Starting`, then exactly one of `Ready`, `Failed` or `Cancelled`
 /// (a deferred server: `Deferred`, and `Starting` with its outcome on first use). After
 /// every server of a startup round settled: one `StartupComplete`. A `CrashLoop` may
-/// follow a `Failed`. `ToolsChanged`, `PromptsChanged`, `ResourcesChanged` and
-/// `ServerLog` may follow at any time after a server is ready.
+/// follow a `Failed`. `ToolsChanged`, `PromptsChanged`, `ResourcesChanged`, `ServerLog`
+/// and the `Listen*` events may follow at any time after a server is ready.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -160,6 +160,40 @@ pub enum ConnectionEvent {
         /// The resource.
         uri: String,
     },
+    /// A `subscriptions/listen` request of a 2026-07-28 server broke (the server ended
+    /// it, its stream failed or went silent for the listen stall, or opening it failed):
+    /// the server's changes of `topic` go unseen until `ListenRestored`. The client opens
+    /// it again with backoff for as long as the connection lives. Told once per loss; a
+    /// set that starts using a connection whose listen is down hears it then.
+    ListenLost {
+        /// The server.
+        server: McpServerKey,
+        /// What the listen carries (a resource's updates only for resources this set
+        /// subscribed to).
+        topic: ListenTopic,
+        /// Why it broke.
+        reason: String,
+    },
+    /// A listen is open again after `ListenLost`. What it covers is refreshed as if it
+    /// changed (the tools listed again, so a change made meanwhile comes as
+    /// `ToolsChanged`; prompt and resource list changes and resource updates announced).
+    ListenRestored {
+        /// The server.
+        server: McpServerKey,
+        /// What the listen carries.
+        topic: ListenTopic,
+    },
+    /// A 2026-07-28 server refused a `subscriptions/listen` request: it is not asked again
+    /// on this connection, and its changes of `topic` go unseen (list the server again to
+    /// see them). Told once; a set that starts using the connection later hears it then.
+    ListenRefused {
+        /// The server.
+        server: McpServerKey,
+        /// What the listen would have carried.
+        topic: ListenTopic,
+        /// What the server answered.
+        reason: String,
+    },
 }
 
 impl ConnectionEvent {
@@ -177,7 +211,10 @@ impl ConnectionEvent {
             | Self::PromptsChanged { server }
             | Self::ResourcesChanged { server }
             | Self::ServerLog { server, .. }
-            | Self::ResourceUpdated { server, .. } => Some(server),
+            | Self::ResourceUpdated { server, .. }
+            | Self::ListenLost { server, .. }
+            | Self::ListenRestored { server, .. }
+            | Self::ListenRefused { server, .. } => Some(server),
             Self::StartupComplete { .. } => None,
         }
     }

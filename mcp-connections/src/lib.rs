@@ -126,14 +126,15 @@ pub use mcp_client::{
     AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer, process_env,
 };
 pub use mcp_client::{
-    DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,
-    DEFAULT_PROCESS_GRACE, MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES, default_protocol_version,
+    DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,
+    DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES,
+    default_protocol_version,
 };
 pub use mcp_client::{
     ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, FailureReason,
     Progress, ProgressCallback, StartupFailure, WrapperEnvironment,
 };
-pub use mcp_client::{LOG_BURST, LOG_RATE, SERVER_LOG_TARGET, SamplingRefusal};
+pub use mcp_client::{LOG_BURST, LOG_RATE, ListenTopic, SERVER_LOG_TARGET, SamplingRefusal};
 pub use mcp_client::{TaskPhase, TaskState, TaskStateCallback};
 /// The tool search index the set uses ([`ConnectionSet::search_tools`]), for hosts that
 /// search catalogs of their own.

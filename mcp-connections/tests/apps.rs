@@ -54,6 +54,9 @@ async fn start(fx: &Fixture, apps: bool) -> ConnectionSet {
     set
 }
 
+/// The tasks extension every connection announces.
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
 fn announced_extensions(fx: &Fixture) -> Value {
     let log = RecordedRequest::read_log(fx.request_log("weather"));
     let init = log.iter().find(|r| r.method == "initialize").unwrap();
@@ -67,7 +70,10 @@ async fn a_host_that_renders_apps_gets_each_tools_app_unchanged() {
     let set = start(&fx, true).await;
     assert_eq!(
         announced_extensions(&fx),
-        json!({APPS_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}})
+        json!({
+            APPS_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]},
+            TASKS: {},
+        })
     );
     let tools = set.tools().await;
     // Both tools are the host's; the app-only one is not for its model.
@@ -128,7 +134,8 @@ async fn without_the_option_nothing_is_announced_and_no_tool_has_an_app() {
     let mut fx = Fixture::new();
     fx.stdio("weather", scenario());
     let set = start(&fx, false).await;
-    assert_eq!(announced_extensions(&fx), Value::Null);
+    // Only the tasks extension, which every connection announces (calls drive tasks).
+    assert_eq!(announced_extensions(&fx), json!({TASKS: {}}));
     // The app-only tool stays out of the catalog, as before there were apps.
     let tools = set.tools().await;
     assert_eq!(tools.len(), 1);

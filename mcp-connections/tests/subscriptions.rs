@@ -181,3 +181,86 @@ async fn a_server_without_the_capability_says_so() {
         fx.assert_no_processes().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_http_server_that_lost_the_session_is_subscribed_again() {
+    let first = HttpFakeServer::start(scenario("srv", None, true))
+        .await
+        .unwrap();
+    let addr = first.addr();
+    let mut fx = Fixture::new();
+    fx.add(
+        "srv",
+        ServerConfig::from(mcp_catalog::HttpConfig::new(first.url())),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new().with_events(tx));
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    let server: McpServerKey = "srv".parse().unwrap();
+    set.subscribe_resource(&server, URI).await.unwrap();
+    assert_eq!(call(&set, &server, "touch").await, json!({"notified": 1}));
+    wait_event(&mut rx, WAIT, |e| {
+        matches!(e, ConnectionEvent::ResourceUpdated { .. })
+    })
+    .await;
+
+    // The server restarts on the same address: it knows neither the session nor the
+    // subscription. The next request opens a new session (a call that went out on a
+    // connection the old server had closed fails as retryable: tried again).
+    first.shutdown().await;
+    let second = HttpFakeServer::start_with(
+        scenario("srv", None, true),
+        mcp_testkit::HttpOptions::new().with_bind(addr),
+    )
+    .await
+    .unwrap();
+    let mut echoed = None;
+    for _ in 0..3 {
+        match set
+            .call_tool(&server, "echo", None, CallOptions::new())
+            .await
+        {
+            Ok(result) => {
+                echoed = Some(result);
+                break;
+            }
+            Err(e) => assert!(e.is_retryable(), "{e}"),
+        }
+    }
+    assert!(echoed.is_some(), "a call succeeds on the new session");
+
+    // The client subscribes the new session again by itself, and the host hears that the
+    // resource may have changed meanwhile, then of the next change.
+    tokio::time::timeout(
+        WAIT,
+        second.server().wait_for_request("resources/subscribe"),
+    )
+    .await
+    .expect("subscribed again");
+    // The server records the request before it registers the subscription: touch until
+    // the subscription is there (a touch that notified nobody sent nothing).
+    let mut notified = json!({"notified": 0});
+    for _ in 0..100 {
+        notified = call(&set, &server, "touch").await;
+        if notified == json!({"notified": 1}) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(notified, json!({"notified": 1}));
+    for _ in 0..2 {
+        let event = wait_event(&mut rx, WAIT, |e| {
+            matches!(e, ConnectionEvent::ResourceUpdated { .. })
+        })
+        .await;
+        assert_eq!(
+            event,
+            ConnectionEvent::ResourceUpdated {
+                server: server.clone(),
+                uri: URI.to_owned(),
+            }
+        );
+    }
+    set.shutdown().await;
+    second.shutdown().await;
+}

@@ -28,7 +28,7 @@ pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 /// The open subscriptions whose accepted filter passes `wanted`, once every listen already
 /// acknowledged is registered (at most a second's wait: a listen the SDK refused after
 /// accepting it never registers).
-async fn listening(
+pub(crate) async fn listening(
     server: &Shared,
     wanted: impl Fn(&rmcp::model::SubscriptionFilter) -> bool,
 ) -> Vec<rmcp::service::SubscriptionSink> {
@@ -343,6 +343,11 @@ pub(crate) async fn call(
         )])),
         Behavior::BrokenReply { fault } => Err(broken_reply(server, tool, *fault, &context).await),
         Behavior::ReportEnv => Ok(report_env()),
+        Behavior::EndListens { hold } => {
+            Ok(structured(crate::listen_faults::end(server, *hold).await))
+        }
+        Behavior::ReleaseListens => Ok(structured(crate::listen_faults::release(server))),
+        Behavior::SilenceListens => Ok(structured(crate::listen_faults::silence(server).await)),
         Behavior::Task { .. } => Err(McpError::internal_error(
             format!(
                 "fake tool {:?}: task tools are called through tasks::call",

@@ -190,6 +190,9 @@ struct Control {
     cuts: Mutex<VecDeque<String>>,
     /// Failures for the next POSTs of a JSON-RPC method (`fail_next_call`).
     method_failures: Mutex<VecDeque<(String, InjectedFailure)>>,
+    /// The served server's listen faults ([`crate::Behavior::EndListens`],
+    /// [`crate::Behavior::SilenceListens`]).
+    listen_faults: Arc<crate::listen_faults::ListenFaults>,
     stop: CancellationToken,
 }
 
@@ -242,12 +245,18 @@ impl HttpFakeServer {
             www_authenticate: options.www_authenticate,
             unknown_session: options.unknown_session,
             ignore_discover: server.scenario().faults.ignore_discover,
+            listen_faults: Arc::clone(&server.shared.listen_faults),
             stop: stop.clone(),
             ..Control::default()
         });
+        let keep_alive = server
+            .scenario()
+            .faults
+            .sse_keep_alive_ms
+            .map(Duration::from_millis);
         let config = StreamableHttpServerConfig::default()
             .with_cancellation_token(stop.child_token())
-            .with_sse_keep_alive(None);
+            .with_sse_keep_alive(keep_alive);
         let factory_server = server.clone();
         let service = StreamableHttpService::new(
             move || Ok(factory_server.clone()),
@@ -376,14 +385,23 @@ async fn gate(State(control): State<Arc<Control>>, request: Request, next: Next)
     if let Some(refused) = injected_or_unauthorized(&control, &request) {
         return refused;
     }
-    let (request, cut) = match inspect_body(&control, request).await {
+    let (request, cut, listen) = match inspect_body(&control, request).await {
         Ok(inspected) => inspected,
         Err(refused) => return refused,
     };
     if let Some(refused) = unknown_session(&control, &request) {
         return refused;
     }
-    let response = next.run(request).await;
+    let faults = &control.listen_faults;
+    if listen {
+        crate::listen_faults::http::wait_unless_held(faults, &control.stop).await;
+    }
+    let mut response = next.run(request).await;
+    if listen {
+        response = response.map(|body| {
+            crate::listen_faults::http::silenceable(faults, body, control.stop.clone())
+        });
+    }
     if cut {
         // The request was handled; its answer is dropped with the original body.
         drop(response);
@@ -447,16 +465,16 @@ fn injected_or_unauthorized(control: &Control, request: &Request) -> Option<Resp
     Some(failure_response(&failure))
 }
 
-/// Reads a POST's JSON-RPC method when a fault aims at methods: answers an ignored
-/// `server/discover` or a failure aimed at the method at once, and says whether the
-/// answer is to be cut. The request comes back with its body.
-async fn inspect_body(control: &Control, request: Request) -> Result<(Request, bool), Response> {
-    let inspect = request.method() == http::Method::POST
-        && (control.ignore_discover
-            || !lock(&control.cuts).is_empty()
-            || !lock(&control.method_failures).is_empty());
-    if !inspect {
-        return Ok((request, false));
+/// Reads a POST's JSON-RPC method: answers an ignored `server/discover` or a failure aimed
+/// at the method at once, and says whether the answer is to be cut and whether the request
+/// is a `subscriptions/listen` (for the listen faults). The request comes back with its
+/// body.
+async fn inspect_body(
+    control: &Control,
+    request: Request,
+) -> Result<(Request, bool, bool), Response> {
+    if request.method() != http::Method::POST {
+        return Ok((request, false, false));
     }
     let (parts, body) = request.into_parts();
     let Ok(bytes) = axum::body::to_bytes(body, 16 * 1024 * 1024).await else {
@@ -478,6 +496,7 @@ async fn inspect_body(control: &Control, request: Request) -> Result<(Request, b
         control.counters.send_modify(|c| c.injected += 1);
         return Err(failure_response(&failure));
     }
+    let listen = method.as_deref() == Some("subscriptions/listen");
     let cut = method.is_some_and(|method| {
         let mut cuts = lock(&control.cuts);
         let at = cuts.iter().position(|m| *m == method);
@@ -486,6 +505,7 @@ async fn inspect_body(control: &Control, request: Request) -> Result<(Request, b
     Ok((
         Request::from_parts(parts, axum::body::Body::from(bytes)),
         cut,
+        listen,
     ))
 }
 

@@ -352,6 +352,7 @@ mod error;
 mod http;
 mod in_process;
 mod killable;
+mod listen_faults;
 mod log_messages;
 mod logs;
 #[cfg(feature = "oauth")]

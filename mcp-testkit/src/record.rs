@@ -75,19 +75,23 @@ impl RequestLog {
 
     pub(crate) fn record(&self, method: &str, params: Value) {
         let entry = RecordedRequest::new(method, params);
-        if let Some(path) = &self.file {
-            // Best effort: a test that asked for the file checks its contents.
-            if let Ok(line) = serde_json::to_string(&entry)
-                && let Ok(mut file) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-            {
-                let _ = writeln!(file, "{line}");
-            }
-        }
         {
+            // Under the lock, one write per line: `writeln!` writes the line and its newline
+            // separately, so two requests recorded at once interleaved into one unreadable
+            // line (a request missing from the log under load).
             let mut kept = lock(&self.kept);
+            if let Some(path) = &self.file {
+                // Best effort: a test that asked for the file checks its contents.
+                if let Ok(mut line) = serde_json::to_string(&entry)
+                    && let Ok(mut file) = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                {
+                    line.push('\n');
+                    let _ = file.write_all(line.as_bytes());
+                }
+            }
             *kept.counts.entry(entry.method.clone()).or_default() += 1;
             if self.limit > 0 {
                 if kept.latest.len() >= self.limit {

@@ -754,6 +754,25 @@ pub enum Behavior {
         #[serde(default)]
         garbage_get: bool,
     },
+    /// End every open `subscriptions/listen` request (2026-07-28 clients) with its final
+    /// result, as a server restarting its notification machinery would; a client must open
+    /// its listens again. With `hold`, new listen requests wait before the server sees them
+    /// (HTTP runners) until a [`Behavior::ReleaseListens`] call, so that changes made
+    /// meanwhile reach no listen. Returns `{"ended": N}`.
+    EndListens {
+        /// Hold new listen requests back until [`Behavior::ReleaseListens`].
+        #[serde(default)]
+        hold: bool,
+    },
+    /// Let the listen requests [`Behavior::EndListens`] held back through, and new ones
+    /// from now on. Returns `{"released": N}`, the requests that were waiting.
+    ReleaseListens,
+    /// Make every open `subscriptions/listen` stream go silent without closing, as a frozen
+    /// server or a proxy holding a dead upstream does: over HTTP the stream sends nothing
+    /// more, not even keep-alives, until the server stops; in every runner the listens
+    /// get no more notifications. Listens opened afterwards are served as usual. Returns
+    /// `{"silenced": N}`.
+    SilenceListens,
 }
 
 /// The default [`Behavior::Log`] `count`.
@@ -832,6 +851,9 @@ impl Behavior {
             Self::ReportEnv => "report_env",
             Self::BrokenReply { .. } => "broken_reply",
             Self::Task { .. } => "task",
+            Self::EndListens { .. } => "end_listens",
+            Self::ReleaseListens => "release_listens",
+            Self::SilenceListens => "silence_listens",
         }
     }
 }
@@ -1084,6 +1106,14 @@ pub struct Faults {
     /// --sse`). Whether the session survives is [`crate::SseOptions::keep_sessions`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sse_drop_after: Option<u64>,
+    /// Answer every `subscriptions/listen` request with "method not found", as a 2026-07-28
+    /// server without listens does (all runners; the refused request is still recorded).
+    pub refuse_listen: bool,
+    /// Send an SSE keep-alive comment on each idle response stream this often, as rmcp's
+    /// servers do every 15 s by default ([`crate::HttpFakeServer`], `--http` binary;
+    /// default: none, no keep-alives).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sse_keep_alive_ms: Option<u64>,
 }
 
 impl Faults {
@@ -1124,6 +1154,20 @@ impl Faults {
     #[must_use]
     pub fn with_close_on_discover(mut self) -> Self {
         self.close_on_discover = true;
+        self
+    }
+
+    /// Set [`Faults::refuse_listen`].
+    #[must_use]
+    pub fn with_refuse_listen(mut self) -> Self {
+        self.refuse_listen = true;
+        self
+    }
+
+    /// Set [`Faults::sse_keep_alive_ms`].
+    #[must_use]
+    pub fn with_sse_keep_alive_ms(mut self, ms: u64) -> Self {
+        self.sse_keep_alive_ms = Some(ms);
         self
     }
 

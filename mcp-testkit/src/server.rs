@@ -91,6 +91,7 @@ impl FakeServer {
                 stop,
                 listeners: Mutex::new(Vec::new()),
                 listens_pending: tokio::sync::watch::channel(0).0,
+                listen_faults: Arc::default(),
                 subscribed: Mutex::new(std::collections::BTreeSet::new()),
                 calls: std::sync::atomic::AtomicU64::new(0),
                 stdio,
@@ -131,6 +132,13 @@ impl FakeServer {
     /// Cancel-safe: dropping the future loses nothing.
     pub async fn wait_for_request(&self, method: &str) -> RecordedRequest {
         self.shared.log.wait_for(method).await
+    }
+
+    /// How many `subscriptions/listen` requests (2026-07-28 clients) are open and notified
+    /// now, all sessions together (the ones [`crate::Behavior::EndListens`] ended and
+    /// [`crate::Behavior::SilenceListens`] silenced do not count).
+    pub fn open_listens(&self) -> usize {
+        lock(&self.shared.listeners).len()
     }
 
     /// Names of the current tools (they change with [`crate::Behavior::ChangeTools`]).
@@ -484,11 +492,16 @@ impl ServerHandler for FakeServer {
 
     /// Every category a client asks for that the scenario announces: tool, prompt and
     /// resource list changes when their `listChanged` flag is on, resource updates with
-    /// `resources.subscribe`.
+    /// `resources.subscribe`. None with [`crate::Faults::refuse_listen`].
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        if self.shared.scenario.faults.refuse_listen {
+            // rmcp answers "method not found", as for a server without listens.
+            self.record("subscriptions/listen", requested);
+            return None;
+        }
         self.shared.listens_pending.send_modify(|n| *n += 1);
         Some(requested.supported_by(&self.get_info().capabilities))
     }
@@ -522,6 +535,7 @@ impl ServerHandler for FakeServer {
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         self.record("subscriptions/listen", context.accepted());
         let sink = context.sink().clone();
+        let mut ended = self.shared.listen_faults.end_signal();
         lock(&self.shared.listeners).push(sink.clone());
         self.shared
             .listens_pending
@@ -529,6 +543,8 @@ impl ServerHandler for FakeServer {
         tokio::select! {
             () = context.cancelled() => {}
             () = self.shared.stop.cancelled() => {}
+            // Behavior::EndListens: the final result ends the listen.
+            _ = ended.changed() => {}
         }
         lock(&self.shared.listeners).retain(|s| s.id() != sink.id());
         Ok(())

@@ -42,6 +42,8 @@ pub(crate) struct Shared {
     /// before it hands it to the server, so a client may act on the acknowledgment first.
     /// Notifying waits for this to drop to zero.
     pub(crate) listens_pending: tokio::sync::watch::Sender<usize>,
+    /// Faults of the open listens ([`crate::Behavior::EndListens`] and the like).
+    pub(crate) listen_faults: Arc<crate::listen_faults::ListenFaults>,
     /// URIs of `resources/subscribe` (2025-11-25 clients).
     pub(crate) subscribed: Mutex<BTreeSet<String>>,
     /// `tools/call` requests answered so far (for [`crate::ToolsChange`]).

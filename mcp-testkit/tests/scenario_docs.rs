@@ -121,6 +121,9 @@ fn the_examples_show_every_behavior() {
             ttl_ms: None,
             garbage_get: false,
         },
+        Behavior::EndListens { hold: false },
+        Behavior::ReleaseListens,
+        Behavior::SilenceListens,
     ];
     let shown: Vec<&str> = examples()
         .iter()
@@ -186,7 +189,8 @@ fn the_faults_and_recording_examples_match_their_builders() {
         .with_endless_pages()
         .with_ignore_sigterm()
         .with_spawn_grandchild("")
-        .with_protocol_version("");
+        .with_protocol_version("")
+        .with_sse_keep_alive_ms(1);
     let fields = serde_json::to_value(&every).expect("faults serialize");
     for field in fields.as_object().expect("an object").keys() {
         assert!(

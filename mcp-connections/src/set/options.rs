@@ -18,8 +18,8 @@ use mcp_client::Environment;
 use mcp_client::{AuthHeaderProvider, SharedEnvLookup, process_env};
 
 use mcp_client::{
-    DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_PROBE_TIMEOUT,
-    DEFAULT_PROCESS_GRACE, default_protocol_version,
+    DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,
+    DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, default_protocol_version,
 };
 
 /// Default grace period `tools()` waits for servers that are still starting.
@@ -55,6 +55,7 @@ pub struct ConnectionSetOptions {
     pub(crate) restart_backoff: Duration,
     pub(crate) restart_backoff_max: Duration,
     pub(crate) list_changed_debounce: Duration,
+    pub(crate) listen_stall: Duration,
     pub(crate) list_byte_budget: usize,
     pub(crate) env: SharedEnvLookup,
     pub(crate) cancel: CancellationToken,
@@ -116,6 +117,7 @@ impl ConnectionSetOptions {
             restart_backoff: DEFAULT_RESTART_BACKOFF,
             restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
             list_changed_debounce: DEFAULT_LIST_CHANGED_DEBOUNCE,
+            listen_stall: DEFAULT_LISTEN_STALL,
             list_byte_budget: DEFAULT_LIST_BYTE_BUDGET,
             env: process_env(),
             cancel: CancellationToken::new(),
@@ -298,6 +300,18 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_list_changed_debounce(mut self, debounce: Duration) -> Self {
         self.list_changed_debounce = debounce;
+        self
+    }
+
+    /// How long a `subscriptions/listen` stream of a 2026-07-28 server over streamable
+    /// HTTP may send nothing at all (not even a keep-alive) before it counts as stalled and
+    /// is opened again (default [`DEFAULT_LISTEN_STALL`]; `Duration::ZERO`: never). See
+    /// [`ClientSettings::with_listen_stall`](mcp_client::ClientSettings::with_listen_stall).
+    /// Like the other connection settings, a shared connection keeps the value of the set
+    /// that started it.
+    #[must_use]
+    pub fn with_listen_stall(mut self, stall: Duration) -> Self {
+        self.listen_stall = stall;
         self
     }
 

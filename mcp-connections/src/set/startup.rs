@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use mcp_client::{
-    Client, ClientSettings, Era, FailureReason, Handshake, RequestError, StartupFailure, Target,
+    Client, ClientSettings, Era, FailureReason, Handshake, ListenHealth, ListenTopic, RequestError,
+    StartupFailure, Target,
 };
 
 use crate::catalog::spec::{ServerSpec, TransportSpec};
@@ -207,7 +208,7 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
     let live = Arc::clone(attached.live());
     inner.tasks.spawn(forward_notices(
         Arc::clone(inner),
-        slot.spec.key.clone(),
+        Arc::clone(slot),
         Arc::clone(&live),
         token.clone(),
     ));
@@ -265,20 +266,29 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
 /// Passes what a connection's server tells everyone on to this set's events until `stop`:
 /// its log messages written while no set's operation ran (those written during this set's
 /// operations come through its session route), with what was dropped (by the connection's
-/// rate limit, or by this set reading too slowly), and its prompt and resource list
-/// changes (each burst counted once by the connection).
+/// rate limit, or by this set reading too slowly), its prompt and resource list changes
+/// (each burst counted once by the connection), and the health of its listens (those that
+/// are down as this set attaches, then each transition).
 async fn forward_notices(
     inner: Arc<SetInner>,
-    server: mcp_key::McpServerKey,
+    slot: Arc<Slot>,
     live: Arc<Live>,
     stop: tokio_util::sync::CancellationToken,
 ) {
     use tokio::sync::broadcast::error::RecvError;
+    let server = slot.spec.key.clone();
     let mut logs = live.gate.idle_logs.subscribe();
     let mut prompts = live.prompt_list_changes();
     let mut resources = live.resource_list_changes();
     prompts.mark_unchanged();
     resources.mark_unchanged();
+    let listens = live.listen_health();
+    for health in listens.current {
+        if let Some(event) = listen_event(&slot, health).await {
+            inner.emit(event);
+        }
+    }
+    let mut listens = listens.changes;
     let mut missed = 0u64;
     loop {
         let event = tokio::select! {
@@ -293,9 +303,46 @@ async fn forward_notices(
             },
             Ok(()) = prompts.changed() => ConnectionEvent::PromptsChanged { server: server.clone() },
             Ok(()) = resources.changed() => ConnectionEvent::ResourcesChanged { server: server.clone() },
+            health = listens.recv() => match health {
+                Ok(health) => match listen_event(&slot, health).await {
+                    Some(event) => event,
+                    None => continue,
+                },
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(%server, missed = n, "listen health transitions were dropped: this set took them too slowly");
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            },
         };
         inner.emit(event);
     }
+}
+
+/// The event of a listen's transition, for this set: the listens for a resource's updates
+/// only when this set subscribed to it.
+async fn listen_event(slot: &Slot, health: ListenHealth) -> Option<ConnectionEvent> {
+    if let ListenTopic::Resource { uri } = health.topic()
+        && !slot.resource_subscriptions.lock().await.contains(uri)
+    {
+        return None;
+    }
+    let server = slot.spec.key.clone();
+    Some(match health {
+        ListenHealth::Lost { topic, reason } => ConnectionEvent::ListenLost {
+            server,
+            topic,
+            reason,
+        },
+        ListenHealth::Restored { topic } => ConnectionEvent::ListenRestored { server, topic },
+        ListenHealth::Refused { topic, reason } => ConnectionEvent::ListenRefused {
+            server,
+            topic,
+            reason,
+        },
+        // A kind of transition this set does not know yet.
+        _ => return None,
+    })
 }
 
 /// Makes this set's resource subscriptions on a connection it attached to (after a
@@ -444,6 +491,7 @@ async fn connect(
         .with_probe_timeout(options.probe_timeout)
         .with_list_byte_budget(options.list_byte_budget)
         .with_list_changed_debounce(options.list_changed_debounce)
+        .with_listen_stall(options.listen_stall)
         .with_process_grace(options.process_grace)
         .with_env(options.env.clone())
         .with_roots(Arc::clone(&options.roots))
