@@ -114,7 +114,46 @@ async fn connect_once(
     requests: &Arc<dyn ServerRequests>,
     era: &EraPlan,
 ) -> Result<Client, Failed> {
-    let shared = ConnectionShared::new(key.clone(), settings, Arc::clone(requests));
+    let endpoint = match target {
+        #[cfg(feature = "http")]
+        Target::Http(http) => crate::telemetry::Endpoint::tcp(&http.url),
+        _ => crate::telemetry::Endpoint::pipe(),
+    };
+    let method = if matches!(era.lifecycle, rmcp::ClientLifecycleMode::Initialize) {
+        "initialize"
+    } else {
+        "server/discover"
+    };
+    let span = crate::telemetry::request_span(key, None, &endpoint, method, None);
+    let shared = ConnectionShared::new(key.clone(), endpoint, settings, Arc::clone(requests));
+    let opened = tracing::Instrument::instrument(
+        open_once(key, target, settings, shared, era),
+        span.clone(),
+    )
+    .await;
+    match &opened {
+        Ok(client) => {
+            let version = client.protocol_version();
+            span.record("mcp.protocol.version", version.as_str());
+            // A probe the server answered the old way shook hands with `initialize`.
+            if client.era() == crate::Era::V2025_11_25 {
+                span.record("mcp.method.name", "initialize");
+                span.record("otel.name", "initialize");
+            }
+        }
+        Err(failed) => crate::telemetry::record_failure(&span, &failed.failure),
+    }
+    opened
+}
+
+/// [`connect_once`] in its handshake span.
+async fn open_once(
+    key: &McpServerKey,
+    target: &Target,
+    settings: &ClientSettings,
+    shared: Arc<ConnectionShared>,
+    era: &EraPlan,
+) -> Result<Client, Failed> {
     let fetched = SystemTime::now();
     let handler = Handler {
         shared: Arc::clone(&shared),

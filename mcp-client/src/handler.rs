@@ -106,6 +106,8 @@ const RESOURCE_UPDATE_BUFFER: usize = 64;
 /// State shared between one connection's handler and the calls running on it.
 pub(crate) struct ConnectionShared {
     pub(crate) key: McpServerKey,
+    /// How the connection reaches its server (for the request spans).
+    pub(crate) endpoint: crate::telemetry::Endpoint,
     config: ClientConfig,
     /// The roots the connection announced (empty: the capability was not announced).
     roots: Arc<[crate::roots::Root]>,
@@ -212,6 +214,7 @@ impl ProgressSink {
 impl ConnectionShared {
     pub(crate) fn new(
         key: McpServerKey,
+        endpoint: crate::telemetry::Endpoint,
         settings: &ClientSettings,
         requests: Arc<dyn ServerRequests>,
     ) -> Arc<Self> {
@@ -251,6 +254,7 @@ impl ConnectionShared {
         let config = ClientConfig::new(caps, settings.client.clone())
             .with_protocol_version(settings.protocol_version.clone());
         Arc::new(Self {
+            endpoint,
             key,
             config,
             roots,

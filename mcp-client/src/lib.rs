@@ -83,6 +83,7 @@ mod settings;
 mod sse;
 mod stdio;
 mod tasks;
+mod telemetry;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -118,6 +119,7 @@ pub use tasks::{
     MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, Started, TaskHandle, TaskPhase, TaskState,
     TaskStateCallback, UNSUGGESTED_POLL,
 };
+pub use telemetry::SPAN_TARGET;
 
 /// A boxed future, as returned by the host traits of this crate.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -147,7 +147,16 @@ pub(crate) async fn refresh_on_list_changed(
         let fetched = SystemTime::now();
         let listed = tokio::select! {
             () = cancel.cancelled() => return,
-            r = tokio::time::timeout(settings.timeout, paginate::all_tools(&peer, settings.byte_budget)) => r,
+            r = tokio::time::timeout(settings.timeout, tracing::Instrument::instrument(
+                paginate::all_tools(&peer, settings.byte_budget),
+                crate::telemetry::request_span(
+                    &shared.key,
+                    peer.peer_info().map(|i| i.protocol_version.as_str().to_owned()).as_deref(),
+                    &shared.endpoint,
+                    "tools/list",
+                    None,
+                ),
+            )) => r,
         };
         match listed {
             Ok(Ok(tools)) => listing.set(&shared.key, tools, fetched),

@@ -221,19 +221,25 @@ impl Client {
         arguments: Option<JsonObject>,
         settings: CallSettings,
     ) -> Result<CallToolResult, RequestError> {
-        let mut deadline = settings.first_deadline();
-        let abort = settings.abort_token();
-        match self
-            .call_rounds(tool, arguments, &settings, &abort, &mut deadline)
-            .await?
-        {
-            CallOutcome::Result(result) => Ok(result),
-            // The call's progress keeps flowing to its callback while the task runs.
-            CallOutcome::Task(seed, _progress) => {
-                self.finish_task(seed, &settings, &abort, &mut deadline)
-                    .await
+        let called = self.traced("tools/call", Some(tool), async {
+            let mut deadline = settings.first_deadline();
+            let abort = settings.abort_token();
+            match self
+                .call_rounds(tool, arguments, &settings, &abort, &mut deadline)
+                .await?
+            {
+                CallOutcome::Result(result) => Ok(result),
+                // The call's progress keeps flowing to its callback while the task runs.
+                CallOutcome::Task(seed, _progress) => {
+                    self.finish_task(seed, &settings, &abort, &mut deadline)
+                        .await
+                }
             }
-        }
+            .inspect(|result| {
+                crate::telemetry::record_tool_result(&tracing::Span::current(), result);
+            })
+        });
+        called.await
     }
 
     /// Sends the call until it has its result or a task (see the `tasks` module).
@@ -344,6 +350,7 @@ impl Client {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| RequestError::not_sent(&e))?;
+        tracing::Span::current().record("jsonrpc.request.id", tracing::field::display(&handle.id));
         let mut guard = cancel_on_drop(&self.peer, handle.id.clone());
         let (tick_tx, mut tick_rx) = tokio::sync::mpsc::unbounded_channel();
         let progress = self.shared.watch_progress(
@@ -418,15 +425,18 @@ impl Client {
     /// # Errors
     /// [`RequestError`]: the server's error, a protocol fault, a lost connection.
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, RequestError> {
-        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
-            ReadResourceRequestParams::new(uri),
-        ));
-        match self.read(request).await? {
-            ServerResult::ReadResourceResult(r) => Ok(r),
-            _ => Err(RequestError::Protocol {
-                detail: "the reply is not a resources/read result".to_owned(),
-            }),
-        }
+        self.traced("resources/read", None, async {
+            let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+                ReadResourceRequestParams::new(uri),
+            ));
+            match self.read(request).await? {
+                ServerResult::ReadResourceResult(r) => Ok(r),
+                _ => Err(RequestError::Protocol {
+                    detail: "the reply is not a resources/read result".to_owned(),
+                }),
+            }
+        })
+        .await
     }
 
     /// Gets prompt `name` with `arguments`.
@@ -438,15 +448,18 @@ impl Client {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<GetPromptResult, RequestError> {
-        let mut params = GetPromptRequestParams::new(name);
-        params.arguments = arguments;
-        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
-        match self.read(request).await? {
-            ServerResult::GetPromptResult(r) => Ok(r),
-            _ => Err(RequestError::Protocol {
-                detail: "the reply is not a prompts/get result".to_owned(),
-            }),
-        }
+        self.traced("prompts/get", Some(name), async {
+            let mut params = GetPromptRequestParams::new(name);
+            params.arguments = arguments;
+            let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+            match self.read(request).await? {
+                ServerResult::GetPromptResult(r) => Ok(r),
+                _ => Err(RequestError::Protocol {
+                    detail: "the reply is not a prompts/get result".to_owned(),
+                }),
+            }
+        })
+        .await
     }
 
     /// Completions for `argument` of a prompt or resource template (`completion/complete`),
@@ -461,25 +474,28 @@ impl Client {
         argument: ArgumentInfo,
         context: Option<CompletionContext>,
     ) -> Result<CompletionInfo, RequestError> {
-        let offers = self
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.completions.is_some());
-        if !offers {
-            return Err(RequestError::Unsupported {
-                detail: "the server does not offer completions (no `completions` capability)"
-                    .to_owned(),
-            });
-        }
-        let mut params = CompleteRequestParams::new(reference, argument);
-        params.context = context;
-        let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
-        match self.read(request).await? {
-            ServerResult::CompleteResult(r) => Ok(r.completion),
-            _ => Err(RequestError::Protocol {
-                detail: "the reply is not a completion/complete result".to_owned(),
-            }),
-        }
+        self.traced("completion/complete", None, async {
+            let offers = self
+                .peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.completions.is_some());
+            if !offers {
+                return Err(RequestError::Unsupported {
+                    detail: "the server does not offer completions (no `completions` capability)"
+                        .to_owned(),
+                });
+            }
+            let mut params = CompleteRequestParams::new(reference, argument);
+            params.context = context;
+            let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
+            match self.read(request).await? {
+                ServerResult::CompleteResult(r) => Ok(r.completion),
+                _ => Err(RequestError::Protocol {
+                    detail: "the reply is not a completion/complete result".to_owned(),
+                }),
+            }
+        })
+        .await
     }
 
     /// Asks the server to send log messages of `level` and more severe
@@ -489,24 +505,27 @@ impl Client {
     /// [`RequestError::Unsupported`] when the server did not announce the `logging`
     /// capability or speaks the 2026-07-28 era; otherwise as [`Self::read_resource`].
     pub async fn set_log_level(&self, level: mcp_catalog::LogLevel) -> Result<(), RequestError> {
-        let info = self.peer.peer_info();
-        let offers = info
-            .as_ref()
-            .is_some_and(|info| info.capabilities.logging.is_some());
-        if !offers || self.era() != crate::Era::V2025_11_25 {
-            return Err(RequestError::Unsupported {
-                detail: "the server does not offer logging/setLevel (no `logging` capability, or the 2026-07-28 era)".to_owned(),
-            });
-        }
-        let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(
-            SetLevelRequestParams::new(wire_level(level)),
-        ));
-        match self.read(request).await? {
-            ServerResult::EmptyResult(_) => Ok(()),
-            _ => Err(RequestError::Protocol {
-                detail: "the reply is not a logging/setLevel result".to_owned(),
-            }),
-        }
+        self.traced("logging/setLevel", None, async {
+            let info = self.peer.peer_info();
+            let offers = info
+                .as_ref()
+                .is_some_and(|info| info.capabilities.logging.is_some());
+            if !offers || self.era() != crate::Era::V2025_11_25 {
+                return Err(RequestError::Unsupported {
+                    detail: "the server does not offer logging/setLevel (no `logging` capability, or the 2026-07-28 era)".to_owned(),
+                });
+            }
+            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(
+                SetLevelRequestParams::new(wire_level(level)),
+            ));
+            match self.read(request).await? {
+                ServerResult::EmptyResult(_) => Ok(()),
+                _ => Err(RequestError::Protocol {
+                    detail: "the reply is not a logging/setLevel result".to_owned(),
+                }),
+            }
+        })
+        .await
     }
 
     /// Every resource (all pages), within `budget` bytes of JSON and the page limits.
@@ -514,8 +533,11 @@ impl Client {
     /// # Errors
     /// As [`Self::read_resource`]; a list over its limits is a protocol fault.
     pub async fn list_resources(&self, budget: usize) -> Result<Vec<Resource>, RequestError> {
-        let listed = paginate::all_resources(&self.peer, budget).await;
-        self.listed(listed).await
+        self.traced("resources/list", None, async {
+            let listed = paginate::all_resources(&self.peer, budget).await;
+            self.listed(listed).await
+        })
+        .await
     }
 
     /// Every resource template (all pages), like [`Self::list_resources`].
@@ -526,8 +548,11 @@ impl Client {
         &self,
         budget: usize,
     ) -> Result<Vec<ResourceTemplate>, RequestError> {
-        let listed = paginate::all_templates(&self.peer, budget).await;
-        self.listed(listed).await
+        self.traced("resources/templates/list", None, async {
+            let listed = paginate::all_templates(&self.peer, budget).await;
+            self.listed(listed).await
+        })
+        .await
     }
 
     /// Every prompt (all pages), like [`Self::list_resources`]; none, without asking, when
@@ -536,15 +561,18 @@ impl Client {
     /// # Errors
     /// As [`Self::list_resources`].
     pub async fn list_prompts(&self, budget: usize) -> Result<Vec<Prompt>, RequestError> {
-        let offers = self
-            .peer
-            .peer_info()
-            .is_some_and(|info| info.capabilities.prompts.is_some());
-        if !offers {
-            return Ok(Vec::new());
-        }
-        let listed = paginate::all_prompts(&self.peer, budget).await;
-        self.listed(listed).await
+        self.traced("prompts/list", None, async {
+            let offers = self
+                .peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.prompts.is_some());
+            if !offers {
+                return Ok(Vec::new());
+            }
+            let listed = paginate::all_prompts(&self.peer, budget).await;
+            self.listed(listed).await
+        })
+        .await
     }
 
     /// One page of the resources, and the cursor of the next.

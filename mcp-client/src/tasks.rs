@@ -548,7 +548,12 @@ impl TaskHandle {
             "tasks/result",
             Some(json!({ "taskId": self.id })),
         ));
-        match client.call_round(request, settings, abort, deadline).await {
+        let fetched = client.traced(
+            "tasks/result",
+            None,
+            client.call_round(request, settings, abort, deadline),
+        );
+        match fetched.await {
             Ok((ServerResult::CallToolResult(result), _)) => Ok(result),
             Ok(_) => Err(RequestError::Protocol {
                 detail: format!(
@@ -679,12 +684,15 @@ impl Client {
         arguments: Option<JsonObject>,
         settings: CallSettings,
     ) -> Result<Started, RequestError> {
-        match self.call_until_task(tool, arguments, &settings).await? {
-            crate::requests::CallOutcome::Result(result) => Ok(Started::Done(result)),
-            crate::requests::CallOutcome::Task(seed, _progress) => {
-                Ok(Started::Task(TaskHandle::from_seed(seed)))
+        let started = self.traced("tools/call", Some(tool), async {
+            match self.call_until_task(tool, arguments, &settings).await? {
+                crate::requests::CallOutcome::Result(result) => Ok(Started::Done(result)),
+                crate::requests::CallOutcome::Task(seed, _progress) => {
+                    Ok(Started::Task(TaskHandle::from_seed(seed)))
+                }
             }
-        }
+        });
+        started.await
     }
 
     /// Drives the task a transparent call got (see the module docs): cancelled on the
@@ -725,10 +733,19 @@ impl Client {
                         .to_owned(),
             });
         }
-        match self.peer.send_request(request).await {
-            Ok(result) => Ok(result),
-            Err(e) => Err(RequestError::of_service(self, e).await),
-        }
+        let method = match &request {
+            ClientRequest::GetTaskRequest(_) => "tasks/get",
+            ClientRequest::UpdateTaskRequest(_) => "tasks/update",
+            ClientRequest::CancelTaskRequest(_) => "tasks/cancel",
+            _ => "tasks",
+        };
+        self.traced(method, None, async {
+            match self.peer.send_request(request).await {
+                Ok(result) => Ok(result),
+                Err(e) => Err(RequestError::of_service(self, e).await),
+            }
+        })
+        .await
     }
 
     /// Whether the server announced the tasks extension (SEP-2663).
