@@ -15,6 +15,10 @@
 //! `tasks/get` itself at the same interval ([`mcp_client::MIN_POLL_INTERVAL`], the
 //! server's suggestion of 0 raised to it) until the task completes.
 //!
+//! One more pair prices the request spans (`mcp_client::SPAN_TARGET`): the stdio `echo`
+//! with a subscriber that formats every span's fields (as an exporter would read them)
+//! against the same call with none (`client_stdio_traced` vs `client_stdio`).
+//!
 //! Run: `cargo bench -p mcp-client --bench one_connection`.
 
 #![allow(
@@ -262,6 +266,21 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             rt.block_on(stdio.call_tool("echo", None, CallSettings::new(CALL)))
                 .expect("call")
+        })
+    });
+    // The subscriber is this thread's (the call runs on it, in `block_on`), so the other
+    // rows stay without one.
+    let traced = tracing_subscriber::fmt()
+        .with_writer(std::io::sink)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    let traced = tracing::Dispatch::new(traced);
+    group.bench_function("client_stdio_traced", |b| {
+        tracing::dispatcher::with_default(&traced, || {
+            b.iter(|| {
+                rt.block_on(stdio.call_tool("echo", None, CallSettings::new(CALL)))
+                    .expect("call")
+            })
         })
     });
     group.bench_function("bare_rmcp_stdio_log", |b| {
