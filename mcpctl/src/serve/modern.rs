@@ -130,14 +130,19 @@ pub(crate) struct Run {
     pub(crate) task: JoinHandle<Result<CallToolResult, McpError>>,
     pub(crate) asks: mpsc::Receiver<Ask>,
     pub(crate) progress: super::progress::Receiver,
-    /// The states of the upstream task the call became, if it became one.
-    pub(crate) task_states: mpsc::UnboundedReceiver<mcp_connections::TaskState>,
+    /// The latest state of the upstream task the call became, if it became one.
+    pub(crate) task_states: watch::Receiver<Option<mcp_connections::TaskState>>,
 }
 
 impl Run {
-    /// The next state of the upstream task the call became, if a new one came.
+    /// The state of the upstream task the call became, if a new one came since the last
+    /// look.
     pub(crate) fn task_state(&mut self) -> Option<mcp_connections::TaskState> {
-        self.task_states.try_recv().ok()
+        if self.task_states.has_changed().unwrap_or(false) {
+            self.task_states.borrow_and_update().clone()
+        } else {
+            None
+        }
     }
 
     /// Gives the call up: its task stops and its set returns its leases.
@@ -287,9 +292,14 @@ pub(crate) async fn drive(
     let token = context.meta.get_progress_token();
     loop {
         tokio::select! {
-            Some(state) = run.task_states.recv(), if tasks.is_some() => {
+            Ok(()) = run.task_states.changed(), if tasks.is_some() => {
                 let Some(tasks) = tasks else { continue };
-                match tasks.adopt(run, state.message) {
+                let message = run
+                    .task_states
+                    .borrow_and_update()
+                    .as_ref()
+                    .and_then(|state| state.message.clone());
+                match tasks.adopt(run, message) {
                     Ok(task) => return Ok(CallToolResponse::Task(CreateTaskResult::new(task))),
                     Err(back) => {
                         tracing::warn!("more than {MAX_PARKED} tasks are kept; the call goes on as a plain one");
@@ -419,7 +429,7 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
     } = can;
     let (asks_tx, asks) = mpsc::channel::<Ask>(1);
     let (progress_tx, progress) = super::progress::latest();
-    let (states_tx, task_states) = mpsc::unbounded_channel();
+    let (states_tx, task_states) = watch::channel(None);
     let handler_asks = asks_tx.clone();
     let handler = elicitation_fn(move |request: ElicitationRequest| {
         let asks = handler_asks.clone();
@@ -449,7 +459,7 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
         let options = CallOptions::new()
             .with_progress(Arc::new(move |p| progress_tx.send(p)))
             .with_task_state(Arc::new(move |state: &mcp_connections::TaskState| {
-                let _ = states_tx.send(state.clone());
+                states_tx.send_replace(Some(state.clone()));
             }));
         call_outcome(target.call(&call_set, arguments, options).await)
     });

@@ -139,10 +139,10 @@ impl Tasks {
             message,
         } = &mut entry.state
         {
-            while let Some(state) = run.task_state() {
-                if state.message.is_some() {
-                    message.clone_from(&state.message);
-                }
+            if let Some(state) = run.task_state()
+                && state.message.is_some()
+            {
+                message.clone_from(&state.message);
             }
             finished = run.task.is_finished();
             if !finished
