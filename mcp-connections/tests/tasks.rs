@@ -169,8 +169,16 @@ async fn a_kept_task_is_finished_on_a_new_connection_to_its_server() {
         .await
         .unwrap();
     assert_eq!(result.structured_content, Some(json!({"kept": 1})));
-    // Cancelling a task that ended leaves it as it was.
+    // Cancelling a task that ended leaves it as it was: its result is still there.
     second.cancel_task(&kept).await.unwrap();
+    let again = second
+        .task_result(
+            &kept,
+            CallOptions::new().with_timeout(Duration::from_secs(30)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.structured_content, Some(json!({"kept": 1})));
     second.shutdown().await;
     server.shutdown().await;
 }
