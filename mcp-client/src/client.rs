@@ -246,6 +246,7 @@ impl Client {
 
     /// Closes the session and stops the process (escalating to SIGKILL). Idempotent.
     pub async fn shutdown(&self) {
+        self.end_session();
         self.cancel.cancel();
         self.mark_dead();
         let service = self.service.lock().await.take();
@@ -296,8 +297,19 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Records the session's end (once): closed by its owner, or lost before.
+    fn end_session(&self) {
+        let lost = (!self.is_alive()).then_some("disconnected");
+        let protocol = self.protocol_version();
+        let instruments = &self.shared.instruments;
+        instruments.session_ended(protocol.as_str(), lost);
+    }
+}
+
 impl Drop for Client {
     fn drop(&mut self) {
+        self.end_session();
         // Ends the refresh task; the process group is killed by the launcher's own Drop.
         self.cancel.cancel();
     }

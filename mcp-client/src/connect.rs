@@ -124,10 +124,11 @@ async fn connect_once(
     } else {
         "server/discover"
     };
-    let span = crate::telemetry::request_span(key, None, &endpoint, method, None);
     let shared = ConnectionShared::new(key.clone(), endpoint, settings, Arc::clone(requests));
+    let span = shared.instruments.span(key, None, method, None);
+    let began = crate::telemetry::Began::now();
     let opened = tracing::Instrument::instrument(
-        open_once(key, target, settings, shared, era),
+        open_once(key, target, settings, Arc::clone(&shared), era),
         span.clone(),
     )
     .await;
@@ -135,13 +136,21 @@ async fn connect_once(
         Ok(client) => {
             let version = client.protocol_version();
             span.record("mcp.protocol.version", version.as_str());
-            // A probe the server answered the old way shook hands with `initialize`.
-            if client.era() == crate::Era::V2025_11_25 {
-                span.record("mcp.method.name", "initialize");
-                span.record("otel.name", "initialize");
-            }
+            // A probe the server answered the old way shook hands with `initialize` (a
+            // span of its own under this one): the handshake is measured as that.
+            let method = if client.era() == crate::Era::V2025_11_25 {
+                "initialize"
+            } else {
+                method
+            };
+            let instruments = &shared.instruments;
+            instruments.ended(began, method, None, Some(version.as_str()), None);
         }
-        Err(failed) => crate::telemetry::record_failure(&span, &failed.failure),
+        Err(failed) => {
+            let kind = crate::telemetry::record_failure(&span, &failed.failure);
+            let instruments = &shared.instruments;
+            instruments.ended(began, method, None, None, Some((kind.as_str(), None)));
+        }
     }
     opened
 }
@@ -402,8 +411,8 @@ where
         )
     };
     if !era.probes() {
-        return handler
-            .serve_with_lifecycle(wrap(stdout, stdin), era.lifecycle.clone())
+        let served = handler.serve_with_lifecycle(wrap(stdout, stdin), era.lifecycle.clone());
+        return crate::telemetry::outside_spans(served)
             .await
             .map_err(|e| initialize_failed(&e));
     }
@@ -418,7 +427,9 @@ where
     let again = handler.clone();
     let probed = tokio::time::timeout(
         probe_timeout,
-        handler.serve_with_lifecycle(wrap_lent(stdout, stdin), era.lifecycle.clone()),
+        crate::telemetry::outside_spans(
+            handler.serve_with_lifecycle(wrap_lent(stdout, stdin), era.lifecycle.clone()),
+        ),
     )
     .await
     .map_err(|_| format!("no answer to the server/discover probe within {probe_timeout:?}"))?;
@@ -428,8 +439,11 @@ where
                 return Err(initialize_failed(&e));
             };
             tracing::debug!(server = %key, "the server/discover probe was answered the 2025 way ({e}); initialize on the same process");
-            again
-                .serve_with_lifecycle(wrap(stdout, stdin), ClientLifecycleMode::Initialize)
+            // The `initialize` that follows the probe is a request of its own.
+            let initialize = shared.instruments.span(key, None, "initialize", None);
+            let transport = initialize.in_scope(|| wrap(stdout, stdin));
+            let served = again.serve_with_lifecycle(transport, ClientLifecycleMode::Initialize);
+            crate::telemetry::outside_spans(served)
                 .await
                 .map_err(|e| initialize_failed(&e))
         }

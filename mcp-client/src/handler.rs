@@ -106,8 +106,9 @@ const RESOURCE_UPDATE_BUFFER: usize = 64;
 /// State shared between one connection's handler and the calls running on it.
 pub(crate) struct ConnectionShared {
     pub(crate) key: McpServerKey,
-    /// How the connection reaches its server (for the request spans).
-    pub(crate) endpoint: crate::telemetry::Endpoint,
+    /// How the connection reaches its server, and its measurements (for the request
+    /// spans and metrics).
+    pub(crate) instruments: crate::telemetry::Instruments,
     config: ClientConfig,
     /// The roots the connection announced (empty: the capability was not announced).
     roots: Arc<[crate::roots::Root]>,
@@ -254,7 +255,7 @@ impl ConnectionShared {
         let config = ClientConfig::new(caps, settings.client.clone())
             .with_protocol_version(settings.protocol_version.clone());
         Arc::new(Self {
-            endpoint,
+            instruments: crate::telemetry::Instruments::new(&key, endpoint),
             key,
             config,
             roots,

@@ -407,8 +407,9 @@ async fn handshake(
                 Arc::new(move |data| shared.task_support.note(data))
             });
     let renewed_shared = Arc::clone(&handler.shared);
-    mcp_client =
-        mcp_client.with_renewal_note(Arc::new(move || renewed_shared.note_session_renewed()));
+    mcp_client = mcp_client
+        .with_renewal_note(Arc::new(move || renewed_shared.note_session_renewed()))
+        .with_session_slot(handler.shared.instruments.session.clone());
     if let Some(client) = &prepared.listen_client {
         let shared = Arc::clone(&handler.shared);
         mcp_client = mcp_client.with_listen_watch(crate::http_client::ListenWatch {
@@ -427,12 +428,12 @@ async fn handshake(
         .await;
         match opened {
             Ok(transport) => {
-                rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                let served = rmcp::service::ClientServiceExt::serve_with_lifecycle(
                     handler.clone(),
                     crate::read_order::ReadOrder::new(transport, Arc::clone(&handler.shared)),
                     ClientLifecycleMode::Initialize,
-                )
-                .await
+                );
+                crate::telemetry::outside_spans(served).await
             }
             Err(e) => Err(
                 ClientInitializeError::transport::<crate::sse::SseTransport>(
@@ -444,14 +445,13 @@ async fn handshake(
     } else {
         // Log messages are routed and progress delivered as they are read (see `read_order`): a call's own
         // messages come on its response stream, before its reply.
-        let handshake = rmcp::service::ClientServiceExt::serve_with_lifecycle(
-            handler.clone(),
-            crate::read_order::ReadOrder::new(
-                StreamableHttpClientTransport::with_client(mcp_client.clone(), config),
-                Arc::clone(&handler.shared),
-            ),
-            lifecycle.clone(),
-        );
+        let transport = StreamableHttpClientTransport::with_client(mcp_client.clone(), config);
+        let handshake =
+            crate::telemetry::outside_spans(rmcp::service::ClientServiceExt::serve_with_lifecycle(
+                handler.clone(),
+                crate::read_order::ReadOrder::new(transport, Arc::clone(&handler.shared)),
+                lifecycle.clone(),
+            ));
         if matches!(lifecycle, ClientLifecycleMode::Auto { .. }) {
             match tokio::time::timeout(settings.probe_timeout, handshake).await {
                 Ok(served) => served,

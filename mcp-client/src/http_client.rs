@@ -137,6 +137,8 @@ pub(crate) struct McpHttpClient {
     /// `notifications/initialized` delivered so far: the first completes the handshake,
     /// each later one a session opened again (`reinit_on_expired_session`).
     initialized: Arc<std::sync::atomic::AtomicU64>,
+    /// Where the session id a request is sent with is kept (for `mcp.session.id`).
+    session: Option<crate::telemetry::SessionSlot>,
 }
 
 /// Called with the id of a listen request whose stream was ended for silence.
@@ -217,7 +219,14 @@ impl McpHttpClient {
             listen: None,
             renewed: None,
             initialized: Arc::default(),
+            session: None,
         }
+    }
+
+    /// Keeps the id of the session each request is sent with in `slot`.
+    pub(crate) fn with_session_slot(mut self, slot: crate::telemetry::SessionSlot) -> Self {
+        self.session = Some(slot);
+        self
     }
 
     /// Tells `renewed` each time rmcp opened a new session after the server lost the old
@@ -585,6 +594,9 @@ impl StreamableHttpClient for McpHttpClient {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let request = request_id(&message);
+        if let (Some(slot), Some(id)) = (&self.session, &session_id) {
+            slot.set(id);
+        }
         let listen = self.listen.as_ref().filter(|_| is_listen(&message));
         let client = listen.map_or(&self.inner, |watch| &watch.client);
         let result = self

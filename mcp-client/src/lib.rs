@@ -46,6 +46,8 @@
 //!
 //! - `http`: the streamable-HTTP and legacy HTTP+SSE transports, plain `http://` only.
 //! - `rustls` (default, implies `http`): HTTPS.
+//! - `otel`: trace context in every request's `_meta` and the OpenTelemetry metrics of
+//!   the MCP semantic conventions (see [Telemetry](#telemetry)).
 //!
 //! Without `http` the crate compiles no HTTP client: an HTTP target fails with reason
 //! `config`.
@@ -120,6 +122,8 @@ pub use tasks::{
     TaskStateCallback, UNSUGGESTED_POLL,
 };
 pub use telemetry::SPAN_TARGET;
+#[cfg(feature = "otel")]
+pub use telemetry::{DURATION_BUCKETS, OPERATION_DURATION, SESSION_DURATION};
 
 /// A boxed future, as returned by the host traits of this crate.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use rmcp::RoleClient;
 use rmcp::model::{
-    ProtocolVersion, ServerNotification, SubscribeRequestParams, SubscriptionFilter,
+    ClientRequest, ProtocolVersion, ServerNotification, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, ServiceError, Subscription, SubscriptionEnd};
@@ -405,10 +405,13 @@ impl Client {
         let listen = if needs_listen(&self.protocol_version()) {
             let mut filter = SubscriptionFilter::new();
             filter.resource_subscriptions = Some(vec![uri.to_owned()]);
-            let subscription = match self.peer.listen(filter.clone()).await {
-                Ok(subscription) => subscription,
-                Err(e) => return Err(RequestError::of_service(self, e).await),
-            };
+            let opened = self.traced("subscriptions/listen", None, async {
+                match self.peer.listen(filter.clone()).await {
+                    Ok(subscription) => Ok(subscription),
+                    Err(e) => Err(RequestError::of_service(self, e).await),
+                }
+            });
+            let subscription = opened.await?;
             let accepted = subscription
                 .acknowledged()
                 .resource_subscriptions
@@ -431,11 +434,18 @@ impl Client {
             ));
             Some(cancel)
         } else {
-            #[allow(deprecated, reason = "resources/subscribe is the 2025-11-25 era's way")]
-            let subscribed = self.peer.subscribe(SubscribeRequestParams::new(uri)).await;
-            if let Err(e) = subscribed {
-                return Err(RequestError::of_service(self, e).await);
-            }
+            let subscribed = self.traced("resources/subscribe", None, async {
+                #[allow(deprecated, reason = "resources/subscribe is the 2025-11-25 era's way")]
+                let mut request = ClientRequest::SubscribeRequest(
+                    rmcp::model::SubscribeRequest::new(SubscribeRequestParams::new(uri)),
+                );
+                crate::telemetry::inject(&mut request);
+                match self.peer.send_request(request).await {
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(RequestError::of_service(self, e).await),
+                }
+            });
+            subscribed.await?;
             None
         };
         watches.insert(uri.to_owned(), ResourceWatch { users: 1, listen });

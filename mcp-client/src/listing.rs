@@ -145,19 +145,29 @@ pub(crate) async fn refresh_on_list_changed(
             () = tokio::time::sleep(settings.debounce) => {}
         }
         let fetched = SystemTime::now();
+        let protocol = peer
+            .peer_info()
+            .map(|i| i.protocol_version.as_str().to_owned());
+        let instruments = &shared.instruments;
+        let span = instruments.span(&shared.key, protocol.as_deref(), "tools/list", None);
+        let began = crate::telemetry::Began::now();
         let listed = tokio::select! {
             () = cancel.cancelled() => return,
             r = tokio::time::timeout(settings.timeout, tracing::Instrument::instrument(
                 paginate::all_tools(&peer, settings.byte_budget),
-                crate::telemetry::request_span(
-                    &shared.key,
-                    peer.peer_info().map(|i| i.protocol_version.as_str().to_owned()).as_deref(),
-                    &shared.endpoint,
-                    "tools/list",
-                    None,
-                ),
+                span.clone(),
             )) => r,
         };
+        let error = match &listed {
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => Some(crate::telemetry::page_error_kind(e)),
+            Err(_) => Some(("timeout".into(), None)),
+        };
+        if let Some((kind, code)) = &error {
+            crate::telemetry::record_ended(&span, kind, *code);
+        }
+        let error = error.as_ref().map(|(kind, code)| (kind.as_ref(), *code));
+        instruments.ended(began, "tools/list", None, protocol.as_deref(), error);
         match listed {
             Ok(Ok(tools)) => listing.set(&shared.key, tools, fetched),
             Ok(Err(e)) => {

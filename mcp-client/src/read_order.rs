@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use rmcp::RoleClient;
-use rmcp::model::{JsonRpcMessage, ServerNotification};
+use rmcp::model::{ClientRequest, JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
@@ -34,11 +34,52 @@ pub(crate) struct RoutedLog(pub(crate) LogRoute);
 pub(crate) struct ReadOrder<T> {
     inner: T,
     shared: Arc<ConnectionShared>,
+    /// The handshake's spans, whose trace context the handshake's requests carry; let go
+    /// once the handshake is sent, so they end with the handshake and not with the
+    /// connection.
+    handshake: Option<Handshake>,
+}
+
+/// The spans of a handshake: the one current when the transport was made, named for the
+/// first request; a request of another method (the `initialize` rmcp sends when its
+/// `server/discover` probe was answered the 2025 way) gets a child span of its own.
+struct Handshake {
+    span: tracing::Span,
+    first: Option<&'static str>,
+    fallback: Option<tracing::Span>,
+}
+
+impl Handshake {
+    /// The span whose context a handshake request of `method` carries.
+    fn span_for(&mut self, method: &'static str, shared: &ConnectionShared) -> &tracing::Span {
+        match self.first {
+            None => {
+                self.first = Some(method);
+                &self.span
+            }
+            Some(first) if first == method => &self.span,
+            Some(_) => {
+                let span = &self.span;
+                self.fallback.get_or_insert_with(|| {
+                    span.in_scope(|| shared.instruments.span(&shared.key, None, method, None))
+                })
+            }
+        }
+    }
 }
 
 impl<T> ReadOrder<T> {
+    /// `inner`, made in the handshake's span.
     pub(crate) fn new(inner: T, shared: Arc<ConnectionShared>) -> Self {
-        Self { inner, shared }
+        Self {
+            inner,
+            shared,
+            handshake: Some(Handshake {
+                span: tracing::Span::current(),
+                first: None,
+                fallback: None,
+            }),
+        }
     }
 }
 
@@ -50,8 +91,29 @@ where
 
     fn send(
         &mut self,
-        item: TxJsonRpcMessage<RoleClient>,
+        mut item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        // rmcp sends the handshake itself, outside every span (see
+        // `telemetry::outside_spans`). Every other request got its trace context where it
+        // was made.
+        match &mut item {
+            JsonRpcMessage::Request(r)
+                if matches!(
+                    r.request,
+                    ClientRequest::InitializeRequest(_) | ClientRequest::DiscoverRequest(_)
+                ) =>
+            {
+                let method = match r.request {
+                    ClientRequest::InitializeRequest(_) => "initialize",
+                    _ => "server/discover",
+                };
+                if let Some(handshake) = &mut self.handshake {
+                    let span = handshake.span_for(method, &self.shared);
+                    crate::telemetry::inject_from(span, &mut r.request);
+                }
+            }
+            _ => self.handshake = None,
+        }
         self.inner.send(item)
     }
 

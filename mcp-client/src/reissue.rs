@@ -36,8 +36,9 @@ fn is_idempotent_read(request: &ClientRequest) -> bool {
 /// Cancel-safe: dropping the future abandons the request in flight.
 pub(crate) async fn send_read(
     peer: &Peer<RoleClient>,
-    request: ClientRequest,
+    mut request: ClientRequest,
 ) -> Result<ServerResult, ServiceError> {
+    crate::telemetry::inject(&mut request);
     let reissue = is_idempotent_read(&request)
         && peer
             .peer_info()

@@ -221,7 +221,8 @@ impl Client {
         arguments: Option<JsonObject>,
         settings: CallSettings,
     ) -> Result<CallToolResult, RequestError> {
-        let called = self.traced("tools/call", Some(tool), async {
+        let judge = crate::telemetry::tool_result_error;
+        let called = self.traced_judged("tools/call", Some(tool), judge, async {
             let mut deadline = settings.first_deadline();
             let abort = settings.abort_token();
             match self
@@ -235,9 +236,6 @@ impl Client {
                         .await
                 }
             }
-            .inspect(|result| {
-                crate::telemetry::record_tool_result(&tracing::Span::current(), result);
-            })
         });
         called.await
     }
@@ -345,6 +343,14 @@ impl Client {
         // the wait below begins must still count as a change (it failed this call).
         let mut reply_faults = self.shared.reply_faults();
         reply_faults.mark_unchanged();
+        let mut request = request;
+        if settings
+            .meta
+            .as_ref()
+            .is_none_or(|meta| !meta.contains_key("traceparent"))
+        {
+            crate::telemetry::inject(&mut request);
+        }
         let handle = self
             .peer
             .send_request_with_option(request, PeerRequestOptions::no_options())

@@ -105,13 +105,14 @@ pub(crate) async fn open(
     let mut last_event_id = None;
     let (events, endpoint) = link.reopen(&mut last_event_id).await?;
     tracing::debug!(server = %shared.key, endpoint = %mcp_key::redact_url(endpoint.as_str()), "SSE event stream open");
-    Ok(WorkerTransport::spawn(SseWorker {
+    let worker = SseWorker {
         link,
         events,
         endpoint,
         last_event_id,
         shared,
-    }))
+    };
+    Ok(WorkerTransport::spawn(worker))
 }
 
 impl Link {

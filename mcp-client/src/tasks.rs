@@ -664,8 +664,11 @@ fn cancel_task_on_drop(
     id: String,
 ) -> crate::on_drop::SpawnOnDrop {
     let peer = peer.clone();
+    // Made now, in the call's span: the guard's task runs in none.
+    let mut request = cancel_request(&id);
+    crate::telemetry::inject(&mut request);
     crate::on_drop::SpawnOnDrop::new(async move {
-        let sent = peer.send_request(cancel_request(&id));
+        let sent = peer.send_request(request);
         let _ = tokio::time::timeout(MAX_POLL_INTERVAL, sent).await;
     })
 }
@@ -740,6 +743,8 @@ impl Client {
             _ => "tasks",
         };
         self.traced(method, None, async {
+            let mut request = request;
+            crate::telemetry::inject(&mut request);
             match self.peer.send_request(request).await {
                 Ok(result) => Ok(result),
                 Err(e) => Err(RequestError::of_service(self, e).await),

@@ -181,6 +181,29 @@ impl FakeServer {
         self.shared.log.record(method, params);
     }
 
+    /// [`Self::record`], with the request's `_meta` (which rmcp moves into the context) put
+    /// back into the params, as it was sent.
+    fn record_sent<P: Serialize>(
+        &self,
+        method: &str,
+        params: &P,
+        context: &RequestContext<RoleServer>,
+    ) {
+        let mut recorded = serde_json::to_value(params).unwrap_or(Value::Null);
+        if !context.meta.0.0.is_empty() {
+            if recorded.is_null() {
+                recorded = Value::Object(serde_json::Map::new());
+            }
+            if let Value::Object(map) = &mut recorded {
+                map.insert(
+                    "_meta".to_owned(),
+                    serde_json::to_value(&context.meta).unwrap_or(Value::Null),
+                );
+            }
+        }
+        self.shared.log.record(method, recorded);
+    }
+
     fn list<T: Clone>(
         &self,
         key: &str,
@@ -222,7 +245,7 @@ impl ServerHandler for FakeServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
-        self.record("initialize", &request);
+        self.record_sent("initialize", &request, &context);
         let faults = &self.shared.scenario.faults;
         if faults.hang_initialize {
             self.shared.stop.cancelled().await;
@@ -245,9 +268,9 @@ impl ServerHandler for FakeServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.record("tools/list", &request);
+        self.record_sent("tools/list", &request, &context);
         if let Some(ms) = self.shared.scenario.faults.list_delay_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
@@ -267,17 +290,7 @@ impl ServerHandler for FakeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // rmcp moves `_meta` into the context; record it with the params, as it was sent.
-        let mut recorded = serde_json::to_value(&request).unwrap_or(Value::Null);
-        if !context.meta.0.0.is_empty()
-            && let Value::Object(map) = &mut recorded
-        {
-            map.insert(
-                "_meta".to_owned(),
-                serde_json::to_value(&context.meta).unwrap_or(Value::Null),
-            );
-        }
-        self.record("tools/call", &recorded);
+        self.record_sent("tools/call", &request, &context);
         let tool = lock(&self.shared.tools)
             .iter()
             .find(|t| t.name == request.name)
@@ -357,9 +370,9 @@ impl ServerHandler for FakeServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.record("resources/read", &request);
+        self.record_sent("resources/read", &request, &context);
         let scenario = &self.shared.scenario;
         let found = lock(&self.shared.resources)
             .iter()
@@ -410,9 +423,9 @@ impl ServerHandler for FakeServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.record("prompts/get", &request);
+        self.record_sent("prompts/get", &request, &context);
         let prompt = lock(&self.shared.prompts)
             .iter()
             .find(|p| p.name == request.name)
@@ -554,9 +567,9 @@ impl ServerHandler for FakeServer {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.record("resources/subscribe", &request);
+        self.record_sent("resources/subscribe", &request, &context);
         lock(&self.shared.subscribed).insert(request.uri);
         Ok(())
     }

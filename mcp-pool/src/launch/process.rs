@@ -81,7 +81,9 @@ impl StdioProcess {
         let stderr_tail = StderrTail::new(tail_lines, tail_bytes);
         let stop_stderr = CancellationToken::new();
         let stdout_fault = Arc::new(OnceLock::new());
-        let span = tracing::info_span!("mcp_server", server = %label, pid);
+        // A root: the process outlives the request that started it, and a span its tasks
+        // keep would hold that request's span open for the process's life.
+        let span = tracing::info_span!(parent: None, "mcp_server", server = %label, pid);
 
         let mut transport = None;
         let mut stdin_weak = Weak::new();
