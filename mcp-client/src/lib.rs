@@ -51,6 +51,8 @@
 //!
 //! Without `http` the crate compiles no HTTP client: an HTTP target fails with reason
 //! `config`.
+//!
+#![doc = include_str!("../TELEMETRY.md")]
 
 mod auth;
 mod client;

@@ -49,6 +49,9 @@
 //!   `ConnectionSetOptions::with_login_agent`, `OAuthProvider`.
 //! - `keyring` (default): OAuth credentials in the OS keyring (forwards
 //!   `mcp-auth/keyring`); without it `credentials_store = "auto"` uses the credential file.
+//! - `otel`: trace context carried to servers in every request's `_meta`, and the
+//!   OpenTelemetry MCP metrics (forwards `mcp-client/otel`; see `mcp_client`'s telemetry
+//!   docs).
 //!
 //! With `default-features = false` the crate compiles no HTTP client, TLS stack or OAuth
 //! client: stdio servers only. A streamable-HTTP or legacy HTTP+SSE (MCP 2024-11-05)
