@@ -19,7 +19,15 @@
 //! with a subscriber that formats every span's fields (as an exporter would read them)
 //! against the same call with none (`client_stdio_traced` vs `client_stdio`).
 //!
-//! Run: `cargo bench -p mcp-client --bench one_connection`.
+//! With the `otel` feature, one more row prices the whole OpenTelemetry path
+//! (`client_stdio_otel`): the span exported through `tracing-opentelemetry` to an SDK
+//! tracer (sampled, no exporter: exporting runs on the SDK's own thread), its trace
+//! context injected into the request's `_meta` through the W3C propagator, and the
+//! duration histogram recorded through an SDK meter provider; beside `client_stdio` in
+//! the same run.
+//!
+//! Run: `cargo bench -p mcp-client --bench one_connection` (add `--features otel` for the
+//! OpenTelemetry row).
 
 #![allow(
     clippy::disallowed_methods,
@@ -283,6 +291,21 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
+    #[cfg(feature = "otel")]
+    {
+        let (dispatch, _meters) = otel_pipeline();
+        // Connected after the meter provider is installed: its instruments are real.
+        let otel = connect(stdio_target(), Handshake::Initialize);
+        group.bench_function("client_stdio_otel", |b| {
+            tracing::dispatcher::with_default(&dispatch, || {
+                b.iter(|| {
+                    rt.block_on(otel.call_tool("echo", None, CallSettings::new(CALL)))
+                        .expect("call")
+                })
+            })
+        });
+        rt.block_on(otel.shutdown());
+    }
     group.bench_function("bare_rmcp_stdio_log", |b| {
         b.iter(|| {
             rt.block_on(bare_stdio.call_tool(CallToolRequestParams::new("log")))
@@ -348,6 +371,30 @@ fn bench(c: &mut Criterion) {
         http_server.shutdown().await;
         http_2026_server.shutdown().await;
     });
+}
+
+/// A host's OpenTelemetry pipeline: a `tracing` dispatch exporting to an SDK tracer
+/// (every span sampled, none exported), the W3C propagator and an SDK meter provider
+/// (global), as a host installs them.
+#[cfg(feature = "otel")]
+fn otel_pipeline() -> (tracing::Dispatch, opentelemetry_sdk::metrics::SdkMeterProvider) {
+    use opentelemetry::trace::TracerProvider as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let tracers = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    let layer = tracing_opentelemetry::layer().with_tracer(tracers.tracer("bench"));
+    let dispatch = tracing::Dispatch::new(tracing_subscriber::registry().with(layer));
+    opentelemetry::global::set_text_map_propagator(
+        opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+    );
+    let reader = opentelemetry_sdk::metrics::PeriodicReader::builder(
+        opentelemetry_sdk::metrics::InMemoryMetricExporter::default(),
+    )
+    .build();
+    let meters = opentelemetry_sdk::metrics::SdkMeterProvider::builder()
+        .with_reader(reader)
+        .build();
+    opentelemetry::global::set_meter_provider(meters.clone());
+    (dispatch, meters)
 }
 
 criterion_group!(benches, bench);
