@@ -357,6 +357,8 @@ mod log_messages;
 mod logs;
 #[cfg(feature = "oauth")]
 mod oauth;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod paging;
 mod process;
 mod record;
@@ -395,6 +397,11 @@ pub use oauth::{
     REFRESH_TOKEN_TYPE, RESOURCE_METADATA_PATH, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM,
     TEST_KEY_ID, TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, TOKEN_EXCHANGE_GRANT,
     TokenInfo, WORKLOAD_SUBJECT, WRONG_AUDIENCE, mint_workload_token, test_jwks,
+};
+#[cfg(feature = "otlp")]
+pub use otlp::{
+    DataPoint, MAX_EXPORT_BODY, MAX_RECORDED_EXPORTS, METRICS_PATH, MetricKind, OtlpCounters,
+    OtlpReceiver, ReceivedMetric, ReceivedSpan, TRACES_PATH,
 };
 pub use paging::REPEATING_CURSOR;
 pub use process::{
