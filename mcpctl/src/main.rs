@@ -15,6 +15,7 @@ mod commands;
 mod error;
 mod host;
 mod serve;
+mod telemetry;
 mod term;
 
 use std::process::ExitCode;
@@ -25,8 +26,16 @@ use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing(cli.global.verbose);
+    let telemetry = init_tracing(cli.global.verbose);
     term::render::set_table_width(cli.global.wide);
+    let code = run(cli);
+    // Every command's spans and metrics leave before the process does (bounded).
+    telemetry.shutdown();
+    code
+}
+
+/// Runs the command line's command to its exit code.
+fn run(cli: Cli) -> ExitCode {
     if let Command::FakeServer(args) = &cli.command {
         return commands::fake_server::run(args);
     }
@@ -65,40 +74,49 @@ const MAX_LOGGED_FIELD: usize = 8192;
 /// Logs go to stderr, each field cut to [`MAX_LOGGED_FIELD`] bytes. Without `-v` and
 /// `RUST_LOG` only mcp-auth's security warnings are shown (a loose credential directory, a
 /// refused credential file, the keyring fallback…), as plain `WARN` lines; `-v` shows debug
-/// logs, `-vv` trace logs, and `RUST_LOG` replaces the filter entirely.
-fn init_tracing(verbose: u8) {
+/// logs, `-vv` trace logs, and `RUST_LOG` replaces the filter entirely. Beside them, when the
+/// environment asks for it, spans go to OpenTelemetry ([`telemetry`]), whose providers are
+/// returned to be shut down at exit.
+fn init_tracing(verbose: u8) -> telemetry::Telemetry {
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::Layer;
     use tracing_subscriber::field::MakeExt;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = match verbose {
-        0 => match EnvFilter::try_from_default_env() {
-            Ok(filter) => filter,
-            Err(_) => {
-                let _ = tracing_subscriber::fmt()
-                    .with_env_filter(quiet_filter())
-                    .with_writer(std::io::stderr)
-                    .without_time()
-                    .try_init();
-                return;
-            }
-        },
-        1 => EnvFilter::new("debug"),
-        _ => EnvFilter::new("trace"),
+        0 => EnvFilter::try_from_default_env().ok(),
+        1 => Some(EnvFilter::new("debug")),
+        _ => Some(EnvFilter::new("trace")),
     };
-    let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
-        let text = format!("{value:?}");
-        let text = bounded(&text, MAX_LOGGED_FIELD);
-        if field.name() == "message" {
-            writer.write_str(&text)
-        } else {
-            write!(writer, "{}={text}", field.name())
+    let log: telemetry::BoxedLayer = match filter {
+        None => tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .without_time()
+            .with_filter(quiet_filter())
+            .boxed(),
+        Some(filter) => {
+            let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+                let text = format!("{value:?}");
+                let text = bounded(&text, MAX_LOGGED_FIELD);
+                if field.name() == "message" {
+                    writer.write_str(&text)
+                } else {
+                    write!(writer, "{}={text}", field.name())
+                }
+            })
+            .delimited(" ");
+            tracing_subscriber::fmt::layer()
+                .fmt_fields(fields)
+                .with_writer(std::io::stderr)
+                .with_filter(filter)
+                .boxed()
         }
-    })
-    .delimited(" ");
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .fmt_fields(fields)
-        .with_writer(std::io::stderr)
-        .try_init();
+    };
+    let (mut telemetry, otel) = telemetry::Telemetry::from_env();
+    let layers: Vec<telemetry::BoxedLayer> = std::iter::once(log).chain(otel).collect();
+    let _ = tracing_subscriber::registry().with(layers).try_init();
+    telemetry.report_setup();
+    telemetry
 }
 
 /// The filter without `-v`: everything off except security warnings.
