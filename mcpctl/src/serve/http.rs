@@ -72,7 +72,12 @@ pub(crate) async fn serve(
     let factory_hub = Arc::clone(&hub);
     let sessions = Arc::new(LocalSessionManager::default());
     let service = StreamableHttpService::new(
-        move || Ok(Gateway::start(&factory_hub)),
+        move || {
+            Ok(super::trace::Traced::new(
+                Gateway::start(&factory_hub),
+                super::trace::Transport::Http,
+            ))
+        },
         Arc::clone(&sessions),
         config,
     );

@@ -16,6 +16,7 @@ mod pipes;
 mod progress;
 mod shared_uri;
 mod tasks;
+mod trace;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -146,7 +147,7 @@ async fn serve_stdio(
 ) -> Result<u8, CliError> {
     let gateway = Gateway::start(hub);
     let set = gateway.set().clone();
-    let service = gateway
+    let service = trace::Traced::new(gateway, trace::Transport::Pipe)
         .serve(pipes::stdio())
         .await
         .map_err(|e| CliError::failure(format!("the MCP client did not initialize: {e}")))?;

@@ -1,0 +1,448 @@
+//! The gateway's span for each request of its client: a SERVER span named and attributed
+//! like `mcp-client`'s CLIENT spans (the OpenTelemetry semantic conventions for MCP), and a
+//! child of the client's own trace when the request carries one.
+//!
+//! [`Traced`] is the MCP server rmcp runs: it hands every request to the client's
+//! [`Gateway`] inside a span (target [`SPAN_TARGET`], `tracing` name `mcp.request`) with
+//! - `otel.name` = `{mcp.method.name} {target}` (the tool or prompt name as the client
+//!   called it, e.g. `tools/call mcp__notes__echo`; else the method alone), `otel.kind` =
+//!   `server`, `otel.status_code` = `error` when it failed;
+//! - `mcp.method.name`, `mcp.protocol.version`, `mcp.session.id` (2025-era HTTP sessions),
+//!   `network.transport` (`pipe` over stdio, `tcp` over HTTP) and `network.protocol.name`
+//!   (`http`), `jsonrpc.request.id`;
+//! - `gen_ai.tool.name` and `gen_ai.operation.name` = `execute_tool` for `tools/call`,
+//!   `gen_ai.prompt.name` for `prompts/get`, `mcp.resource.uri` for the resource methods;
+//! - `error.type`: `tool_error` for a result with `isError`, else the JSON-RPC error code,
+//!   with `rpc.response.status_code`.
+//!
+//! The span is a root of its own, unless the request's `params._meta` carries a W3C
+//! `traceparent` (with `tracestate`, `baggage`): that context, read through the global
+//! propagator, becomes its parent. The gateway's work, upstream requests included, runs in
+//! it, so `mcp-client`'s upstream spans, and the `traceparent` it sends upstream, are in
+//! the client's trace. Without an OpenTelemetry layer these are plain `tracing` spans, and
+//! nothing is read from `_meta` when nobody records them.
+//!
+//! Every handler [`Gateway`] implements is delegated here (a test checks that none is
+//! left out: one left out would silently answer with rmcp's default).
+
+use std::borrow::Cow;
+use std::pin::Pin;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tracing::field::Empty;
+use tracing::{Instrument, Span};
+
+use super::Gateway;
+
+/// The `tracing` target of the gateway's request spans.
+pub(crate) const SPAN_TARGET: &str = "mcpctl::serve::request";
+
+/// How the client reaches the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Transport {
+    /// Over stdin/stdout.
+    Pipe,
+    /// Over streamable HTTP.
+    Http,
+}
+
+/// A client's [`Gateway`], each request in its span.
+#[derive(Debug, Clone)]
+pub(crate) struct Traced {
+    gateway: Gateway,
+    transport: Transport,
+}
+
+impl Traced {
+    /// `gateway`, its client reaching it over `transport`.
+    pub(crate) fn new(gateway: Gateway, transport: Transport) -> Self {
+        Self { gateway, transport }
+    }
+
+    /// The span of a request `method` on `target` (a tool or prompt name).
+    fn span(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        context: &RequestContext<RoleServer>,
+    ) -> Span {
+        request_span(method, target, context, self.transport)
+    }
+}
+
+/// The conventions' span name, `{mcp.method.name} {target}`, written only when a
+/// subscriber records it.
+struct SpanName<'a>(&'static str, Option<&'a str>);
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(target) => write!(f, "{} {target}", self.0),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
+/// The trace context keys of a request's `_meta`, for the propagator.
+struct MetaCarrier<'a>(&'a rmcp::model::JsonObject);
+
+impl MetaCarrier<'_> {
+    /// The keys the propagator reads (W3C trace context and baggage).
+    const KEYS: [&'static str; 3] = ["traceparent", "tracestate", "baggage"];
+
+    fn carries_context(&self) -> bool {
+        Self::KEYS.iter().any(|k| self.0.contains_key(*k))
+    }
+}
+
+impl opentelemetry::propagation::Extractor for MetaCarrier<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key)?.as_str()
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        self.0.keys().map(String::as_str).collect()
+    }
+}
+
+/// See [`Traced::span`]; a child of the trace context in the request's `_meta`, if any.
+fn request_span(
+    method: &'static str,
+    target: Option<&str>,
+    context: &RequestContext<RoleServer>,
+    transport: Transport,
+) -> Span {
+    let span = tracing::info_span!(
+        target: SPAN_TARGET,
+        parent: None,
+        "mcp.request",
+        otel.name = %SpanName(method, target),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = method,
+        mcp.protocol.version = Empty,
+        mcp.session.id = Empty,
+        mcp.resource.uri = Empty,
+        network.transport = match transport {
+            Transport::Pipe => "pipe",
+            Transport::Http => "tcp",
+        },
+        network.protocol.name = Empty,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        gen_ai.operation.name = Empty,
+        jsonrpc.request.id = %context.id,
+        rpc.response.status_code = Empty,
+        error.type = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    let modern = super::modern::is_modern(context);
+    if let Some(version) = context.protocol_version() {
+        span.record("mcp.protocol.version", version.as_str());
+    }
+    if transport == Transport::Http {
+        span.record("network.protocol.name", "http");
+    }
+    if !modern && let Some(session) = session_of(context) {
+        span.record("mcp.session.id", session);
+    }
+    match (method, target) {
+        ("tools/call", Some(tool)) => {
+            span.record("gen_ai.tool.name", tool);
+            span.record("gen_ai.operation.name", "execute_tool");
+        }
+        ("prompts/get", Some(prompt)) => {
+            span.record("gen_ai.prompt.name", prompt);
+        }
+        _ => {}
+    }
+    let carrier = MetaCarrier(&context.meta);
+    if carrier.carries_context() {
+        // From an empty context: what is current here (rmcp's session) is no parent.
+        let parent = opentelemetry::global::get_text_map_propagator(|p| {
+            p.extract_with_context(&opentelemetry::Context::new(), &carrier)
+        });
+        if let Err(e) = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(&span, parent) {
+            tracing::trace!("the client's trace context was not taken: {e}");
+        }
+    }
+    span
+}
+
+/// The HTTP session a request came in (2025-era clients over HTTP).
+fn session_of(context: &RequestContext<RoleServer>) -> Option<&str> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .headers
+        .get(super::absent::SESSION_HEADER)?
+        .to_str()
+        .ok()
+}
+
+/// Runs `work` in `span`, recording its failure. `work` comes boxed: the gateway's
+/// futures are large, and held inline here (as rmcp holds this one) they would be copied
+/// on the stack of each poll's construction (beyond a worker's stack in debug builds).
+async fn run<T>(
+    span: Span,
+    work: Pin<Box<impl Future<Output = Result<T, McpError>>>>,
+) -> Result<T, McpError> {
+    let outcome = work.instrument(span.clone()).await;
+    if let Err(e) = &outcome {
+        span.record("error.type", e.code.0.to_string().as_str());
+        span.record("rpc.response.status_code", e.code.0);
+        span.record("otel.status_code", "error");
+    }
+    outcome
+}
+
+impl ServerHandler for Traced {
+    fn get_info(&self) -> ServerConfig {
+        self.gateway.get_info()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        self.gateway.supported_protocol_versions()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let span = self.span("initialize", None, &context);
+        if !span.is_disabled() {
+            span.record("mcp.protocol.version", request.protocol_version.as_str());
+        }
+        run(span, Box::pin(self.gateway.initialize(request, context))).await
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let span = self.span("tools/list", None, &context);
+        run(span, Box::pin(self.gateway.list_tools(request, context))).await
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let span = self.span("tools/call", Some(&request.name), &context);
+        let outcome = run(
+            span.clone(),
+            Box::pin(self.gateway.call_tool(request, context)),
+        )
+        .await;
+        if let Ok(CallToolResponse::Complete(result)) = &outcome
+            && result.is_error == Some(true)
+        {
+            span.record("error.type", "tool_error");
+            span.record("otel.status_code", "error");
+        }
+        outcome
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        self.gateway.accepted_subscription_filter(requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let span = self.span("subscriptions/listen", None, context.request_context());
+        run(span, Box::pin(self.gateway.listen(context))).await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        let span = self.span("tasks/get", None, &context);
+        run(span, Box::pin(self.gateway.get_task(request, context))).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let span = self.span("tasks/update", None, &context);
+        run(span, Box::pin(self.gateway.update_task(request, context))).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let span = self.span("tasks/cancel", None, &context);
+        run(span, Box::pin(self.gateway.cancel_task(request, context))).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let span = self.span("resources/list", None, &context);
+        run(
+            span,
+            Box::pin(self.gateway.list_resources(request, context)),
+        )
+        .await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let span = self.span("resources/templates/list", None, &context);
+        run(
+            span,
+            Box::pin(self.gateway.list_resource_templates(request, context)),
+        )
+        .await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let span = self.span("prompts/list", None, &context);
+        run(span, Box::pin(self.gateway.list_prompts(request, context))).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let span = self.span("prompts/get", Some(&request.name), &context);
+        run(span, Box::pin(self.gateway.get_prompt(request, context))).await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "the gateway speaks the 2025-11-25 era downstream"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let span = self.span("logging/setLevel", None, &context);
+        run(span, Box::pin(self.gateway.set_level(request, context))).await
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, McpError> {
+        let span = self.span("completion/complete", None, &context);
+        run(span, Box::pin(self.gateway.complete(request, context))).await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "the gateway speaks the 2025-11-25 era downstream"
+    )]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let span = self.span("resources/subscribe", None, &context);
+        span.record("mcp.resource.uri", request.uri.as_str());
+        run(span, Box::pin(self.gateway.subscribe(request, context))).await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "the gateway speaks the 2025-11-25 era downstream"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let span = self.span("resources/unsubscribe", None, &context);
+        span.record("mcp.resource.uri", request.uri.as_str());
+        run(span, Box::pin(self.gateway.unsubscribe(request, context))).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let span = self.span("resources/read", None, &context);
+        span.record("mcp.resource.uri", request.uri.as_str());
+        run(span, Box::pin(self.gateway.read_resource(request, context))).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use pretty_assertions::assert_eq;
+
+    /// The names of the functions in `impl ServerHandler for <ty>` of `source`.
+    fn handlers(source: &str, ty: &str) -> Vec<String> {
+        let start = source
+            .find(&format!("impl ServerHandler for {ty} {{"))
+            .unwrap();
+        let body = &source[start..];
+        let body = &body[..body.find("\n}\n").unwrap()];
+        let mut names: Vec<String> = body
+            .lines()
+            .filter_map(|line| {
+                let line = line.trim_start();
+                let rest = line
+                    .strip_prefix("async fn ")
+                    .or_else(|| line.strip_prefix("fn "))?;
+                Some(rest[..rest.find(['(', '<'])?].to_owned())
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn every_handler_of_the_gateway_is_delegated() {
+        let gateway = handlers(include_str!("gateway.rs"), "Gateway");
+        assert!(gateway.contains(&"call_tool".to_owned()), "{gateway:?}");
+        assert_eq!(handlers(include_str!("trace.rs"), "Traced"), gateway);
+    }
+
+    #[test]
+    fn the_span_name_is_the_method_and_its_target() {
+        assert_eq!(
+            super::SpanName("tools/call", Some("mcp__a__echo")).to_string(),
+            "tools/call mcp__a__echo"
+        );
+        assert_eq!(
+            super::SpanName("tools/list", None).to_string(),
+            "tools/list"
+        );
+    }
+}
