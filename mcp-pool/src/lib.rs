@@ -48,9 +48,9 @@ pub use launch::{
     launch,
 };
 pub use pool::{
-    DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, ErrorChain, Generation,
-    KeyStatus, Lease, Pool, PoolConfig, PoolError, PoolKey, PoolStats, PooledConnection,
-    StartError, deadline_in,
+    AnyError, DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, ErrorChain,
+    FactoryError, Failure, Generation, KeyStatus, Lease, Pool, PoolConfig, PoolError, PoolKey,
+    PoolStats, PooledConnection, deadline_in,
 };
 pub use router::{DeclineReason, OperationGuard, Route, Session, SessionGate, SessionId};
 

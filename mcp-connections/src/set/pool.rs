@@ -9,7 +9,11 @@ use mcp_key::{Fingerprint, McpServerKey};
 use mcp_pool::{Pool, PoolConfig};
 
 use crate::set::live::Live;
-use mcp_client::Era;
+use mcp_client::{Era, StartupFailure};
+
+/// Why the pool could not give a set a connection: the start's own [`StartupFailure`]
+/// (shared by every set that waited for it), a crash loop, or a closed pool.
+pub(crate) type AcquireError = mcp_pool::PoolError<ConnectionKey, StartupFailure>;
 
 /// Default first delay before restarting a crashed server; it doubles up to
 /// [`DEFAULT_RESTART_BACKOFF_MAX`].
@@ -77,7 +81,7 @@ pub type PoolStats = mcp_pool::PoolStats<ConnectionKey>;
 /// ```
 #[derive(Clone)]
 pub struct ServerPool {
-    pub(crate) pool: Pool<ConnectionKey, Live>,
+    pub(crate) pool: Pool<ConnectionKey, Live, StartupFailure>,
     /// The protocol era each connection spoke last, so the next start
     /// of a server under `protocol = "auto"` skips the probe.
     eras: Arc<Mutex<HashMap<ConnectionKey, Era>>>,

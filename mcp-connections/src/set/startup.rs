@@ -166,32 +166,26 @@ fn watch_for_login(inner: &Arc<SetInner>, slot: &Arc<Slot>) {
     });
 }
 
-/// The failure a set reports for a lease it could not have.
+/// The failure a set reports for a lease it could not have: the start's own failure (the
+/// pool hands it back as it is), or the one this set saw last for a crash loop.
 fn failure_of(
     key: &mcp_key::McpServerKey,
-    e: &mcp_pool::PoolError,
+    e: &crate::set::pool::AcquireError,
     previous: &SlotState,
 ) -> StartupFailure {
-    match e {
-        mcp_pool::PoolError::StartFailed { source, .. } => {
-            match source.downcast_ref::<StartupFailure>() {
-                Some(failure) => failure.clone(),
-                None => StartupFailure::new(
-                    FailureReason::Transport,
-                    format!(
-                        "MCP server `{key}`: {}",
-                        mcp_key::error_chain(source.as_ref())
-                    ),
-                ),
-            }
-        }
-        other => match previous {
-            SlotState::Failed(f) => f.clone(),
-            _ => StartupFailure::new(
-                FailureReason::Transport,
-                format!("MCP server `{key}`: {other}"),
-            ),
-        },
+    if let (mcp_pool::PoolError::CrashLoop { .. }, SlotState::Failed(f)) = (e, previous) {
+        return f.clone();
+    }
+    match e.failure() {
+        Some(mcp_pool::Failure::Factory(failure)) => StartupFailure::clone(failure),
+        Some(other) => StartupFailure::new(
+            FailureReason::Transport,
+            format!("MCP server `{key}` could not be started: {other}"),
+        ),
+        None => StartupFailure::new(
+            FailureReason::Transport,
+            format!("MCP server `{key}` could not be started: its connection pool is shut down"),
+        ),
     }
 }
 

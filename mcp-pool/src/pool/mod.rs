@@ -1,5 +1,5 @@
 //! The generic connection pool: leases, single-flight starts, generations, idle
-//! keep-alive, crash-loop backoff.
+//! keep-alive, crash-loop backoff, and failures in the caller's own types ([`PoolError`]).
 
 mod config;
 mod error;
@@ -8,7 +8,6 @@ mod state;
 mod status;
 
 use std::collections::BTreeMap;
-use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
@@ -19,7 +18,7 @@ use tracing::Instrument;
 pub use config::{
     DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, PoolConfig, deadline_in,
 };
-pub use error::{ErrorChain, PoolError, StartError};
+pub use error::{AnyError, ErrorChain, FactoryError, Failure, PoolError};
 pub use lease::{Generation, Lease};
 pub use status::{KeyStatus, PoolStats};
 
@@ -53,6 +52,10 @@ impl<T> PoolKey for T where T: Clone + fmt::Debug + Eq + Hash + Ord + Send + Syn
 ///   on the old one keep it until they are dropped.
 /// - A failed start is retried by a later acquisition after a doubling backoff;
 ///   meanwhile acquisitions fail fast with [`PoolError::CrashLoop`].
+/// - Failures come back in the caller's types: [`PoolError<K, E>`](PoolError) holds the
+///   key and the factory's error `E` (shared by every acquirer that waited for the start).
+///   `E` is [`AnyError`] unless the pool names its own (`Pool<K, C, MyError>`), so any
+///   error converts into it.
 ///
 /// Cheap to clone (all clones share one pool). Call [`shutdown`](Self::shutdown)
 /// for an orderly stop; dropping the last clone instead drops the connections
@@ -80,11 +83,11 @@ impl<T> PoolKey for T where T: Clone + fmt::Debug + Eq + Hash + Ord + Send + Syn
 /// assert_eq!(pool.stats().live_connections, 0);
 /// # });
 /// ```
-pub struct Pool<K: PoolKey, C: PooledConnection> {
-    inner: Arc<Inner<K, C>>,
+pub struct Pool<K: PoolKey, C: PooledConnection, E: FactoryError = AnyError> {
+    inner: Arc<Inner<K, C, E>>,
 }
 
-impl<K: PoolKey, C: PooledConnection> Clone for Pool<K, C> {
+impl<K: PoolKey, C: PooledConnection, E: FactoryError> Clone for Pool<K, C, E> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -92,7 +95,7 @@ impl<K: PoolKey, C: PooledConnection> Clone for Pool<K, C> {
     }
 }
 
-impl<K: PoolKey, C: PooledConnection> fmt::Debug for Pool<K, C> {
+impl<K: PoolKey, C: PooledConnection, E: FactoryError> fmt::Debug for Pool<K, C, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pool")
             .field("config", self.inner.config())
@@ -100,7 +103,7 @@ impl<K: PoolKey, C: PooledConnection> fmt::Debug for Pool<K, C> {
     }
 }
 
-impl<K: PoolKey, C: PooledConnection> Pool<K, C> {
+impl<K: PoolKey, C: PooledConnection, E: FactoryError> Pool<K, C, E> {
     /// An empty pool. Needs no runtime; its tasks run on the runtime of the first
     /// [`acquire`](Self::acquire).
     pub fn new(config: PoolConfig) -> Self {
@@ -112,10 +115,11 @@ impl<K: PoolKey, C: PooledConnection> Pool<K, C> {
     /// A lease on the connection for `key`, starting it with `factory` if none is
     /// running. `factory` is called at most once per call, and only when this call
     /// is the one that starts the key; every concurrent acquirer of the key waits
-    /// for that single start.
+    /// for that single start. The factory's error converts into the pool's `E`.
     ///
     /// # Errors
-    /// [`PoolError::StartFailed`] when the start this call waited for failed,
+    /// [`PoolError::StartFailed`] when the start this call waited for failed (with the
+    /// factory's error, shared by every waiter),
     /// [`PoolError::CrashLoop`] while the key backs off after failures,
     /// [`PoolError::Closed`] after [`shutdown`](Self::shutdown).
     ///
@@ -125,11 +129,11 @@ impl<K: PoolKey, C: PooledConnection> Pool<K, C> {
     /// # Cancel safety
     /// Cancel-safe: the start runs in its own task and goes on for the other
     /// acquirers; a cancelled waiter takes no lease.
-    pub async fn acquire<F, Fut, E>(&self, key: K, factory: F) -> Result<Lease<C>, PoolError>
+    pub async fn acquire<F, Fut, E2>(&self, key: K, factory: F) -> Result<Lease<C>, PoolError<K, E>>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<C, E>> + Send + 'static,
-        E: Into<Box<dyn StdError + Send + Sync>>,
+        Fut: Future<Output = Result<C, E2>> + Send + 'static,
+        E2: Into<E>,
     {
         let span = tracing::debug_span!("pool_acquire", key = ?key);
         async {

@@ -3,7 +3,6 @@
 //! collected as [`Action`]s and spawned after unlocking.
 
 use std::collections::{BTreeMap, HashMap};
-use std::error::Error as StdError;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
@@ -16,19 +15,19 @@ use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use super::config::{PoolConfig, deadline_in};
-use super::error::{ErrorChain, PoolError, StartError};
+use super::error::{ErrorChain, FactoryError, Failure, PoolError};
 use super::lease::{Generation, Lease, Release};
 use super::status::{KeyStatus, PoolStats};
 use super::{PoolKey, PooledConnection};
 
-pub(crate) struct Inner<K: PoolKey, C: PooledConnection> {
-    state: Mutex<State<K, C>>,
+pub(crate) struct Inner<K: PoolKey, C: PooledConnection, E: FactoryError> {
+    state: Mutex<State<K, C, E>>,
     config: PoolConfig,
     tracker: TaskTracker,
     cancel: CancellationToken,
     runtime: OnceLock<Handle>,
     counters: Arc<Counters>,
-    me: Weak<Inner<K, C>>,
+    me: Weak<Inner<K, C, E>>,
 }
 
 #[derive(Default)]
@@ -39,28 +38,29 @@ struct Counters {
     crashes: AtomicU64,
 }
 
-struct State<K, C> {
-    keys: HashMap<K, Entry<C>>,
+struct State<K, C, E> {
+    keys: HashMap<K, Entry<C, E>>,
     closed: bool,
     next_generation: u64,
     next_idle: u64,
 }
 
-struct Entry<C> {
-    current: Current<C>,
+struct Entry<C, E> {
+    current: Current<C, E>,
     retired: Vec<Retired<C>>,
     failures: u32,
     retry_at: Option<Instant>,
-    last_error: Option<String>,
+    /// The last failure (set whenever `retry_at` is).
+    last: Option<Failure<E>>,
 }
 
-enum Current<C> {
+enum Current<C, E> {
     Empty,
     Starting {
         generation: Generation,
         /// Acquirers waiting for this start; each gets a lease when it succeeds.
         waiters: usize,
-        outcome: watch::Receiver<Outcome<C>>,
+        outcome: watch::Receiver<Outcome<C, E>>,
     },
     Live(Live<C>),
 }
@@ -83,18 +83,21 @@ struct Retired<C> {
 }
 
 /// The result of a start, as seen by its waiters.
-enum Outcome<C> {
+enum Outcome<C, E> {
     Pending,
     Ready(Arc<C>, Arc<dyn Release>),
-    Failed(PoolError),
+    Failed(Failure<E>),
+    /// The pool shut down (or forgot the key) before the start could be used.
+    Closed,
 }
 
-impl<C> Clone for Outcome<C> {
+impl<C, E> Clone for Outcome<C, E> {
     fn clone(&self) -> Self {
         match self {
             Self::Pending => Self::Pending,
             Self::Ready(conn, release) => Self::Ready(conn.clone(), release.clone()),
-            Self::Failed(err) => Self::Failed(err.clone()),
+            Self::Failed(failure) => Self::Failed(failure.clone()),
+            Self::Closed => Self::Closed,
         }
     }
 }
@@ -111,24 +114,24 @@ enum Action<K, C> {
 }
 
 /// What `begin_acquire` decided.
-pub(crate) enum Step<K: PoolKey, C: PooledConnection> {
+pub(crate) enum Step<K: PoolKey, C: PooledConnection, E: FactoryError> {
     Leased(Lease<C>),
-    Wait(Ticket<K, C>),
+    Wait(Ticket<K, C, E>),
 }
 
 /// A waiter's claim on a start in flight. Dropping it before [`Ticket::wait`]
 /// returns gives the claim back (or the lease it was granted).
-pub(crate) struct Ticket<K: PoolKey, C: PooledConnection> {
-    inner: Arc<Inner<K, C>>,
+pub(crate) struct Ticket<K: PoolKey, C: PooledConnection, E: FactoryError> {
+    inner: Arc<Inner<K, C, E>>,
     key: K,
     generation: Generation,
-    outcome: watch::Receiver<Outcome<C>>,
+    outcome: watch::Receiver<Outcome<C, E>>,
     settled: bool,
 }
 
-impl<K: PoolKey, C: PooledConnection> Ticket<K, C> {
+impl<K: PoolKey, C: PooledConnection, E: FactoryError> Ticket<K, C, E> {
     /// Waits for the start. `None` means "look again" (the start vanished).
-    pub(crate) async fn wait(mut self) -> Option<Result<Lease<C>, PoolError>> {
+    pub(crate) async fn wait(mut self) -> Option<Result<Lease<C>, PoolError<K, E>>> {
         let outcome = match self
             .outcome
             .wait_for(|o| !matches!(o, Outcome::Pending))
@@ -140,16 +143,21 @@ impl<K: PoolKey, C: PooledConnection> Ticket<K, C> {
         self.settled = true;
         match outcome {
             Outcome::Ready(conn, release) => Some(Ok(Lease::new(conn, self.generation, release))),
-            Outcome::Failed(err) => Some(Err(err)),
-            // The start task vanished without an answer (its runtime is gone).
-            Outcome::Pending => Some(Err(PoolError::Closed {
-                key: format!("{:?}", self.key),
+            Outcome::Failed(failure) => Some(Err(PoolError::StartFailed {
+                key: self.key.clone(),
+                generation: self.generation,
+                failure,
+            })),
+            // The pool shut down, or the start task vanished without an answer (its
+            // runtime is gone).
+            Outcome::Closed | Outcome::Pending => Some(Err(PoolError::Closed {
+                key: self.key.clone(),
             })),
         }
     }
 }
 
-impl<K: PoolKey, C: PooledConnection> Drop for Ticket<K, C> {
+impl<K: PoolKey, C: PooledConnection, E: FactoryError> Drop for Ticket<K, C, E> {
     fn drop(&mut self) {
         if self.settled {
             return;
@@ -177,7 +185,7 @@ impl<K: PoolKey, C: PooledConnection> Drop for Ticket<K, C> {
                     self.inner
                         .release_locked(&mut state, &self.key, self.generation)
                 }
-                Outcome::Failed(_) => Vec::new(),
+                Outcome::Failed(_) | Outcome::Closed => Vec::new(),
             }
         };
         self.inner.run(actions);
@@ -185,12 +193,12 @@ impl<K: PoolKey, C: PooledConnection> Drop for Ticket<K, C> {
 }
 
 /// Releases leases of one generation back to the pool (type-erased key).
-struct GenRelease<K: PoolKey, C: PooledConnection> {
-    pool: Weak<Inner<K, C>>,
+struct GenRelease<K: PoolKey, C: PooledConnection, E: FactoryError> {
+    pool: Weak<Inner<K, C, E>>,
     key: K,
 }
 
-impl<K: PoolKey, C: PooledConnection> Release for GenRelease<K, C> {
+impl<K: PoolKey, C: PooledConnection, E: FactoryError> Release for GenRelease<K, C, E> {
     fn release(&self, generation: Generation) {
         if let Some(inner) = self.pool.upgrade() {
             let actions = {
@@ -202,14 +210,14 @@ impl<K: PoolKey, C: PooledConnection> Release for GenRelease<K, C> {
     }
 }
 
-impl<C> Entry<C> {
+impl<C, E> Entry<C, E> {
     fn new() -> Self {
         Self {
             current: Current::Empty,
             retired: Vec::new(),
             failures: 0,
             retry_at: None,
-            last_error: None,
+            last: None,
         }
     }
 
@@ -226,11 +234,11 @@ impl<C> Entry<C> {
     }
 
     /// Records one failure (a failed start or a death) and arms the backoff.
-    fn record_failure(&mut self, config: &PoolConfig, error: String) -> std::time::Duration {
+    fn record_failure(&mut self, config: &PoolConfig, failure: Failure<E>) -> std::time::Duration {
         self.failures = self.failures.saturating_add(1);
         let backoff = config.backoff_after(self.failures);
         self.retry_at = Some(deadline_in(backoff));
-        self.last_error = Some(error);
+        self.last = Some(failure);
         backoff
     }
 
@@ -238,7 +246,7 @@ impl<C> Entry<C> {
     fn clear_failures(&mut self) {
         self.failures = 0;
         self.retry_at = None;
-        self.last_error = None;
+        self.last = None;
     }
 
     /// Moves the live connection out of `current`: into `retired` while leased,
@@ -261,7 +269,7 @@ impl<C> Entry<C> {
     }
 }
 
-impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
+impl<K: PoolKey, C: PooledConnection, E: FactoryError> Inner<K, C, E> {
     pub(crate) fn new(config: PoolConfig) -> Arc<Self> {
         Arc::new_cyclic(|me| Self {
             state: Mutex::new(State {
@@ -283,7 +291,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
         &self.config
     }
 
-    fn lock(&self) -> MutexGuard<'_, State<K, C>> {
+    fn lock(&self) -> MutexGuard<'_, State<K, C, E>> {
         // A panic while holding the lock leaves consistent-enough counters; keep going.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -292,34 +300,26 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
         self.me.upgrade()
     }
 
-    fn key_text(key: &K) -> String {
-        format!("{key:?}")
-    }
-
     /// The synchronous part of `acquire`: lease a live connection, join a start in
     /// flight, or begin a start.
-    pub(crate) fn begin_acquire<F, Fut, E>(
+    pub(crate) fn begin_acquire<F, Fut, E2>(
         &self,
         key: &K,
         factory: &mut Option<F>,
-    ) -> Result<Step<K, C>, PoolError>
+    ) -> Result<Step<K, C, E>, PoolError<K, E>>
     where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<C, E>> + Send + 'static,
-        E: Into<Box<dyn StdError + Send + Sync>>,
+        Fut: Future<Output = Result<C, E2>> + Send + 'static,
+        E2: Into<E>,
     {
         let runtime = self.runtime.get_or_init(Handle::current).clone();
         let Some(me) = self.arc() else {
-            return Err(PoolError::Closed {
-                key: Self::key_text(key),
-            });
+            return Err(PoolError::Closed { key: key.clone() });
         };
         let mut actions = Vec::new();
         let mut state = self.lock();
         if state.closed {
-            return Err(PoolError::Closed {
-                key: Self::key_text(key),
-            });
+            return Err(PoolError::Closed { key: key.clone() });
         }
         let generation = Generation(state.next_generation);
         let entry = state.keys.entry(key.clone()).or_insert_with(Entry::new);
@@ -356,11 +356,11 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             drop(state);
             self.run(actions);
             return Err(PoolError::StartFailed {
-                key: Self::key_text(key),
+                key: key.clone(),
                 generation,
-                source: Arc::new(std::io::Error::other(
-                    "the connection died right after it started",
-                )),
+                failure: Failure::Died {
+                    after: std::time::Duration::ZERO,
+                },
             });
         };
         let (tx, rx) = watch::channel(Outcome::Pending);
@@ -388,7 +388,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
     /// `actions`) and `None` returned.
     fn lease_live(
         &self,
-        entry: &mut Entry<C>,
+        entry: &mut Entry<C, E>,
         actions: &mut Vec<Action<K, C>>,
     ) -> Option<Lease<C>> {
         let Current::Live(live) = &mut entry.current else {
@@ -411,38 +411,39 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
     }
 
     /// The crash-loop refusal while the entry's backoff lasts.
-    fn crash_loop(key: &K, entry: &Entry<C>) -> Option<PoolError> {
+    fn crash_loop(key: &K, entry: &Entry<C, E>) -> Option<PoolError<K, E>> {
         let retry_at = entry.retry_at?;
+        let last = entry.last.clone()?;
         let now = Instant::now();
         (now < retry_at).then(|| PoolError::CrashLoop {
-            key: Self::key_text(key),
+            key: key.clone(),
             failures: entry.failures,
             retry_in: retry_at - now,
-            last_error: entry.last_error.clone().unwrap_or_default(),
+            last,
         })
     }
 
     /// Runs `factory` on `runtime` as the start of `generation`, owned by the pool's task
     /// tracker and stopped by its cancellation; the outcome goes to [`Inner::finish_start`].
-    fn spawn_start<F, Fut, E>(
+    fn spawn_start<F, Fut, E2>(
         &self,
         me: Arc<Self>,
         runtime: &Handle,
         key: K,
         generation: Generation,
         factory: F,
-        tx: watch::Sender<Outcome<C>>,
+        tx: watch::Sender<Outcome<C, E>>,
     ) where
         F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<C, E>> + Send + 'static,
-        E: Into<Box<dyn StdError + Send + Sync>>,
+        Fut: Future<Output = Result<C, E2>> + Send + 'static,
+        E2: Into<E>,
     {
         let span = tracing::info_span!("pool_start", key = ?key, %generation);
         let starting = factory();
         let start = runtime.spawn(async move {
             starting
                 .await
-                .map_err(|err| -> StartError { Arc::from(err.into()) })
+                .map_err(|err| Failure::Factory(Arc::new(err.into())))
         });
         let cancel = self.cancel.clone();
         self.tracker.spawn_on(
@@ -455,14 +456,11 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                     }
                     joined = &mut start => Some(joined),
                 };
-                let result: Result<C, StartError> = match joined {
-                    None => Err(Arc::new(std::io::Error::other("the pool shut down"))),
-                    Some(Ok(Ok(conn))) => Ok(conn),
-                    Some(Ok(Err(err))) => Err(err),
-                    Some(Err(join)) => Err(Arc::new(std::io::Error::other(format!(
-                        "the start task failed: {join}"
-                    )))),
-                };
+                // `None`: the pool shut down (it is closed before it cancels its starts).
+                let result: Option<Result<C, Failure<E>>> = joined.map(|joined| match joined {
+                    Ok(result) => result,
+                    Err(join) => Err(Failure::Panicked(panic_message(join))),
+                });
                 me.finish_start(key, generation, result, tx);
             }
             .instrument(span),
@@ -474,8 +472,8 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
         &self,
         key: K,
         generation: Generation,
-        result: Result<C, StartError>,
-        tx: watch::Sender<Outcome<C>>,
+        result: Option<Result<C, Failure<E>>>,
+        tx: watch::Sender<Outcome<C, E>>,
     ) {
         let mut actions = Vec::new();
         let mut state = self.lock();
@@ -483,23 +481,21 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
         let entry = state.keys.get_mut(&key).filter(|entry| {
             matches!(entry.current, Current::Starting { generation: g, .. } if g == generation)
         });
-        let (entry, waiters) = match (entry, closed) {
-            (Some(entry), false) => {
+        let (entry, waiters, result) = match (entry, closed, result) {
+            (Some(entry), false, Some(result)) => {
                 let waiters = match entry.current {
                     Current::Starting { waiters, .. } => waiters,
                     _ => 0,
                 };
-                (entry, waiters)
+                (entry, waiters, result)
             }
-            _ => {
+            (_, _, result) => {
                 // Shut down (or the entry is gone): nobody may use this start.
-                if let Ok(conn) = result {
+                if let Some(Ok(conn)) = result {
                     self.counters.live.fetch_add(1, Ordering::Relaxed);
                     actions.push(Action::Shutdown(Arc::new(conn)));
                 }
-                tx.send_replace(Outcome::Failed(PoolError::Closed {
-                    key: Self::key_text(&key),
-                }));
+                tx.send_replace(Outcome::Closed);
                 drop(state);
                 self.run(actions);
                 return;
@@ -535,17 +531,12 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                     }
                 }
             }
-            Err(err) => {
+            Err(failure) => {
                 self.counters.failures.fetch_add(1, Ordering::Relaxed);
                 entry.current = Current::Empty;
-                let text = ErrorChain(err.as_ref()).to_string();
-                let backoff = entry.record_failure(&self.config, text.clone());
-                tracing::warn!(failures = entry.failures, ?backoff, error = %text, "pooled connection failed to start");
-                tx.send_replace(Outcome::Failed(PoolError::StartFailed {
-                    key: Self::key_text(&key),
-                    generation,
-                    source: err,
-                }));
+                let backoff = entry.record_failure(&self.config, failure.clone());
+                tracing::warn!(failures = entry.failures, ?backoff, error = %ErrorChain(&failure), "pooled connection failed to start");
+                tx.send_replace(Outcome::Failed(failure));
             }
         }
         drop(state);
@@ -553,7 +544,13 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
     }
 
     /// The current generation has no lease left: keep it alive or shut it down.
-    fn unleased(&self, entry: &mut Entry<C>, key: &K, epoch: u64, actions: &mut Vec<Action<K, C>>) {
+    fn unleased(
+        &self,
+        entry: &mut Entry<C, E>,
+        key: &K,
+        epoch: u64,
+        actions: &mut Vec<Action<K, C>>,
+    ) {
         let keep = self.config.idle_keep_alive();
         if let Current::Live(live) = &mut entry.current {
             if !live.conn.is_alive() {
@@ -577,7 +574,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
 
     fn release_locked(
         &self,
-        state: &mut State<K, C>,
+        state: &mut State<K, C, E>,
         key: &K,
         generation: Generation,
     ) -> Vec<Action<K, C>> {
@@ -615,7 +612,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
         actions
     }
 
-    fn forget_if_empty(state: &mut State<K, C>, key: &K) {
+    fn forget_if_empty(state: &mut State<K, C, E>, key: &K) {
         if state.keys.get(key).is_some_and(Entry::is_forgettable) {
             state.keys.remove(key);
         }
@@ -645,7 +642,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
     /// one, so however many observers report a death, it is counted once.
     fn retire_dead_locked(
         &self,
-        entry: &mut Entry<C>,
+        entry: &mut Entry<C, E>,
         generation: Generation,
         actions: &mut Vec<Action<K, C>>,
     ) -> bool {
@@ -659,10 +656,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             entry.clear_failures();
         }
         self.counters.crashes.fetch_add(1, Ordering::Relaxed);
-        let backoff = entry.record_failure(
-            &self.config,
-            format!("the connection died after {:.1?}", lived),
-        );
+        let backoff = entry.record_failure(&self.config, Failure::Died { after: lived });
         tracing::warn!(%generation, failures = entry.failures, ?backoff, "pooled connection died; the next start waits out the backoff");
         true
     }
@@ -778,7 +772,7 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
             .collect()
     }
 
-    fn entry_status(entry: &Entry<C>) -> KeyStatus {
+    fn entry_status(entry: &Entry<C, E>) -> KeyStatus {
         match &entry.current {
             Current::Starting { generation, .. } => KeyStatus::Starting {
                 generation: *generation,
@@ -800,7 +794,11 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
                     .retry_at
                     .map(|at| at.saturating_duration_since(Instant::now()))
                     .unwrap_or_default(),
-                last_error: entry.last_error.clone().unwrap_or_default(),
+                last_error: entry
+                    .last
+                    .as_ref()
+                    .map(|last| ErrorChain(last).to_string())
+                    .unwrap_or_default(),
             },
             Current::Empty => KeyStatus::Absent,
         }
@@ -843,4 +841,16 @@ impl<K: PoolKey, C: PooledConnection> Inner<K, C> {
         self.tracker.close();
         self.tracker.wait().await;
     }
+}
+
+/// The message of a start task's panic (empty when it had none that is text).
+fn panic_message(join: tokio::task::JoinError) -> String {
+    let Ok(payload) = join.try_into_panic() else {
+        return String::new();
+    };
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }
