@@ -18,7 +18,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 not_run=()
 # Which test binaries need an install: package and test target.
 reference_tests=("mcp-connections reference_server")
-client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server" "mcpctl gateway")
+client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server" "mcpctl gateway" "mcpctl telemetry")
 ssh_tests=("mcp-testkit sshd" "mcp-connections ssh")
 
 echo "== pinned MCP servers and clients for the tests (npm, PyPI; under target/)"

@@ -377,7 +377,10 @@ fn bench(c: &mut Criterion) {
 /// (every span sampled, none exported), the W3C propagator and an SDK meter provider
 /// (global), as a host installs them.
 #[cfg(feature = "otel")]
-fn otel_pipeline() -> (tracing::Dispatch, opentelemetry_sdk::metrics::SdkMeterProvider) {
+fn otel_pipeline() -> (
+    tracing::Dispatch,
+    opentelemetry_sdk::metrics::SdkMeterProvider,
+) {
     use opentelemetry::trace::TracerProvider as _;
     use tracing_subscriber::layer::SubscriberExt as _;
     let tracers = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();

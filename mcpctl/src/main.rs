@@ -50,7 +50,8 @@ fn run(cli: Cli) -> ExitCode {
         }
     };
     let json = cli.global.json;
-    let code = match runtime.block_on(commands::run(cli)) {
+    let span = command_span(&cli.command);
+    let code = match runtime.block_on(tracing::Instrument::instrument(commands::run(cli), span)) {
         Ok(code) => code,
         Err(e) => {
             e.print();
@@ -64,6 +65,23 @@ fn run(cli: Cli) -> ExitCode {
     // for stragglers (e.g. a blocked stdin read of a declined prompt).
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     ExitCode::from(code)
+}
+
+/// The root span of a command that does one job and ends (`mcpctl call`, …): its requests'
+/// spans are children of it, so one command is one trace. `serve` (whose requests have
+/// spans of their own, one trace per client request) and the commands that start no
+/// server have none.
+fn command_span(command: &Command) -> tracing::Span {
+    let name = match command {
+        Command::Status => "mcpctl status",
+        Command::Tools(_) => "mcpctl tools",
+        Command::Call(_) => "mcpctl call",
+        Command::Accept(_) => "mcpctl accept",
+        Command::Resources(_) => "mcpctl resources",
+        Command::Read(_) => "mcpctl read",
+        _ => return tracing::Span::none(),
+    };
+    tracing::info_span!("mcpctl", otel.name = name)
 }
 
 /// Longest logged field value (a message, a server's line) in bytes; longer ones are cut

@@ -163,6 +163,12 @@ fn a_call_exports_its_client_span_and_metrics_and_sends_its_trace_upstream() {
     );
     assert_eq!(session.explicit_bounds, BUCKETS);
 
+    // The command's root span is the parent of its call.
+    let root = span(&runtime, &receiver, "mcpctl call");
+    assert_eq!(root.parent_span_id, None);
+    assert_eq!(call.trace_id, root.trace_id);
+    assert_eq!(call.parent_span_id.as_deref(), Some(root.span_id.as_str()));
+
     // The upstream server got the call's own context: its trace, the span as parent.
     let metas = upstream_metas(&log, "echo");
     assert_eq!(metas.len(), 1, "{metas:?}");
