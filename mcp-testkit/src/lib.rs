@@ -167,8 +167,18 @@
 //! Fault knobs of [`AuthServerOptions`]: no registration endpoint, no OpenID
 //! discovery, a wrong `issuer`, a wrong or missing `iss` on redirects, a forged
 //! `state`, any `error` from `/authorize`, other advertised PKCE methods, no refresh
-//! tokens, no rotation. [`ProtectedOptions`]: another `resource` in the metadata, no
-//! metadata at all, a `scope` in the challenge, per-tool scopes. The test keys
+//! tokens, no rotation, a [`MetadataFault`] (a redirect, an oversized document) instead
+//! of the metadata, and a planted secret in tokens and error descriptions (redaction
+//! tests). Once it runs, [`FakeAuthServer::set_issuer_override`],
+//! [`FakeAuthServer::set_token_endpoint_override`] and
+//! [`FakeAuthServer::set_iss_parameter_value`] change what it advertises (an issuer
+//! under a path, another host name for the same port). [`ProtectedOptions`]: another
+//! `resource` in the metadata, no metadata at all, a `scope` in the challenge, per-tool
+//! scopes, a [`MetadataFault`], and the authorization server served on the MCP server's
+//! own origin as in MCP 2025-03-26 ([`ProtectedOptions::with_same_origin_auth_server`]).
+//! [`FakeIdp`]: ES256 or unsigned ID tokens ([`IdpOptions::with_id_token_alg`]), spoilt
+//! ones ([`FakeIdp::set_id_token_fault`]: a bad signature, an unpublished `kid`, another
+//! `iss`) and key rotation ([`FakeIdp::rotate_key_id`]). The test keys
 //! ([`TEST_RSA_PRIVATE_KEY_PEM`], [`TEST_EC_PRIVATE_KEY_PEM`] and their public halves)
 //! also serve `private_key_jwt` clients ([`OAuthClient::private_key_jwt`]).
 //!
@@ -392,11 +402,12 @@ pub use oauth::{
     AuthCounters, AuthServerOptions, CODE_LIFETIME, ClientAuthMethod, DEFAULT_ID_JAG_LIFETIME,
     DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID, DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SCOPES,
     DEFAULT_SUBJECT, DEFAULT_TOKEN_LIFETIME, ExchangeRecord, FakeAuthServer, FakeIdp,
-    FakeProtectedMcpServer, ID_JAG_TOKEN_TYPE, ID_JAG_TYP, ID_TOKEN_TYPE, IdpCounters, IdpOptions,
-    IdpRejection, JWT_BEARER_GRANT, OAuthClient, ProtectedCounters, ProtectedOptions,
-    REFRESH_TOKEN_TYPE, RESOURCE_METADATA_PATH, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM,
-    TEST_KEY_ID, TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, TOKEN_EXCHANGE_GRANT,
-    TokenInfo, WORKLOAD_SUBJECT, WRONG_AUDIENCE, mint_workload_token, test_jwks,
+    FakeProtectedMcpServer, ID_JAG_TOKEN_TYPE, ID_JAG_TYP, ID_TOKEN_TYPE, IdTokenAlg, IdTokenFault,
+    IdpCounters, IdpOptions, IdpRejection, JWT_BEARER_GRANT, MetadataFault, OAuthClient,
+    ProtectedCounters, ProtectedOptions, REFRESH_TOKEN_TYPE, RESOURCE_METADATA_PATH,
+    TEST_EC_KEY_ID, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_KEY_ID,
+    TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, TOKEN_EXCHANGE_GRANT, TokenInfo,
+    WORKLOAD_SUBJECT, WRONG_AUDIENCE, mint_workload_token, test_jwks,
 };
 #[cfg(feature = "otlp")]
 pub use otlp::{

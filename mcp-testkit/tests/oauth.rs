@@ -8,8 +8,8 @@
 mod oauth_support;
 
 use mcp_testkit::{
-    AuthServerOptions, ClientAuthMethod, FakeAuthServer, JWT_BEARER_GRANT, OAuthClient,
-    TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_RSA_PRIVATE_KEY_PEM,
+    AuthServerOptions, ClientAuthMethod, FakeAuthServer, JWT_BEARER_GRANT, MetadataFault,
+    OAuthClient, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_RSA_PRIVATE_KEY_PEM,
     TEST_RSA_PUBLIC_KEY_PEM,
 };
 use oauth_support::*;
@@ -499,5 +499,123 @@ async fn injected_authorization_faults_and_request_logs() {
         server.issued_access_tokens(),
         vec![body["access_token"].as_str().unwrap().to_owned()]
     );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_planted_secret_is_in_tokens_and_error_descriptions_not_in_codes() {
+    const PLANTED: &str = "PLANTED-VALUE";
+    let server = FakeAuthServer::start(AuthServerOptions::new().with_planted_secret(PLANTED))
+        .await
+        .unwrap();
+    let client_id = register_public(&server).await;
+    let challenge = challenge(VERIFIER);
+    let (_, query) = authorize(&server.url(), &code_params(&client_id, &challenge)).await;
+    assert!(!query["code"].contains(PLANTED), "{query:?}");
+    let body = login(&server, &client_id, &[]).await;
+    for field in ["access_token", "refresh_token"] {
+        let value = body[field].as_str().unwrap();
+        assert!(value.starts_with(PLANTED), "{field}: {value}");
+    }
+    assert!(server.is_valid_token(body["access_token"].as_str().unwrap()));
+
+    // The token endpoint's errors and the authorization errors carry it.
+    let (status, error) = token(
+        &server.token_endpoint(),
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", "unknown"),
+            ("client_id", &client_id),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(
+        (status, error["error"].as_str()),
+        (400, Some("invalid_grant"))
+    );
+    assert!(
+        error["error_description"]
+            .as_str()
+            .unwrap()
+            .contains(PLANTED),
+        "{error}"
+    );
+    let mut params = code_params(&client_id, &challenge);
+    params.push(("scope", "admin"));
+    let (_, query) = authorize(&server.url(), &params).await;
+    assert_eq!(query["error"], "invalid_scope");
+    assert!(query["error_description"].contains(PLANTED), "{query:?}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_advertised_issuer_token_endpoint_and_iss_change_after_start() {
+    let server = FakeAuthServer::start(AuthServerOptions::new())
+        .await
+        .unwrap();
+    let base = server.url();
+    let under_a_path = format!("{base}/oauth");
+    server.set_issuer_override(Some(&under_a_path));
+    server.set_token_endpoint_override(Some("http://token.example/token"));
+    assert_eq!(server.issuer(), under_a_path);
+    assert_eq!(server.url(), base);
+    let (_, doc) = get_json(&server.metadata_url()).await;
+    assert_eq!(doc["issuer"], under_a_path);
+    assert_eq!(doc["token_endpoint"], "http://token.example/token");
+    // The token endpoint itself has not moved.
+    assert_eq!(server.token_endpoint(), format!("{base}/token"));
+    let client_id = register_public(&server).await;
+    let challenge = challenge(VERIFIER);
+    let params = code_params(&client_id, &challenge);
+    let (_, query) = authorize(&base, &params).await;
+    assert_eq!(query["iss"], under_a_path);
+    login(&server, &client_id, &[]).await;
+
+    // `iss` on its own; then everything back.
+    server.set_iss_parameter_value(Some("http://127.0.0.1:1/evil"));
+    let (_, query) = authorize(&base, &params).await;
+    assert_eq!(query["iss"], "http://127.0.0.1:1/evil");
+    server.set_iss_parameter_value(None);
+    server.set_issuer_override(None);
+    server.set_token_endpoint_override(None);
+    let (_, query) = authorize(&base, &params).await;
+    assert_eq!(query["iss"], base);
+    let (_, doc) = get_json(&server.metadata_url()).await;
+    assert_eq!(
+        (doc["issuer"].as_str(), doc["token_endpoint"].as_str()),
+        (Some(base.as_str()), Some(server.token_endpoint().as_str()))
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn metadata_faults_take_the_documents_place() {
+    let target = "http://127.0.0.1:1/.well-known/oauth-authorization-server";
+    let server = FakeAuthServer::start(
+        AuthServerOptions::new().with_metadata_fault(MetadataFault::Redirect(target.to_owned())),
+    )
+    .await
+    .unwrap();
+    let openid = format!("{}/.well-known/openid-configuration", server.url());
+    for url in [server.metadata_url(), openid] {
+        let response = http().get(&url).send().await.unwrap();
+        assert_eq!(response.status(), 307, "{url}");
+        assert_eq!(response.headers()["location"], target);
+    }
+    assert_eq!(server.counters().metadata, 2);
+    server.shutdown().await;
+
+    let size = 2 * 1024 * 1024 + 3;
+    let server = FakeAuthServer::start(
+        AuthServerOptions::new().with_metadata_fault(MetadataFault::Oversized(size)),
+    )
+    .await
+    .unwrap();
+    let response = http().get(server.metadata_url()).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.content_length(), Some(size as u64));
+    let document: Value = response.json().await.unwrap();
+    assert_eq!(document["x"].as_str().unwrap().len(), size - 8);
     server.shutdown().await;
 }

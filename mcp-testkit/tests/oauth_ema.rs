@@ -10,12 +10,13 @@ mod oauth_support;
 
 use mcp_testkit::{
     AuthServerOptions, FakeAuthServer, FakeIdp, FakeProtectedMcpServer, ID_JAG_TOKEN_TYPE,
-    ID_JAG_TYP, ID_TOKEN_TYPE, IdpOptions, IdpRejection, JWT_BEARER_GRANT, OAuthClient,
-    ProtectedOptions, Scenario, TOKEN_EXCHANGE_GRANT, ToolSpec, WRONG_AUDIENCE,
+    ID_JAG_TYP, ID_TOKEN_TYPE, IdTokenAlg, IdTokenFault, IdpOptions, IdpRejection,
+    JWT_BEARER_GRANT, OAuthClient, ProtectedOptions, Scenario, TEST_EC_KEY_ID, TEST_KEY_ID,
+    TOKEN_EXCHANGE_GRANT, ToolSpec, WRONG_AUDIENCE,
 };
 use oauth_support::*;
 use pretty_assertions::assert_eq;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The IdP login: returns the token response (ID token, refresh token).
 async fn idp_login(idp: &FakeIdp) -> Value {
@@ -317,5 +318,151 @@ async fn forged_and_wrong_resource_id_jags_are_rejected() {
     assert_eq!(post_init(&mcp.url(), Some(access)).await.status(), 401);
     mcp.shutdown().await;
     auth.shutdown().await;
+    idp.shutdown().await;
+}
+
+/// The ID token's header and claims, unverified.
+fn parts(jwt: &str) -> (jsonwebtoken::Header, Value) {
+    let header = jsonwebtoken::decode_header(jwt).unwrap();
+    let claims = jsonwebtoken::dangerous::insecure_decode::<Value>(jwt)
+        .unwrap()
+        .claims;
+    (header, claims)
+}
+
+/// Verifies `jwt` with the key of the IdP's JWKS its `kid` names.
+async fn verify_with_jwks(idp: &FakeIdp, jwt: &str) -> Result<Value, String> {
+    let (_, jwks) = get_json(&idp.jwks_uri()).await;
+    let set: jsonwebtoken::jwk::JwkSet = serde_json::from_value(jwks).unwrap();
+    let header = jsonwebtoken::decode_header(jwt).map_err(|e| e.to_string())?;
+    let jwk = header
+        .kid
+        .as_deref()
+        .and_then(|kid| set.find(kid))
+        .ok_or("no such key")?;
+    let key = jsonwebtoken::DecodingKey::from_jwk(jwk).unwrap();
+    let mut validation = jsonwebtoken::Validation::new(header.alg);
+    validation.set_audience(&[mcp_testkit::DEFAULT_IDP_CLIENT_ID]);
+    validation.set_issuer(&[idp.issuer()]);
+    jsonwebtoken::decode::<Value>(jwt, &key, &validation)
+        .map(|data| data.claims)
+        .map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn es256_id_tokens_faults_and_key_rotation() {
+    let idp = FakeIdp::start(IdpOptions::new().with_id_token_alg(IdTokenAlg::Es256))
+        .await
+        .unwrap();
+    let (_, oidc) = get_json(&format!(
+        "{}/.well-known/openid-configuration",
+        idp.issuer()
+    ))
+    .await;
+    assert_eq!(
+        oidc["id_token_signing_alg_values_supported"],
+        json!(["ES256"])
+    );
+    let login = idp_login(&idp).await;
+    let id_token = login["id_token"].as_str().unwrap();
+    let (header, _) = parts(id_token);
+    assert_eq!(header.alg, jsonwebtoken::Algorithm::ES256);
+    assert_eq!(header.kid.as_deref(), Some(TEST_EC_KEY_ID));
+    assert_eq!(
+        verify_with_jwks(&idp, id_token).await.unwrap()["nonce"],
+        "n-1"
+    );
+    let authorizations = idp.authorize_requests();
+    assert_eq!(authorizations.len(), 1);
+    assert_eq!(authorizations[0]["scope"], "openid offline_access");
+    // The token exchange takes the ES256 ID token.
+    let (status, body) = exchange(
+        &idp,
+        id_token,
+        "http://127.0.0.1:1",
+        "http://127.0.0.1:1/mcp",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+
+    // Rotation: the JWKS and new tokens name the new key id.
+    idp.rotate_key_id("rotated");
+    let (_, jwks) = get_json(&idp.jwks_uri()).await;
+    assert_eq!(jwks["keys"][0]["kid"], "rotated");
+    assert_eq!(jwks["keys"][0]["kty"], "EC");
+    let rotated = idp
+        .mint_id_token(mcp_testkit::DEFAULT_IDP_CLIENT_ID)
+        .unwrap();
+    assert_eq!(parts(&rotated).0.kid.as_deref(), Some("rotated"));
+    verify_with_jwks(&idp, &rotated).await.unwrap();
+
+    // Faults, each until the next.
+    idp.set_id_token_fault(Some(IdTokenFault::BadSignature));
+    let bad = idp_login(&idp).await["id_token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let error = verify_with_jwks(&idp, &bad).await.unwrap_err();
+    assert!(error.contains("Signature"), "{error}");
+    let (status, _) = exchange(&idp, &bad, "http://127.0.0.1:1", "http://127.0.0.1:1/mcp").await;
+    assert_eq!(status, 400);
+    idp.set_id_token_fault(Some(IdTokenFault::UnpublishedKeyId("nowhere".to_owned())));
+    let unpublished = idp
+        .mint_id_token(mcp_testkit::DEFAULT_IDP_CLIENT_ID)
+        .unwrap();
+    assert_eq!(parts(&unpublished).0.kid.as_deref(), Some("nowhere"));
+    assert_eq!(
+        verify_with_jwks(&idp, &unpublished).await.unwrap_err(),
+        "no such key"
+    );
+    let elsewhere = format!("{}/", idp.issuer());
+    idp.set_id_token_fault(Some(IdTokenFault::Issuer(elsewhere.clone())));
+    let other = idp
+        .mint_id_token(mcp_testkit::DEFAULT_IDP_CLIENT_ID)
+        .unwrap();
+    assert_eq!(parts(&other).1["iss"], elsewhere);
+    assert!(verify_with_jwks(&idp, &other).await.is_err());
+    idp.set_id_token_fault(None);
+    let good = idp
+        .mint_id_token(mcp_testkit::DEFAULT_IDP_CLIENT_ID)
+        .unwrap();
+    verify_with_jwks(&idp, &good).await.unwrap();
+    assert_eq!(idp.counters().jwks, 7);
+    idp.shutdown().await;
+}
+
+#[tokio::test]
+async fn unsigned_id_tokens_have_no_key() {
+    let idp = FakeIdp::start(IdpOptions::new().with_id_token_alg(IdTokenAlg::None))
+        .await
+        .unwrap();
+    let login = idp_login(&idp).await;
+    let id_token = login["id_token"].as_str().unwrap();
+    assert!(id_token.ends_with('.'), "{id_token}");
+    let header = id_token.split('.').next().unwrap();
+    let header: Value = serde_json::from_slice(
+        &base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, header).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(header["alg"], "none");
+    let (_, jwks) = get_json(&idp.jwks_uri()).await;
+    assert_eq!(jwks, json!({"keys": []}));
+    let (status, _) = exchange(
+        &idp,
+        id_token,
+        "http://127.0.0.1:1",
+        "http://127.0.0.1:1/mcp",
+    )
+    .await;
+    assert_eq!(status, 400);
+    idp.shutdown().await;
+
+    // The default: RS256 under the RSA key's id.
+    let idp = FakeIdp::start(IdpOptions::new()).await.unwrap();
+    let id_token = idp
+        .mint_id_token(mcp_testkit::DEFAULT_IDP_CLIENT_ID)
+        .unwrap();
+    assert_eq!(parts(&id_token).0.kid.as_deref(), Some(TEST_KEY_ID));
+    verify_with_jwks(&idp, &id_token).await.unwrap();
     idp.shutdown().await;
 }

@@ -11,7 +11,8 @@ mod oauth_support;
 use std::time::Duration;
 
 use mcp_testkit::{
-    AuthServerOptions, FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec,
+    AuthServerOptions, FakeAuthServer, FakeProtectedMcpServer, MetadataFault, ProtectedOptions,
+    Scenario, ToolSpec,
 };
 use oauth_support::*;
 use pretty_assertions::assert_eq;
@@ -171,6 +172,73 @@ async fn without_resource_metadata_the_challenge_is_bare() {
     let token = auth.mint_token("anyone", &[], None);
     assert_eq!(post_init(&mcp.url(), Some(&token)).await.status(), 200);
     assert_eq!(mcp.counters().metadata, 0);
+    mcp.shutdown().await;
+    auth.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_authorization_server_can_share_the_mcp_servers_origin() {
+    let auth = FakeAuthServer::start(AuthServerOptions::new())
+        .await
+        .unwrap();
+    let own = format!("http://{}", auth.addr());
+    let mcp = FakeProtectedMcpServer::start(
+        Scenario::new("one-origin").with_tool(ToolSpec::echo("echo")),
+        &auth,
+        ProtectedOptions::new().with_same_origin_auth_server(),
+    )
+    .await
+    .unwrap();
+    let origin = format!("http://{}", mcp.addr());
+    assert_eq!(auth.url(), origin);
+    assert_eq!(auth.issuer(), origin);
+    assert_eq!(auth.token_endpoint(), format!("{origin}/token"));
+    assert_eq!(mcp.url(), format!("{origin}/mcp"));
+
+    // Resource metadata and authorization server metadata, both on the MCP origin.
+    let (_, resource) = get_json(&mcp.resource_metadata_url()).await;
+    assert_eq!(resource["authorization_servers"], json!([origin]));
+    let (status, doc) = get_json(&auth.metadata_url()).await;
+    assert_eq!(status, 200);
+    assert!(auth.metadata_url().starts_with(&origin));
+    assert_eq!(doc["issuer"], origin);
+    assert_eq!(doc["authorization_endpoint"], format!("{origin}/authorize"));
+    assert_eq!(doc["token_endpoint"], format!("{origin}/token"));
+    assert_eq!(doc["registration_endpoint"], format!("{origin}/register"));
+    // The server's own listener answers too, with the same document.
+    let (_, again) = get_json(&format!("{own}/.well-known/oauth-authorization-server")).await;
+    assert_eq!(again, doc);
+
+    // A login through the MCP origin gives a token the MCP endpoint takes.
+    let client_id = register_public(&auth).await;
+    let body = login(&auth, &client_id, &[("resource", &mcp.url())]).await;
+    let access = body["access_token"].as_str().unwrap();
+    assert_eq!(post_init(&mcp.url(), Some(access)).await.status(), 200);
+    assert_eq!(auth.counters().authorization_code, 1);
+    mcp.shutdown().await;
+    auth.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_metadata_fault_takes_the_resource_metadatas_place() {
+    let auth = FakeAuthServer::start(AuthServerOptions::new())
+        .await
+        .unwrap();
+    let target = "http://127.0.0.1:1/.well-known/oauth-protected-resource";
+    let mcp = FakeProtectedMcpServer::start(
+        Scenario::new("redirecting"),
+        &auth,
+        ProtectedOptions::new().with_metadata_fault(MetadataFault::Redirect(target.to_owned())),
+    )
+    .await
+    .unwrap();
+    let suffixed = format!("{}/mcp", mcp.resource_metadata_url());
+    for url in [mcp.resource_metadata_url(), suffixed] {
+        let response = http().get(&url).send().await.unwrap();
+        assert_eq!(response.status(), 307, "{url}");
+        assert_eq!(response.headers()["location"], target);
+    }
+    assert_eq!(mcp.counters().metadata, 2);
     mcp.shutdown().await;
     auth.shutdown().await;
 }

@@ -1,6 +1,6 @@
 //! The state a [`FakeAuthServer`](super::FakeAuthServer) shares with its endpoints (the
 //! authorization endpoint in `auth_server.rs`, the token endpoint in `token.rs`): clients,
-//! codes, tokens, counters and fault switches.
+//! codes, tokens, counters and fault switches, and the URLs it advertises.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -30,7 +30,8 @@ pub struct AuthCounters {
     pub registrations: u64,
     /// Token requests answered with an OAuth error.
     pub token_errors: u64,
-    /// Metadata documents served (RFC 8414 and OpenID discovery).
+    /// Metadata requests answered (RFC 8414 and OpenID discovery), with the document or
+    /// with its [`MetadataFault`](crate::MetadataFault).
     pub metadata: u64,
     /// Token requests that carried a DPoP proof.
     pub dpop_proofs: u64,
@@ -113,7 +114,7 @@ impl AsInner {
         grant: &'static str,
         refresh: bool,
     ) -> Value {
-        let access = random_token("at");
+        let access = self.token("at");
         self.issued.push(access.clone());
         let lifetime = self.options.token_lifetime;
         let scope = scopes.join(" ");
@@ -137,7 +138,7 @@ impl AsInner {
             body["scope"] = json!(scope);
         }
         if refresh {
-            let token = random_token("rt");
+            let token = self.token("rt");
             self.refresh.insert(
                 token.clone(),
                 RefreshGrant {
@@ -149,6 +150,22 @@ impl AsInner {
             body["refresh_token"] = json!(token);
         }
         body
+    }
+
+    /// A new token, `<planted secret>_<random>` with a planted secret.
+    fn token(&self, prefix: &str) -> String {
+        match &self.options.planted_secret {
+            Some(secret) => format!("{secret}_{}", random_token(prefix)),
+            None => random_token(prefix),
+        }
+    }
+
+    /// `description`, with the planted secret (if any) in it.
+    pub(crate) fn describe(&self, description: &str) -> String {
+        match &self.options.planted_secret {
+            Some(secret) => format!("{description} ({secret})"),
+            None => description.to_owned(),
+        }
     }
 
     /// The validity of `token`, if it is a live access token.
@@ -173,28 +190,72 @@ impl AsInner {
     }
 }
 
+/// The URLs a [`FakeAuthServer`](super::FakeAuthServer) advertises: its origin (its
+/// own listener's, or that of a protected server serving it on the same origin) and the
+/// overrides of the issuer and token endpoint.
+#[derive(Debug, Clone)]
+pub(crate) struct Advertised {
+    /// `http://127.0.0.1:<port>`: where the endpoints are.
+    pub(crate) origin: String,
+    pub(crate) issuer_override: Option<String>,
+    pub(crate) token_endpoint_override: Option<String>,
+}
+
+impl Advertised {
+    /// The issuer in the metadata and in `iss` parameters.
+    pub(crate) fn issuer(&self) -> String {
+        self.issuer_override
+            .clone()
+            .unwrap_or_else(|| self.origin.clone())
+    }
+
+    /// The real token endpoint.
+    pub(crate) fn token_endpoint(&self) -> String {
+        format!("{}/token", self.origin)
+    }
+
+    /// The token endpoint named in the metadata.
+    pub(crate) fn advertised_token_endpoint(&self) -> String {
+        self.token_endpoint_override
+            .clone()
+            .unwrap_or_else(|| self.token_endpoint())
+    }
+}
+
 /// State shared by the server's handlers and its handle.
+///
+/// Lock order: `inner`, then `advertised` (never held while taking `inner`).
 #[derive(Debug)]
 pub(crate) struct AsShared {
-    /// `http://127.0.0.1:<port>`.
-    pub(crate) base: String,
-    /// The advertised issuer (the base URL unless overridden).
-    pub(crate) issuer: String,
+    /// `http://127.0.0.1:<port>` of the server's own listener.
+    pub(crate) listener: String,
+    pub(crate) advertised: Mutex<Advertised>,
     pub(crate) inner: Mutex<AsInner>,
 }
 
 impl AsShared {
-    pub(crate) fn token_endpoint(&self) -> String {
-        format!("{}/token", self.base)
+    /// A copy of the advertised URLs.
+    pub(crate) fn advertised(&self) -> Advertised {
+        crate::record::lock(&self.advertised).clone()
     }
 
-    /// The audiences a JWT sent to this server may carry.
+    /// The real token endpoint (on the advertised origin).
+    pub(crate) fn token_endpoint(&self) -> String {
+        self.advertised().token_endpoint()
+    }
+
+    /// The audiences a JWT sent to this server may carry: the issuer, the origin and the
+    /// token endpoint (of the advertised origin and of the server's own listener).
     pub(crate) fn audiences(&self) -> Vec<String> {
+        let advertised = self.advertised();
         let mut audiences = vec![
-            self.issuer.clone(),
-            self.base.clone(),
-            self.token_endpoint(),
+            advertised.issuer(),
+            advertised.origin.clone(),
+            advertised.token_endpoint(),
+            self.listener.clone(),
+            format!("{}/token", self.listener),
         ];
+        audiences.sort();
         audiences.dedup();
         audiences
     }

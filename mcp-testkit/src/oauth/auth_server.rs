@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::as_state::{AsInner, AsShared, AuthCounters, CodeGrant, TokenInfo};
+use super::as_state::{Advertised, AsInner, AsShared, AuthCounters, CodeGrant, TokenInfo};
 use super::common::{
     Params, Running, is_loopback_redirect, random_token, redirect, redirect_allowed, with_query,
 };
@@ -67,11 +67,12 @@ impl FakeAuthServer {
                     .map(|c| (c.client_id.clone(), c.clone()))
                     .collect();
                 let shared = Arc::new(AsShared {
-                    issuer: options
-                        .issuer_override
-                        .clone()
-                        .unwrap_or_else(|| base.clone()),
-                    base,
+                    advertised: Mutex::new(Advertised {
+                        origin: base.clone(),
+                        issuer_override: options.issuer_override.clone(),
+                        token_endpoint_override: None,
+                    }),
+                    listener: base,
                     inner: Mutex::new(AsInner {
                         options,
                         clients,
@@ -101,42 +102,63 @@ impl FakeAuthServer {
     }
 
     /// The issuer as advertised in the metadata (the URL unless
-    /// [`AuthServerOptions::with_issuer_override`]).
+    /// [`AuthServerOptions::with_issuer_override`] or
+    /// [`FakeAuthServer::set_issuer_override`]).
     pub fn issuer(&self) -> String {
-        self.shared.issuer.clone()
+        self.shared.advertised().issuer()
     }
 
-    /// The server's base URL, `http://127.0.0.1:<port>` (the real issuer).
+    /// The server's base URL, `http://127.0.0.1:<port>` (the real issuer): its own
+    /// listener's, or the origin of the [`crate::FakeProtectedMcpServer`] that serves it
+    /// ([`crate::ProtectedOptions::with_same_origin_auth_server`]).
     pub fn url(&self) -> String {
-        self.shared.base.clone()
+        self.shared.advertised().origin
     }
 
-    /// The bound address.
+    /// The bound address of the server's own listener.
     pub fn addr(&self) -> SocketAddr {
         self.running.addr
     }
 
     /// `<url>/.well-known/oauth-authorization-server`.
     pub fn metadata_url(&self) -> String {
-        format!(
-            "{}/.well-known/oauth-authorization-server",
-            self.shared.base
-        )
+        format!("{}/.well-known/oauth-authorization-server", self.url())
     }
 
     /// `<url>/authorize`.
     pub fn authorization_endpoint(&self) -> String {
-        format!("{}/authorize", self.shared.base)
+        format!("{}/authorize", self.url())
     }
 
-    /// `<url>/token`.
+    /// `<url>/token`, where the token endpoint is (whatever
+    /// [`FakeAuthServer::set_token_endpoint_override`] makes the metadata say).
     pub fn token_endpoint(&self) -> String {
         self.shared.token_endpoint()
     }
 
     /// `<url>/register` (served unless [`AuthServerOptions::without_registration`]).
     pub fn registration_endpoint(&self) -> String {
-        format!("{}/register", self.shared.base)
+        format!("{}/register", self.url())
+    }
+
+    /// Advertise `issuer` from now on, in the metadata and in `iss` redirect parameters
+    /// (`None`: the real one, [`FakeAuthServer::url`]). For issuers only known once the
+    /// server runs, such as `<url>/oauth` (an authorization server under a path) or the
+    /// same port under another host name.
+    pub fn set_issuer_override(&self, issuer: Option<&str>) {
+        lock(&self.shared.advertised).issuer_override = issuer.map(str::to_owned);
+    }
+
+    /// Name `endpoint` as `token_endpoint` in the metadata from now on (`None`: the real
+    /// one). The token endpoint itself stays at [`FakeAuthServer::token_endpoint`].
+    pub fn set_token_endpoint_override(&self, endpoint: Option<&str>) {
+        lock(&self.shared.advertised).token_endpoint_override = endpoint.map(str::to_owned);
+    }
+
+    /// Send this `iss` on redirects from now on (`None`: the issuer); see
+    /// [`AuthServerOptions::with_iss_parameter_value`].
+    pub fn set_iss_parameter_value(&self, iss: Option<&str>) {
+        lock(&self.shared.inner).options.iss_value_override = iss.map(str::to_owned);
     }
 
     /// Counters so far.
@@ -280,7 +302,9 @@ impl FakeAuthServer {
     }
 }
 
-fn router(shared: Arc<AsShared>) -> axum::Router {
+/// The server's endpoints, served by its own listener and by a protected server on the
+/// same origin.
+pub(crate) fn router(shared: Arc<AsShared>) -> axum::Router {
     let inner = lock(&shared.inner);
     let mut router = axum::Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
@@ -296,14 +320,18 @@ fn router(shared: Arc<AsShared>) -> axum::Router {
     router.with_state(shared)
 }
 
-async fn metadata(State(shared): State<Arc<AsShared>>) -> Json<Value> {
+async fn metadata(State(shared): State<Arc<AsShared>>) -> Response {
     let mut inner = lock(&shared.inner);
     inner.counters.metadata += 1;
-    let base = &shared.base;
+    if let Some(fault) = &inner.options.metadata_fault {
+        return fault.respond();
+    }
+    let advertised = shared.advertised();
+    let base = &advertised.origin;
     let mut doc = json!({
-        "issuer": shared.issuer,
+        "issuer": advertised.issuer(),
         "authorization_endpoint": format!("{base}/authorize"),
-        "token_endpoint": format!("{base}/token"),
+        "token_endpoint": advertised.advertised_token_endpoint(),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": [
@@ -329,7 +357,7 @@ async fn metadata(State(shared): State<Arc<AsShared>>) -> Json<Value> {
     if inner.options.dpop {
         doc["dpop_signing_alg_values_supported"] = json!(["ES256", "RS256"]);
     }
-    Json(doc)
+    Json(doc).into_response()
 }
 
 async fn register(State(shared): State<Arc<AsShared>>, Json(body): Json<Value>) -> Response {
@@ -456,7 +484,7 @@ async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Par
             .options
             .iss_value_override
             .clone()
-            .unwrap_or_else(|| shared.issuer.clone())
+            .unwrap_or_else(|| shared.advertised().issuer())
     });
     let back = |pairs: &[(&str, &str)]| {
         let mut all: Vec<(&str, &str)> = pairs.to_vec();
@@ -468,7 +496,9 @@ async fn authorize(State(shared): State<Arc<AsShared>>, Query(params): Query<Par
         }
         redirect(&with_query(&redirect_uri, &all))
     };
-    let error = |code: &str, why: &str| back(&[("error", code), ("error_description", why)]);
+    let error = |code: &str, why: &str| {
+        back(&[("error", code), ("error_description", &inner.describe(why))])
+    };
     if params.get("response_type").map(String::as_str) != Some("code") {
         return error("unsupported_response_type", "response_type must be code");
     }

@@ -20,7 +20,8 @@ use super::common::{
     OAuthError, Params, Running, authenticate_client, random_token, redirect, redirect_allowed,
     token_response, unix_now, with_query,
 };
-use super::keys::{TEST_KEY_ID, TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, test_jwks};
+use super::id_token::{IdTokenAlg, IdTokenFault, IdTokenSigning};
+use super::keys::{TEST_KEY_ID, TEST_RSA_PRIVATE_KEY_PEM};
 use super::options::OAuthClient;
 use crate::Error;
 use crate::record::lock;
@@ -66,7 +67,7 @@ pub const WRONG_AUDIENCE: &str = "https://wrong-audience.invalid";
 /// [`DEFAULT_IDP_CLIENT_SECRET`]; subject [`DEFAULT_SUBJECT`]; lifetimes
 /// [`DEFAULT_ID_TOKEN_LIFETIME`] and [`DEFAULT_ID_JAG_LIFETIME`]; no rejection; the
 /// ID-JAG's `client_id` is the requesting client's id unless mapped with
-/// [`IdpOptions::with_resource_client`].
+/// [`IdpOptions::with_resource_client`]; ID tokens signed RS256 ([`IdTokenAlg::Rs256`]).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct IdpOptions {
@@ -85,6 +86,8 @@ pub struct IdpOptions {
     /// Authorization server issuer -> client id at that server (the ID-JAG's
     /// `client_id` claim).
     pub resource_clients: BTreeMap<String, String>,
+    /// How ID tokens are signed (ID-JAGs are always RS256).
+    pub id_token_alg: IdTokenAlg,
 }
 
 impl Default for IdpOptions {
@@ -100,6 +103,7 @@ impl Default for IdpOptions {
             id_jag_lifetime: DEFAULT_ID_JAG_LIFETIME,
             rejection: None,
             resource_clients: BTreeMap::new(),
+            id_token_alg: IdTokenAlg::default(),
         }
     }
 }
@@ -150,6 +154,13 @@ impl IdpOptions {
             .insert(issuer.into(), client_id.into());
         self
     }
+
+    /// Sign ID tokens with `alg` (and publish its key in the JWKS).
+    #[must_use]
+    pub fn with_id_token_alg(mut self, alg: IdTokenAlg) -> Self {
+        self.id_token_alg = alg;
+        self
+    }
 }
 
 /// Counters of a [`FakeIdp`] (token requests by grant, successful or not).
@@ -166,6 +177,8 @@ pub struct IdpCounters {
     pub token_exchange: u64,
     /// Token requests answered with an OAuth error.
     pub token_errors: u64,
+    /// Requests for the JWKS.
+    pub jwks: u64,
 }
 
 /// The parameters of the last token exchange.
@@ -201,6 +214,8 @@ struct IdpInner {
     refresh: HashMap<String, String>,
     counters: IdpCounters,
     last_exchange: Option<ExchangeRecord>,
+    authorize_requests: Vec<Params>,
+    signing: IdTokenSigning,
 }
 
 #[derive(Debug)]
@@ -242,18 +257,18 @@ impl IdpShared {
         if let Some(nonce) = nonce {
             claims["nonce"] = json!(nonce);
         }
-        self.sign("JWT", &claims)
+        inner.signing.sign(claims)
     }
 }
 
 /// A fake enterprise IdP on `127.0.0.1:<port>`.
 ///
 /// Endpoints: `/.well-known/openid-configuration` and
-/// `/.well-known/oauth-authorization-server`, `/jwks` ([`crate::test_jwks`]),
-/// `/authorize` (auto-approving login, PKCE S256, 302 with `code`, `state`, `iss`),
-/// `/token`: `authorization_code` -> `id_token` (RS256, signed with
-/// [`crate::TEST_RSA_PRIVATE_KEY_PEM`], `aud` = client id) + access and refresh
-/// tokens; `refresh_token` -> a new ID token (refresh tokens are not rotated); token
+/// `/.well-known/oauth-authorization-server`, `/jwks` (the ID token signing key:
+/// [`crate::test_jwks`] by default), `/authorize` (auto-approving login, PKCE S256, 302
+/// with `code`, `state`, `iss`), `/token`: `authorization_code` -> `id_token` (RS256,
+/// signed with [`crate::TEST_RSA_PRIVATE_KEY_PEM`], or per
+/// [`IdpOptions::with_id_token_alg`]; `aud` = client id) + access and refresh tokens; `refresh_token` -> a new ID token (refresh tokens are not rotated); token
 /// exchange (RFC 8693) of an ID token or refresh token for an ID-JAG
 /// (`requested_token_type=urn:ietf:params:oauth:token-type:id-jag`, `audience` =
 /// the authorization server's issuer, optional `resource` and `scope`).
@@ -283,6 +298,7 @@ impl FakeIdp {
                     .iter()
                     .map(|c| (c.client_id.clone(), c.clone()))
                     .collect();
+                let signing = IdTokenSigning::new(options.id_token_alg);
                 let shared = Arc::new(IdpShared {
                     issuer: format!("http://{addr}"),
                     inner: Mutex::new(IdpInner {
@@ -292,13 +308,15 @@ impl FakeIdp {
                         refresh: HashMap::new(),
                         counters: IdpCounters::default(),
                         last_exchange: None,
+                        authorize_requests: Vec::new(),
+                        signing,
                     }),
                 });
                 slot = Some(Arc::clone(&shared));
                 axum::Router::new()
                     .route("/.well-known/openid-configuration", get(metadata))
                     .route("/.well-known/oauth-authorization-server", get(metadata))
-                    .route("/jwks", get(|| async { Json(test_jwks()) }))
+                    .route("/jwks", get(jwks))
                     .route("/authorize", get(authorize))
                     .route("/token", post(token))
                     .with_state(shared)
@@ -360,12 +378,30 @@ impl FakeIdp {
             .insert(issuer.into(), client_id.into());
     }
 
+    /// The query parameters of every `/authorize` request, in arrival order.
+    pub fn authorize_requests(&self) -> Vec<BTreeMap<String, String>> {
+        lock(&self.shared.inner).authorize_requests.clone()
+    }
+
+    /// Spoil the ID tokens issued from now on with `fault` (`None`: good tokens again).
+    pub fn set_id_token_fault(&self, fault: Option<IdTokenFault>) {
+        lock(&self.shared.inner).signing.fault = fault;
+    }
+
+    /// Rotate the signing key's id: the JWKS publishes the key under `kid` and new ID
+    /// tokens name it, so a client caching the old key set must fetch it again. The
+    /// default is [`crate::TEST_KEY_ID`] (RS256) or [`crate::TEST_EC_KEY_ID`] (ES256).
+    pub fn rotate_key_id(&self, kid: impl Into<String>) {
+        lock(&self.shared.inner).signing.key_id = kid.into();
+    }
+
     /// Invalidate every refresh token (ID tokens stay valid until they expire).
     pub fn revoke_all(&self) {
         lock(&self.shared.inner).refresh.clear();
     }
 
-    /// A signed ID token for `client_id`, as the login would issue (skips the login).
+    /// An ID token for `client_id`, as the login would issue (skips the login; the
+    /// algorithm and any [`IdTokenFault`] apply).
     ///
     /// # Errors
     /// Never in practice (signing with the built-in test key).
@@ -388,7 +424,14 @@ impl FakeIdp {
     }
 }
 
+async fn jwks(State(shared): State<Arc<IdpShared>>) -> Json<Value> {
+    let mut inner = lock(&shared.inner);
+    inner.counters.jwks += 1;
+    Json(inner.signing.jwks())
+}
+
 async fn metadata(State(shared): State<Arc<IdpShared>>) -> Json<Value> {
+    let alg = lock(&shared.inner).signing.alg;
     let issuer = &shared.issuer;
     Json(json!({
         "issuer": issuer,
@@ -397,7 +440,7 @@ async fn metadata(State(shared): State<Arc<IdpShared>>) -> Json<Value> {
         "jwks_uri": format!("{issuer}/jwks"),
         "response_types_supported": ["code"],
         "subject_types_supported": ["public"],
-        "id_token_signing_alg_values_supported": ["RS256"],
+        "id_token_signing_alg_values_supported": [alg.as_str()],
         "grant_types_supported": ["authorization_code", "refresh_token", TOKEN_EXCHANGE_GRANT],
         "code_challenge_methods_supported": ["S256"],
         "token_endpoint_auth_methods_supported": [
@@ -411,6 +454,7 @@ async fn metadata(State(shared): State<Arc<IdpShared>>) -> Json<Value> {
 async fn authorize(State(shared): State<Arc<IdpShared>>, Query(params): Query<Params>) -> Response {
     let mut inner = lock(&shared.inner);
     inner.counters.authorize += 1;
+    inner.authorize_requests.push(params.clone());
     let client_id = params.get("client_id").cloned().unwrap_or_default();
     let redirect_uri = params.get("redirect_uri").cloned().unwrap_or_default();
     let registered = match inner.clients.get(&client_id) {
@@ -590,12 +634,9 @@ fn exchange(
         .ok_or_else(|| OAuthError::invalid_request("subject_token is required"))?;
     match params.get("subject_token_type").map(String::as_str) {
         Some(ID_TOKEN_TYPE) => {
-            let key = jsonwebtoken::DecodingKey::from_rsa_pem(TEST_RSA_PUBLIC_KEY_PEM.as_bytes())
-                .map_err(|_| OAuthError::new("server_error", "test key unreadable"))?;
-            let mut validation = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::RS256);
-            validation.set_issuer(&[&shared.issuer]);
-            validation.validate_aud = false;
-            jsonwebtoken::decode::<Value>(subject, &key, &validation)
+            inner
+                .signing
+                .verify(subject, &shared.issuer)
                 .map_err(|e| OAuthError::invalid_grant(format!("ID token rejected: {e}")))?;
         }
         Some(REFRESH_TOKEN_TYPE) => {

@@ -66,6 +66,16 @@ ZDZkVc6yub351xG6WHENerCsT6gnwg7IXiettibOy/a4jJ+mR1BDwpVLtQ==
 /// The key id (`kid`) of the IdP's signing key, in JWT headers and the JWKS.
 pub const TEST_KEY_ID: &str = "mcp-testkit-rsa-1";
 
+/// The key id (`kid`) of [`TEST_EC_PRIVATE_KEY_PEM`] when the IdP signs ID tokens with
+/// it ([`crate::IdTokenAlg::Es256`]).
+pub const TEST_EC_KEY_ID: &str = "mcp-testkit-ec-1";
+
+/// The x coordinate of [`TEST_EC_PUBLIC_KEY_PEM`], base64url (the JWK `x`).
+pub(crate) const TEST_EC_X: &str = "U058a-VcKOhB49j13mMgVz0FNPuvZDZkVc6yub351xE";
+
+/// The y coordinate of [`TEST_EC_PUBLIC_KEY_PEM`], base64url (the JWK `y`).
+pub(crate) const TEST_EC_Y: &str = "ulhxDXqwrE-oJ8IOyF4nrbYmzsv2uIyfpkdQQ8KVS7U";
+
 /// The modulus of [`TEST_RSA_PUBLIC_KEY_PEM`], base64url (the JWK `n`).
 pub(crate) const TEST_RSA_N: &str = "5kKarNgf4dpQsQXQM55PiiwWVRPHBPo8HfawsjlHSyLFMBoymEHDnNK-A8jAUmZQwnkBXFsxjRALYFqyI-J_nU5YW5qspwMIk6vkAkVtlHS3mVs-wkk-4NsnUtomZO6fKnh1gU02ReLoBIZtcVLrBa0JBHVwJ64cS9SeWbEoHdpn716C6IjkIw35ng7RZZ6GvWP7ajvlYvxr_WT48TD4t_QrazYOFOIZ_lqFjV3CypF4yottFJ_7SY2wLzY6K6bo_9uDWbWiTgyqROdp3Tu5FfUhGDkVluoHytSWD_RFRujMrJVg3_TkBhGsHcC0gEFddpa1SLH1HVD8Bjapm8xmNw";
 
@@ -84,4 +94,28 @@ pub fn test_jwks() -> serde_json::Value {
             "e": TEST_RSA_E,
         }]
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+
+    use super::*;
+
+    #[test]
+    fn the_ec_coordinates_are_those_of_the_public_key() {
+        let body: String = TEST_EC_PUBLIC_KEY_PEM
+            .lines()
+            .filter(|line| !line.starts_with("-----"))
+            .collect();
+        let der = STANDARD.decode(body).unwrap();
+        // An uncompressed P-256 point ends the SubjectPublicKeyInfo: 0x04, x, y.
+        let point = &der[der.len() - 65..];
+        assert_eq!(point[0], 4);
+        assert_eq!(URL_SAFE_NO_PAD.encode(&point[1..33]), TEST_EC_X);
+        assert_eq!(URL_SAFE_NO_PAD.encode(&point[33..]), TEST_EC_Y);
+    }
 }

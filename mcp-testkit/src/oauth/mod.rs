@@ -6,8 +6,10 @@ mod as_state;
 mod auth_server;
 mod common;
 mod dpop;
+mod id_token;
 mod idp;
 mod keys;
+mod metadata_fault;
 mod options;
 mod protected;
 mod token;
@@ -15,6 +17,7 @@ mod workload;
 
 pub use as_state::{AuthCounters, TokenInfo};
 pub use auth_server::{CODE_LIFETIME, FakeAuthServer};
+pub use id_token::{IdTokenAlg, IdTokenFault};
 pub use idp::{
     DEFAULT_ID_JAG_LIFETIME, DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID,
     DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SUBJECT, ExchangeRecord, FakeIdp, ID_JAG_TOKEN_TYPE,
@@ -22,9 +25,10 @@ pub use idp::{
     TOKEN_EXCHANGE_GRANT, WRONG_AUDIENCE,
 };
 pub use keys::{
-    TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_KEY_ID, TEST_RSA_PRIVATE_KEY_PEM,
-    TEST_RSA_PUBLIC_KEY_PEM, test_jwks,
+    TEST_EC_KEY_ID, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_KEY_ID,
+    TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, test_jwks,
 };
+pub use metadata_fault::MetadataFault;
 pub use options::{
     AuthServerOptions, ClientAuthMethod, DEFAULT_SCOPES, DEFAULT_TOKEN_LIFETIME, OAuthClient,
 };

@@ -4,6 +4,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use super::metadata_fault::MetadataFault;
+
 /// Default lifetime of access tokens: one hour.
 pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 
@@ -137,7 +139,7 @@ impl OAuthClient {
 /// [`DEFAULT_TOKEN_LIFETIME`], refresh tokens issued and rotated, registration endpoint
 /// on, OpenID discovery on, `iss` sent with authorization responses, authorizations
 /// approved, `code_challenge_methods_supported: ["S256"]`, no pre-registered clients,
-/// no trusted IdP.
+/// no trusted IdP, no planted secret, metadata served.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AuthServerOptions {
@@ -188,6 +190,14 @@ pub struct AuthServerOptions {
     /// Issuers of workload identity tokens the JWT-bearer grant accepts (signed with the
     /// test EC key, see [`crate::mint_workload_token`]).
     pub trusted_workload_issuers: Vec<String>,
+    /// A recognisable value put into every access and refresh token (as its prefix) and
+    /// every `error_description` of the token endpoint and of authorization redirects, so
+    /// a test can check that it never reaches logs, error messages or `Debug` output.
+    /// Authorization codes stay as they are.
+    pub planted_secret: Option<String>,
+    /// Answer requests for the metadata documents (RFC 8414 and OpenID discovery) with
+    /// this fault instead.
+    pub metadata_fault: Option<MetadataFault>,
 }
 
 impl Default for AuthServerOptions {
@@ -212,6 +222,8 @@ impl Default for AuthServerOptions {
             dpop: false,
             dpop_nonce: None,
             trusted_workload_issuers: Vec::new(),
+            planted_secret: None,
+            metadata_fault: None,
         }
     }
 }
@@ -362,6 +374,21 @@ impl AuthServerOptions {
     #[must_use]
     pub fn with_trusted_workload_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.trusted_workload_issuers.push(issuer.into());
+        self
+    }
+
+    /// Plant `secret` in tokens and error descriptions (see
+    /// [`AuthServerOptions::planted_secret`]).
+    #[must_use]
+    pub fn with_planted_secret(mut self, secret: impl Into<String>) -> Self {
+        self.planted_secret = Some(secret.into());
+        self
+    }
+
+    /// Answer metadata requests with `fault` (see [`AuthServerOptions::metadata_fault`]).
+    #[must_use]
+    pub fn with_metadata_fault(mut self, fault: MetadataFault) -> Self {
+        self.metadata_fault = Some(fault);
         self
     }
 

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::as_state::AsShared;
 use super::auth_server::FakeAuthServer;
 use super::common::Running;
+use super::metadata_fault::MetadataFault;
 use crate::record::lock;
 use crate::server::{CrashMode, FakeServer};
 use crate::{Error, MCP_PATH, RecordedRequest, Scenario};
@@ -33,7 +34,8 @@ const MAX_BODY: usize = 1 << 20;
 ///
 /// Defaults: `127.0.0.1:0`; metadata served, naming the server's own MCP URL as the
 /// resource, without `scopes_supported`; no `scope` in the challenge; no per-tool
-/// scopes; tokens bound (RFC 8707) to another resource are refused.
+/// scopes; tokens bound (RFC 8707) to another resource are refused; the authorization
+/// server on its own origin.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ProtectedOptions {
@@ -57,6 +59,11 @@ pub struct ProtectedOptions {
     /// without it gets 401 `WWW-Authenticate: DPoP error="use_dpop_nonce"` and the nonce
     /// in `DPoP-Nonce`.
     pub dpop_nonce: Option<String>,
+    /// Serve the authorization server's endpoints and metadata on this server's origin,
+    /// as 2025-03-26 servers did (their origin was their authorization server).
+    pub same_origin_auth_server: bool,
+    /// Answer requests for the resource metadata with this fault instead.
+    pub metadata_fault: Option<MetadataFault>,
 }
 
 impl Default for ProtectedOptions {
@@ -70,6 +77,8 @@ impl Default for ProtectedOptions {
             check_resource: true,
             resource_metadata: true,
             dpop_nonce: None,
+            same_origin_auth_server: false,
+            metadata_fault: None,
         }
     }
 }
@@ -132,6 +141,26 @@ impl ProtectedOptions {
     #[must_use]
     pub fn without_resource_check(mut self) -> Self {
         self.check_resource = false;
+        self
+    }
+
+    /// Serve the [`FakeAuthServer`]'s endpoints (`/.well-known/oauth-authorization-server`,
+    /// OpenID discovery, `/register`, `/authorize`, `/token`) on this server's origin too:
+    /// one origin for the MCP endpoint and its authorization server, as in MCP
+    /// 2025-03-26. From then on the authorization server advertises this origin (in its
+    /// metadata, `iss` and [`FakeAuthServer::url`]); its own listener keeps answering.
+    /// One protected server per authorization server should do this.
+    #[must_use]
+    pub fn with_same_origin_auth_server(mut self) -> Self {
+        self.same_origin_auth_server = true;
+        self
+    }
+
+    /// Answer resource metadata requests with `fault` (see
+    /// [`ProtectedOptions::metadata_fault`]).
+    #[must_use]
+    pub fn with_metadata_fault(mut self, fault: MetadataFault) -> Self {
+        self.metadata_fault = Some(fault);
         self
     }
 }
@@ -213,7 +242,8 @@ pub struct ProtectedCounters {
     pub unauthorized: u64,
     /// Answered 403 `insufficient_scope`.
     pub forbidden: u64,
-    /// Resource metadata documents served.
+    /// Resource metadata requests answered, with the document or with its
+    /// [`MetadataFault`].
     pub metadata: u64,
     /// Requests that presented a DPoP-bound token with a valid proof.
     pub dpop_requests: u64,
@@ -290,6 +320,8 @@ impl Gate {
 ///   server's URL), `scopes_supported`, `bearer_methods_supported`.
 /// - A `tools/call` of a tool given in [`ProtectedOptions::with_tool_scope`] whose
 ///   token lacks the scope: 403 with `error="insufficient_scope", scope="…"`.
+/// - With [`ProtectedOptions::with_same_origin_auth_server`]: the authorization
+///   server's metadata and endpoints on this origin too.
 #[derive(Debug)]
 pub struct FakeProtectedMcpServer {
     server: FakeServer,
@@ -342,14 +374,22 @@ impl FakeProtectedMcpServer {
                 let mcp = axum::Router::new().nest_service(MCP_PATH, service).layer(
                     axum::middleware::from_fn_with_state(Arc::clone(&gate), check),
                 );
-                axum::Router::new()
+                let same_origin = gate.options.same_origin_auth_server;
+                let auth = Arc::clone(&gate.auth);
+                let router = axum::Router::new()
                     .route(RESOURCE_METADATA_PATH, get(metadata))
                     .route(
                         &format!("{RESOURCE_METADATA_PATH}{MCP_PATH}"),
                         get(metadata),
                     )
                     .with_state(gate)
-                    .merge(mcp)
+                    .merge(mcp);
+                if same_origin {
+                    lock(&auth.advertised).origin = base;
+                    router.merge(super::auth_server::router(auth))
+                } else {
+                    router
+                }
             },
         )
         .await?;
@@ -408,9 +448,12 @@ async fn metadata(State(gate): State<Arc<Gate>>) -> Response {
         return StatusCode::NOT_FOUND.into_response();
     }
     lock(&gate.counters).metadata += 1;
+    if let Some(fault) = &gate.options.metadata_fault {
+        return fault.respond();
+    }
     let mut doc = json!({
         "resource": gate.resource(),
-        "authorization_servers": [gate.auth.base],
+        "authorization_servers": [gate.auth.advertised().origin],
         "bearer_methods_supported": ["header"],
     });
     if !gate.options.scopes_supported.is_empty() {

@@ -70,8 +70,9 @@ pub(crate) async fn token(
             }
             token_response(body)
         }
-        Err(error) => {
+        Err(mut error) => {
             inner.counters.token_errors += 1;
+            error.description = inner.describe(&error.description);
             error.into_response()
         }
     }
@@ -99,7 +100,7 @@ fn dpop_check(
             inner.counters.dpop_rejections += 1;
             inner.counters.token_errors += 1;
             return Err(Box::new(
-                OAuthError::new("invalid_dpop_proof", why).into_response(),
+                OAuthError::new("invalid_dpop_proof", inner.describe(why)).into_response(),
             ));
         }
     };
@@ -110,7 +111,7 @@ fn dpop_check(
         inner.counters.token_errors += 1;
         let mut response = OAuthError::new(
             "use_dpop_nonce",
-            "the authorization server requires a DPoP nonce",
+            inner.describe("the authorization server requires a DPoP nonce"),
         )
         .into_response();
         if let Ok(value) = http::HeaderValue::from_str(nonce) {
