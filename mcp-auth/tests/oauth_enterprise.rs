@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
 
-mod oauth_fake;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,18 +10,25 @@ use mcp_auth::{
     AuthError, AuthStatus, CredentialStore, EnterpriseIdp, HeadlessAgent, MemoryStore,
     OAuthSettings, StoreKey, UserAgent,
 };
-use oauth_fake::{Config, FakeAs};
+use mcp_testkit::{FakeIdp, IdTokenAlg, IdTokenFault, IdpOptions, OAuthClient};
 use pretty_assertions::assert_eq;
 
-async fn idp(alg: &str) -> (FakeAs, Arc<MemoryStore>, EnterpriseIdp) {
-    let fake = FakeAs::start(Config {
-        id_token_alg: Some(alg.into()),
-        ..Config::default()
-    })
-    .await;
+/// The testkit's IdP, where this host is the public client `idp-client`.
+async fn fake_idp(alg: IdTokenAlg) -> FakeIdp {
+    FakeIdp::start(
+        IdpOptions::new()
+            .with_client(OAuthClient::public("idp-client"))
+            .with_id_token_alg(alg),
+    )
+    .await
+    .unwrap()
+}
+
+async fn idp(alg: IdTokenAlg) -> (FakeIdp, Arc<MemoryStore>, EnterpriseIdp) {
+    let fake = fake_idp(alg).await;
     let store = Arc::new(MemoryStore::new());
     let idp = EnterpriseIdp::new(
-        fake.origin.clone(),
+        fake.issuer(),
         "idp-client",
         OAuthSettings::new().with_login_timeout(Duration::from_secs(10)),
         store.clone(),
@@ -42,21 +47,21 @@ async fn log_in(idp: &EnterpriseIdp) -> Result<(), AuthError> {
 
 #[tokio::test]
 async fn the_idp_login_stores_a_validated_id_token_and_yields_grants() {
-    let (fake, store, idp) = idp("RS256").await;
+    let (fake, store, idp) = idp(IdTokenAlg::Rs256).await;
     assert_eq!(idp.status().await, AuthStatus::LoginRequired);
     log_in(&idp).await.unwrap();
     assert_eq!(idp.status().await, AuthStatus::OAuth);
-    let query = fake.seen(|s| s.authorize_queries[0].clone());
+    let query = fake.authorize_requests()[0].clone();
     assert_eq!(query["scope"], "openid offline_access");
     assert_eq!(query["client_id"], "idp-client");
     assert_eq!(query["code_challenge_method"], "S256");
 
-    let key = StoreKey::enterprise_idp(&fake.origin);
+    let key = StoreKey::enterprise_idp(&fake.issuer());
     let record = store.load(&key).await.unwrap().unwrap();
     let grant = idp.grant("mcp-client").await.unwrap();
     assert!(!grant.subject_is_refresh_token);
     assert_eq!(Some(&grant.id_token), record.access_token.as_ref());
-    assert_eq!(grant.idp_token_endpoint, format!("{}/token", fake.origin));
+    assert_eq!(grant.idp_token_endpoint, fake.token_endpoint());
     assert_eq!(grant.client_id, "mcp-client");
 
     // Once the ID token is stale, the IdP refresh token becomes the exchange subject.
@@ -70,7 +75,7 @@ async fn the_idp_login_stores_a_validated_id_token_and_yields_grants() {
 
 #[tokio::test]
 async fn an_unsigned_id_token_is_rejected_and_nothing_is_stored() {
-    let (_fake, _store, idp) = idp("none").await;
+    let (_fake, _store, idp) = idp(IdTokenAlg::None).await;
     let err = log_in(&idp).await.unwrap_err();
     assert!(matches!(err, AuthError::InvalidIdToken { .. }), "{err:?}");
     assert_eq!(idp.status().await, AuthStatus::LoginRequired);
@@ -84,10 +89,9 @@ async fn an_unsigned_id_token_is_rejected_and_nothing_is_stored() {
 
 #[tokio::test]
 async fn an_id_token_from_another_issuer_is_rejected() {
-    let (fake, _store, idp) = idp("ES256").await;
+    let (fake, _store, idp) = idp(IdTokenAlg::Es256).await;
     // The metadata names the real issuer; only the token's `iss` differs.
-    let origin = fake.origin.clone();
-    fake.set(|c| c.id_token_iss = Some(format!("{origin}/")));
+    fake.set_id_token_fault(Some(IdTokenFault::Issuer(format!("{}/", fake.issuer()))));
     let err = log_in(&idp).await.unwrap_err();
     assert!(
         matches!(err, AuthError::InvalidIdToken { reason, .. } if reason.contains("issuer")),
@@ -98,53 +102,51 @@ async fn an_id_token_from_another_issuer_is_rejected() {
 
 #[tokio::test]
 async fn the_id_token_signature_is_checked_against_the_idp_jwks() {
-    let (fake, _store, idp) = idp("ES256").await;
-    fake.set(|c| c.id_token_bad_signature = true);
+    let (fake, _store, idp) = idp(IdTokenAlg::Es256).await;
+    // mcp-auth caches key sets per JWKS URI for the whole process: key ids that no other
+    // test uses keep a set cached for a reused port from answering for this IdP.
+    fake.rotate_key_id("signature-test-1");
+    fake.set_id_token_fault(Some(IdTokenFault::BadSignature));
     let err = log_in(&idp).await.unwrap_err();
     assert!(
         matches!(err, AuthError::InvalidIdToken { reason, .. } if reason.contains("signature")),
         "{err:?}"
     );
     assert_eq!(idp.status().await, AuthStatus::LoginRequired);
-    assert_eq!(fake.seen(|s| s.jwks_fetches), 1);
+    assert_eq!(fake.counters().jwks, 1);
 
     // A good token: the cached key set does.
-    fake.set(|c| c.id_token_bad_signature = false);
+    fake.set_id_token_fault(None);
     log_in(&idp).await.unwrap();
-    assert_eq!(fake.seen(|s| s.jwks_fetches), 1);
+    assert_eq!(fake.counters().jwks, 1);
 
     // The IdP rotates its key id: the unknown `kid` fetches the set once more.
-    fake.set(|c| {
-        c.id_token_kid = "k2".into();
-        c.jwks_kid = "k2".into();
-    });
+    fake.rotate_key_id("signature-test-2");
     log_in(&idp).await.unwrap();
-    assert_eq!(fake.seen(|s| s.jwks_fetches), 2);
+    assert_eq!(fake.counters().jwks, 2);
 
     // A key the IdP does not publish at all: one more fetch, then refused.
-    fake.set(|c| c.id_token_kid = "k3".into());
+    fake.set_id_token_fault(Some(IdTokenFault::UnpublishedKeyId(
+        "signature-test-3".to_owned(),
+    )));
     let err = log_in(&idp).await.unwrap_err();
     assert!(
         matches!(err, AuthError::InvalidIdToken { reason, .. } if reason.contains("JWKS")),
         "{err:?}"
     );
-    assert_eq!(fake.seen(|s| s.jwks_fetches), 3);
+    assert_eq!(fake.counters().jwks, 3);
 }
 
 /// `logout --enterprise` in one process stops an enterprise login still waiting for its
 /// browser in another: two stores on one credentials file stand for the two processes.
 #[tokio::test]
 async fn a_logout_elsewhere_stops_a_pending_login_from_storing_anything() {
-    let fake = FakeAs::start(Config {
-        id_token_alg: Some("RS256".into()),
-        ..Config::default()
-    })
-    .await;
+    let fake = fake_idp(IdTokenAlg::Rs256).await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("credentials.json");
     let process = || {
         EnterpriseIdp::new(
-            fake.origin.clone(),
+            fake.issuer(),
             "idp-client",
             OAuthSettings::new().with_login_timeout(Duration::from_secs(10)),
             Arc::new(mcp_auth::FileStore::new(&file)),

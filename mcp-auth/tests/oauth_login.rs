@@ -1,9 +1,7 @@
-//! Interactive login against the fake authorization server, through the loopback callback
-//! and the headless agent.
+//! Interactive login against the testkit's authorization server, through the loopback
+//! callback and the headless agent.
 
 #![allow(clippy::unwrap_used, reason = "test helpers fail fast")]
-
-mod oauth_fake;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,13 +11,47 @@ use mcp_auth::{
     OAuthSettings, login,
 };
 use mcp_key::McpServerKey;
-use oauth_fake::{Config, FakeAs};
+use mcp_testkit::{
+    AuthServerOptions, FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario,
+};
 use pretty_assertions::assert_eq;
 
-fn creds(fake: &FakeAs, store: Arc<dyn CredentialStore>) -> OAuthCredentials {
+/// The testkit's authorization server and an MCP server behind it, for one test.
+struct Fake {
+    auth: FakeAuthServer,
+    mcp: FakeProtectedMcpServer,
+}
+
+impl Fake {
+    async fn start(auth: AuthServerOptions) -> Self {
+        Self::start_with(auth, ProtectedOptions::new()).await
+    }
+
+    async fn start_with(auth: AuthServerOptions, protected: ProtectedOptions) -> Self {
+        let auth = FakeAuthServer::start(auth).await.unwrap();
+        let mcp = FakeProtectedMcpServer::start(Scenario::new("tickets"), &auth, protected)
+            .await
+            .unwrap();
+        Self { auth, mcp }
+    }
+
+    /// Token requests of the authorization-code grant (successful or not).
+    fn code_exchanges(&self) -> u64 {
+        self.auth.counters().authorization_code
+    }
+
+    /// The id of the one client that registered itself.
+    fn registered_client(&self) -> String {
+        let clients = self.auth.clients();
+        assert_eq!(clients.len(), 1, "{clients:?}");
+        clients[0].client_id.clone()
+    }
+}
+
+fn creds(fake: &Fake, store: Arc<dyn CredentialStore>) -> OAuthCredentials {
     OAuthCredentials::new(
         "tickets".parse::<McpServerKey>().unwrap(),
-        fake.mcp_url(),
+        fake.mcp.url(),
         OAuthSettings::new().with_login_timeout(Duration::from_secs(10)),
         store,
     )
@@ -34,7 +66,7 @@ async fn stored(
 
 #[tokio::test]
 async fn headless_login_through_the_loopback_callback_stores_tokens() {
-    let fake = FakeAs::start(Config::default()).await;
+    let fake = Fake::start(AuthServerOptions::new()).await;
     let store = Arc::new(MemoryStore::new());
     let creds = creds(&fake, store.clone());
     assert_eq!(creds.status().await, AuthStatus::LoginRequired);
@@ -51,25 +83,31 @@ async fn headless_login_through_the_loopback_callback_stores_tokens() {
         .unwrap();
 
     assert_eq!(creds.status().await, AuthStatus::OAuth);
-    assert_eq!(creds.access_token().await.unwrap().expose(), "tok-access-2");
+    // The one token the server issued, used without a refresh.
+    let token = creds.access_token().await.unwrap();
+    assert_eq!(
+        fake.auth.issued_access_tokens(),
+        vec![token.expose().to_owned()]
+    );
     let record = stored(&store, &creds).await.unwrap();
-    assert_eq!(record.client_id, "client-1");
+    assert_eq!(record.client_id, fake.registered_client());
     assert_eq!(
         record.token_endpoint.as_deref(),
-        Some(format!("{}/token", fake.origin).as_str())
+        Some(fake.auth.token_endpoint().as_str())
     );
-    assert_eq!(record.issuer.as_deref(), Some(fake.origin.as_str()));
+    assert_eq!(record.issuer.as_deref(), Some(fake.auth.issuer().as_str()));
+    let refresh = record.refresh_token.as_ref().map(|s| s.expose().to_owned());
     assert_eq!(
-        record.refresh_token.as_ref().map(|s| s.expose()),
-        Some("tok-refresh-2")
+        refresh.into_iter().collect::<Vec<_>>(),
+        fake.auth.valid_refresh_tokens()
     );
-    assert_eq!(record.resource.as_deref(), Some(fake.mcp_url().as_str()));
+    assert_eq!(record.resource.as_deref(), Some(fake.mcp.url().as_str()));
 
-    let query = fake.seen(|s| s.authorize_queries[0].clone());
+    let query = fake.auth.authorize_requests()[0].clone();
     assert_eq!(query["code_challenge_method"], "S256");
-    assert_eq!(query["resource"], fake.mcp_url());
+    assert_eq!(query["resource"], fake.mcp.url());
     assert!(query["redirect_uri"].starts_with("http://127.0.0.1:"));
-    assert_eq!(fake.seen(|s| s.code_exchanges), 1);
+    assert_eq!(fake.code_exchanges(), 1);
 
     creds.logout().await.unwrap();
     assert_eq!(creds.status().await, AuthStatus::LoginRequired);
@@ -77,7 +115,7 @@ async fn headless_login_through_the_loopback_callback_stores_tokens() {
 
 #[tokio::test]
 async fn begin_login_returns_the_url_at_once_and_a_second_login_reuses_the_client() {
-    let fake = FakeAs::start(Config::default()).await;
+    let fake = Fake::start(AuthServerOptions::new()).await;
     let store = Arc::new(MemoryStore::new());
     let creds = creds(&fake, store.clone());
     login(&creds, &HeadlessAgent::new(), None).await.unwrap();
@@ -86,29 +124,26 @@ async fn begin_login_returns_the_url_at_once_and_a_second_login_reuses_the_clien
     assert!(
         pending
             .authorization_url()
-            .starts_with(&format!("{}/authorize?", fake.origin))
+            .starts_with(&format!("{}?", fake.auth.authorization_endpoint()))
     );
     assert!(pending.redirect_uri().starts_with("http://127.0.0.1:"));
-    assert!(pending.authorization_url().contains("client_id=client-1"));
+    let client_id = format!("client_id={}", fake.registered_client());
+    assert!(pending.authorization_url().contains(&client_id));
     // The callback has not arrived yet; the agent delivers it.
     let url = pending.authorization_url().to_owned();
     use mcp_auth::UserAgent;
     HeadlessAgent::new().open(&url).await.unwrap();
     pending.complete().await.unwrap();
-    assert_eq!(fake.seen(|s| s.registrations), 1);
+    assert_eq!(fake.auth.counters().registrations, 1);
 }
 
 #[tokio::test]
 async fn a_callback_with_another_state_is_ignored_and_the_login_times_out() {
-    let fake = FakeAs::start(Config {
-        wrong_state: Some("forged".into()),
-        ..Config::default()
-    })
-    .await;
+    let fake = Fake::start(AuthServerOptions::new().with_state_override("forged")).await;
     let store = Arc::new(MemoryStore::new());
     let creds = OAuthCredentials::new(
         "tickets".parse::<McpServerKey>().unwrap(),
-        fake.mcp_url(),
+        fake.mcp.url(),
         OAuthSettings::new().with_login_timeout(Duration::from_millis(500)),
         store.clone(),
     );
@@ -116,7 +151,7 @@ async fn a_callback_with_another_state_is_ignored_and_the_login_times_out() {
         .await
         .unwrap_err();
     assert!(matches!(err, AuthError::Timeout { .. }), "{err:?}");
-    assert_eq!(fake.seen(|s| s.code_exchanges), 0);
+    assert_eq!(fake.code_exchanges(), 0);
     assert_eq!(stored(&store, &creds).await, None);
 }
 
@@ -124,7 +159,7 @@ async fn a_callback_with_another_state_is_ignored_and_the_login_times_out() {
 /// state get a 400 that echoes nothing, and neither end nor fail the login.
 #[tokio::test]
 async fn foreign_callbacks_get_400_and_the_login_waits_for_its_own() {
-    let fake = FakeAs::start(Config::default()).await;
+    let fake = Fake::start(AuthServerOptions::new()).await;
     let store = Arc::new(MemoryStore::new());
     let creds = creds(&fake, store.clone());
     let pending = creds.begin_login(None).await.unwrap();
@@ -171,17 +206,15 @@ async fn foreign_callbacks_get_400_and_the_login_waits_for_its_own() {
     HeadlessAgent::new().open(&url).await.unwrap();
     waiting.await.unwrap().unwrap();
     assert_eq!(creds.status().await, AuthStatus::OAuth);
-    assert_eq!(fake.seen(|s| s.code_exchanges), 1);
+    assert_eq!(fake.code_exchanges(), 1);
     assert!(stored(&store, &creds).await.is_some());
 }
 
 #[tokio::test]
 async fn a_callback_iss_other_than_the_issuer_is_rejected() {
-    let fake = FakeAs::start(Config {
-        iss_param: Some("https://evil.example".into()),
-        ..Config::default()
-    })
-    .await;
+    let fake =
+        Fake::start(AuthServerOptions::new().with_iss_parameter_value("https://evil.example"))
+            .await;
     let store = Arc::new(MemoryStore::new());
     let creds = creds(&fake, store.clone());
     let err = login(&creds, &HeadlessAgent::new(), None)
@@ -191,19 +224,19 @@ async fn a_callback_iss_other_than_the_issuer_is_rejected() {
         AuthError::IssuerMismatch {
             expected, received, ..
         } => {
-            assert_eq!(expected, fake.origin);
+            assert_eq!(expected, fake.auth.issuer());
             assert_eq!(received, "https://evil.example");
         }
         other => panic!("expected an issuer mismatch, got {other:?}"),
     }
-    assert_eq!(fake.seen(|s| s.code_exchanges), 0);
+    assert_eq!(fake.code_exchanges(), 0);
     assert_eq!(stored(&store, &creds).await, None);
 }
 
 #[tokio::test]
 async fn a_callback_iss_equal_to_the_issuer_is_accepted() {
-    let fake = FakeAs::start(Config::default()).await;
-    fake.set(|c| c.iss_param = Some(fake.origin.clone()));
+    let fake = Fake::start(AuthServerOptions::new()).await;
+    fake.auth.set_iss_parameter_value(Some(&fake.auth.issuer()));
     let creds = creds(&fake, Arc::new(MemoryStore::new()));
     login(&creds, &HeadlessAgent::new(), None).await.unwrap();
     assert_eq!(creds.status().await, AuthStatus::OAuth);
@@ -211,23 +244,21 @@ async fn a_callback_iss_equal_to_the_issuer_is_accepted() {
 
 #[tokio::test]
 async fn metadata_naming_another_issuer_is_rejected_when_the_server_publishes_resource_metadata() {
-    let fake = FakeAs::start(Config::default()).await;
-    fake.set(|c| c.issuer = Some(format!("{}/oauth", fake.origin)));
+    let fake = Fake::start(AuthServerOptions::new()).await;
+    // Same origin, under a path: what a 2025-03-26 server may say, refused here.
+    fake.auth
+        .set_issuer_override(Some(&format!("{}/oauth", fake.auth.url())));
     let creds = creds(&fake, Arc::new(MemoryStore::new()));
     let err = login(&creds, &HeadlessAgent::new(), None)
         .await
         .unwrap_err();
     assert!(matches!(err, AuthError::IssuerMismatch { .. }), "{err:?}");
-    assert!(fake.seen(|s| s.authorize_queries.is_empty()));
+    assert!(fake.auth.authorize_requests().is_empty());
 }
 
 #[tokio::test]
 async fn a_server_without_pkce_s256_is_refused() {
-    let fake = FakeAs::start(Config {
-        challenge_methods: vec!["plain".into()],
-        ..Config::default()
-    })
-    .await;
+    let fake = Fake::start(AuthServerOptions::new().with_code_challenge_methods(["plain"])).await;
     let creds = creds(&fake, Arc::new(MemoryStore::new()));
     let err = login(&creds, &HeadlessAgent::new(), None)
         .await
@@ -236,16 +267,16 @@ async fn a_server_without_pkce_s256_is_refused() {
         err.to_string().contains("S256") || format!("{err:?}").contains("Pkce"),
         "{err:?}"
     );
-    assert!(fake.seen(|s| s.authorize_queries.is_empty()));
+    assert!(fake.auth.authorize_requests().is_empty());
     assert_eq!(creds.status().await, AuthStatus::LoginRequired);
 }
 
 #[tokio::test]
 async fn a_login_without_callback_times_out() {
-    let fake = FakeAs::start(Config::default()).await;
+    let fake = Fake::start(AuthServerOptions::new()).await;
     let creds = OAuthCredentials::new(
         "tickets".parse::<McpServerKey>().unwrap(),
-        fake.mcp_url(),
+        fake.mcp.url(),
         OAuthSettings::new().with_login_timeout(Duration::from_millis(300)),
         Arc::new(MemoryStore::new()),
     );
@@ -257,8 +288,9 @@ async fn a_login_without_callback_times_out() {
 
 #[tokio::test]
 async fn plain_http_endpoints_off_loopback_are_refused() {
-    let fake = FakeAs::start(Config::default()).await;
-    fake.set(|c| c.token_endpoint = Some("http://token.example/token".into()));
+    let fake = Fake::start(AuthServerOptions::new()).await;
+    fake.auth
+        .set_token_endpoint_override(Some("http://token.example/token"));
     let creds = creds(&fake, Arc::new(MemoryStore::new()));
     let err = login(&creds, &HeadlessAgent::new(), None)
         .await
@@ -269,11 +301,7 @@ async fn plain_http_endpoints_off_loopback_are_refused() {
 
 #[tokio::test]
 async fn an_authorization_error_is_reported_by_its_code_only() {
-    let fake = FakeAs::start(Config {
-        authorize_error: Some("access_denied".into()),
-        ..Config::default()
-    })
-    .await;
+    let fake = Fake::start(AuthServerOptions::new().with_authorize_error("access_denied")).await;
     let creds = creds(&fake, Arc::new(MemoryStore::new()));
     let err = login(&creds, &HeadlessAgent::new(), None)
         .await
@@ -283,14 +311,14 @@ async fn an_authorization_error_is_reported_by_its_code_only() {
         err.to_string(),
         "MCP server `tickets`: login callback failed: the authorization server answered access_denied"
     );
-    assert_eq!(fake.seen(|s| s.code_exchanges), 0);
+    assert_eq!(fake.code_exchanges(), 0);
 }
 
 #[tokio::test]
 async fn the_headless_agent_needs_a_redirect_to_loopback() {
     use mcp_auth::UserAgent;
-    let fake = FakeAs::start(Config::default()).await;
-    let no_redirect = format!("{}/.well-known/oauth-authorization-server", fake.origin);
+    let fake = Fake::start(AuthServerOptions::new()).await;
+    let no_redirect = fake.auth.metadata_url();
     let err = HeadlessAgent::new().open(&no_redirect).await.unwrap_err();
     assert!(matches!(err, AuthError::Agent { .. }), "{err:?}");
     assert!(err.to_string().contains("without a redirect"), "{err}");
@@ -298,33 +326,31 @@ async fn the_headless_agent_needs_a_redirect_to_loopback() {
 
 #[tokio::test]
 async fn rejected_discovered_scopes_are_retried_once_without_scopes() {
-    let fake = FakeAs::start(Config {
-        prm_scopes: vec!["mcp:read".into(), "mcp:write".into()],
-        reject_scopes: true,
-        ..Config::default()
-    })
+    // The resource metadata names scopes; the authorization server supports none, so it
+    // answers any request for a scope with `invalid_scope`.
+    let fake = Fake::start_with(
+        AuthServerOptions::new().with_scopes(Vec::<String>::new()),
+        ProtectedOptions::new().with_scopes(["mcp:read", "mcp:write"]),
+    )
     .await;
     let creds = creds(&fake, Arc::new(MemoryStore::new()));
     login(&creds, &HeadlessAgent::new(), None).await.unwrap();
-    let scopes: Vec<Option<String>> = fake.seen(|s| {
-        s.authorize_queries
-            .iter()
-            .map(|q| q.get("scope").cloned())
-            .collect()
-    });
+    let scopes: Vec<Option<String>> = fake
+        .auth
+        .authorize_requests()
+        .iter()
+        .map(|q| q.get("scope").cloned())
+        .collect();
     assert_eq!(scopes, vec![Some("mcp:read mcp:write".to_owned()), None]);
 }
 
 #[tokio::test]
 async fn rejected_configured_scopes_are_not_retried() {
-    let fake = FakeAs::start(Config {
-        reject_scopes: true,
-        ..Config::default()
-    })
-    .await;
+    // `admin` is not among the scopes the authorization server supports.
+    let fake = Fake::start(AuthServerOptions::new()).await;
     let creds = OAuthCredentials::new(
         "tickets".parse::<McpServerKey>().unwrap(),
-        fake.mcp_url(),
+        fake.mcp.url(),
         OAuthSettings::new()
             .with_scopes(["admin"])
             .with_login_timeout(Duration::from_secs(10)),
@@ -337,5 +363,5 @@ async fn rejected_configured_scopes_are_not_retried() {
         matches!(&err, AuthError::Callback { code: Some(code), .. } if code == "invalid_scope"),
         "{err:?}"
     );
-    assert_eq!(fake.seen(|s| s.authorize_queries.len()), 1);
+    assert_eq!(fake.auth.authorize_requests().len(), 1);
 }
