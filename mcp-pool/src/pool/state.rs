@@ -440,11 +440,16 @@ impl<K: PoolKey, C: PooledConnection, E: FactoryError> Inner<K, C, E> {
     {
         let span = tracing::info_span!("pool_start", key = ?key, %generation);
         let starting = factory();
-        let start = runtime.spawn(async move {
-            starting
-                .await
-                .map_err(|err| Failure::Factory(Arc::new(err.into())))
-        });
+        // In the start's span (a child of the first acquirer's): what the factory does, a
+        // handshake say, is part of that acquirer's trace.
+        let start = runtime.spawn(
+            async move {
+                starting
+                    .await
+                    .map_err(|err| Failure::Factory(Arc::new(err.into())))
+            }
+            .instrument(span.clone()),
+        );
         let cancel = self.cancel.clone();
         self.tracker.spawn_on(
             async move {
