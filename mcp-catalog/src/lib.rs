@@ -99,6 +99,28 @@
 //! of the catalog lists: every tool, or one that searches them and one that calls one by
 //! name ([`ResolvedCatalog::tool_exposure`], [`ToolExposure`]).
 //!
+//! A `[gateway]` table says how a gateway in front of the catalog (`mcpctl serve --http`)
+//! authenticates its callers (`[gateway.oauth]`: an OAuth 2.1 resource server), the
+//! bounds per caller (`[gateway.limits]`) and what each caller may use
+//! (`[[gateway.grants]]`): [`ResolvedCatalog::gateway`], [`GatewayConfig`]. A later file's
+//! table replaces an earlier one whole.
+//!
+//! ```
+//! use mcp_catalog::{CatalogBuilder, Config, TokenValidation};
+//!
+//! let text = "[gateway.oauth]\nissuer = \"https://idp.example.com\"\nscopes = [\"mcp\"]\n\
+//!             [[gateway.grants]]\ngroups = [\"platform\"]\nservers = [\"*\"]\n";
+//! let catalog = CatalogBuilder::new()
+//!     .with_user_config(Config::from_toml_str(text, "config.toml")?)
+//!     .build();
+//! let gateway = catalog.gateway().expect("written");
+//! let oauth = gateway.oauth().expect("written");
+//! assert_eq!(oauth.issuer(), "https://idp.example.com");
+//! assert_eq!(oauth.validation(), &TokenValidation::Jwt);
+//! assert!(gateway.grants()[0].applies_to("bob", &["platform".to_owned()], &[]));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! `log_level = "debug" | "info" | "notice" | "warning" | "error" | "critical" | "alert" |
 //! "emergency"` per server, or catalog-wide (a server's own value wins), is the least
 //! severe level of log messages a server should send; the connection layer sends it as
@@ -217,6 +239,10 @@ pub use model::config::{
 pub use model::filter::ToolFilter;
 pub use model::fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
 pub use model::format::ConfigFormat;
+pub use model::gateway::{
+    DEFAULT_GROUPS_CLAIM, GatewayConfig, GatewayGrant, GatewayLimits, GatewayOAuth, Introspection,
+    TokenValidation, glob_match,
+};
 pub use model::log_level::LogLevel;
 pub use model::remote_line::{
     REMOTE_SUPERVISOR, REMOTE_SUPERVISOR_NAME, RemoteCommand, quote_sh, quote_words, remote_line,

@@ -190,6 +190,15 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
         }
     }
     for file in files {
+        if file.config().gateway().is_some() {
+            comment(
+                out,
+                &format!(
+                    "not carried over: the [gateway] table of {} (copy it by hand)",
+                    file.origin()
+                ),
+            );
+        }
         for plugin in file.config().plugins() {
             comment(
                 out,

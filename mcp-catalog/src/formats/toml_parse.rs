@@ -8,6 +8,7 @@ use toml::de::DeTable;
 
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors, Scope};
 use crate::formats::collect::{Collector, Role};
+use crate::formats::toml_gateway::parse_gateway;
 use crate::formats::toml_server::parse_server;
 use crate::formats::toml_values::{Reader, Value, type_name};
 use crate::model::config::{
@@ -26,6 +27,7 @@ const TOP_KEYS: &[&str] = &[
     "tool_drift",
     "log_level",
     "tool_exposure",
+    "gateway",
     "environments",
     "mcp_servers",
     "plugins",
@@ -116,6 +118,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
             "tool_drift" => config.tool_drift = r.tool_drift(field, value),
             "log_level" => config.log_level = r.log_level(field, value),
             "tool_exposure" => config.tool_exposure = r.tool_exposure(field, value),
+            "gateway" => config.gateway = parse_gateway(&mut r, value),
             "environments" => {}
             "mcp_servers" => {
                 let Some(servers) = r.table(field, value) else {

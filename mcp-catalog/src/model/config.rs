@@ -8,6 +8,7 @@ use mcp_key::{EnvironmentId, ServerName};
 
 use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
 use crate::model::format::ConfigFormat;
+use crate::model::gateway::GatewayConfig;
 use crate::model::log_level::LogLevel;
 use crate::model::server::{
     ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
@@ -235,6 +236,7 @@ pub struct Config {
     pub(crate) tool_drift: Option<ToolDriftPolicy>,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_exposure: Option<ToolExposure>,
+    pub(crate) gateway: Option<GatewayConfig>,
     pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
     pub(crate) servers: BTreeMap<ServerName, ServerConfig>,
     pub(crate) plugins: Vec<PluginRef>,
@@ -253,6 +255,7 @@ impl Config {
             tool_drift: None,
             log_level: None,
             tool_exposure: None,
+            gateway: None,
             environments: BTreeMap::new(),
             servers: BTreeMap::new(),
             plugins: Vec::new(),
@@ -368,6 +371,18 @@ impl Config {
     /// Which tools a gateway lists (`tool_exposure`), `None` when not written.
     pub fn tool_exposure(&self) -> Option<ToolExposure> {
         self.tool_exposure
+    }
+
+    /// Sets the `[gateway]` table.
+    #[must_use]
+    pub fn with_gateway(mut self, gateway: GatewayConfig) -> Self {
+        self.gateway = Some(gateway);
+        self
+    }
+
+    /// The `[gateway]` table, `None` when not written.
+    pub fn gateway(&self) -> Option<&GatewayConfig> {
+        self.gateway.as_ref()
     }
 
     /// The catalog-wide startup policy (`mcp_startup`), `None` when not written.

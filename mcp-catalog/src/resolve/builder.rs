@@ -7,6 +7,7 @@ use mcp_key::{EnvironmentId, McpServerKey, ServerName};
 
 use crate::diagnostic::ConfigWarning;
 use crate::model::config::{CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
+use crate::model::gateway::GatewayConfig;
 use crate::model::log_level::LogLevel;
 use crate::model::server::{
     ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
@@ -25,6 +26,7 @@ pub(crate) struct Settings {
     pub(crate) tool_drift: ToolDriftPolicy,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_exposure: ToolExposure,
+    pub(crate) gateway: Option<GatewayConfig>,
 }
 
 impl Default for Settings {
@@ -39,6 +41,7 @@ impl Default for Settings {
             tool_drift: ToolDriftPolicy::Reapprove,
             log_level: None,
             tool_exposure: ToolExposure::All,
+            gateway: None,
         }
     }
 }
@@ -129,6 +132,10 @@ impl CatalogBuilder {
         settings.tool_drift = config.tool_drift.unwrap_or(settings.tool_drift);
         settings.log_level = config.log_level.or(settings.log_level);
         settings.tool_exposure = config.tool_exposure.unwrap_or(settings.tool_exposure);
+        // A `[gateway]` table is one setting: a later file's replaces the earlier whole.
+        if let Some(gateway) = config.gateway {
+            settings.gateway = Some(gateway);
+        }
         self.environments.extend(config.environments);
         self.plugins.extend(config.plugins);
         self.warnings.extend(loaded.warnings);

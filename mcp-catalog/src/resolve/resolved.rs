@@ -8,6 +8,7 @@ use crate::diagnostic::ConfigWarning;
 use crate::env::EnvLookup;
 use crate::model::config::{CredentialsStore, ElicitationPolicy, EnvironmentConfig, PluginRef};
 use crate::model::fingerprint::connection_fingerprint;
+use crate::model::gateway::GatewayConfig;
 use crate::model::log_level::LogLevel;
 use crate::model::server::{
     ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
@@ -255,6 +256,12 @@ impl ResolvedCatalog {
     /// `tool_exposure`, else [`ToolExposure::All`].
     pub fn tool_exposure(&self) -> ToolExposure {
         self.settings.tool_exposure
+    }
+
+    /// The `[gateway]` table of the configuration (the last file's that writes one):
+    /// how a gateway in front of this catalog authenticates callers and what each may use.
+    pub fn gateway(&self) -> Option<&GatewayConfig> {
+        self.settings.gateway.as_ref()
     }
 
     /// The effective startup policy of a server: its own `startup`, else the catalog-wide
