@@ -399,6 +399,10 @@ pub use in_process::{DUPLEX_BUFFER, InProcessServer};
 pub use logs::{CapturedLogs, capture_logs, capture_logs_globally};
 #[cfg(feature = "oauth")]
 pub use oauth::{
+    ACCESS_TOKEN_TYP, AccessTokenClaims, DEFAULT_TOKEN_SUBJECT, GROUPS_CLAIM, JwksFault,
+};
+#[cfg(feature = "oauth")]
+pub use oauth::{
     AuthCounters, AuthServerOptions, CODE_LIFETIME, ClientAuthMethod, DEFAULT_ID_JAG_LIFETIME,
     DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID, DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SCOPES,
     DEFAULT_SUBJECT, DEFAULT_TOKEN_LIFETIME, ExchangeRecord, FakeAuthServer, FakeIdp,

@@ -41,6 +41,10 @@ pub struct AuthCounters {
     pub dpop_rejections: u64,
     /// Workload identity tokens redeemed with the JWT-bearer grant.
     pub workload_grants: u64,
+    /// Requests to `/jwks` (answered with the key set or its fault).
+    pub jwks: u64,
+    /// Requests to `/introspect`.
+    pub introspections: u64,
 }
 
 /// What the server knows about an access token it issued.
@@ -58,6 +62,11 @@ pub struct TokenInfo {
     pub grant: &'static str,
     /// The thumbprint of the DPoP key the token is bound to (`cnf.jkt`), if bound.
     pub dpop_jkt: Option<String>,
+    /// The subject (`sub`): the client for `client_credentials`, else the server's
+    /// subject when it was issued ([`crate::FakeAuthServer::set_subject`]).
+    pub subject: String,
+    /// The subject's groups when it was issued.
+    pub groups: Vec<String>,
     pub(crate) expires_at: Instant,
 }
 
@@ -101,6 +110,8 @@ pub(crate) struct AsInner {
     pub(crate) issued: Vec<String>,
     /// `jti`s of DPoP proofs seen at the token endpoint.
     pub(crate) dpop_jtis: std::collections::HashSet<String>,
+    /// The key JWT access tokens are signed with, and the JWKS endpoint's fault.
+    pub(crate) signing: super::jwt_access::AccessSigning,
 }
 
 impl AsInner {
@@ -118,6 +129,11 @@ impl AsInner {
         self.issued.push(access.clone());
         let lifetime = self.options.token_lifetime;
         let scope = scopes.join(" ");
+        let (subject, groups) = if grant == "client_credentials" {
+            (client_id.to_owned(), Vec::new())
+        } else {
+            (self.options.subject.clone(), self.options.groups.clone())
+        };
         self.access.insert(
             access.clone(),
             TokenInfo {
@@ -126,6 +142,8 @@ impl AsInner {
                 resource: resource.clone(),
                 grant,
                 dpop_jkt: None,
+                subject,
+                groups,
                 expires_at: Instant::now() + lifetime,
             },
         );

@@ -20,6 +20,7 @@ use super::as_state::{Advertised, AsInner, AsShared, AuthCounters, CodeGrant, To
 use super::common::{
     Params, Running, is_loopback_redirect, random_token, redirect, redirect_allowed, with_query,
 };
+use super::jwt_access::{AccessTokenClaims, JwksFault};
 use super::options::{AuthServerOptions, ClientAuthMethod, OAuthClient};
 use crate::Error;
 use crate::record::lock;
@@ -34,9 +35,13 @@ pub const CODE_LIFETIME: Duration = Duration::from_secs(60);
 /// (auto-approves, 302 to the client's loopback redirect URI with `code`, `state` and
 /// `iss`), `/token` (`authorization_code` with PKCE S256, `refresh_token` with
 /// optional rotation, `client_credentials`, and the JWT-bearer grant for ID-JAGs from
-/// a trusted [`crate::FakeIdp`]). Access tokens are opaque; [`FakeAuthServer::is_valid_token`]
-/// checks them live (expiry, revocation), and [`crate::FakeProtectedMcpServer`] uses
-/// the same check.
+/// a trusted [`crate::FakeIdp`]), `/jwks` (the key JWT access tokens are signed with) and
+/// `/introspect` (RFC 7662, for confidential clients). Access tokens are opaque, or JWTs
+/// (RFC 9068) with [`AuthServerOptions::with_jwt_access_tokens`]: `aud` the requested
+/// `resource`, `sub` and groups of [`FakeAuthServer::set_subject`], `scope`, signed RS256
+/// or, after [`FakeAuthServer::rotate_signing_key`], with the other test key.
+/// [`FakeAuthServer::is_valid_token`] checks tokens live (expiry, revocation), and
+/// [`crate::FakeProtectedMcpServer`] uses the same check.
 ///
 /// Dropping it stops the server without waiting; prefer [`FakeAuthServer::shutdown`].
 #[derive(Debug)]
@@ -87,6 +92,7 @@ impl FakeAuthServer {
                         token_requests: Vec::new(),
                         issued: Vec::new(),
                         dpop_jtis: std::collections::HashSet::new(),
+                        signing: super::jwt_access::AccessSigning::new(),
                     }),
                 });
                 slot = Some(Arc::clone(&shared));
@@ -276,17 +282,95 @@ impl FakeAuthServer {
     }
 
     /// Issue an access token directly (no grant, not counted), for tests that need
-    /// a valid token without a flow.
+    /// a valid token without a flow: a JWT with
+    /// [`AuthServerOptions::with_jwt_access_tokens`], else opaque.
     pub fn mint_token(&self, client_id: &str, scopes: &[&str], resource: Option<&str>) -> String {
         let scopes = scopes.iter().map(|s| (*s).to_owned()).collect();
-        let body = lock(&self.shared.inner).issue(
+        let mut inner = lock(&self.shared.inner);
+        let mut body = inner.issue(
             client_id,
             scopes,
             resource.map(str::to_owned),
             "minted",
             false,
         );
+        if inner.options.jwt_access_tokens {
+            super::jwt_access::as_jwt(&self.shared, &mut inner, &mut body);
+        }
         body["access_token"].as_str().unwrap_or_default().to_owned()
+    }
+
+    /// A JWT access token with exactly `claims`, signed with the current key (or not at
+    /// all, [`AccessTokenClaims::unsigned`]), whatever the options say; the server knows
+    /// it as issued (introspection answers for it while it is valid).
+    pub fn mint_jwt(&self, claims: &AccessTokenClaims) -> String {
+        let issuer = self.issuer();
+        let json = claims.to_json(&issuer);
+        let mut inner = lock(&self.shared.inner);
+        let token = if claims.unsigned {
+            super::jwt_access::unsigned(&json)
+        } else {
+            match inner.signing.sign(&json) {
+                Ok(token) => token,
+                Err(_) => return String::new(),
+            }
+        };
+        let now = Instant::now();
+        let expires_at = match u64::try_from(claims.expires_in) {
+            Ok(secs) => now + Duration::from_secs(secs),
+            Err(_) => now,
+        };
+        inner.access.insert(
+            token.clone(),
+            TokenInfo {
+                client_id: claims.client_id.clone(),
+                scopes: claims.scopes.clone(),
+                resource: claims.audience.clone(),
+                grant: "minted",
+                dpop_jkt: None,
+                subject: claims.subject.clone(),
+                groups: claims.groups.clone(),
+                expires_at,
+            },
+        );
+        inner.issued.push(token.clone());
+        token
+    }
+
+    /// Issue tokens for logins to `subject`, a member of `groups`, from now on.
+    pub fn set_subject(&self, subject: &str, groups: &[&str]) {
+        let mut inner = lock(&self.shared.inner);
+        inner.options.subject = subject.to_owned();
+        inner.options.groups = groups.iter().map(|g| (*g).to_owned()).collect();
+    }
+
+    /// Sign JWT access tokens with the other test key under a new key id from now on;
+    /// `/jwks` publishes only the new key (tokens signed with the old one no longer
+    /// verify with anything published). Returns the new key id.
+    pub fn rotate_signing_key(&self) -> String {
+        let mut inner = lock(&self.shared.inner);
+        inner.signing.rotate();
+        inner.signing.key_id()
+    }
+
+    /// The id (`kid`) of the key JWT access tokens are signed with now.
+    pub fn signing_key_id(&self) -> String {
+        lock(&self.shared.inner).signing.key_id()
+    }
+
+    /// `<url>/jwks`.
+    pub fn jwks_uri(&self) -> String {
+        format!("{}/jwks", self.url())
+    }
+
+    /// `<url>/introspect`.
+    pub fn introspection_endpoint(&self) -> String {
+        format!("{}/introspect", self.url())
+    }
+
+    /// Answer `/jwks` with `fault` from now on (`None`: the key set).
+    pub fn set_jwks_fault(&self, fault: Option<JwksFault>) {
+        lock(&self.shared.inner).signing.fault = fault;
     }
 
     pub(crate) fn shared(&self) -> Arc<AsShared> {
@@ -309,7 +393,9 @@ pub(crate) fn router(shared: Arc<AsShared>) -> axum::Router {
     let mut router = axum::Router::new()
         .route("/.well-known/oauth-authorization-server", get(metadata))
         .route("/authorize", get(authorize))
-        .route("/token", post(super::token::token));
+        .route("/token", post(super::token::token))
+        .route("/jwks", get(super::jwt_access::jwks))
+        .route("/introspect", post(super::jwt_access::introspect));
     if inner.options.openid_configuration {
         router = router.route("/.well-known/openid-configuration", get(metadata));
     }
@@ -350,6 +436,8 @@ async fn metadata(State(shared): State<Arc<AsShared>>) -> Response {
         "token_endpoint_auth_signing_alg_values_supported": ["RS256", "ES256"],
         "scopes_supported": inner.options.scopes_supported,
         "authorization_response_iss_parameter_supported": inner.options.iss_parameter,
+        "jwks_uri": format!("{base}/jwks"),
+        "introspection_endpoint": format!("{base}/introspect"),
     });
     if inner.options.registration {
         doc["registration_endpoint"] = json!(format!("{base}/register"));

@@ -8,6 +8,7 @@ mod common;
 mod dpop;
 mod id_token;
 mod idp;
+mod jwt_access;
 mod keys;
 mod metadata_fault;
 mod options;
@@ -23,6 +24,9 @@ pub use idp::{
     DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SUBJECT, ExchangeRecord, FakeIdp, ID_JAG_TOKEN_TYPE,
     ID_JAG_TYP, ID_TOKEN_TYPE, IdpCounters, IdpOptions, IdpRejection, REFRESH_TOKEN_TYPE,
     TOKEN_EXCHANGE_GRANT, WRONG_AUDIENCE,
+};
+pub use jwt_access::{
+    ACCESS_TOKEN_TYP, AccessTokenClaims, DEFAULT_TOKEN_SUBJECT, GROUPS_CLAIM, JwksFault,
 };
 pub use keys::{
     TEST_EC_KEY_ID, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_KEY_ID,

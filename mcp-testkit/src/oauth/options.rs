@@ -139,7 +139,8 @@ impl OAuthClient {
 /// [`DEFAULT_TOKEN_LIFETIME`], refresh tokens issued and rotated, registration endpoint
 /// on, OpenID discovery on, `iss` sent with authorization responses, authorizations
 /// approved, `code_challenge_methods_supported: ["S256"]`, no pre-registered clients,
-/// no trusted IdP, no planted secret, metadata served.
+/// no trusted IdP, no planted secret, metadata served, opaque access tokens for
+/// [`crate::DEFAULT_TOKEN_SUBJECT`] without groups.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct AuthServerOptions {
@@ -198,6 +199,14 @@ pub struct AuthServerOptions {
     /// Answer requests for the metadata documents (RFC 8414 and OpenID discovery) with
     /// this fault instead.
     pub metadata_fault: Option<MetadataFault>,
+    /// Issue access tokens as JWTs (RFC 9068) signed with the key published at `/jwks`,
+    /// instead of opaque ones.
+    pub jwt_access_tokens: bool,
+    /// The subject (`sub`) of tokens issued for a login.
+    pub subject: String,
+    /// The subject's groups, in the groups claim of JWT access tokens and in
+    /// introspection answers.
+    pub groups: Vec<String>,
 }
 
 impl Default for AuthServerOptions {
@@ -224,6 +233,9 @@ impl Default for AuthServerOptions {
             trusted_workload_issuers: Vec::new(),
             planted_secret: None,
             metadata_fault: None,
+            jwt_access_tokens: false,
+            subject: super::jwt_access::DEFAULT_TOKEN_SUBJECT.to_owned(),
+            groups: Vec::new(),
         }
     }
 }
@@ -389,6 +401,25 @@ impl AuthServerOptions {
     #[must_use]
     pub fn with_metadata_fault(mut self, fault: MetadataFault) -> Self {
         self.metadata_fault = Some(fault);
+        self
+    }
+
+    /// Issue JWT access tokens (see [`AuthServerOptions::jwt_access_tokens`]).
+    #[must_use]
+    pub fn with_jwt_access_tokens(mut self) -> Self {
+        self.jwt_access_tokens = true;
+        self
+    }
+
+    /// Issue tokens for a login to `subject`, a member of `groups`.
+    #[must_use]
+    pub fn with_subject<I, S>(mut self, subject: impl Into<String>, groups: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.subject = subject.into();
+        self.groups = groups.into_iter().map(Into::into).collect();
         self
     }
 

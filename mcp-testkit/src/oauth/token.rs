@@ -61,6 +61,9 @@ pub(crate) async fn token(
     };
     match result {
         Ok(mut body) => {
+            if inner.options.jwt_access_tokens {
+                super::jwt_access::as_jwt(&shared, &mut inner, &mut body);
+            }
             if let Some(jkt) = bound
                 && let Some(token) = body["access_token"].as_str()
                 && let Some(info) = inner.access.get_mut(token)
