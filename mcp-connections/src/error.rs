@@ -1,17 +1,23 @@
-//! The crate's error type.
+//! The crate's error type ([`Error`]): one sentence per layer. Each variant says what
+//! failed, for which server, and what to change; the cause (a server's failure, what a
+//! request ran into) is the [`source`](std::error::Error::source), never repeated in the
+//! variant's own text. Hosts print the whole chain with [`mcp_key::error_chain`].
 
+use std::fmt;
 use std::time::Duration;
 
 use mcp_key::McpServerKey;
 
 use mcp_client::{FailureReason, StartupFailure};
 
+use crate::events::CrashLoop;
+use crate::status::ServerState;
+
 /// Errors of the connection set.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// No configured server has this key or name.
-    #[error("unknown MCP server `{server}`{hint}")]
     UnknownServer {
         /// The key or name as given.
         server: String,
@@ -19,9 +25,6 @@ pub enum Error {
         hint: String,
     },
     /// No tool has this qualified (model-visible) name.
-    #[error(
-        "unknown tool `{name}`: it is not in the current tool list (list tools to see the names)"
-    )]
     UnknownTool {
         /// The qualified name as given.
         name: String,
@@ -30,9 +33,6 @@ pub enum Error {
     /// ([`CallOptions::with_catalog_revision`](crate::CallOptions::with_catalog_revision))
     /// no longer names the same tool (a `list_changed` removed or renamed it), or the set
     /// no longer remembers that revision; the call was not sent.
-    #[error(
-        "tool `{name}` from catalog revision {revision} does not name the same tool in the current revision {current_revision}; list the tools again"
-    )]
     StaleToolName {
         /// The qualified name as given.
         name: String,
@@ -42,33 +42,25 @@ pub enum Error {
         current_revision: u64,
     },
     /// The tool exists but the server's `enabled_tools`/`disabled_tools` filter hides it.
-    #[error(
-        "tool `{tool}` of MCP server `{server}` is disabled by the server's tool filter (enabled_tools / disabled_tools)"
-    )]
     ToolFiltered {
         /// The server.
         server: McpServerKey,
         /// The raw tool name.
         tool: String,
     },
-    /// The server is not ready (still starting, failed or cancelled).
-    #[error("MCP server `{server}` is not ready: {detail}")]
+    /// The server is not ready (still starting, not started yet, failed or cancelled).
+    /// The message says which, from the state; the failure of a failed server is the
+    /// [`source`](std::error::Error::source).
     NotReady {
         /// The server.
         server: McpServerKey,
         /// Its state (with the failure, when it failed).
-        state: Box<crate::status::ServerState>,
-        /// The state in words, with what is known (a crash loop's next restart, say).
-        detail: String,
-        /// The failure (with its own source chain) when the server failed; the same one
-        /// as in `state`.
-        #[source]
-        failure: Option<Box<StartupFailure>>,
+        state: Box<ServerState>,
+        /// Set when a failed server is held back after failures in a row: how many, and
+        /// the wait before it is started again.
+        crash_loop: Option<CrashLoop>,
     },
     /// The arguments of a call are not a JSON object.
-    #[error(
-        "arguments for tool `{tool}` of MCP server `{server}` must be a JSON object, got {got}"
-    )]
     InvalidArguments {
         /// The server.
         server: McpServerKey,
@@ -78,7 +70,6 @@ pub enum Error {
         got: &'static str,
     },
     /// The call did not finish within its timeout; `notifications/cancelled` was sent.
-    #[error("tool `{tool}` of MCP server `{server}` timed out after {}s (raise tool_timeout_sec or the call's timeout)", after.as_secs_f64())]
     Timeout {
         /// The server.
         server: McpServerKey,
@@ -87,8 +78,8 @@ pub enum Error {
         /// The effective timeout.
         after: Duration,
     },
-    /// The server answered with a JSON-RPC error.
-    #[error("MCP server `{server}` returned an error for `{operation}`: {message} (code {code})")]
+    /// The server answered with a JSON-RPC error: its code here, its code and message in
+    /// the source.
     Server {
         /// The server.
         server: McpServerKey,
@@ -96,38 +87,34 @@ pub enum Error {
         operation: String,
         /// The JSON-RPC error code.
         code: i32,
-        /// The server's message.
-        message: String,
+        /// The server's answer.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// The connection broke during the operation (the process exited, the HTTP session
-    /// failed).
-    #[error("MCP server `{server}` disconnected during `{operation}`: {detail}")]
+    /// failed); the source says how.
     Disconnected {
         /// The server.
         server: McpServerKey,
         /// The request.
         operation: String,
         /// What is known about the failure.
-        detail: String,
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
-    /// The server answered something that is not a valid reply.
-    #[error("MCP server `{server}` broke the protocol during `{operation}`: {detail}")]
+    /// The server answered something that is not a valid reply; the source says what.
     Protocol {
         /// The server.
         server: McpServerKey,
         /// The request.
         operation: String,
         /// What was wrong.
-        detail: String,
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// One or more required servers failed to start.
-    #[error("required MCP servers failed to initialize: {}", format_failures(.failures))]
     RequiredServersFailed {
         /// Each failed required server with its failure, sorted by key.
         failures: Vec<(McpServerKey, StartupFailure)>,
     },
     /// A bare server name matches servers in several environments; name one.
-    #[error("MCP server name `{name}` exists in several environments ({}); name the environment, e.g. `{}`", candidates.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "), candidates.first().map(ToString::to_string).unwrap_or_default())]
     AmbiguousServer {
         /// The name as given.
         name: String,
@@ -135,7 +122,6 @@ pub enum Error {
         candidates: Vec<McpServerKey>,
     },
     /// A pre-call hook denied the call.
-    #[error("the call of tool `{tool}` on MCP server `{server}` was denied by a hook: {reason}")]
     CallDenied {
         /// The server.
         server: McpServerKey,
@@ -145,9 +131,6 @@ pub enum Error {
         reason: String,
     },
     /// A pre-call hook tried to move the call to another server, environment or tool.
-    #[error(
-        "a pre-call hook tried to move the call of tool `{tool}` on MCP server `{server}` to `{attempted}`; hooks may rewrite arguments or deny a call, never change where it runs"
-    )]
     HookRedirected {
         /// The server the call was made for.
         server: McpServerKey,
@@ -157,13 +140,9 @@ pub enum Error {
         attempted: String,
     },
     /// The connection set is shut down.
-    #[error("the MCP connection set is shut down")]
     ShutDown,
     /// The tool changed since it was pinned, in a way that adds risk, and the change was
     /// not accepted yet ([`ConnectionSet::accept_tool_changes`](crate::ConnectionSet::accept_tool_changes)).
-    #[error(
-        "tool `{tool}` of MCP server `{server}` changed since it was approved ({changes}); it is not called until the host accepts the change (ConnectionSet::accept_tool_changes)"
-    )]
     ToolChanged {
         /// The server.
         server: McpServerKey,
@@ -174,24 +153,19 @@ pub enum Error {
     },
     /// A tool search that cannot be run as asked (an empty or too long query, a limit of
     /// 0): the index's own error, which says what to do.
-    #[error(transparent)]
-    Search(#[from] mcp_search::SearchError),
+    Search(mcp_search::SearchError),
     /// The server does not offer what was asked (e.g. resource subscriptions without the
-    /// `resources.subscribe` capability).
-    #[error("MCP server `{server}` does not support `{operation}`: {detail}")]
+    /// `resources.subscribe` capability); the source says why, and what to do instead.
     Unsupported {
         /// The server.
         server: McpServerKey,
         /// What was asked, e.g. `resources/subscribe file:///a`.
         operation: String,
-        /// Why, and what to do instead.
-        detail: String,
+        /// Why.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// A task the server ran for the request ended without a result (cancelled by the
-    /// server, past its time to live, or forgotten by it).
-    #[error(
-        "MCP server `{server}`: the task `{task}` of `{operation}` ended without a result: {detail}"
-    )]
+    /// server, past its time to live, or forgotten by it); the source says which.
     TaskLost {
         /// The server.
         server: McpServerKey,
@@ -200,19 +174,176 @@ pub enum Error {
         /// The server's id of the task.
         task: String,
         /// What happened to it.
-        detail: String,
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// The host declined what the server asked in the middle of the request (a sampling
-    /// request of a 2026-era call it would not answer), so the request could not go on.
-    #[error("MCP server `{server}`: `{operation}` could not go on: {detail}")]
+    /// request of a 2026-era call it would not answer), so the request could not go on;
+    /// the source says what was declined, and why.
     Declined {
         /// The server.
         server: McpServerKey,
         /// What was asked.
         operation: String,
-        /// What was declined, and why.
-        detail: String,
+        /// What was declined.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnknownServer { server, hint } => {
+                write!(f, "unknown MCP server `{server}`{hint}")
+            }
+            Self::UnknownTool { name } => write!(
+                f,
+                "unknown tool `{name}`: it is not in the current tool list (list tools to see the names)"
+            ),
+            Self::StaleToolName {
+                name,
+                revision,
+                current_revision,
+            } => write!(
+                f,
+                "tool `{name}` from catalog revision {revision} does not name the same tool in the current revision {current_revision}; list the tools again"
+            ),
+            Self::ToolFiltered { server, tool } => write!(
+                f,
+                "tool `{tool}` of MCP server `{server}` is disabled by the server's tool filter (enabled_tools / disabled_tools)"
+            ),
+            Self::NotReady {
+                server,
+                state,
+                crash_loop,
+            } => {
+                write!(
+                    f,
+                    "MCP server `{server}` is not ready: {}",
+                    state.in_words()
+                )?;
+                if let Some(crash_loop) = crash_loop {
+                    let crashes = crash_loop.crashes;
+                    write!(
+                        f,
+                        " (crash loop: {crashes} failure{} in a row; next restart in {:.1}s)",
+                        if crashes == 1 { "" } else { "s" },
+                        crash_loop.retry_in.as_secs_f64()
+                    )?;
+                }
+                Ok(())
+            }
+            Self::InvalidArguments { server, tool, got } => write!(
+                f,
+                "arguments for tool `{tool}` of MCP server `{server}` must be a JSON object, got {got}"
+            ),
+            Self::Timeout {
+                server,
+                tool,
+                after,
+            } => write!(
+                f,
+                "tool `{tool}` of MCP server `{server}` timed out after {}s (raise tool_timeout_sec or the call's timeout)",
+                after.as_secs_f64()
+            ),
+            Self::Server {
+                server, operation, ..
+            } => write!(
+                f,
+                "MCP server `{server}` returned an error for `{operation}`"
+            ),
+            Self::Disconnected {
+                server, operation, ..
+            } => write!(f, "MCP server `{server}` disconnected during `{operation}`"),
+            Self::Protocol {
+                server, operation, ..
+            } => write!(
+                f,
+                "MCP server `{server}` broke the protocol during `{operation}`"
+            ),
+            Self::RequiredServersFailed { failures } => write!(
+                f,
+                "required MCP servers failed to initialize: {}",
+                format_failures(failures)
+            ),
+            Self::AmbiguousServer { name, candidates } => write!(
+                f,
+                "MCP server name `{name}` exists in several environments ({}); name the environment, e.g. `{}`",
+                candidates
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                candidates
+                    .first()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            ),
+            Self::CallDenied {
+                server,
+                tool,
+                reason,
+            } => write!(
+                f,
+                "the call of tool `{tool}` on MCP server `{server}` was denied by a hook: {reason}"
+            ),
+            Self::HookRedirected {
+                server,
+                tool,
+                attempted,
+            } => write!(
+                f,
+                "a pre-call hook tried to move the call of tool `{tool}` on MCP server `{server}` to `{attempted}`; hooks may rewrite arguments or deny a call, never change where it runs"
+            ),
+            Self::ShutDown => f.write_str("the MCP connection set is shut down"),
+            Self::ToolChanged {
+                server,
+                tool,
+                changes,
+            } => write!(
+                f,
+                "tool `{tool}` of MCP server `{server}` changed since it was approved ({changes}); it is not called until the host accepts the change (ConnectionSet::accept_tool_changes)"
+            ),
+            Self::Search(e) => fmt::Display::fmt(e, f),
+            Self::Unsupported {
+                server, operation, ..
+            } => write!(f, "MCP server `{server}` does not support `{operation}`"),
+            Self::TaskLost {
+                server, operation, ..
+            } => write!(
+                f,
+                "MCP server `{server}` ran `{operation}` as a task that gave no result"
+            ),
+            Self::Declined {
+                server, operation, ..
+            } => write!(f, "MCP server `{server}`: `{operation}` could not go on"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::NotReady { state, .. } => match state.as_ref() {
+                ServerState::Failed(failure) => Some(failure),
+                _ => None,
+            },
+            Self::Server { source, .. }
+            | Self::Disconnected { source, .. }
+            | Self::Protocol { source, .. }
+            | Self::Unsupported { source, .. }
+            | Self::TaskLost { source, .. }
+            | Self::Declined { source, .. } => Some(source.as_ref()),
+            // Transparent: the index's own error stands for this one.
+            Self::Search(e) => std::error::Error::source(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<mcp_search::SearchError> for Error {
+    fn from(e: mcp_search::SearchError) -> Self {
+        Self::Search(e)
+    }
 }
 
 fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
@@ -279,10 +410,20 @@ impl Error {
     /// Why the server is not usable, when it failed (`NotReady` of a failed server).
     pub fn failure_reason(&self) -> Option<&FailureReason> {
         match self {
-            Self::NotReady {
-                failure: Some(f), ..
-            } => Some(f.reason()),
+            Self::NotReady { state, .. } => match state.as_ref() {
+                ServerState::Failed(f) => Some(f.reason()),
+                _ => None,
+            },
             _ => None,
+        }
+    }
+
+    /// The error of `server` not being ready in `state` (not held back by a crash loop).
+    pub(crate) fn not_ready(server: &McpServerKey, state: ServerState) -> Self {
+        Self::NotReady {
+            server: server.clone(),
+            state: Box::new(state),
+            crash_loop: None,
         }
     }
 
@@ -377,20 +518,20 @@ mod predicate_tests {
             server: key(),
             operation: "tools/call".to_owned(),
             code: -32602,
-            message: "bad".to_owned(),
+            source: "bad".into(),
         };
         assert!(server.is_server_error());
         assert_eq!(server.server_error_code(), Some(-32602));
         let protocol = Error::Protocol {
             server: key(),
             operation: "tools/call".to_owned(),
-            detail: "d".to_owned(),
+            source: "d".into(),
         };
         assert!(protocol.is_protocol() && !protocol.is_disconnected());
         let gone = Error::Disconnected {
             server: key(),
             operation: "tools/call".to_owned(),
-            detail: "d".to_owned(),
+            source: "d".into(),
         };
         assert!(gone.is_disconnected() && gone.is_retryable());
         assert!(Error::ShutDown.is_shut_down() && !Error::ShutDown.is_retryable());
@@ -405,20 +546,20 @@ mod predicate_tests {
         let unsupported = Error::Unsupported {
             server: key(),
             operation: "resources/subscribe x".to_owned(),
-            detail: "d".to_owned(),
+            source: "d".into(),
         };
         assert!(unsupported.is_unsupported() && !unsupported.is_retryable());
         let lost = Error::TaskLost {
             server: key(),
             operation: "research".to_owned(),
             task: "t1".to_owned(),
-            detail: "d".to_owned(),
+            source: "d".into(),
         };
         assert!(lost.is_task_lost() && !lost.is_retryable() && !lost.is_disconnected());
         let declined = Error::Declined {
             server: key(),
             operation: "tools/call".to_owned(),
-            detail: "d".to_owned(),
+            source: "d".into(),
         };
         assert!(declined.is_declined() && !declined.is_retryable());
     }

@@ -67,6 +67,20 @@ pub enum ServerState {
     },
 }
 
+impl ServerState {
+    /// The state in a few words, for a message that already names the server and keeps
+    /// the failure as its source (`it failed (spawn_failed)`).
+    pub(crate) fn in_words(&self) -> String {
+        match self {
+            Self::Starting => "still starting".to_owned(),
+            Self::Deferred { .. } => "not started yet (its tools come from the cache)".to_owned(),
+            Self::Ready { .. } => "ready".to_owned(),
+            Self::Failed(f) => format!("it failed ({})", f.reason().label()),
+            Self::Cancelled => "startup was cancelled".to_owned(),
+        }
+    }
+}
+
 /// What `wait_startup` returns: every server's settled state.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

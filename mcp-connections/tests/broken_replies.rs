@@ -53,7 +53,8 @@ async fn unreadable_replies_fail_the_call_at_once_as_protocol_errors() {
             .unwrap_err();
         let took = started.elapsed();
         assert!(matches!(err, Error::Protocol { .. }), "{fault:?}: {err}");
-        assert!(err.to_string().contains(expected), "{fault:?}: {err}");
+        let chain = mcp_key::error_chain(&err);
+        assert!(chain.contains(expected), "{fault:?}: {chain}");
         // Far from the 60 s timeout: the error comes with the broken line.
         assert!(took < Duration::from_secs(2), "{fault:?} took {took:?}");
         // The connection is still usable.

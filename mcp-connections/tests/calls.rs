@@ -547,7 +547,8 @@ async fn a_crash_mid_call_fails_promptly_and_the_next_use_restarts_the_server() 
     .expect("a crash ends the pending call promptly")
     .unwrap_err();
     assert!(matches!(err, Error::Disconnected { .. }), "{err}");
-    assert!(err.to_string().contains("exited with status 7"), "{err}");
+    let chain = mcp_key::error_chain(&err);
+    assert!(chain.contains("exited with status 7"), "{chain}");
     wait_event(
         &mut rx,
         Duration::from_secs(10),

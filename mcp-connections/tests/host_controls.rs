@@ -415,10 +415,9 @@ async fn readiness_waits_and_fail_fast_calls() {
         .unwrap_err();
     assert!(err.is_not_ready(), "{err}");
     assert!(started.elapsed() < Duration::from_millis(500));
-    assert!(
-        err.to_string()
-            .contains("still starting (the call asked not to wait)"),
-        "{err}"
+    assert_eq!(
+        err.to_string(),
+        "MCP server `slow` is not ready: still starting"
     );
     assert!(
         set.wait_for_server_ready(&key("slow"), Duration::from_secs(20))

@@ -203,7 +203,7 @@ async fn a_body_over_the_json_limit_fails_at_once_and_is_not_a_timeout() {
     assert!(!err.is_timeout(), "{err}");
     assert!(err.is_protocol(), "what the server sent is at fault: {err}");
     // Classified by rmcp's body limit, counted before parsing (so memory is bounded).
-    let text = err.to_string();
+    let text = mcp_key::error_chain(&err);
     assert!(text.contains("MCP server `bad`"), "{text}");
     assert!(text.contains("exceeded the maximum size"), "{text}");
 

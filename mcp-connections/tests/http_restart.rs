@@ -179,7 +179,8 @@ async fn a_reply_for_another_request_fails_the_call_at_once() {
     );
     let err = echo(&set, 1).await.unwrap_err();
     assert!(err.is_protocol(), "{err}");
-    assert!(err.to_string().contains("987654"), "{err}");
+    let chain = mcp_key::error_chain(&err);
+    assert!(chain.contains("987654"), "{chain}");
     echo(&set, 2).await.unwrap();
     set.shutdown().await;
     server.shutdown().await;
@@ -240,10 +241,8 @@ async fn a_server_that_keeps_losing_sessions_is_backed_off() {
     }
     let err = backed_off.expect("the third lost session is backed off");
     assert!(!err.is_timeout(), "{err}");
-    assert!(
-        err.to_string().contains("keeps losing the session"),
-        "{err}"
-    );
+    let chain = mcp_key::error_chain(&err);
+    assert!(chain.contains("keeps losing the session"), "{chain}");
     let restarted_inits = initializes(&server);
     assert_eq!(
         restarted_inits, 0,

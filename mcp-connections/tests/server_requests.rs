@@ -209,7 +209,7 @@ async fn without_a_handler_sampling_is_refused_and_not_announced() {
                 assert_eq!(init.params["capabilities"].get("sampling"), None);
             }
             Some(_) => {
-                let err = call(&set, "sample").await.unwrap_err().to_string();
+                let err = mcp_key::error_chain(&call(&set, "sample").await.unwrap_err());
                 assert!(
                     err.contains("sampling") && err.contains("this client does not offer sampling"),
                     "{err}"

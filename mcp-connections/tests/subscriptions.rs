@@ -176,7 +176,8 @@ async fn a_server_without_the_capability_says_so() {
             .await
             .unwrap_err();
         assert!(err.is_unsupported(), "{era:?}: {err}");
-        assert!(err.to_string().contains("resources.subscribe"), "{err}");
+        let chain = mcp_key::error_chain(&err);
+        assert!(chain.contains("resources.subscribe"), "{chain}");
         set.shutdown().await;
         fx.assert_no_processes().await;
     }

@@ -15,6 +15,7 @@ use crate::policy::hooks::ToolCall;
 use crate::set::ConnectionSet;
 use crate::set::slot::{Attached, Slot, SlotState};
 use crate::set::startup;
+use crate::status::ServerState;
 use mcp_pool::deadline_in;
 
 /// A call prepared to be sent: its connection, arguments, settings and turn.
@@ -230,7 +231,7 @@ impl ConnectionSet {
                 return Err(Error::Protocol {
                     server: server.clone(),
                     operation: format!("tools/call {tool}"),
-                    detail: "the call started in a way this set does not know".to_owned(),
+                    source: "the call started in a way this set does not know".into(),
                 });
             }
         })
@@ -618,12 +619,7 @@ impl ConnectionSet {
                         .await
                         .is_err()
                     {
-                        return Err(Error::NotReady {
-                            server: key.clone(),
-                            state: Box::new(crate::status::ServerState::Starting),
-                            detail: "still starting".to_owned(),
-                            failure: None,
-                        });
+                        return Err(Error::not_ready(key, ServerState::Starting));
                     }
                 }
                 SlotState::Deferred(_) => {
@@ -642,15 +638,8 @@ impl ConnectionSet {
                     {
                         return Err(Error::NotReady {
                             server: key.clone(),
-                            state: Box::new(crate::status::ServerState::Failed(f.clone())),
-                            detail: format!(
-                                "{} (crash loop: {} failure{} in a row; next restart in {:.1}s)",
-                                SlotState::Failed(f.clone()).in_words(),
-                                crash_loop.crashes,
-                                if crash_loop.crashes == 1 { "" } else { "s" },
-                                crash_loop.retry_in.as_secs_f64()
-                            ),
-                            failure: Some(Box::new(f.clone())),
+                            state: Box::new(ServerState::Failed(f)),
+                            crash_loop: Some(crash_loop),
                         });
                     }
                     let guard = slot.transition.lock().await;
@@ -660,37 +649,21 @@ impl ConnectionSet {
                     }
                     drop(guard);
                     if let SlotState::Failed(f) = slot.current() {
-                        return Err(Error::NotReady {
-                            server: key.clone(),
-                            state: Box::new(crate::status::ServerState::Failed(f.clone())),
-                            detail: SlotState::Failed(f.clone()).in_words(),
-                            failure: Some(Box::new(f)),
-                        });
+                        return Err(Error::not_ready(key, ServerState::Failed(f)));
                     }
                 }
                 state @ (SlotState::Failed(_) | SlotState::Cancelled) => {
                     if self.inner.shutdown.is_cancelled() {
                         return Err(Error::ShutDown);
                     }
-                    let (typed, failure) = match &state {
-                        SlotState::Failed(f) => (
-                            crate::status::ServerState::Failed(f.clone()),
-                            Some(Box::new(f.clone())),
-                        ),
-                        _ => (crate::status::ServerState::Cancelled, None),
-                    };
-                    return Err(Error::NotReady {
-                        server: key.clone(),
-                        state: Box::new(typed),
-                        detail: state.in_words(),
-                        failure,
-                    });
+                    return Err(Error::not_ready(key, state.to_server_state()));
                 }
             }
         }
     }
 
-    /// The set's error for a request on `server`'s connection that failed with `e`.
+    /// The set's error for a request on `server`'s connection that failed with `e`: the
+    /// set's sentence (the server, the operation), with `e` as its source.
     pub(crate) fn request_error(
         &self,
         server: &McpServerKey,
@@ -704,84 +677,54 @@ impl ConnectionSet {
                 tool: operation,
                 after,
             },
-            RequestError::Protocol { detail } => Error::Protocol {
-                server,
-                operation,
-                detail,
-            },
-            RequestError::Server { code, message } => Error::Server {
-                server,
-                operation,
-                code,
-                message,
-            },
-            RequestError::AuthRequired => {
-                let failure = StartupFailure::new(
+            RequestError::AuthRequired => Error::not_ready(
+                &server,
+                ServerState::Failed(StartupFailure::new(
                     FailureReason::LoginRequired,
                     format!(
                         "MCP server `{server}` rejected the credentials (HTTP 401); log in again"
                     ),
-                );
-                Error::NotReady {
-                    server,
-                    state: Box::new(crate::status::ServerState::Failed(failure.clone())),
-                    detail: "the server rejected the credentials (HTTP 401); log in again"
-                        .to_owned(),
-                    failure: Some(Box::new(failure)),
-                }
-            }
-            RequestError::Unsupported { detail } => Error::Unsupported {
-                server,
-                operation,
-                detail,
-            },
+                )),
+            ),
             RequestError::Aborted => Error::ShutDown,
-            RequestError::TaskLost { task, detail } => Error::TaskLost {
+            e @ RequestError::Server { code, .. } => Error::Server {
                 server,
                 operation,
-                task,
-                detail,
+                code,
+                source: Box::new(e),
             },
-            RequestError::Declined { detail } => Error::Declined {
+            e @ RequestError::Protocol { .. } => Error::Protocol {
                 server,
                 operation,
-                detail,
+                source: Box::new(e),
             },
-            RequestError::Disconnected { detail } => Error::Disconnected {
+            e @ RequestError::Unsupported { .. } => Error::Unsupported {
                 server,
                 operation,
-                detail,
+                source: Box::new(e),
+            },
+            RequestError::TaskLost { ref task, .. } => Error::TaskLost {
+                server,
+                operation,
+                task: task.clone(),
+                source: Box::new(e),
+            },
+            e @ RequestError::Declined { .. } => Error::Declined {
+                server,
+                operation,
+                source: Box::new(e),
             },
             other => Error::Disconnected {
                 server,
                 operation,
-                detail: other.to_string(),
+                source: Box::new(other),
             },
         }
     }
 }
 
-/// The error of a fail-fast call to a server that is not ready.
+/// The error of a fail-fast call to a server that is not ready (the host asked not to
+/// wait).
 fn not_ready_now(key: &McpServerKey, state: &SlotState) -> Error {
-    let (typed, failure) = match state {
-        SlotState::Starting => (crate::status::ServerState::Starting, None),
-        SlotState::Deferred(cached) => (
-            crate::status::ServerState::Deferred {
-                tools: cached.tools.len(),
-                cached_at: cached.fetched_at,
-            },
-            None,
-        ),
-        SlotState::Failed(f) => (
-            crate::status::ServerState::Failed(f.clone()),
-            Some(Box::new(f.clone())),
-        ),
-        _ => (crate::status::ServerState::Cancelled, None),
-    };
-    Error::NotReady {
-        server: key.clone(),
-        state: Box::new(typed),
-        detail: format!("{} (the call asked not to wait)", state.in_words()),
-        failure,
-    }
+    Error::not_ready(key, state.to_server_state())
 }

@@ -37,7 +37,7 @@ use crate::set::inner::{SetInner, known_servers_hint};
 use crate::set::options::ConnectionSetOptions;
 use crate::set::pool::ServerPool;
 use crate::set::slot::{Slot, SlotState};
-pub(crate) use crate::status::{ServerState, ServerStatus, StartupSummary};
+pub(crate) use crate::status::{ServerStatus, StartupSummary};
 use mcp_client::FailureReason;
 use mcp_client::StartupFailure;
 
@@ -449,18 +449,7 @@ impl ConnectionSet {
 fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
     ServerStatus {
         key: slot.spec.key.clone(),
-        state: match state {
-            SlotState::Starting => ServerState::Starting,
-            SlotState::Deferred(cached) => ServerState::Deferred {
-                tools: cached.tools.len(),
-                cached_at: cached.fetched_at,
-            },
-            SlotState::Ready(live) => ServerState::Ready {
-                tools: live.tools().len(),
-            },
-            SlotState::Failed(f) => ServerState::Failed(f.clone()),
-            SlotState::Cancelled => ServerState::Cancelled,
-        },
+        state: state.to_server_state(),
         required: slot.spec.required,
         warnings: match state {
             SlotState::Ready(live) => live.warnings().as_ref().clone(),

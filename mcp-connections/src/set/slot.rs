@@ -15,6 +15,7 @@ use crate::catalog::tool_cache::CachedTools;
 use crate::set::live::Live;
 use crate::set::live::SessionRoute;
 use crate::set::pool::ConnectionKey;
+use crate::status::ServerState;
 use mcp_client::StartupFailure;
 
 /// Where a server is in its life, as this set sees it.
@@ -38,24 +39,29 @@ impl SlotState {
         !matches!(self, Self::Starting)
     }
 
-    /// The state in a few words, for a message that already names the server and keeps
-    /// the failure as its source (`it failed (spawn_failed)`).
-    pub(crate) fn in_words(&self) -> String {
+    /// The state as a host reads it.
+    pub(crate) fn to_server_state(&self) -> ServerState {
         match self {
-            Self::Starting => "still starting".to_owned(),
-            Self::Deferred(_) => "not started yet (its tools come from the cache)".to_owned(),
-            Self::Ready(_) => "ready".to_owned(),
-            Self::Failed(f) => format!("it failed ({})", f.reason().label()),
-            Self::Cancelled => "startup was cancelled".to_owned(),
+            Self::Starting => ServerState::Starting,
+            Self::Deferred(cached) => ServerState::Deferred {
+                tools: cached.tools.len(),
+                cached_at: cached.fetched_at,
+            },
+            Self::Ready(live) => ServerState::Ready {
+                tools: live.tools().len(),
+            },
+            Self::Failed(f) => ServerState::Failed(f.clone()),
+            Self::Cancelled => ServerState::Cancelled,
         }
     }
 
     /// The state with the failure's whole text, for a message that carries no source (a
     /// listing's failures are text).
     pub(crate) fn describe(&self) -> String {
+        let state = self.to_server_state();
         match self {
-            Self::Failed(f) => format!("{}: {}", self.in_words(), f.chain()),
-            other => other.in_words(),
+            Self::Failed(f) => format!("{}: {}", state.in_words(), f.chain()),
+            _ => state.in_words(),
         }
     }
 }

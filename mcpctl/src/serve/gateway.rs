@@ -341,7 +341,7 @@ pub(crate) fn call_outcome(
             result.result_type.get_or_insert(ResultType::COMPLETE);
             Ok(result)
         }
-        Err(e) if e.is_unknown() => Err(McpError::invalid_params(e.to_string(), None)),
+        Err(e) if e.is_unknown() => Err(McpError::invalid_params(mcp_key::error_chain(&e), None)),
         Err(e) => Ok(error_result(crate::serve::explain(&e))),
     }
 }
@@ -793,7 +793,9 @@ impl ServerHandler for Gateway {
             .await
         {
             Ok(completion) => Ok(CompleteResult::new(completion)),
-            Err(e) if e.is_unsupported() => Err(McpError::invalid_params(e.to_string(), None)),
+            Err(e) if e.is_unsupported() => {
+                Err(McpError::invalid_params(mcp_key::error_chain(&e), None))
+            }
             Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
         }
     }
@@ -810,7 +812,9 @@ impl ServerHandler for Gateway {
         let (server, uri) = self.resource_target(&request.uri).await?;
         match self.inner.set.subscribe_resource(&server, &uri).await {
             Ok(()) => Ok(()),
-            Err(e) if e.is_unsupported() => Err(McpError::invalid_request(e.to_string(), None)),
+            Err(e) if e.is_unsupported() => {
+                Err(McpError::invalid_request(mcp_key::error_chain(&e), None))
+            }
             Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
         }
     }
@@ -836,7 +840,7 @@ impl ServerHandler for Gateway {
                 .set
                 .unsubscribe_resource(&server, &uri)
                 .await
-                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+                .map_err(|e| McpError::internal_error(mcp_key::error_chain(&e), None))?;
         }
         Ok(())
     }
@@ -863,7 +867,7 @@ impl ServerHandler for Gateway {
                 }
                 Ok(result.into())
             }
-            Err(e) => Err(McpError::internal_error(e.to_string(), None)),
+            Err(e) => Err(McpError::internal_error(mcp_key::error_chain(&e), None)),
         }
     }
 }

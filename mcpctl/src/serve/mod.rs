@@ -180,7 +180,7 @@ fn parse_addr(text: &str) -> Result<SocketAddr, CliError> {
 
 /// The text of a failed call for the model and the person reading it, with what to do.
 pub(crate) fn explain(e: &mcp_connections::Error) -> String {
-    let text = e.to_string();
+    let text = mcp_key::error_chain(e);
     if e.is_auth_required()
         && let mcp_connections::Error::NotReady { server, .. } = e
     {
