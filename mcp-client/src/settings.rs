@@ -201,7 +201,8 @@ impl std::fmt::Debug for HttpTarget {
 }
 
 /// The settings of one connection: what the client announces and how long it waits. A
-/// pool keeps connections with different settings apart (they are part of its key).
+/// pool keeps connections with different settings apart: [`Self::fingerprint`] is part of
+/// its key.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ClientSettings {
@@ -429,6 +430,80 @@ impl ClientSettings {
         self
     }
 
+    /// What tells connections opened with these settings apart, for a pool that shares
+    /// connections between users (two settings with one fingerprint open connections that
+    /// behave alike): every setting that changes what the connection announces, waits for,
+    /// holds or sends. Three are left out:
+    /// - the handshake ([`Self::with_handshake`]): chosen per start from what is known of
+    ///   the server (the era it spoke last), a way to reach the same connection; key the
+    ///   connection by what it is chosen from (a host's configured protocol) instead;
+    /// - the variable lookup ([`Self::with_env`]): a function, which cannot be compared;
+    ///   key the connection by the values it gives for the variables the server's
+    ///   configuration names (`mcp_catalog`'s connection fingerprint does);
+    /// - where the cleanup of a failed start runs ([`Self::with_background`]): not the
+    ///   connection's behaviour.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_client::ClientSettings;
+    ///
+    /// let base = ClientSettings::new();
+    /// assert_eq!(base.fingerprint(), ClientSettings::new().fingerprint());
+    /// let small = ClientSettings::new().with_list_byte_budget(64 * 1024);
+    /// assert_ne!(base.fingerprint(), small.fingerprint());
+    /// let quick = ClientSettings::new().with_probe_timeout(Duration::from_millis(200));
+    /// assert_ne!(base.fingerprint(), quick.fingerprint());
+    /// ```
+    pub fn fingerprint(&self) -> mcp_key::Fingerprint {
+        // Every field named: a new setting does not compile until it is placed here.
+        let Self {
+            client,
+            protocol_version,
+            handshake: _,
+            startup_timeout,
+            probe_timeout,
+            list_byte_budget,
+            list_changed_debounce,
+            process_grace,
+            listen_stall,
+            env: _,
+            roots,
+            elicitation,
+            sampling,
+            tasks,
+            log_level,
+            extensions,
+            background: _,
+        } = self;
+        let nanos = |d: &Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let roots = roots.iter().map(|root| match &root.name {
+            Some(name) => format!("{}\0+{name}", root.uri),
+            None => format!("{}\0-", root.uri),
+        });
+        mcp_key::Fingerprint::builder("mcp-client/settings")
+            .str("client", &serde_json::to_string(client).unwrap_or_default())
+            .str("protocol_version", protocol_version.as_str())
+            .u64("startup_timeout_ns", nanos(startup_timeout))
+            .u64("probe_timeout_ns", nanos(probe_timeout))
+            .u64(
+                "list_byte_budget",
+                u64::try_from(*list_byte_budget).unwrap_or(u64::MAX),
+            )
+            .u64("list_changed_debounce_ns", nanos(list_changed_debounce))
+            .u64("process_grace_ns", nanos(process_grace))
+            .u64("listen_stall_ns", nanos(listen_stall))
+            .list("roots", roots)
+            .bool("elicitation", *elicitation)
+            .bool("sampling", *sampling)
+            .bool("tasks", *tasks)
+            .opt_str("log_level", log_level.map(|level| level.as_str()))
+            .str(
+                "extensions",
+                &serde_json::to_string(extensions).unwrap_or_default(),
+            )
+            .finish()
+    }
+
     /// The identity sent in the handshake.
     pub fn client_info(&self) -> &Implementation {
         &self.client
@@ -442,5 +517,50 @@ impl ClientSettings {
             self.client.version,
             env!("CARGO_PKG_VERSION")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_of_the_connection_is_in_the_fingerprint() {
+        let base = ClientSettings::new().fingerprint();
+        let json = |v: serde_json::Value| match v {
+            serde_json::Value::Object(map) => map,
+            _ => rmcp::model::JsonObject::new(),
+        };
+        let changed = [
+            ClientSettings::new().with_client_info(Implementation::new("host", "1")),
+            ClientSettings::new().with_protocol_version(ProtocolVersion::V_2025_06_18),
+            ClientSettings::new().with_startup_timeout(Duration::from_secs(31)),
+            ClientSettings::new().with_probe_timeout(Duration::from_secs(4)),
+            ClientSettings::new().with_list_byte_budget(1024),
+            ClientSettings::new().with_list_changed_debounce(Duration::ZERO),
+            ClientSettings::new().with_process_grace(Duration::from_secs(1)),
+            ClientSettings::new().with_listen_stall(Duration::ZERO),
+            ClientSettings::new().with_roots(Arc::from(vec![Root::new("file:///w")])),
+            ClientSettings::new().with_elicitation(true),
+            ClientSettings::new().with_sampling(true),
+            ClientSettings::new().with_tasks(false),
+            ClientSettings::new().with_log_level(Some(mcp_catalog::LogLevel::Debug)),
+            ClientSettings::new().with_extensions(vec!["x/y".to_owned()]),
+            ClientSettings::new().with_extension("x/y", json(serde_json::json!({"a": 1}))),
+        ];
+        let mut seen = std::collections::BTreeSet::from([base]);
+        for (i, settings) in changed.iter().enumerate() {
+            assert!(
+                seen.insert(settings.fingerprint()),
+                "setting {i} is not in it"
+            );
+        }
+        // Chosen per start, or not the connection's behaviour: left out.
+        let lookup: SharedEnvLookup = Arc::new(|_: &str| None);
+        let same = ClientSettings::new()
+            .with_handshake(Handshake::Initialize)
+            .with_env(lookup)
+            .with_background(TaskTracker::new(), CancellationToken::new());
+        assert_eq!(same.fingerprint(), base);
     }
 }

@@ -1,51 +1,94 @@
-//! The connection set's view of one configured server, derived from the catalog.
+//! The connection set's view of one configured server ([`ServerSpec`]): the catalog's own
+//! entry ([`mcp_catalog::ServerConfig`], held once and read where it is needed: timeouts,
+//! tool filter, `required`, parallel calls, transport) and only what the set derives from
+//! it: the key, and why the server's environment cannot be used.
 
-use std::time::Duration;
+use std::sync::Arc;
 
-use mcp_key::McpServerKey;
+use mcp_catalog::{HttpConfig, ServerConfig, Transport};
+use mcp_key::{EnvironmentId, McpServerKey};
 
 /// Everything the set needs to start and use one server.
 #[derive(Debug, Clone)]
 pub(crate) struct ServerSpec {
     pub(crate) key: McpServerKey,
-    pub(crate) transport: TransportSpec,
-    pub(crate) startup_timeout: Duration,
-    pub(crate) tool_timeout: Duration,
-    pub(crate) filter: mcp_catalog::ToolFilter,
-    pub(crate) required: bool,
-    pub(crate) parallel_tool_calls: bool,
-    /// The environment the server runs in, when it is not `local`.
-    pub(crate) environment: Option<mcp_key::EnvironmentId>,
+    /// The catalog's entry of the server.
+    pub(crate) config: Arc<ServerConfig>,
     /// Set when the server's environment cannot be used; startup fails with reason
     /// `environment`.
     pub(crate) environment_problem: Option<String>,
-    /// What a change of one of its pinned tools does (`tool_drift`).
-    pub(crate) tool_drift: mcp_catalog::ToolDriftPolicy,
 }
 
-/// How to reach the server: the catalog's own transport model (the set translates it once,
-/// into a `LaunchSpec` for stdio or the HTTP client's settings, when it starts the server).
-/// [`TransportSpec::http`] gives the settings of either HTTP transport.
-#[derive(Debug, Clone)]
-pub(crate) enum TransportSpec {
-    Stdio(mcp_catalog::StdioConfig),
-    Http(mcp_catalog::HttpConfig),
-    /// The legacy HTTP+SSE transport (MCP 2024-11-05); the URL is the event stream.
-    Sse(mcp_catalog::HttpConfig),
-    /// A server this version of the set cannot start, with why: an unknown transport kind
-    /// or the catalog's located errors for an unusable entry. Fails with reason `config`.
-    Unsupported(String),
-    /// The configuration entry cannot be used: invalid, or a transport the catalog knows
-    /// but the set does not (its errors, with file, line and column).
-    Invalid(String),
-}
-
-impl TransportSpec {
-    /// The HTTP settings of a streamable HTTP or legacy SSE server.
-    pub(crate) fn http(&self) -> Option<&mcp_catalog::HttpConfig> {
-        match self {
-            TransportSpec::Http(http) | TransportSpec::Sse(http) => Some(http),
-            _ => None,
+impl ServerSpec {
+    /// The spec of `key`, configured as `config`.
+    pub(crate) fn new(key: McpServerKey, config: &ServerConfig) -> Self {
+        Self {
+            key,
+            config: Arc::new(config.clone()),
+            environment_problem: None,
         }
+    }
+
+    /// The environment the server runs in, when it is not `local`.
+    pub(crate) fn environment(&self) -> Option<&EnvironmentId> {
+        Some(self.config.environment()).filter(|id| !id.is_local())
+    }
+
+    /// The HTTP settings of a streamable HTTP or legacy SSE server.
+    pub(crate) fn http(&self) -> Option<&HttpConfig> {
+        self.config.transport().as_http()
+    }
+
+    /// Why this set cannot start the server from its entry, if it cannot: an entry the
+    /// catalog found unusable (its located errors), or a transport this version of the
+    /// set does not know. Startup fails with reason `config`.
+    pub(crate) fn unusable(&self) -> Option<String> {
+        match self.config.transport() {
+            Transport::Stdio(_) | Transport::StreamableHttp(_) | Transport::Sse(_) => None,
+            Transport::Unusable(unusable) => Some(format!(
+                "its configuration entry cannot be used: {unusable}"
+            )),
+            other => Some(format!(
+                "the {} transport is not supported by this connection set",
+                other.kind_name()
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_spec_reads_the_catalogs_entry_held_once() {
+        let config = ServerConfig::stdio("srv")
+            .with_startup_timeout(Duration::from_secs(7))
+            .with_tool_timeout(Duration::from_secs(9))
+            .with_required(true)
+            .with_supports_parallel_tool_calls(true)
+            .with_environment("box".parse().unwrap_or_else(|_| unreachable!()));
+        let key: McpServerKey = "srv@box".parse().unwrap_or_else(|_| unreachable!());
+        let spec = ServerSpec::new(key, &config);
+        // The entry itself, not field copies: what the catalog says is what the set reads.
+        assert_eq!(*spec.config, config);
+        // Clones (one per start) share the one entry.
+        let start = spec.clone();
+        assert!(Arc::ptr_eq(&spec.config, &start.config));
+        assert_eq!(spec.environment().map(EnvironmentId::as_str), Some("box"));
+        assert_eq!(spec.http(), None);
+        assert_eq!(spec.unusable(), None);
+
+        let local = ServerSpec::new(
+            "web".parse().unwrap_or_else(|_| unreachable!()),
+            &ServerConfig::http("http://127.0.0.1:9/mcp"),
+        );
+        assert_eq!(local.environment(), None);
+        assert_eq!(
+            local.http().map(HttpConfig::url),
+            Some("http://127.0.0.1:9/mcp")
+        );
     }
 }

@@ -235,18 +235,16 @@ mod tests;
 /// rotated token is the same pin.
 pub(crate) fn pin_target(spec: &crate::catalog::spec::ServerSpec) -> Fingerprint {
     let b = Fingerprint::builder("mcp-connections/pin-target/v1");
-    match &spec.transport {
-        crate::catalog::spec::TransportSpec::Stdio(stdio) => b
+    match spec.config.transport() {
+        mcp_catalog::Transport::Stdio(stdio) => b
             .str("transport", "stdio")
             .str("command", stdio.command())
             .list("args", stdio.args())
             .opt_str("cwd", stdio.cwd().map(|p| p.to_string_lossy()).as_deref()),
-        crate::catalog::spec::TransportSpec::Http(http) => {
+        mcp_catalog::Transport::StreamableHttp(http) => {
             b.str("transport", "http").str("url", http.url())
         }
-        crate::catalog::spec::TransportSpec::Sse(http) => {
-            b.str("transport", "sse").str("url", http.url())
-        }
+        mcp_catalog::Transport::Sse(http) => b.str("transport", "sse").str("url", http.url()),
         _ => b.str("transport", "unusable"),
     }
     .finish()

@@ -306,7 +306,7 @@ impl ConnectionSet {
         new_call: bool,
     ) -> Result<PreparedCall> {
         let slot = Arc::clone(self.inner.slot(server)?);
-        if !slot.spec.filter.allows(tool) {
+        if !slot.spec.config.tool_filter().allows(tool) {
             return Err(Error::ToolFiltered {
                 server: server.clone(),
                 tool: tool.to_owned(),
@@ -330,7 +330,9 @@ impl ConnectionSet {
         };
         let timeout = options
             .timeout
-            .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
+            .map_or(slot.spec.config.tool_timeout(), |t| {
+                t.min(slot.spec.config.tool_timeout())
+            });
         let deadline = deadline_in(timeout);
         let live = self
             .ready_connection(&slot, deadline, options.fail_fast)
@@ -441,7 +443,9 @@ impl ConnectionSet {
         };
         let timeout = options
             .timeout
-            .map_or(slot.spec.tool_timeout, |t| t.min(slot.spec.tool_timeout));
+            .map_or(slot.spec.config.tool_timeout(), |t| {
+                t.min(slot.spec.config.tool_timeout())
+            });
         self.ready_connection(&slot, deadline_in(timeout), options.fail_fast)
             .await?;
         let found = self
@@ -470,7 +474,7 @@ impl ConnectionSet {
             return Some(found);
         }
         let slot = self.namespace_owner(qualified)?;
-        let deadline = deadline_in(slot.spec.tool_timeout);
+        let deadline = deadline_in(slot.spec.config.tool_timeout());
         let _ = self.ready_connection(&slot, deadline, false).await;
         self.resolve_tool(qualified)
     }

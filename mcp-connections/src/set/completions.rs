@@ -31,7 +31,7 @@ impl ConnectionSet {
         context: Option<CompletionContext>,
     ) -> Result<CompletionInfo> {
         let slot = Arc::clone(self.inner.slot(server)?);
-        let timeout = slot.spec.tool_timeout;
+        let timeout = slot.spec.config.tool_timeout();
         let deadline = deadline_in(timeout);
         let live = self.ready_connection(&slot, deadline, false).await?;
         let operation = match &reference {

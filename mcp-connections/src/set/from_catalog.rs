@@ -1,60 +1,29 @@
-//! Turning a resolved catalog into the set's server specs.
+//! Turning a resolved catalog into the set's server specs, and each server's connection
+//! settings ([`ClientSettings`]) and pool key ([`ConnectionKey`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_catalog::{ResolvedCatalog, ServerConfig, Transport};
+use mcp_catalog::ResolvedCatalog;
 use mcp_key::{EnvironmentId, Fingerprint, McpServerKey, NamingOptions, ServerName};
 
-use mcp_client::{Environment, WrapperEnvironment};
+use mcp_client::{ClientSettings, Environment, WrapperEnvironment};
 
-use crate::catalog::spec::{ServerSpec, TransportSpec};
+use crate::catalog::spec::ServerSpec;
 use crate::set::options::ConnectionSetOptions;
 use crate::set::pool::ConnectionKey;
 
 /// The specs of every exposed, enabled server, in key order.
-pub(crate) fn specs(catalog: &ResolvedCatalog, _options: &ConnectionSetOptions) -> Vec<ServerSpec> {
+pub(crate) fn specs(catalog: &ResolvedCatalog) -> Vec<ServerSpec> {
     catalog
         .exposed_keys()
         .filter_map(|key| {
             let config = catalog.get(key)?;
             config
                 .enabled()
-                .then(|| spec(key, config, catalog.tool_drift(key)))
+                .then(|| ServerSpec::new(key.clone(), config))
         })
         .collect()
-}
-
-fn spec(
-    key: &McpServerKey,
-    config: &ServerConfig,
-    tool_drift: mcp_catalog::ToolDriftPolicy,
-) -> ServerSpec {
-    let env_id = config.environment();
-    let transport = match config.transport() {
-        Transport::Stdio(s) => TransportSpec::Stdio(s.clone()),
-        Transport::StreamableHttp(h) => TransportSpec::Http(h.clone()),
-        Transport::Sse(h) => TransportSpec::Sse(h.clone()),
-        Transport::Unusable(unusable) => TransportSpec::Invalid(format!(
-            "its configuration entry cannot be used: {unusable}"
-        )),
-        other => TransportSpec::Unsupported(format!(
-            "the {} transport is not supported by this connection set",
-            other.kind_name()
-        )),
-    };
-    ServerSpec {
-        key: key.clone(),
-        transport,
-        startup_timeout: config.startup_timeout(),
-        tool_timeout: config.tool_timeout(),
-        filter: config.tool_filter().clone(),
-        required: config.required(),
-        parallel_tool_calls: config.supports_parallel_tool_calls(),
-        environment: (!env_id.is_local()).then(|| env_id.clone()),
-        environment_problem: None,
-        tool_drift,
-    }
 }
 
 /// Whether a connection to `key` announces the elicitation capability: when the host
@@ -76,52 +45,83 @@ pub(crate) fn announces_sampling(options: &ConnectionSetOptions) -> bool {
     options.sampling.is_some()
 }
 
-/// The pool key of `key`'s connection: the catalog's connection fingerprint (transport,
-/// current values of referenced variables, environment, auth) plus what the set announces
-/// in `initialize` (client identity, protocol version, elicitation and sampling capabilities, roots)
-/// and the log level it asks for. Sets that
-/// agree on all of it share one connection.
+/// The extensions the client announces to `spec`'s server: enterprise-managed
+/// authorization for a server that uses it (feature `oauth`).
+fn announced_extensions(spec: &ServerSpec) -> Vec<String> {
+    #[cfg(feature = "oauth")]
+    if spec
+        .http()
+        .is_some_and(|http| http.auth() == mcp_catalog::AuthMode::Ema)
+    {
+        return vec![crate::auth::ema::EMA_EXTENSION.to_owned()];
+    }
+    let _ = spec;
+    Vec::new()
+}
+
+/// The settings of every connection to `spec`'s server that this set starts: what it
+/// announces (client identity, protocol version, capabilities, roots, extensions), the log
+/// level it asks for, and how long it waits and how much it holds. Each start adds only its
+/// handshake (from the era the server spoke last) and where its cleanup runs. Computed once
+/// per server; the pool key is derived from it ([`connection_key`]), so two sets share a
+/// connection only when they would open it alike.
+pub(crate) fn client_settings(
+    catalog: &ResolvedCatalog,
+    options: &ConnectionSetOptions,
+    spec: &ServerSpec,
+) -> ClientSettings {
+    let key = &spec.key;
+    let settings = ClientSettings::new()
+        .with_client_info(options.client.clone())
+        .with_protocol_version(options.protocol_version.clone())
+        .with_startup_timeout(spec.config.startup_timeout())
+        .with_probe_timeout(options.probe_timeout)
+        .with_list_byte_budget(options.list_byte_budget)
+        .with_list_changed_debounce(options.list_changed_debounce)
+        .with_listen_stall(options.listen_stall)
+        .with_process_grace(options.process_grace)
+        .with_env(options.env.clone())
+        .with_roots(Arc::clone(&options.roots))
+        .with_elicitation(announces_elicitation(catalog, options, key))
+        .with_sampling(announces_sampling(options))
+        .with_log_level(catalog.log_level(key))
+        .with_extensions(announced_extensions(spec));
+    if options.apps {
+        settings.with_extension(
+            crate::catalog::apps::APPS_EXTENSION,
+            crate::catalog::apps::extension_settings(),
+        )
+    } else {
+        settings
+    }
+}
+
+/// The pool key of `spec`'s connection: the catalog's connection fingerprint (transport,
+/// current values of referenced variables, environment, auth), the configured protocol
+/// (what each start's handshake is chosen from) and every setting of the connection
+/// ([`ClientSettings::fingerprint`]: what it announces and how long it waits, how much it
+/// holds). Sets that agree on all of it share one connection, and a connection is never
+/// held to another set's settings.
 pub(crate) fn connection_key(
     catalog: &ResolvedCatalog,
     options: &ConnectionSetOptions,
-    key: &McpServerKey,
+    spec: &ServerSpec,
+    settings: &ClientSettings,
 ) -> ConnectionKey {
+    let key = &spec.key;
     let catalog_fingerprint = catalog
         .fingerprint(key, &*options.env)
         .map_or_else(String::new, |f| f.to_hex());
-    let elicitation = announces_elicitation(catalog, options, key);
-    let fingerprint = Fingerprint::builder("mcp-connections/connection")
+    let fingerprint = Fingerprint::builder("mcp-connections/connection/v2")
         .str("server", &key.to_string())
         .str("catalog", &catalog_fingerprint)
-        .str("client_name", &options.client.name)
-        .str("client_version", &options.client.version)
-        .str("protocol", options.protocol_version.as_str())
         .str("protocol_choice", catalog.protocol(key).as_str())
-        .bool("elicitation", elicitation)
-        .bool("sampling", announces_sampling(options))
-        .bool("apps", options.apps)
-        .str(
-            "log_level",
-            catalog.log_level(key).map_or("", |level| level.as_str()),
-        )
-        .str("roots", &roots_text(&options.roots))
+        .str("settings", &settings.fingerprint().to_hex())
         .finish();
     ConnectionKey {
         server: key.clone(),
         fingerprint,
     }
-}
-
-/// The roots as one unambiguous text (JSON) for the fingerprint; empty without roots.
-fn roots_text(roots: &[mcp_client::Root]) -> String {
-    if roots.is_empty() {
-        return String::new();
-    }
-    let pairs: Vec<(&str, Option<&str>)> = roots
-        .iter()
-        .map(|r| (r.uri.as_str(), r.name.as_deref()))
-        .collect();
-    serde_json::to_string(&pairs).unwrap_or_default()
 }
 
 /// The environments stdio servers can run in: the catalog's `[environments.*]` as ssh
@@ -159,8 +159,8 @@ pub(crate) fn check_environments(
     environments: &BTreeMap<EnvironmentId, Arc<dyn Environment>>,
 ) {
     for spec in specs {
-        if let Some(env) = &spec.environment
-            && !environments.contains_key(env)
+        if let Some(env) = spec.environment().cloned()
+            && !environments.contains_key(&env)
         {
             spec.environment_problem = Some(format!(
                 "MCP server `{}` runs in environment `{env}`, which is not configured; add [environments.{env}] with a wrapper, register a host environment, or change the server's environment",

@@ -210,7 +210,7 @@ impl SetInner {
     /// login (OAuth, enterprise-managed, workload identity) or a host's credential
     /// provider: another account can stand behind the same fingerprint.
     pub(crate) fn authorization_in_key(&self, spec: &crate::catalog::spec::ServerSpec) -> bool {
-        let Some(http) = spec.transport.http() else {
+        let Some(http) = spec.http() else {
             return true;
         };
         if self.options.auth.contains_key(&spec.key) {

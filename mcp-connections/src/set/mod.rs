@@ -88,7 +88,7 @@ impl ConnectionSet {
         pool: ServerPool,
         owns_pool: bool,
     ) -> Self {
-        let mut specs = crate::set::from_catalog::specs(catalog, &options);
+        let mut specs = crate::set::from_catalog::specs(catalog);
         let environments = crate::set::from_catalog::environments(catalog, &options);
         crate::set::from_catalog::check_environments(&mut specs, &environments);
         let naming = crate::set::from_catalog::naming(catalog);
@@ -98,10 +98,12 @@ impl ConnectionSet {
         let slots: BTreeMap<McpServerKey, Arc<Slot>> = specs
             .into_iter()
             .map(|s| {
-                let pool_key = crate::set::from_catalog::connection_key(catalog, &options, &s.key);
+                let settings = crate::set::from_catalog::client_settings(catalog, &options, &s);
+                let pool_key =
+                    crate::set::from_catalog::connection_key(catalog, &options, &s, &settings);
                 (
                     s.key.clone(),
-                    Arc::new(Slot::new(s, pool_key, SlotState::Starting)),
+                    Arc::new(Slot::new(s, settings, pool_key, SlotState::Starting)),
                 )
             })
             .collect();
@@ -308,7 +310,7 @@ impl ConnectionSet {
     pub async fn wait_required(&self) -> Result<()> {
         let mut failures = Vec::new();
         for (key, slot) in &self.inner.slots {
-            if !slot.spec.required {
+            if !slot.spec.config.required() {
                 continue;
             }
             match slot.settled().await {
@@ -376,7 +378,8 @@ impl ConnectionSet {
                 old.pool_key == slot.pool_key && matches!(old.current(), SlotState::Ready(_))
             });
             if reused {
-                let _ = tokio::time::timeout(slot.spec.startup_timeout, slot.settled()).await;
+                let _ =
+                    tokio::time::timeout(slot.spec.config.startup_timeout(), slot.settled()).await;
             }
         }
         self.retire().await;
@@ -450,7 +453,7 @@ fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
     ServerStatus {
         key: slot.spec.key.clone(),
         state: state.to_server_state(),
-        required: slot.spec.required,
+        required: slot.spec.config.required(),
         warnings: match state {
             SlotState::Ready(live) => live.warnings().as_ref().clone(),
             _ => Vec::new(),
@@ -466,13 +469,7 @@ fn status_of(inner: &SetInner, slot: &Slot, state: &SlotState) -> ServerStatus {
             _ => None,
         },
         plugin: crate::catalog::tool_info::PluginOrigin::of(&inner.catalog, &slot.spec.key),
-        transport: match slot.spec.transport {
-            crate::catalog::spec::TransportSpec::Stdio(_) => mcp_catalog::STDIO_LABEL,
-            crate::catalog::spec::TransportSpec::Http(_) => mcp_catalog::STREAMABLE_HTTP_LABEL,
-            crate::catalog::spec::TransportSpec::Sse(_) => mcp_catalog::SSE_LABEL,
-            crate::catalog::spec::TransportSpec::Unsupported(_) => "unsupported",
-            crate::catalog::spec::TransportSpec::Invalid(_) => mcp_catalog::UNUSABLE_LABEL,
-        },
+        transport: slot.spec.config.transport().label(),
     }
 }
 

@@ -468,7 +468,11 @@ impl ConnectionSetOptions {
 
     /// Keeps the set's connections in the host's [`ServerPool`](crate::ServerPool),
     /// shared with the other sets given the same pool (one per session or sub-agent):
-    /// a server with the same connection fingerprint is one connection, one process.
+    /// a server with the same connection fingerprint is one connection, one process. The
+    /// fingerprint covers the connection settings of these options (client identity,
+    /// protocol version, probe timeout, list byte budget, debounce, listen stall, process
+    /// grace, roots, capabilities), so sets that differ in one get connections of their
+    /// own.
     /// The pool's own backoff applies instead of [`Self::with_restart_backoff`].
     /// Without it, the set has a pool of its own, shut down with the set.
     #[must_use]

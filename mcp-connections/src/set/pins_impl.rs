@@ -29,7 +29,7 @@ impl crate::set::ConnectionSet {
         self.inner
             .slot(server)
             .map_or(mcp_catalog::ToolDriftPolicy::Reapprove, |s| {
-                s.spec.tool_drift
+                self.inner.catalog.tool_drift(&s.spec.key)
             })
     }
 
@@ -136,7 +136,7 @@ pub(crate) fn enforce(
         }
         _ => Vec::new(),
     };
-    let policy = slot.spec.tool_drift;
+    let policy = inner.catalog.tool_drift(key);
     let (held, notices): (Vec<ToolDrift>, Vec<ToolDrift>) =
         drift.into_iter().partition(|d| holds(policy, d));
     let repinned: Vec<String> = notices.iter().map(|d| d.tool.clone()).collect();

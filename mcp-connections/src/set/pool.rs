@@ -22,9 +22,12 @@ pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_secs(1);
 pub const DEFAULT_RESTART_BACKOFF_MAX: Duration = Duration::from_secs(30);
 
 /// What identifies one shared connection: the server and the fingerprint of everything
-/// that makes a connection to it (the catalog's connection fingerprint, plus the client
-/// identity and capabilities the set announces). Two sets asking for the same key share
-/// one connection (one process).
+/// that makes a connection to it (the catalog's connection fingerprint, the configured
+/// protocol, and every setting the set opens it with:
+/// [`ClientSettings::fingerprint`](mcp_client::ClientSettings::fingerprint)). Two sets
+/// asking for the same key share one connection (one process); sets that would open it
+/// differently (another byte budget, probe timeout, client identity, capability) get one
+/// each.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ConnectionKey {
     /// The server.
@@ -63,9 +66,11 @@ pub type PoolStats = mcp_pool::PoolStats<ConnectionKey>;
 /// connection stops when its last lease is gone (after the pool's idle keep-alive).
 /// Starting, single flight, crash-loop backoff and generations all happen here.
 ///
-/// Sets sharing a pool should come from one host configuration: a connection is started
-/// with the options (environment lookup, auth providers, environments) of the set that
-/// started it. Requests from the server (elicitation) reach only the set whose call is
+/// A connection's settings (what it announces, how long it waits, how much it holds) are
+/// part of its key, so a set never uses a connection opened with another set's. What is
+/// not a setting is taken from the set that starts the connection: its environment lookup
+/// (the values it gives are in the key), credential providers and environments; sets
+/// sharing a pool should agree on those. Requests from the server (elicitation) reach only the set whose call is
 /// running on the connection: calls of different sets on one connection take turns.
 ///
 /// Call [`ServerPool::shutdown`] when the host exits, after the sets.

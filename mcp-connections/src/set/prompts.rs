@@ -37,7 +37,7 @@ impl ConnectionSet {
         arguments: Option<JsonObject>,
     ) -> Result<GetPromptResult> {
         let slot = Arc::clone(self.inner.slot(server)?);
-        let timeout = slot.spec.tool_timeout;
+        let timeout = slot.spec.config.tool_timeout();
         let deadline = deadline_in(timeout);
         let live = self.ready_connection(&slot, deadline, false).await?;
         let operation = format!("prompts/get {name}");

@@ -79,7 +79,7 @@ impl ConnectionSet {
                 .slots
                 .get(key)
                 .map_or(std::time::Duration::from_secs(30), |s| {
-                    s.spec.startup_timeout
+                    s.spec.config.startup_timeout()
                 });
             async move { tokio::time::timeout(timeout, fut).await }
         }))
@@ -164,7 +164,7 @@ impl ConnectionSet {
             >,
     {
         let slot = Arc::clone(self.inner.slot(server)?);
-        let deadline = deadline_in(slot.spec.startup_timeout);
+        let deadline = deadline_in(slot.spec.config.startup_timeout());
         let live = self.ready_connection(&slot, deadline, false).await?;
         match tokio::time::timeout_at(deadline, list(live, cursor)).await {
             Ok(Ok((items, next_cursor))) => Ok(ListPage { items, next_cursor }),
@@ -172,7 +172,7 @@ impl ConnectionSet {
             Err(_) => Err(Error::Timeout {
                 server: server.clone(),
                 tool: method.to_owned(),
-                after: slot.spec.startup_timeout,
+                after: slot.spec.config.startup_timeout(),
             }),
         }
     }
@@ -223,7 +223,7 @@ impl ConnectionSet {
         uri: &str,
     ) -> Result<ReadResourceResult> {
         let slot = Arc::clone(self.inner.slot(server)?);
-        let timeout = slot.spec.tool_timeout;
+        let timeout = slot.spec.config.tool_timeout();
         let deadline = deadline_in(timeout);
         let live = self.ready_connection(&slot, deadline, false).await?;
         let Ok(_turn) = tokio::time::timeout_at(deadline, live.turn()).await else {

@@ -16,7 +16,7 @@ use crate::set::live::Live;
 use crate::set::live::SessionRoute;
 use crate::set::pool::ConnectionKey;
 use crate::status::ServerState;
-use mcp_client::StartupFailure;
+use mcp_client::{ClientSettings, StartupFailure};
 
 /// Where a server is in its life, as this set sees it.
 #[derive(Clone)]
@@ -117,6 +117,9 @@ impl Deref for Attached {
 /// One configured server.
 pub(crate) struct Slot {
     pub(crate) spec: ServerSpec,
+    /// The settings this set opens the server's connections with (each start adds its
+    /// handshake); [`Slot::pool_key`] is derived from them.
+    pub(crate) settings: ClientSettings,
     /// The connection this server needs (server key + fingerprint): sets and
     /// generations with the same key share one connection.
     pub(crate) pool_key: ConnectionKey,
@@ -130,9 +133,15 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    pub(crate) fn new(spec: ServerSpec, pool_key: ConnectionKey, initial: SlotState) -> Self {
+    pub(crate) fn new(
+        spec: ServerSpec,
+        settings: ClientSettings,
+        pool_key: ConnectionKey,
+        initial: SlotState,
+    ) -> Self {
         Self {
             spec,
+            settings,
             pool_key,
             state: watch::channel(initial).0,
             transition: tokio::sync::Mutex::new(()),

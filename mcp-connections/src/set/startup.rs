@@ -9,7 +9,9 @@ use mcp_client::{
     StartupFailure, Target,
 };
 
-use crate::catalog::spec::{ServerSpec, TransportSpec};
+use mcp_catalog::Transport;
+
+use crate::catalog::spec::ServerSpec;
 use crate::events::ConnectionEvent;
 use crate::set::inner::SetInner;
 use crate::set::live::{Gate, Live};
@@ -38,9 +40,10 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
     };
     let factory = {
         let (inner, spec, pool_key) = (Arc::clone(inner), slot.spec.clone(), slot.pool_key.clone());
+        let settings = slot.settings.clone();
         move || async move {
             let (handshake, remembered) = handshake_of(&inner, &spec.key, &pool_key);
-            let result = connect(&inner, &spec, handshake).await;
+            let result = connect(&inner, &spec, settings.with_handshake(handshake)).await;
             match &result {
                 Ok(live) => inner.pool.remember_era(&pool_key, Some(live.era())),
                 // A remembered era that failed is probed again next time.
@@ -117,8 +120,7 @@ pub(crate) async fn run_start(inner: &Arc<SetInner>, slot: &Arc<Slot>, initial: 
 /// read every [`login poll interval`](crate::ConnectionSetOptions::with_login_poll_interval)
 /// while the server's last failure is `login_required`. One watch per server and set.
 fn watch_for_login(inner: &Arc<SetInner>, slot: &Arc<Slot>) {
-    let (Some(store), Some(http)) = (&inner.options.credential_store, slot.spec.transport.http())
-    else {
+    let (Some(store), Some(http)) = (&inner.options.credential_store, slot.spec.http()) else {
         return;
     };
     if let Ok(mut watches) = inner.login_watches.lock()
@@ -420,25 +422,13 @@ fn handshake_of(
     }
 }
 
-/// The extensions the client announces to `spec`'s server: enterprise-managed
-/// authorization for a server that uses it (feature `oauth`).
-fn announced_extensions(spec: &ServerSpec) -> Vec<String> {
-    #[cfg(feature = "oauth")]
-    if let TransportSpec::Http(http) | TransportSpec::Sse(http) = &spec.transport
-        && http.auth() == mcp_catalog::AuthMode::Ema
-    {
-        return vec![crate::auth::ema::EMA_EXTENSION.to_owned()];
-    }
-    let _ = spec;
-    Vec::new()
-}
-
 /// Starts one connection (the pool calls this once per start, whoever asked): the
-/// server's target and this set's client settings, handed to [`Client::connect`].
+/// server's target and the slot's client settings with this start's handshake, handed to
+/// [`Client::connect`].
 async fn connect(
     inner: &Arc<SetInner>,
     spec: &ServerSpec,
-    handshake: Handshake,
+    settings: ClientSettings,
 ) -> Result<Live, StartupFailure> {
     let key = &spec.key;
     if let Some(problem) = &spec.environment_problem {
@@ -447,27 +437,25 @@ async fn connect(
             problem.clone(),
         ));
     }
-    let target = match &spec.transport {
-        TransportSpec::Unsupported(why) | TransportSpec::Invalid(why) => {
-            return Err(StartupFailure::new(
-                FailureReason::Config,
-                format!("MCP server `{key}`: {why}"),
-            ));
-        }
-        TransportSpec::Stdio(config) => Target::Stdio {
+    if let Some(why) = spec.unusable() {
+        return Err(StartupFailure::new(
+            FailureReason::Config,
+            format!("MCP server `{key}`: {why}"),
+        ));
+    }
+    let target = match spec.config.transport() {
+        Transport::Stdio(config) => Target::Stdio {
             config: config.clone(),
             environment: spec
-                .environment
-                .as_ref()
+                .environment()
                 .and_then(|e| inner.environments.get(e))
                 .cloned(),
         },
         #[cfg(feature = "http")]
-        TransportSpec::Http(http) => Target::Http(inner.http_target(key, http, false)?),
+        Transport::StreamableHttp(http) => Target::Http(inner.http_target(key, http, false)?),
         #[cfg(feature = "http")]
-        TransportSpec::Sse(http) => Target::Http(inner.http_target(key, http, true)?),
-        #[cfg(not(feature = "http"))]
-        TransportSpec::Http(_) | TransportSpec::Sse(_) => {
+        Transport::Sse(http) => Target::Http(inner.http_target(key, http, true)?),
+        _ => {
             return Err(StartupFailure::new(
                 FailureReason::Config,
                 format!(
@@ -476,36 +464,7 @@ async fn connect(
             ));
         }
     };
-    let options = &inner.options;
-    let settings = ClientSettings::new()
-        .with_client_info(options.client.clone())
-        .with_protocol_version(options.protocol_version.clone())
-        .with_handshake(handshake)
-        .with_startup_timeout(spec.startup_timeout)
-        .with_probe_timeout(options.probe_timeout)
-        .with_list_byte_budget(options.list_byte_budget)
-        .with_list_changed_debounce(options.list_changed_debounce)
-        .with_listen_stall(options.listen_stall)
-        .with_process_grace(options.process_grace)
-        .with_env(options.env.clone())
-        .with_roots(Arc::clone(&options.roots))
-        .with_elicitation(crate::set::from_catalog::announces_elicitation(
-            &inner.catalog,
-            options,
-            key,
-        ))
-        .with_sampling(crate::set::from_catalog::announces_sampling(options))
-        .with_log_level(inner.catalog.log_level(key))
-        .with_extensions(announced_extensions(spec))
-        .with_background(inner.tasks.clone(), inner.shutdown.clone());
-    let settings = if options.apps {
-        settings.with_extension(
-            crate::catalog::apps::APPS_EXTENSION,
-            crate::catalog::apps::extension_settings(),
-        )
-    } else {
-        settings
-    };
+    let settings = settings.with_background(inner.tasks.clone(), inner.shutdown.clone());
     let gate = Arc::new(Gate::default());
     let requests: Arc<dyn mcp_client::ServerRequests> = Arc::clone(&gate) as _;
     let client = Client::connect(key.clone(), target, settings, requests).await?;

@@ -24,7 +24,7 @@ impl ConnectionSet {
     /// and the request errors of [`ConnectionSet::read_resource`].
     pub async fn subscribe_resource(&self, server: &McpServerKey, uri: &str) -> Result<()> {
         let slot = Arc::clone(self.inner.slot(server)?);
-        let deadline = deadline_in(slot.spec.tool_timeout);
+        let deadline = deadline_in(slot.spec.config.tool_timeout());
         let attached = self.ready_connection(&slot, deadline, false).await?;
         {
             let mut mine = slot.resource_subscriptions.lock().await;

@@ -47,7 +47,8 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
             .iter()
             // Tools only an app may call are the catalog's only for a host that renders apps.
             .filter(|t| {
-                slot.spec.filter.allows(&t.name) && (inner.options.apps || visible_to_model(t))
+                slot.spec.config.tool_filter().allows(&t.name)
+                    && (inner.options.apps || visible_to_model(t))
             })
             .cloned()
             .collect();
@@ -152,7 +153,7 @@ impl ConnectionSet {
         let Some(slot) = self.inner.slots.get(server) else {
             return false;
         };
-        if slot.spec.parallel_tool_calls {
+        if slot.spec.config.supports_parallel_tool_calls() {
             return true;
         }
         let SlotState::Ready(live) = slot.current() else {
