@@ -163,11 +163,18 @@ fn a_call_exports_its_client_span_and_metrics_and_sends_its_trace_upstream() {
     );
     assert_eq!(session.explicit_bounds, BUCKETS);
 
-    // The command's root span is the parent of its call.
+    // One command, one trace: the command's root span is the parent of its call, and
+    // the server's handshake (started in the background) is in the same trace.
     let root = span(&runtime, &receiver, "mcpctl call");
     assert_eq!(root.parent_span_id, None);
     assert_eq!(call.trace_id, root.trace_id);
     assert_eq!(call.parent_span_id.as_deref(), Some(root.span_id.as_str()));
+    let handshake = receiver
+        .spans()
+        .into_iter()
+        .find(|s| s.attributes.get("mcp.method.name") == Some(&json!("initialize")))
+        .unwrap_or_else(|| panic!("no handshake span: {:#?}", receiver.spans()));
+    assert_eq!(handshake.trace_id, root.trace_id);
 
     // The upstream server got the call's own context: its trace, the span as parent.
     let metas = upstream_metas(&log, "echo");

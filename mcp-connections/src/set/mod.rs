@@ -159,10 +159,14 @@ impl ConnectionSet {
                 continue;
             }
             let (inner2, slot2) = (Arc::clone(&inner), Arc::clone(slot));
-            inner.tasks.spawn(async move {
+            // In the starter's span: each server's handshake is part of its trace.
+            let start = async move {
                 let _guard = slot2.transition.lock().await;
                 startup::run_start(&inner2, &slot2, true).await;
-            });
+            };
+            inner
+                .tasks
+                .spawn(tracing::Instrument::in_current_span(start));
         }
         let inner2 = Arc::clone(&inner);
         inner.tasks.spawn(async move {
