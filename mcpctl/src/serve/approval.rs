@@ -34,18 +34,23 @@ pub(crate) enum Target {
 }
 
 impl Target {
-    /// Makes the call on `set` with `options`.
+    /// Makes the call on `set` with `options`; a call to a resolved tool is timed on
+    /// `board` (the status page's calls per server).
     pub(crate) async fn call(
         self,
         set: &ConnectionSet,
+        board: &super::status::Board,
         arguments: Option<Value>,
         options: CallOptions,
     ) -> mcp_connections::Result<CallToolResult> {
         match self {
-            Self::Resolved(server, tool) => set.call_tool(&server, &tool, arguments, options).await,
+            Self::Resolved(server, tool) => {
+                let call = set.call_tool(&server, &tool, arguments, options);
+                board.timed(&server, call).await
+            }
             Self::Unresolved(name) => {
-                set.call_qualified(&name, arguments, options.with_fail_fast(true))
-                    .await
+                let call = set.call_qualified(&name, arguments, options.with_fail_fast(true));
+                board.timed_unresolved(call).await
             }
         }
     }

@@ -94,6 +94,8 @@ pub(crate) struct Hub {
     pub(crate) waiting: Arc<super::absent::Waiting>,
     /// 2026-era listens acknowledged and still being set up.
     pub(crate) listen_setups: super::modern::ListenSetups,
+    /// What the status page keeps: live sets, restarts, calls.
+    pub(crate) status: super::status::Board,
 }
 
 impl std::fmt::Debug for Hub {
@@ -141,6 +143,8 @@ struct Inner {
     log_level: ClientLevel,
     /// Whether the client (2025 era) announced that it renders MCP Apps.
     renders_apps: std::sync::atomic::AtomicBool,
+    /// The set on the status page while this gateway lives.
+    _status: super::status::Tracked,
 }
 
 impl Drop for Inner {
@@ -224,6 +228,7 @@ impl Gateway {
             .with_events(tx);
         let set = ConnectionSet::start(&hub.catalog, options);
         let events = broadcast::channel(EVENT_BUFFER).0;
+        let tracked = hub.status.track(&hub.pool, &set, &events);
         let resource_owners = Owners::default();
         let log_level = ClientLevel::default();
         tokio::spawn(forward_list_changes(
@@ -248,6 +253,7 @@ impl Gateway {
                 revealed: Mutex::default(),
                 log_level,
                 renders_apps: std::sync::atomic::AtomicBool::new(false),
+                _status: tracked,
             }),
         }
     }
@@ -1011,7 +1017,7 @@ impl Gateway {
         }
         let outcome = tokio::select! {
             () = context.ct.cancelled() => None,
-            r = target.call(&self.inner.set, arguments, options) => Some(r),
+            r = target.call(&self.inner.set, &self.inner.hub.status, arguments, options) => Some(r),
         };
         if let Some(forwarder) = forwarder {
             // The callback (and its sender) went with the call: the forwarder drains and ends.

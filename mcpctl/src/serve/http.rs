@@ -89,6 +89,7 @@ pub(crate) async fn serve(
     });
     let router = axum::Router::new()
         .nest_service(MCP_PATH, service)
+        .merge(super::status::routes(Arc::clone(&hub)))
         .layer(axum::middleware::from_fn_with_state(guard, check));
     let url = format!("http://{bound}{MCP_PATH}");
     eprintln!("mcpctl serve: listening on {url}");

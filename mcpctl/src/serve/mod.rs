@@ -15,6 +15,7 @@ mod modern;
 mod pipes;
 mod progress;
 mod shared_uri;
+mod status;
 mod tasks;
 mod trace;
 
@@ -122,6 +123,7 @@ pub(crate) async fn run(
         tasks: tasks::Tasks::default(),
         waiting: Arc::default(),
         listen_setups: modern::ListenSetups::default(),
+        status: status::Board::default(),
     });
     // Questions nobody answered expire on a timer, not on the next request.
     let expiry = tokio::spawn(modern::expire_every_second(Arc::downgrade(&hub)));

@@ -448,6 +448,7 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
         .with_sampling_handler(sampler);
     let set = ConnectionSet::start(&hub.catalog, options);
     let call_set = set.clone();
+    let board = hub.status.clone();
     // In the request's span: the upstream call's spans are in the client's trace.
     let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
         let question = |q| async { Some(ask(&asks_tx, can_elicit, q).await) };
@@ -462,7 +463,7 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
             .with_task_state(Arc::new(move |state: &mcp_connections::TaskState| {
                 states_tx.send_replace(Some(state.clone()));
             }));
-        call_outcome(target.call(&call_set, arguments, options).await)
+        call_outcome(target.call(&call_set, &board, arguments, options).await)
     }));
     Run {
         set,
