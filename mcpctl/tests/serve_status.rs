@@ -1,0 +1,217 @@
+//! The status page of `mcpctl serve --http` (`/status`, `/status.json`): behind the
+//! token; each server's state, era, process id, restarts and tool count, a failing
+//! server's reason, calls and errors per server, clients; a hostile server's text shown as
+//! text. Real processes: the gateway, fake upstream servers, an rmcp client on loopback.
+//! The page in a browser: `serve_status_browser.rs`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::disallowed_methods,
+    reason = "test helpers may panic; the test starts the gateway as a client would"
+)]
+
+mod status_page;
+mod support;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use status_page::{HOSTILE, HOSTILE_SHOWN, HOSTILE_STDERR, base, call, get, server, settled};
+use support::{Served, Workdir};
+
+const TOKEN: &str = "status-test-token-0123456789abcdef";
+
+#[test]
+fn the_status_page_needs_the_token() {
+    let wd = Workdir::new();
+    let mut served = Served::start(&wd, &status_page::config(&wd), TOKEN, &[]);
+    let base = base(&served.url);
+    for path in ["/status", "/status.json"] {
+        for token in [None, Some("wrong-token-0123456789abcdef"), Some("")] {
+            let reply = get(&base, path, token);
+            assert_eq!(reply.status, 401, "{path} with {token:?}: {reply:?}");
+            assert!(reply.head.contains("www-authenticate: bearer"), "{reply:?}");
+            assert!(!reply.body.contains("echo"), "{reply:?}");
+        }
+        assert_eq!(get(&base, path, Some(TOKEN)).status, 200, "{path}");
+    }
+    served.stop();
+    wd.assert_no_server_left();
+}
+
+#[test]
+fn status_json_shows_servers_states_restarts_and_calls() {
+    let wd = Workdir::new();
+    let mut served = Served::start(&wd, &status_page::config(&wd), TOKEN, &[]);
+    let base = base(&served.url);
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        // No client yet: nothing started.
+        let idle = status_page::status_json(&base, TOKEN);
+        assert_eq!(server(&idle, "echo")["state"], "stopped", "{idle:#}");
+        assert_eq!(idle["clients"]["connected"], 0);
+
+        let client = status_page::connect(&served.url, TOKEN).await;
+        let status = status_page::wait_for(&base, TOKEN, settled).await;
+        let names: Vec<&str> = status["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["server"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["broken", "echo", "hostile"], "in name order");
+        assert_eq!(status["version"], 1);
+        assert_eq!(status["window"], json!({"secs": 300, "max_calls": 512}));
+        assert_eq!(
+            status["clients"],
+            json!({
+                "connected": 1,
+                "by_principal": [{"principal": "static-token", "clients": 1}],
+                "stateless_calls_in_flight": 0,
+            })
+        );
+
+        let echo = server(&status, "echo");
+        let mut fields: Vec<&str> = echo.as_object().unwrap().keys().map(String::as_str).collect();
+        fields.sort_unstable();
+        assert_eq!(
+            fields,
+            [
+                "calls",
+                "crash_loop",
+                "era",
+                "error",
+                "pid",
+                "protocol_version",
+                "reason",
+                "restarts",
+                "server",
+                "server_info",
+                "state",
+                "stderr_tail",
+                "tools",
+                "transport",
+                "warnings",
+            ],
+            "the documented shape"
+        );
+        assert_eq!(echo["transport"], "stdio");
+        assert_eq!(echo["era"], "2025-11-25");
+        assert_eq!(echo["protocol_version"], "2025-11-25");
+        assert_eq!(echo["tools"], 3);
+        assert_eq!(echo["restarts"], 0);
+        let first_pid = u32::try_from(echo["pid"].as_u64().unwrap()).unwrap();
+        assert!(mcp_testkit::process_alive(first_pid), "{echo:#}");
+        assert_eq!(
+            echo["calls"],
+            json!({"total": 0, "errors": 0, "window": {"calls": 0, "errors": 0, "p50_ms": null, "p99_ms": null}})
+        );
+
+        let broken = server(&status, "broken");
+        assert_eq!(broken["reason"]["kind"], "exited", "{broken:#}");
+        assert_eq!(broken["reason"]["status"], 3, "{broken:#}");
+        assert!(
+            broken["stderr_tail"].as_str().unwrap().contains(HOSTILE_STDERR),
+            "the server's own text, unchanged: {broken:#}"
+        );
+        assert!(broken["error"].as_str().unwrap().contains("broken"), "{broken:#}");
+        assert_eq!(broken["pid"], json!(null));
+        assert_eq!(broken["tools"], json!(null));
+
+        let hostile = server(&status, "hostile");
+        assert_eq!(hostile["server_info"]["name"], HOSTILE, "raw in JSON");
+        assert!(
+            hostile["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(HOSTILE)),
+            "{hostile:#}"
+        );
+
+        // Three good calls, a tool error, a call of the failed server's tool.
+        for _ in 0..3 {
+            assert!(!call(&client, "mcp__echo__echo").await);
+        }
+        assert!(call(&client, "mcp__echo__fail").await);
+        let status = status_page::status_json(&base, TOKEN);
+        let calls = &server(&status, "echo")["calls"];
+        assert_eq!((&calls["total"], &calls["errors"]), (&json!(4), &json!(1)), "{calls:#}");
+        let window = &calls["window"];
+        assert_eq!((&window["calls"], &window["errors"]), (&json!(4), &json!(1)), "{calls:#}");
+        let (p50, p99) = (window["p50_ms"].as_f64().unwrap(), window["p99_ms"].as_f64().unwrap());
+        assert!(0.0 < p50 && p50 <= p99, "{calls:#}");
+        assert_eq!(server(&status, "hostile")["calls"]["total"], 0);
+
+        // A crash, then a call that starts the server again: a restart, a new process.
+        assert!(call(&client, "mcp__echo__crash").await);
+        assert!(!call(&client, "mcp__echo__echo").await);
+        let status = status_page::wait_for(&base, TOKEN, |s| server(s, "echo")["state"] == "ready").await;
+        let echo = server(&status, "echo");
+        assert_eq!(echo["restarts"], 1, "{echo:#}");
+        let pid = echo["pid"].as_u64().unwrap();
+        assert_ne!(pid, u64::from(first_pid), "a new process");
+        assert_eq!((&echo["calls"]["total"], &echo["calls"]["errors"]), (&json!(6), &json!(2)));
+
+        // The client goes: the servers stay up for the keep-alive, as idle.
+        client.cancel().await.unwrap();
+        let status = status_page::wait_for(&base, TOKEN, |s| {
+            server(s, "echo")["state"] == "idle" && s["clients"]["connected"] == 0
+        })
+        .await;
+        let echo = server(&status, "echo");
+        assert_eq!(echo["pid"], pid, "{echo:#}");
+        assert_eq!(echo["tools"], 3, "{echo:#}");
+        assert_eq!(echo["calls"]["total"], 6);
+    });
+    served.stop();
+    wd.assert_no_server_left();
+}
+
+#[test]
+fn a_hostile_servers_text_is_shown_as_text() {
+    let wd = Workdir::new();
+    let mut served = Served::start(&wd, &status_page::config(&wd), TOKEN, &[]);
+    let base = base(&served.url);
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        let client = status_page::connect(&served.url, TOKEN).await;
+        status_page::wait_for(&base, TOKEN, settled).await;
+        let page = get(&base, "/status", Some(TOKEN));
+        assert_eq!(page.status, 200);
+        assert!(
+            page.head.contains("content-type: text/html; charset=utf-8"),
+            "{}",
+            page.head
+        );
+        assert!(
+            page.head
+                .contains("content-security-policy: default-src 'none'"),
+            "no script runs: {}",
+            page.head
+        );
+        for raw in ["<script", "<img", "<b>", "\u{1b}", "\u{7}"] {
+            assert!(
+                !page.body.contains(raw),
+                "{raw:?} in the page:\n{}",
+                page.body
+            );
+        }
+        // The server's name, title and duplicate tool name; the failing server's stderr.
+        assert!(
+            page.body.matches(HOSTILE_SHOWN).count() >= 3,
+            "{}",
+            page.body
+        );
+        assert!(
+            page.body.contains("&lt;b&gt;6.6.6&lt;/b&gt;"),
+            "{}",
+            page.body
+        );
+        assert!(
+            page.body.contains(
+                "boom &lt;script&gt;alert(&#39;stderr&#39;)&lt;/script&gt;\\e[1;31mFATAL\\e[0m"
+            ),
+            "{}",
+            page.body
+        );
+        client.cancel().await.unwrap();
+    });
+    served.stop();
+    wd.assert_no_server_left();
+}
