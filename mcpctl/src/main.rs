@@ -34,6 +34,12 @@ fn main() -> ExitCode {
     code
 }
 
+/// The stack of each runtime worker thread. The gateway polls a whole upstream call (the
+/// client's request, the approval rule, the set, the connection, telemetry) inside one
+/// task; unoptimized builds give each of those poll functions a frame of hundreds of KB,
+/// and tokio's default of 2 MiB overflowed. Optimized builds need far less.
+const WORKER_STACK: usize = 8 * 1024 * 1024;
+
 /// Runs the command line's command to its exit code.
 fn run(cli: Cli) -> ExitCode {
     if let Command::FakeServer(args) = &cli.command {
@@ -41,6 +47,7 @@ fn run(cli: Cli) -> ExitCode {
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(WORKER_STACK)
         .build()
     {
         Ok(rt) => rt,

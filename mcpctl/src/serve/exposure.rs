@@ -66,14 +66,15 @@ pub(crate) fn as_listed(info: &ToolInfo) -> Tool {
     tool
 }
 
-/// Runs a `search_tools` call: the matches as structured content (and as JSON text, for
-/// clients that read text only), or an error result that says what to do; with the
-/// qualified names it found.
+/// Runs a `search_tools` call: the matches among the tools the caller may use
+/// (`allowed`) as structured content (and as JSON text, for clients that read text only),
+/// or an error result that says what to do; with the qualified names it found.
 pub(crate) fn search(
     set: &ConnectionSet,
     arguments: Option<&Map<String, Value>>,
+    allowed: &dyn Fn(&ToolInfo) -> bool,
 ) -> (CallToolResult, Vec<String>) {
-    match found(set, arguments) {
+    match found(set, arguments, allowed) {
         Ok(hits) => {
             let structured = mcp_connections::search_answer(hits.iter().map(|h| {
                 (
@@ -92,10 +93,12 @@ pub(crate) fn search(
     }
 }
 
-/// The tools a `search_tools` call finds, or the error result for a bad request.
+/// The tools a `search_tools` call finds among the `allowed` ones, or the error result for
+/// a bad request.
 fn found(
     set: &ConnectionSet,
     arguments: Option<&Map<String, Value>>,
+    allowed: &dyn Fn(&ToolInfo) -> bool,
 ) -> Result<Vec<mcp_connections::ToolHit>, CallToolResult> {
     let query = arguments
         .and_then(|a| a.get("query"))
@@ -116,8 +119,15 @@ fn found(
             }
         },
     };
-    set.search_tools(query, limit)
-        .map_err(|e| refused(format!("{SEARCH_TOOL}: {e}")))
+    // The best matches among the caller's tools: the search ranks every tool, so ask for
+    // as many as it gives (the index caps it) and keep the first `limit` the caller may
+    // use.
+    let mut hits = set
+        .search_tools(query, usize::MAX)
+        .map_err(|e| refused(format!("{SEARCH_TOOL}: {e}")))?;
+    hits.retain(|hit| allowed(&hit.info));
+    hits.truncate(limit);
+    Ok(hits)
 }
 
 /// The call a `call_tool` request stands for (the named tool with its arguments), or the

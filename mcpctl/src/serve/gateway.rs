@@ -28,6 +28,7 @@ use serde_json::{Value, json};
 use tokio::sync::{Semaphore, broadcast, mpsc};
 
 use super::approval::{self, Verdict};
+use super::caller::{Caller, not_available};
 use super::host_requests::{self, ClientLevel};
 use super::modern;
 use super::shared_uri;
@@ -94,6 +95,8 @@ pub(crate) struct Hub {
     pub(crate) waiting: Arc<super::absent::Waiting>,
     /// 2026-era listens acknowledged and still being set up.
     pub(crate) listen_setups: super::modern::ListenSetups,
+    /// Sessions by their callers, and what each caller holds.
+    pub(crate) bindings: Arc<super::binding::Bindings>,
     /// What the status page keeps: live sets, restarts, calls.
     pub(crate) status: super::status::Board,
 }
@@ -145,6 +148,11 @@ struct Inner {
     renders_apps: std::sync::atomic::AtomicBool,
     /// The set on the status page while this gateway lives.
     _status: super::status::Tracked,
+    /// Who this client is, from its first request on (a 2025-era session's every
+    /// request is its creator's: the HTTP guard sees to it); see [`super::caller`].
+    caller: Arc<OnceLock<Arc<Caller>>>,
+    /// The session counted against its caller's limit, while it lives.
+    caller_slot: OnceLock<super::binding::ClientSlot>,
 }
 
 impl Drop for Inner {
@@ -231,11 +239,16 @@ impl Gateway {
         let tracked = hub.status.track(&hub.pool, &set, &events);
         let resource_owners = Owners::default();
         let log_level = ClientLevel::default();
+        let caller: Arc<OnceLock<Arc<Caller>>> = Arc::default();
         tokio::spawn(forward_list_changes(
             rx,
             Arc::clone(&peer),
             events.clone(),
-            (Arc::clone(&resource_owners), Arc::clone(&log_level)),
+            (
+                Arc::clone(&resource_owners),
+                Arc::clone(&log_level),
+                Arc::clone(&caller),
+            ),
         ));
         Self {
             inner: Arc::new(Inner {
@@ -254,6 +267,8 @@ impl Gateway {
                 log_level,
                 renders_apps: std::sync::atomic::AtomicBool::new(false),
                 _status: tracked,
+                caller,
+                caller_slot: OnceLock::new(),
             }),
         }
     }
@@ -290,7 +305,7 @@ async fn forward_list_changes(
     mut events: mpsc::UnboundedReceiver<ConnectionEvent>,
     peer: Arc<OnceLock<Peer<RoleServer>>>,
     listens: broadcast::Sender<ConnectionEvent>,
-    (owners, log_level): (Owners, ClientLevel),
+    (owners, log_level, caller): (Owners, ClientLevel, Arc<OnceLock<Arc<Caller>>>),
 ) {
     while let Some(event) = events.recv().await {
         // Nobody listening is fine.
@@ -298,6 +313,13 @@ async fn forward_list_changes(
         let Some(peer) = peer.get() else {
             continue;
         };
+        // Nothing of a server the client may not use: its updates, its log messages.
+        if let ConnectionEvent::ResourceUpdated { server, .. }
+        | ConnectionEvent::ServerLog { server, .. } = &event
+            && !caller.get().is_some_and(|c| c.may_use_server(server))
+        {
+            continue;
+        }
         match event {
             ConnectionEvent::Ready { .. }
             | ConnectionEvent::Failed { .. }
@@ -386,6 +408,18 @@ impl ServerHandler for Gateway {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
+        let caller = self.caller(&context)?;
+        if self.inner.caller_slot.get().is_none() {
+            let slot = self.inner.hub.bindings.admit_client(&caller).map_err(|n| {
+                McpError::invalid_request(
+                    format!(
+                        "you already have {n} clients connected to mcpctl serve ([gateway.limits] clients_per_principal); close one and try again"
+                    ),
+                    None,
+                )
+            })?;
+            let _ = self.inner.caller_slot.set(slot);
+        }
         context.peer.set_peer_info(request.clone());
         let _ = self.inner.peer.set(context.peer.clone());
         if !self.inner.counted.load(Ordering::SeqCst) {
@@ -436,6 +470,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let caller = self.caller(&context)?;
         if self.inner.hub.tool_exposure == ToolExposure::Search {
             let mut tools = mcp_connections::search_mode_tools();
             let revealed = self
@@ -445,7 +480,9 @@ impl ServerHandler for Gateway {
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .clone();
             if !revealed.is_empty() {
-                tools.extend(revealed.listed(&self.inner.set.tools().await));
+                let mut catalog = self.inner.set.tools().await;
+                catalog.retain(|t| caller.may_use_tool(&t.server, &t.tool.name));
+                tools.extend(revealed.listed(&catalog));
             }
             return Ok(ListToolsResult::with_all_items(tools));
         }
@@ -460,6 +497,7 @@ impl ServerHandler for Gateway {
             .await
             .iter()
             .filter(|t| apps || t.visible_to_model())
+            .filter(|t| caller.may_use_tool(&t.server, &t.tool.name))
             .map(super::exposure::as_listed)
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
@@ -470,13 +508,16 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let caller = self.caller(&context)?;
         let search_mode = self.inner.hub.tool_exposure == ToolExposure::Search;
         if search_mode && request.name == super::exposure::SEARCH_TOOL {
             // A search answers from what the servers listed: let those starting finish
             // (bounded), as a 2026-era request's lists do.
             self.settle().await;
+            let allowed =
+                |t: &mcp_connections::ToolInfo| caller.may_use_tool(&t.server, &t.tool.name);
             let (result, found) =
-                super::exposure::search(&self.inner.set, request.arguments.as_ref());
+                super::exposure::search(&self.inner.set, request.arguments.as_ref(), &allowed);
             // A 2025-era session is a client to remember; a 2026-era request is not.
             if !modern::is_modern(&context) {
                 let added = self
@@ -501,6 +542,20 @@ impl ServerHandler for Gateway {
             request
         };
         let name = request.name.to_string();
+        // A retry carries its `requestState`, which names the call it resumes: checked
+        // when it is resumed (it is the caller's, and its tool was when it started).
+        if request.request_state.is_none() && !caller.has_everything() {
+            match Box::pin(self.inner.set.resolve_tool_settled(&name)).await {
+                Some((server, tool)) if caller.may_use_tool(&server, &tool) => {}
+                _ => return Err(not_available(&name)),
+            }
+        }
+        let Ok(_caller_permit) = self.inner.hub.bindings.call_permit(&caller) else {
+            return Ok(error_result(
+                "too many of your calls are in flight ([gateway.limits] calls_per_principal); wait for one to finish".to_owned(),
+            )
+            .into());
+        };
         let calls = if modern::is_modern(&context) {
             &self.inner.hub.modern_calls
         } else {
@@ -513,8 +568,10 @@ impl ServerHandler for Gateway {
             ))
             .into());
         };
+        // The call's futures are large (the whole upstream call): on the heap, not on the
+        // stack of the poll (a debug build's worker stack overflowed).
         if modern::is_modern(&context) {
-            return self.call_modern(name, request, &context).await;
+            return Box::pin(self.call_modern(name, request, &context, caller)).await;
         }
         // Asked through the client's elicitation, refused when it cannot elicit or does
         // not answer in time.
@@ -541,9 +598,21 @@ impl ServerHandler for Gateway {
             }
         };
         let arguments = request.arguments.clone().map(Value::Object);
-        match approval::check(&self.inner.set, &name, arguments.as_ref(), true, ask).await {
+        match Box::pin(approval::check(
+            &self.inner.set,
+            &name,
+            arguments.as_ref(),
+            true,
+            ask,
+        ))
+        .await
+        {
             Verdict::Refused(result) => Ok(result.into()),
-            Verdict::Call(target) => self.call(target, arguments, &context).await,
+            // What the name resolved to in the end must be the caller's too.
+            Verdict::Call(target) if !super::caller::may_call(&caller, &target) => {
+                Err(not_available(&name))
+            }
+            Verdict::Call(target) => Box::pin(self.call(target, arguments, &context)).await,
         }
     }
 
@@ -573,6 +642,17 @@ impl ServerHandler for Gateway {
     /// resources it names, until the client ends the request.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let setup = self.inner.hub.listen_setups.setting_up();
+        // A listen is a client of its caller while it lasts; the URIs it may watch are
+        // those of servers the caller may use (the listings below are the caller's).
+        let caller = self.caller(context.request_context())?;
+        let _slot = self.inner.hub.bindings.admit_client(&caller).map_err(|n| {
+            McpError::invalid_request(
+                format!(
+                    "you already have {n} clients connected to mcpctl serve ([gateway.limits] clients_per_principal); end a listen and try again"
+                ),
+                None,
+            )
+        })?;
         // Only 2026-era clients listen: see `settle_for`.
         self.settle().await;
         let accepted = context.accepted().clone();
@@ -651,29 +731,32 @@ impl ServerHandler for Gateway {
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, McpError> {
-        let task = self.inner.hub.tasks.get(&request.task_id).await?;
+        let caller = self.caller(&context)?;
+        let task = self.inner.hub.tasks.get(&request.task_id, &caller).await?;
         Ok(rmcp::model::GetTaskResult::new(task))
     }
 
     async fn update_task(
         &self,
         request: rmcp::model::UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        let caller = self.caller(&context)?;
         self.inner
             .hub
             .tasks
-            .update(&request.task_id, &request.input_responses)
+            .update(&request.task_id, &request.input_responses, &caller)
     }
 
     async fn cancel_task(
         &self,
         request: rmcp::model::CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.inner.hub.tasks.cancel(&request.task_id).await
+        let caller = self.caller(&context)?;
+        self.inner.hub.tasks.cancel(&request.task_id, &caller).await
     }
 
     async fn list_resources(
@@ -681,6 +764,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
+        self.caller(&context)?;
         self.settle_for(&context).await;
         let resources = self.list_resources_and_owners().await;
         Ok(ListResourcesResult::with_all_items(resources))
@@ -691,10 +775,16 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
+        let caller = self.caller(&context)?;
         self.settle_for(&context).await;
         let listing = self.inner.set.list_resource_templates().await;
         Ok(ListResourceTemplatesResult::with_all_items(
-            listing.items.into_iter().map(|i| i.item).collect(),
+            listing
+                .items
+                .into_iter()
+                .filter(|i| caller.may_use_server(&i.server))
+                .map(|i| i.item)
+                .collect(),
         ))
     }
 
@@ -703,6 +793,7 @@ impl ServerHandler for Gateway {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        self.caller(&context)?;
         self.settle_for(&context).await;
         Ok(ListPromptsResult::with_all_items(
             self.qualified_prompts().await,
@@ -714,6 +805,7 @@ impl ServerHandler for Gateway {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
+        self.caller(&context)?;
         self.settle_for(&context).await;
         let owner = match self.prompt_owner(&request.name) {
             Some(owner) => Some(owner),
@@ -763,6 +855,7 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, McpError> {
         use rmcp::model::{CompleteResult, Reference};
+        self.caller(&context)?;
         self.settle_for(&context).await;
         let (server, reference) = match &request.r#ref {
             Reference::Prompt(prompt) => {
@@ -813,8 +906,9 @@ impl ServerHandler for Gateway {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        self.caller(&context)?;
         let (server, uri) = self.resource_target(&request.uri).await?;
         match self.inner.set.subscribe_resource(&server, &uri).await {
             Ok(()) => Ok(()),
@@ -832,10 +926,12 @@ impl ServerHandler for Gateway {
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        let caller = self.caller(&context)?;
         let target = match shared_uri::split(&request.uri) {
-            Some((server, uri)) => Some((server, uri.to_owned())),
+            Some((server, uri)) if caller.may_use_server(&server) => Some((server, uri.to_owned())),
+            Some(_) => None,
             None => self
                 .owner_of(&request.uri)
                 .await
@@ -856,6 +952,7 @@ impl ServerHandler for Gateway {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        self.caller(&context)?;
         self.settle_for(&context).await;
         let (server, uri) = self.resource_target(&request.uri).await?;
         match self.inner.set.read_resource(&server, &uri).await {
@@ -878,7 +975,39 @@ impl ServerHandler for Gateway {
     }
 }
 
+/// The error for a resource URI no server the caller may use lists.
+fn not_listed(uri: &str) -> McpError {
+    McpError::resource_not_found(
+        format!("no configured MCP server lists the resource {uri:?} (or a template for it)"),
+        None,
+    )
+}
+
 impl Gateway {
+    /// The caller of the request of `context` ([`super::caller::caller_for`]), kept for
+    /// the gateway's life: a request of another caller on the same gateway is refused
+    /// (the HTTP guard's binding of sessions already keeps them out).
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Caller>, McpError> {
+        let caller = super::caller::caller_for(context);
+        let kept = self.inner.caller.get_or_init(|| Arc::clone(&caller));
+        if kept.id() != caller.id() {
+            return Err(McpError::invalid_request(
+                "this session belongs to another caller",
+                None,
+            ));
+        }
+        Ok(caller)
+    }
+
+    /// The caller [`Self::caller`] kept (nobody before the first request).
+    fn kept_caller(&self) -> Arc<Caller> {
+        self.inner
+            .caller
+            .get()
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Caller::nobody()))
+    }
+
     /// Over HTTP a 2026-era client's every request gets a gateway of its own (no session),
     /// whose set is only starting: its lists would miss servers not attached yet, so such
     /// a request waits until the set's servers settled (on a warm pool, a moment), for at
@@ -915,6 +1044,7 @@ impl Gateway {
         name: String,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        caller: Arc<Caller>,
     ) -> Result<CallToolResponse, McpError> {
         let parked = &self.inner.hub.parked;
         self.inner.hub.listen_setups.settled().await;
@@ -924,6 +1054,7 @@ impl Gateway {
                 state,
                 request.input_responses.as_ref(),
                 self.inner.hub.answer_deadline,
+                &caller,
             )?,
             None => {
                 let caps = context.client_capabilities();
@@ -936,6 +1067,7 @@ impl Gateway {
                     name,
                     request.arguments.map(Value::Object),
                     can,
+                    caller,
                 )
             }
         };
@@ -959,10 +1091,14 @@ impl Gateway {
         );
         let mut map = BTreeMap::new();
         let mut prompts = Vec::new();
+        let caller = self.kept_caller();
         for item in listing.items {
             let Some(qualified) = table.qualified_name(&item.server, &item.item.name) else {
                 continue;
             };
+            if !caller.may_use_server(&item.server) {
+                continue;
+            }
             map.insert(
                 qualified.to_owned(),
                 (item.server.clone(), item.item.name.clone()),
@@ -1036,6 +1172,9 @@ impl Gateway {
     /// [`shared_uri::qualified`] URI names, else [`Self::owner_or_not_found`].
     async fn resource_target(&self, uri: &str) -> Result<(McpServerKey, String), McpError> {
         if let Some((server, upstream)) = shared_uri::split(uri) {
+            if !self.kept_caller().may_use_server(&server) {
+                return Err(not_listed(uri));
+            }
             return Ok((server, upstream.to_owned()));
         }
         Ok((self.owner_or_not_found(uri).await?, uri.to_owned()))
@@ -1058,10 +1197,7 @@ impl Gateway {
                 None,
             ));
         }
-        Err(McpError::resource_not_found(
-            format!("no configured MCP server lists the resource {uri:?} (or a template for it)"),
-            None,
-        ))
+        Err(not_listed(uri))
     }
 
     /// The servers that listed `uri` in the latest listing.
@@ -1103,6 +1239,7 @@ impl Gateway {
             .items
             .into_iter()
             .filter(|t| t.item.uri_template == uri_template)
+            .filter(|t| self.kept_caller().may_use_server(&t.server))
             .map(|t| t.server)
             .collect();
         owners.dedup();
@@ -1133,6 +1270,7 @@ impl Gateway {
             .await
             .items
             .into_iter()
+            .filter(|t| self.kept_caller().may_use_server(&t.server))
             .filter_map(|t| {
                 let fixed = t.item.uri_template.split('{').next().unwrap_or_default();
                 (!fixed.is_empty()).then(|| (fixed.to_owned(), t.server))
@@ -1142,7 +1280,9 @@ impl Gateway {
 
     /// Lists every server's resources and remembers which servers listed each URI.
     async fn list_resources_and_owners(&self) -> Vec<rmcp::model::Resource> {
-        let listing = self.inner.set.list_resources().await;
+        let mut listing = self.inner.set.list_resources().await;
+        let caller = self.kept_caller();
+        listing.items.retain(|i| caller.may_use_server(&i.server));
         let mut owners: BTreeMap<String, Vec<McpServerKey>> = BTreeMap::new();
         for item in &listing.items {
             let listers = owners.entry(item.item.uri.clone()).or_default();

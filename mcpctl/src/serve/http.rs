@@ -1,7 +1,11 @@
 //! `mcpctl serve --http ADDR`: streamable HTTP for many clients. Every request carries the
-//! bearer token (401 without it); rmcp checks `Host` (loopback names only, DNS-rebinding
-//! protection) and `Origin` (this server's own origins); bodies, clients and calls in
-//! flight are bounded.
+//! bearer token (401 without it), or with `[gateway.oauth]` an access token of the team's
+//! authorization server ([`super::oauth`]; the Protected Resource Metadata is served
+//! without one); rmcp checks `Host` (loopback names only, DNS-rebinding protection) and
+//! `Origin` (this server's own origins); bodies, clients and calls in flight are bounded.
+//! The guard puts each request's caller into its extensions, records which caller each
+//! new 2025-era session is, and answers `404` to a request naming a session that is not
+//! its caller's ([`super::binding`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,6 +21,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 
+use super::caller::Caller;
 use super::{DEFAULT_MAX_BODY, Gateway, Hub};
 use crate::cli::ServeArgs;
 use crate::error::CliError;
@@ -27,9 +32,17 @@ const MCP_PATH: &str = "/mcp";
 /// The environment variable a token can come from (instead of a generated one).
 pub(crate) const TOKEN_VAR: &str = "MCPCTL_SERVE_TOKEN";
 
+/// How callers prove who they are.
+enum Auth {
+    /// The one static bearer token: one caller with everything (the default).
+    Token(String),
+    /// Access tokens of the team's authorization server (`[gateway.oauth]`).
+    OAuth(Arc<super::oauth::ResourceServer>),
+}
+
 /// What the request guard checks.
 struct Guard {
-    token: String,
+    auth: Auth,
     max_body: usize,
     hub: Arc<Hub>,
     sessions: Arc<LocalSessionManager>,
@@ -42,7 +55,20 @@ pub(crate) async fn serve(
     args: &ServeArgs,
     stop: &mut crate::commands::StopSignals,
 ) -> Result<u8, CliError> {
-    let (token, generated) = token(args)?;
+    let oauth = hub
+        .catalog
+        .gateway()
+        .and_then(|g| Some((g.oauth()?, g.grants())));
+    if oauth.is_some() && args.token_file.is_some() {
+        return Err(CliError::usage(
+            "--token-file has no use with [gateway.oauth]: callers bring the authorization server's access tokens",
+        )
+        .with_hint("remove --token-file, or [gateway.oauth] from the configuration to serve with a static token"));
+    }
+    let (token, generated) = match oauth {
+        Some(_) => (String::new(), None),
+        None => token(args)?,
+    };
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| CliError::failure(format!("cannot listen on {addr}: {e}")))?;
@@ -81,8 +107,19 @@ pub(crate) async fn serve(
         Arc::clone(&sessions),
         config,
     );
+    let url = format!("http://{bound}{MCP_PATH}");
+    let auth = match oauth {
+        Some((config, grants)) => Auth::OAuth(Arc::new(super::oauth::ResourceServer::new(
+            config, grants, &url,
+        )?)),
+        None => Auth::Token(token),
+    };
+    let metadata = match &auth {
+        Auth::OAuth(server) => super::oauth::routes(Arc::clone(server), MCP_PATH),
+        Auth::Token(_) => axum::Router::new(),
+    };
     let guard = Arc::new(Guard {
-        token,
+        auth,
         max_body: args.max_body.unwrap_or(DEFAULT_MAX_BODY),
         hub: Arc::clone(&hub),
         sessions,
@@ -90,9 +127,20 @@ pub(crate) async fn serve(
     let router = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .merge(super::status::routes(Arc::clone(&hub)))
-        .layer(axum::middleware::from_fn_with_state(guard, check));
-    let url = format!("http://{bound}{MCP_PATH}");
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&guard),
+            check,
+        ))
+        // Unguarded: what a client reads to find where to log in.
+        .merge(metadata);
     eprintln!("mcpctl serve: listening on {url}");
+    if let Auth::OAuth(server) = &guard.auth {
+        eprintln!(
+            "mcpctl serve: callers need access tokens for {} (metadata at {})",
+            server.resource(),
+            server.metadata_url()
+        );
+    }
     if let Some(token) = generated {
         eprintln!(
             "mcpctl serve: token {token} (send `Authorization: Bearer <token>`; set {TOKEN_VAR} or --token-file to choose it)"
@@ -201,20 +249,33 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// Refuses requests without the token (401) and bounds the body.
-async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(bearer);
-    if !presented.is_some_and(|t| same(t.as_bytes(), guard.token.as_bytes())) {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer realm=\"mcpctl serve\"")],
-            "mcpctl serve: a bearer token is required (printed when serve started)\n",
-        )
-            .into_response();
-    }
+async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    let caller = match &guard.auth {
+        Auth::Token(token) => {
+            let presented = request
+                .headers()
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(bearer);
+            if !presented.is_some_and(|t| same(t.as_bytes(), token.as_bytes())) {
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, "Bearer realm=\"mcpctl serve\"")],
+                    "mcpctl serve: a bearer token is required (printed when serve started)\n",
+                )
+                    .into_response();
+            }
+            Caller::static_token()
+        }
+        Auth::OAuth(server) => match server.authenticate(request.headers()).await {
+            Ok(caller) => {
+                tracing::debug!(subject = caller.subject(), "an access token was accepted");
+                caller
+            }
+            Err(refusal) => return server.refuse(&refusal),
+        },
+    };
+    let caller = Arc::new(caller);
     let too_big = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -236,12 +297,33 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
         .get(super::absent::SESSION_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let path = request.uri().path().to_owned();
+    let bindings = &guard.hub.bindings;
+    if let Some(session) = &session
+        && !bindings.owns_session(session, &caller, &path)
+    {
+        // Not this caller's (or not on this path): as if it did not exist.
+        return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+    }
+    let deleting = request.method() == http::Method::DELETE;
+    request.extensions_mut().insert(Arc::clone(&caller));
     let (parts, body) = request.into_parts();
     let body = Body::new(http_body_util::Limited::new(body, guard.max_body));
     let response = next.run(Request::from_parts(parts, body)).await;
     let Some(session) = session else {
+        let created = response
+            .headers()
+            .get(super::absent::SESSION_HEADER)
+            .and_then(|v| v.to_str().ok());
+        if let Some(created) = created {
+            forget_ended_sessions(&guard).await;
+            bindings.bind_session(created, &caller, &path);
+        }
         return response;
     };
+    if deleting && response.status().is_success() {
+        bindings.forget_session(&session);
+    }
     // A 2025-era session's stream: if it breaks while a question to its client is out,
     // find out whether the client is still there.
     let (parts, body) = response.into_parts();
@@ -258,6 +340,22 @@ async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) ->
         });
     });
     Response::from_parts(parts, body)
+}
+
+/// Forgets the sessions rmcp no longer has (ended by their idle timeout or their
+/// client's end), so the record of who owns which stays as small as the sessions.
+async fn forget_ended_sessions(guard: &Guard) {
+    use rmcp::transport::streamable_http_server::session::SessionManager;
+    for id in guard.hub.bindings.session_ids() {
+        let alive = guard
+            .sessions
+            .has_session(&id.clone().into())
+            .await
+            .unwrap_or(true);
+        if !alive {
+            guard.hub.bindings.forget_session(&id);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,15 +3,22 @@
 //! A host like any other: one shared [`ServerPool`] (one process per server key and
 //! fingerprint), one connection set per connected client on it ([`gateway::Gateway`]).
 //! Over stdio the client that launched `mcpctl serve` is the one client; with `--http` many
-//! clients connect over streamable HTTP ([`http`]), each proving the bearer token.
+//! clients connect over streamable HTTP ([`http`]), each proving the bearer token, or,
+//! with `[gateway.oauth]` in the configuration, an access token of the team's
+//! authorization server ([`oauth`]): each token's subject is a caller of its own
+//! ([`caller`]), with what the grants give it, and what it opens is bound to it
+//! ([`binding`]).
 
 mod absent;
 mod approval;
+mod binding;
+mod caller;
 mod exposure;
 mod gateway;
 mod host_requests;
 mod http;
 mod modern;
+mod oauth;
 mod pipes;
 mod progress;
 mod shared_uri;
@@ -99,6 +106,21 @@ pub(crate) async fn run(
     } else {
         1
     };
+    // Limits per caller apply to a team's callers (`[gateway.oauth]`); the static token's
+    // one caller keeps --max-clients and --max-calls.
+    let limits = catalog
+        .gateway()
+        .filter(|g| http_addr.is_some() && g.oauth().is_some())
+        .map(|g| binding::Limits {
+            clients: g
+                .limits()
+                .clients_per_principal()
+                .unwrap_or(binding::DEFAULT_CLIENTS_PER_CALLER),
+            calls: g
+                .limits()
+                .calls_per_principal()
+                .unwrap_or(binding::DEFAULT_CALLS_PER_CALLER),
+        });
     let hub = Arc::new(Hub {
         catalog,
         pool: ServerPool::with_idle_keep_alive(Duration::from_secs(args.keep_alive.unwrap_or(
@@ -123,6 +145,7 @@ pub(crate) async fn run(
         tasks: tasks::Tasks::default(),
         waiting: Arc::default(),
         listen_setups: modern::ListenSetups::default(),
+        bindings: Arc::new(binding::Bindings::new(limits)),
         status: status::Board::default(),
     });
     // Questions nobody answered expire on a timer, not on the next request.

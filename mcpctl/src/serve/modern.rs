@@ -9,7 +9,8 @@
 //! else uses the server. A call waiting for its client is parked in [`Parked`] under a
 //! random `requestState`, for at most the hub's answer deadline (`--answer-deadline`,
 //! expired by a timer: [`expire_every_second`]); a state the gateway does not know (or no
-//! longer knows) is refused.
+//! longer knows) is refused, and so is a state presented by another caller than the one
+//! whose call it is ([`super::caller`]): the call stays parked for its own caller.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -132,6 +133,8 @@ pub(crate) struct Run {
     pub(crate) progress: super::progress::Receiver,
     /// The latest state of the upstream task the call became, if it became one.
     pub(crate) task_states: watch::Receiver<Option<mcp_connections::TaskState>>,
+    /// Whose call it is: only they may resume it (or, as a task, look at it).
+    pub(crate) caller: Arc<super::caller::Caller>,
 }
 
 impl Run {
@@ -198,12 +201,23 @@ impl Parked {
     }
 
     /// The run parked under `state`, once `answer` went to it; `None` for a state this
-    /// gateway does not know (never handed out, answered already, or expired).
-    fn resume(&self, state: &str, answer: Option<Value>) -> Option<Run> {
-        let parked = self.runs.lock().ok()?.remove(state)?;
+    /// gateway does not know (never handed out, answered already, or expired);
+    /// `Some(Err(()))` for a state of another caller's call, which stays parked.
+    fn resume(
+        &self,
+        state: &str,
+        answer: Option<Value>,
+        caller: &super::caller::Caller,
+    ) -> Option<Result<Run, ()>> {
+        let mut runs = self.runs.lock().ok()?;
+        if runs.get(state)?.run.caller.id() != caller.id() {
+            return Some(Err(()));
+        }
+        let parked = runs.remove(state)?;
+        drop(runs);
         // The call may have ended meanwhile (its server died): then the answer is moot.
         let _ = parked.answer.send(answer);
-        Some(parked.run)
+        Some(Ok(parked.run))
     }
 
     /// Gives up every call that waited longer than `ttl`.
@@ -266,16 +280,24 @@ pub(crate) fn resume(
     state: &str,
     responses: Option<&rmcp::model::InputResponses>,
     answer_deadline: Duration,
+    caller: &super::caller::Caller,
 ) -> Result<Run, McpError> {
-    parked.resume(state, answer_of(responses)).ok_or_else(|| {
-        McpError::invalid_params(
+    match parked.resume(state, answer_of(responses), caller) {
+        Some(Ok(run)) => Ok(run),
+        Some(Err(())) => Err(McpError::invalid_params(
+            format!(
+                "requestState {state:?} belongs to a call of another caller; only the caller that started it may resume it"
+            ),
+            None,
+        )),
+        None => Err(McpError::invalid_params(
             format!(
                 "requestState {state:?} names no call waiting for input here (answered already, or given up after {}s); call the tool again",
                 answer_deadline.as_secs()
             ),
             None,
-        )
-    })
+        )),
+    }
 }
 
 /// Runs `run` until it ends (its result) or asks its client something (an
@@ -421,8 +443,15 @@ pub(crate) struct Abilities {
 /// Starts a 2026-era client's call on a connection set of its own on the hub's pool:
 /// whatever the call asks (the approval question first, when its mode says to ask,
 /// then the upstream server's elicitations) goes to the run's question channel.
-/// Approvals are not remembered: the era has no session to remember them in.
-pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abilities) -> Run {
+/// Approvals are not remembered: the era has no session to remember them in. The call is
+/// `caller`'s: what the name resolves to must be theirs to call.
+pub(crate) fn start(
+    hub: &Hub,
+    name: String,
+    arguments: Option<Value>,
+    can: Abilities,
+    caller: Arc<super::caller::Caller>,
+) -> Run {
     let Abilities {
         elicit: can_elicit,
         sample: can_sample,
@@ -449,12 +478,16 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
     let set = ConnectionSet::start(&hub.catalog, options);
     let call_set = set.clone();
     let board = hub.status.clone();
+    let call_caller = Arc::clone(&caller);
     // In the request's span: the upstream call's spans are in the client's trace.
     let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
         let question = |q| async { Some(ask(&asks_tx, can_elicit, q).await) };
         let target =
             match approval::check(&call_set, &name, arguments.as_ref(), false, question).await {
                 Verdict::Refused(result) => return Ok(result),
+                Verdict::Call(target) if !super::caller::may_call(&call_caller, &target) => {
+                    return Err(super::caller::not_available(&name));
+                }
                 Verdict::Call(target) => target,
             };
         drop(asks_tx);
@@ -471,5 +504,6 @@ pub(crate) fn start(hub: &Hub, name: String, arguments: Option<Value>, can: Abil
         asks,
         progress,
         task_states,
+        caller,
     }
 }

@@ -9,6 +9,8 @@
 //!
 //! A task waiting for its client's answer longer than the hub's answer deadline is given
 //! up; an ended one is kept for [`KEEP_ENDED`] for its client to fetch, then forgotten.
+//! A task is its caller's ([`super::caller`]): another caller naming its id is refused and
+//! the task is left as it was.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -19,6 +21,7 @@ use rmcp::model::{DetailedTask, InputRequest, JsonObject, Task, TaskPayload, Tas
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::caller::Caller;
 use super::modern::{INPUT_KEY, MAX_PARKED, Run};
 
 /// How long an ended task's outcome is kept for its client.
@@ -52,6 +55,8 @@ enum State {
 }
 
 struct Entry {
+    /// The id of the caller whose call it is.
+    owner: String,
     created_at: String,
     updated_at: String,
     state: State,
@@ -102,6 +107,7 @@ impl Tasks {
         entries.insert(
             id,
             Entry {
+                owner: run.caller.id().to_owned(),
                 updated_at: created_at.clone(),
                 created_at,
                 state: State::Running {
@@ -114,12 +120,19 @@ impl Tasks {
         Ok(task)
     }
 
-    fn take(&self, id: &str) -> Result<Entry, McpError> {
-        self.entries
-            .lock()
-            .ok()
-            .and_then(|mut entries| entries.remove(id))
-            .ok_or_else(|| unknown(id))
+    /// The task `id` of `caller`, taken out until [`Self::put`] brings it back.
+    fn take(&self, id: &str, caller: &Caller) -> Result<Entry, McpError> {
+        let mut entries = self.entries.lock().map_err(|_| unknown(id))?;
+        match entries.get(id) {
+            None => Err(unknown(id)),
+            Some(entry) if entry.owner != caller.id() => Err(McpError::invalid_params(
+                format!(
+                    "task `{id}` belongs to another caller; only the caller that started it may use it"
+                ),
+                None,
+            )),
+            Some(_) => entries.remove(id).ok_or_else(|| unknown(id)),
+        }
     }
 
     fn put(&self, id: String, entry: Entry) {
@@ -130,8 +143,8 @@ impl Tasks {
 
     /// The task's state now (`tasks/get`): its outcome once the run ended, its question
     /// while one waits, else `working` with the latest status message.
-    pub(crate) async fn get(&self, id: &str) -> Result<DetailedTask, McpError> {
-        let mut entry = self.take(id)?;
+    pub(crate) async fn get(&self, id: &str, caller: &Caller) -> Result<DetailedTask, McpError> {
+        let mut entry = self.take(id, caller)?;
         let mut finished = false;
         if let State::Running {
             run,
@@ -191,8 +204,9 @@ impl Tasks {
         &self,
         id: &str,
         responses: &rmcp::model::InputResponses,
+        caller: &Caller,
     ) -> Result<(), McpError> {
-        let mut entry = self.take(id)?;
+        let mut entry = self.take(id, caller)?;
         let outcome = match &mut entry.state {
             State::Running { question, .. } => match question.take() {
                 Some(q) => {
@@ -216,8 +230,8 @@ impl Tasks {
 
     /// Cancels the task (`tasks/cancel`): its run stops, which cancels the upstream call
     /// and its task; an ended task stays as it was.
-    pub(crate) async fn cancel(&self, id: &str) -> Result<(), McpError> {
-        let mut entry = self.take(id)?;
+    pub(crate) async fn cancel(&self, id: &str, caller: &Caller) -> Result<(), McpError> {
+        let mut entry = self.take(id, caller)?;
         if matches!(entry.state, State::Running { .. })
             && let State::Running { run, .. } =
                 std::mem::replace(&mut entry.state, ended(TaskPayload::Cancelled))
