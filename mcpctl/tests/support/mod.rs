@@ -366,12 +366,24 @@ pub(crate) struct Served {
 impl Served {
     /// Starts it and reads its address; the token must not be printed.
     pub(crate) fn start(wd: &Workdir, config: &Path, token: &str, extra: &[&str]) -> Self {
+        Self::start_with_env(wd, config, token, extra, &[])
+    }
+
+    /// [`Served::start`] with more environment variables.
+    pub(crate) fn start_with_env(
+        wd: &Workdir,
+        config: &Path,
+        token: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         use std::io::{BufRead, BufReader, Read};
         let mut child = Command::new(MCPCTL)
             .arg("--config")
             .arg(config)
             .args(["serve", "--http", "127.0.0.1:0"])
             .args(extra)
+            .envs(env.iter().copied())
             .current_dir(wd.path())
             .env("MCPCTL_HOME", wd.path().join("home"))
             .env("MCPCTL_SERVE_TOKEN", token)
