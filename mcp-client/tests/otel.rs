@@ -13,7 +13,6 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use mcp_catalog::StdioConfig;
 use mcp_client::{CallSettings, Client, ClientSettings, DeclineRequests, HttpTarget, Target};
 use mcp_testkit::{
     Behavior, HttpFakeServer, RecordedRequest, ResourceSpec, Scenario, TestHome, ToolSpec,
@@ -26,14 +25,15 @@ use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use tracing_subscriber::layer::SubscriberExt;
 
+mod support;
+
+use support::stdio;
+
 /// The bucket boundaries the conventions give `mcp.client.operation.duration` and
 /// `mcp.client.session.duration`, written out here (not taken from the crate).
 const CONVENTION_BUCKETS: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
-
-/// Patience for a fake server's request log.
-const PATIENCE: Duration = Duration::from_secs(10);
 
 /// The host's OpenTelemetry pipeline, installed once for the test process.
 struct Pipeline {
@@ -134,61 +134,6 @@ fn scenario(name: &str) -> Scenario {
         ))
         .with_tool(ToolSpec::new("slow", Behavior::Sleep { ms: 60_000 }))
         .with_resource(ResourceSpec::new("file:///notes.txt", "notes", "hello"))
-}
-
-/// The fake server binary running `scenario`, with its pid file and request log.
-struct Stdio {
-    target: Target,
-    pid_file: std::path::PathBuf,
-    log: std::path::PathBuf,
-}
-
-fn stdio(home: &TestHome, scenario: Scenario) -> Stdio {
-    let pid_file = home.join("server.pid");
-    let log = home.join("requests.jsonl");
-    let mut record = mcp_testkit::Recording::default();
-    record.pid_file = Some(pid_file.clone());
-    record.request_log = Some(log.clone());
-    let path = home.join("scenario.json");
-    scenario.with_record(record).write_json(&path).unwrap();
-    let bin = mcp_testkit::fake_server_bin();
-    let config = StdioConfig::new(bin.to_string_lossy())
-        .with_args(["--scenario".to_owned(), path.to_string_lossy().into_owned()]);
-    Stdio {
-        target: Target::stdio(config),
-        pid_file,
-        log,
-    }
-}
-
-impl Stdio {
-    /// The server's `method` requests, once it received at least `count`.
-    async fn requests(&self, method: &str, count: usize) -> Vec<RecordedRequest> {
-        let waited = tokio::time::timeout(PATIENCE, async {
-            loop {
-                let seen: Vec<RecordedRequest> = RecordedRequest::read_log(&self.log)
-                    .into_iter()
-                    .filter(|r| r.method == method)
-                    .collect();
-                if seen.len() >= count {
-                    return seen;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        });
-        waited
-            .await
-            .unwrap_or_else(|_| panic!("the server never received {count} {method}"))
-    }
-
-    async fn assert_gone(&self) {
-        let pid = mcp_testkit::read_pid_file(&self.pid_file).expect("the server wrote its pid");
-        assert!(
-            mcp_testkit::wait_gone(pid, Duration::from_secs(10)).await,
-            "server process {pid} outlived its client"
-        );
-        mcp_testkit::assert_no_process_group(pid);
-    }
 }
 
 async fn connect(server: &str, target: Target) -> Client {
@@ -300,7 +245,7 @@ async fn a_call_is_a_client_span_in_the_hosts_trace_and_the_server_receives_its_
     );
 
     // The server received the call's own context: same trace, the MCP span as parent.
-    let received = server.requests("tools/call", 1).await;
+    let received = server.wait_for("tools/call").await;
     assert_eq!(
         sent_traceparent(&received[0]).as_deref(),
         Some(traceparent_of(&call).as_str()),
@@ -318,13 +263,13 @@ async fn a_call_is_a_client_span_in_the_hosts_trace_and_the_server_receives_its_
         attribute(&handshake.attributes, "mcp.method.name").as_deref(),
         Some("initialize")
     );
-    let initialize = server.requests("initialize", 1).await;
+    let initialize = server.wait_for("initialize").await;
     assert_eq!(
         sent_traceparent(&initialize[0]).as_deref(),
         Some(traceparent_of(&handshake).as_str())
     );
     // And the first listing, read in the handshake.
-    let list = server.requests("tools/list", 1).await;
+    let list = server.wait_for("tools/list").await;
     assert_eq!(
         sent_traceparent(&list[0]).map(|t| t[3..35].to_owned()),
         Some(host.span_context.trace_id().to_string()),
@@ -377,7 +322,7 @@ async fn errors_are_typed_and_the_durations_are_histograms_with_the_conventions_
     let read = span("otel-errors", "resources/read");
     assert_eq!(read.span_kind, SpanKind::Client);
     assert_eq!(attribute(&read.attributes, "error.type"), None);
-    let reads = server.requests("resources/read", 1).await;
+    let reads = server.wait_for("resources/read").await;
     assert_eq!(
         sent_traceparent(&reads[0]).as_deref(),
         Some(traceparent_of(&read).as_str())

@@ -8,21 +8,20 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_catalog::StdioConfig;
 use mcp_client::{
     BoxFuture, CallSettings, Client, ClientSettings, HttpTarget, RequestError, ServerRequests,
     Started, Target, TaskPhase, TaskState,
 };
 use mcp_key::McpServerKey;
 use mcp_testkit::{
-    Behavior, CapabilityFlags, HttpFakeServer, RecordedRequest, Scenario, TaskAsk, TaskEnd,
-    TestHome, ToolSpec,
+    Behavior, CapabilityFlags, HttpFakeServer, Scenario, TaskAsk, TaskEnd, TestHome, ToolSpec,
 };
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 use serde_json::{Map, Value, json};
 
-/// How long a test waits for what must happen.
-const PATIENCE: Duration = Duration::from_secs(20);
+mod support;
+
+use support::{PATIENCE, stdio};
 
 fn task(work_ms: u64, end: TaskEnd) -> Behavior {
     Behavior::Task {
@@ -131,65 +130,6 @@ impl ServerRequests for Ada {
         Box::pin(async {
             ElicitResult::new(ElicitationAction::Accept).with_content(json!({"name": "Ada"}))
         })
-    }
-}
-
-/// The fake server binary running `scenario`, with its pid file and request log.
-struct Stdio {
-    target: Target,
-    pid_file: std::path::PathBuf,
-    log: std::path::PathBuf,
-}
-
-fn stdio(home: &TestHome, scenario: Scenario) -> Stdio {
-    let pid_file = home.join("server.pid");
-    let log = home.join("requests.jsonl");
-    let mut record = mcp_testkit::Recording::default();
-    record.pid_file = Some(pid_file.clone());
-    record.request_log = Some(log.clone());
-    let path = home.join("scenario.json");
-    scenario.with_record(record).write_json(&path).unwrap();
-    let bin = mcp_testkit::fake_server_bin();
-    let config = StdioConfig::new(bin.to_string_lossy())
-        .with_args(["--scenario".to_owned(), path.to_string_lossy().into_owned()]);
-    Stdio {
-        target: Target::stdio(config),
-        pid_file,
-        log,
-    }
-}
-
-impl Stdio {
-    fn requests(&self, method: &str) -> Vec<RecordedRequest> {
-        RecordedRequest::read_log(&self.log)
-            .into_iter()
-            .filter(|r| r.method == method)
-            .collect()
-    }
-
-    /// Waits until the server received a `method` request.
-    async fn wait_for(&self, method: &str) -> Vec<RecordedRequest> {
-        let waited = tokio::time::timeout(PATIENCE, async {
-            loop {
-                let seen = self.requests(method);
-                if !seen.is_empty() {
-                    return seen;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        });
-        waited
-            .await
-            .unwrap_or_else(|_| panic!("the server never received {method}"))
-    }
-
-    async fn assert_gone(&self) {
-        let pid = mcp_testkit::read_pid_file(&self.pid_file).expect("the server wrote its pid");
-        assert!(
-            mcp_testkit::wait_gone(pid, Duration::from_secs(10)).await,
-            "server process {pid} outlived its client"
-        );
-        mcp_testkit::assert_no_process_group(pid);
     }
 }
 
