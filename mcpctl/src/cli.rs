@@ -208,6 +208,12 @@ pub(crate) struct ServeArgs {
     /// that comes back (a new session) finds it warm [default: 60 with --http, 0 over stdio].
     #[arg(long, value_name = "SECS")]
     pub(crate) keep_alive: Option<u64>,
+    /// Seal the `requestState` of MCP 2026-07-28 calls with the key in this file (32
+    /// random bytes as 64 hex digits or base64, e.g. from `openssl rand -hex 32`), or in
+    /// $MCPCTL_SEAL_KEY. Instances behind one load balancer share it; without it each
+    /// process makes its own [default: a key of this process].
+    #[arg(long, value_name = "FILE")]
+    pub(crate) seal_key_file: Option<PathBuf>,
 }
 
 /// Arguments of `tools`.

@@ -21,6 +21,7 @@ mod modern;
 mod oauth;
 mod pipes;
 mod progress;
+mod seal;
 mod shared_uri;
 mod status;
 mod tasks;
@@ -99,6 +100,7 @@ pub(crate) async fn run(
         Some(secs) => Duration::from_secs(secs),
         None => DEFAULT_ANSWER_DEADLINE,
     };
+    let seal_key = seal_key(args)?;
     let max_calls = args.max_calls.unwrap_or(DEFAULT_MAX_CALLS);
     // Over stdio the one client is the only one.
     let max_clients = if http_addr.is_some() {
@@ -141,7 +143,7 @@ pub(crate) async fn run(
         modern_calls: tokio::sync::Semaphore::new(max_calls),
         answer_deadline,
         clients: Arc::default(),
-        parked: modern::Parked::default(),
+        parked: modern::Parked::new(seal_key, answer_deadline)?,
         tasks: tasks::Tasks::default(),
         waiting: Arc::default(),
         listen_setups: modern::ListenSetups::default(),
@@ -185,6 +187,32 @@ async fn serve_stdio(
         .await
         .map_err(|_| CliError::failure("stopping the servers timed out"))?;
     Ok(0)
+}
+
+/// The key 2026-era `requestState` values are sealed with: `--seal-key-file`, else
+/// `$MCPCTL_SEAL_KEY`, else one of this process.
+fn seal_key(args: &ServeArgs) -> Result<seal::SealKey, CliError> {
+    let hint = "write 32 random bytes as hex to the file, e.g. `openssl rand -hex 32 > seal.key`, and give every instance the same file";
+    let (text, from) = match &args.seal_key_file {
+        Some(path) => (
+            std::fs::read_to_string(path).map_err(|e| {
+                CliError::usage(format!(
+                    "--seal-key-file {} cannot be read: {e}",
+                    path.display()
+                ))
+                .with_hint(hint)
+            })?,
+            format!("--seal-key-file {}", path.display()),
+        ),
+        None => match std::env::var(seal::SEAL_KEY_ENV) {
+            Ok(text) => (text, format!("${}", seal::SEAL_KEY_ENV)),
+            Err(_) => {
+                return seal::SealKey::generate().map_err(|e| CliError::failure(e.to_string()));
+            }
+        },
+    };
+    seal::SealKey::from_text(&text)
+        .map_err(|e| CliError::usage(format!("{from}: {e}")).with_hint(hint))
 }
 
 /// `bytes` random bytes from the system, as lowercase hex.

@@ -6,11 +6,16 @@
 //!
 //! Each such call runs on a connection set of its own ([`Run`]) on the hub's pool, so an
 //! upstream elicitation is routed to exactly that call (the pool's session gate), whoever
-//! else uses the server. A call waiting for its client is parked in [`Parked`] under a
-//! random `requestState`, for at most the hub's answer deadline (`--answer-deadline`,
-//! expired by a timer: [`expire_every_second`]); a state the gateway does not know (or no
-//! longer knows) is refused, and so is a state presented by another caller than the one
-//! whose call it is ([`super::caller`]): the call stays parked for its own caller.
+//! else uses the server. A call waiting for its client is parked in [`Parked`], in this
+//! process's memory, for at most the hub's answer deadline (`--answer-deadline`, expired
+//! by a timer: [`expire_every_second`]). The `requestState` handed out is sealed
+//! ([`super::seal`]): it names the parked call, the instance keeping it, its caller and
+//! its expiry, so an instance sharing the key tells a state of another instance (the
+//! retry must reach the instance keeping the call: a load balancer routes it there, or
+//! the client calls again) from an altered or expired one. A state the gateway does not
+//! know (or no longer knows) is refused, and so is a state presented by another caller
+//! than the one whose call it is ([`super::caller`]): the call stays parked for its own
+//! caller.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -42,9 +47,6 @@ pub(crate) const INPUT_KEY: &str = "input";
 
 /// Calls waiting for their clients at once, at most; beyond it a question is declined.
 pub(crate) const MAX_PARKED: usize = 256;
-
-/// Prefix of the `requestState` values this gateway hands out.
-const STATE_PREFIX: &str = "mcpctl-serve/";
 
 /// How long a call waits for listens acknowledged before it to be set up, at most.
 const LISTEN_SETUP_BOUND: Duration = Duration::from_secs(5);
@@ -162,10 +164,27 @@ struct ParkedRun {
     since: Instant,
 }
 
-/// The calls waiting for their clients, by `requestState`.
-#[derive(Default)]
+/// The calls waiting for their clients, by the random handle their sealed
+/// `requestState` names.
 pub(crate) struct Parked {
     runs: Mutex<HashMap<String, ParkedRun>>,
+    /// What the handed-out states are sealed with.
+    key: super::seal::SealKey,
+    /// This process among the instances sharing the key.
+    instance: String,
+    /// How long a handed-out state may be presented.
+    ttl: Duration,
+}
+
+/// What a parked call's `requestState` holds, sealed.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ParkedState {
+    /// The instance keeping the call.
+    instance: String,
+    /// The call's handle there.
+    handle: String,
+    /// Whose call it is.
+    caller: String,
 }
 
 impl std::fmt::Debug for Parked {
@@ -176,21 +195,45 @@ impl std::fmt::Debug for Parked {
 }
 
 impl Parked {
+    /// No call parked yet; handed-out states are sealed with `key` and valid for `ttl`.
+    pub(crate) fn new(
+        key: super::seal::SealKey,
+        ttl: Duration,
+    ) -> Result<Self, crate::error::CliError> {
+        let instance = super::random_hex(8).map_err(|e| {
+            crate::error::CliError::failure(format!("no random bytes from the system: {e}"))
+        })?;
+        Ok(Self {
+            runs: Mutex::default(),
+            key,
+            instance,
+            ttl,
+        })
+    }
+
     /// Parks `run` until its client answers; the `requestState` to hand out, or the run
     /// back when too many calls wait already.
     fn park(&self, run: Run, answer: oneshot::Sender<Option<Value>>) -> Result<String, Run> {
+        let Ok(handle) = super::random_hex(16) else {
+            return Err(run);
+        };
+        let sealed = ParkedState {
+            instance: self.instance.clone(),
+            handle: handle.clone(),
+            caller: run.caller.id().to_owned(),
+        };
+        // A second more than the answer deadline: the timer gives the call up first.
+        let Ok(state) = self.key.seal(&sealed, self.ttl + Duration::from_secs(1)) else {
+            return Err(run);
+        };
         let Ok(mut runs) = self.runs.lock() else {
             return Err(run);
         };
         if runs.len() >= MAX_PARKED {
             return Err(run);
         }
-        let Ok(random) = super::random_hex(16) else {
-            return Err(run);
-        };
-        let state = format!("{STATE_PREFIX}{random}");
         runs.insert(
-            state.clone(),
+            handle,
             ParkedRun {
                 run,
                 answer,
@@ -200,24 +243,30 @@ impl Parked {
         Ok(state)
     }
 
-    /// The run parked under `state`, once `answer` went to it; `None` for a state this
-    /// gateway does not know (never handed out, answered already, or expired);
-    /// `Some(Err(()))` for a state of another caller's call, which stays parked.
+    /// The run parked under `state`, once `answer` went to it.
     fn resume(
         &self,
         state: &str,
         answer: Option<Value>,
         caller: &super::caller::Caller,
-    ) -> Option<Result<Run, ()>> {
-        let mut runs = self.runs.lock().ok()?;
-        if runs.get(state)?.run.caller.id() != caller.id() {
-            return Some(Err(()));
+    ) -> Result<Run, Refusal> {
+        let sealed: ParkedState = self.key.open(state).map_err(Refusal::Unsealed)?;
+        if sealed.caller != caller.id() {
+            return Err(Refusal::OtherCaller);
         }
-        let parked = runs.remove(state)?;
+        if sealed.instance != self.instance {
+            return Err(Refusal::OtherInstance);
+        }
+        let mut runs = self.runs.lock().map_err(|_| Refusal::Unknown)?;
+        let parked = runs.get(&sealed.handle).ok_or(Refusal::Unknown)?;
+        if parked.run.caller.id() != caller.id() {
+            return Err(Refusal::OtherCaller);
+        }
+        let parked = runs.remove(&sealed.handle).ok_or(Refusal::Unknown)?;
         drop(runs);
         // The call may have ended meanwhile (its server died): then the answer is moot.
         let _ = parked.answer.send(answer);
-        Some(Ok(parked.run))
+        Ok(parked.run)
     }
 
     /// Gives up every call that waited longer than `ttl`.
@@ -282,22 +331,33 @@ pub(crate) fn resume(
     answer_deadline: Duration,
     caller: &super::caller::Caller,
 ) -> Result<Run, McpError> {
-    match parked.resume(state, answer_of(responses), caller) {
-        Some(Ok(run)) => Ok(run),
-        Some(Err(())) => Err(McpError::invalid_params(
-            format!(
-                "requestState {state:?} belongs to a call of another caller; only the caller that started it may resume it"
-            ),
-            None,
-        )),
-        None => Err(McpError::invalid_params(
-            format!(
-                "requestState {state:?} names no call waiting for input here (answered already, or given up after {}s); call the tool again",
-                answer_deadline.as_secs()
-            ),
-            None,
-        )),
-    }
+    let message = match parked.resume(state, answer_of(responses), caller) {
+        Ok(run) => return Ok(run),
+        Err(Refusal::OtherCaller) => format!(
+            "requestState {state:?} belongs to a call of another caller; only the caller that started it may resume it"
+        ),
+        Err(Refusal::OtherInstance) => format!(
+            "requestState {state:?} names a call waiting on another instance of this gateway: a call whose answer goes to a 2025-era server, or to the gateway's approval question, is kept by the instance that asked; send the retry there (route by requestState) or call the tool again"
+        ),
+        Err(Refusal::Unsealed(e)) => format!("requestState {state:?} is refused: {e}"),
+        Err(Refusal::Unknown) => format!(
+            "requestState {state:?} names no call waiting for input here (answered already, or given up after {}s); call the tool again",
+            answer_deadline.as_secs()
+        ),
+    };
+    Err(McpError::invalid_params(message, None))
+}
+
+/// Why a retry's `requestState` resumes nothing.
+enum Refusal {
+    /// It does not open: altered, another key's, expired, too large.
+    Unsealed(super::seal::SealError),
+    /// It is another caller's; the call stays parked for them.
+    OtherCaller,
+    /// Another instance keeps the call.
+    OtherInstance,
+    /// No such call here (answered already, given up).
+    Unknown,
 }
 
 /// Runs `run` until it ends (its result) or asks its client something (an
