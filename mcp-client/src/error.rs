@@ -69,6 +69,16 @@ pub enum RequestError {
     /// the request is cancelled.
     #[error("the request was aborted")]
     Aborted,
+    /// A 2026-era server asked for input, and the call's settings hand such requests back
+    /// to the caller ([`CallSettings::with_input_handed_back`](crate::CallSettings::with_input_handed_back))
+    /// instead of answering them: the caller gathers the answers and calls again with
+    /// them and the server's state ([`CallSettings::with_resume`](crate::CallSettings::with_resume)).
+    #[error("the server asked for input, handed back to the caller")]
+    InputRequired {
+        /// The server's `input_required` result as it sent it (its `inputRequests` and
+        /// `requestState`).
+        result: Box<serde_json::Value>,
+    },
 }
 
 impl RequestError {
@@ -90,6 +100,15 @@ impl RequestError {
     /// Whether the request timed out.
     pub fn is_timeout(&self) -> bool {
         matches!(self, Self::Timeout { .. })
+    }
+
+    /// The server's `input_required` result handed back to the caller, if that is why the
+    /// call ended.
+    pub fn input_required(&self) -> Option<&serde_json::Value> {
+        match self {
+            Self::InputRequired { result } => Some(result),
+            _ => None,
+        }
     }
 
     /// A request that could not be sent, or whose POST failed: a protocol error when the

@@ -45,6 +45,8 @@ pub struct CallSettings {
     requests: Option<Arc<dyn ServerRequests>>,
     abort: Option<CancellationToken>,
     task_state: Option<crate::tasks::TaskStateCallback>,
+    hand_back_input: bool,
+    resume: Option<(Option<rmcp::model::InputResponses>, Option<String>)>,
 }
 
 impl std::fmt::Debug for CallSettings {
@@ -58,6 +60,8 @@ impl std::fmt::Debug for CallSettings {
             .field("requests", &self.requests.is_some())
             .field("abort", &self.abort.is_some())
             .field("task_state", &self.task_state.is_some())
+            .field("hand_back_input", &self.hand_back_input)
+            .field("resume", &self.resume.is_some())
             .finish()
     }
 }
@@ -75,7 +79,31 @@ impl CallSettings {
             requests: None,
             abort: None,
             task_state: None,
+            hand_back_input: false,
+            resume: None,
         }
+    }
+
+    /// A 2026-era server's `input_required` reply ends the call with
+    /// [`RequestError::InputRequired`] instead of being answered here: for a caller that
+    /// passes the questions on to someone who answers later, perhaps elsewhere.
+    #[must_use]
+    pub fn with_input_handed_back(mut self, on: bool) -> Self {
+        self.hand_back_input = on;
+        self
+    }
+
+    /// The call resumes an earlier one that was handed back
+    /// ([`Self::with_input_handed_back`]): its first request carries the answers
+    /// (`inputResponses`) and the server's `requestState`, unmodified.
+    #[must_use]
+    pub fn with_resume(
+        mut self,
+        responses: Option<rmcp::model::InputResponses>,
+        request_state: Option<String>,
+    ) -> Self {
+        self.resume = Some((responses, request_state));
+        self
     }
 
     /// The first deadline, when part of the timeout was already spent (waiting for the
@@ -266,6 +294,10 @@ impl Client {
         if let Some(meta) = settings.meta.clone() {
             params.meta = Some(RequestMetaObject(MetaObject(meta)));
         }
+        if let Some((responses, state)) = settings.resume.clone() {
+            params.input_responses = responses;
+            params.request_state = state;
+        }
         let mut rounds = 0usize;
         let mut as_task =
             self.era() == crate::Era::V2025_11_25 && self.shared.task_support.requires(tool);
@@ -301,6 +333,15 @@ impl Client {
                 (ServerResult::CustomResult(raw), progress) if as_task => {
                     let seed = crate::tasks::Seed::of_legacy(&raw.0)?;
                     return Ok(CallOutcome::Task(seed, progress));
+                }
+                (ServerResult::InputRequiredResult(input), _) if settings.hand_back_input => {
+                    let result =
+                        serde_json::to_value(&input).map_err(|e| RequestError::Protocol {
+                            detail: e.to_string(),
+                        })?;
+                    return Err(RequestError::InputRequired {
+                        result: Box::new(result),
+                    });
                 }
                 (ServerResult::InputRequiredResult(input), _) if rounds < MAX_INPUT_ROUNDS => {
                     rounds += 1;

@@ -187,6 +187,18 @@ pub enum Error {
         /// What was declined.
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
+    /// A 2026-era server asked for input during the call, whose options hand such
+    /// requests back ([`CallOptions::with_input_handed_back`](crate::CallOptions::with_input_handed_back)):
+    /// not a failure, the call waits to be resumed with the answers.
+    InputRequired {
+        /// The server.
+        server: McpServerKey,
+        /// What was asked.
+        operation: String,
+        /// The server's `input_required` result as it sent it (`inputRequests`,
+        /// `requestState`).
+        result: Box<serde_json::Value>,
+    },
 }
 
 impl fmt::Display for Error {
@@ -316,6 +328,12 @@ impl fmt::Display for Error {
             Self::Declined {
                 server, operation, ..
             } => write!(f, "MCP server `{server}`: `{operation}` could not go on"),
+            Self::InputRequired {
+                server, operation, ..
+            } => write!(
+                f,
+                "MCP server `{server}` asked for input during `{operation}`; the call waits to be resumed with the answers"
+            ),
         }
     }
 }
@@ -484,6 +502,15 @@ impl Error {
     /// The server does not offer what was asked.
     pub fn is_unsupported(&self) -> bool {
         matches!(self, Self::Unsupported { .. })
+    }
+
+    /// The server's `input_required` result, handed back as the call's options asked
+    /// ([`Error::InputRequired`]).
+    pub fn input_required(&self) -> Option<&serde_json::Value> {
+        match self {
+            Self::InputRequired { result, .. } => Some(result),
+            _ => None,
+        }
     }
 
     /// Trying again later may succeed (timeouts, disconnects, servers not ready yet).

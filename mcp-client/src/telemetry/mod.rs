@@ -155,6 +155,7 @@ pub(crate) fn error_kind(error: &RequestError) -> (Cow<'static, str>, Option<i64
         RequestError::Declined { .. } => "declined",
         RequestError::TaskLost { .. } => "task_lost",
         RequestError::Aborted => "aborted",
+        RequestError::InputRequired { .. } => "input_required",
     };
     (kind.into(), None)
 }

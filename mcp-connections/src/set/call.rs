@@ -89,6 +89,8 @@ pub struct CallOptions {
     pub(crate) fail_fast: bool,
     pub(crate) catalog_revision: Option<u64>,
     pub(crate) task_state: Option<mcp_client::TaskStateCallback>,
+    pub(crate) hand_back_input: bool,
+    pub(crate) resume: Option<(Option<rmcp::model::InputResponses>, Option<String>)>,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -101,6 +103,8 @@ impl std::fmt::Debug for CallOptions {
             .field("fail_fast", &self.fail_fast)
             .field("catalog_revision", &self.catalog_revision)
             .field("task_state", &self.task_state.is_some())
+            .field("hand_back_input", &self.hand_back_input)
+            .field("resume", &self.resume.is_some())
             .finish()
     }
 }
@@ -170,6 +174,29 @@ impl CallOptions {
     #[must_use]
     pub fn with_catalog_revision(mut self, revision: u64) -> Self {
         self.catalog_revision = Some(revision);
+        self
+    }
+
+    /// A 2026-era server's `input_required` reply ends the call with
+    /// [`Error::InputRequired`] (its input requests and state) instead of going to the
+    /// set's elicitation and sampling handlers: for a host that passes the questions on
+    /// and resumes the call later ([`Self::with_resume`]), perhaps in another process.
+    /// A 2025-era server's requests still go to the handlers. Default `false`.
+    #[must_use]
+    pub fn with_input_handed_back(mut self, on: bool) -> Self {
+        self.hand_back_input = on;
+        self
+    }
+
+    /// The call resumes one that ended with [`Error::InputRequired`]: its first request
+    /// carries the answers (`inputResponses`) and the server's `requestState`, unmodified.
+    #[must_use]
+    pub fn with_resume(
+        mut self,
+        responses: Option<rmcp::model::InputResponses>,
+        request_state: Option<String>,
+    ) -> Self {
+        self.resume = Some((responses, request_state));
         self
     }
 }
@@ -378,7 +405,12 @@ impl ConnectionSet {
             .with_meta(self.call_meta(&slot, &live, options.meta))
             .with_requests(caller)
             .with_task_state(options.task_state)
+            .with_input_handed_back(options.hand_back_input)
             .with_abort(self.inner.abort_calls.clone());
+        let settings = match options.resume {
+            Some((responses, state)) => settings.with_resume(responses, state),
+            None => settings,
+        };
         Ok(PreparedCall {
             live,
             arguments,
@@ -717,6 +749,11 @@ impl ConnectionSet {
                 server,
                 operation,
                 source: Box::new(e),
+            },
+            RequestError::InputRequired { result } => Error::InputRequired {
+                server,
+                operation,
+                result,
             },
             other => Error::Disconnected {
                 server,

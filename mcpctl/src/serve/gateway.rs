@@ -1050,11 +1050,10 @@ impl Gateway {
         self.inner.hub.listen_setups.settled().await;
         let run = match request.request_state.as_deref() {
             Some(state) => modern::resume(
-                parked,
+                &self.inner.hub,
                 state,
                 request.input_responses.as_ref(),
-                self.inner.hub.answer_deadline,
-                &caller,
+                caller,
             )?,
             None => {
                 let caps = context.client_capabilities();

@@ -137,6 +137,8 @@ pub(crate) struct Run {
     pub(crate) task_states: watch::Receiver<Option<mcp_connections::TaskState>>,
     /// Whose call it is: only they may resume it (or, as a task, look at it).
     pub(crate) caller: Arc<super::caller::Caller>,
+    /// What a 2026-era upstream server asked, when the call ended by handing it back.
+    handed_back: oneshot::Receiver<UpstreamCall>,
 }
 
 impl Run {
@@ -176,15 +178,47 @@ pub(crate) struct Parked {
     ttl: Duration,
 }
 
-/// What a parked call's `requestState` holds, sealed.
+/// What a `requestState` holds, sealed.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct ParkedState {
-    /// The instance keeping the call.
-    instance: String,
-    /// The call's handle there.
-    handle: String,
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum SealedState {
+    /// A call parked in one instance's memory.
+    Parked {
+        /// The instance keeping the call.
+        instance: String,
+        /// The call's handle there.
+        handle: String,
+        /// Whose call it is.
+        caller: String,
+    },
+    /// A call a 2026-era upstream server keeps no state of but its own `requestState`:
+    /// any instance resumes it.
+    Upstream(UpstreamCall),
+}
+
+/// A call to a 2026-era upstream server that asked for input, as any instance needs it
+/// to send the call again with the client's answers.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct UpstreamCall {
     /// Whose call it is.
     caller: String,
+    /// The server's key, as it is written.
+    server: String,
+    /// The tool's own name on the server.
+    tool: String,
+    arguments: Option<Value>,
+    /// The server's `inputRequests`, which the client answers under the same keys.
+    requests: Option<Value>,
+    /// The server's own `requestState`, unmodified.
+    state: Option<String>,
+}
+
+/// What a retry's `requestState` resumes.
+enum Resumed {
+    /// A parked call, its answer given.
+    Parked(Run),
+    /// A call to send upstream again.
+    Upstream(UpstreamCall),
 }
 
 impl std::fmt::Debug for Parked {
@@ -217,7 +251,7 @@ impl Parked {
         let Ok(handle) = super::random_hex(16) else {
             return Err(run);
         };
-        let sealed = ParkedState {
+        let sealed = SealedState::Parked {
             instance: self.instance.clone(),
             handle: handle.clone(),
             caller: run.caller.id().to_owned(),
@@ -243,30 +277,44 @@ impl Parked {
         Ok(state)
     }
 
-    /// The run parked under `state`, once `answer` went to it.
+    /// Seals what a 2026-era upstream server asked, for the client to bring back to any
+    /// instance.
+    fn seal_upstream(&self, call: UpstreamCall) -> Result<String, super::seal::SealError> {
+        self.key.seal(&SealedState::Upstream(call), self.ttl)
+    }
+
+    /// What `state` resumes: the run parked under it, once `answer` went to it, or the
+    /// upstream call it carries.
     fn resume(
         &self,
         state: &str,
         answer: Option<Value>,
         caller: &super::caller::Caller,
-    ) -> Result<Run, Refusal> {
-        let sealed: ParkedState = self.key.open(state).map_err(Refusal::Unsealed)?;
-        if sealed.caller != caller.id() {
-            return Err(Refusal::OtherCaller);
-        }
-        if sealed.instance != self.instance {
+    ) -> Result<Resumed, Refusal> {
+        let (instance, handle) = match self.key.open(state).map_err(Refusal::Unsealed)? {
+            SealedState::Upstream(call) if call.caller == caller.id() => {
+                return Ok(Resumed::Upstream(call));
+            }
+            SealedState::Parked {
+                instance,
+                handle,
+                caller: owner,
+            } if owner == caller.id() => (instance, handle),
+            _ => return Err(Refusal::OtherCaller),
+        };
+        if instance != self.instance {
             return Err(Refusal::OtherInstance);
         }
         let mut runs = self.runs.lock().map_err(|_| Refusal::Unknown)?;
-        let parked = runs.get(&sealed.handle).ok_or(Refusal::Unknown)?;
+        let parked = runs.get(&handle).ok_or(Refusal::Unknown)?;
         if parked.run.caller.id() != caller.id() {
             return Err(Refusal::OtherCaller);
         }
-        let parked = runs.remove(&sealed.handle).ok_or(Refusal::Unknown)?;
+        let parked = runs.remove(&handle).ok_or(Refusal::Unknown)?;
         drop(runs);
         // The call may have ended meanwhile (its server died): then the answer is moot.
         let _ = parked.answer.send(answer);
-        Ok(parked.run)
+        Ok(Resumed::Parked(parked.run))
     }
 
     /// Gives up every call that waited longer than `ttl`.
@@ -323,16 +371,21 @@ pub(crate) fn answer_of(responses: Option<&rmcp::model::InputResponses>) -> Opti
     responses.and_then(|r| r.get(INPUT_KEY)).cloned()
 }
 
-/// The parked run a retry names, or the error for a state the gateway does not know.
+/// The run a retry resumes: the parked run it names, or its upstream call sent again
+/// with the client's answers; the error for a state the gateway cannot resume.
 pub(crate) fn resume(
-    parked: &Parked,
+    hub: &Hub,
     state: &str,
     responses: Option<&rmcp::model::InputResponses>,
-    answer_deadline: Duration,
-    caller: &super::caller::Caller,
+    caller: Arc<super::caller::Caller>,
 ) -> Result<Run, McpError> {
-    let message = match parked.resume(state, answer_of(responses), caller) {
-        Ok(run) => return Ok(run),
+    let answer_deadline = hub.answer_deadline;
+    let message = match hub.parked.resume(state, answer_of(responses), &caller) {
+        Ok(Resumed::Parked(run)) => return Ok(run),
+        Ok(Resumed::Upstream(call)) => {
+            let responses = answers_to(&call, responses);
+            return Ok(launch(hub, Work::Resume(call, responses), caller));
+        }
         Err(Refusal::OtherCaller) => format!(
             "requestState {state:?} belongs to a call of another caller; only the caller that started it may resume it"
         ),
@@ -346,6 +399,20 @@ pub(crate) fn resume(
         ),
     };
     Err(McpError::invalid_params(message, None))
+}
+
+/// The client's answers to what `call`'s server asked: those under the keys it asked.
+fn answers_to(
+    call: &UpstreamCall,
+    responses: Option<&rmcp::model::InputResponses>,
+) -> Option<rmcp::model::InputResponses> {
+    let asked = call.requests.as_ref().and_then(Value::as_object)?;
+    let answers: rmcp::model::InputResponses = responses?
+        .iter()
+        .filter(|(key, _)| asked.contains_key(key.as_str()))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    (!answers.is_empty()).then_some(answers)
 }
 
 /// Why a retry's `requestState` resumes nothing.
@@ -391,6 +458,9 @@ pub(crate) async fn drive(
             }
             result = &mut run.task => {
                 run.set.shutdown().await;
+                if let Ok(call) = run.handed_back.try_recv() {
+                    return hand_back(parked, call);
+                }
                 return match result {
                     Ok(Ok(result)) => Ok(result.into()),
                     Ok(Err(e)) => Err(e),
@@ -433,6 +503,35 @@ pub(crate) async fn drive(
             }
         }
     }
+}
+
+/// The `input_required` result passing on what a 2026-era upstream server asked: its
+/// input requests, under its keys, and a sealed state any instance resumes the call from.
+fn hand_back(parked: &Parked, call: UpstreamCall) -> Result<CallToolResponse, McpError> {
+    let requests = match call
+        .requests
+        .clone()
+        .map(serde_json::from_value)
+        .transpose()
+    {
+        Ok(requests) => requests,
+        Err(e) => {
+            return Err(McpError::internal_error(
+                format!(
+                    "MCP server `{}` asked for input this gateway cannot pass on: {e}",
+                    call.server
+                ),
+                None,
+            ));
+        }
+    };
+    let state = parked.seal_upstream(call).map_err(|e| {
+        McpError::internal_error(
+            format!("the call's state could not be handed to the client: {e}"),
+            None,
+        )
+    })?;
+    Ok(InputRequiredResult::new(requests, Some(state)).into())
 }
 
 /// Puts `input` (`{"method", "params"}`) to a 2026-era client through its call's run: its
@@ -505,6 +604,10 @@ pub(crate) struct Abilities {
 /// then the upstream server's elicitations) goes to the run's question channel.
 /// Approvals are not remembered: the era has no session to remember them in. The call is
 /// `caller`'s: what the name resolves to must be theirs to call.
+///
+/// A 2026-era upstream server's own questions (its `input_required` replies) are not
+/// answered here: the call ends with them ([`hand_back`]), sealed with the server's
+/// state, and the client's retry sends it again from any instance ([`resume`]).
 pub(crate) fn start(
     hub: &Hub,
     name: String,
@@ -512,10 +615,30 @@ pub(crate) fn start(
     can: Abilities,
     caller: Arc<super::caller::Caller>,
 ) -> Run {
+    launch(hub, Work::New(name, arguments, can), caller)
+}
+
+/// What a run does.
+enum Work {
+    /// Call a tool by the name the client gave (approval first).
+    New(String, Option<Value>, Abilities),
+    /// Send a handed-back call to its server again with the client's answers.
+    Resume(UpstreamCall, Option<rmcp::model::InputResponses>),
+}
+
+/// Starts a run of `work` for `caller` (see [`start`]).
+fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
+    // A resumed call asks nothing of its own: its approval was given before it was sealed.
     let Abilities {
         elicit: can_elicit,
         sample: can_sample,
-    } = can;
+    } = match &work {
+        Work::New(_, _, can) => *can,
+        Work::Resume(..) => Abilities {
+            elicit: false,
+            sample: false,
+        },
+    };
     let (asks_tx, asks) = mpsc::channel::<Ask>(1);
     let (progress_tx, progress) = super::progress::latest();
     let (states_tx, task_states) = watch::channel(None);
@@ -540,23 +663,71 @@ pub(crate) fn start(
     let board = hub.status.clone();
     let call_caller = Arc::clone(&caller);
     // In the request's span: the upstream call's spans are in the client's trace.
+    let (hand_back_tx, handed_back) = oneshot::channel();
     let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
-        let question = |q| async { Some(ask(&asks_tx, can_elicit, q).await) };
-        let target =
-            match approval::check(&call_set, &name, arguments.as_ref(), false, question).await {
-                Verdict::Refused(result) => return Ok(result),
-                Verdict::Call(target) if !super::caller::may_call(&call_caller, &target) => {
-                    return Err(super::caller::not_available(&name));
+        let (target, arguments, resume) = match work {
+            Work::New(name, arguments, _) => {
+                let question = |q| async { Some(ask(&asks_tx, can_elicit, q).await) };
+                match approval::check(&call_set, &name, arguments.as_ref(), false, question).await {
+                    Verdict::Refused(result) => return Ok(result),
+                    Verdict::Call(target) if !super::caller::may_call(&call_caller, &target) => {
+                        return Err(super::caller::not_available(&name));
+                    }
+                    Verdict::Call(target) => (target, arguments, None),
                 }
-                Verdict::Call(target) => target,
-            };
+            }
+            Work::Resume(call, answers) => {
+                let key = call_set
+                    .servers()
+                    .find(|k| k.to_string() == call.server)
+                    .cloned();
+                let target = key.map(|key| approval::Target::Resolved(key, call.tool.clone()));
+                match target {
+                    Some(target) if super::caller::may_call(&call_caller, &target) => {
+                        (target, call.arguments, Some((answers, call.state)))
+                    }
+                    _ => return Err(super::caller::not_available(&call.tool)),
+                }
+            }
+        };
         drop(asks_tx);
-        let options = CallOptions::new()
+        let mut options = CallOptions::new()
             .with_progress(Arc::new(move |p| progress_tx.send(p)))
             .with_task_state(Arc::new(move |state: &mcp_connections::TaskState| {
                 states_tx.send_replace(Some(state.clone()));
-            }));
-        call_outcome(target.call(&call_set, &board, arguments, options).await)
+            }))
+            .with_input_handed_back(true);
+        if let Some((answers, state)) = resume {
+            options = options.with_resume(answers, state);
+        }
+        let resolved = match &target {
+            approval::Target::Resolved(server, tool) => Some((server.to_string(), tool.clone())),
+            approval::Target::Unresolved(_) => None,
+        };
+        let outcome = target
+            .call(&call_set, &board, arguments.clone(), options)
+            .await;
+        if let (Err(e), Some((server, tool))) = (&outcome, resolved)
+            && let Some(asked) = e.input_required()
+        {
+            let call = UpstreamCall {
+                caller: call_caller.id().to_owned(),
+                server,
+                tool,
+                arguments,
+                requests: asked.get("inputRequests").cloned(),
+                state: asked
+                    .get("requestState")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            };
+            let _ = hand_back_tx.send(call);
+            return Err(McpError::internal_error(
+                "the call was handed back to its client",
+                None,
+            ));
+        }
+        call_outcome(outcome)
     }));
     Run {
         set,
@@ -565,5 +736,6 @@ pub(crate) fn start(
         progress,
         task_states,
         caller,
+        handed_back,
     }
 }

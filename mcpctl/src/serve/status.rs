@@ -169,9 +169,11 @@ impl Board {
     ) -> mcp_connections::Result<CallToolResult> {
         let began = Instant::now();
         let outcome = call.await;
-        let failed = outcome
-            .as_ref()
-            .map_or(true, |result| result.is_error == Some(true));
+        // A call handed back to its client for input (see `modern.rs`) has not failed.
+        let failed = outcome.as_ref().map_or_else(
+            |e| e.input_required().is_none(),
+            |result| result.is_error == Some(true),
+        );
         self.shared.record(server, began.elapsed(), failed);
         outcome
     }
