@@ -122,6 +122,17 @@ fn a_retry_is_resumed_by_another_instance_with_the_same_key() {
             "{answered:?}"
         );
 
+        // A client that cannot elicit is not asked: the gateway declines for it, as it
+        // does for a 2025-era server, and the call goes on at once.
+        let mut mute = modern_call("mcp__new__ask", None);
+        mute["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+        let declined = post(&a.url, Some(&auth), None, &mute).await;
+        assert_eq!(
+            declined.body["result"]["structuredContent"],
+            json!({"action": "decline"}),
+            "{declined:?}"
+        );
+
         // A 2025-era server's question is kept by the instance that asked: the other
         // instance says so, and the one that asked still resumes it.
         let asked = post(&a.url, Some(&auth), None, &modern_call("mcp__old__ask", None)).await;

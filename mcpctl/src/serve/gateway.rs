@@ -1048,27 +1048,26 @@ impl Gateway {
     ) -> Result<CallToolResponse, McpError> {
         let parked = &self.inner.hub.parked;
         self.inner.hub.listen_setups.settled().await;
+        let caps = context.client_capabilities();
+        let can = modern::Abilities {
+            elicit: caps.as_ref().is_some_and(|c| c.elicitation.is_some()),
+            sample: caps.as_ref().is_some_and(|c| c.sampling.is_some()),
+        };
         let run = match request.request_state.as_deref() {
             Some(state) => modern::resume(
                 &self.inner.hub,
                 state,
                 request.input_responses.as_ref(),
                 caller,
+                can,
             )?,
-            None => {
-                let caps = context.client_capabilities();
-                let can = modern::Abilities {
-                    elicit: caps.as_ref().is_some_and(|c| c.elicitation.is_some()),
-                    sample: caps.as_ref().is_some_and(|c| c.sampling.is_some()),
-                };
-                modern::start(
-                    &self.inner.hub,
-                    name,
-                    request.arguments.map(Value::Object),
-                    can,
-                    caller,
-                )
-            }
+            None => modern::start(
+                &self.inner.hub,
+                name,
+                request.arguments.map(Value::Object),
+                can,
+                caller,
+            ),
         };
         let tasks = context
             .client_capabilities()

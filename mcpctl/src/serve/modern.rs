@@ -17,7 +17,7 @@
 //! than the one whose call it is ([`super::caller`]): the call stays parked for its own
 //! caller.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -207,8 +207,11 @@ pub(crate) struct UpstreamCall {
     /// The tool's own name on the server.
     tool: String,
     arguments: Option<Value>,
-    /// The server's `inputRequests`, which the client answers under the same keys.
+    /// The server's `inputRequests` the client answers, under the server's keys.
     requests: Option<Value>,
+    /// The answers the gateway gave itself to the server's other requests.
+    #[serde(default)]
+    answered: BTreeMap<String, Value>,
     /// The server's own `requestState`, unmodified.
     state: Option<String>,
 }
@@ -378,13 +381,14 @@ pub(crate) fn resume(
     state: &str,
     responses: Option<&rmcp::model::InputResponses>,
     caller: Arc<super::caller::Caller>,
+    can: Abilities,
 ) -> Result<Run, McpError> {
     let answer_deadline = hub.answer_deadline;
     let message = match hub.parked.resume(state, answer_of(responses), &caller) {
         Ok(Resumed::Parked(run)) => return Ok(run),
         Ok(Resumed::Upstream(call)) => {
             let responses = answers_to(&call, responses);
-            return Ok(launch(hub, Work::Resume(call, responses), caller));
+            return Ok(launch(hub, Work::Resume(call, responses, can), caller));
         }
         Err(Refusal::OtherCaller) => format!(
             "requestState {state:?} belongs to a call of another caller; only the caller that started it may resume it"
@@ -406,12 +410,14 @@ fn answers_to(
     call: &UpstreamCall,
     responses: Option<&rmcp::model::InputResponses>,
 ) -> Option<rmcp::model::InputResponses> {
-    let asked = call.requests.as_ref().and_then(Value::as_object)?;
-    let answers: rmcp::model::InputResponses = responses?
-        .iter()
-        .filter(|(key, _)| asked.contains_key(key.as_str()))
+    let asked = call.requests.as_ref().and_then(Value::as_object);
+    let mut answers: rmcp::model::InputResponses = responses
+        .into_iter()
+        .flatten()
+        .filter(|(key, _)| asked.is_some_and(|asked| asked.contains_key(key.as_str())))
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
+    answers.extend(call.answered.clone());
     (!answers.is_empty()).then_some(answers)
 }
 
@@ -622,23 +628,70 @@ pub(crate) fn start(
 enum Work {
     /// Call a tool by the name the client gave (approval first).
     New(String, Option<Value>, Abilities),
-    /// Send a handed-back call to its server again with the client's answers.
-    Resume(UpstreamCall, Option<rmcp::model::InputResponses>),
+    /// Send a handed-back call to its server again with the client's answers (its
+    /// approval was given before it was handed back).
+    Resume(UpstreamCall, Option<rmcp::model::InputResponses>, Abilities),
+}
+
+/// Most rounds of an upstream server's questions the gateway answers itself in one run.
+const MAX_LOCAL_ROUNDS: usize = 8;
+
+/// What goes to the client (requests under the server's keys), and what the gateway
+/// answered itself.
+type Split = (serde_json::Map<String, Value>, BTreeMap<String, Value>);
+
+/// Splits what a 2026-era upstream `server` asked (its `inputRequests`) into what goes to
+/// the client (under the server's keys) and what the gateway answers itself, as it would
+/// for a 2025-era server: an elicitation the client cannot answer is declined, the
+/// gateway's roots are none. A sampling request the client cannot answer, or a request
+/// the gateway does not know, ends the call (the text of its error result).
+fn split(
+    server: &str,
+    requests: Option<&Value>,
+    can: Abilities,
+) -> Result<Split, String> {
+    let mut to_client = serde_json::Map::new();
+    let mut answered = BTreeMap::new();
+    for (key, request) in requests.and_then(Value::as_object).into_iter().flatten() {
+        match request.get("method").and_then(Value::as_str) {
+            Some("elicitation/create") if can.elicit => {
+                to_client.insert(key.clone(), request.clone());
+            }
+            Some("elicitation/create") => {
+                answered.insert(key.clone(), json!({"action": "decline"}));
+            }
+            Some("sampling/createMessage") if can.sample => {
+                to_client.insert(key.clone(), request.clone());
+            }
+            Some("sampling/createMessage") => {
+                return Err(format!(
+                    "MCP server `{server}` asked for a message of the client's model (sampling), and {}",
+                    super::host_requests::NO_SAMPLING
+                ));
+            }
+            Some("roots/list") => {
+                answered.insert(key.clone(), json!({"roots": []}));
+            }
+            other => {
+                return Err(format!(
+                    "MCP server `{server}` asked for an input mcpctl serve does not know: {}",
+                    other.unwrap_or("(no method)")
+                ));
+            }
+        }
+    }
+    Ok((to_client, answered))
 }
 
 /// Starts a run of `work` for `caller` (see [`start`]).
 fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
-    // A resumed call asks nothing of its own: its approval was given before it was sealed.
+    let can = match &work {
+        Work::New(_, _, can) | Work::Resume(_, _, can) => *can,
+    };
     let Abilities {
         elicit: can_elicit,
         sample: can_sample,
-    } = match &work {
-        Work::New(_, _, can) => *can,
-        Work::Resume(..) => Abilities {
-            elicit: false,
-            sample: false,
-        },
-    };
+    } = can;
     let (asks_tx, asks) = mpsc::channel::<Ask>(1);
     let (progress_tx, progress) = super::progress::latest();
     let (states_tx, task_states) = watch::channel(None);
@@ -676,7 +729,7 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
                     Verdict::Call(target) => (target, arguments, None),
                 }
             }
-            Work::Resume(call, answers) => {
+            Work::Resume(call, answers, _) => {
                 let key = call_set
                     .servers()
                     .find(|k| k.to_string() == call.server)
@@ -691,35 +744,54 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
             }
         };
         drop(asks_tx);
-        let mut options = CallOptions::new()
+        let base = CallOptions::new()
             .with_progress(Arc::new(move |p| progress_tx.send(p)))
             .with_task_state(Arc::new(move |state: &mcp_connections::TaskState| {
                 states_tx.send_replace(Some(state.clone()));
             }))
             .with_input_handed_back(true);
-        if let Some((answers, state)) = resume {
-            options = options.with_resume(answers, state);
-        }
-        let resolved = match &target {
-            approval::Target::Resolved(server, tool) => Some((server.to_string(), tool.clone())),
-            approval::Target::Unresolved(_) => None,
-        };
-        let outcome = target
-            .call(&call_set, &board, arguments.clone(), options)
-            .await;
-        if let (Err(e), Some((server, tool))) = (&outcome, resolved)
-            && let Some(asked) = e.input_required()
-        {
+        let (mut target, mut resume) = (target, resume);
+        for _ in 0..=MAX_LOCAL_ROUNDS {
+            let resolved = match &target {
+                approval::Target::Resolved(server, tool) => Some((server.clone(), tool.clone())),
+                approval::Target::Unresolved(_) => None,
+            };
+            let options = match resume.take() {
+                Some((answers, state)) => base.clone().with_resume(answers, state),
+                None => base.clone(),
+            };
+            let outcome = target
+                .call(&call_set, &board, arguments.clone(), options)
+                .await;
+            let (Err(e), Some((key, tool))) = (&outcome, resolved) else {
+                return call_outcome(outcome);
+            };
+            let Some(asked) = e.input_required() else {
+                return call_outcome(outcome);
+            };
+            let server = key.to_string();
+            let state = asked
+                .get("requestState")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let (to_client, answered) = match split(&server, asked.get("inputRequests"), can) {
+                Ok(split) => split,
+                Err(refusal) => return Ok(super::gateway::error_result(refusal)),
+            };
+            if to_client.is_empty() {
+                // All answered here: the call goes on at once.
+                resume = Some(((!answered.is_empty()).then_some(answered), state));
+                target = approval::Target::Resolved(key, tool);
+                continue;
+            }
             let call = UpstreamCall {
                 caller: call_caller.id().to_owned(),
                 server,
                 tool,
                 arguments,
-                requests: asked.get("inputRequests").cloned(),
-                state: asked
-                    .get("requestState")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
+                requests: Some(Value::Object(to_client)),
+                answered,
+                state,
             };
             let _ = hand_back_tx.send(call);
             return Err(McpError::internal_error(
@@ -727,7 +799,9 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
                 None,
             ));
         }
-        call_outcome(outcome)
+        Ok(super::gateway::error_result(format!(
+            "the server still asked for input after {MAX_LOCAL_ROUNDS} rounds answered by mcpctl serve"
+        )))
     }));
     Run {
         set,
