@@ -12,6 +12,7 @@
 
 mod status_page;
 mod support;
+mod team;
 
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -222,6 +223,80 @@ fn a_hostile_servers_text_is_shown_as_text() {
         );
         client.cancel().await.unwrap();
     });
+    served.stop();
+    wd.assert_no_server_left();
+}
+
+/// Alice (group `readers`) may use `notes`; bob may use `files`, `notes` and `work`.
+const GRANTS: &str = r#"
+[[gateway.grants]]
+groups = ["readers"]
+servers = ["notes"]
+
+[[gateway.grants]]
+subjects = ["bob"]
+servers = ["files", "notes", "work"]
+"#;
+
+/// With `[gateway.oauth]` and grants, the page is behind the resource server's guard, and
+/// each caller sees the servers it may use and its own clients, no one else's.
+#[test]
+fn with_grants_each_caller_sees_its_own_servers_and_clients() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let config = team::config(&wd, &auth.issuer(), "", GRANTS);
+    let mut served = Served::start(&wd, &config, team::STATIC_TOKEN, &[]);
+    let base = base(&served.url);
+    let alice = team::token(&auth, &served.url, "alice", &["readers"]);
+    let bob = team::token(&auth, &served.url, "bob", &[]);
+    runtime.block_on(async {
+        team::open_session(&served.url, &alice).await;
+        team::open_session(&served.url, &bob).await;
+        team::open_session(&served.url, &bob).await;
+    });
+
+    for token in [None, Some(team::STATIC_TOKEN)] {
+        let reply = get(&base, "/status.json", token);
+        assert_eq!(reply.status, 401, "{reply:?}");
+        assert!(reply.head.contains("resource_metadata="), "{reply:?}");
+    }
+    let names = |status: &serde_json::Value| -> Vec<String> {
+        status["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["server"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let seen = status_page::status_json(&base, &alice);
+    assert_eq!(names(&seen), ["notes"]);
+    assert_eq!(
+        (
+            &seen["clients"]["connected"],
+            &seen["clients"]["by_principal"]
+        ),
+        (
+            &json!(1),
+            &json!([{"principal": "sub:alice", "clients": 1}])
+        )
+    );
+    let seen = status_page::status_json(&base, &bob);
+    assert_eq!(names(&seen), ["files", "notes", "work"]);
+    assert_eq!(
+        seen["clients"]["by_principal"],
+        json!([{"principal": "sub:bob", "clients": 2}])
+    );
+    let page = get(&base, "/status", Some(&alice));
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(page.body.contains("id=\"server-notes\""), "{}", page.body);
+    for hidden in ["id=\"server-files\"", "id=\"server-work\"", "sub:bob"] {
+        assert!(
+            !page.body.contains(hidden),
+            "{hidden} shown to alice:\n{}",
+            page.body
+        );
+    }
     served.stop();
     wd.assert_no_server_left();
 }

@@ -172,10 +172,6 @@ impl Bindings {
 
     /// How many sessions and listens each caller holds now, by caller id (sorted): the
     /// status page's clients per principal.
-    #[allow(
-        dead_code,
-        reason = "for the status page, which is being written beside this; `expect` would fail once it reads it"
-    )]
     pub(crate) fn clients_by_caller(&self) -> std::collections::BTreeMap<String, usize> {
         self.clients
             .lock()

@@ -16,7 +16,13 @@
 //!   errors and p50/p99 latency of the calls that ended in the last [`WINDOW`], at most
 //!   the last [`WINDOW_CALLS`] of each server (bounded memory; a busier server's window is
 //!   its last [`WINDOW_CALLS`] calls). An error is a call that failed or whose result is
-//!   a tool error (`isError`); a call its client cancelled is not counted.
+//!   a tool error (`isError`); a call its client cancelled is not counted;
+//! - clients per caller: the sessions and listens [`super::binding`] counts.
+//!
+//! What a caller sees follows its grants ([`super::caller`]): the servers it may use, and
+//! only its own clients; the whole gateway (every server, every caller's clients, the tool
+//! warnings, which name tools) only for a caller with everything (the static token, or a
+//! token when no grant is written).
 //!
 //! Everything a server supplies (its failure text and stderr, its `serverInfo`, tool
 //! names in warnings) is HTML-escaped on the page, control characters and terminal escape
@@ -41,6 +47,7 @@ use tokio::sync::broadcast;
 use tokio_util::task::AbortOnDropHandle;
 
 use super::Hub;
+use super::caller::Caller;
 
 mod page;
 
@@ -52,9 +59,6 @@ pub(crate) const WINDOW_CALLS: usize = 512;
 
 /// The version of the JSON shape; bumped when a field changes meaning or goes away.
 pub(crate) const SHAPE_VERSION: u32 = 1;
-
-/// The one principal while the guard knows only the static bearer token.
-const TOKEN_PRINCIPAL: &str = "static-token";
 
 /// What the status page keeps beyond what sets and the pool report: the live client
 /// sets, what was last seen of each server, and the calls. Cheap to clone (a handle).
@@ -260,8 +264,10 @@ struct WindowSpec {
 
 #[derive(Debug, Clone, Serialize)]
 struct Clients {
-    /// 2025-era clients (sessions) connected.
+    /// The sum of `by_principal`.
     connected: usize,
+    /// Sessions (2025 era) and open `subscriptions/listen` requests (2026 era) per
+    /// caller id (`static-token`, `sub:<subject>`).
     by_principal: Vec<PrincipalClients>,
     /// Calls of 2026-era clients (which have no session) in flight.
     stateless_calls_in_flight: usize,
@@ -328,8 +334,8 @@ struct WindowCalls {
     p99_ms: Option<f64>,
 }
 
-/// The gateway as the page shows it now. Does not wait.
-pub(crate) fn snapshot(hub: &Hub) -> Snapshot {
+/// The gateway as the page shows it now to `caller`. Does not wait.
+pub(crate) fn snapshot(hub: &Hub, caller: &Caller) -> Snapshot {
     let shared = &hub.status.shared;
     let sets: Vec<ConnectionSet> = lock(&shared.sets).values().cloned().collect();
     let pool = hub.pool.statuses();
@@ -345,7 +351,11 @@ pub(crate) fn snapshot(hub: &Hub) -> Snapshot {
     }
     let now = Instant::now();
     let mut servers = Vec::new();
-    for (key, config) in hub.catalog.exposed().filter(|(_, c)| c.enabled()) {
+    let shown = hub
+        .catalog
+        .exposed()
+        .filter(|(key, config)| config.enabled() && caller.may_use_server(key));
+    for (key, config) in shown {
         shared.observe(&pool, key);
         let best = views
             .remove(key)
@@ -359,6 +369,10 @@ pub(crate) fn snapshot(hub: &Hub) -> Snapshot {
             _ => from_pool(shared, &pool, key),
         };
         row.transport = config.transport().label();
+        if !caller.has_everything() {
+            // They name tools, which the caller may not be granted.
+            row.warnings.clear();
+        }
         row.restarts = lock(&shared.seen).get(key).map_or(0, |s| s.restarts);
         row.calls = lock(&shared.calls)
             .get(key)
@@ -366,7 +380,13 @@ pub(crate) fn snapshot(hub: &Hub) -> Snapshot {
             .unwrap_or_default();
         servers.push(row);
     }
-    let connected = hub.clients.load(Ordering::SeqCst);
+    let by_principal: Vec<PrincipalClients> = hub
+        .bindings
+        .clients_by_caller()
+        .into_iter()
+        .filter(|(id, _)| caller.has_everything() || id == caller.id())
+        .map(|(principal, clients)| PrincipalClients { principal, clients })
+        .collect();
     Snapshot {
         version: SHAPE_VERSION,
         mcpctl: env!("CARGO_PKG_VERSION"),
@@ -376,11 +396,8 @@ pub(crate) fn snapshot(hub: &Hub) -> Snapshot {
             max_calls: WINDOW_CALLS,
         },
         clients: Clients {
-            connected,
-            by_principal: vec![PrincipalClients {
-                principal: TOKEN_PRINCIPAL.to_owned(),
-                clients: connected,
-            }],
+            connected: by_principal.iter().map(|p| p.clients).sum(),
+            by_principal,
             stateless_calls_in_flight: hub
                 .max_calls
                 .saturating_sub(hub.modern_calls.available_permits()),
@@ -588,7 +605,19 @@ pub(crate) fn routes(hub: Arc<Hub>) -> axum::Router {
 /// a second line of defence behind the escaping.
 const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-async fn page(axum::extract::State(hub): axum::extract::State<Arc<Hub>>) -> Response {
+/// The caller the guard found for `request`; without its word, nobody.
+fn caller_of(request: &axum::extract::Request) -> Arc<Caller> {
+    request
+        .extensions()
+        .get::<Arc<Caller>>()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(Caller::nobody()))
+}
+
+async fn page(
+    axum::extract::State(hub): axum::extract::State<Arc<Hub>>,
+    request: axum::extract::Request,
+) -> Response {
     (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -597,15 +626,18 @@ async fn page(axum::extract::State(hub): axum::extract::State<Arc<Hub>>) -> Resp
             (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
             (header::REFERRER_POLICY, "no-referrer"),
         ],
-        page::html(&snapshot(&hub)),
+        page::html(&snapshot(&hub, &caller_of(&request))),
     )
         .into_response()
 }
 
-async fn json(axum::extract::State(hub): axum::extract::State<Arc<Hub>>) -> Response {
+async fn json(
+    axum::extract::State(hub): axum::extract::State<Arc<Hub>>,
+    request: axum::extract::Request,
+) -> Response {
     (
         [(header::CACHE_CONTROL, "no-store")],
-        axum::Json(snapshot(&hub)),
+        axum::Json(snapshot(&hub, &caller_of(&request))),
     )
         .into_response()
 }
