@@ -59,7 +59,13 @@ fn status_json_shows_servers_states_restarts_and_calls() {
             .iter()
             .map(|s| s["server"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["broken", "echo", "hostile"], "in name order");
+        assert_eq!(names, ["broken", "echo", "hostile", "modern"], "in name order");
+        let modern = server(&status, "modern");
+        assert_eq!(
+            (&modern["era"], &modern["protocol_version"]),
+            (&json!("2026-07-28"), &json!("2026-07-28")),
+            "{modern:#}"
+        );
         assert_eq!(status["version"], 1);
         assert_eq!(status["window"], json!({"secs": 300, "max_calls": 512}));
         assert_eq!(

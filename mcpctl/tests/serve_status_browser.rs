@@ -295,7 +295,7 @@ fn the_status_page_renders_in_chromium() {
     drop(proxy);
     let text = text_of(&dom);
     assert!(text.contains("mcpctl serve"), "{dom}");
-    assert!(text.contains("Servers (3)"), "{dom}");
+    assert!(text.contains("Servers (4)"), "{dom}");
     assert!(text.contains("1 client "), "{dom}");
 
     let echo = row_cells(&dom, "server-echo");
@@ -344,6 +344,8 @@ fn the_status_page_renders_in_chromium() {
     for element in ["<script", "<img", "<b>"] {
         assert!(!dom.contains(element), "{element} in the DOM:\n{dom}");
     }
+    let modern = row_cells(&dom, "server-modern");
+    assert_eq!(modern[1..4], ["stdio", "ready", "2026-07-28"], "{modern:?}");
     let hostile = row_cells(&dom, "server-hostile");
     assert!(hostile[0].starts_with("hostile"), "{hostile:?}");
     assert_eq!(hostile[2], "ready", "{hostile:?}");

@@ -33,7 +33,8 @@ pub(crate) const HOSTILE_STDERR: &str =
 /// The hostile text as the page shows it: escaped for HTML, escapes as text.
 pub(crate) const HOSTILE_SHOWN: &str = "&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;\\e[31mRED\\e[0m\\e]0;title\\x07\\e[2J";
 
-/// `broken` (exits at startup), `echo` (echo, a tool error, a crash) and `hostile`.
+/// `broken` (exits at startup), `echo` (echo, a tool error, a crash), `hostile`, and
+/// `modern` (MCP 2026-07-28).
 pub(crate) fn config(wd: &Workdir) -> PathBuf {
     let server = |name: &str, scenario: Value| {
         let scenario = support::toml_str(&scenario.to_string());
@@ -65,6 +66,11 @@ pub(crate) fn config(wd: &Workdir) -> PathBuf {
                     {"name": HOSTILE, "behavior": {"kind": "echo"}},
                 ],
             }),
+        ),
+        server(
+            "modern",
+            json!({"faults": {"protocol_version": "2026-07-28"},
+                   "tools": [{"name": "echo", "behavior": {"kind": "echo"}}]}),
         ),
     ]
     .concat();
@@ -173,9 +179,10 @@ pub(crate) async fn wait_for(base: &str, token: &str, done: impl Fn(&Value) -> b
     }
 }
 
-/// Every server settled: `echo` and `hostile` ready, `broken` failed.
+/// Every server settled: `echo`, `hostile` and `modern` ready, `broken` failed.
 pub(crate) fn settled(status: &Value) -> bool {
     server(status, "echo")["state"] == "ready"
         && server(status, "hostile")["state"] == "ready"
+        && server(status, "modern")["state"] == "ready"
         && server(status, "broken")["state"] == "failed"
 }
