@@ -214,6 +214,11 @@ pub(crate) struct ServeArgs {
     /// process makes its own [default: a key of this process].
     #[arg(long, value_name = "FILE")]
     pub(crate) seal_key_file: Option<PathBuf>,
+    /// This instance's id among several behind one load balancer (letters, digits, `-`,
+    /// `_`): the `Mcp-Session-Id` of each 2025-era session it opens starts with it and a
+    /// dot, so the balancer can route the session's requests back to it.
+    #[arg(long, value_name = "ID")]
+    pub(crate) instance_id: Option<String>,
 }
 
 /// Arguments of `tools`.

@@ -168,3 +168,51 @@ fn a_retry_is_resumed_by_another_instance_with_the_same_key() {
     drop((a, b, stranger));
     wd.assert_no_server_left();
 }
+
+#[test]
+fn session_ids_name_the_instance_that_holds_them() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let config = config(&wd);
+    let one = Served::start(&wd, &config, STATIC_TOKEN, &["--instance-id", "gw-1"]);
+    let two = Served::start(&wd, &config, STATIC_TOKEN, &["--instance-id", "gw-2"]);
+    let auth = bearer(STATIC_TOKEN);
+    runtime.block_on(async {
+        for (served, id) in [(&one, "gw-1."), (&two, "gw-2.")] {
+            let session = team::open_session(&served.url, STATIC_TOKEN).await;
+            assert!(session.starts_with(id), "{session}");
+            let listed = post(
+                &served.url,
+                Some(&auth),
+                Some(&session),
+                &team::request("tools/list", json!({})),
+            )
+            .await;
+            assert_eq!(
+                team::tool_names(&listed),
+                ["mcp__new__ask", "mcp__old__ask"],
+                "{listed:?}"
+            );
+        }
+    });
+    drop((one, two));
+    // A bad id is refused before anything starts.
+    let config = config.to_str().unwrap();
+    let refused = wd.run(&[
+        "--config",
+        config,
+        "serve",
+        "--http",
+        "127.0.0.1:0",
+        "--instance-id",
+        "gw.1",
+    ]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused
+            .stderr
+            .contains("--instance-id \"gw.1\" must be 1 to 32 letters, digits, `-` or `_`"),
+        "{refused:?}"
+    );
+    wd.assert_no_server_left();
+}

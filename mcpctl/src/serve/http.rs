@@ -16,7 +16,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
 use http::{StatusCode, header};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
@@ -45,7 +44,7 @@ struct Guard {
     auth: Auth,
     max_body: usize,
     hub: Arc<Hub>,
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<super::sessions::InstanceSessions>,
 }
 
 /// Serves until a stop signal.
@@ -96,7 +95,9 @@ pub(crate) async fn serve(
     // session: a 2026-era request gets a gateway of its own too, but is no client, and
     // its calls have their own bound (`Hub::modern_calls`).
     let factory_hub = Arc::clone(&hub);
-    let sessions = Arc::new(LocalSessionManager::default());
+    let sessions = Arc::new(super::sessions::InstanceSessions::new(
+        args.instance_id.as_deref(),
+    ));
     let service = StreamableHttpService::new(
         move || {
             Ok(super::trace::Traced::new(

@@ -22,6 +22,7 @@ mod oauth;
 mod pipes;
 mod progress;
 mod seal;
+mod sessions;
 mod shared_uri;
 mod status;
 mod tasks;
@@ -100,6 +101,12 @@ pub(crate) async fn run(
         Some(secs) => Duration::from_secs(secs),
         None => DEFAULT_ANSWER_DEADLINE,
     };
+    if let Some(id) = &args.instance_id {
+        sessions::check_instance_id(id).map_err(|e| {
+            CliError::usage(e)
+                .with_hint("name each instance behind the load balancer, e.g. --instance-id gw-1")
+        })?;
+    }
     let seal_key = seal_key(args)?;
     let max_calls = args.max_calls.unwrap_or(DEFAULT_MAX_CALLS);
     // Over stdio the one client is the only one.

@@ -645,11 +645,7 @@ type Split = (serde_json::Map<String, Value>, BTreeMap<String, Value>);
 /// for a 2025-era server: an elicitation the client cannot answer is declined, the
 /// gateway's roots are none. A sampling request the client cannot answer, or a request
 /// the gateway does not know, ends the call (the text of its error result).
-fn split(
-    server: &str,
-    requests: Option<&Value>,
-    can: Abilities,
-) -> Result<Split, String> {
+fn split(server: &str, requests: Option<&Value>, can: Abilities) -> Result<Split, String> {
     let mut to_client = serde_json::Map::new();
     let mut answered = BTreeMap::new();
     for (key, request) in requests.and_then(Value::as_object).into_iter().flatten() {
