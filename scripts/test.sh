@@ -5,7 +5,8 @@
 #      and mcp-proxy; scripts/gateway-clients.sh: the TypeScript SDK from npm and the
 #      Python `mcp` from PyPI), and OpenSSH's server from the distribution's packages (apt-get, as root or through
 #      sudo) for the ssh environment tests, which run it on 127.0.0.1, and Chromium (same way)
-#      for the test that renders the gateway's status page headless;
+#      for the test that renders the gateway's status page headless, and nginx (same way) for
+#      the test of the documented load balancer configuration in front of two gateways;
 #   2. cargo test --workspace, every test of every crate;
 #   3. the official MCP conformance suite, client side (scripts/conformance.sh).
 # When a registry cannot be reached, the tests that need what it failed to install
@@ -22,6 +23,7 @@ reference_tests=("mcp-connections reference_server")
 client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server" "mcpctl gateway" "mcpctl telemetry")
 ssh_tests=("mcp-testkit sshd" "mcp-connections ssh")
 browser_tests=("mcpctl serve_status_browser")
+nginx_tests=("mcpctl serve_nginx")
 
 echo "== pinned MCP servers and clients for the tests (npm, PyPI; under target/)"
 if bash scripts/reference-servers.sh >/dev/null; then
@@ -69,6 +71,24 @@ if chromium_installed; then
   export MCP_REQUIRE_CHROMIUM=1
 else
   not_run+=("Chromium (chromium is not installed and could not be)|${browser_tests[*]}")
+fi
+
+echo "== nginx for the load balancer test (distribution package; run as the test's user)"
+nginx_installed() { [[ -x /usr/sbin/nginx || -x /usr/local/sbin/nginx ]]; }
+if ! nginx_installed && command -v apt-get >/dev/null; then
+  as_root=()
+  if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    as_root=(sudo -n)
+  fi
+  if [[ $(id -u) -eq 0 || ${#as_root[@]} -gt 0 ]]; then
+    install=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nginx)
+    "${install[@]}" >/dev/null 2>&1 || { "${as_root[@]}" apt-get update -q >/dev/null 2>&1 && "${install[@]}" >/dev/null; }
+  fi
+fi
+if nginx_installed; then
+  export MCP_REQUIRE_NGINX=1
+else
+  not_run+=("nginx (nginx is not installed and could not be)|${nginx_tests[*]}")
 fi
 
 echo "== cargo test --workspace"
