@@ -1,8 +1,9 @@
 //! Several `mcpctl serve --http` instances behind one address: with one sealing key, a
 //! 2026-era call to a 2026-era upstream server that asked for input is resumed by
 //! whichever instance gets the client's retry; an instance with another key, an altered
-//! state, and a call kept in one instance's memory (its server is of the 2025 era) are
-//! refused with what to do.
+//! state, another caller's retry (on any instance), and a call kept in one instance's
+//! memory (its server is of the 2025 era) are refused with what to do. With
+//! `--instance-id`, 2025-era session ids name their instance.
 
 #![allow(
     clippy::unwrap_used,
@@ -45,6 +46,21 @@ fn config(wd: &Workdir) -> std::path::PathBuf {
     );
     wd.write("mcp.toml", &text)
 }
+
+/// [`config`] with `[gateway.oauth]` for `issuer`, both instances being one resource.
+fn team_config(wd: &Workdir, issuer: &str) -> std::path::PathBuf {
+    let path = config(wd);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&format!(
+        "[gateway.oauth]\nissuer = {}\nscopes = [\"{}\"]\nresource = \"{RESOURCE}\"\n",
+        support::toml_str(issuer),
+        team::SCOPE
+    ));
+    wd.write("mcp.toml", &text)
+}
+
+/// The URL clients know the instances by (the tokens' audience).
+const RESOURCE: &str = "http://gateway.test/mcp";
 
 /// An instance with the sealing key `key` (`None`: a key of its own).
 fn instance(wd: &Workdir, config: &std::path::Path, key: Option<&str>) -> Served {
@@ -214,5 +230,54 @@ fn session_ids_name_the_instance_that_holds_them() {
             .contains("--instance-id \"gw.1\" must be 1 to 32 letters, digits, `-` or `_`"),
         "{refused:?}"
     );
+    wd.assert_no_server_left();
+}
+
+#[test]
+fn another_caller_cannot_resume_a_sealed_call_on_any_instance() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let config = team_config(&wd, &auth.issuer());
+    let a = instance(&wd, &config, Some(KEY));
+    let b = instance(&wd, &config, Some(KEY));
+    runtime.block_on(async {
+        let alice = bearer(&team::token(&auth, RESOURCE, "alice", &[]));
+        let bob = bearer(&team::token(&auth, RESOURCE, "bob", &[]));
+        let asked = post(&a.url, Some(&alice), None, &modern_call("mcp__new__ask", None)).await;
+        let state = asked.body["result"]["requestState"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{asked:?}"))
+            .to_owned();
+        for served in [&a, &b] {
+            let stolen = post(
+                &served.url,
+                Some(&bob),
+                None,
+                &modern_call("mcp__new__ask", Some((&state, "bob"))),
+            )
+            .await;
+            assert_eq!(
+                error_of(&stolen),
+                format!(
+                    "requestState {state:?} belongs to a call of another caller; only the caller that started it may resume it"
+                )
+            );
+        }
+        let answered = post(
+            &b.url,
+            Some(&alice),
+            None,
+            &modern_call("mcp__new__ask", Some((&state, "alice"))),
+        )
+        .await;
+        assert_eq!(
+            answered.body["result"]["structuredContent"],
+            json!({"action": "accept", "content": {"who": "alice"}}),
+            "{answered:?}"
+        );
+    });
+    drop((a, b));
+    runtime.block_on(auth.shutdown());
     wd.assert_no_server_left();
 }
