@@ -2,8 +2,9 @@
 //! `elicitation/create` and `roots/list` requests of its own; a 2026-07-28 server answers
 //! the call `input_required` (MRTR, SEP-2322) and the client calls again with the inputs and
 //! the request state. Either way the host's elicitation handler answers elicitations and
-//! the host's roots answer `roots/list`. Real `mcp-fake-server` processes over stdio, and
-//! the testkit's HTTP server.
+//! the host's roots answer `roots/list`, unless the host has a 2026-era server's questions
+//! handed back to resume the call itself, perhaps in another set. Real `mcp-fake-server`
+//! processes over stdio, and the testkit's HTTP server.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -208,6 +209,61 @@ async fn without_roots_or_a_handler_the_answers_are_empty_and_declined() {
         set.shutdown().await;
         fx.assert_no_processes().await;
     }
+}
+
+/// With the input handed back, a 2026-era server's `input_required` ends the call with
+/// its requests and state (the handler is not asked); a second set, as another process
+/// would, resumes it with the answer and the state, and the server sees one retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handed_back_call_is_resumed_by_another_set() {
+    let mut fx = Fixture::new();
+    fx.stdio("asker", scenario(Some(MODERN)));
+    let (first, handler) = start_answering(&fx, Some(MODERN)).await;
+    let asker = "asker".parse().unwrap();
+    let handed = CallOptions::new().with_input_handed_back(true);
+    let e = first
+        .call_tool(&asker, "ask", None, handed.clone())
+        .await
+        .unwrap_err();
+    let asked = e
+        .input_required()
+        .unwrap_or_else(|| panic!("{e:?}"))
+        .clone();
+    assert!(!e.is_retryable(), "{e:?}");
+    assert_eq!(asked["requestState"], json!("ask/round-1"));
+    assert_eq!(
+        asked["inputRequests"]["input"]["method"],
+        json!("elicitation/create")
+    );
+    assert!(handler.seen.lock().unwrap().is_empty());
+    first.shutdown().await;
+
+    let (second, _) = start_answering(&fx, Some(MODERN)).await;
+    let answer = json!({"action": "accept", "content": {"name": "Grace"}});
+    let responses = [("input".to_owned(), answer.clone())].into_iter().collect();
+    let resumed = second
+        .call_tool(
+            &asker,
+            "ask",
+            None,
+            handed.with_resume(Some(responses), Some("ask/round-1".to_owned())),
+        )
+        .await
+        .unwrap();
+    assert_eq!(resumed.structured_content, Some(answer.clone()));
+    assert_eq!(
+        calls(&RecordedRequest::read_log(fx.request_log("asker"))),
+        [
+            ("ask".to_owned(), Value::Null, Value::Null),
+            (
+                "ask".to_owned(),
+                json!({"input": answer}),
+                json!("ask/round-1")
+            ),
+        ]
+    );
+    second.shutdown().await;
+    fx.assert_no_processes().await;
 }
 
 /// Roots are part of what a connection announces: sets on one pool with the same roots
