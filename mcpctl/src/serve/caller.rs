@@ -13,7 +13,7 @@
 //! server it may not use is "not found".
 //!
 //! The HTTP guard puts the caller of each request into the request's extensions; the
-//! gateway reads it back from the request context rmcp hands it ([`caller_of`]).
+//! gateway reads it back from the request context rmcp hands it ([`caller_for`]).
 
 use std::sync::Arc;
 
