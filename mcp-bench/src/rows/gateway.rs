@@ -1,8 +1,10 @@
 //! The gateway: a call from a connection set through `mcpctl serve` (over stdio, and over
 //! streamable HTTP) versus straight to the same kind of stdio server, and through
-//! `mcpctl serve --http` versus npm `mcp-proxy` fronting the same server. The four paths
-//! are sampled in one loop, each round in a rotated order, so their ratios come from the
-//! same minutes of the same machine.
+//! `mcpctl serve --http` versus npm `mcp-proxy` fronting the same server, and through
+//! `mcpctl serve --http` with `[gateway.oauth]` (every request's JWT checked against the
+//! testkit's authorization server's keys) versus the same gateway with its static token.
+//! The paths are sampled in one loop, each round in a rotated order, so their ratios come
+//! from the same minutes of the same machine.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,6 +12,7 @@ use std::time::Instant;
 use mcp_catalog::{HttpConfig, ProtocolChoice, ServerConfig, StdioConfig};
 use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
 use mcp_key::McpServerKey;
+use mcp_testkit::{AccessTokenClaims, AuthServerOptions, FakeAuthServer};
 
 use crate::fixture::Fixture;
 use crate::installs::{self, Install};
@@ -26,6 +29,15 @@ const TOKEN: &str = "mcp-bench-gateway-token-0123456789";
 const TOKEN_VAR: &str = "MCP_BENCH_GATEWAY_TOKEN";
 /// The upstream server's name in the gateway's configuration.
 const UPSTREAM: &str = "notes";
+/// The scope the `[gateway.oauth]` gateway asks of every token.
+const SCOPE: &str = "mcp:tools";
+
+/// The paths, in the order `start_paths` pushes them.
+const STRAIGHT: usize = 0;
+const VIA_STDIO: usize = 1;
+const VIA_HTTP: usize = 2;
+const VIA_OAUTH: usize = 3;
+const VIA_PROXY: usize = 4;
 
 /// One way to reach the server: a set, its server and the tool's name there.
 struct Path {
@@ -81,11 +93,15 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
                 "≤ 0.5× mcp-proxy",
                 hint,
             ),
+            Row::pending(OAUTH_ROW, "≤ 1.2× static token", hint),
         ]);
     };
+    let auth = FakeAuthServer::start(AuthServerOptions::new().with_jwt_access_tokens())
+        .await
+        .map_err(|e| fail(format!("cannot start the fake authorization server: {e}")))?;
     let mut processes = Vec::new();
     let mut paths = Vec::new();
-    let result = start_paths(fx, &mcpctl, &mut processes, &mut paths).await;
+    let result = start_paths(fx, &mcpctl, &auth, &mut processes, &mut paths).await;
     let result = match result {
         Ok(proxy) => sample(&mut paths, &s.slower(4)).await.map(|()| proxy),
         Err(e) => Err(e),
@@ -94,6 +110,7 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
         path.set.shutdown().await;
     }
     crate::spawned::stop_all(processes).await;
+    auth.shutdown().await;
     let proxied = result?;
     let p50 = |i: usize| quantile(&paths[i].samples, 0.5);
     let calls = paths[0].samples.len();
@@ -102,8 +119,8 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
         Row::versus(
             "gateway over stdio: call p50 via `mcpctl serve`",
             Unit::Seconds,
-            p50(1),
-            p50(0),
+            p50(VIA_STDIO),
+            p50(STRAIGHT),
             "straight to the stdio server",
             "≤ 2.2× straight",
             |_, r| r <= 2.2,
@@ -112,9 +129,19 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
         Row::reported(
             "gateway over HTTP: call p50 via `mcpctl serve --http`",
             Unit::Seconds,
-            p50(2),
-            p50(0),
+            p50(VIA_HTTP),
+            p50(STRAIGHT),
             "straight to the stdio server",
+        )
+        .with_note(note.clone()),
+        Row::versus(
+            OAUTH_ROW,
+            Unit::Seconds,
+            p50(VIA_OAUTH),
+            p50(VIA_HTTP),
+            "the same gateway with its static token",
+            "≤ 1.2× static token",
+            |_, r| r <= 1.2,
         )
         .with_note(note.clone()),
     ];
@@ -122,8 +149,8 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
         Row::versus(
             "gateway over HTTP vs mcp-proxy: call p50",
             Unit::Seconds,
-            p50(2),
-            p50(3),
+            p50(VIA_HTTP),
+            p50(VIA_PROXY),
             "npm mcp-proxy (stream) in front of the same server",
             "≤ 0.5× mcp-proxy",
             |_, r| r <= 0.5,
@@ -139,11 +166,16 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// The row of the OAuth-protected gateway.
+const OAUTH_ROW: &str = "gateway over HTTP with `[gateway.oauth]`: call p50";
+
 /// Starts the paths in order: straight, via `mcpctl serve`, via `mcpctl serve --http`,
-/// and via mcp-proxy when installed (returns whether it is).
+/// via `mcpctl serve --http` with `[gateway.oauth]` for `auth`, and via mcp-proxy when
+/// installed (returns whether it is).
 async fn start_paths(
     fx: &Fixture,
     mcpctl: &std::path::Path,
+    auth: &FakeAuthServer,
     processes: &mut Vec<Spawned>,
     paths: &mut Vec<Path>,
 ) -> Result<bool> {
@@ -202,7 +234,43 @@ async fn start_paths(
         .with_protocol(ProtocolChoice::V2025_11_25);
     paths.push(
         Path::over(
-            ready(Fixture::catalog_from([http])?, Some(TOKEN)).await?,
+            ready(Fixture::catalog_from([http])?, Some(TOKEN.to_owned())).await?,
+            Echo::named(&gateway_tool),
+        )
+        .await?,
+    );
+
+    let protected = fx.join("gateway-oauth.toml");
+    std::fs::write(
+        &protected,
+        format!(
+            "{}\n[gateway.oauth]\nissuer = {}\nscopes = [\"{SCOPE}\"]\n",
+            std::fs::read_to_string(&config)?,
+            toml_string(&auth.issuer()),
+        ),
+    )?;
+    let port = free_port()?;
+    let mut cmd = crate::spawned::command(mcpctl);
+    cmd.arg("--config")
+        .arg(&protected)
+        .arg("serve")
+        .arg("--http")
+        .arg(format!("127.0.0.1:{port}"))
+        .env("MCPCTL_HOME", &home)
+        .env("RUST_LOG", "off");
+    let served = Spawned::listening(cmd, "mcpctl serve --http ([gateway.oauth])", port).await?;
+    let url = served.url("/mcp");
+    processes.push(served);
+    let jwt = auth.mint_jwt(
+        &AccessTokenClaims::new("bench")
+            .with_scopes([SCOPE])
+            .with_audience(url.clone()),
+    );
+    let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
+        .with_protocol(ProtocolChoice::V2025_11_25);
+    paths.push(
+        Path::over(
+            ready(Fixture::catalog_from([http])?, Some(jwt)).await?,
             Echo::named(&gateway_tool),
         )
         .await?,
@@ -247,12 +315,12 @@ async fn start_paths(
 /// A set of `catalog`'s one server, ready; `token` is what `$MCP_BENCH_GATEWAY_TOKEN` reads.
 async fn ready(
     catalog: mcp_catalog::ResolvedCatalog,
-    token: Option<&'static str>,
+    token: Option<String>,
 ) -> Result<ConnectionSet> {
     let mut options = ConnectionSetOptions::new();
     if let Some(token) = token {
         options = options.with_env_lookup(Arc::new(move |name: &str| {
-            (name == TOKEN_VAR).then(|| token.to_owned())
+            (name == TOKEN_VAR).then(|| token.clone())
         }));
     }
     let set = ConnectionSet::start(&catalog, options);
