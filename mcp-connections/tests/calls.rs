@@ -818,3 +818,38 @@ mod progress_and_timeout {
         fx.assert_no_processes().await;
     }
 }
+
+/// A name looked up while its server attaches: a set that starts on a pool whose
+/// connection is already up (as a gateway's per-request sets do) becomes ready within
+/// moments, and a lookup racing that moment must still find the tool, never call it
+/// unknown because the server was starting at the first look and ready at the second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_resolved_while_its_server_attaches_is_found() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "quick",
+        Scenario::new("q").with_tool(ToolSpec::echo("echo")),
+    );
+    let pool = mcp_connections::ServerPool::new();
+    let warm = ConnectionSet::start(&fx.catalog(), opts().with_shared_pool(pool.clone()));
+    assert_eq!(warm.wait_startup().await.ready(), 1);
+    for round in 0..300 {
+        let set = ConnectionSet::start(&fx.catalog(), opts().with_shared_pool(pool.clone()));
+        assert_eq!(
+            set.resolve_tool_settled("mcp__quick__echo").await,
+            Some((key("quick"), "echo".to_owned())),
+            "round {round}: resolve_tool_settled"
+        );
+        drop(set);
+        let set = ConnectionSet::start(&fx.catalog(), opts().with_shared_pool(pool.clone()));
+        let called = set
+            .call_qualified("mcp__quick__echo", None, CallOptions::new())
+            .await;
+        assert!(called.is_ok(), "round {round}: call_qualified: {called:?}");
+        drop(set);
+    }
+    warm.shutdown().await;
+    pool.shutdown().await;
+    assert_eq!(fx.pids().len(), 1, "one process for every set");
+    fx.assert_no_processes().await;
+}

@@ -468,6 +468,11 @@ impl ConnectionSet {
             return self.call_tool(&server, &tool, arguments, options).await;
         }
         let Some(slot) = self.namespace_owner(qualified_name) else {
+            // Its server may have become ready between the two looks.
+            if let Some(found) = self.resolve_tool(qualified_name) {
+                let (server, tool) = check(found)?;
+                return self.call_tool(&server, &tool, arguments, options).await;
+            }
             return Err(match meant {
                 Some(_) => self.stale(qualified_name, options.catalog_revision),
                 None => unknown(),
@@ -505,7 +510,10 @@ impl ConnectionSet {
         if let Some(found) = self.resolve_tool(qualified) {
             return Some(found);
         }
-        let slot = self.namespace_owner(qualified)?;
+        let Some(slot) = self.namespace_owner(qualified) else {
+            // Its server may have become ready between the two looks.
+            return self.resolve_tool(qualified);
+        };
         let deadline = deadline_in(slot.spec.config.tool_timeout());
         let _ = self.ready_connection(&slot, deadline, false).await;
         self.resolve_tool(qualified)
