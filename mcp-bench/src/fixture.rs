@@ -37,6 +37,9 @@ pub(crate) struct Fixture {
     refusing_args: Vec<String>,
     /// The arguments of a server that exits on `server/discover`.
     closing_args: Vec<String>,
+    /// The arguments of a 2026-era server whose `ask` asks one question (an MRTR round)
+    /// and whose `echo` does not.
+    asking_args: Vec<String>,
     bare_started: AtomicU64,
 }
 
@@ -59,6 +62,22 @@ impl Fixture {
             .with_tool(ToolSpec::echo("echo"))
             .with_faults(mcp_testkit::Faults::new().with_close_on_discover())
             .write_json(&closing)?;
+        let asking = home.join("bench.json.asking.json");
+        Scenario::new("bench")
+            .with_tool(ToolSpec::new(
+                "ask",
+                mcp_testkit::Behavior::ElicitForm {
+                    message: "Who is asking?".to_owned(),
+                    schema: serde_json::json!({
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                        "required": ["name"],
+                    }),
+                },
+            ))
+            .with_tool(ToolSpec::echo("echo"))
+            .with_faults(mcp_testkit::Faults::new().with_protocol_version("2026-07-28"))
+            .write_json(&asking)?;
         let bin = mcp_testkit::try_fake_server_bin()?;
         let scenario_args = |path: &std::path::Path| {
             vec!["--scenario".to_owned(), path.to_string_lossy().into_owned()]
@@ -69,6 +88,7 @@ impl Fixture {
             args: scenario_args(&scenario),
             refusing_args: scenario_args(&refusing),
             closing_args: scenario_args(&closing),
+            asking_args: scenario_args(&asking),
             bare_started: AtomicU64::new(0),
         })
     }
@@ -160,6 +180,12 @@ impl Fixture {
     /// The server's program and arguments, for a gateway or proxy that starts it.
     pub(crate) fn server_command(&self) -> (&std::path::Path, &[String]) {
         (&self.bin, &self.args)
+    }
+
+    /// The program and arguments of a 2026-era server whose tool `ask` asks its caller
+    /// one question (an `input_required` round) and then answers, beside an `echo`.
+    pub(crate) fn asking_command(&self) -> (&std::path::Path, &[String]) {
+        (&self.bin, &self.asking_args)
     }
 
     /// The server as `mcp-fake-server --http` (rmcp's streamable-HTTP server) on a free

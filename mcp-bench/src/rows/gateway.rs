@@ -25,8 +25,8 @@ use crate::{Result, Settings, fail};
 
 /// The gateway's bearer token (`MCPCTL_SERVE_TOKEN`), and the variable the set reads it
 /// from.
-const TOKEN: &str = "mcp-bench-gateway-token-0123456789";
-const TOKEN_VAR: &str = "MCP_BENCH_GATEWAY_TOKEN";
+pub(crate) const TOKEN: &str = "mcp-bench-gateway-token-0123456789";
+pub(crate) const TOKEN_VAR: &str = "MCP_BENCH_GATEWAY_TOKEN";
 /// The upstream server's name in the gateway's configuration.
 const UPSTREAM: &str = "notes";
 /// The scope the `[gateway.oauth]` gateway asks of every token.
@@ -40,15 +40,15 @@ const VIA_OAUTH: usize = 3;
 const VIA_PROXY: usize = 4;
 
 /// One way to reach the server: a set, its server and the tool's name there.
-struct Path {
-    set: ConnectionSet,
+pub(crate) struct Path {
+    pub(crate) set: ConnectionSet,
     key: McpServerKey,
     call: Echo,
-    samples: Vec<f64>,
+    pub(crate) samples: Vec<f64>,
 }
 
 impl Path {
-    async fn over(set: ConnectionSet, call: Echo) -> Result<Self> {
+    pub(crate) async fn over(set: ConnectionSet, call: Echo) -> Result<Self> {
         Ok(Self {
             set,
             key: Fixture::keys(1)?.remove(0),
@@ -58,6 +58,11 @@ impl Path {
     }
 
     async fn call(&self) -> Result<()> {
+        self.structured().await.map(drop)
+    }
+
+    /// One call; its structured content (`null` when none).
+    pub(crate) async fn structured(&self) -> Result<serde_json::Value> {
         let arguments = self.call.arguments.clone().map(serde_json::Value::Object);
         let result = self
             .set
@@ -69,7 +74,7 @@ impl Path {
                 self.call.tool
             )));
         }
-        Ok(())
+        Ok(result.structured_content.unwrap_or_default())
     }
 }
 
@@ -317,7 +322,15 @@ async fn ready(
     catalog: mcp_catalog::ResolvedCatalog,
     token: Option<String>,
 ) -> Result<ConnectionSet> {
-    let mut options = ConnectionSetOptions::new();
+    ready_with(catalog, token, ConnectionSetOptions::new()).await
+}
+
+/// [`ready`] with `options` (the token's lookup added to them).
+pub(crate) async fn ready_with(
+    catalog: mcp_catalog::ResolvedCatalog,
+    token: Option<String>,
+    mut options: ConnectionSetOptions,
+) -> Result<ConnectionSet> {
     if let Some(token) = token {
         options = options.with_env_lookup(Arc::new(move |name: &str| {
             (name == TOKEN_VAR).then(|| token.clone())
@@ -336,7 +349,7 @@ async fn ready(
 
 /// Warm-up, then rounds of `calls_per_round` calls on every path, each round starting at
 /// another path.
-async fn sample(paths: &mut [Path], s: &Settings) -> Result<()> {
+pub(crate) async fn sample(paths: &mut [Path], s: &Settings) -> Result<()> {
     for path in paths.iter() {
         for _ in 0..s.warmup_calls {
             path.call().await?;
@@ -356,10 +369,10 @@ async fn sample(paths: &mut [Path], s: &Settings) -> Result<()> {
     Ok(())
 }
 
-fn toml_string(text: &str) -> String {
+pub(crate) fn toml_string(text: &str) -> String {
     toml::Value::String(text.to_owned()).to_string()
 }
 
-fn toml_array(items: &[String]) -> String {
+pub(crate) fn toml_array(items: &[String]) -> String {
     toml::Value::Array(items.iter().cloned().map(toml::Value::String).collect()).to_string()
 }

@@ -4,6 +4,7 @@ pub(crate) mod calls;
 pub(crate) mod era;
 pub(crate) mod gateway;
 pub(crate) mod http;
+pub(crate) mod input_round;
 pub(crate) mod memory;
 pub(crate) mod naming;
 pub(crate) mod pool;
