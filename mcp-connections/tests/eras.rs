@@ -425,3 +425,55 @@ async fn private_listings_are_cached_only_under_a_key_that_names_their_authoriza
     login.shutdown().await;
     public.shutdown().await;
 }
+
+/// A listing with no time to live (`ttlMs: 0, cacheScope: "private"`, what rmcp's 2026-era
+/// servers send by default) keeps only its era in the persisted cache, and sets attaching
+/// one after another to that connection (a gateway's per-request sets) leave the file as
+/// it is: before, each attach dropped the era-only entry and wrote it back, renaming and
+/// syncing the file every time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sets_attaching_to_an_uncacheable_listing_do_not_rewrite_the_cache_file() {
+    use std::os::unix::fs::MetadataExt;
+
+    let mut fx = Fixture::new();
+    fx.stdio("fresh", modern("fresh"));
+    let catalog = fx.catalog();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(mcp_connections::TOOL_CACHE_FILE);
+    let pool = ServerPool::new();
+    let cache = mcp_connections::ToolCache::persisted(dir.path(), 8, Duration::from_secs(3600));
+    let options = || {
+        ConnectionSetOptions::new()
+            .with_shared_pool(pool.clone())
+            .with_tool_cache(cache.clone())
+            .with_process_grace(Duration::from_millis(300))
+    };
+    let first = ConnectionSet::start(&catalog, options());
+    assert_eq!(first.wait_startup().await.ready(), 1);
+    first.shutdown().await;
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let entry = &written["entries"][0];
+    assert_eq!(
+        (
+            entry["era_only"].as_bool(),
+            entry["tools"].as_array().map(Vec::len)
+        ),
+        (Some(true), Some(0)),
+        "only the era is kept: {written}"
+    );
+    assert_eq!(entry["protocol_version"], "2026-07-28");
+    let inode = std::fs::metadata(&file).unwrap().ino();
+    for _ in 0..5 {
+        let again = ConnectionSet::start(&catalog, options());
+        assert_eq!(again.wait_startup().await.ready(), 1);
+        again.shutdown().await;
+    }
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().ino(),
+        inode,
+        "the file was written again though nothing changed"
+    );
+    pool.shutdown().await;
+    fx.assert_no_processes().await;
+}

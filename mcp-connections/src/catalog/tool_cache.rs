@@ -441,6 +441,36 @@ impl ToolCache {
         }
     }
 
+    /// Drops the listing stored for `server` and `fingerprint` but keeps its era, for a
+    /// listing that may not be kept: one private to an authorization the fingerprint
+    /// does not name, or one whose server gave it no time to live (`ttlMs: 0`, what rmcp's
+    /// 2026-era servers send by default). Changes nothing when no listing is stored, so
+    /// sets attaching one after another to such a connection do not rewrite the file.
+    pub(crate) fn forget_listing(&self, server: &McpServerKey, fingerprint: &Fingerprint) {
+        let ttl = self.inner.ttl;
+        let result = self
+            .inner
+            .entries
+            .entry(self.inner.slot(server, fingerprint))
+            .and_compute_with(|current| match current {
+                None => Op::Nop,
+                Some(current) if current.value().era_only => Op::Nop,
+                Some(current) => match current.value().protocol_version.clone() {
+                    Some(version) => Op::Put(Arc::new(Stored {
+                        tools: Vec::new(),
+                        fetched_at: SystemTime::now(),
+                        ttl,
+                        protocol_version: Some(version),
+                        era_only: true,
+                    })),
+                    None => Op::Remove,
+                },
+            });
+        if matches!(result, CompResult::ReplacedWith(_) | CompResult::Removed(_)) {
+            self.changed();
+        }
+    }
+
     /// Every live entry, sorted by server key then fingerprint, for displays
     /// (`mcpctl tools --cached`).
     pub fn entries(&self) -> Vec<CacheEntry> {

@@ -181,12 +181,13 @@ impl SetInner {
     /// A listing the server marked `cacheScope: "private"` is for the authorization it was
     /// listed under. It is cached only when the connection fingerprint (the cache key)
     /// identifies that authorization ([`SetInner::authorization_in_key`]); otherwise only
-    /// the era is remembered.
+    /// the era is remembered, as for a listing with no time to live (`ttlMs: 0`).
     pub(crate) fn remember_tools(&self, slot: &Slot, live: &Live) {
         if let Some(cache) = self.cache_for(slot) {
             let stamp = live.stamp();
-            if stamp.private && !self.authorization_in_key(&slot.spec) {
-                cache.invalidate(&slot.spec.key, &slot.pool_key.fingerprint);
+            let private = stamp.private && !self.authorization_in_key(&slot.spec);
+            if private || stamp.ttl.is_some_and(|ttl| ttl.is_zero()) {
+                cache.forget_listing(&slot.spec.key, &slot.pool_key.fingerprint);
             } else {
                 cache.insert(
                     &slot.spec.key,
