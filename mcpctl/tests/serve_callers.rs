@@ -1,8 +1,8 @@
 //! `mcpctl serve --http` with `[gateway.oauth]`: each token's subject is a caller of its
 //! own. The grants hide and refuse tools, resources and prompts per caller (search mode
-//! included); a 2025-era session, its subscriptions and its stream, and a 2026-era call's
-//! `requestState` are of no use to another caller; each caller has its own bounds on
-//! clients and calls in flight.
+//! included); a 2025-era session, its subscriptions and its stream, a 2026-era call's
+//! `requestState` and a task the gateway holds are of no use to another caller; each
+//! caller has its own bounds on clients and calls in flight.
 
 #![allow(
     clippy::unwrap_used,
@@ -417,6 +417,139 @@ fn each_caller_has_its_own_bounds_on_clients_and_calls() {
         let again = call(&alice, "mcp__notes__echo").await;
         assert_ne!(again.body["result"]["isError"], json!(true), "{again:?}");
     });
+    drop(served);
+    runtime.block_on(auth.shutdown());
+    wd.assert_no_server_left();
+}
+
+/// A 2026-era task the gateway holds is its caller's: another caller asking for it
+/// (`tasks/get`), answering its question (`tasks/update`) or cancelling it (`tasks/cancel`)
+/// is refused and changes nothing; its own caller answers it and gets its result, and the
+/// upstream task was never cancelled.
+#[test]
+fn a_task_is_used_only_by_its_own_caller() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let scenario = json!({
+        "record": {"request_log": wd.path().join("work-tasks.jsonl")},
+        "capabilities": {"tasks": true},
+        "faults": {"protocol_version": "2026-07-28"},
+        "tools": [{"name": "build", "behavior": {
+            "kind": "task", "work_ms": 100, "steps": 1, "poll_interval_ms": 20,
+            "ask": {"message": "Which branch?", "schema": {
+                "type": "object", "properties": {"branch": {"type": "string"}}}},
+        }}],
+    });
+    let config = wd.write(
+        "mcp.toml",
+        &format!(
+            "[mcp_servers.work]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\nprotocol = \"2026-07-28\"\ndefault_tools_approval_mode = \"approve\"\n\n[gateway.oauth]\nissuer = {}\nscopes = [\"{}\"]\n",
+            support::toml_str(&scenario.to_string()),
+            support::toml_str(&auth.issuer()),
+            team::SCOPE,
+        ),
+    );
+    let served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let url = served.url.clone();
+    let mut meta = team::modern_meta();
+    meta["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+        json!({"io.modelcontextprotocol/tasks": {}});
+    runtime.block_on(async {
+        let alice = bearer(&team::token(&auth, &url, "alice", &[]));
+        let bob = bearer(&team::token(&auth, &url, "bob", &[]));
+        let task_request = |method: &str, id: &str, more: Value| {
+            let mut params = json!({"taskId": id, "_meta": meta.clone()});
+            if let (Some(params), Value::Object(more)) = (params.as_object_mut(), more) {
+                params.extend(more);
+            }
+            request(method, params)
+        };
+        let created = post(
+            &url,
+            Some(&alice),
+            None,
+            &request(
+                "tools/call",
+                json!({"name": "mcp__work__build", "arguments": {}, "_meta": meta.clone()}),
+            ),
+        )
+        .await;
+        let id = created.body["result"]["taskId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("the call became a task: {created:?}"))
+            .to_owned();
+
+        // Alice waits for the task's question.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let question_key = loop {
+            let got = post(
+                &url,
+                Some(&alice),
+                None,
+                &task_request("tasks/get", &id, json!({})),
+            )
+            .await;
+            let result = &got.body["result"];
+            if result["status"] == "input_required" {
+                let requests = result["inputRequests"]
+                    .as_object()
+                    .unwrap_or_else(|| panic!("a question: {got:?}"));
+                break requests.keys().next().unwrap().clone();
+            }
+            assert!(std::time::Instant::now() < deadline, "no question: {got:?}");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+
+        let refusal = format!(
+            "task `{id}` belongs to another caller; only the caller that started it may use it"
+        );
+        let answer = json!({"inputResponses": {question_key.clone(): {
+            "action": "accept", "content": {"branch": "bob's"}}}});
+        for (method, more) in [
+            ("tasks/get", json!({})),
+            ("tasks/update", answer),
+            ("tasks/cancel", json!({})),
+        ] {
+            let stolen = post(&url, Some(&bob), None, &task_request(method, &id, more)).await;
+            assert_eq!(error_of(&stolen), refusal, "{method}: {stolen:?}");
+        }
+
+        let answer = json!({"inputResponses": {question_key: {
+            "action": "accept", "content": {"branch": "main"}}}});
+        let updated = post(
+            &url,
+            Some(&alice),
+            None,
+            &task_request("tasks/update", &id, answer),
+        )
+        .await;
+        assert!(updated.body.get("error").is_none(), "{updated:?}");
+        let done = loop {
+            let got = post(
+                &url,
+                Some(&alice),
+                None,
+                &task_request("tasks/get", &id, json!({})),
+            )
+            .await;
+            if got.body["result"]["status"] == "completed" {
+                break got;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "not completed: {got:?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        };
+        let text = done.body["result"].to_string();
+        assert!(text.contains("main") && !text.contains("bob's"), "{done:?}");
+    });
+    let cancels = mcp_testkit::RecordedRequest::read_log(wd.path().join("work-tasks.jsonl"))
+        .iter()
+        .filter(|r| r.method == "tasks/cancel")
+        .count();
+    assert_eq!(cancels, 0, "bob's cancel never reached the upstream task");
     drop(served);
     runtime.block_on(auth.shutdown());
     wd.assert_no_server_left();

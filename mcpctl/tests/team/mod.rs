@@ -172,7 +172,8 @@ pub(crate) async fn post(
                 .header("mcp-protocol-version", "2026-07-28")
                 .header("mcp-method", message["method"].as_str().unwrap_or_default());
             let params = &message["params"];
-            if let Some(name) = params["name"].as_str().or_else(|| params["uri"].as_str()) {
+            let name = params["name"].as_str().or_else(|| params["uri"].as_str());
+            if let Some(name) = name.or_else(|| params["taskId"].as_str()) {
                 request = request.header("mcp-name", name);
             }
         }
