@@ -429,7 +429,7 @@ mod tests {
 
     #[test]
     fn every_handler_of_the_gateway_is_delegated() {
-        let gateway = handlers(include_str!("gateway.rs"), "Gateway");
+        let gateway = handlers(include_str!("gateway/mod.rs"), "Gateway");
         assert!(gateway.contains(&"call_tool".to_owned()), "{gateway:?}");
         assert_eq!(handlers(include_str!("trace.rs"), "Traced"), gateway);
     }

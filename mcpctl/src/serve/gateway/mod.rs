@@ -10,28 +10,35 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_connections::model::{ElicitResult, ElicitationAction};
 use mcp_connections::{
-    CallOptions, ConnectionEvent, ConnectionSet, ConnectionSetOptions, ElicitationRequest,
-    Progress, ServerPool, ServerState, elicitation_fn,
+    ConnectionEvent, ConnectionSet, ConnectionSetOptions, ElicitationRequest, ServerPool,
+    elicitation_fn,
 };
 use mcp_key::McpServerKey;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, Prompt, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ResourceContents, ResourceUpdatedNotificationParam, ResultType,
-    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceContents, ResultType, ServerConfig,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::{Semaphore, broadcast, mpsc};
 
-use super::approval::{self, Verdict};
-use super::caller::{Caller, not_available};
+use super::caller::Caller;
 use super::host_requests::{self, ClientLevel};
 use super::modern;
 use super::shared_uri;
+
+mod calls;
+mod events;
+mod listen;
+mod routing;
+
+pub(crate) use calls::{call_outcome, error_result};
+use events::forward_list_changes;
+use routing::Owners;
 
 /// Set events kept for `subscriptions/listen` requests that are slow to take them.
 const EVENT_BUFFER: usize = 64;
@@ -41,32 +48,6 @@ const SETTLE_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Resource URIs one `subscriptions/listen` may watch.
 const MAX_LISTEN_URIS: usize = 256;
-
-/// The server that serves `uri`: the one server that listed it (`listers`), else the one
-/// server with a template whose fixed prefix `uri` starts with. Several of either is no
-/// answer: a URI is never routed to one of them by a guess.
-fn route(
-    listers: &[McpServerKey],
-    templates: &[(String, McpServerKey)],
-    uri: &str,
-) -> Option<McpServerKey> {
-    match listers {
-        [one] => return Some(one.clone()),
-        [] => {}
-        _ => return None,
-    }
-    let mut owners: Vec<&McpServerKey> = templates
-        .iter()
-        .filter(|(prefix, _)| uri.starts_with(prefix.as_str()))
-        .map(|(_, server)| server)
-        .collect();
-    owners.sort();
-    owners.dedup();
-    match owners.as_slice() {
-        [one] => Some((*one).clone()),
-        _ => None,
-    }
-}
 
 /// What every client of one `serve` shares: the catalog, the pool, the options each
 /// client's connection set starts from, and the limits.
@@ -279,106 +260,6 @@ impl Gateway {
     }
 }
 
-/// Every server that listed each resource URI in the gateway's last listing (sorted).
-type Owners = Arc<Mutex<BTreeMap<String, Vec<McpServerKey>>>>;
-
-/// The URI the client knows `server`'s `uri` by: named with its server when several
-/// servers listed it (see [`shared_uri`]).
-fn shown_uri(owners: &Owners, server: &McpServerKey, uri: String) -> String {
-    let shared = owners
-        .lock()
-        .ok()
-        .is_some_and(|map| map.get(&uri).is_some_and(|l| l.len() > 1));
-    if shared {
-        shared_uri::qualified(server, &uri)
-    } else {
-        uri
-    }
-}
-
-/// Tells the client its tool list changed whenever a server of its set becomes ready,
-/// fails or changes its tools, that its prompt or resource lists changed, that a resource
-/// it subscribed to changed, and the servers' log messages at the level it asked for,
-/// once the client initialized (2025 era); every event also goes to `listens`, where the
-/// `subscriptions/listen` requests of 2026-era clients take them.
-async fn forward_list_changes(
-    mut events: mpsc::UnboundedReceiver<ConnectionEvent>,
-    peer: Arc<OnceLock<Peer<RoleServer>>>,
-    listens: broadcast::Sender<ConnectionEvent>,
-    (owners, log_level, caller): (Owners, ClientLevel, Arc<OnceLock<Arc<Caller>>>),
-) {
-    while let Some(event) = events.recv().await {
-        // Nobody listening is fine.
-        let _ = listens.send(event.clone());
-        let Some(peer) = peer.get() else {
-            continue;
-        };
-        // Nothing of a server the client may not use: its updates, its log messages.
-        if let ConnectionEvent::ResourceUpdated { server, .. }
-        | ConnectionEvent::ServerLog { server, .. } = &event
-            && !caller.get().is_some_and(|c| c.may_use_server(server))
-        {
-            continue;
-        }
-        match event {
-            ConnectionEvent::Ready { .. }
-            | ConnectionEvent::Failed { .. }
-            | ConnectionEvent::ToolsChanged { .. }
-            | ConnectionEvent::ToolsDrifted { .. } => {
-                let _ = peer.notify_tool_list_changed().await;
-            }
-            ConnectionEvent::ResourceUpdated { server, uri } => {
-                let uri = shown_uri(&owners, &server, uri);
-                let _ = peer
-                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-                    .await;
-            }
-            ConnectionEvent::PromptsChanged { .. } => {
-                let _ = peer.notify_prompt_list_changed().await;
-            }
-            ConnectionEvent::ResourcesChanged { .. } => {
-                let _ = peer.notify_resource_list_changed().await;
-            }
-            ConnectionEvent::ServerLog {
-                server,
-                level,
-                logger,
-                data,
-                ..
-            } => {
-                if let Some(param) =
-                    host_requests::log_for_client(&log_level, &server, level, logger, data)
-                {
-                    host_requests::send_log(peer, param).await;
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// What the client gets for a call's outcome (both eras): the result marked `complete` (a
-/// 2026-era client needs the discriminator, rmcp takes it off again for older clients, and
-/// a 2025-era server never sends it); an unknown tool as a protocol error; any other
-/// failure as an error result the model can read, with what to do.
-pub(crate) fn call_outcome(
-    outcome: mcp_connections::Result<CallToolResult>,
-) -> Result<CallToolResult, McpError> {
-    match outcome {
-        Ok(mut result) => {
-            result.result_type.get_or_insert(ResultType::COMPLETE);
-            Ok(result)
-        }
-        Err(e) if e.is_unknown() => Err(McpError::invalid_params(mcp_key::error_chain(&e), None)),
-        Err(e) => Ok(error_result(crate::serve::explain(&e))),
-    }
-}
-
-/// An error result the model can read (not a protocol error).
-pub(crate) fn error_result(text: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
-
 impl ServerHandler for Gateway {
     fn get_info(&self) -> ServerConfig {
         let value = json!({
@@ -508,112 +389,7 @@ impl ServerHandler for Gateway {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = self.caller(&context)?;
-        let search_mode = self.inner.hub.tool_exposure == ToolExposure::Search;
-        if search_mode && request.name == super::exposure::SEARCH_TOOL {
-            // A search answers from what the servers listed: let those starting finish
-            // (bounded), as a 2026-era request's lists do.
-            self.settle().await;
-            let allowed =
-                |t: &mcp_connections::ToolInfo| caller.may_use_tool(&t.server, &t.tool.name);
-            let (result, found) =
-                super::exposure::search(&self.inner.set, request.arguments.as_ref(), &allowed);
-            // A 2025-era session is a client to remember; a 2026-era request is not.
-            if !modern::is_modern(&context) {
-                let added = self
-                    .inner
-                    .revealed
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .add(found);
-                if added {
-                    let _ = context.peer.notify_tool_list_changed().await;
-                }
-            }
-            return Ok(result.into());
-        }
-        // `call_tool {name, arguments}` is the call of `name`, from here on like any.
-        let request = if search_mode && request.name == super::exposure::CALL_TOOL {
-            match super::exposure::unwrap_call(&request) {
-                Ok(inner) => inner,
-                Err(refused) => return Ok(refused.into()),
-            }
-        } else {
-            request
-        };
-        let name = request.name.to_string();
-        // A retry carries its `requestState`, which names the call it resumes: checked
-        // when it is resumed (it is the caller's, and its tool was when it started).
-        if request.request_state.is_none() && !caller.has_everything() {
-            match Box::pin(self.inner.set.resolve_tool_settled(&name)).await {
-                Some((server, tool)) if caller.may_use_tool(&server, &tool) => {}
-                _ => return Err(not_available(&name)),
-            }
-        }
-        let Ok(_caller_permit) = self.inner.hub.bindings.call_permit(&caller) else {
-            return Ok(error_result(
-                "too many of your calls are in flight ([gateway.limits] calls_per_principal); wait for one to finish".to_owned(),
-            )
-            .into());
-        };
-        let calls = if modern::is_modern(&context) {
-            &self.inner.hub.modern_calls
-        } else {
-            &self.inner.calls
-        };
-        let Ok(_permit) = calls.try_acquire() else {
-            return Ok(error_result(format!(
-                "too many calls in flight from this client (at most {}); wait for one to finish",
-                self.inner.max_calls
-            ))
-            .into());
-        };
-        // The call's futures are large (the whole upstream call): on the heap, not on the
-        // stack of the poll (a debug build's worker stack overflowed).
-        if modern::is_modern(&context) {
-            return Box::pin(self.call_modern(name, request, &context, caller)).await;
-        }
-        // Asked through the client's elicitation, refused when it cannot elicit or does
-        // not answer in time.
-        let peer = context.peer.clone();
-        let deadline = self.inner.hub.answer_deadline;
-        let session = session_of(&context);
-        if let Some(session) = &session {
-            let _ = self.inner.session.set(session.clone());
-        }
-        let waiting = Arc::clone(&self.inner.hub.waiting);
-        let ask = |question| async move {
-            if !can_elicit(&peer) {
-                return None;
-            }
-            let _out = session.as_deref().map(|s| waiting.begin(s, &peer));
-            match tokio::time::timeout(deadline, peer.create_elicitation(question)).await {
-                Ok(answer) => answer.ok(),
-                Err(_) => {
-                    tracing::info!(
-                        "the client did not answer the approval question within {deadline:?}"
-                    );
-                    None
-                }
-            }
-        };
-        let arguments = request.arguments.clone().map(Value::Object);
-        match Box::pin(approval::check(
-            &self.inner.set,
-            &name,
-            arguments.as_ref(),
-            true,
-            ask,
-        ))
-        .await
-        {
-            Verdict::Refused(result) => Ok(result.into()),
-            // What the name resolved to in the end must be the caller's too.
-            Verdict::Call(target) if !super::caller::may_call(&caller, &target) => {
-                Err(not_available(&name))
-            }
-            Verdict::Call(target) => Box::pin(self.call(target, arguments, &context)).await,
-        }
+        self.call_tool_for(request, context).await
     }
 
     /// What a `subscriptions/listen` may ask of the gateway: tool, prompt and resource list
@@ -641,91 +417,7 @@ impl ServerHandler for Gateway {
     /// changed its tools, or became ready or failed after startup) and updates of the
     /// resources it names, until the client ends the request.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let setup = self.inner.hub.listen_setups.setting_up();
-        // A listen is a client of its caller while it lasts; the URIs it may watch are
-        // those of servers the caller may use (the listings below are the caller's).
-        let caller = self.caller(context.request_context())?;
-        let _slot = self.inner.hub.bindings.admit_client(&caller).map_err(|n| {
-            McpError::invalid_request(
-                format!(
-                    "you already have {n} clients connected to mcpctl serve ([gateway.limits] clients_per_principal); end a listen and try again"
-                ),
-                None,
-            )
-        })?;
-        // Only 2026-era clients listen: see `settle_for`.
-        self.settle().await;
-        let accepted = context.accepted().clone();
-        let sink = context.sink().clone();
-        let mut events = self.inner.events.subscribe();
-        let set = &self.inner.set;
-        let mut settled = set
-            .status()
-            .iter()
-            .all(|s| !matches!(s.state, ServerState::Starting));
-        let tools = accepted.tools_list_changed == Some(true);
-        let prompts = accepted.prompts_list_changed == Some(true);
-        let resources = accepted.resources_list_changed == Some(true);
-        let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
-        let mut subscribed = Vec::new();
-        if !uris.is_empty() {
-            // One listing and one template listing for all the URIs, however many name
-            // nothing (each unknown URI used to cost two full upstream listings).
-            let _ = self.list_resources_and_owners().await;
-            let templates = self.template_prefixes().await;
-            for uri in &uris {
-                let (server, upstream) = match shared_uri::split(uri) {
-                    Some((server, upstream)) => (Some(server), upstream),
-                    None => (route(&self.listers(uri), &templates, uri), uri.as_str()),
-                };
-                if let Some(server) = server
-                    && set.subscribe_resource(&server, upstream).await.is_ok()
-                {
-                    subscribed.push((server, upstream.to_owned()));
-                }
-            }
-        }
-        drop(setup);
-        loop {
-            tokio::select! {
-                () = context.cancelled() => break,
-                event = events.recv() => match event {
-                    Ok(ConnectionEvent::StartupComplete { .. }) => settled = true,
-                    Ok(ConnectionEvent::ToolsChanged { .. } | ConnectionEvent::ToolsDrifted { .. })
-                        if tools =>
-                    {
-                        let _ = sink.notify_tool_list_changed().await;
-                    }
-                    Ok(ConnectionEvent::Ready { .. } | ConnectionEvent::Failed { .. })
-                        if tools && settled =>
-                    {
-                        let _ = sink.notify_tool_list_changed().await;
-                    }
-                    Ok(ConnectionEvent::PromptsChanged { .. }) if prompts => {
-                        let _ = sink.notify_prompt_list_changed().await;
-                    }
-                    Ok(ConnectionEvent::ResourcesChanged { .. }) if resources => {
-                        let _ = sink.notify_resource_list_changed().await;
-                    }
-                    Ok(ConnectionEvent::ResourceUpdated { server, uri }) => {
-                        let shown = shown_uri(&self.inner.resource_owners, &server, uri);
-                        if uris.contains(&shown) {
-                            let _ = sink.notify_resource_updated(shown).await;
-                        }
-                    }
-                    // Events were lost: the tools may have changed.
-                    Err(broadcast::error::RecvError::Lagged(_)) if tools => {
-                        let _ = sink.notify_tool_list_changed().await;
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                    _ => {}
-                },
-            }
-        }
-        for (server, uri) in subscribed {
-            let _ = set.unsubscribe_resource(&server, &uri).await;
-        }
-        Ok(())
+        self.listen_until_ended(context).await
     }
 
     async fn get_task(
@@ -975,14 +667,6 @@ impl ServerHandler for Gateway {
     }
 }
 
-/// The error for a resource URI no server the caller may use lists.
-fn not_listed(uri: &str) -> McpError {
-    McpError::resource_not_found(
-        format!("no configured MCP server lists the resource {uri:?} (or a template for it)"),
-        None,
-    )
-}
-
 impl Gateway {
     /// The caller of the request of `context` ([`super::caller::caller_for`]), kept for
     /// the gateway's life: a request of another caller on the same gateway is refused
@@ -1035,302 +719,5 @@ impl Gateway {
     /// See [`Self::settle_for`].
     async fn settle(&self) {
         let _ = tokio::time::timeout(SETTLE_BOUND, self.inner.set.wait_startup()).await;
-    }
-
-    /// A 2026-era client's call: a new one on a set of its own, or the retry of one that
-    /// asked the client something (its `requestState`), run until it ends or asks again.
-    async fn call_modern(
-        &self,
-        name: String,
-        request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        caller: Arc<Caller>,
-    ) -> Result<CallToolResponse, McpError> {
-        let parked = &self.inner.hub.parked;
-        self.inner.hub.listen_setups.settled().await;
-        let caps = context.client_capabilities();
-        let can = modern::Abilities {
-            elicit: caps.as_ref().is_some_and(|c| c.elicitation.is_some()),
-            sample: caps.as_ref().is_some_and(|c| c.sampling.is_some()),
-        };
-        let run = match request.request_state.as_deref() {
-            Some(state) => modern::resume(
-                &self.inner.hub,
-                state,
-                request.input_responses.as_ref(),
-                caller,
-                can,
-            )?,
-            None => modern::start(
-                &self.inner.hub,
-                name,
-                request.arguments.map(Value::Object),
-                can,
-                caller,
-            ),
-        };
-        let tasks = context
-            .client_capabilities()
-            .is_some_and(|caps| caps.supports_tasks())
-            .then_some(&self.inner.hub.tasks);
-        modern::drive(parked, tasks, run, context).await
-    }
-
-    /// Lists every server's prompts under qualified names and remembers which is which.
-    async fn qualified_prompts(&self) -> Vec<Prompt> {
-        let listing = self.inner.set.list_prompts().await;
-        // Named like the tools: with the catalog's naming options.
-        let namer = self.inner.set.namer();
-        let table = namer.qualify(
-            listing
-                .items
-                .iter()
-                .map(|i| (&i.server, i.item.name.as_str())),
-        );
-        let mut map = BTreeMap::new();
-        let mut prompts = Vec::new();
-        let caller = self.kept_caller();
-        for item in listing.items {
-            let Some(qualified) = table.qualified_name(&item.server, &item.item.name) else {
-                continue;
-            };
-            if !caller.may_use_server(&item.server) {
-                continue;
-            }
-            map.insert(
-                qualified.to_owned(),
-                (item.server.clone(), item.item.name.clone()),
-            );
-            let mut prompt = item.item;
-            prompt.name = qualified.to_owned();
-            prompts.push(prompt);
-        }
-        if let Ok(mut known) = self.inner.prompts.lock() {
-            *known = map;
-        }
-        prompts
-    }
-
-    fn prompt_owner(&self, qualified: &str) -> Option<(McpServerKey, String)> {
-        self.inner
-            .prompts
-            .lock()
-            .ok()
-            .and_then(|map| map.get(qualified).cloned())
-    }
-
-    /// Runs a call on the client's set: progress forwarded in order to the client under
-    /// its own token; the client's cancellation cancels the call upstream. `fail_fast`: a
-    /// server that is not ready fails the call instead of being started.
-    async fn call(
-        &self,
-        target: approval::Target,
-        arguments: Option<Value>,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        let mut options = CallOptions::new();
-        let mut forwarder = None;
-        if let Some(token) = context.meta.get_progress_token() {
-            let (tx, mut rx) = super::progress::latest::<Progress>();
-            let peer = context.peer.clone();
-            forwarder = Some(tokio::spawn(async move {
-                while let Some(p) = rx.recv().await {
-                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
-                    param.total = p.total;
-                    param.message = p.message;
-                    let _ = peer.notify_progress(param).await;
-                }
-                if rx.dropped() > 0 {
-                    tracing::debug!(
-                        dropped = rx.dropped(),
-                        "progress updates overtaken before the client took them"
-                    );
-                }
-            }));
-            options = options.with_progress(Arc::new(move |p| tx.send(p)));
-        }
-        let outcome = tokio::select! {
-            () = context.ct.cancelled() => None,
-            r = target.call(&self.inner.set, &self.inner.hub.status, arguments, options) => Some(r),
-        };
-        if let Some(forwarder) = forwarder {
-            // The callback (and its sender) went with the call: the forwarder drains and ends.
-            let _ = forwarder.await;
-        }
-        match outcome {
-            None => Err(McpError::internal_error(
-                "the client cancelled the call",
-                None,
-            )),
-            Some(outcome) => call_outcome(outcome).map(Into::into),
-        }
-    }
-
-    /// The server to ask for `uri` and the URI to ask it for: the server a
-    /// [`shared_uri::qualified`] URI names, else [`Self::owner_or_not_found`].
-    async fn resource_target(&self, uri: &str) -> Result<(McpServerKey, String), McpError> {
-        if let Some((server, upstream)) = shared_uri::split(uri) {
-            if !self.kept_caller().may_use_server(&server) {
-                return Err(not_listed(uri));
-            }
-            return Ok((server, upstream.to_owned()));
-        }
-        Ok((self.owner_or_not_found(uri).await?, uri.to_owned()))
-    }
-
-    /// [`Self::owner_of`], or the error for a URI no server serves, or that several list.
-    async fn owner_or_not_found(&self, uri: &str) -> Result<McpServerKey, McpError> {
-        if let Some(server) = self.owner_of(uri).await {
-            return Ok(server);
-        }
-        let listers = self.listers(uri);
-        if listers.len() > 1 {
-            let names: Vec<String> = listers.iter().map(|s| format!("`{s}`")).collect();
-            return Err(McpError::invalid_params(
-                format!(
-                    "the resource {uri:?} is listed by the MCP servers {}: which one is meant cannot be told, so it is read from none; use the URI `resources/list` shows for each (e.g. {:?}), or `mcpctl read --server NAME {uri:?}`",
-                    names.join(" and "),
-                    shared_uri::qualified(&listers[0], uri)
-                ),
-                None,
-            ));
-        }
-        Err(not_listed(uri))
-    }
-
-    /// The servers that listed `uri` in the latest listing.
-    fn listers(&self, uri: &str) -> Vec<McpServerKey> {
-        self.inner
-            .resource_owners
-            .lock()
-            .ok()
-            .and_then(|map| map.get(uri).cloned())
-            .unwrap_or_default()
-    }
-
-    /// The server that serves `uri`: the one that listed it, else the only server with a
-    /// template whose fixed prefix `uri` starts with. A URI that several servers list has
-    /// none: it is never routed to one of them by a guess (a hostile server could shadow
-    /// another's resource).
-    async fn owner_of(&self, uri: &str) -> Option<McpServerKey> {
-        let mut listers = self.listers(uri);
-        if listers.is_empty() {
-            let _ = self.list_resources_and_owners().await;
-            listers = self.listers(uri);
-        }
-        if listers.is_empty() {
-            route(&[], &self.template_prefixes().await, uri)
-        } else {
-            route(&listers, &[], uri)
-        }
-    }
-
-    /// Every server's resource templates as (fixed prefix, server).
-    /// The one server that lists resource template `uri_template` (none or several: a
-    /// clear error, never a guess).
-    async fn template_owner(&self, uri_template: &str) -> Result<McpServerKey, McpError> {
-        let mut owners: Vec<McpServerKey> = self
-            .inner
-            .set
-            .list_resource_templates()
-            .await
-            .items
-            .into_iter()
-            .filter(|t| t.item.uri_template == uri_template)
-            .filter(|t| self.kept_caller().may_use_server(&t.server))
-            .map(|t| t.server)
-            .collect();
-        owners.dedup();
-        match owners.as_slice() {
-            [one] => Ok(one.clone()),
-            [] => Err(McpError::invalid_params(
-                format!("no configured MCP server has the resource template {uri_template:?}"),
-                None,
-            )),
-            several => Err(McpError::invalid_params(
-                format!(
-                    "several MCP servers have the resource template {uri_template:?} ({}); it cannot be completed through the gateway",
-                    several
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                None,
-            )),
-        }
-    }
-
-    async fn template_prefixes(&self) -> Vec<(String, McpServerKey)> {
-        self.inner
-            .set
-            .list_resource_templates()
-            .await
-            .items
-            .into_iter()
-            .filter(|t| self.kept_caller().may_use_server(&t.server))
-            .filter_map(|t| {
-                let fixed = t.item.uri_template.split('{').next().unwrap_or_default();
-                (!fixed.is_empty()).then(|| (fixed.to_owned(), t.server))
-            })
-            .collect()
-    }
-
-    /// Lists every server's resources and remembers which servers listed each URI.
-    async fn list_resources_and_owners(&self) -> Vec<rmcp::model::Resource> {
-        let mut listing = self.inner.set.list_resources().await;
-        let caller = self.kept_caller();
-        listing.items.retain(|i| caller.may_use_server(&i.server));
-        let mut owners: BTreeMap<String, Vec<McpServerKey>> = BTreeMap::new();
-        for item in &listing.items {
-            let listers = owners.entry(item.item.uri.clone()).or_default();
-            if !listers.contains(&item.server) {
-                listers.push(item.server.clone());
-                listers.sort();
-            }
-        }
-        let resources = listing
-            .items
-            .into_iter()
-            .map(|mut item| {
-                if owners.get(&item.item.uri).is_some_and(|l| l.len() > 1) {
-                    item.item.uri = shared_uri::qualified(&item.server, &item.item.uri);
-                }
-                item.item
-            })
-            .collect();
-        if let Ok(mut map) = self.inner.resource_owners.lock() {
-            *map = owners;
-        }
-        resources
-    }
-}
-
-#[cfg(test)]
-mod route_tests {
-    #![allow(clippy::unwrap_used, reason = "tests")]
-
-    use super::*;
-
-    fn key(name: &str) -> McpServerKey {
-        McpServerKey::unscoped(name.parse().unwrap())
-    }
-
-    #[test]
-    fn a_uri_goes_to_its_one_lister_else_its_one_template_else_nowhere() {
-        let templates = vec![
-            ("notes://".to_owned(), key("notes")),
-            ("file:///".to_owned(), key("files")),
-            ("file:///".to_owned(), key("other")),
-        ];
-        assert_eq!(route(&[key("a")], &templates, "x://y"), Some(key("a")));
-        assert_eq!(route(&[key("a"), key("b")], &templates, "notes://1"), None);
-        assert_eq!(route(&[], &templates, "notes://1"), Some(key("notes")));
-        assert_eq!(
-            route(&[], &templates, "file:///etc/passwd"),
-            None,
-            "two templates"
-        );
-        assert_eq!(route(&[], &templates, "unknown://"), None);
     }
 }

@@ -1,0 +1,250 @@
+//! A client's tool calls through the gateway: a 2025-era session's on its set, with
+//! progress and cancellation passed on, a 2026-era client's as runs that may park, and what
+//! the client gets for an outcome.
+
+use std::sync::Arc;
+
+use mcp_connections::{CallOptions, Progress};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    ProgressNotificationParam, ResultType,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde_json::Value;
+
+use mcp_catalog::ToolExposure;
+
+use super::{Gateway, can_elicit, session_of};
+use crate::serve::approval::{self, Verdict};
+use crate::serve::caller::{Caller, not_available};
+use crate::serve::modern;
+
+/// What the client gets for a call's outcome (both eras): the result marked `complete` (a
+/// 2026-era client needs the discriminator, rmcp takes it off again for older clients, and
+/// a 2025-era server never sends it); an unknown tool as a protocol error; any other
+/// failure as an error result the model can read, with what to do.
+pub(crate) fn call_outcome(
+    outcome: mcp_connections::Result<CallToolResult>,
+) -> Result<CallToolResult, McpError> {
+    match outcome {
+        Ok(mut result) => {
+            result.result_type.get_or_insert(ResultType::COMPLETE);
+            Ok(result)
+        }
+        Err(e) if e.is_unknown() => Err(McpError::invalid_params(mcp_key::error_chain(&e), None)),
+        Err(e) => Ok(error_result(crate::serve::explain(&e))),
+    }
+}
+
+/// An error result the model can read (not a protocol error).
+pub(crate) fn error_result(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+impl Gateway {
+    /// The body of [`rmcp::ServerHandler::call_tool`] for the gateway: the search mode's
+    /// two tools, the caller's grants and limits, then a 2026-era run or a 2025-era call
+    /// asked for approval through the client.
+    pub(super) async fn call_tool_for(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let caller = self.caller(&context)?;
+        let search_mode = self.inner.hub.tool_exposure == ToolExposure::Search;
+        if search_mode && request.name == crate::serve::exposure::SEARCH_TOOL {
+            // A search answers from what the servers listed: let those starting finish
+            // (bounded), as a 2026-era request's lists do.
+            self.settle().await;
+            let allowed =
+                |t: &mcp_connections::ToolInfo| caller.may_use_tool(&t.server, &t.tool.name);
+            let (result, found) = crate::serve::exposure::search(
+                &self.inner.set,
+                request.arguments.as_ref(),
+                &allowed,
+            );
+            // A 2025-era session is a client to remember; a 2026-era request is not.
+            if !modern::is_modern(&context) {
+                let added = self
+                    .inner
+                    .revealed
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .add(found);
+                if added {
+                    let _ = context.peer.notify_tool_list_changed().await;
+                }
+            }
+            return Ok(result.into());
+        }
+        // `call_tool {name, arguments}` is the call of `name`, from here on like any.
+        let request = if search_mode && request.name == crate::serve::exposure::CALL_TOOL {
+            match crate::serve::exposure::unwrap_call(&request) {
+                Ok(inner) => inner,
+                Err(refused) => return Ok(refused.into()),
+            }
+        } else {
+            request
+        };
+        let name = request.name.to_string();
+        // A retry carries its `requestState`, which names the call it resumes: checked
+        // when it is resumed (it is the caller's, and its tool was when it started).
+        if request.request_state.is_none() && !caller.has_everything() {
+            match Box::pin(self.inner.set.resolve_tool_settled(&name)).await {
+                Some((server, tool)) if caller.may_use_tool(&server, &tool) => {}
+                _ => return Err(not_available(&name)),
+            }
+        }
+        let Ok(_caller_permit) = self.inner.hub.bindings.call_permit(&caller) else {
+            return Ok(error_result(
+                "too many of your calls are in flight ([gateway.limits] calls_per_principal); wait for one to finish".to_owned(),
+            )
+            .into());
+        };
+        let calls = if modern::is_modern(&context) {
+            &self.inner.hub.modern_calls
+        } else {
+            &self.inner.calls
+        };
+        let Ok(_permit) = calls.try_acquire() else {
+            return Ok(error_result(format!(
+                "too many calls in flight from this client (at most {}); wait for one to finish",
+                self.inner.max_calls
+            ))
+            .into());
+        };
+        // The call's futures are large (the whole upstream call): on the heap, not on the
+        // stack of the poll (a debug build's worker stack overflowed).
+        if modern::is_modern(&context) {
+            return Box::pin(self.call_modern(name, request, &context, caller)).await;
+        }
+        // Asked through the client's elicitation, refused when it cannot elicit or does
+        // not answer in time.
+        let peer = context.peer.clone();
+        let deadline = self.inner.hub.answer_deadline;
+        let session = session_of(&context);
+        if let Some(session) = &session {
+            let _ = self.inner.session.set(session.clone());
+        }
+        let waiting = Arc::clone(&self.inner.hub.waiting);
+        let ask = |question| async move {
+            if !can_elicit(&peer) {
+                return None;
+            }
+            let _out = session.as_deref().map(|s| waiting.begin(s, &peer));
+            match tokio::time::timeout(deadline, peer.create_elicitation(question)).await {
+                Ok(answer) => answer.ok(),
+                Err(_) => {
+                    tracing::info!(
+                        "the client did not answer the approval question within {deadline:?}"
+                    );
+                    None
+                }
+            }
+        };
+        let arguments = request.arguments.clone().map(Value::Object);
+        match Box::pin(approval::check(
+            &self.inner.set,
+            &name,
+            arguments.as_ref(),
+            true,
+            ask,
+        ))
+        .await
+        {
+            Verdict::Refused(result) => Ok(result.into()),
+            // What the name resolved to in the end must be the caller's too.
+            Verdict::Call(target) if !crate::serve::caller::may_call(&caller, &target) => {
+                Err(not_available(&name))
+            }
+            Verdict::Call(target) => Box::pin(self.call(target, arguments, &context)).await,
+        }
+    }
+
+    /// A 2026-era client's call: a new one on a set of its own, or the retry of one that
+    /// asked the client something (its `requestState`), run until it ends or asks again.
+    pub(super) async fn call_modern(
+        &self,
+        name: String,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        caller: Arc<Caller>,
+    ) -> Result<CallToolResponse, McpError> {
+        let parked = &self.inner.hub.parked;
+        self.inner.hub.listen_setups.settled().await;
+        let caps = context.client_capabilities();
+        let can = modern::Abilities {
+            elicit: caps.as_ref().is_some_and(|c| c.elicitation.is_some()),
+            sample: caps.as_ref().is_some_and(|c| c.sampling.is_some()),
+        };
+        let run = match request.request_state.as_deref() {
+            Some(state) => modern::resume(
+                &self.inner.hub,
+                state,
+                request.input_responses.as_ref(),
+                caller,
+                can,
+            )?,
+            None => modern::start(
+                &self.inner.hub,
+                name,
+                request.arguments.map(Value::Object),
+                can,
+                caller,
+            ),
+        };
+        let tasks = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks())
+            .then_some(&self.inner.hub.tasks);
+        modern::drive(parked, tasks, run, context).await
+    }
+
+    /// Runs a call on the client's set: progress forwarded in order to the client under
+    /// its own token; the client's cancellation cancels the call upstream. `fail_fast`: a
+    /// server that is not ready fails the call instead of being started.
+    pub(super) async fn call(
+        &self,
+        target: approval::Target,
+        arguments: Option<Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let mut options = CallOptions::new();
+        let mut forwarder = None;
+        if let Some(token) = context.meta.get_progress_token() {
+            let (tx, mut rx) = crate::serve::progress::latest::<Progress>();
+            let peer = context.peer.clone();
+            forwarder = Some(tokio::spawn(async move {
+                while let Some(p) = rx.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), p.progress);
+                    param.total = p.total;
+                    param.message = p.message;
+                    let _ = peer.notify_progress(param).await;
+                }
+                if rx.dropped() > 0 {
+                    tracing::debug!(
+                        dropped = rx.dropped(),
+                        "progress updates overtaken before the client took them"
+                    );
+                }
+            }));
+            options = options.with_progress(Arc::new(move |p| tx.send(p)));
+        }
+        let outcome = tokio::select! {
+            () = context.ct.cancelled() => None,
+            r = target.call(&self.inner.set, &self.inner.hub.status, arguments, options) => Some(r),
+        };
+        if let Some(forwarder) = forwarder {
+            // The callback (and its sender) went with the call: the forwarder drains and ends.
+            let _ = forwarder.await;
+        }
+        match outcome {
+            None => Err(McpError::internal_error(
+                "the client cancelled the call",
+                None,
+            )),
+            Some(outcome) => call_outcome(outcome).map(Into::into),
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! What a client's set tells the gateway, passed on to the client: list changes, resource
+//! updates and server log messages (2025 era), and every event to the 2026-era listens.
+
+use std::sync::{Arc, OnceLock};
+
+use mcp_connections::ConnectionEvent;
+use rmcp::RoleServer;
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::Peer;
+use tokio::sync::{broadcast, mpsc};
+
+use super::routing::{Owners, shown_uri};
+use crate::serve::caller::Caller;
+use crate::serve::host_requests::{self, ClientLevel};
+
+/// Tells the client its tool list changed whenever a server of its set becomes ready,
+/// fails or changes its tools, that its prompt or resource lists changed, that a resource
+/// it subscribed to changed, and the servers' log messages at the level it asked for,
+/// once the client initialized (2025 era); every event also goes to `listens`, where the
+/// `subscriptions/listen` requests of 2026-era clients take them.
+pub(super) async fn forward_list_changes(
+    mut events: mpsc::UnboundedReceiver<ConnectionEvent>,
+    peer: Arc<OnceLock<Peer<RoleServer>>>,
+    listens: broadcast::Sender<ConnectionEvent>,
+    (owners, log_level, caller): (Owners, ClientLevel, Arc<OnceLock<Arc<Caller>>>),
+) {
+    while let Some(event) = events.recv().await {
+        // Nobody listening is fine.
+        let _ = listens.send(event.clone());
+        let Some(peer) = peer.get() else {
+            continue;
+        };
+        // Nothing of a server the client may not use: its updates, its log messages.
+        if let ConnectionEvent::ResourceUpdated { server, .. }
+        | ConnectionEvent::ServerLog { server, .. } = &event
+            && !caller.get().is_some_and(|c| c.may_use_server(server))
+        {
+            continue;
+        }
+        match event {
+            ConnectionEvent::Ready { .. }
+            | ConnectionEvent::Failed { .. }
+            | ConnectionEvent::ToolsChanged { .. }
+            | ConnectionEvent::ToolsDrifted { .. } => {
+                let _ = peer.notify_tool_list_changed().await;
+            }
+            ConnectionEvent::ResourceUpdated { server, uri } => {
+                let uri = shown_uri(&owners, &server, uri);
+                let _ = peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                    .await;
+            }
+            ConnectionEvent::PromptsChanged { .. } => {
+                let _ = peer.notify_prompt_list_changed().await;
+            }
+            ConnectionEvent::ResourcesChanged { .. } => {
+                let _ = peer.notify_resource_list_changed().await;
+            }
+            ConnectionEvent::ServerLog {
+                server,
+                level,
+                logger,
+                data,
+                ..
+            } => {
+                if let Some(param) =
+                    host_requests::log_for_client(&log_level, &server, level, logger, data)
+                {
+                    host_requests::send_log(peer, param).await;
+                }
+            }
+            _ => {}
+        }
+    }
+}

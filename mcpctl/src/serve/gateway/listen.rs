@@ -1,0 +1,104 @@
+//! A 2026-era client's `subscriptions/listen` through the gateway.
+
+use mcp_connections::{ConnectionEvent, ServerState};
+use rmcp::ErrorData as McpError;
+use rmcp::service::SubscriptionContext;
+use tokio::sync::broadcast;
+
+use super::Gateway;
+use super::routing::{route, shown_uri};
+use crate::serve::shared_uri;
+
+impl Gateway {
+    /// The body of [`rmcp::ServerHandler::listen`] for the gateway: see there.
+    pub(super) async fn listen_until_ended(
+        &self,
+        context: SubscriptionContext,
+    ) -> Result<(), McpError> {
+        let setup = self.inner.hub.listen_setups.setting_up();
+        // A listen is a client of its caller while it lasts; the URIs it may watch are
+        // those of servers the caller may use (the listings below are the caller's).
+        let caller = self.caller(context.request_context())?;
+        let _slot = self.inner.hub.bindings.admit_client(&caller).map_err(|n| {
+            McpError::invalid_request(
+                format!(
+                    "you already have {n} clients connected to mcpctl serve ([gateway.limits] clients_per_principal); end a listen and try again"
+                ),
+                None,
+            )
+        })?;
+        // Only 2026-era clients listen: see `settle_for`.
+        self.settle().await;
+        let accepted = context.accepted().clone();
+        let sink = context.sink().clone();
+        let mut events = self.inner.events.subscribe();
+        let set = &self.inner.set;
+        let mut settled = set
+            .status()
+            .iter()
+            .all(|s| !matches!(s.state, ServerState::Starting));
+        let tools = accepted.tools_list_changed == Some(true);
+        let prompts = accepted.prompts_list_changed == Some(true);
+        let resources = accepted.resources_list_changed == Some(true);
+        let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
+        let mut subscribed = Vec::new();
+        if !uris.is_empty() {
+            // One listing and one template listing for all the URIs, however many name
+            // nothing (each unknown URI used to cost two full upstream listings).
+            let _ = self.list_resources_and_owners().await;
+            let templates = self.template_prefixes().await;
+            for uri in &uris {
+                let (server, upstream) = match shared_uri::split(uri) {
+                    Some((server, upstream)) => (Some(server), upstream),
+                    None => (route(&self.listers(uri), &templates, uri), uri.as_str()),
+                };
+                if let Some(server) = server
+                    && set.subscribe_resource(&server, upstream).await.is_ok()
+                {
+                    subscribed.push((server, upstream.to_owned()));
+                }
+            }
+        }
+        drop(setup);
+        loop {
+            tokio::select! {
+                () = context.cancelled() => break,
+                event = events.recv() => match event {
+                    Ok(ConnectionEvent::StartupComplete { .. }) => settled = true,
+                    Ok(ConnectionEvent::ToolsChanged { .. } | ConnectionEvent::ToolsDrifted { .. })
+                        if tools =>
+                    {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    Ok(ConnectionEvent::Ready { .. } | ConnectionEvent::Failed { .. })
+                        if tools && settled =>
+                    {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    Ok(ConnectionEvent::PromptsChanged { .. }) if prompts => {
+                        let _ = sink.notify_prompt_list_changed().await;
+                    }
+                    Ok(ConnectionEvent::ResourcesChanged { .. }) if resources => {
+                        let _ = sink.notify_resource_list_changed().await;
+                    }
+                    Ok(ConnectionEvent::ResourceUpdated { server, uri }) => {
+                        let shown = shown_uri(&self.inner.resource_owners, &server, uri);
+                        if uris.contains(&shown) {
+                            let _ = sink.notify_resource_updated(shown).await;
+                        }
+                    }
+                    // Events were lost: the tools may have changed.
+                    Err(broadcast::error::RecvError::Lagged(_)) if tools => {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                    _ => {}
+                },
+            }
+        }
+        for (server, uri) in subscribed {
+            let _ = set.unsubscribe_resource(&server, &uri).await;
+        }
+        Ok(())
+    }
+}
