@@ -482,24 +482,28 @@ fn a_task_is_used_only_by_its_own_caller() {
 
         // Alice waits for the task's question.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        let question_key = loop {
-            let got = post(
-                &url,
-                Some(&alice),
-                None,
-                &task_request("tasks/get", &id, json!({})),
-            )
-            .await;
-            let result = &got.body["result"];
-            if result["status"] == "input_required" {
-                let requests = result["inputRequests"]
-                    .as_object()
-                    .unwrap_or_else(|| panic!("a question: {got:?}"));
-                break requests.keys().next().unwrap().clone();
+        let status_of = |status: &'static str| {
+            let (url, alice, get) = (&url, &alice, task_request("tasks/get", &id, json!({})));
+            async move {
+                loop {
+                    let got = post(url, Some(alice), None, &get).await;
+                    if got.body["result"]["status"] == status {
+                        return got;
+                    }
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "not {status}: {got:?}"
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
             }
-            assert!(std::time::Instant::now() < deadline, "no question: {got:?}");
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
         };
+        let asking = status_of("input_required").await;
+        let question_key = asking.body["result"]["inputRequests"]
+            .as_object()
+            .and_then(|requests| requests.keys().next())
+            .unwrap_or_else(|| panic!("a question: {asking:?}"))
+            .clone();
 
         let refusal = format!(
             "task `{id}` belongs to another caller; only the caller that started it may use it"
@@ -525,23 +529,7 @@ fn a_task_is_used_only_by_its_own_caller() {
         )
         .await;
         assert!(updated.body.get("error").is_none(), "{updated:?}");
-        let done = loop {
-            let got = post(
-                &url,
-                Some(&alice),
-                None,
-                &task_request("tasks/get", &id, json!({})),
-            )
-            .await;
-            if got.body["result"]["status"] == "completed" {
-                break got;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "not completed: {got:?}"
-            );
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        };
+        let done = status_of("completed").await;
         let text = done.body["result"].to_string();
         assert!(text.contains("main") && !text.contains("bob's"), "{done:?}");
     });

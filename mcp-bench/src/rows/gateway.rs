@@ -222,17 +222,7 @@ async fn start_paths(
         .await?,
     );
 
-    let port = free_port()?;
-    let mut cmd = crate::spawned::command(mcpctl);
-    cmd.arg("--config")
-        .arg(&config)
-        .arg("serve")
-        .arg("--http")
-        .arg(format!("127.0.0.1:{port}"))
-        .env("MCPCTL_HOME", &home)
-        .env("MCPCTL_SERVE_TOKEN", TOKEN)
-        .env("RUST_LOG", "off");
-    let served = Spawned::listening(cmd, "mcpctl serve --http", port).await?;
+    let served = serve_http(mcpctl, &config, &home, Some(TOKEN)).await?;
     let url = served.url("/mcp");
     processes.push(served);
     let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
@@ -254,16 +244,7 @@ async fn start_paths(
             toml_string(&auth.issuer()),
         ),
     )?;
-    let port = free_port()?;
-    let mut cmd = crate::spawned::command(mcpctl);
-    cmd.arg("--config")
-        .arg(&protected)
-        .arg("serve")
-        .arg("--http")
-        .arg(format!("127.0.0.1:{port}"))
-        .env("MCPCTL_HOME", &home)
-        .env("RUST_LOG", "off");
-    let served = Spawned::listening(cmd, "mcpctl serve --http ([gateway.oauth])", port).await?;
+    let served = serve_http(mcpctl, &protected, &home, None).await?;
     let url = served.url("/mcp");
     processes.push(served);
     let jwt = auth.mint_jwt(
@@ -315,6 +296,30 @@ async fn start_paths(
         .await?,
     );
     Ok(true)
+}
+
+/// `mcpctl serve --http` on a free loopback port with `config` and `home`, its static
+/// token `token` (`None`: one of its own, for a configuration with `[gateway.oauth]`).
+pub(crate) async fn serve_http(
+    mcpctl: &std::path::Path,
+    config: &std::path::Path,
+    home: &std::path::Path,
+    token: Option<&str>,
+) -> Result<Spawned> {
+    let port = free_port()?;
+    let mut cmd = crate::spawned::command(mcpctl);
+    cmd.arg("--config")
+        .arg(config)
+        .arg("serve")
+        .arg("--http")
+        .arg(format!("127.0.0.1:{port}"))
+        .env("MCPCTL_HOME", home)
+        .env("RUST_LOG", "off");
+    if let Some(token) = token {
+        cmd.env("MCPCTL_SERVE_TOKEN", token);
+    }
+    let what = format!("mcpctl serve --http with {}", config.display());
+    Spawned::listening(cmd, &what, port).await
 }
 
 /// A set of `catalog`'s one server, ready; `token` is what `$MCP_BENCH_GATEWAY_TOKEN` reads.

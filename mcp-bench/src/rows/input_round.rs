@@ -12,8 +12,10 @@ use mcp_connections::{ConnectionSetOptions, elicitation_fn};
 use crate::fixture::Fixture;
 use crate::installs;
 use crate::rows::calls::Echo;
-use crate::rows::gateway::{Path, TOKEN, TOKEN_VAR, ready_with, sample, toml_array, toml_string};
-use crate::spawned::{Spawned, free_port};
+use crate::rows::gateway::{
+    Path, TOKEN, TOKEN_VAR, ready_with, sample, serve_http, toml_array, toml_string,
+};
+use crate::spawned::Spawned;
 use crate::stats::quantile;
 use crate::table::{Row, Unit};
 use crate::{Result, Settings, fail};
@@ -123,17 +125,7 @@ async fn start_paths(
             toml_array(args),
         ),
     )?;
-    let port = free_port()?;
-    let mut cmd = crate::spawned::command(mcpctl);
-    cmd.arg("--config")
-        .arg(&config)
-        .arg("serve")
-        .arg("--http")
-        .arg(format!("127.0.0.1:{port}"))
-        .env("MCPCTL_HOME", fx.join("mcpctl-home-asking"))
-        .env("MCPCTL_SERVE_TOKEN", TOKEN)
-        .env("RUST_LOG", "off");
-    let served = Spawned::listening(cmd, "mcpctl serve --http (asking)", port).await?;
+    let served = serve_http(mcpctl, &config, &fx.join("mcpctl-home-asking"), Some(TOKEN)).await?;
     let url = served.url("/mcp");
     processes.push(served);
     let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
