@@ -153,7 +153,7 @@ pub(crate) async fn run(
         parked: modern::Parked::new(seal_key, answer_deadline)?,
         tasks: tasks::Tasks::default(),
         waiting: Arc::default(),
-        listen_setups: modern::ListenSetups::default(),
+        listen_setups: gateway::ListenSetups::default(),
         bindings: Arc::new(binding::Bindings::new(limits)),
         status: status::Board::default(),
     });

@@ -1,9 +1,12 @@
-//! A 2026-era client's `subscriptions/listen` through the gateway.
+//! A 2026-era client's `subscriptions/listen` through the gateway, and the listens whose
+//! setup a 2026-era call waits for.
+
+use std::time::{Duration, Instant};
 
 use mcp_connections::{ConnectionEvent, ServerState};
 use rmcp::ErrorData as McpError;
 use rmcp::service::SubscriptionContext;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 use super::Gateway;
 use super::routing::{route, shown_uri};
@@ -100,5 +103,72 @@ impl Gateway {
             let _ = set.unsubscribe_resource(&server, &uri).await;
         }
         Ok(())
+    }
+}
+
+/// How long a call waits for listens acknowledged before it to be set up, at most.
+const LISTEN_SETUP_BOUND: Duration = Duration::from_secs(5);
+
+/// `subscriptions/listen` requests acknowledged (rmcp acknowledges before the gateway's
+/// `listen` runs) whose setup is not done: the set's event stream taken, the resources it
+/// names subscribed upstream. A 2026-era call waits for them, at most
+/// [`LISTEN_SETUP_BOUND`], so that an update the call causes reaches a listen its client
+/// saw acknowledged before it called. An entry whose `listen` never ran (the
+/// acknowledgment failed) stops counting after the bound.
+pub(crate) struct ListenSetups {
+    pending: watch::Sender<Vec<Instant>>,
+}
+
+impl Default for ListenSetups {
+    fn default() -> Self {
+        Self {
+            pending: watch::Sender::new(Vec::new()),
+        }
+    }
+}
+
+impl std::fmt::Debug for ListenSetups {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenSetups")
+            .field("pending", &self.pending.borrow().len())
+            .finish()
+    }
+}
+
+impl ListenSetups {
+    /// A listen was accepted; its setup is to come.
+    pub(crate) fn begin(&self) {
+        self.pending.send_modify(|p| p.push(Instant::now()));
+    }
+
+    /// The setup of a listen [`Self::begin`] counted: done when the guard drops (also when
+    /// the listen ends early).
+    pub(crate) fn setting_up(&self) -> SetupGuard<'_> {
+        SetupGuard(self)
+    }
+
+    /// A listen's setup is done (or given up).
+    fn done(&self) {
+        self.pending.send_modify(|p| {
+            if !p.is_empty() {
+                p.remove(0);
+            }
+        });
+    }
+
+    /// Waits until no listen is being set up (or the bound passed).
+    pub(crate) async fn settled(&self) {
+        let mut pending = self.pending.subscribe();
+        let idle = pending.wait_for(|p| p.iter().all(|t| t.elapsed() >= LISTEN_SETUP_BOUND));
+        let _ = tokio::time::timeout(LISTEN_SETUP_BOUND, idle).await;
+    }
+}
+
+/// See [`ListenSetups::setting_up`].
+pub(crate) struct SetupGuard<'a>(&'a ListenSetups);
+
+impl Drop for SetupGuard<'_> {
+    fn drop(&mut self) {
+        self.0.done();
     }
 }

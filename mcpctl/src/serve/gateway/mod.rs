@@ -38,6 +38,7 @@ mod routing;
 
 pub(crate) use calls::{call_outcome, error_result};
 use events::forward_list_changes;
+pub(crate) use listen::ListenSetups;
 use routing::Owners;
 
 /// Set events kept for `subscriptions/listen` requests that are slow to take them.
@@ -75,7 +76,7 @@ pub(crate) struct Hub {
     /// 2025-era HTTP sessions with a question out to their clients.
     pub(crate) waiting: Arc<super::absent::Waiting>,
     /// 2026-era listens acknowledged and still being set up.
-    pub(crate) listen_setups: super::modern::ListenSetups,
+    pub(crate) listen_setups: ListenSetups,
     /// Sessions by their callers, and what each caller holds.
     pub(crate) bindings: Arc<super::binding::Bindings>,
     /// What the status page keeps: live sets, restarts, calls.
