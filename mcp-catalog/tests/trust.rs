@@ -463,3 +463,58 @@ args = ["--name", "a b"]
         "{text}"
     );
 }
+
+/// A project file's `[gateway]` table replaces the user's whole (who `mcpctl serve` lets
+/// in, what each caller may use): the review names every setting of it, and a table that
+/// sets nothing still shows, since it drops the user's grants and sign-in.
+#[test]
+fn the_review_shows_a_gateway_table_that_replaces_the_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp.toml");
+    std::fs::write(
+        &path,
+        r#"
+[gateway.oauth]
+issuer = "https://idp.example.com"
+resource = "https://mcp.example.com/mcp"
+scopes = ["mcp"]
+validation = "introspection"
+client_id = "gateway"
+client_secret_env = "GATEWAY_SECRET"
+
+[gateway.limits]
+calls_per_principal = 2
+
+[[gateway.grants]]
+subjects = ["*"]
+servers = ["*"]
+
+[[gateway.grants]]
+groups = ["readers"]
+scopes = ["mcp:read"]
+servers = ["notes", "files"]
+tools = ["read_*"]
+"#,
+    )
+    .unwrap();
+    let (_, review) = review_file(&path).unwrap();
+    assert_eq!(
+        review.to_string(),
+        "reads variable: GATEWAY_SECRET\n\
+         gateway (replaces yours): oauth.issuer=https://idp.example.com\n\
+         gateway (replaces yours): oauth.resource=https://mcp.example.com/mcp\n\
+         gateway (replaces yours): oauth.scopes=mcp\n\
+         gateway (replaces yours): oauth.introspection=the issuer's (client gateway, secret from $GATEWAY_SECRET)\n\
+         gateway (replaces yours): grant=servers * (every tool) to subjects *\n\
+         gateway (replaces yours): grant=servers notes files (read_*) to groups readers, scopes mcp:read\n\
+         gateway (replaces yours): limits.calls_per_principal=2\n"
+    );
+
+    std::fs::write(&path, "[gateway]\n").unwrap();
+    let (_, review) = review_file(&path).unwrap();
+    assert!(!review.is_empty(), "an empty table replaces the user's too");
+    assert_eq!(
+        review.to_string(),
+        "gateway (replaces yours): an empty [gateway] table (no sign-in, no grants, no limits)\n"
+    );
+}

@@ -296,6 +296,10 @@ pub struct Review {
     /// The catalog-wide `tool_drift` policy, when the file writes one: whether changed
     /// tools of every server are held back for the user.
     pub tool_drift: Option<String>,
+    /// The file's `[gateway]` table, which replaces the user's whole: who `mcpctl serve`
+    /// lets in and what each caller may use, one `setting=value` per item as written
+    /// (`oauth.issuer=URL`, `oauth.introspection=URL`, `grant=…`, `limits.…=N`).
+    pub gateway: Vec<String>,
 }
 
 /// One server of a [`Review`].
@@ -401,6 +405,14 @@ impl Review {
     pub fn of(loaded: &LoadedConfig, expanded: &BTreeSet<String>) -> Self {
         let config = loaded.config();
         let mut variables = expanded.clone();
+        // The gateway's introspection secret is read from a variable too.
+        if let Some(crate::model::gateway::TokenValidation::Introspection(introspection)) = config
+            .gateway()
+            .and_then(|g| g.oauth())
+            .map(|o| o.validation())
+        {
+            variables.insert(introspection.client_secret_env().to_owned());
+        }
         let servers = config
             .servers()
             .iter()
@@ -419,6 +431,7 @@ impl Review {
             plugin_reviews: Vec::new(),
             variables,
             tool_drift: config.tool_drift().map(|p| p.as_str().to_owned()),
+            gateway: config.gateway().map(review_gateway).unwrap_or_default(),
         }
     }
 
@@ -430,6 +443,7 @@ impl Review {
             && self.plugins.is_empty()
             && self.variables.is_empty()
             && self.tool_drift.is_none()
+            && self.gateway.is_empty()
     }
 }
 
@@ -530,8 +544,69 @@ impl fmt::Display for Review {
         if let Some(policy) = &self.tool_drift {
             writeln!(f, "changed tools: every server: tool_drift={policy}")?;
         }
+        for setting in &self.gateway {
+            writeln!(f, "gateway (replaces yours): {setting}")?;
+        }
         Ok(())
     }
+}
+
+/// The `[gateway]` table as [`Review::gateway`] lists it. A table that sets nothing still
+/// gets a line: it replaces the user's whole, grants and sign-in included.
+fn review_gateway(gateway: &crate::model::gateway::GatewayConfig) -> Vec<String> {
+    use crate::model::gateway::TokenValidation;
+    let list = |items: &[String]| items.join(" ");
+    let mut lines = Vec::new();
+    if let Some(oauth) = gateway.oauth() {
+        lines.push(format!("oauth.issuer={}", oauth.issuer()));
+        if let Some(resource) = oauth.resource() {
+            lines.push(format!("oauth.resource={resource}"));
+        }
+        if !oauth.scopes().is_empty() {
+            lines.push(format!("oauth.scopes={}", list(oauth.scopes())));
+        }
+        if let TokenValidation::Introspection(introspection) = oauth.validation() {
+            lines.push(format!(
+                "oauth.introspection={} (client {}, secret from ${})",
+                introspection.endpoint().unwrap_or("the issuer's"),
+                introspection.client_id(),
+                introspection.client_secret_env(),
+            ));
+        }
+    }
+    for grant in gateway.grants() {
+        let mut to = Vec::new();
+        for (what, items) in [
+            ("subjects", grant.subjects()),
+            ("groups", grant.groups()),
+            ("scopes", grant.scopes()),
+        ] {
+            if !items.is_empty() {
+                to.push(format!("{what} {}", list(items)));
+            }
+        }
+        let tools = grant.tools().map_or_else(|| "every tool".to_owned(), list);
+        lines.push(format!(
+            "grant=servers {} ({tools}) to {}",
+            list(grant.servers()),
+            if to.is_empty() {
+                "nobody".to_owned()
+            } else {
+                to.join(", ")
+            },
+        ));
+    }
+    let limits = gateway.limits();
+    if let Some(n) = limits.clients_per_principal() {
+        lines.push(format!("limits.clients_per_principal={n}"));
+    }
+    if let Some(n) = limits.calls_per_principal() {
+        lines.push(format!("limits.calls_per_principal={n}"));
+    }
+    if lines.is_empty() {
+        lines.push("an empty [gateway] table (no sign-in, no grants, no limits)".to_owned());
+    }
+    lines
 }
 
 /// Whether a wrapper runs its command through `ssh` (its program is `ssh`, by path or not).
