@@ -98,6 +98,7 @@ impl Gateway {
         prompts
     }
 
+    /// The server and own name of the prompt the last listing named `qualified`.
     pub(super) fn prompt_owner(&self, qualified: &str) -> Option<(McpServerKey, String)> {
         self.inner
             .prompts
@@ -168,7 +169,6 @@ impl Gateway {
         }
     }
 
-    /// Every server's resource templates as (fixed prefix, server).
     /// The one server that lists resource template `uri_template` (none or several: a
     /// clear error, never a guess).
     pub(super) async fn template_owner(
@@ -207,6 +207,7 @@ impl Gateway {
         }
     }
 
+    /// Every server's resource templates the caller may use, as (fixed prefix, server).
     pub(super) async fn template_prefixes(&self) -> Vec<(String, McpServerKey)> {
         self.inner
             .set
