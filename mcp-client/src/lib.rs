@@ -124,6 +124,7 @@ pub use tasks::{
     TaskStateCallback, UNSUGGESTED_POLL,
 };
 pub use telemetry::SPAN_TARGET;
+pub use telemetry::payloads::MAX_RECORDED_PAYLOAD;
 #[cfg(feature = "otel")]
 pub use telemetry::{DURATION_BUCKETS, OPERATION_DURATION, SESSION_DURATION};
 

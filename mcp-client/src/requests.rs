@@ -47,6 +47,7 @@ pub struct CallSettings {
     task_state: Option<crate::tasks::TaskStateCallback>,
     hand_back_input: bool,
     resume: Option<(Option<rmcp::model::InputResponses>, Option<String>)>,
+    record_payloads: bool,
 }
 
 impl std::fmt::Debug for CallSettings {
@@ -62,6 +63,7 @@ impl std::fmt::Debug for CallSettings {
             .field("task_state", &self.task_state.is_some())
             .field("hand_back_input", &self.hand_back_input)
             .field("resume", &self.resume.is_some())
+            .field("record_payloads", &self.record_payloads)
             .finish()
     }
 }
@@ -80,8 +82,21 @@ impl CallSettings {
             abort: None,
             task_state: None,
             hand_back_input: false,
+            record_payloads: false,
             resume: None,
         }
+    }
+
+    /// Records the call's arguments and result on its span (`tools/call`), as the
+    /// OpenTelemetry conventions' opt-in `gen_ai.tool.call.arguments` and
+    /// `gen_ai.tool.call.result`: JSON text with URLs redacted as in logs, the value of
+    /// every member whose name marks a secret (`password`, `token`, `apiKey`,
+    /// `authorization`, …) replaced by `***`, cut at [`MAX_RECORDED_PAYLOAD`](crate::MAX_RECORDED_PAYLOAD)
+    /// bytes. Off by default: a call's arguments and results are the user's data.
+    #[must_use]
+    pub fn with_recorded_payloads(mut self, on: bool) -> Self {
+        self.record_payloads = on;
+        self
     }
 
     /// A 2026-era server's `input_required` reply ends the call with
@@ -251,19 +266,28 @@ impl Client {
     ) -> Result<CallToolResult, RequestError> {
         let judge = crate::telemetry::tool_result_error;
         let called = self.traced_judged("tools/call", Some(tool), judge, async {
+            // In the call's span (this block runs in it).
+            let span = settings.record_payloads.then(|| {
+                crate::telemetry::payloads::record_arguments(arguments.as_ref());
+                tracing::Span::current()
+            });
             let mut deadline = settings.first_deadline();
             let abort = settings.abort_token();
-            match self
+            let result = match self
                 .call_rounds(tool, arguments, &settings, &abort, &mut deadline)
                 .await?
             {
-                CallOutcome::Result(result) => Ok(result),
+                CallOutcome::Result(result) => result,
                 // The call's progress keeps flowing to its callback while the task runs.
                 CallOutcome::Task(seed, _progress) => {
                     self.finish_task(seed, &settings, &abort, &mut deadline)
-                        .await
+                        .await?
                 }
+            };
+            if let Some(span) = &span {
+                crate::telemetry::payloads::record_result(span, &result);
             }
+            Ok(result)
         });
         called.await
     }

@@ -304,3 +304,50 @@ async fn a_tasks_polls_are_spans_under_the_calls_span() {
     }
     client.shutdown().await;
 }
+
+/// A host that opts in gets the call's arguments and result on its span, as the
+/// conventions' opt-in attributes, redacted: a member named like a secret is `***`, a URL's
+/// query and userinfo are `***`; a call without the option records neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_and_results_are_recorded_redacted_only_when_the_host_opts_in() {
+    let home = TestHome::new().unwrap();
+    let client = connect("otel-payloads", stdio(&home, scenario())).await;
+    let arguments = json!({
+        "city": "Paris",
+        "api_key": "s3cr3t-key",
+        "callback": "https://user:pw@hooks.example/cb?sig=abc",
+    });
+    let settings = CallSettings::new(Duration::from_secs(20)).with_recorded_payloads(true);
+    client
+        .call_tool("echo", arguments.as_object().cloned(), settings)
+        .await
+        .unwrap();
+    let call = span("otel-payloads", "tools/call echo");
+    let recorded: serde_json::Value =
+        serde_json::from_str(call.get("gen_ai.tool.call.arguments").unwrap()).unwrap();
+    assert_eq!(
+        recorded,
+        json!({"city": "Paris", "api_key": "***", "callback": "https://***@hooks.example/cb?***"})
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(call.get("gen_ai.tool.call.result").unwrap()).unwrap();
+    assert_eq!(result["structuredContent"]["city"], "Paris", "{result}");
+    assert_eq!(result["structuredContent"]["api_key"], "***", "{result}");
+    let text = format!("{call:?}");
+    for secret in ["s3cr3t-key", "pw@", "sig=abc"] {
+        assert!(!text.contains(secret), "{secret} recorded: {text}");
+    }
+
+    client
+        .call_tool(
+            "broken",
+            arguments.as_object().cloned(),
+            CallSettings::new(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap();
+    let plain = span("otel-payloads", "tools/call broken");
+    assert_eq!(plain.get("gen_ai.tool.call.arguments"), None, "{plain:#?}");
+    assert_eq!(plain.get("gen_ai.tool.call.result"), None, "{plain:#?}");
+    client.shutdown().await;
+}

@@ -23,7 +23,10 @@
 //! connections have no `mcp.session.id`. The span is a child of whatever span is current,
 //! so a host's own `execute_tool` span gets the MCP span under it, never a second root.
 //!
-//! Arguments and results are never recorded.
+//! Arguments and results are recorded only for a call whose host opted in
+//! ([`CallSettings::with_recorded_payloads`](crate::CallSettings::with_recorded_payloads)),
+//! as the conventions' opt-in `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result`,
+//! redacted ([`payloads`]).
 
 use std::borrow::Cow;
 
@@ -34,6 +37,7 @@ use crate::error::RequestError;
 
 #[cfg(feature = "otel")]
 mod metrics;
+pub(crate) mod payloads;
 #[cfg(feature = "otel")]
 mod propagation;
 
@@ -114,6 +118,8 @@ pub(crate) fn request_span(
         gen_ai.tool.name = Empty,
         gen_ai.prompt.name = Empty,
         gen_ai.operation.name = Empty,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
         jsonrpc.request.id = Empty,
         rpc.response.status_code = Empty,
         error.type = Empty,

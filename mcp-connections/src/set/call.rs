@@ -91,6 +91,7 @@ pub struct CallOptions {
     pub(crate) task_state: Option<mcp_client::TaskStateCallback>,
     pub(crate) hand_back_input: bool,
     pub(crate) resume: Option<(Option<rmcp::model::InputResponses>, Option<String>)>,
+    pub(crate) record_payloads: bool,
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -105,6 +106,7 @@ impl std::fmt::Debug for CallOptions {
             .field("task_state", &self.task_state.is_some())
             .field("hand_back_input", &self.hand_back_input)
             .field("resume", &self.resume.is_some())
+            .field("record_payloads", &self.record_payloads)
             .finish()
     }
 }
@@ -174,6 +176,15 @@ impl CallOptions {
     #[must_use]
     pub fn with_catalog_revision(mut self, revision: u64) -> Self {
         self.catalog_revision = Some(revision);
+        self
+    }
+
+    /// Records the call's arguments and result on its span, redacted
+    /// ([`mcp_client::CallSettings::with_recorded_payloads`]). Default `false`: nothing of
+    /// either is recorded.
+    #[must_use]
+    pub fn with_recorded_payloads(mut self, on: bool) -> Self {
+        self.record_payloads = on;
         self
     }
 
@@ -406,6 +417,7 @@ impl ConnectionSet {
             .with_requests(caller)
             .with_task_state(options.task_state)
             .with_input_handed_back(options.hand_back_input)
+            .with_recorded_payloads(options.record_payloads)
             .with_abort(self.inner.abort_calls.clone());
         let settings = match options.resume {
             Some((responses, state)) => settings.with_resume(responses, state),
