@@ -853,3 +853,64 @@ async fn a_name_resolved_while_its_server_attaches_is_found() {
     assert_eq!(fx.pids().len(), 1, "one process for every set");
     fx.assert_no_processes().await;
 }
+
+/// `resolve_qualified_now` says what a fail-fast call of a name would reach, without
+/// calling: the tool when the name resolves, else the call's error (unknown, or not
+/// ready with why), starting nothing for a crashed server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_qualified_now_reports_without_calling_or_starting() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "crashy",
+        Scenario::new("c")
+            .with_tool(ToolSpec::new("die", Behavior::Exit { code: 7 }))
+            .with_tool(ToolSpec::echo("echo")),
+    );
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(
+        &fx.catalog(),
+        opts()
+            .with_events(tx)
+            .with_restart_backoff(Duration::ZERO, Duration::ZERO),
+    );
+    set.wait_startup().await;
+    assert_eq!(
+        set.resolve_qualified_now("mcp__crashy__echo")
+            .await
+            .unwrap(),
+        (key("crashy"), "echo".to_owned())
+    );
+    assert!(
+        set.resolve_qualified_now("mcp__nobody__echo")
+            .await
+            .unwrap_err()
+            .is_unknown()
+    );
+    let _ = set
+        .call_tool(&key("crashy"), "die", None, CallOptions::new())
+        .await;
+    wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
+    )
+    .await;
+    let crashed = fx.pids();
+    let down = set
+        .resolve_qualified_now("mcp__crashy__echo")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(down, mcp_connections::Error::NotReady { .. }),
+        "{down:?}"
+    );
+    assert_eq!(fx.pids(), crashed, "no new process was started");
+    let log = RecordedRequest::read_log(fx.request_log("crashy"));
+    assert!(
+        !log.iter()
+            .any(|r| r.method == "tools/call" && r.params["name"] == "echo"),
+        "nothing was called"
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

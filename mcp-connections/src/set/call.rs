@@ -460,6 +460,35 @@ impl ConnectionSet {
         arguments: Option<Value>,
         options: CallOptions,
     ) -> Result<CallToolResult> {
+        let (server, tool) = self.resolve_for_call(qualified_name, &options).await?;
+        self.call_tool(&server, &tool, arguments, options).await
+    }
+
+    /// What [`Self::call_qualified`] with [`CallOptions::with_fail_fast`] would call, without
+    /// calling it: the tool (server and raw name) when the name resolves now, else the
+    /// error such a call ends with ([`Error::UnknownTool`], or [`Error::NotReady`] saying
+    /// why), without waiting for a server. For a host that decided about a name while it resolved to
+    /// nothing and must not call a tool its decision never saw (a server that came up in
+    /// between): it reports why the name is not callable, or learns that it now is.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only looks.
+    pub async fn resolve_qualified_now(
+        &self,
+        qualified_name: &str,
+    ) -> Result<(McpServerKey, String)> {
+        self.resolve_for_call(qualified_name, &CallOptions::new().with_fail_fast(true))
+            .await
+    }
+
+    /// The tool `qualified_name` names for a call with `options` (see
+    /// [`Self::call_qualified`]): the server whose namespace it lies in is waited for or
+    /// restarted first, unless `options` fail fast.
+    async fn resolve_for_call(
+        &self,
+        qualified_name: &str,
+        options: &CallOptions,
+    ) -> Result<(McpServerKey, String)> {
         let unknown = || Error::UnknownTool {
             name: qualified_name.to_owned(),
         };
@@ -476,14 +505,12 @@ impl ConnectionSet {
             _ => Ok(found),
         };
         if let Some(found) = self.resolve_tool(qualified_name) {
-            let (server, tool) = check(found)?;
-            return self.call_tool(&server, &tool, arguments, options).await;
+            return check(found);
         }
         let Some(slot) = self.namespace_owner(qualified_name) else {
             // Its server may have become ready between the two looks.
             if let Some(found) = self.resolve_tool(qualified_name) {
-                let (server, tool) = check(found)?;
-                return self.call_tool(&server, &tool, arguments, options).await;
+                return check(found);
             }
             return Err(match meant {
                 Some(_) => self.stale(qualified_name, options.catalog_revision),
@@ -503,8 +530,7 @@ impl ConnectionSet {
                 Some(_) => self.stale(qualified_name, options.catalog_revision),
                 None => unknown(),
             })?;
-        let (server, tool) = check(found)?;
-        self.call_tool(&server, &tool, arguments, options).await
+        check(found)
     }
 
     /// [`Self::resolve_tool`], after bringing up the server whose namespace the name lies

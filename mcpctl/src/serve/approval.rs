@@ -28,8 +28,8 @@ pub(crate) enum Target {
     /// redirect the call to another tool.
     Resolved(McpServerKey, String),
     /// The name resolved to nothing (no server has it, or its server did not come up):
-    /// the call fails fast with why, without starting the server, whose tool would
-    /// otherwise run unasked.
+    /// the call fails with why, without starting the server, and never reaches a tool,
+    /// which would otherwise run unasked (also when its server came up in between).
     Unresolved(String),
 }
 
@@ -49,8 +49,19 @@ impl Target {
                 board.timed(&server, call).await
             }
             Self::Unresolved(name) => {
-                let call = set.call_qualified(&name, arguments, options.with_fail_fast(true));
-                board.timed_unresolved(call).await
+                // Nothing is sent: the arguments and options go unused.
+                let _ = (arguments, options);
+                let why = async {
+                    match set.resolve_qualified_now(&name).await {
+                        Err(e) => Err(e),
+                        // Its server came up after the rule looked: the rule never saw
+                        // this tool, so it is not called now.
+                        Ok((server, _)) => Ok(super::gateway::error_result(format!(
+                            "MCP server `{server}` came up while mcpctl serve was deciding about `{name}`; call it again"
+                        ))),
+                    }
+                };
+                board.timed_unresolved(why).await
             }
         }
     }

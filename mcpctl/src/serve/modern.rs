@@ -681,11 +681,9 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
             .with_input_handed_back(true);
         let (mut target, mut resume) = (target, resume);
         for _ in 0..=MAX_LOCAL_ROUNDS {
-            let (resolved, unresolved) = match &target {
-                approval::Target::Resolved(server, tool) => {
-                    (Some((server.clone(), tool.clone())), None)
-                }
-                approval::Target::Unresolved(name) => (None, Some(name.clone())),
+            let resolved = match &target {
+                approval::Target::Resolved(server, tool) => Some((server.clone(), tool.clone())),
+                approval::Target::Unresolved(_) => None,
             };
             let options = match resume.take() {
                 Some((answers, state)) => base.clone().with_resume(answers, state),
@@ -694,11 +692,6 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
             let outcome = target
                 .call(&call_set, &board, arguments.clone(), options)
                 .await;
-            // A name that resolved to nothing before the call but reached a server anyway
-            // (its start ended in between) is known now, so a question from that server
-            // is handed back like any other.
-            let resolved =
-                resolved.or_else(|| unresolved.and_then(|name| call_set.resolve_tool(&name)));
             let (Err(e), Some((key, tool))) = (&outcome, resolved) else {
                 return call_outcome(outcome);
             };
