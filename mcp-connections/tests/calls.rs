@@ -471,11 +471,13 @@ async fn list_changed_refreshes_the_server_and_bumps_the_revision() {
     fx.assert_no_processes().await;
 }
 
-/// A host that must know which tool a qualified name means before it calls (to ask for
-/// approval) gets it from `resolve_tool_settled` even while the server is down: the server
-/// is brought up first, as a call would, and only that server.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn resolve_tool_settled_brings_a_crashed_server_up_before_resolving() {
+/// A started set of one server, `crashy` (its `die` exits, its `echo` echoes), restarted
+/// without backoff on next use, and the set's events.
+async fn crashy_set() -> (
+    Fixture,
+    ConnectionSet,
+    mpsc::UnboundedReceiver<ConnectionEvent>,
+) {
     let mut fx = Fixture::new();
     fx.stdio(
         "crashy",
@@ -483,7 +485,7 @@ async fn resolve_tool_settled_brings_a_crashed_server_up_before_resolving() {
             .with_tool(ToolSpec::new("die", Behavior::Exit { code: 7 }))
             .with_tool(ToolSpec::echo("echo")),
     );
-    let (tx, mut rx) = mpsc::unbounded_channel();
+    let (tx, rx) = mpsc::unbounded_channel();
     let set = ConnectionSet::start(
         &fx.catalog(),
         opts()
@@ -491,16 +493,30 @@ async fn resolve_tool_settled_brings_a_crashed_server_up_before_resolving() {
             .with_restart_backoff(Duration::ZERO, Duration::ZERO),
     );
     set.wait_startup().await;
-    let first_pid = fx.pids()[0];
+    (fx, set, rx)
+}
+
+/// Makes `crashy` exit and waits until the set saw it fail.
+async fn crash(set: &ConnectionSet, events: &mut mpsc::UnboundedReceiver<ConnectionEvent>) {
     let _ = set
         .call_tool(&key("crashy"), "die", None, CallOptions::new())
         .await;
     wait_event(
-        &mut rx,
+        events,
         Duration::from_secs(10),
         |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
     )
     .await;
+}
+
+/// A host that must know which tool a qualified name means before it calls (to ask for
+/// approval) gets it from `resolve_tool_settled` even while the server is down: the server
+/// is brought up first, as a call would, and only that server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_tool_settled_brings_a_crashed_server_up_before_resolving() {
+    let (fx, set, mut rx) = crashy_set().await;
+    let first_pid = fx.pids()[0];
+    crash(&set, &mut rx).await;
     assert_eq!(
         set.resolve_tool("mcp__crashy__echo"),
         None,
@@ -859,21 +875,7 @@ async fn a_name_resolved_while_its_server_attaches_is_found() {
 /// ready with why), starting nothing for a crashed server.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resolve_qualified_now_reports_without_calling_or_starting() {
-    let mut fx = Fixture::new();
-    fx.stdio(
-        "crashy",
-        Scenario::new("c")
-            .with_tool(ToolSpec::new("die", Behavior::Exit { code: 7 }))
-            .with_tool(ToolSpec::echo("echo")),
-    );
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let set = ConnectionSet::start(
-        &fx.catalog(),
-        opts()
-            .with_events(tx)
-            .with_restart_backoff(Duration::ZERO, Duration::ZERO),
-    );
-    set.wait_startup().await;
+    let (fx, set, mut rx) = crashy_set().await;
     assert_eq!(
         set.resolve_qualified_now("mcp__crashy__echo")
             .await
@@ -886,15 +888,7 @@ async fn resolve_qualified_now_reports_without_calling_or_starting() {
             .unwrap_err()
             .is_unknown()
     );
-    let _ = set
-        .call_tool(&key("crashy"), "die", None, CallOptions::new())
-        .await;
-    wait_event(
-        &mut rx,
-        Duration::from_secs(10),
-        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
-    )
-    .await;
+    crash(&set, &mut rx).await;
     let crashed = fx.pids();
     let down = set
         .resolve_qualified_now("mcp__crashy__echo")
