@@ -332,3 +332,78 @@ fn the_supervised_line_runs_in_the_folder() {
         folder.display().to_string()
     );
 }
+
+/// Options that make ssh read a file nobody reviewed or run a local command are refused,
+/// naming the environment, the field and what to do (issue #51, item 2).
+#[test]
+fn options_that_read_files_or_run_commands_are_refused() {
+    let error = |options: &str| {
+        let text =
+            format!("[environments.devbox]\nssh = {{ host = \"h\", options = {options} }}\n");
+        let errors = errors(&text);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        errors[0].clone()
+    };
+    let refused = error(r#"["-F", "ssh.cfg"]"#);
+    assert!(
+        refused.starts_with(
+            "mcp.toml:2:31: environment `devbox`: field `ssh.options`: `ssh.options` `-F ssh.cfg` makes ssh read a configuration file"
+        ),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("(remove it: allowed are `-o KEY=VALUE` for ConnectTimeout"),
+        "{refused}"
+    );
+    for (options, shown) in [
+        (
+            r#"["-o", "ProxyCommand=sh -c id"]"#,
+            "`-o ProxyCommand=sh -c id`",
+        ),
+        (
+            r#"["-oLocalCommand=id", "-oPermitLocalCommand=yes"]"#,
+            "`-oLocalCommand=id`",
+        ),
+        (
+            r#"["-o", "KnownHostsCommand /bin/id"]"#,
+            "`-o KnownHostsCommand /bin/id`",
+        ),
+        (r#"["-o", "Match exec id"]"#, "`-o Match exec id`"),
+        (r#"["-J", "jump"]"#, "`-J`"),
+        (r#"["-S", "/tmp/sock"]"#, "`-S`"),
+        (
+            r#"["-o", "StrictHostKeyChecking=no"]"#,
+            "`-o StrictHostKeyChecking=no`",
+        ),
+    ] {
+        let refused = error(options);
+        assert!(
+            refused.contains(&format!("field `ssh.options`: `ssh.options` {shown} ")),
+            "{options}: {refused}"
+        );
+    }
+    // What reads no file and runs nothing stays allowed.
+    let loaded = Config::from_toml_str(
+        "[environments.devbox]\nssh = { host = \"h\", options = [\"-F\", \"none\", \"-o\", \"ConnectTimeout=5\", \"-oServerAliveInterval=5\", \"-C\"] }\n",
+        "mcp.toml",
+    )
+    .unwrap();
+    assert!(loaded.config().environments()[&devbox()].ssh().is_some());
+}
+
+/// A login with a leading `-` would be another option of the local ssh (issue #51, item 17).
+#[test]
+fn a_user_that_ssh_would_read_as_an_option_is_refused() {
+    assert_eq!(
+        errors("[environments.devbox]\nssh = { host = \"h\", user = \"-oProxyCommand=id\" }\n"),
+        [
+            "mcp.toml:2:28: environment `devbox`: field `ssh.user`: `ssh.user` `-oProxyCommand=id` is not a login name (write the login alone (`user = \"me\"`): no leading `-`, no `@`, no spaces)"
+        ]
+    );
+    assert_eq!(
+        errors("[environments.devbox]\nssh = { host = \"-oProxyCommand=id\" }\n"),
+        [
+            "mcp.toml:2:7: environment `devbox`: field `ssh.host`: `ssh.host` `-oProxyCommand=id` is not a host name (write the host alone (`host = \"devbox\"`) and the login in `user`)"
+        ]
+    );
+}

@@ -67,7 +67,9 @@ impl SshConfig {
     }
 
     /// Adds ssh options, passed as written before the destination
-    /// (e.g. `["-o", "ConnectTimeout=5"]`).
+    /// (e.g. `["-o", "ConnectTimeout=5"]`). A configuration file's `options` may only hold
+    /// options that neither run a command nor read a file (checked when it is parsed);
+    /// options set here are the host's own and are not checked.
     #[must_use]
     pub fn with_options<I, S>(mut self, options: I) -> Self
     where
