@@ -38,6 +38,7 @@ mod fingerprint;
 mod naming;
 mod redact;
 mod secret;
+mod secret_text;
 mod server_key;
 mod server_name;
 mod text_impls;
@@ -49,8 +50,9 @@ pub use naming::{
     DEFAULT_MAX_TOOL_NAME_LEN, DEFAULT_TOOL_PREFIX, MIN_MAX_TOOL_NAME_LEN, NamingOptions,
     ToolNameTable, ToolNamer, edit_distance,
 };
-pub use redact::{REDACTED, error_chain, redact_url, redact_urls};
+pub use redact::{REDACTED, error_chain, redact_secrets, redact_url, redact_urls};
 pub use secret::Secret;
+pub use secret_text::is_secret_name;
 pub use server_key::McpServerKey;
 pub use server_name::{MAX_NAME_LEN, ServerName};
 
