@@ -438,9 +438,11 @@ impl Client {
         let outcome = loop {
             tokio::select! {
                 biased;
-                r = &mut rx => break r,
-                // The guard stays armed: the server is told the call is cancelled.
+                // Before the reply: an abort (the set's shutdown) also closes the
+                // connection, and a call it ended must say so, not that the server went
+                // away. The guard stays armed: the server is told the call is cancelled.
                 () = abort.cancelled() => return Err(RequestError::Aborted),
+                r = &mut rx => break r,
                 () = tokio::time::sleep_until(*deadline), if paused_since.is_none() => {
                     guard.disarm();
                     let _ = self
@@ -483,6 +485,8 @@ impl Client {
         guard.disarm();
         match outcome {
             Ok(Ok(result)) => Ok((result, progress)),
+            // The reply channel lost the race with an abort that closed the connection.
+            Ok(Err(_)) | Err(_) if abort.is_cancelled() => Err(RequestError::Aborted),
             Ok(Err(e)) => Err(RequestError::of_service(self, e).await),
             Err(_) => Err(RequestError::Disconnected {
                 detail: self.gone_detail().await,

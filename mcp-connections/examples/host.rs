@@ -137,7 +137,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let read = set.read_resource(&server, "demo://readme").await?;
     println!("resource: {}", read.text());
 
-    // 7. Shut down: every process is gone when this returns.
+    // 7. Shut down: every server process is gone when this returns. The launcher's reaper
+    //    helper stays while this process lives (it kills the servers if the host is
+    //    SIGKILLed); a leak check skips `ConnectionSet::reaper_pid()`.
     set.shutdown().await;
     Ok(())
 }

@@ -23,7 +23,9 @@
 //! )?;
 //! let catalog = CatalogBuilder::new().with_user_config(loaded).build();
 //! let set = ConnectionSet::start(&catalog, ConnectionSetOptions::new());
-//! set.wait_required().await?;
+//! // Every server settles (ready, failed or cancelled), each within its startup timeout;
+//! // `wait_required()` waits only for servers marked `required = true`.
+//! set.wait_startup().await;
 //! for tool in set.tools().await {
 //!     println!("{} ({})", tool.qualified_name, tool.server);
 //! }

@@ -468,3 +468,89 @@ mod cancelled_required {
         fx.assert_no_processes().await;
     }
 }
+
+/// A call in flight when `shutdown()` begins ends with `ShutDown` (not retryable), never
+/// with `Disconnected`, whichever of the abort and the closed connection the call sees
+/// first; so does every call made after. Several rounds, since the order is a race.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_in_flight_during_shutdown_ends_shut_down_every_time() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "slow",
+        Scenario::new("slow").with_tool(ToolSpec::new(
+            "nap",
+            mcp_testkit::Behavior::Sleep { ms: 5_000 },
+        )),
+    );
+    let catalog = fx.catalog();
+    for round in 0..10 {
+        let set = ConnectionSet::start(
+            &catalog,
+            ConnectionSetOptions::new().with_process_grace(Duration::from_millis(200)),
+        );
+        set.wait_startup().await;
+        let call = {
+            let set = set.clone();
+            tokio::spawn(async move {
+                set.call_tool(&key("slow"), "nap", None, Default::default())
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        set.shutdown().await;
+        let err = call.await.unwrap().unwrap_err();
+        assert!(
+            err.is_shut_down() && !err.is_retryable(),
+            "round {round}: {err:?}"
+        );
+        let after = set
+            .call_tool(&key("slow"), "nap", None, Default::default())
+            .await
+            .unwrap_err();
+        assert!(after.is_shut_down(), "round {round}: {after:?}");
+    }
+    fx.assert_no_processes().await;
+}
+
+/// The quick start of the crate docs and README (`wait_startup`, then `tools`) lists the
+/// tools of a server that takes 2 s to start: longer than any grace a host might pick,
+/// and the quick start's own `npx -y …` server takes that long on a first run. With
+/// `wait_required` (the quick start before) this listed nothing: no server is required.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quick_start_lists_the_tools_of_a_server_slow_to_start() {
+    let mut fx = Fixture::new();
+    fx.stdio(
+        "files",
+        echo_scenario("files").with_faults(faults(|f| f.init_delay_ms = Some(2_000))),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let names: Vec<String> = set
+        .tools()
+        .await
+        .iter()
+        .map(|t| t.qualified_name.to_string())
+        .collect();
+    assert_eq!(names, vec!["mcp__files__echo".to_owned()]);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+/// After `shutdown()` every server process is gone; the one process left is the
+/// launcher's reaper helper, which `ConnectionSet::reaper_pid` names so a host's leak
+/// check can tell it apart: alive, named `mcp-pool-reaper`, and not any server's pid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_reaper_helper_is_the_one_process_left_and_is_named() {
+    let mut fx = Fixture::new();
+    fx.stdio("a", echo_scenario("a"));
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let servers = fx.pids();
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+    let reaper = ConnectionSet::reaper_pid().expect("a stdio launch started the reaper");
+    assert!(!servers.contains(&reaper));
+    let cmdline = std::fs::read(format!("/proc/{reaper}/cmdline")).expect("the reaper lives");
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    assert!(cmdline.contains("mcp-pool-reaper"), "{cmdline:?}");
+}

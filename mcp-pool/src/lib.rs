@@ -45,7 +45,7 @@ pub use launch::{
     ALLOWED_HOST_ENV, BoundedLineReader, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_TAIL_BYTES,
     DEFAULT_STDERR_TAIL_LINES, DEFAULT_STDIN_GRACE, DEFAULT_TERM_GRACE, ExitWatcher, LaunchError,
     LaunchSpec, ProcessExit, StderrTail, StdinWriter, StdioProcess, StdioTransport, StdoutReader,
-    launch,
+    launch, reaper_pid,
 };
 pub use pool::{
     AnyError, DEFAULT_BACKOFF_INITIAL, DEFAULT_BACKOFF_MAX, DEFAULT_IDLE_KEEP_ALIVE, ErrorChain,

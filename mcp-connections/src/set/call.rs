@@ -25,6 +25,8 @@ struct PreparedCall {
     settings: mcp_client::CallSettings,
     /// Held while the call runs (2025 era: the server's requests reach this set).
     _turn: Option<mcp_pool::OperationGuard<crate::set::live::SessionRoute>>,
+    /// Held while the call runs (2026 era: its log messages reach this set).
+    _mark: Option<crate::set::live::CallMark>,
 }
 
 /// A task a server runs for a call of this set ([`ConnectionSet::start_tool_task`]): the
@@ -396,6 +398,7 @@ impl ConnectionSet {
             .then(|| live.session.handler())
             .flatten()
             .map(|route| Arc::new(route) as Arc<dyn mcp_client::ServerRequests>);
+        let _mark = modern.then(|| live.mark_call()).flatten();
         let _turn = if modern {
             None
         } else {
@@ -428,17 +431,20 @@ impl ConnectionSet {
             arguments,
             settings,
             _turn,
+            _mark,
         })
     }
 
     /// The set's error for a call of `tool` on `server` that failed with `e`.
     fn call_error(&self, server: &McpServerKey, tool: &str, e: RequestError) -> Error {
         match e {
-            RequestError::Timeout { after } => Error::Timeout {
-                server: server.clone(),
-                tool: tool.to_owned(),
-                after,
-            },
+            RequestError::Timeout { after } if !self.inner.abort_calls.is_cancelled() => {
+                Error::Timeout {
+                    server: server.clone(),
+                    tool: tool.to_owned(),
+                    after,
+                }
+            }
             other => self.request_error(server, &format!("tools/call {tool}"), other),
         }
     }
@@ -752,6 +758,12 @@ impl ConnectionSet {
         operation: &str,
         e: RequestError,
     ) -> Error {
+        // Once shutdown() has begun, whatever a request in flight met (its connection
+        // closed under it, its reply channel dropped) is the shutdown: a host that retries
+        // retryable errors must not retry these.
+        if self.inner.abort_calls.is_cancelled() {
+            return Error::ShutDown;
+        }
         let (server, operation) = (server.clone(), operation.to_owned());
         match e {
             RequestError::Timeout { after } => Error::Timeout {

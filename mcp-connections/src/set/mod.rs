@@ -404,9 +404,27 @@ impl ConnectionSet {
     /// (and are still being stopped in the background, since failures are reported before
     /// their process is gone) are killed at once and waited for too.
     ///
+    /// One process stays, by design: the launcher's reaper helper (`/bin/sh` named
+    /// `mcp-pool-reaper`), one per host process, started by the first stdio launch. It
+    /// owns no server; it is what kills the servers' process groups if the host itself is
+    /// SIGKILLed, so it lives as long as the host. A host's own check for leftover
+    /// processes tells it apart by [`Self::reaper_pid`].
+    ///
     /// # Cancel safety
     /// The shutdown runs on its own task: it completes even if this future is dropped.
     pub async fn shutdown(&self) {
+        self.shutdown_inner().await;
+    }
+
+    /// The pid of the launcher's reaper helper, the one process a [`Self::shutdown`]
+    /// leaves running (see there), or `None` before any stdio server was launched in this
+    /// host process. Not a server: a leak check skips it.
+    #[cfg(unix)]
+    pub fn reaper_pid() -> Option<u32> {
+        mcp_pool::reaper_pid()
+    }
+
+    async fn shutdown_inner(&self) {
         let inner = Arc::clone(&self.inner);
         let task = tokio::spawn(async move {
             inner.startup_cancel.cancel();

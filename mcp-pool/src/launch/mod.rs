@@ -18,6 +18,7 @@ pub use error::LaunchError;
 pub use exit::{ExitWatcher, ProcessExit};
 pub use line_reader::BoundedLineReader;
 pub use process::{StdinWriter, StdioProcess, StdioTransport, StdoutReader};
+pub use reaper::reaper_pid;
 pub use spawn::launch;
 pub use spec::{
     ALLOWED_HOST_ENV, DEFAULT_MAX_LINE_BYTES, DEFAULT_STDERR_TAIL_BYTES, DEFAULT_STDERR_TAIL_LINES,

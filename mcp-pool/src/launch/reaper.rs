@@ -119,6 +119,19 @@ impl Registration {
     }
 }
 
+/// The pid of this process's reaper helper (`/bin/sh` named `mcp-pool-reaper` in `ps`), or
+/// `None` before the first launch started it (or when it could not be started).
+///
+/// The helper is started by the first launch and stays for the host's whole life, by
+/// design: it is what kills the servers' process groups if the host is SIGKILLed. A
+/// shutdown of every connection therefore leaves it running. A host's own check for
+/// leftover processes uses this pid to tell the helper apart from a leak. The pid can
+/// change if the helper dies and a later launch starts another.
+pub fn reaper_pid() -> Option<u32> {
+    let reaper = REAPER.lock().unwrap_or_else(PoisonError::into_inner);
+    reaper.helper.as_ref().map(|h| h.child.id())
+}
+
 impl Reaper {
     /// Sends one line to the helper, (re)starting it if it is missing or dead. A new
     /// helper is told every registered group, so the line itself is then redundant.
