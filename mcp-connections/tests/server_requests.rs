@@ -585,3 +585,50 @@ async fn a_malformed_sampling_request_is_refused_as_invalid_and_the_model_never_
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// A 2026-era server's calls take no turns, and over stdio its log message does not say
+/// whose call it belongs to: while the calls in flight are one set's it is that set's,
+/// and no other set attached to the connection sees it (the other set once received
+/// every line a call of the first one wrote).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_era_calls_log_reaches_only_the_session_whose_call_wrote_it() {
+    let mut fx = Fixture::new();
+    let mut scenario = scenario(Some(MODERN));
+    for who in ["a", "b"] {
+        scenario = scenario.with_tool(ToolSpec::new(
+            format!("log_{who}"),
+            Behavior::Log {
+                level: "info".to_owned(),
+                logger: None,
+                data: json!(who),
+                count: 1,
+            },
+        ));
+    }
+    fx.stdio("asker", scenario);
+    let catalog = fx.catalog();
+    let pool = ServerPool::new();
+    let (tx_a, rx_a) = mpsc::unbounded_channel();
+    let (tx_b, rx_b) = mpsc::unbounded_channel();
+    let options = |tx| {
+        ConnectionSetOptions::new()
+            .with_events(tx)
+            .with_shared_pool(pool.clone())
+            .with_process_grace(Duration::from_millis(300))
+    };
+    let a = ConnectionSet::start(&catalog, options(tx_a));
+    let b = ConnectionSet::start(&catalog, options(tx_b));
+    assert_eq!(a.wait_startup().await.ready(), 1);
+    assert_eq!(b.wait_startup().await.ready(), 1);
+    assert_eq!(pool.stats().starts, 1, "one process for both");
+    call(&a, "log_a").await.unwrap();
+    call(&a, "log_a").await.unwrap();
+    call(&b, "log_b").await.unwrap();
+    a.shutdown().await;
+    b.shutdown().await;
+    drop((a, b));
+    assert_eq!(logs_left(rx_a).await, [json!("a"), json!("a")]);
+    assert_eq!(logs_left(rx_b).await, [json!("b")]);
+    pool.shutdown().await;
+    fx.assert_no_processes().await;
+}

@@ -7,14 +7,15 @@
     reason = "rmcp marks sampling deprecated (SEP-2577), yet MCP 2025-11-25 and 2026-07-28 define sampling/createMessage"
 )]
 
+use std::collections::BTreeMap;
 use std::ops::Deref;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use mcp_catalog::ElicitationPolicy;
 use mcp_client::{BoxFuture, Client, LogRoute, SamplingRefusal, ServerLog, ServerRequests};
 use mcp_key::{EnvironmentId, McpServerKey};
-use mcp_pool::{Route, SessionGate};
+use mcp_pool::{Route, SessionGate, SessionId};
 use rmcp::model::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     ElicitationAction,
@@ -187,11 +188,19 @@ pub(crate) fn log_event(log: ServerLog, missed: u64) -> crate::events::Connectio
 /// The sessions (connection sets) sharing one connection: a server request goes to the
 /// one whose operation is running (see [`mcp_pool::SessionGate`]), declined when that is
 /// unclear. A log message written during one session's operation goes to that session
-/// only; one written while none runs goes to every session ([`Gate::idle_logs`]).
+/// only; one written while none runs goes to every session ([`Gate::idle_logs`]) on a
+/// 2025-era connection. A 2026-era connection's calls take no turns, so a log message is
+/// the session's whose calls alone are in flight ([`Gate::mark_call`]); one that no
+/// single session's calls explain goes to nobody while several sessions are attached
+/// (each 2026-era call is one user's, and its log lines may name that user's data).
 pub(crate) struct Gate {
     pub(crate) sessions: SessionGate<SessionRoute>,
     /// Log messages written while no session's operation ran, for every session.
     pub(crate) idle_logs: tokio::sync::broadcast::Sender<ServerLog>,
+    /// The 2026-era calls in flight, by the session that made them (with its route).
+    calls: Mutex<BTreeMap<SessionId, (usize, SessionRoute)>>,
+    /// Whether the connection speaks the 2026 era (known once it connected).
+    modern: AtomicBool,
 }
 
 impl Default for Gate {
@@ -199,14 +208,78 @@ impl Default for Gate {
         Self {
             sessions: SessionGate::default(),
             idle_logs: tokio::sync::broadcast::channel(mcp_client::LOG_BUFFER).0,
+            calls: Mutex::default(),
+            modern: AtomicBool::new(false),
+        }
+    }
+}
+
+/// One 2026-era call of a session in flight ([`Gate::mark_call`]); dropping it ends it.
+pub(crate) struct CallMark {
+    gate: Arc<Gate>,
+    session: SessionId,
+}
+
+impl Drop for CallMark {
+    fn drop(&mut self) {
+        let mut calls = self.gate.lock_calls();
+        if let Some((count, _)) = calls.get_mut(&self.session) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                calls.remove(&self.session);
+            }
+        }
+    }
+}
+
+impl Gate {
+    /// Records that the connection speaks the 2026 era: its log messages are then only
+    /// handed to a session they can be attributed to.
+    pub(crate) fn set_modern(&self, modern: bool) {
+        self.modern.store(modern, Ordering::SeqCst);
+    }
+
+    /// Marks one 2026-era call of `session` (whose server requests go to `route`) as in
+    /// flight until the mark is dropped: log messages read meanwhile are that session's
+    /// when no other session's call is in flight.
+    pub(crate) fn mark_call(self: &Arc<Self>, session: SessionId, route: SessionRoute) -> CallMark {
+        self.lock_calls().entry(session).or_insert((0, route)).0 += 1;
+        CallMark {
+            gate: Arc::clone(self),
+            session,
+        }
+    }
+
+    fn lock_calls(&self) -> std::sync::MutexGuard<'_, BTreeMap<SessionId, (usize, SessionRoute)>> {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The route of a 2026-era call's log message: `Some(route)` when the calls in flight
+    /// are one session's, `Some(None)` when several sessions' are (nobody can tell whose it
+    /// is), `None` when none is.
+    fn calls_route(&self) -> Option<Option<LogRoute>> {
+        let calls = self.lock_calls();
+        let mut sessions = calls.values();
+        match (sessions.next(), sessions.next()) {
+            (None, _) => None,
+            (Some((_, route)), None) => Some(route.route_log()),
+            (Some(_), Some(_)) => Some(None),
         }
     }
 }
 
 impl ServerRequests for Gate {
     fn route_log(&self) -> Option<LogRoute> {
+        if let Some(route) = self.calls_route() {
+            return route;
+        }
         match self.sessions.route() {
             Route::Deliver { handler, .. } => handler.route_log(),
+            // A 2026-era connection's message outside any call, with several sessions
+            // attached: it may be any one's, so it is nobody's.
+            _ if self.modern.load(Ordering::SeqCst) => None,
             // Nobody's operation is running: it belongs to no one in particular.
             _ => {
                 let idle = self.idle_logs.clone();

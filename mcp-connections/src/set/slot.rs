@@ -100,6 +100,14 @@ impl Attached {
         }
     }
 
+    /// Marks one 2026-era call of this set as in flight while the mark lives (it takes no
+    /// turn): the server's log messages read meanwhile are this set's when no other set's
+    /// call runs (see [`crate::set::live::Gate`]).
+    pub(crate) fn mark_call(&self) -> Option<crate::set::live::CallMark> {
+        let route = self.session.handler()?;
+        Some(self.lease.gate.mark_call(self.session.id(), route))
+    }
+
     /// The shared connection.
     pub(crate) fn live(&self) -> &Arc<Live> {
         self.lease.connection()

@@ -468,5 +468,6 @@ async fn connect(
     let gate = Arc::new(Gate::default());
     let requests: Arc<dyn mcp_client::ServerRequests> = Arc::clone(&gate) as _;
     let client = Client::connect(key.clone(), target, settings, requests).await?;
+    gate.set_modern(client.era() == mcp_client::Era::V2026_07_28);
     Ok(Live::new(client, gate))
 }
