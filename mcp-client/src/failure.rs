@@ -179,12 +179,14 @@ impl StartupFailure {
         self.auth_challenge.as_deref()
     }
 
-    /// The last lines the process wrote to stderr (trimmed; empty is none).
+    /// The last lines the process wrote to stderr (trimmed; empty is none), with the
+    /// secrets in them redacted ([`mcp_key::redact_secrets`]): the tail is shown on status
+    /// pages and in call errors.
     #[must_use]
     pub fn with_stderr_tail(mut self, tail: String) -> Self {
         let trimmed = tail.trim_end();
         if !trimmed.is_empty() {
-            self.stderr_tail = Some(trimmed.to_owned());
+            self.stderr_tail = Some(mcp_key::redact_secrets(trimmed).into_owned());
         }
         self
     }
@@ -199,13 +201,14 @@ impl StartupFailure {
         &self.message
     }
 
-    /// The last lines the process wrote to stderr, if it is a stdio server and wrote any.
+    /// The last lines the process wrote to stderr, if it is a stdio server and wrote any
+    /// (secrets redacted).
     pub fn stderr_tail(&self) -> Option<&str> {
         self.stderr_tail.as_deref()
     }
 
     /// The whole text to show a person: this failure's own sentence (with the stderr
-    /// tail), then each cause's, joined with `: ` (URLs redacted). [`Display`] is this
+    /// tail), then each cause's, joined with `: ` (secrets redacted). [`Display`] is this
     /// layer's sentence alone, like every error of the workspace.
     ///
     /// [`Display`]: std::fmt::Display
@@ -213,7 +216,7 @@ impl StartupFailure {
         mcp_key::error_chain(self)
     }
 
-    /// The message and each cause's text, joined with `: ` (URLs redacted), without the
+    /// The message and each cause's text, joined with `: ` (secrets redacted), without the
     /// stderr tail: for a display that shows the tail on lines of its own.
     pub fn detail(&self) -> String {
         let mut text = self.message.clone();
@@ -223,7 +226,7 @@ impl StartupFailure {
             text.push_str(&e.to_string());
             cause = e.source();
         }
-        mcp_key::redact_urls(&text).into_owned()
+        mcp_key::redact_secrets(&text).into_owned()
     }
 }
 

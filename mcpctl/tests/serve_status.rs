@@ -233,6 +233,67 @@ fn a_hostile_servers_text_is_shown_as_text() {
     wd.assert_no_server_left();
 }
 
+/// What a server that fails at startup writes to stderr: a database URL with a password,
+/// a token pair, a bearer credential and a JSON secret.
+const LEAKY_STDERR: &str = "connecting to postgres://app:pg-pass-123@db:5432/app failed\n\
+     retry with token=sk-live-0123456789 Authorization: Bearer bearer-cred-0123456789\n\
+     {\"api_key\": \"json-key-0123456789\"}";
+
+/// The secrets in [`LEAKY_STDERR`].
+const LEAKED: [&str; 4] = [
+    "pg-pass-123",
+    "sk-live-0123456789",
+    "bearer-cred-0123456789",
+    "json-key-0123456789",
+];
+
+/// A failed server's error and stderr tail on `/status.json`, and a call of its tool, show
+/// its text with the credentials in it redacted (any URL scheme, `token=`, `Bearer`, JSON).
+#[test]
+fn a_failed_servers_secrets_are_redacted_on_the_status_page_and_in_call_errors() {
+    let wd = Workdir::new();
+    let scenario = json!({"faults": {"exit_at_startup": 3, "stderr": LEAKY_STDERR}});
+    let config = wd.write(
+        "gateway.toml",
+        &format!(
+            "[mcp_servers.leaky]\ncommand = {:?}\nargs = [\"fake-server\", \"--scenario-json\", {}]\ndefault_tools_approval_mode = \"approve\"\n",
+            env!("CARGO_BIN_EXE_mcpctl"),
+            support::toml_str(&scenario.to_string())
+        ),
+    );
+    let mut served = Served::start(&wd, &config, TOKEN, &[]);
+    let base = base(&served.url);
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        let client = status_page::connect(&served.url, TOKEN).await;
+        let status =
+            status_page::wait_for(&base, TOKEN, |s| server(s, "leaky")["state"] == "failed").await;
+        let leaky = server(&status, "leaky");
+        let tail = leaky["stderr_tail"].as_str().unwrap();
+        assert!(
+            tail.contains("postgres://***@db:5432/app failed") && tail.contains("token=***"),
+            "the server's text, its secrets hidden: {leaky:#}"
+        );
+        let page = get(&base, "/status", Some(TOKEN)).body;
+        let params = rmcp::model::CallToolRequestParams::new("mcp__leaky__anything");
+        let reply = client.call_tool(params).await;
+        let call_error = format!("{reply:?}");
+        assert!(call_error.contains("leaky"), "{call_error}");
+        for secret in LEAKED {
+            for (what, text) in [
+                ("status.json", status.to_string()),
+                ("the status page", page.clone()),
+                ("the call's error", call_error.clone()),
+            ] {
+                assert!(!text.contains(secret), "{secret} in {what}: {text}");
+            }
+        }
+        client.cancel().await.unwrap();
+    });
+    served.stop();
+    wd.assert_no_server_left();
+}
+
 /// Alice (group `readers`) may use `notes`; bob may use `files`, `notes` and `work`.
 const GRANTS: &str = r#"
 [[gateway.grants]]

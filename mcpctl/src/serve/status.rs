@@ -28,7 +28,8 @@
 //! names in warnings) is HTML-escaped on the page, control characters and terminal escape
 //! sequences shown as text (`\e[31m`, as on terminals); the page is sent with a
 //! Content-Security-Policy that runs no script. The JSON keeps the text as it came (JSON
-//! escapes it) and has a stable shape, versioned by its `version` field ([`SHAPE_VERSION`],
+//! escapes it; credentials in a failure's text and stderr are redacted at the source,
+//! [`mcp_key::redact_secrets`]) and has a stable shape, versioned by its `version` field ([`SHAPE_VERSION`],
 //! described in the README); servers are in key order (by name).
 
 use std::collections::{BTreeMap, VecDeque};
@@ -515,7 +516,9 @@ fn from_pool(shared: &Shared, pool: &Pool, key: &McpServerKey) -> ServerRow {
         mine.iter().find(|s| matches!(s, S::CrashLoop { .. }))
     {
         let mut row = empty_row(key, "failed");
-        row.error = Some(crate::error::clean_message(last_error));
+        row.error = Some(crate::error::clean_message(&mcp_key::redact_secrets(
+            last_error,
+        )));
         row
     } else if any(|s| matches!(s, S::Dead { .. })) {
         let mut row = empty_row(key, "failed");
