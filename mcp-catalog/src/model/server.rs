@@ -149,9 +149,9 @@ pub enum ToolDriftPolicy {
     /// Every change is reported and the new definition pinned; nothing is held back.
     Notice,
     /// Changes that add risk (a new tool, a wider input schema, annotations that say less
-    /// safe, a description that gained URLs, file paths or instructions to the model) hold
-    /// the tool back until the user accepts it, which a host may ask in-band; other changes
-    /// are reported and re-pinned. The default.
+    /// safe, a tool the model now sees, a text the model reads changed beyond spacing and
+    /// punctuation) hold the tool back until the user accepts it, which a host may ask
+    /// in-band; other changes are reported and re-pinned. The default.
     #[default]
     Reapprove,
     /// Every change holds the tool back until it is accepted out of band (e.g. `mcpctl

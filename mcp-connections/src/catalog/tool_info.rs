@@ -97,10 +97,13 @@ pub(crate) struct Catalog {
 
 /// Whether `_meta.ui.visibility` lets the model see the tool (absent = visible).
 pub(crate) fn visible_to_model(tool: &Tool) -> bool {
-    let Some(visibility) = tool
-        .meta
-        .as_ref()
-        .and_then(|m| m.0.get("ui"))
+    meta_visible_to_model(tool.meta.as_ref().map(|m| &m.0))
+}
+
+/// [`visible_to_model`] of a tool whose `_meta` is `meta`.
+pub(crate) fn meta_visible_to_model(meta: Option<&serde_json::Map<String, Value>>) -> bool {
+    let Some(visibility) = meta
+        .and_then(|m| m.get("ui"))
         .and_then(|ui| ui.get("visibility"))
     else {
         return true;

@@ -10,12 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use mcp_key::Fingerprint;
 use rmcp::model::Tool;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::catalog::tool_info::ToolInfo;
 
-/// The fingerprint domain of tool definitions.
-const TOOL_DOMAIN: &str = "mcp-connections/tool-definition/v1";
+/// The fingerprint domain of tool definitions (v2: the whole wire definition; v1 hashed
+/// seven chosen fields).
+const TOOL_DOMAIN: &str = "mcp-connections/tool-definition/v2";
 
 /// `value` with every object's keys sorted, so equal definitions give equal text whatever
 /// order a server wrote them in.
@@ -36,21 +37,24 @@ fn canonical_text(value: &Value) -> String {
     canonical(value).to_string()
 }
 
-/// The fingerprint of `tool`'s whole definition as a model and the host see it: its name,
-/// title, description, input and output schemas, annotations and `_meta`, as canonical
-/// JSON (sorted keys), so it is the same across runs, processes and key orders.
+/// The fingerprint of `tool`'s whole definition as the server listed it: every field of
+/// its wire form (name, title, description, input and output schemas, annotations, icons,
+/// `_meta`, and whatever else the definition carries) as canonical JSON (sorted keys), so
+/// it is the same across runs, processes and key orders, and any difference changes it.
 pub fn tool_fingerprint(tool: &Tool) -> Fingerprint {
-    let wire = serde_json::to_value(tool).unwrap_or(Value::Null);
-    let field = |name: &str| wire.get(name).map_or_else(String::new, canonical_text);
+    wire_fingerprint(&wire(tool))
+}
+
+/// [`tool_fingerprint`] of a definition in its wire form.
+pub(crate) fn wire_fingerprint(definition: &Value) -> Fingerprint {
     Fingerprint::builder(TOOL_DOMAIN)
-        .str("name", &tool.name)
-        .str("title", &field("title"))
-        .str("description", &field("description"))
-        .str("inputSchema", &field("inputSchema"))
-        .str("outputSchema", &field("outputSchema"))
-        .str("annotations", &field("annotations"))
-        .str("_meta", &field("_meta"))
+        .str("definition", &canonical_text(definition))
         .finish()
+}
+
+/// `tool`'s wire form (what [`tool_fingerprint`] hashes and a pin keeps).
+fn wire(tool: &Tool) -> Value {
+    serde_json::to_value(tool).unwrap_or(Value::Null)
 }
 
 impl ToolInfo {
@@ -87,16 +91,30 @@ pub enum ToolChange {
         /// The name it had.
         from: String,
     },
-    /// The title changed.
-    TitleChanged,
+    /// A text the model reads changed, other than the description: the tool's `title`,
+    /// `annotations.title`, or a schema keyword such as a property's `description`,
+    /// `title`, `examples` or `default`, at any depth of the input or output schema.
+    TextChanged {
+        /// Where, e.g. `title` or `input schema: property \`topic\` description`.
+        at: String,
+        /// Risk signs the new text has and the old one had not.
+        gained: Vec<RiskSign>,
+        /// Only white space, punctuation or invisible characters changed.
+        cosmetic: bool,
+    },
     /// The description changed; `gained` lists the risk signs the new text has and the
-    /// old one had not.
+    /// old one had not (both matched after normalising: NFKC, invisible characters
+    /// dropped).
     DescriptionChanged {
         /// Risk signs that appeared.
         gained: Vec<RiskSign>,
+        /// Only white space, punctuation or invisible characters changed.
+        cosmetic: bool,
     },
-    /// The input schema accepts more: new properties, fewer required ones, new enum
-    /// values, additional properties allowed, a type widened or removed.
+    /// The input schema accepts more, at any depth: new properties, fewer required ones,
+    /// new enum values, additional properties allowed, a type widened or removed, a
+    /// `const`, `pattern`, `format` or bound dropped or loosened, a branch of `anyOf`
+    /// added; also any change of a reference (`$ref`) or of a keyword not known here.
     SchemaWidened {
         /// What, e.g. `property \`cmd\` added`.
         details: Vec<String>,
@@ -118,24 +136,43 @@ pub enum ToolChange {
         /// The hints that changed that way.
         hints: Vec<String>,
     },
-    /// The output schema changed.
+    /// The output schema changed (beyond its texts, which are [`ToolChange::TextChanged`]).
     OutputSchemaChanged,
     /// `_meta` changed.
     MetaChanged,
+    /// The tool was for an app only (`_meta.ui.visibility` without `"model"`) and the
+    /// model now sees it.
+    BecameModelVisible,
+    /// The tool's `icons` changed: the user sees other images, from wherever they point.
+    IconsChanged,
+    /// Fields of the definition changed that none of the above covers (e.g.
+    /// `execution`, another annotation, a field this version does not know): named.
+    Unclassified {
+        /// The fields, e.g. `execution`.
+        fields: Vec<String>,
+    },
 }
 
 impl ToolChange {
     /// Whether the change adds risk and so should be approved again: a new tool, a schema
-    /// that accepts more, annotations that say less safe, a description that gained a
-    /// URL, a file path or instructions aimed at the model. A renamed tool is a new name
-    /// for the model and counts as new.
+    /// that accepts more, annotations that say less safe, a tool the model now sees, new
+    /// icons, a field not classified, and any change of a text the model reads (the
+    /// description, a title, a schema's texts) beyond white space and punctuation, or one
+    /// that gained a URL, a file path or instructions aimed at the model. A renamed tool
+    /// is a new name for the model and counts as new.
     pub fn adds_risk(&self) -> bool {
         match self {
             ToolChange::Added
             | ToolChange::Renamed { .. }
             | ToolChange::SchemaWidened { .. }
-            | ToolChange::AnnotationsLessSafe { .. } => true,
-            ToolChange::DescriptionChanged { gained } => !gained.is_empty(),
+            | ToolChange::AnnotationsLessSafe { .. }
+            | ToolChange::BecameModelVisible
+            | ToolChange::IconsChanged
+            | ToolChange::Unclassified { .. } => true,
+            ToolChange::DescriptionChanged { gained, cosmetic }
+            | ToolChange::TextChanged {
+                gained, cosmetic, ..
+            } => !cosmetic || !gained.is_empty(),
             _ => false,
         }
     }
@@ -233,203 +270,208 @@ pub fn classify_listing(pinned: &[Tool], live: &[Tool]) -> Vec<ToolDrift> {
 
 /// The changes from `before` to `after` (one tool, names aside).
 fn compare(before: &Tool, after: &Tool) -> Vec<ToolChange> {
+    compare_wire(&wire(before), &wire(after))
+}
+
+/// Fields of a definition that [`compare_wire`] classifies.
+const KNOWN_FIELDS: &[&str] = &[
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+    "icons",
+    "_meta",
+];
+
+/// The changes from `before` to `after`, two definitions in their wire form (names
+/// aside): every field compared, the schemas at every depth; a difference nothing
+/// classifies is [`ToolChange::Unclassified`].
+pub(crate) fn compare_wire(before: &Value, after: &Value) -> Vec<ToolChange> {
+    let empty = Map::new();
+    let was = before.as_object().unwrap_or(&empty);
+    let is = after.as_object().unwrap_or(&empty);
     let mut changes = Vec::new();
-    if before.title != after.title {
-        changes.push(ToolChange::TitleChanged);
+    if let Some(change) = text_change("title", was.get("title"), is.get("title")) {
+        changes.push(change);
     }
-    if before.description != after.description {
-        let had = risk_signs(before.description.as_deref().unwrap_or_default());
-        let has = risk_signs(after.description.as_deref().unwrap_or_default());
+    let (d1, d2) = (was.get("description"), is.get("description"));
+    if d1 != d2 {
+        let (a, b) = (text_of(d1), text_of(d2));
         changes.push(ToolChange::DescriptionChanged {
-            gained: has.difference(&had).copied().collect(),
+            gained: gained(&a, &b),
+            cosmetic: text::cosmetic(&a, &b),
         });
     }
-    let (wider, narrower) = schema_changes(
-        &Value::Object(before.input_schema.as_ref().clone()),
-        &Value::Object(after.input_schema.as_ref().clone()),
-    );
+    let object = Value::Object(Map::new());
+    let (mut wider, mut narrower) = (Vec::new(), Vec::new());
+    for d in schema::diff(
+        was.get("inputSchema").unwrap_or(&object),
+        is.get("inputSchema").unwrap_or(&object),
+    ) {
+        match d {
+            schema::Diff::Text { at, before, after } => changes.push(text_diff(
+                &format!("input schema: {at}"),
+                before.as_deref(),
+                after.as_deref(),
+            )),
+            schema::Diff::Wider(what) => wider.push(what),
+            schema::Diff::Narrower(what) => narrower.push(what),
+        }
+    }
     if !wider.is_empty() {
         changes.push(ToolChange::SchemaWidened { details: wider });
     } else if !narrower.is_empty() {
         changes.push(ToolChange::SchemaNarrowed { details: narrower });
     }
-    let (less, more) = annotation_changes(before, after);
+    let (a1, a2) = (was.get("annotations"), is.get("annotations"));
+    let (less, more) = annotation_changes(a1, a2);
     if !less.is_empty() {
         changes.push(ToolChange::AnnotationsLessSafe { hints: less });
     }
     if !more.is_empty() {
         changes.push(ToolChange::AnnotationsSafer { hints: more });
     }
-    let text = |s: &Option<std::sync::Arc<serde_json::Map<String, Value>>>| {
-        s.as_ref()
-            .map(|m| canonical_text(&Value::Object(m.as_ref().clone())))
-    };
-    if text(&before.output_schema) != text(&after.output_schema) {
-        changes.push(ToolChange::OutputSchemaChanged);
+    let annotation = |a: Option<&Value>, k: &str| a.and_then(|a| a.get(k)).cloned();
+    if let Some(change) = text_change(
+        "annotations.title",
+        annotation(a1, "title").as_ref(),
+        annotation(a2, "title").as_ref(),
+    ) {
+        changes.push(change);
     }
-    let meta = |t: &Tool| {
-        serde_json::to_value(t)
-            .ok()
-            .and_then(|v| v.get("_meta").map(canonical_text))
-    };
-    if meta(before) != meta(after) {
+    let (o1, o2) = (was.get("outputSchema"), is.get("outputSchema"));
+    if o1 != o2 {
+        let mut other = o1.is_none() != o2.is_none();
+        for d in schema::diff(o1.unwrap_or(&object), o2.unwrap_or(&object)) {
+            match d {
+                schema::Diff::Text { at, before, after } => changes.push(text_diff(
+                    &format!("output schema: {at}"),
+                    before.as_deref(),
+                    after.as_deref(),
+                )),
+                _ => other = true,
+            }
+        }
+        if other {
+            changes.push(ToolChange::OutputSchemaChanged);
+        }
+    }
+    let (m1, m2) = (was.get("_meta"), is.get("_meta"));
+    if !model_visible(m1) && model_visible(m2) {
+        changes.push(ToolChange::BecameModelVisible);
+    }
+    if m1 != m2 {
         changes.push(ToolChange::MetaChanged);
+    }
+    if was.get("icons") != is.get("icons") {
+        changes.push(ToolChange::IconsChanged);
+    }
+    let mut fields: Vec<String> = was
+        .keys()
+        .chain(is.keys())
+        .filter(|k| !KNOWN_FIELDS.contains(&k.as_str()) && was.get(*k) != is.get(*k))
+        .cloned()
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    const HINTS: [&str; 5] = [
+        "title",
+        "readOnlyHint",
+        "destructiveHint",
+        "idempotentHint",
+        "openWorldHint",
+    ];
+    let other_annotations: BTreeSet<String> = [a1, a2]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object)
+        .flat_map(|m| m.keys())
+        .filter(|k| !HINTS.contains(&k.as_str()) && annotation(a1, k) != annotation(a2, k))
+        .map(|k| format!("annotations.{k}"))
+        .collect();
+    fields.extend(other_annotations);
+    let unnamed = |m: &Map<String, Value>| {
+        let mut m = m.clone();
+        m.remove("name");
+        canonical(&Value::Object(m))
+    };
+    if changes.is_empty() && fields.is_empty() && unnamed(was) != unnamed(is) {
+        // The whole definition differs where nothing above looked: still a change.
+        fields.push("definition".to_owned());
+    }
+    if !fields.is_empty() {
+        changes.push(ToolChange::Unclassified { fields });
     }
     changes
 }
 
-/// The risk signs in `text`.
-pub(crate) fn risk_signs(text: &str) -> BTreeSet<RiskSign> {
-    let lower = text.to_lowercase();
-    let mut signs = BTreeSet::new();
-    if ["http://", "https://", "file://", "ftp://", "data:"]
-        .iter()
-        .any(|s| lower.contains(s))
-    {
-        signs.insert(RiskSign::Url);
-    }
-    let path = lower.split_whitespace().any(|w| {
-        let w = w.trim_matches(|c: char| "\"'`(),;".contains(c));
-        w.starts_with("~/")
-            || w.starts_with("../")
-            || w.starts_with("./.")
-            || (w.starts_with('/') && w[1..].contains('/'))
-            || (w.len() > 3 && w.as_bytes()[1] == b':' && w.as_bytes()[2] == b'\\')
-            || w.starts_with(".ssh")
-            || w.starts_with(".env")
-    });
-    if path {
-        signs.insert(RiskSign::FilePath);
-    }
-    const INSTRUCTIONS: &[&str] = &[
-        "ignore previous",
-        "ignore all previous",
-        "ignore the above",
-        "disregard",
-        "you must",
-        "you should always",
-        "always call",
-        "before using this tool",
-        "before calling",
-        "do not tell",
-        "don't tell",
-        "do not mention",
-        "without telling",
-        "the user must not",
-        "<important>",
-        "<instructions>",
-        "<system>",
-        "system prompt",
-        "read the file",
-        "pass its content",
-        "send it to",
-    ];
-    if INSTRUCTIONS.iter().any(|s| lower.contains(s)) {
-        signs.insert(RiskSign::Instruction);
-    }
-    signs
+/// Whether a definition with this `_meta` is for the model to see (absent: yes).
+fn model_visible(meta: Option<&Value>) -> bool {
+    crate::catalog::tool_info::meta_visible_to_model(meta.and_then(Value::as_object))
 }
 
-/// How `after` accepts more (first) and less (second) than `before`: top-level
-/// properties, `required`, `additionalProperties`, and each kept property's `type` and
-/// `enum`.
-fn schema_changes(before: &Value, after: &Value) -> (Vec<String>, Vec<String>) {
-    let (mut wider, mut narrower) = (Vec::new(), Vec::new());
-    let props = |s: &Value| -> BTreeMap<String, Value> {
-        s.get("properties")
-            .and_then(Value::as_object)
-            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-            .unwrap_or_default()
-    };
-    let required = |s: &Value| -> BTreeSet<String> {
-        s.get("required")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let (old, new) = (props(before), props(after));
-    for name in new.keys().filter(|k| !old.contains_key(*k)) {
-        wider.push(format!("property `{name}` added"));
+/// A text field's value as text (a non-string as its JSON; absent as empty).
+fn text_of(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => canonical_text(other),
     }
-    for name in old.keys().filter(|k| !new.contains_key(*k)) {
-        narrower.push(format!("property `{name}` removed"));
+}
+
+/// The risk signs `after` has that `before` had not.
+fn gained(before: &str, after: &str) -> Vec<RiskSign> {
+    let (had, has) = (text::risk_signs(before), text::risk_signs(after));
+    has.difference(&had).copied().collect()
+}
+
+/// The change of the text field `at`, if it changed.
+fn text_change(at: &str, before: Option<&Value>, after: Option<&Value>) -> Option<ToolChange> {
+    (before != after).then(|| {
+        text_diff(
+            at,
+            Some(text_of(before).as_str()),
+            Some(text_of(after).as_str()),
+        )
+    })
+}
+
+fn text_diff(at: &str, before: Option<&str>, after: Option<&str>) -> ToolChange {
+    let (a, b) = (before.unwrap_or_default(), after.unwrap_or_default());
+    ToolChange::TextChanged {
+        at: at.to_owned(),
+        gained: gained(a, b),
+        // A text that appears or goes is not cosmetic, even an empty one.
+        cosmetic: before.is_some() == after.is_some() && text::cosmetic(a, b),
     }
-    let (old_req, new_req) = (required(before), required(after));
-    for name in old_req.difference(&new_req) {
-        wider.push(format!("property `{name}` no longer required"));
-    }
-    for name in new_req.difference(&old_req) {
-        narrower.push(format!("property `{name}` now required"));
-    }
-    let open = |s: &Value| s.get("additionalProperties") != Some(&Value::Bool(false));
-    match (open(before), open(after)) {
-        (false, true) => wider.push("additional properties now allowed".to_owned()),
-        (true, false) => narrower.push("additional properties no longer allowed".to_owned()),
-        _ => {}
-    }
-    for (name, was) in &old {
-        let Some(is) = new.get(name) else { continue };
-        if was.get("type") != is.get("type") {
-            wider.push(format!(
-                "property `{name}` type {} -> {}",
-                was.get("type").map_or("any".to_owned(), Value::to_string),
-                is.get("type").map_or("any".to_owned(), Value::to_string)
-            ));
-        }
-        let values = |v: &Value| -> Option<BTreeSet<String>> {
-            v.get("enum")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().map(Value::to_string).collect())
-        };
-        match (values(was), values(is)) {
-            (Some(a), Some(b)) => {
-                for v in b.difference(&a) {
-                    wider.push(format!("property `{name}` accepts {v}"));
-                }
-                for v in a.difference(&b) {
-                    narrower.push(format!("property `{name}` no longer accepts {v}"));
-                }
-            }
-            (Some(_), None) => wider.push(format!("property `{name}` no longer an enum")),
-            (None, Some(_)) => narrower.push(format!("property `{name}` now an enum")),
-            (None, None) => {}
-        }
-    }
-    (wider, narrower)
 }
 
 /// The hints that became less safe (first) and safer (second), absent hints counting as
 /// the spec's defaults (read-only false, destructive true, idempotent false, open-world
 /// true).
-fn annotation_changes(before: &Tool, after: &Tool) -> (Vec<String>, Vec<String>) {
-    let hints = |t: &Tool| {
-        let a = t.annotations.as_ref();
-        [
-            a.and_then(|a| a.read_only_hint).unwrap_or(false),
-            a.and_then(|a| a.destructive_hint).unwrap_or(true),
-            a.and_then(|a| a.idempotent_hint).unwrap_or(false),
-            a.and_then(|a| a.open_world_hint).unwrap_or(true),
-        ]
-    };
-    // For each hint, the value that is the safe one.
-    const NAMES: [(&str, bool); 4] = [
-        ("readOnlyHint", true),
-        ("destructiveHint", false),
-        ("idempotentHint", true),
-        ("openWorldHint", false),
+fn annotation_changes(before: Option<&Value>, after: Option<&Value>) -> (Vec<String>, Vec<String>) {
+    // For each hint, its default and the value that is the safe one.
+    const NAMES: [(&str, bool, bool); 4] = [
+        ("readOnlyHint", false, true),
+        ("destructiveHint", true, false),
+        ("idempotentHint", false, true),
+        ("openWorldHint", true, false),
     ];
-    let (was, is) = (hints(before), hints(after));
+    let hint = |a: Option<&Value>, name: &str, default: bool| {
+        a.and_then(|a| a.get(name))
+            .and_then(Value::as_bool)
+            .unwrap_or(default)
+    };
     let (mut less, mut more) = (Vec::new(), Vec::new());
-    for (i, (name, safe)) in NAMES.iter().enumerate() {
-        if was[i] == is[i] {
+    for (name, default, safe) in NAMES {
+        let (was, is) = (hint(before, name, default), hint(after, name, default));
+        if was == is {
             continue;
         }
-        let change = format!("{name} {} -> {}", was[i], is[i]);
-        if is[i] == *safe {
+        let change = format!("{name} {was} -> {is}");
+        if is == safe {
             more.push(change);
         } else {
             less.push(change);
@@ -437,6 +479,9 @@ fn annotation_changes(before: &Tool, after: &Tool) -> (Vec<String>, Vec<String>)
     }
     (less, more)
 }
+
+mod schema;
+mod text;
 
 #[cfg(test)]
 mod tests;

@@ -262,7 +262,7 @@ pub(crate) fn holds(policy: mcp_catalog::ToolDriftPolicy, drift: &ToolDrift) -> 
 /// One line for a person: each change of `drift`, e.g. `description changed (gained:
 /// URL, instructions)`.
 pub(crate) fn describe(drift: &ToolDrift) -> String {
-    use crate::policy::drift::{RiskSign, ToolChange};
+    use crate::policy::drift::ToolChange;
     drift
         .changes
         .iter()
@@ -270,22 +270,14 @@ pub(crate) fn describe(drift: &ToolDrift) -> String {
             ToolChange::Added => "new tool".to_owned(),
             ToolChange::Removed => "removed".to_owned(),
             ToolChange::Renamed { from } => format!("renamed from `{from}`"),
-            ToolChange::TitleChanged => "title changed".to_owned(),
-            ToolChange::DescriptionChanged { gained } if gained.is_empty() => {
-                "description changed".to_owned()
+            ToolChange::DescriptionChanged { gained, cosmetic } => {
+                text_change("description", gained, *cosmetic)
             }
-            ToolChange::DescriptionChanged { gained } => format!(
-                "description changed, gaining {}",
-                gained
-                    .iter()
-                    .map(|s| match s {
-                        RiskSign::Url => "a URL",
-                        RiskSign::FilePath => "a file path",
-                        RiskSign::Instruction => "instructions to the model",
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            ToolChange::TextChanged {
+                at,
+                gained,
+                cosmetic,
+            } => text_change(at, gained, *cosmetic),
             ToolChange::SchemaWidened { details } => {
                 format!("input schema accepts more: {}", details.join(", "))
             }
@@ -300,9 +292,35 @@ pub(crate) fn describe(drift: &ToolDrift) -> String {
             }
             ToolChange::OutputSchemaChanged => "output schema changed".to_owned(),
             ToolChange::MetaChanged => "_meta changed".to_owned(),
+            ToolChange::BecameModelVisible => {
+                "now visible to the model (it was for an app only)".to_owned()
+            }
+            ToolChange::IconsChanged => "icons changed".to_owned(),
+            ToolChange::Unclassified { fields } => format!("{} changed", fields.join(", ")),
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// `at changed`, with the risk signs it gained or that only its spacing or punctuation
+/// changed.
+fn text_change(at: &str, gained: &[crate::policy::drift::RiskSign], cosmetic: bool) -> String {
+    use crate::policy::drift::RiskSign;
+    if !gained.is_empty() {
+        let signs: Vec<&str> = gained
+            .iter()
+            .map(|s| match s {
+                RiskSign::Url => "a URL",
+                RiskSign::FilePath => "a file path",
+                RiskSign::Instruction => "instructions to the model",
+            })
+            .collect();
+        format!("{at} changed, gaining {}", signs.join(", "))
+    } else if cosmetic {
+        format!("{at} changed (spacing or punctuation only)")
+    } else {
+        format!("{at} changed")
+    }
 }
 
 impl ToolDrift {

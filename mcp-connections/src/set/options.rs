@@ -407,7 +407,8 @@ impl ConnectionSetOptions {
     /// Pins every server's tools as first seen and compares later listings with the pins
     /// (at startup, after `list_changed`, after a restart, cached or live): a change that
     /// adds risk (a new or renamed tool, a schema that accepts more, annotations that say
-    /// less safe, a description that gained a URL, a path or instructions to the model)
+    /// less safe, a tool the model now sees, any change of a text the model reads beyond
+    /// spacing and punctuation: see [`ToolChange::adds_risk`](crate::ToolChange::adds_risk))
     /// keeps the tool out of the catalog and uncallable until the host accepts it
     /// ([`ConnectionSet::accept_tool_changes`](crate::ConnectionSet::accept_tool_changes));
     /// other changes are re-pinned; both are told by
