@@ -230,8 +230,8 @@ pub use formats::load::{load_file, load_file_with_env};
 pub use hosts::clients::{ClientKind, Scope, UnknownClient, client_config_paths};
 pub use hosts::discover::{Discovered, Discovery, PROJECT_FILES, plugins_outside_folder};
 pub use hosts::trust::{
-    Review, ReviewedEnvironment, ReviewedServer, TRUST_STORE_VERSION, TrustState, TrustStore,
-    changes_what_runs, content_hash, review_file, trust_target,
+    Review, ReviewedEnvironment, ReviewedFile, ReviewedServer, TRUST_STORE_VERSION, TrustState,
+    TrustStore, changes_what_runs, content_hash, review_file, trust_target,
 };
 pub use model::config::{
     Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,

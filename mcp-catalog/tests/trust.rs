@@ -518,3 +518,46 @@ tools = ["read_*"]
         "gateway (replaces yours): an empty [gateway] table (no sign-in, no grants, no limits)\n"
     );
 }
+
+/// An ssh environment's key and known hosts files of the project are shown in the review
+/// as files the project supplies, and their content is part of the trust: an edit (a `git
+/// pull` that swaps the known host key) needs trust again (issue #51, item 2). A file under
+/// `~` is the user's own: shown, not covered.
+#[test]
+fn an_ssh_environments_project_files_are_shown_and_their_edits_need_trust_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("mcp.toml");
+    std::fs::write(
+        &project,
+        "[environments.devbox]\nssh = { host = \"devbox\", identity_file = \"keys/id\", known_hosts = \"ssh known_hosts\" }\n\n\
+         [environments.other]\nssh = { host = \"other\", known_hosts = \"~/.ssh/known_hosts\" }\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("keys")).unwrap();
+    let key = dir.path().join("keys/id");
+    let known = dir.path().join("ssh known_hosts");
+    std::fs::write(&key, "KEY ONE\n").unwrap();
+    std::fs::write(&known, "devbox ssh-ed25519 AAAAone\n").unwrap();
+
+    let (_, review) = review_file(&project).unwrap();
+    let text = review.to_string();
+    for line in [
+        "ssh reads file (the project's file, its content is covered by trust): environment devbox: ssh.identity_file keys/id\n",
+        "ssh reads file (the project's file, its content is covered by trust): environment devbox: ssh.known_hosts 'ssh known_hosts'\n",
+        "ssh reads file (your own file under ~, not covered by trust): environment other: ssh.known_hosts '~/.ssh/known_hosts'\n",
+    ] {
+        assert!(text.contains(line), "{text}");
+    }
+
+    let mut store = TrustStore::open(dir.path().join("store/trust.json")).unwrap();
+    store.trust(&project).unwrap();
+    assert_eq!(store.state(&project).unwrap(), TrustState::Trusted);
+    std::fs::write(&known, "devbox ssh-ed25519 AAAAevil\n").unwrap();
+    assert_eq!(store.state(&project).unwrap(), TrustState::Changed);
+    store.trust(&project).unwrap();
+    std::fs::write(&key, "KEY TWO\n").unwrap();
+    assert_eq!(store.state(&project).unwrap(), TrustState::Changed);
+    store.trust(&project).unwrap();
+    std::fs::remove_file(&key).unwrap();
+    assert_eq!(store.state(&project).unwrap(), TrustState::Changed);
+}

@@ -206,3 +206,34 @@ fn escape_sequences_from_servers_are_shown_escaped() {
     let run = wd.run(&["tools", "--config", "mcp.toml", "--json"]);
     assert_eq!(run.json()[0]["description"], json!(hostile));
 }
+
+/// An ssh environment's known hosts file in the project is part of what the user trusted:
+/// `mcpctl trust` shows it as the project's, and a `git pull` that edits it makes the
+/// next `mcpctl status` start nothing and ask again (issue #51, item 2).
+#[test]
+fn an_edited_known_hosts_file_of_the_project_asks_again() {
+    let wd = Workdir::new();
+    wd.write("known_hosts", "[127.0.0.1]:22 ssh-ed25519 AAAAone\n");
+    wd.write(
+        "mcp.toml",
+        "[environments.devbox]\nssh = { host = \"127.0.0.1\", known_hosts = \"known_hosts\", options = [\"-F\", \"none\"] }\n\n\
+         [mcp_servers.notes]\ncommand = \"notes-mcp\"\nenvironment = \"devbox\"\n",
+    );
+    let run = wd.run(&["trust"]);
+    assert_eq!(run.code, 0, "{}", run.snapshot());
+    assert!(
+        run.stdout.contains(
+            "ssh reads file (the project's file, its content is covered by trust): environment devbox: ssh.known_hosts known_hosts"
+        ),
+        "{}",
+        run.stdout
+    );
+    wd.write("known_hosts", "[127.0.0.1]:22 ssh-ed25519 AAAAevil\n");
+    let run = wd.run(&["status"]);
+    assert_eq!(run.code, EXIT_UNTRUSTED, "{}", run.snapshot());
+    assert!(
+        run.stderr.contains("changed since you trusted it"),
+        "{}",
+        run.stderr
+    );
+}

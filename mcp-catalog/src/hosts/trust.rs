@@ -19,9 +19,10 @@ use mcp_key::{Fingerprint, ServerName};
 
 use crate::env::EnvLookup;
 use crate::error::Error;
-use crate::model::config::{Config, LoadedConfig};
+use crate::model::config::{Config, EnvironmentConfig, LoadedConfig};
 use crate::model::remote_line::server_remote_line;
 use crate::model::server::{ApprovalMode, ServerConfig};
+use crate::model::ssh::SshConfig;
 use crate::model::transport::{AuthMode, HttpConfig, StdioConfig, Transport};
 use crate::model::workload::WorkloadTokenLocation;
 use crate::resolve::plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE};
@@ -224,43 +225,64 @@ fn identify(file: &Path) -> Result<(String, String), Error> {
         .map_err(read_error)?
         .join(name);
     let text = std::fs::read_to_string(&target).map_err(read_error)?;
-    let plugins = if file.is_dir() {
+    let files = if file.is_dir() {
         // A plugin's own manifest: plugins load no plugins.
-        Vec::new()
+        Supplied::default()
     } else {
-        plugin_manifests(&target)
+        supplied_files(&target)
     };
-    Ok((key.display().to_string(), trusted_hash(&text, &plugins)))
+    Ok((key.display().to_string(), trusted_hash(&text, &files)))
 }
 
-/// The hash trusted for a configuration file with `content` that loads the plugins
-/// `plugins` (folder as written, manifest content or `None` when it cannot be read): a
-/// file without plugins hashes as [`content_hash`], and an edit of any plugin's manifest
-/// changes the hash, so the project file needs trust again.
-fn trusted_hash(content: &str, plugins: &[(PathBuf, Option<String>)]) -> String {
-    if plugins.is_empty() {
+/// The files a configuration file names whose content is part of its trust: each as
+/// written, with its content (`None` when it cannot be read).
+#[derive(Debug, Default)]
+struct Supplied {
+    /// `[[plugins]]` folders and their manifests.
+    plugins: Vec<(PathBuf, Option<String>)>,
+    /// The project's `identity_file` / `known_hosts` of ssh environments.
+    ssh_files: Vec<(PathBuf, Option<Vec<u8>>)>,
+}
+
+/// The hash trusted for a configuration file with `content` and the files it supplies: a
+/// file that supplies none hashes as [`content_hash`], and an edit of any plugin's
+/// manifest or of an ssh environment's key or known hosts file of the project changes the
+/// hash, so the project file needs trust again.
+fn trusted_hash(content: &str, files: &Supplied) -> String {
+    if files.plugins.is_empty() && files.ssh_files.is_empty() {
         return content_hash(content);
     }
     let mut builder = Fingerprint::builder(TRUST_DOMAIN).str("content", content);
-    for (folder, manifest) in plugins {
+    for (folder, manifest) in &files.plugins {
         builder = builder.str("plugin", &folder.display().to_string()).str(
             "plugin-content",
             manifest.as_deref().unwrap_or("<unreadable>"),
         );
     }
+    for (path, bytes) in &files.ssh_files {
+        // Hex: a key file need not be text.
+        let content = bytes.as_deref().map_or_else(
+            || "<unreadable>".to_owned(),
+            |b| b.iter().map(|byte| format!("{byte:02x}")).collect(),
+        );
+        builder = builder
+            .str("ssh-file", &path.display().to_string())
+            .str("ssh-file-content", &content);
+    }
     builder.finish().to_hex()
 }
 
-/// Every `[[plugins]]` folder of the configuration file `config` (as written), with its
-/// manifest's content. A file that cannot be parsed names no plugin (it is refused when
-/// it is loaded).
-fn plugin_manifests(config: &Path) -> Vec<(PathBuf, Option<String>)> {
+/// Every `[[plugins]]` folder of the configuration file `config` (as written) with its
+/// manifest's content, and every file of the project its ssh environments name (see
+/// [`project_supplies`]) with its content. A file that cannot be parsed names nothing (it
+/// is refused when it is loaded).
+fn supplied_files(config: &Path) -> Supplied {
     let env = Unexpanded::default();
     let Ok(loaded) = crate::formats::load::load_file_with_env(config, &env) else {
-        return Vec::new();
+        return Supplied::default();
     };
     let base = config.parent().unwrap_or(Path::new(""));
-    loaded
+    let plugins = loaded
         .config()
         .plugins()
         .iter()
@@ -271,7 +293,45 @@ fn plugin_manifests(config: &Path) -> Vec<(PathBuf, Option<String>)> {
                 std::fs::read_to_string(manifest).ok(),
             )
         })
-        .collect()
+        .collect();
+    let ssh_files = loaded
+        .config()
+        .environments()
+        .values()
+        .filter_map(EnvironmentConfig::ssh)
+        .flat_map(ssh_files)
+        .filter(|file| file.project)
+        .map(|file| {
+            let bytes = std::fs::read(base.join(&file.path)).ok();
+            (file.path, bytes)
+        })
+        .collect();
+    Supplied { plugins, ssh_files }
+}
+
+/// Whether a file an ssh environment names (as written) is one the project supplies, so
+/// its content is covered by trust: every path but one under `~` (the user's own files,
+/// such as `~/.ssh/known_hosts`, which change without the project).
+fn project_supplies(path: &Path) -> bool {
+    !path.to_string_lossy().starts_with('~')
+}
+
+/// The `identity_file` and `known_hosts` of an ssh environment.
+fn ssh_files(ssh: &SshConfig) -> Vec<ReviewedFile> {
+    [
+        ("ssh.identity_file", ssh.identity_file()),
+        ("ssh.known_hosts", ssh.known_hosts()),
+    ]
+    .into_iter()
+    .filter_map(|(field, path)| {
+        let path = path?;
+        Some(ReviewedFile {
+            field: field.to_owned(),
+            path: path.to_path_buf(),
+            project: project_supplies(path),
+        })
+    })
+    .collect()
 }
 
 /// What a configuration would run and read, for a person to vet before trusting it.
@@ -300,6 +360,20 @@ pub struct Review {
     /// lets in and what each caller may use, one `setting=value` per item as written
     /// (`oauth.issuer=URL`, `oauth.introspection=URL`, `grant=…`, `limits.…=N`).
     pub gateway: Vec<String>,
+}
+
+/// A file an ssh environment makes the local `ssh` read ([`ReviewedEnvironment::files`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ReviewedFile {
+    /// The field that names it (`ssh.identity_file`, `ssh.known_hosts`).
+    pub field: String,
+    /// The path as written (a relative one is relative to the configuration's folder,
+    /// where the host runs).
+    pub path: PathBuf,
+    /// The project supplies it (every path but one under `~`): its content is part of the
+    /// trusted hash, so an edit needs trust again. A file under `~` is the user's own.
+    pub project: bool,
 }
 
 /// One server of a [`Review`].
@@ -354,6 +428,9 @@ pub struct ReviewedEnvironment {
     pub approval: Option<String>,
     /// Its elicitation policy, when set (`ask` or `decline`).
     pub elicitation: Option<String>,
+    /// The files its `ssh` settings make ssh read (`identity_file`, `known_hosts`); the
+    /// content of those the project supplies is part of the trusted hash.
+    pub files: Vec<ReviewedFile>,
 }
 
 /// Whether setting `name` changes which program, library or script actually runs, or
@@ -527,6 +604,19 @@ impl fmt::Display for Review {
             }
             if let Some(policy) = &environment.elicitation {
                 writeln!(f, "elicitation: {label}: {policy}")?;
+            }
+            for file in &environment.files {
+                let whose = if file.project {
+                    "the project's file, its content is covered by trust"
+                } else {
+                    "your own file under ~, not covered by trust"
+                };
+                writeln!(
+                    f,
+                    "ssh reads file ({whose}): {label}: {} {}",
+                    file.field,
+                    shell_words(&[file.path.display().to_string()])
+                )?;
             }
         }
         for plugin in &self.plugins {
@@ -747,7 +837,7 @@ fn review_wrappers(config: &Config) -> Vec<(String, Vec<String>)> {
 }
 
 /// The environments that set variables, a folder, an approval mode or an elicitation
-/// policy.
+/// policy, or make ssh read files.
 fn review_environments(config: &Config) -> Vec<ReviewedEnvironment> {
     config
         .environments()
@@ -765,9 +855,14 @@ fn review_environments(config: &Config) -> Vec<ReviewedEnvironment> {
                 .filter(|m| *m != ApprovalMode::Auto)
                 .map(|m| m.as_str().to_owned()),
             elicitation: e.elicitation().map(|p| p.as_str().to_owned()),
+            files: e.ssh().map(ssh_files).unwrap_or_default(),
         })
         .filter(|e| {
-            !e.env.is_empty() || e.cwd.is_some() || e.approval.is_some() || e.elicitation.is_some()
+            !e.env.is_empty()
+                || e.cwd.is_some()
+                || e.approval.is_some()
+                || e.elicitation.is_some()
+                || !e.files.is_empty()
         })
         .collect()
 }
