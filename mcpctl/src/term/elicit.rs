@@ -38,7 +38,7 @@ impl ElicitationHandler for TerminalElicitation {
                 return ElicitResult::new(ElicitationAction::Decline);
             }
             let _turn = self.lock.lock().await;
-            tokio::task::spawn_blocking(move || ask(&request))
+            tokio::task::spawn_blocking(move || crate::term::screen::asking(|| ask(&request)))
                 .await
                 .unwrap_or_else(|_| ElicitResult::new(ElicitationAction::Cancel))
         })

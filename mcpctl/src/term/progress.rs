@@ -9,6 +9,7 @@ use mcp_connections::{ConnectionEvent, ConnectionSet, StartupSummary};
 use mcp_key::McpServerKey;
 use tokio::sync::mpsc;
 
+use crate::term::screen;
 use crate::term::style::Style;
 
 /// How startup progress is shown (always on stderr).
@@ -129,6 +130,8 @@ struct Display {
     width: usize,
     multi: Option<MultiProgress>,
     bars: BTreeMap<McpServerKey, ProgressBar>,
+    /// On the screen's list while the spinners are live, so a question hides them.
+    _on_screen: Option<screen::Registration>,
 }
 
 impl Display {
@@ -144,6 +147,7 @@ impl Display {
             width,
             multi: None,
             bars: BTreeMap::new(),
+            _on_screen: None,
         };
         if mode == ProgressMode::Spinners {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
@@ -158,6 +162,7 @@ impl Display {
                 bar.enable_steady_tick(Duration::from_millis(100));
                 display.bars.insert(key.clone(), bar);
             }
+            display._on_screen = Some(screen::register(screen::Live::Multi(multi.clone())));
             display.multi = Some(multi);
         }
         display
@@ -192,11 +197,17 @@ impl Display {
     }
 
     fn finish(self) {
+        // The tickers first (each joins its thread), so no tick draws a line again after
+        // the clear below: that left a stale `waiting 0s` line when a call was quick.
+        for bar in self.bars.values() {
+            bar.disable_steady_tick();
+        }
         for bar in self.bars.values() {
             bar.finish_and_clear();
         }
         if let Some(multi) = self.multi {
             let _ = multi.clear();
+            multi.set_draw_target(ProgressDrawTarget::hidden());
         }
     }
 }
@@ -224,9 +235,18 @@ pub(crate) fn plural(n: usize, word: &str) -> String {
 /// A tool call's progress on stderr: a bar with the server's message, the total when it
 /// is known (a spinner while it is not) and the elapsed time on a terminal; one plain line
 /// per notification otherwise; nothing with `--json`, whose output is the result alone.
-#[derive(Debug)]
 pub(crate) struct CallProgress {
     bar: Option<ProgressBar>,
+    /// On the screen's list while the bar is live, so a question hides it.
+    _on_screen: Option<screen::Registration>,
+}
+
+impl std::fmt::Debug for CallProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallProgress")
+            .field("bar", &self.bar)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A bar's template once the server gave a total.
@@ -240,27 +260,54 @@ impl CallProgress {
     /// The display and the callback that feeds it (`None` with `--json`).
     pub(crate) fn start(json: bool) -> (Self, Option<mcp_connections::ProgressCallback>) {
         if json {
-            return (Self { bar: None }, None);
+            return (
+                Self {
+                    bar: None,
+                    _on_screen: None,
+                },
+                None,
+            );
         }
         if !std::io::stderr().is_terminal() {
             let plain: mcp_connections::ProgressCallback =
                 std::sync::Arc::new(|p: mcp_connections::Progress| {
                     eprintln!("progress: {}", progress_text(&p));
                 });
-            return (Self { bar: None }, Some(plain));
+            return (
+                Self {
+                    bar: None,
+                    _on_screen: None,
+                },
+                Some(plain),
+            );
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(style(SPINNER_TEMPLATE));
         bar.enable_steady_tick(Duration::from_millis(120));
         let fed = bar.clone();
         let callback: mcp_connections::ProgressCallback =
-            std::sync::Arc::new(move |p: mcp_connections::Progress| feed(&fed, &p));
-        (Self { bar: Some(bar) }, Some(callback))
+            std::sync::Arc::new(move |p: mcp_connections::Progress| {
+                // While a question is open the bar is off the screen: this update is
+                // dropped (the next one carries the position anyway), and the thread that
+                // delivers it does not wait for the person's answer.
+                if !screen::is_asking() {
+                    feed(&fed, &p);
+                }
+            });
+        let on_screen = screen::register(screen::Live::Bar(bar.clone()));
+        (
+            Self {
+                bar: Some(bar),
+                _on_screen: Some(on_screen),
+            },
+            Some(callback),
+        )
     }
 
     /// Clears the bar (the result follows).
     pub(crate) fn finish(self) {
         if let Some(bar) = self.bar {
+            bar.disable_steady_tick();
             bar.finish_and_clear();
         }
     }

@@ -170,16 +170,8 @@ impl Workdir {
     /// the terminal showed (stdout and stderr of mcpctl, and echoed keys).
     #[allow(dead_code, reason = "not every test file uses it")]
     pub(crate) fn run_on_terminal(&self, args: &[&str], keys: &str) -> Run {
-        let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
-        let line = std::iter::once(MCPCTL)
-            .chain(args.iter().copied())
-            .map(quote)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let mut cmd = Command::new("script");
-        cmd.args(["--quiet", "--return", "--command", &line, "/dev/null"]);
-        self.prepare(&mut cmd);
-        let mut child = cmd
+        let mut child = self
+            .terminal_command(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -195,6 +187,23 @@ impl Workdir {
             stdout: self.clean(&String::from_utf8_lossy(&output.stdout)),
             stderr: self.clean(&String::from_utf8_lossy(&output.stderr)),
         }
+    }
+
+    /// The command that runs mcpctl with `args` on a pseudo-terminal (util-linux `script`):
+    /// what is written to its stdin is typed on the terminal, its stdout is what the
+    /// terminal shows.
+    #[allow(dead_code, reason = "not every test file uses it")]
+    pub(crate) fn terminal_command(&self, args: &[&str]) -> Command {
+        let quote = |a: &str| format!("'{}'", a.replace('\'', r"'\''"));
+        let line = std::iter::once(MCPCTL)
+            .chain(args.iter().copied())
+            .map(quote)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut cmd = Command::new("script");
+        cmd.args(["--quiet", "--return", "--command", &line, "/dev/null"]);
+        self.prepare(&mut cmd);
+        cmd
     }
 
     /// Starts mcpctl with `args` without waiting (stdin empty, output captured).
