@@ -89,9 +89,10 @@ impl CallSettings {
 
     /// Records the call's arguments and result on its span (`tools/call`), as the
     /// OpenTelemetry conventions' opt-in `gen_ai.tool.call.arguments` and
-    /// `gen_ai.tool.call.result`: JSON text with URLs redacted as in logs, the value of
-    /// every member whose name marks a secret (`password`, `token`, `apiKey`,
-    /// `authorization`, …) replaced by `***`, cut at [`MAX_RECORDED_PAYLOAD`](crate::MAX_RECORDED_PAYLOAD)
+    /// `gen_ai.tool.call.result`: JSON text with strings redacted as in logs
+    /// ([`mcp_key::redact_secrets`]), the value of every member whose name marks a secret
+    /// ([`mcp_key::is_secret_name`]: `password`, `token`, `apiKey`, `pwd`, `auth`, …) and
+    /// of every header written as a name/value pair replaced by `***`, cut at [`MAX_RECORDED_PAYLOAD`](crate::MAX_RECORDED_PAYLOAD)
     /// bytes. Off by default: a call's arguments and results are the user's data.
     #[must_use]
     pub fn with_recorded_payloads(mut self, on: bool) -> Self {

@@ -1,9 +1,10 @@
 //! A call's arguments and result on its span, for a host that opts in
 //! ([`CallSettings::with_recorded_payloads`](crate::CallSettings::with_recorded_payloads)):
 //! as the conventions' opt-in `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result`,
-//! JSON text redacted the way this workspace redacts what it logs (URLs through
-//! [`mcp_key::redact_urls`]) and, beyond that, with the value of every member whose name
-//! marks a secret replaced (also inside text that is itself JSON), and cut at
+//! JSON text redacted the way this workspace redacts what it logs
+//! ([`mcp_key::redact_secrets`]) and, beyond that, with the value of every member whose name
+//! marks a secret ([`mcp_key::is_secret_name`]) and of every header written as a
+//! name/value pair replaced (also inside text that is itself JSON), and cut at
 //! [`MAX_RECORDED_PAYLOAD`] bytes.
 
 use serde_json::Value;
@@ -12,21 +13,6 @@ use tracing::Span;
 /// Longest JSON text recorded per attribute, in bytes; a longer one is cut at a character
 /// boundary and ends with `…`.
 pub const MAX_RECORDED_PAYLOAD: usize = 8 * 1024;
-
-/// Words that mark a JSON member's value as a secret, matched in its name with case and
-/// `_`/`-` ignored (`apiKey`, `X-Api-Key`, `client_secret`, `refresh_token`, …).
-const SECRET_NAMES: &[&str] = &[
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "apikey",
-    "authorization",
-    "cookie",
-    "credential",
-    "privatekey",
-    "sessionid",
-];
 
 /// Records `arguments` on the current span (the call's).
 pub(crate) fn record_arguments(arguments: Option<&serde_json::Map<String, Value>>) {
@@ -55,10 +41,13 @@ fn recorded(value: &Value) -> String {
     text
 }
 
-/// `value` with the value of every member whose name marks a secret replaced by
-/// [`mcp_key::REDACTED`] at any depth, every string's URLs redacted, and a string that is
-/// itself a JSON object or array (a tool's text content often is) redacted as JSON. Other
-/// text is kept as it is: a secret written into prose is not found.
+/// `value` with the value of every member whose name marks a secret
+/// ([`mcp_key::is_secret_name`]) replaced by [`mcp_key::REDACTED`] at any depth, and so the
+/// value of a header written as a pair (`["Authorization", "Bearer …"]`,
+/// `{"name": "X-Api-Key", "value": "…"}`); every string redacted as logs are
+/// ([`mcp_key::redact_secrets`]: URLs of any scheme, `token=…` pairs, `Bearer` credentials),
+/// and a string that is itself a JSON object or array (a tool's text content often is)
+/// redacted as JSON. A secret written into prose without a name is not found.
 fn redact(value: &Value) -> Value {
     match value {
         Value::String(text) => {
@@ -69,34 +58,42 @@ fn redact(value: &Value) -> Value {
             {
                 return Value::String(redact(&inner).to_string());
             }
-            Value::String(mcp_key::redact_urls(text).into_owned())
+            Value::String(mcp_key::redact_secrets(text).into_owned())
         }
-        Value::Array(items) => Value::Array(items.iter().map(redact).collect()),
-        Value::Object(members) => Value::Object(
-            members
+        Value::Array(items) => match items.as_slice() {
+            [Value::String(name), Value::String(_)] if mcp_key::is_secret_name(name) => {
+                Value::Array(vec![Value::String(name.clone()), hidden()])
+            }
+            _ => Value::Array(items.iter().map(redact).collect()),
+        },
+        Value::Object(members) => {
+            let header = ["name", "key", "header"]
                 .iter()
-                .map(|(name, value)| {
-                    let value = if names_a_secret(name) {
-                        Value::String(mcp_key::REDACTED.to_owned())
-                    } else {
-                        redact(value)
-                    };
-                    (name.clone(), value)
-                })
-                .collect(),
-        ),
+                .filter_map(|field| members.get(*field)?.as_str())
+                .any(mcp_key::is_secret_name);
+            Value::Object(
+                members
+                    .iter()
+                    .map(|(name, value)| {
+                        let secret = if header && name == "value" {
+                            true
+                        } else if header && name == "key" {
+                            false // the header's name, shown as it is
+                        } else {
+                            mcp_key::is_secret_name(name)
+                        };
+                        let value = if secret { hidden() } else { redact(value) };
+                        (name.clone(), value)
+                    })
+                    .collect(),
+            )
+        }
         other => other.clone(),
     }
 }
 
-/// Whether a member named `name` holds a secret (see [`SECRET_NAMES`]).
-fn names_a_secret(name: &str) -> bool {
-    let folded: String = name
-        .chars()
-        .filter(|c| !matches!(c, '_' | '-'))
-        .flat_map(char::to_lowercase)
-        .collect();
-    SECRET_NAMES.iter().any(|word| folded.contains(word))
+fn hidden() -> Value {
+    Value::String(mcp_key::REDACTED.to_owned())
 }
 
 #[cfg(test)]
@@ -110,7 +107,7 @@ mod tests {
             "q": "weather",
             "X-Api-Key": "k",
             "nested": [{"refresh_token": {"a": 1}, "Password": 7, "link": "see http://h/?t=1"}],
-            "tokens_used": 5,
+            "tokens": 5,
         });
         assert_eq!(
             redact(&value),
@@ -118,7 +115,38 @@ mod tests {
                 "q": "weather",
                 "X-Api-Key": "***",
                 "nested": [{"refresh_token": "***", "Password": "***", "link": "see http://h/?***"}],
-                "tokens_used": "***",
+                "tokens": "***",
+            })
+        );
+    }
+
+    #[test]
+    fn short_secret_names_header_pairs_and_other_urls_are_redacted() {
+        let value = json!({
+            "pass": "p", "db_pwd": "p", "key": "k", "auth": "a", "bearer": "b", "jwt": "j",
+            "author": "Ann", "max_tokens": 5,
+            "headers": [["Authorization", "Bearer abc"], ["Accept", "text/plain"]],
+            "header_list": [
+                {"name": "X-Api-Key", "value": "k2"},
+                {"key": "Cookie", "value": "c=1"},
+                {"name": "Accept", "value": "*/*"},
+            ],
+            "dsn": "POSTGRES://app:pw@db/app",
+            "note": "run with token=sk-live-1 and Bearer abcdefghijk",
+        });
+        assert_eq!(
+            redact(&value),
+            json!({
+                "pass": "***", "db_pwd": "***", "key": "***", "auth": "***", "bearer": "***",
+                "jwt": "***", "author": "Ann", "max_tokens": 5,
+                "headers": [["Authorization", "***"], ["Accept", "text/plain"]],
+                "header_list": [
+                    {"name": "X-Api-Key", "value": "***"},
+                    {"key": "Cookie", "value": "***"},
+                    {"name": "Accept", "value": "*/*"},
+                ],
+                "dsn": "POSTGRES://***@db/app",
+                "note": "run with token=*** and Bearer ***",
             })
         );
     }
