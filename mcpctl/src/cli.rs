@@ -209,9 +209,10 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "SECS")]
     pub(crate) keep_alive: Option<u64>,
     /// Seal the `requestState` of MCP 2026-07-28 calls with the key in this file (32
-    /// random bytes as 64 hex digits or base64, e.g. from `openssl rand -hex 32`), or in
-    /// $MCPCTL_SEAL_KEY. Instances behind one load balancer share it; without it each
-    /// process makes its own [default: a key of this process].
+    /// random bytes as 64 hex digits or base64, e.g. from `openssl rand -hex 32`; only its
+    /// owner may read it: `chmod 600`), or in $MCPCTL_SEAL_KEY. Instances behind one load
+    /// balancer share it; without it each process makes its own [default: a key of this
+    /// process].
     #[arg(long, value_name = "FILE")]
     pub(crate) seal_key_file: Option<PathBuf>,
     /// This instance's id among several behind one load balancer (letters, digits, `-`,

@@ -1,7 +1,7 @@
 //! `mcpctl serve --http` refuses what would silently not work or leak: an any-address
 //! bind (every client would get 403 from the Host check), a short `MCPCTL_SERVE_TOKEN`
-//! (it used to be replaced by a generated token without a word), a token file other
-//! users can read.
+//! (it used to be replaced by a generated token without a word), a token file or a
+//! sealing key file other users can read.
 
 #![allow(
     clippy::unwrap_used,
@@ -54,6 +54,29 @@ fn a_token_file_others_can_read_is_refused() {
     let run = wd.run(&["serve", "--http", "127.0.0.1:0", "--token-file", "token"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("chmod 600"), "{}", run.stderr);
+}
+
+/// The sealing key is a secret like the token: a key file other users can read is
+/// refused, saying how to fix it (issue #51, item 17; it used to be read as it was).
+#[cfg(unix)]
+#[test]
+fn a_seal_key_file_others_can_read_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let wd = Workdir::new();
+    let path = wd.write(
+        "seal.key",
+        "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+    );
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let run = wd.run(&["serve", "--seal-key-file", "seal.key"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--seal-key-file seal.key can be read by other users (mode 640)"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("chmod 600 seal.key"), "{}", run.stderr);
 }
 
 /// A resource URI two upstream servers list is read from neither, with both named: the

@@ -178,7 +178,7 @@ fn no_delay(
 /// (returned a second time to be printed).
 fn token(args: &ServeArgs) -> Result<(String, Option<String>), CliError> {
     if let Some(path) = &args.token_file {
-        private_file(path)?;
+        private_file(path, "--token-file")?;
         let text = std::fs::read_to_string(path).map_err(|e| {
             CliError::usage(format!("cannot read --token-file {}: {e}", path.display()))
         })?;
@@ -213,17 +213,18 @@ const MIN_TOKEN_LEN: usize = 16;
 const TOKEN_HINT: &str =
     "make a long random token only you can read: `(umask 077; openssl rand -hex 32 > token)`";
 
-/// Refuses a token file that other users can read (or write).
+/// Refuses a secret file given with `flag` (`--token-file`, `--seal-key-file`) that other
+/// users can read (or write), as ssh does for keys.
 #[cfg(unix)]
-fn private_file(path: &std::path::Path) -> Result<(), CliError> {
+pub(crate) fn private_file(path: &std::path::Path, flag: &str) -> Result<(), CliError> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path)
-        .map_err(|e| CliError::usage(format!("cannot read --token-file {}: {e}", path.display())))?
+        .map_err(|e| CliError::usage(format!("cannot read {flag} {}: {e}", path.display())))?
         .permissions()
         .mode();
     if mode & 0o077 != 0 {
         return Err(CliError::usage(format!(
-            "--token-file {} can be read by other users (mode {:o})",
+            "{flag} {} can be read by other users (mode {:o})",
             path.display(),
             mode & 0o777
         ))
@@ -233,7 +234,7 @@ fn private_file(path: &std::path::Path) -> Result<(), CliError> {
 }
 
 #[cfg(not(unix))]
-fn private_file(_path: &std::path::Path) -> Result<(), CliError> {
+pub(crate) fn private_file(_path: &std::path::Path, _flag: &str) -> Result<(), CliError> {
     Ok(())
 }
 
@@ -382,7 +383,7 @@ mod tests {
         let path = dir.path().join("token");
         std::fs::write(&path, "0123456789abcdef0123").unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let err = private_file(&path).unwrap_err();
+        let err = private_file(&path, "--token-file").unwrap_err();
         assert!(
             err.message()
                 .contains("can be read by other users (mode 644)"),
@@ -390,7 +391,7 @@ mod tests {
             err.message()
         );
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-        assert!(private_file(&path).is_ok());
+        assert!(private_file(&path, "--token-file").is_ok());
     }
 
     #[tokio::test]

@@ -199,15 +199,17 @@ async fn serve_stdio(
 /// The key 2026-era `requestState` values are sealed with: `--seal-key-file`, else
 /// `$MCPCTL_SEAL_KEY`, else one of this process.
 fn seal_key(args: &ServeArgs) -> Result<seal::SealKey, CliError> {
-    let hint = "write 32 random bytes as hex to the file, e.g. `openssl rand -hex 32 > seal.key`, and give every instance the same file";
+    let hint = "write 32 random bytes as hex to a file only you can read, e.g. `(umask 077; openssl rand -hex 32 > seal.key)`, and give every instance the same file";
     let (text, from) = match &args.seal_key_file {
         Some(path) => (
-            std::fs::read_to_string(path).map_err(|e| {
-                CliError::usage(format!(
-                    "--seal-key-file {} cannot be read: {e}",
-                    path.display()
-                ))
-                .with_hint(hint)
+            http::private_file(path, "--seal-key-file").and_then(|()| {
+                std::fs::read_to_string(path).map_err(|e| {
+                    CliError::usage(format!(
+                        "--seal-key-file {} cannot be read: {e}",
+                        path.display()
+                    ))
+                    .with_hint(hint)
+                })
             })?,
             format!("--seal-key-file {}", path.display()),
         ),
