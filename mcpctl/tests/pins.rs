@@ -113,3 +113,47 @@ fn a_rewritten_tool_is_held_back_until_accepted() {
     assert_eq!(nothing.code, 2, "{}", nothing.stderr);
     wd.assert_no_server_left();
 }
+
+/// A change that is only a notice (spacing and punctuation, a narrower schema) is pinned
+/// again without holding the tool back, and `mcpctl tools` says so rather than nothing.
+#[test]
+fn a_change_that_is_only_a_notice_is_printed() {
+    let wd = Workdir::new();
+    let write = |description: &str, max: u64| {
+        let scenario = json!({"tools": [
+            {"name": "stat", "description": description, "behavior": {"kind": "echo"},
+             "input_schema": {"type": "object", "properties": {"text": {"type": "string", "maxLength": max}}}}
+        ]});
+        wd.write("files.json", &scenario.to_string());
+    };
+    write("Size of a file.", 100);
+    let config = wd.write(
+        "mcp.toml",
+        "[mcp_servers.files]\ncommand = \"{MCPCTL}\"\nargs = [\"fake-server\", \"--scenario\", \"files.json\"]\n",
+    );
+    let config = config.to_str().unwrap();
+    let first = wd.run(&["--config", config, "tools"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(first.stdout.contains("mcp__files__stat"), "{}", first.stdout);
+    assert!(!first.stderr.contains("changed"), "{}", first.stderr);
+
+    write("Size of a  file", 10);
+    let second = wd.run(&["--config", config, "tools"]);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(
+        second.stdout.contains("mcp__files__stat"),
+        "{}",
+        second.stdout
+    );
+    assert!(
+        second.stderr.contains(
+            "tool `stat` of server `files` changed since it was first seen: description changed (spacing or punctuation only); input schema accepts less: property `text`: maxLength 100 -> 10 (not held back; pinned as it is now)"
+        ),
+        "{}",
+        second.stderr
+    );
+    // Pinned: the next run has nothing to say.
+    let third = wd.run(&["--config", config, "tools"]);
+    assert!(!third.stderr.contains("changed"), "{}", third.stderr);
+    wd.assert_no_server_left();
+}

@@ -6,6 +6,15 @@ use mcp_key::McpServerKey;
 use rmcp::model::Tool;
 use std::sync::PoisonError;
 
+/// One server's drift as the set last saw it.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Drift {
+    /// Tools held back until accepted.
+    held: Vec<ToolDrift>,
+    /// Changes re-pinned as notices in this set's life, one per tool (the latest).
+    notices: Vec<ToolDrift>,
+}
+
 impl crate::set::ConnectionSet {
     /// The changes held back for `server` (tools whose change since their pins its
     /// `tool_drift` policy holds), as of the current catalog; empty without pins or drift.
@@ -16,7 +25,21 @@ impl crate::set::ConnectionSet {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .get(server)
-            .cloned()
+            .map(|d| d.held.clone())
+            .unwrap_or_default()
+    }
+
+    /// The changes of `server`'s tools that were only notices (its `tool_drift` policy
+    /// did not hold them) and were re-pinned as the server lists them, in this set's life,
+    /// the latest per tool, sorted by tool: for a host to show, since nothing else does.
+    pub fn tool_notices(&self, server: &McpServerKey) -> Vec<ToolDrift> {
+        let _ = self.catalog();
+        self.inner
+            .drift
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(server)
+            .map(|d| d.notices.clone())
             .unwrap_or_default()
     }
 
@@ -65,6 +88,7 @@ impl crate::set::ConnectionSet {
             .unwrap_or_else(PoisonError::into_inner);
         drift
             .get(server)?
+            .held
             .iter()
             .find(|d| d.tool == tool)
             .map(describe)
@@ -152,13 +176,15 @@ pub(crate) fn enforce(
     let held_names: Vec<String> = held.iter().map(|d| d.tool.clone()).collect();
     let changed = {
         let mut recorded = inner.drift.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = recorded.get(key).cloned().unwrap_or_default();
-        if held.is_empty() {
-            recorded.remove(key);
-        } else {
-            recorded.insert(key.clone(), held.clone());
+        let entry = recorded.entry(key.clone()).or_default();
+        let changed = entry.held != held;
+        entry.held.clone_from(&held);
+        for notice in &notices {
+            entry.notices.retain(|n| n.tool != notice.tool);
+            entry.notices.push(notice.clone());
         }
-        before != held
+        entry.notices.sort_by(|a, b| a.tool.cmp(&b.tool));
+        changed
     };
     if changed || !repinned.is_empty() {
         for d in &held {

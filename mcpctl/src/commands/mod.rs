@@ -157,9 +157,18 @@ pub(crate) async fn wait_relevant(
 }
 
 /// Says which tools of `servers` are held back because they changed since they were
-/// pinned, and how to accept them.
+/// pinned, and how to accept them; and which changed in a way that was only a notice (they
+/// were pinned again as they are now).
 pub(crate) fn warn_drift(session: &Session, servers: &[mcp_connections::ServerStatus]) {
     for status in servers {
+        for notice in session.set.tool_notices(&status.key) {
+            crate::term::render::warn(&format!(
+                "tool `{}` of server `{}` changed since it was first seen: {} (not held back; pinned as it is now)",
+                notice.tool.escape_debug(),
+                status.key,
+                notice.describe(),
+            ));
+        }
         for drift in session.set.tool_drift(&status.key) {
             crate::term::render::warn(&format!(
                 "tool `{}` of server `{}` changed since it was first seen and is held back: {} (if you trust the change: mcpctl accept {} {})",
