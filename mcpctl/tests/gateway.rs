@@ -353,7 +353,7 @@ fn assert_modern_report(report: &Value, who: &str) {
     assert_eq!(
         report["questions"],
         json!([
-            "who is calling?",
+            "MCP server `notes` asks: who is calling?",
             "Allow the tool \"guarded\" of MCP server \"notes\" to run with arguments {\"text\":\"x\"}? The answer holds for this call only."
         ]),
         "{report}"

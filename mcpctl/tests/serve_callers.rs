@@ -342,6 +342,17 @@ fn a_parked_call_is_resumed_only_by_its_own_caller() {
         .await;
         let result = &asked.body["result"];
         assert_eq!(result["resultType"], "input_required", "{asked:?}");
+        // The question says which server asks: the client sees one gateway.
+        let questions: Vec<&Value> = result["inputRequests"]
+            .as_object()
+            .unwrap()
+            .values()
+            .collect();
+        assert_eq!(questions.len(), 1, "{asked:?}");
+        assert_eq!(
+            questions[0]["params"]["message"],
+            "MCP server `notes` asks: who is calling?"
+        );
         let state = result["requestState"].as_str().unwrap().to_owned();
         // Bob answers alice's question: refused, and the call stays hers.
         let stolen = post(

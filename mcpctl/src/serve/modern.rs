@@ -41,6 +41,7 @@ use tokio::task::JoinHandle;
 use super::Hub;
 use super::approval::{self, Verdict};
 use super::gateway::call_outcome;
+use super::host_requests::{InCalls, json_with_asker, refusal, with_asker};
 
 /// The key of the one input request of each round.
 pub(crate) const INPUT_KEY: &str = "input";
@@ -584,7 +585,9 @@ fn split(server: &str, requests: Option<&Value>, can: Abilities) -> Result<Split
     for (key, request) in requests.and_then(Value::as_object).into_iter().flatten() {
         match request.get("method").and_then(Value::as_str) {
             Some("elicitation/create") if can.elicit => {
-                to_client.insert(key.clone(), request.clone());
+                let mut request = request.clone();
+                json_with_asker(server, &mut request);
+                to_client.insert(key.clone(), request);
             }
             Some("elicitation/create") => {
                 answered.insert(key.clone(), json!({"action": "decline"}));
@@ -624,15 +627,35 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
     let (asks_tx, asks) = mpsc::channel::<Ask>(1);
     let (progress_tx, progress) = super::progress::latest();
     let (states_tx, task_states) = watch::channel(None);
+    // The run's set makes one call: only its server, while it runs, may ask the client,
+    // and only when the caller may use it (see `host_requests::refusal`).
+    let in_calls = Arc::<InCalls>::default();
     let handler_asks = asks_tx.clone();
+    let (handler_calls, handler_caller) = (Arc::clone(&in_calls), Arc::clone(&caller));
     let handler = elicitation_fn(move |request: ElicitationRequest| {
         let asks = handler_asks.clone();
-        async move { ask(&asks, can_elicit, request.params).await }
+        let refused = refusal(&handler_calls, Some(&handler_caller), &request.server);
+        async move {
+            if let Some(why) = refused {
+                tracing::info!(server = %request.server, "elicitation declined: {why}");
+                return ElicitResult::new(ElicitationAction::Decline);
+            }
+            let params = with_asker(&request.server.to_string(), request.params);
+            ask(&asks, can_elicit, params).await
+        }
     });
     let sampler_asks = asks_tx.clone();
+    let (sampler_calls, sampler_caller) = (Arc::clone(&in_calls), Arc::clone(&caller));
     let sampler = sampling_fn(move |request: SamplingRequest| {
         let asks = sampler_asks.clone();
-        async move { sample(&asks, can_sample, request).await }
+        let refused = refusal(&sampler_calls, Some(&sampler_caller), &request.server);
+        async move {
+            if let Some(why) = refused {
+                tracing::info!(server = %request.server, "sampling refused: {why}");
+                return Err(SamplingRefusal::new(why));
+            }
+            sample(&asks, can_sample, request).await
+        }
     });
     let options = hub
         .options
@@ -689,9 +712,11 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
                 Some((answers, state)) => base.clone().with_resume(answers, state),
                 None => base.clone(),
             };
+            let in_call = resolved.as_ref().map(|(server, _)| in_calls.enter(server));
             let outcome = target
                 .call(&call_set, &board, arguments.clone(), options)
                 .await;
+            drop(in_call);
             let (Err(e), Some((key, tool))) = (&outcome, resolved) else {
                 return call_outcome(outcome);
             };

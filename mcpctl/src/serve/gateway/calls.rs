@@ -231,6 +231,11 @@ impl Gateway {
             }));
             options = options.with_progress(Arc::new(move |p| tx.send(p)));
         }
+        // While it runs, its server may ask the client (see `host_requests::refusal`).
+        let _in_call = match &target {
+            approval::Target::Resolved(server, _) => Some(self.inner.in_calls.enter(server)),
+            approval::Target::Unresolved(_) => None,
+        };
         let outcome = tokio::select! {
             () = context.ct.cancelled() => None,
             r = target.call(&self.inner.set, &self.inner.hub.status, arguments, options) => Some(r),

@@ -27,7 +27,7 @@ use serde_json::json;
 use tokio::sync::{Semaphore, broadcast, mpsc};
 
 use super::caller::Caller;
-use super::host_requests::{self, ClientLevel};
+use super::host_requests::{self, ClientLevel, InCalls};
 use super::modern;
 use super::shared_uri;
 
@@ -135,6 +135,8 @@ struct Inner {
     caller: Arc<OnceLock<Arc<Caller>>>,
     /// The session counted against its caller's limit, while it lives.
     caller_slot: OnceLock<super::binding::ClientSlot>,
+    /// The servers this client's calls are running on: only they may ask it something.
+    in_calls: Arc<InCalls>,
 }
 
 impl Drop for Inner {
@@ -184,15 +186,31 @@ impl Gateway {
         let elicit_peer = Arc::clone(&peer);
         let elicit_session = Arc::clone(&session);
         let waiting = Arc::clone(&hub.waiting);
+        let caller: Arc<OnceLock<Arc<Caller>>> = Arc::default();
+        let in_calls = Arc::<InCalls>::default();
+        let (elicit_calls, elicit_caller) = (Arc::clone(&in_calls), Arc::clone(&caller));
+        // A server's question reaches the client only during the client's call to that
+        // server, and only when the caller may use it; it says which server asks.
         let handler = elicitation_fn(move |request: ElicitationRequest| {
             let peer = elicit_peer.get().cloned();
             let session = elicit_session.get().cloned();
             let waiting = Arc::clone(&waiting);
+            let refused = host_requests::refusal(
+                &elicit_calls,
+                elicit_caller.get().map(|c| &**c),
+                &request.server,
+            );
             async move {
+                if let Some(why) = refused {
+                    tracing::info!(server = %request.server, "elicitation declined: {why}");
+                    return ElicitResult::new(ElicitationAction::Decline);
+                }
                 match peer {
                     Some(peer) if can_elicit(&peer) => {
                         let _out = session.map(|s| waiting.begin(&s, &peer));
-                        peer.create_elicitation(request.params)
+                        let params =
+                            host_requests::with_asker(&request.server.to_string(), request.params);
+                        peer.create_elicitation(params)
                             .await
                             .unwrap_or_else(|e| {
                                 tracing::warn!(server = %request.server, "the client's elicitation failed: {e}");
@@ -208,6 +226,7 @@ impl Gateway {
             Arc::clone(&peer),
             Arc::clone(&session),
             Arc::clone(&hub.waiting),
+            (Arc::clone(&in_calls), Arc::clone(&caller)),
         );
         let options = hub
             .options
@@ -221,7 +240,6 @@ impl Gateway {
         let tracked = hub.status.track(&hub.pool, &set, &events);
         let resource_owners = Owners::default();
         let log_level = ClientLevel::default();
-        let caller: Arc<OnceLock<Arc<Caller>>> = Arc::default();
         tokio::spawn(forward_list_changes(
             rx,
             Arc::clone(&peer),
@@ -251,6 +269,7 @@ impl Gateway {
                 _status: tracked,
                 caller,
                 caller_slot: OnceLock::new(),
+                in_calls,
             }),
         }
     }
