@@ -322,6 +322,48 @@ fn a_session_its_subscriptions_and_its_stream_are_of_no_use_to_another_caller() 
     wd.assert_no_server_left();
 }
 
+/// A 2026-era listen watches only resources of servers its caller may use: a
+/// `mcpctl-server://SERVER/URI` naming another server is subscribed upstream for nobody
+/// (it once was: alice, who may use `notes` only, watched `files`' secret).
+#[test]
+fn a_listen_watches_no_resource_of_a_server_outside_the_grants() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let config = team::config(&wd, &auth.issuer(), "", GRANTS);
+    let served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        // The URIs are subscribed in order: once `notes` got its subscription, `files`
+        // would have got its own before.
+        let listen = team::listen(
+            &url,
+            &alice,
+            &[
+                "mcpctl-server://files/file:///secret",
+                "mcpctl-server://notes/file:///readme",
+            ],
+        )
+        .await;
+        assert_eq!(listen.status().as_u16(), 200, "{listen:?}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while team::subscribed(&wd, "notes").is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "notes never subscribed"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(team::subscribed(&wd, "notes"), ["file:///readme"]);
+        assert_eq!(team::subscribed(&wd, "files"), Vec::<String>::new());
+        drop(listen);
+    });
+    drop(served);
+    runtime.block_on(auth.shutdown());
+    wd.assert_no_server_left();
+}
+
 #[test]
 fn a_parked_call_is_resumed_only_by_its_own_caller() {
     let wd = Workdir::new();

@@ -53,6 +53,7 @@ pub(crate) fn config(wd: &Workdir, issuer: &str, oauth: &str, rest: &str) -> Pat
                 "schema": {"type": "object", "properties": {"who": {"type": "string"}}},
             }},
         ],
+        "record": {"request_log": request_log(wd, "notes")},
         "resources": [{"uri": "file:///readme", "name": "readme", "text": "hello"}],
         "capabilities": {"resources_subscribe": true},
         "prompts": [{"name": "greet", "arguments": ["who"], "text": "Say hello to {who}."}],
@@ -62,7 +63,9 @@ pub(crate) fn config(wd: &Workdir, issuer: &str, oauth: &str, rest: &str) -> Pat
             {"name": "read_file", "behavior": {"kind": "echo"}},
             {"name": "delete_file", "behavior": {"kind": "echo"}},
         ],
+        "record": {"request_log": request_log(wd, "files")},
         "resources": [{"uri": "file:///secret", "name": "secret", "text": "the secret"}],
+        "capabilities": {"resources_subscribe": true},
         "prompts": [{"name": "wipe", "text": "Delete everything."}],
     });
     let work = json!({
@@ -91,6 +94,40 @@ pub(crate) fn config(wd: &Workdir, issuer: &str, oauth: &str, rest: &str) -> Pat
 /// Where `work` logs the requests it gets.
 pub(crate) fn work_log(wd: &Workdir) -> PathBuf {
     wd.path().join("work-requests.jsonl")
+}
+
+/// Where `notes` or `files` logs the requests it gets.
+pub(crate) fn request_log(wd: &Workdir, server: &str) -> PathBuf {
+    wd.path().join(format!("{server}-requests.jsonl"))
+}
+
+/// The `resources/subscribe` requests `server` (`notes`, `files`) got: their URIs.
+pub(crate) fn subscribed(wd: &Workdir, server: &str) -> Vec<String> {
+    mcp_testkit::RecordedRequest::read_log(request_log(wd, server))
+        .iter()
+        .filter(|r| r.method == "resources/subscribe")
+        .map(|r| r.params["uri"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// Opens a 2026-era `subscriptions/listen` with `token` for the resources `uris`: the
+/// response, whose event stream stays open while it lives.
+pub(crate) async fn listen(url: &str, token: &str, uris: &[&str]) -> reqwest::Response {
+    let message = request(
+        "subscriptions/listen",
+        json!({"_meta": modern_meta(), "notifications": {"resourceSubscriptions": uris}}),
+    );
+    http()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", bearer(token))
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "subscriptions/listen")
+        .json(&message)
+        .send()
+        .await
+        .unwrap()
 }
 
 /// Waits (bounded) until `work` got a call of `tool`.

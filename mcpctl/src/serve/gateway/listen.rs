@@ -55,7 +55,10 @@ impl Gateway {
                     Some((server, upstream)) => (Some(server), upstream),
                     None => (route(&self.listers(uri), &templates, uri), uri.as_str()),
                 };
+                // A server the caller may not use is watched for nobody (`mcpctl-server://`
+                // names any server).
                 if let Some(server) = server
+                    && caller.may_use_server(&server)
                     && set.subscribe_resource(&server, upstream).await.is_ok()
                 {
                     subscribed.push((server, upstream.to_owned()));
@@ -84,7 +87,9 @@ impl Gateway {
                     Ok(ConnectionEvent::ResourcesChanged { .. }) if resources => {
                         let _ = sink.notify_resource_list_changed().await;
                     }
-                    Ok(ConnectionEvent::ResourceUpdated { server, uri }) => {
+                    Ok(ConnectionEvent::ResourceUpdated { server, uri })
+                        if caller.may_use_server(&server) =>
+                    {
                         let shown = shown_uri(&self.inner.resource_owners, &server, uri);
                         if uris.contains(&shown) {
                             let _ = sink.notify_resource_updated(shown).await;
