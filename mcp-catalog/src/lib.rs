@@ -227,7 +227,9 @@ pub use error::{Error, PluginFolderProblem};
 pub use export::toml_write::export_toml;
 pub use formats::inputs::{DeclaredInput, declared_inputs};
 pub use formats::load::{load_file, load_file_with_env};
-pub use hosts::clients::{ClientKind, Scope, UnknownClient, client_config_paths};
+pub use hosts::clients::{
+    ClientKind, Scope, UnknownClient, client_config_paths, client_config_paths_in,
+};
 pub use hosts::discover::{Discovered, Discovery, PROJECT_FILES, plugins_outside_folder};
 pub use hosts::trust::{
     Review, ReviewedEnvironment, ReviewedFile, ReviewedServer, TRUST_STORE_VERSION, TrustState,
@@ -238,7 +240,7 @@ pub use model::config::{
 };
 pub use model::filter::ToolFilter;
 pub use model::fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
-pub use model::format::ConfigFormat;
+pub use model::format::{CODEX_STARTUP_TIMEOUT, CODEX_TOOL_TIMEOUT, ConfigFormat};
 pub use model::gateway::{
     DEFAULT_GROUPS_CLAIM, GatewayConfig, GatewayGrant, GatewayLimits, GatewayOAuth, Introspection,
     TokenValidation, glob_match,

@@ -288,8 +288,81 @@ fn codex_user_config_is_used_without_trust() {
     assert_eq!(run.code, 0, "{}", run.snapshot());
     assert_eq!(
         run.json()["files"],
-        json!([{"path": "[TMP]/user/.codex/config.toml", "format": "toml"}])
+        json!([{"path": "[TMP]/user/.codex/config.toml", "format": "codex"}])
     );
+}
+
+/// Codex's files behave as in Codex: `$CODEX_HOME/config.toml` replaces
+/// `~/.codex/config.toml`, a server that sets no timeout gets Codex's defaults (startup
+/// 10 s, tool calls 60 s, where this crate's own TOML has 30 s and 300 s) while a set one
+/// is kept, and a project's `.codex/config.toml` is read, once trusted, winning over the
+/// user's file.
+#[test]
+fn codex_files_get_codex_home_codex_defaults_and_the_trusted_project_file() {
+    let (mut wd, home) = workdir();
+    let codex_home = wd.path().join("codex-home");
+    wd.set_env("CODEX_HOME", Some(&codex_home.display().to_string()));
+    let scenario = |tool: &str| json!({"tools": [{"name": tool}]}).to_string();
+    let server = |name: &str, tool: &str, extra: &str| {
+        format!(
+            "[mcp_servers.{name}]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", '{}']\n{extra}",
+            scenario(tool)
+        )
+    };
+    // Not read: CODEX_HOME moves the user's file.
+    put(
+        &home.join(".codex/config.toml"),
+        &server("ignored", "ignored_tool", ""),
+    );
+    put(
+        &codex_home.join("config.toml"),
+        &format!(
+            "{}\n{}\n{}",
+            server("plain", "plain_tool", ""),
+            server("timed", "timed_tool", "tool_timeout_sec = 5\n"),
+            server("shared", "user_tool", "")
+        ),
+    );
+    let run = wd.run(&["--from", "codex", "config", "import"]);
+    assert_eq!(run.code, 0, "{}", run.snapshot());
+    let imported = &run.stdout;
+    assert!(!imported.contains("ignored"), "{imported}");
+    let table = |name: &str| {
+        let start = imported
+            .find(&format!("[mcp_servers.{name}]"))
+            .unwrap_or_else(|| panic!("no [mcp_servers.{name}] in:\n{imported}"));
+        let rest = &imported[start + 1..];
+        rest[..rest.find("\n[").unwrap_or(rest.len())].to_owned()
+    };
+    let plain = table("plain");
+    assert!(plain.contains("startup_timeout_sec = 10"), "{plain}");
+    assert!(plain.contains("tool_timeout_sec = 60"), "{plain}");
+    let timed = table("timed");
+    assert!(timed.contains("tool_timeout_sec = 5"), "{timed}");
+    assert!(timed.contains("startup_timeout_sec = 10"), "{timed}");
+
+    // The project's file runs nothing until trusted, then wins over the user's.
+    put(
+        &wd.path().join(".codex/config.toml"),
+        &server("shared", "project_tool", ""),
+    );
+    let run = wd.run(&["--from", "codex", "tools"]);
+    assert_eq!(run.code, EXIT_UNTRUSTED, "{}", run.snapshot());
+    let run = wd.run(&["trust", ".codex/config.toml"]);
+    assert_eq!(run.code, 0, "{}", run.snapshot());
+    let run = wd.run(&["--from", "codex", "tools"]);
+    assert_eq!(run.code, 0, "{}", run.snapshot());
+    assert!(
+        run.stdout.contains("mcp__shared__project_tool"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("mcp__plain__plain_tool"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("user_tool"), "{}", run.stdout);
 }
 
 /// A project file of another client runs nothing until trusted, like ./mcp.toml.

@@ -7,7 +7,6 @@ use std::time::Duration;
 use mcp_key::ServerName;
 
 use crate::model::config::{Config, LoadedConfig};
-use crate::model::format::ConfigFormat;
 use crate::model::server::{
     ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig,
 };
@@ -64,7 +63,7 @@ pub fn export_toml(files: &[LoadedConfig]) -> String {
         // is literal text, which mcp.toml keeps as written too.
         let expands = file
             .format()
-            .is_some_and(|f| f != ConfigFormat::Toml && f.expands_variables());
+            .is_some_and(|f| !f.is_toml() && f.expands_variables());
         let mut notes = notes.remove(&Some(name.to_string())).unwrap_or_default();
         let mut body = String::new();
         match server.transport() {
@@ -496,6 +495,7 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "tests")]
 
     use super::*;
+    use crate::model::format::ConfigFormat;
 
     #[test]
     fn strings_and_keys_are_escaped() {

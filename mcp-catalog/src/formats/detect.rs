@@ -12,7 +12,7 @@ impl ConfigFormat {
     ///
     /// The file name decides when it is specific (`claude_desktop_config.json`,
     /// `mcp_config.json`, `.vscode/mcp.json` and VS Code's user `User/mcp.json`,
-    /// `.cursor/mcp.json`, `.gemini/settings.json`, `zed/settings.json` and
+    /// `.cursor/mcp.json`, `.codex/config.toml` (Codex's), `.gemini/settings.json`, `zed/settings.json` and
     /// `.zed/settings.json`, `*.toml`, `*.yaml` for Goose); otherwise the content does: `context_servers` is Zed,
     /// `servers` without `mcpServers` is VS Code, `mcpServers` in a `settings.json` or with an
     /// `httpUrl` is Gemini CLI, with a `serverUrl` Windsurf, else `.mcp.json`. Text that is
@@ -28,6 +28,7 @@ impl ConfigFormat {
         let folder = lower(path.parent().and_then(Path::file_name));
         let extension = lower(path.extension());
         match (file.as_str(), folder.as_str()) {
+            ("config.toml", ".codex") => return ConfigFormat::Codex,
             _ if extension == "toml" => return ConfigFormat::Toml,
             _ if extension == "yaml" || extension == "yml" => return ConfigFormat::Goose,
             ("claude_desktop_config.json", _) => return ConfigFormat::ClaudeDesktop,

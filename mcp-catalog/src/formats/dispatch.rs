@@ -35,7 +35,8 @@ impl Config {
     /// a field without an equivalent reported as a warning that names it. Use
     /// [`ConfigFormat::detect`] to pick `format` from a file name and content.
     ///
-    /// [`ConfigFormat::Toml`] parses TOML (as [`Config::from_toml_str`]) and
+    /// [`ConfigFormat::Toml`] parses TOML (as [`Config::from_toml_str`]),
+    /// [`ConfigFormat::Codex`] the same TOML with Codex's defaults, and
     /// [`ConfigFormat::Goose`] YAML.
     ///
     /// ```
@@ -68,7 +69,9 @@ impl Config {
         env: &dyn EnvLookup,
     ) -> Result<LoadedConfig, ConfigErrors> {
         match format {
-            ConfigFormat::Toml => crate::formats::toml_parse::parse(text, origin),
+            ConfigFormat::Toml | ConfigFormat::Codex => {
+                crate::formats::toml_parse::parse_format(text, origin, format)
+            }
             ConfigFormat::Goose => crate::formats::goose::parse(text, origin),
             _ => crate::formats::json_parse::parse(text, origin, env, format),
         }

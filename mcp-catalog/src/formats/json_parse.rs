@@ -48,6 +48,7 @@ fn known_keys(format: ConfigFormat) -> &'static [&'static str] {
         ConfigFormat::Windsurf => &["command", "args", "env", "serverUrl", "url", "headers"],
         ConfigFormat::Zed => &["source", "command", "args", "env", "url", "headers"],
         ConfigFormat::Toml
+        | ConfigFormat::Codex
         | ConfigFormat::Goose
         | ConfigFormat::McpJson
         | ConfigFormat::ClaudeDesktop => {

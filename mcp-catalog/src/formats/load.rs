@@ -24,12 +24,21 @@ pub fn load_file_with_env(
     path: impl AsRef<Path>,
     env: &dyn EnvLookup,
 ) -> Result<LoadedConfig, Error> {
+    load_file_as(path, None, env)
+}
+
+/// [`load_file_with_env`] read as `format` when given, else as detected.
+pub(crate) fn load_file_as(
+    path: impl AsRef<Path>,
+    format: Option<ConfigFormat>,
+    env: &dyn EnvLookup,
+) -> Result<LoadedConfig, Error> {
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })?;
     let origin = path.display().to_string();
-    let format = ConfigFormat::detect(path, &text);
+    let format = format.unwrap_or_else(|| ConfigFormat::detect(path, &text));
     Ok(Config::from_client_str(&text, &origin, format, env)?)
 }

@@ -14,6 +14,7 @@ use crate::formats::toml_values::{Reader, Value, type_name};
 use crate::model::config::{
     Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
 };
+use crate::model::format::ConfigFormat;
 
 const TOP_KEYS: &[&str] = &[
     "credentials_store",
@@ -43,13 +44,32 @@ const ENVIRONMENT_KEYS: &[&str] = &[
 const PLUGIN_KEYS: &[&str] = &["path", "environments"];
 
 pub(crate) fn parse(text: &str, origin: &str) -> Result<LoadedConfig, ConfigErrors> {
-    parse_as(text, origin, Role::Config)
+    parse_format(text, origin, ConfigFormat::Toml)
+}
+
+/// [`parse`] for one of the TOML formats: `format`'s defaults
+/// ([`ConfigFormat::default_timeouts`]) for what a server leaves out.
+pub(crate) fn parse_format(
+    text: &str,
+    origin: &str,
+    format: ConfigFormat,
+) -> Result<LoadedConfig, ConfigErrors> {
+    parse_in(text, origin, Role::Config, format)
 }
 
 /// Parses a user configuration, or (for [`Role::Plugin`]) a plugin's `mcp.toml`, in which
 /// only `[mcp_servers]` counts: other top-level keys and `environment` are ignored with a
 /// warning.
 pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedConfig, ConfigErrors> {
+    parse_in(text, origin, role, ConfigFormat::Toml)
+}
+
+fn parse_in(
+    text: &str,
+    origin: &str,
+    role: Role,
+    format: ConfigFormat,
+) -> Result<LoadedConfig, ConfigErrors> {
     let mut cx = Collector::new(text, origin);
     let (document, syntax_errors) = DeTable::parse_recoverable(text);
     if !syntax_errors.is_empty() {
@@ -131,6 +151,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
                         name.span().start,
                         server,
                         (role == Role::Config).then_some(&config.environments),
+                        format.default_timeouts(),
                     );
                     if let Some((name, server)) = parsed {
                         config.servers.insert(name, server);
@@ -147,7 +168,7 @@ pub(crate) fn parse_as(text: &str, origin: &str, role: Role) -> Result<LoadedCon
         origin: origin.to_owned(),
         config,
         warnings,
-        format: Some(crate::model::format::ConfigFormat::Toml),
+        format: Some(format),
     })
 }
 

@@ -72,6 +72,7 @@ pub(crate) fn parse_server(
     name_offset: usize,
     value: &Value<'_>,
     environments: Option<&BTreeMap<EnvironmentId, EnvironmentConfig>>,
+    (startup_timeout, tool_timeout): (std::time::Duration, std::time::Duration),
 ) -> Option<(ServerName, ServerConfig)> {
     let scope = Scope::Server(raw_name.to_owned());
     let mut r = Reader { cx, scope };
@@ -80,6 +81,9 @@ pub(crate) fn parse_server(
     let kind = transport_kind(&mut r, table, name_offset);
 
     let mut draft = Draft::new();
+    // The file format's defaults, for the keys the table leaves out.
+    draft.server.startup_timeout = startup_timeout;
+    draft.server.tool_timeout = tool_timeout;
     for (key, value) in table {
         let field = key.get_ref().as_ref();
         let offset = key.span().start;

@@ -102,6 +102,17 @@ pub enum Scope {
     Project,
 }
 
+impl ClientKind {
+    /// The format of this client's files when their name does not say it (Codex's
+    /// `$CODEX_HOME/config.toml`); `None` when detection by name and content is right.
+    pub(crate) fn forced_format(self) -> Option<crate::model::format::ConfigFormat> {
+        match self {
+            ClientKind::Codex => Some(crate::model::format::ConfigFormat::Codex),
+            _ => None,
+        }
+    }
+}
+
 /// The configuration files of `kind`, lowest precedence first (a later file's server wins
 /// over an earlier one's of the same name), whether they exist or not. `home` is the
 /// user's home folder (`$HOME`), `project_dir` the project (working) folder.
@@ -110,7 +121,7 @@ pub enum Scope {
 ///
 /// | client | user | project (wins over user) |
 /// |---|---|---|
-/// | `codex` | `~/.codex/config.toml` (Codex "Configuration": `[mcp_servers.*]`) | — |
+/// | `codex` | `~/.codex/config.toml`, or `$CODEX_HOME/config.toml` with [`client_config_paths_in`] (Codex "Configuration": `[mcp_servers.*]`) | `.codex/config.toml` (Codex's project configuration, read in trusted projects) |
 /// | `claude` | `~/.claude.json` (Claude Code "MCP": user scope, top-level `mcpServers`) | `.mcp.json` (project scope) |
 /// | `claude-desktop` | `~/.config/Claude/claude_desktop_config.json` on Linux, `~/Library/Application Support/Claude/claude_desktop_config.json` on macOS (MCP quickstart) | — |
 /// | `cursor` | `~/.cursor/mcp.json` (Cursor "MCP": global) | `.cursor/mcp.json` |
@@ -120,7 +131,10 @@ pub enum Scope {
 /// | `zed` | `~/.config/zed/settings.json` (Zed "Configuring Zed"; also on macOS) | `.zed/settings.json` (project settings) |
 /// | `windsurf` | `~/.codeium/windsurf/mcp_config.json` (Windsurf "Cascade MCP") | — |
 ///
-/// Not covered: Windows locations (`%APPDATA%`), Codex's `CODEX_HOME`, Claude Code's
+/// Codex's files are read as [`ConfigFormat::Codex`](crate::ConfigFormat::Codex): Codex's
+/// defaults (startup 10 s, tool calls 60 s) for the servers that set no timeout.
+///
+/// Not covered: Windows locations (`%APPDATA%`), Claude Code's
 /// local-scope servers inside `~/.claude.json` (`projects.<path>.mcpServers`: reading the
 /// file names them in one warning; its other keys, Claude Code's state, are not warned
 /// about), and VS Code servers declared in its user `settings.json`
@@ -129,6 +143,18 @@ pub fn client_config_paths(
     kind: ClientKind,
     home: &Path,
     project_dir: &Path,
+) -> Vec<(Scope, PathBuf)> {
+    client_config_paths_in(kind, home, project_dir, &crate::env::EmptyEnv)
+}
+
+/// [`client_config_paths`] with the client's own environment variables read through
+/// `env`: Codex's `CODEX_HOME` (a non-empty value moves its user file to
+/// `$CODEX_HOME/config.toml`, as Codex does).
+pub fn client_config_paths_in(
+    kind: ClientKind,
+    home: &Path,
+    project_dir: &Path,
+    env: &dyn crate::env::EnvLookup,
 ) -> Vec<(Scope, PathBuf)> {
     let user = |parts: &[&str]| {
         (
@@ -154,7 +180,13 @@ pub fn client_config_paths(
         user(&all)
     };
     match kind {
-        ClientKind::Codex => vec![user(&[".codex", "config.toml"])],
+        ClientKind::Codex => {
+            let user_file = match env.get("CODEX_HOME").filter(|h| !h.is_empty()) {
+                Some(codex_home) => (Scope::User, PathBuf::from(codex_home).join("config.toml")),
+                None => user(&[".codex", "config.toml"]),
+            };
+            vec![user_file, project(&[".codex", "config.toml"])]
+        }
         ClientKind::Claude => vec![user(&[".claude.json"]), project(&[".mcp.json"])],
         ClientKind::ClaudeDesktop => vec![app_support("Claude", &["claude_desktop_config.json"])],
         ClientKind::Cursor => vec![
@@ -198,11 +230,59 @@ mod tests {
         );
     }
 
+    /// Codex's user file moves with a non-empty `CODEX_HOME`, and its project file is
+    /// `.codex/config.toml`; a Codex file's servers get Codex's defaults for the timeouts
+    /// they leave out and keep the ones they set.
+    #[test]
+    fn codex_home_moves_the_user_file_and_codex_files_get_codex_defaults() {
+        use std::collections::BTreeMap;
+        use std::time::Duration;
+
+        let paths = |env: &BTreeMap<String, String>| {
+            client_config_paths_in(ClientKind::Codex, Path::new("/h"), Path::new("p"), env)
+        };
+        let moved = BTreeMap::from([("CODEX_HOME".to_owned(), "/c".to_owned())]);
+        assert_eq!(
+            paths(&moved),
+            vec![
+                (Scope::User, PathBuf::from("/c/config.toml")),
+                (Scope::Project, PathBuf::from("p/.codex/config.toml")),
+            ]
+        );
+        let empty = BTreeMap::from([("CODEX_HOME".to_owned(), String::new())]);
+        assert_eq!(paths(&empty)[0].1, PathBuf::from("/h/.codex/config.toml"));
+
+        let text = "[mcp_servers.a]\ncommand = \"x\"\n[mcp_servers.b]\ncommand = \"x\"\nstartup_timeout_sec = 3\ntool_timeout_sec = 7\n";
+        let timeouts = |format| {
+            let loaded =
+                crate::Config::from_client_str(text, "c", format, &crate::EmptyEnv).unwrap();
+            loaded
+                .config()
+                .servers()
+                .values()
+                .map(|s| (s.startup_timeout(), s.tool_timeout()))
+                .collect::<Vec<_>>()
+        };
+        let secs = Duration::from_secs;
+        assert_eq!(
+            timeouts(ConfigFormat::Codex),
+            [(secs(10), secs(60)), (secs(3), secs(7))]
+        );
+        assert_eq!(
+            timeouts(ConfigFormat::Toml),
+            [(secs(30), secs(300)), (secs(3), secs(7))]
+        );
+        assert_eq!(
+            ConfigFormat::detect(Path::new("p/.codex/config.toml"), text),
+            ConfigFormat::Codex
+        );
+    }
+
     /// Every location is read as its client's format, whatever its content.
     #[test]
     fn every_location_is_detected_as_its_clients_format() {
         let expected = |kind| match kind {
-            ClientKind::Codex => ConfigFormat::Toml,
+            ClientKind::Codex => ConfigFormat::Codex,
             ClientKind::Claude => ConfigFormat::McpJson,
             ClientKind::ClaudeDesktop => ConfigFormat::ClaudeDesktop,
             ClientKind::Cursor => ConfigFormat::Cursor,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::env::EnvLookup;
 use crate::error::Error;
-use crate::hosts::clients::{ClientKind, Scope, client_config_paths};
+use crate::hosts::clients::{ClientKind, Scope, client_config_paths_in};
 use crate::hosts::trust::{Review, TrustState, TrustStore, review_file, trust_target};
 use crate::model::config::LoadedConfig;
 use crate::resolve::builder::CatalogBuilder;
@@ -43,7 +43,8 @@ pub const PROJECT_FILES: [&str; 2] = ["mcp.toml", ".mcp.json"];
 pub struct Discovery {
     dir: PathBuf,
     explicit: Option<PathBuf>,
-    client: Option<(ClientKind, PathBuf)>,
+    /// The client, with the locations of its files.
+    client: Option<(ClientKind, Vec<(Scope, PathBuf)>)>,
 }
 
 /// What [`Discovery::find`] found.
@@ -103,8 +104,21 @@ impl Discovery {
     /// [`Scope::Project`] need trust like any project file; the user's own files do not.
     /// An explicit file ([`Discovery::with_explicit_file`]) still comes first.
     #[must_use]
-    pub fn with_client(mut self, kind: ClientKind, home: impl Into<PathBuf>) -> Self {
-        self.client = Some((kind, home.into()));
+    pub fn with_client(self, kind: ClientKind, home: impl Into<PathBuf>) -> Self {
+        self.with_client_in(kind, home, &crate::env::EmptyEnv)
+    }
+
+    /// [`Discovery::with_client`] with the client's own variables read through `env`
+    /// ([`client_config_paths_in`]: Codex's `CODEX_HOME`).
+    #[must_use]
+    pub fn with_client_in(
+        mut self,
+        kind: ClientKind,
+        home: impl Into<PathBuf>,
+        env: &dyn EnvLookup,
+    ) -> Self {
+        let paths = client_config_paths_in(kind, &home.into(), &self.dir, env);
+        self.client = Some((kind, paths));
         self
     }
 
@@ -117,10 +131,7 @@ impl Discovery {
             return vec![file.clone()];
         }
         match &self.client {
-            Some((kind, home)) => client_config_paths(*kind, home, &self.dir)
-                .into_iter()
-                .map(|(_, path)| path)
-                .collect(),
+            Some((_, paths)) => paths.iter().map(|(_, path)| path.clone()).collect(),
             None => PROJECT_FILES
                 .iter()
                 .map(|name| self.dir.join(name))
@@ -135,10 +146,10 @@ impl Discovery {
             return vec![(file.clone(), false)];
         }
         match &self.client {
-            Some((kind, home)) => client_config_paths(*kind, home, &self.dir)
-                .into_iter()
+            Some((_, paths)) => paths
+                .iter()
                 .filter(|(_, path)| path.is_file())
-                .map(|(scope, path)| (path, scope == Scope::Project))
+                .map(|(scope, path)| (path.clone(), *scope == Scope::Project))
                 .collect(),
             None => PROJECT_FILES
                 .iter()
@@ -173,8 +184,24 @@ impl Discovery {
     pub fn review(&self) -> Result<Vec<LoadedConfig>, Error> {
         self.files()
             .iter()
-            .map(|(path, _)| review_file(path).map(|(loaded, _)| loaded))
+            .map(|(path, _)| match self.forced_format() {
+                // A TOML file reads no variable: loading it as the client's format
+                // expands nothing.
+                Some(format) if format.is_toml() => {
+                    crate::formats::load::load_file_as(path, Some(format), &crate::env::EmptyEnv)
+                }
+                _ => review_file(path).map(|(loaded, _)| loaded),
+            })
             .collect()
+    }
+
+    /// The format the files are read as whatever their name: the client's, when its files
+    /// are used and its name does not always say it (Codex's `$CODEX_HOME/config.toml`).
+    fn forced_format(&self) -> Option<crate::model::format::ConfigFormat> {
+        match (&self.explicit, &self.client) {
+            (None, Some((kind, _))) => kind.forced_format(),
+            _ => None,
+        }
     }
 
     /// Whether [`Discovery::find`] needs a trust store to use what it finds: true when a
@@ -211,7 +238,9 @@ impl Discovery {
         let mut builder = CatalogBuilder::new();
         let mut loaded = Vec::with_capacity(files.len());
         for (file, _) in &files {
-            let one = crate::formats::load::load_file_with_env(file, env)?;
+            // A client's file is read as that client's, also where its name does not say
+            // so (Codex's `$CODEX_HOME/config.toml`); an explicit file by detection.
+            let one = crate::formats::load::load_file_as(file, self.forced_format(), env)?;
             builder.add_user_config_with_plugins(one.clone(), env)?;
             loaded.push(one);
         }

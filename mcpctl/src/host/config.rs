@@ -13,7 +13,7 @@ pub(crate) const DEMO_NOTICE: &str =
     "mcpctl: no config found (--config, ./mcp.toml, ./.mcp.json); running the embedded demo";
 
 /// Where the configuration is looked for: `--config FILE`, else the files of `--from
-/// CLIENT` (its user file under `$HOME`, its project file in the working directory), else
+/// CLIENT` (its user file under `$HOME`, or Codex's `$CODEX_HOME`, its project file in the working directory), else
 /// the project files of the working directory; found, checked against the trust store and
 /// loaded by [`mcp_catalog::Discovery::find`].
 pub(crate) fn discovery(global: &crate::cli::GlobalArgs) -> Result<Discovery, CliError> {
@@ -29,7 +29,8 @@ pub(crate) fn discovery(global: &crate::cli::GlobalArgs) -> Result<Discovery, Cl
             ))
             .with_hint("set HOME to your home folder")
         })?;
-    Ok(discovery.with_client(kind, home))
+    // The client's own variables (Codex's CODEX_HOME) move its user file as they do there.
+    Ok(discovery.with_client_in(kind, home, &mcp_catalog::ProcessEnv))
 }
 
 /// The error when `--from CLIENT` found no file: every place looked at.
