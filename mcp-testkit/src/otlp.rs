@@ -66,6 +66,8 @@ pub struct ReceivedSpan {
     pub status_message: String,
     /// The names of the span's events, in order.
     pub events: Vec<String>,
+    /// The spans it links to, as `(trace id, span id)` in lowercase hex, in order.
+    pub links: Vec<(String, String)>,
     /// `service.name` of the exporting resource.
     pub service_name: Option<String>,
     /// The instrumentation scope's name (empty when none).
@@ -542,6 +544,11 @@ fn received_span(span: &Span, service_name: Option<String>, scope_name: String) 
         status_code,
         status_message,
         events: span.events.iter().map(|e| e.name.clone()).collect(),
+        links: span
+            .links
+            .iter()
+            .map(|l| (hex(&l.trace_id), hex(&l.span_id)))
+            .collect(),
         service_name,
         scope_name,
     }
@@ -762,6 +769,11 @@ mod tests {
                 name: "retry".to_owned(),
                 ..span::Event::default()
             }],
+            links: vec![span::Link {
+                trace_id: vec![0xee; 16],
+                span_id: vec![0xdd; 8],
+                ..span::Link::default()
+            }],
             ..Span::default()
         };
         let root = Span {
@@ -805,6 +817,7 @@ mod tests {
                 status_code: "error".to_owned(),
                 status_message: "boom".to_owned(),
                 events: vec!["retry".to_owned()],
+                links: vec![("ee".repeat(16), "dd".repeat(8))],
                 service_name: Some("under-test".to_owned()),
                 scope_name: "scope-a".to_owned(),
             },
@@ -818,6 +831,7 @@ mod tests {
                 status_code: "unset".to_owned(),
                 status_message: String::new(),
                 events: Vec::new(),
+                links: Vec::new(),
                 service_name: Some("under-test".to_owned()),
                 scope_name: "scope-a".to_owned(),
             },

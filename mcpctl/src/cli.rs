@@ -220,6 +220,23 @@ pub(crate) struct ServeArgs {
     /// dot, so the balancer can route the session's requests back to it.
     #[arg(long, value_name = "ID")]
     pub(crate) instance_id: Option<String>,
+    /// What a client's trace context (`_meta.traceparent`) does: `link`, each request
+    /// starts a trace of the gateway's own whose first span links the client's; or
+    /// `continue`, the request's spans and the upstream servers join the client's trace.
+    /// Either way the client's `tracestate` and `baggage` stay at the gateway [default:
+    /// link].
+    #[arg(long, value_enum, value_name = "link|continue")]
+    pub(crate) client_trace: Option<ClientTrace>,
+}
+
+/// What `mcpctl serve` does with a client's trace context (`--client-trace`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum ClientTrace {
+    /// A trace of the gateway's own per request, linking the client's span.
+    #[default]
+    Link,
+    /// The client's trace continued (its `traceparent` only).
+    Continue,
 }
 
 /// Arguments of `tools`.

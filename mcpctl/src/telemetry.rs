@@ -7,8 +7,9 @@
 //!   provider whose batch processor exports OTLP/HTTP protobuf, so `mcp-client`'s request
 //!   spans (and the gateway's server spans, `serve/trace.rs`) become OpenTelemetry spans;
 //!   the global text-map propagator (W3C trace context and baggage), through which
-//!   `mcp-client` injects `traceparent` into each request's `_meta` and the gateway
-//!   extracts it; and the tracer provider as the global one;
+//!   `mcp-client` injects `traceparent` into each request's `_meta` (the gateway reads a
+//!   client's `traceparent` alone, `serve/trace.rs`); and the tracer provider as the
+//!   global one;
 //! - for metrics: a meter provider with a periodic reader exporting OTLP/HTTP protobuf, set
 //!   as the global meter provider (`mcp-client` records `mcp.client.operation.duration` and
 //!   `mcp.client.session.duration` through it).

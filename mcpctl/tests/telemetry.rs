@@ -3,9 +3,11 @@
 //! MCP) and the client's metrics, and the `traceparent` the upstream server received is
 //! that span's; the standard variables are honoured (service name, headers, the SDK
 //! switched off), and a collector that is down fails nothing. Through `mcpctl serve --http`,
-//! a Python SDK client calling from inside a trace of its own (both eras) gets the
-//! gateway's SERVER span, the upstream CLIENT span and the upstream server's `traceparent`
-//! in its trace.
+//! a client's trace context stops at the gateway (a trace of the gateway's own, linking the
+//! client's span; never the client's `tracestate` or `baggage` upstream), and with
+//! `--client-trace continue` a Python SDK client calling from inside a trace of its own
+//! (both eras) gets the gateway's SERVER span, the upstream CLIENT span and the upstream
+//! server's `traceparent` in its trace.
 //!
 //! Every wait is a bounded poll; mcpctl exports what is left before it exits, so what a
 //! finished run exported has arrived.
@@ -283,8 +285,10 @@ struct Gateway {
 }
 
 impl Gateway {
-    fn start(wd: &Workdir, config: &str) -> Self {
-        let mut child = wd.spawn(&["--config", config, "serve", "--http", "127.0.0.1:0"]);
+    fn start(wd: &Workdir, config: &str, extra: &[&str]) -> Self {
+        let mut args = vec!["--config", config, "serve", "--http", "127.0.0.1:0"];
+        args.extend_from_slice(extra);
+        let mut child = wd.spawn(&args);
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut seen = String::new();
         let mut line = String::new();
@@ -344,10 +348,11 @@ fn run_python(clients: &Path, era: &str, url: &str, trace_id: &str, parent: &str
         .unwrap_or_else(|e| panic!("the Python client printed no JSON ({e}):\n{stdout}\n{stderr}"))
 }
 
-/// A client of `era` calls through the gateway from inside its own trace: the gateway's
-/// SERVER span is a child of the client's span, the upstream CLIENT span a child of the
-/// gateway's, and the upstream server got that span as its parent, in the client's trace,
-/// with the client's baggage.
+/// A client of `era` calls through a gateway that continues its clients' traces
+/// (`--client-trace continue`) from inside its own trace: the gateway's SERVER span is a
+/// child of the client's span, the upstream CLIENT span a child of the gateway's, and the
+/// upstream server got that span as its parent, in the client's trace, without the
+/// client's baggage.
 fn the_client_trace_goes_through_the_gateway(era: &str, trace_id: &str, parent: &str) {
     let Some(clients) = support::gateway_clients(&[(
         "py_trace_client.py",
@@ -361,7 +366,11 @@ fn the_client_trace_goes_through_the_gateway(era: &str, trace_id: &str, parent: 
     let receiver = runtime.block_on(OtlpReceiver::start()).unwrap();
     wd.set_env("OTEL_EXPORTER_OTLP_ENDPOINT", Some(&receiver.endpoint()));
     wd.set_env("MCPCTL_SERVE_TOKEN", Some(TOKEN));
-    let mut gateway = Gateway::start(&wd, config.to_str().unwrap());
+    let mut gateway = Gateway::start(
+        &wd,
+        config.to_str().unwrap(),
+        &["--client-trace", "continue"],
+    );
     let report = run_python(&clients, era, &gateway.url, trace_id, parent);
     assert_eq!(
         report["echo"]["structuredContent"],
@@ -410,7 +419,7 @@ fn the_client_trace_goes_through_the_gateway(era: &str, trace_id: &str, parent: 
     let metas = upstream_metas(&log, "echo");
     assert_eq!(metas.len(), 1, "{metas:?}");
     assert_eq!(metas[0]["traceparent"], json!(traceparent(&upstream)));
-    assert_eq!(metas[0]["baggage"], json!("tenant=blue"));
+    assert_eq!(metas[0].get("baggage"), None, "{metas:?}");
 
     let failed = span(&runtime, &receiver, "tools/call mcp__notes__fail");
     assert_eq!(
@@ -423,6 +432,116 @@ fn the_client_trace_goes_through_the_gateway(era: &str, trace_id: &str, parent: 
     );
     runtime.block_on(receiver.shutdown());
     wd.assert_no_server_left();
+}
+
+/// The context a client calls with: its trace (sampled), a vendor's `tracestate` and
+/// `baggage` that must stay between the client and the gateway.
+const CLIENT_TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4736";
+const CLIENT_SPAN: &str = "10f067aa0ba902b7";
+const CLIENT_TRACESTATE: &str = "vendor=internal-state";
+const CLIENT_BAGGAGE: &str = "user.id=admin,x-internal-role=superuser";
+
+/// Calls `mcp__notes__echo` through the gateway at `url` with the client's trace context
+/// ([`CLIENT_TRACE`], …) in `_meta`, as a traced client's SDK writes it.
+async fn call_with_client_context(url: &str) {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(TOKEN),
+    );
+    let info = rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new("trace-test", "1"),
+    )
+    .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25);
+    let client = tokio::time::timeout(EXPORT_WAIT, rmcp::ServiceExt::serve(info, transport))
+        .await
+        .unwrap()
+        .unwrap();
+    let params: rmcp::model::CallToolRequestParams = serde_json::from_value(json!({
+        "name": "mcp__notes__echo",
+        "arguments": {"text": "traced"},
+        "_meta": {
+            "traceparent": format!("00-{CLIENT_TRACE}-{CLIENT_SPAN}-01"),
+            "tracestate": CLIENT_TRACESTATE,
+            "baggage": CLIENT_BAGGAGE,
+        },
+    }))
+    .unwrap();
+    let result = tokio::time::timeout(EXPORT_WAIT, client.call_tool(params))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    client.cancel().await.unwrap();
+}
+
+/// A client's trace context stops at the gateway: by default its request starts a trace
+/// of the gateway's own (its SERVER span links the client's span), so the upstream server
+/// sees the gateway's trace and none of the client's trace id, `tracestate` or `baggage`;
+/// with `--client-trace continue` the gateway's span continues the client's `traceparent`
+/// (the upstream server is in the client's trace) and still nothing else crosses.
+#[test]
+fn the_clients_trace_context_stops_at_the_gateway_unless_asked_to_continue() {
+    for continued in [false, true] {
+        let mut wd = Workdir::new();
+        let (config, log) = write_config(&wd);
+        let runtime = support::runtime();
+        let receiver = runtime.block_on(OtlpReceiver::start()).unwrap();
+        wd.set_env("OTEL_EXPORTER_OTLP_ENDPOINT", Some(&receiver.endpoint()));
+        wd.set_env("MCPCTL_SERVE_TOKEN", Some(TOKEN));
+        let extra: &[&str] = if continued {
+            &["--client-trace", "continue"]
+        } else {
+            &[]
+        };
+        let mut gateway = Gateway::start(&wd, config.to_str().unwrap(), extra);
+        runtime.block_on(call_with_client_context(&gateway.url));
+        gateway.stop();
+
+        let served = span(&runtime, &receiver, "tools/call mcp__notes__echo");
+        let upstream = span(&runtime, &receiver, "tools/call echo");
+        let client = (CLIENT_TRACE.to_owned(), CLIENT_SPAN.to_owned());
+        if continued {
+            assert_eq!(
+                (served.trace_id.as_str(), served.parent_span_id.as_deref()),
+                (CLIENT_TRACE, Some(CLIENT_SPAN)),
+                "{served:#?}"
+            );
+            assert_eq!(served.links, [], "{served:#?}");
+        } else {
+            assert_ne!(
+                served.trace_id, CLIENT_TRACE,
+                "a trace of its own: {served:#?}"
+            );
+            assert_eq!(served.parent_span_id, None, "{served:#?}");
+            assert_eq!(served.links, [client], "{served:#?}");
+        }
+        assert_eq!(
+            (
+                upstream.trace_id.as_str(),
+                upstream.parent_span_id.as_deref()
+            ),
+            (served.trace_id.as_str(), Some(served.span_id.as_str()))
+        );
+        let metas = upstream_metas(&log, "echo");
+        assert_eq!(metas.len(), 1, "{metas:?}");
+        assert_eq!(
+            metas[0].as_object().unwrap().get("traceparent"),
+            Some(&json!(traceparent(&upstream))),
+            "{metas:?}"
+        );
+        let sent = metas[0].to_string();
+        for client_value in [CLIENT_TRACE, CLIENT_TRACESTATE, CLIENT_BAGGAGE] {
+            assert!(
+                continued && client_value == CLIENT_TRACE || !sent.contains(client_value),
+                "the client's {client_value:?} reached the upstream server: {sent}"
+            );
+        }
+        assert_eq!(metas[0].get("baggage"), None, "{sent}");
+        runtime.block_on(receiver.shutdown());
+        wd.assert_no_server_left();
+    }
 }
 
 #[test]

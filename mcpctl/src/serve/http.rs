@@ -95,6 +95,7 @@ pub(crate) async fn serve(
     // session: a 2026-era request gets a gateway of its own too, but is no client, and
     // its calls have their own bound (`Hub::modern_calls`).
     let factory_hub = Arc::clone(&hub);
+    let client_trace = args.client_trace.unwrap_or_default();
     let sessions = Arc::new(super::sessions::InstanceSessions::new(
         args.instance_id.as_deref(),
     ));
@@ -103,6 +104,7 @@ pub(crate) async fn serve(
             Ok(super::trace::Traced::new(
                 Gateway::start(&factory_hub),
                 super::trace::Transport::Http,
+                client_trace,
             ))
         },
         Arc::clone(&sessions),

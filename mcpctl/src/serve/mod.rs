@@ -160,7 +160,7 @@ pub(crate) async fn run(
     // Questions nobody answered expire on a timer, not on the next request.
     let expiry = tokio::spawn(modern::expire_every_second(Arc::downgrade(&hub)));
     let outcome = match http_addr {
-        None => serve_stdio(&hub, stop).await,
+        None => serve_stdio(&hub, args.client_trace.unwrap_or_default(), stop).await,
         Some(addr) => http::serve(Arc::clone(&hub), addr, args, stop).await,
     };
     // Every upstream process ends with the gateway, whatever the clients did.
@@ -177,11 +177,12 @@ pub(crate) async fn run(
 /// One client over stdin/stdout; ends when it closes stdin or on a stop signal.
 async fn serve_stdio(
     hub: &Arc<Hub>,
+    client_trace: crate::cli::ClientTrace,
     stop: &mut crate::commands::StopSignals,
 ) -> Result<u8, CliError> {
     let gateway = Gateway::start(hub);
     let set = gateway.set().clone();
-    let service = trace::Traced::new(gateway, trace::Transport::Pipe)
+    let service = trace::Traced::new(gateway, trace::Transport::Pipe, client_trace)
         .serve(pipes::stdio())
         .await
         .map_err(|e| CliError::failure(format!("the MCP client did not initialize: {e}")))?;

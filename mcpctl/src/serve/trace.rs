@@ -15,12 +15,20 @@
 //! - `error.type`: `tool_error` for a result with `isError`, else the JSON-RPC error code,
 //!   with `rpc.response.status_code`.
 //!
-//! The span is a root of its own, unless the request's `params._meta` carries a W3C
-//! `traceparent` (with `tracestate`, `baggage`): that context, read through the global
-//! propagator, becomes its parent. The gateway's work, upstream requests included, runs in
-//! it, so `mcp-client`'s upstream spans, and the `traceparent` it sends upstream, are in
-//! the client's trace. Without an OpenTelemetry layer these are plain `tracing` spans, and
-//! nothing is read from `_meta` when nobody records them.
+//! The gateway's work, upstream requests included, runs in the span, so `mcp-client`'s
+//! upstream spans, and the `traceparent` it sends upstream, are in the span's trace. What
+//! trace that is follows `--client-trace` ([`ClientTrace`]) when the request's
+//! `params._meta` carries a W3C `traceparent`:
+//! - `link` (the default): the span is a root of a trace of the gateway's own, with a link
+//!   to the client's span. Nothing the client sent (its trace id, sampled flag,
+//!   `tracestate`, `baggage`) reaches an upstream server;
+//! - `continue`: the client's `traceparent` becomes the span's parent, so the upstream
+//!   servers are in the client's trace; its `tracestate` and `baggage` are still dropped
+//!   (baggage such as `user.id=admin` is the client's say, and no upstream's business).
+//!
+//! Only `traceparent` is read, with the W3C trace-context propagator whatever the global
+//! one is. Without an OpenTelemetry layer these are plain `tracing` spans, and nothing is
+//! read from `_meta` when nobody records them.
 //!
 //! Every handler [`Gateway`] implements is delegated here (a test checks that none is
 //! left out: one left out would silently answer with rmcp's default).
@@ -41,6 +49,7 @@ use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
 use super::Gateway;
+pub(crate) use crate::cli::ClientTrace;
 
 /// The `tracing` target of the gateway's request spans.
 pub(crate) const SPAN_TARGET: &str = "mcpctl::serve::request";
@@ -59,12 +68,18 @@ pub(crate) enum Transport {
 pub(crate) struct Traced {
     gateway: Gateway,
     transport: Transport,
+    client_trace: ClientTrace,
 }
 
 impl Traced {
-    /// `gateway`, its client reaching it over `transport`.
-    pub(crate) fn new(gateway: Gateway, transport: Transport) -> Self {
-        Self { gateway, transport }
+    /// `gateway`, its client reaching it over `transport`, its trace context taken as
+    /// `client_trace` says.
+    pub(crate) fn new(gateway: Gateway, transport: Transport, client_trace: ClientTrace) -> Self {
+        Self {
+            gateway,
+            transport,
+            client_trace,
+        }
     }
 
     /// The span of a request `method` on `target` (a tool or prompt name).
@@ -74,7 +89,7 @@ impl Traced {
         target: Option<&str>,
         context: &RequestContext<RoleServer>,
     ) -> Span {
-        request_span(method, target, context, self.transport)
+        request_span(method, target, context, self.transport, self.client_trace)
     }
 }
 
@@ -91,26 +106,38 @@ impl std::fmt::Display for SpanName<'_> {
     }
 }
 
-/// The trace context keys of a request's `_meta`, for the propagator.
-struct MetaCarrier<'a>(&'a rmcp::model::JsonObject);
+/// A request's `_meta` as the trace-context propagator sees it: its `traceparent` and
+/// nothing else (the client's `tracestate` and `baggage` stay out of the gateway's trace).
+struct TraceparentOnly<'a>(&'a rmcp::model::JsonObject);
 
-impl MetaCarrier<'_> {
-    /// The keys the propagator reads (W3C trace context and baggage).
-    const KEYS: [&'static str; 3] = ["traceparent", "tracestate", "baggage"];
+impl TraceparentOnly<'_> {
+    const KEY: &'static str = "traceparent";
 
-    fn carries_context(&self) -> bool {
-        Self::KEYS.iter().any(|k| self.0.contains_key(*k))
+    fn value(&self) -> Option<&str> {
+        self.0.get(Self::KEY)?.as_str()
     }
 }
 
-impl opentelemetry::propagation::Extractor for MetaCarrier<'_> {
+impl opentelemetry::propagation::Extractor for TraceparentOnly<'_> {
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key)?.as_str()
+        (key == Self::KEY).then(|| self.value()).flatten()
     }
 
     fn keys(&self) -> Vec<&str> {
-        self.0.keys().map(String::as_str).collect()
+        self.value().map(|_| vec![Self::KEY]).unwrap_or_default()
     }
+}
+
+/// The client's span in `meta`, from its `traceparent` alone, if it carries a valid one.
+fn client_span(meta: &rmcp::model::JsonObject) -> Option<opentelemetry::trace::SpanContext> {
+    use opentelemetry::propagation::TextMapPropagator as _;
+    use opentelemetry::trace::TraceContextExt as _;
+    let carrier = TraceparentOnly(meta);
+    carrier.value()?;
+    let context = opentelemetry_sdk::propagation::TraceContextPropagator::new()
+        .extract_with_context(&opentelemetry::Context::new(), &carrier);
+    let span = context.span().span_context().clone();
+    span.is_valid().then_some(span)
 }
 
 /// See [`Traced::span`]; a child of the trace context in the request's `_meta`, if any.
@@ -119,6 +146,7 @@ fn request_span(
     target: Option<&str>,
     context: &RequestContext<RoleServer>,
     transport: Transport,
+    client_trace: ClientTrace,
 ) -> Span {
     let span = tracing::info_span!(
         target: SPAN_TARGET,
@@ -166,14 +194,19 @@ fn request_span(
         }
         _ => {}
     }
-    let carrier = MetaCarrier(&context.meta);
-    if carrier.carries_context() {
-        // From an empty context: what is current here (rmcp's session) is no parent.
-        let parent = opentelemetry::global::get_text_map_propagator(|p| {
-            p.extract_with_context(&opentelemetry::Context::new(), &carrier)
-        });
-        if let Err(e) = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(&span, parent) {
-            tracing::trace!("the client's trace context was not taken: {e}");
+    if let Some(client) = client_span(&context.meta) {
+        use opentelemetry::trace::TraceContextExt as _;
+        use tracing_opentelemetry::OpenTelemetrySpanExt as _;
+        match client_trace {
+            ClientTrace::Link => span.add_link(client),
+            ClientTrace::Continue => {
+                // From an empty context: no baggage, and what is current here (rmcp's
+                // session) is no parent.
+                let parent = opentelemetry::Context::new().with_remote_span_context(client);
+                if let Err(e) = span.set_parent(parent) {
+                    tracing::trace!("the client's trace context was not taken: {e}");
+                }
+            }
         }
     }
     span
