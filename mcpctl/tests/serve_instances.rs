@@ -137,6 +137,18 @@ fn a_retry_is_resumed_by_another_instance_with_the_same_key() {
             json!({"action": "accept", "content": {"who": "alice"}}),
             "{answered:?}"
         );
+        // Presented again, the state would send the answered call again: it was spent.
+        let replayed = post(
+            &b.url,
+            Some(&auth),
+            None,
+            &modern_call("mcp__new__ask", Some((&state, "alice"))),
+        )
+        .await;
+        assert!(
+            error_of(&replayed).contains("was used already"),
+            "{replayed:?}"
+        );
 
         // A client that cannot elicit is not asked: the gateway declines for it, as it
         // does for a 2025-era server, and the call goes on at once.

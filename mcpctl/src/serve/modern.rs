@@ -110,6 +110,8 @@ pub(crate) struct Parked {
     instance: String,
     /// How long a handed-out state may be presented.
     ttl: Duration,
+    /// The upstream states resumed here: each resumes its call once.
+    spent: super::seal::Spent,
 }
 
 /// What a `requestState` holds, sealed.
@@ -179,6 +181,7 @@ impl Parked {
             key,
             instance,
             ttl,
+            spent: super::seal::Spent::default(),
         })
     }
 
@@ -228,7 +231,17 @@ impl Parked {
         answer: Option<Value>,
         caller: &super::caller::Caller,
     ) -> Result<Resumed, Refusal> {
-        let (instance, handle) = match self.key.open(state).map_err(Refusal::Unsealed)? {
+        // An upstream state is spent by its caller's retry: presented again, it would
+        // send the approved call again.
+        let own_upstream = |sealed: &SealedState| match sealed {
+            SealedState::Upstream(call) => call.caller == caller.id(),
+            SealedState::Parked { .. } => false,
+        };
+        let (sealed, _) = self
+            .key
+            .open_once(state, &self.spent, own_upstream)
+            .map_err(Refusal::Unsealed)?;
+        let (instance, handle) = match sealed {
             SealedState::Upstream(call) if call.caller == caller.id() => {
                 return Ok(Resumed::Upstream(call));
             }

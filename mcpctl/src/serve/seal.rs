@@ -11,7 +11,9 @@
 //!
 //! Opening refuses, with a [`SealError`] and never a panic: text that is not a sealed
 //! state, one too large ([`MAX_SEALED_LEN`]), one altered or sealed with another key (the
-//! two cannot be told apart), and one past its expiry.
+//! two cannot be told apart), and one past its expiry. A single-use state
+//! ([`SealKey::open_once`]) is also refused when presented to the same instance again: the
+//! instance remembers it ([`Spent`], by its nonce) until it expires.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -45,6 +47,10 @@ pub(crate) enum SealError {
     Forged,
     /// Past its expiry.
     Expired,
+    /// Presented before: a single-use state ([`SealKey::open_once`]) resumes once.
+    Spent,
+    /// Too many single-use states are spent and unexpired to remember one more.
+    TooManySpent,
     /// The system's cipher or random source failed.
     Crypto,
 }
@@ -58,6 +64,12 @@ impl std::fmt::Display for SealError {
                 "the requestState was altered, or sealed by a gateway with another key (the instances behind one address must share --seal-key-file or $MCPCTL_SEAL_KEY)"
             }
             Self::Expired => "the requestState expired: the client took longer than the answer deadline",
+            Self::Spent => {
+                "the requestState was used already: each one resumes its call once; call the tool again"
+            }
+            Self::TooManySpent => {
+                "this gateway remembers too many used requestStates to take another now; try again shortly"
+            }
             Self::Crypto => "the gateway's cipher failed",
         })
     }
@@ -148,10 +160,33 @@ impl SealKey {
 
     /// Opens a state [`Self::seal`] made with this key, unexpired.
     pub(crate) fn open<T: DeserializeOwned>(&self, state: &str) -> Result<T, SealError> {
-        self.open_at(state, unix_now())
+        self.open_at(state, unix_now()).map(|(body, _)| body)
     }
 
-    fn open_at<T: DeserializeOwned>(&self, state: &str, now: u64) -> Result<T, SealError> {
+    /// [`Self::open`], for a state that may be presented once: the state (by its nonce)
+    /// is remembered in `spent` until it expires, and refused ([`SealError::Spent`]) when
+    /// presented again to this instance. `accept` decides first whether the body is one to
+    /// spend (a state refused for another reason stays unspent).
+    pub(crate) fn open_once<T: DeserializeOwned>(
+        &self,
+        state: &str,
+        spent: &Spent,
+        accept: impl FnOnce(&T) -> bool,
+    ) -> Result<(T, bool), SealError> {
+        let now = unix_now();
+        let (body, seal) = self.open_at(state, now)?;
+        if !accept(&body) {
+            return Ok((body, false));
+        }
+        spent.spend(seal, now)?;
+        Ok((body, true))
+    }
+
+    fn open_at<T: DeserializeOwned>(
+        &self,
+        state: &str,
+        now: u64,
+    ) -> Result<(T, SealId), SealError> {
         if state.len() > MAX_SEALED_LEN {
             return Err(SealError::TooLarge);
         }
@@ -165,6 +200,8 @@ impl SealKey {
             return Err(SealError::Malformed);
         }
         let mut in_out = sealed.split_off(NONCE_LEN);
+        let mut id = [0u8; NONCE_LEN];
+        id.copy_from_slice(&sealed);
         let nonce = Nonce::try_assume_unique_for_key(&sealed).map_err(|_| SealError::Malformed)?;
         let plain = self
             .key
@@ -176,7 +213,80 @@ impl SealKey {
         if now > envelope.exp {
             return Err(SealError::Expired);
         }
-        Ok(envelope.body)
+        Ok((
+            envelope.body,
+            SealId {
+                nonce: id,
+                exp: envelope.exp,
+            },
+        ))
+    }
+}
+
+/// One sealed state, as [`Spent`] remembers it: its nonce (random, one per seal) and the
+/// second it expires at.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SealId {
+    nonce: [u8; NONCE_LEN],
+    exp: u64,
+}
+
+/// Most single-use states one instance remembers as spent while they are unexpired.
+pub(crate) const MAX_SPENT: usize = 65_536;
+
+/// The single-use states this instance opened ([`SealKey::open_once`]), until each
+/// expires: bounded by [`MAX_SPENT`] (when it is full of unexpired states, more are
+/// refused rather than one forgotten, which would let it be replayed).
+#[derive(Debug)]
+pub(crate) struct Spent {
+    seen: std::sync::Mutex<SpentSet>,
+    max: usize,
+}
+
+#[derive(Debug, Default)]
+struct SpentSet {
+    nonces: std::collections::HashSet<[u8; NONCE_LEN]>,
+    /// The same states by expiry, to forget them once expired.
+    by_exp: std::collections::BTreeSet<(u64, [u8; NONCE_LEN])>,
+}
+
+impl Default for Spent {
+    fn default() -> Self {
+        Self::with_max(MAX_SPENT)
+    }
+}
+
+impl Spent {
+    /// Remembers at most `max` unexpired states.
+    pub(crate) fn with_max(max: usize) -> Self {
+        Self {
+            seen: std::sync::Mutex::default(),
+            max,
+        }
+    }
+
+    /// Records `seal` as spent at `now`, or says why it cannot be.
+    fn spend(&self, seal: SealId, now: u64) -> Result<(), SealError> {
+        let mut set = self
+            .seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Forget the expired: they are refused as such.
+        while let Some(&(exp, nonce)) = set.by_exp.first()
+            && exp < now
+        {
+            set.by_exp.pop_first();
+            set.nonces.remove(&nonce);
+        }
+        if set.nonces.contains(&seal.nonce) {
+            return Err(SealError::Spent);
+        }
+        if set.nonces.len() >= self.max {
+            return Err(SealError::TooManySpent);
+        }
+        set.nonces.insert(seal.nonce);
+        set.by_exp.insert((seal.exp, seal.nonce));
+        Ok(())
     }
 }
 
@@ -266,8 +376,47 @@ mod tests {
     fn an_expired_state_is_refused() {
         let key = key();
         let state = key.seal_at(&json!(1), 1_000).unwrap();
-        assert_eq!(key.open_at::<Value>(&state, 1_000).unwrap(), json!(1));
-        assert_eq!(key.open_at::<Value>(&state, 1_001), Err(SealError::Expired));
+        assert_eq!(key.open_at::<Value>(&state, 1_000).unwrap().0, json!(1));
+        assert_eq!(
+            key.open_at::<Value>(&state, 1_001).map(|(body, _)| body),
+            Err(SealError::Expired)
+        );
+    }
+
+    #[test]
+    fn a_single_use_state_opens_once_and_is_forgotten_when_it_expires() {
+        let key = key();
+        let spent = Spent::with_max(2);
+        let state = key.seal(&json!("a"), Duration::from_secs(60)).unwrap();
+        // Refused by `accept` (another caller's): not spent.
+        assert_eq!(
+            key.open_once::<Value>(&state, &spent, |_| false).unwrap(),
+            (json!("a"), false)
+        );
+        assert_eq!(
+            key.open_once::<Value>(&state, &spent, |_| true).unwrap(),
+            (json!("a"), true)
+        );
+        assert_eq!(
+            key.open_once::<Value>(&state, &spent, |_| true),
+            Err(SealError::Spent)
+        );
+        // Bounded: full of unexpired states, it refuses rather than forgets.
+        let b = key.seal(&json!("b"), Duration::from_secs(60)).unwrap();
+        let c = key.seal(&json!("c"), Duration::from_secs(60)).unwrap();
+        assert!(key.open_once::<Value>(&b, &spent, |_| true).is_ok());
+        assert_eq!(
+            key.open_once::<Value>(&c, &spent, |_| true),
+            Err(SealError::TooManySpent)
+        );
+        // An expired entry is forgotten (its state is refused as expired anyway).
+        let old = key.seal_at(&json!("old"), 1_000).unwrap();
+        let fresh = Spent::with_max(1);
+        let (_, id) = key.open_at::<Value>(&old, 1_000).unwrap();
+        fresh.spend(id, 1_000).unwrap();
+        assert_eq!(fresh.spend(id, 1_000), Err(SealError::Spent));
+        let (_, next) = key.open_at::<Value>(&c, 1_000).unwrap();
+        assert_eq!(fresh.spend(next, 1_001), Ok(()));
     }
 
     #[test]
