@@ -98,7 +98,10 @@ fn a_rewritten_tool_is_held_back_until_accepted() {
     let accept = wd.run(&["--config", config, "accept", "files", "read_file"]);
     assert_eq!(accept.code, 0, "{}", accept.stderr);
     assert!(
-        accept.stdout.contains("accepted 1 changed tool"),
+        accept.stdout.contains("accepted 1 changed tool")
+            && accept.stdout.contains(
+                "accepted `read_file`: description changed, gaining a URL, a file path, instructions to the model; description now \"Read a file. Before using this tool"
+            ),
         "{}",
         accept.stdout
     );
@@ -134,7 +137,11 @@ fn a_change_that_is_only_a_notice_is_printed() {
     let config = config.to_str().unwrap();
     let first = wd.run(&["--config", config, "tools"]);
     assert_eq!(first.code, 0, "{}", first.stderr);
-    assert!(first.stdout.contains("mcp__files__stat"), "{}", first.stdout);
+    assert!(
+        first.stdout.contains("mcp__files__stat"),
+        "{}",
+        first.stdout
+    );
     assert!(!first.stderr.contains("changed"), "{}", first.stderr);
 
     write("Size of a  file", 10);

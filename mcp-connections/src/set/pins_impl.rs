@@ -96,13 +96,47 @@ impl crate::set::ConnectionSet {
 
     /// Accepts the held-back changes of `server`'s tools (all, or only `tool`): they are
     /// pinned as the server lists them now (a removed tool is unpinned) and come back into
-    /// the catalog. Returns how many tools were accepted.
+    /// the catalog. Returns how many tools were accepted. What is pinned is whatever the
+    /// server lists at this moment: a host that showed the user a definition accepts with
+    /// [`ConnectionSet::accept_tool_change_seen`](crate::ConnectionSet::accept_tool_change_seen)
+    /// instead.
     ///
     /// Errors: [`Error::UnknownServer`](crate::Error::UnknownServer).
     pub fn accept_tool_changes(
         &self,
         server: &McpServerKey,
         tool: Option<&str>,
+    ) -> crate::error::Result<usize> {
+        self.accept_held(server, |d, _| tool.is_none_or(|t| t == d.tool))
+    }
+
+    /// Accepts the held-back change of `tool` of `server` only if the server lists it now
+    /// exactly as the user saw it: `seen` is the [`tool_fingerprint`] of the definition
+    /// shown (`None`: the user saw it removed). Returns `Ok(false)`, pinning nothing,
+    /// when the listing differs (it changed again while the user decided: show the new
+    /// definition and ask again) or nothing of `tool` is held back.
+    ///
+    /// Errors: [`Error::UnknownServer`](crate::Error::UnknownServer).
+    ///
+    /// [`tool_fingerprint`]: crate::tool_fingerprint
+    pub fn accept_tool_change_seen(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+        seen: Option<&mcp_key::Fingerprint>,
+    ) -> crate::error::Result<bool> {
+        let accepted = self.accept_held(server, |d, now| {
+            d.tool == tool && now.map(crate::policy::drift::tool_fingerprint).as_ref() == seen
+        })?;
+        Ok(accepted > 0)
+    }
+
+    /// Pins the held-back tools of `server` that `accept` takes (given each one's drift
+    /// and its definition as listed now, which is what is pinned).
+    fn accept_held(
+        &self,
+        server: &McpServerKey,
+        accept: impl Fn(&ToolDrift, Option<&Tool>) -> bool,
     ) -> crate::error::Result<usize> {
         let slot = std::sync::Arc::clone(self.inner.slot(server)?);
         let Some(pins) = &self.inner.options.tool_pins else {
@@ -116,11 +150,14 @@ impl crate::set::ConnectionSet {
         let target = pin_target(&slot.spec);
         let held = self.tool_drift(server);
         let mut accepted = 0;
-        for d in held.iter().filter(|d| tool.is_none_or(|t| t == d.tool)) {
+        for d in &held {
+            let now = listed.iter().find(|t| t.name == d.tool);
+            if !accept(d, now) {
+                continue;
+            }
             if let Some(crate::policy::drift::ToolChange::Renamed { from }) = d.changes.first() {
                 pins.accept_tool(server, &target, from, None);
             }
-            let now = listed.iter().find(|t| t.name == d.tool);
             pins.accept_tool(server, &target, &d.tool, now);
             accepted += 1;
         }

@@ -205,14 +205,43 @@ async fn accept(
         ))
         .with_hint("`mcpctl tools` names the tools that are held back"));
     }
-    let accepted = session
-        .set
-        .accept_tool_changes(&key, args.tool.as_deref())
-        .map_err(|e| CliError::failure(e.to_string()))?;
-    crate::term::render::out(&format!(
+    // Each tool is accepted as shown here: a definition that changed since is not.
+    let mut text = String::new();
+    let mut accepted = 0;
+    for drift in held
+        .iter()
+        .filter(|d| args.tool.as_ref().is_none_or(|t| *t == d.tool))
+    {
+        let shown = session.set.listed_tool(&key, &drift.tool);
+        let seen = shown.as_ref().map(mcp_connections::tool_fingerprint);
+        let description = shown
+            .as_ref()
+            .and_then(|t| t.description.as_deref())
+            .unwrap_or_default();
+        if session
+            .set
+            .accept_tool_change_seen(&key, &drift.tool, seen.as_ref())
+            .map_err(|e| CliError::failure(e.to_string()))?
+        {
+            accepted += 1;
+            text.push_str(&format!(
+                "accepted `{}`: {}; description now {:?}\n",
+                drift.tool.escape_debug(),
+                drift.describe(),
+                description
+            ));
+        } else {
+            crate::term::render::warn(&format!(
+                "tool `{}` of server `{key}` changed again while it was being accepted; not accepted (see `mcpctl tools --changes`)",
+                drift.tool.escape_debug()
+            ));
+        }
+    }
+    text.push_str(&format!(
         "accepted {} of server `{key}`\n",
         crate::term::progress::plural(accepted, "changed tool")
     ));
+    crate::term::render::out(&text);
     Ok(0)
 }
 

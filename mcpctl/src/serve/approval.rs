@@ -94,19 +94,21 @@ where
         if set.tool_drift_policy(&server) != ToolDriftPolicy::Reapprove {
             return Verdict::Call(Target::Resolved(server, tool));
         }
-        let question = drift_question(set, &server, &drift, arguments);
+        // The definition the question shows is the one a yes accepts, nothing listed later.
+        let shown = set.listed_tool(&server, &drift.tool);
+        let question = drift_question(set, &server, &drift, shown.as_ref(), arguments);
         let accepted = match question {
             Some(question) => ask(question).await.is_some_and(|answer| approves(&answer)),
             None => false,
         };
-        if accepted
-            && set
-                .accept_tool_changes(&server, Some(&tool))
-                .is_ok_and(|n| n > 0)
-        {
-            return Verdict::Call(Target::Resolved(server, tool));
+        if !accepted {
+            return Verdict::Refused(not_reapproved(&server, &tool, &drift));
         }
-        return Verdict::Refused(not_reapproved(&server, &tool, &drift));
+        let seen = shown.as_ref().map(mcp_connections::tool_fingerprint);
+        return match set.accept_tool_change_seen(&server, &tool, seen.as_ref()) {
+            Ok(true) => Verdict::Call(Target::Resolved(server, tool)),
+            _ => Verdict::Refused(changed_while_asked(&server, &tool)),
+        };
     }
     if !set.approval(&server, &tool).is_ok_and(|a| a.must_ask()) {
         return Verdict::Call(Target::Resolved(server, tool));
@@ -189,6 +191,7 @@ fn drift_question(
     set: &ConnectionSet,
     server: &McpServerKey,
     drift: &ToolDrift,
+    shown: Option<&mcp_connections::model::Tool>,
     arguments: Option<&Value>,
 ) -> Option<ElicitRequestParams> {
     let description = |tool: Option<mcp_connections::model::Tool>| {
@@ -199,7 +202,7 @@ fn drift_question(
         format!("{}{}", quoted(&head), if cut { "…" } else { "" })
     };
     let before = description(set.pinned_tool(server, &drift.tool));
-    let after = description(set.listed_tool(server, &drift.tool));
+    let after = description(shown.cloned());
     let schema = json!({
         "type": "object",
         "properties": {"approve": {"type": "boolean", "title": "Accept the change and run it?"}},
@@ -224,6 +227,14 @@ fn not_reapproved(server: &McpServerKey, tool: &str, drift: &ToolDrift) -> CallT
     super::gateway::error_result(format!(
         "tool `{tool}` of MCP server `{server}` changed since it was approved ({}); the change was not accepted, so it was not called (accept it with `mcpctl accept {server} {tool}`)",
         drift.describe()
+    ))
+}
+
+/// The result of a call of a held-back tool whose server changed it again while the user
+/// was asked: what they accepted is not what it lists now, so nothing was accepted.
+fn changed_while_asked(server: &McpServerKey, tool: &str) -> CallToolResult {
+    super::gateway::error_result(format!(
+        "tool `{tool}` of MCP server `{server}` changed again while the user was deciding; the definition they saw is not the one it lists now, so nothing was accepted and it was not called (call it again to be asked about the definition it has now)"
     ))
 }
 
