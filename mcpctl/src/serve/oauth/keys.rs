@@ -1,19 +1,23 @@
 //! The issuer's signing keys (its JSON Web Key Set at the metadata's `jwks_uri`), kept
 //! for [`KEYS_TTL`] and read again after it.
 //!
-//! A token naming a key (`kid`) the kept set lacks makes the set be read again at once
-//! (the issuer rotated its keys), at most once per [`UNKNOWN_KEY_REFETCH`]: a flood of
-//! made-up key ids costs one read. A set read again replaces the kept one whole, so a key
-//! the issuer rotated out stops verifying anything. One read at a time: the others wait
-//! for it, never longer than [`WAIT_BOUND`], and a token whose key is kept never waits
-//! (a key set endpoint that hangs holds up only the tokens that need it, each for a
-//! bounded time). When the set cannot be read, the kept keys go on verifying, and the set
-//! is not asked for again before [`super::discovery::RETRY_AFTER_FAILURE`].
+//! A set older than [`KEYS_TTL`] goes on verifying the tokens whose key it holds while one
+//! read runs in the background (single flight), so no request waits for the refresh, and
+//! an issuer that hangs holds up none of them. A token naming a key (`kid`) the kept set
+//! lacks makes the set be read again at once (the issuer rotated its keys), at most once
+//! per [`UNKNOWN_KEY_REFETCH`]: a flood of made-up key ids costs one read. A set read again
+//! replaces the kept one whole, so a key the issuer rotated out stops verifying anything.
+//! One read at a time: a token that needs it waits for it, never longer than
+//! [`WAIT_BOUND`], and a token whose key is kept never waits (a key set endpoint that hangs
+//! holds up only the tokens that need it, each for a bounded time). When the set cannot be
+//! read, the kept keys go on verifying, and the set is not asked for again before
+//! [`super::discovery::RETRY_AFTER_FAILURE`].
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, JwkSet};
+use tokio_util::task::AbortOnDropHandle;
 
 use super::discovery::{Discovery, RETRY_AFTER_FAILURE};
 use super::fetch::{FETCH_TIMEOUT, Fetcher};
@@ -52,7 +56,15 @@ struct State {
 /// The issuer's key set, kept.
 #[derive(Debug)]
 pub(crate) struct Keys {
-    discovery: std::sync::Arc<Discovery>,
+    shared: Arc<Shared>,
+    /// The background read of a stale set, if one was started (aborted when the keys go).
+    refresh: Mutex<Option<AbortOnDropHandle<()>>>,
+}
+
+/// What [`Keys`] and its background read share.
+#[derive(Debug)]
+struct Shared {
+    discovery: Arc<Discovery>,
     fetcher: Fetcher,
     state: Mutex<State>,
     gate: tokio::sync::Mutex<()>,
@@ -61,6 +73,11 @@ pub(crate) struct Keys {
 /// What to do for a token's key.
 enum Plan {
     Use(Box<Jwk>),
+    /// Use the key, and read the stale set again in the background, after `reads` reads.
+    UseAndRefresh {
+        jwk: Box<Jwk>,
+        reads: u64,
+    },
     Fail(KeyProblem),
     /// Read the set (`unknown`: because the key is not in it), after `reads` reads.
     Read {
@@ -70,67 +87,111 @@ enum Plan {
 }
 
 impl Keys {
-    pub(crate) fn new(discovery: std::sync::Arc<Discovery>, fetcher: Fetcher) -> Self {
+    pub(crate) fn new(discovery: Arc<Discovery>, fetcher: Fetcher) -> Self {
         Self {
-            discovery,
-            fetcher,
-            state: Mutex::default(),
-            gate: tokio::sync::Mutex::new(()),
+            shared: Arc::new(Shared {
+                discovery,
+                fetcher,
+                state: Mutex::default(),
+                gate: tokio::sync::Mutex::new(()),
+            }),
+            refresh: Mutex::new(None),
         }
     }
 
+    #[cfg(test)]
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.shared.lock()
     }
 
     /// The published key a token with `kid` is signed with.
     ///
     /// # Cancel safety
-    /// Cancel-safe: a read given up leaves the kept set as it was.
+    /// Cancel-safe: a read given up leaves the kept set as it was (a background read goes
+    /// on by itself).
     pub(crate) async fn key(&self, kid: Option<&str>) -> Result<Jwk, KeyProblem> {
-        let (unknown, seen) = match self.plan(kid) {
+        let (unknown, seen) = match self.shared.plan(kid) {
             Plan::Use(jwk) => return Ok(*jwk),
+            Plan::UseAndRefresh { jwk, reads } => {
+                self.refresh_in_background(reads);
+                return Ok(*jwk);
+            }
             Plan::Fail(problem) => return Err(problem),
             Plan::Read { unknown, reads } => (unknown, reads),
         };
-        let waited = tokio::time::timeout(WAIT_BOUND, self.gate.lock()).await;
+        let waited = tokio::time::timeout(WAIT_BOUND, self.shared.gate.lock()).await;
         let Ok(_one_at_a_time) = waited else {
             return Err(KeyProblem::Unavailable(format!(
                 "the key set was being read for more than {}s",
                 WAIT_BOUND.as_secs()
             )));
         };
-        if self.lock().reads != seen {
+        if self.shared.lock().reads != seen {
             // Someone read it meanwhile: use what they got.
-            return match self.plan(kid) {
-                Plan::Use(jwk) => Ok(*jwk),
+            return match self.shared.plan(kid) {
+                Plan::Use(jwk) | Plan::UseAndRefresh { jwk, .. } => Ok(*jwk),
                 Plan::Fail(problem) => Err(problem),
                 Plan::Read { .. } => Err(KeyProblem::Unknown),
             };
         }
-        let outcome = self.read().await;
-        let mut state = self.lock();
-        let now = Instant::now();
+        let outcome = self.shared.read().await;
+        let mut state = self.shared.lock();
         if unknown {
-            state.unknown_refetch = Some(now);
+            state.unknown_refetch = Some(Instant::now());
         }
-        match outcome {
-            Ok(keys) => {
-                state.keys = keys;
-                state.read_at = Some(now);
-                state.reads += 1;
-                state.failure = None;
-                find(&state.keys, kid).ok_or(KeyProblem::Unknown)
-            }
-            Err(e) => {
-                tracing::warn!("the authorization server's key set: {e}");
-                state.failure = Some((now, e.clone()));
-                // The kept keys go on verifying meanwhile.
-                find(&state.keys, kid).ok_or(KeyProblem::Unavailable(e))
-            }
+        match store(&mut state, outcome) {
+            Ok(()) => find(&state.keys, kid).ok_or(KeyProblem::Unknown),
+            Err(e) => find(&state.keys, kid).ok_or(KeyProblem::Unavailable(e)),
         }
+    }
+
+    /// Starts one read of the set, after `seen` reads, unless one is running.
+    fn refresh_in_background(&self, seen: u64) {
+        let mut refresh = self
+            .refresh
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if refresh.as_ref().is_some_and(|task| !task.is_finished()) {
+            return;
+        }
+        let shared = Arc::clone(&self.shared);
+        *refresh = Some(AbortOnDropHandle::new(tokio::spawn(async move {
+            let _one_at_a_time = shared.gate.lock().await;
+            if shared.lock().reads != seen {
+                return; // read meanwhile
+            }
+            let outcome = shared.read().await;
+            // A failure is logged and remembered; the kept keys go on verifying.
+            let _ = store(&mut shared.lock(), outcome);
+        })));
+    }
+}
+
+/// Keeps a read's outcome: a set read replaces the kept one; a failure is logged and
+/// remembered (the kept keys go on verifying meanwhile).
+fn store(state: &mut State, outcome: Result<Vec<Jwk>, String>) -> Result<(), String> {
+    let now = Instant::now();
+    match outcome {
+        Ok(keys) => {
+            state.keys = keys;
+            state.read_at = Some(now);
+            state.reads += 1;
+            state.failure = None;
+            Ok(())
+        }
+        Err(e) => {
+            tracing::warn!("the authorization server's key set: {e}");
+            state.failure = Some((now, e.clone()));
+            Err(e)
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// What the kept set says about `kid`.
@@ -145,8 +206,8 @@ impl Keys {
         match (found, fresh) {
             (Some(jwk), true) => Plan::Use(Box::new(jwk)),
             (Some(jwk), false) if failed_recently.is_some() => Plan::Use(Box::new(jwk)),
-            (Some(_), false) => Plan::Read {
-                unknown: false,
+            (Some(jwk), false) => Plan::UseAndRefresh {
+                jwk: Box::new(jwk),
                 reads: state.reads,
             },
             (None, _) => {
@@ -203,5 +264,82 @@ fn find(keys: &[Jwk], kid: Option<&str>) -> Option<Jwk> {
             [one] => Some(one.clone()),
             _ => None,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use std::sync::Arc;
+
+    use mcp_testkit::{AuthServerOptions, FakeAuthServer, JwksFault};
+
+    use super::*;
+
+    /// Keys of the fake authorization server, read once.
+    async fn read_once(auth: &FakeAuthServer) -> Keys {
+        let fetcher = Fetcher::new().unwrap();
+        let discovery = Arc::new(Discovery::new(&auth.issuer(), fetcher.clone()));
+        let keys = Keys::new(discovery, fetcher);
+        let kid = auth.signing_key_id();
+        assert!(keys.key(Some(&kid)).await.is_ok());
+        assert_eq!(auth.counters().jwks, 1);
+        keys
+    }
+
+    /// Makes the kept set older than [`KEYS_TTL`].
+    fn age(keys: &Keys) {
+        let old = Instant::now().checked_sub(KEYS_TTL + Duration::from_secs(1));
+        keys.lock().read_at = Some(old.unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_stale_set_serves_its_keys_while_one_read_runs_in_the_background() {
+        let auth = FakeAuthServer::start(AuthServerOptions::new().with_jwt_access_tokens())
+            .await
+            .unwrap();
+        let keys = read_once(&auth).await;
+        let kid = auth.signing_key_id();
+        age(&keys);
+        auth.set_jwks_fault(Some(JwksFault::Hang));
+        // Many tokens of a known key, while the key set endpoint hangs: none waits for it.
+        for _ in 0..20 {
+            let answered = tokio::time::timeout(Duration::from_millis(500), keys.key(Some(&kid)));
+            assert!(answered.await.unwrap().is_ok(), "served from the kept set");
+        }
+        // One read of the set, in the background (single flight).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while auth.counters().jwks < 2 {
+            assert!(Instant::now() < deadline, "the set is read again");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(auth.counters().jwks, 2, "one read at a time");
+        drop(keys);
+        auth.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn the_background_read_replaces_the_set() {
+        let auth = FakeAuthServer::start(AuthServerOptions::new().with_jwt_access_tokens())
+            .await
+            .unwrap();
+        let keys = read_once(&auth).await;
+        let old_kid = auth.signing_key_id();
+        let new_kid = auth.rotate_signing_key();
+        age(&keys);
+        assert!(keys.key(Some(&old_kid)).await.is_ok(), "still kept");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while keys.lock().reads < 2 {
+            assert!(Instant::now() < deadline, "the set is read again");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(
+            keys.key(Some(&old_kid)).await.err(),
+            Some(KeyProblem::Unknown)
+        );
+        assert!(keys.key(Some(&new_kid)).await.is_ok());
+        drop(keys);
+        auth.shutdown().await;
     }
 }
