@@ -72,7 +72,7 @@ fn status_json_shows_servers_states_restarts_and_calls() {
             status["clients"],
             json!({
                 "connected": 1,
-                "by_principal": [{"principal": "static-token", "clients": 1}],
+                "by_principal": [{"principal": "static-token", "clients": 1, "parked": 0, "tasks": 0}],
                 "stateless_calls_in_flight": 0,
             })
         );
@@ -345,14 +345,14 @@ fn with_grants_each_caller_sees_its_own_servers_and_clients() {
         ),
         (
             &json!(1),
-            &json!([{"principal": "sub:alice", "clients": 1}])
+            &json!([{"principal": "sub:alice", "clients": 1, "parked": 0, "tasks": 0}])
         )
     );
     let seen = status_page::status_json(&base, &bob);
     assert_eq!(names(&seen), ["files", "notes", "work"]);
     assert_eq!(
         seen["clients"]["by_principal"],
-        json!([{"principal": "sub:bob", "clients": 2}])
+        json!([{"principal": "sub:bob", "clients": 2, "parked": 0, "tasks": 0}])
     );
     let page = get(&base, "/status", Some(&alice));
     assert_eq!(page.status, 200, "{page:?}");
@@ -364,6 +364,60 @@ fn with_grants_each_caller_sees_its_own_servers_and_clients() {
             page.body
         );
     }
+    served.stop();
+    wd.assert_no_server_left();
+}
+
+/// Calls waiting for their clients' answers are bounded per caller: alice parks 32 (her
+/// approval questions unanswered), her 33rd question is declined, and carol's is still
+/// asked (one caller's flood once filled the gateway's one bound, and everyone else's
+/// questions were declined as "not approved"). The page shows each caller's parked calls.
+#[test]
+fn one_callers_flood_of_questions_leaves_another_callers_asked() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let rest = format!("{GRANTS}\n[mcp_servers.notes.tools.echo]\napproval_mode = \"prompt\"\n");
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let mut served = Served::start(&wd, &config, team::STATIC_TOKEN, &[]);
+    let base = base(&served.url);
+    let alice = team::token(&auth, &served.url, "alice", &["readers"]);
+    let carol = team::token(&auth, &served.url, "carol", &["readers"]);
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let call = |token: &str| {
+            let (url, token) = (url.clone(), token.to_owned());
+            async move {
+                let message = team::modern_call("mcp__notes__echo", None);
+                team::post(&url, Some(&team::bearer(&token)), None, &message).await
+            }
+        };
+        for n in 0..32 {
+            let asked = call(&alice).await;
+            assert_eq!(
+                asked.body["result"]["resultType"], "input_required",
+                "call {n}: {asked:?}"
+            );
+        }
+        let declined = call(&alice).await;
+        assert_eq!(
+            declined.body["result"]["resultType"], "complete",
+            "{declined:?}"
+        );
+        assert_eq!(declined.body["result"]["isError"], true, "{declined:?}");
+        let asked = call(&carol).await;
+        assert_eq!(
+            asked.body["result"]["resultType"], "input_required",
+            "{asked:?}"
+        );
+    });
+    let seen = status_page::status_json(&base, &alice);
+    assert_eq!(
+        seen["clients"]["by_principal"],
+        json!([{"principal": "sub:alice", "clients": 0, "parked": 32, "tasks": 0}])
+    );
+    let page = get(&base, "/status", Some(&alice));
+    assert!(page.body.contains("<th>Parked calls</th>"), "{}", page.body);
     served.stop();
     wd.assert_no_server_left();
 }

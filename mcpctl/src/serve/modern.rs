@@ -49,6 +49,12 @@ pub(crate) const INPUT_KEY: &str = "input";
 /// Calls waiting for their clients at once, at most; beyond it a question is declined.
 pub(crate) const MAX_PARKED: usize = 256;
 
+/// Calls of one caller waiting for their clients at once, at most (beside [`MAX_PARKED`]
+/// for all callers); beyond it that caller's questions are declined, so that one caller's
+/// flood of questions leaves everyone else's asked. Tasks kept per caller have the same
+/// bound.
+pub(crate) const MAX_PARKED_PER_CALLER: usize = 32;
+
 /// Whether the request came from a client speaking MCP 2026-07-28 or later.
 pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| {
@@ -203,7 +209,11 @@ impl Parked {
         let Ok(mut runs) = self.runs.lock() else {
             return Err(run);
         };
-        if runs.len() >= MAX_PARKED {
+        let theirs = runs
+            .values()
+            .filter(|p| p.run.caller.id() == run.caller.id())
+            .count();
+        if runs.len() >= MAX_PARKED || theirs >= MAX_PARKED_PER_CALLER {
             return Err(run);
         }
         runs.insert(
@@ -215,6 +225,18 @@ impl Parked {
             },
         );
         Ok(state)
+    }
+
+    /// How many calls each caller has waiting for its client, by caller id (sorted): the
+    /// status page's parked calls per principal.
+    pub(crate) fn by_caller(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        if let Ok(runs) = self.runs.lock() {
+            for parked in runs.values() {
+                *counts.entry(parked.run.caller.id().to_owned()).or_insert(0) += 1;
+            }
+        }
+        counts
     }
 
     /// Seals what a 2026-era upstream server asked, for the client to bring back to any
@@ -404,7 +426,7 @@ pub(crate) async fn drive(
                 match tasks.adopt(run, message) {
                     Ok(task) => return Ok(CallToolResponse::Task(CreateTaskResult::new(task))),
                     Err(back) => {
-                        tracing::warn!("more than {MAX_PARKED} tasks are kept; the call goes on as a plain one");
+                        tracing::warn!("more than {MAX_PARKED} tasks (or {MAX_PARKED_PER_CALLER} of one caller) are kept; the call goes on as a plain one");
                         run = back;
                     }
                 }
@@ -443,9 +465,10 @@ pub(crate) async fn drive(
                         return Ok(InputRequiredResult::new(Some(requests), Some(state)).into());
                     }
                     Err(back) => {
-                        // Too many calls wait already: the question's answer sender was
+                        // Too many calls wait already (of all callers, or of this one):
+                        // the question's answer sender was
                         // dropped, which declines it, and the call goes on.
-                        tracing::warn!("more than {MAX_PARKED} calls wait for their clients; a question was declined");
+                        tracing::warn!("more than {MAX_PARKED} calls (or {MAX_PARKED_PER_CALLER} of one caller) wait for their clients; a question was declined");
                         run = back;
                     }
                 }

@@ -17,7 +17,9 @@
 //!   the last [`WINDOW_CALLS`] of each server (bounded memory; a busier server's window is
 //!   its last [`WINDOW_CALLS`] calls). An error is a call that failed or whose result is
 //!   a tool error (`isError`); a call its client cancelled is not counted;
-//! - clients per caller: the sessions and listens [`super::binding`] counts.
+//! - clients per caller: the sessions and listens [`super::binding`] counts, and the
+//!   2026-era calls waiting for the caller's answers and the tasks kept for it (each
+//!   bounded per caller, see [`super::modern::MAX_PARKED_PER_CALLER`]).
 //!
 //! What a caller sees follows its grants ([`super::caller`]): the servers it may use, and
 //! only its own clients; the whole gateway (every server, every caller's clients, the tool
@@ -268,7 +270,7 @@ struct Clients {
     /// The sum of `by_principal`.
     connected: usize,
     /// Sessions (2025 era) and open `subscriptions/listen` requests (2026 era) per
-    /// caller id (`static-token`, `sub:<subject>`).
+    /// caller id (`static-token`, `sub:<subject>`), with its parked calls and kept tasks.
     by_principal: Vec<PrincipalClients>,
     /// Calls of 2026-era clients (which have no session) in flight.
     stateless_calls_in_flight: usize,
@@ -278,6 +280,11 @@ struct Clients {
 struct PrincipalClients {
     principal: String,
     clients: usize,
+    /// 2026-era calls waiting for this caller's answers (at most
+    /// [`super::modern::MAX_PARKED_PER_CALLER`]).
+    parked: usize,
+    /// Tasks kept for this caller (at most as many).
+    tasks: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -381,12 +388,25 @@ pub(crate) fn snapshot(hub: &Hub, caller: &Caller) -> Snapshot {
             .unwrap_or_default();
         servers.push(row);
     }
-    let by_principal: Vec<PrincipalClients> = hub
-        .bindings
-        .clients_by_caller()
+    let clients = hub.bindings.clients_by_caller();
+    let parked = hub.parked.by_caller();
+    let tasks = hub.tasks.by_caller();
+    let principals: std::collections::BTreeSet<&String> = clients
+        .keys()
+        .chain(parked.keys())
+        .chain(tasks.keys())
+        .collect();
+    let count =
+        |of: &std::collections::BTreeMap<String, usize>, id: &str| of.get(id).copied().unwrap_or(0);
+    let by_principal: Vec<PrincipalClients> = principals
         .into_iter()
-        .filter(|(id, _)| caller.has_everything() || id == caller.id())
-        .map(|(principal, clients)| PrincipalClients { principal, clients })
+        .filter(|id| caller.has_everything() || *id == caller.id())
+        .map(|id| PrincipalClients {
+            principal: id.clone(),
+            clients: count(&clients, id),
+            parked: count(&parked, id),
+            tasks: count(&tasks, id),
+        })
         .collect();
     Snapshot {
         version: SHAPE_VERSION,
@@ -712,6 +732,8 @@ mod tests {
                 by_principal: vec![PrincipalClients {
                     principal: "<i>someone</i>".to_owned(),
                     clients: 1,
+                    parked: 0,
+                    tasks: 0,
                 }],
                 stateless_calls_in_flight: 0,
             },

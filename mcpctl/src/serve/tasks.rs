@@ -22,7 +22,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::caller::Caller;
-use super::modern::{INPUT_KEY, MAX_PARKED, Run};
+use super::modern::{INPUT_KEY, MAX_PARKED, MAX_PARKED_PER_CALLER, Run};
 
 /// How long an ended task's outcome is kept for its client.
 pub(crate) const KEEP_ENDED: Duration = Duration::from_secs(300);
@@ -83,13 +83,29 @@ fn unknown(id: &str) -> McpError {
 }
 
 impl Tasks {
+    /// How many tasks each caller has kept (running or ended), by caller id (sorted): the
+    /// status page's tasks per principal.
+    pub(crate) fn by_caller(&self) -> std::collections::BTreeMap<String, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        if let Ok(entries) = self.entries.lock() {
+            for entry in entries.values() {
+                *counts.entry(entry.owner.clone()).or_insert(0) += 1;
+            }
+        }
+        counts
+    }
+
     /// Keeps `run` as a new task; its seed state, or the run back when too many tasks
-    /// are kept already.
+    /// are kept already (of all callers, or [`MAX_PARKED_PER_CALLER`] of its caller).
     pub(crate) fn adopt(&self, run: Run, message: Option<String>) -> Result<Task, Run> {
         let Ok(mut entries) = self.entries.lock() else {
             return Err(run);
         };
-        if entries.len() >= MAX_PARKED {
+        let theirs = entries
+            .values()
+            .filter(|e| e.owner == run.caller.id())
+            .count();
+        if entries.len() >= MAX_PARKED || theirs >= MAX_PARKED_PER_CALLER {
             return Err(run);
         }
         let Ok(random) = super::random_hex(16) else {

@@ -65,12 +65,14 @@ pub(super) fn html(s: &Snapshot) -> String {
     if s.servers.is_empty() {
         out.push_str("<tr><td colspan=\"13\">no enabled servers</td></tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n<h2>Clients</h2>\n<table id=\"clients\">\n<thead><tr><th>Principal</th><th>Clients</th></tr></thead>\n<tbody>\n");
+    out.push_str("</tbody>\n</table>\n<h2>Clients</h2>\n<table id=\"clients\">\n<thead><tr><th>Principal</th><th>Clients</th><th>Parked calls</th><th>Tasks</th></tr></thead>\n<tbody>\n");
     for p in &s.clients.by_principal {
         out.push_str(&format!(
-            "<tr><td>{}</td><td class=\"n\">{}</td></tr>\n",
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n",
             text(&p.principal),
-            p.clients
+            p.clients,
+            p.parked,
+            p.tasks
         ));
     }
     out.push_str(&format!(
