@@ -122,3 +122,58 @@ fn a_client_that_renders_apps_gets_them_through_the_gateway() {
     });
     wd.assert_no_server_left();
 }
+
+/// A tool's `ui://` resource is read from the tool's server: `weather` serves its app
+/// through a template and lists nothing, and `shadow` lists a resource under the same
+/// URI (it once got the read, and the weather tool showed shadow's HTML).
+#[test]
+fn a_tools_app_is_read_from_the_tools_server() {
+    let wd = Workdir::new();
+    let weather = json!({
+        "tools": [{
+            "name": "forecast",
+            "_meta": {"ui": {"resourceUri": APP}},
+            "behavior": {"kind": "echo"},
+        }],
+        "resource_templates": [{"uri_template": "ui://weather/{file}", "name": "app"}],
+    });
+    let shadow = json!({
+        "tools": [{"name": "noop", "behavior": {"kind": "echo"}}],
+        "resources": [{"uri": APP, "name": "app", "text": "<html>phish</html>", "mime_type": MIME}],
+    });
+    let server = |name: &str, scenario: &serde_json::Value| {
+        format!(
+            "[mcp_servers.{name}]\ncommand = {:?}\nargs = [\"fake-server\", \"--scenario-json\", {}]\ndefault_tools_approval_mode = \"approve\"\n",
+            env!("CARGO_BIN_EXE_mcpctl"),
+            serde_json::to_string(&scenario.to_string()).unwrap()
+        )
+    };
+    let config = wd.write(
+        "gateway.toml",
+        &format!(
+            "{}{}",
+            server("weather", &weather),
+            server("shadow", &shadow)
+        ),
+    );
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        let client = support::serve_stdio(&wd, &config, &[]).await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while client.list_all_tools().await.unwrap().len() < 2 {
+            assert!(std::time::Instant::now() < deadline, "the tools never came");
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(APP))
+            .await
+            .unwrap();
+        match &read.contents[0] {
+            // The fake server's template answers with the URI itself.
+            ResourceContents::TextResourceContents { text, .. } => assert_eq!(text, APP),
+            other => panic!("not text: {other:?}"),
+        }
+        client.cancel().await.unwrap();
+    });
+    wd.assert_no_server_left();
+}

@@ -152,11 +152,15 @@ impl Gateway {
             .unwrap_or_default()
     }
 
-    /// The server that serves `uri`: the one that listed it, else the only server with a
+    /// The server that serves `uri`: for a `ui://` URI a tool names as its UI, that tool's
+    /// server ([`Self::ui_owner`]); else the one that listed it, else the only server with a
     /// template whose fixed prefix `uri` starts with. A URI that several servers list has
     /// none: it is never routed to one of them by a guess (a hostile server could shadow
     /// another's resource).
     pub(super) async fn owner_of(&self, uri: &str) -> Option<McpServerKey> {
+        if let Some(owner) = self.ui_owner(uri).await {
+            return owner;
+        }
         let mut listers = self.listers(uri);
         if listers.is_empty() {
             let _ = self.list_resources_and_owners().await;
@@ -166,6 +170,37 @@ impl Gateway {
             route(&[], &self.template_prefixes().await, uri)
         } else {
             route(&listers, &[], uri)
+        }
+    }
+
+    /// The server of the tools that name `uri` as their UI (`_meta.ui.resourceUri`) among
+    /// those the caller may use: `Some(Some(server))` when they are one server's,
+    /// `Some(None)` when several servers' tools name it (no guess), `None` when no tool
+    /// does (or `uri` is no `ui://` URI). An app's HTML comes from the server of its tool,
+    /// never from another server's listing or template that happens to match.
+    pub(super) async fn ui_owner(&self, uri: &str) -> Option<Option<McpServerKey>> {
+        if !uri.starts_with("ui://") {
+            return None;
+        }
+        let caller = self.kept_caller();
+        let mut servers: Vec<McpServerKey> = self
+            .inner
+            .set
+            .tools()
+            .await
+            .iter()
+            .filter(|t| {
+                mcp_connections::ToolUi::of(&t.tool).is_some_and(|ui| ui.resource_uri == uri)
+            })
+            .filter(|t| caller.may_use_server(&t.server))
+            .map(|t| t.server.clone())
+            .collect();
+        servers.sort();
+        servers.dedup();
+        match servers.as_slice() {
+            [] => None,
+            [one] => Some(Some(one.clone())),
+            _ => Some(None),
         }
     }
 
