@@ -248,7 +248,7 @@ pub use model::gateway::{
 pub use model::log_level::LogLevel;
 pub use model::remote_line::{
     REMOTE_SUPERVISOR, REMOTE_SUPERVISOR_NAME, RemoteCommand, quote_sh, quote_words, remote_line,
-    server_remote_line,
+    remote_stdin, server_remote_line, server_remote_stdin,
 };
 pub use model::server::{
     ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig,

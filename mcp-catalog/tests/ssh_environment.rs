@@ -166,7 +166,7 @@ fn the_review_shows_exactly_the_remote_line() {
     let loaded = Config::from_toml_str(CONFIG, "mcp.toml").unwrap();
     let review = Review::of(&loaded, &BTreeSet::new());
     let line = format!(
-        r#"exec 'sh' '-c' {} 'mcp-remote' 'env' 'MODE=remote' 'notes-mcp' '--scenario-json' '{{"a": "b c"}}' 'it'\''s; $(rm -rf /)'"#,
+        r#"exec 'sh' '-c' {} 'mcp-remote' '1' 'notes-mcp' '--scenario-json' '{{"a": "b c"}}' 'it'\''s; $(rm -rf /)'"#,
         mcp_catalog::quote_sh(mcp_catalog::REMOTE_SUPERVISOR)
     );
     let line = line.as_str();
@@ -197,6 +197,16 @@ fn the_review_shows_exactly_the_remote_line() {
     let sent = mcp_catalog::server_remote_line(environment, &words, &BTreeMap::new(), None);
     let argv = environment.ssh().unwrap().argv(sent);
     assert_eq!(argv.last().map(String::as_str), Some(line));
+    // The variable's value is on no command line: the review names it, stdin carries it.
+    assert!(!argv.iter().any(|w| w.contains("MODE=remote")), "{argv:?}");
+    assert!(
+        text.contains("sets variable: environment devbox: MODE=remote"),
+        "{text}"
+    );
+    assert_eq!(
+        mcp_catalog::server_remote_stdin(environment, &BTreeMap::new()),
+        "1\nMODE=remote\n"
+    );
 }
 
 /// The words a real `sh -c LINE` passes to a program, for `LINE = printf … WORDS`.
@@ -263,23 +273,60 @@ fn remote_folder_is_quoted_too() {
         line.starts_with(r"cd '/tmp/a dir; it'\''s' && exec 'sh' '-c' "),
         "{line}"
     );
-    assert!(line.ends_with(" 'mcp-remote' 'pwd'"), "{line}");
+    assert!(line.ends_with(" 'mcp-remote' '0' 'pwd'"), "{line}");
 }
 
 /// Runs a whole remote line (supervisor included) with a local `sh -c`, as the remote
-/// login shell would: stdout and the exit status come back.
-fn run_line(argv: &[String], cwd: Option<&Path>) -> std::process::Output {
-    let line = mcp_catalog::remote_line(&mcp_catalog::RemoteCommand {
+/// login shell would, its variables and then `input` on stdin: stdout and the exit status
+/// come back.
+fn run_line_with(argv: &[String], cwd: Option<&Path>, input: &str) -> std::process::Output {
+    use std::io::Write;
+    let env = BTreeMap::from([
+        ("MARK".to_owned(), "it's $x; `y`\n✓".to_owned()),
+        ("TRAIL".to_owned(), "two\n\nlines\n".to_owned()),
+    ]);
+    let command = mcp_catalog::RemoteCommand {
         argv,
         cwd,
-        env: &BTreeMap::from([("MARK".to_owned(), "it's $x; `y`\n✓".to_owned())]),
-    });
-    std::process::Command::new("/bin/sh")
+        env: &env,
+    };
+    let line = mcp_catalog::remote_line(&command);
+    assert!(!line.contains("it's $x"), "a value is on the line: {line}");
+    let mut child = std::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(&line)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{}{input}", mcp_catalog::remote_stdin(&env)).as_bytes())
+        .unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+fn run_line(argv: &[String], cwd: Option<&Path>) -> std::process::Output {
+    run_line_with(argv, cwd, "")
+}
+
+/// The variables come from stdin, whole (quotes, newlines, a trailing empty line), and
+/// what follows them on stdin reaches the server untouched.
+#[test]
+fn the_supervised_line_reads_its_variables_from_stdin_and_passes_the_rest_on() {
+    let argv = [
+        "sh".to_owned(),
+        "-c".to_owned(),
+        r#"printf '%s\0' "$MARK" "$TRAIL"; cat"#.to_owned(),
+    ];
+    let output = run_line_with(&argv, None, "{\"jsonrpc\": \"2.0\"}\nsecond line\n");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        "it's $x; `y`\n✓\0two\n\nlines\n\0{\"jsonrpc\": \"2.0\"}\nsecond line\n"
+    );
 }
 
 #[test]

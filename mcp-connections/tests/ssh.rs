@@ -77,9 +77,10 @@ async fn arguments_variables_and_folder_arrive_intact_on_the_remote_side() {
             "notes",
             &args,
             &format!(
-                "cwd = {}\nenv = {{ MARK = {} }}",
+                "cwd = {}\nenv = {{ MARK = {}, SECRET = {} }}",
                 toml_str(&folder.display().to_string()),
-                toml_str(tricky)
+                toml_str(tricky),
+                toml_str(SECRET)
             )
         )
     );
@@ -99,6 +100,17 @@ async fn arguments_variables_and_folder_arrive_intact_on_the_remote_side() {
         .structured_content
         .unwrap();
     assert_eq!(report["env"]["MARK"], Value::from(tricky));
+    assert_eq!(report["env"]["SECRET"], Value::from(SECRET));
+    // The values went over stdin: the local ssh's command line, which every local user
+    // sees with `ps`, holds none of them.
+    let local_ssh = ssh_command_lines();
+    assert!(!local_ssh.is_empty(), "no local ssh session found");
+    for line in &local_ssh {
+        assert!(
+            !line.contains(SECRET),
+            "a value is on the local ssh command line: {line}"
+        );
+    }
     assert_eq!(report["cwd"], Value::from(folder.display().to_string()));
     // It ran through sshd: the session's variables are there, the host's are not.
     assert!(report["env"].get("SSH_CONNECTION").is_some(), "{report}");
@@ -110,6 +122,21 @@ async fn arguments_variables_and_folder_arrive_intact_on_the_remote_side() {
         mcp_testkit::wait_gone(pid, Duration::from_secs(2)).await,
         "the remote server {pid} outlived the shutdown"
     );
+}
+
+/// A variable's value that must be on no local command line.
+const SECRET: &str = "s3cret-value-on-no-command-line";
+
+/// The command lines (NULs as spaces) of this user's local `ssh` sessions that run a remote
+/// line (the servers' ssh processes, not the connection's master).
+fn ssh_command_lines() -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .filter(|cmdline| cmdline.starts_with(b"ssh\0"))
+        .map(|cmdline| String::from_utf8_lossy(&cmdline).replace('\0', " "))
+        .filter(|line| line.contains("mcp-remote"))
+        .collect()
 }
 
 /// Set in the environment of the re-executed host (`host_process`): its configuration.

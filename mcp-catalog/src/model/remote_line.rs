@@ -6,7 +6,10 @@
 //! every word of the server's command quoted for POSIX `sh` (single quotes, `'` written
 //! `'\''`), so spaces, quotes, `$`, `;`, newlines and unicode arrive as written and nothing
 //! in them is the remote shell's to read. The trust review shows that line, and the
-//! launcher runs it.
+//! launcher runs it. The server's variables are not on it (a command line is visible to
+//! every local user through `ps`): the line says how many there are, and the launcher
+//! writes them first on the channel's stdin ([`remote_stdin`]), where the supervisor reads
+//! them before it passes the rest on to the server.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,7 +17,8 @@ use std::path::Path;
 use crate::model::config::EnvironmentConfig;
 
 /// What runs on the remote side: the server's words, its folder there and its literal
-/// variables (set with `env`, since ssh forwards no variable by default).
+/// variables (sent on stdin by [`remote_stdin`] and set with `env`, since ssh forwards no
+/// variable by default).
 #[derive(Clone, Copy, Debug)]
 pub struct RemoteCommand<'a> {
     /// The program and its arguments.
@@ -26,21 +30,52 @@ pub struct RemoteCommand<'a> {
 }
 
 /// The remote line of a stdio server in an ssh `environment`: its words, its folder
-/// (else the environment's), the environment's literal variables overlaid by its own.
-/// The trust review shows it and the launcher runs it: one home for both.
+/// (else the environment's), and how many variables (the environment's literal ones
+/// overlaid by its own) [`server_remote_stdin`] sends first. The trust review shows it
+/// and the launcher runs it: one home for both.
 pub fn server_remote_line(
     environment: &EnvironmentConfig,
     argv: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<&Path>,
 ) -> String {
-    let mut merged = environment.env().clone();
-    merged.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
     remote_line(&RemoteCommand {
         argv,
         cwd: cwd.or(environment.cwd()),
-        env: &merged,
+        env: &merged_env(environment, env),
     })
+}
+
+/// What the launcher writes on the stdin of [`server_remote_line`]'s ssh before anything
+/// else: the variables, the environment's overlaid by the server's (see [`remote_stdin`]).
+pub fn server_remote_stdin(
+    environment: &EnvironmentConfig,
+    env: &BTreeMap<String, String>,
+) -> String {
+    remote_stdin(&merged_env(environment, env))
+}
+
+/// The environment's literal variables overlaid by the server's.
+fn merged_env(
+    environment: &EnvironmentConfig,
+    env: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut merged = environment.env().clone();
+    merged.extend(env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    merged
+}
+
+/// The variables as the supervisor reads them from stdin: per variable a line with the
+/// number of lines of `NAME=VALUE`, then `NAME=VALUE` and a newline (so a value may hold
+/// newlines, quotes, anything but NUL). Empty without variables.
+pub fn remote_stdin(env: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    for (name, value) in env {
+        let entry = format!("{name}={value}");
+        let lines = entry.matches('\n').count() + 1;
+        out.push_str(&format!("{lines}\n{entry}\n"));
+    }
+    out
 }
 
 /// Quote `word` for a POSIX shell: inside single quotes nothing is special, and a single
@@ -70,7 +105,11 @@ pub fn quote_words<S: AsRef<str>>(words: &[S]) -> String {
 }
 
 /// The remote supervisor: a POSIX `sh` script sent inside every remote line (nothing is
-/// installed on the remote machine), run as `sh -c SCRIPT mcp-remote PROGRAM ARGS…`.
+/// installed on the remote machine), run as `sh -c SCRIPT mcp-remote N PROGRAM ARGS…`.
+///
+/// It first reads `N` variables from stdin ([`remote_stdin`]'s format; the shell's `read`
+/// takes one byte at a time from a pipe, so nothing after them is consumed) and runs the
+/// server as `env NAME=VALUE… PROGRAM ARGS…`: the values never sit on a local command line.
 ///
 /// It starts the server in a process group of its own (`setsid`, else `set -m` where the
 /// shell allows job control without a terminal), with stdout and stderr straight on the
@@ -80,8 +119,14 @@ pub fn quote_words<S: AsRef<str>>(words: &[S]) -> String {
 /// server ~0.4 s to exit by itself; then (at once when the parent is gone) it sends
 /// SIGTERM to the group, waits ~1 s, sends SIGKILL to the group, removes the folder and
 /// exits with the server's status (127: the program was not found; 125: the supervisor
-/// could not make its folder; 143: the server was killed).
+/// could not read its variables or make its folder; 143: the server was killed).
 pub const REMOTE_SUPERVISOR: &str = concat!(
+    r#"n=$1; shift; c=$#; [ "$n" -gt 0 ] && set -- "$@" env; "#,
+    "nl='\n'; ",
+    r#"while [ "$n" -gt 0 ]; do IFS= read -r l || exit 125; e=; i=0; "#,
+    r#"while [ "$i" -lt "$l" ]; do IFS= read -r x || exit 125; [ "$i" -gt 0 ] && e=$e$nl; e=$e$x; i=$((i+1)); done; "#,
+    r#"set -- "$@" "$e"; n=$((n-1)); done; "#,
+    r#"while [ "$c" -gt 0 ]; do set -- "$@" "$1"; shift; c=$((c-1)); done; "#,
     r#"d=$(mktemp -d 2>/dev/null) || { d=/tmp/mcp-remote.$$; mkdir -m 700 "$d"; } || exit 125; "#,
     r#"mkfifo "$d/i" || { rm -rf "$d"; exit 125; }; "#,
     r#"p=$PPID; exec 4<&0 5>&1 </dev/null >/dev/null; "#,
@@ -106,19 +151,17 @@ pub const REMOTE_SUPERVISOR: &str = concat!(
 pub const REMOTE_SUPERVISOR_NAME: &str = "mcp-remote";
 
 /// The one line the remote login shell runs for `command`:
-/// `[cd 'DIR' && ] exec sh -c 'SUPERVISOR' mcp-remote [env 'K=V'…] 'program' 'arg'…`
-/// (see [`REMOTE_SUPERVISOR`]).
+/// `[cd 'DIR' && ] exec sh -c 'SUPERVISOR' mcp-remote 'N' 'program' 'arg'…`, where `N` is
+/// the number of variables [`remote_stdin`] writes first on stdin (see
+/// [`REMOTE_SUPERVISOR`]). No value is on the line.
 pub fn remote_line(command: &RemoteCommand<'_>) -> String {
     let mut words: Vec<String> = vec![
         "sh".to_owned(),
         "-c".to_owned(),
         REMOTE_SUPERVISOR.to_owned(),
         REMOTE_SUPERVISOR_NAME.to_owned(),
+        command.env.len().to_string(),
     ];
-    if !command.env.is_empty() {
-        words.push("env".to_owned());
-        words.extend(command.env.iter().map(|(k, v)| format!("{k}={v}")));
-    }
     words.extend(command.argv.iter().cloned());
     let mut line = String::new();
     if let Some(cwd) = command.cwd {
@@ -135,6 +178,16 @@ pub fn remote_line(command: &RemoteCommand<'_>) -> String {
 mod tests {
     use super::*;
     use crate::model::ssh::SshConfig;
+
+    #[test]
+    fn stdin_counts_the_lines_of_each_variable() {
+        let env = BTreeMap::from([
+            ("A".to_owned(), "1 2".to_owned()),
+            ("B".to_owned(), "x\ny\n".to_owned()),
+        ]);
+        assert_eq!(remote_stdin(&env), "1\nA=1 2\n3\nB=x\ny\n\n");
+        assert_eq!(remote_stdin(&BTreeMap::new()), "");
+    }
 
     #[test]
     fn quotes_single_quotes_and_leaves_the_rest_literal() {
@@ -175,7 +228,7 @@ mod tests {
                 "me@127.0.0.1",
                 "--",
                 &format!(
-                    "cd '/w d' && exec 'sh' '-c' {} 'mcp-remote' 'env' 'A=1 2' 'srv' 'a b'",
+                    "cd '/w d' && exec 'sh' '-c' {} 'mcp-remote' '1' 'srv' 'a b'",
                     quote_sh(REMOTE_SUPERVISOR)
                 ),
             ]

@@ -16,8 +16,9 @@ use mcp_client::{ENVIRONMENT_ID_VAR, Environment, EnvironmentError};
 pub const SSH_AUTH_SOCK_VAR: &str = "SSH_AUTH_SOCK";
 
 /// Runs servers on the machine of an [`SshConfig`]: the local process is `ssh … DEST --
-/// LINE`; the server's variables (literal and named) and folder are set on the remote
-/// side by the line (`cd DIR && exec env K=V… program args…`).
+/// LINE`; the server's folder is set on the remote side by the line (`cd DIR && exec …`),
+/// its variables (literal and named) are written first on ssh's stdin and set there with
+/// `env`, so their values are on no local command line.
 ///
 /// Its servers share one ssh connection: a control master started before the first
 /// launch (and again after it dropped), with its socket in a private 0700 folder under
@@ -124,6 +125,9 @@ impl Environment for SshEnvironment {
         words.extend(launch.args().iter().cloned());
         let line =
             mcp_catalog::server_remote_line(&self.config, &words, launch.env(), launch.cwd());
+        // The values go on stdin, before the server's first message: on the command line
+        // any local user would see them with `ps`.
+        let variables = mcp_catalog::server_remote_stdin(&self.config, launch.env());
         let mut argv = self.ssh.argv(line);
         if let Some(folder) = &self.shared.folder {
             // Right after the program: ssh keeps the first value of each option.
@@ -140,6 +144,7 @@ impl Environment for SshEnvironment {
             .with_term_grace(launch.term_grace())
             .with_stderr_tail(tail_lines, tail_bytes)
             .with_env(ENVIRONMENT_ID_VAR, self.id.as_str())
-            .with_env_var(SSH_AUTH_SOCK_VAR))
+            .with_env_var(SSH_AUTH_SOCK_VAR)
+            .with_stdin_preamble(variables))
     }
 }

@@ -1,5 +1,6 @@
 //! [`StdioProcess`]: a running server, its transport, and its shutdown.
 
+use std::fmt;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -96,6 +97,8 @@ impl StdioProcess {
                 let writer = StdinWriter {
                     inner: stdin,
                     label: label.clone(),
+                    preamble: spec.stdin_preamble().to_vec(),
+                    preamble_written: 0,
                 };
                 transport = Some((reader, writer));
             }
@@ -296,11 +299,23 @@ impl Drop for StdioProcess {
 }
 
 /// The child's stdin as an `AsyncWrite`. [`StdioProcess::shutdown`] can close it
-/// even while rmcp holds this writer; writes then fail with `BrokenPipe`.
-#[derive(Debug)]
+/// even while rmcp holds this writer; writes then fail with `BrokenPipe`. The spec's
+/// [stdin preamble](LaunchSpec::with_stdin_preamble) goes out before the first write.
 pub struct StdinWriter {
     inner: Arc<Mutex<Option<ChildStdin>>>,
     label: Arc<str>,
+    preamble: Vec<u8>,
+    preamble_written: usize,
+}
+
+impl fmt::Debug for StdinWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The preamble may hold secrets.
+        f.debug_struct("StdinWriter")
+            .field("label", &self.label)
+            .field("preamble_bytes", &self.preamble.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl StdinWriter {
@@ -318,11 +333,24 @@ impl AsyncWrite for StdinWriter {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let mut stdin = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        match stdin.as_mut() {
-            Some(pipe) => Pin::new(pipe).poll_write(cx, buf),
-            None => Poll::Ready(Err(self.closed())),
+        let this = self.get_mut();
+        let mut stdin = this.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(pipe) = stdin.as_mut() else {
+            drop(stdin);
+            return Poll::Ready(Err(this.closed()));
+        };
+        // The preamble first, whole; `buf` is not taken until it is out.
+        while this.preamble_written < this.preamble.len() {
+            match Pin::new(&mut *pipe).poll_write(cx, &this.preamble[this.preamble_written..]) {
+                Poll::Ready(Ok(0)) => {
+                    return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+                }
+                Poll::Ready(Ok(n)) => this.preamble_written += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
         }
+        Pin::new(pipe).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -63,6 +63,7 @@ pub struct LaunchSpec {
     term_grace: Duration,
     stderr_tail_lines: usize,
     stderr_tail_bytes: usize,
+    stdin_preamble: Vec<u8>,
 }
 
 impl LaunchSpec {
@@ -82,6 +83,7 @@ impl LaunchSpec {
             term_grace: DEFAULT_TERM_GRACE,
             stderr_tail_lines: DEFAULT_STDERR_TAIL_LINES,
             stderr_tail_bytes: DEFAULT_STDERR_TAIL_BYTES,
+            stdin_preamble: Vec::new(),
         }
     }
 
@@ -167,6 +169,20 @@ impl LaunchSpec {
         self.stderr_tail_lines = max_lines;
         self.stderr_tail_bytes = max_bytes;
         self
+    }
+
+    /// Bytes written to the child's stdin before anything the transport writes: values
+    /// that must not sit on a command line, such as the variables an ssh environment
+    /// hands its remote side. Never shown by `Debug` (only their length).
+    #[must_use]
+    pub fn with_stdin_preamble(mut self, bytes: impl Into<Vec<u8>>) -> Self {
+        self.stdin_preamble = bytes.into();
+        self
+    }
+
+    /// The bytes written to stdin first (empty by default).
+    pub fn stdin_preamble(&self) -> &[u8] {
+        &self.stdin_preamble
     }
 
     /// The program (without the wrapper).
@@ -255,6 +271,7 @@ impl fmt::Debug for LaunchSpec {
             .field("max_line_bytes", &self.max_line_bytes)
             .field("stdin_grace", &self.stdin_grace)
             .field("term_grace", &self.term_grace)
+            .field("stdin_preamble_bytes", &self.stdin_preamble.len())
             .finish_non_exhaustive()
     }
 }
