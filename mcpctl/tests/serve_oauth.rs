@@ -421,6 +421,74 @@ fn introspection_accepts_active_tokens_for_this_gateway_only() {
     wd.assert_no_server_left();
 }
 
+/// Under `validation = "introspection"`, made-up tokens cost a bounded number of
+/// introspections: a refused token is refused from memory for a while, and one client
+/// address causes at most a burst of introspections, then gets `429` with `Retry-After`;
+/// a token already accepted goes on being served meanwhile.
+#[test]
+fn made_up_tokens_cost_a_bounded_number_of_introspections() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(async {
+        let options = AuthServerOptions::new()
+            .with_subject("alice", ["readers"])
+            .with_client(OAuthClient::confidential("gateway", "gateway-secret"));
+        FakeAuthServer::start(options).await.unwrap()
+    });
+    let oauth = "validation = \"introspection\"\nclient_id = \"gateway\"\nclient_secret_env = \"GATEWAY_SECRET\"\n";
+    let config = team::config(&wd, &auth.issuer(), oauth, "");
+    let served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[("GATEWAY_SECRET", "gateway-secret")],
+    );
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let opaque = auth.mint_token("some-client", &[SCOPE], Some(&url));
+        let accepted = post(&url, Some(&bearer(&opaque)), None, &initialize()).await;
+        assert_eq!(accepted.status, 200, "{accepted:?}");
+        assert_eq!(auth.counters().introspections, 1);
+
+        // One made-up token, again and again: asked about once.
+        for _ in 0..50 {
+            let refused = post(&url, Some(&bearer("made-up-token")), None, &initialize()).await;
+            assert_eq!(refused.status, 401, "{refused:?}");
+        }
+        assert_eq!(auth.counters().introspections, 2, "a refusal is kept");
+
+        // 300 made-up tokens from one address: a bounded burst of introspections.
+        let started = std::time::Instant::now();
+        let mut limited = 0;
+        for i in 0..300 {
+            let token = format!("made-up-token-{i}");
+            let answer = post(&url, Some(&bearer(&token)), None, &initialize()).await;
+            match answer.status {
+                401 => {}
+                429 => {
+                    limited += 1;
+                    assert!(answer.header("retry-after").is_some(), "{answer:?}");
+                }
+                other => panic!("{other}: {answer:?}"),
+            }
+        }
+        let asked = auth.counters().introspections - 2;
+        let allowed = 20 + started.elapsed().as_secs() + 1;
+        assert!(
+            asked <= allowed,
+            "{asked} introspections for 300 made-up tokens"
+        );
+        assert!(limited >= 300 - allowed, "{limited} refused with 429");
+        // The accepted token is still served (its answer is kept).
+        let again = post(&url, Some(&bearer(&opaque)), None, &initialize()).await;
+        assert_eq!(again.status, 200, "{again:?}");
+    });
+    drop(served);
+    runtime.block_on(auth.shutdown());
+    wd.assert_no_server_left();
+}
+
 #[test]
 fn the_clients_token_never_reaches_an_upstream_server() {
     let wd = Workdir::new();

@@ -151,6 +151,8 @@ pub(crate) async fn serve(
     }
     let shutdown = cancel.clone();
     let server = tokio::spawn(async move {
+        // The client's address, for the allowance of token introspections.
+        let router = router.into_make_service_with_connect_info::<SocketAddr>();
         axum::serve(no_delay(listener), router)
             .with_graceful_shutdown(shutdown.cancelled_owned())
             .await
@@ -163,17 +165,25 @@ pub(crate) async fn serve(
     Ok(0)
 }
 
+/// The address a request came from (its connection's peer).
+fn client_address(request: &Request) -> Option<std::net::IpAddr> {
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.ip())
+}
+
 /// `listener` with Nagle's algorithm off on every accepted connection. hyper writes a
 /// streamed response's head and each SSE event as separate small writes; with Nagle on,
 /// each event after the head waits for the client's ACK, which a client in
 /// request/response rhythm delays by 40 ms: every call would take ~44 ms.
-fn no_delay(
-    listener: TcpListener,
-) -> impl axum::serve::Listener<Io = TcpStream, Addr = SocketAddr> {
-    listener.tap_io(|stream: &mut TcpStream| {
+/// (A named type, not `impl Listener`: axum gives the peer's address to a `TapIo`.)
+fn no_delay(listener: TcpListener) -> axum::serve::TapIo<TcpListener, fn(&mut TcpStream)> {
+    fn set(stream: &mut TcpStream) {
         // Failing costs only latency: serve the connection either way.
         let _ = stream.set_nodelay(true);
-    })
+    }
+    listener.tap_io(set)
 }
 
 /// The token from `--token-file`, else `MCPCTL_SERVE_TOKEN`, else a new random one
@@ -271,7 +281,10 @@ async fn check(State(guard): State<Arc<Guard>>, mut request: Request, next: Next
             }
             Caller::static_token()
         }
-        Auth::OAuth(server) => match server.authenticate(request.headers()).await {
+        Auth::OAuth(server) => match server
+            .authenticate(request.headers(), client_address(&request))
+            .await
+        {
             Ok(caller) => {
                 tracing::debug!(subject = caller.subject(), "an access token was accepted");
                 caller

@@ -2,11 +2,20 @@
 //! token, authenticating as its own client (HTTP Basic with the secret from the
 //! configured variable). A token is accepted when the answer is `active` and names the
 //! configured issuer (when it names one), the gateway's resource in `aud` (RFC 8707), a
-//! `sub`, and an `exp` not passed. An answer is kept for [`KEEP_ANSWER`] (never past the
-//! token's `exp`), for at most [`MAX_KEPT`] tokens: a session's requests do not each cost
-//! a round trip.
+//! `sub`, and an `exp` not passed.
+//!
+//! Answers are kept, keyed by the token's SHA-256 (the token itself is never kept), for at
+//! most [`MAX_KEPT`] tokens: an accepting one for [`KEEP_ANSWER`] (never past the token's
+//! `exp`), so a session's requests do not each cost a round trip; a refusing one for
+//! [`KEEP_REFUSAL`], so a token made up and sent again costs nothing. And each client
+//! address may cause at most [`INTROSPECTION_BURST`] introspections at once, then one per
+//! [`INTROSPECTION_INTERVAL`] (a token answered from memory costs none); beyond that its
+//! requests are refused with `429` until it may ask again, so a flood of made-up tokens
+//! costs the authorization server a bounded number of POSTs. Behind a reverse proxy every
+//! client has the proxy's address and shares its allowance.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,8 +29,30 @@ use super::jwt::{LEEWAY, Rejection};
 /// How long an active answer is used for the same token.
 pub(crate) const KEEP_ANSWER: Duration = Duration::from_secs(30);
 
+/// How long a refusal (not active, not for this gateway) is used for the same token.
+pub(crate) const KEEP_REFUSAL: Duration = Duration::from_secs(30);
+
 /// Tokens whose answers are kept at most.
 pub(crate) const MAX_KEPT: usize = 1024;
+
+/// Introspections one client address may cause at once.
+pub(crate) const INTROSPECTION_BURST: u32 = 20;
+
+/// After a burst, one more introspection per client address per this interval.
+pub(crate) const INTROSPECTION_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Client addresses whose allowance is tracked at most.
+const MAX_TRACKED: usize = 4096;
+
+/// A token's SHA-256: what answers are kept under.
+type TokenHash = [u8; 32];
+
+/// A kept answer, until when.
+#[derive(Debug, Clone)]
+enum Kept {
+    Active(Value, Instant),
+    Refused(&'static str, Instant),
+}
 
 /// What introspects tokens.
 #[derive(Debug)]
@@ -34,7 +65,10 @@ pub(crate) struct Introspection {
     pub(crate) secret: Secret,
     pub(crate) issuer: String,
     pub(crate) resource: String,
-    kept: Mutex<HashMap<String, (Value, Instant)>>,
+    kept: Mutex<HashMap<TokenHash, Kept>>,
+    /// Per client address, when its allowance is whole again (a "theoretical arrival
+    /// time": each introspection moves it one interval on).
+    allowance: Mutex<HashMap<Option<IpAddr>, Instant>>,
 }
 
 impl Introspection {
@@ -54,22 +88,32 @@ impl Introspection {
             issuer,
             resource,
             kept: Mutex::default(),
+            allowance: Mutex::default(),
         }
     }
 
-    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Value, Instant)>> {
+    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<TokenHash, Kept>> {
         self.kept
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The token's claims, when the authorization server says it is active and for us.
-    pub(crate) async fn claims(&self, token: &str) -> Result<Value, Rejection> {
-        if let Some((claims, until)) = self.kept().get(token).cloned()
-            && Instant::now() < until
-        {
-            return Ok(claims);
+    /// The token's claims, when the authorization server says it is active and for us;
+    /// `client` is the address the request came from.
+    pub(crate) async fn claims(
+        &self,
+        token: &str,
+        client: Option<IpAddr>,
+    ) -> Result<Value, Rejection> {
+        let hash = token_hash(token);
+        let now = Instant::now();
+        match self.kept().get(&hash) {
+            Some(Kept::Active(claims, until)) if now < *until => return Ok(claims.clone()),
+            Some(Kept::Refused(why, until)) if now < *until => return Err(Rejection::Invalid(why)),
+            _ => {}
         }
+        self.take_allowance(client, now)
+            .map_err(Rejection::Limited)?;
         let endpoint = match &self.endpoint {
             Some(endpoint) => endpoint.clone(),
             None => self
@@ -90,20 +134,55 @@ impl Introspection {
                 tracing::warn!("token introspection at {endpoint}: {e}");
                 Rejection::Unavailable(format!("{endpoint}: {e}"))
             })?;
-        let left = self.check(&answer)?;
-        let mut kept = self.kept();
-        if kept.len() >= MAX_KEPT {
-            let now = Instant::now();
-            kept.retain(|_, (_, until)| *until > now);
-            if kept.len() >= MAX_KEPT {
-                kept.clear();
+        let now = Instant::now();
+        let (outcome, kept) = match self.check(&answer) {
+            Ok(left) => (
+                Ok(answer.clone()),
+                Kept::Active(answer, now + left.min(KEEP_ANSWER)),
+            ),
+            Err(Rejection::Invalid(why)) => (
+                Err(Rejection::Invalid(why)),
+                Kept::Refused(why, now + KEEP_REFUSAL),
+            ),
+            Err(other) => return Err(other),
+        };
+        let mut kept_answers = self.kept();
+        if kept_answers.len() >= MAX_KEPT {
+            kept_answers.retain(|_, kept| match kept {
+                Kept::Active(_, until) | Kept::Refused(_, until) => *until > now,
+            });
+            if kept_answers.len() >= MAX_KEPT {
+                kept_answers.clear();
             }
         }
-        kept.insert(
-            token.to_owned(),
-            (answer.clone(), Instant::now() + left.min(KEEP_ANSWER)),
-        );
-        Ok(answer)
+        kept_answers.insert(hash, kept);
+        outcome
+    }
+
+    /// Takes one introspection from `client`'s allowance; how long until it may ask again
+    /// when none is left.
+    fn take_allowance(&self, client: Option<IpAddr>, now: Instant) -> Result<(), Duration> {
+        let mut allowance = self
+            .allowance
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if allowance.len() >= MAX_TRACKED && !allowance.contains_key(&client) {
+            // Forget the addresses whose allowance is whole again.
+            allowance.retain(|_, whole_at| *whole_at > now);
+            if allowance.len() >= MAX_TRACKED {
+                allowance.clear();
+            }
+        }
+        let whole_at = allowance.entry(client).or_insert(now);
+        let start = (*whole_at).max(now);
+        // The burst is spent when the allowance is whole only a burst of intervals away.
+        let tolerance = INTROSPECTION_INTERVAL * (INTROSPECTION_BURST - 1);
+        let ahead = start - now;
+        if ahead > tolerance {
+            return Err(ahead - tolerance);
+        }
+        *whole_at = start + INTROSPECTION_INTERVAL;
+        Ok(())
     }
 
     /// Checks an answer; how long the token has left.
@@ -138,4 +217,12 @@ impl Introspection {
             None => Ok(KEEP_ANSWER),
         }
     }
+}
+
+/// `token`'s SHA-256.
+fn token_hash(token: &str) -> TokenHash {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, token.as_bytes());
+    let mut hash = [0; 32];
+    hash.copy_from_slice(digest.as_ref());
+    hash
 }

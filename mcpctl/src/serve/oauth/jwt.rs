@@ -34,6 +34,9 @@ pub(crate) enum Rejection {
     Invalid(&'static str),
     /// The issuer's keys could not be read: what went wrong.
     Unavailable(String),
+    /// The client asked about too many tokens (introspection): how long until it may
+    /// ask again.
+    Limited(std::time::Duration),
 }
 
 /// What checks a JWT access token.

@@ -11,7 +11,9 @@
 //!   a token that is not valid here also gets `error="invalid_token"`; a valid token
 //!   without every required scope gets `403` with `error="insufficient_scope"` and the
 //!   `scope` needed. When the issuer's keys or its introspection endpoint cannot be
-//!   reached the answer is `503` (the token may be fine; retry later).
+//!   reached the answer is `503` (the token may be fine; retry later); when one client
+//!   address sends more unknown tokens to introspect than its allowance, `429` with
+//!   `Retry-After` ([`introspect`]).
 //! - An `Authorization` value longer than [`MAX_AUTHORIZATION_BYTES`] is refused before
 //!   anything reads it (hyper refuses a whole header block beyond its own bound, about
 //!   400 KB, with `431`).
@@ -76,6 +78,9 @@ pub(crate) enum Refusal {
     InsufficientScope,
     /// The token could not be checked: what went wrong (logged, not shown).
     Unavailable(String),
+    /// The client's address asked about too many tokens (introspection): how long until
+    /// it may ask again.
+    RateLimited(std::time::Duration),
 }
 
 impl ResourceServer {
@@ -169,19 +174,25 @@ impl ResourceServer {
         document
     }
 
-    /// The caller of a request with these headers, or why it is refused.
+    /// The caller of a request with these headers from `client` (its address, when
+    /// known), or why it is refused.
     ///
     /// # Cancel safety
     /// Cancel-safe: nothing is left half done (a key set read given up is read again).
-    pub(crate) async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Refusal> {
+    pub(crate) async fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        client: Option<std::net::IpAddr>,
+    ) -> Result<Caller, Refusal> {
         let token = bearer_token(headers)?;
         let claims = match &self.check {
             Check::Jwt(check) => check.claims(token).await,
-            Check::Introspection(check) => check.claims(token).await,
+            Check::Introspection(check) => check.claims(token, client).await,
         }
         .map_err(|rejection| match rejection {
             jwt::Rejection::Invalid(why) => Refusal::InvalidToken(why),
             jwt::Rejection::Unavailable(e) => Refusal::Unavailable(e),
+            jwt::Rejection::Limited(wait) => Refusal::RateLimited(wait),
         })?;
         let subject = claims
             .get("sub")
@@ -224,6 +235,17 @@ impl ResourceServer {
                     self.scopes.join(" ")
                 ),
             ),
+            Refusal::RateLimited(wait) => {
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                let text =
+                    "mcpctl serve: too many tokens to check from this address; try again shortly\n";
+                return (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [(header::RETRY_AFTER, secs.max(1).to_string())],
+                    text,
+                )
+                    .into_response();
+            }
             Refusal::Unavailable(e) => {
                 tracing::warn!("a token could not be checked: {e}");
                 let text = "mcpctl serve: the authorization server could not be reached to check the token; try again shortly\n";
