@@ -11,7 +11,7 @@
 //! Last, what the listing costs a model: the size in bytes and in tokens (OpenAI's
 //! `o200k_base`, through `tiktoken-rs`) of a `tools/list` result carrying every tool of the
 //! catalog, beside the search mode's (`mcp_connections::search_mode_tools`) and beside one
-//! search's answer (`mcp_connections::search_answer`, the median over the queries).
+//! search's answer (`mcp_connections::search_answer_from`, the median over the queries).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -380,7 +380,7 @@ fn listing_sizes(
             let schema = def.input_schema().as_object().unwrap_or(&no_schema);
             Some((h.qualified_name(), Some(def.description()), schema))
         });
-        answers.push(measure(&mcp_connections::search_answer(found)));
+        answers.push(measure(&mcp_connections::search_answer_from(found)));
     }
     answers.sort_unstable();
     let answer = answers.get(answers.len() / 2).copied().unwrap_or_default();

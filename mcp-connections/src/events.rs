@@ -101,7 +101,11 @@ pub enum ConnectionEvent {
         /// Tools in the cached listing (before filters).
         tools: usize,
     },
-    /// A server's tool list changed (after `notifications/tools/list_changed`).
+    /// A server's tool list changed (after `notifications/tools/list_changed`), or its
+    /// tools stopped being ready: it crashed, and its last listing stays in the catalog
+    /// marked [`ToolInfo::ready`](crate::ToolInfo::ready) `false` (after the `Failed`
+    /// event) until a call or [`ConnectionSet::ensure_started`](crate::ConnectionSet::ensure_started)
+    /// brings it back (then `Ready`).
     ToolsChanged {
         /// The server.
         server: McpServerKey,

@@ -112,8 +112,8 @@ pub use auth::oauth::OAuthProvider;
 pub use catalog::apps::{APP_MIME_TYPE, APPS_EXTENSION, ToolUi, VISIBILITY_APP, VISIBILITY_MODEL};
 pub use catalog::search::ToolHit;
 pub use catalog::search_mode::{
-    CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, search_answer,
-    search_mode_tools,
+    CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, SearchModeCall,
+    search_answer, search_answer_from, search_mode_tools,
 };
 pub use catalog::tool_cache::{
     CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
@@ -154,7 +154,7 @@ pub use policy::elicitation::{
     AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
     fill_form_defaults, missing_required_defaults,
 };
-pub use policy::hooks::{CallHook, HookDenial, ToolCall};
+pub use policy::hooks::{CallHook, HookDenial, ToolCall, call_hook_fn};
 pub use policy::host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
 pub use policy::pins::{PinCheck, TOOL_PINS_FILE, ToolPins};
 pub use policy::sampling::{
@@ -182,20 +182,54 @@ pub use status::{ServerState, ServerStatus, StartupSummary};
 /// To read results without matching these enums by hand, see [`CallToolResultExt`] and
 /// [`ReadResourceResultExt`].
 pub mod model {
-    #![expect(
-        deprecated,
-        reason = "rmcp marks sampling and logging deprecated (SEP-2577), yet MCP 2025-11-25 and 2026-07-28 define them"
-    )]
+    //! The MCP wire types a host meets through this crate's API, re-exported from rmcp.
+    //!
+    //! rmcp marks the sampling and logging types deprecated (SEP-2577), yet MCP 2025-11-25
+    //! and 2026-07-28 define them and this crate uses them: they are re-exported here as
+    //! type aliases, so host code naming and constructing them
+    //! (`CreateMessageResult::new`, `SamplingMessage::assistant_text`) compiles without
+    //! deprecation warnings. Reading one of their fields directly still warns (rustc
+    //! follows a field to its struct); their constructors and methods do not.
 
     pub use rmcp::model::{
         Annotations, ArgumentInfo, AudioContent, CallToolResult, CompletionContext, CompletionInfo,
-        ContentBlock, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-        ElicitResult, ElicitationAction, EmbeddedResource, GetPromptResult, ImageContent,
-        Implementation, JsonObject, LoggingLevel, MetaObject, Prompt, PromptArgument,
-        PromptMessage, ProtocolVersion, ReadResourceResult, Reference, Resource, ResourceContents,
-        ResourceTemplate, Role, SamplingMessage, SamplingMessageContentBlock, ServerCapabilities,
-        TextContent, Tool, ToolAnnotations,
+        ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction, EmbeddedResource,
+        GetPromptResult, ImageContent, Implementation, JsonObject, MetaObject, Prompt,
+        PromptArgument, PromptMessage, ProtocolVersion, ReadResourceResult, Reference, Resource,
+        ResourceContents, ResourceTemplate, Role, ServerCapabilities, TextContent, Tool,
+        ToolAnnotations,
     };
+
+    /// A sampling request's parameters (`sampling/createMessage`).
+    #[expect(
+        deprecated,
+        reason = "rmcp marks sampling deprecated (SEP-2577); MCP defines it"
+    )]
+    pub type CreateMessageRequestParams = rmcp::model::CreateMessageRequestParams;
+    /// A sampling answer (the model's message).
+    #[expect(
+        deprecated,
+        reason = "rmcp marks sampling deprecated (SEP-2577); MCP defines it"
+    )]
+    pub type CreateMessageResult = rmcp::model::CreateMessageResult;
+    /// One message of a sampling conversation.
+    #[expect(
+        deprecated,
+        reason = "rmcp marks sampling deprecated (SEP-2577); MCP defines it"
+    )]
+    pub type SamplingMessage = rmcp::model::SamplingMessage;
+    /// One content block of a sampling message.
+    #[expect(
+        deprecated,
+        reason = "rmcp marks sampling deprecated (SEP-2577); MCP defines it"
+    )]
+    pub type SamplingMessageContentBlock = rmcp::model::SamplingMessageContentBlock;
+    /// A server log level (`logging/setLevel`, `notifications/message`).
+    #[expect(
+        deprecated,
+        reason = "rmcp marks logging deprecated (SEP-2577); MCP defines it"
+    )]
+    pub type LoggingLevel = rmcp::model::LoggingLevel;
 }
 
 // The README's example, compiled and run as a doc test (not part of the rendered docs).

@@ -16,7 +16,9 @@ pub struct ServerStatus {
     pub state: ServerState,
     /// Whether the configuration marks it required.
     pub required: bool,
-    /// `stdio` or `streamable_http`.
+    /// How it is reached: `stdio`, `streamable_http`, `sse` (legacy HTTP+SSE) or
+    /// `unusable` (its configuration entry is invalid), as
+    /// [`Transport::label`](mcp_catalog::Transport::label) names them.
     pub transport: &'static str,
     /// What was wrong with a ready server's tool list: a raw name listed more than once
     /// (only the first tool of that name is offered) or an empty name (left out). Sorted;

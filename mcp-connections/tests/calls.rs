@@ -517,17 +517,119 @@ async fn resolve_tool_settled_brings_a_crashed_server_up_before_resolving() {
     let (fx, set, mut rx) = crashy_set().await;
     let first_pid = fx.pids()[0];
     crash(&set, &mut rx).await;
+    // Down, its tools are still known (last listing, not ready).
     assert_eq!(
         set.resolve_tool("mcp__crashy__echo"),
-        None,
-        "the server is down"
+        Some((key("crashy"), "echo".to_owned()))
     );
     assert_eq!(
         set.resolve_tool_settled("mcp__crashy__echo").await,
         Some((key("crashy"), "echo".to_owned()))
     );
+    // A call brings it back.
+    set.call_qualified("mcp__crashy__echo", None, CallOptions::new())
+        .await
+        .unwrap();
     assert_ne!(fx.pids()[0], first_pid, "a new process");
     assert_eq!(set.resolve_tool_settled("mcp__nobody__echo").await, None);
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+/// A server killed with SIGKILL keeps its tools in the catalog and in search, marked not
+/// ready, with a `ToolsChanged` after its `Failed`; a made-up name in its namespace starts
+/// nothing; `ensure_started` brings it back (a new process) and its tools are ready again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_servers_tools_stay_findable_and_ensure_started_brings_it_back() {
+    let (fx, set, mut rx) = crashy_set().await;
+    let names = |tools: &[mcp_connections::ToolInfo]| {
+        tools
+            .iter()
+            .map(|t| (t.qualified_name.clone(), t.ready))
+            .collect::<Vec<_>>()
+    };
+    let ready = vec![
+        ("mcp__crashy__die".to_owned(), true),
+        ("mcp__crashy__echo".to_owned(), true),
+    ];
+    assert_eq!(names(&set.tools().await), ready);
+    let first_pid = fx.pids()[0];
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &first_pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
+    )
+    .await;
+    let changed = wait_event(
+        &mut rx,
+        Duration::from_secs(10),
+        |e| matches!(e, ConnectionEvent::ToolsChanged { server, .. } if server == &key("crashy")),
+    )
+    .await;
+    let ConnectionEvent::ToolsChanged { revision, .. } = changed else {
+        unreachable!()
+    };
+    assert_eq!(revision, set.revision());
+    let down = vec![
+        ("mcp__crashy__die".to_owned(), false),
+        ("mcp__crashy__echo".to_owned(), false),
+    ];
+    assert_eq!(names(&set.tools().await), down);
+    let hits = set.search_tools("echo", 5).unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h.info.qualified_name == "mcp__crashy__echo"),
+        "{hits:?}"
+    );
+    // A name no listing of the server has starts nothing.
+    let err = set
+        .call_qualified("mcp__crashy__made_up", None, CallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_ready(), "{err}");
+    assert_eq!(set.resolve_tool_settled("mcp__crashy__made_up").await, None);
+    assert_eq!(fx.pids()[0], first_pid, "nothing was started");
+    // Brought back explicitly.
+    set.ensure_started(&key("crashy")).await.unwrap();
+    assert_ne!(fx.pids()[0], first_pid, "a new process");
+    assert_eq!(names(&set.tools().await), ready);
+    set.ensure_started(&key("crashy")).await.unwrap();
+    assert!(set.ensure_started(&key("nobody")).await.is_err());
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+/// `resolve_qualified` is `resolve_tool_settled` with the reason: unknown names and names a
+/// crashed server never listed are errors that say so (starting nothing), a crashed
+/// server's known tool brings the server up and resolves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_qualified_says_why_a_name_resolves_to_nothing() {
+    let (fx, set, mut rx) = crashy_set().await;
+    let err = set
+        .resolve_qualified("mcp__nobody__echo")
+        .await
+        .unwrap_err();
+    assert!(err.is_unknown(), "{err}");
+    crash(&set, &mut rx).await;
+    let crashed = fx.pids();
+    let err = set
+        .resolve_qualified("mcp__crashy__made_up")
+        .await
+        .unwrap_err();
+    assert!(err.is_not_ready(), "{err}");
+    assert!(err.to_string().contains("crashy"), "{err}");
+    assert_eq!(fx.pids(), crashed, "nothing started for a made-up name");
+    assert_eq!(
+        set.resolve_qualified("mcp__crashy__echo").await.unwrap(),
+        (key("crashy"), "echo".to_owned())
+    );
+    assert_ne!(fx.pids(), crashed, "the known tool's server was brought up");
+    assert!(set.tools().await.iter().all(|t| t.ready));
     set.shutdown().await;
     fx.assert_no_processes().await;
 }

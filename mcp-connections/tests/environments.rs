@@ -317,6 +317,49 @@ async fn hooks_may_rewrite_arguments_but_never_move_a_call() {
     no_processes_left(&moving, &home).await;
 }
 
+/// `call_hook_fn` makes a hook of a closure: it rewrites one call's arguments and denies
+/// another, whose tool the server never sees called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closure_hook_rewrites_and_denies() {
+    let home = TestHome::new().unwrap();
+    let hook = mcp_connections::call_hook_fn(|mut call: ToolCall| async move {
+        match call.arguments.as_ref().and_then(|a| a.get("deny")) {
+            Some(_) => Err(HookDenial::new("denied by the closure")),
+            None => {
+                call.arguments = Some(json!({"from": "closure"}));
+                Ok(call)
+            }
+        }
+    });
+    let set = ConnectionSet::start(
+        &catalog(&home, true, EnvironmentConfig::new()),
+        options().with_call_hook(hook),
+    );
+    set.wait_startup().await;
+    let r = set
+        .call_tool(
+            &key_in("local"),
+            "echo",
+            Some(json!({"a": 1})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content, Some(json!({"from": "closure"})));
+    let err = set
+        .call_tool(
+            &key_in("local"),
+            "echo",
+            Some(json!({"deny": true})),
+            CallOptions::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_denied(), "{err}");
+    assert!(err.to_string().contains("denied by the closure"), "{err}");
+    no_processes_left(&set, &home).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_environment_fails_only_that_server() {
     let home = TestHome::new().unwrap();

@@ -297,14 +297,20 @@ async fn a_qualified_call_restarts_a_crashed_server() {
     set.call_qualified("mcp__crashy__die", None, CallOptions::new())
         .await
         .unwrap_err();
-    // Once the crash is recorded, the server's tools leave the catalog...
+    // Once the crash is recorded, the server's tools stay in the catalog, not ready...
     wait_event(
         &mut rx,
         Duration::from_secs(10),
         |e| matches!(e, ConnectionEvent::Failed { server, .. } if server == &key("crashy")),
     )
     .await;
-    assert!(set.resolve_tool("mcp__crashy__echo").is_none());
+    let echo = set
+        .tools()
+        .await
+        .into_iter()
+        .find(|t| t.qualified_name == "mcp__crashy__echo")
+        .expect("still listed");
+    assert!(!echo.ready);
     // ...and calling one by its qualified name restarts the server.
     let r = set
         .call_qualified(

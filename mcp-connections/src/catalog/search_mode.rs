@@ -13,6 +13,8 @@ use std::sync::Arc;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
+use crate::catalog::search::ToolHit;
+
 /// The search tool's name.
 pub const SEARCH_TOOL: &str = "search_tools";
 /// The calling tool's name.
@@ -64,10 +66,23 @@ pub fn search_mode_tools() -> Vec<Tool> {
     vec![search, call]
 }
 
-/// What a search answers: `{"tools": [{"name", "description", "inputSchema"}, ...]}`, in
-/// the order given (best first). `found` yields each tool's qualified name, description
-/// (`null` when it has none) and input schema.
-pub fn search_answer<'a>(
+/// What a search answers: `{"tools": [{"name", "description", "inputSchema"}, ...]}`, the
+/// hits in the order given (best first, as
+/// [`ConnectionSet::search_tools`](crate::ConnectionSet::search_tools) returns them), each
+/// under its qualified name, its description `null` when it has none.
+pub fn search_answer(hits: &[ToolHit]) -> Value {
+    search_answer_from(hits.iter().map(|h| {
+        (
+            h.info.qualified_name.as_str(),
+            h.info.description(),
+            h.info.tool.input_schema.as_ref(),
+        )
+    }))
+}
+
+/// [`search_answer`] from the parts of each tool (qualified name, description, input
+/// schema), for hits that are not the set's (a bare [`mcp_search::ToolIndex`]'s).
+pub fn search_answer_from<'a>(
     found: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a Map<String, Value>)>,
 ) -> Value {
     let tools: Vec<Value> = found
@@ -77,6 +92,97 @@ pub fn search_answer<'a>(
         })
         .collect();
     json!({ "tools": tools })
+}
+
+/// A model's call of one of the two search-mode tools, read from its name and arguments
+/// ([`SearchModeCall::parse`]); [`ConnectionSet::answer_search_mode`](crate::ConnectionSet::answer_search_mode)
+/// answers it whole.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SearchModeCall {
+    /// [`SEARCH_TOOL`]: find tools.
+    Search {
+        /// What the tool should do, in words, or a tool's name.
+        query: String,
+        /// How many tools at most (1 to [`MAX_SEARCH_RESULTS`]; [`DEFAULT_SEARCH_RESULTS`]
+        /// when the call gives none).
+        limit: usize,
+    },
+    /// [`CALL_TOOL`]: the call of the tool it names.
+    Call {
+        /// The tool's qualified name.
+        name: String,
+        /// The tool's arguments.
+        arguments: Option<Map<String, Value>>,
+    },
+}
+
+impl SearchModeCall {
+    /// Reads a call of `tool` with `arguments`: `None` when `tool` is neither
+    /// [`SEARCH_TOOL`] nor [`CALL_TOOL`] (a direct call of a server's tool); `Some(Err)`
+    /// with the text to answer the model with (as an error result) when the arguments are
+    /// wrong: a missing `query` or `name`, a `limit` out of range, `arguments` that are not
+    /// an object, or [`CALL_TOOL`] naming one of the two.
+    pub fn parse(
+        tool: &str,
+        arguments: Option<&Map<String, Value>>,
+    ) -> Option<Result<Self, String>> {
+        let get = |key: &str| arguments.and_then(|a| a.get(key));
+        match tool {
+            SEARCH_TOOL => Some(Self::parse_search(get("query"), get("limit"))),
+            CALL_TOOL => Some(Self::parse_call(get("name"), get("arguments"))),
+            _ => None,
+        }
+    }
+
+    fn parse_search(query: Option<&Value>, limit: Option<&Value>) -> Result<Self, String> {
+        let Some(query) = query.and_then(Value::as_str) else {
+            return Err(format!(
+                "{SEARCH_TOOL} needs a `query` string: describe what the tool should do"
+            ));
+        };
+        let limit = match limit {
+            None | Some(Value::Null) => DEFAULT_SEARCH_RESULTS,
+            Some(v) => match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
+                Some(n) if (1..=MAX_SEARCH_RESULTS).contains(&n) => n,
+                _ => {
+                    return Err(format!(
+                        "{SEARCH_TOOL}: `limit` must be a whole number from 1 to {MAX_SEARCH_RESULTS}"
+                    ));
+                }
+            },
+        };
+        Ok(Self::Search {
+            query: query.to_owned(),
+            limit,
+        })
+    }
+
+    fn parse_call(name: Option<&Value>, arguments: Option<&Value>) -> Result<Self, String> {
+        let Some(name) = name.and_then(Value::as_str) else {
+            return Err(format!(
+                "{CALL_TOOL} needs the `name` of a tool that {SEARCH_TOOL} returned"
+            ));
+        };
+        if name == CALL_TOOL || name == SEARCH_TOOL {
+            return Err(format!(
+                "{CALL_TOOL} calls the servers' tools; call {name} directly"
+            ));
+        }
+        let arguments = match arguments {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(map)) => Some(map.clone()),
+            Some(_) => {
+                return Err(format!(
+                    "{CALL_TOOL}: `arguments` must be an object matching the tool's input schema"
+                ));
+            }
+        };
+        Ok(Self::Call {
+            name: name.to_owned(),
+            arguments,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -103,9 +209,54 @@ mod tests {
     fn an_answer_keeps_the_order_and_the_schema() {
         let schema = json!({"type": "object"});
         let schema = schema.as_object().unwrap_or_else(|| unreachable!());
-        let answer = search_answer([("b", Some("second"), schema), ("a", None, schema)]);
+        let answer = search_answer_from([("b", Some("second"), schema), ("a", None, schema)]);
         assert_eq!(answer["tools"][0]["name"], "b");
         assert_eq!(answer["tools"][1]["description"], Value::Null);
         assert_eq!(answer["tools"][0]["inputSchema"], json!({"type": "object"}));
+    }
+
+    #[test]
+    fn search_mode_calls_are_read_with_their_errors() {
+        let args = |v: Value| v.as_object().cloned();
+        assert_eq!(SearchModeCall::parse("mcp__a__b", None), None);
+        assert_eq!(
+            SearchModeCall::parse(SEARCH_TOOL, args(json!({"query": "weather"})).as_ref()),
+            Some(Ok(SearchModeCall::Search {
+                query: "weather".to_owned(),
+                limit: DEFAULT_SEARCH_RESULTS
+            }))
+        );
+        let bad_limit = SearchModeCall::parse(
+            SEARCH_TOOL,
+            args(json!({"query": "x", "limit": 0})).as_ref(),
+        );
+        assert!(matches!(bad_limit, Some(Err(e)) if e.contains("`limit`")));
+        assert!(matches!(
+            SearchModeCall::parse(SEARCH_TOOL, None),
+            Some(Err(e)) if e.contains("`query`")
+        ));
+        assert_eq!(
+            SearchModeCall::parse(
+                CALL_TOOL,
+                args(json!({"name": "mcp__a__b", "arguments": {"x": 1}})).as_ref()
+            ),
+            Some(Ok(SearchModeCall::Call {
+                name: "mcp__a__b".to_owned(),
+                arguments: args(json!({"x": 1}))
+            }))
+        );
+        for wrong in [
+            json!({}),
+            json!({"name": CALL_TOOL}),
+            json!({"name": "t", "arguments": [1]}),
+        ] {
+            assert!(
+                matches!(
+                    SearchModeCall::parse(CALL_TOOL, args(wrong.clone()).as_ref()),
+                    Some(Err(_))
+                ),
+                "{wrong}"
+            );
+        }
     }
 }

@@ -32,6 +32,12 @@ pub struct ToolInfo {
     /// ([`ConnectionSetOptions::with_apps`](crate::ConnectionSetOptions::with_apps)) and the
     /// tool has one.
     pub ui: Option<crate::catalog::apps::ToolUi>,
+    /// Whether the tool's server is connected now. `false` for the tools of a server that
+    /// crashed or is restarting (its last listing, kept so the tools stay findable and
+    /// searchable) and for a deferred server's cached tools: a call starts or restarts the
+    /// server first (with the restart backoff), as does
+    /// [`ConnectionSet::ensure_started`](crate::ConnectionSet::ensure_started).
+    pub ready: bool,
 }
 
 /// The plugin that provided a server (from the catalog's winning source), so a host can

@@ -85,6 +85,7 @@ pub trait SamplingReviewer: Send + Sync {
 /// Wraps an async closure as a [`SamplingHandler`].
 ///
 /// ```
+/// #![deny(deprecated)] // host code naming the sampling types gets no warning
 /// use mcp_connections::model::{CreateMessageResult, SamplingMessage};
 /// use mcp_connections::{ConnectionSetOptions, sampling_fn};
 ///

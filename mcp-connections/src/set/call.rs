@@ -451,12 +451,14 @@ impl ConnectionSet {
 
     /// Calls a tool by its qualified (model-visible) name from [`Self::tools`].
     ///
-    /// A name that is not in the current catalog but lies in the namespace of a configured
-    /// server that is not ready (`mcp__<server>__…`) is that server's business: the call
-    /// waits for a start in progress or restarts a crashed server (with backoff, as
-    /// [`Self::call_tool`] does) within the call's timeout, then looks the name up again.
-    /// If the server still is not ready the error is [`Error::NotReady`] with its failure
-    /// reason, not [`Error::UnknownTool`].
+    /// The tools of a server that crashed stay in the catalog (its last listing, marked
+    /// not ready): calling one restarts the server (with backoff, as [`Self::call_tool`]
+    /// does) within the call's timeout. A name that is not in the current catalog but lies
+    /// in the namespace of a configured server that is not ready (`mcp__<server>__…`) waits
+    /// for a start in progress or starts a deferred server, then looks the name up again;
+    /// a name no listing of a failed server has starts nothing. If the server is not ready
+    /// the error is [`Error::NotReady`] with its failure reason, not
+    /// [`Error::UnknownTool`].
     ///
     /// # Cancel safety
     /// As [`Self::call_tool`].
@@ -483,14 +485,21 @@ impl ConnectionSet {
         &self,
         qualified_name: &str,
     ) -> Result<(McpServerKey, String)> {
-        self.resolve_for_call(qualified_name, &CallOptions::new().with_fail_fast(true))
-            .await
+        let found = self
+            .resolve_for_call(qualified_name, &CallOptions::new().with_fail_fast(true))
+            .await?;
+        // A crashed server's tools stay listed: the fail-fast call would end here.
+        let slot = self.inner.slot(&found.0)?;
+        match slot.current() {
+            SlotState::Ready(_) => Ok(found),
+            state => Err(not_ready_now(&found.0, &state)),
+        }
     }
 
     /// The tool `qualified_name` names for a call with `options` (see
     /// [`Self::call_qualified`]): the server whose namespace it lies in is waited for or
     /// restarted first, unless `options` fail fast.
-    async fn resolve_for_call(
+    pub(crate) async fn resolve_for_call(
         &self,
         qualified_name: &str,
         options: &CallOptions,
@@ -528,7 +537,10 @@ impl ConnectionSet {
             .map_or(slot.spec.config.tool_timeout(), |t| {
                 t.min(slot.spec.config.tool_timeout())
             });
-        self.ready_connection(&slot, deadline_in(timeout), options.fail_fast)
+        // A failed server's known tools are in the catalog: a name that is not is made
+        // up, and starts nothing.
+        let fail_fast = options.fail_fast || matches!(slot.current(), SlotState::Failed(_));
+        self.ready_connection(&slot, deadline_in(timeout), fail_fast)
             .await?;
         let found = self
             .resolve_tool(qualified_name)
@@ -541,8 +553,9 @@ impl ConnectionSet {
 
     /// [`Self::resolve_tool`], after bringing up the server whose namespace the name lies
     /// in (`mcp__<server>__…`) when the name is not in the current catalog: a start in
-    /// progress is waited for, a crashed server is restarted (with backoff), as
-    /// [`Self::call_qualified`] does, within that server's tool timeout. Other servers are
+    /// progress is waited for, a deferred server started, as [`Self::call_qualified`]
+    /// does, within that server's tool timeout (a crashed server's known tools are in the
+    /// catalog already; a made-up name in its namespace starts nothing). Other servers are
     /// not waited for. For a host that must know which tool a name means before calling
     /// it (to ask for approval first): [`Self::resolve_tool`] alone says "unknown" for a
     /// tool whose server is attaching or restarting. `None` when no server has the tool,
@@ -559,7 +572,8 @@ impl ConnectionSet {
             return self.resolve_tool(qualified);
         };
         let deadline = deadline_in(slot.spec.config.tool_timeout());
-        let _ = self.ready_connection(&slot, deadline, false).await;
+        let fail_fast = matches!(slot.current(), SlotState::Failed(_));
+        let _ = self.ready_connection(&slot, deadline, fail_fast).await;
         self.resolve_tool(qualified)
     }
 

@@ -152,6 +152,11 @@ impl SetInner {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let previous = slot.state.send_replace(state);
+        // Leaving a live connection: its tools stay known (listed as not ready) until the
+        // server is back.
+        if let SlotState::Ready(attached) = &previous {
+            slot.remember_listing(attached.tools());
+        }
         self.revision.fetch_add(1, Ordering::SeqCst);
         previous
     }

@@ -98,7 +98,9 @@ impl std::fmt::Debug for ConnectionSetOptions {
 }
 
 impl ConnectionSetOptions {
-    /// Defaults: protocol 2025-11-25, client info of this crate, 1 s tools grace, no events,
+    /// Defaults: 2025-11-25 as the version an `initialize` handshake offers (which era
+    /// each server speaks is the catalog's `protocol` setting, `auto` by default: see
+    /// [`mcp_catalog::ProtocolChoice`]), client info of this crate, 1 s tools grace, no events,
     /// no elicitation handler (requests are declined), 10 s shutdown bound per server.
     pub fn new() -> Self {
         Self {
@@ -146,7 +148,8 @@ impl ConnectionSetOptions {
         self
     }
 
-    /// The protocol version sent in `initialize`.
+    /// The protocol version offered in an `initialize` handshake (2025-era servers). It does
+    /// not choose the era: that is each server's `protocol` setting in the catalog.
     #[must_use]
     pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.protocol_version = version;

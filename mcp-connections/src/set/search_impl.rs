@@ -9,6 +9,45 @@ use std::collections::BTreeMap;
 use std::sync::PoisonError;
 
 impl ConnectionSet {
+    /// Answers a model's call of one of the two search-mode tools
+    /// ([`search_mode_tools`](crate::search_mode_tools)), as `mcpctl serve --tool-exposure
+    /// search` does: a [`SEARCH_TOOL`](crate::SEARCH_TOOL) call gets the best matches
+    /// ([`search_answer`](crate::search_answer), as structured content and as JSON text); a
+    /// [`CALL_TOOL`](crate::CALL_TOOL) call is the call of the tool it names
+    /// ([`Self::call_qualified`] with `options`: the same errors as a direct call). Wrong
+    /// arguments get an error result telling the model what to fix. `None` when `tool` is
+    /// neither of the two (call it directly).
+    ///
+    /// # Cancel safety
+    /// As [`Self::call_qualified`].
+    pub async fn answer_search_mode(
+        &self,
+        tool: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        options: crate::CallOptions,
+    ) -> Option<Result<rmcp::model::CallToolResult>> {
+        use crate::catalog::search_mode::SearchModeCall;
+        use rmcp::model::{CallToolResult, ContentBlock};
+        let refused = |text: String| Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
+        Some(match SearchModeCall::parse(tool, arguments)? {
+            Err(text) => refused(text),
+            Ok(SearchModeCall::Search { query, limit }) => match self.search_tools(&query, limit) {
+                Ok(hits) => {
+                    let answer = crate::catalog::search_mode::search_answer(&hits);
+                    let mut result =
+                        CallToolResult::success(vec![ContentBlock::text(answer.to_string())]);
+                    result.structured_content = Some(answer);
+                    Ok(result)
+                }
+                Err(e) => refused(format!("{}: {e}", crate::SEARCH_TOOL)),
+            },
+            Ok(SearchModeCall::Call { name, arguments }) => {
+                self.call_qualified(&name, arguments.map(serde_json::Value::Object), options)
+                    .await
+            }
+        })
+    }
+
     /// The tools that best match `query`, best first, at most `limit`: over every tool the
     /// set can name now ([`ConnectionSet::tools`] without its wait: ready servers, and
     /// deferred servers' cached listings), with the ranking of [`mcp_search::ToolIndex`]

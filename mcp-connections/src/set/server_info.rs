@@ -53,6 +53,27 @@ impl ConnectionSet {
         })
     }
 
+    /// Brings server `key` up if it is not: waits for a start in progress, starts a
+    /// deferred server, restarts one that crashed (unless the restart backoff holds it
+    /// back: then [`Error::NotReady`] says when it may be tried again), within its startup
+    /// timeout. `Ok` once it is ready (at once if it is). For a host that offers "restart"
+    /// or wants a crashed server's tools ([`ToolInfo::ready`](crate::ToolInfo::ready)
+    /// `false`) ready before the next call.
+    ///
+    /// # Errors
+    /// [`Error::UnknownServer`] for a key the set does not have; [`Error::NotReady`] with
+    /// the failure when it does not come up (or is held back); [`Error::ShutDown`].
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future only stops waiting (a start it began goes on).
+    pub async fn ensure_started(&self, key: &McpServerKey) -> crate::Result<()> {
+        let slot = self.inner.slot(key)?;
+        let deadline = mcp_pool::deadline_in(slot.spec.config.startup_timeout());
+        self.ready_connection(&slot, deadline, false)
+            .await
+            .map(drop)
+    }
+
     /// Waits up to `timeout` for the server `key` to be ready: `true` once it is (at once
     /// if it already is), `false` when the timeout passes, the key is unknown, or the
     /// server settled in a state nothing will change by itself (its start was cancelled,

@@ -138,6 +138,10 @@ pub(crate) struct Slot {
     /// The resources this set subscribed to on this server
     /// ([`crate::ConnectionSet::subscribe_resource`]); made again on a new connection.
     pub(crate) resource_subscriptions: tokio::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// The tools the server listed when its last connection of this set ended (a crash),
+    /// for the catalog while it is down or restarting: still listed and searchable,
+    /// marked not ready, so a model can find them and a call brings the server back.
+    last_listing: std::sync::Mutex<Option<Arc<Vec<rmcp::model::Tool>>>>,
 }
 
 impl Slot {
@@ -154,7 +158,24 @@ impl Slot {
             state: watch::channel(initial).0,
             transition: tokio::sync::Mutex::new(()),
             resource_subscriptions: tokio::sync::Mutex::new(std::collections::BTreeSet::new()),
+            last_listing: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Keeps `tools` as the listing of the connection this set just left.
+    pub(crate) fn remember_listing(&self, tools: Arc<Vec<rmcp::model::Tool>>) {
+        *self
+            .last_listing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(tools);
+    }
+
+    /// The tools the server listed on the last connection this set left, if any.
+    pub(crate) fn last_listing(&self) -> Option<Arc<Vec<rmcp::model::Tool>>> {
+        self.last_listing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     pub(crate) fn current(&self) -> SlotState {

@@ -388,8 +388,16 @@ pub(crate) async fn on_death(inner: &Arc<SetInner>, slot: &Arc<Slot>, live: &Arc
         reason: failure.reason().clone(),
     };
     let _order = inner.event_order();
+    let restartable = failure.reason().is_restartable();
     let _previous = inner.publish(slot, SlotState::Failed(failure));
     inner.emit(event);
+    // Its tools are still listed, now as not ready: the catalog changed.
+    if restartable && slot.last_listing().is_some() {
+        inner.emit(ConnectionEvent::ToolsChanged {
+            server: slot.spec.key.clone(),
+            revision: inner.revision.load(std::sync::atomic::Ordering::SeqCst),
+        });
+    }
     if let Some(crash_loop) = crash_loop {
         inner.emit(ConnectionEvent::CrashLoop {
             server: slot.spec.key.clone(),

@@ -33,14 +33,29 @@ fn namespace_description(
 /// Builds the catalog from the servers that are ready now.
 pub(crate) fn build(inner: &SetInner) -> Catalog {
     let revision = inner.revision.load(std::sync::atomic::Ordering::SeqCst);
-    // Per server: its instructions, the tools kept, the tools held back.
-    type Listed = (Option<String>, Vec<Tool>, Vec<Tool>);
+    // Per server: its instructions, the tools kept, the tools held back, whether it is
+    // connected.
+    type Listed = (Option<String>, Vec<Tool>, Vec<Tool>, bool);
     let mut per_server: BTreeMap<McpServerKey, Listed> = BTreeMap::new();
     for (key, slot) in &inner.slots {
-        // A deferred server shows its cached tools (annotations cleared).
-        let (instructions, listed) = match slot.current() {
-            SlotState::Ready(live) => (live.instructions().map(ToOwned::to_owned), live.tools()),
-            SlotState::Deferred(cached) => (None, Arc::new(cached.tools.clone())),
+        // A deferred server shows its cached tools (annotations cleared); a server that
+        // crashed, or is restarting after a crash, the tools it listed last (a call
+        // restarts it), so they stay findable.
+        let (instructions, listed, ready) = match slot.current() {
+            SlotState::Ready(live) => (
+                live.instructions().map(ToOwned::to_owned),
+                live.tools(),
+                true,
+            ),
+            SlotState::Deferred(cached) => (None, Arc::new(cached.tools.clone()), false),
+            SlotState::Failed(f) if f.reason().is_restartable() => match slot.last_listing() {
+                Some(last) => (None, last, false),
+                None => continue,
+            },
+            SlotState::Starting => match slot.last_listing() {
+                Some(last) => (None, last, false),
+                None => continue,
+            },
             _ => continue,
         };
         let mut tools: Vec<Tool> = listed
@@ -56,19 +71,19 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
         if let Some(pins) = &inner.options.tool_pins {
             (tools, held) = crate::set::pins_impl::enforce(inner, pins, slot, tools);
         }
-        per_server.insert(key.clone(), (instructions, tools, held));
+        per_server.insert(key.clone(), (instructions, tools, held, ready));
     }
     // Held-back tools keep their names: a call by name is refused as changed (not as
     // unknown), and holding one back renames no other tool.
     let namer = ToolNamer::new(inner.naming.clone());
-    let names = namer.qualify(per_server.iter().flat_map(|(k, (_, tools, held))| {
+    let names = namer.qualify(per_server.iter().flat_map(|(k, (_, tools, held, _))| {
         tools
             .iter()
             .chain(held.iter())
             .map(move |t| (k, t.name.as_ref()))
     }));
     let mut out = Vec::with_capacity(names.len());
-    for (key, (instructions, tools, _)) in &per_server {
+    for (key, (instructions, tools, _, ready)) in &per_server {
         let ns = namespace_description(inner, key, instructions.as_ref());
         for tool in tools {
             if let Some(q) = names.qualified_name(key, &tool.name) {
@@ -84,6 +99,7 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
                         .apps
                         .then(|| crate::catalog::apps::ToolUi::of(tool))
                         .flatten(),
+                    ready: *ready,
                 });
             }
         }
@@ -97,9 +113,11 @@ pub(crate) fn build(inner: &SetInner) -> Catalog {
 }
 
 impl ConnectionSet {
-    /// The aggregated tool list of every ready server, sorted by qualified name. Servers
-    /// still starting get the set's shared grace period (1 s by default) to become ready;
-    /// after it, the list holds what is ready.
+    /// The aggregated tool list, sorted by qualified name: every ready server's tools, a
+    /// deferred server's cached ones, and the last listing of a server that crashed or is
+    /// restarting after a crash (each marked [`ToolInfo::ready`] `false`: a call brings the
+    /// server back). Servers still starting get the set's shared grace period (1 s by
+    /// default) to become ready; after it, the list holds what is known.
     ///
     /// # Cancel safety
     /// Cancel-safe.
@@ -144,6 +162,35 @@ impl ConnectionSet {
             .names
             .resolve(qualified)
             .map(|(k, t)| (k.clone(), t.to_owned()))
+    }
+
+    /// [`Self::resolve_tool_settled`] with why a name resolves to nothing: the tool a
+    /// qualified name means (its server brought up first, as a call would), or the error a
+    /// call of it would end with: [`Error::UnknownTool`](crate::Error::UnknownTool) when no
+    /// server has it, [`Error::NotReady`](crate::Error::NotReady) with the failure when its
+    /// server did not come up. For a host that must know which tool a name means before
+    /// calling it (to ask for approval) and tell the model why it cannot.
+    ///
+    /// # Errors
+    /// As above.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future only stops waiting (a start it began goes on).
+    pub async fn resolve_qualified(
+        &self,
+        qualified: &str,
+    ) -> crate::Result<(McpServerKey, String)> {
+        let found = self
+            .resolve_for_call(qualified, &crate::CallOptions::new())
+            .await?;
+        // Found in the catalog while its server is down (a crashed server's last
+        // listing): bring it up as the call would.
+        let slot = self.inner.slot(&found.0)?;
+        if !matches!(slot.current(), SlotState::Ready(_)) {
+            let deadline = mcp_pool::deadline_in(slot.spec.config.tool_timeout());
+            self.ready_connection(slot, deadline, false).await?;
+        }
+        Ok(found)
     }
 
     /// Whether calls to this tool may run in parallel with other calls to the same server:

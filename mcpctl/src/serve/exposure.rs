@@ -11,7 +11,7 @@
 
 use mcp_connections::model::{CallToolResult, ContentBlock, Tool};
 pub(crate) use mcp_connections::{CALL_TOOL, SEARCH_TOOL};
-use mcp_connections::{ConnectionSet, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, ToolInfo};
+use mcp_connections::{ConnectionSet, SearchModeCall, ToolInfo};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
 
@@ -76,13 +76,7 @@ pub(crate) fn search(
 ) -> (CallToolResult, Vec<String>) {
     match found(set, arguments, allowed) {
         Ok(hits) => {
-            let structured = mcp_connections::search_answer(hits.iter().map(|h| {
-                (
-                    h.info.qualified_name.as_str(),
-                    h.info.description(),
-                    h.info.tool.input_schema.as_ref(),
-                )
-            }));
+            let structured = mcp_connections::search_answer(&hits);
             let mut result =
                 CallToolResult::success(vec![ContentBlock::text(structured.to_string())]);
             result.structured_content = Some(structured);
@@ -94,36 +88,22 @@ pub(crate) fn search(
 }
 
 /// The tools a `search_tools` call finds among the `allowed` ones, or the error result for
-/// a bad request.
+/// a bad request (the library reads the call: [`SearchModeCall::parse`]).
 fn found(
     set: &ConnectionSet,
     arguments: Option<&Map<String, Value>>,
     allowed: &dyn Fn(&ToolInfo) -> bool,
 ) -> Result<Vec<mcp_connections::ToolHit>, CallToolResult> {
-    let query = arguments
-        .and_then(|a| a.get("query"))
-        .and_then(Value::as_str);
-    let Some(query) = query else {
-        return Err(refused(format!(
-            "{SEARCH_TOOL} needs a `query` string: describe what the tool should do"
-        )));
-    };
-    let limit = match arguments.and_then(|a| a.get("limit")) {
-        None | Some(Value::Null) => DEFAULT_SEARCH_RESULTS,
-        Some(v) => match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
-            Some(n) if (1..=MAX_SEARCH_RESULTS).contains(&n) => n,
-            _ => {
-                return Err(refused(format!(
-                    "{SEARCH_TOOL}: `limit` must be a whole number from 1 to {MAX_SEARCH_RESULTS}"
-                )));
-            }
-        },
+    let (query, limit) = match SearchModeCall::parse(SEARCH_TOOL, arguments) {
+        Some(Ok(SearchModeCall::Search { query, limit })) => (query, limit),
+        Some(Err(text)) => return Err(refused(text)),
+        _ => return Err(refused(format!("{SEARCH_TOOL} needs a `query` string"))),
     };
     // The best matches among the caller's tools: the search ranks every tool, so ask for
     // as many as it gives (the index caps it) and keep the first `limit` the caller may
     // use.
     let mut hits = set
-        .search_tools(query, usize::MAX)
+        .search_tools(&query, usize::MAX)
         .map_err(|e| refused(format!("{SEARCH_TOOL}: {e}")))?;
     hits.retain(|hit| allowed(&hit.info));
     hits.truncate(limit);
@@ -135,32 +115,18 @@ fn found(
 pub(crate) fn unwrap_call(
     request: &CallToolRequestParams,
 ) -> Result<CallToolRequestParams, CallToolResult> {
-    let arguments = request.arguments.as_ref();
-    let Some(name) = arguments
-        .and_then(|a| a.get("name"))
-        .and_then(Value::as_str)
-    else {
-        return Err(refused(format!(
-            "{CALL_TOOL} needs the `name` of a tool that {SEARCH_TOOL} returned"
-        )));
-    };
-    if name == CALL_TOOL || name == SEARCH_TOOL {
-        return Err(refused(format!(
-            "{CALL_TOOL} calls the servers' tools; call {name} directly"
-        )));
-    }
-    let mut inner = request.clone();
-    inner.name = name.to_owned().into();
-    inner.arguments = match arguments.and_then(|a| a.get("arguments")) {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => Some(map.clone()),
-        Some(_) => {
-            return Err(refused(format!(
-                "{CALL_TOOL}: `arguments` must be an object matching the tool's input schema"
-            )));
+    match SearchModeCall::parse(CALL_TOOL, request.arguments.as_ref()) {
+        Some(Ok(SearchModeCall::Call { name, arguments })) => {
+            let mut inner = request.clone();
+            inner.name = name.into();
+            inner.arguments = arguments;
+            Ok(inner)
         }
-    };
-    Ok(inner)
+        Some(Err(text)) => Err(refused(text)),
+        _ => Err(refused(format!(
+            "{CALL_TOOL} needs the `name` of a tool that {SEARCH_TOOL} returned"
+        ))),
+    }
 }
 
 #[cfg(test)]
