@@ -95,3 +95,63 @@ async fn the_set_searches_its_catalog_and_cached_servers_without_starting_them()
     pool.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// `answer_search_mode` answers a model's calls of the two search-mode tools as the
+/// gateway does: a search returns the matches (structured and as text), `call_tool` is
+/// the call of the tool it names, wrong arguments get an error result saying what to fix,
+/// and any other name is not its business.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_two_search_mode_tools_are_answered_by_the_set() {
+    use mcp_connections::{CALL_TOOL, CallOptions, SEARCH_TOOL};
+    use serde_json::json;
+
+    let fx = fixture();
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
+    set.wait_startup().await;
+    let args = |v: serde_json::Value| v.as_object().cloned();
+
+    let search = args(json!({"query": "weather forecast for a city", "limit": 1}));
+    let found = set
+        .answer_search_mode(SEARCH_TOOL, search.as_ref(), CallOptions::new())
+        .await
+        .expect("the search tool")
+        .unwrap();
+    assert_eq!(found.is_error, Some(false));
+    let structured = found.structured_content.clone().unwrap();
+    assert_eq!(structured["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(structured["tools"][0]["name"], "mcp__weather__get_forecast");
+    assert_eq!(
+        structured["tools"][0]["description"],
+        "The weather forecast for a city."
+    );
+
+    let call = args(json!({"name": "mcp__weather__get_forecast", "arguments": {"city": "Oslo"}}));
+    let called = set
+        .answer_search_mode(CALL_TOOL, call.as_ref(), CallOptions::new())
+        .await
+        .expect("the call tool")
+        .unwrap();
+    assert_eq!(called.structured_content, Some(json!({"city": "Oslo"})));
+
+    let wrong = args(json!({"query": "x", "limit": 0}));
+    let refused = set
+        .answer_search_mode(SEARCH_TOOL, wrong.as_ref(), CallOptions::new())
+        .await
+        .expect("the search tool")
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
+    let unknown = args(json!({"name": "mcp__weather__nope"}));
+    let err = set
+        .answer_search_mode(CALL_TOOL, unknown.as_ref(), CallOptions::new())
+        .await
+        .expect("the call tool")
+        .unwrap_err();
+    assert!(err.is_unknown(), "{err}");
+    assert!(
+        set.answer_search_mode("mcp__weather__get_forecast", None, CallOptions::new())
+            .await
+            .is_none()
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
