@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks that every library crate can be taken alone:
-#   1. `cargo package` for each one (README and CHANGELOG included), in dependency order;
+#   1. `cargo publish --dry-run` for each one (README and CHANGELOG included), in dependency
+#      order;
 #   2. the feature matrix: each one checked with no default features and with all features.
 #
 #   scripts/package-check.sh
@@ -24,13 +25,16 @@ for crate in "${CRATES[@]}"; do
   packages+=(-p "$crate")
 done
 
-echo "== cargo package (${CRATES[*]})"
-# --allow-dirty: this is a check, not a release; it must work on a working tree too.
+echo "== cargo publish --dry-run (${CRATES[*]})"
+# As crates.io would see them: packaged in dependency order (path dependencies carry their
+# versions), the publish metadata checked, everything but the upload. --allow-dirty: this
+# is a check, not a release; it must work on a working tree too. The workspace's
+# `repository` stays a placeholder until the project has a public home.
 verify=(--no-verify)
 if [[ "${PACKAGE_VERIFY:-0}" == 1 ]]; then
   verify=()
 fi
-cargo package --locked "${verify[@]}" --allow-dirty "${packages[@]}"
+cargo publish --dry-run --locked "${verify[@]}" --allow-dirty "${packages[@]}"
 
 for crate in "${CRATES[@]}"; do
   files=$(cargo package --locked --allow-dirty --list -p "$crate")
