@@ -538,10 +538,6 @@ async fn ask(
 
 /// Passes an upstream server's sampling request to a 2026-era client through its call's
 /// run: refused when the client does not offer sampling, or gives no message back.
-#[expect(
-    deprecated,
-    reason = "rmcp marks sampling deprecated (SEP-2577), yet MCP 2026-07-28 defines it"
-)]
 async fn sample(
     asks: &mpsc::Sender<Ask>,
     can_sample: bool,
