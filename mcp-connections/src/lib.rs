@@ -181,16 +181,14 @@ pub use status::{ServerState, ServerStatus, StartupSummary};
 ///
 /// To read results without matching these enums by hand, see [`CallToolResultExt`] and
 /// [`ReadResourceResultExt`].
+///
+/// rmcp marks the sampling and logging types deprecated (SEP-2577), yet MCP 2025-11-25 and
+/// 2026-07-28 define them and this crate uses them: they are re-exported here as type
+/// aliases, so host code naming and constructing them (`CreateMessageResult::new`,
+/// `SamplingMessage::assistant_text`) compiles without deprecation warnings. Reading one of
+/// their fields directly still warns (rustc follows a field to its struct); their
+/// constructors and methods do not.
 pub mod model {
-    //! The MCP wire types a host meets through this crate's API, re-exported from rmcp.
-    //!
-    //! rmcp marks the sampling and logging types deprecated (SEP-2577), yet MCP 2025-11-25
-    //! and 2026-07-28 define them and this crate uses them: they are re-exported here as
-    //! type aliases, so host code naming and constructing them
-    //! (`CreateMessageResult::new`, `SamplingMessage::assistant_text`) compiles without
-    //! deprecation warnings. Reading one of their fields directly still warns (rustc
-    //! follows a field to its struct); their constructors and methods do not.
-
     pub use rmcp::model::{
         Annotations, ArgumentInfo, AudioContent, CallToolResult, CompletionContext, CompletionInfo,
         ContentBlock, ElicitRequestParams, ElicitResult, ElicitationAction, EmbeddedResource,

@@ -69,7 +69,7 @@ impl ConnectionSet {
     pub async fn ensure_started(&self, key: &McpServerKey) -> crate::Result<()> {
         let slot = self.inner.slot(key)?;
         let deadline = mcp_pool::deadline_in(slot.spec.config.startup_timeout());
-        self.ready_connection(&slot, deadline, false)
+        self.ready_connection(slot, deadline, false)
             .await
             .map(drop)
     }
