@@ -54,6 +54,7 @@ calls_per_principal = 8
 [[gateway.grants]]
 groups = ["platform"]
 servers = ["*"]
+accept_drift = true
 
 [[gateway.grants]]
 subjects = ["alice"]
@@ -73,7 +74,11 @@ tools = ["echo", "read_*"]
                 .with_clients_per_principal(4)
                 .with_calls_per_principal(8),
         )
-        .with_grant(GatewayGrant::new(["*"]).with_groups(["platform"]))
+        .with_grant(
+            GatewayGrant::new(["*"])
+                .with_groups(["platform"])
+                .with_accept_drift(true),
+        )
         .with_grant(
             GatewayGrant::new(["notes"])
                 .with_subjects(["alice"])
@@ -81,6 +86,12 @@ tools = ["echo", "read_*"]
         );
     assert_eq!(gateway(text), expected);
     assert_eq!(expected.oauth().unwrap().groups_claim(), "roles");
+    let accepts: Vec<bool> = expected
+        .grants()
+        .iter()
+        .map(|g| g.accepts_drift())
+        .collect();
+    assert_eq!(accepts, [true, false], "off unless written");
 }
 
 #[test]

@@ -488,6 +488,7 @@ calls_per_principal = 2
 [[gateway.grants]]
 subjects = ["*"]
 servers = ["*"]
+accept_drift = true
 
 [[gateway.grants]]
 groups = ["readers"]
@@ -505,7 +506,7 @@ tools = ["read_*"]
          gateway (replaces yours): oauth.resource=https://mcp.example.com/mcp\n\
          gateway (replaces yours): oauth.scopes=mcp\n\
          gateway (replaces yours): oauth.introspection=the issuer's (client gateway, secret from $GATEWAY_SECRET)\n\
-         gateway (replaces yours): grant=servers * (every tool) to subjects *\n\
+         gateway (replaces yours): grant=servers * (every tool) to subjects *, who may accept changed tools for everyone\n\
          gateway (replaces yours): grant=servers notes files (read_*) to groups readers, scopes mcp:read\n\
          gateway (replaces yours): limits.calls_per_principal=2\n"
     );

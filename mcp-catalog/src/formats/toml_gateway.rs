@@ -22,7 +22,14 @@ const OAUTH_KEYS: &[&str] = &[
     "client_secret_env",
 ];
 const LIMIT_KEYS: &[&str] = &["clients_per_principal", "calls_per_principal"];
-const GRANT_KEYS: &[&str] = &["subjects", "groups", "scopes", "servers", "tools"];
+const GRANT_KEYS: &[&str] = &[
+    "subjects",
+    "groups",
+    "scopes",
+    "servers",
+    "tools",
+    "accept_drift",
+];
 
 /// The JWS algorithms a gateway may accept: asymmetric ones only (a shared-secret `HS*`
 /// key would be the public key, and `none` is no signature).
@@ -258,6 +265,10 @@ fn parse_grants(r: &mut Reader<'_, '_>, value: &Value<'_>) -> Vec<GatewayGrant> 
             let field = format!("gateway.grants[{index}].{name}");
             if !GRANT_KEYS.contains(&name) {
                 r.unknown_key(key, GRANT_KEYS);
+                continue;
+            }
+            if name == "accept_drift" {
+                grant.accept_drift = r.bool(&field, value).unwrap_or(false);
                 continue;
             }
             let list = r.string_list(&field, value);

@@ -677,12 +677,17 @@ fn review_gateway(gateway: &crate::model::gateway::GatewayConfig) -> Vec<String>
         }
         let tools = grant.tools().map_or_else(|| "every tool".to_owned(), list);
         lines.push(format!(
-            "grant=servers {} ({tools}) to {}",
+            "grant=servers {} ({tools}) to {}{}",
             list(grant.servers()),
             if to.is_empty() {
                 "nobody".to_owned()
             } else {
                 to.join(", ")
+            },
+            if grant.accepts_drift() {
+                ", who may accept changed tools for everyone"
+            } else {
+                ""
             },
         ));
     }

@@ -277,7 +277,8 @@ impl GatewayLimits {
 }
 
 /// One `[[gateway.grants]]` entry: who (any of `subjects`, `groups`, `scopes`) may use
-/// which servers and, on them, which tools. Names are patterns ([`glob_match`]).
+/// which servers and, on them, which tools, and (`accept_drift = true`) whether they may
+/// accept a changed tool of those servers for everyone. Names are patterns ([`glob_match`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GatewayGrant {
@@ -286,6 +287,7 @@ pub struct GatewayGrant {
     pub(crate) scopes: Vec<String>,
     pub(crate) servers: Vec<String>,
     pub(crate) tools: Option<Vec<String>>,
+    pub(crate) accept_drift: bool,
 }
 
 impl GatewayGrant {
@@ -343,6 +345,21 @@ impl GatewayGrant {
     {
         self.tools = Some(tools.into_iter().map(Into::into).collect());
         self
+    }
+
+    /// Lets the grant's callers accept a changed tool of its servers (tool pins, the
+    /// gateway's re-approval) for every caller: `accept_drift = true`. Off by default: a
+    /// caller without it is refused a changed tool instead of being asked.
+    #[must_use]
+    pub fn with_accept_drift(mut self, accept: bool) -> Self {
+        self.accept_drift = accept;
+        self
+    }
+
+    /// `accept_drift`: whether the grant's callers may accept a changed tool of its servers
+    /// for everyone.
+    pub fn accepts_drift(&self) -> bool {
+        self.accept_drift
     }
 
     /// `subjects`.

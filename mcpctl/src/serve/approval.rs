@@ -8,6 +8,8 @@ use mcp_connections::model::{
 };
 use mcp_connections::{CallOptions, ConnectionSet, ToolDrift};
 use mcp_key::McpServerKey;
+
+use super::caller::Caller;
 use serde_json::{Value, json};
 
 /// The longest rendering of a call's arguments in the question, in characters.
@@ -72,9 +74,12 @@ impl Target {
 /// is never called unasked because its server was starting or restarting), and the call
 /// goes to what it resolved to; when the mode asks, `ask` puts the question to the client
 /// (`None`: it cannot be asked, which refuses). With `remember`, an approval holds for the
-/// rest of the set's life (a 2025-era session), and the question says so.
+/// rest of the set's life (a 2025-era session), and the question says so. A changed tool
+/// (drift) is asked about only when `caller` may accept it for everyone
+/// ([`Caller::may_accept_drift`]); anyone else's call of it is refused as changed.
 pub(crate) async fn check<F, Fut>(
     set: &ConnectionSet,
+    caller: &Caller,
     name: &str,
     arguments: Option<&Value>,
     remember: bool,
@@ -93,6 +98,10 @@ where
         // this call. Otherwise (`block`, no answer, a no) the call is refused as changed.
         if set.tool_drift_policy(&server) != ToolDriftPolicy::Reapprove {
             return Verdict::Call(Target::Resolved(server, tool));
+        }
+        // Accepting pins the new definition for every caller: a grant's to decide.
+        if !caller.may_accept_drift(&server) {
+            return Verdict::Refused(not_yours_to_accept(&server, &tool, &drift));
         }
         // The definition the question shows is the one a yes accepts, nothing listed later.
         let shown = set.listed_tool(&server, &drift.tool);
@@ -220,6 +229,15 @@ fn drift_question(
         "requestedSchema": schema,
     }))
     .ok()
+}
+
+/// The result of a call of a held-back tool by a caller who may not accept its change for
+/// everyone (no grant of its server with `accept_drift`).
+fn not_yours_to_accept(server: &McpServerKey, tool: &str, drift: &ToolDrift) -> CallToolResult {
+    super::gateway::error_result(format!(
+        "tool `{tool}` of MCP server `{server}` changed since it was approved ({}); it is not called until someone whose grant of `{server}` has `accept_drift = true` accepts the change (or `mcpctl accept {server} {tool}` on the gateway's machine)",
+        drift.describe()
+    ))
 }
 
 /// The result of a call of a held-back tool whose change was not accepted.

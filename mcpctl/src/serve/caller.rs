@@ -116,6 +116,21 @@ impl Caller {
         }
     }
 
+    /// Whether the caller may accept a changed tool of `server` for everyone (the
+    /// gateway's re-approval of drifted tools): with no grants (one person's gateway)
+    /// yes; in a team gateway only through a grant of that server with `accept_drift`.
+    pub(crate) fn may_accept_drift(&self, server: &McpServerKey) -> bool {
+        match &self.access {
+            Access::Everything => true,
+            Access::Grants(grants) => {
+                let name = server.to_string();
+                grants
+                    .iter()
+                    .any(|g| g.accepts_drift() && g.covers_server(&name))
+            }
+        }
+    }
+
     /// Whether the caller may list and call `tool` (its own name) of `server`.
     pub(crate) fn may_use_tool(&self, server: &McpServerKey, tool: &str) -> bool {
         match &self.access {

@@ -705,7 +705,16 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
         let (target, arguments, resume) = match work {
             Work::New(name, arguments, _) => {
                 let question = |q| async { Some(ask(&asks_tx, can_elicit, q).await) };
-                match approval::check(&call_set, &name, arguments.as_ref(), false, question).await {
+                match approval::check(
+                    &call_set,
+                    &call_caller,
+                    &name,
+                    arguments.as_ref(),
+                    false,
+                    question,
+                )
+                .await
+                {
                     Verdict::Refused(result) => return Ok(result),
                     Verdict::Call(target) if !super::caller::may_call(&call_caller, &target) => {
                         return Err(super::caller::not_available(&name));

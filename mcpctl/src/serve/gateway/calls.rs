@@ -146,6 +146,7 @@ impl Gateway {
         let arguments = request.arguments.clone().map(Value::Object);
         match Box::pin(approval::check(
             &self.inner.set,
+            &caller,
             &name,
             arguments.as_ref(),
             true,
