@@ -69,9 +69,7 @@ impl ConnectionSet {
     pub async fn ensure_started(&self, key: &McpServerKey) -> crate::Result<()> {
         let slot = self.inner.slot(key)?;
         let deadline = mcp_pool::deadline_in(slot.spec.config.startup_timeout());
-        self.ready_connection(slot, deadline, false)
-            .await
-            .map(drop)
+        self.ready_connection(slot, deadline, false).await.map(drop)
     }
 
     /// Waits up to `timeout` for the server `key` to be ready: `true` once it is (at once
