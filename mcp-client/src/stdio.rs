@@ -22,15 +22,17 @@ pub(crate) struct Process {
     inner: StdioProcess,
 }
 
-/// The failure of a launch: this layer's sentence, the launcher's error as the cause.
-fn failure_for_launch(key: &McpServerKey, e: LaunchError) -> StartupFailure {
+/// The failure of a launch: this layer's sentence, the launcher's error as the cause. The
+/// cause names the server (the launch is labelled with its key) and the command, so this
+/// sentence does not name them again.
+fn failure_for_launch(e: LaunchError) -> StartupFailure {
     let (reason, what) = match e {
         LaunchError::InvalidSpec { .. } => {
-            (FailureReason::Config, "cannot be launched as configured")
+            (FailureReason::Config, "its process cannot be launched as configured")
         }
-        _ => (FailureReason::SpawnFailed, "could not be started"),
+        _ => (FailureReason::SpawnFailed, "its process could not be started"),
     };
-    StartupFailure::new(reason, format!("MCP server `{key}` {what}")).with_source(e)
+    StartupFailure::new(reason, what).with_source(e)
 }
 
 /// Spawns the server (off the async executor, inside the launcher).
@@ -69,7 +71,7 @@ pub(crate) async fn launch(
     }
     let mut process = mcp_pool::launch(launch)
         .await
-        .map_err(|e| failure_for_launch(key, e))?;
+        .map_err(|e| failure_for_launch(e))?;
     let transport = process.take_transport().ok_or_else(|| {
         StartupFailure::new(
             FailureReason::Protocol,
