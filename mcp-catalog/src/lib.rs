@@ -209,7 +209,7 @@
 
 // The layers, lowest first; each imports only the ones before it (see each `mod.rs`):
 // the shared root modules (`diagnostic`, `env`, `error`), then `model`, `formats`,
-// `resolve`, and at the top `hosts` and `export`. `tests/layering.rs` checks it.
+// `resolve`, and at the top `hosts`, `export` and `registry`. `tests/layering.rs` checks it.
 mod diagnostic;
 mod env;
 mod error;
@@ -217,6 +217,7 @@ mod export;
 mod formats;
 mod hosts;
 mod model;
+mod registry;
 mod resolve;
 
 pub use diagnostic::{
@@ -260,6 +261,12 @@ pub use model::transport::{
     StdioConfig, Transport, UNUSABLE_LABEL, UnusableServer,
 };
 pub use model::workload::{WorkloadIdentityConfig, WorkloadTokenLocation};
+pub use registry::digest::FileSha256;
+pub use registry::document::{
+    InputFormat, InstallTarget, PackageType, REGISTRY_SCHEMA_VERSIONS, RegistryServer,
+};
+pub use registry::inputs::{InputValues, RegistryInput};
+pub use registry::plan::{InstallPlan, Launch, McpbBundle, Provenance, ProvenanceSource};
 pub use resolve::builder::CatalogBuilder;
 pub use resolve::plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolve::resolved::ResolvedCatalog;

@@ -19,6 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("resolve", &["root", "model", "formats"]),
     ("export", &["root", "model"]),
     ("hosts", &["root", "model", "formats", "resolve"]),
+    ("registry", &["root", "model", "formats"]),
 ];
 
 const ROOT_MODULES: &[&str] = &["diagnostic", "env", "error"];

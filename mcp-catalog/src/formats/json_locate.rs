@@ -13,6 +13,30 @@ pub(crate) fn locate(text: &str, path: &[&str]) -> Option<usize> {
     found
 }
 
+/// One step of a path into JSON text: an object key or an array index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// A member of an object.
+    Key(String),
+    /// An element of an array (0-based).
+    Index(usize),
+}
+
+/// The offset of the value or key at the end of `path` (keys and indexes from the root):
+/// a key's offset for a [`Step::Key`], the element's own offset for a [`Step::Index`].
+pub(crate) fn locate_steps(text: &str, path: &[Step]) -> Option<usize> {
+    let mut scan = Scan { text, i: 0 };
+    let mut found = None;
+    for step in path {
+        scan.ws();
+        found = Some(match step {
+            Step::Key(key) => scan.find_key(key)?,
+            Step::Index(index) => scan.find_index(*index)?,
+        });
+    }
+    found
+}
+
 struct Scan<'a> {
     text: &'a str,
     i: usize,
@@ -77,6 +101,28 @@ impl Scan<'_> {
         }
     }
 
+    /// At `[`: finds the element at `index`, leaves the cursor on it and returns its offset.
+    fn find_index(&mut self, index: usize) -> Option<usize> {
+        if self.peek() != Some(b'[') {
+            return None;
+        }
+        self.i += 1;
+        for _ in 0..index {
+            self.ws();
+            self.skip_value()?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.i += 1,
+                _ => return None,
+            }
+        }
+        self.ws();
+        match self.peek()? {
+            b']' => None,
+            _ => Some(self.i),
+        }
+    }
+
     /// At `{`: finds `key` among the members, leaves the cursor on its value and returns
     /// the offset of the key.
     fn find_key(&mut self, key: &str) -> Option<usize> {
@@ -126,5 +172,24 @@ mod tests {
         assert_eq!(locate(text, &["mcpServers", "z"]), None);
         assert_eq!(locate("{\"a\" 1", &["a"]), None);
         assert_eq!(locate("\"", &["a"]), None);
+    }
+
+    #[test]
+    fn finds_array_elements() {
+        let text = r#"{"p": [{"v": "1"}, {"v": [2, "]"]}, {"v": 3}]}"#;
+        let key = |k: &str| Step::Key(k.to_owned());
+        let at = |steps: &[Step]| locate_steps(text, steps);
+        assert_eq!(at(&[key("p"), Step::Index(0)]), text.find("{\"v\": \"1"));
+        assert_eq!(
+            at(&[key("p"), Step::Index(2), key("v")]),
+            text.rfind("\"v\"")
+        );
+        assert_eq!(
+            at(&[key("p"), Step::Index(1), key("v"), Step::Index(1)]),
+            text.find("\"]\"")
+        );
+        assert_eq!(at(&[key("p"), Step::Index(3)]), None);
+        assert_eq!(at(&[key("p"), Step::Index(0), Step::Index(0)]), None);
+        assert_eq!(locate_steps("[]", &[Step::Index(0)]), None);
     }
 }

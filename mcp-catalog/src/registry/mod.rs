@@ -1,0 +1,19 @@
+//! The MCP Registry's `server.json` (schema 2025-12-11, and the dated camelCase schemas
+//! before it back to 2025-09-16) read into a pinned server configuration: no I/O, nothing
+//! run. [`RegistryServer::from_json_str`] parses and validates the text (every error with
+//! its line, column, field and what to do); [`RegistryServer::install_plan`] turns one
+//! package or remote into a [`ServerConfig`](crate::ServerConfig) with the command line VS
+//! Code's mapping gives, the inputs the caller must supply, secrets kept as environment
+//! variable references, the version pinned, and the [`Provenance`](crate::Provenance) a
+//! host records beside the entry. An `mcpb` bundle becomes a [`McpbBundle`](crate::McpbBundle)
+//! whose bytes are checked against `fileSha256` before anything runs.
+//!
+//! Imports `model`, `formats` (the JSON locator) and the crate root's shared modules only.
+
+pub(crate) mod convert;
+pub(crate) mod digest;
+pub(crate) mod document;
+pub(crate) mod inputs;
+pub(crate) mod plan;
+pub(crate) mod reader;
+pub(crate) mod version;
