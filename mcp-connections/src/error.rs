@@ -49,8 +49,10 @@ pub enum Error {
         tool: String,
     },
     /// The server is not ready (still starting, not started yet, failed or cancelled).
-    /// The message says which, from the state; the failure of a failed server is the
-    /// [`source`](std::error::Error::source).
+    /// The message says which, from the state; the failure of a failed server (its
+    /// sentence, its cause and the end of its stderr) is the
+    /// [`source`](std::error::Error::source), not repeated in this message: show
+    /// [`mcp_key::error_chain`] of the error to a person, which has both.
     NotReady {
         /// The server.
         server: McpServerKey,
