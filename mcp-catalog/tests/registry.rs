@@ -711,3 +711,84 @@ fn an_http_package_or_a_missing_target_is_refused() {
         ["s.json:1:1: `io.github.x/y` has no remotes[0] (choose one of: packages[0])"]
     );
 }
+
+/// Pieces of `server.json` that random documents are made of.
+const PIECES: &[&str] = &[
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    ":",
+    "\"",
+    "\n",
+    "1",
+    "null",
+    "true",
+    "\"name\": \"io.github.x/y\"",
+    "\"version\": \"1.0.0\"",
+    "\"version\": \"latest\"",
+    "\"server\":",
+    "\"packages\": [",
+    "\"remotes\": [",
+    "\"registryType\": \"oci\"",
+    "\"registryType\": \"mcpb\"",
+    "\"identifier\": \"a/b:1@sha256:x\"",
+    "\"identifier\": \"é:/\"",
+    "\"transport\": {\"type\": \"stdio\"}",
+    "\"type\": \"sse\"",
+    "\"url\": \"{u}\"",
+    "\"packageArguments\": [",
+    "\"type\": \"named\"",
+    "\"type\": \"positional\"",
+    "\"value\": \"{v}\"",
+    "\"variables\": {\"v\": {\"isSecret\": true}}",
+    "\"isSecret\": true",
+    "\"environmentVariables\": [",
+    "\"headers\": [",
+    "\"fileSha256\": \"00\"",
+];
+
+proptest::proptest! {
+    #[test]
+    fn parsing_and_planning_never_panic(
+        picks in proptest::collection::vec(0..PIECES.len(), 0..60),
+        answer in "[a-z{}é/]{0,6}",
+    ) {
+        let text: String = picks.iter().map(|&i| PIECES[i]).collect();
+        if let Ok(server) = RegistryServer::from_json_str(&text, "p.json") {
+            let values = InputValues::new().with("v", answer.clone()).with("u", answer);
+            for target in server.targets() {
+                let _ = server.inputs(target);
+                let _ = server.install_plan(target, &values);
+            }
+        }
+    }
+
+    #[test]
+    fn edited_examples_never_panic(file in 0..FIXTURES.len(), at in 0usize..4000, piece in 0..PIECES.len()) {
+        let (text, _) = fixture(FIXTURES[file]);
+        let mut at = at.min(text.len());
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let edited = format!("{}{}{}", &text[..at], PIECES[piece], &text[at..]);
+        if let Ok(server) = RegistryServer::from_json_str(&edited, "p.json") {
+            for target in server.targets() {
+                let _ = server.install_plan(target, &InputValues::new());
+            }
+        }
+    }
+}
+
+const FIXTURES: &[&str] = &[
+    "npm-brave-search.json",
+    "pypi-weather.json",
+    "nuget-knapcode.json",
+    "oci-database-manager.json",
+    "mcpb-text-editor.json",
+    "hybrid.json",
+    "remote-url-template.json",
+    "with-package.json",
+    "filesystem.json",
+];
