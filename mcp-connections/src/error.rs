@@ -153,6 +153,17 @@ pub enum Error {
         /// What changed, readable.
         changes: String,
     },
+    /// [`ConnectionSet::call_approved`](crate::ConnectionSet::call_approved) did not call
+    /// the tool: its approval mode asks and the approval was not given (`reason` says
+    /// why). Nothing was sent to the server.
+    NotApproved {
+        /// The server.
+        server: McpServerKey,
+        /// The tool's raw name.
+        tool: String,
+        /// Why it was not approved.
+        reason: NotApprovedReason,
+    },
     /// A tool search that cannot be run as asked (an empty or too long query, a limit of
     /// 0): the index's own error, which says what to do.
     Search(mcp_search::SearchError),
@@ -317,6 +328,26 @@ impl fmt::Display for Error {
                 f,
                 "tool `{tool}` of MCP server `{server}` changed since it was approved ({changes}); it is not called until the host accepts the change (ConnectionSet::accept_tool_changes)"
             ),
+            Self::NotApproved {
+                server,
+                tool,
+                reason,
+            } => {
+                write!(f, "tool `{tool}` of MCP server `{server}` was not called: ")?;
+                match reason {
+                    NotApprovedReason::Declined => f.write_str(
+                        "the approval was declined (call it again to be asked again, or set the tool's approval_mode to \"approve\" in the configuration to run it without asking)",
+                    ),
+                    NotApprovedReason::NoApprover => f.write_str(
+                        "its approval mode asks the user and this host has no approver (set one with ConnectionSetOptions::with_approver, or set the tool's approval_mode to \"approve\" in the configuration)",
+                    ),
+                    NotApprovedReason::KeptChanging => write!(
+                        f,
+                        "the server changed the tool's definition after each of {} answers, so what it lists now was never approved (call it again to be asked about the definition it lists then)",
+                        crate::set::approvals_impl::MAX_QUESTIONS
+                    ),
+                }
+            }
             Self::Search(e) => fmt::Display::fmt(e, f),
             Self::Unsupported {
                 server, operation, ..
@@ -374,7 +405,27 @@ fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
         .join("; ")
 }
 
+/// Why [`Error::NotApproved`] refused a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotApprovedReason {
+    /// The approver declined (or was asked to accept a changed tool and did not).
+    Declined,
+    /// The approval mode asks and the set has no approver
+    /// ([`ConnectionSetOptions::with_approver`](crate::ConnectionSetOptions::with_approver)).
+    NoApprover,
+    /// The server listed another definition of the tool after each answer, so no
+    /// definition it listed when the call was to be sent had been approved.
+    KeptChanging,
+}
+
 impl Error {
+    /// [`ConnectionSet::call_approved`](crate::ConnectionSet::call_approved) did not call
+    /// the tool because it was not approved ([`Error::NotApproved`]).
+    pub fn is_not_approved(&self) -> bool {
+        matches!(self, Self::NotApproved { .. })
+    }
+
     /// The tool changed since it was pinned and waits for the change to be accepted.
     pub fn is_tool_changed(&self) -> bool {
         matches!(self, Error::ToolChanged { .. })

@@ -122,7 +122,7 @@ pub use catalog::tool_cache::{
 pub use catalog::tool_info::{PluginOrigin, ToolInfo};
 pub use environments::ssh_environment::{SSH_AUTH_SOCK_VAR, SshEnvironment};
 pub use environments::ssh_master::SSH_CONNECT_TIMEOUT;
-pub use error::{Error, Result};
+pub use error::{Error, NotApprovedReason, Result};
 pub use events::{ConnectionEvent, CrashLoop};
 /// The single-server client the set is built on, for hosts that talk to one server alone.
 pub use mcp_client;
@@ -145,6 +145,9 @@ pub use mcp_client::{TaskPhase, TaskState, TaskStateCallback};
 /// search catalogs of their own.
 pub use mcp_search;
 pub use policy::approvals::{Approval, must_ask};
+pub use policy::approver::{
+    ApprovalAnswer, ApprovalRequest, Approver, DeclineApprovals, approver_fn,
+};
 pub use policy::authority::{
     ApprovalPolicy, ElicitationReviewer, HostAuthority, PassToHandler, PermissionProfile,
     reviewer_fn,

@@ -19,7 +19,10 @@ pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(300);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
 pub enum ApprovalMode {
-    /// The host decides (its normal policy). The default.
+    /// A fixed rule on the tool's annotations (the default): ask when it is annotated
+    /// destructive or carries neither a read-only nor a destructive hint; run it without
+    /// asking when it is annotated read-only or not destructive
+    /// (`mcp_connections::must_ask`).
     #[default]
     Auto,
     /// Always ask before calling.

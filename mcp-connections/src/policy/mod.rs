@@ -4,6 +4,7 @@
 //! [`drift`]). Never imports the set: the set applies these.
 
 pub(crate) mod approvals;
+pub(crate) mod approver;
 pub(crate) mod authority;
 pub(crate) mod drift;
 pub(crate) mod elicitation;

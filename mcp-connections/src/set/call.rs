@@ -239,9 +239,10 @@ impl ConnectionSet {
             .map_err(|e| self.call_error(server, tool, e))
     }
 
-    /// Calls `tool` on `server` as [`Self::call_tool`] does (the same checks, hooks,
-    /// approvals and timeout) and, where the server makes a task of the call, returns the
-    /// task at once for the host to keep: its state, its result later
+    /// Calls `tool` on `server` as [`Self::call_tool`] does (the same checks, hooks and
+    /// timeout; like it, no approval is asked: a host that must ask asks first, as
+    /// [`Self::call_approved`] does) and, where the server makes a task of the call,
+    /// returns the task at once for the host to keep: its state, its result later
     /// ([`Self::task_result`]), its cancellation ([`Self::cancel_task`]). A server that
     /// answers at once gives [`StartedCall::Done`].
     ///
@@ -470,6 +471,72 @@ impl ConnectionSet {
     ) -> Result<CallToolResult> {
         let (server, tool) = self.resolve_for_call(qualified_name, &options).await?;
         self.call_tool(&server, &tool, arguments, options).await
+    }
+
+    /// Calls a tool by its qualified name as [`Self::call_qualified`] does, enforcing its
+    /// approval in the same call: the name is resolved once (its server brought up first:
+    /// started, or restarted after a crash), and when the tool's approval mode asks
+    /// ([`Self::approval`]) the host's approver
+    /// ([`ConnectionSetOptions::with_approver`](crate::ConnectionSetOptions::with_approver))
+    /// is asked about the definition the server lists; the call is sent only if the server
+    /// still lists exactly that definition (its [`tool_fingerprint`](crate::tool_fingerprint))
+    /// when it goes out. A definition that changed in between is looked at (and asked
+    /// about) again, at most three times, then refused.
+    ///
+    /// A tool held back by tool pins ([`Self::tool_drift`]) whose server's `tool_drift`
+    /// policy is `reapprove` is asked about with its changes
+    /// ([`ApprovalRequest::drift`](crate::ApprovalRequest::drift)); a yes accepts exactly
+    /// the definition shown ([`Self::accept_tool_change_seen`]) and approves the call.
+    /// Under `block` it is refused with [`Error::ToolChanged`] without asking.
+    /// [`ApprovalAnswer::ApproveForSession`](crate::ApprovalAnswer::ApproveForSession)
+    /// remembers the approval of that definition ([`Self::remember_approval`]).
+    ///
+    /// # Errors
+    /// [`Error::NotApproved`] when the approver declined, the mode asks and there is no
+    /// approver, or the definition kept changing; nothing was sent. Otherwise as
+    /// [`Self::call_qualified`]; [`Error::UnknownTool`] when the ready server no longer
+    /// lists the tool.
+    ///
+    /// # Cancel safety
+    /// Dropping the future while the approver is asked drops its question and calls
+    /// nothing; after that, as [`Self::call_tool`].
+    pub async fn call_approved(
+        &self,
+        qualified_name: &str,
+        arguments: Option<Value>,
+        options: CallOptions,
+    ) -> Result<CallToolResult> {
+        let (server, tool) = self.resolve_for_call(qualified_name, &options).await?;
+        self.call_tool_approved(&server, &tool, arguments, options)
+            .await
+    }
+
+    /// Sends the call of `tool` as [`Self::call_tool`] does only if `server` lists it as
+    /// `approved` (its fingerprint) once the call is ready to go; `Ok(None)`, sending
+    /// nothing, when it lists another definition or none.
+    pub(crate) async fn call_if_listed_as(
+        &self,
+        server: &McpServerKey,
+        tool: &str,
+        arguments: Option<Value>,
+        options: CallOptions,
+        approved: &mcp_key::Fingerprint,
+    ) -> Result<Option<CallToolResult>> {
+        let call = self.prepare_call(server, tool, arguments, options).await?;
+        let listed = call
+            .live
+            .tools()
+            .iter()
+            .find(|t| t.name == tool)
+            .map(crate::policy::drift::tool_fingerprint);
+        if listed.as_ref() != Some(approved) {
+            return Ok(None);
+        }
+        call.live
+            .call_tool(tool, call.arguments, call.settings)
+            .await
+            .map(Some)
+            .map_err(|e| self.call_error(server, tool, e))
     }
 
     /// What [`Self::call_qualified`] with [`CallOptions::with_fail_fast`] would call, without

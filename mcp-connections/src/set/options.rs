@@ -46,6 +46,7 @@ pub struct ConnectionSetOptions {
     pub(crate) reserved_meta_prefix: Option<String>,
     pub(crate) events: Option<EventSink>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) approver: Option<Arc<dyn crate::policy::approver::Approver>>,
     pub(crate) sampling: Option<Arc<dyn crate::policy::sampling::SamplingHandler>>,
     pub(crate) apps: bool,
     pub(crate) answer_deadline: Option<Duration>,
@@ -91,6 +92,7 @@ impl std::fmt::Debug for ConnectionSetOptions {
             .field("reserved_meta_prefix", &self.reserved_meta_prefix)
             .field("events", &self.events.is_some())
             .field("elicitation", &self.elicitation.is_some())
+            .field("approver", &self.approver.is_some())
             .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots)
             .finish_non_exhaustive()
@@ -110,6 +112,7 @@ impl ConnectionSetOptions {
             reserved_meta_prefix: None,
             events: None,
             elicitation: None,
+            approver: None,
             sampling: None,
             apps: false,
             answer_deadline: None,
@@ -201,6 +204,18 @@ impl ConnectionSetOptions {
     #[must_use]
     pub fn with_elicitation_handler(mut self, handler: Arc<dyn ElicitationHandler>) -> Self {
         self.elicitation = Some(handler);
+        self
+    }
+
+    /// Who answers approval questions of
+    /// [`ConnectionSet::call_approved`](crate::ConnectionSet::call_approved) (a person
+    /// through the host's UI, or a policy). Without one (the default) such a call whose
+    /// approval mode asks is refused with [`Error::NotApproved`](crate::Error::NotApproved);
+    /// [`ConnectionSet::call_tool`](crate::ConnectionSet::call_tool) and
+    /// [`ConnectionSet::call_qualified`](crate::ConnectionSet::call_qualified) never ask.
+    #[must_use]
+    pub fn with_approver(mut self, approver: Arc<dyn crate::policy::approver::Approver>) -> Self {
+        self.approver = Some(approver);
         self
     }
 
