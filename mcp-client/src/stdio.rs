@@ -27,10 +27,14 @@ pub(crate) struct Process {
 /// sentence does not name them again.
 fn failure_for_launch(e: LaunchError) -> StartupFailure {
     let (reason, what) = match e {
-        LaunchError::InvalidSpec { .. } => {
-            (FailureReason::Config, "its process cannot be launched as configured")
-        }
-        _ => (FailureReason::SpawnFailed, "its process could not be started"),
+        LaunchError::InvalidSpec { .. } => (
+            FailureReason::Config,
+            "its process cannot be launched as configured",
+        ),
+        _ => (
+            FailureReason::SpawnFailed,
+            "its process could not be started",
+        ),
     };
     StartupFailure::new(reason, what).with_source(e)
 }
@@ -69,9 +73,7 @@ pub(crate) async fn launch(
             .prepare_launch(key, launch)
             .map_err(|e| StartupFailure::new(FailureReason::Environment, format!("MCP {e}")))?;
     }
-    let mut process = mcp_pool::launch(launch)
-        .await
-        .map_err(|e| failure_for_launch(e))?;
+    let mut process = mcp_pool::launch(launch).await.map_err(failure_for_launch)?;
     let transport = process.take_transport().ok_or_else(|| {
         StartupFailure::new(
             FailureReason::Protocol,

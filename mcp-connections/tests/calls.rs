@@ -554,11 +554,7 @@ async fn a_killed_servers_tools_stay_findable_and_ensure_started_brings_it_back(
     ];
     assert_eq!(names(&set.tools().await), ready);
     let first_pid = fx.pids()[0];
-    let killed = std::process::Command::new("kill")
-        .args(["-9", &first_pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
+    mcp_testkit::kill_process(first_pid);
     wait_event(
         &mut rx,
         Duration::from_secs(10),
