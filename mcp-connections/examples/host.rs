@@ -2,7 +2,9 @@
 //! call one with progress, answer an elicitation, read a resource, shut down.
 //!
 //! The server is the testkit's fake server (`mcp-fake-server`), so this runs offline:
-//! `cargo run --example host -p mcp-connections`.
+//! `cargo run --example host -p mcp-connections`. The rest of what a host needs (search
+//! mode, enforced approvals, sampling, timeouts, a crash and its recovery) is in
+//! `examples/host_full.rs`.
 
 #![allow(
     clippy::print_stdout,
