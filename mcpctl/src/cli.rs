@@ -290,6 +290,11 @@ pub(crate) struct CallArgs {
     /// Give up after this many seconds (the server's tool_timeout_sec applies too).
     #[arg(long, value_name = "SECONDS")]
     pub(crate) timeout: Option<f64>,
+    /// Run the tool without the approval question its approval mode may ask (on a
+    /// terminal; elsewhere such a call is declined). A tool held back since it changed
+    /// still needs `mcpctl accept`.
+    #[arg(long, short = 'y')]
+    pub(crate) yes: bool,
 }
 
 /// Arguments of `login`.

@@ -175,7 +175,7 @@ fn login_then_use_then_logout() {
     let tools = w.run(&["tools"]);
     assert_eq!(tools.code, 0);
     assert_snapshot!("tools_after_login", tools.snapshot());
-    let call = w.run(&["call", "mcp__tickets__echo", r#"{"text": "hi"}"#]);
+    let call = w.run(&["call", "--yes", "mcp__tickets__echo", r#"{"text": "hi"}"#]);
     assert_eq!(call.code, 0, "{}", call.snapshot());
     assert_eq!(call.stdout, "{\n  \"text\": \"hi\"\n}\n");
     let status_after = w.run(&["status"]);
@@ -186,7 +186,7 @@ fn login_then_use_then_logout() {
     let refresh_tokens = stored_refresh_tokens(&w);
     assert_eq!(refresh_tokens.len(), 1);
     w.auth().expire_access_tokens();
-    let refreshed = w.run(&["call", "mcp__tickets__echo", r#"{"n": 2}"#]);
+    let refreshed = w.run(&["call", "--yes", "mcp__tickets__echo", r#"{"n": 2}"#]);
     assert_eq!(refreshed.code, 0, "{}", refreshed.snapshot());
     assert_eq!(w.auth().counters().refresh_token, 1);
     let rotated = stored_refresh_tokens(&w);
@@ -251,7 +251,7 @@ fn rejected_tokens_need_a_new_login() {
     assert_eq!(login.code, 0, "{}", login.snapshot());
     // Every token is revoked: the 401's refresh gets invalid_grant; no retry loop.
     w.auth().revoke_all();
-    let call = w.run(&["call", "--server", "tickets", "echo"]);
+    let call = w.run(&["call", "--yes", "--server", "tickets", "echo"]);
     assert_eq!(call.code, 3);
     assert_snapshot!("call_after_revocation", call.snapshot());
     let auth = w.run(&["auth-status"]);
@@ -295,7 +295,7 @@ fn the_data_dir_defaults_to_xdg_data_home() {
     assert_eq!(login.code, 0, "{}", login.snapshot());
     assert!(xdg.join("mcpctl").join("credentials.json").is_file());
     assert!(!w.credential_file().exists());
-    let call = w.run(&["call", "mcp__tickets__echo", r#"{"n": 1}"#]);
+    let call = w.run(&["call", "--yes", "mcp__tickets__echo", r#"{"n": 1}"#]);
     assert_eq!(call.code, 0, "{}", call.snapshot());
 }
 
@@ -489,7 +489,7 @@ fn login_to_a_server_that_asks_for_no_credentials_says_so() {
         status.stdout.lines().nth(1).map(str::trim_end),
         Some("  open  streamable_http  ready  1 tool")
     );
-    let call = wd.run(&["call", "mcp__open__echo", r#"{"n": 1}"#]);
+    let call = wd.run(&["call", "--yes", "mcp__open__echo", r#"{"n": 1}"#]);
     assert_eq!(call.code, 0, "{}", call.snapshot());
     assert!(!wd.path().join("home").join("credentials.json").exists());
     rt.block_on(open.shutdown());
@@ -505,6 +505,7 @@ fn the_demo_keeps_credentials_in_memory() {
         &["logout", "weather"],
         &[
             "call",
+            "--yes",
             "mcp__weather__get_forecast",
             r#"{"city": "Lisbon"}"#,
         ],
@@ -573,7 +574,7 @@ fn login_uses_the_configured_client_scopes_and_callback_port() {
     );
     assert_eq!(request["resource"], w.mcp_url());
     assert_eq!(request["scope"], "mcp:read offline_access");
-    let call = w.run(&["call", "mcp__tickets__echo", r#"{"n": 1}"#]);
+    let call = w.run(&["call", "--yes", "mcp__tickets__echo", r#"{"n": 1}"#]);
     assert_eq!(call.code, 0, "{}", call.snapshot());
 }
 

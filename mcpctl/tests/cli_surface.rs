@@ -10,7 +10,7 @@ use support::Workdir;
 #[test]
 fn progress_is_one_line_per_notification_off_a_terminal_and_nothing_with_json() {
     let wd = Workdir::new();
-    let run = wd.run(&["call", "mcp__weather__refresh_stations"]);
+    let run = wd.run(&["call", "--yes", "mcp__weather__refresh_stations"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let lines: Vec<&str> = run
         .stderr
@@ -34,7 +34,7 @@ fn progress_is_one_line_per_notification_off_a_terminal_and_nothing_with_json() 
         .collect();
     assert!(steps.windows(2).all(|w| w[0] < w[1]), "{lines:?}");
     assert!(steps.iter().all(|s| (1..=3).contains(s)), "{lines:?}");
-    let run = wd.run(&["--json", "call", "mcp__weather__refresh_stations"]);
+    let run = wd.run(&["--json", "call", "--yes", "mcp__weather__refresh_stations"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stderr.contains("progress"), "{}", run.stderr);
     run.json();

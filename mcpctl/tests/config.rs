@@ -98,7 +98,7 @@ fn broken_entries_fail_only_their_servers() {
     let run = wd.run(&["status"]);
     assert_eq!(run.code, 0);
     assert_snapshot!("broken_entries_status", run.snapshot_sorted_stderr());
-    let run = wd.run(&["call", "mcp__beta__echo", r#"{"text": "hi"}"#]);
+    let run = wd.run(&["call", "--yes", "mcp__beta__echo", r#"{"text": "hi"}"#]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let run = wd.run(&["config", "check"]);
     assert_eq!(run.code, 2);
@@ -137,6 +137,7 @@ fn other_clients_files_start_their_servers() {
     );
     let run = wd.run(&[
         "call",
+        "--yes",
         "--config",
         ".vscode/mcp.json",
         "mcp__notes__env",
@@ -174,6 +175,7 @@ fn other_clients_files_start_their_servers() {
     assert!(!run.stdout.contains("drop_table"), "{}", run.stdout);
     let run = wd.run(&[
         "call",
+        "--yes",
         "--config",
         ".gemini/settings.json",
         "mcp__notes__env",
@@ -200,7 +202,14 @@ fn other_clients_files_start_their_servers() {
             "GOOSE_PROVIDER: anthropic\nextensions:\n  developer:\n    type: builtin\n    enabled: true\n  notes:\n    type: stdio\n    cmd: \"{{MCPCTL}}\"\n    args: [fake-server, --scenario-json, {scenario_yaml}]\n    env_keys: [NOTES_KEY]\n    timeout: 300\n"
         ),
     );
-    let run = wd.run(&["call", "--config", "config.yaml", "mcp__notes__env", "{}"]);
+    let run = wd.run(&[
+        "call",
+        "--yes",
+        "--config",
+        "config.yaml",
+        "mcp__notes__env",
+        "{}",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("k-goose"), "{}", run.stdout);
 }
@@ -254,10 +263,10 @@ fn a_filtered_tool_is_not_listed_and_cannot_be_called() {
     let run = wd.run(&["tools"]);
     assert_eq!(run.code, 0);
     assert_snapshot!("filtered_tools", run.snapshot());
-    let run = wd.run(&["call", "--server", "notes", "drop_table"]);
+    let run = wd.run(&["call", "--yes", "--server", "notes", "drop_table"]);
     assert_eq!(run.code, 2);
     assert_snapshot!("filtered_call", run.snapshot());
-    let run = wd.run(&["call", "mcp__notes__drop_table"]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__drop_table"]);
     assert_eq!(run.code, 2);
     assert_eq!(
         run.stderr.lines().next(),
@@ -332,7 +341,7 @@ fn ctrl_c_during_a_call_shuts_the_servers_down_and_exits_130() {
             scenario_arg(&scenario)
         ),
     );
-    let child = wd.spawn(&["call", "mcp__slow__wait"]);
+    let child = wd.spawn(&["call", "--yes", "mcp__slow__wait"]);
     // The server writes its pid when it starts; then interrupt mcpctl.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let server_pid = loop {
@@ -376,7 +385,7 @@ fn commands_about_one_server_do_not_wait_for_others_still_starting() {
         ),
     );
     let started = std::time::Instant::now();
-    let run = wd.run(&["call", "mcp__notes__echo", r#"{"n": 1}"#]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__echo", r#"{"n": 1}"#]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "{\n  \"n\": 1\n}\n");
     let run = wd.run(&["tools", "--server", "notes"]);
@@ -422,12 +431,19 @@ fn a_plugin_in_two_environments_is_grouped_and_callable_by_environment() {
     assert_snapshot!("environments_status", run.snapshot_sorted_stderr());
 
     // By qualified name and by --server name@env, each call runs in its environment.
-    let run = wd.run(&["call", "--json", "mcp__github__devbox__whereami"]);
+    let run = wd.run(&["call", "--yes", "--json", "mcp__github__devbox__whereami"]);
     assert_eq!(
         run.json()["structuredContent"]["env"]["ENV_MARKER"],
         json!("devbox")
     );
-    let run = wd.run(&["call", "--json", "--server", "github@local", "whereami"]);
+    let run = wd.run(&[
+        "call",
+        "--yes",
+        "--json",
+        "--server",
+        "github@local",
+        "whereami",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.json()["structuredContent"]["env"]
@@ -435,7 +451,7 @@ fn a_plugin_in_two_environments_is_grouped_and_callable_by_environment() {
             .is_none()
     );
     // A bare name is ambiguous.
-    let run = wd.run(&["call", "--server", "github", "whereami"]);
+    let run = wd.run(&["call", "--yes", "--server", "github", "whereami"]);
     assert_eq!(run.code, 2);
     assert!(
         run.stderr

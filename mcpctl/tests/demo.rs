@@ -50,16 +50,22 @@ fn tools_of_one_server() {
 #[test]
 fn calls_print_text_json_and_structured_results() {
     let wd = Workdir::new();
-    let echo = wd.run(&["call", "mcp__notes__echo", r#"{"text": "hi"}"#]);
+    let echo = wd.run(&["call", "--yes", "mcp__notes__echo", r#"{"text": "hi"}"#]);
     assert_eq!(echo.code, 0);
     assert_eq!(echo.stdout, "{\n  \"text\": \"hi\"\n}\n");
 
-    let search = wd.run(&["call", "mcp__notes__search_notes", r#"{"query": "milk"}"#]);
+    let search = wd.run(&[
+        "call",
+        "--yes",
+        "mcp__notes__search_notes",
+        r#"{"query": "milk"}"#,
+    ]);
     assert_eq!(search.code, 0);
     assert_snapshot!("call_structured", search.stdout);
 
     let raw = wd.run(&[
         "call",
+        "--yes",
         "mcp__weather__get_forecast",
         r#"{"city": "Lisbon"}"#,
         "--json",
@@ -74,7 +80,7 @@ fn calls_print_text_json_and_structured_results() {
 fn arguments_can_come_from_stdin() {
     let wd = Workdir::new();
     let run = wd.run_with_stdin(
-        &["call", "mcp__notes__echo", "-"],
+        &["call", "--yes", "mcp__notes__echo", "-"],
         Some(r#"{"from": "stdin"}"#),
     );
     assert_eq!(run.code, 0);
@@ -84,10 +90,16 @@ fn arguments_can_come_from_stdin() {
 #[test]
 fn a_tool_error_result_is_shown_and_exits_1() {
     let wd = Workdir::new();
-    let run = wd.run(&["call", "mcp__notes__delete_note", r#"{"id": 42}"#]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__delete_note", r#"{"id": 42}"#]);
     assert_eq!(run.code, 1);
     assert_snapshot!("tool_error_human", run.snapshot());
-    let run = wd.run(&["call", "mcp__notes__delete_note", r#"{"id": 42}"#, "--json"]);
+    let run = wd.run(&[
+        "call",
+        "--yes",
+        "mcp__notes__delete_note",
+        r#"{"id": 42}"#,
+        "--json",
+    ]);
     assert_eq!(run.code, 1);
     assert_eq!(run.json()["isError"], json!(true));
 }
@@ -95,18 +107,50 @@ fn a_tool_error_result_is_shown_and_exits_1() {
 #[test]
 fn elicitation_is_declined_when_stdin_is_not_a_terminal() {
     let wd = Workdir::new();
-    let run = wd.run(&["call", "mcp__notes__create_note"]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__create_note"]);
     assert_eq!(run.code, 0);
     assert_snapshot!(run.snapshot());
+}
+
+/// `echo` has no read-only hint, so its approval mode (`auto`) asks: off a terminal the
+/// question is declined and nothing is called; `--yes` approves it, and a read-only tool
+/// is never asked about.
+#[test]
+fn an_approval_is_declined_when_stdin_is_not_a_terminal() {
+    let wd = Workdir::new();
+    let run = wd.run(&["call", "mcp__notes__echo", r#"{"text": "hi"}"#]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(
+        run.stderr.contains(
+            "declined running tool `echo` of server `notes`: its approval mode asks, and stdin is not a terminal"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("tool `echo` of MCP server `notes` was not called"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("pass --yes"), "{}", run.stderr);
+    let json = wd.run(&["call", "--json", "mcp__notes__echo", "{}"]);
+    assert!(json.stdout.contains("\"not_approved\""), "{}", json.stdout);
+    let yes = wd.run(&["call", "--yes", "mcp__notes__echo", r#"{"text": "hi"}"#]);
+    assert_eq!(yes.code, 0, "{}", yes.stderr);
+    assert!(yes.stdout.contains("hi"), "{}", yes.stdout);
+    let read_only = wd.run(&["call", "mcp__notes__search_notes", r#"{"query": "milk"}"#]);
+    assert_eq!(read_only.code, 0, "{}", read_only.stderr);
 }
 
 #[test]
 fn unknown_tool_is_a_usage_error_with_a_hint() {
     let wd = Workdir::new();
-    let run = wd.run(&["call", "mcp__notes__nope"]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__nope"]);
     assert_eq!(run.code, 2);
     assert_snapshot!(run.snapshot());
-    let run = wd.run(&["call", "mcp__notes__ecoh"]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__ecoh"]);
     assert_eq!(run.code, 2);
     assert_snapshot!("unknown_tool_close_name", run.snapshot());
 }
@@ -114,7 +158,7 @@ fn unknown_tool_is_a_usage_error_with_a_hint() {
 #[test]
 fn unknown_server_is_a_usage_error_with_the_known_servers() {
     let wd = Workdir::new();
-    let run = wd.run(&["call", "echo", "--server", "nope"]);
+    let run = wd.run(&["call", "--yes", "echo", "--server", "nope"]);
     assert_eq!(run.code, 2);
     assert_snapshot!("unknown_server_call", run.snapshot());
     let run = wd.run(&["tools", "--server", "nope"]);
@@ -128,10 +172,10 @@ fn unknown_server_is_a_usage_error_with_the_known_servers() {
 #[test]
 fn bad_json_arguments_fail_before_any_server_starts() {
     let wd = Workdir::new();
-    let run = wd.run(&["call", "mcp__notes__echo", r#"{"text": "#]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__echo", r#"{"text": "#]);
     assert_eq!(run.code, 2);
     assert_snapshot!("bad_json_arguments", run.snapshot());
-    let run = wd.run(&["call", "mcp__notes__echo", "[1, 2]"]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__echo", "[1, 2]"]);
     assert_eq!(run.code, 2);
     assert_eq!(
         run.stderr.lines().next(),
@@ -142,11 +186,11 @@ fn bad_json_arguments_fail_before_any_server_starts() {
 #[test]
 fn calling_a_server_that_failed_to_start_says_why_and_exits_3() {
     let wd = Workdir::new();
-    let run = wd.run(&["call", "echo", "--server", "broken"]);
+    let run = wd.run(&["call", "--yes", "echo", "--server", "broken"]);
     assert_eq!(run.code, 3);
     assert_snapshot!(run.snapshot());
     // By qualified name: the server part names a configured server that is not ready.
-    let run = wd.run(&["call", "mcp__broken__echo"]);
+    let run = wd.run(&["call", "--yes", "mcp__broken__echo"]);
     assert_eq!(run.code, 3);
     assert_snapshot!("qualified_call_of_a_failed_server", run.snapshot());
     let run = wd.run(&["read", "broken", "notes://readme"]);
@@ -162,7 +206,7 @@ fn calling_a_server_that_failed_to_start_says_why_and_exits_3() {
 #[test]
 fn json_errors_carry_a_kind() {
     let wd = Workdir::new();
-    let run = wd.run(&["call", "mcp__broken__echo", "--json"]);
+    let run = wd.run(&["call", "--yes", "mcp__broken__echo", "--json"]);
     assert_eq!(run.code, 3);
     let error = &run.json()["error"];
     assert_eq!(error["kind"], json!("server_unavailable"));
@@ -172,14 +216,14 @@ fn json_errors_carry_a_kind() {
         error["reason"],
         json!({"kind": "exited", "status": 3, "signal": null})
     );
-    let run = wd.run(&["call", "mcp__notes__nope", "--json"]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__nope", "--json"]);
     assert_eq!(run.code, 2);
     assert_eq!(run.json()["error"]["kind"], json!("unknown_tool"));
     assert_eq!(run.json()["error"].get("server"), None);
-    let run = wd.run(&["call", "echo", "--server", "nope", "--json"]);
+    let run = wd.run(&["call", "--yes", "echo", "--server", "nope", "--json"]);
     assert_eq!(run.code, 2);
     assert_eq!(run.json()["error"]["kind"], json!("unknown_server"));
-    let run = wd.run(&["call", "mcp__notes__echo", "[1]", "--json"]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__echo", "[1]", "--json"]);
     assert_eq!(run.code, 2);
     assert_eq!(run.json()["error"]["kind"], json!("usage"));
 }

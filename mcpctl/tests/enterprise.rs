@@ -82,7 +82,12 @@ fn one_enterprise_login_serves_two_servers_until_logout() {
     assert_eq!(idp.counters().authorization_code, 1);
 
     for name in ["tickets", "wiki"] {
-        let call = wd.run(&["call", &format!("mcp__{name}__echo"), r#"{"n": 1}"#]);
+        let call = wd.run(&[
+            "call",
+            "--yes",
+            &format!("mcp__{name}__echo"),
+            r#"{"n": 1}"#,
+        ]);
         assert_eq!(call.code, 0, "{}", call.snapshot());
         assert_eq!(call.stdout, "{\n  \"n\": 1\n}\n");
     }

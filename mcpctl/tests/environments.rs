@@ -110,10 +110,17 @@ fn the_same_server_in_local_and_over_ssh_through_mcpctl() {
     }
 
     // Calls by qualified name and by --server name@env run in their environment.
-    let run = wd.run(&["call", "--json", "mcp__github__devbox__whereami"]);
+    let run = wd.run(&["call", "--yes", "--json", "mcp__github__devbox__whereami"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_devbox(&run.json()["structuredContent"], &sshd);
-    let run = wd.run(&["call", "--json", "--server", "github@local", "whereami"]);
+    let run = wd.run(&[
+        "call",
+        "--yes",
+        "--json",
+        "--server",
+        "github@local",
+        "whereami",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_local(&run.json()["structuredContent"], &sshd);
 

@@ -86,7 +86,7 @@ fn asker(wd: &Workdir, era: Option<&str>) {
 fn verbose_shows_server_log_messages_escaped() {
     let wd = Workdir::new();
     asker(&wd, None);
-    let run = wd.run(&["-v", "call", "mcp__asker__log"]);
+    let run = wd.run(&["-v", "call", "--yes", "mcp__asker__log"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let line = run
         .stderr
@@ -103,7 +103,7 @@ fn verbose_shows_server_log_messages_escaped() {
         "a raw escape reached stderr"
     );
     // Without -v nothing of it is shown.
-    let quiet = wd.run(&["call", "mcp__asker__log"]);
+    let quiet = wd.run(&["call", "--yes", "mcp__asker__log"]);
     assert_eq!(quiet.code, 0, "{}", quiet.stderr);
     assert!(!quiet.stderr.contains("pool exhausted"), "{}", quiet.stderr);
     wd.assert_no_server_left();
@@ -114,7 +114,7 @@ fn call_refuses_sampling_saying_it_has_no_model() {
     for era in [None, Some("2026-07-28")] {
         let wd = Workdir::new();
         asker(&wd, era);
-        let run = wd.run(&["call", "mcp__asker__sample"]);
+        let run = wd.run(&["call", "--yes", "mcp__asker__sample"]);
         let all = format!("{}{}", run.stdout, run.stderr);
         assert!(
             all.contains("this client does not offer sampling"),

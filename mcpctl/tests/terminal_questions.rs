@@ -39,7 +39,8 @@ impl Screen {
     }
 }
 
-/// The demo's `create_note` asks a form (an elicitation): the question, then each field.
+/// The demo's `create_note` is asked about first (its approval mode asks), then asks a
+/// form (an elicitation): the question, then each field.
 /// Each stays on the screen while mcpctl waits for its answer, for longer than several
 /// spinner ticks (120 ms each), and the call completes with the answers given.
 #[test]
@@ -71,6 +72,8 @@ fn every_question_stays_on_the_screen_while_it_waits_for_its_answer() {
     };
     let screen = Screen { parser };
     let questions = [
+        // The approval question first: `create_note` has no read-only hint.
+        ("run it? [y]es / [N]o:", "y"),
         ("answer? [Y]es / [n]o (decline) / [c]ancel:", "y"),
         ("pinned [boolean, default false]:", ""),
         (

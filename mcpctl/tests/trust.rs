@@ -31,7 +31,11 @@ fn an_untrusted_project_file_runs_nothing_and_shows_what_it_would_run() {
             marker.display()
         ),
     );
-    for args in [&["status"][..], &["tools"], &["call", "mcp__evil__x"]] {
+    for args in [
+        &["status"][..],
+        &["tools"],
+        &["call", "--yes", "mcp__evil__x"],
+    ] {
         let run = wd.run(args);
         assert_eq!(run.code, EXIT_UNTRUSTED, "{args:?}: {}", run.snapshot());
         assert!(!marker.exists(), "{args:?} ran the project's command");
@@ -122,7 +126,7 @@ fn a_trusted_file_runs_until_it_changes() {
         "{}",
         run.stdout
     );
-    let run = wd.run(&["call", "mcp__notes__echo", r#"{"n": 1}"#]);
+    let run = wd.run(&["call", "--yes", "mcp__notes__echo", r#"{"n": 1}"#]);
     assert_eq!(run.code, 0, "{}", run.snapshot());
     // Any edit asks again.
     wd.write("mcp.toml", &format!("{}\n# edited\n", echo_server("notes")));
@@ -195,7 +199,7 @@ fn escape_sequences_from_servers_are_shown_escaped() {
         "{}",
         run.stdout
     );
-    let run = wd.run(&["call", "--config", "mcp.toml", "mcp__h__shout"]);
+    let run = wd.run(&["call", "--yes", "--config", "mcp.toml", "mcp__h__shout"]);
     assert!(!run.snapshot().contains('\u{1b}'), "{}", run.snapshot());
     assert!(
         run.stderr.contains(&format!("bad {escaped}")),

@@ -34,6 +34,20 @@ pub struct ApprovalRequest {
 }
 
 impl ApprovalRequest {
+    /// A question about `tool` (its definition) of `server` with `arguments`: its
+    /// fingerprint computed, no qualified name, not a re-approval. The set builds its own;
+    /// this is for an approver's tests.
+    pub fn new(server: McpServerKey, tool: Tool, arguments: Option<Value>) -> Self {
+        Self {
+            server,
+            qualified_name: None,
+            fingerprint: crate::policy::drift::tool_fingerprint(&tool),
+            tool,
+            arguments,
+            drift: None,
+        }
+    }
+
     /// The tool's raw name.
     pub fn tool_name(&self) -> &str {
         &self.tool.name

@@ -1,4 +1,5 @@
-//! `mcpctl call NAME [JSON_ARGS | -] [--server KEY]`: call a tool and print its result.
+//! `mcpctl call NAME [JSON_ARGS | -] [--server KEY] [--yes]`: call a tool and print its
+//! result, after asking on the terminal where the tool's approval mode asks.
 
 use std::time::Duration;
 
@@ -63,10 +64,17 @@ pub(crate) async fn run(
     let result = match &args.server {
         Some(server) => {
             let key = session.server_key(server)?;
-            session
-                .set
-                .call_tool(&key, &args.name, arguments, options)
-                .await
+            if args.yes {
+                session
+                    .set
+                    .call_tool(&key, &args.name, arguments, options)
+                    .await
+            } else {
+                session
+                    .set
+                    .call_tool_approved(&key, &args.name, arguments, options)
+                    .await
+            }
         }
         None => {
             // Call as soon as a ready server offers the tool; do not wait for the others.
@@ -76,10 +84,19 @@ pub(crate) async fn run(
             session
                 .wait_until(ProgressMode::choose(global.json, false), &offered)
                 .await;
-            let outcome = session
-                .set
-                .call_qualified(&args.name, arguments, options)
-                .await;
+            let outcome = if args.yes {
+                session
+                    .set
+                    .call_qualified(&args.name, arguments, options)
+                    .await
+            } else {
+                // Asked on the terminal where the tool's approval mode asks; the call
+                // goes to exactly the definition the question showed.
+                session
+                    .set
+                    .call_approved(&args.name, arguments, options)
+                    .await
+            };
             if let Err(e) = &outcome
                 && e.is_unknown()
             {
@@ -90,7 +107,7 @@ pub(crate) async fn run(
         }
     };
     progress.finish();
-    let result = result.map_err(|e| session.error(e))?;
+    let result = result.map_err(|e| not_approved_hint(session, e))?;
     let wire = serde_json::to_value(&result)
         .map_err(|e| CliError::failure(format!("cannot encode the tool result as JSON: {e}")))?;
     let is_error = wire
@@ -111,6 +128,37 @@ pub(crate) async fn run(
         crate::term::render::out(&crate::term::render::call_result(&wire));
     }
     Ok(if is_error { EXIT_FAILURE } else { 0 })
+}
+
+/// The error of a failed call; for a call that was not approved, what to do: a tool held
+/// back since it changed is accepted with `mcpctl accept`, another approved on a terminal
+/// or with `--yes`.
+fn not_approved_hint(session: &Session, e: mcp_connections::Error) -> CliError {
+    let hint = match &e {
+        mcp_connections::Error::NotApproved { server, tool, .. } => {
+            let held = session
+                .set
+                .tool_drift(server)
+                .iter()
+                .any(|d| d.tool == *tool);
+            Some(if held {
+                format!(
+                    "it changed since it was approved: see the change with `mcpctl tools`, accept it with `mcpctl accept {} {}` or by answering yes on a terminal",
+                    server,
+                    crate::term::render::terminal_safe(tool)
+                )
+            } else {
+                "answer the question on a terminal, or pass --yes to run it without asking"
+                    .to_owned()
+            })
+        }
+        _ => None,
+    };
+    let error = session.error(e);
+    match hint {
+        Some(hint) => error.with_kind("not_approved").with_hint(hint),
+        None => error,
+    }
 }
 
 /// The unknown-tool error: the tool filter when it hides the tool, else close names and
@@ -208,6 +256,7 @@ mod tests {
             arguments: Some(a.to_owned()),
             server: None,
             timeout: None,
+            yes: false,
         };
         assert_eq!(
             parse_arguments(&args(r#"{"a": 1}"#)).ok().flatten(),

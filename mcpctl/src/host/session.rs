@@ -199,6 +199,7 @@ impl Session {
             .with_tools_grace(std::time::Duration::ZERO)
             .with_events(tx)
             .with_elicitation_handler(Arc::new(crate::term::elicit::TerminalElicitation::new()))
+            .with_approver(Arc::new(crate::term::approve::TerminalApprover::new()))
             .with_cache_only(cache_only)
             .with_defer_cached(defer_cached);
         let set = ConnectionSet::start(&catalog, options);

@@ -46,7 +46,7 @@ impl ElicitationHandler for TerminalElicitation {
 }
 
 /// Reads one line from stdin; `None` at end of input.
-fn read_line(prompt: &str) -> Option<String> {
+pub(crate) fn read_line(prompt: &str) -> Option<String> {
     eprint!("{prompt}");
     let _ = std::io::stderr().flush();
     let mut line = String::new();
