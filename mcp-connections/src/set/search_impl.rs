@@ -14,7 +14,10 @@ impl ConnectionSet {
     /// search` does: a [`SEARCH_TOOL`](crate::SEARCH_TOOL) call gets the best matches
     /// ([`search_answer`](crate::search_answer), as structured content and as JSON text); a
     /// [`CALL_TOOL`](crate::CALL_TOOL) call is the call of the tool it names
-    /// ([`Self::call_qualified`] with `options`: the same errors as a direct call). Wrong
+    /// ([`Self::call_qualified`] with `options`: the same errors as a direct call, and, like
+    /// it, no approval asked; a host that enforces approvals reads the call with
+    /// [`SearchModeCall::parse`](crate::SearchModeCall::parse) and makes it with
+    /// [`Self::call_approved`], as `examples/host_full.rs` does). Wrong
     /// arguments get an error result telling the model what to fix. `None` when `tool` is
     /// neither of the two (call it directly).
     ///
