@@ -10,11 +10,12 @@ use std::time::{Duration, SystemTime};
 use mcp_key::McpServerKey;
 use rmcp::RoleClient;
 use rmcp::model::{ProtocolVersion, ServerPeerInfo, Tool};
-use rmcp::service::{Peer, RunningService};
+use rmcp::service::{Peer, RunningService, ServiceError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::era::Era;
+use crate::error::RequestError;
 use crate::failure::{FailureReason, StartupFailure};
 use crate::handler::{ConnectionShared, Handler};
 use crate::listing::{Listing, RefreshSettings, Stamp};
@@ -322,5 +323,62 @@ impl mcp_pool::PooledConnection for Client {
 
     async fn shutdown(&self) {
         Client::shutdown(self).await;
+    }
+}
+
+impl Client {
+    /// Runs `request` in the span of `method` on `target` of this connection, recording
+    /// how it ended.
+    pub(crate) async fn traced<T>(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        request: impl Future<Output = Result<T, RequestError>>,
+    ) -> Result<T, RequestError> {
+        self.traced_judged(method, target, |_| None, request).await
+    }
+
+    /// [`Self::traced`], with `judge` telling the `error.type` of a failed result.
+    pub(crate) async fn traced_judged<T>(
+        &self,
+        method: &'static str,
+        target: Option<&str>,
+        judge: impl FnOnce(&T) -> Option<&'static str>,
+        request: impl Future<Output = Result<T, RequestError>>,
+    ) -> Result<T, RequestError> {
+        let protocol = self.protocol_version();
+        self.shared
+            .instruments
+            .traced(
+                &self.shared.key,
+                Some(protocol.as_str()),
+                method,
+                target,
+                judge,
+                request,
+            )
+            .await
+    }
+}
+
+impl RequestError {
+    /// The error of a request rmcp failed with `e` on `client`.
+    pub(crate) async fn of_service(client: &Client, e: ServiceError) -> Self {
+        if e.is_authorization_required() {
+            return Self::AuthRequired;
+        }
+        match e {
+            ServiceError::McpError(data) => Self::Server {
+                code: data.code.0,
+                message: data.message.into_owned(),
+            },
+            ServiceError::TransportClosed => Self::Disconnected {
+                detail: client.gone_detail().await,
+            },
+            ServiceError::UnexpectedResponse => Self::Protocol {
+                detail: "unexpected response type".to_owned(),
+            },
+            other => Self::not_sent(&other),
+        }
     }
 }

@@ -280,7 +280,11 @@ async fn open_stdio(
     let service = stdio_handshake(key, handler, (stdout, stdin), era, settings.probe_timeout)
         .await
         .map_err(StdioFault::Handshake)?;
-    if let Err(detail) = check_protocol_version(&service, era, &settings.protocol_version) {
+    if let Err(detail) = check_protocol_version(
+        service.peer().peer_info().as_deref(),
+        era,
+        &settings.protocol_version,
+    ) {
         close_in_background(settings, service);
         return Err(StdioFault::Protocol(detail));
     }
@@ -337,7 +341,11 @@ async fn open_http(
     era: &EraPlan,
 ) -> Result<Opened, StartupFailure> {
     let service = http::connect(key, target, settings, handler, &era.lifecycle).await?;
-    if let Err(detail) = check_protocol_version(&service, era, &settings.protocol_version) {
+    if let Err(detail) = check_protocol_version(
+        service.peer().peer_info().as_deref(),
+        era,
+        &settings.protocol_version,
+    ) {
         close_in_background(settings, service);
         return Err(StartupFailure::new(
             FailureReason::Protocol,

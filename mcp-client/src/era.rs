@@ -1,12 +1,10 @@
 //! Which protocol era a connection speaks: the plan from the server's `protocol` setting
 //! and the era it spoke last time, and the checks of what a handshake answered.
 
-use rmcp::RoleClient;
-use rmcp::model::ProtocolVersion;
-use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService};
+use rmcp::model::{ProtocolVersion, ServerPeerInfo};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode};
 
 use crate::failure::{FailureReason, StartupFailure};
-use crate::handler::Handler;
 
 /// The protocol era a connection speaks: the 2025-11-25 era (sessions, `initialize`) or
 /// the 2026-07-28 era (stateless, `server/discover`, notifications on a listen).
@@ -164,11 +162,11 @@ pub(crate) fn supported_protocol_versions(requested: &ProtocolVersion) -> Vec<Pr
 /// answer other than the probed version came from the `initialize` that followed it, which
 /// asked for `legacy`.
 pub(crate) fn check_protocol_version(
-    service: &RunningService<RoleClient, Handler>,
+    info: Option<&ServerPeerInfo>,
     era: &EraPlan,
     legacy: &ProtocolVersion,
 ) -> Result<(), String> {
-    let Some(info) = service.peer().peer_info() else {
+    let Some(info) = info else {
         return Err("the initialize answer was not recorded".to_owned());
     };
     let answered = &info.protocol_version;

@@ -5,9 +5,7 @@ use std::time::Duration;
 
 use rmcp::service::ServiceError;
 
-use crate::client::Client;
-
-/// Why one request on a [`Client`] failed. The messages say what happened to the
+/// Why one request on a [`Client`](crate::Client) failed. The messages say what happened to the
 /// request; the caller names the server and the operation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -119,26 +117,6 @@ impl RequestError {
             Self::Protocol { detail }
         } else {
             Self::Disconnected { detail }
-        }
-    }
-
-    /// The error of a request rmcp failed with `e` on `client`.
-    pub(crate) async fn of_service(client: &Client, e: ServiceError) -> Self {
-        if e.is_authorization_required() {
-            return Self::AuthRequired;
-        }
-        match e {
-            ServiceError::McpError(data) => Self::Server {
-                code: data.code.0,
-                message: data.message.into_owned(),
-            },
-            ServiceError::TransportClosed => Self::Disconnected {
-                detail: client.gone_detail().await,
-            },
-            ServiceError::UnexpectedResponse => Self::Protocol {
-                detail: "unexpected response type".to_owned(),
-            },
-            other => Self::not_sent(&other),
         }
     }
 }

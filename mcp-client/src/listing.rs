@@ -160,7 +160,7 @@ pub(crate) async fn refresh_on_list_changed(
         };
         let error = match &listed {
             Ok(Ok(_)) => None,
-            Ok(Err(e)) => Some(crate::telemetry::page_error_kind(e)),
+            Ok(Err(e)) => Some(paginate::page_error_kind(e)),
             Err(_) => Some(("timeout".into(), None)),
         };
         if let Some((kind, code)) = &error {

@@ -3,6 +3,7 @@
 //! Requests are sent directly (not through rmcp's list helpers) so that rmcp's client-side
 //! response cache never serves a stale page after `tools/list_changed`.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use rmcp::RoleClient;
@@ -291,6 +292,22 @@ pub(crate) async fn all_prompts(
     })
     .await
     .map(|(items, _)| items)
+}
+
+/// The `error.type` and status code of a listing that failed (as
+/// `telemetry::error_kind` tells them of a request).
+pub(crate) fn page_error_kind(error: &PageError) -> (Cow<'static, str>, Option<i64>) {
+    use rmcp::service::ServiceError;
+    match error {
+        PageError::Service(ServiceError::McpError(e)) => {
+            (e.code.0.to_string().into(), Some(i64::from(e.code.0)))
+        }
+        PageError::Service(ServiceError::Timeout { .. }) => ("timeout".into(), None),
+        PageError::Service(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
+            ("disconnected".into(), None)
+        }
+        _ => ("protocol_error".into(), None),
+    }
 }
 
 #[cfg(test)]

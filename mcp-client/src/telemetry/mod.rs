@@ -166,25 +166,6 @@ pub(crate) fn error_kind(error: &RequestError) -> (Cow<'static, str>, Option<i64
     (kind.into(), None)
 }
 
-/// [`error_kind`] of a listing that failed.
-pub(crate) fn page_error_kind(
-    error: &crate::paginate::PageError,
-) -> (Cow<'static, str>, Option<i64>) {
-    use rmcp::service::ServiceError;
-    match error {
-        crate::paginate::PageError::Service(ServiceError::McpError(e)) => {
-            (e.code.0.to_string().into(), Some(i64::from(e.code.0)))
-        }
-        crate::paginate::PageError::Service(ServiceError::Timeout { .. }) => {
-            ("timeout".into(), None)
-        }
-        crate::paginate::PageError::Service(
-            ServiceError::TransportClosed | ServiceError::TransportSend(_),
-        ) => ("disconnected".into(), None),
-        _ => ("protocol_error".into(), None),
-    }
-}
-
 /// Records on `span` that its request ended as `error_type` (with `status_code`).
 pub(crate) fn record_ended(span: &Span, error_type: &str, status_code: Option<i64>) {
     if let Some(code) = status_code {
@@ -422,40 +403,5 @@ impl Instruments {
             error.as_ref().map(|(kind, code)| (kind.as_ref(), *code)),
         );
         outcome
-    }
-}
-
-impl crate::Client {
-    /// Runs `request` in the span of `method` on `target` of this connection, recording
-    /// how it ended.
-    pub(crate) async fn traced<T>(
-        &self,
-        method: &'static str,
-        target: Option<&str>,
-        request: impl Future<Output = Result<T, RequestError>>,
-    ) -> Result<T, RequestError> {
-        self.traced_judged(method, target, |_| None, request).await
-    }
-
-    /// [`Self::traced`], with `judge` telling the `error.type` of a failed result.
-    pub(crate) async fn traced_judged<T>(
-        &self,
-        method: &'static str,
-        target: Option<&str>,
-        judge: impl FnOnce(&T) -> Option<&'static str>,
-        request: impl Future<Output = Result<T, RequestError>>,
-    ) -> Result<T, RequestError> {
-        let protocol = self.protocol_version();
-        self.shared
-            .instruments
-            .traced(
-                &self.shared.key,
-                Some(protocol.as_str()),
-                method,
-                target,
-                judge,
-                request,
-            )
-            .await
     }
 }
