@@ -1,22 +1,21 @@
 //! [`OAuthCredentials`]: one server's OAuth tokens, refreshed on demand.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use mcp_key::{McpServerKey, Secret};
-
-use rmcp::transport::auth::AuthorizationMetadata;
 
 use super::agent::UserAgent;
 use super::http::{self as oauth_http, now_unix};
 use super::login::{self, IdTokenRule, PendingLogin, ScopeChoice};
 use super::machine::{self, ClientCredentials, EnterpriseGrant};
-use super::settings::{DEFAULT_REFRESH_MARGIN_SECS, MAX_STEP_UP_ATTEMPTS, OAuthSettings};
+use super::settings::{DEFAULT_REFRESH_MARGIN_SECS, OAuthSettings};
+use super::state::CredentialState;
 use super::token::{self, RefreshOutcome};
-use super::wif::{self, WorkloadIdentity};
+use super::wif;
+use super::workload::WorkloadIdentity;
 use crate::error::AuthError;
 use crate::status::AuthStatus;
-use crate::store::{CredentialStore, StoreError, StoreKey, StoredCredentials};
+use crate::store::{CredentialStore, StoreKey, StoredCredentials};
 
 /// One server's OAuth credentials. Cheap to clone (clones share the refresh gate and the
 /// step-up counter).
@@ -48,26 +47,16 @@ use crate::store::{CredentialStore, StoreError, StoreKey, StoredCredentials};
 /// ```
 #[derive(Clone)]
 pub struct OAuthCredentials {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    server: McpServerKey,
-    url: String,
-    key: StoreKey,
-    settings: OAuthSettings,
-    store: Arc<dyn CredentialStore>,
-    refresh_gate: tokio::sync::Mutex<()>,
-    step_ups: AtomicU32,
+    inner: Arc<CredentialState>,
 }
 
 impl std::fmt::Debug for OAuthCredentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthCredentials")
-            .field("server", &self.inner.server)
-            .field("url", &self.inner.url)
-            .field("key", &self.inner.key.as_str())
-            .field("store", &self.inner.store.kind())
+            .field("server", self.inner.server())
+            .field("url", &self.inner.url())
+            .field("key", &self.inner.store_key().as_str())
+            .field("store", &self.inner.store().kind())
             .finish_non_exhaustive()
     }
 }
@@ -94,88 +83,33 @@ impl OAuthCredentials {
         store: Arc<dyn CredentialStore>,
     ) -> Self {
         Self {
-            inner: Arc::new(Inner {
-                server,
-                url,
-                key,
-                settings,
-                store,
-                refresh_gate: tokio::sync::Mutex::new(()),
-                step_ups: AtomicU32::new(0),
-            }),
+            inner: Arc::new(CredentialState::new(server, url, key, settings, store)),
         }
     }
 
     /// The server.
     pub fn server(&self) -> &McpServerKey {
-        &self.inner.server
+        self.inner.server()
     }
 
     /// The MCP server URL.
     pub fn url(&self) -> &str {
-        &self.inner.url
+        self.inner.url()
     }
 
     /// Where the record lives in the store.
     pub fn store_key(&self) -> &StoreKey {
-        &self.inner.key
+        self.inner.store_key()
     }
 
     /// The settings.
     pub fn settings(&self) -> &OAuthSettings {
-        &self.inner.settings
+        self.inner.settings()
     }
 
-    fn store_error(&self, source: StoreError) -> AuthError {
-        AuthError::Store {
-            server: self.inner.server.clone(),
-            source: Box::new(source),
-        }
-    }
-
+    /// The stored record, if any.
     pub(crate) async fn load_record(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        self.inner
-            .store
-            .load(&self.inner.key)
-            .await
-            .map_err(|e| self.store_error(e))
-    }
-
-    /// Saves `record` from a login begun at `begun_at_ms`, unless a logout with a marker
-    /// ([`OAuthCredentials::logout_everywhere`]) happened since the login began, in this
-    /// process or another: then nothing is stored.
-    pub(crate) async fn persist_login(
-        &self,
-        record: &StoredCredentials,
-        begun_at_ms: u64,
-    ) -> Result<(), AuthError> {
-        let marker = self
-            .inner
-            .store
-            .load(&self.inner.key.logout_marker())
-            .await
-            .map_err(|e| self.store_error(e))?;
-        if let Some(at) = marker.and_then(|m| m.logged_out_at_ms)
-            && at >= begun_at_ms
-        {
-            return Err(AuthError::Callback {
-                server: self.inner.server.clone(),
-                detail: "a logout happened while this login was waiting for the browser, so \
-                         nothing was stored; log in again"
-                    .to_owned(),
-                code: None,
-            });
-        }
-        self.persist(record).await
-    }
-
-    /// Saves `record` (used after a grant; the caller uses the token only after this).
-    pub(crate) async fn persist(&self, record: &StoredCredentials) -> Result<(), AuthError> {
-        self.inner
-            .store
-            .save(&self.inner.key, record)
-            .await
-            .map_err(|e| self.store_error(e))
+        self.inner.load_record().await
     }
 
     /// A usable access token, refreshed first when it expires within 30 s.
@@ -188,11 +122,11 @@ impl OAuthCredentials {
     /// Cancel-safe: a refresh interrupted before it persisted leaves the old record.
     pub async fn access_token(&self) -> Result<Secret, AuthError> {
         let Some(record) = self.load_record().await? else {
-            if self.inner.settings.workload.is_some() {
+            if self.inner.settings().workload.is_some() {
                 return self.refresh(None).await;
             }
             return Err(AuthError::LoginRequired {
-                server: self.inner.server.clone(),
+                server: self.inner.server().clone(),
             });
         };
         if let Some(at) = &record.access_token
@@ -218,14 +152,14 @@ impl OAuthCredentials {
     /// token the caller holds): then another task or process refreshed while we waited for
     /// the gate and the lock, and its token is adopted if it has not expired.
     async fn refresh(&self, seen: Option<&Secret>) -> Result<Secret, AuthError> {
-        let server = &self.inner.server;
+        let server = self.inner.server();
         let _gate = self.inner.refresh_gate.lock().await;
         let _lock = self
             .inner
-            .store
-            .lock(&self.inner.key)
+            .store()
+            .lock(self.inner.store_key())
             .await
-            .map_err(|e| self.store_error(e))?;
+            .map_err(|e| self.inner.store_error(e))?;
         let record = self.load_record().await?;
         if let Some(at) = record.as_ref().and_then(|r| r.access_token.as_ref())
             && seen != Some(at)
@@ -236,7 +170,7 @@ impl OAuthCredentials {
             // Someone else refreshed (or redeemed) while we waited: adopt their token.
             return Ok(at.clone());
         }
-        if let Some(identity) = &self.inner.settings.workload {
+        if let Some(identity) = &self.inner.settings().workload {
             // A workload has no refresh token: it redeems its platform token again.
             self.login_workload_identity(identity).await?;
             return self
@@ -260,7 +194,7 @@ impl OAuthCredentials {
             RefreshOutcome::Refreshed(next) => {
                 let next = *next;
                 // Persist before use: if saving fails the old record stays and we fail.
-                self.persist(&next).await?;
+                self.inner.persist(&next).await?;
                 tracing::debug!(server = %server, "access token refreshed");
                 next.access_token.ok_or_else(|| AuthError::ReloginRequired {
                     server: server.clone(),
@@ -271,7 +205,7 @@ impl OAuthCredentials {
                 let mut dead = record.clone();
                 dead.access_token = None;
                 dead.refresh_token = None;
-                if let Err(e) = self.inner.store.save(&self.inner.key, &dead).await {
+                if let Err(e) = self.inner.store().save(self.inner.store_key(), &dead).await {
                     tracing::warn!(server = %server, error = %e, "could not mark credentials as rejected");
                 }
                 Err(AuthError::ReloginRequired {
@@ -307,10 +241,10 @@ impl OAuthCredentials {
     /// Cancel-safe: the record is deleted entirely or not at all.
     pub async fn logout(&self) -> Result<(), AuthError> {
         self.inner
-            .store
-            .delete(&self.inner.key)
+            .store()
+            .delete(self.inner.store_key())
             .await
-            .map_err(|e| self.store_error(e))
+            .map_err(|e| self.inner.store_error(e))
     }
 
     /// Forgets the stored credentials and leaves a logout marker in the store, so a login
@@ -323,26 +257,16 @@ impl OAuthCredentials {
     pub(crate) async fn logout_everywhere(&self) -> Result<(), AuthError> {
         let marker = StoredCredentials::logout_marker(super::http::now_unix_ms());
         self.inner
-            .store
-            .save(&self.inner.key.logout_marker(), &marker)
+            .store()
+            .save(&self.inner.store_key().logout_marker(), &marker)
             .await
-            .map_err(|e| self.store_error(e))?;
+            .map_err(|e| self.inner.store_error(e))?;
         self.logout().await
-    }
-
-    /// Counts one step-up attempt; false once [`MAX_STEP_UP_ATTEMPTS`] are used.
-    pub(crate) fn take_step_up_attempt(&self) -> bool {
-        self.inner
-            .step_ups
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-                (n < MAX_STEP_UP_ATTEMPTS).then_some(n + 1)
-            })
-            .is_ok()
     }
 
     /// Forgets past step-up attempts (call after a request succeeded).
     pub fn reset_step_up(&self) {
-        self.inner.step_ups.store(0, Ordering::SeqCst);
+        self.inner.reset_step_up();
     }
 
     /// Sends an unauthenticated `initialize` to the server and returns the
@@ -353,15 +277,15 @@ impl OAuthCredentials {
     /// Cancel-safe: nothing is stored; a session the probe opened may stay open on the
     /// server until it expires.
     pub async fn probe(&self) -> Result<Option<String>, AuthError> {
-        let server = &self.inner.server;
+        let server = self.inner.server();
         let http = oauth_http::client(server)?;
         let body = serde_json::json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": self.inner.settings.client_name, "version": env!("CARGO_PKG_VERSION")}}
+                       "clientInfo": {"name": self.inner.settings().client_name, "version": env!("CARGO_PKG_VERSION")}}
         });
         let response = http
-            .post(&self.inner.url)
+            .post(self.inner.url())
             .header(
                 reqwest::header::ACCEPT,
                 "application/json, text/event-stream",
@@ -378,7 +302,7 @@ impl OAuthCredentials {
             // The server let us in without credentials: end the session we just opened.
             if let Some(session) = response.headers().get("mcp-session-id").cloned() {
                 let _ = http
-                    .delete(&self.inner.url)
+                    .delete(self.inner.url())
                     .header("mcp-session-id", session)
                     .send()
                     .await;
@@ -395,14 +319,6 @@ impl OAuthCredentials {
         ))
     }
 
-    /// The resource (RFC 8707) tokens are asked for: the configured one, else the URL.
-    pub(super) fn resource(&self) -> String {
-        self.settings()
-            .resource
-            .clone()
-            .unwrap_or_else(|| self.url().to_owned())
-    }
-
     /// Starts an interactive login: discovery (from the 401 `challenge` when given), client
     /// identity (configured id, then a client ID metadata document if the server supports
     /// it, then dynamic registration), PKCE S256, and a loopback callback server. Returns at
@@ -415,7 +331,7 @@ impl OAuthCredentials {
     /// Cancel-safe: discovery and registration store nothing; the callback server is
     /// dropped with the future.
     pub async fn begin_login(&self, challenge: Option<&str>) -> Result<PendingLogin, AuthError> {
-        login::begin(self, challenge, ScopeChoice::Auto).await
+        login::begin(&self.inner, challenge, ScopeChoice::Auto).await
     }
 
     /// Like [`OAuthCredentials::begin_login`] with explicit scopes (which win over
@@ -428,7 +344,12 @@ impl OAuthCredentials {
         challenge: Option<&str>,
         explicit_scopes: Vec<String>,
     ) -> Result<PendingLogin, AuthError> {
-        login::begin(self, challenge, ScopeChoice::Explicit(explicit_scopes)).await
+        login::begin(
+            &self.inner,
+            challenge,
+            ScopeChoice::Explicit(explicit_scopes),
+        )
+        .await
     }
 
     /// An enterprise IdP login: like [`OAuthCredentials::begin_login_with_scopes`], and the
@@ -443,16 +364,6 @@ impl OAuthCredentials {
         Ok(pending)
     }
 
-    /// A client registered in an earlier login at the same issuer, reused instead of
-    /// registering again.
-    pub(super) async fn reusable_client(
-        &self,
-        metadata: &AuthorizationMetadata,
-    ) -> Option<StoredCredentials> {
-        let record = self.load_record().await.ok()??;
-        (record.issuer.is_some() && record.issuer == metadata.issuer).then_some(record)
-    }
-
     /// Step-up after a 403 `insufficient_scope`: a new login with the union of the granted
     /// scopes and the ones `challenge` asks for, at most
     /// [`MAX_STEP_UP_ATTEMPTS`](super::settings::MAX_STEP_UP_ATTEMPTS) times until
@@ -461,7 +372,7 @@ impl OAuthCredentials {
     /// # Cancel safety
     /// Dropping the future abandons the step-up login; the tokens stored before stay.
     pub async fn step_up(&self, agent: &dyn UserAgent, challenge: &str) -> Result<(), AuthError> {
-        let scopes = login::step_up_scopes(self, challenge).await?;
+        let scopes = login::step_up_scopes(&self.inner, challenge).await?;
         tracing::info!(server = %self.server(), scopes = %scopes.join(" "), "step-up login for a missing scope");
         let pending = self
             .begin_login_with_scopes(Some(challenge), scopes)
@@ -479,7 +390,7 @@ impl OAuthCredentials {
         &self,
         grant: ClientCredentials,
     ) -> Result<(), AuthError> {
-        machine::client_credentials_login(self, grant).await
+        machine::client_credentials_login(&self.inner, grant).await
     }
 
     /// Enterprise-managed authorization: exchanges the user's ID token at the IdP for an
@@ -491,7 +402,7 @@ impl OAuthCredentials {
     /// Cancel-safe: the access token is stored only at the end; dropping the future
     /// before that stores nothing.
     pub async fn login_enterprise(&self, grant: EnterpriseGrant) -> Result<(), AuthError> {
-        machine::enterprise_login(self, grant).await
+        machine::enterprise_login(&self.inner, grant).await
     }
 
     /// Workload login: discovers the authorization server, reads the platform token from
@@ -506,6 +417,44 @@ impl OAuthCredentials {
         &self,
         identity: &WorkloadIdentity,
     ) -> Result<(), AuthError> {
-        wif::workload_identity_login(self, identity).await
+        wif::workload_identity_login(&self.inner, identity).await
     }
+
+    /// The DPoP proof for one resource request (`method` to `url`) that presents
+    /// `access_token`, when that token is bound to a DPoP key; `None` for a Bearer token.
+    /// `nonce` is the resource server's latest `DPoP-Nonce`, if it sent one.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only reads the store.
+    pub async fn dpop_proof(
+        &self,
+        method: &str,
+        url: &str,
+        access_token: &Secret,
+        nonce: Option<&str>,
+    ) -> Result<Option<Secret>, crate::AuthError> {
+        let Some(record) = self.inner.load_record().await? else {
+            return Ok(None);
+        };
+        match (&record.dpop_key, &record.access_token) {
+            (Some(key), Some(at)) if at == access_token => {
+                key.proof(method, url, Some(access_token), nonce).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Logs in: [`OAuthCredentials::begin_login`], hands the URL to `agent`, waits for the
+/// callback and stores the tokens.
+///
+/// # Cancel safety
+/// Dropping the future abandons the login; nothing is stored.
+pub async fn login(
+    creds: &OAuthCredentials,
+    agent: &dyn UserAgent,
+    challenge: Option<&str>,
+) -> Result<(), AuthError> {
+    let pending = creds.begin_login(challenge).await?;
+    login::run(&creds.inner, pending, agent, challenge).await
 }

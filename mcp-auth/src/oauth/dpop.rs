@@ -152,32 +152,6 @@ pub(crate) fn supported_by(metadata: &rmcp::transport::auth::AuthorizationMetada
         .is_some_and(|algs| algs.iter().any(|a| a.as_str() == Some(DPOP_ALGORITHM)))
 }
 
-impl super::credentials::OAuthCredentials {
-    /// The DPoP proof for one resource request (`method` to `url`) that presents
-    /// `access_token`, when that token is bound to a DPoP key; `None` for a Bearer token.
-    /// `nonce` is the resource server's latest `DPoP-Nonce`, if it sent one.
-    ///
-    /// # Cancel safety
-    /// Cancel-safe: it only reads the store.
-    pub async fn dpop_proof(
-        &self,
-        method: &str,
-        url: &str,
-        access_token: &Secret,
-        nonce: Option<&str>,
-    ) -> Result<Option<Secret>, crate::AuthError> {
-        let Some(record) = self.load_record().await? else {
-            return Ok(None);
-        };
-        match (&record.dpop_key, &record.access_token) {
-            (Some(key), Some(at)) if at == access_token => {
-                key.proof(method, url, Some(access_token), nonce).map(Some)
-            }
-            _ => Ok(None),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]

@@ -1,6 +1,7 @@
 //! Interactive login: authorization code with PKCE (S256) through a loopback callback.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use mcp_key::{McpServerKey, Secret};
 use oauth2::TokenResponse;
@@ -12,7 +13,6 @@ use url::Url;
 
 use super::agent::UserAgent;
 use super::callback::{self, CallbackServer};
-use super::credentials::OAuthCredentials;
 use super::discovery::{
     Discovered, discover, map_rmcp, secret_auth_method, supports_client_metadata_documents,
 };
@@ -20,6 +20,7 @@ use super::dpop::{self, DpopKey};
 use super::dpop_exchange::{CapturedStates, CodeGrant, DpopExchange};
 use super::http::{self as oauth_http, now_unix};
 use super::settings::OAuthSettings;
+use super::state::CredentialState;
 use super::token::sanitize_code;
 use crate::error::AuthError;
 use crate::store::StoredCredentials;
@@ -27,7 +28,7 @@ use crate::store::StoredCredentials;
 /// A login in progress: the URL to show, and [`PendingLogin::complete`] to wait for the
 /// callback. Dropping it stops the callback server.
 pub struct PendingLogin {
-    creds: OAuthCredentials,
+    creds: Arc<CredentialState>,
     session: AuthorizationSession,
     callback: CallbackServer,
     authorization_url: String,
@@ -334,10 +335,10 @@ pub(crate) fn record_from_token(
     record
 }
 
-/// The steps of [`OAuthCredentials::begin_login`]: discovery, scopes, client identity,
+/// The steps of [`OAuthCredentials::begin_login`](super::OAuthCredentials::begin_login): discovery, scopes, client identity,
 /// PKCE (and DPoP) set-up, and the loopback callback server.
 pub(super) async fn begin(
-    creds: &OAuthCredentials,
+    creds: &Arc<CredentialState>,
     challenge: Option<&str>,
     choice: ScopeChoice,
 ) -> Result<PendingLogin, AuthError> {
@@ -461,7 +462,7 @@ struct ClientIdentity {
 /// in an earlier login at the same issuer, else a client ID metadata document (when the
 /// server supports them), else a dynamic registration.
 async fn client_identity(
-    creds: &OAuthCredentials,
+    creds: &CredentialState,
     manager: &mut AuthorizationManager,
     metadata: &AuthorizationMetadata,
     redirect_uri: &str,
@@ -523,7 +524,7 @@ async fn client_identity(
 /// [`AuthError::InsufficientScope`] when the challenge is no `insufficient_scope`, asks for
 /// nothing new, or the step-up attempts are used up.
 pub(super) async fn step_up_scopes(
-    creds: &OAuthCredentials,
+    creds: &CredentialState,
     challenge: &str,
 ) -> Result<Vec<String>, AuthError> {
     let server = creds.server().clone();
@@ -574,25 +575,23 @@ impl PendingLogin {
     }
 }
 
-/// Logs in: [`OAuthCredentials::begin_login`], hands the URL to `agent`, waits for the
-/// callback and stores the tokens.
-///
-/// # Cancel safety
-/// Dropping the future abandons the login; nothing is stored.
-pub async fn login(
-    creds: &OAuthCredentials,
+/// The steps of [`login`](super::login) after its first
+/// [`begin`]: hands the URL to `agent`, waits for the callback, and logs in again without
+/// scopes when discovered ones were rejected.
+pub(super) async fn run(
+    state: &Arc<CredentialState>,
+    pending: PendingLogin,
     agent: &dyn UserAgent,
     challenge: Option<&str>,
 ) -> Result<(), AuthError> {
-    let pending = creds.begin_login(challenge).await?;
     let discovered = pending.scopes_discovered;
     agent.open(pending.authorization_url()).await?;
     match pending.complete().await {
         Err(AuthError::Callback {
             code: Some(code), ..
         }) if discovered && code == "invalid_scope" => {
-            tracing::info!(server = %creds.server(), "discovered scopes were rejected; retrying the login without scopes");
-            let pending = begin(creds, challenge, ScopeChoice::NoScopes).await?;
+            tracing::info!(server = %state.server(), "discovered scopes were rejected; retrying the login without scopes");
+            let pending = begin(state, challenge, ScopeChoice::NoScopes).await?;
             agent.open(pending.authorization_url()).await?;
             pending.complete().await
         }

@@ -11,10 +11,10 @@ use rmcp::transport::auth::{
     ClientCredentialsConfig, JwtSigningAlgorithm, default_oauth_http_client,
 };
 
-use super::credentials::OAuthCredentials;
 use super::discovery::{map_rmcp, new_manager};
 use super::http::now_unix;
 use super::login::{TokenContext, record_from_token};
+use super::state::CredentialState;
 use crate::error::AuthError;
 use crate::store::StoredCredentials;
 
@@ -169,9 +169,9 @@ fn algorithm(name: &str) -> Option<JwtSigningAlgorithm> {
     })
 }
 
-/// The client-credentials login of [`OAuthCredentials::login_client_credentials`].
+/// The client-credentials login of [`OAuthCredentials::login_client_credentials`](super::OAuthCredentials::login_client_credentials).
 pub(super) async fn client_credentials_login(
-    creds: &OAuthCredentials,
+    creds: &CredentialState,
     grant: ClientCredentials,
 ) -> Result<(), AuthError> {
     let server = creds.server().clone();
@@ -256,9 +256,9 @@ pub(super) async fn client_credentials_login(
     creds.persist(&record).await
 }
 
-/// The enterprise-managed login of [`OAuthCredentials::login_enterprise`].
+/// The enterprise-managed login of [`OAuthCredentials::login_enterprise`](super::OAuthCredentials::login_enterprise).
 pub(super) async fn enterprise_login(
-    creds: &OAuthCredentials,
+    creds: &CredentialState,
     grant: EnterpriseGrant,
 ) -> Result<(), AuthError> {
     let server = creds.server().clone();

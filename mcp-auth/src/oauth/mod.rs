@@ -1,5 +1,11 @@
 //! OAuth 2.1 client: discovery, registration, PKCE login, refresh, step-up, machine and
 //! enterprise-managed logins, status.
+//!
+//! From the bottom up: the helpers (`http`, `settings`, `workload`, `dpop`, `grant`,
+//! `token`, `discovery`, `id_token`, `jwks`, `legacy`, `callback`, `agent`), the state one
+//! server's credentials share (`state`), the flows that take that state (`login`,
+//! `machine`, `wif`), and on top the facade [`OAuthCredentials`] that calls them, with the
+//! enterprise IdP above it.
 
 mod agent;
 mod callback;
@@ -16,16 +22,18 @@ mod legacy;
 mod login;
 mod machine;
 mod settings;
+mod state;
 mod token;
 mod wif;
+mod workload;
 
 pub use agent::{BrowserAgent, HeadlessAgent, PrintUrlAgent, UserAgent};
-pub use credentials::OAuthCredentials;
+pub use credentials::{OAuthCredentials, login};
 pub use enterprise::{ENTERPRISE_IDP_NAME, EnterpriseIdp};
-pub use login::{PendingLogin, login};
+pub use login::PendingLogin;
 pub use machine::{ClientCredentials, EnterpriseGrant};
 pub use settings::{
     DEFAULT_CLIENT_NAME, DEFAULT_HTTP_TIMEOUT, DEFAULT_LOGIN_TIMEOUT, DEFAULT_REFRESH_MARGIN_SECS,
     MAX_STEP_UP_ATTEMPTS, OAuthSettings,
 };
-pub use wif::{WorkloadIdentity, WorkloadTokenSource};
+pub use workload::{WorkloadIdentity, WorkloadTokenSource};

@@ -47,7 +47,7 @@ pub struct OAuthSettings {
     /// A workload identity: access tokens come from the JWT-bearer grant with the
     /// platform token (run again, with the token read afresh, when one expires or is
     /// rejected) instead of a login.
-    pub workload: Option<super::wif::WorkloadIdentity>,
+    pub workload: Option<super::workload::WorkloadIdentity>,
 }
 
 impl Default for OAuthSettings {
@@ -82,14 +82,14 @@ impl OAuthSettings {
         if let Some(wif) = http.workload_identity() {
             let source = match wif.token() {
                 mcp_catalog::WorkloadTokenLocation::File(path) => {
-                    super::wif::WorkloadTokenSource::File(path.into())
+                    super::workload::WorkloadTokenSource::File(path.into())
                 }
                 mcp_catalog::WorkloadTokenLocation::EnvVar(var) => {
-                    super::wif::WorkloadTokenSource::EnvVar(var.clone())
+                    super::workload::WorkloadTokenSource::EnvVar(var.clone())
                 }
-                _ => super::wif::WorkloadTokenSource::EnvVar(String::new()),
+                _ => super::workload::WorkloadTokenSource::EnvVar(String::new()),
             };
-            let mut identity = super::wif::WorkloadIdentity::new(source);
+            let mut identity = super::workload::WorkloadIdentity::new(source);
             if let Some(id) = wif.client_id() {
                 identity = identity.with_client_id(id);
             }
@@ -184,7 +184,7 @@ impl OAuthSettings {
 
     /// Authenticate as a workload (see [`OAuthSettings::workload`]).
     #[must_use]
-    pub fn with_workload_identity(mut self, identity: super::wif::WorkloadIdentity) -> Self {
+    pub fn with_workload_identity(mut self, identity: super::workload::WorkloadIdentity) -> Self {
         self.workload = Some(identity);
         self
     }
@@ -235,7 +235,7 @@ mod config_tests {
         let wif = s.workload.expect("workload identity");
         assert_eq!(
             wif.source,
-            super::super::wif::WorkloadTokenSource::File("/run/token".into())
+            super::super::workload::WorkloadTokenSource::File("/run/token".into())
         );
         assert_eq!(wif.client_id.as_deref(), Some("ci"));
     }
