@@ -99,7 +99,7 @@ impl Discovery {
     }
 
     /// Reads another client's files instead of [`PROJECT_FILES`]: the locations of
-    /// [`client_config_paths`] under `home` (the user's home folder) and the folder, every
+    /// [`client_config_paths`](crate::client_config_paths) under `home` (the user's home folder) and the folder, every
     /// one that exists, in that client's precedence (a later file's server wins). Files of
     /// [`Scope::Project`] need trust like any project file; the user's own files do not.
     /// An explicit file ([`Discovery::with_explicit_file`]) still comes first.

@@ -55,14 +55,14 @@ impl ConnectionSet {
 
     /// Brings server `key` up if it is not: waits for a start in progress, starts a
     /// deferred server, restarts one that crashed (unless the restart backoff holds it
-    /// back: then [`Error::NotReady`] says when it may be tried again), within its startup
+    /// back: then [`Error::NotReady`](crate::Error::NotReady) says when it may be tried again), within its startup
     /// timeout. `Ok` once it is ready (at once if it is). For a host that offers "restart"
     /// or wants a crashed server's tools ([`ToolInfo::ready`](crate::ToolInfo::ready)
     /// `false`) ready before the next call.
     ///
     /// # Errors
-    /// [`Error::UnknownServer`] for a key the set does not have; [`Error::NotReady`] with
-    /// the failure when it does not come up (or is held back); [`Error::ShutDown`].
+    /// [`Error::UnknownServer`](crate::Error::UnknownServer) for a key the set does not have; [`Error::NotReady`](crate::Error::NotReady) with
+    /// the failure when it does not come up (or is held back); [`Error::ShutDown`](crate::Error::ShutDown).
     ///
     /// # Cancel safety
     /// Cancel-safe: dropping the future only stops waiting (a start it began goes on).

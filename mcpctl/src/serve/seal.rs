@@ -164,8 +164,8 @@ impl SealKey {
         self.open_at(state, unix_now()).map(|(body, _)| body)
     }
 
-    /// [`Self::open`], for a state that may be presented once: the state (by its nonce)
-    /// is remembered in `spent` until it expires, and refused ([`SealError::Spent`]) when
+    /// Opens a state [`Self::seal`] made with this key, unexpired, that may be presented
+    /// once: the state (by its nonce) is remembered in `spent` until it expires, and refused ([`SealError::Spent`]) when
     /// presented again to this instance. `accept` decides first whether the body is one to
     /// spend (a state refused for another reason stays unspent).
     pub(crate) fn open_once<T: DeserializeOwned>(
