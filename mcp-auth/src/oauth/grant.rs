@@ -8,8 +8,21 @@ use serde::Deserialize;
 
 use super::dpop::DpopKey;
 use super::http::{bounded_body, check_endpoint};
-use super::token::sanitize_code;
 use crate::error::AuthError;
+
+/// Keeps an OAuth error code only if it looks like one (never echo free text).
+pub(crate) fn sanitize_code(code: &str) -> String {
+    let ok = !code.is_empty()
+        && code.len() <= 64
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit());
+    if ok {
+        code.to_owned()
+    } else {
+        "invalid_response".to_owned()
+    }
+}
 
 /// The `DPoP-Nonce` response header.
 pub(crate) const DPOP_NONCE_HEADER: &str = "dpop-nonce";
@@ -169,4 +182,19 @@ pub(crate) async fn request_token(
 /// RFC 6749 section 2.3.1: client id and secret are form-urlencoded before HTTP Basic.
 fn form_urlencode(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_codes_are_kept_only_when_they_look_like_codes() {
+        assert_eq!(sanitize_code("invalid_grant"), "invalid_grant");
+        assert_eq!(
+            sanitize_code("<script>alert(1)</script>"),
+            "invalid_response"
+        );
+        assert_eq!(sanitize_code(""), "invalid_response");
+    }
 }

@@ -18,10 +18,10 @@ use super::discovery::{
 };
 use super::dpop::{self, DpopKey};
 use super::dpop_exchange::{CapturedStates, CodeGrant, DpopExchange};
+use super::grant::sanitize_code;
 use super::http::{self as oauth_http, now_unix};
 use super::settings::OAuthSettings;
 use super::state::CredentialState;
-use super::token::sanitize_code;
 use crate::error::AuthError;
 use crate::store::StoredCredentials;
 

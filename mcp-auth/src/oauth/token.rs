@@ -7,20 +7,6 @@ use crate::error::AuthError;
 use crate::store::StoredCredentials;
 use mcp_key::{McpServerKey, Secret};
 
-/// Keeps an OAuth error code only if it looks like one (never echo free text).
-pub(crate) fn sanitize_code(code: &str) -> String {
-    let ok = !code.is_empty()
-        && code.len() <= 64
-        && code
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b == b'_' || b.is_ascii_digit());
-    if ok {
-        code.to_owned()
-    } else {
-        "invalid_response".to_owned()
-    }
-}
-
 /// What a refresh produced.
 pub(crate) enum RefreshOutcome {
     /// The record with the new tokens (not yet persisted).
@@ -85,19 +71,4 @@ pub(crate) async fn refresh(
         next.scopes = scope.split_whitespace().map(str::to_owned).collect();
     }
     Ok(RefreshOutcome::Refreshed(Box::new(next)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn error_codes_are_kept_only_when_they_look_like_codes() {
-        assert_eq!(sanitize_code("invalid_grant"), "invalid_grant");
-        assert_eq!(
-            sanitize_code("<script>alert(1)</script>"),
-            "invalid_response"
-        );
-        assert_eq!(sanitize_code(""), "invalid_response");
-    }
 }
