@@ -17,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 use crate::era::Era;
 use crate::error::RequestError;
 use crate::failure::{FailureReason, StartupFailure};
-use crate::handler::{ConnectionShared, Handler};
+use crate::handler::Handler;
 use crate::listing::{Listing, RefreshSettings, Stamp};
 use crate::paginate::Listed;
+use crate::state::ConnectionShared;
 use crate::stdio::Process;
 
 /// How long a closed pipe may wait for the process's exit to be reaped.

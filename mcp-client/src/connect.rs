@@ -13,12 +13,13 @@ use rmcp::service::{ClientLifecycleMode, RunningService};
 use crate::client::Client;
 use crate::era::{EraPlan, answered_as_legacy, check_protocol_version, probe_may_explain};
 use crate::failure::{FailureReason, StartupFailure};
-use crate::handler::{ConnectionShared, Handler, ServerRequests};
+use crate::handler::Handler;
 #[cfg(feature = "http")]
 use crate::http;
 use crate::listing::RefreshSettings;
 use crate::paginate::{self, Listed, PageError};
 use crate::settings::{ClientSettings, Target};
+use crate::state::{ConnectionShared, ServerRequests};
 use crate::stdio;
 
 impl Client {

@@ -85,6 +85,7 @@ mod server_log;
 mod settings;
 #[cfg(feature = "http")]
 mod sse;
+mod state;
 mod stdio;
 mod tasks;
 mod telemetry;
@@ -103,11 +104,9 @@ pub use environment::{
 pub use era::{Era, Handshake};
 pub use error::RequestError;
 pub use failure::{FailureReason, StartupFailure};
-pub use handler::{DeclineRequests, Progress, ProgressCallback, ServerRequests};
 pub use listen_health::{ListenHealth, ListenHealthFeed, ListenTopic};
 pub use listing::Stamp;
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
-pub use read_order::LogRoute;
 pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
 pub use roots::Root;
 pub use sampling::{SAMPLING_REFUSED_CODE, SamplingRefusal, check_answer};
@@ -119,6 +118,7 @@ pub use settings::{
     DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target,
     default_protocol_version,
 };
+pub use state::{DeclineRequests, LogRoute, Progress, ProgressCallback, ServerRequests};
 pub use tasks::{
     MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, Started, TaskHandle, TaskPhase, TaskState,
     TaskStateCallback, UNSUGGESTED_POLL,

@@ -33,8 +33,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::RequestError;
-use crate::handler::ConnectionShared;
 use crate::listen_health::{ListenHealth, ListenTopic};
+use crate::state::ConnectionShared;
 
 /// Failed opens in a row after which a warning says the listen keeps failing. It is still
 /// opened again, every [`LISTEN_RETRY_MAX`], for as long as the connection lives: the

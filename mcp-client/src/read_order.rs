@@ -18,12 +18,8 @@ use rmcp::model::{ClientRequest, JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-use crate::handler::ConnectionShared;
-use crate::server_log::ServerLog;
-
-/// Where one log message goes, chosen by [`crate::ServerRequests::route_log`] when the
-/// message was read.
-pub type LogRoute = Arc<dyn Fn(&ServerLog) + Send + Sync>;
+use crate::state::ConnectionShared;
+use crate::state::LogRoute;
 
 /// The route of one message, as a notification extension.
 #[derive(Clone)]

@@ -42,8 +42,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::RequestError;
-use crate::handler::ServerRequests;
 use crate::requests::CallSettings;
+use crate::state::ServerRequests;
 
 /// The shortest wait between two polls of a task, whatever the server suggests.
 pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
@@ -248,55 +248,6 @@ impl Polled {
 /// Raw bytes of one message as read (a stdio line, an SSE event's data), for readers that
 /// need what rmcp does not keep.
 pub(crate) type MessageTap = Arc<dyn Fn(&[u8]) + Send + Sync>;
-
-/// The tools of a 2025-era server that must be called as tasks (`execution.taskSupport:
-/// "required"`), read off the raw `tools/list` replies because rmcp's `Tool` does not keep
-/// `execution`. Replies over streamable HTTP that come as one JSON body (not an event
-/// stream) are not seen; the "method not found" retry covers those.
-#[derive(Debug, Default)]
-pub(crate) struct TaskSupport {
-    required: std::sync::Mutex<std::collections::BTreeSet<String>>,
-}
-
-impl TaskSupport {
-    /// Whether `tool` must be called as a task.
-    pub(crate) fn requires(&self, tool: &str) -> bool {
-        self.required
-            .lock()
-            .is_ok_and(|required| required.contains(tool))
-    }
-
-    /// Reads one raw message: a page of `tools/list` that says `taskSupport` updates the
-    /// tools it lists. Anything else (most messages) is passed over without parsing.
-    pub(crate) fn note(&self, message: &[u8]) {
-        const MARK: &[u8] = b"\"taskSupport\"";
-        if !message.windows(MARK.len()).any(|w| w == MARK) {
-            return;
-        }
-        let Ok(value) = serde_json::from_slice::<Value>(message) else {
-            return;
-        };
-        let Some(tools) = value.pointer("/result/tools").and_then(Value::as_array) else {
-            return;
-        };
-        let Ok(mut required) = self.required.lock() else {
-            return;
-        };
-        for tool in tools {
-            let Some(name) = tool.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            let support = tool
-                .pointer("/execution/taskSupport")
-                .and_then(Value::as_str);
-            if support == Some("required") {
-                required.insert(name.to_owned());
-            } else {
-                required.remove(name);
-            }
-        }
-    }
-}
 
 /// A 2025-era task-augmented `tools/call` (`params.task`), asking the server to keep the
 /// task's result for `ttl`.
@@ -816,26 +767,6 @@ mod tests {
         assert_eq!(seed.poll_interval, Some(Duration::from_secs(1)));
         assert_eq!(seed.state.message.as_deref(), Some("Gathering sources..."));
         assert!(Seed::of_legacy(&json!({"content": []})).is_err());
-    }
-
-    #[test]
-    fn tools_that_require_a_task_are_read_off_the_raw_listing() {
-        let support = TaskSupport::default();
-        let page = br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[
-            {"name":"research","inputSchema":{},"execution":{"taskSupport":"required"}},
-            {"name":"maybe","inputSchema":{},"execution":{"taskSupport":"optional"}},
-            {"name":"echo","inputSchema":{}}]}}"#;
-        support.note(page);
-        assert!(support.requires("research"));
-        assert!(!support.requires("maybe") && !support.requires("echo"));
-        // A later listing where the tool no longer requires one.
-        support.note(
-            br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"research","inputSchema":{},"execution":{"taskSupport":"forbidden"}}]}}"#,
-        );
-        assert!(!support.requires("research"));
-        // Not a listing, or not JSON: nothing changes, nothing fails.
-        support.note(br#"{"taskSupport" oops"#);
-        support.note(br#"{"jsonrpc":"2.0","method":"x","params":{"taskSupport":"required"}}"#);
     }
 
     #[test]
