@@ -83,7 +83,8 @@ fn lex(text: &str) -> Vec<Tok> {
         } else if ch == '\'' {
             // A char literal ('x', '\n', '\u{1F600}') or a lifetime ('a).
             if c.get(i + 1) == Some(&'\\') {
-                i += 2;
+                // Past the backslash and the escaped character (which may be a quote).
+                i += 3;
                 while i < c.len() && c[i] != '\'' {
                     i += 1;
                 }
@@ -142,7 +143,7 @@ fn lex(text: &str) -> Vec<Tok> {
                 ("b", Some('\'')) => {
                     i += 1;
                     if c.get(i + 1) == Some(&'\\') {
-                        i += 2;
+                        i += 3;
                     } else {
                         i += 1;
                     }
@@ -872,6 +873,7 @@ fn comments_and_strings_name_nothing() {
         const R: &str = r#"crate::j " crate::k"#;
         const B: &[u8] = b"crate::l";
         const C: char = '"';
+        const Q: [char; 2] = ['\'','"']; const BQ: u8 = b'\''; const BR: &[u8] = br#"crate::o"#;
         fn real() -> crate::m::N { todo() }
     "####;
     assert_eq!(named(text), ["crate::m::N"]);
