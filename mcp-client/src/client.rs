@@ -21,7 +21,7 @@ use crate::handler::Handler;
 use crate::listing::{Listing, RefreshSettings, Stamp};
 use crate::paginate::Listed;
 use crate::state::ConnectionShared;
-use crate::stdio::Process;
+use crate::transport::stdio::Process;
 
 /// How long a closed pipe may wait for the process's exit to be reaped.
 const EXIT_REAP: Duration = Duration::from_millis(500);

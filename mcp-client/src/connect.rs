@@ -14,13 +14,13 @@ use crate::client::Client;
 use crate::era::{EraPlan, answered_as_legacy, check_protocol_version, probe_may_explain};
 use crate::failure::{FailureReason, StartupFailure};
 use crate::handler::Handler;
-#[cfg(feature = "http")]
-use crate::http;
 use crate::listing::RefreshSettings;
 use crate::paginate::{self, Listed, PageError};
 use crate::settings::{ClientSettings, Target};
 use crate::state::{ConnectionShared, ServerRequests};
-use crate::stdio;
+#[cfg(feature = "http")]
+use crate::transport::http;
+use crate::transport::stdio;
 
 impl Client {
     /// Connects to `server` at `target`: transport, handshake and first `tools/list`,
@@ -272,7 +272,7 @@ async fn open_stdio(
     let shared = Arc::clone(&handler.shared);
     let fault_shared = Arc::clone(&shared);
     let tap_shared = Arc::clone(&shared);
-    let stdout = crate::reply_check::ReplyCheck::new(
+    let stdout = crate::transport::reply_check::ReplyCheck::new(
         stdout,
         mcp_pool::DEFAULT_MAX_LINE_BYTES,
         Arc::new(move |what| fault_shared.report_reply_fault(what)),
@@ -408,7 +408,7 @@ where
     // Log messages are routed and progress delivered as they are read (see `read_order`).
     let shared = Arc::clone(&handler.shared);
     let wrap = |read: R, write: W| {
-        crate::read_order::ReadOrder::new(
+        crate::transport::read_order::ReadOrder::new(
             rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
             Arc::clone(&shared),
         )
@@ -425,10 +425,10 @@ where
             .await
             .map_err(|e| initialize_failed(&e));
     }
-    let (stdout, stdout_back) = crate::lend::Lent::new(stdout);
-    let (stdin, stdin_back) = crate::lend::Lent::new(stdin);
+    let (stdout, stdout_back) = crate::transport::lend::Lent::new(stdout);
+    let (stdin, stdin_back) = crate::transport::lend::Lent::new(stdin);
     let wrap_lent = |read, write| {
-        crate::read_order::ReadOrder::new(
+        crate::transport::read_order::ReadOrder::new(
             rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
             Arc::clone(&shared),
         )

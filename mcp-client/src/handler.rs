@@ -70,7 +70,7 @@ impl ClientHandler for Handler {
     ) {
         let route = context
             .extensions
-            .get::<crate::read_order::RoutedLog>()
+            .get::<crate::transport::read_order::RoutedLog>()
             .map(|routed| routed.0.clone());
         self.shared.receive_log(params, route);
     }

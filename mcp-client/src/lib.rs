@@ -62,33 +62,21 @@ mod era;
 mod error;
 mod failure;
 mod handler;
-#[cfg(feature = "http")]
-mod http;
-#[cfg(feature = "http")]
-mod http_client;
-#[cfg(feature = "http")]
-mod http_dpop;
-mod lend;
 mod listen;
 mod listen_health;
 mod listing;
 mod on_drop;
 mod paginate;
-mod read_order;
-mod reissue;
-mod reply_check;
 mod requests;
 mod rmcp_errors;
 mod roots;
 mod sampling;
 mod server_log;
 mod settings;
-#[cfg(feature = "http")]
-mod sse;
 mod state;
-mod stdio;
 mod tasks;
 mod telemetry;
+mod transport;
 
 use std::future::Future;
 use std::pin::Pin;

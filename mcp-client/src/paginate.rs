@@ -98,7 +98,7 @@ pub(crate) async fn fetch_page(
             })
         }
     };
-    let result = crate::reissue::send_read(peer, request)
+    let result = crate::transport::reissue::send_read(peer, request)
         .await
         .map_err(PageError::Service)?;
     Ok(match (kind, result) {

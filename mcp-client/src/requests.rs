@@ -690,7 +690,7 @@ impl Client {
 
     /// Sends an idempotent read (again, in the 2026 era, when its response stream breaks).
     async fn read(&self, request: ClientRequest) -> Result<ServerResult, RequestError> {
-        match crate::reissue::send_read(&self.peer, request).await {
+        match crate::transport::reissue::send_read(&self.peer, request).await {
             Ok(result) => Ok(result),
             Err(e) => Err(RequestError::of_service(self, e).await),
         }

@@ -49,7 +49,7 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::time::Instant;
 
 use crate::auth::{AuthHeaderProvider, CredentialsError};
-use crate::http_dpop::{NonceSlot, Presented, fetch_nonce, present};
+use crate::transport::http_dpop::{NonceSlot, Presented, fetch_nonce, present};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 
@@ -292,7 +292,7 @@ impl McpHttpClient {
     /// Runs `call` with the current token; after a 401 once more with a refreshed token,
     /// after a 403 `insufficient_scope` once more after a step-up. Without a provider,
     /// `call` runs once without a token. A DPoP-bound token goes with a fresh proof for
-    /// `method` and `uri` on every attempt (see [`crate::http_dpop`]).
+    /// `method` and `uri` on every attempt (see [`crate::transport::http_dpop`]).
     pub(crate) async fn with_auth<T, F, Fut>(
         &self,
         method: &str,
@@ -686,7 +686,7 @@ impl StreamableHttpClient for McpHttpClient {
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, HttpError> {
         // rmcp resumes a response stream whose server sent `retry` once whatever the retry
-        // policy says; in the 2026 era the request is sent again instead (crate::reissue).
+        // policy says; in the 2026 era the request is sent again instead (crate::transport::reissue).
         if self.modern.load(Ordering::Relaxed) {
             tracing::debug!(server = %self.server, "no stream resumption in MCP 2026-07-28");
             return Err(StreamableHttpError::ServerDoesNotSupportSse);

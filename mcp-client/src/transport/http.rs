@@ -1,4 +1,4 @@
-//! HTTP connections (streamable HTTP, and the legacy HTTP+SSE transport of [`crate::sse`]):
+//! HTTP connections (streamable HTTP, and the legacy HTTP+SSE transport of [`crate::transport::sse`]):
 //! headers, auth, and retries of transient failures.
 
 use std::collections::HashMap;
@@ -18,9 +18,9 @@ use rmcp::transport::streamable_http_client::{
 use crate::era::answered_as_legacy;
 use crate::failure::{FailureReason, StartupFailure};
 use crate::handler::Handler;
-use crate::http_client::McpHttpClient;
 use crate::rmcp_errors::describe_init;
 use crate::settings::{ClientSettings, HttpTarget};
+use crate::transport::http_client::McpHttpClient;
 
 /// Delays between attempts of `initialize` on transient failures.
 pub(crate) const RETRY_DELAYS: [Duration; 2] = [Duration::from_millis(250), Duration::from_secs(1)];
@@ -216,7 +216,7 @@ fn sse_retry_policy() -> ExponentialBackoff {
 /// once the connection is known to speak it (the same flag makes [`McpHttpClient`] refuse
 /// any `GET`, for a server that asked for a reconnect with `retry`), a broken response
 /// stream ends its request,
-/// which [`crate::reissue`] sends again when it is an idempotent read, and which fails with
+/// which [`crate::transport::reissue`] sends again when it is an idempotent read, and which fails with
 /// a retryable error otherwise.
 #[derive(Debug)]
 struct EraRetry {
@@ -266,7 +266,7 @@ pub(crate) async fn connect(
     let mut attempt = 0;
     let mut lifecycle = std::borrow::Cow::Borrowed(lifecycle);
     // A DPoP nonce the server gave outlives a handshake attempt.
-    let dpop_nonce = crate::http_dpop::NonceSlot::default();
+    let dpop_nonce = crate::transport::http_dpop::NonceSlot::default();
     loop {
         let probing = matches!(*lifecycle, ClientLifecycleMode::Auto { .. });
         let outcome = handshake(
@@ -380,7 +380,7 @@ async fn handshake(
     handler: &Handler,
     prepared: &Prepared,
     lifecycle: &ClientLifecycleMode,
-    dpop_nonce: &crate::http_dpop::NonceSlot,
+    dpop_nonce: &crate::transport::http_dpop::NonceSlot,
 ) -> Attempt {
     let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.clone())
         .custom_headers(prepared.headers.clone())
@@ -412,14 +412,14 @@ async fn handshake(
         .with_session_slot(handler.shared.instruments.session.clone());
     if let Some(client) = &prepared.listen_client {
         let shared = Arc::clone(&handler.shared);
-        mcp_client = mcp_client.with_listen_watch(crate::http_client::ListenWatch {
+        mcp_client = mcp_client.with_listen_watch(crate::transport::http_client::ListenWatch {
             client: client.clone(),
             stall: settings.listen_stall,
             note: Arc::new(move |id| shared.listens.note_stall(id)),
         });
     }
     let served = if target.legacy_sse {
-        let opened = crate::sse::open(
+        let opened = crate::transport::sse::open(
             mcp_client.clone(),
             &target.url,
             prepared.headers.clone(),
@@ -430,17 +430,17 @@ async fn handshake(
             Ok(transport) => {
                 let served = rmcp::service::ClientServiceExt::serve_with_lifecycle(
                     handler.clone(),
-                    crate::read_order::ReadOrder::new(transport, Arc::clone(&handler.shared)),
+                    crate::transport::read_order::ReadOrder::new(
+                        transport,
+                        Arc::clone(&handler.shared),
+                    ),
                     ClientLifecycleMode::Initialize,
                 );
                 crate::telemetry::outside_spans(served).await
             }
-            Err(e) => Err(
-                ClientInitializeError::transport::<crate::sse::SseTransport>(
-                    e,
-                    "open the SSE event stream",
-                ),
-            ),
+            Err(e) => Err(ClientInitializeError::transport::<
+                crate::transport::sse::SseTransport,
+            >(e, "open the SSE event stream")),
         }
     } else {
         // Log messages are routed and progress delivered as they are read (see `read_order`): a call's own
@@ -449,7 +449,10 @@ async fn handshake(
         let handshake =
             crate::telemetry::outside_spans(rmcp::service::ClientServiceExt::serve_with_lifecycle(
                 handler.clone(),
-                crate::read_order::ReadOrder::new(transport, Arc::clone(&handler.shared)),
+                crate::transport::read_order::ReadOrder::new(
+                    transport,
+                    Arc::clone(&handler.shared),
+                ),
                 lifecycle.clone(),
             ));
         if matches!(lifecycle, ClientLifecycleMode::Auto { .. }) {

@@ -41,10 +41,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::http::{HttpFailure, classify_error};
-use crate::http_client::McpHttpClient;
 use crate::rmcp_errors::error_chain;
 use crate::state::ConnectionShared;
+use crate::transport::http::{HttpFailure, classify_error};
+use crate::transport::http_client::McpHttpClient;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
 type Events = BoxStream<'static, Result<Sse, SseError>>;
