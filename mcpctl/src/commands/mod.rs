@@ -19,6 +19,7 @@ pub(crate) mod trust;
 use crate::cli::{Cli, Command, ConfigCommand, GlobalArgs, ToolsArgs};
 use crate::error::CliError;
 use crate::host::session::Session;
+use crate::serve::StopSignals;
 
 /// Runs a command; returns the exit code.
 pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
@@ -101,32 +102,6 @@ async fn dispatch(
         | Command::Completions(_)
         | Command::Man
         | Command::Trust(_) => Ok(0),
-    }
-}
-
-/// SIGINT and SIGTERM, registered at once.
-pub(crate) struct StopSignals {
-    interrupt: tokio::signal::unix::Signal,
-    terminate: tokio::signal::unix::Signal,
-}
-
-impl StopSignals {
-    fn new() -> Result<Self, CliError> {
-        use tokio::signal::unix::{SignalKind, signal};
-        let register = |kind| {
-            signal(kind).map_err(|e| CliError::failure(format!("cannot handle signals: {e}")))
-        };
-        Ok(Self {
-            interrupt: register(SignalKind::interrupt())?,
-            terminate: register(SignalKind::terminate())?,
-        })
-    }
-
-    pub(crate) async fn recv(&mut self) {
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-        }
     }
 }
 

@@ -10,6 +10,8 @@ use mcp_connections::{CallOptions, ConnectionSet, ToolDrift};
 use mcp_key::McpServerKey;
 
 use super::caller::Caller;
+use super::outcome::error_result;
+pub(crate) use super::target::Target;
 use serde_json::{Value, json};
 
 /// The longest rendering of a call's arguments in the question, in characters.
@@ -21,18 +23,6 @@ pub(crate) enum Verdict {
     Call(Target),
     /// The user did not approve: this result instead of the call.
     Refused(CallToolResult),
-}
-
-/// What a call goes to once the rule let it through.
-pub(crate) enum Target {
-    /// The tool the name resolved to when the rule looked (and, when it asked, the one
-    /// the user approved): called as such, so a tool list that changes in between cannot
-    /// redirect the call to another tool.
-    Resolved(McpServerKey, String),
-    /// The name resolved to nothing (no server has it, or its server did not come up):
-    /// the call fails with why, without starting the server, and never reaches a tool,
-    /// which would otherwise run unasked (also when its server came up in between).
-    Unresolved(String),
 }
 
 impl Target {
@@ -58,7 +48,7 @@ impl Target {
                         Err(e) => Err(e),
                         // Its server came up after the rule looked: the rule never saw
                         // this tool, so it is not called now.
-                        Ok((server, _)) => Ok(super::gateway::error_result(format!(
+                        Ok((server, _)) => Ok(error_result(format!(
                             "MCP server `{server}` came up while mcpctl serve was deciding about `{name}`; call it again"
                         ))),
                     }
@@ -234,7 +224,7 @@ fn drift_question(
 /// The result of a call of a held-back tool by a caller who may not accept its change for
 /// everyone (no grant of its server with `accept_drift`).
 fn not_yours_to_accept(server: &McpServerKey, tool: &str, drift: &ToolDrift) -> CallToolResult {
-    super::gateway::error_result(format!(
+    error_result(format!(
         "tool `{tool}` of MCP server `{server}` changed since it was approved ({}); it is not called until someone whose grant of `{server}` has `accept_drift = true` accepts the change (or `mcpctl accept {server} {tool}` on the gateway's machine)",
         drift.describe()
     ))
@@ -242,7 +232,7 @@ fn not_yours_to_accept(server: &McpServerKey, tool: &str, drift: &ToolDrift) -> 
 
 /// The result of a call of a held-back tool whose change was not accepted.
 fn not_reapproved(server: &McpServerKey, tool: &str, drift: &ToolDrift) -> CallToolResult {
-    super::gateway::error_result(format!(
+    error_result(format!(
         "tool `{tool}` of MCP server `{server}` changed since it was approved ({}); the change was not accepted, so it was not called (accept it with `mcpctl accept {server} {tool}`)",
         drift.describe()
     ))
@@ -251,7 +241,7 @@ fn not_reapproved(server: &McpServerKey, tool: &str, drift: &ToolDrift) -> CallT
 /// The result of a call of a held-back tool whose server changed it again while the user
 /// was asked: what they accepted is not what it lists now, so nothing was accepted.
 fn changed_while_asked(server: &McpServerKey, tool: &str) -> CallToolResult {
-    super::gateway::error_result(format!(
+    error_result(format!(
         "tool `{tool}` of MCP server `{server}` changed again while the user was deciding; the definition they saw is not the one it lists now, so nothing was accepted and it was not called (call it again to be asked about the definition it has now)"
     ))
 }
@@ -269,7 +259,7 @@ fn approves(answer: &ElicitResult) -> bool {
 
 /// The unapproved call's result.
 fn not_approved(server: &McpServerKey, tool: &str) -> CallToolResult {
-    super::gateway::error_result(format!(
+    error_result(format!(
         "the user did not approve running `{tool}` of MCP server `{server}`"
     ))
 }

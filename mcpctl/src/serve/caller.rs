@@ -159,10 +159,10 @@ pub(crate) fn caller_for(context: &RequestContext<RoleServer>) -> Arc<Caller> {
 /// Whether `caller` may make the call the approval rule resolved: a tool of theirs, or,
 /// for a caller with everything, a name that resolved to nothing (its call fails with
 /// why).
-pub(crate) fn may_call(caller: &Caller, target: &super::approval::Target) -> bool {
+pub(crate) fn may_call(caller: &Caller, target: &super::target::Target) -> bool {
     match target {
-        super::approval::Target::Resolved(server, tool) => caller.may_use_tool(server, tool),
-        super::approval::Target::Unresolved(_) => caller.has_everything(),
+        super::target::Target::Resolved(server, tool) => caller.may_use_tool(server, tool),
+        super::target::Target::Unresolved(_) => caller.has_everything(),
     }
 }
 

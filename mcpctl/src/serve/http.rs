@@ -52,7 +52,7 @@ pub(crate) async fn serve(
     hub: Arc<Hub>,
     addr: SocketAddr,
     args: &ServeArgs,
-    stop: &mut crate::commands::StopSignals,
+    stop: &mut super::StopSignals,
 ) -> Result<u8, CliError> {
     let oauth = hub
         .catalog

@@ -19,12 +19,15 @@ mod host_requests;
 mod http;
 mod modern;
 mod oauth;
+mod outcome;
 mod pipes;
 mod progress;
 mod seal;
 mod sessions;
 mod shared_uri;
 mod status;
+mod stop;
+mod target;
 mod tasks;
 mod trace;
 
@@ -40,6 +43,7 @@ use crate::error::CliError;
 use crate::host::session::{Loaded, host_options};
 
 pub(crate) use gateway::{Gateway, Hub};
+pub(crate) use stop::StopSignals;
 
 /// The default bound on clients connected at once over HTTP.
 pub(crate) const DEFAULT_MAX_CLIENTS: usize = 32;
@@ -56,7 +60,7 @@ pub(crate) const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
 pub(crate) async fn run(
     global: &GlobalArgs,
     args: &ServeArgs,
-    stop: &mut crate::commands::StopSignals,
+    stop: &mut StopSignals,
 ) -> Result<u8, CliError> {
     let http_addr = args.http.as_deref().map(parse_addr).transpose()?;
     if let Some(addr) = http_addr
@@ -178,7 +182,7 @@ pub(crate) async fn run(
 async fn serve_stdio(
     hub: &Arc<Hub>,
     client_trace: crate::cli::ClientTrace,
-    stop: &mut crate::commands::StopSignals,
+    stop: &mut StopSignals,
 ) -> Result<u8, CliError> {
     let gateway = Gateway::start(hub);
     let set = gateway.set().clone();
@@ -239,17 +243,4 @@ fn parse_addr(text: &str) -> Result<SocketAddr, CliError> {
             "pass an address with a port, e.g. --http 127.0.0.1:8931 (port 0 picks a free one)",
         )
     })
-}
-
-/// The text of a failed call for the model and the person reading it, with what to do.
-pub(crate) fn explain(e: &mcp_connections::Error) -> String {
-    let text = mcp_key::error_chain(e);
-    if e.is_auth_required()
-        && let mcp_connections::Error::NotReady { server, .. } = e
-    {
-        return format!(
-            "{text} (run `mcpctl login {server}` where mcpctl serve runs, then call again)"
-        );
-    }
-    text
 }

@@ -40,8 +40,9 @@ use tokio::task::JoinHandle;
 
 use super::Hub;
 use super::approval::{self, Verdict};
-use super::gateway::call_outcome;
 use super::host_requests::{InCalls, json_with_asker, refusal, with_asker};
+use super::outcome::{call_outcome, error_result};
+use super::target::Target;
 
 /// The key of the one input request of each round.
 pub(crate) const INPUT_KEY: &str = "input";
@@ -727,7 +728,7 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
                     .servers()
                     .find(|k| k.to_string() == call.server)
                     .cloned();
-                let target = key.map(|key| approval::Target::Resolved(key, call.tool.clone()));
+                let target = key.map(|key| Target::Resolved(key, call.tool.clone()));
                 match target {
                     Some(target) if super::caller::may_call(&call_caller, &target) => {
                         (target, call.arguments, Some((answers, call.state)))
@@ -746,8 +747,8 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
         let (mut target, mut resume) = (target, resume);
         for _ in 0..=MAX_LOCAL_ROUNDS {
             let resolved = match &target {
-                approval::Target::Resolved(server, tool) => Some((server.clone(), tool.clone())),
-                approval::Target::Unresolved(_) => None,
+                Target::Resolved(server, tool) => Some((server.clone(), tool.clone())),
+                Target::Unresolved(_) => None,
             };
             let options = match resume.take() {
                 Some((answers, state)) => base.clone().with_resume(answers, state),
@@ -771,12 +772,12 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
                 .map(str::to_owned);
             let (to_client, answered) = match split(&server, asked.get("inputRequests"), can) {
                 Ok(split) => split,
-                Err(refusal) => return Ok(super::gateway::error_result(refusal)),
+                Err(refusal) => return Ok(error_result(refusal)),
             };
             if to_client.is_empty() {
                 // All answered here: the call goes on at once.
                 resume = Some(((!answered.is_empty()).then_some(answered), state));
-                target = approval::Target::Resolved(key, tool);
+                target = Target::Resolved(key, tool);
                 continue;
             }
             let call = UpstreamCall {
@@ -794,7 +795,7 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
                 None,
             ));
         }
-        Ok(super::gateway::error_result(format!(
+        Ok(error_result(format!(
             "the server still asked for input after {MAX_LOCAL_ROUNDS} rounds answered by mcpctl serve"
         )))
     }));

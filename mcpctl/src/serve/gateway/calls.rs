@@ -5,10 +5,7 @@
 use std::sync::Arc;
 
 use mcp_connections::{CallOptions, Progress};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    ProgressNotificationParam, ResultType,
-};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
@@ -19,28 +16,8 @@ use super::{Gateway, can_elicit, session_of};
 use crate::serve::approval::{self, Verdict};
 use crate::serve::caller::{Caller, not_available};
 use crate::serve::modern;
-
-/// What the client gets for a call's outcome (both eras): the result marked `complete` (a
-/// 2026-era client needs the discriminator, rmcp takes it off again for older clients, and
-/// a 2025-era server never sends it); an unknown tool as a protocol error; any other
-/// failure as an error result the model can read, with what to do.
-pub(crate) fn call_outcome(
-    outcome: mcp_connections::Result<CallToolResult>,
-) -> Result<CallToolResult, McpError> {
-    match outcome {
-        Ok(mut result) => {
-            result.result_type.get_or_insert(ResultType::COMPLETE);
-            Ok(result)
-        }
-        Err(e) if e.is_unknown() => Err(McpError::invalid_params(mcp_key::error_chain(&e), None)),
-        Err(e) => Ok(error_result(crate::serve::explain(&e))),
-    }
-}
-
-/// An error result the model can read (not a protocol error).
-pub(crate) fn error_result(text: String) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(text)])
-}
+use crate::serve::outcome::{call_outcome, error_result};
+use crate::serve::target::Target;
 
 impl Gateway {
     /// The body of [`rmcp::ServerHandler::call_tool`] for the gateway: the search mode's
@@ -207,7 +184,7 @@ impl Gateway {
     /// server that is not ready fails the call instead of being started.
     pub(super) async fn call(
         &self,
-        target: approval::Target,
+        target: Target,
         arguments: Option<Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
@@ -234,8 +211,8 @@ impl Gateway {
         }
         // While it runs, its server may ask the client (see `host_requests::refusal`).
         let _in_call = match &target {
-            approval::Target::Resolved(server, _) => Some(self.inner.in_calls.enter(server)),
-            approval::Target::Unresolved(_) => None,
+            Target::Resolved(server, _) => Some(self.inner.in_calls.enter(server)),
+            Target::Unresolved(_) => None,
         };
         let outcome = tokio::select! {
             () = context.ct.cancelled() => None,

@@ -29,6 +29,7 @@ use tokio::sync::{Semaphore, broadcast, mpsc};
 use super::caller::Caller;
 use super::host_requests::{self, ClientLevel, InCalls};
 use super::modern;
+use super::outcome::explain;
 use super::shared_uri;
 
 mod calls;
@@ -36,7 +37,6 @@ mod events;
 mod listen;
 mod routing;
 
-pub(crate) use calls::{call_outcome, error_result};
 use events::forward_list_changes;
 pub(crate) use listen::ListenSetups;
 use routing::Owners;
@@ -542,7 +542,7 @@ impl ServerHandler for Gateway {
                 result.result_type.get_or_insert(ResultType::COMPLETE);
                 Ok(result.into())
             }
-            Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
+            Err(e) => Err(McpError::internal_error(explain(&e), None)),
         }
     }
 
@@ -607,7 +607,7 @@ impl ServerHandler for Gateway {
             Err(e) if e.is_unsupported() => {
                 Err(McpError::invalid_params(mcp_key::error_chain(&e), None))
             }
-            Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
+            Err(e) => Err(McpError::internal_error(explain(&e), None)),
         }
     }
 
@@ -627,7 +627,7 @@ impl ServerHandler for Gateway {
             Err(e) if e.is_unsupported() => {
                 Err(McpError::invalid_request(mcp_key::error_chain(&e), None))
             }
-            Err(e) => Err(McpError::internal_error(crate::serve::explain(&e), None)),
+            Err(e) => Err(McpError::internal_error(explain(&e), None)),
         }
     }
 
