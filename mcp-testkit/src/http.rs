@@ -192,7 +192,7 @@ struct Control {
     method_failures: Mutex<VecDeque<(String, InjectedFailure)>>,
     /// The served server's listen faults ([`crate::Behavior::EndListens`],
     /// [`crate::Behavior::SilenceListens`]).
-    listen_faults: Arc<crate::listen_faults::ListenFaults>,
+    listen_faults: Arc<crate::shared::ListenFaults>,
     stop: CancellationToken,
 }
 

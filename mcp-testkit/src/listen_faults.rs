@@ -5,47 +5,13 @@
 //! stream go silent without closing (over HTTP). A client must notice, and open its
 //! listens again.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use rmcp::service::SubscriptionSink;
 use serde_json::{Value, json};
-use tokio::sync::watch;
 
 use crate::record::lock;
 use crate::shared::Shared;
-
-/// The listen faults of one server (all its sessions).
-#[derive(Debug)]
-pub(crate) struct ListenFaults {
-    /// Counts [`Behavior::EndListens`](crate::Behavior::EndListens) calls: a listen open
-    /// when it moves ends.
-    ended: watch::Sender<u64>,
-    /// While `true`, new listen requests wait (HTTP runners) before the server sees them.
-    hold: watch::Sender<bool>,
-    /// Listen requests waiting now.
-    held: AtomicUsize,
-    /// Counts [`Behavior::SilenceListens`](crate::Behavior::SilenceListens) calls: a listen
-    /// stream answered before it moves sends nothing more.
-    silenced: watch::Sender<u64>,
-}
-
-impl Default for ListenFaults {
-    fn default() -> Self {
-        Self {
-            ended: watch::channel(0).0,
-            hold: watch::channel(false).0,
-            held: AtomicUsize::new(0),
-            silenced: watch::channel(0).0,
-        }
-    }
-}
-
-impl ListenFaults {
-    /// A receiver that changes when the listens open now are to end.
-    pub(crate) fn end_signal(&self) -> watch::Receiver<u64> {
-        self.ended.subscribe()
-    }
-}
 
 /// The listens registered now (once those already acknowledged are), taken out of the
 /// server's list: nothing is sent to them any more.
@@ -93,7 +59,7 @@ pub(crate) mod http {
     use futures::StreamExt;
     use tokio_util::sync::CancellationToken;
 
-    use super::ListenFaults;
+    use crate::shared::ListenFaults;
 
     /// Waits while listens are held back (or until `stop`).
     pub(crate) async fn wait_unless_held(faults: &ListenFaults, stop: &CancellationToken) {

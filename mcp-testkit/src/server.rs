@@ -96,7 +96,7 @@ impl FakeServer {
                 calls: std::sync::atomic::AtomicU64::new(0),
                 stdio,
                 tasks: Arc::default(),
-                task_work: crate::tasks::TaskWork::default(),
+                task_work: crate::shared::TaskWork::default(),
             }),
         }
     }

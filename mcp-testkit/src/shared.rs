@@ -1,15 +1,19 @@
 //! The state a [`FakeServer`](crate::FakeServer) shares between its clones and with the
 //! tool behaviours: the scenario, the current tools, prompts and resources, the log level,
-//! barriers, the request log, the tasks and their work, and what a crash does.
+//! barriers, the request log, the tasks and their work, the listen faults, and what a
+//! crash does. The bottom of the fake server: it names no behaviour.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
 
 use rmcp::service::SubscriptionSink;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::record::RequestLog;
-use crate::tasks::{TaskTable, TaskWork};
+use crate::record::{RequestLog, lock};
+use crate::tasks::table::TaskTable;
 use crate::{PromptSpec, ResourceSpec, Scenario, ToolSpec};
 
 /// What [`crate::Behavior::Exit`] does.
@@ -43,7 +47,7 @@ pub(crate) struct Shared {
     /// Notifying waits for this to drop to zero.
     pub(crate) listens_pending: tokio::sync::watch::Sender<usize>,
     /// Faults of the open listens ([`crate::Behavior::EndListens`] and the like).
-    pub(crate) listen_faults: Arc<crate::listen_faults::ListenFaults>,
+    pub(crate) listen_faults: Arc<ListenFaults>,
     /// URIs of `resources/subscribe` (2025-11-25 clients).
     pub(crate) subscribed: Mutex<BTreeSet<String>>,
     /// `tools/call` requests answered so far (for [`crate::ToolsChange`]).
@@ -54,4 +58,60 @@ pub(crate) struct Shared {
     pub(crate) tasks: Arc<TaskTable>,
     /// Their background work.
     pub(crate) task_work: TaskWork,
+}
+
+/// The listen faults of one server (all its sessions).
+#[derive(Debug)]
+pub(crate) struct ListenFaults {
+    /// Counts [`Behavior::EndListens`](crate::Behavior::EndListens) calls: a listen open
+    /// when it moves ends.
+    pub(crate) ended: watch::Sender<u64>,
+    /// While `true`, new listen requests wait (HTTP runners) before the server sees them.
+    pub(crate) hold: watch::Sender<bool>,
+    /// Listen requests waiting now.
+    pub(crate) held: AtomicUsize,
+    /// Counts [`Behavior::SilenceListens`](crate::Behavior::SilenceListens) calls: a listen
+    /// stream answered before it moves sends nothing more.
+    pub(crate) silenced: watch::Sender<u64>,
+}
+
+impl Default for ListenFaults {
+    fn default() -> Self {
+        Self {
+            ended: watch::channel(0).0,
+            hold: watch::channel(false).0,
+            held: AtomicUsize::new(0),
+            silenced: watch::channel(0).0,
+        }
+    }
+}
+
+impl ListenFaults {
+    /// A receiver that changes when the listens open now are to end.
+    pub(crate) fn end_signal(&self) -> watch::Receiver<u64> {
+        self.ended.subscribe()
+    }
+}
+
+/// The background work of a server's tasks. Dropping it (with the server's last clone)
+/// aborts what is still running; each work also ends when the server stops.
+#[derive(Debug, Default)]
+pub(crate) struct TaskWork {
+    running: Mutex<JoinSet<()>>,
+}
+
+impl TaskWork {
+    /// Runs `work` in the background (and forgets the works that ended).
+    pub(crate) fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
+        let mut running = lock(&self.running);
+        while running.try_join_next().is_some() {}
+        running.spawn(work);
+    }
+
+    /// How many works are still running.
+    pub(crate) fn running(&self) -> usize {
+        let mut running = lock(&self.running);
+        while running.try_join_next().is_some() {}
+        running.len()
+    }
 }

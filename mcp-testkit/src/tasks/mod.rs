@@ -3,47 +3,22 @@
 //! runs in the background, owned by the server's shared state.
 
 mod spec;
-mod table;
+pub(crate) mod table;
 mod work;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CreateTaskResult, GetTaskResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::{Value, json};
-use tokio::task::JoinSet;
 
 pub use spec::{TaskAsk, TaskEnd};
-pub(crate) use table::TaskTable;
 
-use crate::record::lock;
 use crate::shared::Shared;
 use crate::{Behavior, ToolSpec};
 use table::NewTask;
 use work::Plan;
-
-/// The background work of a server's tasks. Dropping it (with the server's last clone)
-/// aborts what is still running; each work also ends when the server stops.
-#[derive(Debug, Default)]
-pub(crate) struct TaskWork {
-    running: Mutex<JoinSet<()>>,
-}
-
-impl TaskWork {
-    fn spawn(&self, work: impl Future<Output = ()> + Send + 'static) {
-        let mut running = lock(&self.running);
-        while running.try_join_next().is_some() {}
-        running.spawn(work);
-    }
-
-    /// How many works are still running.
-    pub(crate) fn running(&self) -> usize {
-        let mut running = lock(&self.running);
-        while running.try_join_next().is_some() {}
-        running.len()
-    }
-}
 
 /// `tools/call` of a task tool: a task when the server announces the extension and the
 /// client declared it, else the work inside the call.
