@@ -30,10 +30,8 @@ use std::path::{Path, PathBuf};
 const KNOWN_CIRCLES: &[(&str, usize)] = &[
     // `set/` and the crate's error (issue #53 deliverable 2).
     ("mcp-connections", 8),
-    // The fake server's shared state and behaviours; the fake authorization server.
-    ("mcp-testkit", 5),
-    // `serve/`: the call target, outcome and stop signals (issue #53 deliverable 5).
-    ("mcpctl", 8),
+    // The fake authorization server's state, options and tokens (`oauth/`).
+    ("mcp-testkit", 4),
 ];
 
 // ---------------------------------------------------------------------------------------
