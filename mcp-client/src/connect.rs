@@ -14,10 +14,11 @@ use crate::client::Client;
 use crate::era::{EraPlan, answered_as_legacy, check_protocol_version, probe_may_explain};
 use crate::failure::{FailureReason, StartupFailure};
 use crate::handler::Handler;
+use crate::host::server_requests::ServerRequests;
 use crate::listing::RefreshSettings;
 use crate::paginate::{self, Listed, PageError};
 use crate::settings::{ClientSettings, Target};
-use crate::state::{ConnectionShared, ServerRequests};
+use crate::state::ConnectionShared;
 #[cfg(feature = "http")]
 use crate::transport::http;
 use crate::transport::stdio;

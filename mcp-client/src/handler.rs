@@ -16,7 +16,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 
-use crate::sampling::{SAMPLING_CREATE, SamplingRefusal};
+use crate::host::sampling::{SAMPLING_CREATE, SamplingRefusal};
 use crate::state::ConnectionShared;
 
 /// The method of server-to-client elicitation requests.
@@ -41,7 +41,7 @@ impl ClientHandler for Handler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> Result<rmcp::model::ListRootsResult, ErrorData> {
-        Ok(crate::roots::list_result(&self.shared.roots))
+        Ok(crate::host::roots::list_result(&self.shared.roots))
     }
 
     async fn create_elicitation(

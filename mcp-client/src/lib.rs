@@ -62,6 +62,7 @@ mod era;
 mod error;
 mod failure;
 mod handler;
+mod host;
 mod listen;
 mod listen_health;
 mod listing;
@@ -69,9 +70,6 @@ mod on_drop;
 mod paginate;
 mod requests;
 mod rmcp_errors;
-mod roots;
-mod sampling;
-mod server_log;
 mod settings;
 mod state;
 mod tasks;
@@ -92,21 +90,22 @@ pub use environment::{
 pub use era::{Era, Handshake};
 pub use error::RequestError;
 pub use failure::{FailureReason, StartupFailure};
+pub use host::roots::Root;
+pub use host::sampling::{SAMPLING_REFUSED_CODE, SamplingRefusal, check_answer};
+pub use host::server_log::{
+    LOG_BUFFER, LOG_BURST, LOG_RATE, LOG_TEXT_LIMIT, SERVER_LOG_TARGET, ServerLog,
+};
+pub use host::server_requests::{DeclineRequests, LogRoute, ServerRequests};
 pub use listen_health::{ListenHealth, ListenHealthFeed, ListenTopic};
 pub use listing::Stamp;
 pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
-pub use roots::Root;
-pub use sampling::{SAMPLING_REFUSED_CODE, SamplingRefusal, check_answer};
-pub use server_log::{
-    LOG_BUFFER, LOG_BURST, LOG_RATE, LOG_TEXT_LIMIT, SERVER_LOG_TARGET, ServerLog,
-};
 pub use settings::{
     ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,
     DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target,
     default_protocol_version,
 };
-pub use state::{DeclineRequests, LogRoute, Progress, ProgressCallback, ServerRequests};
+pub use state::{Progress, ProgressCallback};
 pub use tasks::{
     MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, Started, TaskHandle, TaskPhase, TaskState,
     TaskStateCallback, UNSUGGESTED_POLL,

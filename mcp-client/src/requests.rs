@@ -26,8 +26,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::RequestError;
+use crate::host::server_requests::ServerRequests;
 use crate::paginate::{self, ListKind, Page, PageError};
-use crate::state::{ProgressCallback, ProgressGuard, ProgressSink, ServerRequests};
+use crate::state::{ProgressCallback, ProgressGuard, ProgressSink};
 
 /// Most `input_required` rounds (SEP-2322) one call goes through before it fails.
 pub const MAX_INPUT_ROUNDS: usize = 8;

@@ -13,7 +13,7 @@ use tokio_util::task::TaskTracker;
 use crate::auth::{AuthHeaderProvider, SharedEnvLookup, process_env};
 use crate::environment::Environment;
 use crate::era::Handshake;
-use crate::roots::Root;
+use crate::host::roots::Root;
 
 /// Default of [`ClientSettings::with_list_byte_budget`]: 16 MiB of JSON per list.
 pub const DEFAULT_LIST_BYTE_BUDGET: usize = 16 * 1024 * 1024;

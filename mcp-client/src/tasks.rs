@@ -42,8 +42,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::RequestError;
+use crate::host::server_requests::ServerRequests;
 use crate::requests::CallSettings;
-use crate::state::ServerRequests;
 
 /// The shortest wait between two polls of a task, whatever the server suggests.
 pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);

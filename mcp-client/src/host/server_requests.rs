@@ -2,6 +2,11 @@
 //! ([`ServerRequests`]), the one that declines everything, and where a log message goes
 //! ([`LogRoute`]).
 
+#![expect(
+    deprecated,
+    reason = "rmcp marks sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines it and hosts still meet it"
+)]
+
 use std::sync::Arc;
 
 use mcp_key::McpServerKey;
@@ -11,8 +16,8 @@ use rmcp::model::{
 };
 
 use crate::BoxFuture;
-use crate::sampling::SamplingRefusal;
-use crate::server_log::ServerLog;
+use crate::host::sampling::SamplingRefusal;
+use crate::host::server_log::ServerLog;
 
 /// Where one log message goes, chosen by [`crate::ServerRequests::route_log`] when the
 /// message was read.

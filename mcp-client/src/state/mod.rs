@@ -1,8 +1,8 @@
 //! The bottom of a connection: the state its handler, its transports and the calls running
-//! on it share ([`ConnectionShared`]), and the types it carries (progress routes, what the
-//! server asks of the host, list-change announcements, the tools that need a task). It
-//! imports nothing above it: the behaviours that use it (requests, listings, listens,
-//! tasks, the transports) import it.
+//! on it share ([`ConnectionShared`]), and the types it carries (progress routes,
+//! list-change announcements, the tools that need a task; what the server asks of the
+//! host is in [`crate::host`], a leaf below it). It imports nothing above it: the
+//! behaviours that use it (requests, listings, listens, tasks, the transports) import it.
 
 #![expect(
     deprecated,
@@ -11,7 +11,6 @@
 
 mod list_changes;
 mod progress;
-mod server_requests;
 mod task_support;
 
 use std::sync::{Arc, Mutex};
@@ -30,11 +29,11 @@ use progress::ProgressRoutes;
 pub(crate) use progress::ProgressSink;
 pub use progress::{Progress, ProgressCallback};
 
-pub use server_requests::{DeclineRequests, LogRoute, ServerRequests};
 pub(crate) use task_support::TaskSupport;
 
-use crate::sampling::SamplingRefusal;
-use crate::server_log::ServerLogs;
+use crate::host::sampling::SamplingRefusal;
+use crate::host::server_log::ServerLogs;
+use crate::host::server_requests::{LogRoute, ServerRequests};
 use crate::settings::ClientSettings;
 
 /// `resources/updated` notifications kept for sets that are slow to take them.
@@ -48,7 +47,7 @@ pub(crate) struct ConnectionShared {
     pub(crate) instruments: crate::telemetry::Instruments,
     pub(crate) config: ClientConfig,
     /// The roots the connection announced (empty: the capability was not announced).
-    pub(crate) roots: Arc<[crate::roots::Root]>,
+    pub(crate) roots: Arc<[crate::host::roots::Root]>,
     /// Who answers the server's requests made outside a call's own reply.
     requests: Arc<dyn ServerRequests>,
     progress: Mutex<ProgressRoutes>,
@@ -167,7 +166,7 @@ impl ConnectionShared {
         if !self.announces_sampling() {
             return Err(SamplingRefusal::not_offered());
         }
-        if let Err(problem) = crate::sampling::check_request(&request) {
+        if let Err(problem) = crate::host::sampling::check_request(&request) {
             tracing::warn!(server = %self.key, "malformed sampling request: {problem}");
             return Err(SamplingRefusal::new(format!(
                 "malformed sampling/createMessage request: {problem}"
@@ -183,7 +182,7 @@ impl ConnectionShared {
                     .await
             }
         }?;
-        if let Err(problem) = crate::sampling::check_answer(&request, &answer) {
+        if let Err(problem) = crate::host::sampling::check_answer(&request, &answer) {
             tracing::warn!(server = %self.key, "the host's sampling answer does not fit the request: {problem}");
             return Err(SamplingRefusal::new(format!(
                 "the client's answer did not fit the request ({problem})"
@@ -254,7 +253,7 @@ impl ConnectionShared {
                         .map_err(|e| protocol(e.to_string()))?
                 }
                 rmcp::model::InputRequest::ListRoots(_) => {
-                    serde_json::to_value(crate::roots::list_result(&self.roots))
+                    serde_json::to_value(crate::host::roots::list_result(&self.roots))
                         .map_err(|e| protocol(e.to_string()))?
                 }
                 rmcp::model::InputRequest::CreateMessage(request) => {

@@ -18,8 +18,8 @@ use rmcp::model::{ClientRequest, JsonRpcMessage, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
+use crate::host::server_requests::LogRoute;
 use crate::state::ConnectionShared;
-use crate::state::LogRoute;
 
 /// The route of one message, as a notification extension.
 #[derive(Clone)]
