@@ -111,7 +111,7 @@ pub(crate) struct AsInner {
     /// `jti`s of DPoP proofs seen at the token endpoint.
     pub(crate) dpop_jtis: std::collections::HashSet<String>,
     /// The key JWT access tokens are signed with, and the JWKS endpoint's fault.
-    pub(crate) signing: super::jwt_access::AccessSigning,
+    pub(crate) signing: super::signing::AccessSigning,
 }
 
 impl AsInner {

@@ -20,8 +20,9 @@ use super::as_state::{Advertised, AsInner, AsShared, AuthCounters, CodeGrant, To
 use super::common::{
     Params, Running, is_loopback_redirect, random_token, redirect, redirect_allowed, with_query,
 };
-use super::jwt_access::{AccessTokenClaims, JwksFault};
+use super::jwt_access::AccessTokenClaims;
 use super::options::{AuthServerOptions, ClientAuthMethod, OAuthClient};
+use super::signing::JwksFault;
 use crate::Error;
 use crate::record::lock;
 
@@ -92,7 +93,7 @@ impl FakeAuthServer {
                         token_requests: Vec::new(),
                         issued: Vec::new(),
                         dpop_jtis: std::collections::HashSet::new(),
-                        signing: super::jwt_access::AccessSigning::new(),
+                        signing: super::signing::AccessSigning::new(),
                     }),
                 });
                 slot = Some(Arc::clone(&shared));

@@ -1,7 +1,7 @@
-//! JWT access tokens (RFC 9068) of [`crate::FakeAuthServer`]: the claims, the signing key
-//! and its rotation, the key set it publishes (`/jwks`), what can go wrong with that
-//! endpoint ([`JwksFault`]), tokens minted with chosen claims ([`AccessTokenClaims`]) and
-//! token introspection (RFC 7662, `/introspect`).
+//! JWT access tokens (RFC 9068) of [`crate::FakeAuthServer`]: the claims, the key set it
+//! publishes (`/jwks`) and what can go wrong with that endpoint ([`JwksFault`]; the signing
+//! key and its rotation are in `signing.rs`), tokens minted with chosen claims
+//! ([`AccessTokenClaims`]) and token introspection (RFC 7662, `/introspect`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,104 +18,15 @@ use serde_json::{Value, json};
 
 use super::as_state::{AsShared, TokenInfo};
 use super::common::{OAuthError, Params, authenticate_client, random_token, unix_now};
-use super::keys::{
-    TEST_EC_PRIVATE_KEY_PEM, TEST_EC_X, TEST_EC_Y, TEST_RSA_E, TEST_RSA_N, TEST_RSA_PRIVATE_KEY_PEM,
-};
+use super::signing::{ACCESS_TOKEN_TYP, JwksFault};
 use crate::record::lock;
-
-/// The subject (`sub`) of the tokens a [`crate::FakeAuthServer`] issues for a login
-/// unless [`crate::AuthServerOptions::with_subject`] or
-/// [`crate::FakeAuthServer::set_subject`] says otherwise.
-pub const DEFAULT_TOKEN_SUBJECT: &str = "testkit-user";
 
 /// The claim JWT access tokens carry the subject's groups in.
 pub const GROUPS_CLAIM: &str = "groups";
 
-/// The JOSE `typ` of JWT access tokens (RFC 9068 section 2.1).
-pub const ACCESS_TOKEN_TYP: &str = "at+jwt";
-
 /// How long a [`JwksFault::Hang`] holds the request (the server's shutdown ends it
 /// sooner).
 const HANG: Duration = Duration::from_secs(600);
-
-/// What the `/jwks` endpoint of a [`crate::FakeAuthServer`] does instead of serving the
-/// key set ([`crate::FakeAuthServer::set_jwks_fault`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum JwksFault {
-    /// Accept the request and never answer.
-    Hang,
-    /// `200 OK` with a body that is no JSON.
-    Garbage,
-    /// A valid JSON document of this many bytes (for size limits).
-    Oversized(usize),
-}
-
-/// The key a [`crate::FakeAuthServer`] signs JWT access tokens with: the testkit's RSA
-/// key (RS256) or EC key (ES256), each rotation switching to the other under a new key id.
-#[derive(Debug, Clone)]
-pub(crate) struct AccessSigning {
-    /// Rotations so far: even is the RSA key, odd the EC key.
-    generation: u32,
-    pub(crate) fault: Option<JwksFault>,
-}
-
-impl AccessSigning {
-    pub(crate) fn new() -> Self {
-        Self {
-            generation: 0,
-            fault: None,
-        }
-    }
-
-    fn is_rsa(&self) -> bool {
-        self.generation.is_multiple_of(2)
-    }
-
-    /// The current key id.
-    pub(crate) fn key_id(&self) -> String {
-        let kind = if self.is_rsa() { "rsa" } else { "ec" };
-        format!("testkit-as-{kind}-{}", self.generation)
-    }
-
-    /// Switch to the other key under a new id; the old one is no longer published.
-    pub(crate) fn rotate(&mut self) {
-        self.generation += 1;
-    }
-
-    /// The published key set: the current key only.
-    pub(crate) fn jwks(&self) -> Value {
-        let key = if self.is_rsa() {
-            json!({"kty": "RSA", "use": "sig", "alg": "RS256", "kid": self.key_id(),
-                   "n": TEST_RSA_N, "e": TEST_RSA_E})
-        } else {
-            json!({"kty": "EC", "crv": "P-256", "use": "sig", "alg": "ES256",
-                   "kid": self.key_id(), "x": TEST_EC_X, "y": TEST_EC_Y})
-        };
-        json!({ "keys": [key] })
-    }
-
-    /// `claims` signed with the current key, typed `at+jwt`.
-    pub(crate) fn sign(&self, claims: &Value) -> Result<String, OAuthError> {
-        let server_error = |what: &str| OAuthError::new("server_error", what);
-        let (alg, key) = if self.is_rsa() {
-            (
-                jsonwebtoken::Algorithm::RS256,
-                jsonwebtoken::EncodingKey::from_rsa_pem(TEST_RSA_PRIVATE_KEY_PEM.as_bytes()),
-            )
-        } else {
-            (
-                jsonwebtoken::Algorithm::ES256,
-                jsonwebtoken::EncodingKey::from_ec_pem(TEST_EC_PRIVATE_KEY_PEM.as_bytes()),
-            )
-        };
-        let key = key.map_err(|_| server_error("test key unreadable"))?;
-        let mut header = jsonwebtoken::Header::new(alg);
-        header.typ = Some(ACCESS_TOKEN_TYP.to_owned());
-        header.kid = Some(self.key_id());
-        jsonwebtoken::encode(&header, claims, &key).map_err(|_| server_error("signing failed"))
-    }
-}
 
 /// The claims of a token minted with [`crate::FakeAuthServer::mint_jwt`]: by default
 /// issued by the server, for client `testkit-client`, valid for an hour, with no

@@ -13,6 +13,7 @@ mod keys;
 mod metadata_fault;
 mod options;
 mod protected;
+mod signing;
 mod token;
 mod workload;
 
@@ -25,19 +26,19 @@ pub use idp::{
     ID_JAG_TYP, ID_TOKEN_TYPE, IdpCounters, IdpOptions, IdpRejection, REFRESH_TOKEN_TYPE,
     TOKEN_EXCHANGE_GRANT, WRONG_AUDIENCE,
 };
-pub use jwt_access::{
-    ACCESS_TOKEN_TYP, AccessTokenClaims, DEFAULT_TOKEN_SUBJECT, GROUPS_CLAIM, JwksFault,
-};
+pub use jwt_access::{AccessTokenClaims, GROUPS_CLAIM};
 pub use keys::{
     TEST_EC_KEY_ID, TEST_EC_PRIVATE_KEY_PEM, TEST_EC_PUBLIC_KEY_PEM, TEST_KEY_ID,
     TEST_RSA_PRIVATE_KEY_PEM, TEST_RSA_PUBLIC_KEY_PEM, test_jwks,
 };
 pub use metadata_fault::MetadataFault;
 pub use options::{
-    AuthServerOptions, ClientAuthMethod, DEFAULT_SCOPES, DEFAULT_TOKEN_LIFETIME, OAuthClient,
+    AuthServerOptions, ClientAuthMethod, DEFAULT_SCOPES, DEFAULT_TOKEN_LIFETIME,
+    DEFAULT_TOKEN_SUBJECT, OAuthClient,
 };
 pub use protected::{
     FakeProtectedMcpServer, ProtectedCounters, ProtectedOptions, RESOURCE_METADATA_PATH,
 };
+pub use signing::{ACCESS_TOKEN_TYP, JwksFault};
 pub use token::JWT_BEARER_GRANT;
 pub use workload::{WORKLOAD_SUBJECT, mint_workload_token};

@@ -6,6 +6,11 @@ use std::time::Duration;
 
 use super::metadata_fault::MetadataFault;
 
+/// The subject (`sub`) of the tokens a [`crate::FakeAuthServer`] issues for a login
+/// unless [`crate::AuthServerOptions::with_subject`] or
+/// [`crate::FakeAuthServer::set_subject`] says otherwise.
+pub const DEFAULT_TOKEN_SUBJECT: &str = "testkit-user";
+
 /// Default lifetime of access tokens: one hour.
 pub const DEFAULT_TOKEN_LIFETIME: Duration = Duration::from_secs(3600);
 
@@ -234,7 +239,7 @@ impl Default for AuthServerOptions {
             planted_secret: None,
             metadata_fault: None,
             jwt_access_tokens: false,
-            subject: super::jwt_access::DEFAULT_TOKEN_SUBJECT.to_owned(),
+            subject: DEFAULT_TOKEN_SUBJECT.to_owned(),
             groups: Vec::new(),
         }
     }
