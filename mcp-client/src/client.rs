@@ -18,8 +18,8 @@ use crate::era::Era;
 use crate::error::RequestError;
 use crate::failure::{FailureReason, StartupFailure};
 use crate::handler::Handler;
+use crate::listing::paginate::Listed;
 use crate::listing::{Listing, RefreshSettings, Stamp};
-use crate::paginate::Listed;
 use crate::state::ConnectionShared;
 use crate::transport::stdio::Process;
 

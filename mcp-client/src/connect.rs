@@ -16,7 +16,7 @@ use crate::failure::{FailureReason, StartupFailure};
 use crate::handler::Handler;
 use crate::host::server_requests::ServerRequests;
 use crate::listing::RefreshSettings;
-use crate::paginate::{self, Listed, PageError};
+use crate::listing::paginate::{self, Listed, PageError};
 use crate::settings::{ClientSettings, Target};
 use crate::state::ConnectionShared;
 #[cfg(feature = "http")]

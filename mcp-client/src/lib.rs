@@ -67,7 +67,6 @@ mod listen;
 mod listen_health;
 mod listing;
 mod on_drop;
-mod paginate;
 mod requests;
 mod rmcp_errors;
 mod settings;
@@ -98,7 +97,7 @@ pub use host::server_log::{
 pub use host::server_requests::{DeclineRequests, LogRoute, ServerRequests};
 pub use listen_health::{ListenHealth, ListenHealthFeed, ListenTopic};
 pub use listing::Stamp;
-pub use paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
+pub use listing::paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
 pub use settings::{
     ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::Client;
 use crate::error::RequestError;
 use crate::host::server_requests::ServerRequests;
-use crate::paginate::{self, ListKind, Page, PageError};
+use crate::listing::paginate::{self, ListKind, Page, PageError};
 use crate::state::{ProgressCallback, ProgressGuard, ProgressSink};
 
 /// Most `input_required` rounds (SEP-2322) one call goes through before it fails.

@@ -1,6 +1,9 @@
-//! A server's tool listing as one connection keeps it: the tools (one per raw name), what
-//! was wrong with the server's list, and how fresh it is; listed again after each
-//! `tools/list_changed`, debounced.
+//! The lists of one connection: the server's tool listing as the connection keeps it (the
+//! tools, one per raw name, what was wrong with the server's list, and how fresh it is;
+//! listed again after each `tools/list_changed`, debounced), and the bounded pagination
+//! that every listing goes through ([`paginate`]: pages, items and bytes within budgets).
+
+pub(crate) mod paginate;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -13,8 +16,8 @@ use rmcp::service::Peer;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::paginate::{self, Listed};
 use crate::state::ConnectionShared;
+use paginate::Listed;
 
 /// A server's current tool listing, shared by every set using the connection.
 pub(crate) struct Listing {
