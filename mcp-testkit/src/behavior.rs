@@ -25,22 +25,6 @@ pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
-/// The open subscriptions whose accepted filter passes `wanted`, once every listen already
-/// acknowledged is registered (at most a second's wait: a listen the SDK refused after
-/// accepting it never registers).
-pub(crate) async fn listening(
-    server: &Shared,
-    wanted: impl Fn(&rmcp::model::SubscriptionFilter) -> bool,
-) -> Vec<rmcp::service::SubscriptionSink> {
-    let mut pending = server.listens_pending.subscribe();
-    let _ = tokio::time::timeout(Duration::from_secs(1), pending.wait_for(|n| *n == 0)).await;
-    lock(&server.listeners)
-        .iter()
-        .filter(|sink| wanted(sink.accepted()))
-        .cloned()
-        .collect()
-}
-
 /// The key of the one input request of an MRTR round.
 const INPUT_KEY: &str = "input";
 
@@ -178,7 +162,7 @@ async fn notify_list_changed(
             };
             flag == Some(true)
         };
-        for sink in listening(server, wanted).await {
+        for sink in server.listening(wanted).await {
             // A subscription that just ended is not an error of this call.
             let _ = match kind {
                 ListKind::Tools => sink.notify_tool_list_changed().await,
@@ -406,12 +390,13 @@ async fn update_resource(
 ) -> Result<u32, McpError> {
     let mut notified = 0;
     if is_modern(context) {
-        let sinks = listening(server, |f| {
-            f.resource_subscriptions
-                .as_ref()
-                .is_some_and(|uris| uris.contains(uri))
-        })
-        .await;
+        let sinks = server
+            .listening(|f| {
+                f.resource_subscriptions
+                    .as_ref()
+                    .is_some_and(|uris| uris.contains(uri))
+            })
+            .await;
         for sink in sinks {
             if sink.notify_resource_updated(uri.clone()).await.is_ok() {
                 notified += 1;

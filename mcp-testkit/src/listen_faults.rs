@@ -16,7 +16,7 @@ use crate::shared::Shared;
 /// The listens registered now (once those already acknowledged are), taken out of the
 /// server's list: nothing is sent to them any more.
 async fn take_listeners(server: &Shared) -> Vec<SubscriptionSink> {
-    let open = crate::behavior::listening(server, |_| true).await;
+    let open = server.listening(|_| true).await;
     lock(&server.listeners).retain(|sink| !open.iter().any(|o| o.id() == sink.id()));
     open
 }

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::service::SubscriptionSink;
 use tokio::sync::watch;
@@ -58,6 +59,24 @@ pub(crate) struct Shared {
     pub(crate) tasks: Arc<TaskTable>,
     /// Their background work.
     pub(crate) task_work: TaskWork,
+}
+
+impl Shared {
+    /// The open subscriptions whose accepted filter passes `wanted`, once every listen already
+    /// acknowledged is registered (at most a second's wait: a listen the SDK refused after
+    /// accepting it never registers).
+    pub(crate) async fn listening(
+        &self,
+        wanted: impl Fn(&rmcp::model::SubscriptionFilter) -> bool,
+    ) -> Vec<rmcp::service::SubscriptionSink> {
+        let mut pending = self.listens_pending.subscribe();
+        let _ = tokio::time::timeout(Duration::from_secs(1), pending.wait_for(|n| *n == 0)).await;
+        lock(&self.listeners)
+            .iter()
+            .filter(|sink| wanted(sink.accepted()))
+            .cloned()
+            .collect()
+    }
 }
 
 /// The listen faults of one server (all its sessions).
