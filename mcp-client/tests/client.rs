@@ -243,7 +243,9 @@ async fn a_command_that_does_not_exist_fails_to_spawn_with_the_servers_name() {
     .await
     .unwrap_err();
     assert_eq!(err.reason(), &FailureReason::SpawnFailed, "{err}");
-    assert!(err.to_string().contains("missing"), "{err}");
+    // The launcher's error (the cause) names the server, once in the whole chain.
+    let chain = mcp_key::error_chain(&err);
+    assert_eq!(chain.matches("`missing`").count(), 1, "{chain}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

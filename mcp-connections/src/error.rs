@@ -341,10 +341,9 @@ impl fmt::Display for Error {
                     NotApprovedReason::NoApprover => f.write_str(
                         "its approval mode asks the user and this host has no approver (set one with ConnectionSetOptions::with_approver, or set the tool's approval_mode to \"approve\" in the configuration)",
                     ),
-                    NotApprovedReason::KeptChanging => write!(
+                    NotApprovedReason::KeptChanging { answers } => write!(
                         f,
-                        "the server changed the tool's definition after each of {} answers, so what it lists now was never approved (call it again to be asked about the definition it lists then)",
-                        crate::set::approvals_impl::MAX_QUESTIONS
+                        "the server changed the tool's definition after each of {answers} answers, so what it lists now was never approved (call it again to be asked about the definition it lists then)",
                     ),
                 }
             }
@@ -416,7 +415,10 @@ pub enum NotApprovedReason {
     NoApprover,
     /// The server listed another definition of the tool after each answer, so no
     /// definition it listed when the call was to be sent had been approved.
-    KeptChanging,
+    KeptChanging {
+        /// How many answers were given (each about a definition gone by the call).
+        answers: usize,
+    },
 }
 
 impl Error {

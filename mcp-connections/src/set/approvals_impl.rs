@@ -167,7 +167,9 @@ impl ConnectionSet {
         Err(Error::NotApproved {
             server: server.clone(),
             tool: tool.to_owned(),
-            reason: NotApprovedReason::KeptChanging,
+            reason: NotApprovedReason::KeptChanging {
+                answers: MAX_QUESTIONS,
+            },
         })
     }
 
