@@ -30,8 +30,6 @@ use std::path::{Path, PathBuf};
 const KNOWN_CIRCLES: &[(&str, usize)] = &[
     // `set/` and the crate's error (issue #53 deliverable 2).
     ("mcp-connections", 8),
-    // The fake authorization server's state, options and tokens (`oauth/`).
-    ("mcp-testkit", 4),
 ];
 
 // ---------------------------------------------------------------------------------------
