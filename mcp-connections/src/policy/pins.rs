@@ -230,6 +230,16 @@ fn parse(bytes: &[u8]) -> Result<BTreeMap<Key, BTreeMap<String, Tool>>, String> 
 #[cfg(test)]
 mod tests;
 
+/// One server's drift as a set last saw it (kept by the set, computed by
+/// `set/pins_impl.rs`).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Drift {
+    /// Tools held back until accepted.
+    pub(crate) held: Vec<ToolDrift>,
+    /// Changes re-pinned as notices in the set's life, one per tool (the latest).
+    pub(crate) notices: Vec<ToolDrift>,
+}
+
 /// What a pin of `spec`'s server is keyed by besides its key: what runs (command,
 /// arguments, folder) or where it connects (URL). No variable's value is part of it, so a
 /// rotated token is the same pin.

@@ -43,9 +43,9 @@ pub(crate) struct SetInner {
     /// The aggregated catalog of the last revision asked for.
     pub(crate) catalog_cache: std::sync::Mutex<Option<crate::catalog::tool_info::Catalog>>,
     /// Per server, the pinned-tool drift held back from the catalog and the changes
-    /// re-pinned as notices (`pins_impl.rs`).
+    /// re-pinned as notices (computed in `pins_impl.rs`).
     pub(crate) drift:
-        std::sync::Mutex<std::collections::BTreeMap<McpServerKey, crate::set::pins_impl::Drift>>,
+        std::sync::Mutex<std::collections::BTreeMap<McpServerKey, crate::policy::pins::Drift>>,
     /// The tool search index, following the catalog (`search.rs`).
     pub(crate) search: crate::catalog::search::SharedSearch,
     /// The name tables of the last [`NAME_HISTORY`] catalog revisions built, so a call

@@ -6,15 +6,6 @@ use mcp_key::McpServerKey;
 use rmcp::model::Tool;
 use std::sync::PoisonError;
 
-/// One server's drift as the set last saw it.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct Drift {
-    /// Tools held back until accepted.
-    held: Vec<ToolDrift>,
-    /// Changes re-pinned as notices in this set's life, one per tool (the latest).
-    notices: Vec<ToolDrift>,
-}
-
 impl crate::set::ConnectionSet {
     /// The changes held back for `server` (tools whose change since their pins its
     /// `tool_drift` policy holds), as of the current catalog; empty without pins or drift.
