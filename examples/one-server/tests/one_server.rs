@@ -35,5 +35,13 @@ async fn a_missing_command_is_an_error_naming_the_server() {
     let err = one_server::run("/nonexistent/mcp-server", &[], None)
         .await
         .expect_err("no such program");
-    assert!(err.to_string().contains("example"), "{err}");
+    // The launcher's error, the cause, names the server: the whole chain says which.
+    let mut chain = err.to_string();
+    let mut cause = err.source();
+    while let Some(e) = cause {
+        chain.push_str(": ");
+        chain.push_str(&e.to_string());
+        cause = e.source();
+    }
+    assert!(chain.contains("`example`"), "{chain}");
 }
