@@ -830,6 +830,13 @@ async fn a_crashed_server_is_not_restarted_during_its_backoff() {
     );
     // No new process was started during the backoff.
     assert_eq!(fx.pids(), vec![second_pid]);
+    // Asked for explicitly, it is held back too: ensure_started says when, starting
+    // nothing; and its tools stay listed, not ready.
+    let held = set.ensure_started(&key("crashy")).await.unwrap_err();
+    assert!(held.is_not_ready(), "{held}");
+    assert!(held.to_string().contains("next restart in"), "{held}");
+    assert_eq!(fx.pids(), vec![second_pid]);
+    assert!(set.tools().await.iter().all(|t| !t.ready));
     set.shutdown().await;
     fx.assert_no_processes().await;
 }

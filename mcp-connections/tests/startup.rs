@@ -489,6 +489,13 @@ async fn a_call_in_flight_during_shutdown_ends_shut_down_every_time() {
             ConnectionSetOptions::new().with_process_grace(Duration::from_millis(200)),
         );
         set.wait_startup().await;
+        let calls = || {
+            mcp_testkit::RecordedRequest::read_log(fx.request_log("slow"))
+                .iter()
+                .filter(|r| r.method == "tools/call")
+                .count()
+        };
+        let before = calls();
         let call = {
             let set = set.clone();
             tokio::spawn(async move {
@@ -496,7 +503,15 @@ async fn a_call_in_flight_during_shutdown_ends_shut_down_every_time() {
                     .await
             })
         };
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        // The call is in flight: the server has it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while calls() <= before {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round}: the call never arrived"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         set.shutdown().await;
         let err = call.await.unwrap().unwrap_err();
         assert!(
