@@ -60,6 +60,27 @@
 //! server in the catalog then fails alone, with reason `config` and a message naming the
 //! feature; bearer tokens and headers from the catalog work with `http` alone.
 //!
+//! # What comes from where
+//!
+//! Every name a host needs to use the set is exported here once, at the crate root; the
+//! crates underneath stay usable alone, and a host that needs more of one depends on it.
+//!
+//! - This crate: the set ([`ConnectionSet`], [`ConnectionSetOptions`], [`CallOptions`]),
+//!   its events and statuses, the tool catalog ([`ToolInfo`], [`ToolHit`], the tool cache
+//!   and search mode), the host's policy (authority, approvals, pins, hooks, elicitation,
+//!   sampling, host metadata), the shared connection pool ([`ServerPool`]) and [`Error`].
+//! - From `mcp-client` (one server, one connection): the names the set's API carries:
+//!   [`Root`], auth header providers ([`AuthHeaderProvider`], [`StaticBearer`],
+//!   [`BearerEnvVar`]), environments ([`Environment`], [`WrapperEnvironment`]), startup
+//!   failures ([`StartupFailure`], [`FailureReason`]), progress, tasks ([`TaskHandle`],
+//!   [`TaskState`]), listen topics, server log constants and the protocol defaults. For a
+//!   host that talks to one server alone, `mcp-client` itself.
+//! - From `mcp-search`: [`SearchError`] (inside [`Error::Search`]); for an index of a
+//!   host's own, `mcp-search` itself.
+//! - From rmcp: the model types in [`model`].
+//! - Not re-exported: `mcp-key` (server names and keys), `mcp-catalog` (configuration) and
+//!   `mcp-auth` (credentials), which a host depends on directly, as the example above does.
+//!
 //! # Host authority and host metadata
 //!
 //! What servers may ask of the user is the host's [`HostAuthority`]: approval policy,
@@ -124,8 +145,6 @@ pub use environments::ssh_environment::{SSH_AUTH_SOCK_VAR, SshEnvironment};
 pub use environments::ssh_master::SSH_CONNECT_TIMEOUT;
 pub use error::{Error, NotApprovedReason, Result};
 pub use events::{ConnectionEvent, CrashLoop};
-/// The single-server client the set is built on, for hosts that talk to one server alone.
-pub use mcp_client;
 pub use mcp_client::Root;
 pub use mcp_client::{
     AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer, process_env,
@@ -140,10 +159,8 @@ pub use mcp_client::{
     Progress, ProgressCallback, StartupFailure, WrapperEnvironment,
 };
 pub use mcp_client::{LOG_BURST, LOG_RATE, ListenTopic, SERVER_LOG_TARGET, SamplingRefusal};
-pub use mcp_client::{TaskPhase, TaskState, TaskStateCallback};
-/// The tool search index the set uses ([`ConnectionSet::search_tools`]), for hosts that
-/// search catalogs of their own.
-pub use mcp_search;
+pub use mcp_client::{TaskHandle, TaskPhase, TaskState, TaskStateCallback};
+pub use mcp_search::SearchError;
 pub use policy::approvals::{Approval, must_ask};
 pub use policy::approver::{
     ApprovalAnswer, ApprovalRequest, Approver, DeclineApprovals, approver_fn,

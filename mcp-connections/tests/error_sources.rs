@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use common::Fixture;
 use mcp_catalog::ServerConfig;
-use mcp_connections::mcp_client::RequestError;
+use mcp_client::RequestError;
 use mcp_connections::{
     CallOptions, ConnectionSet, ConnectionSetOptions, Error, FailureReason, ServerState,
     StartupFailure,

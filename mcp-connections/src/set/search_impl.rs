@@ -59,7 +59,9 @@ impl ConnectionSet {
     /// a server's listing changes only that server is indexed again.
     ///
     /// Errors: [`Error::Search`](crate::Error::Search) for a query or limit the index
-    /// refuses (empty or control characters only, over 4,096 characters, a limit of 0).
+    /// refuses (empty or control characters only, over 4,096 characters, a limit of 0). A
+    /// limit above the index's largest ([`mcp_search::MAX_LIMIT`]) is clamped, so
+    /// `usize::MAX` asks for every match.
     pub fn search_tools(&self, query: &str, limit: usize) -> Result<Vec<ToolHit>> {
         let catalog = self.catalog();
         let mut state = self

@@ -123,9 +123,10 @@ pub(crate) async fn run_search(
             .with_hint("give how many tools to show, e.g. --limit 8"));
     }
     let (only, _, required_failed) = super::wait_relevant(session, global, server).await?;
-    // With --server, search that server's tools only: ask for everything, then keep its.
+    // With --server, search that server's tools only: ask for everything (the index caps
+    // the limit at its largest), then keep its.
     let asked = if only.is_some() {
-        mcp_connections::mcp_search::MAX_LIMIT
+        usize::MAX
     } else {
         limit
     };

@@ -59,7 +59,7 @@ pub(crate) const MAX_PARKED_PER_CALLER: usize = 32;
 /// Whether the request came from a client speaking MCP 2026-07-28 or later.
 pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| {
-        mcp_connections::mcp_client::Era::of(&v) == mcp_connections::mcp_client::Era::V2026_07_28
+        mcp_client::Era::of(&v) == mcp_client::Era::V2026_07_28
     })
 }
 

@@ -577,7 +577,7 @@ fn pool_crash_loop(pool: &Pool, key: &McpServerKey) -> Option<CrashLoopRow> {
 }
 
 fn era(version: &str) -> &'static str {
-    mcp_connections::mcp_client::Era::of_version(version).as_str()
+    mcp_client::Era::of_version(version).as_str()
 }
 
 fn millis(d: Duration) -> u64 {
