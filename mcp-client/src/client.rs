@@ -14,10 +14,10 @@ use rmcp::service::{Peer, RunningService, ServiceError};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::era::Era;
 use crate::error::RequestError;
 use crate::failure::{FailureReason, StartupFailure};
-use crate::handler::Handler;
+use crate::handshake::era::Era;
+use crate::handshake::handler::Handler;
 use crate::listing::paginate::Listed;
 use crate::listing::{Listing, RefreshSettings, Stamp};
 use crate::state::ConnectionShared;

@@ -54,19 +54,13 @@
 //!
 #![doc = include_str!("../TELEMETRY.md")]
 
-mod auth;
 mod client;
-mod connect;
-mod environment;
-mod era;
 mod error;
 mod failure;
-mod handler;
+mod handshake;
 mod host;
 mod listen;
-mod listen_health;
 mod listing;
-mod on_drop;
 mod requests;
 mod rmcp_errors;
 mod settings;
@@ -78,27 +72,27 @@ mod transport;
 use std::future::Future;
 use std::pin::Pin;
 
-pub use auth::{
-    AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer,
-    challenge_scope, process_env,
-};
 pub use client::Client;
-pub use environment::{
-    ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, WrapperEnvironment,
-};
-pub use era::{Era, Handshake};
 pub use error::RequestError;
 pub use failure::{FailureReason, StartupFailure};
+pub use handshake::era::{Era, Handshake};
 pub use host::roots::Root;
 pub use host::sampling::{SAMPLING_REFUSED_CODE, SamplingRefusal, check_answer};
 pub use host::server_log::{
     LOG_BUFFER, LOG_BURST, LOG_RATE, LOG_TEXT_LIMIT, SERVER_LOG_TARGET, ServerLog,
 };
 pub use host::server_requests::{DeclineRequests, LogRoute, ServerRequests};
-pub use listen_health::{ListenHealth, ListenHealthFeed, ListenTopic};
+pub use listen::health::{ListenHealth, ListenHealthFeed, ListenTopic};
 pub use listing::Stamp;
 pub use listing::paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
+pub use settings::auth::{
+    AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer,
+    challenge_scope, process_env,
+};
+pub use settings::environment::{
+    ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, WrapperEnvironment,
+};
 pub use settings::{
     ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,
     DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target,

@@ -3,7 +3,7 @@
 //! sampling request and of the host's answer ([`sampling`]), the roots the host announces
 //! ([`roots`]), and the server's log messages, rate-limited and handed on ([`server_log`]).
 //! These are leaves: the connection's state ([`crate::state`]) carries them and the rmcp
-//! handler ([`crate::handler`]) dispatches to them.
+//! handler ([`crate::handshake::handler`]) dispatches to them.
 
 pub(crate) mod roots;
 pub(crate) mod sampling;

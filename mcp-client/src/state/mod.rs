@@ -65,7 +65,7 @@ pub(crate) struct ConnectionShared {
     /// The URI of every `notifications/resources/updated` (either era).
     pub(crate) resource_updates: tokio::sync::broadcast::Sender<String>,
     /// The health of the 2026 era's `subscriptions/listen` requests.
-    pub(crate) listens: crate::listen_health::ListenBoard,
+    pub(crate) listens: crate::listen::health::ListenBoard,
     /// Counts the sessions the streamable-HTTP transport opened again after the server
     /// lost one (2025 era): a new session has none of the old one's subscriptions.
     sessions_renewed: watch::Sender<u64>,
@@ -135,7 +135,7 @@ impl ConnectionShared {
             resources_changed: Arc::default(),
             logs: ServerLogs::new(),
             resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BUFFER).0,
-            listens: crate::listen_health::ListenBoard::default(),
+            listens: crate::listen::health::ListenBoard::default(),
             sessions_renewed: watch::channel(0).0,
             task_support: TaskSupport::default(),
             transport_end: watch::channel(None).0,

@@ -15,9 +15,9 @@ use rmcp::transport::streamable_http_client::{
     HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 
-use crate::era::answered_as_legacy;
 use crate::failure::{FailureReason, StartupFailure};
-use crate::handler::Handler;
+use crate::handshake::era::answered_as_legacy;
+use crate::handshake::handler::Handler;
 use crate::rmcp_errors::describe_init;
 use crate::settings::{ClientSettings, HttpTarget};
 use crate::transport::http_client::McpHttpClient;
@@ -50,7 +50,7 @@ pub(crate) fn secure_or_loopback(url: &str) -> bool {
 
 /// The failure of a server whose credentials could not be produced: the provider's
 /// verdict, with `mcp-auth`'s error behind it as the cause (so a host can downcast it).
-fn no_credentials(e: crate::auth::CredentialsError) -> StartupFailure {
+fn no_credentials(e: crate::settings::auth::CredentialsError) -> StartupFailure {
     let failure = StartupFailure::new(e.reason(), e.to_string());
     match e.auth_error() {
         Some(cause) => failure.with_shared_source(Arc::clone(cause) as _),
@@ -492,10 +492,12 @@ fn init_failure(
     match classify_init(err) {
         HttpFailure::AuthRequired => {
             // The provider's own verdict (e.g. a rejected refresh) is the better reason.
-            if let Some(e) = mcp_client
-                .last_failure()
-                .filter(|e| !matches!(e, crate::auth::CredentialsError::LoginRequired { .. }))
-            {
+            if let Some(e) = mcp_client.last_failure().filter(|e| {
+                !matches!(
+                    e,
+                    crate::settings::auth::CredentialsError::LoginRequired { .. }
+                )
+            }) {
                 return no_credentials(e).with_auth_challenge(err.auth_challenge());
             }
             StartupFailure::new(

@@ -48,7 +48,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Error as SseError, Sse};
 use tokio::time::Instant;
 
-use crate::auth::{AuthHeaderProvider, CredentialsError};
+use crate::settings::auth::{AuthHeaderProvider, CredentialsError};
 use crate::transport::http_dpop::{NonceSlot, Presented, fetch_nonce, present};
 
 type HttpError = StreamableHttpError<reqwest::Error>;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use http::{HeaderName, HeaderValue};
 use mcp_key::{McpServerKey, Secret};
 
-use crate::auth::{AuthHeaderProvider, CredentialsError};
+use crate::settings::auth::{AuthHeaderProvider, CredentialsError};
 
 /// The `DPoP` request header and the `DPoP-Nonce` response header.
 const DPOP: &str = "dpop";

@@ -6,9 +6,9 @@ use std::time::Duration;
 use mcp_key::McpServerKey;
 use mcp_pool::{LaunchError, LaunchSpec, ProcessExit, StdioProcess, StdioTransport};
 
-use crate::environment::Environment;
 use crate::failure::{FailureReason, StartupFailure};
 use crate::settings::ClientSettings;
+use crate::settings::environment::Environment;
 use mcp_catalog::StdioConfig;
 
 /// How long to wait for an exit status and the rest of stderr after the pipe closed.

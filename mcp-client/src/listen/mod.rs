@@ -1,7 +1,7 @@
 //! Change notifications in both protocol eras, and resource subscriptions.
 //!
 //! A 2025-11-25 server sends `tools/list_changed` and `resources/updated` whenever it likes
-//! (rmcp hands them to the [`Handler`](crate::handler::Handler)); resources are subscribed
+//! (rmcp hands them to the [`Handler`](crate::handshake::handler::Handler)); resources are subscribed
 //! with `resources/subscribe`. A 2026-07-28 server sends notifications only on a
 //! `subscriptions/listen` request the client keeps open: each connection of that era keeps
 //! one listen for the list changes the server advertises, and one per subscribed
@@ -17,6 +17,12 @@
 //!
 //! The connection counts the users subscribed to each URI ([`Client::watch_resource`]),
 //! so users sharing a connection subscribe once.
+//!
+//! The folder owns the listens and subscriptions (here) and how they fare, told to the host
+//! ([`health`]: a leaf the connection's state carries). It sits above the state and the
+//! requests, below the face ([`crate::client`]).
+
+pub(crate) mod health;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -33,8 +39,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::RequestError;
-use crate::listen_health::{ListenHealth, ListenTopic};
 use crate::state::ConnectionShared;
+use health::{ListenHealth, ListenTopic};
 
 /// Failed opens in a row after which a warning says the listen keeps failing. It is still
 /// opened again, every [`LISTEN_RETRY_MAX`], for as long as the connection lives: the

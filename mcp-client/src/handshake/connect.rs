@@ -11,9 +11,11 @@ use rmcp::RoleClient;
 use rmcp::service::{ClientLifecycleMode, RunningService};
 
 use crate::client::Client;
-use crate::era::{EraPlan, answered_as_legacy, check_protocol_version, probe_may_explain};
 use crate::failure::{FailureReason, StartupFailure};
-use crate::handler::Handler;
+use crate::handshake::era::{
+    EraPlan, answered_as_legacy, check_protocol_version, probe_may_explain,
+};
+use crate::handshake::handler::Handler;
 use crate::host::server_requests::ServerRequests;
 use crate::listing::RefreshSettings;
 use crate::listing::paginate::{self, Listed, PageError};

@@ -25,6 +25,9 @@
 //! [`MAX_POLL_INTERVAL`] (a server asking for 0 ms or for a day gets the bound); without
 //! one the client backs off with [`UNSUGGESTED_POLL`]. A task whose time to live has
 //! passed is given up with [`RequestError::TaskLost`].
+//!
+//! The folder owns the task driver and [`TaskHandle`] (here) and a task's state as the
+//! caller sees it ([`phase`], a leaf the call settings name).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,7 +36,7 @@ use mcp_pool::Backoff;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, CancelTaskParams, CancelTaskRequest, ClientRequest,
     CustomRequest, DetailedTask, GetTaskParams, GetTaskRequest, InputRequests, InputRequiredResult,
-    JsonObject, ServerResult, Task, TaskPayload, TaskStatus, UpdateTaskParams, UpdateTaskRequest,
+    JsonObject, ServerResult, Task, TaskPayload, UpdateTaskParams, UpdateTaskRequest,
 };
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -45,70 +48,16 @@ use crate::error::RequestError;
 use crate::host::server_requests::ServerRequests;
 use crate::requests::CallSettings;
 
+pub(crate) mod phase;
+
+pub use phase::{TaskPhase, TaskState, TaskStateCallback};
+
 /// The shortest wait between two polls of a task, whatever the server suggests.
 pub const MIN_POLL_INTERVAL: Duration = Duration::from_millis(50);
 /// The longest wait between two polls of a task, whatever the server suggests.
 pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(5);
 /// The waits between polls of a task whose server suggests no interval.
 pub const UNSUGGESTED_POLL: Backoff = Backoff::new(Duration::from_millis(100), MAX_POLL_INTERVAL);
-
-/// Where a task is, as the server last said.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TaskPhase {
-    /// The server is working on it.
-    Working,
-    /// The server waits for an answer of the client (the client is answering it).
-    InputRequired,
-    /// Done; the result is available.
-    Completed,
-    /// Ended with an error.
-    Failed,
-    /// Cancelled before it ended.
-    Cancelled,
-}
-
-impl TaskPhase {
-    fn of(status: TaskStatus) -> Self {
-        match status {
-            TaskStatus::InputRequired => Self::InputRequired,
-            TaskStatus::Completed => Self::Completed,
-            TaskStatus::Failed => Self::Failed,
-            TaskStatus::Cancelled => Self::Cancelled,
-            _ => Self::Working,
-        }
-    }
-
-    fn parse(status: &str) -> Option<Self> {
-        Some(match status {
-            "working" => Self::Working,
-            "input_required" => Self::InputRequired,
-            "completed" => Self::Completed,
-            "failed" => Self::Failed,
-            "cancelled" => Self::Cancelled,
-            _ => return None,
-        })
-    }
-
-    /// Whether the task has ended (completed, failed or cancelled).
-    pub fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Cancelled)
-    }
-}
-
-/// A task's state as the server last reported it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct TaskState {
-    /// Where the task is.
-    pub phase: TaskPhase,
-    /// The server's status message, if any.
-    pub message: Option<String>,
-}
-
-/// Receives each new state of a task a call runs as (see
-/// [`CallSettings::with_task_state`]).
-pub type TaskStateCallback = Arc<dyn Fn(&TaskState) + Send + Sync>;
 
 /// Which Tasks protocol a task speaks (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -613,12 +562,12 @@ fn poll_wait(suggested: Option<Duration>, step: u32) -> Duration {
 fn cancel_task_on_drop(
     peer: &rmcp::service::Peer<rmcp::RoleClient>,
     id: String,
-) -> crate::on_drop::SpawnOnDrop {
+) -> crate::requests::on_drop::SpawnOnDrop {
     let peer = peer.clone();
     // Made now, in the call's span: the guard's task runs in none.
     let mut request = cancel_request(&id);
     crate::telemetry::inject(&mut request);
-    crate::on_drop::SpawnOnDrop::new(async move {
+    crate::requests::on_drop::SpawnOnDrop::new(async move {
         let sent = peer.send_request(request);
         let _ = tokio::time::timeout(MAX_POLL_INTERVAL, sent).await;
     })

@@ -1,11 +1,16 @@
 //! Requests on a live connection: tool calls (timeouts paused while an elicitation is
 //! pending, progress, cancellation, the 2026 era's `input_required` rounds, unreadable
-//! replies), reads and lists.
+//! replies), reads and lists, with what a call is made with ([`CallSettings`]) and the
+//! cancellation sent when a call's future is dropped ([`on_drop`], a leaf). The
+//! pagination every list goes through is [`crate::listing`]'s; MCP Tasks, which a call may
+//! turn into, are [`crate::tasks`]' (the two import each other, a pair).
 
 #![expect(
     deprecated,
     reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
 )]
+
+pub(crate) mod on_drop;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -233,9 +238,9 @@ pub(crate) enum CallOutcome {
 
 /// Sends `notifications/cancelled` for request `id` if dropped while armed (the caller
 /// dropped the call future, or the call ended without its answer).
-fn cancel_on_drop(peer: &Peer<RoleClient>, id: RequestId) -> crate::on_drop::SpawnOnDrop {
+fn cancel_on_drop(peer: &Peer<RoleClient>, id: RequestId) -> crate::requests::on_drop::SpawnOnDrop {
     let peer = peer.clone();
-    crate::on_drop::SpawnOnDrop::new(async move {
+    crate::requests::on_drop::SpawnOnDrop::new(async move {
         let _ = peer
             .notify_cancelled(CancelledNotificationParam::new(
                 Some(id),
