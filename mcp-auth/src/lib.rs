@@ -31,6 +31,8 @@
 //!   client-credentials grant and enterprise-managed authorization (ID-JAG). Built on rmcp's
 //!   `auth` module; this crate adds storage, policy and the login flow.
 //! - [`AuthStatus`]: what a host shows per server, without starting it.
+//! - [`may_carry_credentials`]: the one rule of where credentials may go (`https://`, or
+//!   `http://` to loopback), for every host and transport.
 //!
 //! # Features
 //!
@@ -54,6 +56,7 @@
 mod error;
 #[cfg(feature = "oauth")]
 mod oauth;
+mod secure_target;
 mod status;
 mod store;
 
@@ -65,6 +68,7 @@ pub use oauth::{
     EnterpriseIdp, HeadlessAgent, MAX_STEP_UP_ATTEMPTS, OAuthCredentials, OAuthSettings,
     PendingLogin, PrintUrlAgent, UserAgent, WorkloadIdentity, WorkloadTokenSource, login,
 };
+pub use secure_target::may_carry_credentials;
 pub use status::AuthStatus;
 
 /// The `tracing` target of this crate's security warnings, which a user should see even

@@ -2,8 +2,8 @@
 
 use url::Url;
 
-use super::http::is_loopback;
 use crate::error::AuthError;
+use crate::secure_target::is_loopback_host;
 use crate::store::BoxFuture;
 
 /// Opens an authorization URL. Implemented by hosts for their own UI.
@@ -108,7 +108,7 @@ impl UserAgent for HeadlessAgent {
             let target = Url::parse(url)
                 .and_then(|base| base.join(location))
                 .map_err(|_| fail("headless login: the redirect is not a valid URL"))?;
-            if target.scheme() != "http" || !is_loopback(&target) {
+            if target.scheme() != "http" || !target.host_str().is_some_and(is_loopback_host) {
                 return Err(fail(
                     "headless login: the authorization server redirected somewhere other than the loopback callback",
                 ));

@@ -56,16 +56,6 @@ pub(crate) async fn bounded_body(
     }
 }
 
-/// True for `localhost` and loopback IP literals.
-pub(crate) fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
-}
-
 /// OAuth endpoints must be https, or http on a loopback address.
 pub(crate) fn check_endpoint(
     server: &McpServerKey,
@@ -76,13 +66,13 @@ pub(crate) fn check_endpoint(
         server: server.clone(),
         detail: format!("the {what} `{url}` is not a valid URL"),
     })?;
-    match parsed.scheme() {
-        "https" => Ok(parsed),
-        "http" if is_loopback(&parsed) => Ok(parsed),
-        _ => Err(AuthError::Config {
+    if crate::may_carry_credentials(parsed.scheme(), parsed.host_str()) {
+        Ok(parsed)
+    } else {
+        Err(AuthError::Config {
             server: server.clone(),
             detail: format!("the {what} `{url}` must use https (plain http only on loopback)"),
-        }),
+        })
     }
 }
 

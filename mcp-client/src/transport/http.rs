@@ -31,21 +31,11 @@ fn credentials_forbidden(target: &HttpTarget) -> bool {
     !target.allow_plain_http && !secure_or_loopback(&target.url)
 }
 
-/// True for `https://` URLs and for URLs whose host is loopback (`localhost`, 127.0.0.0/8,
-/// `::1`).
+/// True when credentials may go to `url`: `https://`, or `http://` to loopback
+/// ([`mcp_auth::may_carry_credentials`], the one rule).
 pub(crate) fn secure_or_loopback(url: &str) -> bool {
-    let Ok(parsed) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    if parsed.scheme() == "https" {
-        return true;
-    }
-    match parsed.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
+    reqwest::Url::parse(url)
+        .is_ok_and(|parsed| mcp_auth::may_carry_credentials(parsed.scheme(), parsed.host_str()))
 }
 
 /// The failure of a server whose credentials could not be produced: the provider's
@@ -553,6 +543,8 @@ mod tests {
             "http://10.0.0.1/mcp",
             "http://localhost.evil.com/mcp",
             "http://127.0.0.1.nip.io/mcp",
+            // Loopback, but neither http nor https (accepted before the rule had one home).
+            "ws://localhost/mcp",
             "not a url",
         ] {
             assert!(!secure_or_loopback(no), "{no}");

@@ -106,25 +106,16 @@ fn describe(e: &reqwest::Error, otherwise: &str) -> String {
     }
 }
 
-/// `url`, when it is `https://`, or `http://` on a loopback host.
+/// `url`, when it is `https://`, or `http://` on a loopback host
+/// ([`mcp_auth::may_carry_credentials`], the one rule).
 pub(crate) fn checked(url: &str) -> Result<Url, String> {
     let parsed = Url::parse(url).map_err(|_| format!("`{url}` is not a URL"))?;
-    match parsed.scheme() {
-        "https" => Ok(parsed),
-        "http" if is_loopback(&parsed) => Ok(parsed),
-        _ => Err(format!(
+    if mcp_auth::may_carry_credentials(parsed.scheme(), parsed.host_str()) {
+        Ok(parsed)
+    } else {
+        Err(format!(
             "`{url}` is neither https:// nor http:// on this machine"
-        )),
-    }
-}
-
-/// Whether `url`'s host is `localhost` or a loopback address.
-pub(crate) fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
+        ))
     }
 }
 
