@@ -372,6 +372,8 @@ mod otlp;
 mod paging;
 mod process;
 mod record;
+#[cfg(feature = "http")]
+mod registry;
 mod scenario;
 #[cfg(feature = "http")]
 mod serve;
@@ -425,6 +427,11 @@ pub use process::{
     wait_group_gone,
 };
 pub use record::RecordedRequest;
+#[cfg(feature = "http")]
+pub use registry::{
+    BROKEN_JSON_SERVER, DEFAULT_REGISTRY_PAGE_SIZE, FakeRegistry, MAX_REGISTRY_LIMIT,
+    REGISTRY_API_PREFIX, REGISTRY_OFFICIAL_META, RegistryContents, RegistryEntry, RegistryStatus,
+};
 pub use scenario::{
     Behavior, CacheHints, CapabilityFlags, DEFAULT_KEPT_REQUESTS, DEFAULT_VERSION, Faults,
     PromptSpec, Recording, ReplyFault, ResourceSpec, ResourceTemplateSpec, Scenario,
