@@ -239,6 +239,7 @@ pub use hosts::trust::{
 pub use model::config::{
     Config, CredentialsStore, ElicitationPolicy, EnvironmentConfig, LoadedConfig, PluginRef,
 };
+pub use model::defaults::ServerDefaults;
 pub use model::filter::ToolFilter;
 pub use model::fingerprint::{CONNECTION_FINGERPRINT_DOMAIN, connection_fingerprint};
 pub use model::format::{CODEX_STARTUP_TIMEOUT, CODEX_TOOL_TIMEOUT, ConfigFormat};
@@ -251,9 +252,9 @@ pub use model::remote_line::{
     REMOTE_SUPERVISOR, REMOTE_SUPERVISOR_NAME, RemoteCommand, quote_sh, quote_words, remote_line,
     remote_stdin, server_remote_line, server_remote_stdin,
 };
+pub use model::policy::{ProtocolChoice, StartupPolicy, ToolDriftPolicy};
 pub use model::server::{
-    ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ProtocolChoice, ServerConfig,
-    StartupPolicy, ToolDriftPolicy, ToolExposure,
+    ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, ToolExposure,
 };
 pub use model::ssh::{SSH_FIXED_OPTIONS, SSH_PROGRAM, SshConfig};
 pub use model::transport::{

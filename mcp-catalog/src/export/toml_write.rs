@@ -7,6 +7,7 @@ use std::time::Duration;
 use mcp_key::ServerName;
 
 use crate::model::config::{Config, LoadedConfig};
+use crate::model::defaults::{KEYS, ServerDefaults};
 use crate::model::server::{
     ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig,
 };
@@ -120,7 +121,7 @@ pub fn export_toml(files: &[LoadedConfig]) -> String {
 fn write_settings(out: &mut String, files: &[LoadedConfig]) {
     let last =
         |get: &dyn Fn(&Config) -> Option<String>| files.iter().rev().find_map(|f| get(f.config()));
-    let settings = [
+    let before = [
         (
             "credentials_store",
             last(&|c| c.credentials_store.map(|s| string(s.as_str()))),
@@ -137,18 +138,14 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
             "multi_environment",
             last(&|c| c.multi_environment.map(|b| b.to_string())),
         ),
-        (
-            "mcp_startup",
-            last(&|c| c.startup_policy.map(|p| string(p.as_str()))),
-        ),
-        (
-            "mcp_protocol",
-            last(&|c| c.protocol.map(|p| string(p.as_str()))),
-        ),
-        (
-            "tool_drift",
-            last(&|c| c.tool_drift.map(|p| string(p.as_str()))),
-        ),
+    ];
+    write_lines(out, before);
+    // The settings servers inherit: a later file's value of each wins, as in the catalog.
+    let defaults = files.iter().fold(ServerDefaults::new(), |earlier, file| {
+        file.config().server_defaults().inherit(&earlier)
+    });
+    write_defaults(out, &defaults, |(catalog_key, _)| catalog_key);
+    let after = [
         (
             "log_level",
             last(&|c| c.log_level.map(|l| string(l.as_str()))),
@@ -158,11 +155,7 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
             last(&|c| c.tool_exposure.map(|e| string(e.as_str()))),
         ),
     ];
-    for (field, value) in settings {
-        if let Some(value) = value {
-            line(out, field, &value);
-        }
-    }
+    write_lines(out, after);
     let mut environments = BTreeMap::new();
     for file in files {
         environments.extend(file.config().environments());
@@ -368,20 +361,35 @@ fn write_common(out: &mut String, server: &ServerConfig) {
     if let Some(description) = server.description() {
         line(out, "description", &string(description));
     }
-    if let Some(policy) = server.startup_policy() {
-        line(out, "startup", &string(policy.as_str()));
-    }
-    if let Some(protocol) = server.protocol() {
-        line(out, "protocol", &string(protocol.as_str()));
-    }
-    if let Some(policy) = server.tool_drift() {
-        line(out, "tool_drift", &string(policy.as_str()));
-    }
+    write_defaults(out, server.overrides(), |(_, server_key)| server_key);
     if let Some(level) = server.log_level() {
         line(out, "log_level", &string(level.as_str()));
     }
     if !server.tool_cache() {
         line(out, "tool_cache", "false");
+    }
+}
+
+/// `field = value` for each written value, in order.
+fn write_lines<const N: usize>(out: &mut String, settings: [(&str, Option<String>); N]) {
+    for (field, value) in settings {
+        if let Some(value) = value {
+            line(out, field, &value);
+        }
+    }
+}
+
+/// A line for each inheritable setting `defaults` writes, named by `name` from its
+/// (catalog-wide, per-server) keys.
+fn write_defaults(
+    out: &mut String,
+    defaults: &ServerDefaults,
+    name: fn((&'static str, &'static str)) -> &'static str,
+) {
+    for (keys, value) in KEYS.into_iter().zip(defaults.values()) {
+        if let Some(value) = value {
+            line(out, name(keys), &string(value));
+        }
     }
 }
 

@@ -20,6 +20,7 @@ pub(crate) mod json_locate;
 pub(crate) mod json_parse;
 pub(crate) mod jsonc;
 pub(crate) mod load;
+pub(crate) mod toml_defaults;
 pub(crate) mod toml_gateway;
 pub(crate) mod toml_parse;
 pub(crate) mod toml_server;

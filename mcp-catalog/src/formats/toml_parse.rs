@@ -8,6 +8,7 @@ use toml::de::DeTable;
 
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors, Scope};
 use crate::formats::collect::{Collector, Role};
+use crate::formats::toml_defaults::{read_default, server_key_of};
 use crate::formats::toml_gateway::parse_gateway;
 use crate::formats::toml_server::parse_server;
 use crate::formats::toml_values::{Reader, Value, type_name};
@@ -112,6 +113,11 @@ fn parse_in(
             }
             continue;
         }
+        // The catalog-wide values of the settings servers inherit.
+        if let Some(server_key) = server_key_of(field) {
+            read_default(&mut r, server_key, field, value, &mut config.defaults);
+            continue;
+        }
         match field {
             // Codex spells both top-level settings with an `mcp_oauth_` prefix.
             "credentials_store" | "mcp_oauth_credentials_store" => {
@@ -133,9 +139,6 @@ fn parse_in(
             }
             "tool_name_prefix" => config.tool_name_prefix = r.bool(field, value),
             "multi_environment" => config.multi_environment = r.bool(field, value),
-            "mcp_startup" => config.startup_policy = r.startup_policy(field, value),
-            "mcp_protocol" => config.protocol = r.protocol(field, value),
-            "tool_drift" => config.tool_drift = r.tool_drift(field, value),
             "log_level" => config.log_level = r.log_level(field, value),
             "tool_exposure" => config.tool_exposure = r.tool_exposure(field, value),
             "gateway" => config.gateway = parse_gateway(&mut r, value),

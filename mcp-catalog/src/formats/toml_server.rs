@@ -10,10 +10,12 @@ use crate::diagnostic::{ConfigErrorKind, Scope};
 use crate::formats::collect::{
     Collector, env_var_name_ok, header_name_ok, header_value_ok, url_problem,
 };
+use crate::formats::toml_defaults::read_default;
 use crate::formats::toml_values::{Reader, TimeUnit, Value};
 use crate::model::config::EnvironmentConfig;
 use crate::model::filter::ToolFilter;
-use crate::model::server::{ProtocolChoice, ServerConfig};
+use crate::model::policy::ProtocolChoice;
+use crate::model::server::ServerConfig;
 use crate::model::transport::{
     AuthMode, EmaConfig, HttpConfig, OAuthConfig, StdioConfig, Transport,
 };
@@ -427,21 +429,15 @@ impl<'v, 'i> Draft<'v, 'i> {
             }
             "tools" => parse_tools(r, value, server),
             "description" => server.description = r.string(field, value),
-            "protocol" => {
-                self.protocol_offset = Some(value.span().start);
-                if let Some(choice) = r.protocol(field, value) {
-                    server.protocol = Some(choice);
-                }
-            }
-            "startup" => {
-                if let Some(policy) = r.startup_policy(field, value) {
-                    server.startup_policy = Some(policy);
-                }
-            }
             "tool_cache" => server.tool_cache = r.bool(field, value).unwrap_or(true),
-            "tool_drift" => server.tool_drift = r.tool_drift(field, value),
             "log_level" => server.log_level = r.log_level(field, value),
-            _ => return false,
+            _ => {
+                if field == "protocol" {
+                    self.protocol_offset = Some(value.span().start);
+                }
+                // Its own values of the settings it otherwise inherits from the catalog.
+                return read_default(r, field, field, value, &mut server.overrides);
+            }
         }
         true
     }
@@ -464,7 +460,7 @@ impl<'v, 'i> Draft<'v, 'i> {
             check_auth(r, self.http.auth, self.auth_offset, self.ema_offset);
         }
         if self.sse
-            && self.server.protocol == Some(ProtocolChoice::V2026_07_28)
+            && self.server.overrides.protocol == Some(ProtocolChoice::V2026_07_28)
             && let Some(offset) = self.protocol_offset
         {
             r.error(

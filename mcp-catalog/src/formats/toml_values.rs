@@ -9,9 +9,8 @@ use toml::de::{DeTable, DeValue};
 use crate::diagnostic::{ConfigErrorKind, Scope};
 use crate::formats::collect::Collector;
 use crate::model::log_level::LogLevel;
-use crate::model::server::{
-    ApprovalMode, ProtocolChoice, StartupPolicy, ToolDriftPolicy, ToolExposure,
-};
+use crate::model::policy::{ProtocolChoice, StartupPolicy, ToolDriftPolicy};
+use crate::model::server::{ApprovalMode, ToolExposure};
 
 pub(crate) type Value<'i> = Spanned<DeValue<'i>>;
 

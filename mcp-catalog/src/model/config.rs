@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use mcp_key::{EnvironmentId, ServerName};
 
 use crate::diagnostic::{ConfigError, ConfigErrors, ConfigWarning};
+use crate::model::defaults::ServerDefaults;
 use crate::model::format::ConfigFormat;
 use crate::model::gateway::GatewayConfig;
 use crate::model::log_level::LogLevel;
-use crate::model::server::{
-    ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
-};
+use crate::model::policy::{ProtocolChoice, StartupPolicy, ToolDriftPolicy};
+use crate::model::server::{ApprovalMode, ServerConfig, ToolExposure};
 use crate::model::ssh::SshConfig;
 use crate::model::transport::{Transport, UnusableServer};
 
@@ -231,9 +231,8 @@ pub struct Config {
     pub(crate) oauth_callback_port: Option<u16>,
     pub(crate) tool_name_prefix: Option<bool>,
     pub(crate) multi_environment: Option<bool>,
-    pub(crate) startup_policy: Option<StartupPolicy>,
-    pub(crate) protocol: Option<ProtocolChoice>,
-    pub(crate) tool_drift: Option<ToolDriftPolicy>,
+    /// The settings every server inherits unless it writes its own.
+    pub(crate) defaults: ServerDefaults,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_exposure: Option<ToolExposure>,
     pub(crate) gateway: Option<GatewayConfig>,
@@ -250,9 +249,7 @@ impl Config {
             oauth_callback_port: None,
             tool_name_prefix: None,
             multi_environment: None,
-            startup_policy: None,
-            protocol: None,
-            tool_drift: None,
+            defaults: ServerDefaults::new(),
             log_level: None,
             tool_exposure: None,
             gateway: None,
@@ -293,7 +290,7 @@ impl Config {
     /// Sets the catalog-wide startup policy (`mcp_startup`); a server's own `startup` wins.
     #[must_use]
     pub fn with_startup_policy(mut self, policy: StartupPolicy) -> Self {
-        self.startup_policy = Some(policy);
+        self.defaults = self.defaults.with_startup_policy(policy);
         self
     }
 
@@ -327,25 +324,25 @@ impl Config {
     /// Sets the catalog-wide protocol era (`mcp_protocol`); a server's own `protocol` wins.
     #[must_use]
     pub fn with_protocol(mut self, protocol: ProtocolChoice) -> Self {
-        self.protocol = Some(protocol);
+        self.defaults = self.defaults.with_protocol(protocol);
         self
     }
 
     /// The catalog-wide protocol era (`mcp_protocol`), `None` when not written.
     pub fn protocol(&self) -> Option<ProtocolChoice> {
-        self.protocol
+        self.defaults.protocol()
     }
 
     /// Sets the catalog-wide tool drift policy (`tool_drift`); a server's own value wins.
     #[must_use]
     pub fn with_tool_drift(mut self, policy: ToolDriftPolicy) -> Self {
-        self.tool_drift = Some(policy);
+        self.defaults = self.defaults.with_tool_drift(policy);
         self
     }
 
     /// The catalog-wide tool drift policy (`tool_drift`), `None` when not written.
     pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
-        self.tool_drift
+        self.defaults.tool_drift()
     }
 
     /// Sets the catalog-wide least severe level of log messages servers should send
@@ -387,7 +384,21 @@ impl Config {
 
     /// The catalog-wide startup policy (`mcp_startup`), `None` when not written.
     pub fn startup_policy(&self) -> Option<StartupPolicy> {
-        self.startup_policy
+        self.defaults.startup_policy()
+    }
+
+    /// Replaces the catalog-wide settings every server inherits unless it writes its own
+    /// (`mcp_startup`, `mcp_protocol`, `tool_drift`, ...).
+    #[must_use]
+    pub fn with_server_defaults(mut self, defaults: ServerDefaults) -> Self {
+        self.defaults = defaults;
+        self
+    }
+
+    /// The catalog-wide settings every server inherits unless it writes its own (each
+    /// `None` when not written).
+    pub fn server_defaults(&self) -> &ServerDefaults {
+        &self.defaults
     }
 
     /// Declared environments.

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use mcp_key::EnvironmentId;
 
+use crate::model::defaults::ServerDefaults;
 use crate::model::filter::ToolFilter;
 use crate::model::log_level::LogLevel;
+use crate::model::policy::{ProtocolChoice, StartupPolicy, ToolDriftPolicy};
 use crate::model::transport::{HttpConfig, StdioConfig, Transport};
 
 /// Default time allowed for create + initialize + first `tools/list` (`startup_timeout_sec`).
@@ -56,133 +58,6 @@ impl ApprovalMode {
 }
 
 impl fmt::Display for ApprovalMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// When a server starts (`startup`, per server, or `mcp_startup`, catalog-wide).
-///
-/// A server's own `startup` wins over the catalog-wide `mcp_startup`; with neither written
-/// the policy is [`StartupPolicy::Eager`] (see
-/// [`ResolvedCatalog::startup_policy`](crate::ResolvedCatalog::startup_policy)).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum StartupPolicy {
-    /// Start with every other server when the connection set is built. The default.
-    #[default]
-    Eager,
-    /// When the tool catalog cache holds this server's tools, show the cached tools and
-    /// start the server only on first use; without a cached catalog, start eagerly.
-    LazyWhenCached,
-}
-
-impl StartupPolicy {
-    /// The text form used in configuration.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StartupPolicy::Eager => "eager",
-            StartupPolicy::LazyWhenCached => "lazy_when_cached",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s {
-            "eager" => Some(StartupPolicy::Eager),
-            "lazy_when_cached" => Some(StartupPolicy::LazyWhenCached),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for StartupPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Which MCP protocol era to speak with a server (`protocol`, per server, or
-/// `mcp_protocol`, catalog-wide; a server's own value wins, default [`ProtocolChoice::Auto`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum ProtocolChoice {
-    /// Try MCP 2026-07-28 (`server/discover`) and fall back to the 2025-11-25 `initialize`
-    /// handshake for a server of the older era. The default.
-    #[default]
-    Auto,
-    /// Only MCP 2026-07-28 (`server/discover`, stateless requests).
-    V2026_07_28,
-    /// Only the 2025-11-25 `initialize` handshake (and the versions before it the server
-    /// may answer with).
-    V2025_11_25,
-}
-
-impl ProtocolChoice {
-    /// The text form used in configuration.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProtocolChoice::Auto => "auto",
-            ProtocolChoice::V2026_07_28 => "2026-07-28",
-            ProtocolChoice::V2025_11_25 => "2025-11-25",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s {
-            "auto" => Some(ProtocolChoice::Auto),
-            "2026-07-28" => Some(ProtocolChoice::V2026_07_28),
-            "2025-11-25" => Some(ProtocolChoice::V2025_11_25),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ProtocolChoice {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What happens when a tool's definition changes since it was pinned (`tool_drift`, per
-/// server, or catalog-wide; a server's own value wins, default
-/// [`ToolDriftPolicy::Reapprove`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum ToolDriftPolicy {
-    /// Every change is reported and the new definition pinned; nothing is held back.
-    Notice,
-    /// Changes that add risk (a new tool, a wider input schema, annotations that say less
-    /// safe, a tool the model now sees, a text the model reads changed beyond spacing and
-    /// punctuation) hold the tool back until the user accepts it, which a host may ask
-    /// in-band; other changes are reported and re-pinned. The default.
-    #[default]
-    Reapprove,
-    /// Every change holds the tool back until it is accepted out of band (e.g. `mcpctl
-    /// accept`); a host does not offer to accept it in the middle of a call.
-    Block,
-}
-
-impl ToolDriftPolicy {
-    /// The text form used in configuration.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolDriftPolicy::Notice => "notice",
-            ToolDriftPolicy::Reapprove => "reapprove",
-            ToolDriftPolicy::Block => "block",
-        }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s {
-            "notice" => Some(ToolDriftPolicy::Notice),
-            "reapprove" => Some(ToolDriftPolicy::Reapprove),
-            "block" => Some(ToolDriftPolicy::Block),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for ToolDriftPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -268,9 +143,8 @@ pub struct ServerConfig {
     pub(crate) default_approval_mode: ApprovalMode,
     pub(crate) tool_approval_modes: BTreeMap<String, ApprovalMode>,
     pub(crate) description: Option<String>,
-    pub(crate) startup_policy: Option<StartupPolicy>,
-    pub(crate) protocol: Option<ProtocolChoice>,
-    pub(crate) tool_drift: Option<ToolDriftPolicy>,
+    /// Its own values of the settings it otherwise inherits from the catalog.
+    pub(crate) overrides: ServerDefaults,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_cache: bool,
 }
@@ -290,9 +164,7 @@ impl ServerConfig {
             default_approval_mode: ApprovalMode::Auto,
             tool_approval_modes: BTreeMap::new(),
             description: None,
-            startup_policy: None,
-            protocol: None,
-            tool_drift: None,
+            overrides: ServerDefaults::new(),
             log_level: None,
             tool_cache: true,
         }
@@ -415,7 +287,7 @@ impl ServerConfig {
     /// `mcp_startup`.
     #[must_use]
     pub fn with_startup_policy(mut self, policy: StartupPolicy) -> Self {
-        self.startup_policy = Some(policy);
+        self.overrides = self.overrides.with_startup_policy(policy);
         self
     }
 
@@ -423,27 +295,27 @@ impl ServerConfig {
     /// catalog-wide `mcp_protocol`.
     #[must_use]
     pub fn with_protocol(mut self, protocol: ProtocolChoice) -> Self {
-        self.protocol = Some(protocol);
+        self.overrides = self.overrides.with_protocol(protocol);
         self
     }
 
     /// This server's own `protocol`, `None` when not written (the catalog-wide value, else
     /// `auto`, applies: [`ResolvedCatalog::protocol`](crate::ResolvedCatalog::protocol)).
     pub fn protocol(&self) -> Option<ProtocolChoice> {
-        self.protocol
+        self.overrides.protocol()
     }
 
     /// Sets what happens when one of its tools changes since it was pinned (`tool_drift`);
     /// wins over the catalog-wide value.
     #[must_use]
     pub fn with_tool_drift(mut self, policy: ToolDriftPolicy) -> Self {
-        self.tool_drift = Some(policy);
+        self.overrides = self.overrides.with_tool_drift(policy);
         self
     }
 
     /// Its own `tool_drift`, `None` when not written (the catalog-wide value applies).
     pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
-        self.tool_drift
+        self.overrides.tool_drift()
     }
 
     /// Sets the least severe level of log messages this server should send (`log_level`),
@@ -537,7 +409,22 @@ impl ServerConfig {
     /// effective policy, with the catalog-wide `mcp_startup` applied, is
     /// [`ResolvedCatalog::startup_policy`](crate::ResolvedCatalog::startup_policy).
     pub fn startup_policy(&self) -> Option<StartupPolicy> {
-        self.startup_policy
+        self.overrides.startup_policy()
+    }
+
+    /// Replaces its own values of the settings it otherwise inherits from the catalog
+    /// (`startup`, `protocol`, `tool_drift`, ...).
+    #[must_use]
+    pub fn with_overrides(mut self, overrides: ServerDefaults) -> Self {
+        self.overrides = overrides;
+        self
+    }
+
+    /// Its own values of the settings it otherwise inherits from the catalog (each `None`
+    /// when not written; the ones it ends up with:
+    /// [`ResolvedCatalog::server_settings`](crate::ResolvedCatalog::server_settings)).
+    pub fn overrides(&self) -> &ServerDefaults {
+        &self.overrides
     }
 
     /// Whether the tool catalog cache may keep this server's tools (`tool_cache`, default

@@ -7,11 +7,11 @@ use mcp_key::{EnvironmentId, McpServerKey, ServerName};
 
 use crate::diagnostic::ConfigWarning;
 use crate::model::config::{CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
+use crate::model::defaults::ServerDefaults;
 use crate::model::gateway::GatewayConfig;
 use crate::model::log_level::LogLevel;
-use crate::model::server::{
-    ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
-};
+use crate::model::policy::StartupPolicy;
+use crate::model::server::{ServerConfig, ToolExposure};
 use crate::resolve::source::{Source, Tier, VetoReason};
 
 /// Top-level settings carried from the user configuration.
@@ -21,9 +21,8 @@ pub(crate) struct Settings {
     pub(crate) oauth_callback_port: Option<u16>,
     pub(crate) tool_name_prefix: bool,
     pub(crate) multi_environment: bool,
-    pub(crate) startup_policy: StartupPolicy,
-    pub(crate) protocol: ProtocolChoice,
-    pub(crate) tool_drift: ToolDriftPolicy,
+    /// The catalog-wide settings servers inherit (each `None` when no file writes it).
+    pub(crate) defaults: ServerDefaults,
     pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_exposure: ToolExposure,
     pub(crate) gateway: Option<GatewayConfig>,
@@ -36,9 +35,7 @@ impl Default for Settings {
             oauth_callback_port: None,
             tool_name_prefix: true,
             multi_environment: false,
-            startup_policy: StartupPolicy::Eager,
-            protocol: ProtocolChoice::Auto,
-            tool_drift: ToolDriftPolicy::Reapprove,
+            defaults: ServerDefaults::new(),
             log_level: None,
             tool_exposure: ToolExposure::All,
             gateway: None,
@@ -127,9 +124,7 @@ impl CatalogBuilder {
         settings.multi_environment = config
             .multi_environment
             .unwrap_or(settings.multi_environment);
-        settings.startup_policy = config.startup_policy.unwrap_or(settings.startup_policy);
-        settings.protocol = config.protocol.unwrap_or(settings.protocol);
-        settings.tool_drift = config.tool_drift.unwrap_or(settings.tool_drift);
+        settings.defaults = config.defaults.inherit(&settings.defaults);
         settings.log_level = config.log_level.or(settings.log_level);
         settings.tool_exposure = config.tool_exposure.unwrap_or(settings.tool_exposure);
         // A `[gateway]` table is one setting: a later file's replaces the earlier whole.
@@ -220,7 +215,7 @@ impl CatalogBuilder {
     /// server's own `startup` still wins).
     #[must_use]
     pub fn with_startup_policy(mut self, policy: StartupPolicy) -> Self {
-        self.settings.startup_policy = policy;
+        self.settings.defaults = self.settings.defaults.with_startup_policy(policy);
         self
     }
 

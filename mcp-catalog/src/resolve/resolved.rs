@@ -7,12 +7,12 @@ use mcp_key::{EnvironmentId, Fingerprint, McpServerKey, ServerName};
 use crate::diagnostic::ConfigWarning;
 use crate::env::EnvLookup;
 use crate::model::config::{CredentialsStore, ElicitationPolicy, EnvironmentConfig, PluginRef};
+use crate::model::defaults::ServerDefaults;
 use crate::model::fingerprint::connection_fingerprint;
 use crate::model::gateway::GatewayConfig;
 use crate::model::log_level::LogLevel;
-use crate::model::server::{
-    ApprovalMode, ProtocolChoice, ServerConfig, StartupPolicy, ToolDriftPolicy, ToolExposure,
-};
+use crate::model::policy::{ProtocolChoice, StartupPolicy, ToolDriftPolicy};
+use crate::model::server::{ApprovalMode, ServerConfig, ToolExposure};
 use crate::resolve::builder::{CatalogBuilder, Settings};
 use crate::resolve::source::{Conflict, Source, VetoReason};
 
@@ -229,18 +229,14 @@ impl ResolvedCatalog {
     /// `mcp_protocol`, else [`ProtocolChoice::Auto`]. A key that is not active gets the
     /// catalog-wide value.
     pub fn protocol(&self, key: &McpServerKey) -> ProtocolChoice {
-        self.get(key)
-            .and_then(ServerConfig::protocol)
-            .unwrap_or(self.settings.protocol)
+        self.server_settings(key).protocol().unwrap_or_default()
     }
 
     /// What happens when a tool of a server changes since it was pinned: its own
     /// `tool_drift`, else the catalog-wide `tool_drift`, else
     /// [`ToolDriftPolicy::Reapprove`]. A key that is not active gets the catalog-wide value.
     pub fn tool_drift(&self, key: &McpServerKey) -> ToolDriftPolicy {
-        self.get(key)
-            .and_then(ServerConfig::tool_drift)
-            .unwrap_or(self.settings.tool_drift)
+        self.server_settings(key).tool_drift().unwrap_or_default()
     }
 
     /// The least severe level of log messages a server should send (`logging/setLevel`):
@@ -268,9 +264,28 @@ impl ResolvedCatalog {
     /// `mcp_startup`, else [`StartupPolicy::Eager`]. A key that is not active gets the
     /// catalog-wide policy.
     pub fn startup_policy(&self, key: &McpServerKey) -> StartupPolicy {
-        self.get(key)
-            .and_then(ServerConfig::startup_policy)
-            .unwrap_or(self.settings.startup_policy)
+        self.server_settings(key)
+            .startup_policy()
+            .unwrap_or_default()
+    }
+
+    /// The settings a server inherits from the catalog, as it ends up with them: each its
+    /// own value, else the catalog-wide one (the last configuration file's that writes
+    /// it), else `None` (the setting's default applies). A key that is not active gets the
+    /// catalog-wide values. The accessors above ([`ResolvedCatalog::startup_policy`], ...)
+    /// apply the defaults.
+    pub fn server_settings(&self, key: &McpServerKey) -> ServerDefaults {
+        let catalog = &self.settings.defaults;
+        match self.get(key) {
+            Some(server) => server.overrides().inherit(catalog),
+            None => *catalog,
+        }
+    }
+
+    /// The catalog-wide settings servers inherit unless they write their own (each `None`
+    /// when no configuration writes it).
+    pub fn server_defaults(&self) -> &ServerDefaults {
+        &self.settings.defaults
     }
 
     /// Whether the tool catalog cache may keep this server's tools (its `tool_cache`,
