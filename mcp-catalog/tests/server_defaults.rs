@@ -6,8 +6,8 @@
 #![allow(clippy::unwrap_used, reason = "test helpers may panic")]
 
 use mcp_catalog::{
-    CatalogBuilder, Config, LoadedConfig, ProtocolChoice, ResolvedCatalog, ServerDefaults,
-    StartupPolicy, ToolDriftPolicy, export_toml,
+    CatalogBuilder, Config, LoadedConfig, LogLevel, ProtocolChoice, ResolvedCatalog,
+    ServerDefaults, StartupPolicy, ToolDriftPolicy, export_toml,
 };
 use mcp_key::{McpServerKey, ServerName};
 use pretty_assertions::assert_eq;
@@ -67,6 +67,17 @@ const ROWS: &[Row] = &[
         set_own: |d| d.with_tool_drift(ToolDriftPolicy::Notice),
         get: |d| d.tool_drift().map(|p| p.as_str().to_owned()),
         resolved: |c, k| c.tool_drift(k).as_str().to_owned(),
+    },
+    Row {
+        catalog_key: "log_level",
+        server_key: "log_level",
+        catalog_value: "info",
+        own_value: "warning",
+        default: "none",
+        set_catalog: |d| d.with_log_level(LogLevel::Info),
+        set_own: |d| d.with_log_level(LogLevel::Warning),
+        get: |d| d.log_level().map(|l| l.as_str().to_owned()),
+        resolved: |c, k| c.log_level(k).map_or("none", LogLevel::as_str).to_owned(),
     },
 ];
 

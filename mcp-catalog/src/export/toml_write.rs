@@ -145,16 +145,10 @@ fn write_settings(out: &mut String, files: &[LoadedConfig]) {
         file.config().server_defaults().inherit(&earlier)
     });
     write_defaults(out, &defaults, |(catalog_key, _)| catalog_key);
-    let after = [
-        (
-            "log_level",
-            last(&|c| c.log_level.map(|l| string(l.as_str()))),
-        ),
-        (
-            "tool_exposure",
-            last(&|c| c.tool_exposure.map(|e| string(e.as_str()))),
-        ),
-    ];
+    let after = [(
+        "tool_exposure",
+        last(&|c| c.tool_exposure.map(|e| string(e.as_str()))),
+    )];
     write_lines(out, after);
     let mut environments = BTreeMap::new();
     for file in files {
@@ -362,9 +356,6 @@ fn write_common(out: &mut String, server: &ServerConfig) {
         line(out, "description", &string(description));
     }
     write_defaults(out, server.overrides(), |(_, server_key)| server_key);
-    if let Some(level) = server.log_level() {
-        line(out, "log_level", &string(level.as_str()));
-    }
     if !server.tool_cache() {
         line(out, "tool_cache", "false");
     }

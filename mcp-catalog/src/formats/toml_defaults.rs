@@ -25,6 +25,7 @@ pub(crate) fn read_default(
         "startup" => defaults.startup_policy = r.startup_policy(field, value),
         "protocol" => defaults.protocol = r.protocol(field, value),
         "tool_drift" => defaults.tool_drift = r.tool_drift(field, value),
+        "log_level" => defaults.log_level = r.log_level(field, value),
         _ => return false,
     }
     true

@@ -139,7 +139,6 @@ fn parse_in(
             }
             "tool_name_prefix" => config.tool_name_prefix = r.bool(field, value),
             "multi_environment" => config.multi_environment = r.bool(field, value),
-            "log_level" => config.log_level = r.log_level(field, value),
             "tool_exposure" => config.tool_exposure = r.tool_exposure(field, value),
             "gateway" => config.gateway = parse_gateway(&mut r, value),
             "environments" => {}

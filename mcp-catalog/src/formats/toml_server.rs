@@ -430,7 +430,6 @@ impl<'v, 'i> Draft<'v, 'i> {
             "tools" => parse_tools(r, value, server),
             "description" => server.description = r.string(field, value),
             "tool_cache" => server.tool_cache = r.bool(field, value).unwrap_or(true),
-            "log_level" => server.log_level = r.log_level(field, value),
             _ => {
                 if field == "protocol" {
                     self.protocol_offset = Some(value.span().start);

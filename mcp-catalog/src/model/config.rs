@@ -233,7 +233,6 @@ pub struct Config {
     pub(crate) multi_environment: Option<bool>,
     /// The settings every server inherits unless it writes its own.
     pub(crate) defaults: ServerDefaults,
-    pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_exposure: Option<ToolExposure>,
     pub(crate) gateway: Option<GatewayConfig>,
     pub(crate) environments: BTreeMap<EnvironmentId, EnvironmentConfig>,
@@ -250,7 +249,6 @@ impl Config {
             tool_name_prefix: None,
             multi_environment: None,
             defaults: ServerDefaults::new(),
-            log_level: None,
             tool_exposure: None,
             gateway: None,
             environments: BTreeMap::new(),
@@ -349,13 +347,13 @@ impl Config {
     /// (`log_level`); a server's own value wins. `None` writes no value.
     #[must_use]
     pub fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
-        self.log_level = level;
+        self.defaults.log_level = level;
         self
     }
 
     /// The catalog-wide log level (`log_level`), `None` when not written.
     pub fn log_level(&self) -> Option<LogLevel> {
-        self.log_level
+        self.defaults.log_level()
     }
 
     /// Sets which tools a gateway lists (`tool_exposure`).

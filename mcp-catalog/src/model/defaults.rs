@@ -7,15 +7,17 @@
 //! in `inherit`, `KEYS` and `values`) plus the line that parses it
 //! (`formats/toml_defaults.rs`).
 
+use crate::model::log_level::LogLevel;
 use crate::model::policy::{ProtocolChoice, StartupPolicy, ToolDriftPolicy};
 
 /// The name of each inheritable setting: catalog-wide (top level of the configuration)
 /// and in a server's own table, in the order [`ServerDefaults::values`] gives them (the
 /// order the export writes them in).
-pub(crate) const KEYS: [(&str, &str); 3] = [
+pub(crate) const KEYS: [(&str, &str); 4] = [
     ("mcp_startup", "startup"),
     ("mcp_protocol", "protocol"),
     ("tool_drift", "tool_drift"),
+    ("log_level", "log_level"),
 ];
 
 /// Settings a server may write for itself and the catalog may write for every server:
@@ -46,6 +48,7 @@ pub struct ServerDefaults {
     pub(crate) startup_policy: Option<StartupPolicy>,
     pub(crate) protocol: Option<ProtocolChoice>,
     pub(crate) tool_drift: Option<ToolDriftPolicy>,
+    pub(crate) log_level: Option<LogLevel>,
 }
 
 impl ServerDefaults {
@@ -63,6 +66,7 @@ impl ServerDefaults {
             startup_policy: self.startup_policy.or(fallback.startup_policy),
             protocol: self.protocol.or(fallback.protocol),
             tool_drift: self.tool_drift.or(fallback.tool_drift),
+            log_level: self.log_level.or(fallback.log_level),
         }
     }
 
@@ -73,6 +77,7 @@ impl ServerDefaults {
             self.startup_policy.map(StartupPolicy::as_str),
             self.protocol.map(ProtocolChoice::as_str),
             self.tool_drift.map(ToolDriftPolicy::as_str),
+            self.log_level.map(LogLevel::as_str),
         ]
     }
 
@@ -113,5 +118,18 @@ impl ServerDefaults {
     /// The tool drift policy, `None` when not written.
     pub fn tool_drift(&self) -> Option<ToolDriftPolicy> {
         self.tool_drift
+    }
+
+    /// Sets the least severe level of log messages the server should send (`log_level`,
+    /// per server and catalog-wide; default none: the server keeps its own level).
+    #[must_use]
+    pub fn with_log_level(mut self, level: LogLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// The log level, `None` when not written.
+    pub fn log_level(&self) -> Option<LogLevel> {
+        self.log_level
     }
 }

@@ -17,10 +17,10 @@ pub const CONNECTION_FINGERPRINT_DOMAIN: &str = "mcp-catalog/connection/v1";
 /// read through `env`, so a rotated token changes it), the environment id with its
 /// wrapper or ssh settings, working directory and variables, the auth mode, OAuth/EMA client settings and
 /// scopes, and the credential store mode. Excludes the server's name, tool filters, call
-/// timeouts, startup timeout, `required`, approval modes, the description, `log_level` and
-/// the other settings a server inherits from the catalog
+/// timeouts, startup timeout, `required`, approval modes, the description and
+/// the settings a server inherits from the catalog
 /// ([`ServerConfig::overrides`](crate::ServerConfig::overrides): `startup`, `protocol`,
-/// `tool_drift`) (they change nothing of how the server is reached; `mcp-connections`
+/// `tool_drift`, `log_level`) (they change nothing of how the server is reached; `mcp-connections`
 /// keys shared connections by it).
 pub fn connection_fingerprint(
     server: &ServerConfig,

@@ -145,7 +145,6 @@ pub struct ServerConfig {
     pub(crate) description: Option<String>,
     /// Its own values of the settings it otherwise inherits from the catalog.
     pub(crate) overrides: ServerDefaults,
-    pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_cache: bool,
 }
 
@@ -165,7 +164,6 @@ impl ServerConfig {
             tool_approval_modes: BTreeMap::new(),
             description: None,
             overrides: ServerDefaults::new(),
-            log_level: None,
             tool_cache: true,
         }
     }
@@ -322,14 +320,14 @@ impl ServerConfig {
     /// overriding the catalog-wide value; `None` leaves it to the catalog-wide value.
     #[must_use]
     pub fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
-        self.log_level = level;
+        self.overrides.log_level = level;
         self
     }
 
     /// Its own `log_level`, `None` when not written (the catalog-wide value applies:
     /// [`ResolvedCatalog::log_level`](crate::ResolvedCatalog::log_level)).
     pub fn log_level(&self) -> Option<LogLevel> {
-        self.log_level
+        self.overrides.log_level()
     }
 
     /// Lets the tool catalog cache keep this server's tools (`tool_cache`, default `true`),

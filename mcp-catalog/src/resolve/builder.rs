@@ -9,7 +9,6 @@ use crate::diagnostic::ConfigWarning;
 use crate::model::config::{CredentialsStore, EnvironmentConfig, LoadedConfig, PluginRef};
 use crate::model::defaults::ServerDefaults;
 use crate::model::gateway::GatewayConfig;
-use crate::model::log_level::LogLevel;
 use crate::model::policy::StartupPolicy;
 use crate::model::server::{ServerConfig, ToolExposure};
 use crate::resolve::source::{Source, Tier, VetoReason};
@@ -23,7 +22,6 @@ pub(crate) struct Settings {
     pub(crate) multi_environment: bool,
     /// The catalog-wide settings servers inherit (each `None` when no file writes it).
     pub(crate) defaults: ServerDefaults,
-    pub(crate) log_level: Option<LogLevel>,
     pub(crate) tool_exposure: ToolExposure,
     pub(crate) gateway: Option<GatewayConfig>,
 }
@@ -36,7 +34,6 @@ impl Default for Settings {
             tool_name_prefix: true,
             multi_environment: false,
             defaults: ServerDefaults::new(),
-            log_level: None,
             tool_exposure: ToolExposure::All,
             gateway: None,
         }
@@ -125,7 +122,6 @@ impl CatalogBuilder {
             .multi_environment
             .unwrap_or(settings.multi_environment);
         settings.defaults = config.defaults.inherit(&settings.defaults);
-        settings.log_level = config.log_level.or(settings.log_level);
         settings.tool_exposure = config.tool_exposure.unwrap_or(settings.tool_exposure);
         // A `[gateway]` table is one setting: a later file's replaces the earlier whole.
         if let Some(gateway) = config.gateway {

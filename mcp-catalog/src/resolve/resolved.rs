@@ -243,9 +243,7 @@ impl ResolvedCatalog {
     /// its own `log_level`, else the catalog-wide `log_level`, else `None`: send nothing,
     /// the server keeps its own level. A key that is not active gets the catalog-wide value.
     pub fn log_level(&self, key: &McpServerKey) -> Option<LogLevel> {
-        self.get(key)
-            .and_then(ServerConfig::log_level)
-            .or(self.settings.log_level)
+        self.server_settings(key).log_level()
     }
 
     /// Which tools a gateway in front of this catalog lists: the catalog-wide
