@@ -60,6 +60,30 @@ impl EnterpriseIdp {
         })
     }
 
+    /// The IdP of a configuration's `[ema]` table, with the configuration's
+    /// `oauth_callback_port` and the host's `client_name`: the one translation from
+    /// configuration to the IdP's settings, as [`OAuthSettings::from_config`] is for a
+    /// server's. Every host (the connection set, mcpctl) builds its IdP here, so the login
+    /// listens where the configuration says whoever runs it.
+    pub fn from_config(
+        ema: &mcp_catalog::EmaConfig,
+        callback_port: Option<u16>,
+        client_name: impl Into<String>,
+        store: Arc<dyn CredentialStore>,
+    ) -> Result<Self, AuthError> {
+        let settings = OAuthSettings::new().with_client_name(client_name);
+        let settings = match callback_port {
+            Some(port) => settings.with_callback_port(port),
+            None => settings,
+        };
+        Self::new(ema.issuer(), ema.client_id(), settings, store)
+    }
+
+    /// The settings the IdP login runs with (its client id and scopes filled in).
+    pub fn settings(&self) -> &OAuthSettings {
+        self.creds.settings()
+    }
+
     /// Starts the interactive IdP login; see [`OAuthCredentials::begin_login`].
     ///
     /// # Cancel safety

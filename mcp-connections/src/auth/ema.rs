@@ -37,20 +37,19 @@ impl std::fmt::Debug for EmaProvider {
 }
 
 impl EmaProvider {
-    /// The provider of a configured EMA server; `None` when the IdP settings are unusable.
+    /// The provider of a configured EMA server: its OAuth settings and its IdP's, both
+    /// from the configuration ([`OAuthSettings::from_config`], [`EnterpriseIdp::from_config`])
+    /// with the catalog's `callback_port` and the host's `client_name`, as every host
+    /// builds them. An error when the IdP settings are unusable.
     pub(crate) fn for_server(
         key: &McpServerKey,
         spec: &mcp_catalog::HttpConfig,
         ema: &mcp_catalog::EmaConfig,
-        settings: OAuthSettings,
+        (callback_port, client_name): (Option<u16>, &str),
         store: Arc<dyn CredentialStore>,
     ) -> Result<Self, AuthError> {
-        let idp = EnterpriseIdp::new(
-            ema.issuer(),
-            ema.client_id(),
-            OAuthSettings::new(),
-            Arc::clone(&store),
-        )?;
+        let idp = EnterpriseIdp::from_config(ema, callback_port, client_name, Arc::clone(&store))?;
+        let settings = OAuthSettings::from_config(spec, callback_port, client_name);
         let client_id = spec
             .oauth()
             .map_or_else(|| ema.client_id().to_owned(), |o| o.client_id().to_owned());
@@ -146,5 +145,36 @@ impl AuthHeaderProvider for EmaProvider {
                 .await
                 .map_err(|e| convert(server, e))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use std::sync::Arc;
+
+    use mcp_auth::MemoryStore;
+    use mcp_catalog::{AuthMode, EmaConfig, HttpConfig};
+
+    use super::EmaProvider;
+
+    #[test]
+    fn the_idp_gets_the_catalogs_callback_port_and_the_hosts_client_name() {
+        let ema = EmaConfig::new("https://idp.example", "idp-client");
+        let spec = HttpConfig::new("https://tickets.example/mcp")
+            .with_auth(AuthMode::Ema)
+            .with_ema(ema.clone());
+        let key = "tickets".parse().unwrap();
+        let store = Arc::new(MemoryStore::new());
+        let provider =
+            EmaProvider::for_server(&key, &spec, &ema, (Some(8765), "host-app"), store).unwrap();
+        let idp = provider.idp.settings();
+        assert_eq!(idp.callback_port, Some(8765));
+        assert_eq!(idp.client_name, "host-app");
+        assert_eq!(idp.client_id.as_deref(), Some("idp-client"));
+        let server = provider.creds.settings();
+        assert_eq!(server.callback_port, Some(8765));
+        assert_eq!(server.client_name, "host-app");
     }
 }

@@ -49,16 +49,14 @@ impl crate::set::inner::SetInner {
         if let (mcp_catalog::AuthMode::Ema, Some(ema), Some(store)) =
             (spec.auth(), spec.ema(), &self.options.credential_store)
         {
-            let settings = mcp_auth::OAuthSettings::from_config(
-                spec,
-                self.catalog.oauth_callback_port(),
-                self.options.client.name.clone(),
-            );
             match crate::auth::ema::EmaProvider::for_server(
                 key,
                 spec,
                 ema,
-                settings,
+                (
+                    self.catalog.oauth_callback_port(),
+                    &self.options.client.name,
+                ),
                 Arc::clone(store),
             ) {
                 Ok(provider) => return Some(Arc::new(provider)),

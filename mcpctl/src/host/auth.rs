@@ -152,12 +152,7 @@ pub(crate) fn idp(
     ema: &EmaConfig,
     store: Arc<dyn CredentialStore>,
 ) -> Result<EnterpriseIdp, CliError> {
-    let settings = mcp_auth::OAuthSettings::new().with_client_name(CLIENT_NAME);
-    let settings = match catalog.oauth_callback_port() {
-        Some(port) => settings.with_callback_port(port),
-        None => settings,
-    };
-    EnterpriseIdp::new(ema.issuer(), ema.client_id(), settings, store)
+    EnterpriseIdp::from_config(ema, catalog.oauth_callback_port(), CLIENT_NAME, store)
         .map_err(|e| CliError::failure(format!("enterprise identity provider: {e}")))
 }
 
