@@ -214,6 +214,10 @@ pub enum Error {
     },
 }
 
+// A flat match, one sentence per variant. It is written by hand rather than derived with
+// `thiserror` because a derive can only return a field as the source, and `NotReady`'s
+// source is the failure inside its state (when it failed), not a field of its own; the
+// parts of a message with logic in them are the small `Display` types below it.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -240,23 +244,12 @@ impl fmt::Display for Error {
                 server,
                 state,
                 crash_loop,
-            } => {
-                write!(
-                    f,
-                    "MCP server `{server}` is not ready: {}",
-                    state.in_words()
-                )?;
-                if let Some(crash_loop) = crash_loop {
-                    let crashes = crash_loop.crashes;
-                    write!(
-                        f,
-                        " (crash loop: {crashes} failure{} in a row; next restart in {:.1}s)",
-                        if crashes == 1 { "" } else { "s" },
-                        crash_loop.retry_in.as_secs_f64()
-                    )?;
-                }
-                Ok(())
-            }
+            } => write!(
+                f,
+                "MCP server `{server}` is not ready: {}{}",
+                state.in_words(),
+                CrashLoopNote(crash_loop.as_ref())
+            ),
             Self::InvalidArguments { server, tool, got } => write!(
                 f,
                 "arguments for tool `{tool}` of MCP server `{server}` must be a JSON object, got {got}"
@@ -288,16 +281,12 @@ impl fmt::Display for Error {
             Self::RequiredServersFailed { failures } => write!(
                 f,
                 "required MCP servers failed to initialize: {}",
-                format_failures(failures)
+                Failures(failures)
             ),
             Self::AmbiguousServer { name, candidates } => write!(
                 f,
                 "MCP server name `{name}` exists in several environments ({}); name the environment, e.g. `{}`",
-                candidates
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                Keys(candidates),
                 candidates
                     .first()
                     .map(ToString::to_string)
@@ -332,21 +321,11 @@ impl fmt::Display for Error {
                 server,
                 tool,
                 reason,
-            } => {
-                write!(f, "tool `{tool}` of MCP server `{server}` was not called: ")?;
-                match reason {
-                    NotApprovedReason::Declined => f.write_str(
-                        "the approval was declined (call it again to be asked again, or set the tool's approval_mode to \"approve\" in the configuration to run it without asking)",
-                    ),
-                    NotApprovedReason::NoApprover => f.write_str(
-                        "its approval mode asks the user and this host has no approver (set one with ConnectionSetOptions::with_approver, or set the tool's approval_mode to \"approve\" in the configuration)",
-                    ),
-                    NotApprovedReason::KeptChanging { answers } => write!(
-                        f,
-                        "the server changed the tool's definition after each of {answers} answers, so what it lists now was never approved (call it again to be asked about the definition it lists then)",
-                    ),
-                }
-            }
+            } => write!(
+                f,
+                "tool `{tool}` of MCP server `{server}` was not called: {}",
+                NotApprovedText(*reason)
+            ),
             Self::Search(e) => fmt::Display::fmt(e, f),
             Self::Unsupported {
                 server, operation, ..
@@ -365,6 +344,75 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "MCP server `{server}` asked for input during `{operation}`; the call waits to be resumed with the answers"
+            ),
+        }
+    }
+}
+
+/// The end of a `NotReady` message for a server held back by a crash loop (how many
+/// failures, when it starts again), or nothing.
+struct CrashLoopNote<'a>(Option<&'a CrashLoop>);
+
+impl fmt::Display for CrashLoopNote<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Some(crash_loop) = self.0 else {
+            return Ok(());
+        };
+        let crashes = crash_loop.crashes;
+        write!(
+            f,
+            " (crash loop: {crashes} failure{} in a row; next restart in {:.1}s)",
+            if crashes == 1 { "" } else { "s" },
+            crash_loop.retry_in.as_secs_f64()
+        )
+    }
+}
+
+/// Keys joined with `, `.
+struct Keys<'a>(&'a [McpServerKey]);
+
+impl fmt::Display for Keys<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, key) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{key}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Failed servers joined with `; `, each as `key: whole chain (reason)`.
+struct Failures<'a>(&'a [(McpServerKey, StartupFailure)]);
+
+impl fmt::Display for Failures<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (key, failure)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{key}: {} ({})", failure.chain(), failure.reason())?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a call was not approved, and what to do about it.
+struct NotApprovedText(NotApprovedReason);
+
+impl fmt::Display for NotApprovedText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            NotApprovedReason::Declined => f.write_str(
+                "the approval was declined (call it again to be asked again, or set the tool's approval_mode to \"approve\" in the configuration to run it without asking)",
+            ),
+            NotApprovedReason::NoApprover => f.write_str(
+                "its approval mode asks the user and this host has no approver (set one with ConnectionSetOptions::with_approver, or set the tool's approval_mode to \"approve\" in the configuration)",
+            ),
+            NotApprovedReason::KeptChanging { answers } => write!(
+                f,
+                "the server changed the tool's definition after each of {answers} answers, so what it lists now was never approved (call it again to be asked about the definition it lists then)",
             ),
         }
     }
@@ -394,14 +442,6 @@ impl From<mcp_search::SearchError> for Error {
     fn from(e: mcp_search::SearchError) -> Self {
         Self::Search(e)
     }
-}
-
-fn format_failures(failures: &[(McpServerKey, StartupFailure)]) -> String {
-    failures
-        .iter()
-        .map(|(k, f)| format!("{k}: {} ({})", f.chain(), f.reason()))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 /// Why [`Error::NotApproved`] refused a call.
@@ -646,3 +686,6 @@ mod predicate_tests {
         assert!(declined.is_declined() && !declined.is_retryable());
     }
 }
+
+#[cfg(test)]
+mod message_tests;
