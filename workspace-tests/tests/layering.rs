@@ -216,3 +216,55 @@ fn the_name_check_finds_a_forbidden_name() {
         "the check must see the name"
     );
 }
+
+/// Names that start a process. Only `mcp-pool`'s launcher may use them in library code
+/// (the testkit, the benchmarks and tests start servers on purpose); the one exception is
+/// the browser opener of an interactive OAuth login, which starts no MCP server.
+const SPAWNING_NAMES: &[&str] = &["process::Command", "Command::new", "posix_spawn", "fork("];
+
+/// Files outside `mcp-pool` that may start a process, each with why.
+const SPAWN_EXCEPTIONS: &[&str] = &[
+    // Opens the user's browser for an OAuth login (`open`, `xdg-open`, `cmd /c start`).
+    "mcp-auth/src/oauth/agent.rs",
+];
+
+#[test]
+fn only_the_launcher_starts_processes() {
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let mut found = Vec::new();
+    for krate in [
+        "mcp-key",
+        "mcp-catalog",
+        "mcp-search",
+        "mcp-auth",
+        "mcp-client",
+        "mcp-connections",
+        "mcpctl",
+    ] {
+        found.extend(forbidden_names(
+            &root.join(krate).join("src"),
+            SPAWNING_NAMES,
+        ));
+    }
+    found.retain(|hit| {
+        !SPAWN_EXCEPTIONS
+            .iter()
+            .any(|file| hit.replace('\\', "/").contains(file))
+    });
+    assert!(
+        found.is_empty(),
+        "only mcp-pool's launcher starts processes (spawn through mcp_pool::launch):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_spawn_check_finds_a_command() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        dir.path().join("a.rs"),
+        "use tokio::process::Command;\n",
+    )
+    .expect("write");
+    assert_eq!(forbidden_names(dir.path(), SPAWNING_NAMES).len(), 1);
+}
