@@ -17,8 +17,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# Dependency order (mcp-key first, mcp-search on it only); mcp-testkit depends on none of the others.
-CRATES=(mcp-key mcp-search mcp-catalog mcp-auth mcp-pool mcp-client mcp-connections mcp-testkit)
+# Dependency order (mcp-key first, mcp-search on it only, mcp-registry on mcp-catalog); mcp-testkit depends on none of the others.
+CRATES=(mcp-key mcp-search mcp-catalog mcp-registry mcp-auth mcp-pool mcp-client mcp-connections mcp-testkit)
 
 packages=()
 for crate in "${CRATES[@]}"; do

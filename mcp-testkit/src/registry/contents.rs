@@ -158,7 +158,8 @@ impl RegistryEntry {
 pub struct RegistryContents {
     /// The entries, oldest first.
     pub entries: Vec<RegistryEntry>,
-    /// Servers per page when a request gives no `limit`.
+    /// Servers per page when a request gives no `limit`, and the most a page holds
+    /// whatever the `limit`.
     pub page_size: usize,
 }
 
@@ -275,7 +276,7 @@ impl RegistryContents {
         self
     }
 
-    /// With `page_size` servers per page when a request gives no `limit`.
+    /// With at most `page_size` servers per page.
     #[must_use]
     pub fn with_page_size(mut self, page_size: usize) -> Self {
         self.page_size = page_size.max(1);

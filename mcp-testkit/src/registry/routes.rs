@@ -90,7 +90,8 @@ async fn list(State(store): Shared, uri: Uri, Query(params): Params) -> Response
     }
     let limit = match params.get("limit").map(|l| l.parse::<usize>()) {
         None => store.page_size,
-        Some(Ok(limit)) if (1..=MAX_REGISTRY_LIMIT).contains(&limit) => limit,
+        // A registry may give fewer than asked: the page size bounds every page.
+        Some(Ok(limit)) if (1..=MAX_REGISTRY_LIMIT).contains(&limit) => limit.min(store.page_size),
         Some(_) => {
             return error(
                 StatusCode::BAD_REQUEST,
