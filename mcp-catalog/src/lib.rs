@@ -67,6 +67,12 @@
 //!
 //! # Startup policy and the tool catalog cache
 //!
+//! `startup`, `protocol`, `tool_drift` and `log_level` are the settings a server inherits
+//! from the catalog: one struct, [`ServerDefaults`], held catalog-wide
+//! ([`Config::server_defaults`]) and as each server's own values
+//! ([`ServerConfig::overrides`]); a server's own value wins, else the catalog's, else the
+//! setting's default ([`ResolvedCatalog::server_settings`]).
+//!
 //! The protocol era of each server: `protocol = "auto" | "2026-07-28" | "2025-11-25"` per
 //! server, `mcp_protocol` catalog-wide (a server's own value wins; default `auto`: probe
 //! with MCP 2026-07-28's `server/discover`, fall back to the 2025-11-25 `initialize`
