@@ -20,6 +20,7 @@ use crate::handshake::era::Era;
 use crate::handshake::handler::Handler;
 use crate::listing::paginate::Listed;
 use crate::listing::{Listing, RefreshSettings, Stamp};
+use crate::rmcp_errors::ServiceFailure;
 use crate::state::ConnectionShared;
 use crate::transport::stdio::Process;
 
@@ -365,21 +366,22 @@ impl Client {
 impl RequestError {
     /// The error of a request rmcp failed with `e` on `client`.
     pub(crate) async fn of_service(client: &Client, e: ServiceError) -> Self {
-        if e.is_authorization_required() {
-            return Self::AuthRequired;
-        }
-        match e {
-            ServiceError::McpError(data) => Self::Server {
+        match ServiceFailure::of(&e) {
+            ServiceFailure::AuthRequired => Self::AuthRequired,
+            ServiceFailure::Refused(data) => Self::Server {
                 code: data.code.0,
-                message: data.message.into_owned(),
+                message: data.message.to_string(),
             },
-            ServiceError::TransportClosed => Self::Disconnected {
+            ServiceFailure::Closed => Self::Disconnected {
                 detail: client.gone_detail().await,
             },
-            ServiceError::UnexpectedResponse => Self::Protocol {
+            ServiceFailure::UnexpectedResponse => Self::Protocol {
                 detail: "unexpected response type".to_owned(),
             },
-            other => Self::not_sent(&other),
+            ServiceFailure::ProtocolFault
+            | ServiceFailure::SendFailed
+            | ServiceFailure::Timeout
+            | ServiceFailure::Other => Self::not_sent(&e),
         }
     }
 }

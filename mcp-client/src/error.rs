@@ -112,11 +112,11 @@ impl RequestError {
     /// A request that could not be sent, or whose POST failed: a protocol error when the
     /// server's answer was at fault, a disconnect otherwise.
     pub(crate) fn not_sent(e: &ServiceError) -> Self {
+        use crate::rmcp_errors::ServiceFailure;
         let detail = crate::rmcp_errors::describe_service(e);
-        if crate::rmcp_errors::is_protocol_fault(e) {
-            Self::Protocol { detail }
-        } else {
-            Self::Disconnected { detail }
+        match ServiceFailure::of(e) {
+            ServiceFailure::ProtocolFault => Self::Protocol { detail },
+            _ => Self::Disconnected { detail },
         }
     }
 }

@@ -86,6 +86,7 @@ pub use listen::health::{ListenHealth, ListenHealthFeed, ListenTopic};
 pub use listing::Stamp;
 pub use listing::paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
+pub use rmcp_errors::ServiceFailure;
 pub use settings::auth::{
     AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer,
     challenge_scope, process_env,

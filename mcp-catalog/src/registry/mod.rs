@@ -6,7 +6,9 @@
 //! Code's mapping gives, the inputs the caller must supply, secrets kept as environment
 //! variable references, the version pinned, and the [`Provenance`](crate::Provenance) a
 //! host records beside the entry. An `mcpb` bundle becomes a [`McpbBundle`](crate::McpbBundle)
-//! whose bytes are checked against `fileSha256` before anything runs.
+//! whose bytes are checked against `fileSha256` before anything runs. A host records the
+//! provenance beside the entry it writes ([`Provenance::to_json`](crate::Provenance::to_json)),
+//! reads it back and says what changed ([`Provenance::changes_to`](crate::Provenance::changes_to)).
 //!
 //! Imports `model`, `formats` (the JSON locator) and the crate root's shared modules only.
 
@@ -16,4 +18,5 @@ pub(crate) mod document;
 pub(crate) mod inputs;
 pub(crate) mod plan;
 pub(crate) mod reader;
+pub(crate) mod record;
 pub(crate) mod version;

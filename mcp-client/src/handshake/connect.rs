@@ -12,13 +12,13 @@ use rmcp::service::{ClientLifecycleMode, RunningService};
 
 use crate::client::Client;
 use crate::failure::{FailureReason, StartupFailure};
-use crate::handshake::era::{
-    EraPlan, answered_as_legacy, check_protocol_version, probe_may_explain,
-};
+use crate::handshake::era::{EraPlan, check_protocol_version, probe_may_explain};
 use crate::handshake::handler::Handler;
 use crate::host::server_requests::ServerRequests;
 use crate::listing::RefreshSettings;
 use crate::listing::paginate::{self, Listed, PageError};
+#[cfg(feature = "http")]
+use crate::rmcp_errors::{HttpFailure, http_failure_of_service};
 use crate::settings::{ClientSettings, Target};
 use crate::state::ConnectionShared;
 #[cfg(feature = "http")]
@@ -365,7 +365,7 @@ async fn open_http(
                 return Ok((service, tools, changes));
             }
             Err(PageError::Service(e))
-                if http::classify_service(&e) == http::HttpFailure::Transient
+                if http_failure_of_service(&e) == HttpFailure::Transient
                     && attempt < http::RETRY_DELAYS.len() =>
             {
                 tokio::time::sleep(http::RETRY_DELAYS[attempt]).await;
@@ -373,7 +373,7 @@ async fn open_http(
                 continue;
             }
             Err(PageError::Service(e))
-                if http::classify_service(&e) == http::HttpFailure::AuthRequired =>
+                if http_failure_of_service(&e) == HttpFailure::AuthRequired =>
             {
                 StartupFailure::new(
                     FailureReason::LoginRequired,
@@ -446,7 +446,7 @@ where
     .await
     .map_err(|_| format!("no answer to the server/discover probe within {probe_timeout:?}"))?;
     match probed {
-        Err(e) if answered_as_legacy(&e) => {
+        Err(e) if crate::rmcp_errors::answered_as_legacy(&e) => {
             let (Ok(stdout), Ok(stdin)) = (stdout_back.await, stdin_back.await) else {
                 return Err(initialize_failed(&e));
             };

@@ -2,7 +2,7 @@
 //! and the era it spoke last time, and the checks of what a handshake answered.
 
 use rmcp::model::{ProtocolVersion, ServerPeerInfo};
-use rmcp::service::{ClientInitializeError, ClientLifecycleMode};
+use rmcp::service::ClientLifecycleMode;
 
 use crate::failure::{FailureReason, StartupFailure};
 
@@ -107,22 +107,6 @@ impl EraPlan {
     /// Whether the plan probes the era.
     pub(crate) fn probes(&self) -> bool {
         matches!(self.lifecycle, ClientLifecycleMode::Auto { .. })
-    }
-}
-
-/// Whether a failed `server/discover` probe was answered (not a transport failure) in a
-/// way that says the server is not of the 2026 era: the connection is still good for
-/// `initialize` (over HTTP on the same client, over stdio on the same process).
-pub(crate) fn answered_as_legacy(err: &ClientInitializeError) -> bool {
-    match err {
-        ClientInitializeError::NoCompatibleProtocolVersion {
-            server_supported, ..
-        } => !server_supported.contains(&ProtocolVersion::V_2026_07_28),
-        ClientInitializeError::ExpectedInitResponse(_)
-        | ClientInitializeError::ExpectedInitResult(_)
-        | ClientInitializeError::JsonRpcError(_)
-        | ClientInitializeError::UncorrelatedErrorResponse { .. } => true,
-        _ => false,
     }
 }
 

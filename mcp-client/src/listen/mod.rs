@@ -286,7 +286,10 @@ async fn pause(cancel: &CancellationToken, attempt: u32) -> bool {
 
 /// The server answered the listen with an error: it will answer the same again.
 fn is_refusal(e: &ServiceError) -> bool {
-    matches!(e, ServiceError::McpError(_))
+    matches!(
+        crate::rmcp_errors::ServiceFailure::of(e),
+        crate::rmcp_errors::ServiceFailure::Refused(_)
+    )
 }
 
 /// What a listen opened again may have missed: a tool list change and an update of each

@@ -297,16 +297,20 @@ pub(crate) async fn all_prompts(
 /// The `error.type` and status code of a listing that failed (as
 /// `telemetry::error_kind` tells them of a request).
 pub(crate) fn page_error_kind(error: &PageError) -> (Cow<'static, str>, Option<i64>) {
-    use rmcp::service::ServiceError;
-    match error {
-        PageError::Service(ServiceError::McpError(e)) => {
-            (e.code.0.to_string().into(), Some(i64::from(e.code.0)))
+    use crate::rmcp_errors::ServiceFailure;
+    let PageError::Service(e) = error else {
+        return ("protocol_error".into(), None);
+    };
+    match ServiceFailure::of(e) {
+        ServiceFailure::Refused(e) => (e.code.0.to_string().into(), Some(i64::from(e.code.0))),
+        ServiceFailure::Timeout => ("timeout".into(), None),
+        ServiceFailure::Closed
+        | ServiceFailure::SendFailed
+        | ServiceFailure::ProtocolFault
+        | ServiceFailure::AuthRequired => ("disconnected".into(), None),
+        ServiceFailure::UnexpectedResponse | ServiceFailure::Other => {
+            ("protocol_error".into(), None)
         }
-        PageError::Service(ServiceError::Timeout { .. }) => ("timeout".into(), None),
-        PageError::Service(ServiceError::TransportClosed | ServiceError::TransportSend(_)) => {
-            ("disconnected".into(), None)
-        }
-        _ => ("protocol_error".into(), None),
     }
 }
 

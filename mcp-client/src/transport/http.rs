@@ -8,17 +8,14 @@ use std::time::Duration;
 use http::{HeaderName, HeaderValue};
 use mcp_key::{McpServerKey, Secret};
 use rmcp::RoleClient;
-use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService, ServiceError};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::{ExponentialBackoff, SseRetryPolicy};
-use rmcp::transport::streamable_http_client::{
-    HttpStatusError, StreamableHttpClientTransportConfig, StreamableHttpError,
-};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use crate::failure::{FailureReason, StartupFailure};
-use crate::handshake::era::answered_as_legacy;
 use crate::handshake::handler::Handler;
-use crate::rmcp_errors::describe_init;
+use crate::rmcp_errors::{HttpFailure, answered_as_legacy, describe_init, http_failure_of_init};
 use crate::settings::{ClientSettings, HttpTarget};
 use crate::transport::http_client::McpHttpClient;
 
@@ -57,96 +54,6 @@ fn plain_http_failure(key: &McpServerKey, url: &str, what: &str) -> StartupFailu
             mcp_key::redact_url(url)
         ),
     )
-}
-
-/// How a failed HTTP operation should be treated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HttpFailure {
-    /// Worth another try (connect error, 408, 429, 5xx).
-    Transient,
-    /// 401: the server wants credentials.
-    AuthRequired,
-    /// Anything else.
-    Permanent,
-}
-
-/// Classifies an HTTP transport error (of either HTTP transport).
-pub(crate) fn classify_error(err: &StreamableHttpError<reqwest::Error>) -> HttpFailure {
-    classify_dyn(err).unwrap_or(HttpFailure::Permanent)
-}
-
-fn classify_dyn(err: &(dyn std::error::Error + 'static)) -> Option<HttpFailure> {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if let Some(h) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-            return Some(match h {
-                StreamableHttpError::AuthRequired(_) => HttpFailure::AuthRequired,
-                StreamableHttpError::HttpStatus(s) => status_class(s),
-                StreamableHttpError::Client(c) if c.is_connect() || c.is_timeout() => {
-                    HttpFailure::Transient
-                }
-                StreamableHttpError::Client(c) => match c.status() {
-                    Some(s) if transient_status(s.as_u16()) => HttpFailure::Transient,
-                    _ => HttpFailure::Permanent,
-                },
-                StreamableHttpError::UnexpectedServerResponse(text) if text.contains("408") => {
-                    HttpFailure::Transient
-                }
-                _ => HttpFailure::Permanent,
-            });
-        }
-        if let Some(s) = e.downcast_ref::<HttpStatusError>() {
-            return Some(status_class(s));
-        }
-        if let Some(r) = e.downcast_ref::<reqwest::Error>()
-            && (r.is_connect() || r.is_timeout())
-        {
-            return Some(HttpFailure::Transient);
-        }
-        cur = e.source();
-    }
-    None
-}
-
-fn transient_status(status: u16) -> bool {
-    matches!(status, 408 | 429) || (500..=599).contains(&status)
-}
-
-fn status_class(s: &HttpStatusError) -> HttpFailure {
-    if transient_status(s.status) {
-        HttpFailure::Transient
-    } else if s.status == 401 {
-        HttpFailure::AuthRequired
-    } else {
-        HttpFailure::Permanent
-    }
-}
-
-/// Classifies an `initialize` failure.
-pub(crate) fn classify_init(err: &ClientInitializeError) -> HttpFailure {
-    if err.is_authorization_required() {
-        return HttpFailure::AuthRequired;
-    }
-    match err {
-        ClientInitializeError::TransportError { error, .. } => {
-            classify_dyn(error.error.as_ref()).unwrap_or(HttpFailure::Permanent)
-        }
-        ClientInitializeError::ConnectionClosed(_) => HttpFailure::Transient,
-        _ => HttpFailure::Permanent,
-    }
-}
-
-/// Classifies a request failure after initialization.
-pub(crate) fn classify_service(err: &ServiceError) -> HttpFailure {
-    if err.is_authorization_required() {
-        return HttpFailure::AuthRequired;
-    }
-    match err {
-        ServiceError::TransportSend(e) => {
-            classify_dyn(e.error.as_ref()).unwrap_or(HttpFailure::Permanent)
-        }
-        _ => HttpFailure::Permanent,
-    }
 }
 
 fn header_map(
@@ -286,7 +193,7 @@ pub(crate) async fn connect(
             lifecycle = std::borrow::Cow::Owned(ClientLifecycleMode::Initialize);
             continue;
         }
-        if classify_init(&err) == HttpFailure::Transient && attempt < RETRY_DELAYS.len() {
+        if http_failure_of_init(&err) == HttpFailure::Transient && attempt < RETRY_DELAYS.len() {
             tracing::debug!(server = %key, attempt, error = %describe_init(&err), "transient failure, retrying initialize");
             tokio::time::sleep(RETRY_DELAYS[attempt]).await;
             attempt += 1;
@@ -479,7 +386,7 @@ fn init_failure(
     mcp_client: &McpHttpClient,
     attempts: usize,
 ) -> StartupFailure {
-    match classify_init(err) {
+    match http_failure_of_init(err) {
         HttpFailure::AuthRequired => {
             // The provider's own verdict (e.g. a rejected refresh) is the better reason.
             if let Some(e) = mcp_client.last_failure().filter(|e| {

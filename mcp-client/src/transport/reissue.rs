@@ -12,6 +12,8 @@ use rmcp::RoleClient;
 use rmcp::model::{ClientRequest, ServerResult};
 use rmcp::service::{Peer, ServiceError};
 
+use crate::rmcp_errors::ServiceFailure;
+
 /// How many times a read whose answer was lost is sent again.
 pub(crate) const MAX_REISSUES: u32 = 2;
 
@@ -46,8 +48,11 @@ pub(crate) async fn send_read(
     let mut sent_again = 0;
     loop {
         match peer.send_request(request.clone()).await {
-            Err(ServiceError::TransportClosed)
-                if reissue && sent_again < MAX_REISSUES && !peer.is_transport_closed() =>
+            Err(e)
+                if matches!(ServiceFailure::of(&e), ServiceFailure::Closed)
+                    && reissue
+                    && sent_again < MAX_REISSUES
+                    && !peer.is_transport_closed() =>
             {
                 sent_again += 1;
                 tracing::debug!(

@@ -42,8 +42,8 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
 use crate::rmcp_errors::error_chain;
+use crate::rmcp_errors::{HttpFailure, http_failure};
 use crate::state::ConnectionShared;
-use crate::transport::http::{HttpFailure, classify_error};
 use crate::transport::http_client::McpHttpClient;
 
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -493,7 +493,7 @@ fn worth_retrying(e: &HttpError) -> bool {
     matches!(
         e,
         StreamableHttpError::Sse(_) | StreamableHttpError::UnexpectedEndOfStream
-    ) || classify_error(e) == HttpFailure::Transient
+    ) || http_failure(e) == HttpFailure::Transient
 }
 
 /// Sends the messages rmcp hands over, one at a time and in order. A `POST` answered 404

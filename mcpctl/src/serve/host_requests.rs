@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use mcp_client::ServiceFailure;
 use mcp_connections::{SamplingHandler, SamplingRefusal, sampling_fn};
 use mcp_key::McpServerKey;
 use rmcp::RoleServer;
@@ -71,13 +72,11 @@ pub(crate) fn forward_sampling(
 
 /// The refusal of a request the client answered with an error (or never answered).
 fn refusal_of(server: &McpServerKey, e: ServiceError) -> SamplingRefusal {
-    match e {
-        ServiceError::McpError(data) => SamplingRefusal::new(data.message.into_owned()),
-        other => {
-            tracing::warn!(%server, "the client's sampling failed: {other}");
-            SamplingRefusal::new(format!(
-                "the client of mcpctl serve did not answer: {other}"
-            ))
+    match ServiceFailure::of(&e) {
+        ServiceFailure::Refused(data) => SamplingRefusal::new(data.message.to_string()),
+        _ => {
+            tracing::warn!(%server, "the client's sampling failed: {e}");
+            SamplingRefusal::new(format!("the client of mcpctl serve did not answer: {e}"))
         }
     }
 }
