@@ -379,6 +379,7 @@ mod scenario;
 mod serve;
 mod server;
 mod shared;
+mod skills;
 #[cfg(feature = "http")]
 mod sse;
 mod sshd;
@@ -438,6 +439,7 @@ pub use scenario::{
     ServerInfoSpec, ToolSpec, ToolsChange,
 };
 pub use server::FakeServer;
+pub use skills::{SKILL_MD, SkillFault, SkillFileSpec, SkillOptions, SkillSpec};
 #[cfg(feature = "http")]
 pub use sse::{MESSAGES_PATH, SSE_PATH, SseCounters, SseFakeServer, SseOptions, serve_sse_process};
 pub use sshd::{

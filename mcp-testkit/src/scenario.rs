@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Error;
-use crate::{TaskAsk, TaskEnd};
+use crate::{SkillOptions, SkillSpec, TaskAsk, TaskEnd};
 
 /// A complete description of a fake MCP server: what it offers and how it misbehaves.
 ///
@@ -60,6 +60,14 @@ pub struct Scenario {
     /// rewriting a tool behind the user's back): see [`ToolsChange`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_changes: Vec<ToolsChange>,
+    /// Skills (the Skills extension, SEP-2640), in `skills/list` order: with any, the
+    /// server announces the extension and serves `skills/list`, `skills/get` and the
+    /// skills' files (see [`SkillSpec`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<SkillSpec>,
+    /// How the skills are served (pages, directory reads).
+    #[serde(skip_serializing_if = "crate::skills::is_default")]
+    pub skill_options: SkillOptions,
 }
 
 /// A change of the tool list triggered by the number of calls (all runners): once the
@@ -134,7 +142,23 @@ impl Scenario {
             record: Recording::default(),
             cache_hints: None,
             tool_changes: Vec::new(),
+            skills: Vec::new(),
+            skill_options: SkillOptions::default(),
         }
+    }
+
+    /// Add a skill.
+    #[must_use]
+    pub fn with_skill(mut self, skill: SkillSpec) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Set how the skills are served.
+    #[must_use]
+    pub fn with_skill_options(mut self, options: SkillOptions) -> Self {
+        self.skill_options = options;
+        self
     }
 
     /// Add a tool.

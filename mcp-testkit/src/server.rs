@@ -16,6 +16,10 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, SubscribeRequestParams, SubscriptionFilter,
     UnsubscribeRequestParams,
 };
+use rmcp::model::{
+    GetSkillRequestParams, GetSkillResult, ListSkillsResult, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult,
+};
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde::Serialize;
@@ -374,6 +378,9 @@ impl ServerHandler for FakeServer {
     ) -> Result<ReadResourceResponse, McpError> {
         self.record_sent("resources/read", &request, &context);
         let scenario = &self.shared.scenario;
+        if let Some(read) = crate::skills::serve::read(scenario, &request.uri) {
+            return read.map(ReadResourceResponse::from);
+        }
         let found = lock(&self.shared.resources)
             .iter()
             .find(|r| r.uri == request.uri)
@@ -401,6 +408,34 @@ impl ServerHandler for FakeServer {
         let value = json!({"contents": [{"uri": request.uri, "mimeType": mime, "text": text}]});
         wire::from_wire::<rmcp::model::ReadResourceResult>("resource contents", value)
             .map(ReadResourceResponse::from)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        self.record_sent("skills/list", &request, &context);
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        crate::skills::serve::list(&self.shared.scenario, cursor)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        self.record_sent("skills/get", &request, &context);
+        crate::skills::serve::get(&self.shared.scenario, &request.uri)
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, McpError> {
+        self.record_sent("resources/directory/read", &request, &context);
+        crate::skills::serve::read_directory(&self.shared.scenario, &request.uri)
     }
 
     async fn list_prompts(

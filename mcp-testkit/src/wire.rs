@@ -152,6 +152,7 @@ pub(crate) fn server_config(scenario: &Scenario) -> Value {
             json!({ rmcp::model::TASKS_EXTENSION_ID: {} }),
         );
     }
+    crate::skills::serve::advertise(scenario, &mut capabilities);
     if !scenario.prompts.is_empty() || caps.prompts_list_changed {
         capabilities.insert(
             "prompts".to_owned(),
