@@ -64,6 +64,7 @@ mod listing;
 mod requests;
 mod rmcp_errors;
 mod settings;
+mod skills;
 mod state;
 mod tasks;
 mod telemetry;
@@ -86,6 +87,7 @@ pub use listen::health::{ListenHealth, ListenHealthFeed, ListenTopic};
 pub use listing::Stamp;
 pub use listing::paginate::{MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES};
 pub use requests::{CallSettings, MAX_INPUT_ROUNDS};
+pub use rmcp::model::SKILLS_EXTENSION_ID;
 pub use rmcp_errors::ServiceFailure;
 pub use settings::auth::{
     AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer,
@@ -98,6 +100,10 @@ pub use settings::{
     ClientSettings, DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,
     DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, DEFAULT_STARTUP_TIMEOUT, HttpTarget, Target,
     default_protocol_version,
+};
+pub use skills::error::SkillError;
+pub use skills::{
+    DEFAULT_SKILL_MAX_BYTES, LoadedSkill, SkillEntry, SkillFile, SkillListing, SkillReadSettings,
 };
 pub use state::{Progress, ProgressCallback};
 pub use tasks::{
