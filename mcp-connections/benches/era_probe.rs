@@ -52,7 +52,7 @@ fn bench(c: &mut Criterion) {
                 catalog,
                 ConnectionSetOptions::new()
                     .with_shared_pool(pool.clone())
-                    .with_process_grace(Duration::from_millis(50)),
+                    .with_client(|c| c.with_process_grace(Duration::from_millis(50))),
             );
             assert_eq!(set.wait_startup().await.ready(), 1);
             set.shutdown().await;

@@ -12,7 +12,7 @@
 //! server read by a raw line reader (Python) took 4.0-4.1 s; the same connection set fed
 //! by a throwaway Python server that writes the whole burst at once took 0.92 s, of which
 //! 82% of the updates reached the callback (the rest overtaken, see
-//! `CallOptions::with_progress`); a call with no notifications took ~0.1 ms. That Python
+//! `CallSettings::with_progress` through `CallOptions::with_call`); a call with no notifications took ~0.1 ms. That Python
 //! server read by a raw reader took 0.2-0.3 s, so the client side costs ~7 µs per
 //! notification. Most of it is rmcp's (rmcp 3.11 `service.rs`: each notification is
 //! parsed, passed through the progress-timeout watcher and handled on its own spawned
@@ -78,9 +78,11 @@ fn bench(c: &mut Criterion) {
     let delivered = Arc::new(AtomicU64::new(0));
     let calls = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&delivered);
-    let options = CallOptions::new().with_progress(Arc::new(move |_: Progress| {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }));
+    let options = CallOptions::new().with_call(|c| {
+        c.with_progress(Some(Arc::new(move |_: Progress| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        })))
+    });
 
     let mut group = c.benchmark_group("progress_burst");
     group.sampling_mode(SamplingMode::Flat);

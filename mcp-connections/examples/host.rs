@@ -119,7 +119,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .call_qualified(
             "mcp__demo__count",
             None,
-            CallOptions::new().with_progress(progress),
+            CallOptions::new().with_call(|c| c.with_progress(Some(progress))),
         )
         .await?;
     println!("count: {}", result.text());

@@ -195,7 +195,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .call_approved(
             "mcp__files__index",
             None,
-            CallOptions::new().with_timeout(Duration::from_millis(300)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_millis(300))),
         )
         .await
     {

@@ -201,7 +201,7 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// A 2026-era server asked for input during the call, whose options hand such
-    /// requests back ([`CallOptions::with_input_handed_back`](crate::CallOptions::with_input_handed_back)):
+    /// requests back ([`CallSettings::with_input_handed_back`](mcp_client::CallSettings::with_input_handed_back)):
     /// not a failure, the call waits to be resumed with the answers.
     InputRequired {
         /// The server.

@@ -70,7 +70,9 @@
 //!   and search mode), the host's policy (authority, approvals, pins, hooks, elicitation,
 //!   sampling, host metadata), the shared connection pool ([`ServerPool`]) and [`Error`].
 //! - From `mcp-client` (one server, one connection): the names the set's API carries:
-//!   [`Root`], auth header providers ([`AuthHeaderProvider`], [`StaticBearer`],
+//!   the settings a call and a connection are made with ([`CallSettings`] in
+//!   [`CallOptions::with_call`], [`ClientSettings`] in
+//!   [`ConnectionSetOptions::with_client`]), [`Root`], auth header providers ([`AuthHeaderProvider`], [`StaticBearer`],
 //!   [`BearerEnvVar`]), environments ([`Environment`], [`WrapperEnvironment`]), startup
 //!   failures ([`StartupFailure`], [`FailureReason`]), progress, tasks ([`TaskHandle`],
 //!   [`TaskState`]), listen topics, server log constants and the protocol defaults. For a
@@ -149,6 +151,7 @@ pub use mcp_client::Root;
 pub use mcp_client::{
     AuthHeaderProvider, BearerEnvVar, CredentialsError, SharedEnvLookup, StaticBearer, process_env,
 };
+pub use mcp_client::{CallSettings, ClientSettings};
 pub use mcp_client::{
     DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,
     DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES,

@@ -28,7 +28,7 @@ fn key(name: &str) -> McpServerKey {
 }
 
 fn opts() -> ConnectionSetOptions {
-    ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+    ConnectionSetOptions::new().with_client(|c| c.with_process_grace(Duration::from_millis(300)))
 }
 
 /// The `tools/call` requests `server` received, as `tool(arguments)`.

@@ -36,7 +36,8 @@ async fn unreadable_replies_fail_the_call_at_once_as_protocol_errors() {
     fx.stdio("odd", scenario);
     let set = ConnectionSet::start(
         &fx.catalog(),
-        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300)),
+        ConnectionSetOptions::new()
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300))),
     );
     set.wait_startup().await;
     let key = McpServerKey::unscoped("odd".parse().unwrap());
@@ -47,7 +48,7 @@ async fn unreadable_replies_fail_the_call_at_once_as_protocol_errors() {
                 &key,
                 &format!("broken{i}"),
                 None,
-                CallOptions::new().with_timeout(Duration::from_secs(60)),
+                CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(60))),
             )
             .await
             .unwrap_err();

@@ -31,7 +31,7 @@ async fn start(scenario: Scenario, budget: usize) -> (Fixture, ConnectionSet) {
     fx.stdio("fat", scenario);
     let set = ConnectionSet::start(
         &fx.catalog(),
-        ConnectionSetOptions::new().with_list_byte_budget(budget),
+        ConnectionSetOptions::new().with_client(|c| c.with_list_byte_budget(budget)),
     );
     set.wait_startup().await;
     (fx, set)

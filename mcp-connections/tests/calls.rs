@@ -25,7 +25,7 @@ fn key(name: &str) -> McpServerKey {
 
 fn opts() -> ConnectionSetOptions {
     ConnectionSetOptions::new()
-        .with_process_grace(Duration::from_millis(300))
+        .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
         .with_restart_backoff(Duration::from_millis(50), Duration::from_millis(400))
 }
 
@@ -225,7 +225,7 @@ async fn a_hanging_call_times_out_and_the_server_stays_usable() {
             &key("slow"),
             "hang",
             None,
-            CallOptions::new().with_timeout(Duration::from_millis(300)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_millis(300))),
         )
         .await
         .unwrap_err();
@@ -292,7 +292,9 @@ async fn progress_reaches_the_callback() {
             &key("prog"),
             "work",
             None,
-            CallOptions::new().with_progress(Arc::new(move |p| sink.lock().unwrap().push(p))),
+            CallOptions::new().with_call(|c| {
+                c.with_progress(Some(Arc::new(move |p| sink.lock().unwrap().push(p))))
+            }),
         )
         .await
         .unwrap();
@@ -375,7 +377,7 @@ async fn elicitation_goes_to_the_handler_and_pauses_the_timeout() {
             &key("asker"),
             "ask",
             None,
-            CallOptions::new().with_timeout(Duration::from_millis(500)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_millis(500))),
         )
         .await
         .unwrap();
@@ -703,9 +705,14 @@ async fn host_owned_meta_keys_are_stripped_from_caller_meta() {
     let mut meta = serde_json::Map::new();
     meta.insert("host.example/approved".to_owned(), json!(true));
     meta.insert("trace".to_owned(), json!("abc"));
-    set.call_tool(&key("m"), "echo", None, CallOptions::new().with_meta(meta))
-        .await
-        .unwrap();
+    set.call_tool(
+        &key("m"),
+        "echo",
+        None,
+        CallOptions::new().with_call(|c| c.with_meta(Some(meta))),
+    )
+    .await
+    .unwrap();
     set.shutdown().await;
     let calls: Vec<RecordedRequest> = RecordedRequest::read_log(fx.request_log("m"))
         .into_iter()
@@ -899,7 +906,8 @@ mod progress_and_timeout {
     }
 
     fn opts() -> ConnectionSetOptions {
-        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+        ConnectionSetOptions::new()
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -920,10 +928,11 @@ mod progress_and_timeout {
         set.wait_startup().await;
         let timeout = Duration::from_millis(600);
         let with_progress = |reset: bool| {
-            CallOptions::new()
-                .with_timeout(timeout)
-                .with_progress(Arc::new(|_| {}))
-                .with_reset_timeout_on_progress(reset)
+            CallOptions::new().with_call(|c| {
+                c.with_timeout(timeout)
+                    .with_progress(Some(Arc::new(|_| {})))
+                    .with_reset_timeout_on_progress(reset)
+            })
         };
         let err = set
             .call_tool(&key("slow"), "work", None, with_progress(false))

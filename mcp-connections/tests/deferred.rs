@@ -31,7 +31,7 @@ fn opts(pool: &ServerPool, dir: &std::path::Path) -> ConnectionSetOptions {
     ConnectionSetOptions::new()
         .with_shared_pool(pool.clone())
         .with_tool_cache(cache(dir))
-        .with_process_grace(Duration::from_millis(300))
+        .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
 }
 
 fn fixture(servers: usize) -> Fixture {

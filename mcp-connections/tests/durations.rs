@@ -79,7 +79,7 @@ proptest! {
             );
             let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new());
             let r = set
-                .call_tool(&key(), "echo", Some(json!({"t": 1})), CallOptions::new().with_timeout(timeout))
+                .call_tool(&key(), "echo", Some(json!({"t": 1})), CallOptions::new().with_call(|c| c.with_timeout(timeout)))
                 .await
                 .unwrap();
             assert_eq!(r.structured_content, Some(json!({"t": 1})));

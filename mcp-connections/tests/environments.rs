@@ -89,7 +89,8 @@ fn catalog(home: &TestHome, multi: bool, devbox: EnvironmentConfig) -> ResolvedC
 }
 
 fn options() -> ConnectionSetOptions {
-    ConnectionSetOptions::new().with_process_grace(std::time::Duration::from_millis(300))
+    ConnectionSetOptions::new()
+        .with_client(|c| c.with_process_grace(std::time::Duration::from_millis(300)))
 }
 
 async fn marker_of(set: &ConnectionSet, qualified: &str) -> Value {

@@ -83,7 +83,7 @@ async fn auto_speaks_2026_to_a_modern_server_and_2025_to_an_older_one_and_rememb
     let options = || {
         ConnectionSetOptions::new()
             .with_shared_pool(pool.clone())
-            .with_process_grace(Duration::from_millis(300))
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     };
 
     let (tx, mut rx) = mpsc::unbounded_channel();
@@ -153,7 +153,8 @@ async fn a_pinned_era_never_probes_and_a_mismatch_fails_with_the_servers_version
     fx.add("new", config.with_protocol(ProtocolChoice::V2025_11_25));
     let set = ConnectionSet::start(
         &fx.catalog(),
-        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300)),
+        ConnectionSetOptions::new()
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300))),
     );
     let summary = set.wait_startup().await;
     let states: Vec<(String, bool)> = summary
@@ -244,7 +245,7 @@ async fn a_new_process_takes_the_era_from_the_persisted_catalog_cache() {
                 8,
                 Duration::from_secs(3600),
             ))
-            .with_process_grace(Duration::from_millis(300))
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     };
     let first = ConnectionSet::start(&catalog, host());
     assert_eq!(first.wait_startup().await.ready(), 1);
@@ -288,9 +289,10 @@ async fn a_server_silent_on_the_probe_is_connected_within_the_probe_bound() {
         ServerConfig::from(mcp_catalog::HttpConfig::new(http.url()))
             .with_startup_timeout(Duration::from_secs(5)),
     );
-    let options = ConnectionSetOptions::new()
-        .with_probe_timeout(Duration::from_millis(500))
-        .with_process_grace(Duration::from_millis(300));
+    let options = ConnectionSetOptions::new().with_client(|c| {
+        c.with_probe_timeout(Duration::from_millis(500))
+            .with_process_grace(Duration::from_millis(300))
+    });
     let set = ConnectionSet::start(&fx.catalog(), options);
     let summary = set.wait_startup().await;
     assert_eq!(summary.ready(), 2, "{:?}", set.status());
@@ -446,7 +448,7 @@ async fn sets_attaching_to_an_uncacheable_listing_do_not_rewrite_the_cache_file(
         ConnectionSetOptions::new()
             .with_shared_pool(pool.clone())
             .with_tool_cache(cache.clone())
-            .with_process_grace(Duration::from_millis(300))
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     };
     let first = ConnectionSet::start(&catalog, options());
     assert_eq!(first.wait_startup().await.ready(), 1);

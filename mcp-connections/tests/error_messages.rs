@@ -219,7 +219,7 @@ async fn call_errors_say_each_thing_once() {
             &key("tools"),
             "slow",
             None,
-            CallOptions::new().with_timeout(Duration::from_millis(300)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_millis(300))),
         )
         .await
         .unwrap_err();

@@ -29,7 +29,7 @@ fn key(name: &str) -> McpServerKey {
 
 fn opts() -> ConnectionSetOptions {
     ConnectionSetOptions::new()
-        .with_process_grace(Duration::from_millis(300))
+        .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
         .with_restart_backoff(Duration::from_millis(50), Duration::from_millis(400))
 }
 
@@ -304,7 +304,7 @@ async fn host_metadata_reaches_only_servers_that_advertise_it_and_cannot_be_forg
         meta.insert("host.example/sandbox".to_owned(), json!("forged"));
         meta.insert("host.example/extra".to_owned(), json!("forged"));
         meta.insert("trace".to_owned(), json!("abc"));
-        CallOptions::new().with_meta(meta)
+        CallOptions::new().with_call(|c| c.with_meta(Some(meta)))
     };
     for server in ["aware", "plain"] {
         set.call_tool(&key(server), "echo", None, caller_meta())

@@ -25,7 +25,7 @@ fn key(name: &str) -> McpServerKey {
 }
 
 fn opts() -> ConnectionSetOptions {
-    ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+    ConnectionSetOptions::new().with_client(|c| c.with_process_grace(Duration::from_millis(300)))
 }
 
 fn echo(name: &str) -> Scenario {
@@ -238,7 +238,8 @@ mod unready_in_listings {
     }
 
     fn opts() -> ConnectionSetOptions {
-        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+        ConnectionSetOptions::new()
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

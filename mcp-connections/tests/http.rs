@@ -401,7 +401,7 @@ async fn a_server_that_dies_mid_call_fails_the_call_instead_of_hanging() {
             &key("web"),
             "die",
             None,
-            CallOptions::new().with_timeout(Duration::from_secs(60)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(60))),
         ),
     )
     .await
@@ -554,7 +554,8 @@ mod configured_headers {
     }
 
     fn opts() -> ConnectionSetOptions {
-        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+        ConnectionSetOptions::new()
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -139,7 +139,7 @@ async fn good_still_answers(set: &ConnectionSet) {
             &key("good"),
             "echo",
             Some(json!({"n": 1})),
-            CallOptions::new().with_timeout(Duration::from_secs(30)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(30))),
         )
         .await
         .unwrap();
@@ -161,7 +161,7 @@ async fn a_body_that_trickles_forever_times_out_at_the_call_deadline() {
             &key("bad"),
             "trickle",
             None,
-            CallOptions::new().with_timeout(Duration::from_secs(2)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(2))),
         ),
     )
     .await
@@ -194,7 +194,7 @@ async fn a_body_over_the_json_limit_fails_at_once_and_is_not_a_timeout() {
             &key("bad"),
             "huge",
             None,
-            CallOptions::new().with_timeout(Duration::from_secs(120)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(120))),
         ),
     )
     .await

@@ -58,7 +58,7 @@ async fn echo(set: &ConnectionSet, n: u32) -> Result<CallToolResult, Error> {
             &key(),
             "echo",
             Some(json!({ "n": n })),
-            CallOptions::new().with_timeout(Duration::from_secs(60)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(60))),
         ),
     )
     .await

@@ -220,7 +220,7 @@ async fn a_handed_back_call_is_resumed_by_another_set() {
     fx.stdio("asker", scenario(Some(MODERN)));
     let (first, handler) = start_answering(&fx, Some(MODERN)).await;
     let asker = "asker".parse().unwrap();
-    let handed = CallOptions::new().with_input_handed_back(true);
+    let handed = CallOptions::new().with_call(|c| c.with_input_handed_back(true));
     let e = first
         .call_tool(&asker, "ask", None, handed.clone())
         .await
@@ -246,7 +246,7 @@ async fn a_handed_back_call_is_resumed_by_another_set() {
             &asker,
             "ask",
             None,
-            handed.with_resume(Some(responses), Some("ask/round-1".to_owned())),
+            handed.with_call(|c| c.with_resume(Some(responses), Some("ask/round-1".to_owned()))),
         )
         .await
         .unwrap();
@@ -323,7 +323,8 @@ mod url_mode {
     }
 
     fn opts() -> ConnectionSetOptions {
-        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+        ConnectionSetOptions::new()
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     }
 
     /// Records every request and accepts.

@@ -223,7 +223,8 @@ async fn a_listen_that_goes_silent_is_cut_after_the_stall_and_reopened() {
     let server = HttpFakeServer::start(scenario(Faults::new().with_sse_keep_alive_ms(100)))
         .await
         .unwrap();
-    let options = ConnectionSetOptions::new().with_listen_stall(Duration::from_secs(2));
+    let options =
+        ConnectionSetOptions::new().with_client(|c| c.with_listen_stall(Duration::from_secs(2)));
     let (set, mut rx) = start(&server, options).await;
 
     // A quiet listen whose server keeps it alive is left alone, however long it is quiet

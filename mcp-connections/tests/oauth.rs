@@ -233,7 +233,11 @@ async fn the_set_logs_in_with_the_configured_callback_port_and_the_hosts_client_
     let set = ConnectionSet::start(
         &catalog,
         ConnectionSetOptions::new()
-            .with_client_info("host-app", "1.2.3")
+            .with_client(|c| {
+                c.with_client_info(mcp_connections::model::Implementation::new(
+                    "host-app", "1.2.3",
+                ))
+            })
             .with_credential_store(Arc::clone(&w.store))
             .with_login_agent(Arc::new(HeadlessAgent::new())),
     );

@@ -144,7 +144,7 @@ async fn a_killed_and_restarted_server_everything_is_recovered() {
                     key,
                     "echo",
                     Some(json!({ "message": format!("hello {n}") })),
-                    CallOptions::new().with_timeout(Duration::from_secs(120)),
+                    CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(120))),
                 ),
             )
             .await
@@ -396,11 +396,14 @@ async fn server_everythings_research_task_runs_to_its_result_through_the_set() {
     let server: McpServerKey = "everything".parse().unwrap();
     let states = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let into = std::sync::Arc::clone(&states);
-    let options = CallOptions::new()
-        .with_timeout(Duration::from_secs(60))
-        .with_task_state(std::sync::Arc::new(move |state: &mcp_client::TaskState| {
-            into.lock().unwrap().push(state.clone());
-        }));
+    let options = CallOptions::new().with_call(|c| {
+        c.with_timeout(Duration::from_secs(60))
+            .with_task_state(Some(std::sync::Arc::new(
+                move |state: &mcp_client::TaskState| {
+                    into.lock().unwrap().push(state.clone());
+                },
+            )))
+    });
     let result = set
         .call_tool(
             &server,

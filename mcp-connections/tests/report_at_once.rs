@@ -31,7 +31,7 @@ async fn first_failure(fx: &Fixture) -> (ConnectionSet, FailureReason, Duration,
         &fx.catalog(),
         ConnectionSetOptions::new()
             .with_events(tx)
-            .with_process_grace(GRACE),
+            .with_client(|c| c.with_process_grace(GRACE)),
     );
     let event = common::wait_event(&mut rx, Duration::from_secs(30), |e| {
         matches!(e, ConnectionEvent::Failed { .. })

@@ -283,7 +283,7 @@ async fn sampling_reaches_only_the_session_whose_call_caused_it() {
         let options = |who, seen| {
             model(who, None, seen)
                 .with_shared_pool(pool.clone())
-                .with_process_grace(Duration::from_millis(300))
+                .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
         };
         let a = ConnectionSet::start(&catalog, options("A", &seen_a));
         let b = ConnectionSet::start(&catalog, options("B", &seen_b));
@@ -530,7 +530,7 @@ async fn a_log_written_during_one_sessions_call_reaches_that_session_only() {
         model(who, None, &seen)
             .with_events(tx)
             .with_shared_pool(pool.clone())
-            .with_process_grace(Duration::from_millis(300))
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     };
     let a = ConnectionSet::start(&catalog, options("A", tx_a));
     let b = ConnectionSet::start(&catalog, options("B", tx_b));
@@ -614,7 +614,7 @@ async fn a_2026_era_calls_log_reaches_only_the_session_whose_call_wrote_it() {
         ConnectionSetOptions::new()
             .with_events(tx)
             .with_shared_pool(pool.clone())
-            .with_process_grace(Duration::from_millis(300))
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     };
     let a = ConnectionSet::start(&catalog, options(tx_a));
     let b = ConnectionSet::start(&catalog, options(tx_b));

@@ -25,7 +25,7 @@ fn key(name: &str) -> McpServerKey {
 fn opts(pool: &ServerPool) -> ConnectionSetOptions {
     ConnectionSetOptions::new()
         .with_shared_pool(pool.clone())
-        .with_process_grace(Duration::from_millis(300))
+        .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
 }
 
 /// The raw names of `set`'s tools.
@@ -76,11 +76,11 @@ async fn sets_that_open_a_connection_differently_do_not_share_it() {
 
     // Each connection setting the set passes on, changed alone: a connection of its own.
     let changed = [
-        opts(&pool).with_probe_timeout(Duration::from_millis(1500)),
-        opts(&pool).with_list_byte_budget(1024 * 1024),
-        opts(&pool).with_list_changed_debounce(Duration::from_millis(5)),
-        opts(&pool).with_listen_stall(Duration::from_secs(90)),
-        opts(&pool).with_process_grace(Duration::from_millis(400)),
+        opts(&pool).with_client(|c| c.with_probe_timeout(Duration::from_millis(1500))),
+        opts(&pool).with_client(|c| c.with_list_byte_budget(1024 * 1024)),
+        opts(&pool).with_client(|c| c.with_list_changed_debounce(Duration::from_millis(5))),
+        opts(&pool).with_client(|c| c.with_listen_stall(Duration::from_secs(90))),
+        opts(&pool).with_client(|c| c.with_process_grace(Duration::from_millis(400))),
     ];
     let mut others = Vec::new();
     for (i, options) in changed.into_iter().enumerate() {
@@ -124,7 +124,10 @@ async fn each_set_refreshes_tools_within_its_own_byte_budget() {
     let roomy = ConnectionSet::start(&catalog, opts(&pool).with_events(tx_roomy));
     assert_eq!(roomy.wait_startup().await.ready(), 1);
     // Started second, on the same pool, with a small budget.
-    let tight = ConnectionSet::start(&catalog, opts(&pool).with_list_byte_budget(16 * 1024));
+    let tight = ConnectionSet::start(
+        &catalog,
+        opts(&pool).with_client(|c| c.with_list_byte_budget(16 * 1024)),
+    );
     assert_eq!(tight.wait_startup().await.ready(), 1);
     assert_eq!(pool.stats().starts, 2, "a connection per budget");
 

@@ -29,7 +29,7 @@ fn key(name: &str) -> McpServerKey {
 fn opts(pool: &ServerPool) -> ConnectionSetOptions {
     ConnectionSetOptions::new()
         .with_shared_pool(pool.clone())
-        .with_process_grace(Duration::from_millis(300))
+        .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
 }
 
 fn ask_scenario(name: &str) -> Scenario {
@@ -80,7 +80,7 @@ async fn two_sessions_share_eight_servers_and_requests_reach_only_their_caller()
     let options = |who, seen| {
         answering(who, seen)
             .with_shared_pool(pool.clone())
-            .with_process_grace(Duration::from_millis(300))
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     };
     let a = ConnectionSet::start(&catalog, options("A", &seen_a));
     let b = ConnectionSet::start(&catalog, options("B", &seen_b));
@@ -302,7 +302,7 @@ async fn replace_reuses_unchanged_servers_and_restarts_only_changed_ones() {
         &before,
         ConnectionSetOptions::new()
             .with_events(tx)
-            .with_process_grace(Duration::from_millis(300)),
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300))),
     );
     assert_eq!(set.wait_startup().await.ready(), 4);
     let pid = |set: &ConnectionSet, name: &str| {

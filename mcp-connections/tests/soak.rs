@@ -38,7 +38,7 @@ async fn a_thousand_calls_with_random_kills_all_end_and_leave_nothing() {
     let set = ConnectionSet::start(
         &fx.catalog(),
         ConnectionSetOptions::new()
-            .with_process_grace(Duration::from_millis(200))
+            .with_client(|c| c.with_process_grace(Duration::from_millis(200)))
             .with_restart_backoff(Duration::from_millis(20), Duration::from_millis(200)),
     );
     assert_eq!(set.wait_startup().await.ready(), SERVERS);
@@ -77,7 +77,7 @@ async fn a_thousand_calls_with_random_kills_all_end_and_leave_nothing() {
                 &key,
                 tool,
                 Some(json!({"i": i})),
-                CallOptions::new().with_timeout(Duration::from_secs(20)),
+                CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(20))),
             )
             .await
         }

@@ -48,7 +48,7 @@ fn catalog(text: &str) -> ResolvedCatalog {
 }
 
 fn options() -> ConnectionSetOptions {
-    ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+    ConnectionSetOptions::new().with_client(|c| c.with_process_grace(Duration::from_millis(300)))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -38,7 +38,7 @@ async fn sixteen_servers_start_concurrently_and_a_hanging_one_times_out() {
         &fx.catalog(),
         ConnectionSetOptions::new()
             .with_events(tx)
-            .with_process_grace(Duration::from_millis(200)),
+            .with_client(|c| c.with_process_grace(Duration::from_millis(200))),
     );
     let events = events_until_complete(&mut rx, Duration::from_secs(60)).await;
 
@@ -278,7 +278,7 @@ async fn cancelling_startup_marks_pending_servers_and_keeps_ready_ones() {
         &fx.catalog(),
         ConnectionSetOptions::new()
             .with_events(tx)
-            .with_process_grace(Duration::from_millis(200)),
+            .with_client(|c| c.with_process_grace(Duration::from_millis(200))),
     );
     common::wait_event(
         &mut rx,
@@ -320,7 +320,8 @@ async fn shutdown_completes_even_when_its_caller_gives_up() {
     );
     let set = ConnectionSet::start(
         &fx.catalog(),
-        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300)),
+        ConnectionSetOptions::new()
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300))),
     );
     set.wait_startup().await;
     let pid = fx.pids()[0];
@@ -379,7 +380,7 @@ async fn a_slow_tools_list_times_out_at_the_startup_deadline_and_a_merely_slow_o
         &fx.catalog(),
         ConnectionSetOptions::new()
             .with_events(tx)
-            .with_process_grace(Duration::from_millis(200)),
+            .with_client(|c| c.with_process_grace(Duration::from_millis(200))),
     );
     let failed = common::wait_event(
         &mut rx,
@@ -443,7 +444,8 @@ mod cancelled_required {
     }
 
     fn opts() -> ConnectionSetOptions {
-        ConnectionSetOptions::new().with_process_grace(Duration::from_millis(300))
+        ConnectionSetOptions::new()
+            .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -486,7 +488,8 @@ async fn a_call_in_flight_during_shutdown_ends_shut_down_every_time() {
     for round in 0..10 {
         let set = ConnectionSet::start(
             &catalog,
-            ConnectionSetOptions::new().with_process_grace(Duration::from_millis(200)),
+            ConnectionSetOptions::new()
+                .with_client(|c| c.with_process_grace(Duration::from_millis(200))),
         );
         set.wait_startup().await;
         let calls = || {

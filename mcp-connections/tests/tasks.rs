@@ -65,7 +65,7 @@ async fn ask(set: &ConnectionSet, who: &str) -> Value {
             &key("worker"),
             "ask",
             Some(json!({"who": who})),
-            CallOptions::new().with_timeout(Duration::from_secs(30)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(30))),
         )
         .await
         .unwrap();
@@ -83,7 +83,7 @@ async fn a_tasks_question_reaches_the_session_whose_call_started_it() {
         let options = |name, asked| {
             answering(name, asked)
                 .with_shared_pool(pool.clone())
-                .with_process_grace(Duration::from_millis(300))
+                .with_client(|c| c.with_process_grace(Duration::from_millis(300)))
         };
         let a = ConnectionSet::start(&catalog, options("Ada", &asked_a));
         let b = ConnectionSet::start(&catalog, options("Bob", &asked_b));
@@ -164,7 +164,7 @@ async fn a_kept_task_is_finished_on_a_new_connection_to_its_server() {
     let result = second
         .task_result(
             &kept,
-            CallOptions::new().with_timeout(Duration::from_secs(30)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(30))),
         )
         .await
         .unwrap();
@@ -174,7 +174,7 @@ async fn a_kept_task_is_finished_on_a_new_connection_to_its_server() {
     let again = second
         .task_result(
             &kept,
-            CallOptions::new().with_timeout(Duration::from_secs(30)),
+            CallOptions::new().with_call(|c| c.with_timeout(Duration::from_secs(30))),
         )
         .await
         .unwrap();

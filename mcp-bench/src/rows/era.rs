@@ -25,7 +25,7 @@ async fn start(catalog: &mcp_catalog::ResolvedCatalog, pool: &ServerPool) -> Res
         catalog,
         ConnectionSetOptions::new()
             .with_shared_pool(pool.clone())
-            .with_process_grace(Duration::from_millis(50)),
+            .with_client(|c| c.with_process_grace(Duration::from_millis(50))),
     );
     let ready = set.wait_startup().await.ready();
     let took = t.elapsed().as_secs_f64();

@@ -10,10 +10,10 @@
     reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
 )]
 
+mod call_settings;
 pub(crate) mod on_drop;
 
-use std::sync::Arc;
-use std::time::Duration;
+pub use call_settings::CallSettings;
 
 use rmcp::RoleClient;
 use rmcp::model::{
@@ -25,192 +25,16 @@ use rmcp::model::{
     ServerResult, SetLevelRequest, SetLevelRequestParams,
 };
 use rmcp::service::{Peer, PeerRequestOptions};
-use serde_json::{Map, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::RequestError;
-use crate::host::server_requests::ServerRequests;
 use crate::listing::paginate::{self, ListKind, Page, PageError};
-use crate::state::{ProgressCallback, ProgressGuard, ProgressSink};
+use crate::state::{ProgressGuard, ProgressSink};
 
 /// Most `input_required` rounds (SEP-2322) one call goes through before it fails.
 pub const MAX_INPUT_ROUNDS: usize = 8;
-
-/// How one tool call runs: its timeout, progress, `_meta`, who answers the server's
-/// requests tied to it, and what aborts it.
-#[derive(Clone)]
-#[non_exhaustive]
-pub struct CallSettings {
-    timeout: Duration,
-    deadline: Option<Instant>,
-    progress: Option<ProgressCallback>,
-    reset_timeout_on_progress: bool,
-    meta: Option<Map<String, Value>>,
-    requests: Option<Arc<dyn ServerRequests>>,
-    abort: Option<CancellationToken>,
-    task_state: Option<crate::tasks::TaskStateCallback>,
-    hand_back_input: bool,
-    resume: Option<(Option<rmcp::model::InputResponses>, Option<String>)>,
-    record_payloads: bool,
-}
-
-impl std::fmt::Debug for CallSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallSettings")
-            .field("timeout", &self.timeout)
-            .field("deadline", &self.deadline)
-            .field("progress", &self.progress.is_some())
-            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
-            .field("meta", &self.meta)
-            .field("requests", &self.requests.is_some())
-            .field("abort", &self.abort.is_some())
-            .field("task_state", &self.task_state.is_some())
-            .field("hand_back_input", &self.hand_back_input)
-            .field("resume", &self.resume.is_some())
-            .field("record_payloads", &self.record_payloads)
-            .finish()
-    }
-}
-
-impl CallSettings {
-    /// A call that may take `timeout` (paused while an elicitation of the server is
-    /// pending).
-    pub fn new(timeout: Duration) -> Self {
-        Self {
-            timeout,
-            deadline: None,
-            progress: None,
-            reset_timeout_on_progress: false,
-            meta: None,
-            requests: None,
-            abort: None,
-            task_state: None,
-            hand_back_input: false,
-            record_payloads: false,
-            resume: None,
-        }
-    }
-
-    /// Records the call's arguments and result on its span (`tools/call`), as the
-    /// OpenTelemetry conventions' opt-in `gen_ai.tool.call.arguments` and
-    /// `gen_ai.tool.call.result`: JSON text with strings redacted as in logs
-    /// ([`mcp_key::redact_secrets`]), the value of every member whose name marks a secret
-    /// ([`mcp_key::is_secret_name`]: `password`, `token`, `apiKey`, `pwd`, `auth`, …) and
-    /// of every header written as a name/value pair replaced by `***`, cut at [`MAX_RECORDED_PAYLOAD`](crate::MAX_RECORDED_PAYLOAD)
-    /// bytes. Off by default: a call's arguments and results are the user's data.
-    #[must_use]
-    pub fn with_recorded_payloads(mut self, on: bool) -> Self {
-        self.record_payloads = on;
-        self
-    }
-
-    /// A 2026-era server's `input_required` reply ends the call with
-    /// [`RequestError::InputRequired`] instead of being answered here: for a caller that
-    /// passes the questions on to someone who answers later, perhaps elsewhere.
-    #[must_use]
-    pub fn with_input_handed_back(mut self, on: bool) -> Self {
-        self.hand_back_input = on;
-        self
-    }
-
-    /// The call resumes an earlier one that was handed back
-    /// ([`Self::with_input_handed_back`]): its first request carries the answers
-    /// (`inputResponses`) and the server's `requestState`, unmodified.
-    #[must_use]
-    pub fn with_resume(
-        mut self,
-        responses: Option<rmcp::model::InputResponses>,
-        request_state: Option<String>,
-    ) -> Self {
-        self.resume = Some((responses, request_state));
-        self
-    }
-
-    /// The first deadline, when part of the timeout was already spent (waiting for the
-    /// connection); later deadlines (after progress, see
-    /// [`Self::with_reset_timeout_on_progress`]) are the full timeout again.
-    #[must_use]
-    pub fn with_deadline(mut self, deadline: Instant) -> Self {
-        self.deadline = Some(deadline);
-        self
-    }
-
-    /// Receives the server's progress notifications for this call, in increasing order of
-    /// progress.
-    #[must_use]
-    pub fn with_progress(mut self, callback: Option<ProgressCallback>) -> Self {
-        self.progress = callback;
-        self
-    }
-
-    /// Each progress notification restarts the timeout.
-    #[must_use]
-    pub fn with_reset_timeout_on_progress(mut self, on: bool) -> Self {
-        self.reset_timeout_on_progress = on;
-        self
-    }
-
-    /// The request's `_meta`.
-    #[must_use]
-    pub fn with_meta(mut self, meta: Option<Map<String, Value>>) -> Self {
-        self.meta = meta;
-        self
-    }
-
-    /// Who answers what a 2026-era server asks in this call's own `input_required`
-    /// replies (default: the connection's [`ServerRequests`]).
-    #[must_use]
-    pub fn with_requests(mut self, requests: Option<Arc<dyn ServerRequests>>) -> Self {
-        self.requests = requests;
-        self
-    }
-
-    /// Receives each new state of the task the server makes of this call, if it makes one
-    /// (its phase and status message: a long task's way of saying how far it is).
-    #[must_use]
-    pub fn with_task_state(mut self, callback: Option<crate::tasks::TaskStateCallback>) -> Self {
-        self.task_state = callback;
-        self
-    }
-
-    /// Ends the call with [`RequestError::Aborted`] when `abort` is cancelled (the server
-    /// is told the call is cancelled).
-    #[must_use]
-    pub fn with_abort(mut self, abort: CancellationToken) -> Self {
-        self.abort = Some(abort);
-        self
-    }
-}
-
-impl CallSettings {
-    /// The call's timeout.
-    pub(crate) fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// The first deadline: the one given, else the timeout from now.
-    pub(crate) fn first_deadline(&self) -> Instant {
-        self.deadline
-            .unwrap_or_else(|| mcp_pool::deadline_in(self.timeout))
-    }
-
-    /// The abort token (a fresh one, never cancelled, when none was given).
-    pub(crate) fn abort_token(&self) -> CancellationToken {
-        self.abort.clone().unwrap_or_default()
-    }
-
-    /// Who answers the server's requests of this call, when not the connection's.
-    pub(crate) fn requests(&self) -> Option<&Arc<dyn ServerRequests>> {
-        self.requests.as_ref()
-    }
-
-    /// Where the states of the call's task go.
-    pub(crate) fn task_state(&self) -> Option<&crate::tasks::TaskStateCallback> {
-        self.task_state.as_ref()
-    }
-}
 
 /// The wire form of a configured log level.
 fn wire_level(level: mcp_catalog::LogLevel) -> LoggingLevel {
@@ -336,7 +160,7 @@ impl Client {
         // the inputs are gathered and the call sent again with them and the server's state.
         loop {
             let request = if as_task {
-                crate::tasks::legacy_task_call(&params, settings.timeout())
+                crate::tasks::legacy_task_call(&params, settings.effective_timeout())
             } else {
                 ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()))
             };
@@ -378,7 +202,7 @@ impl Client {
                     rounds += 1;
                     let (responses, state) = self
                         .shared
-                        .fulfil_input_requests(settings.requests.as_ref(), input)
+                        .fulfil_input_requests(settings.requests(), input)
                         .await?;
                     params.input_responses = responses;
                     params.request_state = state;
@@ -410,7 +234,7 @@ impl Client {
         abort: &CancellationToken,
         deadline: &mut Instant,
     ) -> Result<(ServerResult, ProgressGuard), RequestError> {
-        let timeout = settings.timeout;
+        let timeout = settings.effective_timeout();
         // Subscribed before the request goes out: an unreadable reply that arrives before
         // the wait below begins must still count as a change (it failed this call).
         let mut reply_faults = self.shared.reply_faults();

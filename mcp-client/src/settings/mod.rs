@@ -351,6 +351,11 @@ impl ClientSettings {
         &self.client
     }
 
+    /// Most JSON bytes one list may hold ([`Self::with_list_byte_budget`]).
+    pub fn list_byte_budget(&self) -> usize {
+        self.list_byte_budget
+    }
+
     /// The `User-Agent` of HTTP requests: the client's name and version, and this crate's.
     pub fn user_agent(&self) -> String {
         format!(

@@ -351,7 +351,7 @@ impl TaskHandle {
                 return Err(self.lost("its time to live ran out before it ended"));
             }
             let timeout = RequestError::Timeout {
-                after: settings.timeout(),
+                after: settings.effective_timeout(),
             };
             tokio::select! {
                 biased;

@@ -135,11 +135,7 @@ impl ConnectionSet {
                 tool: tool.to_owned(),
             });
         }
-        let timeout = options
-            .timeout
-            .map_or(slot.spec.config.tool_timeout(), |t| {
-                t.min(slot.spec.config.tool_timeout())
-            });
+        let timeout = options.timeout_within(slot.spec.config.tool_timeout());
         for _ in 0..MAX_QUESTIONS {
             // The question is about the definition the server lists: bring it up first (a
             // crashed server is restarted, a deferred one started).

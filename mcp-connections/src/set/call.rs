@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_client::{Era, FailureReason, ProgressCallback, RequestError, StartupFailure};
+use mcp_client::{Era, FailureReason, RequestError, StartupFailure};
 use mcp_key::McpServerKey;
 use rmcp::model::CallToolResult;
 use serde_json::{Map, Value};
@@ -80,36 +80,31 @@ pub enum StartedCall {
     Done(CallToolResult),
 }
 
-/// Options of one tool call.
-#[derive(Clone, Default)]
+/// Options of one tool call through the set: the client's settings of the call
+/// ([`mcp_client::CallSettings`], held as they are: every per-call setting of `mcp-client`
+/// is one here, through [`Self::with_call`]) and what only the set knows
+/// ([`Self::with_fail_fast`], [`Self::with_catalog_revision`]).
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_connections::CallOptions;
+///
+/// let options = CallOptions::new()
+///     .with_call(|call| call.with_timeout(Duration::from_secs(5)).with_recorded_payloads(true))
+///     .with_fail_fast(true);
+/// assert_eq!(options.call().timeout(), Some(Duration::from_secs(5)));
+/// ```
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct CallOptions {
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) progress: Option<ProgressCallback>,
-    pub(crate) reset_timeout_on_progress: bool,
-    pub(crate) meta: Option<Map<String, Value>>,
+    pub(crate) call: mcp_client::CallSettings,
     pub(crate) fail_fast: bool,
     pub(crate) catalog_revision: Option<u64>,
-    pub(crate) task_state: Option<mcp_client::TaskStateCallback>,
-    pub(crate) hand_back_input: bool,
-    pub(crate) resume: Option<(Option<rmcp::model::InputResponses>, Option<String>)>,
-    pub(crate) record_payloads: bool,
 }
 
-impl std::fmt::Debug for CallOptions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallOptions")
-            .field("timeout", &self.timeout)
-            .field("progress", &self.progress.is_some())
-            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
-            .field("meta", &self.meta)
-            .field("fail_fast", &self.fail_fast)
-            .field("catalog_revision", &self.catalog_revision)
-            .field("task_state", &self.task_state.is_some())
-            .field("hand_back_input", &self.hand_back_input)
-            .field("resume", &self.resume.is_some())
-            .field("record_payloads", &self.record_payloads)
-            .finish()
+impl From<mcp_client::CallSettings> for CallOptions {
+    fn from(call: mcp_client::CallSettings) -> Self {
+        Self::new().with_call(|_| call)
     }
 }
 
@@ -119,45 +114,40 @@ impl CallOptions {
         Self::default()
     }
 
-    /// A per-call timeout; the effective timeout is the smaller of this and the server's
-    /// `tool_timeout_sec`.
+    /// The call's settings, changed by `change` (`|call| call.with_…()`): its timeout, progress,
+    /// task states, `_meta`, payload recording, input handed back or resumed (see
+    /// [`mcp_client::CallSettings`]). The set applies them with three rules of its own:
+    /// - the effective timeout is the smaller of the one given here and the server's
+    ///   `tool_timeout_sec` (none given: the server's), and it also bounds the wait for a
+    ///   server that is not ready yet;
+    /// - `_meta` keys under the host's reserved prefix are removed, and the host's own
+    ///   metadata added for servers that advertise the prefix;
+    /// - who answers the server's requests and what aborts the call are the set's (its
+    ///   elicitation and sampling handlers, its shutdown): a deadline, requests or abort
+    ///   given here are replaced.
+    ///
+    /// A call the server runs as a task keeps its progress while the task runs. A handed
+    /// back call ends with [`Error::InputRequired`].
     #[must_use]
-    pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+    pub fn with_call(
+        mut self,
+        change: impl FnOnce(mcp_client::CallSettings) -> mcp_client::CallSettings,
+    ) -> Self {
+        self.call = change(self.call);
         self
     }
 
-    /// Receives the server's progress notifications for this call, in the order the
-    /// server sent them and before the call returns (an update that does not increase the
-    /// progress is skipped). A call the server runs as a task keeps its progress while
-    /// the task runs.
-    #[must_use]
-    pub fn with_progress(mut self, callback: ProgressCallback) -> Self {
-        self.progress = Some(callback);
-        self
+    /// The call's settings as given ([`Self::with_call`]).
+    pub fn call(&self) -> &mcp_client::CallSettings {
+        &self.call
     }
 
-    /// Receives each new state of the task the server makes of this call, if it makes one
-    /// (MCP Tasks: the set drives the task to its result; this shows its phase and status
-    /// messages meanwhile).
-    #[must_use]
-    pub fn with_task_state(mut self, callback: mcp_client::TaskStateCallback) -> Self {
-        self.task_state = Some(callback);
-        self
-    }
-
-    /// Each progress notification restarts the timeout.
-    #[must_use]
-    pub fn with_reset_timeout_on_progress(mut self, on: bool) -> Self {
-        self.reset_timeout_on_progress = on;
-        self
-    }
-
-    /// `_meta` for the request. Keys under the host's reserved prefix are removed.
-    #[must_use]
-    pub fn with_meta(mut self, meta: Map<String, Value>) -> Self {
-        self.meta = Some(meta);
-        self
+    /// The call's effective timeout: the smaller of its own and the server's
+    /// `tool_timeout` (the server's when the call gives none).
+    pub(crate) fn timeout_within(&self, tool_timeout: Duration) -> Duration {
+        self.call
+            .timeout()
+            .map_or(tool_timeout, |t| t.min(tool_timeout))
     }
 
     /// Fail at once with [`Error::NotReady`] when the server is not ready (starting,
@@ -178,38 +168,6 @@ impl CallOptions {
     #[must_use]
     pub fn with_catalog_revision(mut self, revision: u64) -> Self {
         self.catalog_revision = Some(revision);
-        self
-    }
-
-    /// Records the call's arguments and result on its span, redacted
-    /// ([`mcp_client::CallSettings::with_recorded_payloads`]). Default `false`: nothing of
-    /// either is recorded.
-    #[must_use]
-    pub fn with_recorded_payloads(mut self, on: bool) -> Self {
-        self.record_payloads = on;
-        self
-    }
-
-    /// A 2026-era server's `input_required` reply ends the call with
-    /// [`Error::InputRequired`] (its input requests and state) instead of going to the
-    /// set's elicitation and sampling handlers: for a host that passes the questions on
-    /// and resumes the call later ([`Self::with_resume`]), perhaps in another process.
-    /// A 2025-era server's requests still go to the handlers. Default `false`.
-    #[must_use]
-    pub fn with_input_handed_back(mut self, on: bool) -> Self {
-        self.hand_back_input = on;
-        self
-    }
-
-    /// The call resumes one that ended with [`Error::InputRequired`]: its first request
-    /// carries the answers (`inputResponses`) and the server's `requestState`, unmodified.
-    #[must_use]
-    pub fn with_resume(
-        mut self,
-        responses: Option<rmcp::model::InputResponses>,
-        request_state: Option<String>,
-    ) -> Self {
-        self.resume = Some((responses, request_state));
         self
     }
 }
@@ -369,11 +327,7 @@ impl ConnectionSet {
                 });
             }
         };
-        let timeout = options
-            .timeout
-            .map_or(slot.spec.config.tool_timeout(), |t| {
-                t.min(slot.spec.config.tool_timeout())
-            });
+        let timeout = options.timeout_within(slot.spec.config.tool_timeout());
         let deadline = deadline_in(timeout);
         let live = self
             .ready_connection(&slot, deadline, options.fail_fast)
@@ -413,20 +367,14 @@ impl ConnectionSet {
             turn
         };
 
-        let settings = mcp_client::CallSettings::new(timeout)
+        let meta = self.call_meta(&slot, &live, options.call.meta().cloned());
+        let settings = options
+            .call
+            .with_timeout(timeout)
             .with_deadline(deadline)
-            .with_progress(options.progress)
-            .with_reset_timeout_on_progress(options.reset_timeout_on_progress)
-            .with_meta(self.call_meta(&slot, &live, options.meta))
+            .with_meta(meta)
             .with_requests(caller)
-            .with_task_state(options.task_state)
-            .with_input_handed_back(options.hand_back_input)
-            .with_recorded_payloads(options.record_payloads)
             .with_abort(self.inner.abort_calls.clone());
-        let settings = match options.resume {
-            Some((responses, state)) => settings.with_resume(responses, state),
-            None => settings,
-        };
         Ok(PreparedCall {
             live,
             arguments,
@@ -599,11 +547,7 @@ impl ConnectionSet {
                 None => unknown(),
             });
         };
-        let timeout = options
-            .timeout
-            .map_or(slot.spec.config.tool_timeout(), |t| {
-                t.min(slot.spec.config.tool_timeout())
-            });
+        let timeout = options.timeout_within(slot.spec.config.tool_timeout());
         // A failed server's known tools are in the catalog: a name that is not is made
         // up, and starts nothing.
         let fail_fast = options.fail_fast || matches!(slot.current(), SlotState::Failed(_));

@@ -59,9 +59,10 @@ fn announced_extensions(spec: &ServerSpec) -> Vec<String> {
     Vec::new()
 }
 
-/// The settings of every connection to `spec`'s server that this set starts: what it
-/// announces (client identity, protocol version, capabilities, roots, extensions), the log
-/// level it asks for, and how long it waits and how much it holds. Each start adds only its
+/// The settings of every connection to `spec`'s server that this set starts: the set's
+/// client settings ([`ConnectionSetOptions::with_client`]: what it announces, how long it
+/// waits, how much it holds) with the server's own parts filled in (startup timeout,
+/// variable lookup, roots, capabilities, log level, extensions). Each start adds only its
 /// handshake (from the era the server spoke last) and where its cleanup runs. Computed once
 /// per server; the pool key is derived from it ([`connection_key`]), so two sets share a
 /// connection only when they would open it alike.
@@ -71,21 +72,23 @@ pub(crate) fn client_settings(
     spec: &ServerSpec,
 ) -> ClientSettings {
     let key = &spec.key;
-    let settings = ClientSettings::new()
-        .with_client_info(options.client.clone())
-        .with_protocol_version(options.protocol_version.clone())
+    let settings = options
+        .client
+        .clone()
         .with_startup_timeout(spec.config.startup_timeout())
-        .with_probe_timeout(options.probe_timeout)
-        .with_list_byte_budget(options.list_byte_budget)
-        .with_list_changed_debounce(options.list_changed_debounce)
-        .with_listen_stall(options.listen_stall)
-        .with_process_grace(options.process_grace)
         .with_env(options.env.clone())
         .with_roots(Arc::clone(&options.roots))
         .with_elicitation(announces_elicitation(catalog, options, key))
-        .with_sampling(announces_sampling(options))
-        .with_log_level(catalog.log_level(key))
-        .with_extensions(announced_extensions(spec));
+        .with_sampling(announces_sampling(options));
+    let settings = match catalog.log_level(key) {
+        Some(level) => settings.with_log_level(Some(level)),
+        None => settings,
+    };
+    let settings = announced_extensions(spec)
+        .into_iter()
+        .fold(settings, |settings, id| {
+            settings.with_extension(id, rmcp::model::JsonObject::new())
+        });
     if options.apps {
         settings.with_extension(
             crate::catalog::apps::APPS_EXTENSION,

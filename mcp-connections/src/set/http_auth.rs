@@ -55,7 +55,7 @@ impl crate::set::inner::SetInner {
                 ema,
                 (
                     self.catalog.oauth_callback_port(),
-                    &self.options.client.name,
+                    &self.options.client.client_info().name,
                 ),
                 Arc::clone(store),
             ) {
@@ -78,7 +78,7 @@ impl crate::set::inner::SetInner {
                     let settings = mcp_auth::OAuthSettings::from_config(
                         spec,
                         self.catalog.oauth_callback_port(),
-                        self.options.client.name.clone(),
+                        self.options.client.client_info().name.clone(),
                     );
                     Some(Arc::new(crate::auth::oauth::OAuthProvider::for_server(
                         key,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_key::{EnvironmentId, McpServerKey};
-use rmcp::model::{Implementation, ProtocolVersion};
+use rmcp::model::Implementation;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -15,12 +15,7 @@ use crate::policy::elicitation::ElicitationHandler;
 use crate::policy::hooks::CallHook;
 use crate::set::pool::{DEFAULT_RESTART_BACKOFF, DEFAULT_RESTART_BACKOFF_MAX};
 use mcp_client::Environment;
-use mcp_client::{AuthHeaderProvider, SharedEnvLookup, process_env};
-
-use mcp_client::{
-    DEFAULT_LIST_BYTE_BUDGET, DEFAULT_LIST_CHANGED_DEBOUNCE, DEFAULT_LISTEN_STALL,
-    DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, default_protocol_version,
-};
+use mcp_client::{AuthHeaderProvider, ClientSettings, SharedEnvLookup, process_env};
 
 /// Default grace period `tools()` waits for servers that are still starting.
 pub const DEFAULT_TOOLS_GRACE: Duration = Duration::from_secs(1);
@@ -40,8 +35,7 @@ pub fn default_client_info() -> Implementation {
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ConnectionSetOptions {
-    pub(crate) client: Implementation,
-    pub(crate) protocol_version: ProtocolVersion,
+    pub(crate) client: ClientSettings,
     pub(crate) tools_grace: Duration,
     pub(crate) reserved_meta_prefix: Option<String>,
     pub(crate) events: Option<EventSink>,
@@ -52,12 +46,8 @@ pub struct ConnectionSetOptions {
     pub(crate) answer_deadline: Option<Duration>,
     pub(crate) roots: Arc<[mcp_client::Root]>,
     pub(crate) shutdown_timeout: Duration,
-    pub(crate) process_grace: Duration,
     pub(crate) restart_backoff: Duration,
     pub(crate) restart_backoff_max: Duration,
-    pub(crate) list_changed_debounce: Duration,
-    pub(crate) listen_stall: Duration,
-    pub(crate) list_byte_budget: usize,
     pub(crate) env: SharedEnvLookup,
     pub(crate) cancel: CancellationToken,
     pub(crate) auth: BTreeMap<McpServerKey, Arc<dyn AuthHeaderProvider>>,
@@ -69,7 +59,6 @@ pub struct ConnectionSetOptions {
     pub(crate) shared_pool: Option<crate::set::pool::ServerPool>,
     pub(crate) tool_cache: Option<crate::catalog::tool_cache::ToolCache>,
     pub(crate) login_poll: Duration,
-    pub(crate) probe_timeout: Duration,
     pub(crate) cache_only: bool,
     pub(crate) defer_cached: bool,
     pub(crate) tool_pins: Option<Arc<crate::policy::pins::ToolPins>>,
@@ -86,8 +75,7 @@ impl Default for ConnectionSetOptions {
 impl std::fmt::Debug for ConnectionSetOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConnectionSetOptions")
-            .field("client", &self.client.name)
-            .field("protocol_version", &self.protocol_version)
+            .field("client", &self.client)
             .field("tools_grace", &self.tools_grace)
             .field("reserved_meta_prefix", &self.reserved_meta_prefix)
             .field("events", &self.events.is_some())
@@ -106,8 +94,7 @@ impl ConnectionSetOptions {
     /// no elicitation handler (requests are declined), 10 s shutdown bound per server.
     pub fn new() -> Self {
         Self {
-            client: default_client_info(),
-            protocol_version: default_protocol_version(),
+            client: ClientSettings::new().with_client_info(default_client_info()),
             tools_grace: DEFAULT_TOOLS_GRACE,
             reserved_meta_prefix: None,
             events: None,
@@ -118,12 +105,8 @@ impl ConnectionSetOptions {
             answer_deadline: None,
             roots: Arc::from([]),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
-            process_grace: DEFAULT_PROCESS_GRACE,
             restart_backoff: DEFAULT_RESTART_BACKOFF,
             restart_backoff_max: DEFAULT_RESTART_BACKOFF_MAX,
-            list_changed_debounce: DEFAULT_LIST_CHANGED_DEBOUNCE,
-            listen_stall: DEFAULT_LISTEN_STALL,
-            list_byte_budget: DEFAULT_LIST_BYTE_BUDGET,
             env: process_env(),
             cancel: CancellationToken::new(),
             auth: BTreeMap::new(),
@@ -135,7 +118,6 @@ impl ConnectionSetOptions {
             shared_pool: None,
             tool_cache: None,
             login_poll: DEFAULT_LOGIN_POLL,
-            probe_timeout: DEFAULT_PROBE_TIMEOUT,
             cache_only: false,
             defer_cached: false,
             tool_pins: None,
@@ -144,19 +126,43 @@ impl ConnectionSetOptions {
         }
     }
 
-    /// The client name and version sent in `initialize` (e.g. the host's own).
+    /// The client's settings every connection of the set starts from
+    /// ([`mcp_client::ClientSettings`], held as they are: every connection setting of
+    /// `mcp-client` is one here), changed by `change` (`|client| client.with_…()`): the
+    /// client identity (default: this crate, [`default_client_info`]), the protocol version
+    /// an `initialize` handshake offers (the era each server speaks is its `protocol`
+    /// setting in the catalog, see [`mcp_client::ClientSettings::with_protocol_version`]),
+    /// the probe timeout, the list byte budget, the `list_changed` debounce, the listen
+    /// stall, the grace periods of a stdio server's shutdown, tasks, extensions, a log
+    /// level. The set fills in, per server, what is the server's: its startup timeout
+    /// (`startup_timeout_sec`), the variable lookup ([`Self::with_env_lookup`]), the roots
+    /// ([`Self::with_roots`]), elicitation and sampling (announced when the set has a
+    /// handler for them), the catalog's log level (when it names one), the server's own
+    /// extensions (added), and per start its handshake and where its cleanup runs. Like
+    /// the other connection settings, a shared connection keeps the value of the set
+    /// that started it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_connections::ConnectionSetOptions;
+    /// use rmcp::model::Implementation;
+    ///
+    /// let options = ConnectionSetOptions::new().with_client(|client| {
+    ///     client
+    ///         .with_client_info(Implementation::new("my-host", "1.0.0"))
+    ///         .with_process_grace(Duration::from_millis(300))
+    /// });
+    /// assert_eq!(options.client().client_info().name, "my-host");
+    /// ```
     #[must_use]
-    pub fn with_client_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
-        self.client = Implementation::new(name.into(), version.into());
+    pub fn with_client(mut self, change: impl FnOnce(ClientSettings) -> ClientSettings) -> Self {
+        self.client = change(self.client);
         self
     }
 
-    /// The protocol version offered in an `initialize` handshake (2025-era servers). It does
-    /// not choose the era: that is each server's `protocol` setting in the catalog.
-    #[must_use]
-    pub fn with_protocol_version(mut self, version: ProtocolVersion) -> Self {
-        self.protocol_version = version;
-        self
+    /// The client's settings connections start from ([`Self::with_client`]).
+    pub fn client(&self) -> &ClientSettings {
+        &self.client
     }
 
     /// How long `tools()` waits for servers still starting.
@@ -299,48 +305,11 @@ impl ConnectionSetOptions {
         self
     }
 
-    /// Grace periods of stdio process shutdown (after closing stdin, and after SIGTERM).
-    #[must_use]
-    pub fn with_process_grace(mut self, grace: Duration) -> Self {
-        self.process_grace = grace;
-        self
-    }
-
     /// First and longest delay between restarts of a crashed stdio server.
     #[must_use]
     pub fn with_restart_backoff(mut self, first: Duration, max: Duration) -> Self {
         self.restart_backoff = first;
         self.restart_backoff_max = max.max(first);
-        self
-    }
-
-    /// Debounce of `tools/list_changed` refreshes.
-    #[must_use]
-    pub fn with_list_changed_debounce(mut self, debounce: Duration) -> Self {
-        self.list_changed_debounce = debounce;
-        self
-    }
-
-    /// How long a `subscriptions/listen` stream of a 2026-07-28 server over streamable
-    /// HTTP may send nothing at all (not even a keep-alive) before it counts as stalled and
-    /// is opened again (default [`DEFAULT_LISTEN_STALL`]; `Duration::ZERO`: never). See
-    /// [`ClientSettings::with_listen_stall`](mcp_client::ClientSettings::with_listen_stall).
-    /// Like the other connection settings, a shared connection keeps the value of the set
-    /// that started it.
-    #[must_use]
-    pub fn with_listen_stall(mut self, stall: Duration) -> Self {
-        self.listen_stall = stall;
-        self
-    }
-
-    /// The most JSON one server may send for one list (every page of `tools/list`,
-    /// `resources/list` or `resources/templates/list` together), counted as the pages
-    /// arrive (default [`DEFAULT_LIST_BYTE_BUDGET`]). A server over it fails that list as
-    /// a protocol error naming the budget, so no server can make the set hold more than
-    /// the budget plus one page (itself bounded by the line or body limit).
-    #[must_use]
-    pub fn with_list_byte_budget(mut self, bytes: usize) -> Self {
-        self.list_byte_budget = bytes;
         self
     }
 
@@ -449,19 +418,6 @@ impl ConnectionSetOptions {
         self
     }
 
-    /// How long the handshake of a server under `protocol = "auto"` whose era is not known
-    /// yet may take (the `server/discover` probe and rmcp's fallback to `initialize`)
-    /// before the client gives up on the probe and connects again with `initialize` alone
-    /// (a stdio server is started again). It bounds the wait for a server that ignores
-    /// requests it does not know, which rmcp alone waits 10 s for. A server slower than
-    /// this to start is connected in the 2025-11-25 era (and remembered so). Default
-    /// [`DEFAULT_PROBE_TIMEOUT`]; the startup timeout still bounds each attempt.
-    #[must_use]
-    pub fn with_probe_timeout(mut self, timeout: Duration) -> Self {
-        self.probe_timeout = timeout;
-        self
-    }
-
     /// How often the credential store is read for a server that failed with
     /// `login_required`, so it starts by itself once a login (in any process) stored
     /// credentials for it. Default [`DEFAULT_LOGIN_POLL`].
@@ -488,10 +444,9 @@ impl ConnectionSetOptions {
     /// Keeps the set's connections in the host's [`ServerPool`](crate::ServerPool),
     /// shared with the other sets given the same pool (one per session or sub-agent):
     /// a server with the same connection fingerprint is one connection, one process. The
-    /// fingerprint covers the connection settings of these options (client identity,
-    /// protocol version, probe timeout, list byte budget, debounce, listen stall, process
-    /// grace, roots, capabilities), so sets that differ in one get connections of their
-    /// own.
+    /// fingerprint covers the connection settings of these options (the client's settings
+    /// of [`Self::with_client`], roots, capabilities), so sets that differ in one get
+    /// connections of their own.
     /// The pool's own backoff applies instead of [`Self::with_restart_backoff`].
     /// Without it, the set has a pool of its own, shut down with the set.
     #[must_use]

@@ -19,7 +19,7 @@ impl ConnectionSet {
     /// # Cancel safety
     /// Cancel-safe (the listing is abandoned).
     pub async fn list_prompts(&self) -> Listing<Prompt> {
-        let budget = self.inner.options.list_byte_budget;
+        let budget = self.inner.options.client.list_byte_budget();
         self.list_across(|live| async move { live.list_prompts(budget).await })
             .await
     }

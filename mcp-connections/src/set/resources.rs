@@ -133,7 +133,7 @@ impl ConnectionSet {
     /// # Cancel safety
     /// Cancel-safe.
     pub async fn list_resources(&self) -> Listing<Resource> {
-        let budget = self.inner.options.list_byte_budget;
+        let budget = self.inner.options.client.list_byte_budget();
         self.list_across(|live| async move { live.list_resources(budget).await })
             .await
     }
@@ -143,7 +143,7 @@ impl ConnectionSet {
     /// # Cancel safety
     /// Cancel-safe.
     pub async fn list_resource_templates(&self) -> Listing<ResourceTemplate> {
-        let budget = self.inner.options.list_byte_budget;
+        let budget = self.inner.options.client.list_byte_budget();
         self.list_across(|live| async move { live.list_resource_templates(budget).await })
             .await
     }

@@ -55,11 +55,11 @@ pub(crate) async fn run(
             CliError::usage(format!("--timeout {secs} is not a valid number of seconds"))
                 .with_hint("pass a positive number such as --timeout 30")
         })?;
-        options = options.with_timeout(timeout);
+        options = options.with_call(|c| c.with_timeout(timeout));
     }
     let (progress, callback) = CallProgress::start(global.json);
     if let Some(callback) = callback {
-        options = options.with_progress(callback);
+        options = options.with_call(|c| c.with_progress(Some(callback)));
     }
     let result = match &args.server {
         Some(server) => {

@@ -128,8 +128,12 @@ pub(crate) fn host_options(
     ConnectionSetOptions,
     Option<Arc<dyn mcp_auth::CredentialStore>>,
 ) {
-    let mut options =
-        ConnectionSetOptions::new().with_client_info("mcpctl", env!("CARGO_PKG_VERSION"));
+    let mut options = ConnectionSetOptions::new().with_client(|c| {
+        c.with_client_info(mcp_connections::model::Implementation::new(
+            "mcpctl",
+            env!("CARGO_PKG_VERSION"),
+        ))
+    });
     if let Some(dir) = crate::host::auth::data_dir().filter(|_| !loaded.demo) {
         options = options
             .with_tool_cache(ToolCache::persisted(

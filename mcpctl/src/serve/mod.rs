@@ -144,7 +144,12 @@ pub(crate) async fn run(
             },
         ))),
         options: options
-            .with_client_info("mcpctl-serve", env!("CARGO_PKG_VERSION"))
+            .with_client(|c| {
+                c.with_client_info(mcp_connections::model::Implementation::new(
+                    "mcpctl-serve",
+                    env!("CARGO_PKG_VERSION"),
+                ))
+            })
             .with_answer_deadline(answer_deadline)
             // Passed through to clients that render MCP Apps (see `Gateway::initialize`).
             .with_apps(true),

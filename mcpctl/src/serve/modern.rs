@@ -738,12 +738,13 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
             }
         };
         drop(asks_tx);
-        let base = CallOptions::new()
-            .with_progress(Arc::new(move |p| progress_tx.send(p)))
-            .with_task_state(Arc::new(move |state: &mcp_connections::TaskState| {
-                states_tx.send_replace(Some(state.clone()));
-            }))
-            .with_input_handed_back(true);
+        let base = CallOptions::new().with_call(|c| {
+            c.with_progress(Some(Arc::new(move |p| progress_tx.send(p))))
+                .with_task_state(Some(Arc::new(move |state: &mcp_connections::TaskState| {
+                    states_tx.send_replace(Some(state.clone()));
+                })))
+                .with_input_handed_back(true)
+        });
         let (mut target, mut resume) = (target, resume);
         for _ in 0..=MAX_LOCAL_ROUNDS {
             let resolved = match &target {
@@ -751,7 +752,7 @@ fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
                 Target::Unresolved(_) => None,
             };
             let options = match resume.take() {
-                Some((answers, state)) => base.clone().with_resume(answers, state),
+                Some((answers, state)) => base.clone().with_call(|c| c.with_resume(answers, state)),
                 None => base.clone(),
             };
             let in_call = resolved.as_ref().map(|(server, _)| in_calls.enter(server));

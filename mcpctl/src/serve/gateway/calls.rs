@@ -207,7 +207,7 @@ impl Gateway {
                     );
                 }
             }));
-            options = options.with_progress(Arc::new(move |p| tx.send(p)));
+            options = options.with_call(|c| c.with_progress(Some(Arc::new(move |p| tx.send(p)))));
         }
         // While it runs, its server may ask the client (see `host_requests::refusal`).
         let _in_call = match &target {
