@@ -58,16 +58,7 @@ pub(crate) async fn serve(
         .catalog
         .gateway()
         .and_then(|g| Some((g.oauth()?, g.grants())));
-    if oauth.is_some() && args.token_file.is_some() {
-        return Err(CliError::usage(
-            "--token-file has no use with [gateway.oauth]: callers bring the authorization server's access tokens",
-        )
-        .with_hint("remove --token-file, or [gateway.oauth] from the configuration to serve with a static token"));
-    }
-    let (token, generated) = match oauth {
-        Some(_) => (String::new(), None),
-        None => token(args)?,
-    };
+    let (token, generated) = static_token(oauth.is_some(), args)?;
     let listener = TcpListener::bind(addr)
         .await
         .map_err(|e| CliError::failure(format!("cannot listen on {addr}: {e}")))?;
@@ -75,22 +66,7 @@ pub(crate) async fn serve(
         .local_addr()
         .map_err(|e| CliError::failure(format!("cannot read the bound address: {e}")))?;
     let cancel = CancellationToken::new();
-    let mut config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(cancel.child_token())
-        .with_sse_keep_alive(None);
-    // Sessions: server-to-client requests (elicitation) need them in the 2025 era.
-    config.legacy_session_mode = true;
-    let port = bound.port();
-    config.allowed_origins = vec![
-        format!("http://127.0.0.1:{port}"),
-        format!("http://localhost:{port}"),
-        format!("http://[::1]:{port}"),
-    ];
-    if !bound.ip().is_loopback() {
-        // An explicit non-loopback bind (--allow-remote): accept its own address too.
-        config.allowed_hosts.push(bound.ip().to_string());
-        config.allowed_hosts.push(bound.to_string());
-    }
+    let config = http_config(bound, &cancel);
     // Clients are counted (and refused beyond --max-clients) when they initialize a
     // session: a 2026-era request gets a gateway of its own too, but is no client, and
     // its calls have their own bound (`Hub::modern_calls`).
@@ -136,19 +112,7 @@ pub(crate) async fn serve(
         ))
         // Unguarded: what a client reads to find where to log in.
         .merge(metadata);
-    eprintln!("mcpctl serve: listening on {url}");
-    if let Auth::OAuth(server) = &guard.auth {
-        eprintln!(
-            "mcpctl serve: callers need access tokens for {} (metadata at {})",
-            server.resource(),
-            server.metadata_url()
-        );
-    }
-    if let Some(token) = generated {
-        eprintln!(
-            "mcpctl serve: token {token} (send `Authorization: Bearer <token>`; set {TOKEN_VAR} or --token-file to choose it)"
-        );
-    }
+    announce(&url, &guard.auth, generated.as_deref());
     let shutdown = cancel.clone();
     let server = tokio::spawn(async move {
         // The client's address, for the allowance of token introspections.
@@ -163,6 +127,61 @@ pub(crate) async fn serve(
     // Open streams end with their sessions; do not wait on a client that hangs on.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), server).await;
     Ok(0)
+}
+
+/// The static bearer token, and whether it was generated (then it is printed): none with
+/// `[gateway.oauth]` (`oauth`), where `--token-file` is refused.
+fn static_token(oauth: bool, args: &ServeArgs) -> Result<(String, Option<String>), CliError> {
+    if oauth && args.token_file.is_some() {
+        return Err(CliError::usage(
+            "--token-file has no use with [gateway.oauth]: callers bring the authorization server's access tokens",
+        )
+        .with_hint("remove --token-file, or [gateway.oauth] from the configuration to serve with a static token"));
+    }
+    if oauth {
+        return Ok((String::new(), None));
+    }
+    token(args)
+}
+
+/// rmcp's settings for a listener bound to `bound`: stopped by `cancel`, 2025-era
+/// sessions, and the `Origin`s and `Host`s it accepts.
+fn http_config(bound: SocketAddr, cancel: &CancellationToken) -> StreamableHttpServerConfig {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(cancel.child_token())
+        .with_sse_keep_alive(None);
+    // Sessions: server-to-client requests (elicitation) need them in the 2025 era.
+    config.legacy_session_mode = true;
+    let port = bound.port();
+    config.allowed_origins = vec![
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
+    if !bound.ip().is_loopback() {
+        // An explicit non-loopback bind (--allow-remote): accept its own address too.
+        config.allowed_hosts.push(bound.ip().to_string());
+        config.allowed_hosts.push(bound.to_string());
+    }
+    config
+}
+
+/// Tells the operator where the gateway listens and what callers need: the
+/// authorization server's access tokens, or the `generated` token.
+fn announce(url: &str, auth: &Auth, generated: Option<&str>) {
+    eprintln!("mcpctl serve: listening on {url}");
+    if let Auth::OAuth(server) = auth {
+        eprintln!(
+            "mcpctl serve: callers need access tokens for {} (metadata at {})",
+            server.resource(),
+            server.metadata_url()
+        );
+    }
+    if let Some(token) = generated {
+        eprintln!(
+            "mcpctl serve: token {token} (send `Authorization: Bearer <token>`; set {TOKEN_VAR} or --token-file to choose it)"
+        );
+    }
 }
 
 /// The address a request came from (its connection's peer).

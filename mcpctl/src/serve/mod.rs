@@ -62,6 +62,30 @@ pub(crate) async fn run(
     args: &ServeArgs,
     stop: &mut StopSignals,
 ) -> Result<u8, CliError> {
+    let http_addr = http_addr(args)?;
+    let loaded = Loaded::find(global, true, false).await?;
+    let hub = Arc::new(hub(&loaded, args, http_addr.is_some())?);
+    // Questions nobody answered expire on a timer, not on the next request.
+    let expiry = tokio::spawn(modern::expire_every_second(Arc::downgrade(&hub)));
+    let outcome = match http_addr {
+        None => serve_stdio(&hub, args.client_trace.unwrap_or_default(), stop).await,
+        Some(addr) => http::serve(Arc::clone(&hub), addr, args, stop).await,
+    };
+    // Every upstream process ends with the gateway, whatever the clients did.
+    expiry.abort();
+    hub.parked.clear().await;
+    hub.tasks.clear().await;
+    hub.pool.shutdown().await;
+    if let Some(http) = loaded.demo_http {
+        http.shutdown().await;
+    }
+    outcome
+}
+
+/// The `--http` address, if given: refused when it is not loopback without
+/// `--allow-remote`, or the any-address; with `--allow-remote`, a warning that the
+/// traffic is plain HTTP.
+fn http_addr(args: &ServeArgs) -> Result<Option<SocketAddr>, CliError> {
     let http_addr = args.http.as_deref().map(parse_addr).transpose()?;
     if let Some(addr) = http_addr
         && !addr.ip().is_loopback()
@@ -87,24 +111,19 @@ pub(crate) async fn run(
             "mcpctl serve: warning: --allow-remote serves plain HTTP: the token and every call cross the network unencrypted; put a TLS proxy in front or reach it through an ssh tunnel"
         );
     }
-    let loaded = Loaded::find(global, true, false).await?;
+    Ok(http_addr)
+}
+
+/// What every client of this `serve` shares, from the loaded configuration and the
+/// flags (`over_http`: clients come over `--http`, not stdio).
+fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, CliError> {
     let catalog = loaded.catalog();
     // The flag wins over the configuration.
     let tool_exposure = args
         .tool_exposure
         .unwrap_or_else(|| catalog.tool_exposure());
-    let (options, _store) = host_options(&loaded, &catalog);
-    let answer_deadline = match args.answer_deadline {
-        Some(0) => {
-            return Err(
-                CliError::usage("--answer-deadline 0 would cancel every question").with_hint(
-                    "give the seconds a client may take to answer, e.g. --answer-deadline 60",
-                ),
-            );
-        }
-        Some(secs) => Duration::from_secs(secs),
-        None => DEFAULT_ANSWER_DEADLINE,
-    };
+    let (options, _store) = host_options(loaded, &catalog);
+    let answer_deadline = answer_deadline(args)?;
     if let Some(id) = &args.instance_id {
         sessions::check_instance_id(id).map_err(|e| {
             CliError::usage(e)
@@ -114,35 +133,20 @@ pub(crate) async fn run(
     let seal_key = seal_key(args)?;
     let max_calls = args.max_calls.unwrap_or(DEFAULT_MAX_CALLS);
     // Over stdio the one client is the only one.
-    let max_clients = if http_addr.is_some() {
+    let max_clients = if over_http {
         args.max_clients.unwrap_or(DEFAULT_MAX_CLIENTS)
     } else {
         1
     };
-    // Limits per caller apply to a team's callers (`[gateway.oauth]`); the static token's
-    // one caller keeps --max-clients and --max-calls.
-    let limits = catalog
-        .gateway()
-        .filter(|g| http_addr.is_some() && g.oauth().is_some())
-        .map(|g| binding::Limits {
-            clients: g
-                .limits()
-                .clients_per_principal()
-                .unwrap_or(binding::DEFAULT_CLIENTS_PER_CALLER),
-            calls: g
-                .limits()
-                .calls_per_principal()
-                .unwrap_or(binding::DEFAULT_CALLS_PER_CALLER),
-        });
-    let hub = Arc::new(Hub {
+    let limits = caller_limits(&catalog, over_http);
+    let keep_alive = args.keep_alive.unwrap_or(if over_http {
+        DEFAULT_HTTP_KEEP_ALIVE_SECS
+    } else {
+        0
+    });
+    Ok(Hub {
         catalog,
-        pool: ServerPool::with_idle_keep_alive(Duration::from_secs(args.keep_alive.unwrap_or(
-            if http_addr.is_some() {
-                DEFAULT_HTTP_KEEP_ALIVE_SECS
-            } else {
-                0
-            },
-        ))),
+        pool: ServerPool::with_idle_keep_alive(Duration::from_secs(keep_alive)),
         options: options
             .with_client(|c| {
                 c.with_client_info(mcp_connections::model::Implementation::new(
@@ -165,22 +169,42 @@ pub(crate) async fn run(
         listen_setups: gateway::ListenSetups::default(),
         bindings: Arc::new(binding::Bindings::new(limits)),
         status: status::Board::default(),
-    });
-    // Questions nobody answered expire on a timer, not on the next request.
-    let expiry = tokio::spawn(modern::expire_every_second(Arc::downgrade(&hub)));
-    let outcome = match http_addr {
-        None => serve_stdio(&hub, args.client_trace.unwrap_or_default(), stop).await,
-        Some(addr) => http::serve(Arc::clone(&hub), addr, args, stop).await,
-    };
-    // Every upstream process ends with the gateway, whatever the clients did.
-    expiry.abort();
-    hub.parked.clear().await;
-    hub.tasks.clear().await;
-    hub.pool.shutdown().await;
-    if let Some(http) = loaded.demo_http {
-        http.shutdown().await;
+    })
+}
+
+/// How long a call waits for its client's answer: `--answer-deadline` (never 0), else
+/// [`DEFAULT_ANSWER_DEADLINE`].
+fn answer_deadline(args: &ServeArgs) -> Result<Duration, CliError> {
+    match args.answer_deadline {
+        Some(0) => Err(
+            CliError::usage("--answer-deadline 0 would cancel every question").with_hint(
+                "give the seconds a client may take to answer, e.g. --answer-deadline 60",
+            ),
+        ),
+        Some(secs) => Ok(Duration::from_secs(secs)),
+        None => Ok(DEFAULT_ANSWER_DEADLINE),
     }
-    outcome
+}
+
+/// The limits per caller. They apply to a team's callers (`[gateway.oauth]`, over HTTP);
+/// the static token's one caller keeps --max-clients and --max-calls.
+fn caller_limits(
+    catalog: &mcp_catalog::ResolvedCatalog,
+    over_http: bool,
+) -> Option<binding::Limits> {
+    catalog
+        .gateway()
+        .filter(|g| over_http && g.oauth().is_some())
+        .map(|g| binding::Limits {
+            clients: g
+                .limits()
+                .clients_per_principal()
+                .unwrap_or(binding::DEFAULT_CLIENTS_PER_CALLER),
+            calls: g
+                .limits()
+                .calls_per_principal()
+                .unwrap_or(binding::DEFAULT_CALLS_PER_CALLER),
+        })
 }
 
 /// One client over stdin/stdout; ends when it closes stdin or on a stop signal.

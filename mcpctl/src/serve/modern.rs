@@ -24,10 +24,7 @@ use std::time::{Duration, Instant};
 use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
-use mcp_connections::{
-    CallOptions, ConnectionSet, ElicitationRequest, SamplingRefusal, SamplingRequest,
-    elicitation_fn, sampling_fn,
-};
+use mcp_connections::{ConnectionSet, SamplingRefusal, SamplingRequest};
 use rmcp::model::{
     CallToolResponse, CreateTaskResult, InputRequest, InputRequiredResult,
     ProgressNotificationParam,
@@ -39,10 +36,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::Hub;
-use super::approval::{self, Verdict};
-use super::host_requests::{InCalls, json_with_asker, refusal, with_asker};
-use super::outcome::{call_outcome, error_result};
-use super::target::Target;
+
+mod launch;
+
+use launch::{Work, launch};
 
 /// The key of the one input request of each round.
 pub(crate) const INPUT_KEY: &str = "input";
@@ -58,9 +55,9 @@ pub(crate) const MAX_PARKED_PER_CALLER: usize = 32;
 
 /// Whether the request came from a client speaking MCP 2026-07-28 or later.
 pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context.protocol_version().is_some_and(|v| {
-        mcp_client::Era::of(&v) == mcp_client::Era::V2026_07_28
-    })
+    context
+        .protocol_version()
+        .is_some_and(|v| mcp_client::Era::of(&v) == mcp_client::Era::V2026_07_28)
 }
 
 /// A question a call asks its client (an input request as JSON: `{"method", "params"}`),
@@ -589,224 +586,4 @@ pub(crate) fn start(
     caller: Arc<super::caller::Caller>,
 ) -> Run {
     launch(hub, Work::New(name, arguments, can), caller)
-}
-
-/// What a run does.
-enum Work {
-    /// Call a tool by the name the client gave (approval first).
-    New(String, Option<Value>, Abilities),
-    /// Send a handed-back call to its server again with the client's answers (its
-    /// approval was given before it was handed back).
-    Resume(UpstreamCall, Option<rmcp::model::InputResponses>, Abilities),
-}
-
-/// Most rounds of an upstream server's questions the gateway answers itself in one run.
-const MAX_LOCAL_ROUNDS: usize = 8;
-
-/// What goes to the client (requests under the server's keys), and what the gateway
-/// answered itself.
-type Split = (serde_json::Map<String, Value>, BTreeMap<String, Value>);
-
-/// Splits what a 2026-era upstream `server` asked (its `inputRequests`) into what goes to
-/// the client (under the server's keys) and what the gateway answers itself, as it would
-/// for a 2025-era server: an elicitation the client cannot answer is declined, the
-/// gateway's roots are none. A sampling request the client cannot answer, or a request
-/// the gateway does not know, ends the call (the text of its error result).
-fn split(server: &str, requests: Option<&Value>, can: Abilities) -> Result<Split, String> {
-    let mut to_client = serde_json::Map::new();
-    let mut answered = BTreeMap::new();
-    for (key, request) in requests.and_then(Value::as_object).into_iter().flatten() {
-        match request.get("method").and_then(Value::as_str) {
-            Some("elicitation/create") if can.elicit => {
-                let mut request = request.clone();
-                json_with_asker(server, &mut request);
-                to_client.insert(key.clone(), request);
-            }
-            Some("elicitation/create") => {
-                answered.insert(key.clone(), json!({"action": "decline"}));
-            }
-            Some("sampling/createMessage") if can.sample => {
-                to_client.insert(key.clone(), request.clone());
-            }
-            Some("sampling/createMessage") => {
-                return Err(format!(
-                    "MCP server `{server}` asked for a message of the client's model (sampling), and {}",
-                    super::host_requests::NO_SAMPLING
-                ));
-            }
-            Some("roots/list") => {
-                answered.insert(key.clone(), json!({"roots": []}));
-            }
-            other => {
-                return Err(format!(
-                    "MCP server `{server}` asked for an input mcpctl serve does not know: {}",
-                    other.unwrap_or("(no method)")
-                ));
-            }
-        }
-    }
-    Ok((to_client, answered))
-}
-
-/// Starts a run of `work` for `caller` (see [`start`]).
-fn launch(hub: &Hub, work: Work, caller: Arc<super::caller::Caller>) -> Run {
-    let can = match &work {
-        Work::New(_, _, can) | Work::Resume(_, _, can) => *can,
-    };
-    let Abilities {
-        elicit: can_elicit,
-        sample: can_sample,
-    } = can;
-    let (asks_tx, asks) = mpsc::channel::<Ask>(1);
-    let (progress_tx, progress) = super::progress::latest();
-    let (states_tx, task_states) = watch::channel(None);
-    // The run's set makes one call: only its server, while it runs, may ask the client,
-    // and only when the caller may use it (see `host_requests::refusal`).
-    let in_calls = Arc::<InCalls>::default();
-    let handler_asks = asks_tx.clone();
-    let (handler_calls, handler_caller) = (Arc::clone(&in_calls), Arc::clone(&caller));
-    let handler = elicitation_fn(move |request: ElicitationRequest| {
-        let asks = handler_asks.clone();
-        let refused = refusal(&handler_calls, Some(&handler_caller), &request.server);
-        async move {
-            if let Some(why) = refused {
-                tracing::info!(server = %request.server, "elicitation declined: {why}");
-                return ElicitResult::new(ElicitationAction::Decline);
-            }
-            let params = with_asker(&request.server.to_string(), request.params);
-            ask(&asks, can_elicit, params).await
-        }
-    });
-    let sampler_asks = asks_tx.clone();
-    let (sampler_calls, sampler_caller) = (Arc::clone(&in_calls), Arc::clone(&caller));
-    let sampler = sampling_fn(move |request: SamplingRequest| {
-        let asks = sampler_asks.clone();
-        let refused = refusal(&sampler_calls, Some(&sampler_caller), &request.server);
-        async move {
-            if let Some(why) = refused {
-                tracing::info!(server = %request.server, "sampling refused: {why}");
-                return Err(SamplingRefusal::new(why));
-            }
-            sample(&asks, can_sample, request).await
-        }
-    });
-    let options = hub
-        .options
-        .clone()
-        .with_shared_pool(hub.pool.clone())
-        .with_elicitation_handler(handler)
-        .with_sampling_handler(sampler);
-    let set = ConnectionSet::start(&hub.catalog, options);
-    let call_set = set.clone();
-    let board = hub.status.clone();
-    let call_caller = Arc::clone(&caller);
-    // In the request's span: the upstream call's spans are in the client's trace.
-    let (hand_back_tx, handed_back) = oneshot::channel();
-    let task = tokio::spawn(tracing::Instrument::in_current_span(async move {
-        let (target, arguments, resume) = match work {
-            Work::New(name, arguments, _) => {
-                let question = |q| async { Some(ask(&asks_tx, can_elicit, q).await) };
-                match approval::check(
-                    &call_set,
-                    &call_caller,
-                    &name,
-                    arguments.as_ref(),
-                    false,
-                    question,
-                )
-                .await
-                {
-                    Verdict::Refused(result) => return Ok(result),
-                    Verdict::Call(target) if !super::caller::may_call(&call_caller, &target) => {
-                        return Err(super::caller::not_available(&name));
-                    }
-                    Verdict::Call(target) => (target, arguments, None),
-                }
-            }
-            Work::Resume(call, answers, _) => {
-                let key = call_set
-                    .servers()
-                    .find(|k| k.to_string() == call.server)
-                    .cloned();
-                let target = key.map(|key| Target::Resolved(key, call.tool.clone()));
-                match target {
-                    Some(target) if super::caller::may_call(&call_caller, &target) => {
-                        (target, call.arguments, Some((answers, call.state)))
-                    }
-                    _ => return Err(super::caller::not_available(&call.tool)),
-                }
-            }
-        };
-        drop(asks_tx);
-        let base = CallOptions::new().with_call(|c| {
-            c.with_progress(Some(Arc::new(move |p| progress_tx.send(p))))
-                .with_task_state(Some(Arc::new(move |state: &mcp_connections::TaskState| {
-                    states_tx.send_replace(Some(state.clone()));
-                })))
-                .with_input_handed_back(true)
-        });
-        let (mut target, mut resume) = (target, resume);
-        for _ in 0..=MAX_LOCAL_ROUNDS {
-            let resolved = match &target {
-                Target::Resolved(server, tool) => Some((server.clone(), tool.clone())),
-                Target::Unresolved(_) => None,
-            };
-            let options = match resume.take() {
-                Some((answers, state)) => base.clone().with_call(|c| c.with_resume(answers, state)),
-                None => base.clone(),
-            };
-            let in_call = resolved.as_ref().map(|(server, _)| in_calls.enter(server));
-            let outcome = target
-                .call(&call_set, &board, arguments.clone(), options)
-                .await;
-            drop(in_call);
-            let (Err(e), Some((key, tool))) = (&outcome, resolved) else {
-                return call_outcome(outcome);
-            };
-            let Some(asked) = e.input_required() else {
-                return call_outcome(outcome);
-            };
-            let server = key.to_string();
-            let state = asked
-                .get("requestState")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            let (to_client, answered) = match split(&server, asked.get("inputRequests"), can) {
-                Ok(split) => split,
-                Err(refusal) => return Ok(error_result(refusal)),
-            };
-            if to_client.is_empty() {
-                // All answered here: the call goes on at once.
-                resume = Some(((!answered.is_empty()).then_some(answered), state));
-                target = Target::Resolved(key, tool);
-                continue;
-            }
-            let call = UpstreamCall {
-                caller: call_caller.id().to_owned(),
-                server,
-                tool,
-                arguments,
-                requests: Some(Value::Object(to_client)),
-                answered,
-                state,
-            };
-            let _ = hand_back_tx.send(call);
-            return Err(McpError::internal_error(
-                "the call was handed back to its client",
-                None,
-            ));
-        }
-        Ok(error_result(format!(
-            "the server still asked for input after {MAX_LOCAL_ROUNDS} rounds answered by mcpctl serve"
-        )))
-    }));
-    Run {
-        set,
-        task,
-        asks,
-        progress,
-        task_states,
-        caller,
-        handed_back,
-    }
 }

@@ -31,29 +31,7 @@ impl Gateway {
         let caller = self.caller(&context)?;
         let search_mode = self.inner.hub.tool_exposure == ToolExposure::Search;
         if search_mode && request.name == crate::serve::exposure::SEARCH_TOOL {
-            // A search answers from what the servers listed: let those starting finish
-            // (bounded), as a 2026-era request's lists do.
-            self.settle().await;
-            let allowed =
-                |t: &mcp_connections::ToolInfo| caller.may_use_tool(&t.server, &t.tool.name);
-            let (result, found) = crate::serve::exposure::search(
-                &self.inner.set,
-                request.arguments.as_ref(),
-                &allowed,
-            );
-            // A 2025-era session is a client to remember; a 2026-era request is not.
-            if !modern::is_modern(&context) {
-                let added = self
-                    .inner
-                    .revealed
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .add(found);
-                if added {
-                    let _ = context.peer.notify_tool_list_changed().await;
-                }
-            }
-            return Ok(result.into());
+            return Ok(self.search(&request, &context, &caller).await);
         }
         // `call_tool {name, arguments}` is the call of `name`, from here on like any.
         let request = if search_mode && request.name == crate::serve::exposure::CALL_TOOL {
@@ -96,11 +74,51 @@ impl Gateway {
         if modern::is_modern(&context) {
             return Box::pin(self.call_modern(name, request, &context, caller)).await;
         }
-        // Asked through the client's elicitation, refused when it cannot elicit or does
-        // not answer in time.
+        Box::pin(self.call_asked(name, request, &context, caller)).await
+    }
+
+    /// The search mode's search tool: what the servers listed that `caller` may use. A
+    /// 2025-era session remembers what it revealed (and is told its tool list changed).
+    async fn search(
+        &self,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        caller: &Caller,
+    ) -> CallToolResponse {
+        // A search answers from what the servers listed: let those starting finish
+        // (bounded), as a 2026-era request's lists do.
+        self.settle().await;
+        let allowed = |t: &mcp_connections::ToolInfo| caller.may_use_tool(&t.server, &t.tool.name);
+        let (result, found) =
+            crate::serve::exposure::search(&self.inner.set, request.arguments.as_ref(), &allowed);
+        // A 2025-era session is a client to remember; a 2026-era request is not.
+        if !modern::is_modern(context) {
+            let added = self
+                .inner
+                .revealed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .add(found);
+            if added {
+                let _ = context.peer.notify_tool_list_changed().await;
+            }
+        }
+        result.into()
+    }
+
+    /// A 2025-era session's call of `name`: its approval asked through the client's
+    /// elicitation (refused when it cannot elicit or does not answer in time), then the
+    /// call on the session's set.
+    async fn call_asked(
+        &self,
+        name: String,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        caller: Arc<Caller>,
+    ) -> Result<CallToolResponse, McpError> {
         let peer = context.peer.clone();
         let deadline = self.inner.hub.answer_deadline;
-        let session = session_of(&context);
+        let session = session_of(context);
         if let Some(session) = &session {
             let _ = self.inner.session.set(session.clone());
         }
@@ -136,7 +154,7 @@ impl Gateway {
             Verdict::Call(target) if !crate::serve::caller::may_call(&caller, &target) => {
                 Err(not_available(&name))
             }
-            Verdict::Call(target) => Box::pin(self.call(target, arguments, &context)).await,
+            Verdict::Call(target) => Box::pin(self.call(target, arguments, context)).await,
         }
     }
 
