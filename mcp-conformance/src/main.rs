@@ -6,9 +6,11 @@
 //! The suite sets `MCP_CONFORMANCE_SCENARIO` and, for some scenarios,
 //! `MCP_CONFORMANCE_CONTEXT` (JSON). The client logs in when the server asks for it,
 //! connects, lists the tools, calls each one with arguments built from its schema, and exits
-//! 0 on success.
+//! 0 on success. The skills scenarios (`sep-2640-client-*`) load a skill as a host does
+//! instead (`skills.rs`, on mcp-client's connection directly).
 
 mod args;
+mod skills;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -130,6 +132,9 @@ async fn run(url: String) -> Result<(), BoxError> {
         Arc::new(MemoryStore::new()),
     );
     authenticate(&creds, &scenario, &ctx).await?;
+    if skills::is_skills_scenario(&scenario) {
+        return skills::run(key, &url, &scenario).await;
+    }
 
     let catalog = CatalogBuilder::new()
         .with_server(
