@@ -79,3 +79,82 @@ impl Stdio {
         mcp_testkit::assert_no_process_group(pid);
     }
 }
+
+/// The key of server `name`.
+pub(crate) fn key(name: &str) -> mcp_key::McpServerKey {
+    name.parse().expect("a valid server name")
+}
+
+/// A JSON object as call or prompt arguments (`None` for anything else).
+pub(crate) fn args(value: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
+    match value {
+        serde_json::Value::Object(map) => Some(map),
+        _ => None,
+    }
+}
+
+/// `scenario` speaking the 2026-07-28 era (its other faults kept).
+pub(crate) fn modern(mut scenario: Scenario) -> Scenario {
+    scenario.faults.protocol_version = Some("2026-07-28".to_owned());
+    scenario
+}
+
+/// `scenario` in the era `era` names (`None`: the fake server's default, 2025-11-25).
+pub(crate) fn in_era(scenario: Scenario, era: Option<&str>) -> Scenario {
+    match era {
+        Some("2026-07-28") => modern(scenario),
+        Some(other) => panic!("no scenario for era {other}"),
+        None => scenario,
+    }
+}
+
+/// Connects server `name` at `target`, or the test fails.
+pub(crate) async fn connect(
+    name: &str,
+    target: Target,
+    settings: mcp_client::ClientSettings,
+    requests: std::sync::Arc<dyn mcp_client::ServerRequests>,
+) -> mcp_client::Client {
+    mcp_client::Client::connect(key(name), target, settings, requests)
+        .await
+        .unwrap_or_else(|e| panic!("server `{name}` connects: {e}"))
+}
+
+/// The fake server binary running `scenario` behind `sh`, which appends a line to a
+/// launch file each time the server is started, so that a test can count processes (a
+/// probe of a 2025-era server that exits on it costs one). The server `exec`s, so its pid
+/// file names the process the client started.
+pub(crate) fn counted(home: &TestHome, scenario: Scenario) -> (Stdio, PathBuf) {
+    let launches = home.join("launches");
+    let Stdio {
+        target,
+        pid_file,
+        log,
+    } = stdio(home, scenario);
+    let Target::Stdio { config, .. } = target else {
+        unreachable!("stdio() builds a stdio target")
+    };
+    let command = std::iter::once(config.command().to_owned())
+        .chain(config.args().iter().cloned())
+        .map(|word| format!("'{word}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let wrapped = StdioConfig::new("sh").with_args([
+        "-c".to_owned(),
+        format!("echo started >> '{}'; exec {command}", launches.display()),
+    ]);
+    let stdio = Stdio {
+        target: Target::stdio(wrapped),
+        pid_file,
+        log,
+    };
+    (stdio, launches)
+}
+
+/// How many times the server behind [`counted`] was started.
+pub(crate) fn launches(path: &std::path::Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
