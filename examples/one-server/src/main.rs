@@ -1,4 +1,5 @@
-//! `one-server COMMAND [ARGS...]`: lists the tools of one stdio MCP server.
+//! `one-server COMMAND [ARGS...]`: lists the tools, resources and prompts of one stdio MCP
+//! server, and reads its first resource and prompt.
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
@@ -13,6 +14,18 @@ async fn main() -> std::process::ExitCode {
             println!("era: {}", report.era);
             for tool in report.tools {
                 println!("tool: {tool}");
+            }
+            for resource in report.resources {
+                println!("resource: {resource}");
+            }
+            if let Some(text) = report.read {
+                println!("first resource: {text}");
+            }
+            for prompt in report.prompts {
+                println!("prompt: {prompt}");
+            }
+            if let Some(text) = report.prompt {
+                println!("first prompt: {text}");
             }
             std::process::ExitCode::SUCCESS
         }
