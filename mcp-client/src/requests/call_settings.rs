@@ -154,6 +154,18 @@ impl CallSettings {
         self
     }
 
+    /// Adds one entry to the request's `_meta`, keeping the others (given before, one by
+    /// one or whole with [`Self::with_meta`]): a tenant, session or trace id a server reads,
+    /// without building the map. An entry with the same key replaces the earlier one; a
+    /// later [`Self::with_meta`] replaces them all.
+    #[must_use]
+    pub fn with_meta_entry(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta
+            .get_or_insert_with(Map::new)
+            .insert(key.into(), value);
+        self
+    }
+
     /// Who answers what a 2026-era server asks in this call's own `input_required`
     /// replies (default: the connection's [`ServerRequests`]).
     #[must_use]
