@@ -117,60 +117,99 @@ pub(crate) fn score(
     segments: &[&Segment],
     query: &str,
 ) -> Vec<Scored> {
-    let p = &PARAMS;
-    let terms = query_terms(analyzer, stats, query);
-    let n = stats.tools.max(1) as f64;
-    let n_servers = stats.servers.max(1) as f64;
-    let avg: Vec<f64> = stats
-        .len_sum
-        .iter()
-        .map(|&s| (s as f64 / n).max(1.0))
-        .collect();
-    let idfs: Vec<f64> = terms
-        .iter()
-        .map(|(t, _)| idf(n, f64::from(stats.df.get(t.as_str()).copied().unwrap_or(0))))
-        .collect();
-    let server_idfs: Vec<f64> = terms
-        .iter()
-        .map(|(t, _)| {
-            idf(
-                n_servers,
-                f64::from(stats.server_df.get(t.as_str()).copied().unwrap_or(0)),
-            )
-        })
-        .collect();
-    let server_len = |len: &[u64; FIELDS]| -> f64 {
-        len.iter()
-            .zip(p.server_weight)
-            .map(|(&l, w)| l as f64 * w)
-            .sum()
-    };
-    let avg_server_len = {
-        let total = server_len(&stats.len_sum);
-        (total / n_servers).max(1.0)
-    };
-
-    let whole = query.trim().to_lowercase();
-    let words: Vec<String> = query
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
-        .filter(|w| !w.is_empty())
-        .collect();
-
+    let weights = QueryWeights::new(analyzer, stats, query);
     let mut out = Vec::new();
-    let mut acc: Vec<f64> = Vec::new();
-    let mut name_hits: Vec<u32> = Vec::new();
+    let mut scratch = Scratch::default();
     for (si, seg) in segments.iter().enumerate() {
+        weights.score_segment(si, seg, &mut scratch, &mut out);
+    }
+    add_name_tiers(stats, segments, query, &mut out);
+    out
+}
+
+/// The query's terms, and what weighs them against this corpus (inverse document
+/// frequencies, average field and server lengths).
+struct QueryWeights {
+    terms: Vec<(String, u32)>,
+    /// Average length of each field over the tools (at least 1).
+    avg: Vec<f64>,
+    /// Each term's inverse document frequency over the tools.
+    idfs: Vec<f64>,
+    /// Each term's inverse document frequency over the servers.
+    server_idfs: Vec<f64>,
+    /// Average weighted length of a server's document (at least 1).
+    avg_server_len: f64,
+}
+
+/// Buffers reused from one segment to the next, one slot per tool of the segment.
+#[derive(Default)]
+struct Scratch {
+    /// The tool's BM25F score.
+    acc: Vec<f64>,
+    /// How often the query's terms occur in the tool's name.
+    name_hits: Vec<u32>,
+}
+
+/// A server document's length: its fields' lengths, weighted.
+fn server_len(len: &[u64; FIELDS]) -> f64 {
+    len.iter()
+        .zip(PARAMS.server_weight)
+        .map(|(&l, w)| l as f64 * w)
+        .sum()
+}
+
+impl QueryWeights {
+    /// The terms of `query`, weighed against the corpus `stats` describes.
+    fn new(analyzer: &Analyzer, stats: &Stats, query: &str) -> Self {
+        let terms = query_terms(analyzer, stats, query);
+        let n = stats.tools.max(1) as f64;
+        let n_servers = stats.servers.max(1) as f64;
+        let avg: Vec<f64> = stats
+            .len_sum
+            .iter()
+            .map(|&s| (s as f64 / n).max(1.0))
+            .collect();
+        let idfs: Vec<f64> = terms
+            .iter()
+            .map(|(t, _)| idf(n, f64::from(stats.df.get(t.as_str()).copied().unwrap_or(0))))
+            .collect();
+        let server_idfs: Vec<f64> = terms
+            .iter()
+            .map(|(t, _)| {
+                idf(
+                    n_servers,
+                    f64::from(stats.server_df.get(t.as_str()).copied().unwrap_or(0)),
+                )
+            })
+            .collect();
+        let avg_server_len = (server_len(&stats.len_sum) / n_servers).max(1.0);
+        Self {
+            terms,
+            avg,
+            idfs,
+            server_idfs,
+            avg_server_len,
+        }
+    }
+
+    /// Adds to `out` every tool of segment `si` that matches a term: its BM25F score,
+    /// grown by its name's coverage and the server's share.
+    fn score_segment(
+        &self,
+        si: usize,
+        seg: &Segment,
+        scratch: &mut Scratch,
+        out: &mut Vec<Scored>,
+    ) {
+        let p = &PARAMS;
+        let Scratch { acc, name_hits } = scratch;
         acc.clear();
         acc.resize(seg.tools.len(), 0.0);
         name_hits.clear();
         name_hits.resize(seg.tools.len(), 0);
         let seg_len = server_len(&seg.len_sum);
         let mut server_score = 0.0;
-        for (qi, (term, _qtf)) in terms.iter().enumerate() {
+        for (qi, (term, _qtf)) in self.terms.iter().enumerate() {
             let Some(list) = seg.postings.get(term.as_str()) else {
                 continue;
             };
@@ -178,26 +217,22 @@ pub(crate) fn score(
             for posting in list {
                 let entry = &seg.tools[posting.tool as usize];
                 let mut tfw = 0.0;
-                #[expect(
-                    clippy::needless_range_loop,
-                    reason = "five parallel per-field arrays are indexed together"
-                )]
                 for f in 0..FIELDS {
                     let tf = f64::from(posting.tf[f]);
                     if tf > 0.0 {
-                        let norm = 1.0 - p.b[f] + p.b[f] * f64::from(entry.len[f]) / avg[f];
+                        let norm = 1.0 - p.b[f] + p.b[f] * f64::from(entry.len[f]) / self.avg[f];
                         tfw += p.weight[f] * tf / norm;
                         server_tf += p.server_weight[f] * tf;
                     }
                 }
-                acc[posting.tool as usize] += idfs[qi] * tfw * (p.k1 + 1.0) / (p.k1 + tfw);
+                acc[posting.tool as usize] += self.idfs[qi] * tfw * (p.k1 + 1.0) / (p.k1 + tfw);
                 if posting.tf[NAME] > 0 {
                     name_hits[posting.tool as usize] += u32::from(posting.tf[NAME]);
                 }
             }
-            let norm = 1.0 - p.server_b + p.server_b * seg_len / avg_server_len;
+            let norm = 1.0 - p.server_b + p.server_b * seg_len / self.avg_server_len;
             let stf = server_tf / norm;
-            server_score += server_idfs[qi] * stf * (p.server_k1 + 1.0) / (p.server_k1 + stf);
+            server_score += self.server_idfs[qi] * stf * (p.server_k1 + 1.0) / (p.server_k1 + stf);
         }
         for (ti, &lex) in acc.iter().enumerate() {
             if lex > 0.0 {
@@ -213,7 +248,21 @@ pub(crate) fn score(
             }
         }
     }
-    // Exact and verbatim names: a few hash look-ups in the corpus-wide name map.
+}
+
+/// Raises the tier of the tools the query names exactly (the whole query) or verbatim (a
+/// word of it names a multi-word tool), adding those that matched no term: a few hash
+/// look-ups in the corpus-wide name map.
+fn add_name_tiers(stats: &Stats, segments: &[&Segment], query: &str, out: &mut Vec<Scored>) {
+    let whole = query.trim().to_lowercase();
+    let words: Vec<String> = query
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
     let mut tiers: HashMap<(usize, u32), u8> = HashMap::new();
     let mut mark = |form: &str, tier: u8, multi_word_only: bool| {
         for (server, tool) in stats.exact.get(form).into_iter().flatten() {
@@ -232,7 +281,7 @@ pub(crate) fn score(
         mark(w, TIER_VERBATIM, true);
     }
     if !tiers.is_empty() {
-        for s in &mut out {
+        for s in out.iter_mut() {
             if let Some(t) = tiers.remove(&(s.segment, s.tool)) {
                 s.tier = t;
             }
@@ -246,5 +295,4 @@ pub(crate) fn score(
             });
         }
     }
-    out
 }
