@@ -528,63 +528,7 @@ impl fmt::Display for Review {
     /// One line per item, e.g. `runs: notes: npx -y server` or `reads variable: TOKEN`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for server in &self.servers {
-            if let Some(command) = &server.command {
-                writeln!(f, "runs: {}: {}", server.name, shell_words(command))?;
-            }
-            if let (Some(line), Some(target)) = (&server.remote_line, &server.remote_target) {
-                writeln!(
-                    f,
-                    "runs on {target} over ssh, as exactly this remote shell line: {}: {line:?}",
-                    server.name
-                )?;
-            } else if let Some(line) = &server.remote_line {
-                writeln!(
-                    f,
-                    "runs on the remote side as one shell line (ssh joins the words; quotes, `;` and `$(...)` in them are the remote shell's): {}: {line:?}",
-                    server.name
-                )?;
-            }
-            env_lines(f, &server.name, &server.env)?;
-            if let Some(cwd) = &server.cwd {
-                writeln!(f, "runs in folder: {}: {}", server.name, cwd.display())?;
-            }
-            if !server.approvals.is_empty() {
-                writeln!(
-                    f,
-                    "approval modes: {}: {}",
-                    server.name,
-                    server.approvals.join(", ")
-                )?;
-            }
-            if let Some(token) = &server.workload_token {
-                writeln!(
-                    f,
-                    "sends as its identity to the token endpoint: {}: {token} (workload_identity)",
-                    server.name
-                )?;
-            }
-            if !server.authorization.is_empty() {
-                writeln!(
-                    f,
-                    "authorizes: {}: {}",
-                    server.name,
-                    server.authorization.join(", ")
-                )?;
-            }
-            if server.allow_plain_http {
-                writeln!(
-                    f,
-                    "sends credentials over plain http: {} (allow_plain_http)",
-                    server.name
-                )?;
-            }
-            if let Some(url) = &server.url {
-                write!(f, "connects: {}: {url}", server.name)?;
-                if !server.headers.is_empty() {
-                    write!(f, " (headers: {})", server.headers.join(", "))?;
-                }
-                writeln!(f)?;
-            }
+            server_lines(f, server)?;
         }
         for (id, wrapper) in &self.wrappers {
             writeln!(
@@ -594,30 +538,7 @@ impl fmt::Display for Review {
             )?;
         }
         for environment in &self.environments {
-            let label = format!("environment {}", environment.id);
-            env_lines(f, &label, &environment.env)?;
-            if let Some(cwd) = &environment.cwd {
-                writeln!(f, "runs in folder: {label}: {}", cwd.display())?;
-            }
-            if let Some(mode) = &environment.approval {
-                writeln!(f, "approval modes: {label}: default={mode}")?;
-            }
-            if let Some(policy) = &environment.elicitation {
-                writeln!(f, "elicitation: {label}: {policy}")?;
-            }
-            for file in &environment.files {
-                let whose = if file.project {
-                    "the project's file, its content is covered by trust"
-                } else {
-                    "your own file under ~, not covered by trust"
-                };
-                writeln!(
-                    f,
-                    "ssh reads file ({whose}): {label}: {} {}",
-                    file.field,
-                    shell_words(&[file.path.display().to_string()])
-                )?;
-            }
+            environment_lines(f, environment)?;
         }
         for plugin in &self.plugins {
             writeln!(f, "loads plugin: {}", plugin.display())?;
@@ -639,6 +560,99 @@ impl fmt::Display for Review {
         }
         Ok(())
     }
+}
+
+/// The lines of one server in a [`Review`]: what it runs (and where), the environment
+/// it is given, its approvals and credentials, and where it connects.
+fn server_lines(f: &mut fmt::Formatter<'_>, server: &ReviewedServer) -> fmt::Result {
+    if let Some(command) = &server.command {
+        writeln!(f, "runs: {}: {}", server.name, shell_words(command))?;
+    }
+    if let (Some(line), Some(target)) = (&server.remote_line, &server.remote_target) {
+        writeln!(
+            f,
+            "runs on {target} over ssh, as exactly this remote shell line: {}: {line:?}",
+            server.name
+        )?;
+    } else if let Some(line) = &server.remote_line {
+        writeln!(
+            f,
+            "runs on the remote side as one shell line (ssh joins the words; quotes, `;` and `$(...)` in them are the remote shell's): {}: {line:?}",
+            server.name
+        )?;
+    }
+    env_lines(f, &server.name, &server.env)?;
+    if let Some(cwd) = &server.cwd {
+        writeln!(f, "runs in folder: {}: {}", server.name, cwd.display())?;
+    }
+    if !server.approvals.is_empty() {
+        writeln!(
+            f,
+            "approval modes: {}: {}",
+            server.name,
+            server.approvals.join(", ")
+        )?;
+    }
+    if let Some(token) = &server.workload_token {
+        writeln!(
+            f,
+            "sends as its identity to the token endpoint: {}: {token} (workload_identity)",
+            server.name
+        )?;
+    }
+    if !server.authorization.is_empty() {
+        writeln!(
+            f,
+            "authorizes: {}: {}",
+            server.name,
+            server.authorization.join(", ")
+        )?;
+    }
+    if server.allow_plain_http {
+        writeln!(
+            f,
+            "sends credentials over plain http: {} (allow_plain_http)",
+            server.name
+        )?;
+    }
+    if let Some(url) = &server.url {
+        write!(f, "connects: {}: {url}", server.name)?;
+        if !server.headers.is_empty() {
+            write!(f, " (headers: {})", server.headers.join(", "))?;
+        }
+        writeln!(f)?;
+    }
+    Ok(())
+}
+
+/// The lines of one environment in a [`Review`]: its variables, folder, approval and
+/// elicitation defaults, and the files its ssh reads.
+fn environment_lines(f: &mut fmt::Formatter<'_>, environment: &ReviewedEnvironment) -> fmt::Result {
+    let label = format!("environment {}", environment.id);
+    env_lines(f, &label, &environment.env)?;
+    if let Some(cwd) = &environment.cwd {
+        writeln!(f, "runs in folder: {label}: {}", cwd.display())?;
+    }
+    if let Some(mode) = &environment.approval {
+        writeln!(f, "approval modes: {label}: default={mode}")?;
+    }
+    if let Some(policy) = &environment.elicitation {
+        writeln!(f, "elicitation: {label}: {policy}")?;
+    }
+    for file in &environment.files {
+        let whose = if file.project {
+            "the project's file, its content is covered by trust"
+        } else {
+            "your own file under ~, not covered by trust"
+        };
+        writeln!(
+            f,
+            "ssh reads file ({whose}): {label}: {} {}",
+            file.field,
+            shell_words(&[file.path.display().to_string()])
+        )?;
+    }
+    Ok(())
 }
 
 /// The `[gateway]` table as [`Review::gateway`] lists it. A table that sets nothing still

@@ -593,35 +593,87 @@ fn read_list<T>(
         .collect()
 }
 
+/// Reads the package at `path`: `None` when a part it cannot do without is missing or
+/// wrong (each problem is reported to `reader`).
 fn read_package(reader: &mut Reader<'_>, path: &[Step], value: &Value) -> Option<Package> {
     let object = reader.object(path, value)?;
     check_snake_case(reader, path, object);
-    let kind_text = reader.required_string(
-        path,
-        object,
-        "registryType",
-        "`npm`, `pypi`, `oci`, `nuget` or `mcpb`",
-    );
-    let kind = kind_text.as_deref().and_then(|text| {
-        let kind = PackageType::parse(text);
-        if kind.is_none() {
-            reader.error(
-                &join(path, "registryType"),
-                ConfigErrorKind::InvalidValue,
-                format!("unknown package type `{text}`"),
-                "use `npm`, `pypi`, `oci`, `nuget` or `mcpb`",
-            );
-        }
-        kind
-    });
+    let kind = read_package_type(reader, path, object);
     let identifier = reader.required_string(
         path,
         object,
         "identifier",
         "the package's name, image or download URL",
     );
-    let version = reader.string(path, object, "version");
+    let version = read_version(reader, path, object, kind);
     let version_spot = reader.spot(&join(path, "version"));
+    let file_sha256_spot = reader.spot(&join(path, "fileSha256"));
+    let file_sha256 = read_file_sha256(reader, path, object);
+    if kind == Some(PackageType::Mcpb) {
+        check_bundle(
+            reader,
+            path,
+            object,
+            file_sha256.as_ref(),
+            identifier.as_deref(),
+        );
+    }
+    let transport_path = join(path, "transport");
+    let transport = read_package_transport(reader, path, object);
+    let runtime_arguments = read_list(reader, path, object, "runtimeArguments", read_argument);
+    let package_arguments = read_list(reader, path, object, "packageArguments", read_argument);
+    let environment = read_list(reader, path, object, "environmentVariables", |r, p, v| {
+        read_key_value(r, p, v, "the environment variable's name")
+    });
+    Some(Package {
+        kind: kind?,
+        identifier_spot: reader.spot(&join(path, "identifier")),
+        identifier: identifier?,
+        version,
+        version_spot,
+        file_sha256,
+        file_sha256_spot,
+        transport: transport?,
+        transport_spot: reader.spot(&transport_path),
+        runtime_arguments,
+        package_arguments,
+        environment,
+    })
+}
+
+/// The package's `registryType` (required; an unknown one is reported).
+fn read_package_type(
+    reader: &mut Reader<'_>,
+    path: &[Step],
+    object: &Map<String, Value>,
+) -> Option<PackageType> {
+    let text = reader.required_string(
+        path,
+        object,
+        "registryType",
+        "`npm`, `pypi`, `oci`, `nuget` or `mcpb`",
+    )?;
+    let kind = PackageType::parse(&text);
+    if kind.is_none() {
+        reader.error(
+            &join(path, "registryType"),
+            ConfigErrorKind::InvalidValue,
+            format!("unknown package type `{text}`"),
+            "use `npm`, `pypi`, `oci`, `nuget` or `mcpb`",
+        );
+    }
+    kind
+}
+
+/// The package's `version`: it must be one exact version, and npm, PyPI and NuGet
+/// packages must have one (else they are not pinned).
+fn read_version(
+    reader: &mut Reader<'_>,
+    path: &[Step],
+    object: &Map<String, Value>,
+    kind: Option<PackageType>,
+) -> Option<String> {
+    let version = reader.string(path, object, "version");
     if let Some(version) = &version
         && let Some(problem) = not_exact(version)
     {
@@ -645,23 +697,39 @@ fn read_package(reader: &mut Reader<'_>, path: &[Step], value: &Value) -> Option
             "add `\"version\"` with one exact version, e.g. `1.0.2`",
         );
     }
-    let file_sha256_spot = reader.spot(&join(path, "fileSha256"));
-    let file_sha256 = reader.string(path, object, "fileSha256").and_then(|hex| {
-        let digest = FileSha256::parse(&hex);
-        if digest.is_none() {
-            reader.error(
-                &join(path, "fileSha256"),
-                ConfigErrorKind::InvalidValue,
-                format!("`{hex}` is not a SHA-256 digest"),
-                "write the file's SHA-256 as 64 lowercase hex digits (`sha256sum FILE`)",
-            );
-        }
-        digest
-    });
-    if kind == Some(PackageType::Mcpb)
-        && file_sha256.is_none()
-        && !object.contains_key("fileSha256")
-    {
+    version
+}
+
+/// The package's `fileSha256`, if it has one that is a SHA-256 digest (another is
+/// reported).
+fn read_file_sha256(
+    reader: &mut Reader<'_>,
+    path: &[Step],
+    object: &Map<String, Value>,
+) -> Option<FileSha256> {
+    let hex = reader.string(path, object, "fileSha256")?;
+    let digest = FileSha256::parse(&hex);
+    if digest.is_none() {
+        reader.error(
+            &join(path, "fileSha256"),
+            ConfigErrorKind::InvalidValue,
+            format!("`{hex}` is not a SHA-256 digest"),
+            "write the file's SHA-256 as 64 lowercase hex digits (`sha256sum FILE`)",
+        );
+    }
+    digest
+}
+
+/// Reports what an `mcpb` bundle lacks: its `fileSha256` (unless one is given that is
+/// wrong, reported already), or an https:// download URL as its `identifier`.
+fn check_bundle(
+    reader: &mut Reader<'_>,
+    path: &[Step],
+    object: &Map<String, Value>,
+    file_sha256: Option<&FileSha256>,
+    identifier: Option<&str>,
+) {
+    if file_sha256.is_none() && !object.contains_key("fileSha256") {
         reader.error(
             path,
             ConfigErrorKind::MissingField,
@@ -669,8 +737,7 @@ fn read_package(reader: &mut Reader<'_>, path: &[Step], value: &Value) -> Option
             "add `\"fileSha256\"` with the bundle's SHA-256 (64 lowercase hex digits)",
         );
     }
-    if kind == Some(PackageType::Mcpb)
-        && let Some(url) = &identifier
+    if let Some(url) = identifier
         && !url.starts_with("https://")
     {
         reader.error(
@@ -680,38 +747,24 @@ fn read_package(reader: &mut Reader<'_>, path: &[Step], value: &Value) -> Option
             "point `identifier` at the bundle's https:// release asset",
         );
     }
-    let transport_path = join(path, "transport");
-    let transport = match object.get("transport") {
-        None => {
-            reader.error(
-                path,
-                ConfigErrorKind::MissingField,
-                "`transport` is missing",
-                "add `\"transport\": {\"type\": \"stdio\"}`",
-            );
-            None
-        }
-        Some(value) => read_transport(reader, &transport_path, value).map(|(kind, _, _)| kind),
+}
+
+/// The kind of the package's `transport` (required).
+fn read_package_transport(
+    reader: &mut Reader<'_>,
+    path: &[Step],
+    object: &Map<String, Value>,
+) -> Option<TransportKind> {
+    let Some(value) = object.get("transport") else {
+        reader.error(
+            path,
+            ConfigErrorKind::MissingField,
+            "`transport` is missing",
+            "add `\"transport\": {\"type\": \"stdio\"}`",
+        );
+        return None;
     };
-    let runtime_arguments = read_list(reader, path, object, "runtimeArguments", read_argument);
-    let package_arguments = read_list(reader, path, object, "packageArguments", read_argument);
-    let environment = read_list(reader, path, object, "environmentVariables", |r, p, v| {
-        read_key_value(r, p, v, "the environment variable's name")
-    });
-    Some(Package {
-        kind: kind?,
-        identifier_spot: reader.spot(&join(path, "identifier")),
-        identifier: identifier?,
-        version,
-        version_spot,
-        file_sha256,
-        file_sha256_spot,
-        transport: transport?,
-        transport_spot: reader.spot(&transport_path),
-        runtime_arguments,
-        package_arguments,
-        environment,
-    })
+    read_transport(reader, &join(path, "transport"), value).map(|(kind, _, _)| kind)
 }
 
 /// A transport object: its kind, URL (for HTTP) and the object.
