@@ -304,12 +304,50 @@ pub(crate) fn compare_wire(before: &Value, after: &Value) -> Vec<ToolChange> {
             cosmetic: text::cosmetic(&a, &b),
         });
     }
+    add_input_schema_changes(was.get("inputSchema"), is.get("inputSchema"), &mut changes);
+    let (a1, a2) = (was.get("annotations"), is.get("annotations"));
+    add_annotation_changes(a1, a2, &mut changes);
+    add_output_schema_changes(
+        was.get("outputSchema"),
+        is.get("outputSchema"),
+        &mut changes,
+    );
+    let (m1, m2) = (was.get("_meta"), is.get("_meta"));
+    if !model_visible(m1) && model_visible(m2) {
+        changes.push(ToolChange::BecameModelVisible);
+    }
+    if m1 != m2 {
+        changes.push(ToolChange::MetaChanged);
+    }
+    if was.get("icons") != is.get("icons") {
+        changes.push(ToolChange::IconsChanged);
+    }
+    let mut fields = unclassified_fields(was, is);
+    let unnamed = |m: &Map<String, Value>| {
+        let mut m = m.clone();
+        m.remove("name");
+        canonical(&Value::Object(m))
+    };
+    if changes.is_empty() && fields.is_empty() && unnamed(was) != unnamed(is) {
+        // The whole definition differs where nothing above looked: still a change.
+        fields.push("definition".to_owned());
+    }
+    if !fields.is_empty() {
+        changes.push(ToolChange::Unclassified { fields });
+    }
+    changes
+}
+
+/// Adds the input schema's changes (absent: `{}`): each text change, then whether it
+/// widened (which wins) or narrowed.
+fn add_input_schema_changes(
+    before: Option<&Value>,
+    after: Option<&Value>,
+    changes: &mut Vec<ToolChange>,
+) {
     let object = Value::Object(Map::new());
     let (mut wider, mut narrower) = (Vec::new(), Vec::new());
-    for d in schema::diff(
-        was.get("inputSchema").unwrap_or(&object),
-        is.get("inputSchema").unwrap_or(&object),
-    ) {
+    for d in schema::diff(before.unwrap_or(&object), after.unwrap_or(&object)) {
         match d {
             schema::Diff::Text { at, before, after } => changes.push(text_diff(
                 &format!("input schema: {at}"),
@@ -325,49 +363,65 @@ pub(crate) fn compare_wire(before: &Value, after: &Value) -> Vec<ToolChange> {
     } else if !narrower.is_empty() {
         changes.push(ToolChange::SchemaNarrowed { details: narrower });
     }
-    let (a1, a2) = (was.get("annotations"), is.get("annotations"));
-    let (less, more) = annotation_changes(a1, a2);
+}
+
+/// Adds the changes of the annotations' hints (less safe, then safer) and of their title.
+fn add_annotation_changes(
+    before: Option<&Value>,
+    after: Option<&Value>,
+    changes: &mut Vec<ToolChange>,
+) {
+    let (less, more) = annotation_changes(before, after);
     if !less.is_empty() {
         changes.push(ToolChange::AnnotationsLessSafe { hints: less });
     }
     if !more.is_empty() {
         changes.push(ToolChange::AnnotationsSafer { hints: more });
     }
-    let annotation = |a: Option<&Value>, k: &str| a.and_then(|a| a.get(k)).cloned();
     if let Some(change) = text_change(
         "annotations.title",
-        annotation(a1, "title").as_ref(),
-        annotation(a2, "title").as_ref(),
+        annotation(before, "title").as_ref(),
+        annotation(after, "title").as_ref(),
     ) {
         changes.push(change);
     }
-    let (o1, o2) = (was.get("outputSchema"), is.get("outputSchema"));
-    if o1 != o2 {
-        let mut other = o1.is_none() != o2.is_none();
-        for d in schema::diff(o1.unwrap_or(&object), o2.unwrap_or(&object)) {
-            match d {
-                schema::Diff::Text { at, before, after } => changes.push(text_diff(
-                    &format!("output schema: {at}"),
-                    before.as_deref(),
-                    after.as_deref(),
-                )),
-                _ => other = true,
-            }
+}
+
+/// Annotation `k` of an `annotations` value.
+fn annotation(annotations: Option<&Value>, k: &str) -> Option<Value> {
+    annotations.and_then(|a| a.get(k)).cloned()
+}
+
+/// Adds the output schema's changes: each text change, then one
+/// [`ToolChange::OutputSchemaChanged`] for any other difference (added or removed too).
+fn add_output_schema_changes(
+    before: Option<&Value>,
+    after: Option<&Value>,
+    changes: &mut Vec<ToolChange>,
+) {
+    if before == after {
+        return;
+    }
+    let object = Value::Object(Map::new());
+    let mut other = before.is_none() != after.is_none();
+    for d in schema::diff(before.unwrap_or(&object), after.unwrap_or(&object)) {
+        match d {
+            schema::Diff::Text { at, before, after } => changes.push(text_diff(
+                &format!("output schema: {at}"),
+                before.as_deref(),
+                after.as_deref(),
+            )),
+            _ => other = true,
         }
-        if other {
-            changes.push(ToolChange::OutputSchemaChanged);
-        }
     }
-    let (m1, m2) = (was.get("_meta"), is.get("_meta"));
-    if !model_visible(m1) && model_visible(m2) {
-        changes.push(ToolChange::BecameModelVisible);
+    if other {
+        changes.push(ToolChange::OutputSchemaChanged);
     }
-    if m1 != m2 {
-        changes.push(ToolChange::MetaChanged);
-    }
-    if was.get("icons") != is.get("icons") {
-        changes.push(ToolChange::IconsChanged);
-    }
+}
+
+/// The changed fields nothing above classifies: fields of the definition not in
+/// [`KNOWN_FIELDS`], then annotations other than the title and the hints, sorted.
+fn unclassified_fields(was: &Map<String, Value>, is: &Map<String, Value>) -> Vec<String> {
     let mut fields: Vec<String> = was
         .keys()
         .chain(is.keys())
@@ -383,6 +437,7 @@ pub(crate) fn compare_wire(before: &Value, after: &Value) -> Vec<ToolChange> {
         "idempotentHint",
         "openWorldHint",
     ];
+    let (a1, a2) = (was.get("annotations"), is.get("annotations"));
     let other_annotations: BTreeSet<String> = [a1, a2]
         .into_iter()
         .flatten()
@@ -392,19 +447,7 @@ pub(crate) fn compare_wire(before: &Value, after: &Value) -> Vec<ToolChange> {
         .map(|k| format!("annotations.{k}"))
         .collect();
     fields.extend(other_annotations);
-    let unnamed = |m: &Map<String, Value>| {
-        let mut m = m.clone();
-        m.remove("name");
-        canonical(&Value::Object(m))
-    };
-    if changes.is_empty() && fields.is_empty() && unnamed(was) != unnamed(is) {
-        // The whole definition differs where nothing above looked: still a change.
-        fields.push("definition".to_owned());
-    }
-    if !fields.is_empty() {
-        changes.push(ToolChange::Unclassified { fields });
-    }
-    changes
+    fields
 }
 
 /// Whether a definition with this `_meta` is for the model to see (absent: yes).

@@ -31,6 +31,7 @@ use mcp_key::{EnvironmentId, McpServerKey, ServerName};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::catalog::spec::ServerSpec;
 use crate::error::{Error, Result};
 use crate::events::ConnectionEvent;
 use crate::set::inner::{SetInner, known_servers_hint};
@@ -95,18 +96,7 @@ impl ConnectionSet {
         let by_name = crate::set::from_catalog::legacy_names(catalog, &specs);
         let multi_environment = catalog.multi_environment();
         let startup_cancel = options.cancel.child_token();
-        let slots: BTreeMap<McpServerKey, Arc<Slot>> = specs
-            .into_iter()
-            .map(|s| {
-                let settings = crate::set::from_catalog::client_settings(catalog, &options, &s);
-                let pool_key =
-                    crate::set::from_catalog::connection_key(catalog, &options, &s, &settings);
-                (
-                    s.key.clone(),
-                    Arc::new(Slot::new(s, settings, pool_key, SlotState::Starting)),
-                )
-            })
-            .collect();
+        let slots = slots(catalog, &options, specs);
         // A replacement set shares its predecessor's live authority.
         let authority = authority.unwrap_or_else(|| {
             crate::policy::authority::AuthorityCell::new(options.authority.clone())
@@ -136,60 +126,8 @@ impl ConnectionSet {
             owns_pool: AtomicBool::new(owns_pool),
         });
         let lifetime = Arc::new(inner.shutdown.clone().drop_guard());
-        for slot in inner.slots.values() {
-            if let Some(cached) = inner.deferred_tools(&slot.spec.key, &slot.pool_key) {
-                let tools = cached.tools.len();
-                tracing::info!(server = %slot.spec.key, tools, age = ?cached.age(), "MCP server deferred: its tools come from the cache until first use");
-                let _order = inner.event_order();
-                slot.state
-                    .send_replace(SlotState::Deferred(Arc::new(cached)));
-                inner.emit(ConnectionEvent::Deferred {
-                    server: slot.spec.key.clone(),
-                    tools,
-                });
-                continue;
-            }
-            if inner.options.cache_only {
-                // Nothing starts: a server without a cached listing shows as cancelled.
-                let _order = inner.event_order();
-                slot.state.send_replace(SlotState::Cancelled);
-                inner.emit(ConnectionEvent::Cancelled {
-                    server: slot.spec.key.clone(),
-                });
-                continue;
-            }
-            let (inner2, slot2) = (Arc::clone(&inner), Arc::clone(slot));
-            // In the starter's span: each server's handshake is part of its trace.
-            let start = async move {
-                let _guard = slot2.transition.lock().await;
-                startup::run_start(&inner2, &slot2, true).await;
-            };
-            inner
-                .tasks
-                .spawn(tracing::Instrument::in_current_span(start));
-        }
-        let inner2 = Arc::clone(&inner);
-        inner.tasks.spawn(async move {
-            let mut ready = Vec::new();
-            let mut failed = Vec::new();
-            let mut cancelled = Vec::new();
-            for (key, slot) in &inner2.slots {
-                match slot.settled().await {
-                    // Deferred servers are not part of the startup round.
-                    SlotState::Deferred(_) => {}
-                    SlotState::Ready(_) => ready.push(key.clone()),
-                    SlotState::Failed(_) => failed.push(key.clone()),
-                    SlotState::Cancelled | SlotState::Starting => cancelled.push(key.clone()),
-                }
-            }
-            inner2.persist_cache();
-            let _order = inner2.event_order();
-            inner2.emit(ConnectionEvent::StartupComplete {
-                ready,
-                failed,
-                cancelled,
-            });
-        });
+        start_servers(&inner);
+        announce_startup(&inner);
         Self {
             inner,
             _lifetime: lifetime,
@@ -500,4 +438,90 @@ fn pid_of(state: &SlotState) -> Option<u32> {
         SlotState::Ready(live) => live.pid(),
         _ => None,
     }
+}
+
+/// Each server's slot, starting: its spec with the client settings and the pool key the
+/// catalog and the options give it.
+fn slots(
+    catalog: &ResolvedCatalog,
+    options: &ConnectionSetOptions,
+    specs: Vec<ServerSpec>,
+) -> BTreeMap<McpServerKey, Arc<Slot>> {
+    specs
+        .into_iter()
+        .map(|s| {
+            let settings = crate::set::from_catalog::client_settings(catalog, options, &s);
+            let pool_key =
+                crate::set::from_catalog::connection_key(catalog, options, &s, &settings);
+            (
+                s.key.clone(),
+                Arc::new(Slot::new(s, settings, pool_key, SlotState::Starting)),
+            )
+        })
+        .collect()
+}
+
+/// Starts every server of a new set on its tasks: a server with a cached listing under
+/// `lazy_when_cached` is deferred instead, and with `cache_only` nothing starts (a server
+/// without a cached listing shows as cancelled).
+fn start_servers(inner: &Arc<SetInner>) {
+    for slot in inner.slots.values() {
+        if let Some(cached) = inner.deferred_tools(&slot.spec.key, &slot.pool_key) {
+            let tools = cached.tools.len();
+            tracing::info!(server = %slot.spec.key, tools, age = ?cached.age(), "MCP server deferred: its tools come from the cache until first use");
+            let _order = inner.event_order();
+            slot.state
+                .send_replace(SlotState::Deferred(Arc::new(cached)));
+            inner.emit(ConnectionEvent::Deferred {
+                server: slot.spec.key.clone(),
+                tools,
+            });
+            continue;
+        }
+        if inner.options.cache_only {
+            // Nothing starts: a server without a cached listing shows as cancelled.
+            let _order = inner.event_order();
+            slot.state.send_replace(SlotState::Cancelled);
+            inner.emit(ConnectionEvent::Cancelled {
+                server: slot.spec.key.clone(),
+            });
+            continue;
+        }
+        let (inner2, slot2) = (Arc::clone(inner), Arc::clone(slot));
+        // In the starter's span: each server's handshake is part of its trace.
+        let start = async move {
+            let _guard = slot2.transition.lock().await;
+            startup::run_start(&inner2, &slot2, true).await;
+        };
+        inner
+            .tasks
+            .spawn(tracing::Instrument::in_current_span(start));
+    }
+}
+
+/// Emits [`ConnectionEvent::StartupComplete`] once every server of the startup round
+/// settled (deferred ones are not part of it), after saving the tool cache.
+fn announce_startup(inner: &Arc<SetInner>) {
+    let inner2 = Arc::clone(inner);
+    inner.tasks.spawn(async move {
+        let mut ready = Vec::new();
+        let mut failed = Vec::new();
+        let mut cancelled = Vec::new();
+        for (key, slot) in &inner2.slots {
+            match slot.settled().await {
+                // Deferred servers are not part of the startup round.
+                SlotState::Deferred(_) => {}
+                SlotState::Ready(_) => ready.push(key.clone()),
+                SlotState::Failed(_) => failed.push(key.clone()),
+                SlotState::Cancelled | SlotState::Starting => cancelled.push(key.clone()),
+            }
+        }
+        inner2.persist_cache();
+        let _order = inner2.event_order();
+        inner2.emit(ConnectionEvent::StartupComplete {
+            ready,
+            failed,
+            cancelled,
+        });
+    });
 }

@@ -128,6 +128,8 @@ pub(crate) fn diff(before: &Value, after: &Value) -> Vec<Diff> {
     out
 }
 
+/// Adds to `out` the differences from schema `before` to `after` at `at`, keyword by
+/// keyword (in key order), walking into the schemas they hold.
 fn walk(at: &Path, before: &Value, after: &Value, out: &mut Vec<Diff>) {
     if before == after {
         return;
@@ -151,53 +153,17 @@ fn walk(at: &Path, before: &Value, after: &Value, out: &mut Vec<Diff>) {
         }
         let k = key.as_str();
         if TEXT.contains(&k) {
-            let text = |v: Option<&Value>| {
-                v.map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    other => super::canonical_text(other),
-                })
-            };
-            let place = if at.0.is_empty() {
-                format!("schema {k}")
-            } else {
-                format!("property `{}` {k}", at.0.join("."))
-            };
-            out.push(Diff::Text {
-                at: place,
-                before: text(a),
-                after: text(b),
-            });
+            out.push(text_keyword(at, k, a, b));
         } else if k == "properties" {
             properties(at, a, b, out);
         } else if SCHEMA_MAPS.contains(&k) {
-            let empty = Map::new();
-            let (m1, m2) = (
-                a.and_then(Value::as_object).unwrap_or(&empty),
-                b.and_then(Value::as_object).unwrap_or(&empty),
-            );
-            let names: BTreeSet<&String> = m1.keys().chain(m2.keys()).collect();
-            for name in names {
-                let here = at.join(format!("{k}.{name}"));
-                match (m1.get(name), m2.get(name)) {
-                    (Some(x), Some(y)) => walk(&here, x, y, out),
-                    (None, Some(_)) => out.push(Diff::Wider(here.say("added"))),
-                    (Some(_), None) => out.push(Diff::Narrower(here.say("removed"))),
-                    (None, None) => {}
-                }
-            }
+            schema_map(at, k, a, b, out);
         } else if k == "required" {
             required(at, a, b, out);
         } else if k == "additionalProperties" {
             additional(at, a, b, out);
         } else if SCHEMAS.contains(&k) {
-            let here = at.join(k);
-            match (a, b) {
-                (Some(x), Some(y)) => walk(&here, x, y, out),
-                (None, Some(_)) => out.push(Diff::Narrower(at.about(&format!("`{k}` added")))),
-                (Some(_), None) | (None, None) => {
-                    out.push(Diff::Wider(at.about(&format!("`{k}` removed"))));
-                }
-            }
+            subschema(at, k, a, b, out);
         } else if SCHEMA_LISTS.contains(&k) {
             list(at, k, a, b, out);
         } else if k == "type" {
@@ -205,30 +171,9 @@ fn walk(at: &Path, before: &Value, after: &Value, out: &mut Vec<Diff>) {
         } else if k == "enum" {
             enumeration(at, a, b, out);
         } else if k == "const" {
-            match (a, b) {
-                (None, Some(v)) => out.push(Diff::Narrower(at.say(&format!("now only {v}")))),
-                (Some(v), None) => out.push(Diff::Wider(at.say(&format!("no longer only {v}")))),
-                _ => out.push(Diff::Wider(at.say(&format!(
-                    "const {} -> {}",
-                    shown(a),
-                    shown(b)
-                )))),
-            }
+            out.push(constant(at, a, b));
         } else if LOWER_BOUNDS.contains(&k) || UPPER_BOUNDS.contains(&k) {
-            let lower = LOWER_BOUNDS.contains(&k);
-            let number = |v: Option<&Value>| v.and_then(Value::as_f64);
-            let wider = match (number(a), number(b)) {
-                (Some(x), Some(y)) => (y < x) == lower,
-                (Some(_), None) if b.is_none() => true,
-                (None, Some(_)) if a.is_none() => false,
-                _ => true,
-            };
-            let what = at.about(&format!("{k} {} -> {}", shown(a), shown(b)));
-            out.push(if wider {
-                Diff::Wider(what)
-            } else {
-                Diff::Narrower(what)
-            });
+            out.push(bound(at, k, a, b));
         } else if CONSTRAINTS.contains(&k) {
             let what = at.about(&format!("{k} {} -> {}", shown(a), shown(b)));
             out.push(if a.is_none() {
@@ -244,6 +189,86 @@ fn walk(at: &Path, before: &Value, after: &Value, out: &mut Vec<Diff>) {
                 shown(b)
             ))));
         }
+    }
+}
+
+/// A changed annotation `k` (a title, a description, ...): its texts before and after.
+fn text_keyword(at: &Path, k: &str, a: Option<&Value>, b: Option<&Value>) -> Diff {
+    let text = |v: Option<&Value>| {
+        v.map(|v| match v {
+            Value::String(s) => s.clone(),
+            other => super::canonical_text(other),
+        })
+    };
+    let place = if at.0.is_empty() {
+        format!("schema {k}")
+    } else {
+        format!("property `{}` {k}", at.0.join("."))
+    };
+    Diff::Text {
+        at: place,
+        before: text(a),
+        after: text(b),
+    }
+}
+
+/// A keyword `k` that maps names to schemas (`$defs`, `patternProperties`, ...): each
+/// schema added (wider), removed (narrower) or walked into.
+fn schema_map(at: &Path, k: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Diff>) {
+    let empty = Map::new();
+    let (m1, m2) = (
+        a.and_then(Value::as_object).unwrap_or(&empty),
+        b.and_then(Value::as_object).unwrap_or(&empty),
+    );
+    let names: BTreeSet<&String> = m1.keys().chain(m2.keys()).collect();
+    for name in names {
+        let here = at.join(format!("{k}.{name}"));
+        match (m1.get(name), m2.get(name)) {
+            (Some(x), Some(y)) => walk(&here, x, y, out),
+            (None, Some(_)) => out.push(Diff::Wider(here.say("added"))),
+            (Some(_), None) => out.push(Diff::Narrower(here.say("removed"))),
+            (None, None) => {}
+        }
+    }
+}
+
+/// A keyword `k` that holds one schema (`items`, `not`, ...): added (narrower), removed
+/// (wider) or walked into.
+fn subschema(at: &Path, k: &str, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<Diff>) {
+    match (a, b) {
+        (Some(x), Some(y)) => walk(&at.join(k), x, y, out),
+        (None, Some(_)) => out.push(Diff::Narrower(at.about(&format!("`{k}` added")))),
+        (Some(_), None) | (None, None) => {
+            out.push(Diff::Wider(at.about(&format!("`{k}` removed"))));
+        }
+    }
+}
+
+/// A changed `const`: added narrows, removed or changed widens.
+fn constant(at: &Path, a: Option<&Value>, b: Option<&Value>) -> Diff {
+    match (a, b) {
+        (None, Some(v)) => Diff::Narrower(at.say(&format!("now only {v}"))),
+        (Some(v), None) => Diff::Wider(at.say(&format!("no longer only {v}"))),
+        _ => Diff::Wider(at.say(&format!("const {} -> {}", shown(a), shown(b)))),
+    }
+}
+
+/// A changed bound `k` (`minimum`, `maxLength`, ...): wider when it lets more through
+/// (a lower bound lowered, an upper one raised, either removed).
+fn bound(at: &Path, k: &str, a: Option<&Value>, b: Option<&Value>) -> Diff {
+    let lower = LOWER_BOUNDS.contains(&k);
+    let number = |v: Option<&Value>| v.and_then(Value::as_f64);
+    let wider = match (number(a), number(b)) {
+        (Some(x), Some(y)) => (y < x) == lower,
+        (Some(_), None) if b.is_none() => true,
+        (None, Some(_)) if a.is_none() => false,
+        _ => true,
+    };
+    let what = at.about(&format!("{k} {} -> {}", shown(a), shown(b)));
+    if wider {
+        Diff::Wider(what)
+    } else {
+        Diff::Narrower(what)
     }
 }
 
