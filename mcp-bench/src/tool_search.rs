@@ -151,111 +151,15 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-
-    // Build times: the median of a few builds of each.
-    let mut builds = Vec::new();
-    let mut index = ToolIndex::new();
-    // A cross-check of the index's own estimate: how much the resident set grew over the
-    // first build (the allocator may keep more than the index holds).
-    let rss_before = rss_bytes();
-    let mut rss_growth = None;
-    for _ in 0..5 {
-        let started = Instant::now();
-        index = match catalog.to_index() {
-            Ok(index) => index,
-            Err(e) => {
-                eprintln!("mcp-bench tool-search: {}", with_sources(&e));
-                return std::process::ExitCode::FAILURE;
-            }
-        };
-        builds.push(started.elapsed());
-        if rss_growth.is_none() {
-            rss_growth = rss_before
-                .zip(rss_bytes())
-                .map(|(a, b)| b.saturating_sub(a));
+    let built = match Built::timed(&catalog) {
+        Ok(built) => built,
+        Err(e) => {
+            eprintln!("mcp-bench tool-search: {}", with_sources(&e));
+            return std::process::ExitCode::FAILURE;
         }
-    }
-    builds.sort();
-    let mut baseline_builds = Vec::new();
-    let mut baseline = Bm25Baseline::new();
-    for _ in 0..5 {
-        let started = Instant::now();
-        baseline = Bm25Baseline::new();
-        for (server, tools) in catalog.servers() {
-            baseline.add_server(server, tools);
-        }
-        baseline_builds.push(started.elapsed());
-    }
-    baseline_builds.sort();
-
-    let subsets = ["all", "azure", "livemcpbench"];
-    let mut ours: Vec<Score> = vec![Score::default(); 3];
-    let mut theirs: Vec<Score> = vec![Score::default(); 3];
-    let mut failed = 0usize;
-    for query in &queries {
-        let ranked: Vec<String> = match index.search(&query.query, args.limit) {
-            Ok(hits) => hits.iter().map(|h| h.qualified_name().to_owned()).collect(),
-            Err(e) => {
-                failed += 1;
-                eprintln!("query {:?}: {e}", query.query);
-                Vec::new()
-            }
-        };
-        let reference = baseline.search(&query.query, args.limit);
-        let which = if subset(query) == "azure" { 1 } else { 2 };
-        for i in [0, which] {
-            ours[i].add(query, &ranked);
-            theirs[i].add(query, &reference);
-        }
-        if args.json {
-            println!(
-                "{}",
-                json!({
-                    "query": query.query,
-                    "expected": query.expected,
-                    "ranked": ranked,
-                    "baseline": reference,
-                })
-            );
-        } else {
-            println!("query: {}", query.query.replace('\n', " "));
-            println!("  expected: {}", query.expected.join(", "));
-            println!(
-                "  ranked:   {}",
-                ranked
-                    .iter()
-                    .take(5)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            println!(
-                "  baseline: {}",
-                reference
-                    .iter()
-                    .take(5)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-    }
-
-    // Latency: every query, several rounds, each search timed alone.
-    let mut ours_lat = Vec::new();
-    let mut theirs_lat = Vec::new();
-    for _ in 0..TIMING_ROUNDS {
-        for query in &queries {
-            let started = Instant::now();
-            let _ = std::hint::black_box(index.search(&query.query, args.limit));
-            ours_lat.push(started.elapsed());
-            let started = Instant::now();
-            let _ = std::hint::black_box(baseline.search(&query.query, args.limit));
-            theirs_lat.push(started.elapsed());
-        }
-    }
-    ours_lat.sort();
-    theirs_lat.sort();
+    };
+    let quality = rank_all(&built, &queries, &args);
+    let (ours_lat, theirs_lat) = latencies(&built, &queries, args.limit);
 
     println!();
     println!(
@@ -270,11 +174,195 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
             ""
         }
     );
+    print_quality(&quality);
+    print_costs(&built, &ours_lat, &theirs_lat);
+    match listing_sizes(&catalog, &built.index, &queries) {
+        Ok(table) => {
+            println!();
+            print!("{table}");
+        }
+        Err(e) => {
+            eprintln!("mcp-bench tool-search: the listing sizes: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
+    if quality.failed > 0 {
+        eprintln!("mcp-bench tool-search: {} queries failed", quality.failed);
+        return std::process::ExitCode::FAILURE;
+    }
+    std::process::ExitCode::SUCCESS
+}
+
+/// Both rankings' indexes, with what building them took.
+struct Built {
+    index: ToolIndex,
+    /// Build times of the index, sorted.
+    builds: Vec<Duration>,
+    /// How much the resident set grew over the index's first build, if known.
+    rss_growth: Option<u64>,
+    baseline: Bm25Baseline,
+    /// Build times of the baseline, sorted.
+    baseline_builds: Vec<Duration>,
+}
+
+impl Built {
+    /// Builds each index a few times (the median build is reported), the search's first.
+    fn timed(catalog: &Catalog) -> Result<Self, mcp_search::SearchError> {
+        let mut builds = Vec::new();
+        let mut index = ToolIndex::new();
+        // A cross-check of the index's own estimate: how much the resident set grew over
+        // the first build (the allocator may keep more than the index holds).
+        let rss_before = rss_bytes();
+        let mut rss_growth = None;
+        for _ in 0..5 {
+            let started = Instant::now();
+            index = catalog.to_index()?;
+            builds.push(started.elapsed());
+            if rss_growth.is_none() {
+                rss_growth = rss_before
+                    .zip(rss_bytes())
+                    .map(|(a, b)| b.saturating_sub(a));
+            }
+        }
+        builds.sort();
+        let mut baseline_builds = Vec::new();
+        let mut baseline = Bm25Baseline::new();
+        for _ in 0..5 {
+            let started = Instant::now();
+            baseline = Bm25Baseline::new();
+            for (server, tools) in catalog.servers() {
+                baseline.add_server(server, tools);
+            }
+            baseline_builds.push(started.elapsed());
+        }
+        baseline_builds.sort();
+        Ok(Self {
+            index,
+            builds,
+            rss_growth,
+            baseline,
+            baseline_builds,
+        })
+    }
+}
+
+/// The subsets scored, in the tables' order: every query, then each kind.
+const SUBSETS: [&str; 3] = ["all", "azure", "livemcpbench"];
+
+/// How well each ranking did, per subset ([`SUBSETS`]).
+struct Quality {
+    ours: Vec<Score>,
+    theirs: Vec<Score>,
+    /// Queries the search refused.
+    failed: usize,
+}
+
+/// Ranks every query with both rankings, printing each query's rankings, and scores them.
+#[expect(
+    clippy::print_stderr,
+    reason = "a command-line tool: a refused query is reported on stderr"
+)]
+fn rank_all(built: &Built, queries: &[LabelledQuery], args: &Args) -> Quality {
+    let mut ours: Vec<Score> = vec![Score::default(); 3];
+    let mut theirs: Vec<Score> = vec![Score::default(); 3];
+    let mut failed = 0usize;
+    for query in queries {
+        let ranked: Vec<String> = match built.index.search(&query.query, args.limit) {
+            Ok(hits) => hits.iter().map(|h| h.qualified_name().to_owned()).collect(),
+            Err(e) => {
+                failed += 1;
+                eprintln!("query {:?}: {e}", query.query);
+                Vec::new()
+            }
+        };
+        let reference = built.baseline.search(&query.query, args.limit);
+        let which = if subset(query) == "azure" { 1 } else { 2 };
+        for i in [0, which] {
+            ours[i].add(query, &ranked);
+            theirs[i].add(query, &reference);
+        }
+        print_query(query, &ranked, &reference, args.json);
+    }
+    Quality {
+        ours,
+        theirs,
+        failed,
+    }
+}
+
+/// Prints one query with what it expects and both rankings (the first five of each), or
+/// with `json` the whole of them as one JSON line.
+#[expect(
+    clippy::print_stdout,
+    reason = "a command-line tool: results to stdout"
+)]
+fn print_query(query: &LabelledQuery, ranked: &[String], reference: &[String], json: bool) {
+    if json {
+        println!(
+            "{}",
+            json!({
+                "query": query.query,
+                "expected": query.expected,
+                "ranked": ranked,
+                "baseline": reference,
+            })
+        );
+        return;
+    }
+    println!("query: {}", query.query.replace('\n', " "));
+    println!("  expected: {}", query.expected.join(", "));
+    println!("  ranked:   {}", first_five(ranked));
+    println!("  baseline: {}", first_five(reference));
+}
+
+/// The first five names of a ranking, joined with `, `.
+fn first_five(ranked: &[String]) -> String {
+    ranked
+        .iter()
+        .take(5)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Each ranking's search latencies, sorted: every query, several rounds, each search
+/// timed alone.
+fn latencies(
+    built: &Built,
+    queries: &[LabelledQuery],
+    limit: usize,
+) -> (Vec<Duration>, Vec<Duration>) {
+    let mut ours_lat = Vec::new();
+    let mut theirs_lat = Vec::new();
+    for _ in 0..TIMING_ROUNDS {
+        for query in queries {
+            let started = Instant::now();
+            let _ = std::hint::black_box(built.index.search(&query.query, limit));
+            ours_lat.push(started.elapsed());
+            let started = Instant::now();
+            let _ = std::hint::black_box(built.baseline.search(&query.query, limit));
+            theirs_lat.push(started.elapsed());
+        }
+    }
+    ours_lat.sort();
+    theirs_lat.sort();
+    (ours_lat, theirs_lat)
+}
+
+/// Prints the quality table: top-1, top-5 and MRR of each ranking per subset.
+#[expect(
+    clippy::print_stdout,
+    reason = "a command-line tool: results to stdout"
+)]
+fn print_quality(quality: &Quality) {
     println!();
     println!("| ranking | subset | queries | top-1 | top-5 | MRR |");
     println!("| --- | --- | ---: | ---: | ---: | ---: |");
-    for (name, scores) in [("mcp-search", &ours), ("baseline BM25", &theirs)] {
-        for (i, subset) in subsets.iter().enumerate() {
+    for (name, scores) in [
+        ("mcp-search", &quality.ours),
+        ("baseline BM25", &quality.theirs),
+    ] {
+        for (i, subset) in SUBSETS.iter().enumerate() {
             let s = &scores[i];
             println!(
                 "| {name} | {subset} | {} | {} | {} | {:.3} |",
@@ -289,46 +377,40 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
             );
         }
     }
+}
+
+/// Prints the cost table (latency percentiles, median build time, index memory) and how
+/// much the resident set grew.
+#[expect(
+    clippy::print_stdout,
+    reason = "a command-line tool: results to stdout"
+)]
+fn print_costs(built: &Built, ours_lat: &[Duration], theirs_lat: &[Duration]) {
     println!();
     println!("| ranking | query p50 | query p99 | index build | index memory |");
     println!("| --- | ---: | ---: | ---: | ---: |");
     println!(
         "| mcp-search | {} | {} | {:.1} ms | {:.1} MiB |",
-        micros(percentile(&ours_lat, 0.5)),
-        micros(percentile(&ours_lat, 0.99)),
-        builds[builds.len() / 2].as_secs_f64() * 1e3,
-        index.heap_bytes() as f64 / (1024.0 * 1024.0),
+        micros(percentile(ours_lat, 0.5)),
+        micros(percentile(ours_lat, 0.99)),
+        built.builds[built.builds.len() / 2].as_secs_f64() * 1e3,
+        built.index.heap_bytes() as f64 / (1024.0 * 1024.0),
     );
     println!(
         "| baseline BM25 | {} | {} | {:.1} ms | - |",
-        micros(percentile(&theirs_lat, 0.5)),
-        micros(percentile(&theirs_lat, 0.99)),
-        baseline_builds[baseline_builds.len() / 2].as_secs_f64() * 1e3,
+        micros(percentile(theirs_lat, 0.5)),
+        micros(percentile(theirs_lat, 0.99)),
+        built.baseline_builds[built.baseline_builds.len() / 2].as_secs_f64() * 1e3,
     );
     println!();
     println!(
         "Index memory: the index's estimate of its heap (capacities times element sizes, \
          `ToolIndex::heap_bytes`); the resident set grew by {} over the first build.",
-        rss_growth.map_or("(unknown)".to_owned(), |b| format!(
+        built.rss_growth.map_or("(unknown)".to_owned(), |b| format!(
             "{:.1} MiB",
             b as f64 / (1024.0 * 1024.0)
         ))
     );
-    match listing_sizes(&catalog, &index, &queries) {
-        Ok(table) => {
-            println!();
-            print!("{table}");
-        }
-        Err(e) => {
-            eprintln!("mcp-bench tool-search: the listing sizes: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    }
-    if failed > 0 {
-        eprintln!("mcp-bench tool-search: {failed} queries failed");
-        return std::process::ExitCode::FAILURE;
-    }
-    std::process::ExitCode::SUCCESS
 }
 
 /// Results one `search_tools` call returns by default, as the gateway does.

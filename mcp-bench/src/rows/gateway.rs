@@ -194,9 +194,12 @@ async fn start_paths(
             toml_array(args),
         ),
     )?;
-    let home = fx.join("mcpctl-home");
-    let gateway_tool = format!("mcp__{UPSTREAM}__echo");
-
+    let gateway = Gateway {
+        mcpctl,
+        config,
+        home: fx.join("mcpctl-home"),
+        tool: format!("mcp__{UPSTREAM}__echo"),
+    };
     paths.push(
         Path::over(
             ready_set(fx, 1, ConnectionSetOptions::new()).await?,
@@ -204,70 +207,107 @@ async fn start_paths(
         )
         .await?,
     );
+    paths.push(gateway.over_stdio().await?);
+    paths.push(gateway.over_http(processes).await?);
+    paths.push(gateway.over_oauth(fx, auth, processes).await?);
+    let Some(proxied) = via_proxy(bin, args, processes).await? else {
+        return Ok(false);
+    };
+    paths.push(proxied);
+    Ok(true)
+}
 
-    let stdio = StdioConfig::new(mcpctl.to_string_lossy())
-        .with_args([
-            "--config".to_owned(),
-            config.to_string_lossy().into_owned(),
-            "serve".to_owned(),
-        ])
-        .with_env("MCPCTL_HOME", home.to_string_lossy())
-        .with_env("RUST_LOG", "off");
-    let stdio = ServerConfig::from(stdio).with_protocol(ProtocolChoice::V2025_11_25);
-    paths.push(
+/// The gateway's side of the paths through `mcpctl serve`: its configuration (the
+/// upstream server), its home, and the upstream tool's name through it.
+struct Gateway<'a> {
+    mcpctl: &'a std::path::Path,
+    config: std::path::PathBuf,
+    home: std::path::PathBuf,
+    tool: String,
+}
+
+impl Gateway<'_> {
+    /// The path through `mcpctl serve` over stdio, the set's own child.
+    async fn over_stdio(&self) -> Result<Path> {
+        let stdio = StdioConfig::new(self.mcpctl.to_string_lossy())
+            .with_args([
+                "--config".to_owned(),
+                self.config.to_string_lossy().into_owned(),
+                "serve".to_owned(),
+            ])
+            .with_env("MCPCTL_HOME", self.home.to_string_lossy())
+            .with_env("RUST_LOG", "off");
+        let stdio = ServerConfig::from(stdio).with_protocol(ProtocolChoice::V2025_11_25);
         Path::over(
             ready(Fixture::catalog_from([stdio])?, None).await?,
-            Echo::named(&gateway_tool),
+            Echo::named(&self.tool),
         )
-        .await?,
-    );
+        .await
+    }
 
-    let served = serve_http(mcpctl, &config, &home, Some(TOKEN)).await?;
-    let url = served.url("/mcp");
-    processes.push(served);
-    let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
-        .with_protocol(ProtocolChoice::V2025_11_25);
-    paths.push(
+    /// The path through `mcpctl serve --http` with its static token (the process is
+    /// added to `processes`).
+    async fn over_http(&self, processes: &mut Vec<Spawned>) -> Result<Path> {
+        let served = serve_http(self.mcpctl, &self.config, &self.home, Some(TOKEN)).await?;
+        let url = served.url("/mcp");
+        processes.push(served);
+        let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
+            .with_protocol(ProtocolChoice::V2025_11_25);
         Path::over(
             ready(Fixture::catalog_from([http])?, Some(TOKEN.to_owned())).await?,
-            Echo::named(&gateway_tool),
+            Echo::named(&self.tool),
         )
-        .await?,
-    );
+        .await
+    }
 
-    let protected = fx.join("gateway-oauth.toml");
-    std::fs::write(
-        &protected,
-        format!(
-            "{}\n[gateway.oauth]\nissuer = {}\nscopes = [\"{SCOPE}\"]\n",
-            std::fs::read_to_string(&config)?,
-            toml_string(&auth.issuer()),
-        ),
-    )?;
-    let served = serve_http(mcpctl, &protected, &home, None).await?;
-    let url = served.url("/mcp");
-    processes.push(served);
-    let jwt = auth.mint_jwt(
-        &AccessTokenClaims::new("bench")
-            .with_scopes([SCOPE])
-            .with_audience(url.clone()),
-    );
-    let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
-        .with_protocol(ProtocolChoice::V2025_11_25);
-    paths.push(
+    /// The path through `mcpctl serve --http` with `[gateway.oauth]` trusting `auth`, called
+    /// with a JWT `auth` minted for it (the process is added to `processes`).
+    async fn over_oauth(
+        &self,
+        fx: &Fixture,
+        auth: &FakeAuthServer,
+        processes: &mut Vec<Spawned>,
+    ) -> Result<Path> {
+        let protected = fx.join("gateway-oauth.toml");
+        std::fs::write(
+            &protected,
+            format!(
+                "{}\n[gateway.oauth]\nissuer = {}\nscopes = [\"{SCOPE}\"]\n",
+                std::fs::read_to_string(&self.config)?,
+                toml_string(&auth.issuer()),
+            ),
+        )?;
+        let served = serve_http(self.mcpctl, &protected, &self.home, None).await?;
+        let url = served.url("/mcp");
+        processes.push(served);
+        let jwt = auth.mint_jwt(
+            &AccessTokenClaims::new("bench")
+                .with_scopes([SCOPE])
+                .with_audience(url.clone()),
+        );
+        let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
+            .with_protocol(ProtocolChoice::V2025_11_25);
         Path::over(
             ready(Fixture::catalog_from([http])?, Some(jwt)).await?,
-            Echo::named(&gateway_tool),
+            Echo::named(&self.tool),
         )
-        .await?,
-    );
+        .await
+    }
+}
 
+/// The path through npm `mcp-proxy` (streamable HTTP) in front of the server `bin args`,
+/// when it is installed (the process is added to `processes`).
+async fn via_proxy(
+    bin: &std::path::Path,
+    args: &[String],
+    processes: &mut Vec<Spawned>,
+) -> Result<Option<Path>> {
     let Install::Found {
         node_entry,
         preload,
     } = installs::mcp_proxy()
     else {
-        return Ok(false);
+        return Ok(None);
     };
     let port = free_port()?;
     let mut cmd = crate::spawned::command("node");
@@ -288,14 +328,12 @@ async fn start_paths(
     let proxy = Spawned::listening(cmd, "mcp-proxy", port).await?;
     let url = proxy.url("/mcp");
     processes.push(proxy);
-    paths.push(
-        Path::over(
-            ready(Fixture::catalog_from([http_server_config(url)])?, None).await?,
-            Echo::plain(),
-        )
-        .await?,
-    );
-    Ok(true)
+    let path = Path::over(
+        ready(Fixture::catalog_from([http_server_config(url)])?, None).await?,
+        Echo::plain(),
+    )
+    .await?;
+    Ok(Some(path))
 }
 
 /// `mcpctl serve --http` on a free loopback port with `config` and `home`, its static
