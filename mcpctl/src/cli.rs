@@ -131,6 +131,11 @@ pub(crate) enum Command {
     /// (a client launches `mcpctl serve` as its MCP server), or with --http over streamable
     /// HTTP for many clients. One process per server, shared by every client and session.
     Serve(ServeArgs),
+    /// Search the MCP Registry for servers (their latest versions; deprecated ones marked).
+    SearchRegistry(SearchRegistryArgs),
+    /// Add a server from the MCP Registry to a configuration file: shows what it will run
+    /// or connect to and asks first; nothing runs before the entry is written.
+    Add(AddArgs),
     /// Print a shell completion script: `mcpctl completions bash > ~/.local/share/bash-completion/completions/mcpctl`
     /// (zsh: a `_mcpctl` file on `$fpath`; fish: `~/.config/fish/completions/mcpctl.fish`).
     Completions(CompletionsArgs),
@@ -139,6 +144,65 @@ pub(crate) enum Command {
     /// Serve a fake MCP server on stdio (used by the embedded demo).
     #[command(hide = true)]
     FakeServer(FakeServerArgs),
+}
+
+/// `--registry URL`.
+#[derive(Debug, Args)]
+pub(crate) struct RegistryArg {
+    /// The registry's base URL (an organisation's subregistry) [default:
+    /// $MCPCTL_REGISTRY, else https://registry.modelcontextprotocol.io].
+    #[arg(long, value_name = "URL")]
+    pub(crate) registry: Option<String>,
+}
+
+/// Arguments of `search-registry`.
+#[derive(Debug, Args)]
+pub(crate) struct SearchRegistryArgs {
+    /// Text the server's name contains.
+    #[arg(value_name = "QUERY")]
+    pub(crate) query: String,
+    /// At most this many servers.
+    #[arg(long, default_value_t = 20)]
+    pub(crate) limit: usize,
+    #[command(flatten)]
+    pub(crate) registry: RegistryArg,
+}
+
+/// Which configuration file `add` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AddScope {
+    /// ./mcp.toml (needs `mcpctl trust` again after the change, like any edit).
+    Project,
+    /// mcpctl's user file: $XDG_CONFIG_HOME/mcpctl/mcp.toml, else ~/.config/mcpctl/mcp.toml.
+    User,
+}
+
+/// Arguments of `add`.
+#[derive(Debug, Args)]
+pub(crate) struct AddArgs {
+    /// The registry's server name, optionally with a version: io.github.user/weather@1.0.2
+    /// [default version: the latest].
+    #[arg(value_name = "NAME[@VERSION]")]
+    pub(crate) name: String,
+    /// The file to write to (--config FILE wins over it).
+    #[arg(long, value_enum, default_value = "project")]
+    pub(crate) scope: AddScope,
+    /// The server's name in the configuration [default: the part after the last `/`].
+    #[arg(long = "as", value_name = "NAME")]
+    pub(crate) local_name: Option<String>,
+    /// Which package or remote to use: npm, pypi, oci, nuget, mcpb or remote [default:
+    /// the first the entry lists].
+    #[arg(long, value_name = "KIND")]
+    pub(crate) using: Option<String>,
+    /// An input's value (repeatable): --set NAME=VALUE. Secrets are never taken: the entry
+    /// reads them from environment variables.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub(crate) values: Vec<String>,
+    /// Write without asking (needed when stdin is not a terminal).
+    #[arg(long)]
+    pub(crate) yes: bool,
+    #[command(flatten)]
+    pub(crate) registry: RegistryArg,
 }
 
 /// Arguments of `completions`.

@@ -1,6 +1,8 @@
 //! One module per command. `run` loads the configuration, starts the servers, runs the
 //! command (or stops at Ctrl-C) and always shuts the servers down.
 
+pub(crate) mod add;
+pub(crate) mod add_entry;
 pub(crate) mod auth_status;
 pub(crate) mod call;
 pub(crate) mod config_check;
@@ -11,6 +13,7 @@ pub(crate) mod login;
 pub(crate) mod logout;
 pub(crate) mod read;
 pub(crate) mod resources;
+pub(crate) mod search_registry;
 pub(crate) mod shell;
 pub(crate) mod status;
 pub(crate) mod tools;
@@ -43,6 +46,8 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
         Command::Logout(args) => return logout::run(&global, args).await,
         Command::AuthStatus => return auth_status::run(&global).await,
         Command::Trust(args) => return trust::run(args.path.as_deref(), &global),
+        Command::SearchRegistry(args) => return search_registry::run(&global, args).await,
+        Command::Add(args) => return add::run(&global, args).await,
         Command::Serve(args) => return crate::serve::run(&global, args, &mut stop).await,
         Command::Completions(args) => return Ok(shell::completions(args.shell)),
         Command::Man => return shell::man_page(),
@@ -101,7 +106,9 @@ async fn dispatch(
         | Command::Serve(_)
         | Command::Completions(_)
         | Command::Man
-        | Command::Trust(_) => Ok(0),
+        | Command::Trust(_)
+        | Command::SearchRegistry(_)
+        | Command::Add(_) => Ok(0),
     }
 }
 

@@ -1,0 +1,326 @@
+//! `mcpctl add NAME[@VERSION]`: a server of the MCP Registry written into a configuration
+//! file, pinned. It shows what the entry will run or connect to, in the trust review's
+//! form (and, for a server added before, what changes), asks for the inputs it needs
+//! (secrets are never asked: the entry reads them from environment variables), and writes
+//! only after consent: a "yes" on a terminal, or `--yes`. Nothing is run or downloaded to
+//! run before that (an `mcpb` bundle is downloaded only to check its SHA-256).
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+
+use mcp_catalog::{InputValues, InstallTarget, PackageType, RegistryInput, RegistryServer};
+use mcp_registry::EntryStatus;
+use serde_json::json;
+
+use crate::cli::{AddArgs, AddScope, GlobalArgs};
+use crate::commands::add_entry;
+use crate::commands::search_registry::{client, registry_error};
+use crate::error::CliError;
+use crate::term::render::terminal_safe;
+
+/// Runs `add`: exit code 0 once written, 1 when the person said no.
+pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliError> {
+    let (name, version) = match args.name.rsplit_once('@') {
+        Some((name, version)) => (name, Some(version)),
+        None => (args.name.as_str(), None),
+    };
+    let local = local_name(name, args.local_name.as_deref())?;
+    let file = target_file(global, args.scope)?;
+    let registry = client(&args.registry)?;
+    let fetched = registry
+        .fetch(name, version)
+        .await
+        .map_err(|e| registry_error(&e))?;
+    let server = &fetched.server;
+    let target = choose_target(server, args.using.as_deref())?;
+    let interactive = std::io::stdin().is_terminal() && !global.json;
+    let values = answers(server, target, &args.values, interactive)?;
+    let plan = server.install_plan(target, &values).map_err(|errors| {
+        CliError::usage(format!(
+            "cannot configure {name} {} from {}",
+            server.version(),
+            fetched.url
+        ))
+        .with_details(errors.iter().map(ToString::to_string).collect())
+        .with_hint("give the inputs it needs with --set NAME=VALUE")
+    })?;
+    if let Some(bundle) = plan.bundle() {
+        registry
+            .download_bundle(bundle)
+            .await
+            .map_err(|e| registry_error(&e))?;
+        return Err(CliError::failure(format!(
+            "{name} {} is an mcpb bundle; its download matches the pinned SHA-256, but mcpctl \
+             cannot unpack bundles yet",
+            server.version()
+        ))
+        .with_hint("choose a package or remote of the server with --using, if it has one"));
+    }
+    let Some(config) = plan.server_config() else {
+        return Err(CliError::failure(
+            "the registry entry planned nothing to run",
+        ));
+    };
+    let provenance = plan.provenance();
+    let entry = add_entry::entry_toml(&local, config, provenance);
+    let review = review_of(&entry)?;
+    let old_text = std::fs::read_to_string(&file).unwrap_or_default();
+    let replaces = old_text.lines().any(|l| {
+        let l = l.trim();
+        l == format!("[mcp_servers.{local}]") || l == format!("[mcp_servers.\"{local}\"]")
+    });
+    let before = add_entry::recorded(&file, &local);
+    let secrets: Vec<&RegistryInput> = plan.inputs().iter().filter(|i| i.secret).collect();
+
+    if global.json {
+        // Nothing is asked with --json: it writes only with --yes.
+        if !args.yes {
+            return Err(
+                CliError::usage("`mcpctl add --json` writes nothing without --yes")
+                    .with_hint("review with `mcpctl add` on a terminal, or pass --yes"),
+            );
+        }
+    } else {
+        let mut text = format!(
+            "{} {} from {}\n",
+            server.name(),
+            server.version(),
+            registry.base_url()
+        );
+        if fetched.summary.status == EntryStatus::Deprecated {
+            let why = fetched
+                .summary
+                .status_message
+                .as_deref()
+                .unwrap_or("no reason given");
+            text.push_str(&format!("  deprecated in the registry: {why}\n"));
+        }
+        text.push_str(&format!("pinned: {provenance}\n"));
+        if replaces {
+            text.push_str(&format!(
+                "replaces the entry `{local}` in {}:\n",
+                file.display()
+            ));
+            match &before {
+                Some(before) => {
+                    let changes = before.changes_to(provenance);
+                    if changes.is_empty() {
+                        text.push_str("  the same version as now\n");
+                    }
+                    for change in changes {
+                        text.push_str(&format!("  {change}\n"));
+                    }
+                }
+                None => text.push_str("  (the entry there was not added from the registry)\n"),
+            }
+        }
+        text.push_str("it will:\n");
+        for line in crate::host::trust::review_lines(&review) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        for secret in &secrets {
+            if let Some(variable) = &secret.variable {
+                text.push_str(&format!(
+                    "  set {variable} before starting it: {} (secret; never written to the file)\n",
+                    secret.description
+                ));
+            }
+        }
+        text.push_str(&format!(
+            "writes [mcp_servers.{local}] to {}\n",
+            file.display()
+        ));
+        eprint!("{}", terminal_safe(&text));
+        if !args.yes {
+            if !interactive {
+                return Err(CliError::usage(
+                    "stdin is not a terminal, so nobody agreed; nothing was written",
+                )
+                .with_hint("run it on a terminal, or pass --yes after reviewing the lines above"));
+            }
+            let answer = crate::term::elicit::read_line(&format!(
+                "write it to {}? [y]es / [N]o: ",
+                file.display()
+            ));
+            if !answer.is_some_and(|a| a.eq_ignore_ascii_case("y") || a.eq_ignore_ascii_case("yes"))
+            {
+                eprintln!("nothing was written");
+                return Ok(1);
+            }
+        }
+    }
+    write(&file, &old_text, &local, &entry)?;
+    add_entry::record(&file, &local, provenance, registry.base_url())
+        .map_err(|e| CliError::failure(format!("cannot record where `{local}` came from: {e}")))?;
+    if global.json {
+        crate::term::render::out_json(&json!({
+            "added": local,
+            "file": file.display().to_string(),
+            "provenance": provenance.to_json(),
+            "review": review.to_string().lines().collect::<Vec<_>>(),
+        }));
+    } else {
+        crate::term::render::out(&format!(
+            "added `{local}` ({}) to {}\n",
+            provenance,
+            file.display()
+        ));
+    }
+    Ok(0)
+}
+
+/// The entry's name in the configuration: `--as`, else the part after the last `/`.
+fn local_name(name: &str, chosen: Option<&str>) -> Result<String, CliError> {
+    let local = chosen.unwrap_or_else(|| name.rsplit('/').next().unwrap_or(name));
+    mcp_key::ServerName::new(local)
+        .map(|n| n.to_string())
+        .map_err(|e| {
+            CliError::usage(format!("`{local}` cannot name a server here: {e}"))
+                .with_hint("choose the entry's name with --as NAME")
+        })
+}
+
+/// `--config FILE`, else the scope's file.
+fn target_file(global: &GlobalArgs, scope: AddScope) -> Result<PathBuf, CliError> {
+    if let Some(file) = &global.config {
+        return Ok(file.clone());
+    }
+    match scope {
+        AddScope::Project => Ok(PathBuf::from("mcp.toml")),
+        AddScope::User => {
+            let config_home = std::env::var_os("XDG_CONFIG_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .filter(|v| !v.is_empty())
+                        .map(|h| Path::new(&h).join(".config"))
+                })
+                .ok_or_else(|| {
+                    CliError::usage("cannot find the user configuration: HOME is not set")
+                        .with_hint("pass --config FILE")
+                })?;
+            Ok(config_home.join("mcpctl").join("mcp.toml"))
+        }
+    }
+}
+
+/// `--using KIND`, else the first package or remote.
+fn choose_target(server: &RegistryServer, using: Option<&str>) -> Result<InstallTarget, CliError> {
+    let targets = server.targets();
+    let found = match using {
+        None => targets.first().copied(),
+        Some("remote") => targets
+            .iter()
+            .copied()
+            .find(|t| matches!(t, InstallTarget::Remote(_))),
+        Some(kind) => [
+            PackageType::Npm,
+            PackageType::Pypi,
+            PackageType::Oci,
+            PackageType::Nuget,
+            PackageType::Mcpb,
+        ]
+        .into_iter()
+        .find(|t| t.as_str() == kind)
+        .and_then(|t| server.package_target(t)),
+    };
+    found.ok_or_else(|| {
+        let offered: Vec<String> = targets
+            .iter()
+            .map(|t| {
+                server
+                    .package_type(*t)
+                    .map_or("remote".to_owned(), |p| p.as_str().to_owned())
+            })
+            .collect();
+        CliError::usage(format!(
+            "{} {} offers no {}",
+            server.name(),
+            server.version(),
+            using.unwrap_or("package or remote")
+        ))
+        .with_hint(format!("it offers: {}", offered.join(", ")))
+    })
+}
+
+/// The `--set` answers, and on a terminal the other inputs asked one by one (never a
+/// secret).
+fn answers(
+    server: &RegistryServer,
+    target: InstallTarget,
+    given: &[String],
+    interactive: bool,
+) -> Result<InputValues, CliError> {
+    let mut values = InputValues::new();
+    let mut answered = Vec::new();
+    for pair in given {
+        let Some((name, value)) = pair.split_once('=') else {
+            return Err(CliError::usage(format!("`--set {pair}` has no `=`"))
+                .with_hint("write --set NAME=VALUE"));
+        };
+        values = values.with(name, value);
+        answered.push(name.to_owned());
+    }
+    if !interactive {
+        return Ok(values);
+    }
+    for input in server.inputs(target) {
+        if input.secret || answered.contains(&input.name) {
+            continue;
+        }
+        let mut prompt = format!("{} ({}", input.description, input.name);
+        if !input.choices.is_empty() {
+            prompt.push_str(&format!(", one of {}", input.choices.join("/")));
+        }
+        if let Some(default) = &input.default {
+            prompt.push_str(&format!(", default {default}"));
+        } else if !input.required {
+            prompt.push_str(", optional");
+        }
+        prompt.push_str("): ");
+        let answer = crate::term::elicit::read_line(&terminal_safe(&prompt)).unwrap_or_default();
+        if !answer.is_empty() {
+            values = values.with(input.name.clone(), answer);
+        }
+    }
+    Ok(values)
+}
+
+/// The trust review of `entry` alone: written to a file of its own and read back as
+/// `mcpctl trust` would show it.
+fn review_of(entry: &str) -> Result<mcp_catalog::Review, CliError> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("mcpctl-add-{}-{nanos}", std::process::id()));
+    let file = dir.join("mcp.toml");
+    let made = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&file, entry));
+    let reviewed = made
+        .map_err(|e| CliError::failure(format!("cannot prepare the review: {e}")))
+        .and_then(|()| crate::host::config::review(&file));
+    let _ = std::fs::remove_dir_all(&dir);
+    reviewed.map(|(_, review)| review)
+}
+
+/// Writes the entry (in place of an older one); a project file trusted before stays
+/// trusted, the person having just reviewed the change.
+fn write(file: &Path, old_text: &str, local: &str, entry: &str) -> Result<(), CliError> {
+    let shown = file.display();
+    let was_trusted = crate::host::trust::open_store()
+        .ok()
+        .and_then(|store| store.state(file).ok())
+        .is_some_and(|state| state.is_trusted());
+    if let Some(parent) = file.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| CliError::failure(format!("cannot create `{}`: {e}", parent.display())))?;
+    }
+    let text = add_entry::replace_entry(old_text, local, entry);
+    std::fs::write(file, text)
+        .map_err(|e| CliError::failure(format!("cannot write `{shown}`: {e}")))?;
+    if was_trusted && let Ok(mut store) = crate::host::trust::open_store() {
+        let _ = store.trust(file);
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! What `mcpctl add` writes: the server's `[mcp_servers.NAME]` table (secrets only as
+//! variable names), the table replaced in place of an older one, and where the entry came
+//! from, recorded beside the configuration file in [`RECORD_FILE`] as
+//! [`mcp_catalog::Provenance::to_json`] writes it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use mcp_catalog::{Provenance, ServerConfig, Transport};
+use serde_json::{Value, json};
+
+/// The file beside a configuration file that records where its registry entries came from.
+pub(crate) const RECORD_FILE: &str = "mcp.registry.json";
+
+/// The `[mcp_servers.NAME]` table of `config` (stdio or HTTP as the registry plans them).
+pub(crate) fn entry_toml(name: &str, config: &ServerConfig, provenance: &Provenance) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# from the MCP Registry: {provenance}");
+    let _ = writeln!(out, "[mcp_servers.{}]", key(name));
+    match config.transport() {
+        Transport::Stdio(stdio) => {
+            line(&mut out, "command", &string(stdio.command()));
+            if !stdio.args().is_empty() {
+                line(&mut out, "args", &array(stdio.args()));
+            }
+            if !stdio.env().is_empty() {
+                line(&mut out, "env", &inline_table(stdio.env()));
+            }
+            if !stdio.env_vars().is_empty() {
+                line(&mut out, "env_vars", &array(stdio.env_vars()));
+            }
+        }
+        Transport::StreamableHttp(http) | Transport::Sse(http) => {
+            line(&mut out, "url", &string(http.url()));
+            if config.transport().is_sse() {
+                line(&mut out, "transport", &string("sse"));
+            }
+            if let Some(var) = http.bearer_token_env_var() {
+                line(&mut out, "bearer_token_env_var", &string(var));
+            }
+            if !http.http_headers().is_empty() {
+                line(&mut out, "http_headers", &inline_table(http.http_headers()));
+            }
+            if !http.env_http_headers().is_empty() {
+                line(
+                    &mut out,
+                    "env_http_headers",
+                    &inline_table(http.env_http_headers()),
+                );
+            }
+        }
+        _ => {}
+    }
+    if let Some(description) = config.description() {
+        line(&mut out, "description", &string(description));
+    }
+    out
+}
+
+/// `text` with the tables of server `name` (`[mcp_servers.NAME]`, its sub-tables and the
+/// `# from the MCP Registry` comment above it) removed and `entry` appended.
+pub(crate) fn replace_entry(text: &str, name: &str, entry: &str) -> String {
+    let own = |header: &str| {
+        let inner = header.trim().trim_start_matches('[').trim_end_matches(']');
+        let inner = inner.trim();
+        [
+            format!("mcp_servers.{}", key(name)),
+            format!("mcp_servers.{name}"),
+        ]
+        .iter()
+        .any(|k| inner == k || inner.starts_with(&format!("{k}.")))
+    };
+    let mut kept: Vec<&str> = Vec::new();
+    let mut skipping = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('[') {
+            skipping = own(trimmed);
+            if skipping
+                && kept
+                    .last()
+                    .is_some_and(|l| l.starts_with("# from the MCP Registry: "))
+            {
+                kept.pop();
+            }
+        }
+        if !skipping {
+            kept.push(line);
+        }
+    }
+    while kept.last().is_some_and(|l| l.trim().is_empty()) {
+        kept.pop();
+    }
+    let mut out = kept.join("\n");
+    if !out.is_empty() {
+        out.push_str("\n\n");
+    }
+    out.push_str(entry);
+    out
+}
+
+/// The record file beside `config_file`.
+pub(crate) fn record_path(config_file: &Path) -> PathBuf {
+    config_file
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(RECORD_FILE)
+}
+
+/// The provenance recorded for server `name` beside `config_file`, if any.
+pub(crate) fn recorded(config_file: &Path, name: &str) -> Option<Provenance> {
+    let text = std::fs::read_to_string(record_path(config_file)).ok()?;
+    let record: Value = serde_json::from_str(&text).ok()?;
+    Provenance::from_json(record.get("servers")?.get(name)?)
+}
+
+/// Records `provenance` (and the registry it came from) for server `name` beside
+/// `config_file`, keeping the other servers' records.
+pub(crate) fn record(
+    config_file: &Path,
+    name: &str,
+    provenance: &Provenance,
+    registry: &str,
+) -> std::io::Result<()> {
+    let path = record_path(config_file);
+    let mut record: Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    let mut entry = provenance.to_json();
+    entry["registry"] = json!(registry);
+    if !record.get("servers").is_some_and(Value::is_object) {
+        record["servers"] = json!({});
+    }
+    record["servers"][name] = entry;
+    let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
+    text.push('\n');
+    std::fs::write(path, text)
+}
+
+fn line(out: &mut String, field: &str, value: &str) {
+    let _ = writeln!(out, "{field} = {value}");
+}
+
+fn key(k: &str) -> String {
+    let bare = !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if bare { k.to_owned() } else { string(k) }
+}
+
+/// A TOML basic string.
+fn string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn array(items: &[String]) -> String {
+    let items: Vec<String> = items.iter().map(|s| string(s)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn inline_table(entries: &BTreeMap<String, String>) -> String {
+    let entries: Vec<String> = entries
+        .iter()
+        .map(|(k, v)| format!("{} = {}", key(k), string(v)))
+        .collect();
+    format!("{{ {} }}", entries.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_replaced_with_its_sub_tables_and_comment() {
+        let text = "[mcp_servers.a]\ncommand = \"a\"\n\n# from the MCP Registry: x\n[mcp_servers.b]\ncommand = \"old\"\n[mcp_servers.b.env]\nX = \"1\"\n\n[mcp_servers.c]\ncommand = \"c\"\n";
+        assert_eq!(
+            replace_entry(text, "b", "[mcp_servers.b]\ncommand = \"new\"\n"),
+            "[mcp_servers.a]\ncommand = \"a\"\n\n[mcp_servers.c]\ncommand = \"c\"\n\n[mcp_servers.b]\ncommand = \"new\"\n"
+        );
+        assert_eq!(replace_entry("", "b", "E\n"), "E\n");
+    }
+}

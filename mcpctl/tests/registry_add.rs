@@ -1,0 +1,258 @@
+//! `mcpctl search-registry` and `mcpctl add` against the testkit's registry on loopback:
+//! the entry is shown in the trust review's form and written only after consent, pinned,
+//! secrets only as variable names, where it came from recorded beside it; stub `uvx`,
+//! `npx` and `docker` on PATH record that nothing ran before consent and that the added
+//! server starts with the pinned version.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use mcp_testkit::{FakeRegistry, RegistryContents, Scenario, ToolSpec};
+use support::{MCPCTL, Workdir};
+
+/// The fake registry, served by a runtime of its own while the test runs mcpctl.
+struct Registry {
+    registry: Option<FakeRegistry>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Registry {
+    fn start() -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let registry = runtime
+            .block_on(FakeRegistry::start(RegistryContents::examples()))
+            .unwrap();
+        Self {
+            registry: Some(registry),
+            runtime,
+        }
+    }
+
+    fn url(&self) -> String {
+        self.registry.as_ref().unwrap().url()
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        if let Some(registry) = self.registry.take() {
+            self.runtime.block_on(registry.shutdown());
+        }
+    }
+}
+
+/// Stub `uvx`, `npx` and `docker` in `<dir>/bin`, each appending its name and arguments to
+/// `<dir>/ran.log` and then serving a fake MCP server with an `echo` tool; PATH starts
+/// with them. Returns the log's path.
+fn stub_runtimes(wd: &mut Workdir) -> PathBuf {
+    let bin = wd.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = wd.path().join("ran.log");
+    let scenario = serde_json::to_string(&Scenario::new("stub").with_tool(ToolSpec::echo("echo")))
+        .unwrap()
+        .replace('\'', "'\\''");
+    for program in ["uvx", "npx", "docker"] {
+        let path = bin.join(program);
+        std::fs::write(
+            &path,
+            format!(
+                "#!/bin/sh\necho \"{program} $*\" >> '{}'\nexec '{MCPCTL}' fake-server --scenario-json '{scenario}'\n",
+                log.display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    wd.set_env("PATH", Some(&path));
+    log
+}
+
+fn ran(log: &Path) -> String {
+    std::fs::read_to_string(log).unwrap_or_default()
+}
+
+#[test]
+fn add_shows_the_command_and_asks_before_writing_and_writes_nothing_on_no() {
+    let registry = Registry::start();
+    let mut wd = Workdir::new();
+    let log = stub_runtimes(&mut wd);
+    let url = registry.url();
+    let args = [
+        "add",
+        "io.github.example/weather-mcp",
+        "--registry",
+        url.as_str(),
+    ];
+
+    // The units input is asked (Enter keeps its default), then the question: "n".
+    let no = wd.run_on_terminal(&args, "\nn\n");
+    assert_eq!(no.code, 1, "{}", no.stdout);
+    for shown in [
+        "io.github.example/weather-mcp 0.5.0 from",
+        "pinned: io.github.example/weather-mcp@0.5.0 (pypi weather-mcp-server==0.5.0)",
+        "runs: weather-mcp: uvx weather-mcp-server==0.5.0",
+        "set WEATHER_API_KEY before starting it",
+        "write it to mcp.toml? [y]es / [N]o:",
+        "nothing was written",
+    ] {
+        assert!(
+            no.stdout.contains(shown),
+            "{shown:?} not in:\n{}",
+            no.stdout
+        );
+    }
+    assert!(!wd.path().join("mcp.toml").exists());
+    assert!(!wd.path().join("mcp.registry.json").exists());
+    assert_eq!(ran(&log), "", "nothing ran");
+
+    let yes = wd.run_on_terminal(&args, "fahrenheit\ny\n");
+    assert_eq!(yes.code, 0, "{}", yes.stdout);
+    let written = std::fs::read_to_string(wd.path().join("mcp.toml")).unwrap();
+    assert_eq!(
+        written,
+        "# from the MCP Registry: io.github.example/weather-mcp@0.5.0 (pypi weather-mcp-server==0.5.0)\n\
+         [mcp_servers.weather-mcp]\n\
+         command = \"uvx\"\n\
+         args = [\"weather-mcp-server==0.5.0\"]\n\
+         env = { WEATHER_UNITS = \"fahrenheit\" }\n\
+         env_vars = [\"WEATHER_API_KEY\"]\n\
+         description = \"Python MCP server for weather data access\"\n"
+    );
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(wd.path().join("mcp.registry.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["servers"]["weather-mcp"]["packageVersion"], "0.5.0");
+    assert_eq!(ran(&log), "", "nothing ran before or at consent");
+
+    // Started, the entry runs the pinned package.
+    let tools = wd.run(&["--config", "mcp.toml", "tools"]);
+    assert_eq!(tools.code, 0, "{}", tools.stderr);
+    assert!(tools.stdout.contains("echo"), "{}", tools.stdout);
+    assert_eq!(ran(&log), "uvx weather-mcp-server==0.5.0\n");
+}
+
+#[test]
+fn without_a_terminal_add_refuses_unless_yes_and_a_newer_version_shows_what_changed() {
+    let registry = Registry::start();
+    let mut wd = Workdir::new();
+    let log = stub_runtimes(&mut wd);
+    let url = registry.url();
+    let brave = "io.modelcontextprotocol.anonymous/brave-search";
+    let old = format!("{brave}@1.0.1");
+
+    let refused = wd.run(&["add", &old, "--registry", &url]);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("stdin is not a terminal"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused
+            .stderr
+            .contains("deprecated in the registry: upgrade to 1.0.2"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!wd.path().join("mcp.toml").exists());
+
+    let added = wd.run(&["add", &old, "--registry", &url, "--yes"]);
+    assert_eq!(added.code, 0, "{}", added.stderr);
+    assert!(
+        added
+            .stderr
+            .contains("runs: brave-search: npx @modelcontextprotocol/server-brave-search@1.0.1"),
+        "{}",
+        added.stderr
+    );
+    let newer = wd.run(&["add", brave, "--registry", &url, "--yes"]);
+    assert_eq!(newer.code, 0, "{}", newer.stderr);
+    for shown in [
+        "replaces the entry `brave-search` in mcp.toml:",
+        "  version: 1.0.1 -> 1.0.2",
+        "  package version: 1.0.1 -> 1.0.2",
+    ] {
+        assert!(
+            newer.stderr.contains(shown),
+            "{shown:?} not in:\n{}",
+            newer.stderr
+        );
+    }
+    let written = std::fs::read_to_string(wd.path().join("mcp.toml")).unwrap();
+    assert_eq!(
+        written.matches("[mcp_servers.brave-search]").count(),
+        1,
+        "{written}"
+    );
+    assert!(written.contains("server-brave-search@1.0.2"), "{written}");
+    assert!(!written.contains("1.0.1"), "{written}");
+
+    // An OCI image runs as docker with its pinned tag.
+    let db = wd.run(&[
+        "add",
+        "io.github.example/database-manager",
+        "--registry",
+        &url,
+        "--set",
+        "db_type=postgres",
+        "--set",
+        "DB_USERNAME=app",
+        "--set",
+        "database_name=sales",
+        "--yes",
+    ]);
+    assert_eq!(db.code, 0, "{}", db.stderr);
+    assert!(db.stderr.contains("docker run -i --rm"), "{}", db.stderr);
+    assert_eq!(ran(&log), "", "nothing ran");
+}
+
+#[test]
+fn a_malformed_server_json_is_refused_with_its_url_line_and_what_is_wrong() {
+    let registry = Registry::start();
+    let wd = Workdir::new();
+    let url = registry.url();
+    let run = wd.run(&[
+        "add",
+        "io.github.user/bad-version",
+        "--registry",
+        &url,
+        "--yes",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let answer = format!("{url}/v0.1/servers/io.github.user%2Fbad-version/versions/latest");
+    assert!(
+        run.stderr
+            .contains(&format!("served at {answer} is not valid")),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&format!("{answer}:")), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("server.packages[0].version"),
+        "{}",
+        run.stderr
+    );
+    assert!(!wd.path().join("mcp.toml").exists());
+
+    let search = wd.run(&["search-registry", "brave", "--registry", &url]);
+    assert_eq!(search.code, 0, "{}", search.stderr);
+    assert_eq!(
+        search.stdout,
+        "io.modelcontextprotocol.anonymous/brave-search@1.0.2  MCP server for Brave Search API integration\n\
+         add one with `mcpctl add NAME[@VERSION]`\n"
+    );
+}
