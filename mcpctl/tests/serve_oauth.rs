@@ -20,6 +20,7 @@ mod team;
 
 use std::process::{Command, Stdio};
 
+use futures::StreamExt as _;
 use mcp_testkit::{AccessTokenClaims, AuthServerOptions, FakeAuthServer, JwksFault, OAuthClient};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -448,6 +449,7 @@ fn made_up_tokens_cost_a_bounded_number_of_introspections() {
     runtime.block_on(async {
         let opaque = auth.mint_token("some-client", &[SCOPE], Some(&url));
         let accepted = post(&url, Some(&bearer(&opaque)), None, &initialize()).await;
+        let accepted_at = std::time::Instant::now();
         assert_eq!(accepted.status, 200, "{accepted:?}");
         assert_eq!(auth.counters().introspections, 1);
 
@@ -458,12 +460,20 @@ fn made_up_tokens_cost_a_bounded_number_of_introspections() {
         }
         assert_eq!(auth.counters().introspections, 2, "a refusal is kept");
 
-        // 300 made-up tokens from one address: a bounded burst of introspections.
+        // 300 made-up tokens from one address, eight at a time (as an attacker would send
+        // them): a bounded burst of introspections.
         let started = std::time::Instant::now();
+        let answers: Vec<_> = futures::stream::iter(0..300)
+            .map(|i| {
+                let token = format!("made-up-token-{i}");
+                let url = url.clone();
+                async move { post(&url, Some(&bearer(&token)), None, &initialize()).await }
+            })
+            .buffer_unordered(8)
+            .collect()
+            .await;
         let mut limited = 0;
-        for i in 0..300 {
-            let token = format!("made-up-token-{i}");
-            let answer = post(&url, Some(&bearer(&token)), None, &initialize()).await;
+        for answer in &answers {
             match answer.status {
                 401 => {}
                 429 => {
@@ -480,9 +490,19 @@ fn made_up_tokens_cost_a_bounded_number_of_introspections() {
             "{asked} introspections for 300 made-up tokens"
         );
         assert!(limited >= 300 - allowed, "{limited} refused with 429");
-        // The accepted token is still served (its answer is kept).
+        // The accepted token is still served while its answer is kept (30 s). On a machine
+        // so loaded that the flood outlasted that, its introspection is due again and this
+        // address is over its rate: a 429 that says when to retry, never a 401.
         let again = post(&url, Some(&bearer(&opaque)), None, &initialize()).await;
-        assert_eq!(again.status, 200, "{again:?}");
+        if accepted_at.elapsed() < std::time::Duration::from_secs(28) {
+            assert_eq!(again.status, 200, "{again:?}");
+        } else {
+            assert!(
+                again.status == 200
+                    || (again.status == 429 && again.header("retry-after").is_some()),
+                "{again:?}"
+            );
+        }
     });
     drop(served);
     runtime.block_on(auth.shutdown());
