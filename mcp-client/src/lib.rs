@@ -110,8 +110,15 @@ pub use tasks::{
     MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, Started, TaskHandle, TaskPhase, TaskState,
     TaskStateCallback, UNSUGGESTED_POLL,
 };
+/// What [`request_span!`] expands to needs; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use tracing;
+}
+
 pub use telemetry::SPAN_TARGET;
 pub use telemetry::payloads::MAX_RECORDED_PAYLOAD;
+pub use telemetry::semconv;
 #[cfg(feature = "otel")]
 pub use telemetry::{DURATION_BUCKETS, OPERATION_DURATION, SESSION_DURATION};
 

@@ -14,6 +14,7 @@ use opentelemetry::KeyValue;
 use opentelemetry::metrics::Histogram;
 
 use super::Endpoint;
+use super::semconv as sc;
 
 /// The name of the request duration histogram.
 pub const OPERATION_DURATION: &str = "mcp.client.operation.duration";
@@ -61,14 +62,14 @@ impl Metrics {
                 .build()
         };
         let mut base = vec![
-            KeyValue::new("network.transport", endpoint.transport),
-            KeyValue::new("mcp.server.name", server.to_string()),
+            KeyValue::new(sc::NETWORK_TRANSPORT, endpoint.transport),
+            KeyValue::new(sc::MCP_SERVER_NAME, server.to_string()),
         ];
         if let Some(address) = &endpoint.address {
-            base.push(KeyValue::new("server.address", address.clone()));
+            base.push(KeyValue::new(sc::SERVER_ADDRESS, address.clone()));
         }
         if let Some(port) = endpoint.port {
-            base.push(KeyValue::new("server.port", i64::from(port)));
+            base.push(KeyValue::new(sc::SERVER_PORT, i64::from(port)));
         }
         Self {
             operation: histogram(
@@ -86,25 +87,18 @@ impl Metrics {
     /// Records one request that took `elapsed`.
     pub(crate) fn operation(&self, elapsed: Duration, ended: &Ended<'_>) {
         let mut attributes = self.base.clone();
-        attributes.push(KeyValue::new("mcp.method.name", ended.method));
-        match (ended.method, ended.target) {
-            ("tools/call", Some(tool)) => {
-                attributes.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
-                attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-            }
-            ("prompts/get", Some(prompt)) => {
-                attributes.push(KeyValue::new("gen_ai.prompt.name", prompt.to_owned()));
-            }
-            _ => {}
+        attributes.push(KeyValue::new(sc::MCP_METHOD_NAME, ended.method));
+        for (name, value) in sc::target_attributes(ended.method, ended.target) {
+            attributes.push(KeyValue::new(name, value.to_owned()));
         }
         if let Some(protocol) = ended.protocol {
-            attributes.push(KeyValue::new("mcp.protocol.version", protocol.to_owned()));
+            attributes.push(KeyValue::new(sc::MCP_PROTOCOL_VERSION, protocol.to_owned()));
         }
         if let Some(kind) = ended.error_type {
-            attributes.push(KeyValue::new("error.type", kind.to_owned()));
+            attributes.push(KeyValue::new(sc::ERROR_TYPE, kind.to_owned()));
         }
         if let Some(code) = ended.status_code {
-            attributes.push(KeyValue::new("rpc.response.status_code", code));
+            attributes.push(KeyValue::new(sc::RPC_RESPONSE_STATUS_CODE, code));
         }
         self.operation.record(elapsed.as_secs_f64(), &attributes);
     }
@@ -113,9 +107,9 @@ impl Metrics {
     /// (`None`: closed by its owner).
     pub(crate) fn session(&self, elapsed: Duration, protocol: &str, error_type: Option<&str>) {
         let mut attributes = self.base.clone();
-        attributes.push(KeyValue::new("mcp.protocol.version", protocol.to_owned()));
+        attributes.push(KeyValue::new(sc::MCP_PROTOCOL_VERSION, protocol.to_owned()));
         if let Some(kind) = error_type {
-            attributes.push(KeyValue::new("error.type", kind.to_owned()));
+            attributes.push(KeyValue::new(sc::ERROR_TYPE, kind.to_owned()));
         }
         self.session.record(elapsed.as_secs_f64(), &attributes);
     }

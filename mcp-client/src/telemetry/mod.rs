@@ -27,11 +27,13 @@
 //! ([`CallSettings::with_recorded_payloads`](crate::CallSettings::with_recorded_payloads)),
 //! as the conventions' opt-in `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result`,
 //! redacted ([`payloads`]).
+//!
+//! The names, the span and what records its attributes live in [`semconv`], shared with
+//! servers built on this crate (`mcpctl serve`'s SERVER spans).
 
 use std::borrow::Cow;
 
 use tracing::Span;
-use tracing::field::Empty;
 
 use crate::error::RequestError;
 
@@ -40,6 +42,7 @@ mod metrics;
 pub(crate) mod payloads;
 #[cfg(feature = "otel")]
 mod propagation;
+pub mod semconv;
 
 #[cfg(feature = "otel")]
 pub use metrics::{DURATION_BUCKETS, OPERATION_DURATION, SESSION_DURATION};
@@ -80,19 +83,6 @@ impl Endpoint {
     }
 }
 
-/// The conventions' span name, `{mcp.method.name} {target}`, written only when a
-/// subscriber records it.
-struct SpanName<'a>(&'static str, Option<&'a str>);
-
-impl std::fmt::Display for SpanName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.1 {
-            Some(target) => write!(f, "{} {target}", self.0),
-            None => f.write_str(self.0),
-        }
-    }
-}
-
 /// The span of one request: `method` (e.g. `tools/call`) on `target` (a tool or prompt
 /// name), of server `server` speaking `protocol` over `endpoint`.
 pub(crate) fn request_span(
@@ -102,47 +92,24 @@ pub(crate) fn request_span(
     method: &'static str,
     target: Option<&str>,
 ) -> Span {
-    let span = tracing::info_span!(
+    let span = crate::request_span!(
         target: SPAN_TARGET,
-        "mcp.request",
-        otel.name = %SpanName(method, target),
-        otel.kind = "client",
-        otel.status_code = Empty,
-        mcp.method.name = method,
-        mcp.protocol.version = Empty,
-        mcp.session.id = Empty,
-        mcp.server.name = %server,
-        network.transport = endpoint.transport,
-        server.address = Empty,
-        server.port = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        gen_ai.operation.name = Empty,
-        gen_ai.tool.call.arguments = Empty,
-        gen_ai.tool.call.result = Empty,
-        jsonrpc.request.id = Empty,
-        rpc.response.status_code = Empty,
-        error.type = Empty,
+        kind: "client",
+        transport: endpoint.transport,
+        method: method,
+        target_name: target,
     );
+    span.record(semconv::MCP_SERVER_NAME, tracing::field::display(server));
     if let Some(protocol) = protocol {
-        span.record("mcp.protocol.version", protocol);
+        span.record(semconv::MCP_PROTOCOL_VERSION, protocol);
     }
     if let Some(address) = &endpoint.address {
-        span.record("server.address", address.as_str());
+        span.record(semconv::SERVER_ADDRESS, address.as_str());
     }
     if let Some(port) = endpoint.port {
-        span.record("server.port", port);
+        span.record(semconv::SERVER_PORT, port);
     }
-    match (method, target) {
-        ("tools/call", Some(tool)) => {
-            span.record("gen_ai.tool.name", tool);
-            span.record("gen_ai.operation.name", "execute_tool");
-        }
-        ("prompts/get", Some(prompt)) => {
-            span.record("gen_ai.prompt.name", prompt);
-        }
-        _ => {}
-    }
+    semconv::record_target(&span, method, target);
     span
 }
 
@@ -168,16 +135,12 @@ pub(crate) fn error_kind(error: &RequestError) -> (Cow<'static, str>, Option<i64
 
 /// Records on `span` that its request ended as `error_type` (with `status_code`).
 pub(crate) fn record_ended(span: &Span, error_type: &str, status_code: Option<i64>) {
-    if let Some(code) = status_code {
-        span.record("rpc.response.status_code", code);
-    }
-    span.record("error.type", error_type);
-    span.record("otel.status_code", "error");
+    semconv::record_failure(span, error_type, status_code);
 }
 
 /// The `error.type` of a tool result: `tool_error` when it has `isError`.
 pub(crate) fn tool_result_error(result: &rmcp::model::CallToolResult) -> Option<&'static str> {
-    (result.is_error == Some(true)).then_some("tool_error")
+    (result.is_error == Some(true)).then_some(semconv::TOOL_ERROR)
 }
 
 /// Records `failure` of a connection's start on its handshake span.
@@ -368,7 +331,7 @@ impl Instruments {
     ) -> Span {
         let span = request_span(server, protocol, &self.endpoint, method, target);
         if let Some(id) = self.session.get() {
-            span.record("mcp.session.id", &*id);
+            span.record(semconv::MCP_SESSION_ID, &*id);
         }
         span
     }

@@ -17,13 +17,16 @@ pub const MAX_RECORDED_PAYLOAD: usize = 8 * 1024;
 /// Records `arguments` on the current span (the call's).
 pub(crate) fn record_arguments(arguments: Option<&serde_json::Map<String, Value>>) {
     let text = arguments.map_or_else(|| "{}".to_owned(), |a| recorded(&Value::Object(a.clone())));
-    Span::current().record("gen_ai.tool.call.arguments", text.as_str());
+    Span::current().record(super::semconv::GEN_AI_TOOL_CALL_ARGUMENTS, text.as_str());
 }
 
 /// Records the call's `result` on `span`.
 pub(crate) fn record_result(span: &Span, result: &rmcp::model::CallToolResult) {
     if let Ok(value) = serde_json::to_value(result) {
-        span.record("gen_ai.tool.call.result", recorded(&value).as_str());
+        span.record(
+            super::semconv::GEN_AI_TOOL_CALL_RESULT,
+            recorded(&value).as_str(),
+        );
     }
 }
 

@@ -36,6 +36,7 @@
 use std::borrow::Cow;
 use std::pin::Pin;
 
+use mcp_client::semconv;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
     InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
@@ -45,7 +46,6 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use tracing::field::Empty;
 use tracing::{Instrument, Span};
 
 use super::Gateway;
@@ -93,19 +93,6 @@ impl Traced {
     }
 }
 
-/// The conventions' span name, `{mcp.method.name} {target}`, written only when a
-/// subscriber records it.
-struct SpanName<'a>(&'static str, Option<&'a str>);
-
-impl std::fmt::Display for SpanName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.1 {
-            Some(target) => write!(f, "{} {target}", self.0),
-            None => f.write_str(self.0),
-        }
-    }
-}
-
 /// A request's `_meta` as the trace-context propagator sees it: its `traceparent` and
 /// nothing else (the client's `tracestate` and `baggage` stay out of the gateway's trace).
 struct TraceparentOnly<'a>(&'a rmcp::model::JsonObject);
@@ -148,52 +135,35 @@ fn request_span(
     transport: Transport,
     client_trace: ClientTrace,
 ) -> Span {
-    let span = tracing::info_span!(
+    let span = mcp_client::request_span!(
         target: SPAN_TARGET,
         parent: None,
-        "mcp.request",
-        otel.name = %SpanName(method, target),
-        otel.kind = "server",
-        otel.status_code = Empty,
-        mcp.method.name = method,
-        mcp.protocol.version = Empty,
-        mcp.session.id = Empty,
-        mcp.resource.uri = Empty,
-        network.transport = match transport {
-            Transport::Pipe => "pipe",
-            Transport::Http => "tcp",
+        kind: "server",
+        transport: match transport {
+            Transport::Pipe => semconv::TRANSPORT_PIPE,
+            Transport::Http => semconv::TRANSPORT_TCP,
         },
-        network.protocol.name = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        gen_ai.operation.name = Empty,
-        jsonrpc.request.id = %context.id,
-        rpc.response.status_code = Empty,
-        error.type = Empty,
+        method: method,
+        target_name: target,
     );
     if span.is_disabled() {
         return span;
     }
+    span.record(
+        semconv::JSONRPC_REQUEST_ID,
+        tracing::field::display(&context.id),
+    );
     let modern = super::modern::is_modern(context);
     if let Some(version) = context.protocol_version() {
-        span.record("mcp.protocol.version", version.as_str());
+        span.record(semconv::MCP_PROTOCOL_VERSION, version.as_str());
     }
     if transport == Transport::Http {
-        span.record("network.protocol.name", "http");
+        span.record(semconv::NETWORK_PROTOCOL_NAME, "http");
     }
     if !modern && let Some(session) = session_of(context) {
-        span.record("mcp.session.id", session);
+        span.record(semconv::MCP_SESSION_ID, session);
     }
-    match (method, target) {
-        ("tools/call", Some(tool)) => {
-            span.record("gen_ai.tool.name", tool);
-            span.record("gen_ai.operation.name", "execute_tool");
-        }
-        ("prompts/get", Some(prompt)) => {
-            span.record("gen_ai.prompt.name", prompt);
-        }
-        _ => {}
-    }
+    semconv::record_target(&span, method, target);
     if let Some(client) = client_span(&context.meta) {
         use opentelemetry::trace::TraceContextExt as _;
         use tracing_opentelemetry::OpenTelemetrySpanExt as _;
@@ -232,9 +202,7 @@ async fn run<T>(
 ) -> Result<T, McpError> {
     let outcome = work.instrument(span.clone()).await;
     if let Err(e) = &outcome {
-        span.record("error.type", e.code.0.to_string().as_str());
-        span.record("rpc.response.status_code", e.code.0);
-        span.record("otel.status_code", "error");
+        semconv::record_failure(&span, &e.code.0.to_string(), Some(i64::from(e.code.0)));
     }
     outcome
 }
@@ -255,7 +223,10 @@ impl ServerHandler for Traced {
     ) -> Result<InitializeResult, McpError> {
         let span = self.span("initialize", None, &context);
         if !span.is_disabled() {
-            span.record("mcp.protocol.version", request.protocol_version.as_str());
+            span.record(
+                semconv::MCP_PROTOCOL_VERSION,
+                request.protocol_version.as_str(),
+            );
         }
         run(span, Box::pin(self.gateway.initialize(request, context))).await
     }
@@ -283,8 +254,7 @@ impl ServerHandler for Traced {
         if let Ok(CallToolResponse::Complete(result)) = &outcome
             && result.is_error == Some(true)
         {
-            span.record("error.type", "tool_error");
-            span.record("otel.status_code", "error");
+            semconv::record_failure(&span, semconv::TOOL_ERROR, None);
         }
         outcome
     }
@@ -404,7 +374,7 @@ impl ServerHandler for Traced {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let span = self.span("resources/subscribe", None, &context);
-        span.record("mcp.resource.uri", request.uri.as_str());
+        span.record(semconv::MCP_RESOURCE_URI, request.uri.as_str());
         run(span, Box::pin(self.gateway.subscribe(request, context))).await
     }
 
@@ -418,7 +388,7 @@ impl ServerHandler for Traced {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let span = self.span("resources/unsubscribe", None, &context);
-        span.record("mcp.resource.uri", request.uri.as_str());
+        span.record(semconv::MCP_RESOURCE_URI, request.uri.as_str());
         run(span, Box::pin(self.gateway.unsubscribe(request, context))).await
     }
 
@@ -428,7 +398,7 @@ impl ServerHandler for Traced {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let span = self.span("resources/read", None, &context);
-        span.record("mcp.resource.uri", request.uri.as_str());
+        span.record(semconv::MCP_RESOURCE_URI, request.uri.as_str());
         run(span, Box::pin(self.gateway.read_resource(request, context))).await
     }
 }
@@ -465,17 +435,5 @@ mod tests {
         let gateway = handlers(include_str!("gateway/mod.rs"), "Gateway");
         assert!(gateway.contains(&"call_tool".to_owned()), "{gateway:?}");
         assert_eq!(handlers(include_str!("trace.rs"), "Traced"), gateway);
-    }
-
-    #[test]
-    fn the_span_name_is_the_method_and_its_target() {
-        assert_eq!(
-            super::SpanName("tools/call", Some("mcp__a__echo")).to_string(),
-            "tools/call mcp__a__echo"
-        );
-        assert_eq!(
-            super::SpanName("tools/list", None).to_string(),
-            "tools/list"
-        );
     }
 }
