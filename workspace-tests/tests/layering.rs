@@ -12,13 +12,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 /// Rank of each layered crate: a crate may depend only on crates of a strictly lower rank.
-/// `mcp-auth` and `mcp-pool` share a rank, so neither may depend on the other.
+/// `mcp-auth`, `mcp-pool` and `mcp-registry` share a rank, so none may depend on another.
 fn rank(name: &str) -> Option<u8> {
     Some(match name {
         "mcp-key" => 0,
         // Tool search needs names only: the catalog, auth and pool never depend on it.
         "mcp-catalog" | "mcp-search" => 1,
-        "mcp-auth" | "mcp-pool" => 2,
+        // The MCP Registry's client reads server.json documents into the catalog's model;
+        // it is no MCP server, so neither the client nor the set below it needs it.
+        "mcp-auth" | "mcp-pool" | "mcp-registry" => 2,
         // One server, one connection: under the set of many.
         "mcp-client" => 3,
         "mcp-connections" => 4,
@@ -124,6 +126,7 @@ fn crates_depend_only_downward() {
         "mcp-pool",
         "mcp-client",
         "mcp-connections",
+        "mcp-registry",
         "mcpctl",
     ] {
         assert!(members.contains(expected), "workspace lost {expected}");
@@ -237,6 +240,7 @@ fn only_the_launcher_starts_processes() {
         "mcp-catalog",
         "mcp-search",
         "mcp-auth",
+        "mcp-registry",
         "mcp-client",
         "mcp-connections",
         "mcpctl",
