@@ -125,11 +125,7 @@ pub(crate) async fn run_search(
     let (only, _, required_failed) = super::wait_relevant(session, global, server).await?;
     // With --server, search that server's tools only: ask for everything (the index caps
     // the limit at its largest), then keep its.
-    let asked = if only.is_some() {
-        usize::MAX
-    } else {
-        limit
-    };
+    let asked = if only.is_some() { usize::MAX } else { limit };
     let hits = session.set.search_tools(query, asked).map_err(|e| {
         CliError::usage(format!("--search: {e}"))
             .with_hint("search with words or a tool's name, e.g. --search \"read a file\"")
