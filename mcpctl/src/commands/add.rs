@@ -81,78 +81,124 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
             );
         }
     } else {
-        let mut text = format!(
-            "{} {} from {}\n",
-            server.name(),
-            server.version(),
-            registry.base_url()
-        );
-        if fetched.summary.status == EntryStatus::Deprecated {
-            let why = fetched
-                .summary
-                .status_message
-                .as_deref()
-                .unwrap_or("no reason given");
-            text.push_str(&format!("  deprecated in the registry: {why}\n"));
-        }
-        text.push_str(&format!("pinned: {provenance}\n"));
-        if replaces {
-            text.push_str(&format!(
-                "replaces the entry `{local}` in {}:\n",
-                file.display()
-            ));
-            match &before {
-                Some(before) => {
-                    let changes = before.changes_to(provenance);
-                    if changes.is_empty() {
-                        text.push_str("  the same version as now\n");
-                    }
-                    for change in changes {
-                        text.push_str(&format!("  {change}\n"));
-                    }
-                }
-                None => text.push_str("  (the entry there was not added from the registry)\n"),
-            }
-        }
-        text.push_str("it will:\n");
-        for line in crate::host::trust::review_lines(&review) {
-            text.push_str(&line);
-            text.push('\n');
-        }
-        for secret in &secrets {
-            if let Some(variable) = &secret.variable {
-                text.push_str(&format!(
-                    "  set {variable} before starting it: {} (secret; never written to the file)\n",
-                    secret.description
-                ));
-            }
-        }
-        text.push_str(&format!(
-            "writes [mcp_servers.{local}] to {}\n",
-            file.display()
-        ));
+        let text = review_text(&Review {
+            fetched: &fetched,
+            base_url: registry.base_url(),
+            provenance,
+            replaces,
+            before: before.as_ref(),
+            local: &local,
+            file: &file,
+            review: &review,
+            secrets: &secrets,
+        });
         eprint!("{}", terminal_safe(&text));
-        if !args.yes {
-            if !interactive {
-                return Err(CliError::usage(
-                    "stdin is not a terminal, so nobody agreed; nothing was written",
-                )
-                .with_hint("run it on a terminal, or pass --yes after reviewing the lines above"));
-            }
-            let answer = crate::term::elicit::read_line(&format!(
-                "write it to {}? [y]es / [N]o: ",
-                file.display()
-            ));
-            if !answer.is_some_and(|a| a.eq_ignore_ascii_case("y") || a.eq_ignore_ascii_case("yes"))
-            {
-                eprintln!("nothing was written");
-                return Ok(1);
-            }
+        if !args.yes && !consented(interactive, &file)? {
+            eprintln!("nothing was written");
+            return Ok(1);
         }
     }
     write(&file, &old_text, &local, &entry)?;
     add_entry::record(&file, &local, provenance, registry.base_url())
         .map_err(|e| CliError::failure(format!("cannot record where `{local}` came from: {e}")))?;
+    report_added(global, &local, &file, provenance, &review);
+    Ok(0)
+}
+
+/// What the review before consent shows.
+struct Review<'a> {
+    fetched: &'a mcp_registry::FetchedServer,
+    base_url: &'a str,
+    provenance: &'a mcp_catalog::Provenance,
+    replaces: bool,
+    before: Option<&'a mcp_catalog::Provenance>,
+    local: &'a str,
+    file: &'a Path,
+    review: &'a mcp_catalog::Review,
+    secrets: &'a [&'a RegistryInput],
+}
+
+/// The lines shown before asking: the entry and its pin, a deprecation, what changes for
+/// an entry added before, what it will run or connect to, the secrets' variables and
+/// where it is written.
+fn review_text(r: &Review<'_>) -> String {
+    let mut text = format!(
+        "{} {} from {}\n",
+        r.fetched.server.name(),
+        r.fetched.server.version(),
+        r.base_url
+    );
+    if r.fetched.summary.status == EntryStatus::Deprecated {
+        let why = r
+            .fetched
+            .summary
+            .status_message
+            .as_deref()
+            .unwrap_or("no reason given");
+        text.push_str(&format!("  deprecated in the registry: {why}\n"));
+    }
+    text.push_str(&format!("pinned: {}\n", r.provenance));
+    if r.replaces {
+        text.push_str(&format!(
+            "replaces the entry `{}` in {}:\n",
+            r.local,
+            r.file.display()
+        ));
+        match r.before {
+            Some(before) => {
+                let changes = before.changes_to(r.provenance);
+                if changes.is_empty() {
+                    text.push_str("  the same version as now\n");
+                }
+                for change in changes {
+                    text.push_str(&format!("  {change}\n"));
+                }
+            }
+            None => text.push_str("  (the entry there was not added from the registry)\n"),
+        }
+    }
+    text.push_str("it will:\n");
+    for line in crate::host::trust::review_lines(r.review) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    for secret in r.secrets {
+        if let Some(variable) = &secret.variable {
+            text.push_str(&format!(
+                "  set {variable} before starting it: {} (secret; never written to the file)\n",
+                secret.description
+            ));
+        }
+    }
+    text.push_str(&format!(
+        "writes [mcp_servers.{}] to {}\n",
+        r.local,
+        r.file.display()
+    ));
+    text
+}
+
+/// Whether the person agreed on the terminal (never without one).
+fn consented(interactive: bool, file: &Path) -> Result<bool, CliError> {
+    if !interactive {
+        return Err(CliError::usage(
+            "stdin is not a terminal, so nobody agreed; nothing was written",
+        )
+        .with_hint("run it on a terminal, or pass --yes after reviewing the lines above"));
+    }
+    let answer =
+        crate::term::elicit::read_line(&format!("write it to {}? [y]es / [N]o: ", file.display()));
+    Ok(answer.is_some_and(|a| a.eq_ignore_ascii_case("y") || a.eq_ignore_ascii_case("yes")))
+}
+
+/// Says what was added (JSON with `--json`).
+fn report_added(
+    global: &GlobalArgs,
+    local: &str,
+    file: &Path,
+    provenance: &mcp_catalog::Provenance,
+    review: &mcp_catalog::Review,
+) {
     if global.json {
         crate::term::render::out_json(&json!({
             "added": local,
@@ -167,7 +213,6 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
             file.display()
         ));
     }
-    Ok(0)
 }
 
 /// The entry's name in the configuration: `--as`, else the part after the last `/`.
