@@ -254,11 +254,11 @@ pub use model::gateway::{
     TokenValidation, glob_match,
 };
 pub use model::log_level::LogLevel;
+pub use model::policy::{ProtocolChoice, StartupPolicy, ToolDriftPolicy};
 pub use model::remote_line::{
     REMOTE_SUPERVISOR, REMOTE_SUPERVISOR_NAME, RemoteCommand, quote_sh, quote_words, remote_line,
     remote_stdin, server_remote_line, server_remote_stdin,
 };
-pub use model::policy::{ProtocolChoice, StartupPolicy, ToolDriftPolicy};
 pub use model::server::{
     ApprovalMode, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, ServerConfig, ToolExposure,
 };

@@ -73,7 +73,9 @@ async fn the_set_searches_its_catalog_and_cached_servers_without_starting_them()
     assert!(err.is_search_refused(), "{err}");
     assert!(set.search_tools("file", 0).unwrap_err().is_search_refused());
     // A limit above the index's largest is clamped: `usize::MAX` asks for every match.
-    let every = set.search_tools("file directory forecast", usize::MAX).unwrap();
+    let every = set
+        .search_tools("file directory forecast", usize::MAX)
+        .unwrap();
     assert_eq!(every.len(), 3, "{every:?}");
     set.shutdown().await;
     pool.shutdown().await;

@@ -265,10 +265,6 @@ fn only_the_launcher_starts_processes() {
 #[test]
 fn the_spawn_check_finds_a_command() {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(
-        dir.path().join("a.rs"),
-        "use tokio::process::Command;\n",
-    )
-    .expect("write");
+    std::fs::write(dir.path().join("a.rs"), "use tokio::process::Command;\n").expect("write");
     assert_eq!(forbidden_names(dir.path(), SPAWNING_NAMES).len(), 1);
 }
