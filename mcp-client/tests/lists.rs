@@ -315,8 +315,9 @@ async fn unreadable_replies_fail_the_call_at_once_as_protocol_errors() {
             panic!("{fault:?}: {err:?}");
         };
         assert!(detail.contains(expected), "{fault:?}: {detail}");
-        // Far from the 60 s timeout: the error comes with the broken line.
-        assert!(took < Duration::from_secs(2), "{fault:?} took {took:?}");
+        // Far from the 60 s timeout: the error comes with the broken line (half of it is a
+        // bound for a loaded machine, not a measurement).
+        assert!(took < Duration::from_secs(30), "{fault:?} took {took:?}");
         // The connection is still usable.
         let r = client
             .call_tool("echo", args(json!({"i": i})), CallSettings::new(CALL))
