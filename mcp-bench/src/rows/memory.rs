@@ -59,8 +59,8 @@ pub(crate) async fn memory(s: &Settings) -> Result<Vec<Row>> {
             value,
             median(&b),
             "bare rmcp client",
-            "≤ 256 KiB",
-            |v, _| v <= 256.0 * 1024.0,
+            "≤ 1.5× bare",
+            |v, bare| v <= 1.5 * bare,
         )
         .with_note(format!(
             "RSS(64) − RSS(32) over 32, fresh process per sample, median of {} rounds",

@@ -9,7 +9,7 @@
     reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
 )]
 
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use mcp_key::McpServerKey;
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
@@ -89,14 +89,17 @@ struct Bucket {
 
 /// Where one connection's log messages go.
 pub(crate) struct ServerLogs {
-    sender: broadcast::Sender<ServerLog>,
+    /// Made by the first subscriber: a broadcast channel allocates all its
+    /// [`LOG_BUFFER`] slots at once (about 40 KiB), and most connections never have a
+    /// reader. Before it exists nobody could receive a message anyway.
+    sender: OnceLock<broadcast::Sender<ServerLog>>,
     bucket: Mutex<Bucket>,
 }
 
 impl ServerLogs {
     pub(crate) fn new() -> Self {
         Self {
-            sender: broadcast::channel(LOG_BUFFER).0,
+            sender: OnceLock::new(),
             bucket: Mutex::new(Bucket {
                 tokens: f64::from(LOG_BURST),
                 at: Instant::now(),
@@ -106,7 +109,9 @@ impl ServerLogs {
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<ServerLog> {
-        self.sender.subscribe()
+        self.sender
+            .get_or_init(|| broadcast::channel(LOG_BUFFER).0)
+            .subscribe()
     }
 
     /// Lets one message through, or counts it as dropped; returns how many were dropped
@@ -150,7 +155,9 @@ impl ServerLogs {
     /// Passes `log` to the subscribers of [`Client::server_logs`](crate::Client::server_logs).
     pub(crate) fn publish(&self, log: ServerLog) {
         // Nobody listening is fine: the tracing event is the record.
-        let _ = self.sender.send(log);
+        if let Some(sender) = self.sender.get() {
+            let _ = sender.send(log);
+        }
     }
 }
 

@@ -290,7 +290,10 @@ async fn forward_notices(
         let event = tokio::select! {
             () = stop.cancelled() => return,
             log = logs.recv() => match log {
-                Ok(log) => crate::set::live::log_event(log, std::mem::take(&mut missed)),
+                Ok(log) => crate::set::live::log_event(
+                    Arc::unwrap_or_clone(log),
+                    std::mem::take(&mut missed),
+                ),
                 Err(RecvError::Lagged(n)) => {
                     missed += n;
                     continue;
