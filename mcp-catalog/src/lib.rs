@@ -231,7 +231,7 @@ pub use diagnostic::{
 };
 pub use env::{EmptyEnv, EnvLookup, ProcessEnv};
 pub use error::{Error, PluginFolderProblem};
-pub use export::toml_write::export_toml;
+pub use export::toml_write::{export_toml, server_toml};
 pub use formats::inputs::{DeclaredInput, declared_inputs};
 pub use formats::load::{load_file, load_file_with_env};
 pub use hosts::clients::{

@@ -65,44 +65,8 @@ pub fn export_toml(files: &[LoadedConfig]) -> String {
         let expands = file
             .format()
             .is_some_and(|f| !f.is_toml() && f.expands_variables());
-        let mut notes = notes.remove(&Some(name.to_string())).unwrap_or_default();
-        let mut body = String::new();
-        match server.transport() {
-            Transport::Stdio(stdio) => write_stdio(&mut body, stdio, expands, &mut notes),
-            Transport::StreamableHttp(http) => write_http(&mut body, http, expands, &mut notes),
-            Transport::Sse(http) => {
-                line(&mut body, "transport", &string("sse"));
-                write_http(&mut body, http, expands, &mut notes);
-            }
-            Transport::Unusable(unusable) => {
-                out.push('\n');
-                comment(&mut out, &format!("server `{name}` was not imported:"));
-                for error in unusable.errors().iter() {
-                    comment(&mut out, &format!("  {error}"));
-                }
-                for note in notes {
-                    comment(&mut out, &note);
-                }
-                continue;
-            }
-        }
-        write_common(&mut body, server);
-        out.push('\n');
-        for note in notes {
-            comment(&mut out, &note);
-        }
-        let _ = writeln!(out, "[mcp_servers.{}]", key(name.as_str()));
-        out.push_str(&body);
-        let modes = server.tool_approval_modes();
-        for (tool, mode) in modes {
-            let _ = writeln!(
-                out,
-                "[mcp_servers.{}.tools.{}]\napproval_mode = {}",
-                key(name.as_str()),
-                key(tool),
-                string(mode.as_str())
-            );
-        }
+        let notes = notes.remove(&Some(name.to_string())).unwrap_or_default();
+        write_server(&mut out, name, server, expands, notes);
     }
     // Warnings about entries that are not servers here (e.g. a Goose built-in extension).
     let rest: Vec<String> = notes.into_values().flatten().collect();
@@ -113,6 +77,77 @@ pub fn export_toml(files: &[LoadedConfig]) -> String {
         }
     }
     out
+}
+
+/// One server's `[mcp_servers.NAME]` table as mcp.toml writes it, with its
+/// `[mcp_servers.NAME.tools.TOOL]` approval tables: every setting that differs from its
+/// default, secrets only as the variable names they are read from. A server that cannot
+/// be used is a comment saying why. `${...}` in values is written as it is (mcp.toml does
+/// not expand it).
+///
+/// ```
+/// use mcp_catalog::{HttpConfig, ServerConfig, server_toml};
+/// use mcp_key::ServerName;
+///
+/// let name = ServerName::new("tickets").unwrap();
+/// let server = ServerConfig::from(
+///     HttpConfig::new("https://tickets.example.com/mcp").with_bearer_token_env_var("TOKEN"),
+/// );
+/// assert_eq!(
+///     server_toml(&name, &server),
+///     "[mcp_servers.tickets]\nurl = \"https://tickets.example.com/mcp\"\nbearer_token_env_var = \"TOKEN\"\n"
+/// );
+/// ```
+pub fn server_toml(name: &ServerName, server: &ServerConfig) -> String {
+    let mut out = String::new();
+    write_server(&mut out, name, server, false, Vec::new());
+    out.trim_start_matches('\n').to_owned()
+}
+
+/// Writes one server (after a blank line), its notes as comments above it.
+fn write_server(
+    out: &mut String,
+    name: &ServerName,
+    server: &ServerConfig,
+    expands: bool,
+    mut notes: Vec<String>,
+) {
+    let mut body = String::new();
+    match server.transport() {
+        Transport::Stdio(stdio) => write_stdio(&mut body, stdio, expands, &mut notes),
+        Transport::StreamableHttp(http) => write_http(&mut body, http, expands, &mut notes),
+        Transport::Sse(http) => {
+            line(&mut body, "transport", &string("sse"));
+            write_http(&mut body, http, expands, &mut notes);
+        }
+        Transport::Unusable(unusable) => {
+            out.push('\n');
+            comment(out, &format!("server `{name}` was not imported:"));
+            for error in unusable.errors().iter() {
+                comment(out, &format!("  {error}"));
+            }
+            for note in notes {
+                comment(out, &note);
+            }
+            return;
+        }
+    }
+    write_common(&mut body, server);
+    out.push('\n');
+    for note in notes {
+        comment(out, &note);
+    }
+    let _ = writeln!(out, "[mcp_servers.{}]", key(name.as_str()));
+    out.push_str(&body);
+    for (tool, mode) in server.tool_approval_modes() {
+        let _ = writeln!(
+            out,
+            "[mcp_servers.{}.tools.{}]\napproval_mode = {}",
+            key(name.as_str()),
+            key(tool),
+            string(mode.as_str())
+        );
+    }
 }
 
 /// Top-level settings (the last file that writes one wins, as in

@@ -24,7 +24,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
         Some((name, version)) => (name, Some(version)),
         None => (args.name.as_str(), None),
     };
-    let local = local_name(name, args.local_name.as_deref())?;
+    let server_name = local_name(name, args.local_name.as_deref())?;
+    let local = server_name.to_string();
     let file = target_file(global, args.scope)?;
     let registry = client(&args.registry)?;
     let fetched = registry
@@ -62,7 +63,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
         ));
     };
     let provenance = plan.provenance();
-    let entry = add_entry::entry_toml(&local, config, provenance);
+    let entry = add_entry::entry_toml(&server_name, config, provenance);
     let review = review_of(&entry)?;
     let old_text = std::fs::read_to_string(&file).unwrap_or_default();
     let replaces = old_text.lines().any(|l| {
@@ -216,14 +217,12 @@ fn report_added(
 }
 
 /// The entry's name in the configuration: `--as`, else the part after the last `/`.
-fn local_name(name: &str, chosen: Option<&str>) -> Result<String, CliError> {
+fn local_name(name: &str, chosen: Option<&str>) -> Result<mcp_key::ServerName, CliError> {
     let local = chosen.unwrap_or_else(|| name.rsplit('/').next().unwrap_or(name));
-    mcp_key::ServerName::new(local)
-        .map(|n| n.to_string())
-        .map_err(|e| {
-            CliError::usage(format!("`{local}` cannot name a server here: {e}"))
-                .with_hint("choose the entry's name with --as NAME")
-        })
+    mcp_key::ServerName::new(local).map_err(|e| {
+        CliError::usage(format!("`{local}` cannot name a server here: {e}"))
+            .with_hint("choose the entry's name with --as NAME")
+    })
 }
 
 /// `--config FILE`, else the scope's file.

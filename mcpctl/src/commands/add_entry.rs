@@ -3,59 +3,27 @@
 //! from, recorded beside the configuration file in [`RECORD_FILE`] as
 //! [`mcp_catalog::Provenance::to_json`] writes it.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use mcp_catalog::{Provenance, ServerConfig, Transport};
+use mcp_catalog::{Provenance, ServerConfig};
+use mcp_key::ServerName;
 use serde_json::{Value, json};
 
 /// The file beside a configuration file that records where its registry entries came from.
 pub(crate) const RECORD_FILE: &str = "mcp.registry.json";
 
-/// The `[mcp_servers.NAME]` table of `config` (stdio or HTTP as the registry plans them).
-pub(crate) fn entry_toml(name: &str, config: &ServerConfig, provenance: &Provenance) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# from the MCP Registry: {provenance}");
-    let _ = writeln!(out, "[mcp_servers.{}]", key(name));
-    match config.transport() {
-        Transport::Stdio(stdio) => {
-            line(&mut out, "command", &string(stdio.command()));
-            if !stdio.args().is_empty() {
-                line(&mut out, "args", &array(stdio.args()));
-            }
-            if !stdio.env().is_empty() {
-                line(&mut out, "env", &inline_table(stdio.env()));
-            }
-            if !stdio.env_vars().is_empty() {
-                line(&mut out, "env_vars", &array(stdio.env_vars()));
-            }
-        }
-        Transport::StreamableHttp(http) | Transport::Sse(http) => {
-            line(&mut out, "url", &string(http.url()));
-            if config.transport().is_sse() {
-                line(&mut out, "transport", &string("sse"));
-            }
-            if let Some(var) = http.bearer_token_env_var() {
-                line(&mut out, "bearer_token_env_var", &string(var));
-            }
-            if !http.http_headers().is_empty() {
-                line(&mut out, "http_headers", &inline_table(http.http_headers()));
-            }
-            if !http.env_http_headers().is_empty() {
-                line(
-                    &mut out,
-                    "env_http_headers",
-                    &inline_table(http.env_http_headers()),
-                );
-            }
-        }
-        _ => {}
-    }
-    if let Some(description) = config.description() {
-        line(&mut out, "description", &string(description));
-    }
-    out
+/// The `[mcp_servers.NAME]` table of `config` as mcp.toml writes it
+/// ([`mcp_catalog::server_toml`]), under a comment naming where it came from.
+pub(crate) fn entry_toml(
+    name: &ServerName,
+    config: &ServerConfig,
+    provenance: &Provenance,
+) -> String {
+    format!(
+        "# from the MCP Registry: {provenance}\n{}",
+        mcp_catalog::server_toml(name, config)
+    )
 }
 
 /// `text` with the tables of server `name` (`[mcp_servers.NAME]`, its sub-tables and the
@@ -140,10 +108,6 @@ pub(crate) fn record(
     std::fs::write(path, text)
 }
 
-fn line(out: &mut String, field: &str, value: &str) {
-    let _ = writeln!(out, "{field} = {value}");
-}
-
 fn key(k: &str) -> String {
     let bare = !k.is_empty()
         && k.chars()
@@ -170,19 +134,6 @@ fn string(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-fn array(items: &[String]) -> String {
-    let items: Vec<String> = items.iter().map(|s| string(s)).collect();
-    format!("[{}]", items.join(", "))
-}
-
-fn inline_table(entries: &BTreeMap<String, String>) -> String {
-    let entries: Vec<String> = entries
-        .iter()
-        .map(|(k, v)| format!("{} = {}", key(k), string(v)))
-        .collect();
-    format!("{{ {} }}", entries.join(", "))
 }
 
 #[cfg(test)]
