@@ -150,7 +150,7 @@ pub(crate) enum Command {
 #[derive(Debug, Args)]
 pub(crate) struct RegistryArg {
     /// The registry's base URL (an organisation's subregistry) [default:
-    /// $MCPCTL_REGISTRY, else https://registry.modelcontextprotocol.io].
+    /// $MCPCTL_REGISTRY, else `https://registry.modelcontextprotocol.io`].
     #[arg(long, value_name = "URL")]
     pub(crate) registry: Option<String>,
 }
