@@ -174,6 +174,7 @@ pub(crate) enum AddScope {
     /// ./mcp.toml (needs `mcpctl trust` again after the change, like any edit).
     Project,
     /// mcpctl's user file: $XDG_CONFIG_HOME/mcpctl/mcp.toml, else ~/.config/mcpctl/mcp.toml.
+    /// mcpctl reads it only when given with --config FILE (no user layer is looked for).
     User,
 }
 
