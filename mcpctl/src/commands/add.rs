@@ -99,7 +99,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
             return Ok(1);
         }
     }
-    write(&file, &old_text, &local, &entry)?;
+    write(&file, &old_text, &server_name, &entry)?;
     add_entry::record(&file, &local, provenance, registry.base_url())
         .map_err(|e| CliError::failure(format!("cannot record where `{local}` came from: {e}")))?;
     report_added(global, &local, &file, provenance, &review);
@@ -350,7 +350,12 @@ fn review_of(entry: &str) -> Result<mcp_catalog::Review, CliError> {
 
 /// Writes the entry (in place of an older one); a project file trusted before stays
 /// trusted, the person having just reviewed the change.
-fn write(file: &Path, old_text: &str, local: &str, entry: &str) -> Result<(), CliError> {
+fn write(
+    file: &Path,
+    old_text: &str,
+    local: &mcp_key::ServerName,
+    entry: &str,
+) -> Result<(), CliError> {
     let shown = file.display();
     let was_trusted = crate::host::trust::open_store()
         .ok()

@@ -3,7 +3,6 @@
 //! from, recorded beside the configuration file in [`RECORD_FILE`] as
 //! [`mcp_catalog::Provenance::to_json`] writes it.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use mcp_catalog::{Provenance, ServerConfig};
@@ -26,18 +25,20 @@ pub(crate) fn entry_toml(
     )
 }
 
-/// `text` with the tables of server `name` (`[mcp_servers.NAME]`, its sub-tables and the
-/// `# from the MCP Registry` comment above it) removed and `entry` appended.
-pub(crate) fn replace_entry(text: &str, name: &str, entry: &str) -> String {
+/// `text` with the tables of server `name` (`[mcp_servers.NAME]` or
+/// `[mcp_servers."NAME"]`, its sub-tables and the `# from the MCP Registry` comment above
+/// it) removed and `entry` appended. A server name needs no escaping (`ServerName`'s
+/// characters are a TOML bare key's), so its quoted form is the name in quotes.
+pub(crate) fn replace_entry(text: &str, name: &ServerName, entry: &str) -> String {
+    let keys = [
+        format!("mcp_servers.{name}"),
+        format!("mcp_servers.\"{name}\""),
+    ];
     let own = |header: &str| {
         let inner = header.trim().trim_start_matches('[').trim_end_matches(']');
         let inner = inner.trim();
-        [
-            format!("mcp_servers.{}", key(name)),
-            format!("mcp_servers.{name}"),
-        ]
-        .iter()
-        .any(|k| inner == k || inner.starts_with(&format!("{k}.")))
+        keys.iter()
+            .any(|k| inner == k || inner.starts_with(&format!("{k}.")))
     };
     let mut kept: Vec<&str> = Vec::new();
     let mut skipping = false;
@@ -108,34 +109,6 @@ pub(crate) fn record(
     std::fs::write(path, text)
 }
 
-fn key(k: &str) -> String {
-    let bare = !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if bare { k.to_owned() } else { string(k) }
-}
-
-/// A TOML basic string.
-fn string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,10 +116,25 @@ mod tests {
     #[test]
     fn an_entry_is_replaced_with_its_sub_tables_and_comment() {
         let text = "[mcp_servers.a]\ncommand = \"a\"\n\n# from the MCP Registry: x\n[mcp_servers.b]\ncommand = \"old\"\n[mcp_servers.b.env]\nX = \"1\"\n\n[mcp_servers.c]\ncommand = \"c\"\n";
+        let b = ServerName::new("b").unwrap();
         assert_eq!(
-            replace_entry(text, "b", "[mcp_servers.b]\ncommand = \"new\"\n"),
+            replace_entry(text, &b, "[mcp_servers.b]\ncommand = \"new\"\n"),
             "[mcp_servers.a]\ncommand = \"a\"\n\n[mcp_servers.c]\ncommand = \"c\"\n\n[mcp_servers.b]\ncommand = \"new\"\n"
         );
-        assert_eq!(replace_entry("", "b", "E\n"), "E\n");
+        assert_eq!(replace_entry("", &b, "E\n"), "E\n");
+    }
+
+    /// A hand-written file may quote the name: that table is replaced too, never left
+    /// beside the new one (two tables of one server are a file TOML refuses).
+    #[test]
+    fn a_quoted_table_name_is_replaced_too() {
+        let b = ServerName::new("b").unwrap();
+        let text = "[mcp_servers.\"b\"]\ncommand = \"old\"\n[mcp_servers.\"b\".env]\nX = \"1\"\n";
+        let out = replace_entry(text, &b, "[mcp_servers.b]\ncommand = \"new\"\n");
+        assert_eq!(out, "[mcp_servers.b]\ncommand = \"new\"\n");
+        // Another server whose name starts the same is kept.
+        let text = "[mcp_servers.bb]\ncommand = \"bb\"\n";
+        let out = replace_entry(text, &b, "[mcp_servers.b]\ncommand = \"new\"\n");
+        assert!(out.starts_with("[mcp_servers.bb]\n"), "{out}");
     }
 }
