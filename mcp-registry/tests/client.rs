@@ -270,3 +270,34 @@ async fn a_download_is_returned_only_when_its_bytes_match_the_pinned_sha256() {
     assert!(matches!(err, RegistryError::InvalidUrl { .. }), "{err}");
     registry.shutdown().await;
 }
+
+/// A hostile or broken registry that answers without end is cut at the bound, with the
+/// URL named: the answer is never read whole into memory.
+#[tokio::test]
+async fn an_answer_over_the_bound_is_refused_naming_the_url() {
+    let (registry, client) = start(RegistryContents::new()).await;
+    let padding = "x".repeat(mcp_registry::MAX_ANSWER_BYTES);
+    registry.publish(RegistryEntry::raw(
+        "io.example/huge",
+        "1.0.0",
+        &json!({"server": {"name": "io.example/huge", "version": "1.0.0", "description": padding,
+            "packages": [{"registryType": "npm", "identifier": "x", "version": "1.0.0",
+            "transport": {"type": "stdio"}}]}})
+        .to_string(),
+    ));
+    let err = client
+        .fetch("io.example/huge", Some("1.0.0"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RegistryError::BadAnswer { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "larger than {} bytes",
+            mcp_registry::MAX_ANSWER_BYTES
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&registry.url()), "{text}");
+    registry.shutdown().await;
+}
