@@ -1,7 +1,8 @@
 //! Finding and loading a host's configuration in one call: an explicit file, else the
-//! first project file in a folder (`mcp.toml`, then `.mcp.json`), or another client's user
-//! and project files ([`Discovery::with_client`]), with their plugins, under the trust
-//! model of [`crate::TrustStore`].
+//! host's own user file ([`Discovery::with_user_file`]) below the first project file in a
+//! folder (`mcp.toml`, then `.mcp.json`), or another client's user and project files
+//! ([`Discovery::with_client`]), with their plugins, under the trust model of
+//! [`crate::TrustStore`].
 
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,8 @@ pub const PROJECT_FILES: [&str; 2] = ["mcp.toml", ".mcp.json"];
 pub struct Discovery {
     dir: PathBuf,
     explicit: Option<PathBuf>,
+    /// The host's own user file, below the project file.
+    user: Option<PathBuf>,
     /// The client, with the locations of its files.
     client: Option<(ClientKind, Vec<(Scope, PathBuf)>)>,
 }
@@ -94,6 +97,7 @@ impl Discovery {
         Self {
             dir: dir.into(),
             explicit: None,
+            user: None,
             client: None,
         }
     }
@@ -122,19 +126,32 @@ impl Discovery {
         self
     }
 
+    /// Adds the host's own user file (e.g. `~/.config/myhost/mcp.toml`): where it exists, it
+    /// is loaded below the project file, so a project's server of the same name wins and
+    /// the user's other servers stay. It is the user's own and needs no trust; a missing
+    /// file is not an error. Not used with an explicit file (that file alone is the
+    /// user's choice) nor with another client's files ([`Discovery::with_client`]).
+    #[must_use]
+    pub fn with_user_file(mut self, file: Option<PathBuf>) -> Self {
+        self.user = file;
+        self
+    }
+
     /// Every place looked at, whether it exists or not, lowest precedence first: the
-    /// explicit file, else the client's locations, else [`PROJECT_FILES`] in the folder
-    /// (of which only the first that exists is used). For messages such as "no
-    /// configuration found in …".
+    /// explicit file, else the client's locations, else the user file
+    /// ([`Discovery::with_user_file`]) and [`PROJECT_FILES`] in the folder (of which only
+    /// the first that exists is used). For messages such as "no configuration found in …".
     pub fn locations(&self) -> Vec<PathBuf> {
         if let Some(file) = &self.explicit {
             return vec![file.clone()];
         }
         match &self.client {
             Some((_, paths)) => paths.iter().map(|(_, path)| path.clone()).collect(),
-            None => PROJECT_FILES
+            None => self
+                .user
                 .iter()
-                .map(|name| self.dir.join(name))
+                .cloned()
+                .chain(PROJECT_FILES.iter().map(|name| self.dir.join(name)))
                 .collect(),
         }
     }
@@ -151,13 +168,19 @@ impl Discovery {
                 .filter(|(_, path)| path.is_file())
                 .map(|(scope, path)| (path.clone(), *scope == Scope::Project))
                 .collect(),
-            None => PROJECT_FILES
-                .iter()
-                .map(|name| self.dir.join(name))
-                .find(|p| p.is_file())
-                .map(|path| (path, true))
-                .into_iter()
-                .collect(),
+            None => {
+                let user = self
+                    .user
+                    .iter()
+                    .filter(|path| path.is_file())
+                    .map(|path| (path.clone(), false));
+                let project = PROJECT_FILES
+                    .iter()
+                    .map(|name| self.dir.join(name))
+                    .find(|p| p.is_file())
+                    .map(|path| (path, true));
+                user.chain(project).collect()
+            }
         }
     }
 
@@ -171,7 +194,8 @@ impl Discovery {
 
     /// The file that would be used (of several, the one that takes precedence): the
     /// explicit one, else the last existing location of the client, else the first of
-    /// [`PROJECT_FILES`] that exists in the folder. Reads nothing but folders.
+    /// [`PROJECT_FILES`] that exists in the folder, else the user file. Reads nothing but
+    /// folders.
     pub fn path(&self) -> Option<PathBuf> {
         self.files().pop().map(|(path, _)| path)
     }
@@ -410,6 +434,87 @@ mod tests {
             .find(None, &EmptyEnv)
             .unwrap_err();
         assert!(err.is_read(), "{err}");
+    }
+
+    #[test]
+    fn the_user_file_lies_below_the_project_file_and_needs_no_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user").join("mcp.toml");
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(
+            &user,
+            "[mcp_servers.a]\ncommand = \"from-user\"\n[mcp_servers.b]\ncommand = \"mine\"\n",
+        )
+        .unwrap();
+        let project_dir = dir.path().join("project");
+        std::fs::create_dir_all(&project_dir).unwrap();
+        let discovery = || Discovery::new(&project_dir).with_user_file(Some(user.clone()));
+
+        // The user file alone: used without any trust store.
+        let Discovered::Ready { path, builder, .. } = discovery().find(None, &EmptyEnv).unwrap()
+        else {
+            panic!("the user file alone is ready")
+        };
+        assert_eq!(path, user);
+        assert_eq!(builder.build().servers().count(), 2);
+        assert!(!discovery().uses_trust());
+
+        // With a project file: the project file needs trust before anything is used...
+        let project = project_dir.join("mcp.toml");
+        std::fs::write(&project, "[mcp_servers.a]\ncommand = \"from-project\"\n").unwrap();
+        let mut trust = store(dir.path());
+        let found = discovery().find(Some(&trust), &EmptyEnv).unwrap();
+        assert!(
+            matches!(&found, Discovered::NeedsTrust { config, .. } if *config == project),
+            "{found:?}"
+        );
+        // ...and once trusted it wins over the user file per server; the user's own stays.
+        trust.trust(&project).unwrap();
+        let Discovered::Ready {
+            path,
+            builder,
+            files,
+            ..
+        } = discovery().find(Some(&trust), &EmptyEnv).unwrap()
+        else {
+            panic!("trusted project file is ready")
+        };
+        assert_eq!(path, project);
+        assert_eq!(files.len(), 2);
+        let catalog = builder.build();
+        let commands: Vec<(String, String)> = catalog
+            .servers()
+            .map(|(key, config)| {
+                let command = match config.transport() {
+                    crate::Transport::Stdio(stdio) => stdio.command().to_owned(),
+                    other => panic!("{other:?}"),
+                };
+                (key.name().to_string(), command)
+            })
+            .collect();
+        assert_eq!(
+            commands,
+            [
+                ("a".to_owned(), "from-project".to_owned()),
+                ("b".to_owned(), "mine".to_owned())
+            ]
+        );
+        assert_eq!(
+            discovery().locations(),
+            [user.clone(), project.clone(), project_dir.join(".mcp.json")]
+        );
+
+        // An explicit file is used alone.
+        let only = dir.path().join("only.toml");
+        std::fs::write(&only, "[mcp_servers.c]\ncommand = \"x\"\n").unwrap();
+        let Discovered::Ready { builder, .. } = discovery()
+            .with_explicit_file(Some(only))
+            .find(None, &EmptyEnv)
+            .unwrap()
+        else {
+            panic!("explicit file is ready")
+        };
+        assert_eq!(builder.build().servers().count(), 1);
     }
 
     #[test]
