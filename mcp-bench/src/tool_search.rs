@@ -1,12 +1,15 @@
-//! `mcp-bench tool-search --catalog FILE --queries FILE [--json] [--limit K]`: the tool
-//! search's accuracy and speed on a labelled catalog, beside the reference-style BM25
-//! baseline computed in the same run on the same data.
+//! `mcp-bench tool-search --catalog FILE --queries FILE [--independent FILE] [--json]
+//! [--limit K]`: the tool search's accuracy and speed on a labelled catalog, beside the
+//! reference-style BM25 baseline computed in the same run on the same data.
 //!
 //! Per query it prints the query, the expected tools and the ranked qualified names (with
 //! `--json`, one JSON line per query and ranking); then a Markdown table of top-1, top-5,
 //! MRR (within the first `--limit`), query latency p50/p99, index build time and index
 //! memory, for both rankings, overall and per subset (`azure`: expected tools under
-//! `azure/`; `livemcpbench`: the others).
+//! `azure/`; `livemcpbench`: the others), for the two parts of the held-out split
+//! ([`LabelledQuery::is_held_out`]: `tuning` is what constants may be chosen on, `held
+//! out` is not), and for the `--independent` queries (a third set, scored apart from the
+//! others).
 //!
 //! Last, what the listing costs a model: the size in bytes and in tokens (OpenAI's
 //! `o200k_base`, through `tiktoken-rs`) of a `tools/list` result carrying every tool of the
@@ -19,8 +22,8 @@ use std::time::{Duration, Instant};
 use mcp_search::{Bm25Baseline, Catalog, LabelledQuery, ToolIndex};
 use serde_json::json;
 
-const USAGE: &str =
-    "usage: mcp-bench tool-search --catalog FILE --queries FILE [--json] [--limit K]";
+const USAGE: &str = "usage: mcp-bench tool-search --catalog FILE --queries FILE \
+     [--independent FILE] [--json] [--limit K]";
 
 /// Rounds of the whole query set timed for the latency figures.
 const TIMING_ROUNDS: usize = 5;
@@ -28,17 +31,24 @@ const TIMING_ROUNDS: usize = 5;
 struct Args {
     catalog: PathBuf,
     queries: PathBuf,
+    independent: Option<PathBuf>,
     json: bool,
     limit: usize,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let (mut catalog, mut queries, mut json, mut limit) = (None, None, false, 10usize);
+    let mut independent = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
             "--catalog" => catalog = it.next().map(PathBuf::from),
             "--queries" => queries = it.next().map(PathBuf::from),
+            "--independent" => {
+                independent = Some(PathBuf::from(
+                    it.next().ok_or("--independent needs a queries file")?,
+                ));
+            }
             "--json" => json = true,
             "--limit" => {
                 let value = it.next().ok_or("--limit needs a number")?;
@@ -55,6 +65,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
     Ok(Args {
         catalog: catalog.ok_or("--catalog FILE is required")?,
         queries: queries.ok_or("--queries FILE is required")?,
+        independent,
         json,
         limit: limit.max(5),
     })
@@ -88,13 +99,18 @@ impl Score {
     }
 }
 
-fn subset(query: &LabelledQuery) -> &'static str {
-    if query.expected.iter().all(|e| e.starts_with("azure/")) {
-        "azure"
+/// The rows of [`SUBSETS`] a query of the main set counts in.
+fn rows(query: &LabelledQuery) -> [usize; 3] {
+    let kind = if query.expected.iter().all(|e| e.starts_with("azure/")) {
+        1
     } else {
-        "livemcpbench"
-    }
+        2
+    };
+    [0, kind, if query.is_held_out() { 4 } else { 3 }]
 }
+
+/// The row of [`SUBSETS`] the `--independent` queries count in.
+const INDEPENDENT: usize = 5;
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
@@ -142,9 +158,15 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
-    let loaded = Catalog::from_path(&args.catalog)
-        .and_then(|c| LabelledQuery::list_from_path(&args.queries).map(|q| (c, q)));
-    let (catalog, queries) = match loaded {
+    let loaded = Catalog::from_path(&args.catalog).and_then(|c| {
+        let queries = LabelledQuery::list_from_path(&args.queries)?;
+        let independent = match &args.independent {
+            Some(path) => LabelledQuery::list_from_path(path)?,
+            None => Vec::new(),
+        };
+        Ok((c, queries, independent))
+    });
+    let (catalog, queries, independent) = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {
             eprintln!("mcp-bench tool-search: {}", with_sources(&e));
@@ -158,15 +180,17 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let quality = rank_all(&built, &queries, &args);
-    let (ours_lat, theirs_lat) = latencies(&built, &queries, args.limit);
+    let quality = rank_all(&built, &queries, &independent, &args);
+    let every: Vec<LabelledQuery> = queries.iter().chain(&independent).cloned().collect();
+    let (ours_lat, theirs_lat) = latencies(&built, &every, args.limit);
 
     println!();
     println!(
-        "{} tools of {} servers, {} queries (MRR within the first {}){}",
+        "{} tools of {} servers, {} queries and {} independent ones (MRR within the first {}){}",
         catalog.tool_count(),
         catalog.servers().count(),
         queries.len(),
+        independent.len(),
         args.limit,
         if cfg!(debug_assertions) {
             "; DEBUG BUILD: the times mean little (cargo run --release -p mcp-bench)"
@@ -246,8 +270,16 @@ impl Built {
     }
 }
 
-/// The subsets scored, in the tables' order: every query, then each kind.
-const SUBSETS: [&str; 3] = ["all", "azure", "livemcpbench"];
+/// The subsets scored, in the tables' order: every query of the main set, each kind, the
+/// two parts of the held-out split, then the independent set.
+const SUBSETS: [&str; 6] = [
+    "all",
+    "azure",
+    "livemcpbench",
+    "tuning part",
+    "held out",
+    "independent",
+];
 
 /// How well each ranking did, per subset ([`SUBSETS`]).
 struct Quality {
@@ -262,11 +294,18 @@ struct Quality {
     clippy::print_stderr,
     reason = "a command-line tool: a refused query is reported on stderr"
 )]
-fn rank_all(built: &Built, queries: &[LabelledQuery], args: &Args) -> Quality {
-    let mut ours: Vec<Score> = vec![Score::default(); 3];
-    let mut theirs: Vec<Score> = vec![Score::default(); 3];
+fn rank_all(
+    built: &Built,
+    queries: &[LabelledQuery],
+    independent: &[LabelledQuery],
+    args: &Args,
+) -> Quality {
+    let mut ours: Vec<Score> = vec![Score::default(); SUBSETS.len()];
+    let mut theirs: Vec<Score> = vec![Score::default(); SUBSETS.len()];
     let mut failed = 0usize;
-    for query in queries {
+    let main = queries.iter().map(|q| (q, rows(q).to_vec()));
+    let third = independent.iter().map(|q| (q, vec![INDEPENDENT]));
+    for (query, counted) in main.chain(third) {
         let ranked: Vec<String> = match built.index.search(&query.query, args.limit) {
             Ok(hits) => hits.iter().map(|h| h.qualified_name().to_owned()).collect(),
             Err(e) => {
@@ -276,8 +315,7 @@ fn rank_all(built: &Built, queries: &[LabelledQuery], args: &Args) -> Quality {
             }
         };
         let reference = built.baseline.search(&query.query, args.limit);
-        let which = if subset(query) == "azure" { 1 } else { 2 };
-        for i in [0, which] {
+        for &i in &counted {
             ours[i].add(query, &ranked);
             theirs[i].add(query, &reference);
         }
@@ -364,6 +402,9 @@ fn print_quality(quality: &Quality) {
     ] {
         for (i, subset) in SUBSETS.iter().enumerate() {
             let s = &scores[i];
+            if s.queries == 0 {
+                continue;
+            }
             println!(
                 "| {name} | {subset} | {} | {} | {} | {:.3} |",
                 s.queries,

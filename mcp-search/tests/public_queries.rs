@@ -48,3 +48,86 @@ fn the_public_queries_rank_at_least_as_measured_and_above_the_baseline() {
         "top-5 {top5} not above the baseline's {base5}"
     );
 }
+
+/// Top-1 and top-5 counts of our ranking and the baseline's over `queries`.
+fn scores(
+    catalog: &Catalog,
+    index: &mcp_search::ToolIndex,
+    queries: &[&LabelledQuery],
+) -> [usize; 4] {
+    let mut baseline = Bm25Baseline::new();
+    for (server, tools) in catalog.servers() {
+        baseline.add_server(server, tools);
+    }
+    let mut out = [0; 4];
+    for q in queries {
+        let ranked: Vec<String> = index
+            .search(&q.query, 10)
+            .unwrap()
+            .iter()
+            .map(|h| h.qualified_name().to_owned())
+            .collect();
+        let reference = baseline.search(&q.query, 10);
+        out[0] += usize::from(q.hit_at(&ranked, 1));
+        out[1] += usize::from(q.hit_at(&ranked, 5));
+        out[2] += usize::from(q.hit_at(&reference, 1));
+        out[3] += usize::from(q.hit_at(&reference, 5));
+    }
+    out
+}
+
+/// The held-out split is the one the README describes (75 of the 283 public queries), and
+/// the held-out part ranks as measured there, above the baseline.
+#[test]
+fn the_held_out_part_is_fixed_and_ranks_as_measured() {
+    let catalog = Catalog::from_path(format!("{DATA}/catalog.json")).unwrap();
+    let queries = LabelledQuery::list_from_path(format!("{DATA}/queries-public.json")).unwrap();
+    let held: Vec<&LabelledQuery> = queries.iter().filter(|q| q.is_held_out()).collect();
+    assert_eq!(held.len(), 75);
+    let index = catalog.to_index().unwrap();
+    let [top1, top5, base1, base5] = scores(&catalog, &index, &held);
+    let pct = |n: usize| 100.0 * n as f64 / held.len() as f64;
+    assert!(pct(top1) >= 67.3, "held-out top-1 {:.1} %", pct(top1));
+    assert!(pct(top5) >= 92.7, "held-out top-5 {:.1} %", pct(top5));
+    assert!(
+        top1 > base1 && top5 > base5,
+        "{top1} {top5} vs {base1} {base5}"
+    );
+}
+
+/// The independent queries name only tools of the catalog, and rank at least as measured
+/// in the README, not below the baseline.
+#[test]
+fn the_independent_queries_are_labelled_with_catalog_tools_and_rank_as_measured() {
+    let catalog = Catalog::from_path(format!("{DATA}/catalog.json")).unwrap();
+    let queries =
+        LabelledQuery::list_from_path(format!("{DATA}/queries-independent.json")).unwrap();
+    assert_eq!(queries.len(), 54);
+    let names: std::collections::HashSet<String> = catalog
+        .servers()
+        .flat_map(|(s, tools)| {
+            tools
+                .iter()
+                .map(|t| mcp_search::qualified_name(s, t.name()))
+        })
+        .collect();
+    for q in &queries {
+        for e in &q.expected {
+            assert!(
+                names.contains(e),
+                "{:?} expects {e}, not in the catalog",
+                q.query
+            );
+        }
+    }
+    let index = catalog.to_index().unwrap();
+    let all: Vec<&LabelledQuery> = queries.iter().collect();
+    let [top1, top5, base1, base5] = scores(&catalog, &index, &all);
+    let pct = |n: usize| 100.0 * n as f64 / all.len() as f64;
+    assert!(pct(top1) >= 31.3, "independent top-1 {:.1} %", pct(top1));
+    assert!(pct(top5) >= 53.6, "independent top-5 {:.1} %", pct(top5));
+    assert!(
+        top1 >= base1 && top5 >= base5,
+        "{top1} {top5} vs {base1} {base5}"
+    );
+}
