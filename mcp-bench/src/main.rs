@@ -10,6 +10,11 @@
 //! A and B sides run interleaved (A B, B A, …) and the figures are medians, because the
 //! machines are shared and noisy. Every process started is shut down; at the end the run
 //! looks in `/proc` for any `mcp-fake-server` of its own scenario and fails if one is left.
+//!
+//! Exit status: 0 when every row measured (whether or not it meets its target: a ratio never
+//! fails the run, the machines are noisy), 1 when a row broke (an error, a probe that
+//! failed) or a server process of the run was left behind, 2 for a bad argument. `.ci/run`
+//! runs `--quick` and relies on exactly that.
 
 #![expect(
     clippy::print_stdout,
@@ -108,6 +113,8 @@ const USAGE: &str = "usage: mcp-bench [--json] [--quick] [--only NAME]\n\
     --json   print the rows as JSON instead of a Markdown table\n\
     --quick  fewer iterations (a smoke run; numbers are rough)\n\
     --only NAME  only the measurements whose name contains NAME (e.g. \"era probe\")\n\
+    Exit status: 0 when every row measured (a missed target never fails the run), 1 when a\n\
+    row broke or a server process was left behind, 2 for a bad argument.\n\
     mcp-bench tool-search --catalog FILE --queries FILE [--json] [--limit K]\n\
              the tool search's accuracy and speed beside a plain BM25 baseline";
 
