@@ -12,9 +12,9 @@ fn parse_client(s: &str) -> Result<ClientKind, mcp_catalog::UnknownClient> {
 
 /// Check and use MCP server configurations.
 ///
-/// Without --config, mcpctl reads ./mcp.toml, else ./.mcp.json, else runs an embedded demo
-/// that starts fake servers. With --from CLIENT it reads another client's configuration
-/// from that client's usual places instead.
+/// Without --config, mcpctl reads its user file (~/.config/mcpctl/mcp.toml) below ./mcp.toml,
+/// else ./.mcp.json, else runs an embedded demo that starts fake servers. With --from
+/// CLIENT it reads another client's configuration from that client's usual places instead.
 #[derive(Debug, Parser)]
 #[command(
     name = "mcpctl",
@@ -173,8 +173,8 @@ pub(crate) struct SearchRegistryArgs {
 pub(crate) enum AddScope {
     /// ./mcp.toml (needs `mcpctl trust` again after the change, like any edit).
     Project,
-    /// mcpctl's user file: $XDG_CONFIG_HOME/mcpctl/mcp.toml, else ~/.config/mcpctl/mcp.toml.
-    /// mcpctl reads it only when given with --config FILE (no user layer is looked for).
+    /// mcpctl's user file: $XDG_CONFIG_HOME/mcpctl/mcp.toml, else ~/.config/mcpctl/mcp.toml,
+    /// read in every folder below the project's file (no trust needed: it is yours).
     User,
 }
 

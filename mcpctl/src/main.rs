@@ -1,8 +1,8 @@
 //! `mcpctl`: check and use MCP server configurations from the command line.
 //!
 //! It loads a configuration (`--config FILE`, else another client's files with `--from
-//! CLIENT`, else `./mcp.toml`, else `./.mcp.json`, else an embedded demo that starts fake
-//! servers) through `mcp_catalog::Discovery`, starts every server through
+//! CLIENT`, else the user file `~/.config/mcpctl/mcp.toml` below `./mcp.toml` or else
+//! `./.mcp.json`, else an embedded demo that starts fake servers) through `mcp_catalog::Discovery`, starts every server through
 //! `mcp-connections`, and shows their status, tools and resources, calls tools and reads
 //! resources. `login`, `logout` and `auth-status` manage the OAuth credentials of
 //! streamable HTTP servers (through `mcp-auth`) without starting any server; `config import`

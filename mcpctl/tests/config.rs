@@ -51,6 +51,62 @@ fn an_invalid_mcp_json_is_located_too() {
     assert_snapshot!(run.snapshot());
 }
 
+/// The user file (`$XDG_CONFIG_HOME/mcpctl/mcp.toml`, where `mcpctl add --scope user`
+/// writes) is read in any folder without trust, below the project file: a project server
+/// of the same name wins, the user's other servers stay; `--config` alone ignores it.
+#[test]
+fn the_user_file_is_read_below_the_project_file() {
+    let wd = Workdir::new();
+    let server = |tool: &str| {
+        let scenario = support::toml_str(&json!({"tools": [{"name": tool}]}).to_string());
+        format!(
+            "command = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {scenario}]\n"
+        )
+    };
+    std::fs::create_dir_all(wd.path().join("config/mcpctl")).unwrap();
+    wd.write(
+        "config/mcpctl/mcp.toml",
+        &format!(
+            "[mcp_servers.mine]\n{}\n[mcp_servers.shared]\n{}",
+            server("from_user"),
+            server("user_shared")
+        ),
+    );
+    let tools = |run: &support::Run| -> Vec<String> {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let json = run.json();
+        let mut names: Vec<String> = json
+            .as_array()
+            .unwrap_or_else(|| panic!("{json}"))
+            .iter()
+            .map(|t| t["qualified_name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    // No project file: the user file alone, no demo, no trust asked.
+    let run = wd.run(&["tools", "--json"]);
+    assert!(!run.stderr.contains("embedded demo"), "{}", run.stderr);
+    assert_eq!(
+        tools(&run),
+        ["mcp__mine__from_user", "mcp__shared__user_shared"]
+    );
+    // A trusted project file wins per server; the user's own server stays.
+    wd.write_trusted(
+        "mcp.toml",
+        &format!("[mcp_servers.shared]\n{}", server("project_shared")),
+    );
+    let run = wd.run(&["tools", "--json"]);
+    assert_eq!(
+        tools(&run),
+        ["mcp__mine__from_user", "mcp__shared__project_shared"]
+    );
+    // --config FILE is the one file used.
+    let run = wd.run(&["tools", "--json", "--config", "mcp.toml"]);
+    assert_eq!(tools(&run), ["mcp__shared__project_shared"]);
+    wd.assert_no_server_left();
+}
+
 /// One broken entry (an unknown transport) and one invalid entry among working ones: the
 /// working servers start and answer; status shows the broken ones failed with their
 /// positions.

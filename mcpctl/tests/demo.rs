@@ -22,7 +22,7 @@ fn demo_status_json() {
     assert_eq!(run.code, 0);
     assert_eq!(
         run.stderr,
-        "mcpctl: no config found (--config, ./mcp.toml, ./.mcp.json); running the embedded demo\n",
+        "mcpctl: no config found (--config, ./mcp.toml, ./.mcp.json, ~/.config/mcpctl/mcp.toml); running the embedded demo\n",
         "JSON mode shows no progress"
     );
     assert_snapshot!(run.stdout);

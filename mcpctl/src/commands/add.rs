@@ -232,21 +232,10 @@ fn target_file(global: &GlobalArgs, scope: AddScope) -> Result<PathBuf, CliError
     }
     match scope {
         AddScope::Project => Ok(PathBuf::from("mcp.toml")),
-        AddScope::User => {
-            let config_home = std::env::var_os("XDG_CONFIG_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-                .or_else(|| {
-                    std::env::var_os("HOME")
-                        .filter(|v| !v.is_empty())
-                        .map(|h| Path::new(&h).join(".config"))
-                })
-                .ok_or_else(|| {
-                    CliError::usage("cannot find the user configuration: HOME is not set")
-                        .with_hint("pass --config FILE")
-                })?;
-            Ok(config_home.join("mcpctl").join("mcp.toml"))
-        }
+        AddScope::User => crate::host::config::user_file().ok_or_else(|| {
+            CliError::usage("cannot find the user configuration: HOME is not set")
+                .with_hint("pass --config FILE")
+        }),
     }
 }
 

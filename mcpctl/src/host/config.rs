@@ -1,25 +1,35 @@
 //! Finding and loading the configuration: `--config FILE`, else the files of `--from
-//! CLIENT`, else `./mcp.toml`, else `./.mcp.json`, else the embedded demo; messages for
-//! what goes wrong.
+//! CLIENT`, else the user file ([`user_file`]) below `./mcp.toml` or else `./.mcp.json`,
+//! else the embedded demo; messages for what goes wrong.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mcp_catalog::{ConfigError, Discovery, LoadedConfig};
 
 use crate::error::CliError;
 
 /// The first line printed when no configuration file is found.
-pub(crate) const DEMO_NOTICE: &str =
-    "mcpctl: no config found (--config, ./mcp.toml, ./.mcp.json); running the embedded demo";
+pub(crate) const DEMO_NOTICE: &str = "mcpctl: no config found (--config, ./mcp.toml, ./.mcp.json, ~/.config/mcpctl/mcp.toml); running the embedded demo";
+
+/// mcpctl's user file, read below the project file without trust (the user's own):
+/// `$XDG_CONFIG_HOME/mcpctl/mcp.toml`, else `$HOME/.config/mcpctl/mcp.toml`; `None` when
+/// neither variable is set. `mcpctl add --scope user` writes it.
+pub(crate) fn user_file() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    let config_home = var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".config")))?;
+    Some(config_home.join("mcpctl").join("mcp.toml"))
+}
 
 /// Where the configuration is looked for: `--config FILE`, else the files of `--from
 /// CLIENT` (its user file under `$HOME`, or Codex's `$CODEX_HOME`, its project file in the working directory), else
-/// the project files of the working directory; found, checked against the trust store and
-/// loaded by [`mcp_catalog::Discovery::find`].
+/// mcpctl's user file ([`user_file`]) below the project files of the working directory;
+/// found, checked against the trust store and loaded by [`mcp_catalog::Discovery::find`].
 pub(crate) fn discovery(global: &crate::cli::GlobalArgs) -> Result<Discovery, CliError> {
     let discovery = Discovery::new("").with_explicit_file(global.config.clone());
     let Some(kind) = global.from else {
-        return Ok(discovery);
+        return Ok(discovery.with_user_file(user_file()));
     };
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())

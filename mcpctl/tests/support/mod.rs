@@ -26,8 +26,9 @@ pub(crate) const MCPCTL: &str = env!("CARGO_BIN_EXE_mcpctl");
 /// on the machine, so no other run of this binary may be in flight.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// A temporary working directory for one test. Runs get `MCPCTL_HOME=<dir>/home`, so no
-/// test reads or writes the user's credentials.
+/// A temporary working directory for one test. Runs get `MCPCTL_HOME=<dir>/home` and
+/// `XDG_CONFIG_HOME=<dir>/config`, so no test reads or writes the user's credentials or
+/// user configuration file.
 pub(crate) struct Workdir {
     dir: tempfile::TempDir,
     env: Vec<(String, Option<String>)>,
@@ -80,9 +81,13 @@ impl Workdir {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let dir = tempfile::tempdir().expect("temp dir");
         let home = dir.path().join("home").display().to_string();
+        let config = dir.path().join("config").display().to_string();
         Self {
             dir,
-            env: vec![("MCPCTL_HOME".to_owned(), Some(home))],
+            env: vec![
+                ("MCPCTL_HOME".to_owned(), Some(home)),
+                ("XDG_CONFIG_HOME".to_owned(), Some(config)),
+            ],
             _serial: serial,
         }
     }
