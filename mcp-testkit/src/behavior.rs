@@ -332,6 +332,18 @@ pub(crate) async fn call(
         }
         Behavior::ReleaseListens => Ok(structured(crate::listen_faults::release(server))),
         Behavior::SilenceListens => Ok(structured(crate::listen_faults::silence(server).await)),
+        Behavior::EmitEvent { name, data } => Ok(structured(crate::events::serve::emit(
+            server,
+            name,
+            data,
+            request.arguments.as_ref(),
+        ))),
+        Behavior::ForgetEvents { keep } => {
+            Ok(structured(crate::events::serve::forget(server, *keep)))
+        }
+        Behavior::EndEventStreams { silent } => Ok(structured(crate::events::serve::end_streams(
+            server, *silent,
+        ))),
         Behavior::Task { .. } => Err(McpError::internal_error(
             format!(
                 "fake tool {:?}: task tools are called through tasks::call",

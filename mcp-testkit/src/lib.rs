@@ -358,6 +358,7 @@ mod behavior;
 mod bin_path;
 mod completion;
 mod error;
+mod events;
 #[cfg(feature = "http")]
 mod http;
 mod in_process;
@@ -392,6 +393,9 @@ pub use bin_path::{
     FAKE_SERVER_BIN_ENV, FAKE_SERVER_BIN_NAME, fake_server_bin, try_fake_server_bin,
 };
 pub use error::Error;
+pub use events::{
+    DEFAULT_HEARTBEAT_MS, DEFAULT_NEXT_POLL_MS, EVENTS_EXTENSION_ID, EventTypeSpec, EventsSpec,
+};
 #[cfg(feature = "http")]
 pub use http::{
     DEFAULT_WWW_AUTHENTICATE, HttpCounters, HttpFakeServer, HttpOptions, InjectedFailure,

@@ -68,6 +68,11 @@ pub struct Scenario {
     /// How the skills are served (pages, directory reads).
     #[serde(skip_serializing_if = "crate::skills::is_default")]
     pub skill_options: SkillOptions,
+    /// Events (the Events extension, SEP-3415): with them, the server announces the
+    /// extension and serves `events/list`, `events/poll` and `events/stream` (see
+    /// [`EventsSpec`](crate::EventsSpec)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<crate::EventsSpec>,
 }
 
 /// A change of the tool list triggered by the number of calls (all runners): once the
@@ -144,7 +149,15 @@ impl Scenario {
             tool_changes: Vec::new(),
             skills: Vec::new(),
             skill_options: SkillOptions::default(),
+            events: None,
         }
+    }
+
+    /// Serve events.
+    #[must_use]
+    pub fn with_events(mut self, events: crate::EventsSpec) -> Self {
+        self.events = Some(events);
+        self
     }
 
     /// Add a skill.
@@ -797,6 +810,30 @@ pub enum Behavior {
     /// get no more notifications. Listens opened afterwards are served as usual. Returns
     /// `{"silenced": N}`.
     SilenceListens,
+    /// Emit an event of type `name` (the Events extension): its `data` is `data` (an
+    /// object) with the call's arguments added. Returns the occurrence, with its cursor.
+    EmitEvent {
+        /// The event type.
+        name: String,
+        /// The event's data, before the call's arguments are added.
+        #[serde(default)]
+        data: Value,
+    },
+    /// Forget every event but the latest `keep`: a cursor from before them is answered
+    /// `truncated: true` (with `keep = 0`, an expired cursor; otherwise a truncated
+    /// replay). Returns `{"forgotten": N}`.
+    ForgetEvents {
+        /// How many of the latest events are kept.
+        keep: usize,
+    },
+    /// Kill every open `events/stream` push stream: ended by the server (its final
+    /// result), or with `silent`, kept open but sending nothing more, not even heartbeats.
+    /// Returns `{"streams": N}`, the streams open at that moment.
+    EndEventStreams {
+        /// Keep the streams open and silent instead of ending them.
+        #[serde(default)]
+        silent: bool,
+    },
 }
 
 /// The default [`Behavior::Log`] `count`.
@@ -878,6 +915,9 @@ impl Behavior {
             Self::EndListens { .. } => "end_listens",
             Self::ReleaseListens => "release_listens",
             Self::SilenceListens => "silence_listens",
+            Self::EmitEvent { .. } => "emit_event",
+            Self::ForgetEvents { .. } => "forget_events",
+            Self::EndEventStreams { .. } => "end_event_streams",
         }
     }
 }

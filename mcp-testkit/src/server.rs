@@ -101,6 +101,7 @@ impl FakeServer {
                 stdio,
                 tasks: Arc::default(),
                 task_work: crate::shared::TaskWork::default(),
+                events: crate::events::log::EventLog::default(),
             }),
         }
     }
@@ -531,6 +532,16 @@ impl ServerHandler for FakeServer {
         _context: NotificationContext<RoleServer>,
     ) {
         self.record("notifications/cancelled", &notification);
+    }
+
+    /// The Events extension's requests (see [`crate::EventsSpec`]).
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        self.record_sent(&request.method, &request.params, &context);
+        crate::events::serve::request(&self.shared, request, context).await
     }
 
     async fn ping(&self, _context: RequestContext<RoleServer>) -> Result<(), McpError> {

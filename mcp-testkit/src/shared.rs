@@ -59,6 +59,8 @@ pub(crate) struct Shared {
     pub(crate) tasks: Arc<TaskTable>,
     /// Their background work.
     pub(crate) task_work: TaskWork,
+    /// The events emitted (the Events extension), and the push stream faults.
+    pub(crate) events: crate::events::log::EventLog,
 }
 
 impl Shared {

@@ -153,6 +153,7 @@ pub(crate) fn server_config(scenario: &Scenario) -> Value {
         );
     }
     crate::skills::serve::advertise(scenario, &mut capabilities);
+    crate::events::serve::advertise(scenario, &mut capabilities);
     if !scenario.prompts.is_empty() || caps.prompts_list_changed {
         capabilities.insert(
             "prompts".to_owned(),

@@ -40,8 +40,8 @@ fn examples() -> Vec<Scenario> {
 fn every_json_example_parses_and_says_something() {
     let examples = examples();
     // Server info, tools, behaviours, resources, templates, prompts, capabilities,
-    // faults, recording.
-    assert_eq!(examples.len(), 9);
+    // faults, recording, events.
+    assert_eq!(examples.len(), 10);
     for example in &examples {
         assert_ne!(
             example,
@@ -124,6 +124,12 @@ fn the_examples_show_every_behavior() {
         Behavior::EndListens { hold: false },
         Behavior::ReleaseListens,
         Behavior::SilenceListens,
+        Behavior::EmitEvent {
+            name: String::new(),
+            data: json!({}),
+        },
+        Behavior::ForgetEvents { keep: 0 },
+        Behavior::EndEventStreams { silent: false },
     ];
     let shown: Vec<&str> = examples()
         .iter()

@@ -1,0 +1,295 @@
+//! The fake server's answers to `events/list`, `events/poll` and `events/stream`, and the
+//! tool behaviours that emit events and kill streams.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use rmcp::model::{CustomNotification, CustomRequest, CustomResult, ErrorCode, ServerNotification};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::log::{Stored, cursor};
+use super::{EVENTS_EXTENSION_ID, EventsSpec};
+use crate::Scenario;
+use crate::shared::Shared;
+
+/// The `_meta` key that ties a push notification to its `events/stream` request.
+pub(crate) const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Events a poll returns when it does not say (`maxEvents`).
+const DEFAULT_MAX_EVENTS: usize = 100;
+
+/// `NotFound`: an unknown event type.
+const NOT_FOUND: i32 = -32011;
+/// `Unsupported`: a delivery mode the event type does not offer.
+const UNSUPPORTED: i32 = -32014;
+
+/// Announces the extension in `capabilities.extensions` when the scenario has events.
+pub(crate) fn advertise(scenario: &Scenario, capabilities: &mut Map<String, Value>) {
+    if scenario.events.is_none() {
+        return;
+    }
+    let extensions = capabilities
+        .entry("extensions")
+        .or_insert_with(|| json!({}));
+    if let Value::Object(extensions) = extensions {
+        extensions.insert(
+            EVENTS_EXTENSION_ID.to_owned(),
+            json!({"listChanged": false}),
+        );
+    }
+}
+
+/// The params of `events/poll` and `events/stream`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Subscription {
+    name: String,
+    #[serde(default)]
+    arguments: Map<String, Value>,
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(default)]
+    max_events: Option<usize>,
+}
+
+/// Answers a request rmcp does not know: the events methods when the scenario has events,
+/// "method not found" otherwise.
+pub(crate) async fn request(
+    server: &Arc<Shared>,
+    request: CustomRequest,
+    context: RequestContext<RoleServer>,
+) -> Result<CustomResult, McpError> {
+    let Some(spec) = &server.scenario.events else {
+        return Err(method_not_found(&request.method));
+    };
+    server
+        .events
+        .start_timers(Arc::downgrade(server), &spec.types);
+    match request.method.as_str() {
+        "events/list" => Ok(CustomResult(list(spec))),
+        "events/poll" => poll(server, spec, &request).map(CustomResult),
+        "events/stream" => stream(server, spec, &request, context).await,
+        other => Err(method_not_found(other)),
+    }
+}
+
+fn method_not_found(method: &str) -> McpError {
+    McpError::new(ErrorCode::METHOD_NOT_FOUND, method.to_owned(), None)
+}
+
+fn list(spec: &EventsSpec) -> Value {
+    let events: Vec<Value> = spec
+        .types
+        .iter()
+        .map(|t| {
+            let mut entry = json!({
+                "name": t.name,
+                "delivery": t.delivery,
+                "inputSchema": t.input_schema,
+                "payloadSchema": t.payload_schema,
+            });
+            if let Some(description) = &t.description {
+                entry["description"] = json!(description);
+            }
+            entry
+        })
+        .collect();
+    json!({ "events": events })
+}
+
+/// The params of `request`, checked against the event type's offer of `mode`.
+fn subscription(
+    spec: &EventsSpec,
+    request: &CustomRequest,
+    mode: &str,
+) -> Result<Subscription, McpError> {
+    let params: Subscription = request
+        .params_as()
+        .map_err(|e| McpError::invalid_params(format!("{}: {e}", request.method), None))?
+        .ok_or_else(|| McpError::invalid_params(format!("{}: no params", request.method), None))?;
+    let Some(event_type) = spec.types.iter().find(|t| t.name == params.name) else {
+        return Err(McpError::new(
+            ErrorCode(NOT_FOUND),
+            format!("no event type {:?}", params.name),
+            Some(json!({"kind": "event"})),
+        ));
+    };
+    if !event_type.delivery.iter().any(|m| m == mode) {
+        return Err(McpError::new(
+            ErrorCode(UNSUPPORTED),
+            format!("event type {:?} is not offered by {mode}", params.name),
+            Some(json!({"feature": "deliveryMode", "value": mode})),
+        ));
+    }
+    Ok(params)
+}
+
+fn poll(server: &Shared, spec: &EventsSpec, request: &CustomRequest) -> Result<Value, McpError> {
+    let params = subscription(spec, request, "poll")?;
+    let log = &server.events;
+    let position = log
+        .position(params.cursor.as_deref())
+        .map_err(|e| McpError::invalid_params(e, None))?;
+    let since = log.since(
+        position,
+        &params.name,
+        &params.arguments,
+        params.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
+    );
+    let events: Vec<&Value> = since.events.iter().map(|e| &e.occurrence).collect();
+    Ok(json!({
+        "events": events,
+        "cursor": cursor(since.checked),
+        "truncated": since.truncated,
+        "hasMore": since.has_more,
+        "nextPollMs": spec.next_poll_ms,
+    }))
+}
+
+/// Serves one push stream until the client cancels it, the server stops, or
+/// [`crate::Behavior::EndEventStreams`] ends it (with the final result) or silences it.
+async fn stream(
+    server: &Shared,
+    spec: &EventsSpec,
+    request: &CustomRequest,
+    context: RequestContext<RoleServer>,
+) -> Result<CustomResult, McpError> {
+    let params = subscription(spec, request, "push")?;
+    let log = &server.events;
+    let mut position = log
+        .position(params.cursor.as_deref())
+        .map_err(|e| McpError::invalid_params(e, None))?;
+    let _open = log.stream_opened();
+    let mut heads = log.head.subscribe();
+    let mut ended = log.ended.subscribe();
+    let mut silenced = log.silenced.subscribe();
+    let id = serde_json::to_value(&context.id).unwrap_or(Value::Null);
+    let meta = json!({ SUBSCRIPTION_ID_KEY: id });
+    let send = |method: &'static str, mut params: Value| {
+        params["_meta"] = meta.clone();
+        let peer = context.peer.clone();
+        async move {
+            peer.send_notification(ServerNotification::CustomNotification(
+                CustomNotification::new(method, Some(params)),
+            ))
+            .await
+            .is_ok()
+        }
+    };
+    let first = log.since(position, &params.name, &params.arguments, usize::MAX);
+    let start = if first.truncated {
+        resumed_at(&first)
+    } else {
+        position
+    };
+    if !send(
+        "notifications/events/active",
+        json!({"cursor": cursor(start), "truncated": first.truncated}),
+    )
+    .await
+    {
+        return Ok(final_result());
+    }
+    let heartbeat = Duration::from_millis(spec.heartbeat_ms.max(1));
+    let mut announced_truncation = first.truncated;
+    loop {
+        heads.mark_unchanged();
+        let since = log.since(position, &params.name, &params.arguments, usize::MAX);
+        if since.truncated && !announced_truncation {
+            send(
+                "notifications/events/active",
+                json!({"cursor": cursor(resumed_at(&since)), "truncated": true}),
+            )
+            .await;
+        }
+        announced_truncation = false;
+        for event in &since.events {
+            if !send("notifications/events/event", occurrence(event)).await {
+                return Ok(final_result());
+            }
+        }
+        position = since.checked;
+        tokio::select! {
+            () = context.ct.cancelled() => return Ok(final_result()),
+            () = server.stop.cancelled() => return Ok(final_result()),
+            _ = ended.changed() => return Ok(final_result()),
+            _ = silenced.changed() => {
+                tokio::select! {
+                    () = context.ct.cancelled() => {}
+                    () = server.stop.cancelled() => {}
+                }
+                return Ok(final_result());
+            }
+            _ = heads.changed() => {}
+            () = tokio::time::sleep(heartbeat) => {
+                if !send("notifications/events/heartbeat", json!({"cursor": cursor(position)})).await {
+                    return Ok(final_result());
+                }
+            }
+        }
+    }
+}
+
+/// Where a truncated answer resumes: just before its first event (after the forgotten
+/// ones).
+fn resumed_at(since: &super::log::Since) -> u64 {
+    since
+        .events
+        .first()
+        .map_or(since.checked, |e| e.seq.saturating_sub(1))
+}
+
+/// A push notification's params: the occurrence with its cursor.
+fn occurrence(event: &Stored) -> Value {
+    event.with_cursor()
+}
+
+/// `StreamEventsResult`: empty.
+fn final_result() -> CustomResult {
+    CustomResult(json!({"_meta": {}}))
+}
+
+/// [`crate::Behavior::EmitEvent`]: emits an event of type `name` whose `data` is `data`
+/// (an object) with the call's arguments added. Returns the occurrence.
+pub(crate) fn emit(
+    server: &Shared,
+    name: &str,
+    data: &Value,
+    arguments: Option<&Map<String, Value>>,
+) -> Value {
+    let mut data = match data {
+        Value::Object(map) => map.clone(),
+        Value::Null => Map::new(),
+        other => {
+            let mut map = Map::new();
+            map.insert("value".to_owned(), other.clone());
+            map
+        }
+    };
+    for (k, v) in arguments.into_iter().flatten() {
+        data.insert(k.clone(), v.clone());
+    }
+    server.events.emit(name, Value::Object(data))
+}
+
+/// [`crate::Behavior::EndEventStreams`]: ends (or silences) every open push stream.
+/// Returns `{"streams": N}`, the streams open at that moment.
+pub(crate) fn end_streams(server: &Shared, silent: bool) -> Value {
+    let streams = server.events.open_streams.load(Ordering::SeqCst);
+    if silent {
+        server.events.silenced.send_modify(|n| *n += 1);
+    } else {
+        server.events.ended.send_modify(|n| *n += 1);
+    }
+    json!({ "streams": streams })
+}
+
+/// [`crate::Behavior::ForgetEvents`]: forgets all events but the latest `keep`. Returns
+/// `{"forgotten": N}`.
+pub(crate) fn forget(server: &Shared, keep: usize) -> Value {
+    json!({ "forgotten": server.events.forget(keep) })
+}
