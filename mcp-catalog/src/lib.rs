@@ -186,6 +186,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! A host that shows a model search tools instead of every tool (search mode) still lists
+//! the tools a server pins beside them: `always_load = true` pins every tool of the
+//! server, `always_load_tools = ["read_file"]` pins those (raw names; each must pass the
+//! server's `enabled_tools`/`disabled_tools`, and the list is an error beside
+//! `always_load = true`). [`ServerConfig::always_loads`] answers for one tool.
+//!
+//! ```
+//! use mcp_catalog::Config;
+//! use mcp_key::ServerName;
+//!
+//! let text = "[mcp_servers.files]\ncommand = \"npx\"\nalways_load_tools = [\"read_file\"]\n";
+//! let loaded = Config::from_toml_str(text, "config.toml")?;
+//! let files = &loaded.config().servers()[&ServerName::new("files")?];
+//! assert!(files.always_loads("read_file"));
+//! assert!(!files.always_loads("write_file"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Decisions where the specification leaves room
 //!
 //! - Within the user and built-in tiers the *later* registration wins (a project file

@@ -394,6 +394,13 @@ fn write_common(out: &mut String, server: &ServerConfig) {
     if !server.tool_cache() {
         line(out, "tool_cache", "false");
     }
+    if server.always_load() {
+        line(out, "always_load", "true");
+    }
+    if !server.always_load_tools().is_empty() {
+        let tools: Vec<String> = server.always_load_tools().iter().cloned().collect();
+        line(out, "always_load_tools", &array(&tools));
+    }
 }
 
 /// `field = value` for each written value, in order.

@@ -54,6 +54,8 @@ const COMMON_KEYS: &[&str] = &[
     "tool_drift",
     "log_level",
     "tool_cache",
+    "always_load",
+    "always_load_tools",
 ];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -210,6 +212,8 @@ struct Draft<'v, 'i> {
     server: ServerConfig,
     enabled_tools: Option<Vec<String>>,
     disabled_tools: Vec<String>,
+    /// `always_load_tools` and where it was written.
+    always_load_tools: Option<(Vec<String>, usize)>,
     environment_value: Option<&'v Value<'i>>,
     sse: bool,
     auth_offset: Option<usize>,
@@ -225,6 +229,7 @@ impl<'v, 'i> Draft<'v, 'i> {
             server: ServerConfig::stdio(""),
             enabled_tools: None,
             disabled_tools: Vec::new(),
+            always_load_tools: None,
             environment_value: None,
             sse: false,
             auth_offset: None,
@@ -430,6 +435,12 @@ impl<'v, 'i> Draft<'v, 'i> {
             "tools" => parse_tools(r, value, server),
             "description" => server.description = r.string(field, value),
             "tool_cache" => server.tool_cache = r.bool(field, value).unwrap_or(true),
+            "always_load" => server.always_load = r.bool(field, value).unwrap_or(false),
+            "always_load_tools" => {
+                if let Some(tools) = r.string_list(field, value) {
+                    self.always_load_tools = Some((tools, value.span().start));
+                }
+            }
             _ => {
                 if field == "protocol" {
                     self.protocol_offset = Some(value.span().start);
@@ -480,6 +491,10 @@ impl<'v, 'i> Draft<'v, 'i> {
             filter = filter.with_enabled_tools(enabled);
         }
         let mut server = self.server;
+        if let Some((tools, offset)) = self.always_load_tools {
+            check_always_load(r, &server, &filter, &tools, offset);
+            server.always_load_tools = tools.into_iter().collect();
+        }
         server.tool_filter = filter;
         server.transport = match kind {
             Kind::Stdio => Transport::Stdio(self.stdio),
@@ -489,6 +504,48 @@ impl<'v, 'i> Draft<'v, 'i> {
             Kind::Unknown => Transport::Stdio(StdioConfig::new("")),
         };
         server
+    }
+}
+
+/// `always_load_tools` names tools, each one the server's filter lets through, and says
+/// something `always_load = true` does not already say.
+fn check_always_load(
+    r: &mut Reader<'_, '_>,
+    server: &ServerConfig,
+    filter: &ToolFilter,
+    tools: &[String],
+    offset: usize,
+) {
+    const FIELD: &str = "always_load_tools";
+    if server.always_load && !tools.is_empty() {
+        r.error(
+            FIELD,
+            offset,
+            ConfigErrorKind::InvalidValue,
+            "`always_load = true` already loads every tool of the server",
+            Some("remove `always_load_tools`, or set `always_load = false`".to_owned()),
+        );
+    }
+    for tool in tools {
+        if tool.trim().is_empty() {
+            r.error(
+                FIELD,
+                offset,
+                ConfigErrorKind::InvalidValue,
+                "an empty tool name",
+                Some("write the tool's raw name as the server lists it".to_owned()),
+            );
+        } else if !filter.allows(tool) {
+            r.error(
+                FIELD,
+                offset,
+                ConfigErrorKind::InvalidValue,
+                format!("`{tool}` is hidden by `enabled_tools` or `disabled_tools`"),
+                Some(format!(
+                    "remove `{tool}` from `always_load_tools`, or let the filter allow it"
+                )),
+            );
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! One configured server: transport plus the settings around it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
@@ -146,6 +146,11 @@ pub struct ServerConfig {
     /// Its own values of the settings it otherwise inherits from the catalog.
     pub(crate) overrides: ServerDefaults,
     pub(crate) tool_cache: bool,
+    /// `always_load`: every tool of the server is listed beside the search tools in
+    /// search mode.
+    pub(crate) always_load: bool,
+    /// `always_load_tools`: these raw tool names are listed beside the search tools.
+    pub(crate) always_load_tools: BTreeSet<String>,
 }
 
 impl ServerConfig {
@@ -165,6 +170,8 @@ impl ServerConfig {
             description: None,
             overrides: ServerDefaults::new(),
             tool_cache: true,
+            always_load: false,
+            always_load_tools: BTreeSet::new(),
         }
     }
 
@@ -336,6 +343,52 @@ impl ServerConfig {
     pub fn with_tool_cache(mut self, enabled: bool) -> Self {
         self.tool_cache = enabled;
         self
+    }
+
+    /// Lists every tool of the server beside the search tools when a host exposes tools
+    /// through search (`always_load`, default `false`): for the few tools a model needs in
+    /// every conversation.
+    #[must_use]
+    pub fn with_always_load(mut self, always: bool) -> Self {
+        self.always_load = always;
+        self
+    }
+
+    /// Lists these tools (raw names) beside the search tools when a host exposes tools
+    /// through search (`always_load_tools`, default none); adds to any set before.
+    #[must_use]
+    pub fn with_always_load_tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.always_load_tools
+            .extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether every tool of the server is always loaded (`always_load`).
+    pub fn always_load(&self) -> bool {
+        self.always_load
+    }
+
+    /// The tools always loaded by name (`always_load_tools`).
+    pub fn always_load_tools(&self) -> &BTreeSet<String> {
+        &self.always_load_tools
+    }
+
+    /// Whether the tool with this raw name is listed beside the search tools in search
+    /// mode: the server is `always_load`, or `always_load_tools` names it.
+    ///
+    /// ```
+    /// use mcp_catalog::ServerConfig;
+    /// let files = ServerConfig::stdio("files").with_always_load_tools(["read_file"]);
+    /// assert!(files.always_loads("read_file"));
+    /// assert!(!files.always_loads("write_file"));
+    /// assert!(ServerConfig::stdio("x").with_always_load(true).always_loads("anything"));
+    /// ```
+    pub fn always_loads(&self, raw_tool_name: &str) -> bool {
+        self.always_load || self.always_load_tools.contains(raw_tool_name)
     }
 
     /// How to reach the server.
