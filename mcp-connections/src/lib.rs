@@ -125,6 +125,7 @@ mod events;
 mod policy;
 mod results;
 mod set;
+mod skill_error;
 mod status;
 #[cfg(all(test, not(feature = "http")))]
 #[allow(clippy::unwrap_used, clippy::panic, reason = "tests")]
@@ -138,6 +139,7 @@ pub use catalog::search_mode::{
     CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, SearchModeCall,
     search_answer, search_answer_from, search_mode_tools,
 };
+pub use catalog::skills::SkillInfo;
 pub use catalog::tool_cache::{
     CacheEntry, CachedTools, DEFAULT_TOOL_CACHE_CAPACITY, DEFAULT_TOOL_CACHE_TTL, TOOL_CACHE_FILE,
     TOOL_CACHE_KEY_FILE, ToolCache,
@@ -162,6 +164,7 @@ pub use mcp_client::{
     Progress, ProgressCallback, StartupFailure, WrapperEnvironment,
 };
 pub use mcp_client::{LOG_BURST, LOG_RATE, ListenTopic, SERVER_LOG_TARGET, SamplingRefusal};
+pub use mcp_client::{LoadedSkill, SkillError, SkillFile, SkillReadSettings};
 pub use mcp_client::{TaskHandle, TaskPhase, TaskState, TaskStateCallback};
 pub use mcp_search::SearchError;
 pub use policy::approvals::{Approval, must_ask};
@@ -172,6 +175,7 @@ pub use policy::authority::{
     ApprovalPolicy, ElicitationReviewer, HostAuthority, PassToHandler, PermissionProfile,
     reviewer_fn,
 };
+pub use policy::drift::skills::{SkillChange, SkillDrift, classify_skills, skill_fingerprint};
 pub use policy::drift::{RiskSign, ToolChange, ToolDrift, classify_listing, tool_fingerprint};
 pub use policy::elicitation::{
     AcceptDefaults, BoxFuture, DeclineAll, ElicitationHandler, ElicitationRequest, elicitation_fn,
@@ -179,10 +183,13 @@ pub use policy::elicitation::{
 };
 pub use policy::hooks::{CallHook, HookDenial, ToolCall, call_hook_fn};
 pub use policy::host_meta::{HostMetadataProvider, MetadataContext, host_metadata_fn};
-pub use policy::pins::{PinCheck, TOOL_PINS_FILE, ToolPins};
+pub use policy::pins::{PinCheck, SkillPinCheck, TOOL_PINS_FILE, ToolPins};
 pub use policy::sampling::{
     RefuseSampling, SamplingAnswer, SamplingHandler, SamplingRequest, SamplingReviewer,
     sampling_fn, sampling_reviewer_fn,
+};
+pub use policy::skill_loading::{
+    SkillApprovalRequest, SkillApprover, SkillLoading, skill_approver_fn,
 };
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::ConnectionSet;
@@ -197,6 +204,7 @@ pub use set::pool::{
 };
 pub use set::resources::{ListPage, Listing, ServerItem};
 pub use set::server_info::ServerInfo;
+pub use skill_error::{SkillLoadError, SkillRefusal};
 pub use status::{ServerState, ServerStatus, StartupSummary};
 
 /// The rmcp model types that appear in this crate's API (tools, results, resources,

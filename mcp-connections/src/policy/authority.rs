@@ -116,6 +116,11 @@ pub struct HostAuthority {
     /// Sees sampling requests before the sampling handler (see
     /// [`SamplingHandler`](crate::SamplingHandler) for the rule).
     pub sampling_reviewer: Option<Arc<dyn crate::policy::sampling::SamplingReviewer>>,
+    /// Whether a skill may be loaded into the model's context (default
+    /// [`SkillLoading::Ask`](crate::SkillLoading::Ask)).
+    pub skill_loading: crate::policy::skill_loading::SkillLoading,
+    /// Who answers when `skill_loading` asks (none: refused).
+    pub skill_approver: Option<Arc<dyn crate::policy::skill_loading::SkillApprover>>,
 }
 
 impl std::fmt::Debug for HostAuthority {
@@ -127,6 +132,8 @@ impl std::fmt::Debug for HostAuthority {
             .field("profiles", &self.profiles)
             .field("reviewer", &self.reviewer.is_some())
             .field("sampling_reviewer", &self.sampling_reviewer.is_some())
+            .field("skill_loading", &self.skill_loading)
+            .field("skill_approver", &self.skill_approver.is_some())
             .finish()
     }
 }
@@ -180,6 +187,23 @@ impl HostAuthority {
         reviewer: Arc<dyn crate::policy::sampling::SamplingReviewer>,
     ) -> Self {
         self.sampling_reviewer = Some(reviewer);
+        self
+    }
+
+    /// The rule for loading skills into the model's context.
+    #[must_use]
+    pub fn with_skill_loading(mut self, rule: crate::policy::skill_loading::SkillLoading) -> Self {
+        self.skill_loading = rule;
+        self
+    }
+
+    /// Who answers when loading a skill asks.
+    #[must_use]
+    pub fn with_skill_approver(
+        mut self,
+        approver: Arc<dyn crate::policy::skill_loading::SkillApprover>,
+    ) -> Self {
+        self.skill_approver = Some(approver);
         self
     }
 

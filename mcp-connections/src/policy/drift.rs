@@ -524,6 +524,7 @@ fn annotation_changes(before: Option<&Value>, after: Option<&Value>) -> (Vec<Str
 }
 
 mod schema;
+pub(crate) mod skills;
 mod text;
 
 #[cfg(test)]

@@ -12,3 +12,4 @@ pub(crate) mod hooks;
 pub(crate) mod host_meta;
 pub(crate) mod pins;
 pub(crate) mod sampling;
+pub(crate) mod skill_loading;

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use mcp_key::{Fingerprint, McpServerKey};
-use rmcp::model::Tool;
+use rmcp::model::{Skill, Tool};
 use serde::{Deserialize, Serialize};
 
+use crate::policy::drift::skills::{SkillDrift, classify_skills};
 use crate::policy::drift::{ToolDrift, classify_listing};
 
 /// Name of the pin file inside the folder given to [`ToolPins::persisted`].
@@ -50,16 +51,44 @@ struct File {
 struct Entry {
     server: String,
     target: String,
-    tools: Vec<Tool>,
+    /// Absent: only the server's skills are pinned so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tools: Option<Vec<Tool>>,
+    /// The skills' whole entries (absent: none pinned so far; empty: the server listed
+    /// none when first seen, so every later skill is new).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skills: Option<Vec<Skill>>,
 }
 
 type Key = (McpServerKey, Fingerprint);
+
+/// The pinned skills of one server, by the URI of each `SKILL.md`.
+type SkillMap = BTreeMap<String, Skill>;
+
+/// What [`ToolPins::check_skills`] found for a skill listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkillPinCheck {
+    /// No skill pin existed for this server and target: the listing is pinned now
+    /// (`rebuilt` as in [`PinCheck::FirstSeen`]).
+    FirstSeen {
+        /// The pin file was unreadable and is being rebuilt.
+        rebuilt: bool,
+    },
+    /// The listing equals the pins.
+    Unchanged,
+    /// The listing differs: every skill that changed, classified. Nothing is re-pinned
+    /// until accepted ([`ToolPins::accept_skill`]).
+    Drifted(Vec<SkillDrift>),
+}
 
 /// The pinned tool definitions of every server; cheap to share behind an `Arc`.
 #[derive(Debug)]
 pub struct ToolPins {
     path: Option<PathBuf>,
     pins: Mutex<BTreeMap<Key, BTreeMap<String, Tool>>>,
+    /// Skill entries, in the same file as the tools, by the same key.
+    skills: Mutex<BTreeMap<Key, SkillMap>>,
     load_problem: Option<String>,
 }
 
@@ -69,6 +98,7 @@ impl ToolPins {
         Self {
             path: None,
             pins: Mutex::default(),
+            skills: Mutex::default(),
             load_problem: None,
         }
     }
@@ -80,13 +110,13 @@ impl ToolPins {
     /// replaced by new trust.
     pub fn persisted(dir: impl AsRef<Path>) -> Self {
         let path = dir.as_ref().join(TOOL_PINS_FILE);
-        let (pins, problem) = match std::fs::read(&path) {
+        let ((pins, skills), problem) = match std::fs::read(&path) {
             Ok(bytes) => match parse(&bytes) {
                 Ok(pins) => (pins, None),
-                Err(problem) => (BTreeMap::new(), Some(problem)),
+                Err(problem) => (Default::default(), Some(problem)),
             },
-            Err(e) if e.kind() == io::ErrorKind::NotFound => (BTreeMap::new(), None),
-            Err(e) => (BTreeMap::new(), Some(format!("cannot be read: {e}"))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => (Default::default(), None),
+            Err(e) => (Default::default(), Some(format!("cannot be read: {e}"))),
         };
         let load_problem = problem.map(|p| {
             let message = format!(
@@ -99,6 +129,7 @@ impl ToolPins {
         Self {
             path: Some(path),
             pins: Mutex::new(pins),
+            skills: Mutex::new(skills),
             load_problem,
         }
     }
@@ -165,6 +196,69 @@ impl ToolPins {
         pins.get(&(server.clone(), *target))?.get(name).cloned()
     }
 
+    /// Compares `skills`, the skill listing of `server` at `target`, with its skill pins
+    /// (each skill's whole entry: frontmatter, every file's digest and size, `_meta`);
+    /// pins them when there were none (trust on first use, as for tools).
+    pub fn check_skills(
+        &self,
+        server: &McpServerKey,
+        target: &Fingerprint,
+        skills: &[Skill],
+    ) -> SkillPinCheck {
+        let mut pins = self.skills.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (server.clone(), *target);
+        match pins.get(&key) {
+            None => {
+                pins.insert(key, by_uri(skills));
+                SkillPinCheck::FirstSeen {
+                    rebuilt: self.load_problem.is_some(),
+                }
+            }
+            Some(pinned) => {
+                let pinned: Vec<Skill> = pinned.values().cloned().collect();
+                let drift = classify_skills(&pinned, skills);
+                if drift.is_empty() {
+                    SkillPinCheck::Unchanged
+                } else {
+                    SkillPinCheck::Drifted(drift)
+                }
+            }
+        }
+    }
+
+    /// Pins one skill's entry (the user accepted its change), or unpins the skill whose
+    /// `SKILL.md` is at `uri` when `skill` is `None` (the user accepted its removal).
+    pub fn accept_skill(
+        &self,
+        server: &McpServerKey,
+        target: &Fingerprint,
+        uri: &str,
+        skill: Option<&Skill>,
+    ) {
+        let mut pins = self.skills.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = pins.entry((server.clone(), *target)).or_default();
+        match skill {
+            Some(skill) => {
+                entry.insert(uri.to_owned(), skill.clone());
+            }
+            None => {
+                entry.remove(uri);
+            }
+        }
+    }
+
+    /// The pinned entry of the skill whose `SKILL.md` is at `uri`, on `server` at
+    /// `target`.
+    pub fn pinned_skill(
+        &self,
+        server: &McpServerKey,
+        target: &Fingerprint,
+        uri: &str,
+    ) -> Option<Skill> {
+        let pins = self.skills.lock().unwrap_or_else(PoisonError::into_inner);
+        pins.get(&(server.clone(), *target))?.get(uri).cloned()
+    }
+
     /// Writes the pin file (atomically, 0600; its folder 0700). No-op in memory.
     pub fn persist(&self) -> io::Result<()> {
         let Some(path) = &self.path else {
@@ -172,11 +266,14 @@ impl ToolPins {
         };
         let servers: Vec<Entry> = {
             let pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
-            pins.iter()
-                .map(|((server, target), tools)| Entry {
+            let skills = self.skills.lock().unwrap_or_else(PoisonError::into_inner);
+            let keys: std::collections::BTreeSet<&Key> = pins.keys().chain(skills.keys()).collect();
+            keys.into_iter()
+                .map(|key @ (server, target)| Entry {
                     server: server.to_string(),
                     target: target.to_hex(),
-                    tools: tools.values().cloned().collect(),
+                    tools: pins.get(key).map(|t| t.values().cloned().collect()),
+                    skills: skills.get(key).map(|s| s.values().cloned().collect()),
                 })
                 .collect()
         };
@@ -203,7 +300,17 @@ fn by_name(tools: &[Tool]) -> BTreeMap<String, Tool> {
         .collect()
 }
 
-fn parse(bytes: &[u8]) -> Result<BTreeMap<Key, BTreeMap<String, Tool>>, String> {
+fn by_uri(skills: &[Skill]) -> SkillMap {
+    skills.iter().map(|s| (s.uri.clone(), s.clone())).collect()
+}
+
+/// The pinned tools and skills.
+type Parsed = (
+    BTreeMap<Key, BTreeMap<String, Tool>>,
+    BTreeMap<Key, SkillMap>,
+);
+
+fn parse(bytes: &[u8]) -> Result<Parsed, String> {
     let file: File = serde_json::from_slice(bytes).map_err(|e| format!("not a pin file: {e}"))?;
     if file.format != FORMAT {
         return Err(format!("its format is `{}`, not `{FORMAT}`", file.format));
@@ -215,6 +322,7 @@ fn parse(bytes: &[u8]) -> Result<BTreeMap<Key, BTreeMap<String, Tool>>, String> 
         ));
     }
     let mut pins = BTreeMap::new();
+    let mut skills = BTreeMap::new();
     for entry in file.servers {
         let server: McpServerKey = entry
             .server
@@ -222,9 +330,14 @@ fn parse(bytes: &[u8]) -> Result<BTreeMap<Key, BTreeMap<String, Tool>>, String> 
             .map_err(|e| format!("server `{}`: {e}", entry.server))?;
         let target = Fingerprint::from_hex(&entry.target)
             .ok_or_else(|| format!("server `{}`: target is not a fingerprint", entry.server))?;
-        pins.insert((server, target), by_name(&entry.tools));
+        if let Some(listed) = &entry.skills {
+            skills.insert((server.clone(), target), by_uri(listed));
+        }
+        if let Some(tools) = &entry.tools {
+            pins.insert((server, target), by_name(tools));
+        }
     }
-    Ok(pins)
+    Ok((pins, skills))
 }
 
 #[cfg(test)]
@@ -262,10 +375,16 @@ pub(crate) fn pin_target(spec: &crate::catalog::spec::ServerSpec) -> Fingerprint
 
 /// Whether `policy` holds back a tool with `drift` until it is accepted.
 pub(crate) fn holds(policy: mcp_catalog::ToolDriftPolicy, drift: &ToolDrift) -> bool {
+    holds_risk(policy, drift.adds_risk())
+}
+
+/// Whether `policy` holds back a change that adds risk (`risky`) or not: the rule tools
+/// and skills share.
+pub(crate) fn holds_risk(policy: mcp_catalog::ToolDriftPolicy, risky: bool) -> bool {
     match policy {
         mcp_catalog::ToolDriftPolicy::Notice => false,
         mcp_catalog::ToolDriftPolicy::Block => true,
-        _ => drift.adds_risk(),
+        _ => risky,
     }
 }
 
@@ -314,7 +433,11 @@ pub(crate) fn describe(drift: &ToolDrift) -> String {
 
 /// `at changed`, with the risk signs it gained or that only its spacing or punctuation
 /// changed.
-fn text_change(at: &str, gained: &[crate::policy::drift::RiskSign], cosmetic: bool) -> String {
+pub(crate) fn text_change(
+    at: &str,
+    gained: &[crate::policy::drift::RiskSign],
+    cosmetic: bool,
+) -> String {
     use crate::policy::drift::RiskSign;
     if !gained.is_empty() {
         let signs: Vec<&str> = gained

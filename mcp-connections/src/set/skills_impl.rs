@@ -1,0 +1,387 @@
+//! The skills of a set: every connected server's skills in one catalog
+//! ([`ConnectionSet::skills`]), each server's listing kept until its connection changes or
+//! it announces a resource list change; skill pins (the whole entry, beside the tool pins,
+//! under the same `tool_drift` policy); and loading a skill through the host's authority.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, PoisonError, Weak};
+
+use mcp_client::{LoadedSkill, SkillReadSettings};
+use mcp_key::{Fingerprint, McpServerKey};
+use rmcp::model::Skill;
+
+use crate::catalog::skills::SkillInfo;
+use crate::policy::approver::ApprovalAnswer;
+use crate::policy::authority::ApprovalPolicy;
+use crate::policy::drift::skills::{SkillDrift, skill_fingerprint};
+use crate::policy::pins::{SkillPinCheck, ToolPins, holds_risk, pin_target};
+use crate::policy::skill_loading::{SkillApprovalRequest, SkillLoading};
+use crate::set::ConnectionSet;
+use crate::set::inner::SetInner;
+use crate::set::live::Live;
+use crate::set::slot::{Slot, SlotState};
+use crate::skill_error::{SkillLoadError, SkillRefusal};
+
+/// A server's skill listing as this set last fetched it.
+struct Listed {
+    /// The connection it came from (another connection lists again).
+    live: Weak<Live>,
+    /// The connection's resource-list-change count when it was fetched (a change lists
+    /// again: skills change with `notifications/resources/list_changed`).
+    changes: u64,
+    skills: Arc<Vec<Skill>>,
+}
+
+/// One server's skill drift as the set last saw it.
+#[derive(Default, Clone)]
+struct Drifted {
+    /// Skills held back until accepted.
+    held: Vec<SkillDrift>,
+    /// Changes re-pinned as notices in the set's life (the latest per skill).
+    notices: Vec<SkillDrift>,
+    /// The listing the drift was computed against (what accepting pins).
+    listed: Arc<Vec<Skill>>,
+}
+
+/// What a set keeps about its servers' skills.
+#[derive(Default)]
+pub(crate) struct SkillState {
+    /// Per server, its last listing (one fetch at a time per server).
+    listings: std::sync::Mutex<BTreeMap<McpServerKey, Arc<tokio::sync::Mutex<Option<Listed>>>>>,
+    drift: std::sync::Mutex<BTreeMap<McpServerKey, Drifted>>,
+    /// Entries approved "for this session": server and entry fingerprint.
+    approved: std::sync::Mutex<BTreeSet<(McpServerKey, Fingerprint)>>,
+}
+
+impl SkillState {
+    fn cell(&self, key: &McpServerKey) -> Arc<tokio::sync::Mutex<Option<Listed>>> {
+        let mut listings = self.listings.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(listings.entry(key.clone()).or_default())
+    }
+}
+
+/// `live`'s skills: this set's last listing of the same connection unless the server
+/// announced a resource list change since; otherwise listed now (`skills/list`, every
+/// page; no file is read). A server without the extension has none.
+async fn listed(
+    inner: &SetInner,
+    key: &McpServerKey,
+    live: &Arc<Live>,
+) -> Result<Arc<Vec<Skill>>, mcp_client::SkillError> {
+    let cell = inner.skills.cell(key);
+    let mut last = cell.lock().await;
+    let changes = *live.resource_list_changes().borrow();
+    if let Some(l) = last.as_ref()
+        && l.changes == changes
+        && l.live.upgrade().is_some_and(|was| Arc::ptr_eq(&was, live))
+    {
+        return Ok(Arc::clone(&l.skills));
+    }
+    let skills = match live.list_skills(mcp_client::DEFAULT_LIST_BYTE_BUDGET).await {
+        Ok(listing) => listing.skills,
+        Err(e) if e.is_unsupported() => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    let skills = Arc::new(skills);
+    *last = Some(Listed {
+        live: Arc::downgrade(live),
+        changes,
+        skills: Arc::clone(&skills),
+    });
+    Ok(skills)
+}
+
+/// Checks `skills` (the listing of `slot`'s server) against their pins, re-pins the
+/// changes its `tool_drift` policy lets through as notices, records the rest as held and
+/// returns the URIs of the skills held back.
+fn enforce(
+    inner: &SetInner,
+    pins: &ToolPins,
+    slot: &Slot,
+    skills: &Arc<Vec<Skill>>,
+) -> BTreeSet<String> {
+    let key = &slot.spec.key;
+    let target = pin_target(&slot.spec);
+    let drift = match pins.check_skills(key, &target, skills) {
+        SkillPinCheck::Drifted(drift) => drift,
+        SkillPinCheck::FirstSeen { .. } => {
+            if let Err(e) = pins.persist() {
+                tracing::warn!(server = %key, "skill pins not saved: {e}");
+            }
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    let policy = inner.catalog.tool_drift(key);
+    let (held, notices): (Vec<SkillDrift>, Vec<SkillDrift>) = drift
+        .into_iter()
+        .partition(|d| holds_risk(policy, d.adds_risk()));
+    for notice in &notices {
+        let now = skills.iter().find(|s| s.uri == notice.uri);
+        pins.accept_skill(key, &target, &notice.uri, now);
+    }
+    if !notices.is_empty()
+        && let Err(e) = pins.persist()
+    {
+        tracing::warn!(server = %key, "skill pins not saved: {e}");
+    }
+    let mut recorded = inner
+        .skills
+        .drift
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let entry = recorded.entry(key.clone()).or_default();
+    if entry.held != held {
+        for d in &held {
+            tracing::warn!(server = %key, skill = %d.skill, changes = %d.describe(), "a skill changed since it was pinned; held back until accepted");
+        }
+    }
+    entry.held.clone_from(&held);
+    entry.listed = Arc::clone(skills);
+    for notice in notices {
+        entry.notices.retain(|n| n.uri != notice.uri);
+        entry.notices.push(notice);
+    }
+    entry.notices.sort_by(|a, b| a.uri.cmp(&b.uri));
+    held.into_iter().map(|d| d.uri).collect()
+}
+
+impl ConnectionSet {
+    /// Every connected server's skills (the Skills extension) in one list sorted by
+    /// qualified name (`mcp__server__skill`, named like tools). Listing reads no file: it
+    /// asks each server for its entries (`skills/list`), and a server's listing is reused
+    /// until its connection changes or it announces a resource list change. A deferred
+    /// server is not started for its skills, and a server that is not connected lists
+    /// none. With tool pins, each entry is pinned on first sight beside the server's
+    /// tools; a skill whose change since is held by the server's `tool_drift` policy is
+    /// listed with [`SkillInfo::held`] (what changed: [`Self::skill_drift`]). A server
+    /// whose listing fails lists none (logged). Servers still starting get the set's
+    /// grace period, as for [`Self::tools`].
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future abandons the listings in flight.
+    pub async fn skills(&self) -> Vec<SkillInfo> {
+        let grace = self.inner.options.tools_grace;
+        let waits = self
+            .inner
+            .slots
+            .values()
+            .filter(|s| !s.current().is_settled())
+            .map(|s| s.settled());
+        let _ = tokio::time::timeout(grace, futures::future::join_all(waits)).await;
+        let listings = self.inner.slots.iter().map(|(key, slot)| async move {
+            let SlotState::Ready(attached) = slot.current() else {
+                return None;
+            };
+            match listed(&self.inner, key, attached.live()).await {
+                Ok(skills) => Some((key, slot, skills)),
+                Err(e) => {
+                    tracing::warn!(server = %key, "skills not listed: {e}");
+                    None
+                }
+            }
+        });
+        let mut per_server = BTreeMap::new();
+        for (key, slot, skills) in futures::future::join_all(listings)
+            .await
+            .into_iter()
+            .flatten()
+        {
+            let held = match &self.inner.options.tool_pins {
+                Some(pins) => enforce(&self.inner, pins, slot, &skills),
+                None => BTreeSet::new(),
+            };
+            let entries = skills
+                .iter()
+                .map(|s| (s.clone(), held.contains(&s.uri)))
+                .collect();
+            per_server.insert(key.clone(), entries);
+        }
+        crate::catalog::skills::catalog(&self.inner.naming, per_server)
+    }
+
+    /// The skill changes held back for `server` (skills whose change since their pins its
+    /// `tool_drift` policy holds), as of the last [`Self::skills`]; empty without pins.
+    pub fn skill_drift(&self, server: &McpServerKey) -> Vec<SkillDrift> {
+        self.drifted(server).held
+    }
+
+    /// The skill changes of `server` that were only notices and were re-pinned, in this
+    /// set's life, the latest per skill, sorted by URI.
+    pub fn skill_notices(&self, server: &McpServerKey) -> Vec<SkillDrift> {
+        self.drifted(server).notices
+    }
+
+    fn drifted(&self, server: &McpServerKey) -> Drifted {
+        self.inner
+            .skills
+            .drift
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(server)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Accepts the held-back skill changes of `server` (all, or only the skill named
+    /// `skill`, by its own name or its `SKILL.md` URI): each is pinned as the listing the
+    /// drift was shown from has it (a removed skill is unpinned), so the next
+    /// [`Self::skills`] lists it as usable. Returns how many skills were accepted.
+    ///
+    /// # Errors
+    /// [`Error::UnknownServer`](crate::Error::UnknownServer).
+    pub fn accept_skill_changes(
+        &self,
+        server: &McpServerKey,
+        skill: Option<&str>,
+    ) -> crate::error::Result<usize> {
+        let slot = self.inner.slot(server)?;
+        let Some(pins) = &self.inner.options.tool_pins else {
+            return Ok(0);
+        };
+        let target = pin_target(&slot.spec);
+        let drifted = self.drifted(server);
+        let mut accepted = 0;
+        for d in &drifted.held {
+            if skill.is_some_and(|s| s != d.skill && s != d.uri) {
+                continue;
+            }
+            let now = drifted.listed.iter().find(|s| s.uri == d.uri);
+            pins.accept_skill(server, &target, &d.uri, now);
+            accepted += 1;
+        }
+        if accepted > 0 {
+            if let Err(e) = pins.persist() {
+                tracing::warn!(server = %server, "skill pins not saved: {e}");
+            }
+            let mut recorded = self
+                .inner
+                .skills
+                .drift
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Some(entry) = recorded.get_mut(server) {
+                entry
+                    .held
+                    .retain(|d| skill.is_some_and(|s| s != d.skill && s != d.uri));
+            }
+        }
+        Ok(accepted)
+    }
+
+    /// Loads the skill `qualified` (a name from [`Self::skills`]) into the host's hands:
+    /// refused, reading nothing, while it is held back since it changed, or when the
+    /// host's authority does not let it in ([`SkillLoading`]: `Deny`; `Ask` with no
+    /// approver, under approval policy `Never`, or declined); otherwise its `SKILL.md`
+    /// and then every other file its entry lists are read (only those URIs) and verified
+    /// against the entry (size, digest, and the `SKILL.md` frontmatter field by field),
+    /// and only verified bytes are returned (a `"dynamic"` skill's files only when
+    /// `settings` allow it).
+    ///
+    /// # Errors
+    /// [`SkillLoadError`]: unknown, held, refused, server not connected, or the read or
+    /// verification failed ([`SkillLoadError::Skill`], naming server, skill and file).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: dropping the future abandons the question or the read in flight.
+    pub async fn load_skill(
+        &self,
+        qualified: &str,
+        settings: &SkillReadSettings,
+    ) -> Result<LoadedSkill, SkillLoadError> {
+        let all = self.skills().await;
+        let Some(info) = all.iter().find(|s| s.qualified_name == qualified) else {
+            let names: Vec<&str> = all.iter().map(|s| s.qualified_name.as_str()).collect();
+            let hint = if names.is_empty() {
+                " (no server lists a skill)".to_owned()
+            } else {
+                format!(" (known: {})", names.join(", "))
+            };
+            return Err(SkillLoadError::UnknownSkill {
+                name: qualified.to_owned(),
+                hint,
+            });
+        };
+        if info.held {
+            let changes = self
+                .skill_drift(&info.server)
+                .iter()
+                .find(|d| d.uri == info.skill.uri)
+                .map(SkillDrift::describe)
+                .unwrap_or_default();
+            return Err(SkillLoadError::Held {
+                name: info.qualified_name.clone(),
+                server: info.server.clone(),
+                changes,
+            });
+        }
+        self.authorize_skill(info).await?;
+        let state = self.inner.slots.get(&info.server).map(|s| s.current());
+        let live = match state {
+            Some(SlotState::Ready(attached)) => Arc::clone(attached.live()),
+            other => {
+                return Err(SkillLoadError::NotReady {
+                    name: info.qualified_name.clone(),
+                    server: info.server.clone(),
+                    state: other.map_or_else(|| "gone".to_owned(), |s| s.describe()),
+                });
+            }
+        };
+        live.load_skill(&info.skill, settings)
+            .await
+            .map_err(SkillLoadError::Skill)
+    }
+
+    /// Whether the host's authority lets `info` in (one snapshot of it).
+    async fn authorize_skill(&self, info: &SkillInfo) -> Result<(), SkillLoadError> {
+        let authority = self.inner.authority.load();
+        let refused = |reason| SkillLoadError::Refused {
+            name: info.qualified_name.clone(),
+            server: info.server.clone(),
+            reason,
+        };
+        match authority.skill_loading {
+            SkillLoading::Allow => return Ok(()),
+            SkillLoading::Deny => return Err(refused(SkillRefusal::Denied)),
+            _ => {}
+        }
+        let fingerprint = skill_fingerprint(&info.skill);
+        let remembered = (info.server.clone(), fingerprint);
+        let approved = |s: &Self| {
+            s.inner
+                .skills
+                .approved
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(&remembered)
+        };
+        if approved(self) {
+            return Ok(());
+        }
+        if authority.approval_policy == ApprovalPolicy::Never {
+            return Err(refused(SkillRefusal::NobodyToAsk));
+        }
+        let Some(approver) = &authority.skill_approver else {
+            return Err(refused(SkillRefusal::NoApprover));
+        };
+        let request = SkillApprovalRequest {
+            server: info.server.clone(),
+            qualified_name: info.qualified_name.clone(),
+            skill: info.skill.clone(),
+            fingerprint,
+        };
+        match approver.ask(request).await {
+            ApprovalAnswer::Approve => Ok(()),
+            ApprovalAnswer::ApproveForSession => {
+                self.inner
+                    .skills
+                    .approved
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(remembered);
+                Ok(())
+            }
+            _ => Err(refused(SkillRefusal::Declined)),
+        }
+    }
+}
