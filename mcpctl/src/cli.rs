@@ -106,9 +106,13 @@ pub(crate) enum Command {
     Tools(ToolsArgs),
     /// Call a tool and print its result.
     Call(CallArgs),
-    /// Accept the changes of a server's tools since they were first seen (all, or one
-    /// tool), after `mcpctl tools` said they are held back.
+    /// Accept the changes of a server's tools and skills since they were first seen (all,
+    /// or one tool or skill), after `mcpctl tools` or `mcpctl skills` said they are held
+    /// back.
     Accept(AcceptArgs),
+    /// List the skills the servers serve (the Skills extension) without reading any of
+    /// their files; `skills show NAME` reads one skill's files, verified, and prints them.
+    Skills(SkillsArgs),
     /// List the resources (and resource templates) of the servers.
     Resources(ServerFilter),
     /// Read one resource of one server.
@@ -334,9 +338,34 @@ pub(crate) struct AcceptArgs {
     /// The server (its name, or name@environment).
     #[arg(value_name = "SERVER")]
     pub(crate) server: String,
-    /// Only this tool (its own name on the server); without it, every held-back tool.
+    /// Only this tool or skill (its own name on the server); without it, every held-back
+    /// tool and skill.
     #[arg(value_name = "TOOL")]
     pub(crate) tool: Option<String>,
+}
+
+/// Arguments of `skills`.
+#[derive(Debug, Args)]
+pub(crate) struct SkillsArgs {
+    /// Show one skill instead of listing them.
+    #[command(subcommand)]
+    pub(crate) command: Option<SkillsCommand>,
+    /// Only this server (its name, or name@environment).
+    #[arg(long, short = 's', value_name = "KEY")]
+    pub(crate) server: Option<String>,
+}
+
+/// The subcommands of `skills`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum SkillsCommand {
+    /// Read one skill's files, each verified against the skill's entry (size, digest, and
+    /// the SKILL.md frontmatter), and print its SKILL.md and its files with their digests.
+    /// A file that fails verification shows nothing.
+    Show {
+        /// The skill's name from `mcpctl skills` (mcp__server__skill).
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
 }
 
 /// Arguments of `call`.

@@ -84,6 +84,7 @@ fn command_span(command: &Command) -> tracing::Span {
         Command::Tools(_) => "mcpctl tools",
         Command::Call(_) => "mcpctl call",
         Command::Accept(_) => "mcpctl accept",
+        Command::Skills(_) => "mcpctl skills",
         Command::Resources(_) => "mcpctl resources",
         Command::Read(_) => "mcpctl read",
         _ => return tracing::Span::none(),

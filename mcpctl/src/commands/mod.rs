@@ -15,6 +15,7 @@ pub(crate) mod read;
 pub(crate) mod resources;
 pub(crate) mod search_registry;
 pub(crate) mod shell;
+pub(crate) mod skills;
 pub(crate) mod status;
 pub(crate) mod tools;
 pub(crate) mod trust;
@@ -94,6 +95,11 @@ async fn dispatch(
         Command::Tools(args) => tools::run(session, global, args.server.as_deref()).await,
         Command::Call(args) => call::run(session, global, &args, call_arguments.flatten()).await,
         Command::Accept(args) => accept(session, global, &args).await,
+        Command::Skills(crate::cli::SkillsArgs {
+            command: Some(crate::cli::SkillsCommand::Show { name }),
+            ..
+        }) => skills::show(session, global, &name).await,
+        Command::Skills(args) => skills::run(session, global, args.server.as_deref()).await,
         Command::Resources(filter) => {
             resources::run(session, global, filter.server.as_deref()).await
         }
@@ -164,7 +170,8 @@ pub(crate) fn warn_drift(session: &Session, servers: &[mcp_connections::ServerSt
     }
 }
 
-/// Runs `accept SERVER [TOOL]`.
+/// Runs `accept SERVER [TOOL]`: the server's held-back tools and skills (or the one
+/// named).
 async fn accept(
     session: &mut Session,
     global: &GlobalArgs,
@@ -178,14 +185,18 @@ async fn accept(
         )
         .await;
     let held = session.set.tool_drift(&key);
+    // Skill drift is known once the skills are listed (no file is read).
+    let _ = session.set.skills().await;
+    let held_skills = session.set.skill_drift(&key);
     if let Some(tool) = &args.tool
         && !held.iter().any(|d| d.tool == *tool)
+        && !held_skills.iter().any(|d| d.skill == *tool)
     {
         return Err(CliError::usage(format!(
-            "tool `{}` of server `{key}` has no change waiting to be accepted",
+            "tool or skill `{}` of server `{key}` has no change waiting to be accepted",
             tool.escape_debug()
         ))
-        .with_hint("`mcpctl tools` names the tools that are held back"));
+        .with_hint("`mcpctl tools` and `mcpctl skills` name what is held back"));
     }
     // Each tool is accepted as shown here: a definition that changed since is not.
     let mut text = String::new();
@@ -223,6 +234,28 @@ async fn accept(
         "accepted {} of server `{key}`\n",
         crate::term::progress::plural(accepted, "changed tool")
     ));
+    // Each skill is accepted as the listing above showed it.
+    let mut skills_accepted = 0;
+    for drift in held_skills
+        .iter()
+        .filter(|d| args.tool.as_ref().is_none_or(|t| *t == d.skill))
+    {
+        skills_accepted += session
+            .set
+            .accept_skill_changes(&key, Some(&drift.uri))
+            .map_err(|e| CliError::failure(e.to_string()))?;
+        text.push_str(&format!(
+            "accepted skill `{}`: {}\n",
+            drift.skill.escape_debug(),
+            drift.describe()
+        ));
+    }
+    if !held_skills.is_empty() {
+        text.push_str(&format!(
+            "accepted {} of server `{key}`\n",
+            crate::term::progress::plural(skills_accepted, "changed skill")
+        ));
+    }
     crate::term::render::out(&text);
     Ok(0)
 }
