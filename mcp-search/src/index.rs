@@ -9,6 +9,7 @@ use crate::analyze::Analyzer;
 use crate::embed::{Embedder, cosine};
 use crate::error::SearchError;
 use crate::rank::{self, Scored};
+use crate::results::{DID_YOU_MEAN, SearchOptions, SearchResults};
 use crate::segment::{Segment, Stats};
 use crate::tool::{Hit, ToolDef};
 
@@ -154,6 +155,46 @@ impl ToolIndex {
     /// [`MAX_QUERY_CHARS`] is [`SearchError::QueryTooLong`]. A query made only of stop
     /// words is searched with them kept.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<Hit>, SearchError> {
+        let options = SearchOptions::new(limit).with_min_coverage(0.0);
+        Ok(self.search_with(query, &options)?.hits)
+    }
+
+    /// As [`search`](Self::search), with weak hits left out: a hit stays only if it has
+    /// at least [`SearchOptions::min_coverage`] of the query's weight
+    /// ([`Hit::coverage`]), or the query names it (exactly, or a multi-word tool name
+    /// verbatim). When none stays, the answer is "no good match"
+    /// ([`SearchResults::is_no_match`]) with the closest names in
+    /// [`SearchResults::did_you_mean`]: the tool names (raw, qualified or alias) within a
+    /// quarter of the query's length in spelling (at least 1 edit), nearest first, then
+    /// the best weak hits.
+    ///
+    /// ```
+    /// use mcp_search::{SearchOptions, ToolDef, ToolIndex};
+    /// let mut index = ToolIndex::new();
+    /// index.replace_server("files".parse()?, [
+    ///     ToolDef::new("read_file", "Read a file's contents."),
+    ///     ToolDef::new("move_file", "Move or rename a file."),
+    /// ])?;
+    /// let found = index.search_with("rename a file", &SearchOptions::new(5))?;
+    /// assert_eq!(found.hits[0].qualified_name(), "files/move_file");
+    /// // Nothing is about the weather: no weak hits, and no name is near.
+    /// let none = index.search_with("weather in Paris tomorrow", &SearchOptions::new(5))?;
+    /// assert!(none.is_no_match() && none.did_you_mean.is_empty());
+    /// // A misspelt name: no hit, but the name it was meant to be.
+    /// let strict = SearchOptions::new(5).with_min_coverage(0.5);
+    /// let typo = index.search_with("raed_file", &strict)?;
+    /// assert!(typo.is_no_match());
+    /// assert_eq!(typo.did_you_mean[0], "files/read_file");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// Errors as [`search`](Self::search).
+    pub fn search_with(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Result<SearchResults, SearchError> {
+        let limit = options.limit();
         let chars = query.chars().count();
         if chars > MAX_QUERY_CHARS {
             return Err(SearchError::QueryTooLong {
@@ -174,20 +215,63 @@ impl ToolIndex {
             scored = self.fuse(embedder.as_ref(), &segments, query, scored)?;
         }
         rank::sort(&mut scored, &segments);
-        scored.truncate(limit);
-        Ok(scored
-            .into_iter()
-            .map(|s| {
-                let seg = segments[s.segment];
-                let entry = &seg.tools[s.tool as usize];
-                Hit {
-                    server: seg.server.clone(),
-                    tool: entry.name.clone(),
-                    qualified: entry.qualified.clone(),
-                    score: s.score,
+        let hit = |s: &Scored| {
+            let seg = segments[s.segment];
+            let entry = &seg.tools[s.tool as usize];
+            Hit {
+                server: seg.server.clone(),
+                tool: entry.name.clone(),
+                qualified: entry.qualified.clone(),
+                score: s.score,
+                coverage: s.coverage,
+            }
+        };
+        let min = options.min_coverage();
+        let strong = |s: &&Scored| s.tier > 0 || s.coverage >= min;
+        let hits: Vec<Hit> = scored.iter().filter(strong).take(limit).map(hit).collect();
+        let mut did_you_mean = Vec::new();
+        if hits.is_empty() {
+            did_you_mean = self.names_near(&segments, query);
+            for s in &scored {
+                if did_you_mean.len() >= DID_YOU_MEAN {
+                    break;
                 }
-            })
-            .collect())
+                let name = &segments[s.segment].tools[s.tool as usize].qualified;
+                if !did_you_mean.contains(name) {
+                    did_you_mean.push(name.clone());
+                }
+            }
+        }
+        Ok(SearchResults { hits, did_you_mean })
+    }
+
+    /// Up to [`DID_YOU_MEAN`] qualified names of the tools whose names (raw, qualified or
+    /// alias) are nearest to `query` in spelling, within a quarter of its length.
+    fn names_near(&self, segments: &[&Segment], query: &str) -> Vec<String> {
+        let query = query.trim().to_lowercase();
+        let max = (query.chars().count() / 4).max(1);
+        let mut near: Vec<(usize, &str)> = Vec::new();
+        for (form, tools) in &self.stats.exact {
+            let Some(d) = crate::results::edit_distance(&query, form, max) else {
+                continue;
+            };
+            for (server, tool) in tools {
+                if let Ok(si) = segments.binary_search_by(|s| s.server.cmp(server)) {
+                    near.push((d, segments[si].tools[*tool as usize].qualified.as_str()));
+                }
+            }
+        }
+        near.sort_unstable();
+        let mut names: Vec<String> = Vec::new();
+        for (_, name) in near {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+            if names.len() == DID_YOU_MEAN {
+                break;
+            }
+        }
+        names
     }
 
     /// Reciprocal-rank fusion of the lexical list with the embedding ranking.
@@ -222,6 +306,7 @@ impl ToolIndex {
                     tool: u32::try_from(ti).unwrap_or(u32::MAX),
                     tier: 0,
                     score: cosine(qv, v),
+                    coverage: 0.0,
                 });
             }
         }

@@ -89,6 +89,7 @@ mod embed;
 mod error;
 mod index;
 mod rank;
+mod results;
 mod segment;
 mod tool;
 
@@ -97,4 +98,5 @@ pub use catalog::{Catalog, LabelledQuery};
 pub use embed::Embedder;
 pub use error::SearchError;
 pub use index::{HYBRID_DEPTH, MAX_LIMIT, MAX_QUERY_CHARS, ToolIndex};
+pub use results::{DEFAULT_MIN_COVERAGE, DID_YOU_MEAN, SearchOptions, SearchResults};
 pub use tool::{Hit, ToolDef, qualified_name};

@@ -60,6 +60,9 @@ pub(crate) struct Scored {
     pub(crate) tool: u32,
     pub(crate) tier: u8,
     pub(crate) score: f64,
+    /// The share of the query's weight (the sum of its terms' inverse document
+    /// frequencies) that the tool has, from 0 to 1.
+    pub(crate) coverage: f64,
 }
 
 /// Best first: tier, then score, then qualified name.
@@ -139,6 +142,8 @@ struct QueryWeights {
     server_idfs: Vec<f64>,
     /// Average weighted length of a server's document (at least 1).
     avg_server_len: f64,
+    /// The sum of the terms' inverse document frequencies: the query's whole weight.
+    idf_sum: f64,
 }
 
 /// Buffers reused from one segment to the next, one slot per tool of the segment.
@@ -148,6 +153,8 @@ struct Scratch {
     acc: Vec<f64>,
     /// How often the query's terms occur in the tool's name.
     name_hits: Vec<u32>,
+    /// The sum of the inverse document frequencies of the query terms the tool has.
+    matched: Vec<f64>,
 }
 
 /// A server document's length: its fields' lengths, weighted.
@@ -183,7 +190,9 @@ impl QueryWeights {
             })
             .collect();
         let avg_server_len = (server_len(&stats.len_sum) / n_servers).max(1.0);
+        let idf_sum = idfs.iter().sum();
         Self {
+            idf_sum,
             terms,
             avg,
             idfs,
@@ -202,7 +211,13 @@ impl QueryWeights {
         out: &mut Vec<Scored>,
     ) {
         let p = &PARAMS;
-        let Scratch { acc, name_hits } = scratch;
+        let Scratch {
+            acc,
+            name_hits,
+            matched,
+        } = scratch;
+        matched.clear();
+        matched.resize(seg.tools.len(), 0.0);
         acc.clear();
         acc.resize(seg.tools.len(), 0.0);
         name_hits.clear();
@@ -226,6 +241,7 @@ impl QueryWeights {
                     }
                 }
                 acc[posting.tool as usize] += self.idfs[qi] * tfw * (p.k1 + 1.0) / (p.k1 + tfw);
+                matched[posting.tool as usize] += self.idfs[qi];
                 if posting.tf[NAME] > 0 {
                     name_hits[posting.tool as usize] += u32::from(posting.tf[NAME]);
                 }
@@ -244,6 +260,11 @@ impl QueryWeights {
                     tier: 0,
                     score: lex * (1.0 + p.name_coverage * name_coverage)
                         + p.server_share * server_score,
+                    coverage: if self.idf_sum > 0.0 {
+                        (matched[ti] / self.idf_sum).min(1.0)
+                    } else {
+                        0.0
+                    },
                 });
             }
         }
@@ -292,6 +313,7 @@ fn add_name_tiers(stats: &Stats, segments: &[&Segment], query: &str, out: &mut V
                 tool,
                 tier,
                 score: 0.0,
+                coverage: 0.0,
             });
         }
     }

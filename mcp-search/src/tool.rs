@@ -103,6 +103,7 @@ pub struct Hit {
     pub(crate) tool: String,
     pub(crate) qualified: String,
     pub(crate) score: f64,
+    pub(crate) coverage: f64,
 }
 
 impl Hit {
@@ -124,5 +125,14 @@ impl Hit {
     /// The ranking score: higher is better; comparable only within one result list.
     pub fn score(&self) -> f64 {
         self.score
+    }
+
+    /// How much of the query this tool's text has, from 0 to 1: the sum of the inverse
+    /// document frequencies of the query's terms it has, over that of all of them. Unlike
+    /// the score it compares across queries: 1 means every word of the query (rare ones
+    /// weigh more) is in the tool's name, description or schema. 0 for a tool found only
+    /// by its name or by an embedding.
+    pub fn coverage(&self) -> f64 {
+        self.coverage
     }
 }
