@@ -3,6 +3,8 @@
 mod env;
 mod error;
 mod exit;
+#[cfg(target_os = "linux")]
+mod exec_helper;
 mod group;
 mod line_reader;
 #[cfg(target_os = "linux")]

@@ -3,11 +3,14 @@
 //! A second line of defence beside the reaper (`reaper.rs`), which kills whole groups
 //! but needs `/bin/sh` and could itself be killed: this one needs nothing, but reaches
 //! only the direct child (not a wrapper's children), and it fires when the thread that
-//! forked the child exits, which is why every spawn runs on the spawner thread
+//! spawned the child exits, which is why every spawn runs on the spawner thread
 //! (`spawner.rs`), which lives as long as the process.
 //!
-//! The only `unsafe` in the workspace: setting the signal must happen in the child,
-//! between `fork` and `exec`, and `pre_exec` is an `unsafe` API.
+//! This module is the `fork` path, used only where the exec helper cannot run
+//! (`exec_helper.rs`; the helper sets the same signal itself before its `exec`).
+//!
+//! The only `unsafe` in the workspace's library code: setting the signal must happen
+//! in the child, between `fork` and `exec`, and `pre_exec` is an `unsafe` API.
 #![expect(
     unsafe_code,
     reason = "pre_exec is unsafe: its closure runs in the forked child before exec"

@@ -72,7 +72,7 @@ pub struct StdioProcess {
 impl StdioProcess {
     /// Wires up the tasks of a freshly spawned child. Synchronous, so a cancelled
     /// `launch` cannot leave it half-owned.
-    pub(crate) fn start(spec: &LaunchSpec, spawned: SpawnedChild) -> Self {
+    pub(crate) fn start(spec: &LaunchSpec, mut spawned: SpawnedChild) -> Self {
         let label = shared_label(spec);
         let pid = spawned.pid;
         let group = spawned.group;
@@ -88,8 +88,10 @@ impl StdioProcess {
 
         let mut transport = None;
         let mut stdin_weak = Weak::new();
+        let separate_stdin = spawned.stdin.take();
         if let Some(mut child) = spawned.defuse() {
-            if let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) {
+            let stdin = child.stdin.take().or(separate_stdin);
+            if let (Some(stdin), Some(stdout)) = (stdin, child.stdout.take()) {
                 let stdin = Arc::new(Mutex::new(Some(stdin)));
                 stdin_weak = Arc::downgrade(&stdin);
                 let reader = BoundedLineReader::new(stdout, spec.line_limit())
