@@ -251,6 +251,7 @@ async fn run(json: bool, s: Settings, only: Option<String>) -> ExitCode {
     measure!("startup with pins", rows::startup::pinned(&fx, &s).await);
     measure!("era probe", rows::era::era_probe(&fx, &s).await);
     measure!("warm start", rows::startup::warm_start(&fx, &s).await);
+    measure!("skills", rows::skills::skills(&fx, &s).await);
     measure!("naming", rows::naming::naming(&s));
     measure!("pool", rows::pool::acquire_release(&s).await);
     measure!(

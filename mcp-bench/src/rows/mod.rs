@@ -9,4 +9,5 @@ pub(crate) mod memory;
 pub(crate) mod naming;
 pub(crate) mod pool;
 pub(crate) mod sharing;
+pub(crate) mod skills;
 pub(crate) mod startup;
