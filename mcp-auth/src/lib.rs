@@ -61,12 +61,17 @@ mod status;
 mod store;
 
 pub use error::{AuthError, BoxError};
+/// The JSON Web Key types of [`KeySetCache`] and [`KeySetSource`] (the `jsonwebtoken`
+/// crate's), so a host needs no version of its own to match.
+#[cfg(feature = "oauth")]
+pub use jsonwebtoken::jwk::{Jwk, JwkSet};
 #[cfg(feature = "oauth")]
 pub use oauth::{
     BrowserAgent, ClientCredentials, DEFAULT_CLIENT_NAME, DEFAULT_HTTP_TIMEOUT,
     DEFAULT_LOGIN_TIMEOUT, DEFAULT_REFRESH_MARGIN_SECS, ENTERPRISE_IDP_NAME, EnterpriseGrant,
-    EnterpriseIdp, HeadlessAgent, MAX_STEP_UP_ATTEMPTS, OAuthCredentials, OAuthSettings,
-    PendingLogin, PrintUrlAgent, UserAgent, WorkloadIdentity, WorkloadTokenSource, login,
+    EnterpriseIdp, HeadlessAgent, KeyProblem, KeySetCache, KeySetSource, KeySetTiming,
+    MAX_STEP_UP_ATTEMPTS, OAuthCredentials, OAuthSettings, PendingLogin, PrintUrlAgent, UserAgent,
+    WorkloadIdentity, WorkloadTokenSource, login,
 };
 pub use secure_target::may_carry_credentials;
 pub use status::AuthStatus;

@@ -1,58 +1,64 @@
 //! The signature of the enterprise IdP's ID token, checked against the IdP's JSON Web Key
-//! Set (`jwks_uri` of its metadata). Key sets are cached per URI for the process; a token
-//! signed with a key the cached set lacks (the IdP rotated its keys) fetches the set once
-//! more before it is refused.
+//! Set (`jwks_uri` of its metadata). Key sets are kept per URI for the process in a
+//! [`KeySetCache`] (the one home of the rules: read again after its TTL, a rotated key
+//! fetched once, made-up key ids costing at most one read per interval).
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use jsonwebtoken::jwk::JwkSet;
 use mcp_key::McpServerKey;
 
 use super::http::{self as oauth_http, bounded_body, check_endpoint};
+use super::key_set::{KeyProblem, KeySetCache, KeySetSource, KeySetTiming};
 use crate::error::AuthError;
 
-static CACHE: LazyLock<Mutex<HashMap<String, JwkSet>>> = LazyLock::new(Mutex::default);
+/// The IdPs' key sets, per JWKS URI.
+static CACHES: LazyLock<Mutex<HashMap<String, Arc<KeySetCache<IdpKeys>>>>> =
+    LazyLock::new(Mutex::default);
 
-async fn fetch(server: &McpServerKey, uri: &str) -> Result<JwkSet, AuthError> {
-    let url = check_endpoint(server, "JWKS URI", uri)?;
-    let http = oauth_http::client(server)?;
-    let response = http
-        .get(url)
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(|e| AuthError::Http {
-            server: server.clone(),
-            what: "the identity provider's JWKS".to_owned(),
-            source: Some(Box::new(e)),
-        })?;
-    let status = response.status();
-    let body = bounded_body(server, "the identity provider's JWKS", response).await?;
-    if !status.is_success() {
-        return Err(AuthError::Http {
-            server: server.clone(),
-            what: format!("the identity provider's JWKS (HTTP {})", status.as_u16()),
-            source: None,
-        });
-    }
-    let set: JwkSet = serde_json::from_slice(&body).map_err(|_| AuthError::InvalidIdToken {
-        server: server.clone(),
-        reason: "the identity provider's JWKS is not a key set",
-    })?;
-    if let Ok(mut cache) = CACHE.lock() {
-        cache.insert(uri.to_owned(), set.clone());
-    }
-    Ok(set)
+/// An IdP's key set at its `jwks_uri`.
+struct IdpKeys {
+    /// The server whose login first needed the set (named in errors).
+    server: McpServerKey,
+    uri: String,
 }
 
-fn find(set: &JwkSet, kid: Option<&str>) -> Option<jsonwebtoken::jwk::Jwk> {
-    match kid {
-        Some(kid) => set.find(kid).cloned(),
-        // Without `kid`, only an unambiguous set will do.
-        None if set.keys.len() == 1 => set.keys.first().cloned(),
-        None => None,
+impl KeySetSource for IdpKeys {
+    async fn read(&self) -> Result<JwkSet, String> {
+        let what = "the identity provider's JWKS";
+        let url = check_endpoint(&self.server, "JWKS URI", &self.uri).map_err(|e| e.to_string())?;
+        let http = oauth_http::client(&self.server).map_err(|e| e.to_string())?;
+        let response = http
+            .get(url)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("{what} at {}: {e}", self.uri))?;
+        let status = response.status();
+        let body = bounded_body(&self.server, what, response)
+            .await
+            .map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            return Err(format!("{what} at {}: HTTP {}", self.uri, status.as_u16()));
+        }
+        serde_json::from_slice(&body)
+            .map_err(|_| format!("{what} at {} is not a key set", self.uri))
     }
+}
+
+/// The kept key set of `uri`.
+fn cache(server: &McpServerKey, uri: &str) -> Arc<KeySetCache<IdpKeys>> {
+    let mut caches = CACHES.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(caches.entry(uri.to_owned()).or_insert_with(|| {
+        Arc::new(KeySetCache::new(
+            IdpKeys {
+                server: server.clone(),
+                uri: uri.to_owned(),
+            },
+            KeySetTiming::default(),
+        ))
+    }))
 }
 
 /// Verifies `jwt`'s signature with the key of `jwks_uri` it names (`kid`), plus `iss`,
@@ -70,17 +76,17 @@ pub(crate) async fn verify(
     };
     let header =
         jsonwebtoken::decode_header(jwt).map_err(|_| invalid("its header is unreadable"))?;
-    let kid = header.kid.as_deref();
-    let cached = CACHE
-        .lock()
-        .ok()
-        .and_then(|c| c.get(jwks_uri).and_then(|set| find(set, kid)));
-    let jwk = match cached {
-        Some(jwk) => jwk,
-        // Not cached, or an unknown key: fetch the set (once).
-        None => find(&fetch(server, jwks_uri).await?, kid)
-            .ok_or_else(|| invalid("its signing key is not in the identity provider's JWKS"))?,
-    };
+    let jwk = cache(server, jwks_uri)
+        .key(header.kid.as_deref())
+        .await
+        .map_err(|problem| match problem {
+            KeyProblem::Unavailable(e) => AuthError::Http {
+                server: server.clone(),
+                what: e,
+                source: None,
+            },
+            _ => invalid("its signing key is not in the identity provider's JWKS"),
+        })?;
     let key = jsonwebtoken::DecodingKey::from_jwk(&jwk)
         .map_err(|_| invalid("the identity provider's key is unusable"))?;
     let mut validation = jsonwebtoken::Validation::new(header.alg);

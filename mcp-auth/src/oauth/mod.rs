@@ -2,7 +2,7 @@
 //! enterprise-managed logins, status.
 //!
 //! From the bottom up: the helpers (`http`, `settings`, `workload`, `dpop`, `grant`,
-//! `token`, `discovery`, `id_token`, `jwks`, `legacy`, `callback`, `agent`), the state one
+//! `token`, `discovery`, `id_token`, `key_set`, `jwks`, `legacy`, `callback`, `agent`), the state one
 //! server's credentials share (`state`), the flows that take that state (`login`,
 //! `machine`, `wif`), and on top the facade [`OAuthCredentials`] that calls them, with the
 //! enterprise IdP above it.
@@ -18,6 +18,7 @@ mod grant;
 mod http;
 mod id_token;
 mod jwks;
+mod key_set;
 mod legacy;
 mod login;
 mod machine;
@@ -30,6 +31,7 @@ mod workload;
 pub use agent::{BrowserAgent, HeadlessAgent, PrintUrlAgent, UserAgent};
 pub use credentials::{OAuthCredentials, login};
 pub use enterprise::{ENTERPRISE_IDP_NAME, EnterpriseIdp};
+pub use key_set::{KeyProblem, KeySetCache, KeySetSource, KeySetTiming};
 pub use login::PendingLogin;
 pub use machine::{ClientCredentials, EnterpriseGrant};
 pub use settings::{

@@ -68,10 +68,10 @@ impl JwtCheck {
             .key(header.kid.as_deref())
             .await
             .map_err(|problem| match problem {
-                KeyProblem::Unknown => {
+                KeyProblem::Unavailable(e) => Rejection::Unavailable(e),
+                _ => {
                     Rejection::Invalid("the token is signed with a key the issuer does not publish")
                 }
-                KeyProblem::Unavailable(e) => Rejection::Unavailable(e),
             })?;
         if let Some(alg) = jwk.common.key_algorithm
             && alg != jsonwebtoken::jwk::KeyAlgorithm::from(header.alg)

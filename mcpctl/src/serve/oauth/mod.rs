@@ -133,7 +133,7 @@ impl ResourceServer {
             }
             // `TokenValidation` is non-exhaustive: anything else is a JWT.
             _ => Check::Jwt(jwt::JwtCheck {
-                keys: keys::Keys::new(discovery, fetcher),
+                keys: keys::keys(discovery, fetcher),
                 issuer: issuer.clone(),
                 resource: resource.clone(),
                 algorithms: jwt::algorithms(config.algorithms()),
