@@ -184,7 +184,7 @@ impl ToolIndex {
     /// let strict = SearchOptions::new(5).with_min_coverage(0.5);
     /// let typo = index.search_with("raed_file", &strict)?;
     /// assert!(typo.is_no_match());
-    /// assert_eq!(typo.did_you_mean[0], "files/read_file");
+    /// assert_eq!(typo.did_you_mean[0].qualified_name(), "files/read_file");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -231,47 +231,62 @@ impl ToolIndex {
         let hits: Vec<Hit> = scored.iter().filter(strong).take(limit).map(hit).collect();
         let mut did_you_mean = Vec::new();
         if hits.is_empty() {
-            did_you_mean = self.names_near(&segments, query);
+            let mut near = self.names_near(&segments, query);
             for s in &scored {
-                if did_you_mean.len() >= DID_YOU_MEAN {
+                if near.len() >= DID_YOU_MEAN {
                     break;
                 }
-                let name = &segments[s.segment].tools[s.tool as usize].qualified;
-                if !did_you_mean.contains(name) {
-                    did_you_mean.push(name.clone());
+                if !near.contains(&(s.segment, s.tool)) {
+                    near.push((s.segment, s.tool));
                 }
             }
+            did_you_mean = near
+                .into_iter()
+                .map(|(segment, tool)| {
+                    let found = scored
+                        .iter()
+                        .find(|s| (s.segment, s.tool) == (segment, tool));
+                    hit(found.unwrap_or(&Scored {
+                        segment,
+                        tool,
+                        tier: 0,
+                        score: 0.0,
+                        coverage: 0.0,
+                    }))
+                })
+                .collect();
         }
         Ok(SearchResults { hits, did_you_mean })
     }
 
-    /// Up to [`DID_YOU_MEAN`] qualified names of the tools whose names (raw, qualified or
-    /// alias) are nearest to `query` in spelling, within a quarter of its length.
-    fn names_near(&self, segments: &[&Segment], query: &str) -> Vec<String> {
+    /// Up to [`DID_YOU_MEAN`] tools (segment, tool) whose names (raw, qualified or alias)
+    /// are nearest to `query` in spelling, within a quarter of its length.
+    fn names_near(&self, segments: &[&Segment], query: &str) -> Vec<(usize, u32)> {
         let query = query.trim().to_lowercase();
         let max = (query.chars().count() / 4).max(1);
-        let mut near: Vec<(usize, &str)> = Vec::new();
+        let mut near: Vec<(usize, &str, usize, u32)> = Vec::new();
         for (form, tools) in &self.stats.exact {
             let Some(d) = crate::results::edit_distance(&query, form, max) else {
                 continue;
             };
             for (server, tool) in tools {
                 if let Ok(si) = segments.binary_search_by(|s| s.server.cmp(server)) {
-                    near.push((d, segments[si].tools[*tool as usize].qualified.as_str()));
+                    let name = segments[si].tools[*tool as usize].qualified.as_str();
+                    near.push((d, name, si, *tool));
                 }
             }
         }
         near.sort_unstable();
-        let mut names: Vec<String> = Vec::new();
-        for (_, name) in near {
-            if !names.iter().any(|n| n == name) {
-                names.push(name.to_owned());
+        let mut tools: Vec<(usize, u32)> = Vec::new();
+        for (_, _, si, tool) in near {
+            if !tools.contains(&(si, tool)) {
+                tools.push((si, tool));
             }
-            if names.len() == DID_YOU_MEAN {
+            if tools.len() == DID_YOU_MEAN {
                 break;
             }
         }
-        names
+        tools
     }
 
     /// Reciprocal-rank fusion of the lexical list with the embedding ranking.

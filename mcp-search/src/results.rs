@@ -72,10 +72,10 @@ impl SearchOptions {
 pub struct SearchResults {
     /// The hits that passed, best first.
     pub hits: Vec<Hit>,
-    /// Empty unless `hits` is: then up to [`DID_YOU_MEAN`] qualified names of the closest
-    /// tools: the tool names nearest in spelling to the query first, then the best weak
-    /// hits.
-    pub did_you_mean: Vec<String>,
+    /// Empty unless `hits` is: then up to [`DID_YOU_MEAN`] of the closest tools: the tool
+    /// names nearest in spelling to the query first (score and coverage 0 unless they
+    /// matched a word), then the best weak hits.
+    pub did_you_mean: Vec<Hit>,
 }
 
 impl SearchResults {
