@@ -69,7 +69,7 @@ pub(crate) struct SetInner {
     /// The host's authority, replaced as a whole by `set_authority`.
     pub(crate) authority: crate::policy::authority::AuthorityCell,
     /// The servers' skill listings, skill drift and skill approvals (`skills_impl.rs`).
-    pub(crate) skills: crate::set::skills_impl::SkillState,
+    pub(crate) skills: crate::set::skill_state::SkillState,
 }
 
 /// How many catalog revisions' name tables a set remembers for stale-name checks.

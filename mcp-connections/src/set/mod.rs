@@ -16,6 +16,7 @@ pub(crate) mod prompts;
 pub(crate) mod resources;
 pub(crate) mod search_impl;
 pub(crate) mod server_info;
+pub(crate) mod skill_state;
 pub(crate) mod skills_impl;
 pub(crate) mod slot;
 pub(crate) mod startup;
@@ -125,7 +126,7 @@ impl ConnectionSet {
             login_watches: std::sync::Mutex::default(),
             pool,
             owns_pool: AtomicBool::new(owns_pool),
-            skills: crate::set::skills_impl::SkillState::default(),
+            skills: crate::set::skill_state::SkillState::default(),
         });
         let lifetime = Arc::new(inner.shutdown.clone().drop_guard());
         start_servers(&inner);

@@ -4,10 +4,10 @@
 //! under the same `tool_drift` policy); and loading a skill through the host's authority.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, PoisonError, Weak};
+use std::sync::{Arc, PoisonError};
 
 use mcp_client::{LoadedSkill, SkillReadSettings};
-use mcp_key::{Fingerprint, McpServerKey};
+use mcp_key::McpServerKey;
 use rmcp::model::Skill;
 
 use crate::catalog::skills::SkillInfo;
@@ -19,46 +19,9 @@ use crate::policy::skill_loading::{SkillApprovalRequest, SkillLoading};
 use crate::set::ConnectionSet;
 use crate::set::inner::SetInner;
 use crate::set::live::Live;
+use crate::set::skill_state::{Drifted, Listed};
 use crate::set::slot::{Slot, SlotState};
 use crate::skill_error::{SkillLoadError, SkillRefusal};
-
-/// A server's skill listing as this set last fetched it.
-struct Listed {
-    /// The connection it came from (another connection lists again).
-    live: Weak<Live>,
-    /// The connection's resource-list-change count when it was fetched (a change lists
-    /// again: skills change with `notifications/resources/list_changed`).
-    changes: u64,
-    skills: Arc<Vec<Skill>>,
-}
-
-/// One server's skill drift as the set last saw it.
-#[derive(Default, Clone)]
-struct Drifted {
-    /// Skills held back until accepted.
-    held: Vec<SkillDrift>,
-    /// Changes re-pinned as notices in the set's life (the latest per skill).
-    notices: Vec<SkillDrift>,
-    /// The listing the drift was computed against (what accepting pins).
-    listed: Arc<Vec<Skill>>,
-}
-
-/// What a set keeps about its servers' skills.
-#[derive(Default)]
-pub(crate) struct SkillState {
-    /// Per server, its last listing (one fetch at a time per server).
-    listings: std::sync::Mutex<BTreeMap<McpServerKey, Arc<tokio::sync::Mutex<Option<Listed>>>>>,
-    drift: std::sync::Mutex<BTreeMap<McpServerKey, Drifted>>,
-    /// Entries approved "for this session": server and entry fingerprint.
-    approved: std::sync::Mutex<BTreeSet<(McpServerKey, Fingerprint)>>,
-}
-
-impl SkillState {
-    fn cell(&self, key: &McpServerKey) -> Arc<tokio::sync::Mutex<Option<Listed>>> {
-        let mut listings = self.listings.lock().unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(listings.entry(key.clone()).or_default())
-    }
-}
 
 /// `live`'s skills: this set's last listing of the same connection unless the server
 /// announced a resource list change since; otherwise listed now (`skills/list`, every
