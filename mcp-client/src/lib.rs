@@ -56,6 +56,7 @@
 
 mod client;
 mod error;
+mod events;
 mod failure;
 mod handshake;
 mod host;
@@ -75,6 +76,12 @@ use std::pin::Pin;
 
 pub use client::Client;
 pub use error::RequestError;
+pub use events::error::EventError;
+pub use events::{
+    DEFAULT_MIN_POLL_INTERVAL, DEFAULT_STREAM_STALL, DeliveryMode, EVENTS_EXTENSION_ID,
+    EVENTS_REQUEST_TIMEOUT, EventBatch, EventOccurrence, EventPoller, EventStream,
+    EventSubscription, EventType, StreamItem, StreamSettings,
+};
 pub use failure::{FailureReason, StartupFailure};
 pub use handshake::era::{Era, Handshake};
 pub use host::roots::Root;

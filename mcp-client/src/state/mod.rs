@@ -77,6 +77,8 @@ pub(crate) struct ConnectionShared {
     /// Why a transport without a process (legacy SSE) ended on its own, once it did: the
     /// connection is dead and the set reports it without waiting for the next call.
     transport_end: watch::Sender<Option<String>>,
+    /// Where the events extension's push notifications go (see [`crate::events`]).
+    pub(crate) events: crate::events::push::EventRoutes,
 }
 
 impl ConnectionShared {
@@ -139,6 +141,7 @@ impl ConnectionShared {
             sessions_renewed: watch::channel(0).0,
             task_support: TaskSupport::default(),
             transport_end: watch::channel(None).0,
+            events: crate::events::push::EventRoutes::default(),
         })
     }
 

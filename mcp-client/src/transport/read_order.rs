@@ -127,6 +127,11 @@ where
                             log.extensions.insert(RoutedLog(route));
                         }
                     }
+                    ServerNotification::CustomNotification(custom)
+                        if self.shared.events.route(custom) =>
+                    {
+                        continue;
+                    }
                     _ => {}
                 }
             }
