@@ -342,3 +342,55 @@ async fn a_skill_changed_between_runs_is_held_under_reapprove_with_its_change() 
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+/// A deferred server (its tools from the cache) is not started for its skills: it lists
+/// none until it runs, then its skills are listed like any other's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deferred_server_is_not_started_for_its_skills() {
+    use mcp_catalog::StartupPolicy;
+    use mcp_connections::{ServerPool, ToolCache};
+    let mut fx = Fixture::new();
+    fx.stdio("docs", docs(pdf()));
+    let catalog = fx.catalog_with(
+        |_, config| Some(config),
+        |c| c.with_startup_policy(StartupPolicy::LazyWhenCached),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let options = |pool: &ServerPool| {
+        ConnectionSetOptions::new()
+            .with_shared_pool(pool.clone())
+            .with_tool_cache(ToolCache::persisted(
+                dir.path(),
+                8,
+                std::time::Duration::from_secs(3600),
+            ))
+    };
+    // The first host lists the tools (and so fills the cache).
+    let pool = ServerPool::new();
+    let first = ConnectionSet::start(&catalog, options(&pool));
+    assert_eq!(first.wait_startup().await.ready(), 1);
+    first.shutdown().await;
+    pool.shutdown().await;
+    fx.assert_no_processes().await;
+
+    let pool = ServerPool::new();
+    let second = ConnectionSet::start(&catalog, options(&pool));
+    assert_eq!(second.tools().await.len(), 2);
+    assert_eq!(second.skills().await, []);
+    assert_eq!(
+        pool.stats().starts,
+        0,
+        "listing skills started a deferred server"
+    );
+    second
+        .call_qualified("mcp__docs__echo", None, CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        names(&second.skills().await),
+        [("mcp__docs__pdf-processing", "pdf-processing", false)]
+    );
+    second.shutdown().await;
+    pool.shutdown().await;
+    fx.assert_no_processes().await;
+}
