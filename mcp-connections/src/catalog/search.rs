@@ -23,6 +23,25 @@ pub struct ToolHit {
     pub score: f64,
 }
 
+/// What [`ConnectionSet::find_tools`](crate::ConnectionSet::find_tools) found: the hits
+/// that passed, best first, and when none did, the closest tools ("did you mean").
+#[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
+pub struct ToolSearch {
+    /// The tools that match well enough, best first.
+    pub hits: Vec<ToolHit>,
+    /// Empty unless `hits` is: then up to [`mcp_search::DID_YOU_MEAN`] of the closest
+    /// tools (near spellings of the query, then the best weak matches).
+    pub did_you_mean: Vec<ToolHit>,
+}
+
+impl ToolSearch {
+    /// Whether no tool matched well enough.
+    pub fn is_no_match(&self) -> bool {
+        self.hits.is_empty()
+    }
+}
+
 /// The index and what it was built from.
 #[derive(Default)]
 pub(crate) struct SearchState {

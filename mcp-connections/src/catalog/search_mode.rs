@@ -6,6 +6,11 @@
 //! What a call of [`CALL_TOOL`] stands for is the call of the tool it names, with the same
 //! approvals, filters and errors: the host unwraps it and calls as for a direct call.
 //!
+//! [`SearchModeConfig`] bounds how many tools one search answers and how weak a match it
+//! shows (below that: "no good match", with the closest names). Tools a server pins with
+//! `always_load` or `always_load_tools` are listed beside the two
+//! ([`ConnectionSet::search_mode_listing`](crate::ConnectionSet::search_mode_listing)).
+//!
 //! [`ConnectionSet::search_tools`]: crate::ConnectionSet::search_tools
 
 use std::sync::Arc;
@@ -24,6 +29,85 @@ pub const DEFAULT_SEARCH_RESULTS: usize = 8;
 /// The most results one search returns.
 pub const MAX_SEARCH_RESULTS: usize = 50;
 
+/// How a host's search mode answers: how many tools a search returns unless it asks
+/// (`default_results`), the most it may ask for (`max_results`), and the least share of a
+/// query a tool must have to be shown (`min_coverage`, see [`mcp_search::Hit::coverage`];
+/// below it the answer is "no good match" with the closest names).
+///
+/// ```
+/// use mcp_connections::{SearchModeConfig, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS};
+/// let config = SearchModeConfig::new();
+/// assert_eq!((config.default_results(), config.max_results()), (DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS));
+/// let small = SearchModeConfig::new().with_results(3, 5);
+/// assert_eq!((small.default_results(), small.max_results()), (3, 5));
+/// // The default never exceeds the maximum, and the maximum is at least 1.
+/// assert_eq!(SearchModeConfig::new().with_results(9, 0).default_results(), 1);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub struct SearchModeConfig {
+    default_results: usize,
+    max_results: usize,
+    min_coverage: f64,
+}
+
+impl Default for SearchModeConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SearchModeConfig {
+    /// [`DEFAULT_SEARCH_RESULTS`], [`MAX_SEARCH_RESULTS`] and
+    /// [`mcp_search::DEFAULT_MIN_COVERAGE`].
+    pub fn new() -> Self {
+        Self {
+            default_results: DEFAULT_SEARCH_RESULTS,
+            max_results: MAX_SEARCH_RESULTS,
+            min_coverage: mcp_search::DEFAULT_MIN_COVERAGE,
+        }
+    }
+
+    /// Results per search: `default` when the call gives no `limit`, at most `max` when it
+    /// does (`max` clamped to 1..=[`mcp_search::MAX_LIMIT`], `default` to 1..=`max`).
+    #[must_use]
+    pub fn with_results(mut self, default: usize, max: usize) -> Self {
+        self.max_results = max.clamp(1, mcp_search::MAX_LIMIT);
+        self.default_results = default.clamp(1, self.max_results);
+        self
+    }
+
+    /// The least coverage a shown tool needs (0 shows every tool that matches a word; 1
+    /// only tools that have every word or that the query names).
+    #[must_use]
+    pub fn with_min_coverage(mut self, min_coverage: f64) -> Self {
+        self.min_coverage = mcp_search::SearchOptions::new(1)
+            .with_min_coverage(min_coverage)
+            .min_coverage();
+        self
+    }
+
+    /// Results when a call gives no `limit`.
+    pub fn default_results(&self) -> usize {
+        self.default_results
+    }
+
+    /// The most results a call may ask for.
+    pub fn max_results(&self) -> usize {
+        self.max_results
+    }
+
+    /// The least coverage a shown tool needs.
+    pub fn min_coverage(&self) -> f64 {
+        self.min_coverage
+    }
+
+    /// The search options of one call asking for `limit` tools.
+    pub fn options(&self, limit: usize) -> mcp_search::SearchOptions {
+        mcp_search::SearchOptions::new(limit).with_min_coverage(self.min_coverage)
+    }
+}
+
 fn object(value: Value) -> Arc<Map<String, Value>> {
     match value {
         Value::Object(map) => Arc::new(map),
@@ -31,8 +115,15 @@ fn object(value: Value) -> Arc<Map<String, Value>> {
     }
 }
 
-/// The two tools, [`SEARCH_TOOL`] then [`CALL_TOOL`], with their input schemas.
+/// The two tools, [`SEARCH_TOOL`] then [`CALL_TOOL`], with their input schemas (for the
+/// default [`SearchModeConfig`]).
 pub fn search_mode_tools() -> Vec<Tool> {
+    search_mode_tools_for(&SearchModeConfig::new())
+}
+
+/// [`search_mode_tools`] with `config`'s bounds in the search tool's schema.
+pub fn search_mode_tools_for(config: &SearchModeConfig) -> Vec<Tool> {
+    let (default, max) = (config.default_results(), config.max_results());
     let search = Tool::new(
         SEARCH_TOOL,
         "Find the tools that can do what you need, among the tools of every connected MCP \
@@ -43,8 +134,8 @@ pub fn search_mode_tools() -> Vec<Tool> {
             "type": "object",
             "properties": {
                 "query": {"type": "string", "description": "What the tool should do, in words, or a tool's name."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_RESULTS,
-                          "description": format!("How many tools at most (default {DEFAULT_SEARCH_RESULTS}).")},
+                "limit": {"type": "integer", "minimum": 1, "maximum": max,
+                          "description": format!("How many tools at most (default {default}).")},
             },
             "required": ["query"],
         })),
@@ -94,6 +185,26 @@ pub fn search_answer_from<'a>(
     json!({ "tools": tools })
 }
 
+/// What a search answers when no tool matches well enough: no tools, a sentence saying
+/// so, and the closest tools' qualified names as `did_you_mean` (possibly empty):
+/// `{"tools": [], "no_match": "...", "did_you_mean": ["mcp__files__read_file"]}`.
+pub fn no_match_answer<'a>(query: &str, did_you_mean: impl IntoIterator<Item = &'a str>) -> Value {
+    let names: Vec<&str> = did_you_mean.into_iter().collect();
+    let text = if names.is_empty() {
+        format!(
+            "No tool matches {query:?} well: describe the task in other words, or give a \
+             tool's name."
+        )
+    } else {
+        format!(
+            "No tool matches {query:?} well. The closest: {}. Search again in other words, \
+             or call one of these if it fits.",
+            names.join(", ")
+        )
+    };
+    json!({"tools": [], "no_match": text, "did_you_mean": names})
+}
+
 /// A model's call of one of the two search-mode tools, read from its name and arguments
 /// ([`SearchModeCall::parse`]); [`ConnectionSet::answer_search_mode`](crate::ConnectionSet::answer_search_mode)
 /// answers it whole.
@@ -104,8 +215,10 @@ pub enum SearchModeCall {
     Search {
         /// What the tool should do, in words, or a tool's name.
         query: String,
-        /// How many tools at most (1 to [`MAX_SEARCH_RESULTS`]; [`DEFAULT_SEARCH_RESULTS`]
-        /// when the call gives none).
+        /// How many tools at most (1 to the config's
+        /// [`max_results`](SearchModeConfig::max_results), [`MAX_SEARCH_RESULTS`] by
+        /// default; its [`default_results`](SearchModeConfig::default_results) when the call
+        /// gives none).
         limit: usize,
     },
     /// [`CALL_TOOL`]: the call of the tool it names.
@@ -127,27 +240,41 @@ impl SearchModeCall {
         tool: &str,
         arguments: Option<&Map<String, Value>>,
     ) -> Option<Result<Self, String>> {
+        Self::parse_for(tool, arguments, &SearchModeConfig::new())
+    }
+
+    /// [`parse`](Self::parse) with `config`'s default and largest `limit`.
+    pub fn parse_for(
+        tool: &str,
+        arguments: Option<&Map<String, Value>>,
+        config: &SearchModeConfig,
+    ) -> Option<Result<Self, String>> {
         let get = |key: &str| arguments.and_then(|a| a.get(key));
         match tool {
-            SEARCH_TOOL => Some(Self::parse_search(get("query"), get("limit"))),
+            SEARCH_TOOL => Some(Self::parse_search(get("query"), get("limit"), config)),
             CALL_TOOL => Some(Self::parse_call(get("name"), get("arguments"))),
             _ => None,
         }
     }
 
-    fn parse_search(query: Option<&Value>, limit: Option<&Value>) -> Result<Self, String> {
+    fn parse_search(
+        query: Option<&Value>,
+        limit: Option<&Value>,
+        config: &SearchModeConfig,
+    ) -> Result<Self, String> {
+        let max = config.max_results();
         let Some(query) = query.and_then(Value::as_str) else {
             return Err(format!(
                 "{SEARCH_TOOL} needs a `query` string: describe what the tool should do"
             ));
         };
         let limit = match limit {
-            None | Some(Value::Null) => DEFAULT_SEARCH_RESULTS,
+            None | Some(Value::Null) => config.default_results(),
             Some(v) => match v.as_u64().and_then(|n| usize::try_from(n).ok()) {
-                Some(n) if (1..=MAX_SEARCH_RESULTS).contains(&n) => n,
+                Some(n) if (1..=max).contains(&n) => n,
                 _ => {
                     return Err(format!(
-                        "{SEARCH_TOOL}: `limit` must be a whole number from 1 to {MAX_SEARCH_RESULTS}"
+                        "{SEARCH_TOOL}: `limit` must be a whole number from 1 to {max}"
                     ));
                 }
             },

@@ -1,6 +1,8 @@
-//! [`ConnectionSet::search_tools`]: the set's tool search over every tool it can name.
+//! [`ConnectionSet::search_tools`]: the set's tool search over every tool it can name; the
+//! search mode's answers and listing.
 
-use crate::catalog::search::ToolHit;
+use crate::catalog::search::{ToolHit, ToolSearch};
+use crate::catalog::search_mode::SearchModeConfig;
 use crate::catalog::tool_info::ToolInfo;
 use crate::error::Result;
 use crate::set::ConnectionSet;
@@ -19,7 +21,8 @@ impl ConnectionSet {
     /// [`SearchModeCall::parse`](crate::SearchModeCall::parse) and makes it with
     /// [`Self::call_approved`], as `examples/host_full.rs` does). Wrong
     /// arguments get an error result telling the model what to fix. `None` when `tool` is
-    /// neither of the two (call it directly).
+    /// neither of the two (call it directly). With the default [`SearchModeConfig`]: see
+    /// [`Self::answer_search_mode_for`].
     ///
     /// # Cancel safety
     /// As [`Self::call_qualified`].
@@ -29,21 +32,52 @@ impl ConnectionSet {
         arguments: Option<&serde_json::Map<String, serde_json::Value>>,
         options: crate::CallOptions,
     ) -> Option<Result<rmcp::model::CallToolResult>> {
+        self.answer_search_mode_for(tool, arguments, options, &SearchModeConfig::new())
+            .await
+    }
+
+    /// [`Self::answer_search_mode`] with `config`: a search's `limit` defaults to and is
+    /// bounded by the config's, and when no tool has the config's
+    /// [`min_coverage`](SearchModeConfig::min_coverage) of the query the answer is "no good
+    /// match" ([`no_match_answer`](crate::no_match_answer): no tools, a sentence, the
+    /// closest names as `did_you_mean`), not an error.
+    ///
+    /// # Cancel safety
+    /// As [`Self::call_qualified`].
+    pub async fn answer_search_mode_for(
+        &self,
+        tool: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        options: crate::CallOptions,
+        config: &SearchModeConfig,
+    ) -> Option<Result<rmcp::model::CallToolResult>> {
         use crate::catalog::search_mode::SearchModeCall;
         use rmcp::model::{CallToolResult, ContentBlock};
         let refused = |text: String| Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
-        Some(match SearchModeCall::parse(tool, arguments)? {
+        Some(match SearchModeCall::parse_for(tool, arguments, config)? {
             Err(text) => refused(text),
-            Ok(SearchModeCall::Search { query, limit }) => match self.search_tools(&query, limit) {
-                Ok(hits) => {
-                    let answer = crate::catalog::search_mode::search_answer(&hits);
-                    let mut result =
-                        CallToolResult::success(vec![ContentBlock::text(answer.to_string())]);
-                    result.structured_content = Some(answer);
-                    Ok(result)
+            Ok(SearchModeCall::Search { query, limit }) => {
+                match self.find_tools(&query, &config.options(limit)) {
+                    Ok(found) => {
+                        let answer = if found.is_no_match() {
+                            crate::catalog::search_mode::no_match_answer(
+                                &query,
+                                found
+                                    .did_you_mean
+                                    .iter()
+                                    .map(|h| h.info.qualified_name.as_str()),
+                            )
+                        } else {
+                            crate::catalog::search_mode::search_answer(&found.hits)
+                        };
+                        let mut result =
+                            CallToolResult::success(vec![ContentBlock::text(answer.to_string())]);
+                        result.structured_content = Some(answer);
+                        Ok(result)
+                    }
+                    Err(e) => refused(format!("{}: {e}", crate::SEARCH_TOOL)),
                 }
-                Err(e) => refused(format!("{}: {e}", crate::SEARCH_TOOL)),
-            },
+            }
             Ok(SearchModeCall::Call { name, arguments }) => {
                 self.call_qualified(&name, arguments.map(serde_json::Value::Object), options)
                     .await
@@ -56,13 +90,29 @@ impl ConnectionSet {
     /// deferred servers' cached listings), with the ranking of [`mcp_search::ToolIndex`]
     /// (a tool's raw or qualified name in the query ranks it first; ties ordered by name).
     /// Searching starts nothing and waits for nothing. The index follows the catalog: after
-    /// a server's listing changes only that server is indexed again.
+    /// a server's listing changes only that server is indexed again. Every tool that
+    /// matches a word comes back; [`Self::find_tools`] leaves weak matches out.
     ///
     /// Errors: [`Error::Search`](crate::Error::Search) for a query or limit the index
     /// refuses (empty or control characters only, over 4,096 characters, a limit of 0). A
     /// limit above the index's largest ([`mcp_search::MAX_LIMIT`]) is clamped, so
     /// `usize::MAX` asks for every match.
     pub fn search_tools(&self, query: &str, limit: usize) -> Result<Vec<ToolHit>> {
+        let options = mcp_search::SearchOptions::new(limit).with_min_coverage(0.0);
+        Ok(self.find_tools(query, &options)?.hits)
+    }
+
+    /// As [`Self::search_tools`], with `options`' minimum coverage: tools that have less
+    /// of the query (and that it does not name) are left out, and when none is left the
+    /// closest tools come back as [`ToolSearch::did_you_mean`] (see
+    /// [`mcp_search::ToolIndex::search_with`]).
+    ///
+    /// Errors: as [`Self::search_tools`].
+    pub fn find_tools(
+        &self,
+        query: &str,
+        options: &mcp_search::SearchOptions,
+    ) -> Result<ToolSearch> {
         let catalog = self.catalog();
         let mut state = self
             .inner
@@ -70,23 +120,62 @@ impl ConnectionSet {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         state.follow(catalog.revision, &catalog.tools)?;
-        let hits = state.index.search(query, limit)?;
+        let found = state.index.search_with(query, options)?;
         drop(state);
         let by_name: BTreeMap<(&McpServerKey, &str), &ToolInfo> = catalog
             .tools
             .iter()
             .map(|i| ((&i.server, i.tool.name.as_ref()), i))
             .collect();
-        Ok(hits
-            .into_iter()
-            .filter_map(|hit| {
-                by_name
-                    .get(&(hit.server(), hit.tool()))
-                    .map(|info| ToolHit {
-                        info: (*info).clone(),
-                        score: hit.score(),
-                    })
+        let hits = |list: Vec<mcp_search::Hit>| -> Vec<ToolHit> {
+            list.into_iter()
+                .filter_map(|hit| {
+                    by_name
+                        .get(&(hit.server(), hit.tool()))
+                        .map(|info| ToolHit {
+                            info: (*info).clone(),
+                            score: hit.score(),
+                        })
+                })
+                .collect()
+        };
+        Ok(ToolSearch {
+            hits: hits(found.hits),
+            did_you_mean: hits(found.did_you_mean),
+        })
+    }
+
+    /// The tools the catalog pins for search mode, in catalog order: those of servers
+    /// with `always_load = true` and those `always_load_tools` names
+    /// ([`mcp_catalog::ServerConfig::always_loads`]), among the tools the set can name
+    /// now and a model may see.
+    pub fn always_loaded_tools(&self) -> Vec<ToolInfo> {
+        let catalog = self.catalog();
+        catalog
+            .tools
+            .iter()
+            .filter(|info| info.visible_to_model())
+            .filter(|info| {
+                self.inner
+                    .catalog
+                    .get(&info.server)
+                    .is_some_and(|server| server.always_loads(&info.tool.name))
             })
-            .collect())
+            .cloned()
+            .collect()
+    }
+
+    /// What a model sees in search mode: the two search tools
+    /// ([`search_mode_tools_for`](crate::search_mode_tools_for) `config`), then the
+    /// [always-loaded tools](Self::always_loaded_tools) under their qualified names, so
+    /// the model can call those directly without searching.
+    pub fn search_mode_listing(&self, config: &SearchModeConfig) -> Vec<rmcp::model::Tool> {
+        let mut tools = crate::catalog::search_mode::search_mode_tools_for(config);
+        tools.extend(self.always_loaded_tools().into_iter().map(|info| {
+            let mut tool = info.tool;
+            tool.name = info.qualified_name.into();
+            tool
+        }));
+        tools
     }
 }
