@@ -2,7 +2,9 @@
 //! plays it: the event types of [`EventsSpec`] listed by `events/list`, delivered by poll
 //! (`events/poll`, an opaque resumable cursor) and push (`events/stream`, a long-lived
 //! request whose `notifications/events/*` carry the request's id in
-//! `_meta["io.modelcontextprotocol/subscriptionId"]`).
+//! `_meta["io.modelcontextprotocol/subscriptionId"]`). Webhook subscriptions
+//! (`events/subscribe`, `events/unsubscribe`) are checked and answered, but no delivery is
+//! POSTed yet.
 //!
 //! Events are emitted by a timer ([`EventTypeSpec::every_ms`]) and by tool calls
 //! ([`Behavior::EmitEvent`](crate::Behavior::EmitEvent)); every session sees the same

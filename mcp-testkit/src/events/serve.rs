@@ -1,5 +1,6 @@
-//! The fake server's answers to `events/list`, `events/poll` and `events/stream`, and the
-//! tool behaviours that emit events and kill streams.
+//! The fake server's answers to `events/list`, `events/poll`, `events/stream`,
+//! `events/subscribe` and `events/unsubscribe`, and the tool behaviours that emit events
+//! and kill streams.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -73,6 +74,8 @@ pub(crate) async fn request(
         "events/list" => Ok(CustomResult(list(spec))),
         "events/poll" => poll(server, spec, &request).map(CustomResult),
         "events/stream" => stream(server, spec, &request, context).await,
+        "events/subscribe" => subscribe(server, spec, &request).map(CustomResult),
+        "events/unsubscribe" => unsubscribe(server, &request).map(CustomResult),
         other => Err(method_not_found(other)),
     }
 }
@@ -241,6 +244,119 @@ fn resumed_at(since: &super::log::Since) -> u64 {
         .events
         .first()
         .map_or(since.checked, |e| e.seq.saturating_sub(1))
+}
+
+/// `delivery` of `events/subscribe` and `events/unsubscribe`.
+#[derive(Deserialize)]
+struct Delivery {
+    url: String,
+    #[serde(default)]
+    secret: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WithDelivery {
+    delivery: Delivery,
+}
+
+/// The subscription's id: derived from its URL, event type and arguments (stable across
+/// refreshes).
+fn webhook_id(url: &str, name: &str, arguments: &Map<String, Value>) -> String {
+    let key = format!("{url}\n{name}\n{}", Value::Object(arguments.clone()));
+    // FNV-1a: deterministic, and enough for a fake.
+    let hash = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("sub_{hash:016x}")
+}
+
+/// `events/subscribe` (webhook): checks the URL (`https`) and the secret (`whsec_`), and
+/// answers the grant (`refreshBefore` from `ttlMs`, default an hour; `null` when the
+/// client asked for no expiry). Delivers nothing: no POST is made.
+fn subscribe(
+    server: &Shared,
+    spec: &EventsSpec,
+    request: &CustomRequest,
+) -> Result<Value, McpError> {
+    let params = subscription(spec, request, "webhook")?;
+    let WithDelivery { delivery } = request
+        .params_as()
+        .map_err(|e| McpError::invalid_params(format!("events/subscribe: {e}"), None))?
+        .ok_or_else(|| McpError::invalid_params("events/subscribe: no params", None))?;
+    if !delivery.url.starts_with("https://") {
+        return Err(McpError::invalid_params(
+            format!("delivery.url {:?} is not https", delivery.url),
+            None,
+        ));
+    }
+    let secret_ok = delivery
+        .secret
+        .as_deref()
+        .and_then(|s| s.strip_prefix("whsec_"))
+        .is_some_and(|b| b.len() >= 32);
+    if !secret_ok {
+        return Err(McpError::invalid_params(
+            "delivery.secret is not `whsec_` followed by base64 of 24 to 64 bytes",
+            None,
+        ));
+    }
+    let position = server
+        .events
+        .position(params.cursor.as_deref())
+        .map_err(|e| McpError::invalid_params(e, None))?;
+    let since = server
+        .events
+        .since(position, &params.name, &params.arguments, 0);
+    let ttl = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("ttlMs"))
+        .cloned();
+    let refresh_before = match ttl {
+        Some(Value::Null) => Value::Null,
+        other => {
+            let ms = other
+                .and_then(|v| v.as_u64())
+                .unwrap_or(3_600_000)
+                .max(1_000);
+            let at = chrono::Utc::now()
+                + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
+            json!(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        }
+    };
+    let id = webhook_id(&delivery.url, &params.name, &params.arguments);
+    crate::record::lock(&server.events.webhooks).insert(id.clone(), (delivery.url, params.name));
+    Ok(json!({
+        "id": id,
+        "refreshBefore": refresh_before,
+        "cursor": cursor(position),
+        "truncated": since.truncated,
+    }))
+}
+
+/// `events/unsubscribe`: forgets the subscription, or answers `-32011` (`kind:
+/// "subscription"`) when there is none.
+fn unsubscribe(server: &Shared, request: &CustomRequest) -> Result<Value, McpError> {
+    #[derive(Deserialize)]
+    struct Params {
+        name: String,
+        #[serde(default)]
+        arguments: Map<String, Value>,
+        delivery: Delivery,
+    }
+    let params: Params = request
+        .params_as()
+        .map_err(|e| McpError::invalid_params(format!("events/unsubscribe: {e}"), None))?
+        .ok_or_else(|| McpError::invalid_params("events/unsubscribe: no params", None))?;
+    let id = webhook_id(&params.delivery.url, &params.name, &params.arguments);
+    match crate::record::lock(&server.events.webhooks).remove(&id) {
+        Some(_) => Ok(json!({})),
+        None => Err(McpError::new(
+            ErrorCode(NOT_FOUND),
+            format!("no webhook subscription {id}"),
+            Some(json!({"kind": "subscription"})),
+        )),
+    }
 }
 
 /// A push notification's params: the occurrence with its cursor.
