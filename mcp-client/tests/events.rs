@@ -2,7 +2,8 @@
 //! stdio: the event types listed, the same subscription by poll and by push yields the same
 //! events in order, nothing is lost across a push stream the server ends or that goes
 //! silent (reopened from the last cursor), and an expired cursor and a truncated replay
-//! are reported.
+//! are reported; webhook subscriptions are made, refreshed and ended with the host's URL
+//! and secret.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 use mcp_client::{
     CallSettings, Client, ClientSettings, DeclineRequests, DeliveryMode, EventError,
     EventOccurrence, EventPoller, EventStream, EventSubscription, StreamItem, StreamSettings,
+    WebhookSecret, WebhookTarget,
 };
 use mcp_testkit::{Behavior, EventTypeSpec, EventsSpec, Scenario, TestHome, ToolSpec};
 use pretty_assertions::assert_eq;
@@ -397,6 +399,77 @@ async fn events_emitted_on_a_timer_arrive_in_order() {
         "ticks out of order: {numbers:?}"
     );
     stream.shutdown().await;
+    client.shutdown().await;
+    server.assert_gone().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_subscription_is_made_refreshed_and_ended_with_the_hosts_url_and_secret() {
+    let home = TestHome::new().unwrap();
+    let server = stdio(
+        &home,
+        Scenario::new("inbox").with_events(
+            EventsSpec::new().with_type(EventTypeSpec::new("mail").with_delivery(["webhook"])),
+        ),
+    );
+    let client = connect(server.target.clone()).await;
+    let mail = EventSubscription::new("mail");
+    let secret = WebhookSecret::generate().unwrap();
+    let url = "https://hooks.example.invalid/inbox";
+    let target = WebhookTarget::new(url, secret.clone()).with_ttl(Duration::from_secs(60));
+    let made = client
+        .subscribe_webhook(&mail, &target, None)
+        .await
+        .unwrap();
+    assert!(made.id.starts_with("sub_"), "{made:?}");
+    assert!(made.refresh_before.is_some());
+    assert_eq!(made.cursor.as_deref(), Some("pos-0"));
+    let sent = &server.requests("events/subscribe")[0].params;
+    assert_eq!(
+        sent["delivery"],
+        json!({"mode": "webhook", "url": url, "secret": secret.to_whsec()})
+    );
+    assert_eq!(sent["ttlMs"], json!(60_000));
+    // A refresh is the same call with the last cursor: the same subscription.
+    let refreshed = client
+        .subscribe_webhook(&mail, &target, made.cursor.as_deref())
+        .await
+        .unwrap();
+    assert_eq!(refreshed.id, made.id);
+    // No expiry asked: none granted.
+    let forever = client
+        .subscribe_webhook(&mail, &target.clone().with_no_expiry(), None)
+        .await
+        .unwrap();
+    assert_eq!(forever.refresh_before, None);
+
+    client.unsubscribe_webhook(&mail, url).await.unwrap();
+    let again = client.unsubscribe_webhook(&mail, url).await.unwrap_err();
+    assert_eq!(
+        again.to_string(),
+        "server `inbox` has no webhook subscription of event type `mail` to `https://hooks.example.invalid/inbox`"
+    );
+    let plain_http = WebhookTarget::new("http://hooks.example.invalid/inbox", secret);
+    let refused = client
+        .subscribe_webhook(&mail, &plain_http, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, EventError::Refused { code: -32602, .. }),
+        "{refused:?}"
+    );
+    // Poll is not offered for this type.
+    let by_poll = client.poll_events(&mail, None, None).await.unwrap_err();
+    assert!(
+        matches!(
+            by_poll,
+            EventError::ModeNotOffered {
+                mode: DeliveryMode::Poll,
+                ..
+            }
+        ),
+        "{by_poll:?}"
+    );
     client.shutdown().await;
     server.assert_gone().await;
 }

@@ -46,6 +46,19 @@ pub enum EventError {
         /// The mode asked for.
         mode: DeliveryMode,
     },
+    /// The server has no webhook subscription of that event type to that URL (`-32011`
+    /// on `events/unsubscribe`).
+    #[error(
+        "server `{server}` has no webhook subscription of event type `{event_type}` to `{url}`"
+    )]
+    UnknownSubscription {
+        /// The server.
+        server: McpServerKey,
+        /// The event type.
+        event_type: Box<str>,
+        /// The callback URL.
+        url: Box<str>,
+    },
     /// The server refused the subscription (forbidden, invalid arguments or cursor, a
     /// quota): asking again the same way gets the same answer.
     #[error(

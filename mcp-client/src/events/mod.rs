@@ -27,6 +27,8 @@
 pub(crate) mod error;
 mod poll;
 pub(crate) mod push;
+mod subscribe;
+mod webhook;
 
 use std::time::Duration;
 
@@ -39,6 +41,11 @@ use crate::{Client, RequestError};
 use error::EventError;
 pub use poll::{DEFAULT_MIN_POLL_INTERVAL, EventPoller};
 pub use push::{DEFAULT_STREAM_STALL, EventStream, StreamItem, StreamSettings};
+pub use subscribe::{WebhookSubscription, WebhookTarget};
+pub use webhook::{
+    WEBHOOK_IDS_KEPT, WEBHOOK_TOLERANCE, WebhookHeaders, WebhookRejection, WebhookSecret,
+    WebhookSecretError, WebhookVerifier,
+};
 
 /// The extension's identifier, under `capabilities.extensions`.
 pub const EVENTS_EXTENSION_ID: &str = "io.modelcontextprotocol/events";
