@@ -33,10 +33,29 @@ pub(crate) async fn run(
     if grouped {
         tools.sort_by_key(|t| super::environment_group(&t.server));
     }
+    // Tools pinned with `always_load` / `always_load_tools`: listed beside the search
+    // tools in search mode, so marked here.
+    let pinned: std::collections::BTreeSet<String> = session
+        .set
+        .always_loaded_tools()
+        .into_iter()
+        .map(|t| t.qualified_name)
+        .collect();
     if global.json {
-        crate::term::render::out_json(&Value::Array(tools.iter().map(to_json).collect()));
+        crate::term::render::out_json(&Value::Array(
+            tools
+                .iter()
+                .map(|t| {
+                    let mut v = to_json(t);
+                    if pinned.contains(&t.qualified_name) {
+                        v["always_load"] = json!(true);
+                    }
+                    v
+                })
+                .collect(),
+        ));
     } else {
-        crate::term::render::out(&human(&tools, grouped, Style::stdout()));
+        crate::term::render::out(&human(&tools, &pinned, grouped, Style::stdout()));
     }
     Ok(if required_failed { EXIT_FAILURE } else { 0 })
 }
@@ -279,7 +298,15 @@ fn first_line(text: Option<&str>) -> String {
         .to_owned()
 }
 
-fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
+/// The mark after a pinned tool's name (`always_load`).
+const ALWAYS_LOADED: &str = " (always loaded)";
+
+fn human(
+    tools: &[ToolInfo],
+    pinned: &std::collections::BTreeSet<String>,
+    grouped: bool,
+    s: Style,
+) -> String {
     if tools.is_empty() {
         return "no tools\n".to_owned();
     }
@@ -292,7 +319,11 @@ fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
     header.push("DESCRIPTION".to_owned());
     let mut rows = vec![header];
     rows.extend(tools.iter().map(|t| {
-        let mut row = vec![t.qualified_name.clone(), t.server.to_string()];
+        let mut name = t.qualified_name.clone();
+        if pinned.contains(&t.qualified_name) {
+            name.push_str(ALWAYS_LOADED);
+        }
+        let mut row = vec![name, t.server.to_string()];
         if plugins {
             row.push(plugin_label(t.plugin.as_ref()));
         }
@@ -306,14 +337,21 @@ fn human(tools: &[ToolInfo], grouped: bool, s: Style) -> String {
         lines.insert(0, header);
     }
     let servers: std::collections::BTreeSet<_> = tools.iter().map(|t| &t.server).collect();
-    with_summary(
-        lines,
-        &format!(
-            "{} from {}",
-            plural(tools.len(), "tool"),
-            plural(servers.len(), "server")
-        ),
-    )
+    let mut summary = format!(
+        "{} from {}",
+        plural(tools.len(), "tool"),
+        plural(servers.len(), "server")
+    );
+    let marked = tools
+        .iter()
+        .filter(|t| pinned.contains(&t.qualified_name))
+        .count();
+    if marked > 0 {
+        summary.push_str(&format!(
+            "; {marked} always loaded (listed beside the search tools in search mode)"
+        ));
+    }
+    with_summary(lines, &summary)
 }
 
 /// A table with a bold header row.
