@@ -344,9 +344,10 @@ async fn a_skill_changed_between_runs_is_held_under_reapprove_with_its_change() 
 }
 
 /// A deferred server (its tools from the cache) is not started for its skills: it lists
-/// none until it runs, then its skills are listed like any other's.
+/// those a set listed while its tools were cached, and loading one starts it and loads the
+/// entry it lists then, verified.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deferred_server_is_not_started_for_its_skills() {
+async fn a_deferred_server_lists_its_cached_skills_and_starts_to_load_one() {
     use mcp_catalog::StartupPolicy;
     use mcp_connections::{ServerPool, ToolCache};
     let mut fx = Fixture::new();
@@ -359,36 +360,50 @@ async fn a_deferred_server_is_not_started_for_its_skills() {
     let options = |pool: &ServerPool| {
         ConnectionSetOptions::new()
             .with_shared_pool(pool.clone())
+            .with_authority(allow())
             .with_tool_cache(ToolCache::persisted(
                 dir.path(),
                 8,
                 std::time::Duration::from_secs(3600),
             ))
     };
-    // The first host lists the tools (and so fills the cache).
+    // The first host lists the tools and the skills (and so fills the cache).
     let pool = ServerPool::new();
     let first = ConnectionSet::start(&catalog, options(&pool));
     assert_eq!(first.wait_startup().await.ready(), 1);
+    let listed = first.skills().await;
+    assert_eq!(listed.len(), 1);
     first.shutdown().await;
     pool.shutdown().await;
     fx.assert_no_processes().await;
+    let lists_before = count(&fx, "docs", "skills/list");
 
+    // The second host: from the cache, no process, no request.
     let pool = ServerPool::new();
     let second = ConnectionSet::start(&catalog, options(&pool));
     assert_eq!(second.tools().await.len(), 2);
-    assert_eq!(second.skills().await, []);
+    assert_eq!(second.skills().await, listed);
     assert_eq!(
         pool.stats().starts,
         0,
         "listing skills started a deferred server"
     );
-    second
-        .call_qualified("mcp__docs__echo", None, CallOptions::new())
+    assert_eq!(count(&fx, "docs", "skills/list"), lists_before);
+
+    // Loading starts it and loads what it lists now, verified.
+    let loaded = second
+        .load_skill("mcp__docs__pdf-processing", &SkillReadSettings::new())
         .await
         .unwrap();
+    assert_eq!(pool.stats().starts, 1);
+    assert_eq!(count(&fx, "docs", "skills/list"), lists_before + 1);
+    assert!(loaded.files.iter().all(|f| f.verified));
     assert_eq!(
-        names(&second.skills().await),
-        [("mcp__docs__pdf-processing", "pdf-processing", false)]
+        reads(&fx, "docs"),
+        [
+            "skill://pdf-processing/SKILL.md",
+            "skill://pdf-processing/references/FORMS.md"
+        ]
     );
     second.shutdown().await;
     pool.shutdown().await;

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use mcp_key::{Fingerprint, McpServerKey};
 use moka::Expiry;
 use moka::ops::compute::{CompResult, Op};
-use rmcp::model::Tool;
+use rmcp::model::{Skill, Tool};
 use serde::{Deserialize, Serialize};
 
 /// Default number of (server, fingerprint) entries kept: 32.
@@ -110,6 +110,9 @@ struct Stored {
     /// Only the era is known: the listing was not cached (see
     /// [`ToolCache::remember_protocol`]); `tools` is empty and not served.
     era_only: bool,
+    /// The server's skill entries (no file), when a set listed them on this connection
+    /// ([`ToolCache::remember_skills`]); they live as long as the listing.
+    skills: Option<Vec<Skill>>,
 }
 
 impl Stored {
@@ -152,6 +155,9 @@ pub struct CachedTools {
     pub tools: Vec<Tool>,
     /// When the `tools/list` that produced them began.
     pub fetched_at: SystemTime,
+    /// The server's skill entries (the Skills extension; no file), if a set listed them
+    /// while the tools were cached.
+    pub skills: Option<Vec<Skill>>,
 }
 
 impl CachedTools {
@@ -366,6 +372,7 @@ impl ToolCache {
         Some(CachedTools {
             tools,
             fetched_at: stored.fetched_at,
+            skills: stored.skills.clone(),
         })
     }
 
@@ -404,14 +411,21 @@ impl ToolCache {
                 {
                     Op::Nop
                 }
-                current => Op::Put(Arc::new(Stored {
-                    tools,
-                    fetched_at: fetch_started,
-                    ttl,
-                    // A new listing of the same connection keeps its recorded era.
-                    protocol_version: current.and_then(|c| c.value().protocol_version.clone()),
-                    era_only: false,
-                })),
+                current => {
+                    // A new listing of the same connection keeps its recorded era and
+                    // skills (skills change with the resources, not the tools).
+                    let current = current.map(|c| Arc::clone(c.value()));
+                    Op::Put(Arc::new(Stored {
+                        tools,
+                        fetched_at: fetch_started,
+                        ttl,
+                        protocol_version: current.as_ref().and_then(|c| c.protocol_version.clone()),
+                        era_only: false,
+                        skills: current
+                            .filter(|c| !c.era_only)
+                            .and_then(|c| c.skills.clone()),
+                    }))
+                }
             });
         let changed = matches!(
             result,
@@ -462,6 +476,7 @@ impl ToolCache {
                         ttl,
                         protocol_version: Some(version),
                         era_only: true,
+                        skills: None,
                     })),
                     None => Op::Remove,
                 },
@@ -514,6 +529,7 @@ impl ToolCache {
                 ttl: stored.ttl,
                 protocol_version: Some(version.to_owned()),
                 era_only: stored.era_only,
+                skills: stored.skills.clone(),
             },
             None => Stored {
                 tools: Vec::new(),
@@ -521,9 +537,43 @@ impl ToolCache {
                 ttl: self.inner.ttl,
                 protocol_version: Some(version.to_owned()),
                 era_only: true,
+                skills: None,
             },
         };
         self.inner.entries.insert(key, Arc::new(stored));
+        self.changed();
+    }
+
+    /// Keeps `skills` (the entries `server` lists on this connection; no file) with its
+    /// live cached listing, so a deferred server's skills are known without starting it.
+    /// No-op without a live listing: the skills live as long as it.
+    pub fn remember_skills(
+        &self,
+        server: &McpServerKey,
+        fingerprint: &Fingerprint,
+        skills: Vec<Skill>,
+    ) {
+        let key = self.inner.slot(server, fingerprint);
+        let Some(stored) = self
+            .inner
+            .entries
+            .get(&key)
+            .filter(|stored| !stored.remaining().is_zero() && !stored.era_only)
+        else {
+            return;
+        };
+        if stored.skills.as_ref() == Some(&skills) {
+            return;
+        }
+        let updated = Stored {
+            tools: stored.tools.clone(),
+            fetched_at: stored.fetched_at,
+            ttl: stored.ttl,
+            protocol_version: stored.protocol_version.clone(),
+            era_only: false,
+            skills: Some(skills),
+        };
+        self.inner.entries.insert(key, Arc::new(updated));
         self.changed();
     }
 
@@ -567,6 +617,11 @@ impl ToolCache {
                     tools: serde_json::to_value(&stored.tools)?,
                     protocol_version: stored.protocol_version.clone(),
                     era_only: stored.era_only,
+                    skills: stored
+                        .skills
+                        .as_ref()
+                        .map(serde_json::to_value)
+                        .transpose()?,
                 })
             })
             .collect::<serde_json::Result<Vec<_>>>()?;
@@ -641,6 +696,9 @@ struct FileEntry {
     /// Added within version 1: an entry that records only the era (`tools` is empty).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     era_only: bool,
+    /// Added within version 1: the server's skill entries, when they were listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    skills: Option<serde_json::Value>,
 }
 
 /// The live entries of a persisted file, or why the whole file is ignored.
@@ -697,6 +755,10 @@ fn read_entry(raw: serde_json::Value) -> Option<Option<(Key, Stored)>> {
         ttl: Duration::from_millis(entry.ttl_ms).min(MAX_TTL),
         protocol_version: entry.protocol_version,
         era_only: entry.era_only,
+        skills: match entry.skills {
+            Some(skills) => Some(serde_json::from_value(skills).ok()?),
+            None => None,
+        },
     };
     if stored.remaining().is_zero() {
         return Some(None);

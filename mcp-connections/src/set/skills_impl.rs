@@ -28,10 +28,10 @@ use crate::skill_error::{SkillLoadError, SkillRefusal};
 /// page; no file is read). A server without the extension has none.
 async fn listed(
     inner: &SetInner,
-    key: &McpServerKey,
+    slot: &Slot,
     live: &Arc<Live>,
 ) -> Result<Arc<Vec<Skill>>, mcp_client::SkillError> {
-    let cell = inner.skills.cell(key);
+    let cell = inner.skills.cell(&slot.spec.key);
     let mut last = cell.lock().await;
     let changes = *live.resource_list_changes().borrow();
     if let Some(l) = last.as_ref()
@@ -41,7 +41,10 @@ async fn listed(
         return Ok(Arc::clone(&l.skills));
     }
     let skills = match live.list_skills(mcp_client::DEFAULT_LIST_BYTE_BUDGET).await {
-        Ok(listing) => listing.skills,
+        Ok(listing) => {
+            remember(inner, slot, &listing);
+            listing.skills
+        }
         Err(e) if e.is_unsupported() => Vec::new(),
         Err(e) => return Err(e),
     };
@@ -52,6 +55,31 @@ async fn listed(
         skills: Arc::clone(&skills),
     });
     Ok(skills)
+}
+
+/// Keeps a skill listing in the tool cache beside the server's cached tools (for when it
+/// starts deferred), under the tools' rules: not when the host gave no cache or the server
+/// opted out, not a listing private to a login the connection fingerprint does not name,
+/// not one the server gave no time to live.
+fn remember(inner: &SetInner, slot: &Slot, listing: &mcp_client::SkillListing) {
+    let Some(cache) = inner
+        .options
+        .tool_cache
+        .as_ref()
+        .filter(|_| inner.catalog.tool_cache_enabled(&slot.spec.key))
+    else {
+        return;
+    };
+    let private = listing.private && !inner.authorization_in_key(&slot.spec);
+    if private || listing.ttl.is_some_and(|ttl| ttl.is_zero()) {
+        return;
+    }
+    cache.remember_skills(
+        &slot.spec.key,
+        &slot.pool_key.fingerprint,
+        listing.skills.clone(),
+    );
+    inner.persist_cache();
 }
 
 /// Checks `skills` (the listing of `slot`'s server) against their pins, re-pins the
@@ -110,12 +138,13 @@ fn enforce(
 }
 
 impl ConnectionSet {
-    /// Every connected server's skills (the Skills extension) in one list sorted by
-    /// qualified name (`mcp__server__skill`, named like tools). Listing reads no file: it
-    /// asks each server for its entries (`skills/list`), and a server's listing is reused
+    /// Every server's skills (the Skills extension) in one list sorted by qualified name
+    /// (`mcp__server__skill`, named like tools). Listing reads no file: it asks each
+    /// connected server for its entries (`skills/list`), and a server's listing is reused
     /// until its connection changes or it announces a resource list change. A deferred
-    /// server is not started for its skills, and a server that is not connected lists
-    /// none. With tool pins, each entry is pinned on first sight beside the server's
+    /// server is not started for its skills: it lists those kept in the tool cache with
+    /// its tools (when a set listed them while the tools were cached), or none. A server
+    /// that is neither connected nor deferred lists none. With tool pins, each entry is pinned on first sight beside the server's
     /// tools; a skill whose change since is held by the server's `tool_drift` policy is
     /// listed with [`SkillInfo::held`] (what changed: [`Self::skill_drift`]). A server
     /// whose listing fails lists none (logged). Servers still starting get the set's
@@ -133,10 +162,16 @@ impl ConnectionSet {
             .map(|s| s.settled());
         let _ = tokio::time::timeout(grace, futures::future::join_all(waits)).await;
         let listings = self.inner.slots.iter().map(|(key, slot)| async move {
-            let SlotState::Ready(attached) = slot.current() else {
-                return None;
+            let attached = match slot.current() {
+                SlotState::Ready(attached) => attached,
+                // Not started: the skills cached with its tools, if any.
+                SlotState::Deferred(cached) => {
+                    let skills = cached.skills.clone()?;
+                    return Some((key, slot, Arc::new(skills)));
+                }
+                _ => return None,
             };
-            match listed(&self.inner, key, attached.live()).await {
+            match listed(&self.inner, slot, attached.live()).await {
                 Ok(skills) => Some((key, slot, skills)),
                 Err(e) => {
                     tracing::warn!(server = %key, "skills not listed: {e}");
@@ -252,6 +287,33 @@ impl ConnectionSet {
         qualified: &str,
         settings: &SkillReadSettings,
     ) -> Result<LoadedSkill, SkillLoadError> {
+        let mut info = self.find_skill(qualified).await?;
+        let Some(slot) = self.inner.slots.get(&info.server).map(Arc::clone) else {
+            return Err(self.not_ready(&info, "gone".to_owned()));
+        };
+        let live = match slot.current() {
+            SlotState::Ready(attached) => Arc::clone(attached.live()),
+            // Listed from the cache (deferred): start the server, then load the entry it
+            // lists now (pinned and checked as any other), never the cached one.
+            SlotState::Deferred(_) => {
+                let deadline = mcp_pool::deadline_in(slot.spec.config.startup_timeout());
+                let attached = self
+                    .ready_connection(&slot, deadline, false)
+                    .await
+                    .map_err(|e| self.not_ready(&info, e.to_string()))?;
+                info = self.find_skill(qualified).await?;
+                Arc::clone(attached.live())
+            }
+            other => return Err(self.not_ready(&info, other.describe())),
+        };
+        self.authorize_skill(&info).await?;
+        live.load_skill(&info.skill, settings)
+            .await
+            .map_err(SkillLoadError::Skill)
+    }
+
+    /// The skill `qualified` names now, unless it is unknown or held back.
+    async fn find_skill(&self, qualified: &str) -> Result<SkillInfo, SkillLoadError> {
         let all = self.skills().await;
         let Some(info) = all.iter().find(|s| s.qualified_name == qualified) else {
             let names: Vec<&str> = all.iter().map(|s| s.qualified_name.as_str()).collect();
@@ -278,21 +340,15 @@ impl ConnectionSet {
                 changes,
             });
         }
-        self.authorize_skill(info).await?;
-        let state = self.inner.slots.get(&info.server).map(|s| s.current());
-        let live = match state {
-            Some(SlotState::Ready(attached)) => Arc::clone(attached.live()),
-            other => {
-                return Err(SkillLoadError::NotReady {
-                    name: info.qualified_name.clone(),
-                    server: info.server.clone(),
-                    state: other.map_or_else(|| "gone".to_owned(), |s| s.describe()),
-                });
-            }
-        };
-        live.load_skill(&info.skill, settings)
-            .await
-            .map_err(SkillLoadError::Skill)
+        Ok(info.clone())
+    }
+
+    fn not_ready(&self, info: &SkillInfo, state: String) -> SkillLoadError {
+        SkillLoadError::NotReady {
+            name: info.qualified_name.clone(),
+            server: info.server.clone(),
+            state,
+        }
     }
 
     /// Whether the host's authority lets `info` in (one snapshot of it).
