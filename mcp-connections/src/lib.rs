@@ -67,15 +67,18 @@
 //!
 //! - This crate: the set ([`ConnectionSet`], [`ConnectionSetOptions`], [`CallOptions`]),
 //!   its events and statuses, the tool catalog ([`ToolInfo`], [`ToolHit`], the tool cache
-//!   and search mode), the host's policy (authority, approvals, pins, hooks, elicitation,
-//!   sampling, host metadata), the shared connection pool ([`ServerPool`]) and [`Error`].
+//!   and search mode), the servers' skills ([`SkillInfo`], [`SkillDrift`],
+//!   [`SkillLoadError`]), the host's policy (authority, approvals, pins, hooks,
+//!   elicitation, sampling, host metadata, [`SkillLoading`]), the shared connection pool
+//!   ([`ServerPool`]) and [`Error`].
 //! - From `mcp-client` (one server, one connection): the names the set's API carries:
 //!   the settings a call and a connection are made with ([`CallSettings`] in
 //!   [`CallOptions::with_call`], [`ClientSettings`] in
 //!   [`ConnectionSetOptions::with_client`]), [`Root`], auth header providers ([`AuthHeaderProvider`], [`StaticBearer`],
 //!   [`BearerEnvVar`]), environments ([`Environment`], [`WrapperEnvironment`]), startup
 //!   failures ([`StartupFailure`], [`FailureReason`]), progress, tasks ([`TaskHandle`],
-//!   [`TaskState`]), listen topics, server log constants and the protocol defaults. For a
+//!   [`TaskState`]), listen topics, server log constants, the protocol defaults, and a
+//!   loaded skill ([`SkillReadSettings`], [`LoadedSkill`], [`SkillFile`], [`SkillError`]). For a
 //!   host that talks to one server alone, `mcp-client` itself.
 //! - From `mcp-search`: [`SearchError`] (inside [`Error::Search`]); for an index of a
 //!   host's own, `mcp-search` itself.
