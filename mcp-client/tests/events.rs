@@ -1,5 +1,5 @@
 //! Events (SEP-3415) through one `Client`, against the real `mcp-fake-server` binary over
-//! stdio: the event types listed, the same subscription by poll and by push yields the same
+//! stdio (and the streamable-HTTP fake, in both eras, for a host that restarts): the event types listed, the same subscription by poll and by push yields the same
 //! events in order, nothing is lost across a push stream the server ends or that goes
 //! silent (reopened from the last cursor), and an expired cursor and a truncated replay
 //! are reported; webhook subscriptions are made, refreshed and ended with the host's URL
@@ -14,10 +14,12 @@ use std::time::Duration;
 
 use mcp_client::{
     CallSettings, Client, ClientSettings, DeclineRequests, DeliveryMode, EventError,
-    EventOccurrence, EventPoller, EventStream, EventSubscription, StreamItem, StreamSettings,
-    WebhookSecret, WebhookTarget,
+    EventOccurrence, EventPoller, EventStream, EventSubscription, HttpTarget, StreamItem,
+    StreamSettings, WebhookSecret, WebhookTarget,
 };
-use mcp_testkit::{Behavior, EventTypeSpec, EventsSpec, Scenario, TestHome, ToolSpec};
+use mcp_testkit::{
+    Behavior, EventTypeSpec, EventsSpec, HttpFakeServer, Scenario, TestHome, ToolSpec,
+};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::{PATIENCE, args, stdio};
@@ -472,4 +474,66 @@ async fn a_webhook_subscription_is_made_refreshed_and_ended_with_the_hosts_url_a
     );
     client.shutdown().await;
     server.assert_gone().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_http_a_restarted_host_resumes_from_its_cursor_by_push_and_by_poll_in_both_eras() {
+    for era in [None, Some("2026-07-28")] {
+        let web = HttpFakeServer::start(support::in_era(scenario(), era))
+            .await
+            .unwrap();
+        let target = || mcp_client::Target::Http(HttpTarget::new(web.url()));
+        let mail = EventSubscription::new("mail");
+        let settings = StreamSettings::new().with_stall(STALL);
+
+        // The first host: two events by push, then it stops, keeping the cursor.
+        let first = connect(target()).await;
+        let mut stream = first
+            .stream_events(mail.clone(), None, settings.clone())
+            .await
+            .unwrap_or_else(|e| panic!("era {era:?}: {e}"));
+        for n in 1..=2 {
+            send(&first, n).await;
+        }
+        let (seen, _) = events(&mut stream, 2).await;
+        assert_eq!(
+            seen.iter().map(|e| e.event_id.as_str()).collect::<Vec<_>>(),
+            ["evt-1", "evt-2"]
+        );
+        let kept = stream.cursor().map(str::to_owned);
+        assert_eq!(kept.as_deref(), Some("pos-2"), "era {era:?}");
+        stream.shutdown().await;
+        // Meanwhile, two more happen.
+        for n in 3..=4 {
+            send(&first, n).await;
+        }
+        first.shutdown().await;
+
+        // The restarted host resumes from the kept cursor: nothing lost, nothing twice,
+        // by push and by poll alike.
+        let second = connect(target()).await;
+        let mut stream = second
+            .stream_events(mail.clone(), kept.clone(), settings)
+            .await
+            .unwrap();
+        let (pushed, others) = events(&mut stream, 2).await;
+        assert_eq!(others, Vec::new());
+        let mut poller = EventPoller::new(mail.clone()).with_cursor(kept);
+        let polled = poller.poll(&second).await.unwrap();
+        assert_eq!(
+            pushed.iter().map(identity).collect::<Vec<_>>(),
+            polled.events.iter().map(identity).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            pushed
+                .iter()
+                .map(|e| e.event_id.as_str())
+                .collect::<Vec<_>>(),
+            ["evt-3", "evt-4"],
+            "era {era:?}"
+        );
+        stream.shutdown().await;
+        second.shutdown().await;
+        web.shutdown().await;
+    }
 }
