@@ -374,6 +374,10 @@ impl ServerHandler for Gateway {
         let caller = self.caller(&context)?;
         if self.inner.hub.tool_exposure == ToolExposure::Search {
             let mut tools = mcp_connections::search_mode_tools();
+            // Tools a server pins (`always_load`, `always_load_tools`) beside the two.
+            let mut pinned = self.inner.set.always_loaded_tools();
+            pinned.retain(|t| caller.may_use_tool(&t.server, &t.tool.name));
+            tools.extend(pinned.iter().map(super::exposure::as_listed));
             let revealed = self
                 .inner
                 .revealed
@@ -383,7 +387,11 @@ impl ServerHandler for Gateway {
             if !revealed.is_empty() {
                 let mut catalog = self.inner.set.tools().await;
                 catalog.retain(|t| caller.may_use_tool(&t.server, &t.tool.name));
-                tools.extend(revealed.listed(&catalog));
+                let more = revealed.listed(&catalog);
+                tools.extend(
+                    more.into_iter()
+                        .filter(|t| !pinned.iter().any(|p| p.qualified_name == *t.name)),
+                );
             }
             return Ok(ListToolsResult::with_all_items(tools));
         }
