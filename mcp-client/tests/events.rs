@@ -345,6 +345,11 @@ async fn refusals_name_the_server_and_the_event_type() {
         by_push.to_string(),
         "server `inbox` does not deliver event type `bell` by push; use a mode its `events/list` entry offers"
     );
+    // A failed poll keeps the cursor the poller had.
+    let mut poller =
+        EventPoller::new(EventSubscription::new("fax")).with_cursor(Some("pos-0".to_owned()));
+    assert!(poller.poll(&client).await.is_err());
+    assert_eq!(poller.cursor(), Some("pos-0"));
     let bad_cursor = client
         .poll_events(&EventSubscription::new("mail"), Some("yesterday"), None)
         .await
@@ -400,7 +405,13 @@ async fn events_emitted_on_a_timer_arrive_in_order() {
         numbers.windows(2).all(|w| w[1] == w[0] + 1),
         "ticks out of order: {numbers:?}"
     );
-    stream.shutdown().await;
+    // Dropping the stream cancels its request with the server.
+    assert!(server.requests("notifications/cancelled").is_empty());
+    drop(stream);
+    let cancelled = server.wait_for("notifications/cancelled").await;
+    let opened = &server.requests("events/stream")[0];
+    assert_eq!(opened.params["name"], json!("tick"));
+    assert_eq!(cancelled.len(), 1);
     client.shutdown().await;
     server.assert_gone().await;
 }
