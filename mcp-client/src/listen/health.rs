@@ -118,7 +118,9 @@ pub struct ListenHealthFeed {
 /// The listens of one connection that are down, and where their transitions go.
 pub(crate) struct ListenBoard {
     down: Mutex<BTreeMap<ListenTopic, ListenHealth>>,
-    changes: broadcast::Sender<ListenHealth>,
+    /// Made by the first feed: a 2025-era connection never has a listen, and many hosts
+    /// never ask.
+    changes: crate::state::LazyBroadcast<ListenHealth>,
     /// Listen requests whose stream the HTTP client ended for silence.
     stalls: Mutex<VecDeque<RequestId>>,
 }
@@ -127,7 +129,7 @@ impl Default for ListenBoard {
     fn default() -> Self {
         Self {
             down: Mutex::default(),
-            changes: broadcast::channel(HEALTH_BUFFER).0,
+            changes: crate::state::LazyBroadcast::new(HEALTH_BUFFER),
             stalls: Mutex::default(),
         }
     }

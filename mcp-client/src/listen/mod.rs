@@ -352,21 +352,33 @@ pub(crate) async fn after_new_sessions(
                 return;
             },
         }
-        let watches = watches.by_uri.lock().await;
-        tracing::info!(server = %shared.key, resources = watches.len(), "the server lost the session and a new one was opened; subscribing to the watched resources again");
-        shared.tools_changed.notify_one();
-        shared.prompts_changed.announce();
-        shared.resources_changed.announce();
-        for (uri, watch) in watches.iter() {
-            if watch.listen.is_none() {
-                #[allow(deprecated, reason = "resources/subscribe is the 2025-11-25 era's way")]
-                let subscribed = peer.subscribe(SubscribeRequestParams::new(uri)).await;
-                if let Err(e) = subscribed {
-                    tracing::warn!(server = %shared.key, %uri, "subscribing again on the new session failed: {e}");
-                }
+        // Boxed: the requests' futures are large, and inline they would stay in this task's
+        // (one per connection) for the connection's whole life.
+        Box::pin(renew_session(&peer, &shared, &watches)).await;
+    }
+}
+
+/// What a new session needs: every list counted as changed, the watched resources
+/// subscribed again (2025 era) and announced as updated.
+async fn renew_session(
+    peer: &Peer<RoleClient>,
+    shared: &ConnectionShared,
+    watches: &ResourceWatches,
+) {
+    let watches = watches.by_uri.lock().await;
+    tracing::info!(server = %shared.key, resources = watches.len(), "the server lost the session and a new one was opened; subscribing to the watched resources again");
+    shared.tools_changed.notify_one();
+    shared.prompts_changed.announce();
+    shared.resources_changed.announce();
+    for (uri, watch) in watches.iter() {
+        if watch.listen.is_none() {
+            #[allow(deprecated, reason = "resources/subscribe is the 2025-11-25 era's way")]
+            let subscribed = peer.subscribe(SubscribeRequestParams::new(uri)).await;
+            if let Err(e) = subscribed {
+                tracing::warn!(server = %shared.key, %uri, "subscribing again on the new session failed: {e}");
             }
-            let _ = shared.resource_updates.send(uri.clone());
         }
+        let _ = shared.resource_updates.send(uri.clone());
     }
 }
 

@@ -156,10 +156,12 @@ pub(crate) async fn refresh_on_list_changed(
         let began = crate::telemetry::Began::now();
         let listed = tokio::select! {
             () = cancel.cancelled() => return,
-            r = tokio::time::timeout(settings.timeout, tracing::Instrument::instrument(
+            // Boxed: the listing's future is large, and inline it would stay in this task's
+            // (one per connection) for the connection's whole life.
+            r = Box::pin(tokio::time::timeout(settings.timeout, tracing::Instrument::instrument(
                 paginate::all_tools(&peer, settings.byte_budget),
                 span.clone(),
-            )) => r,
+            ))) => r,
         };
         let error = match &listed {
             Ok(Ok(_)) => None,

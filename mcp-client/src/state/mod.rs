@@ -9,6 +9,7 @@
     reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
 )]
 
+mod lazy_broadcast;
 mod list_changes;
 mod progress;
 mod task_support;
@@ -24,6 +25,7 @@ use rmcp::model::{
 };
 use tokio::sync::{Notify, watch};
 
+pub(crate) use lazy_broadcast::LazyBroadcast;
 pub(crate) use list_changes::ListChanges;
 use progress::ProgressRoutes;
 pub(crate) use progress::ProgressSink;
@@ -62,8 +64,9 @@ pub(crate) struct ConnectionShared {
     pub(crate) resources_changed: Arc<ListChanges>,
     /// The server's log messages.
     pub(crate) logs: ServerLogs,
-    /// The URI of every `notifications/resources/updated` (either era).
-    pub(crate) resource_updates: tokio::sync::broadcast::Sender<String>,
+    /// The URI of every `notifications/resources/updated` (either era), for its readers
+    /// (the channel is made by the first).
+    pub(crate) resource_updates: LazyBroadcast<String>,
     /// The health of the 2026 era's `subscriptions/listen` requests.
     pub(crate) listens: crate::listen::health::ListenBoard,
     /// Counts the sessions the streamable-HTTP transport opened again after the server
@@ -136,7 +139,7 @@ impl ConnectionShared {
             prompts_changed: Arc::default(),
             resources_changed: Arc::default(),
             logs: ServerLogs::new(),
-            resource_updates: tokio::sync::broadcast::channel(RESOURCE_UPDATE_BUFFER).0,
+            resource_updates: LazyBroadcast::new(RESOURCE_UPDATE_BUFFER),
             listens: crate::listen::health::ListenBoard::default(),
             sessions_renewed: watch::channel(0).0,
             task_support: TaskSupport::default(),

@@ -21,6 +21,7 @@ use rmcp::model::{
     ElicitationAction,
 };
 
+use crate::event_sink::EventSink;
 use crate::policy::authority::ApprovalPolicy;
 use crate::policy::authority::{AuthorityCell, Rule};
 use crate::policy::elicitation::{ElicitationHandler, ElicitationRequest};
@@ -28,6 +29,7 @@ use crate::policy::sampling::{SamplingAnswer, SamplingHandler, SamplingRequest};
 
 static NEXT_ELICITATION: AtomicU64 = AtomicU64::new(1);
 static NEXT_SAMPLING: AtomicU64 = AtomicU64::new(1);
+static NEXT_IDLE_READER: AtomicU64 = AtomicU64::new(1);
 
 /// How one session (connection set) answers server-to-client requests for one server:
 /// its live authority (read once per request), the owning environment and its configured
@@ -195,10 +197,11 @@ pub(crate) fn log_event(log: ServerLog, missed: u64) -> crate::events::Connectio
 /// (each 2026-era call is one user's, and its log lines may name that user's data).
 pub(crate) struct Gate {
     pub(crate) sessions: SessionGate<SessionRoute>,
-    /// Log messages written while no session's operation ran, for every session. Boxed
-    /// in an `Arc`: the channel allocates all its slots up front, and a slot that holds
-    /// the message itself made each connection about 30 KiB larger.
-    pub(crate) idle_logs: tokio::sync::broadcast::Sender<Arc<ServerLog>>,
+    /// Where log messages written while no session's operation ran go: the events of
+    /// every attached set that has events ([`Gate::idle_logs`]), each sent without
+    /// waiting, as a message written during an operation is. (A broadcast channel here
+    /// allocated its 256 slots up front: about 8 KiB a connection, most never used.)
+    idle_readers: Mutex<BTreeMap<u64, EventSink>>,
     /// The 2026-era calls in flight, by the session that made them (with its route).
     calls: Mutex<BTreeMap<SessionId, (usize, SessionRoute)>>,
     /// Whether the connection speaks the 2026 era (known once it connected).
@@ -209,10 +212,23 @@ impl Default for Gate {
     fn default() -> Self {
         Self {
             sessions: SessionGate::default(),
-            idle_logs: tokio::sync::broadcast::channel(mcp_client::LOG_BUFFER).0,
+            idle_readers: Mutex::default(),
             calls: Mutex::default(),
             modern: AtomicBool::new(false),
         }
+    }
+}
+
+/// A set reading a connection's log messages written while no session's operation runs
+/// ([`Gate::idle_logs`]); dropping it ends that.
+pub(crate) struct IdleLogs {
+    gate: Arc<Gate>,
+    id: u64,
+}
+
+impl Drop for IdleLogs {
+    fn drop(&mut self) {
+        self.gate.lock_idle_readers().remove(&self.id);
     }
 }
 
@@ -252,6 +268,23 @@ impl Gate {
         }
     }
 
+    /// Sends the log messages written while no session's operation runs (2025 era) to
+    /// `events` too, until the returned guard is dropped.
+    pub(crate) fn idle_logs(self: &Arc<Self>, events: EventSink) -> IdleLogs {
+        let id = NEXT_IDLE_READER.fetch_add(1, Ordering::Relaxed);
+        self.lock_idle_readers().insert(id, events);
+        IdleLogs {
+            gate: Arc::clone(self),
+            id,
+        }
+    }
+
+    fn lock_idle_readers(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, EventSink>> {
+        self.idle_readers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn lock_calls(&self) -> std::sync::MutexGuard<'_, BTreeMap<SessionId, (usize, SessionRoute)>> {
         self.calls
             .lock()
@@ -284,9 +317,11 @@ impl ServerRequests for Gate {
             _ if self.modern.load(Ordering::SeqCst) => None,
             // Nobody's operation is running: it belongs to no one in particular.
             _ => {
-                let idle = self.idle_logs.clone();
+                let readers: Vec<EventSink> = self.lock_idle_readers().values().cloned().collect();
                 Some(Arc::new(move |log: &ServerLog| {
-                    let _ = idle.send(Arc::new(log.clone()));
+                    for events in &readers {
+                        events.send(log_event(log.clone(), 0));
+                    }
                 }))
             }
         }

@@ -211,7 +211,9 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
     let (inner2, slot2) = (Arc::clone(inner), Arc::clone(slot));
     inner.tasks.spawn(async move {
         let mut updates = live.resource_updates();
-        resubscribe(&slot2, &live).await;
+        // The rare paths are boxed: inline, their futures (requests, a death's report)
+        // would stay in this task's, one per connection and set, for the connection's life.
+        Box::pin(resubscribe(&slot2, &live)).await;
         let mut listings = live.listing_revisions();
         listings.mark_unchanged();
         let mut announcements = live.announcements();
@@ -222,7 +224,7 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
             tokio::select! {
                 () = token.cancelled() => return,
                 () = &mut exited => {
-                    on_death(&inner2, &slot2, &live).await;
+                    Box::pin(on_death(&inner2, &slot2, &live)).await;
                     return;
                 }
                 changed = announcements.changed() => {
@@ -260,11 +262,11 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
 }
 
 /// Passes what a connection's server tells everyone on to this set's events until `stop`:
-/// its log messages written while no set's operation ran (those written during this set's
-/// operations come through its session route), with what was dropped (by the connection's
-/// rate limit, or by this set reading too slowly), its prompt and resource list changes
-/// (each burst counted once by the connection), and the health of its listens (those that
-/// are down as this set attaches, then each transition).
+/// its log messages written while no set's operation ran (the connection sends them
+/// straight to this set's events meanwhile, with what its rate limit dropped; those
+/// written during this set's operations come through its session route), its prompt and
+/// resource list changes (each burst counted once by the connection), and the health of
+/// its listens (those that are down as this set attaches, then each transition).
 async fn forward_notices(
     inner: Arc<SetInner>,
     slot: Arc<Slot>,
@@ -273,36 +275,36 @@ async fn forward_notices(
 ) {
     use tokio::sync::broadcast::error::RecvError;
     let server = slot.spec.key.clone();
-    let mut logs = live.gate.idle_logs.subscribe();
+    // Log messages written while no set's operation runs reach this set's events
+    // straight from the connection, until this returns.
+    let _idle_logs = inner
+        .options
+        .events
+        .clone()
+        .map(|events| live.gate.idle_logs(events));
     let mut prompts = live.prompt_list_changes();
     let mut resources = live.resource_list_changes();
     prompts.mark_unchanged();
     resources.mark_unchanged();
-    let listens = live.listen_health();
-    for health in listens.current {
-        if let Some(event) = listen_event(&slot, health).await {
-            inner.emit(event);
+    // Only a 2026-era connection has listens: a 2025-era one's feed would never carry a
+    // transition, and taking it would make the connection's channel for them.
+    let mut listens = if live.era() == Era::V2026_07_28 {
+        let feed = live.listen_health();
+        for health in feed.current {
+            if let Some(event) = listen_event(&slot, health).await {
+                inner.emit(event);
+            }
         }
-    }
-    let mut listens = listens.changes;
-    let mut missed = 0u64;
+        Some(feed.changes)
+    } else {
+        None
+    };
     loop {
         let event = tokio::select! {
             () = stop.cancelled() => return,
-            log = logs.recv() => match log {
-                Ok(log) => crate::set::live::log_event(
-                    Arc::unwrap_or_clone(log),
-                    std::mem::take(&mut missed),
-                ),
-                Err(RecvError::Lagged(n)) => {
-                    missed += n;
-                    continue;
-                }
-                Err(RecvError::Closed) => return,
-            },
             Ok(()) = prompts.changed() => ConnectionEvent::PromptsChanged { server: server.clone() },
             Ok(()) = resources.changed() => ConnectionEvent::ResourcesChanged { server: server.clone() },
-            health = listens.recv() => match health {
+            health = next_health(&mut listens) => match health {
                 Ok(health) => match listen_event(&slot, health).await {
                     Some(event) => event,
                     None => continue,
@@ -315,6 +317,16 @@ async fn forward_notices(
             },
         };
         inner.emit(event);
+    }
+}
+
+/// The next transition of a connection's listens; never, for one without listens.
+async fn next_health(
+    changes: &mut Option<tokio::sync::broadcast::Receiver<ListenHealth>>,
+) -> Result<ListenHealth, tokio::sync::broadcast::error::RecvError> {
+    match changes {
+        Some(changes) => changes.recv().await,
+        None => std::future::pending().await,
     }
 }
 
