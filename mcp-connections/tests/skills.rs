@@ -340,6 +340,51 @@ async fn a_skill_changed_between_runs_is_held_under_reapprove_with_its_change() 
     assert_eq!(set.skill_drift(&key("docs")), []);
     assert_eq!(set.skill_notices(&key("docs")).len(), 1);
     set.shutdown().await;
+
+    // Under `reapprove` the skill approver is shown the change in band; a yes accepts the
+    // entry shown and loads it. Under `block` nobody is asked: it stays held.
+    let shown = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let shown2 = Arc::clone(&shown);
+    let approver = skill_approver_fn(move |request| {
+        shown2.lock().unwrap().push(request.drift.clone());
+        async { ApprovalAnswer::Approve }
+    });
+    let asking = || {
+        ConnectionSetOptions::new()
+            .with_authority(HostAuthority::new().with_skill_approver(Arc::clone(&approver)))
+            .with_tool_pins(Arc::new(ToolPins::persisted(dir.path())))
+    };
+    fx.stdio("docs", docs(pdf().with_revision(3)));
+    let set = start(&fx, asking()).await;
+    assert!(set.skills().await[0].held);
+    let loaded = set
+        .load_skill("mcp__docs__pdf-processing", &SkillReadSettings::new())
+        .await
+        .unwrap();
+    assert!(loaded.skill_md().unwrap().contains("Revision 3."));
+    let asked = std::mem::take(&mut *shown.lock().unwrap());
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let drift = asked[0].as_ref().expect("asked as a re-approval");
+    assert!(
+        drift.changes.contains(&SkillChange::FileChanged {
+            uri: "skill://pdf-processing/SKILL.md".into()
+        }),
+        "{drift:?}"
+    );
+    assert!(!set.skills().await[0].held, "accepted by the re-approval");
+    set.shutdown().await;
+
+    fx.stdio_with("docs", docs(pdf().with_revision(4)), |c| {
+        c.with_tool_drift(ToolDriftPolicy::Block)
+    });
+    let set = start(&fx, asking()).await;
+    let e = set
+        .load_skill("mcp__docs__pdf-processing", &SkillReadSettings::new())
+        .await
+        .unwrap_err();
+    assert!(e.is_held(), "{e}");
+    assert_eq!(shown.lock().unwrap().len(), 0, "asked under block");
+    set.shutdown().await;
     fx.assert_no_processes().await;
 }
 

@@ -42,6 +42,17 @@ pub struct SkillApprovalRequest {
     pub skill: Skill,
     /// The [`skill_fingerprint`](crate::skill_fingerprint) of `skill`: what a yes approves.
     pub fingerprint: Fingerprint,
+    /// Set when the skill is held back because it changed since it was pinned (a
+    /// re-approval, under `tool_drift = "reapprove"`): what changed. A yes accepts this
+    /// entry for later loads too.
+    pub drift: Option<crate::policy::drift::skills::SkillDrift>,
+}
+
+impl SkillApprovalRequest {
+    /// Whether this asks to accept a changed skill.
+    pub fn is_reapproval(&self) -> bool {
+        self.drift.is_some()
+    }
 }
 
 /// Who answers "may this skill be loaded?" when the host's [`SkillLoading`] is

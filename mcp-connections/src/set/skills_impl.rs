@@ -267,10 +267,40 @@ impl ConnectionSet {
         Ok(accepted)
     }
 
-    /// Loads the skill `qualified` (a name from [`Self::skills`]) into the host's hands:
-    /// refused, reading nothing, while it is held back since it changed, or when the
-    /// host's authority does not let it in ([`SkillLoading`]: `Deny`; `Ask` with no
-    /// approver, under approval policy `Never`, or declined); otherwise its `SKILL.md`
+    /// Accepts the held-back change of the skill whose `SKILL.md` is at `uri` on `server`
+    /// only if the server's listing has exactly the entry the user saw (`seen`, its
+    /// [`skill_fingerprint`](crate::skill_fingerprint)). Returns `Ok(false)`, pinning
+    /// nothing, when it differs (show the new entry and ask again) or nothing of it is
+    /// held back.
+    ///
+    /// # Errors
+    /// [`Error::UnknownServer`](crate::Error::UnknownServer).
+    pub fn accept_skill_change_seen(
+        &self,
+        server: &McpServerKey,
+        uri: &str,
+        seen: &mcp_key::Fingerprint,
+    ) -> crate::error::Result<bool> {
+        self.inner.slot(server)?;
+        let drifted = self.drifted(server);
+        let now = drifted.listed.iter().find(|s| s.uri == uri);
+        let held = drifted.held.iter().any(|d| d.uri == uri);
+        if !held || now.map(skill_fingerprint).as_ref() != Some(seen) {
+            return Ok(false);
+        }
+        Ok(self.accept_skill_changes(server, Some(uri))? > 0)
+    }
+
+    /// Loads the skill `qualified` (a name from [`Self::skills`]) into the host's hands.
+    /// Refused, reading nothing, when the host's authority does not let it in
+    /// ([`SkillLoading`]: `Deny`; `Ask` with no approver, under approval policy `Never`,
+    /// or declined), and while it is held back since it changed: under `tool_drift =
+    /// "reapprove"` the authority's skill approver is asked, shown the change
+    /// ([`SkillApprovalRequest::drift`]), and a yes accepts the entry shown and loads it
+    /// (whatever [`SkillLoading`] says but `Deny`); under `block`, or with nobody to ask,
+    /// it stays held until [`Self::accept_skill_changes`]. A deferred server (its skills
+    /// listed from the cache) is started first, and the entry it lists then is the one
+    /// loaded. Otherwise its `SKILL.md`
     /// and then every other file its entry lists are read (only those URIs) and verified
     /// against the entry (size, digest, and the `SKILL.md` frontmatter field by field),
     /// and only verified bytes are returned (a `"dynamic"` skill's files only when
@@ -306,13 +336,17 @@ impl ConnectionSet {
             }
             other => return Err(self.not_ready(&info, other.describe())),
         };
-        self.authorize_skill(&info).await?;
+        if info.held {
+            self.reapprove_skill(&info).await?;
+        } else {
+            self.authorize_skill(&info).await?;
+        }
         live.load_skill(&info.skill, settings)
             .await
             .map_err(SkillLoadError::Skill)
     }
 
-    /// The skill `qualified` names now, unless it is unknown or held back.
+    /// The skill `qualified` names now.
     async fn find_skill(&self, qualified: &str) -> Result<SkillInfo, SkillLoadError> {
         let all = self.skills().await;
         let Some(info) = all.iter().find(|s| s.qualified_name == qualified) else {
@@ -327,19 +361,6 @@ impl ConnectionSet {
                 hint,
             });
         };
-        if info.held {
-            let changes = self
-                .skill_drift(&info.server)
-                .iter()
-                .find(|d| d.uri == info.skill.uri)
-                .map(SkillDrift::describe)
-                .unwrap_or_default();
-            return Err(SkillLoadError::Held {
-                name: info.qualified_name.clone(),
-                server: info.server.clone(),
-                changes,
-            });
-        }
         Ok(info.clone())
     }
 
@@ -348,6 +369,70 @@ impl ConnectionSet {
             name: info.qualified_name.clone(),
             server: info.server.clone(),
             state,
+        }
+    }
+
+    /// A held-back skill: under `tool_drift = "reapprove"` the skill approver is shown the
+    /// change and a yes accepts the entry shown (and loads it); otherwise, or without
+    /// anyone to ask, it stays held.
+    async fn reapprove_skill(&self, info: &SkillInfo) -> Result<(), SkillLoadError> {
+        let drift = self
+            .skill_drift(&info.server)
+            .into_iter()
+            .find(|d| d.uri == info.skill.uri);
+        let held = || SkillLoadError::Held {
+            name: info.qualified_name.clone(),
+            server: info.server.clone(),
+            changes: drift.as_ref().map(SkillDrift::describe).unwrap_or_default(),
+        };
+        let authority = self.inner.authority.load();
+        if authority.skill_loading == SkillLoading::Deny {
+            return Err(self.refused(info, SkillRefusal::Denied));
+        }
+        let in_band =
+            self.tool_drift_policy(&info.server) == mcp_catalog::ToolDriftPolicy::Reapprove;
+        let approver = authority
+            .skill_approver
+            .as_ref()
+            .filter(|_| in_band && authority.approval_policy != ApprovalPolicy::Never);
+        let (Some(approver), Some(shown)) = (approver, drift.clone()) else {
+            return Err(held());
+        };
+        let fingerprint = skill_fingerprint(&info.skill);
+        let request = SkillApprovalRequest {
+            server: info.server.clone(),
+            qualified_name: info.qualified_name.clone(),
+            skill: info.skill.clone(),
+            fingerprint,
+            drift: Some(shown),
+        };
+        let answer = approver.ask(request).await;
+        if !answer.approves() {
+            return Err(self.refused(info, SkillRefusal::Declined));
+        }
+        let accepted = self
+            .accept_skill_change_seen(&info.server, &info.skill.uri, &fingerprint)
+            .map_err(|_| held())?;
+        if !accepted {
+            // It changed again while the user decided: nothing approved is listed now.
+            return Err(held());
+        }
+        if answer == ApprovalAnswer::ApproveForSession {
+            self.inner
+                .skills
+                .approved
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert((info.server.clone(), fingerprint));
+        }
+        Ok(())
+    }
+
+    fn refused(&self, info: &SkillInfo, reason: SkillRefusal) -> SkillLoadError {
+        SkillLoadError::Refused {
+            name: info.qualified_name.clone(),
+            server: info.server.clone(),
+            reason,
         }
     }
 
@@ -388,6 +473,7 @@ impl ConnectionSet {
             qualified_name: info.qualified_name.clone(),
             skill: info.skill.clone(),
             fingerprint,
+            drift: None,
         };
         match approver.ask(request).await {
             ApprovalAnswer::Approve => Ok(()),
