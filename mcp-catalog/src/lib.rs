@@ -292,6 +292,7 @@ pub use registry::document::{
 };
 pub use registry::inputs::{InputValues, RegistryInput};
 pub use registry::plan::{InstallPlan, Launch, McpbBundle, Provenance, ProvenanceSource};
+pub use registry::record::EntryCheck;
 pub use resolve::builder::CatalogBuilder;
 pub use resolve::plugin::{PLUGIN_JSON_FILE, PLUGIN_TOML_FILE, Plugin, PluginTier};
 pub use resolve::resolved::ResolvedCatalog;

@@ -319,7 +319,8 @@ pub(crate) struct ToolsArgs {
     #[arg(long, conflicts_with_all = ["search", "changes"])]
     pub(crate) cached: bool,
     /// List the tools held back because they changed since they were first seen: what
-    /// changed, the description before and after, and how to accept.
+    /// changed, the description before and after, and how to accept; and entries `mcpctl
+    /// add` wrote that were edited since (another version, another package or URL).
     #[arg(long, conflicts_with = "search")]
     pub(crate) changes: bool,
     /// Only the tools that best match QUERY, best first (a tool's name in the query ranks

@@ -143,6 +143,35 @@ fn add_shows_the_command_and_asks_before_writing_and_writes_nothing_on_no() {
     assert_eq!(tools.code, 0, "{}", tools.stderr);
     assert!(tools.stdout.contains("echo"), "{}", tools.stdout);
     assert_eq!(ran(&log), "uvx weather-mcp-server==0.5.0\n");
+
+    // As added, nothing to report; edited by hand to another version, `tools --changes`
+    // says so from the record.
+    let changes = wd.run(&["--config", "mcp.toml", "tools", "--changes"]);
+    assert_eq!(changes.code, 0, "{}", changes.stderr);
+    assert!(
+        changes.stdout.contains("no tool changed"),
+        "{}",
+        changes.stdout
+    );
+    std::fs::write(
+        wd.path().join("mcp.toml"),
+        written.replace("weather-mcp-server==0.5.0", "weather-mcp-server==0.6.0"),
+    )
+    .unwrap();
+    let changes = wd.run(&["--config", "mcp.toml", "tools", "--changes"]);
+    assert_eq!(changes.code, 0, "{}", changes.stderr);
+    assert!(
+        changes.stdout.contains(
+            "weather-mcp: version changed since `mcpctl add`: 0.5.0 -> 0.6.0\n  review: mcpctl add io.github.example/weather-mcp@VERSION"
+        ),
+        "{}",
+        changes.stdout
+    );
+    let json = wd
+        .run(&["--config", "mcp.toml", "tools", "--changes", "--json"])
+        .json();
+    assert_eq!(json[0]["server"], "weather-mcp", "{json}");
+    assert_eq!(json[0]["recorded"]["packageVersion"], "0.5.0", "{json}");
 }
 
 #[test]

@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::registry::document::PackageType;
 use crate::registry::plan::{Provenance, ProvenanceSource};
+use crate::registry::version::ImageRef;
 
 impl Provenance {
     /// The provenance as one JSON object, for a host to record beside the entry it wrote:
@@ -120,6 +121,126 @@ impl Provenance {
     }
 }
 
+/// What a configuration entry runs now, against the [`Provenance`] recorded when it was
+/// written ([`Provenance::check_entry`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EntryCheck {
+    /// The entry still runs the recorded package version or connects to the recorded URL.
+    Same,
+    /// The entry runs the recorded package at another version (or image tag or digest).
+    VersionChanged {
+        /// The version recorded (`1.0.2`, an image's `tag@digest`).
+        recorded: String,
+        /// The version the entry runs now.
+        now: String,
+    },
+    /// The entry no longer runs the recorded package or remote at all: what it was.
+    Replaced {
+        /// The recorded package or remote, as [`Provenance`] shows it.
+        recorded: String,
+    },
+}
+
+impl Provenance {
+    /// Whether `config` (the entry as it is now, perhaps edited by hand) still runs what
+    /// was recorded: the package's pinned argument (`pkg@1.0.2`, `pkg==1.0.2`, an image
+    /// `repo:tag@digest`) among its stdio arguments, or the remote's URL.
+    ///
+    /// ```
+    /// # use mcp_catalog::{EntryCheck, InputValues, InstallTarget, RegistryServer, ServerConfig};
+    /// let text = r#"{"name": "io.github.user/notes", "version": "1.0.2", "description": "Notes",
+    ///     "packages": [{"registryType": "npm", "identifier": "notes-mcp", "version": "1.0.2",
+    ///     "transport": {"type": "stdio"}}]}"#;
+    /// let server = RegistryServer::from_json_str(text, "server.json")?;
+    /// let plan = server.install_plan(InstallTarget::Package(0), &InputValues::new())?;
+    /// let edited = ServerConfig::stdio("npx").with_args(["-y", "notes-mcp@1.1.0"]);
+    /// assert_eq!(
+    ///     plan.provenance().check_entry(&edited),
+    ///     EntryCheck::VersionChanged { recorded: "1.0.2".into(), now: "1.1.0".into() }
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_entry(&self, config: &crate::ServerConfig) -> EntryCheck {
+        let replaced = || EntryCheck::Replaced {
+            recorded: self.to_string(),
+        };
+        let compare = |recorded: String, now: String| {
+            if recorded == now {
+                EntryCheck::Same
+            } else {
+                EntryCheck::VersionChanged { recorded, now }
+            }
+        };
+        match (&self.source, config.transport()) {
+            (ProvenanceSource::Remote { url }, crate::Transport::StreamableHttp(http))
+            | (ProvenanceSource::Remote { url }, crate::Transport::Sse(http)) => {
+                if http.url() == url {
+                    EntryCheck::Same
+                } else {
+                    replaced()
+                }
+            }
+            (
+                ProvenanceSource::Package {
+                    registry_type,
+                    identifier,
+                    version,
+                    digest,
+                },
+                crate::Transport::Stdio(stdio),
+            ) => {
+                let args = stdio.args();
+                let versioned = |separator: &str| {
+                    let prefix = format!("{identifier}{separator}");
+                    args.iter()
+                        .find_map(|arg| arg.strip_prefix(&prefix).map(str::to_owned))
+                };
+                match registry_type {
+                    PackageType::Npm | PackageType::Nuget => match versioned("@") {
+                        Some(now) => compare(version.clone().unwrap_or_default(), now),
+                        None => replaced(),
+                    },
+                    PackageType::Pypi => match versioned("==") {
+                        Some(now) => compare(version.clone().unwrap_or_default(), now),
+                        None => replaced(),
+                    },
+                    PackageType::Oci => {
+                        let repository = ImageRef::parse(identifier).repository;
+                        let image = |tag: Option<&str>, digest: Option<&str>| {
+                            let mut out = tag.unwrap_or_default().to_owned();
+                            if let Some(digest) = digest {
+                                out.push('@');
+                                out.push_str(digest);
+                            }
+                            out
+                        };
+                        match args
+                            .iter()
+                            .map(|arg| ImageRef::parse(arg))
+                            .find(|r| r.repository == repository)
+                        {
+                            Some(now) => compare(
+                                image(version.as_deref(), digest.as_deref()),
+                                image(now.tag, now.digest),
+                            ),
+                            None => replaced(),
+                        }
+                    }
+                    PackageType::Mcpb => {
+                        if args.iter().any(|arg| arg == identifier) {
+                            EntryCheck::Same
+                        } else {
+                            replaced()
+                        }
+                    }
+                }
+            }
+            _ => replaced(),
+        }
+    }
+}
+
 /// The package type written as `text`.
 fn package_type(text: &str) -> Option<PackageType> {
     [
@@ -150,6 +271,88 @@ mod tests {
                 digest: digest.map(str::to_owned),
             },
         }
+    }
+
+    #[test]
+    fn an_entry_is_checked_against_what_was_recorded() {
+        let stdio = |args: &[&str]| crate::ServerConfig::stdio("x").with_args(args.to_vec());
+        let recorded = npm("1.0.2", None);
+        assert_eq!(
+            recorded.check_entry(&stdio(&["-y", "notes-mcp@1.0.2"])),
+            EntryCheck::Same
+        );
+        assert_eq!(
+            recorded.check_entry(&stdio(&["-y", "notes-mcp@2.0.0"])),
+            EntryCheck::VersionChanged {
+                recorded: "1.0.2".to_owned(),
+                now: "2.0.0".to_owned()
+            }
+        );
+        // Another package whose name starts the same is not this one.
+        assert!(matches!(
+            recorded.check_entry(&stdio(&["-y", "notes-mcp-extra@1.0.2"])),
+            EntryCheck::Replaced { recorded } if recorded.contains("notes-mcp@1.0.2")
+        ));
+        assert!(matches!(
+            recorded.check_entry(&crate::ServerConfig::http("https://x.example/mcp")),
+            EntryCheck::Replaced { .. }
+        ));
+
+        let pypi = Provenance {
+            source: ProvenanceSource::Package {
+                registry_type: PackageType::Pypi,
+                identifier: "weather".to_owned(),
+                version: Some("0.5.0".to_owned()),
+                digest: None,
+            },
+            ..npm("0.5.0", None)
+        };
+        assert_eq!(
+            pypi.check_entry(&stdio(&["weather==0.5.0"])),
+            EntryCheck::Same
+        );
+        assert!(matches!(
+            pypi.check_entry(&stdio(&["weather==0.6.0"])),
+            EntryCheck::VersionChanged { now, .. } if now == "0.6.0"
+        ));
+
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let oci = Provenance {
+            source: ProvenanceSource::Package {
+                registry_type: PackageType::Oci,
+                identifier: "ghcr.io/user/notes".to_owned(),
+                version: Some("1.0.2".to_owned()),
+                digest: Some(digest.clone()),
+            },
+            ..npm("1.0.2", None)
+        };
+        let pinned = format!("ghcr.io/user/notes:1.0.2@{digest}");
+        assert_eq!(
+            oci.check_entry(&stdio(&["run", "-i", "--rm", &pinned])),
+            EntryCheck::Same
+        );
+        assert_eq!(
+            oci.check_entry(&stdio(&["run", "-i", "--rm", "ghcr.io/user/notes:1.0.3"])),
+            EntryCheck::VersionChanged {
+                recorded: format!("1.0.2@{digest}"),
+                now: "1.0.3".to_owned()
+            }
+        );
+
+        let remote = Provenance {
+            source: ProvenanceSource::Remote {
+                url: "https://x.example/mcp".to_owned(),
+            },
+            ..npm("1.0.2", None)
+        };
+        assert_eq!(
+            remote.check_entry(&crate::ServerConfig::http("https://x.example/mcp")),
+            EntryCheck::Same
+        );
+        assert!(matches!(
+            remote.check_entry(&crate::ServerConfig::http("https://y.example/mcp")),
+            EntryCheck::Replaced { .. }
+        ));
     }
 
     #[test]

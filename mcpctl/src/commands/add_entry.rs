@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mcp_catalog::{Provenance, ServerConfig};
+use mcp_catalog::{EntryCheck, Provenance, ServerConfig};
 use mcp_key::ServerName;
 use serde_json::{Value, json};
 
@@ -82,6 +82,35 @@ pub(crate) fn recorded(config_file: &Path, name: &str) -> Option<Provenance> {
     let text = std::fs::read_to_string(record_path(config_file)).ok()?;
     let record: Value = serde_json::from_str(&text).ok()?;
     Provenance::from_json(record.get("servers")?.get(name)?)
+}
+
+/// How the entry of server `key` differs from what `mcpctl add` recorded beside its file
+/// (the version edited by hand, or another package or URL put in its place); `None` when
+/// it runs what was recorded, or nothing was recorded for it.
+pub(crate) fn entry_change(
+    catalog: &mcp_catalog::ResolvedCatalog,
+    key: &mcp_key::McpServerKey,
+) -> Option<(Provenance, EntryCheck)> {
+    let config = catalog.get(key)?;
+    let file = catalog.source(key)?.name();
+    let provenance = recorded(Path::new(file), key.name().as_str())?;
+    match provenance.check_entry(config) {
+        EntryCheck::Same => None,
+        change => Some((provenance, change)),
+    }
+}
+
+/// One line for an [`EntryCheck`] that is not [`EntryCheck::Same`].
+pub(crate) fn describe_change(change: &EntryCheck) -> String {
+    match change {
+        EntryCheck::VersionChanged { recorded, now } => {
+            format!("version changed since `mcpctl add`: {recorded} -> {now}")
+        }
+        EntryCheck::Replaced { recorded } => {
+            format!("no longer runs what `mcpctl add` recorded: {recorded}")
+        }
+        _ => "runs what `mcpctl add` recorded".to_owned(),
+    }
 }
 
 /// Records `provenance` (and the registry it came from) for server `name` beside

@@ -61,13 +61,22 @@ pub(crate) async fn run(
 }
 
 /// Runs `tools --changes`: every tool held back because it changed since it was pinned,
-/// with what changed, its description before and after (escaped) and how to accept.
+/// with what changed, its description before and after (escaped) and how to accept; and
+/// first every entry `mcpctl add` recorded that no longer runs what was recorded.
 pub(crate) async fn run_changes(
     session: &mut Session,
     global: &GlobalArgs,
     server: Option<&str>,
 ) -> Result<u8, CliError> {
     let (_, relevant, required_failed) = super::wait_relevant(session, global, server).await?;
+    // Entries `mcpctl add` wrote from the registry and someone edited since.
+    let edited: Vec<_> = relevant
+        .iter()
+        .filter_map(|status| {
+            super::add_entry::entry_change(&session.catalog, &status.key)
+                .map(|(provenance, change)| (status.key.clone(), provenance, change))
+        })
+        .collect();
     let mut entries = Vec::new();
     for status in &relevant {
         for drift in session.set.tool_drift(&status.key) {
@@ -83,10 +92,17 @@ pub(crate) async fn run_changes(
         }
     }
     if global.json {
+        let edited = edited.iter().map(|(server, provenance, change)| {
+            json!({
+                "server": server,
+                "tool": null,
+                "changes": super::add_entry::describe_change(change),
+                "recorded": provenance.to_json(),
+            })
+        });
         crate::term::render::out_json(&Value::Array(
-            entries
-                .iter()
-                .map(|(server, drift, before, after)| {
+            edited
+                .chain(entries.iter().map(|(server, drift, before, after)| {
                     json!({
                         "server": server,
                         "tool": drift.tool,
@@ -94,13 +110,20 @@ pub(crate) async fn run_changes(
                         "description_before": before,
                         "description_after": after,
                     })
-                })
+                }))
                 .collect(),
         ));
-    } else if entries.is_empty() {
+    } else if entries.is_empty() && edited.is_empty() {
         crate::term::render::out("no tool changed since it was first seen\n");
     } else {
         let mut text = String::new();
+        for (server, provenance, change) in &edited {
+            text.push_str(&format!(
+                "{server}: {}\n  review: mcpctl add {}@VERSION shows what it would run\n",
+                super::add_entry::describe_change(change),
+                provenance.name(),
+            ));
+        }
         for (server, drift, before, after) in &entries {
             text.push_str(&format!(
                 "{server} {}: {}\n",
