@@ -392,6 +392,25 @@ impl ServerHandler for Traced {
         run(span, Box::pin(self.gateway.unsubscribe(request, context))).await
     }
 
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, McpError> {
+        let span = self.span("skills/list", None, &context);
+        run(span, Box::pin(self.gateway.list_skills(request, context))).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, McpError> {
+        let span = self.span("skills/get", None, &context);
+        span.record(semconv::MCP_RESOURCE_URI, request.uri.as_str());
+        run(span, Box::pin(self.gateway.get_skill(request, context))).await
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,

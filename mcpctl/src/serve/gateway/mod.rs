@@ -36,6 +36,7 @@ mod calls;
 mod events;
 mod listen;
 mod routing;
+mod skills;
 
 use events::forward_list_changes;
 pub(crate) use listen::ListenSetups;
@@ -236,6 +237,13 @@ impl Gateway {
             .with_sampling_handler(sampling)
             .with_events(tx);
         let set = ConnectionSet::start(&hub.catalog, options);
+        // The gateway's client is the host that asks its user before a skill enters a
+        // model's context; the gateway only passes verified files on (see `skills`).
+        set.set_authority(
+            (*set.authority())
+                .clone()
+                .with_skill_loading(mcp_connections::SkillLoading::Allow),
+        );
         let events = broadcast::channel(EVENT_BUFFER).0;
         let tracked = hub.status.track(&hub.pool, &set, &events);
         let resource_owners = Owners::default();
@@ -290,7 +298,12 @@ impl ServerHandler for Gateway {
                 "prompts": {"listChanged": true},
                 "logging": {},
                 "completions": {},
-                "extensions": {rmcp::model::TASKS_EXTENSION_ID: {}},
+                // Skills: announced to a client in `initialize` only when an upstream
+                // server serves them (see `skills`).
+                "extensions": {
+                    rmcp::model::TASKS_EXTENSION_ID: {},
+                    rmcp::model::SKILLS_EXTENSION_ID: {},
+                },
             },
             "serverInfo": {"name": "mcpctl-serve", "version": env!("CARGO_PKG_VERSION")},
             "instructions": "Tools, prompts, resources and templates of every MCP server configured for mcpctl; tools and prompts under qualified names (mcp__<server>__<name>).",
@@ -342,6 +355,11 @@ impl ServerHandler for Gateway {
             self.inner.counted.store(true, Ordering::SeqCst);
         }
         let mut result = self.negotiate_initialize(&request)?;
+        if !self.upstream_serves_skills().await
+            && let Some(extensions) = result.capabilities.extensions.as_mut()
+        {
+            extensions.remove(rmcp::model::SKILLS_EXTENSION_ID);
+        }
         // MCP Apps: announced to a client that renders them; every upstream connection
         // announces the extension (see `serve::run`), so tools' `_meta.ui`, `ui://`
         // resources and results' `_meta` come through unchanged.
@@ -446,6 +464,22 @@ impl ServerHandler for Gateway {
     /// resources it names, until the client ends the request.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         self.listen_until_ended(context).await
+    }
+
+    async fn list_skills(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListSkillsResult, McpError> {
+        self.list_skills_for(&context).await
+    }
+
+    async fn get_skill(
+        &self,
+        request: rmcp::model::GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetSkillResult, McpError> {
+        self.get_skill_for(&request, &context).await
     }
 
     async fn get_task(
@@ -675,6 +709,9 @@ impl ServerHandler for Gateway {
         self.caller(&context)?;
         self.settle_for(&context).await;
         let (server, uri) = self.resource_target(&request.uri).await?;
+        if let Some(read) = self.read_skill_file(&server, &uri, &request.uri).await {
+            return read.map(Into::into);
+        }
         match self.inner.set.read_resource(&server, &uri).await {
             Ok(mut result) => {
                 result.result_type.get_or_insert(ResultType::COMPLETE);
