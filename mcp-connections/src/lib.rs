@@ -163,6 +163,7 @@ pub use mcp_client::{
     DEFAULT_PROBE_TIMEOUT, DEFAULT_PROCESS_GRACE, MAX_CURSOR_BYTES, MAX_ITEMS, MAX_PAGES,
     default_protocol_version,
 };
+pub use mcp_client::{DeliveryMode, EventError, EventOccurrence, EventType, StreamItem};
 pub use mcp_client::{
     ENVIRONMENT_CWD_VAR, ENVIRONMENT_ID_VAR, Environment, EnvironmentError, FailureReason,
     Progress, ProgressCallback, StartupFailure, WrapperEnvironment,
@@ -198,6 +199,9 @@ pub use policy::skill_loading::{
 pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::ConnectionSet;
 pub use set::call::{CallOptions, SetTask, StartedCall};
+pub use set::events_impl::{
+    DEFAULT_EVENT_FEED_CAPACITY, EventFeed, EventFeedError, EventFeedOptions,
+};
 pub use set::options::{
     ConnectionSetOptions, DEFAULT_LOGIN_POLL, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE,
     default_client_info,

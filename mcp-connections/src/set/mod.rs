@@ -4,6 +4,7 @@ pub(crate) mod approvals_impl;
 pub(crate) mod authority_impl;
 pub(crate) mod call;
 pub(crate) mod completions;
+pub(crate) mod events_impl;
 pub(crate) mod from_catalog;
 #[cfg(feature = "http")]
 pub(crate) mod http_auth;
