@@ -25,7 +25,8 @@ use std::time::Duration;
 
 use mcp_catalog::StdioConfig;
 use mcp_client::{
-    Client, ClientSettings, DeclineRequests, HttpTarget, SkillError, SkillReadSettings, Target,
+    Client, ClientSettings, DeclineRequests, Handshake, HttpTarget, SkillError, SkillReadSettings,
+    Target,
 };
 use mcp_testkit::TestHome;
 use pretty_assertions::assert_eq;
@@ -163,9 +164,10 @@ async fn connect(target: Target) -> Client {
         ClientSettings::new()
             .with_extension(SKILLS_EXTENSION_ID, serde_json::Map::new())
             .with_process_grace(Duration::from_millis(500))
-            // Python takes its time to import FastMCP on a loaded machine: a probe that
-            // timed out would fall back to the 2025 era, where FastMCP serves no skills.
-            .with_probe_timeout(BOUND),
+            // FastMCP serves skills only in the 2026-07-28 era. Under the default probe, a
+            // Python start slower than rmcp's own 10 s bound on the probe (a loaded
+            // machine) falls back to `initialize`, and the 2025 era has no skills.
+            .with_handshake(Handshake::Discover),
         Arc::new(DeclineRequests),
     )
     .await
@@ -201,7 +203,7 @@ async fn list_then_load(client: &Client, served: &Served) {
     assert_eq!(
         client.protocol_version().as_str(),
         "2026-07-28",
-        "FastMCP serves skills/list only in the 2026-07-28 era"
+        "the era FastMCP serves skills in"
     );
     let listing = client.list_skills(BUDGET).await.unwrap();
     let names: Vec<&str> = listing.skills.iter().map(Skill::name).collect();
@@ -270,6 +272,12 @@ async fn a_file_edited_after_the_listing_is_refused_naming_server_skill_and_file
     let Some(python) = python() else { return };
     let served = Served::new(python);
     let client = connect(served.stdio()).await;
+    assert_eq!(
+        client.protocol_version().as_str(),
+        "2026-07-28",
+        "{:?}",
+        served.requests()
+    );
     let listing = client.list_skills(BUDGET).await.unwrap();
     let skill = named(&listing.skills, "pdf-processing").clone();
 
