@@ -76,16 +76,17 @@ fn unknown_skill(uri: &str) -> McpError {
 }
 
 impl Gateway {
-    /// Whether an upstream server announced the skills extension: what `initialize`
-    /// announces to the client. The servers get [`super::SETTLE_BOUND`] to start; one
-    /// still starting then is not counted (its skills are listed once it is ready all the
-    /// same: the gateway answers `skills/*` whatever it announced).
+    /// Whether an upstream server may serve skills: what `initialize` announces to the
+    /// client. The servers get [`super::SETTLE_BOUND`] to start; the extension is left out
+    /// only when then every server is ready and none announced it (one still starting,
+    /// deferred or failed may serve skills later, and the gateway answers `skills/*`
+    /// whatever it announced: with none while no server serves them).
     pub(super) async fn upstream_serves_skills(&self) -> bool {
         self.settle().await;
         let set = &self.inner.set;
         set.servers().any(|key| {
             set.server_info(key)
-                .is_some_and(|info| info.capabilities.supports_skills())
+                .is_none_or(|info| info.capabilities.supports_skills())
         })
     }
 
