@@ -8,10 +8,13 @@
 //! progress, the 2026 era's `input_required` rounds), reads resources and prompts, lists
 //! with page and byte budgets, subscribes to resources in either era, and keeps its tool
 //! listing fresh on `tools/list_changed`. What the server asks of the host goes to the
-//! [`ServerRequests`] the caller gives.
+//! [`ServerRequests`] the caller gives. The protocol's extensions it speaks: Skills (list,
+//! get, files read only on request and verified) and Events (list, poll, a supervised
+//! push stream, webhook subscriptions and the verification of a delivery).
 //!
-//! It never names a set of servers, a catalog of many, approvals or events: that is
-//! `mcp-connections`, which shares `Client`s between its sessions through a pool.
+//! It never names a set of servers, a catalog of many, approvals or a host's connection
+//! events: that is `mcp-connections`, which shares `Client`s between its sessions through
+//! a pool.
 //!
 //! ```no_run
 //! use std::sync::Arc;
