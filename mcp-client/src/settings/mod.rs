@@ -146,7 +146,11 @@ impl ClientSettings {
         self
     }
 
-    /// Bound on a `server/discover` probe of a server whose era is not known.
+    /// Bound on a `server/discover` probe of a server whose era is not known. A server
+    /// that has not answered by then is connected with `initialize` (the 2025-11-25
+    /// lifecycle), so a slow starter that speaks 2026-07-28 only (FastMCP serves skills
+    /// only there) needs a larger bound or its era set (`protocol` in the catalog). rmcp
+    /// gives up on a probe after its own 10 s, so values above that bound nothing more.
     #[must_use]
     pub fn with_probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
