@@ -293,3 +293,91 @@ fn a_caller_sees_and_reads_only_the_skills_of_servers_its_grants_name() {
     served.stop();
     wd.assert_no_server_left();
 }
+
+#[test]
+fn a_skill_changed_since_it_was_pinned_is_held_back_and_a_dynamic_skill_passes_through() {
+    let wd = Workdir::new();
+    scenario(&wd, "docs", pdf());
+    scenario(
+        &wd,
+        "live",
+        SkillSpec::new("now", "What is happening now")
+            .with_body("Read data/now.txt.")
+            .with_file("data/now.txt", "now\n")
+            .with_dynamic(true),
+    );
+    let mut text = String::new();
+    for name in ["docs", "live"] {
+        text.push_str(&format!(
+            "[mcp_servers.{name}]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario\", \"{name}.json\"]\n"
+        ));
+    }
+    let config = wd.write("mcp.toml", &text);
+    let live_skill = "mcpctl-server://live/skill://now/SKILL.md";
+    let runtime = support::runtime();
+    runtime.block_on(async {
+        let client = support::serve_stdio(&wd, &config, &[]).await;
+        let listing = client.peer().list_skills(None).await.unwrap();
+        let mut uris: Vec<&str> = listing.skills.iter().map(|s| s.uri.as_str()).collect();
+        uris.sort_unstable();
+        assert_eq!(uris, [DOCS_SKILL, live_skill]);
+        let live = listing.skills.iter().find(|s| s.uri == live_skill).unwrap();
+        assert_eq!(live.resources, rmcp::model::SkillResources::Dynamic);
+        // Its SKILL.md is checked against the entry's frontmatter; its other files have
+        // no digest and pass through.
+        for (uri, expected) in [
+            (live_skill, "Read data/now.txt."),
+            ("mcpctl-server://live/skill://now/data/now.txt", "now\n"),
+        ] {
+            let read = client
+                .peer()
+                .read_resource(ReadResourceRequestParams::new(uri))
+                .await
+                .unwrap();
+            let ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+                panic!("text expected: {read:?}");
+            };
+            assert!(text.contains(expected), "{uri}: {text}");
+        }
+        client.cancel().await.unwrap();
+    });
+    wd.assert_no_server_left();
+
+    // The next gateway meets another SKILL.md than the one pinned: the skill is held back,
+    // neither listed nor read, until the change is accepted.
+    scenario(&wd, "docs", pdf().with_revision(1));
+    let read_before = reads(&wd, "docs").len();
+    runtime.block_on(async {
+        let client = support::serve_stdio(&wd, &config, &[]).await;
+        let listing = client.peer().list_skills(None).await.unwrap();
+        let uris: Vec<&str> = listing.skills.iter().map(|s| s.uri.as_str()).collect();
+        assert_eq!(uris, [live_skill]);
+        let refused = client
+            .peer()
+            .read_resource(ReadResourceRequestParams::new(DOCS_SKILL))
+            .await
+            .unwrap_err()
+            .to_string();
+        for part in [
+            "`docs`",
+            "changed since it was pinned",
+            "mcpctl accept docs",
+        ] {
+            assert!(refused.contains(part), "no {part} in {refused}");
+        }
+        assert!(
+            client
+                .peer()
+                .get_skill(GetSkillRequestParams::new(DOCS_SKILL))
+                .await
+                .is_err()
+        );
+        client.cancel().await.unwrap();
+    });
+    assert_eq!(
+        reads(&wd, "docs").len(),
+        read_before,
+        "a held skill was read"
+    );
+    wd.assert_no_server_left();
+}
