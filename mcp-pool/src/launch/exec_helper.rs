@@ -36,9 +36,9 @@ use nix::unistd::pipe2;
 use tokio::io::AsyncReadExt;
 use tokio::process::{ChildStdin, Command};
 
+use super::child::{SpawnedChild, classify};
 use super::env::child_env;
 use super::error::LaunchError;
-use super::spawn::{SpawnedChild, classify};
 use super::spec::LaunchSpec;
 
 /// The helper's bytes (empty when `build.rs` could not build it).

@@ -1,5 +1,6 @@
 //! The stdio launcher: the only place in the workspace that spawns processes.
 
+mod child;
 mod env;
 mod error;
 mod exit;

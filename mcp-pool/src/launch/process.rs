@@ -14,11 +14,11 @@ use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::child::{SpawnedChild, shared_label};
 use super::exit::{ExitWatcher, ProcessExit};
 use super::group::{GroupSignal, ProcessGroup};
 use super::line_reader::BoundedLineReader;
 use super::reaper::Registration;
-use super::spawn::{SpawnedChild, shared_label};
 use super::spec::LaunchSpec;
 use super::stderr::{StderrTail, pump_stderr};
 
