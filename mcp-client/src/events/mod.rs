@@ -27,6 +27,7 @@
 pub(crate) mod error;
 mod poll;
 pub(crate) mod push;
+pub(crate) mod routes;
 mod subscribe;
 mod webhook;
 

@@ -1,15 +1,15 @@
 //! Delivery by push: an `events/stream` request kept open
 //! ([`Client::stream_events`](crate::Client::stream_events)), its notifications routed to
-//! it as they are read ([`EventRoutes`]), and its supervision: a stream the server ends,
+//! it as they are read ([`super::routes::EventRoutes`]), and its supervision: a stream the server ends,
 //! that fails, or that sends neither event nor heartbeat for longer than the stall is
 //! opened again, with backoff, from the last cursor the host was handed.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::{ClientRequest, CustomNotification, CustomRequest, RequestId};
+use rmcp::model::{ClientRequest, CustomRequest};
 use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, ServiceError};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::error::EventError;
+use super::routes::{EventRoutes, NOTIFICATION_PREFIX, Pushed, ROUTE_BUFFER};
 use super::{DeliveryMode, EventOccurrence, EventSubscription};
 use crate::state::ConnectionShared;
 use crate::{Client, RequestError};
@@ -24,20 +25,6 @@ use crate::{Client, RequestError};
 /// Default [`StreamSettings::stall`]: twice the heartbeat interval the extension asks of
 /// servers (at least every 30 seconds).
 pub const DEFAULT_STREAM_STALL: Duration = Duration::from_secs(60);
-
-/// The `_meta` key that ties a push notification to its `events/stream` request.
-const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// The prefix of the extension's notifications.
-const NOTIFICATION_PREFIX: &str = "notifications/events/";
-
-/// Notifications of one stream read but not yet taken; more and the stream is opened
-/// again from its cursor (nothing is lost).
-const ROUTE_BUFFER: usize = 1024;
-
-/// Notifications kept for a stream whose request id is not routed yet (read before the
-/// client registered it).
-const ORPHANS_KEPT: usize = 64;
 
 /// Items handed to the host and not yet taken.
 const ITEM_BUFFER: usize = 64;
@@ -178,103 +165,6 @@ impl Drop for EventStream {
 enum Feed {
     Item(StreamItem, Option<Option<String>>),
     Cursor(Option<String>),
-}
-
-/// One notification of the extension, as read.
-#[derive(Debug, Clone)]
-pub(crate) struct Pushed {
-    method: String,
-    params: Value,
-}
-
-/// Where the push notifications of a connection go: each stream's channel, by the id of
-/// its `events/stream` request.
-#[derive(Default)]
-pub(crate) struct EventRoutes {
-    inner: Mutex<Routes>,
-}
-
-#[derive(Default)]
-struct Routes {
-    by_id: HashMap<String, mpsc::Sender<Pushed>>,
-    orphans: VecDeque<(String, Pushed)>,
-}
-
-/// The routing key of a request id.
-fn key(id: &RequestId) -> String {
-    serde_json::to_string(id).unwrap_or_default()
-}
-
-impl EventRoutes {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Routes> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Takes `notification` when it is one of the extension's: to its stream's channel,
-    /// in the order read. A stream that fell [`ROUTE_BUFFER`] behind loses its route (its
-    /// supervision opens it again from its cursor).
-    pub(crate) fn route(&self, notification: &CustomNotification) -> bool {
-        if !notification.method.starts_with(NOTIFICATION_PREFIX) {
-            return false;
-        }
-        let params = notification.params.clone().unwrap_or(Value::Null);
-        let id = params
-            .get("_meta")
-            .and_then(|m| m.get(SUBSCRIPTION_ID_KEY))
-            .cloned()
-            .or_else(|| {
-                use rmcp::model::GetMeta;
-                notification
-                    .get_meta()
-                    .subscription_id()
-                    .and_then(|id| serde_json::to_value(id).ok())
-            });
-        let Some(id) = id else {
-            tracing::debug!(method = %notification.method, "an events notification without a subscription id; dropped");
-            return true;
-        };
-        let key = id.to_string();
-        let pushed = Pushed {
-            method: notification.method.clone(),
-            params,
-        };
-        let mut routes = self.lock();
-        match routes.by_id.get(&key) {
-            Some(sender) => {
-                if sender.try_send(pushed).is_err() {
-                    routes.by_id.remove(&key);
-                }
-            }
-            None => {
-                if routes.orphans.len() == ORPHANS_KEPT {
-                    routes.orphans.pop_front();
-                }
-                routes.orphans.push_back((key, pushed));
-            }
-        }
-        true
-    }
-
-    /// The channel of the stream whose request is `id`, with what was read for it before.
-    fn register(&self, id: &RequestId) -> mpsc::Receiver<Pushed> {
-        let (sender, receiver) = mpsc::channel(ROUTE_BUFFER);
-        let key = key(id);
-        let mut routes = self.lock();
-        let orphans = std::mem::take(&mut routes.orphans);
-        for (k, pushed) in orphans {
-            if k == key {
-                let _ = sender.try_send(pushed);
-            } else {
-                routes.orphans.push_back((k, pushed));
-            }
-        }
-        routes.by_id.insert(key, sender);
-        receiver
-    }
-
-    fn forget(&self, id: &RequestId) {
-        self.lock().by_id.remove(&key(id));
-    }
 }
 
 /// A stream request sent, and its first message (the server's `active`, usually).

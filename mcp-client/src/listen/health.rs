@@ -120,7 +120,7 @@ pub(crate) struct ListenBoard {
     down: Mutex<BTreeMap<ListenTopic, ListenHealth>>,
     /// Made by the first feed: a 2025-era connection never has a listen, and many hosts
     /// never ask.
-    changes: crate::state::LazyBroadcast<ListenHealth>,
+    changes: crate::state::lazy_broadcast::LazyBroadcast<ListenHealth>,
     /// Listen requests whose stream the HTTP client ended for silence.
     stalls: Mutex<VecDeque<RequestId>>,
 }
@@ -129,7 +129,7 @@ impl Default for ListenBoard {
     fn default() -> Self {
         Self {
             down: Mutex::default(),
-            changes: crate::state::LazyBroadcast::new(HEALTH_BUFFER),
+            changes: crate::state::lazy_broadcast::LazyBroadcast::new(HEALTH_BUFFER),
             stalls: Mutex::default(),
         }
     }

@@ -9,7 +9,7 @@
     reason = "rmcp marks logging and sampling deprecated (SEP-2577), yet MCP 2025-11-25 defines them and hosts still meet them"
 )]
 
-mod lazy_broadcast;
+pub(crate) mod lazy_broadcast;
 mod list_changes;
 mod progress;
 mod task_support;
@@ -81,7 +81,7 @@ pub(crate) struct ConnectionShared {
     /// connection is dead and the set reports it without waiting for the next call.
     transport_end: watch::Sender<Option<String>>,
     /// Where the events extension's push notifications go (see [`crate::events`]).
-    pub(crate) events: crate::events::push::EventRoutes,
+    pub(crate) events: crate::events::routes::EventRoutes,
 }
 
 impl ConnectionShared {
@@ -144,7 +144,7 @@ impl ConnectionShared {
             sessions_renewed: watch::channel(0).0,
             task_support: TaskSupport::default(),
             transport_end: watch::channel(None).0,
-            events: crate::events::push::EventRoutes::default(),
+            events: crate::events::routes::EventRoutes::default(),
         })
     }
 
