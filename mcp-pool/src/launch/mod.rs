@@ -3,9 +3,9 @@
 mod child;
 mod env;
 mod error;
-mod exit;
 #[cfg(target_os = "linux")]
 mod exec_helper;
+mod exit;
 mod group;
 mod line_reader;
 #[cfg(target_os = "linux")]
