@@ -1,11 +1,13 @@
 //! Reading a child's stderr into `tracing` and a bounded tail.
 
 use std::collections::VecDeque;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -138,48 +140,104 @@ impl LogBudget {
     }
 }
 
+/// Bytes read from stderr at a time. The buffer is on the stack of one poll only, so an
+/// idle server's pump keeps no read buffer between reads.
+const READ_CHUNK: usize = 8192;
+
 /// Reads `stderr` until EOF or `stop`, line by line, into `tail` and `tracing` (each line
 /// cut to [`MAX_STDERR_LINE`] bytes; at most [`MAX_LOGGED_LINES_PER_WINDOW`] logged lines
 /// per [`LOG_WINDOW`]).
+///
+/// Between reads the task holds only the part of a line not yet ended (nothing once a
+/// read ends at a line break): a connection lives for hours with an idle stderr, and a
+/// read buffer kept across its `await` would cost every connection [`READ_CHUNK`] bytes.
 pub(crate) async fn pump_stderr<R: AsyncRead + Unpin>(
     mut stderr: R,
     tail: StderrTail,
     label: Arc<str>,
     stop: CancellationToken,
 ) {
-    let mut chunk = vec![0u8; 8192];
-    let mut line: Vec<u8> = Vec::new();
-    // Bytes of the current line, including those past the cut.
-    let mut line_len = 0usize;
-    let mut budget = LogBudget::new(Instant::now());
+    let mut lines = LineSplitter {
+        line: Vec::new(),
+        line_len: 0,
+        budget: LogBudget::new(Instant::now()),
+    };
     loop {
-        let n = tokio::select! {
+        let more = tokio::select! {
             () = stop.cancelled() => break,
-            read = stderr.read(&mut chunk) => match read {
-                Ok(0) | Err(_) => break,
-                Ok(n) => n,
-            },
+            more = std::future::poll_fn(|cx| lines.poll_read(&mut stderr, cx, &tail, &label)) => more,
         };
-        for byte in &chunk[..n] {
-            if *byte == b'\n' {
-                emit(&tail, &label, &mut budget, &line, line_len);
-                line.clear();
-                line_len = 0;
-            } else {
-                line_len = line_len.saturating_add(1);
-                if line.len() < MAX_STDERR_LINE {
-                    line.push(*byte);
-                }
+        if !more {
+            break;
+        }
+    }
+    if lines.line_len > 0 {
+        emit(
+            &tail,
+            &label,
+            &mut lines.budget,
+            &lines.line,
+            lines.line_len,
+        );
+    }
+    if lines.budget.suppressed > 0 {
+        log_suppressed(&label, lines.budget.suppressed);
+    }
+    tail.mark_closed();
+}
+
+/// The state of [`pump_stderr`] between reads.
+#[derive(Debug)]
+struct LineSplitter {
+    /// The kept bytes of the current line (at most [`MAX_STDERR_LINE`]).
+    line: Vec<u8>,
+    /// Bytes of the current line, including those past the cut.
+    line_len: usize,
+    budget: LogBudget,
+}
+
+impl LineSplitter {
+    /// One read from `stderr` into a buffer on this poll's stack, its lines emitted:
+    /// `Ready(true)` after a read, `Ready(false)` at EOF or on an error.
+    fn poll_read<R: AsyncRead + Unpin>(
+        &mut self,
+        stderr: &mut R,
+        cx: &mut Context<'_>,
+        tail: &StderrTail,
+        label: &str,
+    ) -> Poll<bool> {
+        let mut chunk = [0u8; READ_CHUNK];
+        let mut buf = ReadBuf::new(&mut chunk);
+        match Pin::new(stderr).poll_read(cx, &mut buf) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(_)) => Poll::Ready(false),
+            Poll::Ready(Ok(())) if buf.filled().is_empty() => Poll::Ready(false),
+            Poll::Ready(Ok(())) => {
+                self.feed(buf.filled(), tail, label);
+                Poll::Ready(true)
             }
         }
     }
-    if line_len > 0 {
-        emit(&tail, &label, &mut budget, &line, line_len);
+
+    /// Splits `bytes` into lines, emitting each one ended.
+    fn feed(&mut self, bytes: &[u8], tail: &StderrTail, label: &str) {
+        for byte in bytes {
+            if *byte == b'\n' {
+                emit(tail, label, &mut self.budget, &self.line, self.line_len);
+                self.line.clear();
+                self.line_len = 0;
+            } else {
+                self.line_len = self.line_len.saturating_add(1);
+                if self.line.len() < MAX_STDERR_LINE {
+                    self.line.push(*byte);
+                }
+            }
+        }
+        if self.line.is_empty() {
+            // Nothing pending: don't keep the longest line's capacity while idle.
+            self.line = Vec::new();
+        }
     }
-    if budget.suppressed > 0 {
-        log_suppressed(&label, budget.suppressed);
-    }
-    tail.mark_closed();
 }
 
 fn emit(tail: &StderrTail, label: &str, budget: &mut LogBudget, kept: &[u8], len: usize) {
@@ -259,6 +317,41 @@ mod tests {
         );
         assert_eq!(lines[3], "last");
         assert!(tail.is_closed());
+    }
+
+    #[tokio::test]
+    async fn lines_split_across_reads_are_joined() {
+        let (mut writer, reader) = tokio::io::duplex(4);
+        let tail = StderrTail::new(50, 64 * 1024);
+        let pump = tokio::spawn(pump_stderr(
+            reader,
+            tail.clone(),
+            "s".into(),
+            CancellationToken::new(),
+        ));
+        for piece in [&b"par"[..], b"tial\nne", b"xt\n\nend"] {
+            tokio::io::AsyncWriteExt::write_all(&mut writer, piece)
+                .await
+                .expect("write to the pipe");
+        }
+        drop(writer);
+        pump.await.expect("the pump ends at EOF");
+        assert_eq!(tail.lines(), ["partial", "next", "", "end"]);
+        assert!(tail.is_closed());
+    }
+
+    #[test]
+    fn an_idle_pump_holds_no_read_buffer() {
+        let (_writer, reader) = tokio::io::duplex(64);
+        let pump = pump_stderr(
+            reader,
+            StderrTail::new(1, 1),
+            "s".into(),
+            CancellationToken::new(),
+        );
+        // The whole task state, reader included, is far smaller than one read.
+        let size = std::mem::size_of_val(&pump);
+        assert!(size < READ_CHUNK / 4, "pump future is {size} bytes");
     }
 
     #[test]
