@@ -113,6 +113,9 @@ pub(crate) enum Command {
     /// List the skills the servers serve (the Skills extension) without reading any of
     /// their files; `skills show NAME` reads one skill's files, verified, and prints them.
     Skills(SkillsArgs),
+    /// List the event types a server describes (the Events extension); `events watch
+    /// SERVER TYPE` prints its events as they come.
+    Events(EventsArgs),
     /// List the resources (and resource templates) of the servers.
     Resources(ServerFilter),
     /// Read one resource of one server.
@@ -354,6 +357,45 @@ pub(crate) struct SkillsArgs {
     /// Only this server (its name, or name@environment).
     #[arg(long, short = 's', value_name = "KEY")]
     pub(crate) server: Option<String>,
+}
+
+/// Arguments of `events`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub(crate) struct EventsArgs {
+    /// Watch one event type instead of listing them.
+    #[command(subcommand)]
+    pub(crate) command: Option<EventsCommand>,
+    /// The server (its name, or name@environment).
+    #[arg(value_name = "SERVER", required = true)]
+    pub(crate) server: Option<String>,
+}
+
+/// The subcommands of `events`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum EventsCommand {
+    /// Print the events of one event type as they come (JSON lines with --json) until
+    /// Ctrl-C or --count; the subscription ends on exit. Delivered by push when the server
+    /// offers it, else by poll (webhook-only event types need a host with a public URL).
+    Watch(EventsWatchArgs),
+}
+
+/// Arguments of `events watch`.
+#[derive(Debug, Args)]
+pub(crate) struct EventsWatchArgs {
+    /// The server (its name, or name@environment).
+    #[arg(value_name = "SERVER")]
+    pub(crate) server: String,
+    /// The event type, as `mcpctl events SERVER` lists it.
+    #[arg(value_name = "TYPE")]
+    pub(crate) event_type: String,
+    /// The subscription's arguments as a JSON object (what the event type's input schema
+    /// describes: filters).
+    #[arg(long, value_name = "JSON")]
+    pub(crate) filter: Option<String>,
+    /// Stop after this many events.
+    #[arg(long, value_name = "N")]
+    pub(crate) count: Option<u64>,
 }
 
 /// The subcommands of `skills`.

@@ -85,6 +85,7 @@ fn command_span(command: &Command) -> tracing::Span {
         Command::Call(_) => "mcpctl call",
         Command::Accept(_) => "mcpctl accept",
         Command::Skills(_) => "mcpctl skills",
+        Command::Events(_) => "mcpctl events",
         Command::Resources(_) => "mcpctl resources",
         Command::Read(_) => "mcpctl read",
         _ => return tracing::Span::none(),

@@ -7,6 +7,7 @@ pub(crate) mod auth_status;
 pub(crate) mod call;
 pub(crate) mod config_check;
 pub(crate) mod enterprise;
+pub(crate) mod events;
 pub(crate) mod fake_server;
 pub(crate) mod import;
 pub(crate) mod login;
@@ -104,6 +105,11 @@ async fn dispatch(
             resources::run(session, global, filter.server.as_deref()).await
         }
         Command::Read(args) => read::run(session, global, &args).await,
+        Command::Events(crate::cli::EventsArgs {
+            command: Some(crate::cli::EventsCommand::Watch(args)),
+            ..
+        }) => events::watch(session, global, &args).await,
+        Command::Events(args) => events::list(session, global, args.server.as_deref()).await,
         Command::Config(_)
         | Command::FakeServer(_)
         | Command::Login(_)
