@@ -287,6 +287,12 @@ impl<K: PoolKey, C: PooledConnection, E: FactoryError> Inner<K, C, E> {
         })
     }
 
+    /// Tasks of the pool still running (starts, shutdowns, idle timers).
+    #[cfg(test)]
+    pub(crate) fn running_tasks(&self) -> usize {
+        self.tracker.len()
+    }
+
     pub(crate) fn config(&self) -> &PoolConfig {
         &self.config
     }

@@ -469,3 +469,47 @@ async fn stats_list_leases_per_key_in_order() {
     let statuses: Vec<_> = pool.statuses().into_keys().collect();
     assert_eq!(statuses, ["a", "b"]);
 }
+
+/// A start's work is gone once the start finished: the factory's future and everything it
+/// captured are dropped before the lease is handed out, and no task of the start is left
+/// holding them (a pooled connection lives for hours; its start should cost nothing then).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_of_a_finished_start_outlives_it() {
+    let pool = pool(Duration::from_secs(3600));
+    let captured = Arc::new(vec![0u8; 4096]);
+    let factory: Factory = Box::new({
+        let captured = captured.clone();
+        move || {
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                let id = captured.len();
+                Ok(Fake {
+                    id,
+                    alive: AtomicBool::new(true),
+                    probe: Arc::default(),
+                })
+            })
+        }
+    });
+    let lease = pool.acquire("k", factory).await.unwrap();
+    assert_eq!(lease.connection().id, 4096);
+    assert_eq!(
+        Arc::strong_count(&captured),
+        1,
+        "the start's captured state outlived it"
+    );
+    // The task that joined the start ends right after it handed out the outcome.
+    let mut waited = 0;
+    while pool.inner.running_tasks() > 0 && waited < 1000 {
+        tokio::task::yield_now().await;
+        waited += 1;
+    }
+    assert_eq!(
+        pool.inner.running_tasks(),
+        0,
+        "a start task is still running"
+    );
+    drop(lease);
+    pool.shutdown().await;
+    assert_eq!(pool.stats().live_connections, 0);
+}
