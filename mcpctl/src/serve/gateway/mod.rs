@@ -138,6 +138,8 @@ struct Inner {
     caller_slot: OnceLock<super::binding::ClientSlot>,
     /// The servers this client's calls are running on: only they may ask it something.
     in_calls: Arc<InCalls>,
+    /// The skills this client's reads loaded, verified (see [`skills`]).
+    loaded_skills: skills::LoadedSkills,
 }
 
 impl Drop for Inner {
@@ -278,6 +280,7 @@ impl Gateway {
                 caller,
                 caller_slot: OnceLock::new(),
                 in_calls,
+                loaded_skills: skills::LoadedSkills::default(),
             }),
         }
     }

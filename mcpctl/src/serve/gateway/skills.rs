@@ -14,7 +14,8 @@
 //!   ([`ConnectionSet::load_skill`](mcp_connections::ConnectionSet::load_skill)), which
 //!   reads only the files the entry lists and verifies each (size, digest, and the
 //!   `SKILL.md` frontmatter); a file that fails is an error naming the server and the file,
-//!   and no byte of it is passed on. The gateway's client is the host that asks its user,
+//!   and no byte of it is passed on. The skill loaded is kept for the client's later reads
+//!   of its other files while the server lists the same entry. The gateway's client is the host that asks its user,
 //!   so the gateway's own set loads without asking. A `"dynamic"` skill's `SKILL.md` is
 //!   checked against the entry's frontmatter; its other files have no digest to check and
 //!   are passed through as any resource.
@@ -24,9 +25,12 @@
 //!   answered `cacheScope: private` (never shared across callers) with `ttlMs: 0` (the
 //!   set keeps its upstream listings; a client asks again).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use base64::Engine;
-use mcp_connections::{SkillInfo, SkillReadSettings};
-use mcp_key::McpServerKey;
+use mcp_connections::{LoadedSkill, SkillInfo, SkillReadSettings, skill_fingerprint};
+use mcp_key::{Fingerprint, McpServerKey};
 use rmcp::model::{
     CacheScope, GetSkillRequestParams, GetSkillResult, ListSkillsResult, ReadResourceResult,
     ResourceContents, Skill, SkillResources,
@@ -37,6 +41,34 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use super::Gateway;
 use crate::serve::caller::Caller;
 use crate::serve::shared_uri;
+
+/// The skills this client's reads loaded, verified, by server and `SKILL.md` URI, with
+/// the fingerprint of the entry they were verified against: a read of another file of the
+/// same skill is answered from them while the server lists the same entry (a client reads
+/// a skill's files one by one; each load reads them all).
+#[derive(Default)]
+pub(super) struct LoadedSkills(Mutex<HashMap<SkillKey, (Fingerprint, Arc<LoadedSkill>)>>);
+
+/// A skill: its server and the URI of its `SKILL.md` there.
+type SkillKey = (McpServerKey, String);
+
+impl LoadedSkills {
+    fn get(&self, info: &SkillInfo, fingerprint: &Fingerprint) -> Option<Arc<LoadedSkill>> {
+        let loaded = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (pinned, skill) = loaded.get(&(info.server.clone(), info.skill.uri.clone()))?;
+        (pinned == fingerprint).then(|| Arc::clone(skill))
+    }
+
+    fn keep(&self, info: &SkillInfo, fingerprint: Fingerprint, skill: Arc<LoadedSkill>) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                (info.server.clone(), info.skill.uri.clone()),
+                (fingerprint, skill),
+            );
+    }
+}
 
 /// The entry `skill` of `server` as the gateway shows it: every URI names its server.
 fn shown(server: &McpServerKey, skill: &Skill) -> Skill {
@@ -161,14 +193,27 @@ impl Gateway {
         if matches!(info.skill.resources, SkillResources::Dynamic) && info.skill.uri != uri {
             return None;
         }
+        let fingerprint = skill_fingerprint(&info.skill);
+        let kept = (!info.held)
+            .then(|| self.inner.loaded_skills.get(&info, &fingerprint))
+            .flatten();
         let settings = SkillReadSettings::new().with_dynamic(true);
-        let loaded = match self
-            .inner
-            .set
-            .load_skill(&info.qualified_name, &settings)
-            .await
-        {
-            Ok(loaded) => loaded,
+        let loaded = match kept {
+            Some(loaded) => Ok(loaded),
+            None => self
+                .inner
+                .set
+                .load_skill(&info.qualified_name, &settings)
+                .await
+                .map(Arc::new),
+        };
+        let loaded = match loaded {
+            Ok(loaded) => {
+                self.inner
+                    .loaded_skills
+                    .keep(&info, fingerprint, Arc::clone(&loaded));
+                loaded
+            }
             Err(e) => {
                 tracing::warn!(server = %server, file = uri, "skill file not passed on: {e}");
                 return Some(Err(McpError::internal_error(
@@ -180,7 +225,7 @@ impl Gateway {
                 )));
             }
         };
-        let Some(file) = loaded.files.into_iter().find(|f| f.uri == uri) else {
+        let Some(file) = loaded.files.iter().find(|f| f.uri == uri).cloned() else {
             return Some(Err(McpError::internal_error(
                 format!(
                     "server `{server}` gave no {uri} when skill `{}` was loaded",
