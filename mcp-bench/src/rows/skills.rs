@@ -1,6 +1,12 @@
 //! Skills (SEP-2640): listing a server's skills, and loading one (its `SKILL.md` and two
-//! reference files, each read and verified), through `mcp-client` versus a bare rmcp
-//! client on the same `mcp-fake-server` skills scenario. The bare side does what a host
+//! reference files, each read and verified), through `mcp-client` and through the
+//! connection set (`ConnectionSet::skills` and `ConnectionSet::load_skill`, under an
+//! authority that allows skills) versus a bare rmcp client on the same `mcp-fake-server`
+//! skills scenario. The set reuses a server's listing until its connection changes or the
+//! server announces a resource list change, so its listing rows measure that reuse (the
+//! set's own work: the catalog of every server's skills named like tools), not a
+//! `skills/list` round trip; its load lists (reused) to find the entry, asks the authority,
+//! then reads and verifies as `mcp-client` does. The bare side does what a host
 //! without this workspace would: `Peer::list_all_skills`, then `read_resource` of each
 //! listed file and rmcp's own `SkillResource::verify` (size and digest); it does not
 //! compare the `SKILL.md` frontmatter with the entry, which `mcp-client` does, so the
@@ -14,8 +20,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_catalog::StdioConfig;
+use mcp_catalog::{ProtocolChoice, ServerConfig, StdioConfig};
 use mcp_client::{Client, ClientSettings, DeclineRequests, Handshake, SkillReadSettings, Target};
+use mcp_connections::{ConnectionSet, ConnectionSetOptions, HostAuthority, SkillLoading};
 use mcp_key::{McpServerKey, ServerName};
 use mcp_testkit::{Scenario, SkillSpec};
 use rmcp::ServiceExt;
@@ -51,10 +58,22 @@ fn scenario() -> Scenario {
         .with_skill(SkillSpec::new("review", "Review a change"))
 }
 
-/// The two sides, connected to their own processes of the skills scenario.
+/// The skill's qualified name in the set (its one server is `s00`).
+const QUALIFIED: &str = "mcp__s00__pdf-processing";
+
+/// The three sides, connected to their own processes of the skills scenario.
 struct Sides {
     client: Client,
     bare: Bare,
+    set: ConnectionSet,
+}
+
+/// Which side a sample is taken on.
+#[derive(Clone, Copy)]
+enum Side {
+    Client,
+    Set,
+    Bare,
 }
 
 impl Sides {
@@ -85,19 +104,47 @@ impl Sides {
                 return Err(e.into());
             }
         };
-        match bare {
-            Ok(bare) => Ok(Self { client, bare }),
+        let bare = match bare {
+            Ok(bare) => bare,
             Err(e) => {
                 client.shutdown().await;
-                Err(e.into())
+                return Err(e.into());
             }
-        }
+        };
+        let set = match ready_set(bin, args).await {
+            Ok(set) => set,
+            Err(e) => {
+                client.shutdown().await;
+                cancel_all(vec![bare]).await;
+                return Err(e);
+            }
+        };
+        Ok(Self { client, bare, set })
     }
 
     async fn shutdown(self) {
         self.client.shutdown().await;
+        self.set.shutdown().await;
         cancel_all(vec![self.bare]).await;
     }
+}
+
+/// A set of one server (`s00`) of the scenario, 2025-11-25 handshake like the other sides,
+/// under an authority that allows loading skills.
+async fn ready_set(bin: &std::path::Path, args: Vec<String>) -> Result<ConnectionSet> {
+    let catalog = Fixture::catalog_from([ServerConfig::stdio(bin.to_string_lossy())
+        .with_args(args)
+        .with_protocol(ProtocolChoice::V2025_11_25)])?;
+    let set = ConnectionSet::start(&catalog, ConnectionSetOptions::new());
+    let summary = set.wait_startup().await;
+    if summary.ready() != 1 {
+        set.shutdown().await;
+        return Err(fail(format!(
+            "the set's skills server did not start: {summary:?}"
+        )));
+    }
+    set.set_authority(HostAuthority::new().with_skill_loading(SkillLoading::Allow));
+    Ok(set)
 }
 
 /// A bare client announcing the skills extension, with the 2025-11-25 handshake.
@@ -130,6 +177,33 @@ async fn client_load(client: &Client, skill: &Skill) -> Result<()> {
     if loaded.files.len() != 3 {
         return Err(fail(format!(
             "mcp-client loaded {} files, not 3",
+            loaded.files.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The set: every skill listed (the listing reused after the first).
+async fn set_list(set: &ConnectionSet) -> Result<()> {
+    let skills = set.skills().await;
+    if skills.len() != 3 || !skills.iter().any(|s| s.qualified_name == QUALIFIED) {
+        return Err(fail(format!(
+            "the set listed {} skills, not 3 with `{QUALIFIED}`",
+            skills.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The set: the skill loaded through the authority, every file verified.
+async fn set_load(set: &ConnectionSet) -> Result<()> {
+    let loaded = set
+        .load_skill(QUALIFIED, &SkillReadSettings::new())
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    if loaded.files.len() != 3 || !loaded.files.iter().all(|f| f.verified) {
+        return Err(fail(format!(
+            "the set loaded {} files, not 3 verified",
             loaded.files.len()
         )));
     }
@@ -173,11 +247,19 @@ fn chosen(skills: &[Skill]) -> Result<&Skill> {
         .ok_or_else(|| fail(format!("no skill `{SKILL}` listed")))
 }
 
-/// One timed listing and one timed load on side A (`mcp-client`) or B (bare rmcp).
-async fn once(sides: &Sides, bare_side: bool) -> Result<(f64, f64)> {
+/// One timed listing and one timed load on `side`.
+async fn once(sides: &Sides, side: Side) -> Result<(f64, f64)> {
     let peer = sides.bare.peer();
+    if let Side::Set = side {
+        let t = Instant::now();
+        set_list(&sides.set).await?;
+        let listed = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        set_load(&sides.set).await?;
+        return Ok((listed, t.elapsed().as_secs_f64()));
+    }
     let t = Instant::now();
-    let skills = if bare_side {
+    let skills = if let Side::Bare = side {
         bare_list(peer).await?
     } else {
         client_list(&sides.client).await?
@@ -185,7 +267,7 @@ async fn once(sides: &Sides, bare_side: bool) -> Result<(f64, f64)> {
     let listed = t.elapsed().as_secs_f64();
     let skill = chosen(&skills)?;
     let t = Instant::now();
-    if bare_side {
+    if let Side::Bare = side {
         bare_load(peer, skill).await?;
     } else {
         client_load(&sides.client, skill).await?;
@@ -193,47 +275,74 @@ async fn once(sides: &Sides, bare_side: bool) -> Result<(f64, f64)> {
     Ok((listed, t.elapsed().as_secs_f64()))
 }
 
-/// p50 and p99 of listing the skills and of loading one, `mcp-client` versus bare rmcp.
+/// p50 and p99 of listing the skills and of loading one, `mcp-client` and the set versus
+/// bare rmcp.
 pub(crate) async fn skills(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
     // A load is three reads: a quarter of the call rows' rounds keeps the row short.
     let s = s.slower(4);
     let sides_ = Sides::start(fx).await?;
     let measured = measure(&sides_, &s).await;
     sides_.shutdown().await;
-    let (list_a, list_b, load_a, load_b) = measured?;
-    let mut rows = latency_rows("skills: list", &list_a, &list_b, "bare rmcp client", &s);
+    let m = measured?;
+    let bare = "bare rmcp client";
+    let mut rows = latency_rows("skills: list", &m.list[0], &m.list[2], bare, &s);
     rows.extend(latency_rows(
         "skills: load one skill (3 files, verified)",
-        &load_a,
-        &load_b,
-        "bare rmcp client",
+        &m.load[0],
+        &m.load[2],
+        bare,
+        &s,
+    ));
+    rows.extend(latency_rows(
+        "skills: list through the set (listing reused)",
+        &m.list[1],
+        &m.list[2],
+        bare,
+        &s,
+    ));
+    rows.extend(latency_rows(
+        "skills: load one skill through the set (3 files, verified)",
+        &m.load[1],
+        &m.load[2],
+        bare,
         &s,
     ));
     Ok(rows)
 }
 
-type Samples = (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>);
+/// Samples per side (`mcp-client`, the set, bare rmcp), of listing and of loading.
+struct Samples {
+    list: [Vec<f64>; 3],
+    load: [Vec<f64>; 3],
+}
 
 async fn measure(sides_: &Sides, s: &Settings) -> Result<Samples> {
+    const ALL: [Side; 3] = [Side::Client, Side::Set, Side::Bare];
     for _ in 0..s.warmup_calls {
-        once(sides_, false).await?;
-        once(sides_, true).await?;
+        for side in ALL {
+            once(sides_, side).await?;
+        }
     }
-    let (mut list_a, mut list_b, mut load_a, mut load_b) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut m = Samples {
+        list: Default::default(),
+        load: Default::default(),
+    };
     for round in 0..s.rounds_calls {
-        for bare_side in sides(round) {
+        // The bare side first in every other round (ABBA, as the other rows), and ours
+        // in turn.
+        let order = match (sides(round)[0], round % 4 < 2) {
+            (true, true) => [Side::Bare, Side::Client, Side::Set],
+            (true, false) => [Side::Bare, Side::Set, Side::Client],
+            (false, true) => [Side::Client, Side::Set, Side::Bare],
+            (false, false) => [Side::Set, Side::Client, Side::Bare],
+        };
+        for side in order {
             for _ in 0..s.calls_per_round {
-                let (list, load) = once(sides_, bare_side).await?;
-                if bare_side {
-                    list_b.push(list);
-                    load_b.push(load);
-                } else {
-                    list_a.push(list);
-                    load_a.push(load);
-                }
+                let (list, load) = once(sides_, side).await?;
+                m.list[side as usize].push(list);
+                m.load[side as usize].push(load);
             }
         }
     }
-    Ok((list_a, list_b, load_a, load_b))
+    Ok(m)
 }
