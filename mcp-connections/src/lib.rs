@@ -68,7 +68,8 @@
 //! - This crate: the set ([`ConnectionSet`], [`ConnectionSetOptions`], [`CallOptions`]),
 //!   its events and statuses, the tool catalog ([`ToolInfo`], [`ToolHit`], the tool cache
 //!   and search mode), the servers' skills ([`SkillInfo`], [`SkillDrift`],
-//!   [`SkillLoadError`]), the host's policy (authority, approvals, pins, hooks,
+//!   [`SkillLoadError`]), servers' events as feeds ([`EventFeed`], [`EventFeedOptions`],
+//!   [`EventFeedError`]), the host's policy (authority, approvals, pins, hooks,
 //!   elicitation, sampling, host metadata, [`SkillLoading`]), the shared connection pool
 //!   ([`ServerPool`]) and [`Error`].
 //! - From `mcp-client` (one server, one connection): the names the set's API carries:
@@ -78,7 +79,9 @@
 //!   [`BearerEnvVar`]), environments ([`Environment`], [`WrapperEnvironment`]), startup
 //!   failures ([`StartupFailure`], [`FailureReason`]), progress, tasks ([`TaskHandle`],
 //!   [`TaskState`]), listen topics, server log constants, the protocol defaults, and a
-//!   loaded skill ([`SkillReadSettings`], [`LoadedSkill`], [`SkillFile`], [`SkillError`]). For a
+//!   loaded skill ([`SkillReadSettings`], [`LoadedSkill`], [`SkillFile`], [`SkillError`]),
+//!   events ([`EventType`], [`DeliveryMode`], [`EventOccurrence`], [`StreamItem`],
+//!   [`EventError`]). For a
 //!   host that talks to one server alone, `mcp-client` itself.
 //! - From `mcp-search`: [`SearchError`] (inside [`Error::Search`]); for an index of a
 //!   host's own, `mcp-search` itself.

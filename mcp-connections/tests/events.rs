@@ -2,8 +2,9 @@
 //! the set picks push when offered and poll otherwise, and both yield the same events in
 //! order; a push stream the server kills loses nothing, and a feed resumed from the cursor
 //! of a dropped one goes on where it stopped; a host that lets its feed fill up loses the
-//! overflow and sees it counted; dropping a feed cancels its stream with the server; clear
-//! errors name the server and the event type. No process is left.
+//! overflow and sees it counted; dropping a feed cancels its stream with the server; a
+//! feed ends with its connection and with the set; clear errors name the server and the
+//! event type. No process is left.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -41,6 +42,7 @@ fn scenario() -> Scenario {
                 data: json!({"folder": "inbox"}),
             },
         ))
+        .with_tool(ToolSpec::new("exit", Behavior::Exit { code: 1 }))
         .with_tool(ToolSpec::new(
             "end_streams",
             Behavior::EndEventStreams { silent: false },
@@ -363,5 +365,52 @@ async fn errors_name_the_server_and_the_event_type() {
     assert!(matches!(nobody, EventFeedError::Set(_)), "{nobody:?}");
 
     set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+/// The item after the events of `feed`: what ends it.
+async fn end_of(feed: &mut EventFeed) -> Option<StreamItem> {
+    tokio::time::timeout(WAIT, async {
+        loop {
+            match feed.next().await {
+                Some(StreamItem::Event(_) | StreamItem::Lost { .. }) => {}
+                other => return other,
+            }
+        }
+    })
+    .await
+    .expect("the feed ends")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_ends_with_its_connection_and_with_the_set() {
+    let mut fx = Fixture::new();
+    fx.stdio("inbox", scenario());
+    let set = started(&fx).await;
+
+    let mut pushed = subscribe(&set, "mail", EventFeedOptions::new()).await;
+    let mut polled = subscribe(
+        &set,
+        "mail",
+        EventFeedOptions::new()
+            .with_mode(DeliveryMode::Poll)
+            .with_min_poll_interval(POLL),
+    )
+    .await;
+    // The server dies: both feeds end, saying why.
+    let _ = set
+        .call_tool(&inbox(), "exit", None, CallOptions::new())
+        .await;
+    for feed in [&mut pushed, &mut polled] {
+        let end = end_of(feed).await;
+        assert!(matches!(end, Some(StreamItem::Ended(_))), "{end:?}");
+        assert!(feed.next().await.is_none());
+    }
+
+    // A feed made on the restarted server (the set waits for it) ends with the set.
+    let mut feed = subscribe(&set, "mail", EventFeedOptions::new()).await;
+    set.shutdown().await;
+    let end = end_of(&mut feed).await;
+    assert!(matches!(end, None | Some(StreamItem::Ended(_))), "{end:?}");
     fx.assert_no_processes().await;
 }
