@@ -445,7 +445,12 @@ impl<K: PoolKey, C: PooledConnection, E: FactoryError> Inner<K, C, E> {
         E2: Into<E>,
     {
         let span = tracing::info_span!("pool_start", key = ?key, %generation);
-        let starting = factory();
+        // Boxed, so the start task's own allocation holds a pointer rather than the
+        // factory's future (kilobytes: a whole launch and handshake). A waker of the start
+        // task that something long-lived still holds (an I/O registration or channel the
+        // handshake polled) keeps that allocation alive for the connection's life; the
+        // box itself is freed as soon as the start ends.
+        let starting = Box::pin(factory());
         // In the start's span (a child of the first acquirer's): what the factory does, a
         // handshake say, is part of that acquirer's trace.
         let start = runtime.spawn(
