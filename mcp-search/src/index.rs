@@ -224,14 +224,23 @@ impl ToolIndex {
                 qualified: entry.qualified.clone(),
                 score: s.score,
                 coverage: s.coverage,
+                kind: entry.kind,
             }
         };
+        let kind_of = |segment: usize, tool: u32| segments[segment].tools[tool as usize].kind;
+        let wanted = |segment: usize, tool: u32| {
+            options
+                .kind()
+                .is_none_or(|kind| kind == kind_of(segment, tool))
+        };
+        scored.retain(|s| wanted(s.segment, s.tool));
         let min = options.min_coverage();
         let strong = |s: &&Scored| s.tier > 0 || s.coverage >= min;
         let hits: Vec<Hit> = scored.iter().filter(strong).take(limit).map(hit).collect();
         let mut did_you_mean = Vec::new();
         if hits.is_empty() {
             let mut near = self.names_near(&segments, query);
+            near.retain(|&(segment, tool)| wanted(segment, tool));
             for s in &scored {
                 if near.len() >= DID_YOU_MEAN {
                     break;

@@ -3,6 +3,10 @@
 //! property names and descriptions) with name-aware tokenization, stemming and stop words,
 //! CJK bigrams, per-server incremental updates and an optional embedding hook.
 //!
+//! A server's skills (the Skills extension) rank in the same list: index each as
+//! [`ToolDef::skill`] (its name and the description of its `SKILL.md` frontmatter) and a
+//! hit says what it is ([`Hit::kind`]); [`SearchOptions::only`] asks for one kind.
+//!
 //! The index needs no running server and no other crate of the workspace except `mcp-key`
 //! (for server keys): build it from plain [`ToolDef`]s.
 //!
@@ -99,4 +103,4 @@ pub use embed::Embedder;
 pub use error::SearchError;
 pub use index::{HYBRID_DEPTH, MAX_LIMIT, MAX_QUERY_CHARS, ToolIndex};
 pub use results::{DEFAULT_MIN_COVERAGE, DID_YOU_MEAN, SearchOptions, SearchResults};
-pub use tool::{Hit, ToolDef, qualified_name};
+pub use tool::{EntryKind, Hit, ToolDef, qualified_name};

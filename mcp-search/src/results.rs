@@ -1,7 +1,7 @@
 //! What one search asks for ([`SearchOptions`]) and answers ([`SearchResults`]): a bounded
 //! number of hits, weak ones left out, and the closest names when nothing matches well.
 
-use crate::tool::Hit;
+use crate::tool::{EntryKind, Hit};
 
 /// The minimum [`Hit::coverage`] that [`SearchOptions::new`] keeps: a hit that has less
 /// than this share of the query's weight is a weak hit (see
@@ -29,6 +29,7 @@ pub const DID_YOU_MEAN: usize = 3;
 pub struct SearchOptions {
     limit: usize,
     min_coverage: f64,
+    only: Option<EntryKind>,
 }
 
 impl SearchOptions {
@@ -39,6 +40,7 @@ impl SearchOptions {
         Self {
             limit,
             min_coverage: DEFAULT_MIN_COVERAGE,
+            only: None,
         }
     }
 
@@ -52,6 +54,19 @@ impl SearchOptions {
             min_coverage.clamp(0.0, 1.0)
         };
         self
+    }
+
+    /// Only entries of `kind` (hits and "did you mean" alike): a tool search of an index
+    /// that also holds skills (the corpus statistics still count every entry).
+    #[must_use]
+    pub fn only(mut self, kind: EntryKind) -> Self {
+        self.only = Some(kind);
+        self
+    }
+
+    /// The one kind of entry asked for, if any (`None`: tools and skills).
+    pub fn kind(&self) -> Option<EntryKind> {
+        self.only
     }
 
     /// The most hits asked for.

@@ -8,7 +8,7 @@ use mcp_key::McpServerKey;
 use crate::analyze::{Analyzer, pieces};
 use crate::document::{Document, FIELDS};
 use crate::error::SearchError;
-use crate::tool::{ToolDef, qualified_name};
+use crate::tool::{EntryKind, ToolDef, qualified_name};
 
 /// One tool of a segment.
 #[derive(Debug)]
@@ -18,6 +18,8 @@ pub(crate) struct Entry {
     pub(crate) len: [u32; FIELDS],
     /// How many pieces the raw name splits into (`read_file`: 2).
     pub(crate) name_pieces: u32,
+    /// A tool or a skill.
+    pub(crate) kind: EntryKind,
 }
 
 /// A term's occurrence in one tool: its frequency in each field.
@@ -31,7 +33,7 @@ pub(crate) struct Posting {
 #[derive(Debug)]
 pub(crate) struct Segment {
     pub(crate) server: McpServerKey,
-    /// Sorted by name.
+    /// Sorted by name (a tool before a skill of the same name).
     pub(crate) tools: Vec<Entry>,
     pub(crate) postings: HashMap<Box<str>, Vec<Posting>>,
     /// Lowercased exact-match names (raw, qualified, aliases) -> tool.
@@ -49,8 +51,11 @@ impl Segment {
         server: McpServerKey,
         tools: &mut [ToolDef],
     ) -> Result<Self, SearchError> {
-        tools.sort_by(|a, b| a.name().cmp(b.name()));
-        if let Some(pair) = tools.windows(2).find(|p| p[0].name() == p[1].name()) {
+        tools.sort_by(|a, b| (a.name(), a.kind()).cmp(&(b.name(), b.kind())));
+        if let Some(pair) = tools
+            .windows(2)
+            .find(|p| (p[0].name(), p[0].kind()) == (p[1].name(), p[1].kind()))
+        {
             return Err(SearchError::DuplicateTool {
                 server: server.to_string(),
                 tool: pair[0].name().to_owned(),
@@ -87,6 +92,7 @@ impl Segment {
                 qualified,
                 len: doc.len,
                 name_pieces,
+                kind: tool.kind(),
             });
         }
         for list in postings.values_mut() {

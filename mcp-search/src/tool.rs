@@ -2,6 +2,19 @@
 
 use mcp_key::McpServerKey;
 
+/// What an indexed entry is: a server's tool (the default) or one of its skills (the
+/// Skills extension, SEP-2640: indexed by its name and the description of its `SKILL.md`
+/// frontmatter). Both rank in one list; a hit says which it is ([`Hit::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[non_exhaustive]
+pub enum EntryKind {
+    /// A tool (`tools/list`).
+    #[default]
+    Tool,
+    /// A skill (`skills/list`).
+    Skill,
+}
+
 /// One tool as a server lists it: name, optional title, description and input schema.
 ///
 /// Nothing here needs a running server: build it from `tools/list`, a cache or a catalog
@@ -25,6 +38,7 @@ pub struct ToolDef {
     description: String,
     input_schema: serde_json::Value,
     aliases: Vec<String>,
+    kind: EntryKind,
 }
 
 impl ToolDef {
@@ -37,7 +51,40 @@ impl ToolDef {
             description: description.into(),
             input_schema: serde_json::Value::Null,
             aliases: Vec::new(),
+            kind: EntryKind::Tool,
         }
+    }
+
+    /// A skill named `name` (its frontmatter `name`) with `description` (its frontmatter
+    /// `description`): an entry of kind [`EntryKind::Skill`], ranked among the tools. A
+    /// skill and a tool of one server may share a name; two skills may not.
+    ///
+    /// ```
+    /// use mcp_search::{EntryKind, ToolDef, ToolIndex};
+    /// let mut index = ToolIndex::new();
+    /// index.replace_server("docs".parse()?, [
+    ///     ToolDef::new("convert", "Convert a document to another format."),
+    ///     ToolDef::skill("pdf-processing", "Extract, fill, and assemble PDF documents"),
+    /// ])?;
+    /// let hits = index.search("fill a PDF form", 5)?;
+    /// assert_eq!(hits[0].name(), "pdf-processing");
+    /// assert_eq!(hits[0].kind(), EntryKind::Skill);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn skill(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self::new(name, description).with_kind(EntryKind::Skill)
+    }
+
+    /// This entry as `kind`.
+    #[must_use]
+    pub fn with_kind(mut self, kind: EntryKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// What this entry is.
+    pub fn kind(&self) -> EntryKind {
+        self.kind
     }
 
     /// This tool with a human-readable title (MCP's `title`).
@@ -104,6 +151,7 @@ pub struct Hit {
     pub(crate) qualified: String,
     pub(crate) score: f64,
     pub(crate) coverage: f64,
+    pub(crate) kind: EntryKind,
 }
 
 impl Hit {
@@ -112,12 +160,28 @@ impl Hit {
         &self.server
     }
 
-    /// The raw tool name, as the server lists it.
+    /// The raw tool name, as the server lists it (a skill's name for a skill hit).
     pub fn tool(&self) -> &str {
         &self.tool
     }
 
-    /// `server/tool` (see [`qualified_name`]).
+    /// The entry's raw name: the tool's, or the skill's.
+    pub fn name(&self) -> &str {
+        &self.tool
+    }
+
+    /// Whether the hit is a tool or a skill.
+    pub fn kind(&self) -> EntryKind {
+        self.kind
+    }
+
+    /// Whether the hit is a skill.
+    pub fn is_skill(&self) -> bool {
+        self.kind == EntryKind::Skill
+    }
+
+    /// `server/tool` (see [`qualified_name`]); `server/skill` for a skill, the same form
+    /// (a skill and a tool of the same name share it: tell them apart by [`Self::kind`]).
     pub fn qualified_name(&self) -> &str {
         &self.qualified
     }
