@@ -243,6 +243,16 @@ async fn a_feed_the_host_does_not_empty_drops_the_overflow_and_counts_it() {
     // The two held are the first two; the next one taken after room was made is new.
     let (held, _) = events(&mut feed, 2).await;
     assert_eq!(data(&held), mails(1..=2));
+    // The dropped ones come again to a feed resumed from the cursor after the last taken.
+    let mut resumed = subscribe(
+        &set,
+        "mail",
+        EventFeedOptions::new().resume_from(feed.cursor().expect("a cursor")),
+    )
+    .await;
+    let (again, _) = events(&mut resumed, 3).await;
+    assert_eq!(data(&again), mails(3..=5));
+    drop(resumed);
     send(&set, 6).await;
     let (next, _) = events(&mut feed, 1).await;
     assert_eq!(data(&next), mails([6]));
