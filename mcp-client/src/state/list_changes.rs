@@ -7,19 +7,21 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::LazyWatch;
+
 /// The change announcements of a list the connection does not keep (prompts, resources):
 /// each burst of `list_changed` notifications, collected for the list-changed debounce
 /// like the tools' refresh, counts once.
 pub(crate) struct ListChanges {
     announced: watch::Sender<u64>,
-    settled: watch::Sender<u64>,
+    settled: LazyWatch<u64>,
 }
 
 impl Default for ListChanges {
     fn default() -> Self {
         Self {
             announced: watch::channel(0).0,
-            settled: watch::channel(0).0,
+            settled: LazyWatch::default(),
         }
     }
 }

@@ -10,6 +10,7 @@
 )]
 
 pub(crate) mod lazy_broadcast;
+mod lazy_watch;
 mod list_changes;
 mod progress;
 mod task_support;
@@ -26,6 +27,7 @@ use rmcp::model::{
 use tokio::sync::{Notify, watch};
 
 pub(crate) use lazy_broadcast::LazyBroadcast;
+use lazy_watch::LazyWatch;
 pub(crate) use list_changes::ListChanges;
 use progress::ProgressRoutes;
 pub(crate) use progress::ProgressSink;
@@ -55,7 +57,7 @@ pub(crate) struct ConnectionShared {
     progress: Mutex<ProgressRoutes>,
     /// Number of elicitations and sampling requests in flight; calls pause their timeouts
     /// while it is non-zero (the host's user or model is at work).
-    pending_answers: watch::Sender<usize>,
+    pending_answers: LazyWatch<usize>,
     /// Signalled on `notifications/tools/list_changed`.
     pub(crate) tools_changed: Notify,
     /// `notifications/prompts/list_changed` (either era), debounced.
@@ -71,7 +73,7 @@ pub(crate) struct ConnectionShared {
     pub(crate) listens: crate::listen::health::ListenBoard,
     /// Counts the sessions the streamable-HTTP transport opened again after the server
     /// lost one (2025 era): a new session has none of the old one's subscriptions.
-    sessions_renewed: watch::Sender<u64>,
+    sessions_renewed: LazyWatch<u64>,
     /// Counts unreadable replies (stdio), with what was wrong with the last one; calls
     /// pending when it changes fail as a protocol error.
     reply_faults: watch::Sender<(u64, String)>,
@@ -133,7 +135,7 @@ impl ConnectionShared {
             roots,
             requests,
             progress: Mutex::new(ProgressRoutes::default()),
-            pending_answers: watch::channel(0).0,
+            pending_answers: LazyWatch::default(),
             reply_faults: watch::channel((0, String::new())).0,
             tools_changed: Notify::new(),
             prompts_changed: Arc::default(),
@@ -141,7 +143,7 @@ impl ConnectionShared {
             logs: ServerLogs::new(),
             resource_updates: LazyBroadcast::new(RESOURCE_UPDATE_BUFFER),
             listens: crate::listen::health::ListenBoard::default(),
-            sessions_renewed: watch::channel(0).0,
+            sessions_renewed: LazyWatch::default(),
             task_support: TaskSupport::default(),
             transport_end: watch::channel(None).0,
             events: crate::events::routes::EventRoutes::default(),
@@ -393,10 +395,10 @@ impl Drop for ProgressGuard {
 }
 
 /// Counts one pending answer of the host (an elicitation, a sample) while alive.
-struct PendingAnswer<'a>(&'a watch::Sender<usize>);
+struct PendingAnswer<'a>(&'a LazyWatch<usize>);
 
 impl<'a> PendingAnswer<'a> {
-    fn start(tx: &'a watch::Sender<usize>) -> Self {
+    fn start(tx: &'a LazyWatch<usize>) -> Self {
         tx.send_modify(|n| *n += 1);
         Self(tx)
     }
