@@ -140,11 +140,11 @@ mod without_http_tests;
 #[cfg(feature = "oauth")]
 pub use auth::oauth::OAuthProvider;
 pub use catalog::apps::{APP_MIME_TYPE, APPS_EXTENSION, ToolUi, VISIBILITY_APP, VISIBILITY_MODEL};
-pub use catalog::search::{ToolHit, ToolSearch};
+pub use catalog::search::{CatalogHit, CatalogSearch, SkillHit, ToolHit, ToolSearch};
 pub use catalog::search_mode::{
     CALL_TOOL, DEFAULT_SEARCH_RESULTS, MAX_SEARCH_RESULTS, SEARCH_TOOL, SearchModeCall,
-    SearchModeConfig, no_match_answer, search_answer, search_answer_from, search_mode_tools,
-    search_mode_tools_for,
+    SearchModeConfig, catalog_search_answer, no_match_answer, search_answer, search_answer_from,
+    search_mode_tools, search_mode_tools_for,
 };
 pub use catalog::skills::SkillInfo;
 pub use catalog::tool_cache::{

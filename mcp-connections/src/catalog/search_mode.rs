@@ -18,7 +18,7 @@ use std::sync::Arc;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::catalog::search::ToolHit;
+use crate::catalog::search::{CatalogHit, ToolHit};
 
 /// The search tool's name.
 pub const SEARCH_TOOL: &str = "search_tools";
@@ -169,6 +169,32 @@ pub fn search_answer(hits: &[ToolHit]) -> Value {
             h.info.tool.input_schema.as_ref(),
         )
     }))
+}
+
+/// What a search answers when it found tools and skills
+/// ([`ConnectionSet::find_tools_and_skills`](crate::ConnectionSet::find_tools_and_skills)),
+/// in the order given: a tool as in [`search_answer`]; a skill as
+/// `{"name", "kind": "skill", "description", "uri"}` (its qualified name, the description
+/// of its `SKILL.md` frontmatter, the URI of its `SKILL.md`), no input schema: a skill is
+/// loaded by the host, not called.
+pub fn catalog_search_answer(hits: &[CatalogHit]) -> Value {
+    let tools: Vec<Value> = hits
+        .iter()
+        .map(|hit| match hit {
+            CatalogHit::Tool(h) => json!({
+                "name": h.info.qualified_name,
+                "description": h.info.description(),
+                "inputSchema": h.info.tool.input_schema.as_ref(),
+            }),
+            CatalogHit::Skill(h) => json!({
+                "name": h.info.qualified_name,
+                "kind": "skill",
+                "description": h.info.description(),
+                "uri": h.info.skill.uri,
+            }),
+        })
+        .collect();
+    json!({ "tools": tools })
 }
 
 /// [`search_answer`] from the parts of each tool (qualified name, description, input

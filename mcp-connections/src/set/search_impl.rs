@@ -1,8 +1,9 @@
 //! [`ConnectionSet::search_tools`]: the set's tool search over every tool it can name; the
 //! search mode's answers and listing.
 
-use crate::catalog::search::{ToolHit, ToolSearch};
+use crate::catalog::search::{CatalogHit, CatalogSearch, SkillHit, ToolHit, ToolSearch};
 use crate::catalog::search_mode::SearchModeConfig;
+use crate::catalog::skills::SkillInfo;
 use crate::catalog::tool_info::ToolInfo;
 use crate::error::Result;
 use crate::set::ConnectionSet;
@@ -37,7 +38,13 @@ impl ConnectionSet {
     }
 
     /// [`Self::answer_search_mode`] with `config`: a search's `limit` defaults to and is
-    /// bounded by the config's, and when no tool has the config's
+    /// bounded by the config's. A search finds skills too: the servers' skills are listed
+    /// first ([`Self::skills`]: a server's listing is reused until it changes), and a
+    /// skill that matches is ranked among the tools and answered as a skill
+    /// ([`catalog_search_answer`](crate::catalog_search_answer): `"kind": "skill"`, its
+    /// qualified name, description and `SKILL.md` URI; the host loads it with
+    /// [`Self::load_skill`], not through [`CALL_TOOL`](crate::CALL_TOOL)). When nothing has
+    /// the config's
     /// [`min_coverage`](SearchModeConfig::min_coverage) of the query the answer is "no good
     /// match" ([`no_match_answer`](crate::no_match_answer): no tools, a sentence, the
     /// closest names as `did_you_mean`), not an error.
@@ -57,18 +64,17 @@ impl ConnectionSet {
         Some(match SearchModeCall::parse_for(tool, arguments, config)? {
             Err(text) => refused(text),
             Ok(SearchModeCall::Search { query, limit }) => {
-                match self.find_tools(&query, &config.options(limit)) {
+                // Lists the skills (reused when unchanged) and keeps them for the index.
+                self.skills().await;
+                match self.find_tools_and_skills(&query, &config.options(limit)) {
                     Ok(found) => {
                         let answer = if found.is_no_match() {
                             crate::catalog::search_mode::no_match_answer(
                                 &query,
-                                found
-                                    .did_you_mean
-                                    .iter()
-                                    .map(|h| h.info.qualified_name.as_str()),
+                                found.did_you_mean.iter().map(CatalogHit::qualified_name),
                             )
                         } else {
-                            crate::catalog::search_mode::search_answer(&found.hits)
+                            crate::catalog::search_mode::catalog_search_answer(&found.hits)
                         };
                         let mut result =
                             CallToolResult::success(vec![ContentBlock::text(answer.to_string())]);
@@ -113,6 +119,36 @@ impl ConnectionSet {
         query: &str,
         options: &mcp_search::SearchOptions,
     ) -> Result<ToolSearch> {
+        let options = options.only(mcp_search::EntryKind::Tool);
+        let found = self.find_tools_and_skills(query, &options)?;
+        let tools = |list: Vec<CatalogHit>| -> Vec<ToolHit> {
+            list.into_iter()
+                .filter_map(|hit| match hit {
+                    CatalogHit::Tool(hit) => Some(hit),
+                    _ => None,
+                })
+                .collect()
+        };
+        Ok(ToolSearch {
+            hits: tools(found.hits),
+            did_you_mean: tools(found.did_you_mean),
+        })
+    }
+
+    /// As [`Self::find_tools`], with the servers' skills ranked among the tools: each
+    /// indexed by its name and the description of its `SKILL.md` frontmatter, found as a
+    /// [`CatalogHit::Skill`] under its qualified name (what [`Self::load_skill`] takes).
+    /// The skills are those the last [`Self::skills`] listed, held-back ones left out
+    /// (this call lists nothing: call [`Self::skills`] first for the current ones, as
+    /// search mode does). `options` may ask for one kind only
+    /// ([`mcp_search::SearchOptions::only`]).
+    ///
+    /// Errors: as [`Self::search_tools`].
+    pub fn find_tools_and_skills(
+        &self,
+        query: &str,
+        options: &mcp_search::SearchOptions,
+    ) -> Result<CatalogSearch> {
         let catalog = self.catalog();
         let mut state = self
             .inner
@@ -121,28 +157,45 @@ impl ConnectionSet {
             .unwrap_or_else(PoisonError::into_inner);
         state.follow(catalog.revision, &catalog.tools)?;
         let found = state.index.search_with(query, options)?;
-        drop(state);
+        let skills: BTreeMap<(&McpServerKey, &str), SkillInfo> = state
+            .skills
+            .values()
+            .flatten()
+            .map(|s| ((&s.server, s.name()), s.clone()))
+            .collect();
         let by_name: BTreeMap<(&McpServerKey, &str), &ToolInfo> = catalog
             .tools
             .iter()
             .map(|i| ((&i.server, i.tool.name.as_ref()), i))
             .collect();
-        let hits = |list: Vec<mcp_search::Hit>| -> Vec<ToolHit> {
+        let hits = |list: Vec<mcp_search::Hit>| -> Vec<CatalogHit> {
             list.into_iter()
                 .filter_map(|hit| {
-                    by_name
-                        .get(&(hit.server(), hit.tool()))
-                        .map(|info| ToolHit {
-                            info: (*info).clone(),
-                            score: hit.score(),
+                    let name = (hit.server(), hit.name());
+                    if hit.is_skill() {
+                        skills.get(&name).map(|info| {
+                            CatalogHit::Skill(SkillHit {
+                                info: info.clone(),
+                                score: hit.score(),
+                            })
                         })
+                    } else {
+                        by_name.get(&name).map(|info| {
+                            CatalogHit::Tool(ToolHit {
+                                info: (*info).clone(),
+                                score: hit.score(),
+                            })
+                        })
+                    }
                 })
                 .collect()
         };
-        Ok(ToolSearch {
+        let result = CatalogSearch {
             hits: hits(found.hits),
             did_you_mean: hits(found.did_you_mean),
-        })
+        };
+        drop(state);
+        Ok(result)
     }
 
     /// The tools the catalog pins for search mode, in catalog order: those of servers

@@ -148,7 +148,8 @@ impl ConnectionSet {
     /// tools; a skill whose change since is held by the server's `tool_drift` policy is
     /// listed with [`SkillInfo::held`] (what changed: [`Self::skill_drift`]). A server
     /// whose listing fails lists none (logged). Servers still starting get the set's
-    /// grace period, as for [`Self::tools`].
+    /// grace period, as for [`Self::tools`]. The skills listed (those not held) are what
+    /// [`Self::find_tools_and_skills`] searches until the next listing.
     ///
     /// # Cancel safety
     /// Cancel-safe: dropping the future abandons the listings in flight.
@@ -195,7 +196,14 @@ impl ConnectionSet {
                 .collect();
             per_server.insert(key.clone(), entries);
         }
-        crate::catalog::skills::catalog(&self.inner.naming, per_server)
+        let all = crate::catalog::skills::catalog(&self.inner.naming, per_server);
+        // Search (`find_tools_and_skills`) ranks the skills last listed.
+        self.inner
+            .search
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set_skills(&all);
+        all
     }
 
     /// The skill changes held back for `server` (skills whose change since their pins its
