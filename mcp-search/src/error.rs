@@ -31,6 +31,14 @@ pub enum SearchError {
         /// The repeated tool name.
         tool: String,
     },
+    /// One server's skill list names a skill twice.
+    #[error("server `{server}` lists skill `{skill}` twice: skill names must be unique per server")]
+    DuplicateSkill {
+        /// The server.
+        server: String,
+        /// The repeated skill name.
+        skill: String,
+    },
     /// The host's [`Embedder`](crate::Embedder) failed.
     #[error("the embedder failed")]
     Embedding {
@@ -93,9 +101,12 @@ impl SearchError {
         self.is_empty_query() || self.is_query_too_long() || self.is_invalid_limit()
     }
 
-    /// A server's tool list repeated a tool name.
+    /// A server's tool list repeated a tool name, or its skills a skill name.
     pub fn is_duplicate_tool(&self) -> bool {
-        matches!(self, Self::DuplicateTool { .. })
+        matches!(
+            self,
+            Self::DuplicateTool { .. } | Self::DuplicateSkill { .. }
+        )
     }
 
     /// The embedder failed or returned vectors of the wrong shape.

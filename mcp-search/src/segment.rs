@@ -56,9 +56,13 @@ impl Segment {
             .windows(2)
             .find(|p| (p[0].name(), p[0].kind()) == (p[1].name(), p[1].kind()))
         {
-            return Err(SearchError::DuplicateTool {
-                server: server.to_string(),
-                tool: pair[0].name().to_owned(),
+            let (server, name) = (server.to_string(), pair[0].name().to_owned());
+            return Err(match pair[0].kind() {
+                EntryKind::Skill => SearchError::DuplicateSkill {
+                    server,
+                    skill: name,
+                },
+                _ => SearchError::DuplicateTool { server, tool: name },
             });
         }
         let server_text = server.to_string();

@@ -124,5 +124,9 @@ fn a_skill_may_share_a_tools_name_but_not_another_skills() {
         )
         .unwrap_err();
     assert!(err.is_duplicate_tool(), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "server `s` lists skill `a` twice: skill names must be unique per server"
+    );
     assert_eq!(index.len(), 2, "unchanged on error");
 }
