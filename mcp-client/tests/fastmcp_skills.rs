@@ -38,21 +38,11 @@ const BOUND: Duration = Duration::from_secs(30);
 
 /// The FastMCP venv's Python, or `None` (test skipped) when it is not installed.
 fn python() -> Option<PathBuf> {
-    let python = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../target/gateway-clients/fastmcp-venv/bin/python");
-    if python.is_file() {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("MCP_REQUIRE_GATEWAY_CLIENTS").is_none(),
-        "FastMCP is not installed at {}: run scripts/gateway-clients.sh",
-        python.display()
-    );
-    eprintln!(
-        "SKIPPED: FastMCP is not installed at {}; run scripts/gateway-clients.sh",
-        python.display()
-    );
-    None
+    mcp_testkit::installed_test_client(
+        env!("CARGO_MANIFEST_DIR"),
+        "fastmcp-venv/bin/python",
+        "FastMCP",
+    )
 }
 
 const PDF_SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\nlicense: MIT\nmetadata:\n  version: \"2\"\n---\n# PDF processing\n\nUse references/FORMS.md for forms.\n";

@@ -15,7 +15,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use common::Fixture;
 use mcp_catalog::ServerConfig;
@@ -38,22 +38,9 @@ def echo(text: str) -> str:
 app.run()
 "#;
 
+/// The Python mcp venv's Python, or `None` (test skipped) when it is not installed.
 fn python() -> Option<PathBuf> {
-    let python =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/gateway-clients/venv/bin/python");
-    if python.is_file() {
-        return Some(python);
-    }
-    assert!(
-        std::env::var_os("MCP_REQUIRE_GATEWAY_CLIENTS").is_none(),
-        "Python mcp is not installed at {}: run scripts/gateway-clients.sh",
-        python.display()
-    );
-    eprintln!(
-        "SKIPPED: Python mcp is not installed at {}; run scripts/gateway-clients.sh",
-        python.display()
-    );
-    None
+    mcp_testkit::installed_test_client(env!("CARGO_MANIFEST_DIR"), "venv/bin/python", "Python mcp")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

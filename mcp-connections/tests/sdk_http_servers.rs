@@ -43,22 +43,14 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 const BOUND: Duration = Duration::from_secs(30);
 const TOKEN: &str = "sdk-sse-token";
 
-/// The pinned install, or `None` (test skipped) when `wanted` is not there.
+/// The pinned installs' folder, or `None` (test skipped) when `wanted` is not there.
 fn installed(wanted: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/gateway-clients");
-    if dir.join(wanted).exists() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var_os("MCP_REQUIRE_GATEWAY_CLIENTS").is_none(),
-        "{wanted} is not installed in {}: run scripts/gateway-clients.sh",
-        dir.display()
-    );
-    eprintln!(
-        "SKIPPED: {wanted} is not installed in {}; run scripts/gateway-clients.sh",
-        dir.display()
-    );
-    None
+    mcp_testkit::installed_test_client(env!("CARGO_MANIFEST_DIR"), wanted, wanted)?;
+    Some(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(mcp_testkit::INSTALLED_CLIENTS_DIR),
+    )
 }
 
 fn fixture(name: &str) -> PathBuf {

@@ -362,6 +362,7 @@ mod events;
 #[cfg(feature = "http")]
 mod http;
 mod in_process;
+mod installed;
 mod killable;
 mod listen_faults;
 mod log_messages;
@@ -403,6 +404,7 @@ pub use http::{
     UnknownSession, serve_http_process,
 };
 pub use in_process::{DUPLEX_BUFFER, InProcessServer};
+pub use installed::{INSTALLED_CLIENTS_DIR, REQUIRE_GATEWAY_CLIENTS_ENV, installed_test_client};
 pub use logs::{CapturedLogs, capture_logs, capture_logs_globally};
 #[cfg(feature = "oauth")]
 pub use oauth::{
