@@ -11,7 +11,8 @@
 
 use mcp_connections::model::{CallToolResult, ContentBlock, Tool};
 pub(crate) use mcp_connections::{CALL_TOOL, SEARCH_TOOL};
-use mcp_connections::{ConnectionSet, SearchModeCall, ToolInfo};
+use mcp_connections::{CatalogHit, ConnectionSet, SearchModeCall, SearchModeConfig, ToolInfo};
+use mcp_key::McpServerKey;
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Map, Value};
 
@@ -66,48 +67,79 @@ pub(crate) fn as_listed(info: &ToolInfo) -> Tool {
     tool
 }
 
-/// Runs a `search_tools` call: the matches among the tools the caller may use
-/// (`allowed`) as structured content (and as JSON text, for clients that read text only),
-/// or an error result that says what to do; with the qualified names it found.
-pub(crate) fn search(
-    set: &ConnectionSet,
-    arguments: Option<&Map<String, Value>>,
-    allowed: &dyn Fn(&ToolInfo) -> bool,
-) -> (CallToolResult, Vec<String>) {
-    match found(set, arguments, allowed) {
-        Ok(hits) => {
-            let structured = mcp_connections::search_answer(&hits);
-            let mut result =
-                CallToolResult::success(vec![ContentBlock::text(structured.to_string())]);
-            result.structured_content = Some(structured);
-            let names = hits.into_iter().map(|h| h.info.qualified_name).collect();
-            (result, names)
+/// What a caller may find: the tools it may call, and the skills of the servers it may
+/// use.
+pub(crate) struct SearchGrants<'a> {
+    /// Whether the caller may call this tool.
+    pub(crate) tool: &'a (dyn Fn(&ToolInfo) -> bool + Sync),
+    /// Whether the caller may use this server (its skills).
+    pub(crate) server: &'a (dyn Fn(&McpServerKey) -> bool + Sync),
+}
+
+impl SearchGrants<'_> {
+    fn allow(&self, hit: &CatalogHit) -> bool {
+        match hit {
+            CatalogHit::Tool(hit) => (self.tool)(&hit.info),
+            CatalogHit::Skill(hit) => (self.server)(&hit.info.server),
+            _ => false,
         }
-        Err(refused) => (refused, Vec::new()),
     }
 }
 
-/// The tools a `search_tools` call finds among the `allowed` ones, or the error result for
-/// a bad request (the library reads the call: [`SearchModeCall::parse`]).
-fn found(
+/// Runs a `search_tools` call as the library's search mode answers it
+/// ([`ConnectionSet::answer_search_mode_for`]), over what the caller may use (`grants`):
+/// tools and skills ranked together, weak matches left out, and when nothing the caller
+/// may use matches well, the "no good match" answer with the closest names it may use.
+/// Structured content, and the same JSON as text for clients that read text only; an
+/// error result says what to do. Also returns the qualified names of the tools found
+/// (skills are loaded, not called, so they are not revealed).
+pub(crate) async fn search(
     set: &ConnectionSet,
     arguments: Option<&Map<String, Value>>,
-    allowed: &dyn Fn(&ToolInfo) -> bool,
-) -> Result<Vec<mcp_connections::ToolHit>, CallToolResult> {
-    let (query, limit) = match SearchModeCall::parse(SEARCH_TOOL, arguments) {
+    grants: &SearchGrants<'_>,
+) -> (CallToolResult, Vec<String>) {
+    let config = SearchModeConfig::new();
+    let (query, limit) = match SearchModeCall::parse_for(SEARCH_TOOL, arguments, &config) {
         Some(Ok(SearchModeCall::Search { query, limit })) => (query, limit),
-        Some(Err(text)) => return Err(refused(text)),
-        _ => return Err(refused(format!("{SEARCH_TOOL} needs a `query` string"))),
+        Some(Err(text)) => return (refused(text), Vec::new()),
+        _ => {
+            return (
+                refused(format!("{SEARCH_TOOL} needs a `query` string")),
+                Vec::new(),
+            );
+        }
     };
-    // The best matches among the caller's tools: the search ranks every tool, so ask for
-    // as many as it gives (the index caps it) and keep the first `limit` the caller may
-    // use.
-    let mut hits = set
-        .search_tools(&query, usize::MAX)
-        .map_err(|e| refused(format!("{SEARCH_TOOL}: {e}")))?;
-    hits.retain(|hit| allowed(&hit.info));
+    // The skills join the index when listed (a server's listing is reused until it
+    // changes).
+    set.skills().await;
+    // The best matches among what the caller may use: the search ranks everything, so
+    // ask for as many as it gives (the index caps it) and keep the first `limit` allowed.
+    let found = match set.find_tools_and_skills(&query, &config.options(usize::MAX)) {
+        Ok(found) => found,
+        Err(e) => return (refused(format!("{SEARCH_TOOL}: {e}")), Vec::new()),
+    };
+    let mut hits: Vec<CatalogHit> = found.hits.into_iter().filter(|h| grants.allow(h)).collect();
     hits.truncate(limit);
-    Ok(hits)
+    let answer = if hits.is_empty() {
+        let closest: Vec<&CatalogHit> = found
+            .did_you_mean
+            .iter()
+            .filter(|h| grants.allow(h))
+            .collect();
+        mcp_connections::no_match_answer(&query, closest.iter().map(|h| h.qualified_name()))
+    } else {
+        mcp_connections::catalog_search_answer(&hits)
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(answer.to_string())]);
+    result.structured_content = Some(answer);
+    let names = hits
+        .into_iter()
+        .filter_map(|hit| match hit {
+            CatalogHit::Tool(hit) => Some(hit.info.qualified_name),
+            _ => None,
+        })
+        .collect();
+    (result, names)
 }
 
 /// The call a `call_tool` request stands for (the named tool with its arguments), or the

@@ -88,9 +88,15 @@ impl Gateway {
         // A search answers from what the servers listed: let those starting finish
         // (bounded), as a 2026-era request's lists do.
         self.settle().await;
-        let allowed = |t: &mcp_connections::ToolInfo| caller.may_use_tool(&t.server, &t.tool.name);
+        let tool = |t: &mcp_connections::ToolInfo| caller.may_use_tool(&t.server, &t.tool.name);
+        let server = |s: &mcp_key::McpServerKey| caller.may_use_server(s);
+        let grants = crate::serve::exposure::SearchGrants {
+            tool: &tool,
+            server: &server,
+        };
         let (result, found) =
-            crate::serve::exposure::search(&self.inner.set, request.arguments.as_ref(), &allowed);
+            crate::serve::exposure::search(&self.inner.set, request.arguments.as_ref(), &grants)
+                .await;
         // A 2025-era session is a client to remember; a 2026-era request is not.
         if !modern::is_modern(context) {
             let added = self
