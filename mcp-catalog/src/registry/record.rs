@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::model::server::ServerConfig;
+use crate::model::transport::Transport;
 use crate::registry::document::PackageType;
 use crate::registry::plan::{Provenance, ProvenanceSource};
 use crate::registry::version::ImageRef;
@@ -161,7 +163,7 @@ impl Provenance {
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn check_entry(&self, config: &crate::ServerConfig) -> EntryCheck {
+    pub fn check_entry(&self, config: &ServerConfig) -> EntryCheck {
         let replaced = || EntryCheck::Replaced {
             recorded: self.to_string(),
         };
@@ -173,8 +175,8 @@ impl Provenance {
             }
         };
         match (&self.source, config.transport()) {
-            (ProvenanceSource::Remote { url }, crate::Transport::StreamableHttp(http))
-            | (ProvenanceSource::Remote { url }, crate::Transport::Sse(http)) => {
+            (ProvenanceSource::Remote { url }, Transport::StreamableHttp(http))
+            | (ProvenanceSource::Remote { url }, Transport::Sse(http)) => {
                 if http.url() == url {
                     EntryCheck::Same
                 } else {
@@ -188,7 +190,7 @@ impl Provenance {
                     version,
                     digest,
                 },
-                crate::Transport::Stdio(stdio),
+                Transport::Stdio(stdio),
             ) => {
                 let args = stdio.args();
                 let versioned = |separator: &str| {
@@ -275,7 +277,7 @@ mod tests {
 
     #[test]
     fn an_entry_is_checked_against_what_was_recorded() {
-        let stdio = |args: &[&str]| crate::ServerConfig::stdio("x").with_args(args.to_vec());
+        let stdio = |args: &[&str]| ServerConfig::stdio("x").with_args(args.to_vec());
         let recorded = npm("1.0.2", None);
         assert_eq!(
             recorded.check_entry(&stdio(&["-y", "notes-mcp@1.0.2"])),
@@ -294,7 +296,7 @@ mod tests {
             EntryCheck::Replaced { recorded } if recorded.contains("notes-mcp@1.0.2")
         ));
         assert!(matches!(
-            recorded.check_entry(&crate::ServerConfig::http("https://x.example/mcp")),
+            recorded.check_entry(&ServerConfig::http("https://x.example/mcp")),
             EntryCheck::Replaced { .. }
         ));
 
@@ -346,11 +348,11 @@ mod tests {
             ..npm("1.0.2", None)
         };
         assert_eq!(
-            remote.check_entry(&crate::ServerConfig::http("https://x.example/mcp")),
+            remote.check_entry(&ServerConfig::http("https://x.example/mcp")),
             EntryCheck::Same
         );
         assert!(matches!(
-            remote.check_entry(&crate::ServerConfig::http("https://y.example/mcp")),
+            remote.check_entry(&ServerConfig::http("https://y.example/mcp")),
             EntryCheck::Replaced { .. }
         ));
     }
