@@ -181,6 +181,17 @@ fn can_elicit(peer: &Peer<RoleServer>) -> bool {
         .is_some_and(|info| info.capabilities.elicitation.is_some())
 }
 
+/// Lets `set` load skills without asking: the gateway's client is the host that asks its
+/// user before a skill enters a model's context; the gateway only passes verified files
+/// on (see `skills`).
+fn allow_skill_loading(set: &ConnectionSet) {
+    set.set_authority(
+        (*set.authority())
+            .clone()
+            .with_skill_loading(mcp_connections::SkillLoading::Allow),
+    );
+}
+
 impl Gateway {
     /// A new client's gateway: starts its connection set on the hub's pool.
     pub(crate) fn start(hub: &Arc<Hub>) -> Self {
@@ -239,13 +250,7 @@ impl Gateway {
             .with_sampling_handler(sampling)
             .with_events(tx);
         let set = ConnectionSet::start(&hub.catalog, options);
-        // The gateway's client is the host that asks its user before a skill enters a
-        // model's context; the gateway only passes verified files on (see `skills`).
-        set.set_authority(
-            (*set.authority())
-                .clone()
-                .with_skill_loading(mcp_connections::SkillLoading::Allow),
-        );
+        allow_skill_loading(&set);
         let events = broadcast::channel(EVENT_BUFFER).0;
         let tracked = hub.status.track(&hub.pool, &set, &events);
         let resource_owners = Owners::default();
