@@ -154,14 +154,7 @@ impl ConnectionSet {
     /// # Cancel safety
     /// Cancel-safe: dropping the future abandons the listings in flight.
     pub async fn skills(&self) -> Vec<SkillInfo> {
-        let grace = self.inner.options.tools_grace;
-        let waits = self
-            .inner
-            .slots
-            .values()
-            .filter(|s| !s.current().is_settled())
-            .map(|s| s.settled());
-        let _ = tokio::time::timeout(grace, futures::future::join_all(waits)).await;
+        self.settle_within_grace().await;
         let listings = self.inner.slots.iter().map(|(key, slot)| async move {
             let attached = match slot.current() {
                 SlotState::Ready(attached) => attached,

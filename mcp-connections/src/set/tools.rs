@@ -122,15 +122,21 @@ impl ConnectionSet {
     /// # Cancel safety
     /// Cancel-safe.
     pub async fn tools(&self) -> Vec<ToolInfo> {
-        let grace = self.inner.options.tools_grace;
+        self.settle_within_grace().await;
+        self.catalog().tools.as_ref().clone()
+    }
+
+    /// Waits, at most the set's grace period, for the servers still starting to settle
+    /// (ready or failed): what [`Self::tools`] and [`Self::skills`] list then is known.
+    pub(crate) async fn settle_within_grace(&self) {
         let waits = self
             .inner
             .slots
             .values()
             .filter(|s| !s.current().is_settled())
             .map(|s| s.settled());
+        let grace = self.inner.options.tools_grace;
         let _ = tokio::time::timeout(grace, futures::future::join_all(waits)).await;
-        self.catalog().tools.as_ref().clone()
     }
 
     /// The current catalog (no waiting), cached per revision. The revision is read and the
