@@ -69,19 +69,15 @@ mod tests {
 
     use super::*;
 
-    /// A set this old is stale: the tests wait past it instead of ageing the kept set.
-    const SHORT_TTL: Duration = Duration::from_millis(200);
-
-    /// Keys of the fake authorization server, read once, kept for [`SHORT_TTL`], then
-    /// waited out until stale.
+    /// Keys of the fake authorization server, read once, kept for no time: every later
+    /// token finds the set stale (no waiting for a TTL to pass).
     async fn read_once_then_stale(auth: &FakeAuthServer) -> Keys {
         let fetcher = Fetcher::new().unwrap();
         let discovery = Arc::new(Discovery::new(&auth.issuer(), fetcher.clone()));
-        let keys = keys_with(discovery, fetcher, timing().with_ttl(SHORT_TTL));
+        let keys = keys_with(discovery, fetcher, timing().with_ttl(Duration::ZERO));
         let kid = auth.signing_key_id();
         assert!(keys.key(Some(&kid)).await.is_ok());
         assert_eq!(auth.counters().jwks, 1);
-        tokio::time::sleep(SHORT_TTL + Duration::from_millis(50)).await;
         keys
     }
 
