@@ -235,7 +235,7 @@ fn a_caller_sees_and_reads_only_the_skills_of_servers_its_grants_name() {
     let runtime = support::runtime();
     let auth = runtime.block_on(team::auth_server());
     let text = format!(
-        "{}[gateway.oauth]\nissuer = {}\nscopes = [\"{}\"]\n{GRANTS}",
+        "tool_exposure = \"search\"\n{}[gateway.oauth]\nissuer = {}\nscopes = [\"{}\"]\n{GRANTS}",
         servers(&wd),
         support::toml_str(&auth.issuer()),
         team::SCOPE
@@ -288,6 +288,27 @@ fn a_caller_sees_and_reads_only_the_skills_of_servers_its_grants_name() {
         );
         let got = ask(&bob, "skills/get", json!({"uri": BAD_SKILL})).await;
         assert_eq!(got.body["result"]["skill"]["uri"], BAD_SKILL, "{got:?}");
+        // Search mode finds only the skills of the servers a caller may use.
+        let search =
+            json!({"name": "search_tools", "arguments": {"query": "assemble pdf documents"}});
+        let found = |answer: team::Answer| -> Vec<String> {
+            let mut names: Vec<String> = answer.body["result"]["structuredContent"]["tools"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no search answer: {answer:?}"))
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(
+            found(ask(&alice, "tools/call", search.clone()).await),
+            ["mcp__docs__pdf-processing"]
+        );
+        assert_eq!(
+            found(ask(&bob, "tools/call", search).await),
+            ["mcp__bad__pdf-processing", "mcp__docs__pdf-processing"]
+        );
     });
     served.stop();
     wd.assert_no_server_left();
