@@ -188,3 +188,20 @@ fn introspection_without_its_client_and_an_unknown_mode_are_errors() {
         ]
     );
 }
+
+#[test]
+fn the_public_url_reads_back_and_must_be_a_whole_url() {
+    let gateway = gateway("[gateway]\npublic_url = \"https://mcp.example.com/gw\"\n");
+    assert_eq!(gateway.public_url(), Some("https://mcp.example.com/gw"));
+    assert_eq!(
+        gateway,
+        GatewayConfig::new().with_public_url("https://mcp.example.com/gw")
+    );
+    assert_eq!(
+        errors("[gateway]\npublic_url = \"mcp.example.com\"\n"),
+        [
+            "2:14 gateway.public_url: `mcp.example.com` must be an absolute URL starting with http:// or https:// (write the whole URL, e.g. `https://idp.example.com`)"
+        ]
+    );
+    assert_eq!(GatewayConfig::new().public_url(), None);
+}

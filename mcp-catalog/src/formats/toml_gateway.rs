@@ -9,7 +9,7 @@ use crate::model::gateway::{
     GatewayConfig, GatewayGrant, GatewayLimits, GatewayOAuth, Introspection, TokenValidation,
 };
 
-const GATEWAY_KEYS: &[&str] = &["oauth", "limits", "grants"];
+const GATEWAY_KEYS: &[&str] = &["public_url", "oauth", "limits", "grants"];
 const OAUTH_KEYS: &[&str] = &[
     "issuer",
     "resource",
@@ -43,6 +43,7 @@ pub(crate) fn parse_gateway(r: &mut Reader<'_, '_>, value: &Value<'_>) -> Option
     let mut gateway = GatewayConfig::new();
     for (key, value) in table {
         match key.get_ref().as_ref() {
+            "public_url" => gateway.public_url = url(r, "gateway.public_url", value),
             "oauth" => gateway.oauth = parse_oauth(r, value),
             "limits" => gateway.limits = parse_limits(r, value),
             "grants" => gateway.grants = parse_grants(r, value),

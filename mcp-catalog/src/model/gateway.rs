@@ -2,6 +2,9 @@
 //! authenticates its callers and what each caller may use.
 //!
 //! ```toml
+//! [gateway]
+//! public_url = "https://mcp.example.com"  # where upstream servers POST webhook events
+//!
 //! [gateway.oauth]                      # opt-in: OAuth 2.1 resource server
 //! issuer = "https://idp.example.com/realms/team"
 //! resource = "https://mcp.example.com/mcp"    # default: the URL the gateway is bound to
@@ -30,6 +33,7 @@
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GatewayConfig {
+    pub(crate) public_url: Option<String>,
     pub(crate) oauth: Option<GatewayOAuth>,
     pub(crate) limits: GatewayLimits,
     pub(crate) grants: Vec<GatewayGrant>,
@@ -39,6 +43,23 @@ impl GatewayConfig {
     /// An empty table: no OAuth (the gateway's static token), default limits, no grants.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets `public_url`.
+    #[must_use]
+    pub fn with_public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = Some(url.into());
+        self
+    }
+
+    /// `public_url`, when written: the URL (scheme, host, port, maybe a path prefix) at
+    /// which upstream servers reach the gateway's `--http` listener, for instance through
+    /// a TLS proxy. With it, the gateway receives the webhook deliveries of the Events
+    /// extension for servers that deliver events only by webhook: the callback URLs it
+    /// gives them start with it (an `http://` URL or a trailing `/` is accepted as
+    /// written). Without it, such event types are not relayed.
+    pub fn public_url(&self) -> Option<&str> {
+        self.public_url.as_deref()
     }
 
     /// Sets `[gateway.oauth]`.
