@@ -424,3 +424,53 @@ async fn a_feed_ends_with_its_connection_and_with_the_set() {
     assert!(matches!(end, None | Some(StreamItem::Ended(_))), "{end:?}");
     fx.assert_no_processes().await;
 }
+
+#[tokio::test]
+async fn webhook_subscriptions_go_to_the_server_and_errors_name_it() {
+    let mut fx = Fixture::new();
+    fx.stdio("inbox", scenario());
+    fx.stdio(
+        "plain",
+        Scenario::new("plain").with_tool(ToolSpec::echo("echo")),
+    );
+    let set = ConnectionSet::start(&fx.catalog(), opts());
+    assert_eq!(set.wait_startup().await.ready(), 2);
+    let secret = mcp_client::WebhookSecret::generate().unwrap();
+    let target = mcp_client::WebhookTarget::new("https://hooks.invalid/in", secret);
+    // A server without events is refused before anything is sent.
+    let plain = set
+        .subscribe_webhook(
+            &"plain".parse().unwrap(),
+            "hook",
+            serde_json::Map::new(),
+            &target,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(plain, EventFeedError::Event(EventError::Unsupported { .. })),
+        "{plain:?}"
+    );
+    assert!(plain.to_string().contains("`plain`"), "{plain}");
+    // The server has no subscription to that URL: its answer, with the server named.
+    let unknown = set
+        .unsubscribe_webhook(
+            &inbox(),
+            "hook",
+            serde_json::Map::new(),
+            "https://hooks.invalid/other",
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            unknown,
+            EventFeedError::Event(EventError::UnknownSubscription { .. })
+        ),
+        "{unknown:?}"
+    );
+    assert!(unknown.to_string().contains("`inbox`"), "{unknown}");
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}

@@ -6,8 +6,9 @@
 //! (`events/poll`) otherwise; both come from [`mcp_client`], whose push stream is
 //! supervised (re-opened from its cursor when it breaks). Webhook delivery is never
 //! chosen: the server would POST to a public URL, which a library host does not have.
-//! A host that has one subscribes through [`mcp_client::Client::subscribe_webhook`] and
-//! checks deliveries with [`mcp_client::WebhookVerifier`].
+//! A host that has one subscribes through [`ConnectionSet::subscribe_webhook`] (refreshing
+//! it by the same call before its TTL) and checks deliveries with
+//! [`mcp_client::WebhookVerifier`].
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +16,7 @@ use std::time::Duration;
 
 use mcp_client::{
     DeliveryMode, EventError, EventPoller, EventStream, EventSubscription, EventType, StreamItem,
-    StreamSettings,
+    StreamSettings, WebhookSubscription, WebhookTarget,
 };
 use mcp_key::McpServerKey;
 use mcp_pool::deadline_in;
@@ -354,6 +355,59 @@ impl ConnectionSet {
             cancel,
             task: Some(task),
         })
+    }
+
+    /// Subscribes `event_type` of `server` with the arguments `filter` by webhook to
+    /// `target` from `cursor` (`None`: from now), on the server's ready connection
+    /// ([`mcp_client::Client::subscribe_webhook`]); the same call again refreshes it. For
+    /// a host with a public URL: the server POSTs signed deliveries there, which the host
+    /// checks with [`mcp_client::WebhookVerifier`].
+    ///
+    /// # Errors
+    /// [`EventFeedError::Set`] for an unknown server or one that is not ready;
+    /// [`EventFeedError::Event`] naming the server and the event type when the server
+    /// refuses or the request fails.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe as a request: the server may have subscribed meanwhile.
+    pub async fn subscribe_webhook(
+        &self,
+        server: &McpServerKey,
+        event_type: &str,
+        filter: JsonObject,
+        target: &WebhookTarget,
+        cursor: Option<&str>,
+    ) -> Result<WebhookSubscription, EventFeedError> {
+        let attached = self.events_connection(server).await?;
+        let subscription = EventSubscription::new(event_type).with_arguments(filter);
+        Ok(attached
+            .live()
+            .subscribe_webhook(&subscription, target, cursor)
+            .await?)
+    }
+
+    /// Ends the webhook subscription of `event_type` of `server` with the arguments
+    /// `filter` to `url` ([`mcp_client::Client::unsubscribe_webhook`]).
+    ///
+    /// # Errors
+    /// As [`Self::subscribe_webhook`], and [`EventError::UnknownSubscription`] when the
+    /// server has no such subscription.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe as a request.
+    pub async fn unsubscribe_webhook(
+        &self,
+        server: &McpServerKey,
+        event_type: &str,
+        filter: JsonObject,
+        url: &str,
+    ) -> Result<(), EventFeedError> {
+        let attached = self.events_connection(server).await?;
+        let subscription = EventSubscription::new(event_type).with_arguments(filter);
+        Ok(attached
+            .live()
+            .unsubscribe_webhook(&subscription, url)
+            .await?)
     }
 
     /// The ready connection of `server`, within its tool timeout.
