@@ -112,3 +112,41 @@ fn search_ranks_the_tools_and_searches_cached_servers_without_starting_them() {
     assert!(zero.stderr.contains("--limit 0"), "{}", zero.stderr);
     wd.assert_no_server_left();
 }
+
+#[test]
+fn a_weak_match_is_left_out_and_the_closest_names_are_offered() {
+    let wd = Workdir::new();
+    let config = config(&wd);
+    let config = config.to_str().unwrap();
+    // "file" is one word of nine here: too little of the query for any tool to be shown.
+    let query = "please book a table for two at an italian restaurant near the file";
+    let weak = wd.run(&["--config", config, "tools", "--search", query]);
+    assert_eq!(weak.code, 0, "{}", weak.stderr);
+    assert!(
+        weak.stdout.contains("no good match for") && weak.stdout.contains("did you mean"),
+        "{}",
+        weak.stdout
+    );
+    assert!(
+        weak.stdout.contains("mcp__files__read_file"),
+        "the closest name is offered: {}",
+        weak.stdout
+    );
+    assert!(
+        !weak.stdout.contains("best matching"),
+        "no table of weak hits: {}",
+        weak.stdout
+    );
+    let json = wd.run(&["--config", config, "--json", "tools", "--search", query]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    assert_eq!(json.json(), serde_json::json!([]), "{}", json.stdout);
+    // A query sharing nothing with any tool: nothing to offer.
+    let nothing = wd.run(&["--config", config, "tools", "--search", "zebra quantum"]);
+    assert_eq!(nothing.code, 0, "{}", nothing.stderr);
+    assert!(
+        nothing.stdout.contains("no tool matches"),
+        "{}",
+        nothing.stdout
+    );
+    wd.assert_no_server_left();
+}

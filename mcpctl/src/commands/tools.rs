@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use mcp_connections::{PluginOrigin, ServerState, ServerStatus, ToolInfo};
+use mcp_connections::{PluginOrigin, ServerState, ServerStatus, ToolHit, ToolInfo};
 use mcp_key::McpServerKey;
 use serde_json::{Value, json};
 
@@ -168,14 +168,26 @@ pub(crate) async fn run_search(
     // With --server, search that server's tools only: ask for everything (the index caps
     // the limit at its largest), then keep its.
     let asked = if only.is_some() { usize::MAX } else { limit };
-    let hits = session.set.search_tools(query, asked).map_err(|e| {
+    // Weak matches (too little of the query, and not named by it) are left out, as the
+    // library's search mode and the gateway leave them out; when none is left, the closest
+    // names are offered instead.
+    let options = mcp_connections::SearchModeConfig::new().options(asked);
+    let found = session.set.find_tools(query, &options).map_err(|e| {
         CliError::usage(format!("--search: {e}"))
             .with_hint("search with words or a tool's name, e.g. --search \"read a file\"")
     })?;
-    let hits: Vec<_> = hits
+    let of_server = |h: &ToolHit| only.as_ref().is_none_or(|k| *k == h.info.server);
+    let hits: Vec<ToolHit> = found
+        .hits
         .into_iter()
-        .filter(|h| only.as_ref().is_none_or(|k| *k == h.info.server))
+        .filter(|h| of_server(h))
         .take(limit)
+        .collect();
+    let did_you_mean: Vec<String> = found
+        .did_you_mean
+        .iter()
+        .filter(|h| of_server(h))
+        .map(|h| h.info.qualified_name.clone())
         .collect();
     if global.json {
         crate::term::render::out_json(&Value::Array(
@@ -187,8 +199,13 @@ pub(crate) async fn run_search(
                 })
                 .collect(),
         ));
-    } else if hits.is_empty() {
+    } else if hits.is_empty() && did_you_mean.is_empty() {
         crate::term::render::out(&format!("no tool matches {query:?}\n"));
+    } else if hits.is_empty() {
+        crate::term::render::out(&format!(
+            "no good match for {query:?}; did you mean: {}?\n",
+            did_you_mean.join(", ")
+        ));
     } else {
         let s = Style::stdout();
         let mut rows = vec![vec![
