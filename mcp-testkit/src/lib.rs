@@ -395,7 +395,8 @@ pub use bin_path::{
 };
 pub use error::Error;
 pub use events::{
-    DEFAULT_HEARTBEAT_MS, DEFAULT_NEXT_POLL_MS, EVENTS_EXTENSION_ID, EventTypeSpec, EventsSpec,
+    DEFAULT_HEARTBEAT_MS, DEFAULT_MIN_TTL_MS, DEFAULT_NEXT_POLL_MS, EVENTS_EXTENSION_ID,
+    EventTypeSpec, EventsSpec, WEBHOOK_DELIVERY_ATTEMPTS, WebhookFault, WebhookSpec,
 };
 #[cfg(feature = "http")]
 pub use http::{

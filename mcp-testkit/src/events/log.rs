@@ -85,8 +85,8 @@ pub(crate) struct EventLog {
     /// The timers of [`crate::EventTypeSpec::every_ms`], once started; aborted with the
     /// server's last clone.
     timers: Mutex<Option<JoinSet<()>>>,
-    /// Webhook subscriptions (`events/subscribe`): id -> (URL, event type).
-    pub(crate) webhooks: Mutex<std::collections::BTreeMap<String, (String, String)>>,
+    /// Webhook subscriptions (`events/subscribe`) and the callbacks verified.
+    pub(crate) webhooks: super::webhook::Webhooks,
 }
 
 impl Default for EventLog {
@@ -98,7 +98,7 @@ impl Default for EventLog {
             silenced: watch::channel(0).0,
             open_streams: AtomicUsize::new(0),
             timers: Mutex::new(None),
-            webhooks: Mutex::default(),
+            webhooks: super::webhook::Webhooks::default(),
         }
     }
 }

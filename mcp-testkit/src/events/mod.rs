@@ -2,9 +2,9 @@
 //! plays it: the event types of [`EventsSpec`] listed by `events/list`, delivered by poll
 //! (`events/poll`, an opaque resumable cursor) and push (`events/stream`, a long-lived
 //! request whose `notifications/events/*` carry the request's id in
-//! `_meta["io.modelcontextprotocol/subscriptionId"]`). Webhook subscriptions
-//! (`events/subscribe`, `events/unsubscribe`) are checked and answered, but no delivery is
-//! POSTed yet.
+//! `_meta["io.modelcontextprotocol/subscriptionId"]`) and webhook (`events/subscribe`,
+//! `events/unsubscribe`: signed POSTs to the callback URL, under a TTL; see
+//! [`WebhookSpec`]).
 //!
 //! Events are emitted by a timer ([`EventTypeSpec::every_ms`]) and by tool calls
 //! ([`Behavior::EmitEvent`](crate::Behavior::EmitEvent)); every session sees the same
@@ -20,6 +20,7 @@
 
 pub(crate) mod log;
 pub(crate) mod serve;
+pub(crate) mod webhook;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -46,6 +47,8 @@ pub struct EventsSpec {
     pub heartbeat_ms: u64,
     /// `nextPollMs` of every poll answer. Default [`DEFAULT_NEXT_POLL_MS`].
     pub next_poll_ms: u64,
+    /// Webhook delivery: the shortest TTL granted, the callback handshake, the faults.
+    pub webhook: WebhookSpec,
 }
 
 impl Default for EventsSpec {
@@ -54,6 +57,7 @@ impl Default for EventsSpec {
             types: Vec::new(),
             heartbeat_ms: DEFAULT_HEARTBEAT_MS,
             next_poll_ms: DEFAULT_NEXT_POLL_MS,
+            webhook: WebhookSpec::default(),
         }
     }
 }
@@ -84,6 +88,138 @@ impl EventsSpec {
         self.next_poll_ms = ms;
         self
     }
+
+    /// Set how webhooks are delivered.
+    #[must_use]
+    pub fn with_webhook(mut self, webhook: WebhookSpec) -> Self {
+        self.webhook = webhook;
+        self
+    }
+}
+
+/// Default [`WebhookSpec::min_ttl_ms`]: a second.
+pub const DEFAULT_MIN_TTL_MS: u64 = 1_000;
+
+/// How many times one webhook delivery is attempted before it is abandoned.
+pub const WEBHOOK_DELIVERY_ATTEMPTS: u32 = 5;
+
+/// How the fake server delivers by webhook ([`EventsSpec::webhook`]).
+///
+/// A callback URL is `https` (accepted and answered, but the fake speaks no TLS: nothing
+/// is POSTed there) or plain `http` to a loopback host (`127.0.0.1`, `localhost`, `[::1]`),
+/// which the fake really POSTs to; any other `http` URL is refused (`-32602`). For a
+/// loopback URL:
+///
+/// - Before the first subscription to a URL, a `verification` control envelope
+///   (`{"type":"verification","challenge":"<nonce>"}`, signed and headed like a delivery,
+///   `webhook-id: msg_verification_<n>`) is POSTed; the endpoint proves intent by answering
+///   `2xx` with `{"challenge":"<nonce>"}`. Otherwise `events/subscribe` fails with `-32015`
+///   (`data.reason`: `challenge_failed`, `connection_refused`, `timeout`, `http_4xx`,
+///   `http_5xx`). A verified URL stays verified for the server's life
+///   ([`Self::verify_callbacks`] turns the handshake off).
+/// - Each event the subscription matches is POSTed, in order, one at a time: the body is
+///   the `EventOccurrence` with its `cursor`, the headers `Content-Type:
+///   application/json`, `webhook-id` (the `eventId`), `webhook-timestamp` (Unix seconds),
+///   `webhook-signature` (`v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with the
+///   subscription's secret) and `X-MCP-Subscription-Id`. A non-`2xx` answer or a failed
+///   connection is retried (new timestamp and signature) up to
+///   [`WEBHOOK_DELIVERY_ATTEMPTS`] times, then the event is abandoned (the refresh's
+///   `deliveryStatus.lastError` says why). A cursor behind forgotten events makes a `gap`
+///   envelope (`{"type":"gap","cursor":…}`) first.
+/// - The grant (`refreshBefore`) is the `ttlMs` asked for (default an hour), at least
+///   [`Self::min_ttl_ms`]; `ttlMs: null` is granted no expiry. A subscription not
+///   refreshed (`events/subscribe` again, same URL, type and arguments) before its grant
+///   lapses: the server forgets it and POSTs stop. A refresh of a lapsed subscription
+///   starts delivery again from the cursor it gives; a refresh of a live one keeps its
+///   position and answers `deliveryStatus` (`active`, `lastDeliveryAt`, `lastError`, and
+///   `delivered`, the events acknowledged so far).
+/// - Faults ([`Self::faults`], [`WebhookFault`]): a forged delivery (bad
+///   signature), a replayed one (the same request twice) and a stale one (a timestamp ten
+///   minutes old) are POSTed *besides* the genuine delivery, so a receiver that refuses
+///   them still gets every event once; a TTL that lapses early forgets the subscription
+///   before its grant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
+pub struct WebhookSpec {
+    /// The shortest TTL granted: a shorter `ttlMs` is clamped up to it. Default
+    /// [`DEFAULT_MIN_TTL_MS`].
+    pub min_ttl_ms: u64,
+    /// POST the `verification` handshake before the first subscription to a URL. Default
+    /// `true`.
+    pub verify_callbacks: bool,
+    /// The faults, applied to every subscription.
+    pub faults: Vec<WebhookFault>,
+}
+
+impl Default for WebhookSpec {
+    fn default() -> Self {
+        Self {
+            min_ttl_ms: DEFAULT_MIN_TTL_MS,
+            verify_callbacks: true,
+            faults: Vec::new(),
+        }
+    }
+}
+
+impl WebhookSpec {
+    /// The defaults: TTLs of at least a second, callbacks verified, no fault.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set the shortest TTL granted.
+    #[must_use]
+    pub fn with_min_ttl_ms(mut self, ms: u64) -> Self {
+        self.min_ttl_ms = ms;
+        self
+    }
+
+    /// Skip (or keep) the callback verification handshake.
+    #[must_use]
+    pub fn with_verify_callbacks(mut self, verify: bool) -> Self {
+        self.verify_callbacks = verify;
+        self
+    }
+
+    /// Add a fault.
+    #[must_use]
+    pub fn with_fault(mut self, fault: WebhookFault) -> Self {
+        self.faults.push(fault);
+        self
+    }
+}
+
+/// A webhook delivery fault. `delivery` counts the events POSTed to one subscription,
+/// from 1 (the same for every subscription of the server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum WebhookFault {
+    /// Before the `delivery`-th event, POST it with a signature made with another secret
+    /// (a forgery).
+    BadSignature {
+        /// Which delivery.
+        delivery: u64,
+    },
+    /// After the `delivery`-th event was POSTed, POST the very same request again (same
+    /// `webhook-id`, timestamp and signature: a replay).
+    Replayed {
+        /// Which delivery.
+        delivery: u64,
+    },
+    /// Before the `delivery`-th event, POST it signed correctly but with a
+    /// `webhook-timestamp` ten minutes old (a stale delivery).
+    StaleTimestamp {
+        /// Which delivery.
+        delivery: u64,
+    },
+    /// Every subscription lapses `after_ms` milliseconds after it was made or refreshed,
+    /// whatever its grant said.
+    LapseEarly {
+        /// Milliseconds after the (re)subscription.
+        after_ms: u64,
+    },
 }
 
 /// One event type of `events/list`.

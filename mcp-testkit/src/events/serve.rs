@@ -12,8 +12,13 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use tokio_util::sync::CancellationToken;
+
 use super::log::{Stored, cursor};
-use super::{EVENTS_EXTENSION_ID, EventsSpec};
+use super::webhook;
+use super::{EVENTS_EXTENSION_ID, EventsSpec, WebhookFault};
 use crate::Scenario;
 use crate::shared::Shared;
 
@@ -27,6 +32,8 @@ const DEFAULT_MAX_EVENTS: usize = 100;
 const NOT_FOUND: i32 = -32011;
 /// `Unsupported`: a delivery mode the event type does not offer.
 const UNSUPPORTED: i32 = -32014;
+/// `CallbackEndpointError`: the callback failed verification or could not be reached.
+const CALLBACK_ENDPOINT_ERROR: i32 = -32015;
 
 /// Announces the extension in `capabilities.extensions` when the scenario has events.
 pub(crate) fn advertise(scenario: &Scenario, capabilities: &mut Map<String, Value>) {
@@ -74,7 +81,7 @@ pub(crate) async fn request(
         "events/list" => Ok(CustomResult(list(spec))),
         "events/poll" => poll(server, spec, &request).map(CustomResult),
         "events/stream" => stream(server, spec, &request, context).await,
-        "events/subscribe" => subscribe(server, spec, &request).map(CustomResult),
+        "events/subscribe" => subscribe(server, spec, &request).await.map(CustomResult),
         "events/unsubscribe" => unsubscribe(server, &request).map(CustomResult),
         other => Err(method_not_found(other)),
     }
@@ -270,11 +277,15 @@ fn webhook_id(url: &str, name: &str, arguments: &Map<String, Value>) -> String {
     format!("sub_{hash:016x}")
 }
 
-/// `events/subscribe` (webhook): checks the URL (`https`) and the secret (`whsec_`), and
-/// answers the grant (`refreshBefore` from `ttlMs`, default an hour; `null` when the
-/// client asked for no expiry). Delivers nothing: no POST is made.
-fn subscribe(
-    server: &Shared,
+/// `events/subscribe` (webhook): checks the URL (`https`, or `http` to a loopback host)
+/// and the secret (`whsec_`), verifies a loopback callback once (the `verification`
+/// handshake), keeps the subscription (an idempotent upsert: a refresh of a live one
+/// re-grants its TTL and replaces its secret, of a lapsed one starts again from the cursor
+/// given) and starts its delivery task; answers the grant (`refreshBefore` from `ttlMs`,
+/// default an hour, at least [`crate::WebhookSpec::min_ttl_ms`]; `null` when the client
+/// asked for no expiry).
+async fn subscribe(
+    server: &Arc<Shared>,
     spec: &EventsSpec,
     request: &CustomRequest,
 ) -> Result<Value, McpError> {
@@ -283,23 +294,19 @@ fn subscribe(
         .params_as()
         .map_err(|e| McpError::invalid_params(format!("events/subscribe: {e}"), None))?
         .ok_or_else(|| McpError::invalid_params("events/subscribe: no params", None))?;
-    if !delivery.url.starts_with("https://") {
-        return Err(McpError::invalid_params(
-            format!("delivery.url {:?} is not https", delivery.url),
-            None,
-        ));
-    }
-    let secret_ok = delivery
+    let kind = webhook::callback(&delivery.url).map_err(|e| McpError::invalid_params(e, None))?;
+    let key = delivery
         .secret
         .as_deref()
         .and_then(|s| s.strip_prefix("whsec_"))
-        .is_some_and(|b| b.len() >= 32);
-    if !secret_ok {
+        .and_then(|b| STANDARD.decode(b).ok())
+        .filter(|k| (24..=64).contains(&k.len()));
+    let Some(key) = key else {
         return Err(McpError::invalid_params(
             "delivery.secret is not `whsec_` followed by base64 of 24 to 64 bytes",
             None,
         ));
-    }
+    };
     let position = server
         .events
         .position(params.cursor.as_deref())
@@ -312,30 +319,121 @@ fn subscribe(
         .as_ref()
         .and_then(|p| p.get("ttlMs"))
         .cloned();
-    let refresh_before = match ttl {
-        Some(Value::Null) => Value::Null,
-        other => {
-            let ms = other
+    let granted = match ttl {
+        Some(Value::Null) => None,
+        other => Some(
+            other
                 .and_then(|v| v.as_u64())
                 .unwrap_or(3_600_000)
-                .max(1_000);
-            let at = chrono::Utc::now()
-                + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
-            json!(at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        }
+                .max(spec.webhook.min_ttl_ms),
+        ),
     };
+    let refresh_before = granted.map_or(Value::Null, |ms| {
+        let at = chrono::Utc::now()
+            + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
+        json!(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    });
+    let early = spec.webhook.faults.iter().find_map(|f| match f {
+        WebhookFault::LapseEarly { after_ms } => Some(*after_ms),
+        _ => None,
+    });
+    let lapse_ms = match (granted, early) {
+        (Some(g), Some(e)) => Some(g.min(e)),
+        (g, e) => g.or(e),
+    };
+    let lapses_at = lapse_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
     let id = webhook_id(&delivery.url, &params.name, &params.arguments);
-    crate::record::lock(&server.events.webhooks).insert(id.clone(), (delivery.url, params.name));
+    if let webhook::CallbackKind::Loopback(callback) = &kind
+        && spec.webhook.verify_callbacks
+    {
+        server
+            .events
+            .webhooks
+            .verify(&delivery.url, callback, &key, &id)
+            .await
+            .map_err(|reason| {
+                McpError::new(
+                    ErrorCode(CALLBACK_ENDPOINT_ERROR),
+                    format!(
+                        "the callback {:?} failed verification: {reason}",
+                        delivery.url
+                    ),
+                    Some(json!({ "reason": reason })),
+                )
+            })?;
+    }
+    let mut subs = crate::record::lock(&server.events.webhooks.subs);
+    let live = subs
+        .get(&id)
+        .filter(|s| {
+            s.lapses_at
+                .is_none_or(|at| at > tokio::time::Instant::now())
+        })
+        .is_some();
+    if live {
+        let Some(sub) = subs.get_mut(&id) else {
+            return Err(McpError::internal_error("a subscription vanished", None));
+        };
+        sub.key = key;
+        sub.lapses_at = lapses_at;
+        let status = json!({
+            "active": true,
+            "lastDeliveryAt": sub.last_delivery_at,
+            "lastError": sub.last_error,
+            "delivered": sub.delivered,
+        });
+        return Ok(json!({
+            "id": id,
+            "refreshBefore": refresh_before,
+            "cursor": cursor(sub.position),
+            "truncated": false,
+            "deliveryStatus": status,
+        }));
+    }
+    if let Some(lapsed) = subs.remove(&id) {
+        lapsed.cancel.cancel();
+    }
+    let cancel = CancellationToken::new();
+    let start = if since.truncated {
+        since.checked
+    } else {
+        position
+    };
+    subs.insert(
+        id.clone(),
+        webhook::WebhookSub {
+            name: params.name,
+            arguments: params.arguments,
+            key,
+            lapses_at,
+            position: start,
+            delivered: 0,
+            posted: 0,
+            last_delivery_at: None,
+            last_error: None,
+            cancel: cancel.clone(),
+        },
+    );
+    drop(subs);
+    if let webhook::CallbackKind::Loopback(callback) = kind {
+        webhook::spawn_delivery(
+            Arc::downgrade(server),
+            id.clone(),
+            callback,
+            cancel,
+            spec.webhook.faults.clone(),
+        );
+    }
     Ok(json!({
         "id": id,
         "refreshBefore": refresh_before,
-        "cursor": cursor(position),
+        "cursor": cursor(start),
         "truncated": since.truncated,
     }))
 }
 
-/// `events/unsubscribe`: forgets the subscription, or answers `-32011` (`kind:
-/// "subscription"`) when there is none.
+/// `events/unsubscribe`: forgets the subscription (its POSTs stop), or answers `-32011`
+/// (`kind: "subscription"`) when there is none (never made, ended, or lapsed).
 fn unsubscribe(server: &Shared, request: &CustomRequest) -> Result<Value, McpError> {
     #[derive(Deserialize)]
     struct Params {
@@ -349,7 +447,14 @@ fn unsubscribe(server: &Shared, request: &CustomRequest) -> Result<Value, McpErr
         .map_err(|e| McpError::invalid_params(format!("events/unsubscribe: {e}"), None))?
         .ok_or_else(|| McpError::invalid_params("events/unsubscribe: no params", None))?;
     let id = webhook_id(&params.delivery.url, &params.name, &params.arguments);
-    match crate::record::lock(&server.events.webhooks).remove(&id) {
+    let mut subs = crate::record::lock(&server.events.webhooks.subs);
+    let removed = subs.remove(&id);
+    let live = removed.filter(|s| {
+        s.cancel.cancel();
+        s.lapses_at
+            .is_none_or(|at| at > tokio::time::Instant::now())
+    });
+    match live {
         Some(_) => Ok(json!({})),
         None => Err(McpError::new(
             ErrorCode(NOT_FOUND),
