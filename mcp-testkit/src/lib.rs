@@ -372,6 +372,7 @@ mod oauth;
 #[cfg(feature = "otlp")]
 mod otlp;
 mod paging;
+pub mod postgres;
 mod process;
 mod record;
 #[cfg(feature = "http")]
@@ -411,6 +412,8 @@ pub use logs::{CapturedLogs, capture_logs, capture_logs_globally};
 pub use oauth::{
     ACCESS_TOKEN_TYP, AccessTokenClaims, DEFAULT_TOKEN_SUBJECT, GROUPS_CLAIM, JwksFault,
 };
+#[cfg(feature = "oauth")]
+pub use oauth::{ACCESS_TOKEN_TYPE, ExchangeFault, JWT_TOKEN_TYPE, TokenExchangeRecord};
 #[cfg(feature = "oauth")]
 pub use oauth::{
     AuthCounters, AuthServerOptions, CODE_LIFETIME, ClientAuthMethod, DEFAULT_ID_JAG_LIFETIME,
