@@ -285,6 +285,7 @@ pub use model::transport::{
     AuthMode, EmaConfig, HttpConfig, OAuthConfig, SSE_LABEL, STDIO_LABEL, STREAMABLE_HTTP_LABEL,
     StdioConfig, Transport, UNUSABLE_LABEL, UnusableServer,
 };
+pub use model::upstream_identity::{TokenExchangeConfig, UpstreamIdentity};
 pub use model::workload::{WorkloadIdentityConfig, WorkloadTokenLocation};
 pub use registry::digest::FileSha256;
 pub use registry::document::{

@@ -13,6 +13,7 @@ use crate::model::server::{
 };
 use crate::model::ssh::SshConfig;
 use crate::model::transport::{AuthMode, HttpConfig, StdioConfig, Transport};
+use crate::model::upstream_identity::UpstreamIdentity;
 use crate::model::workload::WorkloadTokenLocation;
 
 /// The `mcp.toml` equivalent of `files` (lowest precedence first: of two servers with one
@@ -342,6 +343,38 @@ fn write_http(out: &mut String, http: &HttpConfig, expands: bool, notes: &mut Ve
         line(
             out,
             "workload_identity",
+            &format!("{{ {} }}", fields.join(", ")),
+        );
+    }
+    write_upstream_identity(out, http.upstream_identity());
+}
+
+/// `upstream_identity` and its `token_exchange` table, when not the default.
+fn write_upstream_identity(out: &mut String, identity: &UpstreamIdentity) {
+    if *identity == UpstreamIdentity::Gateway {
+        return;
+    }
+    line(out, "upstream_identity", &string(identity.as_str()));
+    if let Some(exchange) = identity.token_exchange() {
+        let mut fields = vec![format!(
+            "token_endpoint = {}",
+            string(exchange.token_endpoint())
+        )];
+        let optional = [
+            ("audience", exchange.audience()),
+            ("resource", exchange.resource()),
+            ("scope", exchange.scope()),
+            ("client_id", exchange.client_id()),
+            ("client_secret_env", exchange.client_secret_env()),
+        ];
+        for (key, value) in optional {
+            if let Some(value) = value {
+                fields.push(format!("{key} = {}", string(value)));
+            }
+        }
+        line(
+            out,
+            "token_exchange",
             &format!("{{ {} }}", fields.join(", ")),
         );
     }

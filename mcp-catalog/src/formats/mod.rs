@@ -22,6 +22,7 @@ pub(crate) mod jsonc;
 pub(crate) mod load;
 pub(crate) mod toml_defaults;
 pub(crate) mod toml_gateway;
+pub(crate) mod toml_identity;
 pub(crate) mod toml_parse;
 pub(crate) mod toml_server;
 pub(crate) mod toml_ssh;

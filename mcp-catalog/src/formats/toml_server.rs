@@ -35,6 +35,8 @@ const HTTP_KEYS: &[&str] = &[
     "allow_plain_http",
     "dpop",
     "workload_identity",
+    "upstream_identity",
+    "token_exchange",
 ];
 const COMMON_KEYS: &[&str] = &[
     "startup_timeout_sec",
@@ -106,6 +108,10 @@ pub(crate) fn parse_server(
                 .collect();
             r.unknown_key(key, &known);
         }
+    }
+    if kind == Kind::Http {
+        draft.http.upstream_identity =
+            crate::formats::toml_identity::parse_upstream_identity(&mut r, table);
     }
     let server = draft.finish(&mut r, kind, environments);
     // With errors, the settings that did parse (`enabled`, `required`, ...) are kept and the
@@ -320,6 +326,8 @@ impl<'v, 'i> Draft<'v, 'i> {
                 http.workload_identity =
                     crate::formats::toml_workload::parse_workload_identity(r, value);
             }
+            // Read with the whole table, after it (`toml_identity`).
+            "upstream_identity" | "token_exchange" => {}
             _ => return self.read_auth_key(r, field, offset, value),
         }
         true

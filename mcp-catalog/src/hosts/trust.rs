@@ -403,7 +403,10 @@ pub struct ReviewedServer {
     pub workload_token: Option<String>,
     /// Authorization settings other than the defaults, each `setting=value` as written
     /// (`auth=ema`, `ema.issuer=URL`, `oauth.client_id=ID`, `oauth_resource=URL`,
-    /// `scopes=a b`, `dpop=true`): where the user's credentials are asked for and sent.
+    /// `scopes=a b`, `dpop=true`, and a gateway's `upstream_identity=caller` or
+    /// `upstream_identity=exchange` with `token_exchange.token_endpoint=URL`,
+    /// `token_exchange.audience=…`, ...): where the user's credentials are asked for and
+    /// sent.
     pub authorization: Vec<String>,
     /// For a server whose environment's wrapper is `ssh`: the one line the remote shell
     /// gets (ssh joins the words with spaces and the remote shell splits them again, so
@@ -823,6 +826,11 @@ fn review_http(reviewed: &mut ReviewedServer, http: &HttpConfig, variables: &mut
         }
     });
     reviewed.authorization = authorization_settings(http);
+    variables.extend(
+        (http.upstream_identity().token_exchange())
+            .and_then(|e| e.client_secret_env())
+            .map(str::to_owned),
+    );
     reviewed.url = Some(http.url().to_owned());
     variables.extend(http.bearer_token_env_var().map(str::to_owned));
     variables.extend(http.env_http_headers().values().cloned());
@@ -908,6 +916,7 @@ fn authorization_settings(http: &HttpConfig) -> Vec<String> {
     if http.dpop() {
         settings.push("dpop=true".to_owned());
     }
+    settings.extend(http.upstream_identity().review_lines());
     settings
 }
 

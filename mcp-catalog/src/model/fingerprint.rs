@@ -16,7 +16,8 @@ pub const CONNECTION_FINGERPRINT_DOMAIN: &str = "mcp-catalog/connection/v1";
 /// values of referenced variables (`env_vars`, `bearer_token_env_var`, `env_http_headers`,
 /// read through `env`, so a rotated token changes it), the environment id with its
 /// wrapper or ssh settings, working directory and variables, the auth mode, OAuth/EMA client settings and
-/// scopes, and the credential store mode. Excludes the server's name, tool filters, call
+/// scopes, a gateway's upstream identity (`upstream_identity` with its token exchange
+/// settings, when not the default), and the credential store mode. Excludes the server's name, tool filters, call
 /// timeouts, startup timeout, `required`, approval modes, the description and
 /// the settings a server inherits from the catalog
 /// ([`ServerConfig::overrides`](crate::ServerConfig::overrides): `startup`, `protocol`,
@@ -98,6 +99,10 @@ pub fn connection_fingerprint(
                         .map(|w| format!("{w:?}"))
                         .as_deref(),
                 );
+            // Only servers with the setting have the field, so others stay as they were.
+            if let Some(identity) = http.upstream_identity().fingerprint_input() {
+                b = b.str("upstream_identity", &identity);
+            }
         }
         Transport::Unusable(unusable) => {
             b = b

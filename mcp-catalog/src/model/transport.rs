@@ -315,6 +315,7 @@ pub struct HttpConfig {
     pub(crate) allow_plain_http: bool,
     pub(crate) dpop: bool,
     pub(crate) workload_identity: Option<crate::model::workload::WorkloadIdentityConfig>,
+    pub(crate) upstream_identity: crate::model::upstream_identity::UpstreamIdentity,
 }
 
 impl HttpConfig {
@@ -333,6 +334,7 @@ impl HttpConfig {
             allow_plain_http: false,
             dpop: false,
             workload_identity: None,
+            upstream_identity: crate::model::upstream_identity::UpstreamIdentity::Gateway,
         }
     }
 
@@ -482,6 +484,22 @@ impl HttpConfig {
     pub fn workload_identity(&self) -> Option<&crate::model::workload::WorkloadIdentityConfig> {
         self.workload_identity.as_ref()
     }
+
+    /// Sets whose credentials a gateway presents to the server (`upstream_identity`).
+    #[must_use]
+    pub fn with_upstream_identity(
+        mut self,
+        identity: crate::model::upstream_identity::UpstreamIdentity,
+    ) -> Self {
+        self.upstream_identity = identity;
+        self
+    }
+
+    /// Whose credentials a gateway presents to the server (`upstream_identity`, default
+    /// [`UpstreamIdentity::Gateway`](crate::UpstreamIdentity::Gateway)).
+    pub fn upstream_identity(&self) -> &crate::model::upstream_identity::UpstreamIdentity {
+        &self.upstream_identity
+    }
 }
 
 /// Map keys with every value replaced by `<redacted>`, for `Debug`.
@@ -522,6 +540,7 @@ impl fmt::Debug for HttpConfig {
             .field("allow_plain_http", &self.allow_plain_http)
             .field("dpop", &self.dpop)
             .field("workload_identity", &self.workload_identity)
+            .field("upstream_identity", &self.upstream_identity)
             .finish()
     }
 }
