@@ -285,3 +285,149 @@ fn a_malformed_server_json_is_refused_with_its_url_line_and_what_is_wrong() {
          add one with `mcpctl add NAME[@VERSION]`\n"
     );
 }
+
+/// The pin file under the test's `MCPCTL_HOME`, as text.
+fn pin_file(wd: &Workdir) -> String {
+    fn find(dir: &Path) -> Option<PathBuf> {
+        for entry in std::fs::read_dir(dir).ok()?.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                if let Some(found) = find(&path) {
+                    return Some(found);
+                }
+            } else if path.file_name().is_some_and(|n| n == "tool-pins-v1.json") {
+                return Some(path);
+            }
+        }
+        None
+    }
+    let path = find(&wd.path().join("home")).expect("a pin file under MCPCTL_HOME");
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// An entry `mcpctl add` wrote, edited by hand to run another version, keeps its tools
+/// out under the server's `tool_drift` rule until accepted: held by default and by
+/// `block`, let through and re-pinned with a notice by `notice`; accepting records the
+/// version in the pins, so the next run holds nothing. Something else put in its place is
+/// held too.
+#[test]
+fn a_version_changed_by_hand_holds_the_tools_per_the_drift_rule_until_accepted() {
+    let registry = Registry::start();
+    let mut wd = Workdir::new();
+    let log = stub_runtimes(&mut wd);
+    let url = registry.url();
+    let added = wd.run_on_terminal(
+        &["add", "io.github.example/weather-mcp", "--registry", &url],
+        "\ny\n",
+    );
+    assert_eq!(added.code, 0, "{}", added.stdout);
+    let written = std::fs::read_to_string(wd.path().join("mcp.toml")).unwrap();
+    let edit = |package: &str, rule: Option<&str>| {
+        let mut text = written.replace("weather-mcp-server==0.5.0", package);
+        if let Some(rule) = rule {
+            text = text.replace(
+                "[mcp_servers.weather-mcp]\n",
+                &format!("[mcp_servers.weather-mcp]\ntool_drift = \"{rule}\"\n"),
+            );
+        }
+        std::fs::write(wd.path().join("mcp.toml"), text).unwrap();
+    };
+    let tools = || wd.run(&["--config", "mcp.toml", "tools"]);
+    let listed = |run: &support::Run| run.stdout.contains("__echo");
+
+    // As added: pinned on first sight, listed.
+    let first = tools();
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(listed(&first), "{}", first.stdout);
+    assert!(!pin_file(&wd).contains("\"version\": \""), "{}", pin_file(&wd));
+
+    // Another version, by hand, under the default rule: held, with what changed.
+    edit("weather-mcp-server==0.6.0", None);
+    let held = tools();
+    assert_eq!(held.code, 0, "{}", held.stderr);
+    assert!(!listed(&held), "{}", held.stdout);
+    assert!(
+        held.stderr
+            .contains("the server runs another version: 0.5.0 -> 0.6.0")
+            && held.stderr.contains("mcpctl accept weather-mcp echo"),
+        "{}",
+        held.stderr
+    );
+    let changes = wd.run(&["--config", "mcp.toml", "tools", "--changes"]);
+    assert!(
+        changes.stdout.contains(
+            "weather-mcp echo: the server runs another version: 0.5.0 -> 0.6.0\n  accept: mcpctl accept weather-mcp echo"
+        ),
+        "{}",
+        changes.stdout
+    );
+    // Still held in the next process: nothing was re-pinned.
+    assert!(!listed(&tools()));
+
+    let accept = wd.run(&["--config", "mcp.toml", "accept", "weather-mcp"]);
+    assert_eq!(accept.code, 0, "{}", accept.stderr);
+    assert!(
+        accept.stdout.contains("accepted 1 changed tool"),
+        "{}",
+        accept.stdout
+    );
+    assert!(
+        pin_file(&wd).contains("\"version\": \"0.6.0\""),
+        "{}",
+        pin_file(&wd)
+    );
+    let accepted = tools();
+    assert!(listed(&accepted), "{}", accepted.stdout);
+    assert!(!accepted.stderr.contains("changed"), "{}", accepted.stderr);
+
+    // `block` holds it too.
+    edit("weather-mcp-server==0.7.0", Some("block"));
+    let blocked = tools();
+    assert!(!listed(&blocked), "{}", blocked.stdout);
+    assert!(
+        blocked.stderr.contains("0.6.0 -> 0.7.0"),
+        "{}",
+        blocked.stderr
+    );
+
+    // `notice` lets it through, says so, and pins the version as it is now.
+    edit("weather-mcp-server==0.7.0", Some("notice"));
+    let noticed = tools();
+    assert!(listed(&noticed), "{}", noticed.stdout);
+    assert!(
+        noticed.stderr.contains(
+            "the server runs another version: 0.6.0 -> 0.7.0 (not held back; pinned as it is now)"
+        ),
+        "{}",
+        noticed.stderr
+    );
+    assert!(
+        pin_file(&wd).contains("\"version\": \"0.7.0\""),
+        "{}",
+        pin_file(&wd)
+    );
+    let quiet = tools();
+    assert!(
+        listed(&quiet) && !quiet.stderr.contains("changed"),
+        "{}",
+        quiet.stderr
+    );
+
+    // Another package in its place is held, naming what was installed.
+    edit("other-weather-server==1.0.0", None);
+    let replaced = tools();
+    assert!(!listed(&replaced), "{}", replaced.stdout);
+    assert!(
+        replaced.stderr.contains(
+            "0.7.0 -> not io.github.example/weather-mcp (pypi weather-mcp-server) but another command or URL"
+        ),
+        "{}",
+        replaced.stderr
+    );
+    assert!(
+        ran(&log).contains("uvx other-weather-server==1.0.0"),
+        "{}",
+        ran(&log)
+    );
+    wd.assert_no_server_left();
+}

@@ -145,6 +145,53 @@ pub enum EntryCheck {
 }
 
 impl Provenance {
+    /// What stays the same when only the version changes: the registry name and the
+    /// package's type and identifier (`io.github.user/notes (npm notes-mcp)`), or the
+    /// remote's URL.
+    pub fn identity(&self) -> String {
+        match &self.source {
+            ProvenanceSource::Package {
+                registry_type,
+                identifier,
+                ..
+            } => format!("{} ({registry_type} {identifier})", self.name),
+            ProvenanceSource::Remote { url } => format!("{} ({url})", self.name),
+        }
+    }
+
+    /// The pinned version as [`Provenance::check_entry`] compares it: the package version
+    /// (`1.0.2`), an image's `tag@digest`, a bundle's digest, a remote's entry version.
+    pub fn pinned_version(&self) -> String {
+        match &self.source {
+            ProvenanceSource::Package {
+                registry_type: PackageType::Oci,
+                version,
+                digest,
+                ..
+            } => {
+                let mut out = version.clone().unwrap_or_default();
+                if let Some(digest) = digest {
+                    out.push('@');
+                    out.push_str(digest);
+                }
+                out
+            }
+            ProvenanceSource::Package {
+                registry_type: PackageType::Mcpb,
+                version,
+                digest,
+                ..
+            } => digest
+                .clone()
+                .or_else(|| version.clone())
+                .unwrap_or_default(),
+            ProvenanceSource::Package { version, .. } => version.clone().unwrap_or_default(),
+            ProvenanceSource::Remote { .. } => self.version.clone(),
+        }
+    }
+}
+
+impl Provenance {
     /// Whether `config` (the entry as it is now, perhaps edited by hand) still runs what
     /// was recorded: the package's pinned argument (`pkg@1.0.2`, `pkg==1.0.2`, an image
     /// `repo:tag@digest`) among its stdio arguments, or the remote's URL.
@@ -187,8 +234,7 @@ impl Provenance {
                 ProvenanceSource::Package {
                     registry_type,
                     identifier,
-                    version,
-                    digest,
+                    ..
                 },
                 Transport::Stdio(stdio),
             ) => {
@@ -200,32 +246,28 @@ impl Provenance {
                 };
                 match registry_type {
                     PackageType::Npm | PackageType::Nuget => match versioned("@") {
-                        Some(now) => compare(version.clone().unwrap_or_default(), now),
+                        Some(now) => compare(self.pinned_version(), now),
                         None => replaced(),
                     },
                     PackageType::Pypi => match versioned("==") {
-                        Some(now) => compare(version.clone().unwrap_or_default(), now),
+                        Some(now) => compare(self.pinned_version(), now),
                         None => replaced(),
                     },
                     PackageType::Oci => {
                         let repository = ImageRef::parse(identifier).repository;
-                        let image = |tag: Option<&str>, digest: Option<&str>| {
-                            let mut out = tag.unwrap_or_default().to_owned();
-                            if let Some(digest) = digest {
-                                out.push('@');
-                                out.push_str(digest);
-                            }
-                            out
-                        };
                         match args
                             .iter()
                             .map(|arg| ImageRef::parse(arg))
                             .find(|r| r.repository == repository)
                         {
-                            Some(now) => compare(
-                                image(version.as_deref(), digest.as_deref()),
-                                image(now.tag, now.digest),
-                            ),
+                            Some(now) => {
+                                let mut image = now.tag.unwrap_or_default().to_owned();
+                                if let Some(digest) = now.digest {
+                                    image.push('@');
+                                    image.push_str(digest);
+                                }
+                                compare(self.pinned_version(), image)
+                            }
                             None => replaced(),
                         }
                     }
@@ -283,6 +325,10 @@ mod tests {
             recorded.check_entry(&stdio(&["-y", "notes-mcp@1.0.2"])),
             EntryCheck::Same
         );
+        assert_eq!(recorded.pinned_version(), "1.0.2");
+        // The identity is the same at another version: what a pin is kept under.
+        assert_eq!(recorded.identity(), npm("2.0.0", None).identity());
+        assert_eq!(recorded.identity(), "io.github.user/notes (npm notes-mcp)");
         assert_eq!(
             recorded.check_entry(&stdio(&["-y", "notes-mcp@2.0.0"])),
             EntryCheck::VersionChanged {
@@ -332,6 +378,11 @@ mod tests {
         assert_eq!(
             oci.check_entry(&stdio(&["run", "-i", "--rm", &pinned])),
             EntryCheck::Same
+        );
+        assert_eq!(oci.pinned_version(), format!("1.0.2@{digest}"));
+        assert_eq!(
+            oci.identity(),
+            "io.github.user/notes (oci ghcr.io/user/notes)"
         );
         assert_eq!(
             oci.check_entry(&stdio(&["run", "-i", "--rm", "ghcr.io/user/notes:1.0.3"])),

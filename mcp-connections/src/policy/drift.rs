@@ -151,15 +151,25 @@ pub enum ToolChange {
         /// The fields, e.g. `execution`.
         fields: Vec<String>,
     },
+    /// The server's entry runs another version than the one recorded when it was
+    /// installed from the MCP Registry (or last accepted), or something else altogether:
+    /// every tool it lists carries this change until it is accepted, whatever its
+    /// definition.
+    VersionChanged {
+        /// The version recorded or last accepted (`1.0.2`, an image's `tag@digest`).
+        from: String,
+        /// The version the entry runs now, or what it runs instead.
+        to: String,
+    },
 }
 
 impl ToolChange {
     /// Whether the change adds risk and so should be approved again: a new tool, a schema
     /// that accepts more, annotations that say less safe, a tool the model now sees, new
-    /// icons, a field not classified, and any change of a text the model reads (the
-    /// description, a title, a schema's texts) beyond white space and punctuation, or one
-    /// that gained a URL, a file path or instructions aimed at the model. A renamed tool
-    /// is a new name for the model and counts as new.
+    /// icons, a field not classified, another version of the server, and any change of a
+    /// text the model reads (the description, a title, a schema's texts) beyond white space
+    /// and punctuation, or one that gained a URL, a file path or instructions aimed at the
+    /// model. A renamed tool is a new name for the model and counts as new.
     pub fn adds_risk(&self) -> bool {
         match self {
             ToolChange::Added
@@ -168,7 +178,8 @@ impl ToolChange {
             | ToolChange::AnnotationsLessSafe { .. }
             | ToolChange::BecameModelVisible
             | ToolChange::IconsChanged
-            | ToolChange::Unclassified { .. } => true,
+            | ToolChange::Unclassified { .. }
+            | ToolChange::VersionChanged { .. } => true,
             ToolChange::DescriptionChanged { gained, cosmetic }
             | ToolChange::TextChanged {
                 gained, cosmetic, ..

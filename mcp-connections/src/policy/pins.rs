@@ -2,7 +2,13 @@
 //! use), and later listings are compared with it ([`crate::classify_listing`]). A pin is
 //! keyed by the server's key (its name and environment) and a target identity the host
 //! gives (what runs or where it connects, no secrets), so the same name elsewhere is
-//! another pin. Persisted as one JSON file (0600 in a 0700 folder, atomic replace).
+//! another pin. An entry installed from the MCP Registry is pinned under what it was
+//! installed as ([`mcp_catalog::Provenance::identity`], read from the record beside its
+//! configuration file), whatever version it runs, and the pin keeps the version last
+//! accepted: when the entry runs another version or something else
+//! ([`mcp_catalog::Provenance::check_entry`]), every tool it lists has changed
+//! ([`crate::ToolChange::VersionChanged`]) until accepted. Persisted as one JSON file
+//! (0600 in a 0700 folder, atomic replace).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -58,6 +64,10 @@ struct Entry {
     /// none when first seen, so every later skill is new).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     skills: Option<Vec<Skill>>,
+    /// The version of a registry entry last accepted (absent: the one recorded when it was
+    /// installed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<String>,
 }
 
 type Key = (McpServerKey, Fingerprint);
@@ -89,6 +99,8 @@ pub struct ToolPins {
     pins: Mutex<BTreeMap<Key, BTreeMap<String, Tool>>>,
     /// Skill entries, in the same file as the tools, by the same key.
     skills: Mutex<BTreeMap<Key, SkillMap>>,
+    /// The version of a registry entry last accepted, by the same key.
+    versions: Mutex<BTreeMap<Key, String>>,
     load_problem: Option<String>,
 }
 
@@ -99,6 +111,7 @@ impl ToolPins {
             path: None,
             pins: Mutex::default(),
             skills: Mutex::default(),
+            versions: Mutex::default(),
             load_problem: None,
         }
     }
@@ -110,7 +123,7 @@ impl ToolPins {
     /// replaced by new trust.
     pub fn persisted(dir: impl AsRef<Path>) -> Self {
         let path = dir.as_ref().join(TOOL_PINS_FILE);
-        let ((pins, skills), problem) = match std::fs::read(&path) {
+        let ((pins, skills, versions), problem) = match std::fs::read(&path) {
             Ok(bytes) => match parse(&bytes) {
                 Ok(pins) => (pins, None),
                 Err(problem) => (Default::default(), Some(problem)),
@@ -130,6 +143,7 @@ impl ToolPins {
             path: Some(path),
             pins: Mutex::new(pins),
             skills: Mutex::new(skills),
+            versions: Mutex::new(versions),
             load_problem,
         }
     }
@@ -259,6 +273,27 @@ impl ToolPins {
         pins.get(&(server.clone(), *target))?.get(uri).cloned()
     }
 
+    /// The version of a registry entry last accepted for `server` at `target`, if one was.
+    pub(crate) fn accepted_version(
+        &self,
+        server: &McpServerKey,
+        target: &Fingerprint,
+    ) -> Option<String> {
+        let versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
+        versions.get(&(server.clone(), *target)).cloned()
+    }
+
+    /// Records `version` as accepted for `server` at `target`.
+    pub(crate) fn accept_version(
+        &self,
+        server: &McpServerKey,
+        target: &Fingerprint,
+        version: &str,
+    ) {
+        let mut versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
+        versions.insert((server.clone(), *target), version.to_owned());
+    }
+
     /// Writes the pin file (atomically, 0600; its folder 0700). No-op in memory.
     pub fn persist(&self) -> io::Result<()> {
         let Some(path) = &self.path else {
@@ -267,13 +302,19 @@ impl ToolPins {
         let servers: Vec<Entry> = {
             let pins = self.pins.lock().unwrap_or_else(PoisonError::into_inner);
             let skills = self.skills.lock().unwrap_or_else(PoisonError::into_inner);
-            let keys: std::collections::BTreeSet<&Key> = pins.keys().chain(skills.keys()).collect();
+            let versions = self.versions.lock().unwrap_or_else(PoisonError::into_inner);
+            let keys: std::collections::BTreeSet<&Key> = pins
+                .keys()
+                .chain(skills.keys())
+                .chain(versions.keys())
+                .collect();
             keys.into_iter()
                 .map(|key @ (server, target)| Entry {
                     server: server.to_string(),
                     target: target.to_hex(),
                     tools: pins.get(key).map(|t| t.values().cloned().collect()),
                     skills: skills.get(key).map(|s| s.values().cloned().collect()),
+                    version: versions.get(key).cloned(),
                 })
                 .collect()
         };
@@ -304,10 +345,11 @@ fn by_uri(skills: &[Skill]) -> SkillMap {
     skills.iter().map(|s| (s.uri.clone(), s.clone())).collect()
 }
 
-/// The pinned tools and skills.
+/// The pinned tools and skills, and the accepted versions.
 type Parsed = (
     BTreeMap<Key, BTreeMap<String, Tool>>,
     BTreeMap<Key, SkillMap>,
+    BTreeMap<Key, String>,
 );
 
 fn parse(bytes: &[u8]) -> Result<Parsed, String> {
@@ -323,6 +365,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed, String> {
     }
     let mut pins = BTreeMap::new();
     let mut skills = BTreeMap::new();
+    let mut versions = BTreeMap::new();
     for entry in file.servers {
         let server: McpServerKey = entry
             .server
@@ -330,6 +373,9 @@ fn parse(bytes: &[u8]) -> Result<Parsed, String> {
             .map_err(|e| format!("server `{}`: {e}", entry.server))?;
         let target = Fingerprint::from_hex(&entry.target)
             .ok_or_else(|| format!("server `{}`: target is not a fingerprint", entry.server))?;
+        if let Some(version) = entry.version {
+            versions.insert((server.clone(), target), version);
+        }
         if let Some(listed) = &entry.skills {
             skills.insert((server.clone(), target), by_uri(listed));
         }
@@ -337,7 +383,7 @@ fn parse(bytes: &[u8]) -> Result<Parsed, String> {
             pins.insert((server, target), by_name(tools));
         }
     }
-    Ok((pins, skills))
+    Ok((pins, skills, versions))
 }
 
 #[cfg(test)]
@@ -353,10 +399,80 @@ pub(crate) struct Drift {
     pub(crate) notices: Vec<ToolDrift>,
 }
 
-/// What a pin of `spec`'s server is keyed by besides its key: what runs (command,
-/// arguments, folder) or where it connects (URL). No variable's value is part of it, so a
-/// rotated token is the same pin.
-pub(crate) fn pin_target(spec: &crate::catalog::spec::ServerSpec) -> Fingerprint {
+/// What a pin of `spec`'s server is keyed by besides its key, and for an entry installed
+/// from the MCP Registry, the version it runs now against the one recorded.
+pub(crate) struct PinSubject {
+    /// The pin's target.
+    pub(crate) target: Fingerprint,
+    /// Set for an entry with a recorded provenance.
+    pub(crate) version: Option<EntryVersion>,
+}
+
+/// The version of a registry entry: recorded when it was installed, and run now.
+pub(crate) struct EntryVersion {
+    /// The recorded version ([`mcp_catalog::Provenance::pinned_version`]).
+    pub(crate) recorded: String,
+    /// The version the entry runs now, or what it runs instead.
+    pub(crate) now: String,
+}
+
+impl EntryVersion {
+    /// The change from the version accepted last (`accepted`, or the recorded one) to the
+    /// one run now, if they differ.
+    pub(crate) fn change(&self, accepted: Option<String>) -> Option<(String, String)> {
+        let from = accepted.unwrap_or_else(|| self.recorded.clone());
+        (from != self.now).then(|| (from, self.now.clone()))
+    }
+}
+
+/// The pin subject of `spec`'s server in `catalog`: an entry whose configuration file has a
+/// provenance recorded beside it ([`mcp_catalog::Provenance::recorded`]) is pinned under
+/// that provenance's identity, so another version is compared with the same pins;
+/// any other entry under what runs ([`runs_target`]).
+pub(crate) fn pin_subject(
+    catalog: &mcp_catalog::ResolvedCatalog,
+    spec: &crate::catalog::spec::ServerSpec,
+) -> PinSubject {
+    let recorded = catalog.source(&spec.key).and_then(|source| {
+        mcp_catalog::Provenance::recorded(Path::new(source.name()), spec.key.name().as_str())
+    });
+    let Some(provenance) = recorded else {
+        return PinSubject {
+            target: runs_target(spec),
+            version: None,
+        };
+    };
+    let now = match provenance.check_entry(&spec.config) {
+        mcp_catalog::EntryCheck::Same => provenance.pinned_version(),
+        mcp_catalog::EntryCheck::VersionChanged { now, .. } => now,
+        _ => format!(
+            "not {} but another command or URL ({})",
+            provenance.identity(),
+            runs_target(spec)
+        ),
+    };
+    PinSubject {
+        target: Fingerprint::builder("mcp-connections/pin-target/registry/v1")
+            .str("installed", &provenance.identity())
+            .finish(),
+        version: Some(EntryVersion {
+            recorded: provenance.pinned_version(),
+            now,
+        }),
+    }
+}
+
+/// What a pin of `spec`'s server is keyed by besides its key ([`pin_subject`]'s target).
+pub(crate) fn pin_target(
+    catalog: &mcp_catalog::ResolvedCatalog,
+    spec: &crate::catalog::spec::ServerSpec,
+) -> Fingerprint {
+    pin_subject(catalog, spec).target
+}
+
+/// What runs (command, arguments, folder) or where it connects (URL). No variable's value
+/// is part of it, so a rotated token is the same pin.
+fn runs_target(spec: &crate::catalog::spec::ServerSpec) -> Fingerprint {
     let b = Fingerprint::builder("mcp-connections/pin-target/v1");
     match spec.config.transport() {
         mcp_catalog::Transport::Stdio(stdio) => b
@@ -426,6 +542,9 @@ pub(crate) fn describe(drift: &ToolDrift) -> String {
             }
             ToolChange::IconsChanged => "icons changed".to_owned(),
             ToolChange::Unclassified { fields } => format!("{} changed", fields.join(", ")),
+            ToolChange::VersionChanged { from, to } => {
+                format!("the server runs another version: {from} -> {to}")
+            }
         })
         .collect::<Vec<_>>()
         .join("; ")

@@ -1,7 +1,8 @@
 //! Tool pins of a set: what changed in a pinned tool, and accepting changes.
 
+use crate::policy::drift::ToolChange;
 use crate::policy::drift::ToolDrift;
-use crate::policy::pins::{PinCheck, ToolPins, describe, holds, pin_target};
+use crate::policy::pins::{PinCheck, ToolPins, describe, holds, pin_subject, pin_target};
 use mcp_key::McpServerKey;
 use rmcp::model::Tool;
 use std::sync::PoisonError;
@@ -52,7 +53,7 @@ impl crate::set::ConnectionSet {
     pub fn pinned_tool(&self, server: &McpServerKey, tool: &str) -> Option<Tool> {
         let pins = self.inner.options.tool_pins.as_ref()?;
         let slot = self.inner.slot(server).ok()?;
-        pins.pinned(server, &pin_target(&slot.spec), tool)
+        pins.pinned(server, &pin_target(&self.inner.catalog, &slot.spec), tool)
     }
 
     /// `tool` as `server` lists it now (live, or its cached listing while deferred), held
@@ -87,7 +88,10 @@ impl crate::set::ConnectionSet {
 
     /// Accepts the held-back changes of `server`'s tools (all, or only `tool`): they are
     /// pinned as the server lists them now (a removed tool is unpinned) and come back into
-    /// the catalog. Returns how many tools were accepted. What is pinned is whatever the
+    /// the catalog. Accepting a tool held because the server runs another version
+    /// ([`ToolChange::VersionChanged`](crate::ToolChange::VersionChanged)) accepts that
+    /// version for the whole server: its other tools stay held only for changes of their
+    /// own. Returns how many tools were accepted. What is pinned is whatever the
     /// server lists at this moment: a host that showed the user a definition accepts with
     /// [`ConnectionSet::accept_tool_change_seen`](crate::ConnectionSet::accept_tool_change_seen)
     /// instead.
@@ -138,7 +142,7 @@ impl crate::set::ConnectionSet {
             crate::set::slot::SlotState::Deferred(cached) => cached.tools.clone(),
             _ => Vec::new(),
         };
-        let target = pin_target(&slot.spec);
+        let target = pin_target(&self.inner.catalog, &slot.spec);
         let held = self.tool_drift(server);
         let mut accepted = 0;
         for d in &held {
@@ -150,6 +154,9 @@ impl crate::set::ConnectionSet {
                 pins.accept_tool(server, &target, from, None);
             }
             pins.accept_tool(server, &target, &d.tool, now);
+            if let Some(version) = version_change(d) {
+                pins.accept_version(server, &target, version);
+            }
             accepted += 1;
         }
         if accepted > 0 {
@@ -177,8 +184,9 @@ pub(crate) fn enforce(
     tools: Vec<Tool>,
 ) -> (Vec<Tool>, Vec<Tool>) {
     let key = &slot.spec.key;
-    let target = pin_target(&slot.spec);
-    let drift = match pins.check(key, &target, &tools) {
+    let subject = pin_subject(&inner.catalog, &slot.spec);
+    let target = subject.target;
+    let mut drift = match pins.check(key, &target, &tools) {
         PinCheck::Drifted(drift) => drift,
         PinCheck::FirstSeen { .. } => {
             if let Err(e) = pins.persist() {
@@ -188,9 +196,27 @@ pub(crate) fn enforce(
         }
         _ => Vec::new(),
     };
+    let version = subject
+        .version
+        .and_then(|v| v.change(pins.accepted_version(key, &target)));
+    if let Some((from, to)) = &version {
+        add_version_change(&mut drift, &tools, from, to);
+    }
     let policy = inner.catalog.tool_drift(key);
     let (held, notices): (Vec<ToolDrift>, Vec<ToolDrift>) =
         drift.into_iter().partition(|d| holds(policy, d));
+    // Another version with nothing held (its policy only notices, or it lists no tool):
+    // accepted as it is.
+    if let Some((_, to)) = &version
+        && !held.iter().any(|d| version_change(d).is_some())
+    {
+        pins.accept_version(key, &target, to);
+        if notices.is_empty()
+            && let Err(e) = pins.persist()
+        {
+            tracing::warn!(server = %key, "tool pins not saved: {e}");
+        }
+    }
     let repinned: Vec<String> = notices.iter().map(|d| d.tool.clone()).collect();
     for notice in &notices {
         let now = tools.iter().find(|t| t.name == notice.tool);
@@ -227,4 +253,31 @@ pub(crate) fn enforce(
     tools
         .into_iter()
         .partition(|t| !held_names.iter().any(|h| *h == t.name))
+}
+
+/// Adds to `drift` the change of version `from` -> `to` for every tool `tools` lists (after
+/// the tool's own changes, so a rename stays first), sorted by tool as before.
+fn add_version_change(drift: &mut Vec<ToolDrift>, tools: &[Tool], from: &str, to: &str) {
+    let change = ToolChange::VersionChanged {
+        from: from.to_owned(),
+        to: to.to_owned(),
+    };
+    for tool in tools {
+        match drift.iter_mut().find(|d| d.tool == *tool.name) {
+            Some(d) => d.changes.push(change.clone()),
+            None => drift.push(ToolDrift {
+                tool: tool.name.to_string(),
+                changes: vec![change.clone()],
+            }),
+        }
+    }
+    drift.sort_by(|a, b| a.tool.cmp(&b.tool));
+}
+
+/// The version a tool's drift says the server runs now, if it says one.
+fn version_change(drift: &ToolDrift) -> Option<&str> {
+    drift.changes.iter().find_map(|c| match c {
+        ToolChange::VersionChanged { to, .. } => Some(to.as_str()),
+        _ => None,
+    })
 }

@@ -92,7 +92,7 @@ fn enforce(
     skills: &Arc<Vec<Skill>>,
 ) -> BTreeSet<String> {
     let key = &slot.spec.key;
-    let target = pin_target(&slot.spec);
+    let target = pin_target(&inner.catalog, &slot.spec);
     let drift = match pins.check_skills(key, &target, skills) {
         SkillPinCheck::Drifted(drift) => drift,
         SkillPinCheck::FirstSeen { .. } => {
@@ -238,7 +238,7 @@ impl ConnectionSet {
         let Some(pins) = &self.inner.options.tool_pins else {
             return Ok(0);
         };
-        let target = pin_target(&slot.spec);
+        let target = pin_target(&self.inner.catalog, &slot.spec);
         let drifted = self.drifted(server);
         let mut accepted = 0;
         for d in &drifted.held {

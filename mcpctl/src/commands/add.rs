@@ -70,7 +70,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
         let l = l.trim();
         l == format!("[mcp_servers.{local}]") || l == format!("[mcp_servers.\"{local}\"]")
     });
-    let before = add_entry::recorded(&file, &local);
+    let before = mcp_catalog::Provenance::recorded(&file, &local);
     let secrets: Vec<&RegistryInput> = plan.inputs().iter().filter(|i| i.secret).collect();
 
     if global.json {
@@ -100,7 +100,8 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
         }
     }
     write(&file, &old_text, &server_name, &entry)?;
-    add_entry::record(&file, &local, provenance, registry.base_url())
+    provenance
+        .record(&file, &local, registry.base_url())
         .map_err(|e| CliError::failure(format!("cannot record where `{local}` came from: {e}")))?;
     report_added(global, &local, &file, provenance, &review);
     Ok(0)

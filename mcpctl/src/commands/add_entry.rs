@@ -1,16 +1,11 @@
 //! What `mcpctl add` writes: the server's `[mcp_servers.NAME]` table (secrets only as
 //! variable names), the table replaced in place of an older one, and where the entry came
-//! from, recorded beside the configuration file in [`RECORD_FILE`] as
-//! [`mcp_catalog::Provenance::to_json`] writes it.
+//! from, recorded beside the configuration file ([`mcp_catalog::Provenance::record`]).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mcp_catalog::{EntryCheck, Provenance, ServerConfig};
 use mcp_key::ServerName;
-use serde_json::{Value, json};
-
-/// The file beside a configuration file that records where its registry entries came from.
-pub(crate) const RECORD_FILE: &str = "mcp.registry.json";
 
 /// The `[mcp_servers.NAME]` table of `config` as mcp.toml writes it
 /// ([`mcp_catalog::server_toml`]), under a comment naming where it came from.
@@ -69,21 +64,6 @@ pub(crate) fn replace_entry(text: &str, name: &ServerName, entry: &str) -> Strin
     out
 }
 
-/// The record file beside `config_file`.
-pub(crate) fn record_path(config_file: &Path) -> PathBuf {
-    config_file
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(RECORD_FILE)
-}
-
-/// The provenance recorded for server `name` beside `config_file`, if any.
-pub(crate) fn recorded(config_file: &Path, name: &str) -> Option<Provenance> {
-    let text = std::fs::read_to_string(record_path(config_file)).ok()?;
-    let record: Value = serde_json::from_str(&text).ok()?;
-    Provenance::from_json(record.get("servers")?.get(name)?)
-}
-
 /// How the entry of server `key` differs from what `mcpctl add` recorded beside its file
 /// (the version edited by hand, or another package or URL put in its place); `None` when
 /// it runs what was recorded, or nothing was recorded for it.
@@ -93,7 +73,7 @@ pub(crate) fn entry_change(
 ) -> Option<(Provenance, EntryCheck)> {
     let config = catalog.get(key)?;
     let file = catalog.source(key)?.name();
-    let provenance = recorded(Path::new(file), key.name().as_str())?;
+    let provenance = Provenance::recorded(Path::new(file), key.name().as_str())?;
     match provenance.check_entry(config) {
         EntryCheck::Same => None,
         change => Some((provenance, change)),
@@ -111,31 +91,6 @@ pub(crate) fn describe_change(change: &EntryCheck) -> String {
         }
         _ => "runs what `mcpctl add` recorded".to_owned(),
     }
-}
-
-/// Records `provenance` (and the registry it came from) for server `name` beside
-/// `config_file`, keeping the other servers' records.
-pub(crate) fn record(
-    config_file: &Path,
-    name: &str,
-    provenance: &Provenance,
-    registry: &str,
-) -> std::io::Result<()> {
-    let path = record_path(config_file);
-    let mut record: Value = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({}));
-    let mut entry = provenance.to_json();
-    entry["registry"] = json!(registry);
-    if !record.get("servers").is_some_and(Value::is_object) {
-        record["servers"] = json!({});
-    }
-    record["servers"][name] = entry;
-    let mut text = serde_json::to_string_pretty(&record).unwrap_or_default();
-    text.push('\n');
-    std::fs::write(path, text)
 }
 
 #[cfg(test)]

@@ -129,6 +129,37 @@ fn pins_survive_a_new_process_and_a_corrupt_file_is_reported_not_trusted() {
     );
 }
 
+/// The version of a registry entry last accepted is kept in the pin file beside its tools,
+/// and a file without it (an older one) reads as none accepted.
+#[test]
+fn an_accepted_version_survives_a_new_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let pins = ToolPins::persisted(dir.path());
+    assert_eq!(pins.accepted_version(&key("files"), &target("a")), None);
+    pins.check(&key("files"), &target("a"), &[tool("read", "Read.")]);
+    pins.accept_version(&key("files"), &target("a"), "0.6.0");
+    pins.persist().unwrap();
+    let next = ToolPins::persisted(dir.path());
+    assert_eq!(next.load_problem(), None);
+    assert_eq!(
+        next.accepted_version(&key("files"), &target("a")).as_deref(),
+        Some("0.6.0")
+    );
+    assert_eq!(next.accepted_version(&key("files"), &target("b")), None);
+    let text = std::fs::read_to_string(dir.path().join(TOOL_PINS_FILE)).unwrap();
+    assert!(text.contains("\"version\": \"0.6.0\""), "{text}");
+
+    let version = EntryVersion {
+        recorded: "0.5.0".to_owned(),
+        now: "0.6.0".to_owned(),
+    };
+    assert_eq!(
+        version.change(None),
+        Some(("0.5.0".to_owned(), "0.6.0".to_owned()))
+    );
+    assert_eq!(version.change(Some("0.6.0".to_owned())), None);
+}
+
 fn skill(name: &str, description: &str) -> Skill {
     use rmcp::model::{SkillFrontmatter, SkillResource, SkillResources};
     let uri = format!("skill://{name}/SKILL.md");
