@@ -106,12 +106,15 @@ pub(crate) async fn serve(
     let router = axum::Router::new()
         .nest_service(MCP_PATH, service)
         .merge(super::status::routes(Arc::clone(&hub)))
+        .merge(super::gateway::event_status_routes(Arc::clone(&hub)))
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&guard),
             check,
         ))
         // Unguarded: what a client reads to find where to log in.
-        .merge(metadata);
+        .merge(metadata)
+        // Unguarded: upstream servers' webhook deliveries, each signed (see `gateway::webhook`).
+        .merge(super::gateway::webhook_routes(Arc::clone(&hub)));
     announce(&url, &guard.auth, generated.as_deref());
     let shutdown = cancel.clone();
     let server = tokio::spawn(async move {

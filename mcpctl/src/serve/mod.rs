@@ -169,6 +169,7 @@ fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, CliErr
         listen_setups: gateway::ListenSetups::default(),
         bindings: Arc::new(binding::Bindings::new(limits)),
         status: status::Board::default(),
+        events: Arc::default(),
     })
 }
 

@@ -411,6 +411,24 @@ impl ServerHandler for Traced {
         run(span, Box::pin(self.gateway.get_skill(request, context))).await
     }
 
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        let method = match request.method.as_str() {
+            "events/list" => "events/list",
+            "events/poll" => "events/poll",
+            _ => "custom",
+        };
+        let span = self.span(method, None, &context);
+        run(
+            span,
+            Box::pin(self.gateway.on_custom_request(request, context)),
+        )
+        .await
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,

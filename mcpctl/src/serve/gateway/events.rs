@@ -73,3 +73,43 @@ pub(super) async fn forward_list_changes(
         }
     }
 }
+
+impl super::Gateway {
+    /// The Events extension's requests (see [`super::event_relay`]): `events/list` and
+    /// `events/poll` over the servers the caller may use; any other method is not found.
+    pub(super) async fn custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: rmcp::service::RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, rmcp::ErrorData> {
+        let hub = &self.inner.hub;
+        let answer = match request.method.as_str() {
+            "events/list" => {
+                let caller = self.caller(&context)?;
+                hub.events.list(hub, &caller).await?
+            }
+            "events/poll" => {
+                let caller = self.caller(&context)?;
+                let params = request.params.unwrap_or(serde_json::Value::Null);
+                hub.events.poll(hub, &caller, &params).await?
+            }
+            "events/stream" | "events/subscribe" | "events/unsubscribe" => {
+                return Err(rmcp::ErrorData::invalid_params(
+                    format!(
+                        "mcpctl serve delivers events by poll only; use events/poll instead of {}",
+                        request.method
+                    ),
+                    None,
+                ));
+            }
+            _ => {
+                return Err(rmcp::ErrorData::new(
+                    rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                    request.method,
+                    None,
+                ));
+            }
+        };
+        Ok(rmcp::model::CustomResult::new(answer))
+    }
+}

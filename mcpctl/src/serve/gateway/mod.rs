@@ -33,13 +33,17 @@ use super::outcome::explain;
 use super::shared_uri;
 
 mod calls;
+mod event_relay;
 mod events;
 mod listen;
 mod routing;
 mod skills;
+mod webhook;
 
 use events::forward_list_changes;
+pub(crate) use event_relay::EventRelay;
 pub(crate) use listen::ListenSetups;
+pub(crate) use webhook::{routes as webhook_routes, status_routes as event_status_routes};
 use routing::Owners;
 
 /// Set events kept for `subscriptions/listen` requests that are slow to take them.
@@ -82,6 +86,8 @@ pub(crate) struct Hub {
     pub(crate) bindings: Arc<super::binding::Bindings>,
     /// What the status page keeps: live sets, restarts, calls.
     pub(crate) status: super::status::Board,
+    /// Callers' event subscriptions and the webhook receiver's state (see `event_relay`).
+    pub(crate) events: Arc<EventRelay>,
 }
 
 impl std::fmt::Debug for Hub {
@@ -311,6 +317,8 @@ impl ServerHandler for Gateway {
                 "extensions": {
                     rmcp::model::TASKS_EXTENSION_ID: {},
                     rmcp::model::SKILLS_EXTENSION_ID: {},
+                    // Events of the servers the caller may use, by poll (`event_relay`).
+                    mcp_client::EVENTS_EXTENSION_ID: {},
                 },
             },
             "serverInfo": {"name": "mcpctl-serve", "version": env!("CARGO_PKG_VERSION")},
@@ -472,6 +480,14 @@ impl ServerHandler for Gateway {
     /// resources it names, until the client ends the request.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         self.listen_until_ended(context).await
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: rmcp::model::CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CustomResult, McpError> {
+        self.custom_request(request, context).await
     }
 
     async fn list_skills(

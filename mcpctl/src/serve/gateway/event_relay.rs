@@ -1,0 +1,646 @@
+//! The Events extension (SEP-3415) through the gateway: a client of `mcpctl serve` lists
+//! the event types of every server it may use (`events/list`, named like the tools:
+//! `mcp__<server>__<type>`) and polls them (`events/poll`) with the gateway's own opaque
+//! cursor, whatever mode the upstream server delivers in.
+//!
+//! Each caller's subscription (caller, event type, arguments) has one upstream
+//! subscription and a bounded buffer ([`BUFFER`] events; older ones are dropped and a poll
+//! from before them says `truncated`). Upstream, the gateway uses push or poll when the
+//! server offers them (`ConnectionSet::subscribe_events`), and webhook when that is all
+//! the server offers and `[gateway] public_url` is set: it subscribes with a callback URL
+//! under that URL and a secret of that subscription, refreshes before the TTL, and its
+//! receiver ([`super::webhook`]) checks each delivery (signature, timestamp, id) before it
+//! reaches that one subscription's buffer, so an event goes only to the caller whose
+//! subscription asked for it.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use mcp_client::{
+    DeliveryMode, EventError, EventOccurrence, StreamItem, WebhookSecret, WebhookTarget,
+    WebhookVerifier,
+};
+use mcp_connections::{ConnectionSet, EventFeedError, EventFeedOptions};
+use mcp_key::McpServerKey;
+use rmcp::ErrorData as McpError;
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::Hub;
+use crate::serve::caller::Caller;
+
+/// Events one caller's subscription keeps for its polls; older ones are dropped (a poll
+/// from before them says `truncated`).
+pub(crate) const BUFFER: usize = 256;
+
+/// Events one `events/poll` returns at most (unless it asks for fewer).
+const MAX_BATCH: usize = 100;
+
+/// The `nextPollMs` the gateway advises.
+const NEXT_POLL_MS: u64 = 500;
+
+/// Subscriptions the gateway keeps at once, over every caller.
+const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// The path under `public_url` (and on the `--http` listener) where deliveries arrive,
+/// followed by `/<token of the subscription>`.
+pub(crate) const WEBHOOK_PATH: &str = "/events/webhook";
+
+/// A refresh that fails is tried again after this long.
+const REFRESH_RETRY: Duration = Duration::from_secs(30);
+
+/// The refresh of a subscription whose expiry cannot be read.
+const REFRESH_DEFAULT: Duration = Duration::from_secs(5 * 60);
+
+/// What the webhook receiver refused and accepted, for the operator.
+#[derive(Debug, Default)]
+pub(crate) struct WebhookCounts {
+    /// Deliveries accepted (events and callback verifications).
+    pub(crate) accepted: AtomicU64,
+    /// Refused: no valid signature of the subscription's secret (or a header missing).
+    pub(crate) forged: AtomicU64,
+    /// Refused: a delivery id accepted before.
+    pub(crate) replayed: AtomicU64,
+    /// Refused: a timestamp outside the window.
+    pub(crate) stale: AtomicU64,
+    /// Refused: no subscription has that callback URL.
+    pub(crate) unknown: AtomicU64,
+}
+
+impl WebhookCounts {
+    /// The counts as JSON.
+    pub(crate) fn json(&self) -> Value {
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        json!({
+            "accepted": n(&self.accepted),
+            "forged": n(&self.forged),
+            "replayed": n(&self.replayed),
+            "stale": n(&self.stale),
+            "unknown": n(&self.unknown),
+        })
+    }
+}
+
+/// The events of every caller's subscriptions, shared by the hub's gateways.
+#[derive(Default)]
+pub(crate) struct EventRelay {
+    /// The relay's own connection set on the hub's pool (a 2026-era request's gateway
+    /// lives for one request; subscriptions outlive it).
+    set: OnceLock<ConnectionSet>,
+    subscriptions: Mutex<HashMap<SubscriptionKey, Arc<Relayed>>>,
+    /// Webhook subscriptions by the token of their callback URL.
+    hooks: Mutex<HashMap<String, Arc<Hook>>>,
+    /// What the receiver accepted and refused.
+    pub(crate) counts: WebhookCounts,
+}
+
+impl std::fmt::Debug for EventRelay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventRelay").finish_non_exhaustive()
+    }
+}
+
+/// Who subscribed to what: the caller, the qualified event type, the arguments (as
+/// canonical JSON).
+type SubscriptionKey = (String, String, String);
+
+/// One caller's subscription: its buffer and the upstream subscription feeding it.
+pub(crate) struct Relayed {
+    buffer: Mutex<Buffer>,
+    /// Ends the upstream subscription (its task).
+    cancel: CancellationToken,
+}
+
+impl Drop for Relayed {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+#[derive(Default)]
+struct Buffer {
+    /// Events with their sequence numbers, oldest first.
+    events: VecDeque<(u64, EventOccurrence)>,
+    /// The sequence number of the next event.
+    next: u64,
+    /// Event ids kept, to hand each event once (an upstream retry is not a new event).
+    ids: VecDeque<String>,
+    /// The upstream skipped events after this sequence number (reported once to a poll
+    /// from before it).
+    truncated_at: Option<u64>,
+    /// Why the upstream subscription ended, if it did.
+    ended: Option<String>,
+}
+
+impl Buffer {
+    fn push(&mut self, event: EventOccurrence) {
+        if self.ids.contains(&event.event_id) {
+            return;
+        }
+        if self.ids.len() == BUFFER {
+            self.ids.pop_front();
+        }
+        self.ids.push_back(event.event_id.clone());
+        if self.events.len() == BUFFER {
+            self.events.pop_front();
+        }
+        self.events.push_back((self.next, event));
+        self.next += 1;
+    }
+}
+
+impl Relayed {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            buffer: Mutex::default(),
+            cancel: CancellationToken::new(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Buffer> {
+        self.buffer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Takes an event delivered upstream.
+    pub(crate) fn deliver(&self, event: EventOccurrence) {
+        self.lock().push(event);
+    }
+}
+
+/// A webhook subscription's receiving end: its verifier, the event type it delivers and
+/// the subscription it feeds.
+pub(crate) struct Hook {
+    pub(crate) verifier: WebhookVerifier,
+    pub(crate) event_type: String,
+    pub(crate) relayed: std::sync::Weak<Relayed>,
+}
+
+/// The gateway's cursor of sequence number `seq`.
+fn cursor_of(seq: u64) -> String {
+    format!("g{seq}")
+}
+
+/// The sequence number of one of the gateway's cursors.
+fn seq_of(cursor: &str) -> Option<u64> {
+    cursor.strip_prefix('g')?.parse().ok()
+}
+
+/// A JSON-RPC error of the extension: invalid params naming what is wrong.
+fn invalid(message: String) -> McpError {
+    McpError::invalid_params(message, None)
+}
+
+/// The arguments of a request's params.
+fn arguments_of(params: &Value) -> Result<JsonObject, McpError> {
+    match params.get("arguments") {
+        None | Some(Value::Null) => Ok(JsonObject::new()),
+        Some(Value::Object(o)) => Ok(o.clone()),
+        Some(_) => Err(invalid("`arguments` must be an object".to_owned())),
+    }
+}
+
+/// JSON with object keys sorted, to compare arguments whatever their order.
+fn canonical(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(o) => {
+                let mut keys: Vec<&String> = o.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&o[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(value).to_string()
+}
+
+/// The error a caller gets for an upstream failure, naming the server and event type.
+fn upstream_error(e: &EventFeedError) -> McpError {
+    match e {
+        EventFeedError::Event(EventError::UnknownEventType { .. }) => {
+            invalid(mcp_key::error_chain(e))
+        }
+        _ => McpError::internal_error(mcp_key::error_chain(e), None),
+    }
+}
+
+impl EventRelay {
+    /// The relay's connection set, started at first use.
+    fn set(&self, hub: &Hub) -> &ConnectionSet {
+        self.set.get_or_init(|| {
+            // Announcing what the clients' sets announce (elicitation, sampling), it
+            // shares their connections: a subscription is made on the same server process
+            // as the calls that cause its events. Nobody is there to answer: declined.
+            let decline = mcp_connections::elicitation_fn(|_| async {
+                mcp_connections::model::ElicitResult::new(
+                    mcp_connections::model::ElicitationAction::Decline,
+                )
+            });
+            let refuse = mcp_connections::sampling_fn(|_| async {
+                Err(mcp_connections::SamplingRefusal::new(
+                    "mcpctl serve relays events here; no client answers",
+                ))
+            });
+            let options = hub
+                .options
+                .clone()
+                .with_shared_pool(hub.pool.clone())
+                .with_elicitation_handler(decline)
+                .with_sampling_handler(refuse);
+            ConnectionSet::start(&hub.catalog, options)
+        })
+    }
+
+    /// `events/list`: the event types of every server `caller` may use that offers
+    /// events, under qualified names, each offered by poll.
+    pub(crate) async fn list(&self, hub: &Hub, caller: &Caller) -> Result<Value, McpError> {
+        let types = self.types(hub, caller).await;
+        let events: Vec<Value> = types
+            .into_iter()
+            .map(|(qualified, _, t)| {
+                let mut entry = json!({
+                    "name": qualified,
+                    "delivery": ["poll"],
+                    "inputSchema": t.input_schema,
+                    "payloadSchema": t.payload_schema,
+                });
+                if let Some(d) = t.description {
+                    entry["description"] = Value::String(d);
+                }
+                entry
+            })
+            .collect();
+        Ok(json!({ "events": events }))
+    }
+
+    /// Every event type of the servers `caller` may use: (qualified name, server, type).
+    async fn types(
+        &self,
+        hub: &Hub,
+        caller: &Caller,
+    ) -> Vec<(String, McpServerKey, mcp_client::EventType)> {
+        let set = self.set(hub);
+        let _ = tokio::time::timeout(Duration::from_secs(5), set.wait_startup()).await;
+        let servers: Vec<McpServerKey> = set
+            .servers()
+            .filter(|s| caller.may_use_server(s))
+            .cloned()
+            .collect();
+        let mut found = Vec::new();
+        for server in servers {
+            match set.event_types(&server).await {
+                Ok(types) => found.extend(types.into_iter().map(|t| (server.clone(), t))),
+                Err(EventFeedError::Event(EventError::Unsupported { .. })) => {}
+                Err(e) => tracing::warn!(%server, "events/list: {}", mcp_key::error_chain(&e)),
+            }
+        }
+        let table = set
+            .namer()
+            .qualify(found.iter().map(|(s, t)| (s, t.name.as_str())));
+        found
+            .into_iter()
+            .filter_map(|(server, t)| {
+                let qualified = table.qualified_name(&server, &t.name)?.to_owned();
+                Some((qualified, server, t))
+            })
+            .collect()
+    }
+
+    /// `events/poll` of `caller`: the events of its subscription after the cursor given
+    /// (none and the cursor to poll with next when it gave none: from now).
+    pub(crate) async fn poll(
+        self: &Arc<Self>,
+        hub: &Hub,
+        caller: &Caller,
+        params: &Value,
+    ) -> Result<Value, McpError> {
+        let name = params
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| invalid("events/poll needs the event type's `name`".to_owned()))?;
+        let arguments = arguments_of(params)?;
+        let cursor = match params.get("cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(c)) => Some(c.as_str()),
+            Some(_) => return Err(invalid("`cursor` must be a string or null".to_owned())),
+        };
+        let max = params
+            .get("maxEvents")
+            .and_then(Value::as_u64)
+            .map_or(MAX_BATCH, |m| usize::try_from(m).unwrap_or(MAX_BATCH))
+            .clamp(1, MAX_BATCH);
+        let relayed = self.subscription(hub, caller, name, arguments).await?;
+        let buffer = relayed.lock();
+        let Some(cursor) = cursor else {
+            return Ok(json!({
+                "events": [],
+                "cursor": cursor_of(buffer.next),
+                "truncated": false,
+                "hasMore": false,
+                "nextPollMs": NEXT_POLL_MS,
+            }));
+        };
+        let from = seq_of(cursor).ok_or_else(|| {
+            invalid(format!(
+                "`{cursor}` is not a cursor of this gateway; poll without one to start from now"
+            ))
+        })?;
+        let oldest = buffer.events.front().map_or(buffer.next, |(seq, _)| *seq);
+        let truncated = from < oldest || buffer.truncated_at.is_some_and(|at| from <= at);
+        let from = from.max(oldest).min(buffer.next);
+        let events: Vec<&EventOccurrence> = buffer
+            .events
+            .iter()
+            .filter(|(seq, _)| *seq >= from)
+            .take(max)
+            .map(|(_, e)| e)
+            .collect();
+        let after = from + events.len() as u64;
+        let mut answer = json!({
+            "events": events,
+            "cursor": cursor_of(after),
+            "truncated": truncated,
+            "hasMore": after < buffer.next,
+            "nextPollMs": NEXT_POLL_MS,
+        });
+        if let Some(why) = &buffer.ended {
+            answer["_meta"] = json!({ "io.modelcontextprotocol/events": { "ended": why } });
+        }
+        Ok(answer)
+    }
+
+    /// The subscription of `caller` to `name` with `arguments`, made (with its upstream
+    /// subscription) at first use.
+    async fn subscription(
+        self: &Arc<Self>,
+        hub: &Hub,
+        caller: &Caller,
+        name: &str,
+        arguments: JsonObject,
+    ) -> Result<Arc<Relayed>, McpError> {
+        let key = (
+            caller.id().to_owned(),
+            name.to_owned(),
+            canonical(&Value::Object(arguments.clone())),
+        );
+        if let Some(found) = self.lock_subscriptions().get(&key) {
+            return Ok(Arc::clone(found));
+        }
+        let types = self.types(hub, caller).await;
+        let Some((_, server, described)) = types.into_iter().find(|(q, _, _)| q == name) else {
+            return Err(invalid(format!(
+                "no configured MCP server you may use has the event type `{name}`; list them with events/list"
+            )));
+        };
+        if self.lock_subscriptions().len() >= MAX_SUBSCRIPTIONS {
+            return Err(McpError::internal_error(
+                format!(
+                    "mcpctl serve already relays {MAX_SUBSCRIPTIONS} event subscriptions; try again later"
+                ),
+                None,
+            ));
+        }
+        let relayed = Relayed::new();
+        let offers = |m| described.delivery.contains(&m);
+        if offers(DeliveryMode::Push) || offers(DeliveryMode::Poll) {
+            self.feed(hub, &server, &described.name, arguments, &relayed)
+                .await?;
+        } else if offers(DeliveryMode::Webhook) {
+            self.webhook(hub, &server, &described.name, arguments, &relayed)
+                .await?;
+        } else {
+            return Err(invalid(format!(
+                "server `{server}` offers event type `{}` in no delivery mode the gateway knows",
+                described.name
+            )));
+        }
+        let mut subscriptions = self.lock_subscriptions();
+        // Two first polls at once: the first kept wins, the other's upstream ends.
+        Ok(Arc::clone(subscriptions.entry(key).or_insert(relayed)))
+    }
+
+    fn lock_subscriptions(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<SubscriptionKey, Arc<Relayed>>> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Feeds `relayed` from the server's own push or poll.
+    async fn feed(
+        &self,
+        hub: &Hub,
+        server: &McpServerKey,
+        event_type: &str,
+        arguments: JsonObject,
+        relayed: &Arc<Relayed>,
+    ) -> Result<(), McpError> {
+        let mut feed = self
+            .set(hub)
+            .subscribe_events(server, event_type, arguments, EventFeedOptions::new())
+            .await
+            .map_err(|e| upstream_error(&e))?;
+        let weak = Arc::downgrade(relayed);
+        let cancel = relayed.cancel.clone();
+        tokio::spawn(async move {
+            loop {
+                let item = tokio::select! {
+                    () = cancel.cancelled() => break,
+                    item = feed.next() => item,
+                };
+                let Some(relayed) = weak.upgrade() else { break };
+                let mut buffer = relayed.lock();
+                match item {
+                    Some(StreamItem::Event(event)) => buffer.push(event),
+                    Some(StreamItem::Truncated { .. }) => {
+                        buffer.truncated_at = Some(buffer.next);
+                    }
+                    Some(StreamItem::Ended(e)) => {
+                        buffer.ended = Some(mcp_key::error_chain(&e));
+                        break;
+                    }
+                    Some(_) => {}
+                    None => {
+                        buffer.ended = Some("the upstream subscription ended".to_owned());
+                        break;
+                    }
+                }
+            }
+            feed.shutdown().await;
+        });
+        Ok(())
+    }
+
+    /// Subscribes by webhook to a callback URL under `[gateway] public_url`, with a
+    /// secret of its own, and refreshes it before it lapses.
+    async fn webhook(
+        self: &Arc<Self>,
+        hub: &Hub,
+        server: &McpServerKey,
+        event_type: &str,
+        arguments: JsonObject,
+        relayed: &Arc<Relayed>,
+    ) -> Result<(), McpError> {
+        let Some(public) = hub.catalog.gateway().and_then(|g| g.public_url()) else {
+            return Err(invalid(format!(
+                "server `{server}` delivers event type `{event_type}` only by webhook, and mcpctl serve has no public URL to receive it at; set `public_url` in the [gateway] table to the URL servers reach `mcpctl serve --http` at"
+            )));
+        };
+        let fail = |what: String| McpError::internal_error(what, None);
+        let token = crate::serve::random_hex(16)
+            .map_err(|e| fail(format!("no random token for a webhook: {e}")))?;
+        let secret =
+            WebhookSecret::generate().map_err(|e| fail(format!("no secret for a webhook: {e}")))?;
+        let url = format!("{}{WEBHOOK_PATH}/{token}", public.trim_end_matches('/'));
+        // Known before subscribing: the server may verify the callback meanwhile.
+        self.lock_hooks().insert(
+            token.clone(),
+            Arc::new(Hook {
+                verifier: WebhookVerifier::new(secret.clone()),
+                event_type: event_type.to_owned(),
+                relayed: Arc::downgrade(relayed),
+            }),
+        );
+        let target = WebhookTarget::new(url, secret);
+        let set = self.set(hub).clone();
+        let subscribed = set
+            .subscribe_webhook(server, event_type, arguments.clone(), &target, None)
+            .await;
+        let answer = match subscribed {
+            Ok(answer) => answer,
+            Err(e) => {
+                self.lock_hooks().remove(&token);
+                return Err(upstream_error(&e));
+            }
+        };
+        let relay = Arc::downgrade(self);
+        let cancel = relayed.cancel.clone();
+        let (server, event_type) = (server.clone(), event_type.to_owned());
+        tokio::spawn(async move {
+            let mut refresh_before = answer.refresh_before;
+            let mut cursor = answer.cursor;
+            loop {
+                let wait = refresh_in(refresh_before.as_deref());
+                tokio::select! {
+                    () = cancel.cancelled() => break,
+                    () = tokio::time::sleep(wait) => {}
+                }
+                match set
+                    .subscribe_webhook(
+                        &server,
+                        &event_type,
+                        arguments.clone(),
+                        &target,
+                        cursor.as_deref(),
+                    )
+                    .await
+                {
+                    Ok(again) => {
+                        refresh_before = again.refresh_before;
+                        cursor = again.cursor.or(cursor);
+                    }
+                    Err(e) => {
+                        tracing::warn!(%server, event_type, "refreshing a webhook subscription failed (trying again in {}s): {}", REFRESH_RETRY.as_secs(), mcp_key::error_chain(&e));
+                        refresh_before = None;
+                    }
+                }
+            }
+            if let Some(relay) = relay.upgrade() {
+                relay.lock_hooks().remove(&token);
+            }
+            let _ = set
+                .unsubscribe_webhook(&server, &event_type, arguments, &target.url)
+                .await;
+        });
+        Ok(())
+    }
+
+    fn lock_hooks(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Hook>>> {
+        self.hooks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The webhook subscription whose callback URL ends with `token`.
+    pub(crate) fn hook(&self, token: &str) -> Option<Arc<Hook>> {
+        self.lock_hooks().get(token).cloned()
+    }
+
+    /// How many caller subscriptions the relay keeps.
+    pub(crate) fn subscriptions(&self) -> usize {
+        self.lock_subscriptions().len()
+    }
+}
+
+/// How long to wait before refreshing a subscription that lapses at `refresh_before`
+/// (ISO 8601): half the time left, at least a second; [`REFRESH_DEFAULT`] when it cannot
+/// be read, [`REFRESH_RETRY`] after a failure (`None`).
+fn refresh_in(refresh_before: Option<&str>) -> Duration {
+    let Some(text) = refresh_before else {
+        return REFRESH_RETRY;
+    };
+    let Ok(at) = chrono::DateTime::parse_from_rfc3339(text) else {
+        return REFRESH_DEFAULT;
+    };
+    let left = at.signed_duration_since(chrono::Utc::now());
+    left.to_std().map_or(Duration::from_secs(1), |d| {
+        (d / 2).max(Duration::from_secs(1))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(id: &str) -> EventOccurrence {
+        serde_json::from_value(json!({"eventId": id, "name": "t", "timestamp": "x", "data": {}}))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_buffer_keeps_each_event_once_and_the_last_ones() {
+        let mut buffer = Buffer::default();
+        buffer.push(event("a"));
+        buffer.push(event("a"));
+        assert_eq!(buffer.events.len(), 1);
+        for i in 0..BUFFER + 5 {
+            buffer.push(event(&format!("e{i}")));
+        }
+        assert_eq!(buffer.events.len(), BUFFER);
+        assert_eq!(buffer.next, BUFFER as u64 + 6);
+        assert_eq!(buffer.events.front().map(|(s, _)| *s), Some(6));
+    }
+
+    #[test]
+    fn cursors_are_the_gateways_own() {
+        assert_eq!(seq_of(&cursor_of(42)), Some(42));
+        assert_eq!(seq_of("42"), None);
+        assert_eq!(
+            canonical(&json!({"b": 1, "a": {"d": 2, "c": 3}})),
+            canonical(&json!({"a": {"c": 3, "d": 2}, "b": 1}))
+        );
+    }
+
+    #[test]
+    fn a_refresh_comes_before_the_expiry() {
+        let in_an_hour = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
+        let wait = refresh_in(Some(&in_an_hour));
+        assert!(
+            wait <= Duration::from_secs(1800) && wait > Duration::from_secs(1700),
+            "{wait:?}"
+        );
+        assert_eq!(refresh_in(Some("soon")), REFRESH_DEFAULT);
+        assert_eq!(refresh_in(None), REFRESH_RETRY);
+        assert_eq!(
+            refresh_in(Some("2000-01-01T00:00:00Z")),
+            Duration::from_secs(1)
+        );
+    }
+}

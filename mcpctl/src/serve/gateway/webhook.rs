@@ -1,0 +1,113 @@
+//! The gateway's webhook receiver: `POST /events/webhook/<token>` on the `--http`
+//! listener (reached through `[gateway] public_url`), where upstream servers deliver the
+//! events of the webhook subscriptions the relay made ([`super::event_relay`]). No bearer
+//! token: each delivery proves itself by the Standard Webhooks signature of its
+//! subscription's secret. Refused, and counted (`GET /events/relay`, and a `tracing`
+//! warning each): an unknown callback (404), a forged delivery or one missing a header
+//! (401), a timestamp outside the window (400), a delivery id accepted before (409). A
+//! signed callback verification (`{"type": "verification", "challenge": …}`) is answered
+//! with its challenge; a signed event goes to its subscription's buffer.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::SystemTime;
+
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, StatusCode};
+use mcp_client::{EventOccurrence, WebhookHeaders, WebhookRejection};
+use serde_json::{Value, json};
+
+use super::Hub;
+use super::event_relay::WEBHOOK_PATH;
+
+/// The largest delivery accepted (the extension's limit for one event).
+const MAX_DELIVERY: usize = 256 * 1024;
+
+/// The receiver's route, without the bearer guard.
+pub(crate) fn routes(hub: Arc<Hub>) -> axum::Router {
+    axum::Router::new()
+        .route(
+            &format!("{WEBHOOK_PATH}/{{token}}"),
+            axum::routing::post(receive),
+        )
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_DELIVERY))
+        .with_state(hub)
+}
+
+/// The relay's counts (`GET /events/relay`), behind the bearer guard.
+pub(crate) fn status_routes(hub: Arc<Hub>) -> axum::Router {
+    axum::Router::new()
+        .route("/events/relay", axum::routing::get(counts))
+        .with_state(hub)
+}
+
+async fn counts(State(hub): State<Arc<Hub>>) -> Response {
+    axum::Json(json!({
+        "webhook": hub.events.counts.json(),
+        "subscriptions": hub.events.subscriptions(),
+    }))
+    .into_response()
+}
+
+fn refused(status: StatusCode, why: &str) -> Response {
+    (status, axum::Json(json!({ "error": why }))).into_response()
+}
+
+async fn receive(
+    State(hub): State<Arc<Hub>>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let counts = &hub.events.counts;
+    let Some(hook) = hub.events.hook(&token) else {
+        counts.unknown.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!("webhook delivery refused: no subscription has that callback URL");
+        return refused(
+            StatusCode::NOT_FOUND,
+            "no subscription has this callback URL",
+        );
+    };
+    let lookup = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let checked = hook.verifier.verify(
+        &WebhookHeaders::from_lookup(lookup),
+        &body,
+        SystemTime::now(),
+    );
+    if let Err(rejection) = checked {
+        let (status, count) = match &rejection {
+            WebhookRejection::Replayed(_) => (StatusCode::CONFLICT, &counts.replayed),
+            WebhookRejection::OutsideWindow { .. } => (StatusCode::BAD_REQUEST, &counts.stale),
+            _ => (StatusCode::UNAUTHORIZED, &counts.forged),
+        };
+        count.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(event_type = %hook.event_type, "webhook delivery refused: {rejection}");
+        return refused(status, &rejection.to_string());
+    }
+    let Ok(value) = serde_json::from_slice::<Value>(&body) else {
+        return refused(StatusCode::BAD_REQUEST, "the delivery is not JSON");
+    };
+    if value.get("type").and_then(Value::as_str) == Some("verification") {
+        counts.accepted.fetch_add(1, Ordering::Relaxed);
+        let challenge = value.get("challenge").cloned().unwrap_or(Value::Null);
+        return axum::Json(json!({ "challenge": challenge })).into_response();
+    }
+    let Ok(event) = serde_json::from_value::<EventOccurrence>(value) else {
+        return refused(StatusCode::BAD_REQUEST, "the delivery is not an event");
+    };
+    if event.name != hook.event_type {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "the delivery's event type is not the subscription's",
+        );
+    }
+    let Some(relayed) = hook.relayed.upgrade() else {
+        // The subscription ended: the server may stop delivering.
+        return refused(StatusCode::GONE, "the subscription ended");
+    };
+    counts.accepted.fetch_add(1, Ordering::Relaxed);
+    relayed.deliver(event);
+    StatusCode::NO_CONTENT.into_response()
+}

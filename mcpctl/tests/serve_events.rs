@@ -1,0 +1,337 @@
+//! Events through `mcpctl serve --http` from a server that delivers them only by webhook:
+//! a server built on the Python SDK with PyPI's `mcp-webhook-events` 0.2.0
+//! (tests/gateway/webhook_events_server.py), which POSTs signed deliveries (Standard
+//! Webhooks) to the callback URL the gateway gave it under `[gateway] public_url`, after
+//! verifying that callback with a signed challenge. A Python SDK client
+//! (tests/gateway/py_events_client.py) lists the event types through the gateway, polls
+//! the gateway with its cursor and gets each event once; a forged delivery (401) and a
+//! replayed one (409) POSTed by the test are refused, counted (`GET /events/relay`), and
+//! never reach the client. No server process is left.
+//!
+//! Both programs run in the virtual environment `scripts/webhook-events-server.sh`
+//! installs (target/webhook-events/venv, pinned `mcp-webhook-events` and `mcp`); without
+//! it the test says so on stderr and does nothing, and under
+//! `MCP_REQUIRE_GATEWAY_CLIENTS=1` it fails.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr,
+    clippy::disallowed_methods,
+    reason = "test helpers may panic; the skip notice goes to stderr; the test runs Python programs as a person would"
+)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use support::Workdir;
+
+const TOKEN: &str = "events-test-token";
+
+/// The venv's Python, or `None` (test skipped) when it is not installed.
+fn python() -> Option<PathBuf> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/webhook-events/venv/bin/python");
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os(mcp_testkit::REQUIRE_GATEWAY_CLIENTS_ENV).is_none(),
+        "mcp-webhook-events is not installed at {}: run scripts/webhook-events-server.sh",
+        path.display()
+    );
+    eprintln!(
+        "SKIPPED: mcp-webhook-events is not installed at {}; run scripts/webhook-events-server.sh",
+        path.display()
+    );
+    None
+}
+
+/// A free loopback port (the gateway's public URL names it before the gateway starts).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `mcpctl serve --http 127.0.0.1:<port>`, killed on drop.
+struct Gateway(std::process::Child);
+
+impl Gateway {
+    /// SIGTERM, then the exit (bounded): the gateway stops its servers.
+    fn stop(mut self) {
+        let pid = self.0.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.0.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "mcpctl serve did not stop after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(wd: &Workdir, config: &Path, port: u16) -> Gateway {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpctl"))
+        .arg("--config")
+        .arg(config)
+        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
+        .current_dir(wd.path())
+        .env("MCPCTL_HOME", wd.path().join("home"))
+        .env("MCPCTL_SERVE_TOKEN", TOKEN)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap_or(0) > 0 && !line.contains("listening on") {
+        line.clear();
+    }
+    assert!(line.contains("listening on"), "mcpctl serve did not start");
+    std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+    });
+    Gateway(child)
+}
+
+/// One HTTP/1.1 request to the gateway: (status, body).
+fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {answer}"));
+    let body = answer
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    (status, body)
+}
+
+/// Re-POSTs `delivery` (as the server sent it) with `body` instead of its own.
+fn post_delivery(port: u16, delivery: &Value, body: &str) -> u16 {
+    let url = delivery["url"].as_str().unwrap();
+    let path = &url[url.find("/events/").unwrap()..];
+    let headers: Vec<(&str, &str)> = delivery["headers"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str().unwrap()))
+        .collect();
+    http(port, "POST", path, &headers, body).0
+}
+
+/// Runs the client with `args`; its JSON.
+fn client(python: &Path, port: u16, args: &[&str]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gateway/py_events_client.py");
+    let run = Command::new(python)
+        .arg(script)
+        .arg(format!("http://127.0.0.1:{port}/mcp"))
+        .arg(TOKEN)
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "the Python client failed: {stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
+/// The pids of processes running `script` (the Python server) whose working directory is
+/// `dir` or below.
+fn servers_in(dir: &Path, script: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(script))
+        })
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir))
+        })
+        .collect()
+}
+
+#[test]
+fn a_python_client_polls_the_gateway_for_the_webhook_events_of_a_python_server_each_once() {
+    let Some(python) = python() else { return };
+    let wd = Workdir::new();
+    let dir = wd.path().canonicalize().unwrap();
+    let server = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/gateway/webhook_events_server.py")
+        .canonicalize()
+        .unwrap();
+    let port = free_port();
+    let args = [
+        server.display().to_string(),
+        dir.join("events.sqlite3").display().to_string(),
+    ];
+    let config = wd.write(
+        "mcp.toml",
+        &format!(
+            "[gateway]\npublic_url = \"http://127.0.0.1:{port}/\"\n\n[mcp_servers.tickets]\ncommand = {}\nargs = {}\ndefault_tools_approval_mode = \"approve\"\n",
+            support::toml_str(&python.display().to_string()),
+            serde_json::to_string(&args).unwrap()
+        ),
+    );
+    let gateway = start(&wd, &config, port);
+
+    let seen = client(&python, port, &["start"]);
+    assert_eq!(
+        seen["listed"],
+        json!([{
+            "name": "mcp__tickets__ticket_updated",
+            "description": "A support ticket was updated.",
+            "delivery": ["poll"],
+            "inputSchema": {"type": "object", "properties": {"ticket_id": {"type": "string"}}, "additionalProperties": false},
+            "payloadSchema": {
+                "type": "object",
+                "properties": {"ticket_id": {"type": "string"}, "summary": {"type": "string"}},
+                "required": ["ticket_id", "summary"],
+                "additionalProperties": false,
+            },
+        }])
+    );
+    assert_eq!(
+        seen["first"]["events"],
+        json!([]),
+        "a poll without a cursor starts from now"
+    );
+    // The server's own account: each event delivered to the gateway at the first try.
+    for published in seen["published"].as_array().unwrap() {
+        assert_eq!(
+            published,
+            &json!({"queued": 1, "delivered": 1, "retrying": 0, "failed": 0})
+        );
+    }
+    let data: Vec<&Value> = seen["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["data"])
+        .collect();
+    assert_eq!(
+        data,
+        [
+            &json!({"ticket_id": "T-1", "summary": "first"}),
+            &json!({"ticket_id": "T-1", "summary": "second"})
+        ],
+        "each event once, in order: {seen}"
+    );
+    assert_eq!(seen["again"]["events"], json!([]), "nothing twice: {seen}");
+    assert_eq!(seen["again"]["truncated"], json!(false));
+
+    // A replay of the last delivery, as sent, and a forgery of it (another body under its
+    // signature) and of a new one (a new id, a made-up signature).
+    let last = &seen["last_delivery"];
+    let body = last["body"].as_str().unwrap();
+    assert_eq!(post_delivery(port, last, body), 409, "a replay is refused");
+    let forged = body.replace("second", "forged");
+    assert_eq!(
+        post_delivery(port, last, &forged),
+        401,
+        "a forged body is refused"
+    );
+    let mut made_up = last.clone();
+    made_up["headers"]["webhook-id"] = json!("evt_made_up");
+    made_up["headers"]["webhook-signature"] = json!("v1,bm90IGEgc2lnbmF0dXJl");
+    assert_eq!(
+        post_delivery(
+            port,
+            &made_up,
+            &forged.replace(
+                last["headers"]["webhook-id"].as_str().unwrap(),
+                "evt_made_up"
+            )
+        ),
+        401
+    );
+    let (status, counts) = http(
+        port,
+        "GET",
+        "/events/relay",
+        &[("Authorization", &format!("Bearer {TOKEN}"))],
+        "",
+    );
+    assert_eq!(status, 200, "{counts}");
+    let counts: Value = serde_json::from_str(&counts).unwrap();
+    // Accepted: the callback verification and the two events.
+    assert_eq!(
+        counts,
+        json!({"webhook": {"accepted": 3, "forged": 2, "replayed": 1, "stale": 0, "unknown": 0}, "subscriptions": 1})
+    );
+    let (status, _) = http(port, "GET", "/events/relay", &[], "");
+    assert_eq!(status, 401, "the counts need the token");
+    let (status, _) = http(port, "POST", "/events/webhook/nobody", &[], "{}");
+    assert_eq!(status, 404, "an unknown callback");
+
+    // Nothing refused reached the client.
+    let after = client(
+        &python,
+        port,
+        &[
+            "poll",
+            "mcp__tickets__ticket_updated",
+            seen["cursor"].as_str().unwrap(),
+        ],
+    );
+    assert_eq!(after["events"], json!([]), "{after}");
+
+    gateway.stop();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let script = server.display().to_string();
+    while !servers_in(&dir, &script).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the Python server outlived the gateway"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
