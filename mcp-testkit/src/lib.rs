@@ -413,6 +413,8 @@ pub use oauth::{
     ACCESS_TOKEN_TYP, AccessTokenClaims, DEFAULT_TOKEN_SUBJECT, GROUPS_CLAIM, JwksFault,
 };
 #[cfg(feature = "oauth")]
+pub use oauth::{ACCESS_TOKEN_TYPE, ExchangeFault, JWT_TOKEN_TYPE, TokenExchangeRecord};
+#[cfg(feature = "oauth")]
 pub use oauth::{
     AuthCounters, AuthServerOptions, CODE_LIFETIME, ClientAuthMethod, DEFAULT_ID_JAG_LIFETIME,
     DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID, DEFAULT_IDP_CLIENT_SECRET, DEFAULT_SCOPES,

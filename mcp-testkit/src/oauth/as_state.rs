@@ -45,6 +45,8 @@ pub struct AuthCounters {
     pub jwks: u64,
     /// Requests to `/introspect`.
     pub introspections: u64,
+    /// Token requests with the token exchange grant (RFC 8693).
+    pub token_exchange: u64,
 }
 
 /// What the server knows about an access token it issued.
@@ -58,12 +60,13 @@ pub struct TokenInfo {
     /// The `resource` (RFC 8707) the token is bound to, if one was requested.
     pub resource: Option<String>,
     /// The grant that produced it (`authorization_code`, `refresh_token`,
-    /// `client_credentials`, `jwt_bearer`, `minted`).
+    /// `client_credentials`, `jwt_bearer`, `token_exchange`, `minted`).
     pub grant: &'static str,
     /// The thumbprint of the DPoP key the token is bound to (`cnf.jkt`), if bound.
     pub dpop_jkt: Option<String>,
-    /// The subject (`sub`): the client for `client_credentials`, else the server's
-    /// subject when it was issued ([`crate::FakeAuthServer::set_subject`]).
+    /// The subject (`sub`): the client for `client_credentials`, the subject token's
+    /// subject for `token_exchange`, else the server's subject when it was issued
+    /// ([`crate::FakeAuthServer::set_subject`]).
     pub subject: String,
     /// The subject's groups when it was issued.
     pub groups: Vec<String>,
@@ -112,6 +115,10 @@ pub(crate) struct AsInner {
     pub(crate) dpop_jtis: std::collections::HashSet<String>,
     /// The key JWT access tokens are signed with, and the JWKS endpoint's fault.
     pub(crate) signing: super::signing::AccessSigning,
+    /// Every token exchange request, in arrival order.
+    pub(crate) exchanges: Vec<super::exchange::TokenExchangeRecord>,
+    /// What token exchanges do instead of their job.
+    pub(crate) exchange_fault: Option<super::exchange::ExchangeFault>,
 }
 
 impl AsInner {

@@ -20,6 +20,7 @@ use super::as_state::{Advertised, AsInner, AsShared, AuthCounters, CodeGrant, To
 use super::common::{
     Params, Running, is_loopback_redirect, random_token, redirect, redirect_allowed, with_query,
 };
+use super::exchange::{ExchangeFault, TokenExchangeRecord};
 use super::jwt_access::AccessTokenClaims;
 use super::options::{AuthServerOptions, ClientAuthMethod, OAuthClient};
 use super::signing::JwksFault;
@@ -94,6 +95,8 @@ impl FakeAuthServer {
                         issued: Vec::new(),
                         dpop_jtis: std::collections::HashSet::new(),
                         signing: super::signing::AccessSigning::new(),
+                        exchanges: Vec::new(),
+                        exchange_fault: None,
                     }),
                 });
                 slot = Some(Arc::clone(&shared));
@@ -253,6 +256,25 @@ impl FakeAuthServer {
     /// Every access token issued so far, in order (also revoked and expired ones).
     pub fn issued_access_tokens(&self) -> Vec<String> {
         lock(&self.shared.inner).issued.clone()
+    }
+
+    /// Every token exchange (RFC 8693) so far, in arrival order, with what was sent and
+    /// what was answered.
+    pub fn token_exchanges(&self) -> Vec<TokenExchangeRecord> {
+        lock(&self.shared.inner).exchanges.clone()
+    }
+
+    /// Make token exchanges from now on misbehave (`None`: exchange normally).
+    pub fn set_exchange_fault(&self, fault: Option<ExchangeFault>) {
+        lock(&self.shared.inner).exchange_fault = fault;
+    }
+
+    /// Revoke every access token issued by a token exchange so far (other tokens stay
+    /// valid): an upstream then answers 401 to them.
+    pub fn revoke_exchanged_tokens(&self) {
+        lock(&self.shared.inner)
+            .access
+            .retain(|_, info| info.grant != "token_exchange");
     }
 
     /// Change the lifetime of tokens issued from now on.
@@ -426,6 +448,7 @@ async fn metadata(State(shared): State<Arc<AsShared>>) -> Response {
             "refresh_token",
             "client_credentials",
             "urn:ietf:params:oauth:grant-type:jwt-bearer",
+            super::idp::TOKEN_EXCHANGE_GRANT,
         ],
         "code_challenge_methods_supported": inner.options.code_challenge_methods,
         "token_endpoint_auth_methods_supported": [

@@ -6,6 +6,7 @@ mod as_state;
 mod auth_server;
 mod common;
 mod dpop;
+mod exchange;
 mod id_token;
 mod idp;
 mod jwt_access;
@@ -19,6 +20,7 @@ mod workload;
 
 pub use as_state::{AuthCounters, TokenInfo};
 pub use auth_server::{CODE_LIFETIME, FakeAuthServer};
+pub use exchange::{ACCESS_TOKEN_TYPE, ExchangeFault, JWT_TOKEN_TYPE, TokenExchangeRecord};
 pub use id_token::{IdTokenAlg, IdTokenFault};
 pub use idp::{
     DEFAULT_ID_JAG_LIFETIME, DEFAULT_ID_TOKEN_LIFETIME, DEFAULT_IDP_CLIENT_ID,

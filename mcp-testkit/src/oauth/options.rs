@@ -196,6 +196,11 @@ pub struct AuthServerOptions {
     /// Issuers of workload identity tokens the JWT-bearer grant accepts (signed with the
     /// test EC key, see [`crate::mint_workload_token`]).
     pub trusted_workload_issuers: Vec<String>,
+    /// Issuers whose JWTs the token exchange grant (RFC 8693) accepts as subject tokens
+    /// (signed with the test RSA or EC key, as a [`crate::FakeAuthServer`] with
+    /// [`AuthServerOptions::with_jwt_access_tokens`] signs its own); access tokens this
+    /// server issued are always accepted.
+    pub trusted_subject_issuers: Vec<String>,
     /// A recognisable value put into every access and refresh token (as its prefix) and
     /// every `error_description` of the token endpoint and of authorization redirects, so
     /// a test can check that it never reaches logs, error messages or `Debug` output.
@@ -236,6 +241,7 @@ impl Default for AuthServerOptions {
             dpop: false,
             dpop_nonce: None,
             trusted_workload_issuers: Vec::new(),
+            trusted_subject_issuers: Vec::new(),
             planted_secret: None,
             metadata_fault: None,
             jwt_access_tokens: false,
@@ -391,6 +397,13 @@ impl AuthServerOptions {
     #[must_use]
     pub fn with_trusted_workload_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.trusted_workload_issuers.push(issuer.into());
+        self
+    }
+
+    /// Accept JWTs of `issuer` as subject tokens of the token exchange grant (RFC 8693).
+    #[must_use]
+    pub fn with_trusted_subject_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.trusted_subject_issuers.push(issuer.into());
         self
     }
 

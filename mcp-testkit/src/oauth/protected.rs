@@ -263,6 +263,10 @@ struct Gate {
     counters: Mutex<ProtectedCounters>,
     /// `jti`s of the DPoP proofs seen.
     dpop_jtis: Mutex<std::collections::HashSet<String>>,
+    /// Every token presented in `Authorization`, accepted or not, in arrival order.
+    presented: Mutex<Vec<String>>,
+    /// The subject of every accepted token, in arrival order.
+    subjects: Mutex<Vec<String>>,
 }
 
 impl Gate {
@@ -368,6 +372,8 @@ impl FakeProtectedMcpServer {
                     url: format!("{base}{MCP_PATH}"),
                     metadata_url: format!("{base}{RESOURCE_METADATA_PATH}"),
                     counters: Mutex::new(ProtectedCounters::default()),
+                    presented: Mutex::new(Vec::new()),
+                    subjects: Mutex::new(Vec::new()),
                     dpop_jtis: Mutex::new(std::collections::HashSet::new()),
                 });
                 slot = Some(Arc::clone(&gate));
@@ -429,6 +435,19 @@ impl FakeProtectedMcpServer {
         self.server.requests()
     }
 
+    /// Every token presented in an `Authorization` header to the MCP endpoint, accepted
+    /// or not, in arrival order (to check which tokens reached this upstream, and which
+    /// never did).
+    pub fn presented_tokens(&self) -> Vec<String> {
+        lock(&self.gate.presented).clone()
+    }
+
+    /// The subject (`sub`) of every accepted token, in arrival order: who the upstream
+    /// served.
+    pub fn subjects(&self) -> Vec<String> {
+        lock(&self.gate.subjects).clone()
+    }
+
     /// The shared server (tool set, request log).
     pub fn server(&self) -> &FakeServer {
         &self.server
@@ -474,6 +493,9 @@ async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
         _ => (false, None),
     };
     let presented = token.is_some();
+    if let Some(token) = &token {
+        lock(&gate.presented).push(token.clone());
+    }
     let info = token
         .as_ref()
         .and_then(|t| lock(&gate.auth.inner).live(t).cloned());
@@ -489,6 +511,7 @@ async fn check(State(gate): State<Arc<Gate>>, request: Request, next: Next) -> R
     {
         return *response;
     }
+    lock(&gate.subjects).push(info.subject.clone());
     if gate.options.tool_scopes.is_empty() || request.method() != http::Method::POST {
         return next.run(request).await;
     }

@@ -1,5 +1,6 @@
 //! The token endpoint of [`crate::FakeAuthServer`]: `authorization_code`,
-//! `refresh_token`, `client_credentials` and the JWT-bearer grant (RFC 7523).
+//! `refresh_token`, `client_credentials`, the JWT-bearer grant (RFC 7523) and token
+//! exchange (RFC 8693, in `exchange.rs`).
 
 use std::sync::Arc;
 
@@ -53,6 +54,10 @@ pub(crate) async fn token(
         JWT_BEARER_GRANT => {
             inner.counters.jwt_bearer += 1;
             jwt_bearer(&shared, &mut inner, &headers, &params)
+        }
+        super::idp::TOKEN_EXCHANGE_GRANT => {
+            inner.counters.token_exchange += 1;
+            super::exchange::token_exchange(&shared, &mut inner, &headers, &params)
         }
         other => Err(OAuthError::new(
             "unsupported_grant_type",
