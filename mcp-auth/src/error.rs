@@ -169,6 +169,18 @@ pub enum AuthError {
         /// Which source and what is wrong with it (never the token).
         detail: String,
     },
+    /// The token exchange endpoint (RFC 8693) refused to exchange a caller's token for one
+    /// of the server ([`TokenExchanger`](crate::TokenExchanger)).
+    #[error(
+        "MCP server `{server}`: the authorization server refused to exchange the caller's token ({code}); {}",
+        exchange_advice(.code)
+    )]
+    ExchangeRefused {
+        /// The server the token was for.
+        server: McpServerKey,
+        /// The OAuth error code only (`invalid_grant`, `invalid_client`, ...).
+        code: String,
+    },
     /// The settings or the endpoints are unusable (e.g. plain HTTP to a non-loopback host).
     #[error("MCP server `{server}`: {detail}")]
     Config {
@@ -211,6 +223,19 @@ impl AuthError {
         }
     }
 
+    /// The token exchange endpoint refused the exchange (any reason: see
+    /// [`AuthError::is_caller_token_rejected`]).
+    pub fn is_exchange_refused(&self) -> bool {
+        matches!(self, Self::ExchangeRefused { .. })
+    }
+
+    /// The token exchange endpoint refused the caller's own token (`invalid_grant`:
+    /// expired, revoked or not trusted there): the caller must sign in to the gateway
+    /// again; other refusals are the gateway's configuration to fix.
+    pub fn is_caller_token_rejected(&self) -> bool {
+        matches!(self, Self::ExchangeRefused { code, .. } if code == "invalid_grant")
+    }
+
     /// The server this error is about (`None` for a user-agent failure).
     pub fn server(&self) -> Option<&McpServerKey> {
         let server = match self {
@@ -225,6 +250,7 @@ impl AuthError {
             | Self::Callback { server, .. }
             | Self::Timeout { server, .. }
             | Self::TokenEndpoint { server, .. }
+            | Self::ExchangeRefused { server, .. }
             | Self::InsufficientScope { server, .. }
             | Self::Store { server, .. }
             | Self::Http { server, .. }
@@ -233,5 +259,14 @@ impl AuthError {
             | Self::InvalidIdToken { server, .. } => server,
         };
         Some(server)
+    }
+}
+
+/// What to do after a refused token exchange, by its OAuth error code.
+fn exchange_advice(code: &str) -> &'static str {
+    if code == "invalid_grant" {
+        "the caller's token is expired, revoked or not trusted there: sign in to the gateway again"
+    } else {
+        "check the server's `token_exchange` settings (endpoint, client, audience, scope)"
     }
 }

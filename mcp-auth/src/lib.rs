@@ -73,6 +73,10 @@ pub use oauth::{
     MAX_STEP_UP_ATTEMPTS, OAuthCredentials, OAuthSettings, PendingLogin, PrintUrlAgent, UserAgent,
     WorkloadIdentity, WorkloadTokenSource, login,
 };
+#[cfg(feature = "oauth")]
+pub use oauth::{
+    DEFAULT_EXCHANGE_MARGIN, DEFAULT_UNKNOWN_LIFETIME, MAX_CACHED_EXCHANGES, TokenExchanger,
+};
 pub use secure_target::may_carry_credentials;
 pub use status::AuthStatus;
 

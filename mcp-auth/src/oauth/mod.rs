@@ -14,6 +14,7 @@ mod discovery;
 mod dpop;
 mod dpop_exchange;
 mod enterprise;
+mod exchange;
 mod grant;
 mod http;
 mod id_token;
@@ -31,6 +32,9 @@ mod workload;
 pub use agent::{BrowserAgent, HeadlessAgent, PrintUrlAgent, UserAgent};
 pub use credentials::{OAuthCredentials, login};
 pub use enterprise::{ENTERPRISE_IDP_NAME, EnterpriseIdp};
+pub use exchange::{
+    DEFAULT_EXCHANGE_MARGIN, DEFAULT_UNKNOWN_LIFETIME, MAX_CACHED_EXCHANGES, TokenExchanger,
+};
 pub use key_set::{KeyProblem, KeySetCache, KeySetSource, KeySetTiming};
 pub use login::PendingLogin;
 pub use machine::{ClientCredentials, EnterpriseGrant};
