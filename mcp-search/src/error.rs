@@ -57,6 +57,15 @@ pub enum SearchError {
         /// What came back.
         got: String,
     },
+    /// An embedding model folder could not be loaded (the `semantic` feature's
+    /// `StaticEmbedder`).
+    #[error("cannot load the embedding model in {}: {message}", path.display())]
+    Model {
+        /// The model folder.
+        path: PathBuf,
+        /// What is missing or wrong, and what to do.
+        message: String,
+    },
     /// A catalog or queries file could not be read.
     #[error("cannot read {}", path.display())]
     Io {
@@ -112,6 +121,11 @@ impl SearchError {
     /// The embedder failed or returned vectors of the wrong shape.
     pub fn is_embedding(&self) -> bool {
         matches!(self, Self::Embedding { .. } | Self::EmbeddingShape { .. })
+    }
+
+    /// An embedding model folder could not be loaded.
+    pub fn is_model(&self) -> bool {
+        matches!(self, Self::Model { .. })
     }
 
     /// A catalog or queries file could not be read or parsed.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use mcp_key::McpServerKey;
 
 use crate::analyze::Analyzer;
-use crate::embed::{Embedder, cosine};
+use crate::embed::{Embedder, Fusion, FusionMethod, dot, unit};
 use crate::error::SearchError;
 use crate::rank::{self, Scored};
 use crate::results::{DID_YOU_MEAN, SearchOptions, SearchResults};
@@ -43,6 +43,7 @@ pub struct ToolIndex {
     servers: BTreeMap<McpServerKey, Arc<Segment>>,
     stats: Stats,
     embedder: Option<Arc<dyn Embedder>>,
+    fusion: Fusion,
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -51,6 +52,7 @@ impl std::fmt::Debug for ToolIndex {
             .field("servers", &self.stats.servers)
             .field("tools", &self.stats.tools)
             .field("embedder", &self.embedder)
+            .field("fusion", &self.fusion)
             .finish_non_exhaustive()
     }
 }
@@ -69,15 +71,30 @@ impl ToolIndex {
             servers: BTreeMap::new(),
             stats: Stats::default(),
             embedder: None,
+            fusion: Fusion::new(),
         }
     }
 
-    /// An empty index that also ranks by `embedder`'s vectors (see [`Embedder`]).
+    /// An empty index that also ranks by `embedder`'s vectors (see [`Embedder`]), fused
+    /// with the lexical ranking by [`Fusion`]'s defaults.
     pub fn with_embedder(embedder: Arc<dyn Embedder>) -> Self {
         Self {
             embedder: Some(embedder),
             ..Self::new()
         }
+    }
+
+    /// This index with `fusion` for its embedding ranking (no effect without an embedder).
+    /// Changing it re-embeds nothing.
+    #[must_use]
+    pub fn with_fusion(mut self, fusion: Fusion) -> Self {
+        self.fusion = fusion;
+        self
+    }
+
+    /// How the embedding ranking is fused with the lexical one.
+    pub fn fusion(&self) -> Fusion {
+        self.fusion
     }
 
     /// Indexes `tools` as the whole tool list of `server`, replacing what it had.
@@ -94,7 +111,8 @@ impl ToolIndex {
         if let Some(embedder) = &self.embedder
             && !seg.tools.is_empty()
         {
-            seg.vectors = embed_tools(embedder.as_ref(), &seg, &tools)?;
+            let old = self.servers.get(&server).map(Arc::as_ref);
+            (seg.vectors, seg.text_hashes) = embed_tools(embedder.as_ref(), &seg, &tools, old)?;
         }
         self.remove_server(&server);
         if seg.tools.is_empty() {
@@ -298,7 +316,7 @@ impl ToolIndex {
         tools
     }
 
-    /// Reciprocal-rank fusion of the lexical list with the embedding ranking.
+    /// Weighted reciprocal-rank fusion of the lexical list with the embedding ranking.
     fn fuse(
         &self,
         embedder: &dyn Embedder,
@@ -306,7 +324,11 @@ impl ToolIndex {
         query: &str,
         mut lexical: Vec<Scored>,
     ) -> Result<Vec<Scored>, SearchError> {
-        const K: f64 = 60.0;
+        let Fusion {
+            rrf_k,
+            embedding_weight,
+            method,
+        } = self.fusion;
         let vectors = embedder
             .embed(&[query])
             .map_err(|source| SearchError::Embedding { source })?;
@@ -316,6 +338,7 @@ impl ToolIndex {
                 got: format!("{} vectors", vectors.len()),
             });
         };
+        let qv = unit(qv.clone());
         let mut dense: Vec<Scored> = Vec::new();
         for (si, seg) in segments.iter().enumerate() {
             for (ti, v) in seg.vectors.iter().enumerate() {
@@ -329,22 +352,25 @@ impl ToolIndex {
                     segment: si,
                     tool: u32::try_from(ti).unwrap_or(u32::MAX),
                     tier: 0,
-                    score: cosine(qv, v),
+                    score: f64::from(dot(&qv, v)),
                     coverage: 0.0,
                 });
             }
         }
         rank::sort(&mut lexical, segments);
+        if method == FusionMethod::ScoreBlend {
+            return Ok(blend(lexical, dense, embedding_weight, segments));
+        }
         rank::sort(&mut dense, segments);
         let mut fused: BTreeMap<(usize, u32), Scored> = BTreeMap::new();
-        for list in [&lexical, &dense] {
+        for (list, weight) in [(&lexical, 1.0), (&dense, embedding_weight)] {
             for (r, s) in list.iter().take(HYBRID_DEPTH).enumerate() {
                 let slot = fused.entry((s.segment, s.tool)).or_insert(Scored {
                     score: 0.0,
                     tier: 0,
                     ..*s
                 });
-                slot.score += 1.0 / (K + r as f64 + 1.0);
+                slot.score += weight / (rrf_k + r as f64 + 1.0);
                 slot.tier = slot.tier.max(s.tier);
             }
         }
@@ -358,49 +384,127 @@ impl ToolIndex {
     }
 }
 
-/// One embedding per tool of `seg`, from `tools` (the same tools, any order).
+/// The score blend: each tool's lexical score over the best lexical score of the query,
+/// plus `weight` times its cosine similarity, for the tools that match a term and the
+/// first [`HYBRID_DEPTH`] by similarity. `lexical` is sorted; `dense` has every tool.
+fn blend(
+    lexical: Vec<Scored>,
+    mut dense: Vec<Scored>,
+    weight: f64,
+    segments: &[&Segment],
+) -> Vec<Scored> {
+    let best = lexical
+        .iter()
+        .filter(|s| s.tier == 0)
+        .map(|s| s.score)
+        .fold(0.0f64, f64::max);
+    let mut fused: BTreeMap<(usize, u32), Scored> = BTreeMap::new();
+    let cosines: std::collections::HashMap<(usize, u32), f64> = dense
+        .iter()
+        .map(|s| ((s.segment, s.tool), s.score))
+        .collect();
+    for s in lexical {
+        let cos = cosines.get(&(s.segment, s.tool)).copied().unwrap_or(0.0);
+        let lex = if best > 0.0 { s.score / best } else { 0.0 };
+        fused.insert(
+            (s.segment, s.tool),
+            Scored {
+                score: lex + weight * cos,
+                ..s
+            },
+        );
+    }
+    rank::sort(&mut dense, segments);
+    for s in dense.into_iter().take(HYBRID_DEPTH) {
+        fused.entry((s.segment, s.tool)).or_insert(Scored {
+            score: weight * s.score,
+            ..s
+        });
+    }
+    fused.into_values().collect()
+}
+
+/// One unit vector per tool of `seg`, from `tools` (the same tools, any order), with the
+/// hash of the text each came from. Tools whose text `old` (the server's previous segment)
+/// already embedded keep that vector; only the others go to the embedder.
 fn embed_tools(
     embedder: &dyn Embedder,
     seg: &Segment,
     tools: &[ToolDef],
-) -> Result<Vec<Vec<f32>>, SearchError> {
-    let by_name: BTreeMap<&str, &ToolDef> = tools.iter().map(|t| (t.name(), t)).collect();
+    old: Option<&Segment>,
+) -> Result<(Vec<Vec<f32>>, Vec<u64>), SearchError> {
+    let by_name: BTreeMap<(&str, crate::tool::EntryKind), &ToolDef> =
+        tools.iter().map(|t| ((t.name(), t.kind()), t)).collect();
     let texts: Vec<String> = seg
         .tools
         .iter()
-        .filter_map(|e| by_name.get(e.name.as_str()))
-        .map(|t| {
-            let mut text = t.name().to_owned();
-            if let Some(title) = t.title() {
-                text.push_str(": ");
-                text.push_str(title);
-            }
-            if !t.description().is_empty() {
-                text.push_str(". ");
-                text.push_str(t.description());
-            }
-            text
-        })
+        .filter_map(|e| by_name.get(&(e.name.as_str(), e.kind)))
+        .map(|t| embedding_text(t))
         .collect();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let vectors = embedder
-        .embed(&refs)
-        .map_err(|source| SearchError::Embedding { source })?;
-    if vectors.len() != refs.len() {
+    let hashes: Vec<u64> = texts.iter().map(|t| text_hash(t)).collect();
+    let known: std::collections::HashMap<u64, &Vec<f32>> = old
+        .map(|o| o.text_hashes.iter().copied().zip(&o.vectors).collect())
+        .unwrap_or_default();
+    let missing: Vec<&str> = texts
+        .iter()
+        .zip(&hashes)
+        .filter(|(_, h)| !known.contains_key(h))
+        .map(|(t, _)| t.as_str())
+        .collect();
+    let fresh = if missing.is_empty() {
+        Vec::new()
+    } else {
+        embedder
+            .embed(&missing)
+            .map_err(|source| SearchError::Embedding { source })?
+    };
+    if fresh.len() != missing.len() {
         return Err(SearchError::EmbeddingShape {
-            wanted: format!("{} vectors", refs.len()),
-            got: format!("{} vectors", vectors.len()),
+            wanted: format!("{} vectors", missing.len()),
+            got: format!("{} vectors", fresh.len()),
         });
     }
-    if let Some(first) = vectors.first()
-        && vectors.iter().any(|v| v.len() != first.len())
-    {
+    let len = known
+        .values()
+        .next()
+        .map(|v| v.len())
+        .or_else(|| fresh.first().map(Vec::len));
+    if fresh.iter().any(|v| Some(v.len()) != len) {
         return Err(SearchError::EmbeddingShape {
             wanted: "vectors of one length".to_owned(),
             got: "vectors of different lengths".to_owned(),
         });
     }
-    Ok(vectors)
+    let mut fresh = fresh.into_iter().map(unit);
+    let mut vectors = Vec::with_capacity(hashes.len());
+    for h in &hashes {
+        match known.get(h) {
+            Some(v) => vectors.push((*v).clone()),
+            None => vectors.push(fresh.next().unwrap_or_default()),
+        }
+    }
+    Ok((vectors, hashes))
+}
+
+/// What a tool's vector is embedded from: its name, title and description.
+fn embedding_text(t: &ToolDef) -> String {
+    let mut text = t.name().to_owned();
+    if let Some(title) = t.title() {
+        text.push_str(": ");
+        text.push_str(title);
+    }
+    if !t.description().is_empty() {
+        text.push_str(". ");
+        text.push_str(t.description());
+    }
+    text
+}
+
+/// A 64-bit FNV-1a hash of `text` (stable across runs and platforms).
+fn text_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 // Hosts share one index across threads.

@@ -95,12 +95,18 @@ mod index;
 mod rank;
 mod results;
 mod segment;
+#[cfg(feature = "semantic")]
+mod static_model;
 mod tool;
+#[cfg(feature = "semantic")]
+mod wordpiece;
 
 pub use baseline::Bm25Baseline;
 pub use catalog::{Catalog, LabelledQuery};
-pub use embed::Embedder;
+pub use embed::{DEFAULT_EMBEDDING_WEIGHT, DEFAULT_RRF_K, Embedder, Fusion, FusionMethod};
 pub use error::SearchError;
 pub use index::{HYBRID_DEPTH, MAX_LIMIT, MAX_QUERY_CHARS, ToolIndex};
 pub use results::{DEFAULT_MIN_COVERAGE, DID_YOU_MEAN, SearchOptions, SearchResults};
+#[cfg(feature = "semantic")]
+pub use static_model::{MAX_TOKENS, MODEL_DIR_ENV, StaticEmbedder};
 pub use tool::{EntryKind, Hit, ToolDef, qualified_name};

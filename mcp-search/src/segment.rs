@@ -40,8 +40,11 @@ pub(crate) struct Segment {
     pub(crate) exact: HashMap<String, u32>,
     /// Sum of every tool's length per field.
     pub(crate) len_sum: [u64; FIELDS],
-    /// One embedding per tool, or none without an embedder.
+    /// One embedding per tool (of length 1, or zero), or none without an embedder.
     pub(crate) vectors: Vec<Vec<f32>>,
+    /// A hash of the text each vector was embedded from, to reuse it when the server is
+    /// indexed again with that tool unchanged.
+    pub(crate) text_hashes: Vec<u64>,
 }
 
 impl Segment {
@@ -111,6 +114,7 @@ impl Segment {
             exact,
             len_sum,
             vectors: Vec::new(),
+            text_hashes: Vec::new(),
         })
     }
 
@@ -128,6 +132,7 @@ impl Segment {
         n += map_bytes::<String, u32>(self.exact.capacity());
         n += self.exact.keys().map(String::capacity).sum::<usize>();
         n += self.vectors.capacity() * size_of::<Vec<f32>>();
+        n += self.text_hashes.capacity() * size_of::<u64>();
         n += self
             .vectors
             .iter()
