@@ -15,6 +15,14 @@
 //! `o200k_base`, through `tiktoken-rs`) of a `tools/list` result carrying every tool of the
 //! catalog, beside the search mode's (`mcp_connections::search_mode_tools`) and beside one
 //! search's answer (`mcp_connections::search_answer_from`, the median over the queries).
+//!
+//! Built with the `semantic` feature, a third ranking stands beside the two: mcp-search
+//! with its static-embedding layer (`StaticEmbedder`, fused by `Fusion::static_model`),
+//! the model read from `--model DIR`, else `MCP_SEARCH_MODEL_DIR`, else the workspace's
+//! `target/semantic-model/potion-base-8M` (`scripts/semantic-model.sh` installs it). Its
+//! build time embeds every tool; a second figure re-indexes every server into the built
+//! index, where each unchanged tool keeps its cached vector. Its memory counts the model's
+//! matrix beside the index.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -23,7 +31,7 @@ use mcp_search::{Bm25Baseline, Catalog, LabelledQuery, ToolIndex};
 use serde_json::json;
 
 const USAGE: &str = "usage: mcp-bench tool-search --catalog FILE --queries FILE \
-     [--independent FILE] [--json] [--limit K]";
+     [--independent FILE] [--json] [--limit K] [--model DIR (with the semantic feature)]";
 
 /// Rounds of the whole query set timed for the latency figures.
 const TIMING_ROUNDS: usize = 5;
@@ -34,11 +42,14 @@ struct Args {
     independent: Option<PathBuf>,
     json: bool,
     limit: usize,
+    /// The semantic layer's model folder, if given.
+    model: Option<PathBuf>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
     let (mut catalog, mut queries, mut json, mut limit) = (None, None, false, 10usize);
     let mut independent = None;
+    let mut model = None;
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         match arg.as_str() {
@@ -50,6 +61,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
                 ));
             }
             "--json" => json = true,
+            "--model" => model = Some(PathBuf::from(it.next().ok_or("--model needs a folder")?)),
             "--limit" => {
                 let value = it.next().ok_or("--limit needs a number")?;
                 limit = value
@@ -68,6 +80,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         independent,
         json,
         limit: limit.max(5),
+        model,
     })
 }
 
@@ -173,7 +186,7 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    let built = match Built::timed(&catalog) {
+    let built = match Built::timed(&catalog, args.model.as_deref()) {
         Ok(built) => built,
         Err(e) => {
             eprintln!("mcp-bench tool-search: {}", with_sources(&e));
@@ -182,7 +195,7 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
     };
     let quality = rank_all(&built, &queries, &independent, &args);
     let every: Vec<LabelledQuery> = queries.iter().chain(&independent).cloned().collect();
-    let (ours_lat, theirs_lat) = latencies(&built, &every, args.limit);
+    let lat = latencies(&built, &every, args.limit);
 
     println!();
     println!(
@@ -199,7 +212,7 @@ pub(crate) fn run(args: &[String]) -> std::process::ExitCode {
         }
     );
     print_quality(&quality);
-    print_costs(&built, &ours_lat, &theirs_lat);
+    print_costs(&built, &lat);
     match listing_sizes(&catalog, &built.index, &queries) {
         Ok(table) => {
             println!();
@@ -227,11 +240,16 @@ struct Built {
     baseline: Bm25Baseline,
     /// Build times of the baseline, sorted.
     baseline_builds: Vec<Duration>,
+    /// The index with the semantic layer (the `semantic` feature).
+    semantic: Option<semantic::Built>,
 }
 
 impl Built {
     /// Builds each index a few times (the median build is reported), the search's first.
-    fn timed(catalog: &Catalog) -> Result<Self, mcp_search::SearchError> {
+    fn timed(
+        catalog: &Catalog,
+        model: Option<&std::path::Path>,
+    ) -> Result<Self, mcp_search::SearchError> {
         let mut builds = Vec::new();
         let mut index = ToolIndex::new();
         // A cross-check of the index's own estimate: how much the resident set grew over
@@ -260,12 +278,14 @@ impl Built {
             baseline_builds.push(started.elapsed());
         }
         baseline_builds.sort();
+        let semantic = semantic::Built::timed(catalog, model)?;
         Ok(Self {
             index,
             builds,
             rss_growth,
             baseline,
             baseline_builds,
+            semantic,
         })
     }
 }
@@ -285,6 +305,8 @@ const SUBSETS: [&str; 6] = [
 struct Quality {
     ours: Vec<Score>,
     theirs: Vec<Score>,
+    /// Empty without the semantic layer.
+    semantic: Vec<Score>,
     /// Queries the search refused.
     failed: usize,
 }
@@ -302,6 +324,10 @@ fn rank_all(
 ) -> Quality {
     let mut ours: Vec<Score> = vec![Score::default(); SUBSETS.len()];
     let mut theirs: Vec<Score> = vec![Score::default(); SUBSETS.len()];
+    let mut semantic: Vec<Score> = Vec::new();
+    if built.semantic.is_some() {
+        semantic = vec![Score::default(); SUBSETS.len()];
+    }
     let mut failed = 0usize;
     let main = queries.iter().map(|q| (q, rows(q).to_vec()));
     let third = independent.iter().map(|q| (q, vec![INDEPENDENT]));
@@ -315,15 +341,30 @@ fn rank_all(
             }
         };
         let reference = built.baseline.search(&query.query, args.limit);
+        let meaning: Option<Vec<String>> = match &built.semantic {
+            Some(s) => match s.index.search(&query.query, args.limit) {
+                Ok(hits) => Some(hits.iter().map(|h| h.qualified_name().to_owned()).collect()),
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("query {:?} (semantic): {e}", query.query);
+                    Some(Vec::new())
+                }
+            },
+            None => None,
+        };
         for &i in &counted {
             ours[i].add(query, &ranked);
             theirs[i].add(query, &reference);
+            if let Some(m) = &meaning {
+                semantic[i].add(query, m);
+            }
         }
-        print_query(query, &ranked, &reference, args.json);
+        print_query(query, &ranked, &reference, meaning.as_deref(), args.json);
     }
     Quality {
         ours,
         theirs,
+        semantic,
         failed,
     }
 }
@@ -334,23 +375,33 @@ fn rank_all(
     clippy::print_stdout,
     reason = "a command-line tool: results to stdout"
 )]
-fn print_query(query: &LabelledQuery, ranked: &[String], reference: &[String], json: bool) {
+fn print_query(
+    query: &LabelledQuery,
+    ranked: &[String],
+    reference: &[String],
+    semantic: Option<&[String]>,
+    json: bool,
+) {
     if json {
-        println!(
-            "{}",
-            json!({
-                "query": query.query,
-                "expected": query.expected,
-                "ranked": ranked,
-                "baseline": reference,
-            })
-        );
+        let mut line = json!({
+            "query": query.query,
+            "expected": query.expected,
+            "ranked": ranked,
+            "baseline": reference,
+        });
+        if let Some(semantic) = semantic {
+            line["semantic"] = json!(semantic);
+        }
+        println!("{line}");
         return;
     }
     println!("query: {}", query.query.replace('\n', " "));
     println!("  expected: {}", query.expected.join(", "));
     println!("  ranked:   {}", first_five(ranked));
     println!("  baseline: {}", first_five(reference));
+    if let Some(semantic) = semantic {
+        println!("  semantic: {}", first_five(semantic));
+    }
 }
 
 /// The first five names of a ranking, joined with `, `.
@@ -363,28 +414,41 @@ fn first_five(ranked: &[String]) -> String {
         .join(", ")
 }
 
+/// Each ranking's search latencies, sorted.
+struct Latencies {
+    ours: Vec<Duration>,
+    theirs: Vec<Duration>,
+    /// Empty without the semantic layer.
+    semantic: Vec<Duration>,
+}
+
 /// Each ranking's search latencies, sorted: every query, several rounds, each search
 /// timed alone.
-fn latencies(
-    built: &Built,
-    queries: &[LabelledQuery],
-    limit: usize,
-) -> (Vec<Duration>, Vec<Duration>) {
-    let mut ours_lat = Vec::new();
-    let mut theirs_lat = Vec::new();
+fn latencies(built: &Built, queries: &[LabelledQuery], limit: usize) -> Latencies {
+    let mut lat = Latencies {
+        ours: Vec::new(),
+        theirs: Vec::new(),
+        semantic: Vec::new(),
+    };
     for _ in 0..TIMING_ROUNDS {
         for query in queries {
             let started = Instant::now();
             let _ = std::hint::black_box(built.index.search(&query.query, limit));
-            ours_lat.push(started.elapsed());
+            lat.ours.push(started.elapsed());
             let started = Instant::now();
             let _ = std::hint::black_box(built.baseline.search(&query.query, limit));
-            theirs_lat.push(started.elapsed());
+            lat.theirs.push(started.elapsed());
+            if let Some(s) = &built.semantic {
+                let started = Instant::now();
+                let _ = std::hint::black_box(s.index.search(&query.query, limit));
+                lat.semantic.push(started.elapsed());
+            }
         }
     }
-    ours_lat.sort();
-    theirs_lat.sort();
-    (ours_lat, theirs_lat)
+    lat.ours.sort();
+    lat.theirs.sort();
+    lat.semantic.sort();
+    lat
 }
 
 /// Prints the quality table: top-1, top-5 and MRR of each ranking per subset.
@@ -398,10 +462,10 @@ fn print_quality(quality: &Quality) {
     println!("| --- | --- | ---: | ---: | ---: | ---: |");
     for (name, scores) in [
         ("mcp-search", &quality.ours),
+        ("mcp-search + semantic", &quality.semantic),
         ("baseline BM25", &quality.theirs),
     ] {
-        for (i, subset) in SUBSETS.iter().enumerate() {
-            let s = &scores[i];
+        for (s, subset) in scores.iter().zip(SUBSETS) {
             if s.queries == 0 {
                 continue;
             }
@@ -426,21 +490,33 @@ fn print_quality(quality: &Quality) {
     clippy::print_stdout,
     reason = "a command-line tool: results to stdout"
 )]
-fn print_costs(built: &Built, ours_lat: &[Duration], theirs_lat: &[Duration]) {
+fn print_costs(built: &Built, lat: &Latencies) {
     println!();
     println!("| ranking | query p50 | query p99 | index build | index memory |");
     println!("| --- | ---: | ---: | ---: | ---: |");
     println!(
         "| mcp-search | {} | {} | {:.1} ms | {:.1} MiB |",
-        micros(percentile(ours_lat, 0.5)),
-        micros(percentile(ours_lat, 0.99)),
+        micros(percentile(&lat.ours, 0.5)),
+        micros(percentile(&lat.ours, 0.99)),
         built.builds[built.builds.len() / 2].as_secs_f64() * 1e3,
         built.index.heap_bytes() as f64 / (1024.0 * 1024.0),
     );
+    if let Some(s) = &built.semantic {
+        println!(
+            "| mcp-search + semantic | {} | {} | {:.1} ms (re-index, vectors cached: {:.1} ms) | {:.1} MiB (model {:.1} MiB + index {:.1} MiB) |",
+            micros(percentile(&lat.semantic, 0.5)),
+            micros(percentile(&lat.semantic, 0.99)),
+            s.builds[s.builds.len() / 2].as_secs_f64() * 1e3,
+            s.rebuild.as_secs_f64() * 1e3,
+            (s.model_bytes + s.index.heap_bytes()) as f64 / (1024.0 * 1024.0),
+            s.model_bytes as f64 / (1024.0 * 1024.0),
+            s.index.heap_bytes() as f64 / (1024.0 * 1024.0),
+        );
+    }
     println!(
         "| baseline BM25 | {} | {} | {:.1} ms | - |",
-        micros(percentile(theirs_lat, 0.5)),
-        micros(percentile(theirs_lat, 0.99)),
+        micros(percentile(&lat.theirs, 0.5)),
+        micros(percentile(&lat.theirs, 0.99)),
         built.baseline_builds[built.baseline_builds.len() / 2].as_secs_f64() * 1e3,
     );
     println!();
@@ -452,6 +528,17 @@ fn print_costs(built: &Built, ours_lat: &[Duration], theirs_lat: &[Duration]) {
             b as f64 / (1024.0 * 1024.0)
         ))
     );
+    if let Some(s) = &built.semantic {
+        println!(
+            "With the semantic layer: the resident set grew by {} over loading the model \
+             ({}) and building its index once.",
+            s.rss_growth.map_or("(unknown)".to_owned(), |b| format!(
+                "{:.1} MiB",
+                b as f64 / (1024.0 * 1024.0)
+            )),
+            s.model.display()
+        );
+    }
 }
 
 /// Results one `search_tools` call returns by default, as the gateway does.
@@ -527,4 +614,113 @@ fn listing_sizes(
         out.push_str(&format!("| {what} | {bytes} | {tokens} |\n"));
     }
     Ok(out)
+}
+
+/// The semantic layer's index (the `semantic` feature).
+#[cfg(feature = "semantic")]
+mod semantic {
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use mcp_search::{Catalog, Fusion, SearchError, StaticEmbedder, ToolIndex};
+
+    /// The index with the static-embedding layer, and what building it took.
+    pub(super) struct Built {
+        pub(super) index: ToolIndex,
+        /// Build times from nothing (every tool embedded), sorted.
+        pub(super) builds: Vec<Duration>,
+        /// Re-indexing every server into the built index (every vector cached).
+        pub(super) rebuild: Duration,
+        /// The model's matrix, in bytes.
+        pub(super) model_bytes: usize,
+        /// How much the resident set grew over loading the model and the first build.
+        pub(super) rss_growth: Option<u64>,
+        /// The model folder.
+        pub(super) model: PathBuf,
+    }
+
+    impl Built {
+        /// Loads the model (`model`, else `MCP_SEARCH_MODEL_DIR`, else the workspace's
+        /// `target/semantic-model/potion-base-8M`) and builds the index a few times.
+        pub(super) fn timed(
+            catalog: &Catalog,
+            model: Option<&Path>,
+        ) -> Result<Option<Self>, SearchError> {
+            let dir = model
+                .map(Path::to_owned)
+                .or_else(|| std::env::var_os(mcp_search::MODEL_DIR_ENV).map(PathBuf::from))
+                .unwrap_or_else(|| {
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("../target/semantic-model/potion-base-8M")
+                });
+            let rss_before = super::rss_bytes();
+            let embedder = Arc::new(StaticEmbedder::from_dir(&dir)?);
+            let model_bytes = embedder.heap_bytes();
+            let mut builds = Vec::new();
+            let mut index = ToolIndex::new();
+            let mut rss_growth = None;
+            for _ in 0..5 {
+                let started = Instant::now();
+                index =
+                    ToolIndex::with_embedder(embedder.clone()).with_fusion(Fusion::static_model());
+                catalog.index_into(&mut index)?;
+                builds.push(started.elapsed());
+                if rss_growth.is_none() {
+                    rss_growth = rss_before
+                        .zip(super::rss_bytes())
+                        .map(|(a, b)| b.saturating_sub(a));
+                }
+            }
+            builds.sort();
+            let started = Instant::now();
+            catalog.index_into(&mut index)?;
+            let rebuild = started.elapsed();
+            Ok(Some(Self {
+                index,
+                builds,
+                rebuild,
+                model_bytes,
+                rss_growth,
+                model: dir,
+            }))
+        }
+    }
+}
+
+/// Without the `semantic` feature: no third ranking.
+#[cfg(not(feature = "semantic"))]
+mod semantic {
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use mcp_search::{Catalog, SearchError, ToolIndex};
+
+    /// Never built without the feature.
+    pub(super) struct Built {
+        pub(super) index: ToolIndex,
+        pub(super) builds: Vec<Duration>,
+        pub(super) rebuild: Duration,
+        pub(super) model_bytes: usize,
+        pub(super) rss_growth: Option<u64>,
+        pub(super) model: PathBuf,
+    }
+
+    impl Built {
+        /// `None`: the feature is off (a `--model` is refused by name).
+        pub(super) fn timed(
+            _catalog: &Catalog,
+            model: Option<&Path>,
+        ) -> Result<Option<Self>, SearchError> {
+            match model {
+                Some(path) => Err(SearchError::Model {
+                    path: path.to_owned(),
+                    message: "mcp-bench was built without the `semantic` feature: \
+                              rebuild with --features semantic"
+                        .to_owned(),
+                }),
+                None => Ok(None),
+            }
+        }
+    }
 }
