@@ -8,6 +8,10 @@
 //! replayed one (409) POSTed by the test are refused, counted (`GET /events/relay`), and
 //! never reach the client. No server process is left.
 //!
+//! And the grants, with `mcpctl fake-server` upstream (push and poll) and `[gateway.oauth]`
+//! callers: a caller lists and polls the event types of the servers it may use only, and
+//! gets the events a tool call emits through its own subscription.
+//!
 //! Both programs run in the virtual environment `scripts/webhook-events-server.sh`
 //! installs (target/webhook-events/venv, pinned `mcp-webhook-events` and `mcp`); without
 //! it the test says so on stderr and does nothing, and under
@@ -22,6 +26,7 @@
 )]
 
 mod support;
+mod team;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -334,4 +339,109 @@ fn a_python_client_polls_the_gateway_for_the_webhook_events_of_a_python_server_e
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A fake server emitting `mail` (push and poll) when its tool `send` is called.
+fn mail_server(name: &str) -> String {
+    let scenario = mcp_testkit::Scenario::new(name)
+        .with_events(
+            mcp_testkit::EventsSpec::new()
+                .with_type(mcp_testkit::EventTypeSpec::new("mail").with_description("A new mail"))
+                .with_heartbeat_ms(100)
+                .with_next_poll_ms(50),
+        )
+        .with_tool(mcp_testkit::ToolSpec::new(
+            "send",
+            mcp_testkit::Behavior::EmitEvent {
+                name: "mail".into(),
+                data: json!({"to": name}),
+            },
+        ));
+    format!(
+        "\n[mcp_servers.{name}]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\ndefault_tools_approval_mode = \"approve\"\n",
+        support::toml_str(&serde_json::to_string(&scenario).unwrap())
+    )
+}
+
+#[test]
+fn a_caller_lists_and_polls_the_events_of_the_servers_it_may_use_only() {
+    use team::{STATIC_TOKEN, bearer, post, request};
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let rest = format!(
+        "\n[[gateway.grants]]\ngroups = [\"readers\"]\nservers = [\"inbox\"]\n{}{}",
+        mail_server("inbox"),
+        mail_server("outbox")
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let served = support::Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let eve = team::token(&auth, &url, "eve", &["strangers"]);
+        let ask = |token: &str, method: &'static str, mut params: Value| {
+            params["_meta"] = team::modern_meta();
+            let message = request(method, params);
+            let (url, token) = (url.clone(), token.to_owned());
+            async move { post(&url, Some(&bearer(&token)), None, &message).await.body }
+        };
+        let listed = |answer: Value| -> Vec<String> {
+            answer["result"]["events"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no events: {answer}"))
+                .iter()
+                .map(|e| e["name"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(
+            listed(ask(&alice, "events/list", json!({})).await),
+            ["mcp__inbox__mail"]
+        );
+        assert!(listed(ask(&eve, "events/list", json!({})).await).is_empty());
+        let poll = |token: &str, name: &str, cursor: Value| {
+            ask(
+                token,
+                "events/poll",
+                json!({"name": name, "arguments": {}, "cursor": cursor}),
+            )
+        };
+        for (token, name) in [(&alice, "mcp__outbox__mail"), (&eve, "mcp__inbox__mail")] {
+            let refused = poll(token, name, Value::Null).await;
+            let message = refused["error"]["message"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{refused}"));
+            assert!(message.contains(&format!("`{name}`")), "{message}");
+        }
+        let first = poll(&alice, "mcp__inbox__mail", Value::Null).await;
+        assert_eq!(first["result"]["events"], json!([]), "{first}");
+        let mut cursor = first["result"]["cursor"].clone();
+        let sent = ask(
+            &alice,
+            "tools/call",
+            json!({"name": "mcp__inbox__send", "arguments": {}}),
+        )
+        .await;
+        assert!(sent["result"].is_object(), "{sent}");
+        let mut events = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while events.is_empty() {
+            assert!(Instant::now() < deadline, "no event came");
+            let batch = poll(&alice, "mcp__inbox__mail", cursor.clone()).await;
+            events.extend(
+                batch["result"]["events"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e["data"].clone()),
+            );
+            cursor = batch["result"]["cursor"].clone();
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(events, [json!({"to": "inbox"})]);
+        let again = poll(&alice, "mcp__inbox__mail", cursor).await;
+        assert_eq!(again["result"]["events"], json!([]), "each event once");
+    });
+    drop(served);
+    wd.assert_no_server_left();
 }
