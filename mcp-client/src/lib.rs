@@ -81,11 +81,12 @@ pub use client::Client;
 pub use error::RequestError;
 pub use events::error::EventError;
 pub use events::{
-    DEFAULT_MIN_POLL_INTERVAL, DEFAULT_STREAM_STALL, DeliveryMode, EVENTS_EXTENSION_ID,
-    EVENTS_REQUEST_TIMEOUT, EventBatch, EventOccurrence, EventPoller, EventStream,
-    EventSubscription, EventType, StreamItem, StreamSettings, WEBHOOK_IDS_KEPT, WEBHOOK_TOLERANCE,
-    WebhookHeaders, WebhookRejection, WebhookSecret, WebhookSecretError, WebhookSubscription,
-    WebhookTarget, WebhookVerifier,
+    DEFAULT_MAX_REFRESH_BACKOFF, DEFAULT_MIN_POLL_INTERVAL, DEFAULT_REFRESH_BACKOFF,
+    DEFAULT_STREAM_STALL, DeliveryMode, EVENTS_EXTENSION_ID, EVENTS_REQUEST_TIMEOUT, EventBatch,
+    EventOccurrence, EventPoller, EventStream, EventSubscription, EventType, StreamItem,
+    StreamSettings, WEBHOOK_IDS_KEPT, WEBHOOK_TOLERANCE, WebhookBody, WebhookHeaders, WebhookLease,
+    WebhookLeaseSettings, WebhookLeaseStatus, WebhookRejection, WebhookSecret, WebhookSecretError,
+    WebhookSubscription, WebhookTarget, WebhookVerifier,
 };
 pub use failure::{FailureReason, StartupFailure};
 pub use handshake::era::{Era, Handshake};

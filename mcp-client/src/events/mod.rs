@@ -9,7 +9,13 @@
 //!
 //! A server that skipped events (a cursor older than what it keeps, a replay it cut) says
 //! so with `truncated`: a poll's [`EventBatch::truncated`], a stream's
-//! [`StreamItem::Truncated`]. The cursor is the host's to persist ([`EventPoller::cursor`],
+//! [`StreamItem::Truncated`].
+//!
+//! By webhook, [`Client::subscribe_webhook`] subscribes (and refreshes) once, and
+//! [`Client::lease_webhook`] keeps a subscription alive ([`WebhookLease`]: refreshed before
+//! each grant ends, with backoff on failure, unsubscribed on close or drop); the host's
+//! HTTP server checks each delivery with [`WebhookVerifier`] and reads it with
+//! [`WebhookBody`]. The cursor is the host's to persist ([`EventPoller::cursor`],
 //! [`EventStream::cursor`]) and to give back after a restart.
 //!
 //! The extension's specification announces the capability as `capabilities.events`; rmcp's
@@ -23,8 +29,11 @@
 //! [`Client::list_event_types`]: crate::Client::list_event_types
 //! [`Client::poll_events`]: crate::Client::poll_events
 //! [`Client::stream_events`]: crate::Client::stream_events
+//! [`Client::subscribe_webhook`]: crate::Client::subscribe_webhook
+//! [`Client::lease_webhook`]: crate::Client::lease_webhook
 
 pub(crate) mod error;
+mod lease;
 mod poll;
 pub(crate) mod push;
 pub(crate) mod routes;
@@ -40,12 +49,16 @@ use serde_json::Value;
 
 use crate::{Client, RequestError};
 use error::EventError;
+pub use lease::{
+    DEFAULT_MAX_REFRESH_BACKOFF, DEFAULT_REFRESH_BACKOFF, WebhookLease, WebhookLeaseSettings,
+    WebhookLeaseStatus,
+};
 pub use poll::{DEFAULT_MIN_POLL_INTERVAL, EventPoller};
 pub use push::{DEFAULT_STREAM_STALL, EventStream, StreamItem, StreamSettings};
 pub use subscribe::{WebhookSubscription, WebhookTarget};
 pub use webhook::{
-    WEBHOOK_IDS_KEPT, WEBHOOK_TOLERANCE, WebhookHeaders, WebhookRejection, WebhookSecret,
-    WebhookSecretError, WebhookVerifier,
+    WEBHOOK_IDS_KEPT, WEBHOOK_TOLERANCE, WebhookBody, WebhookHeaders, WebhookRejection,
+    WebhookSecret, WebhookSecretError, WebhookVerifier,
 };
 
 /// The extension's identifier, under `capabilities.extensions`.

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::error::{EventError, NOT_FOUND};
 use super::webhook::WebhookSecret;
@@ -96,19 +96,7 @@ impl Client {
     ) -> Result<WebhookSubscription, EventError> {
         self.events_offered()?;
         let what = || format!("subscribing event type `{}` by webhook", subscription.name);
-        let mut params = subscription.params(cursor);
-        params.insert(
-            "delivery".to_owned(),
-            json!({"mode": "webhook", "url": target.url, "secret": target.secret.to_whsec()}),
-        );
-        if let Some(ttl) = target.ttl {
-            params.insert(
-                "ttlMs".to_owned(),
-                ttl.map_or(Value::Null, |t| {
-                    Value::from(u64::try_from(t.as_millis()).unwrap_or(u64::MAX))
-                }),
-            );
-        }
+        let params = subscribe_params(subscription, target, cursor);
         let answer = self
             .events_request("events/subscribe", params, EVENTS_REQUEST_TIMEOUT)
             .await
@@ -145,11 +133,12 @@ impl Client {
         url: &str,
     ) -> Result<(), EventError> {
         self.events_offered()?;
-        let mut params = subscription.params(None);
-        params.remove("cursor");
-        params.insert("delivery".to_owned(), json!({ "url": url }));
         let answered = self
-            .events_request("events/unsubscribe", params, EVENTS_REQUEST_TIMEOUT)
+            .events_request(
+                "events/unsubscribe",
+                unsubscribe_params(subscription, url),
+                EVENTS_REQUEST_TIMEOUT,
+            )
             .await;
         match answered {
             Ok(_) => Ok(()),
@@ -172,4 +161,37 @@ impl Client {
             )),
         }
     }
+}
+
+/// The params of `events/subscribe` for `subscription` to `target` from `cursor`.
+pub(crate) fn subscribe_params(
+    subscription: &EventSubscription,
+    target: &WebhookTarget,
+    cursor: Option<&str>,
+) -> Map<String, Value> {
+    let mut params = subscription.params(cursor);
+    params.insert(
+        "delivery".to_owned(),
+        json!({"mode": "webhook", "url": target.url, "secret": target.secret.to_whsec()}),
+    );
+    if let Some(ttl) = target.ttl {
+        params.insert(
+            "ttlMs".to_owned(),
+            ttl.map_or(Value::Null, |t| {
+                Value::from(u64::try_from(t.as_millis()).unwrap_or(u64::MAX))
+            }),
+        );
+    }
+    params
+}
+
+/// The params of `events/unsubscribe` for `subscription` to `url`.
+pub(crate) fn unsubscribe_params(
+    subscription: &EventSubscription,
+    url: &str,
+) -> Map<String, Value> {
+    let mut params = subscription.params(None);
+    params.remove("cursor");
+    params.insert("delivery".to_owned(), json!({ "url": url }));
+    params
 }

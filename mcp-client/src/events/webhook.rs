@@ -4,7 +4,9 @@
 //! `webhook-id.webhook-timestamp.body`, base64, `v1,` prefixed, any of several
 //! space-separated signatures during a rotation), the `webhook-timestamp` within a window
 //! of now, and the `webhook-id` not seen before (a replayed delivery is refused). Pure:
-//! the caller's HTTP server hands the headers, the raw body and the time.
+//! the caller's HTTP server hands the headers, the raw body and the time. A verified body
+//! is an event or a control envelope ([`WebhookBody`]); a `verification` envelope is
+//! answered with [`WebhookBody::challenge_answer`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
@@ -290,6 +292,75 @@ impl WebhookVerifier {
     }
 }
 
+/// What a (verified) delivery's body holds: an event, or a control envelope (a body with
+/// a top-level `type`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum WebhookBody {
+    /// An event occurrence, with its `cursor` (a watermark, safe to persist).
+    Event(super::EventOccurrence),
+    /// The callback verification: the endpoint answers `2xx` with
+    /// [`WebhookBody::challenge_answer`] to receive the subscription's deliveries.
+    Verification {
+        /// The nonce to echo.
+        challenge: String,
+    },
+    /// Events were skipped: persist `cursor` and treat the subscription as truncated.
+    Gap {
+        /// The fresh cursor.
+        cursor: Option<String>,
+    },
+    /// The server ended the subscription (e.g. access revoked).
+    Terminated {
+        /// The JSON-RPC error object, as the server sent it.
+        error: serde_json::Value,
+    },
+    /// A control envelope of a type this client does not know.
+    Other {
+        /// Its `type`.
+        kind: String,
+    },
+}
+
+impl WebhookBody {
+    /// Reads a delivery's raw body (after [`WebhookVerifier::verify`]).
+    ///
+    /// # Errors
+    /// When the body is not JSON, or not an event occurrence nor an envelope.
+    pub fn parse(body: &[u8]) -> Result<Self, serde_json::Error> {
+        let value: serde_json::Value = serde_json::from_slice(body)?;
+        let text = |key: &str| value.get(key).and_then(|v| v.as_str()).map(str::to_owned);
+        match value.get("type").and_then(|t| t.as_str()) {
+            None => serde_json::from_value(value).map(Self::Event),
+            Some("verification") => Ok(Self::Verification {
+                challenge: text("challenge").unwrap_or_default(),
+            }),
+            Some("gap") => Ok(Self::Gap {
+                cursor: text("cursor"),
+            }),
+            Some("terminated") => Ok(Self::Terminated {
+                error: value.get("error").cloned().unwrap_or_default(),
+            }),
+            Some(other) => Ok(Self::Other {
+                kind: other.to_owned(),
+            }),
+        }
+    }
+
+    /// The `2xx` answer's body that proves intent to a `verification` envelope:
+    /// `{"challenge": "<nonce>"}`; `None` for any other body.
+    pub fn challenge_answer(&self) -> Option<Vec<u8>> {
+        match self {
+            Self::Verification { challenge } => Some(
+                serde_json::json!({ "challenge": challenge })
+                    .to_string()
+                    .into_bytes(),
+            ),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,6 +464,36 @@ mod tests {
             verifier.verify(&missing, body, at(now)),
             Err(WebhookRejection::MissingHeader("webhook-timestamp"))
         );
+    }
+
+    #[test]
+    fn bodies_are_events_or_control_envelopes() {
+        let event = WebhookBody::parse(
+            br#"{"eventId":"evt-1","name":"mail","timestamp":"2026-12-06T10:00:00Z","data":{"n":1},"cursor":"pos-1"}"#,
+        )
+        .unwrap();
+        let WebhookBody::Event(occurrence) = &event else {
+            panic!("{event:?}");
+        };
+        assert_eq!(occurrence.cursor.as_deref(), Some("pos-1"));
+        assert_eq!(event.challenge_answer(), None);
+        let check = WebhookBody::parse(br#"{"type":"verification","challenge":"n0nce"}"#).unwrap();
+        assert_eq!(
+            check.challenge_answer().unwrap(),
+            br#"{"challenge":"n0nce"}"#.to_vec()
+        );
+        assert_eq!(
+            WebhookBody::parse(br#"{"type":"gap","cursor":"pos-9"}"#).unwrap(),
+            WebhookBody::Gap {
+                cursor: Some("pos-9".into())
+            }
+        );
+        assert!(matches!(
+            WebhookBody::parse(br#"{"type":"terminated","error":{"code":-32012}}"#).unwrap(),
+            WebhookBody::Terminated { .. }
+        ));
+        assert!(WebhookBody::parse(b"not json").is_err());
+        assert!(WebhookBody::parse(br#"{"name":"mail"}"#).is_err());
     }
 
     #[test]
