@@ -12,6 +12,10 @@
 /// no model and makes no network call: without an embedder the ranking is lexical only
 /// (with the `semantic` feature, `StaticEmbedder` runs a local static model).
 ///
+/// A tool found by meaning alone (no query term) has a [`Hit::coverage`](crate::Hit::coverage)
+/// of 0, so [`ToolIndex::search_with`](crate::ToolIndex::search_with)'s minimum coverage
+/// leaves it out: ask with `SearchOptions::with_min_coverage(0.0)` to keep such hits.
+///
 /// `embed` must return one vector per text, all of one length; it may block (call
 /// `search` from a blocking context if it does).
 ///

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mcp_key::{McpServerKey, ServerName};
-use mcp_search::{Embedder, Fusion, FusionMethod, ToolDef, ToolIndex};
+use mcp_search::{Embedder, Fusion, FusionMethod, SearchOptions, ToolDef, ToolIndex};
 
 fn key(name: &str) -> McpServerKey {
     McpServerKey::unscoped(ServerName::new(name).unwrap())
@@ -150,6 +150,13 @@ fn both_fusion_methods_rank_by_meaning_where_words_miss() {
         index.replace_server(key("s"), tools()).unwrap();
         let hits = index.search("zeta", 5).unwrap();
         assert_eq!(hits[0].qualified_name(), "s/one", "{fusion:?}");
+        // Found by meaning alone: no coverage, so the default minimum leaves it out.
+        assert_eq!(hits[0].coverage(), 0.0);
+        let strict = index.search_with("zeta", &SearchOptions::new(5)).unwrap();
+        assert!(strict.is_no_match(), "{fusion:?}");
+        let open = SearchOptions::new(5).with_min_coverage(0.0);
+        let kept = index.search_with("zeta", &open).unwrap();
+        assert_eq!(kept.hits[0].qualified_name(), "s/one", "{fusion:?}");
         // Lexical evidence still counts: "beta" names the other tool.
         let hits = index.search("beta records", 5).unwrap();
         assert_eq!(hits[0].qualified_name(), "s/two", "{fusion:?}");
