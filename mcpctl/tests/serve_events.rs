@@ -5,7 +5,7 @@
 //! verifying that callback with a signed challenge. A Python SDK client
 //! (tests/gateway/py_events_client.py) lists the event types through the gateway, polls
 //! the gateway with its cursor and gets each event once; a forged delivery (401) and a
-//! replayed one (409) POSTed by the test are refused, counted (`GET /events/relay`), and
+//! replayed one (409) and one signed ten minutes ago (400) POSTed by the test are refused, counted (`GET /events/relay`), and
 //! never reach the client. No server process is left.
 //!
 //! And the grants, with `mcpctl fake-server` upstream (push and poll) and `[gateway.oauth]`
@@ -298,6 +298,11 @@ fn a_python_client_polls_the_gateway_for_the_webhook_events_of_a_python_server_e
         ),
         401
     );
+    assert_eq!(
+        post_delivery(port, &seen["stale_copy"], body),
+        400,
+        "a delivery signed long ago is refused"
+    );
     let (status, counts) = http(
         port,
         "GET",
@@ -310,7 +315,7 @@ fn a_python_client_polls_the_gateway_for_the_webhook_events_of_a_python_server_e
     // Accepted: the callback verification and the two events.
     assert_eq!(
         counts,
-        json!({"webhook": {"accepted": 3, "forged": 2, "replayed": 1, "stale": 0, "unknown": 0}, "subscriptions": 1})
+        json!({"webhook": {"accepted": 3, "forged": 2, "replayed": 1, "stale": 1, "unknown": 0}, "subscriptions": 1})
     );
     let (status, _) = http(port, "GET", "/events/relay", &[], "");
     assert_eq!(status, 401, "the counts need the token");

@@ -7,7 +7,8 @@ upstream server that delivers them only by webhook (mcpctl/tests/serve_events.rs
 
 `start`: lists the event types (`events/list`), polls the one listed from now, has the server publish two events (the tool `mcp__tickets__publish`), polls from the
 first cursor until both came (bounded), polls once more from the cursor after them, and
-asks the server for its last delivery (`mcp__tickets__last_delivery`). `poll`: one poll
+asks the server for its last delivery (`mcp__tickets__last_delivery`) and a copy of it
+signed ten minutes ago (`mcp__tickets__stale_copy`). `poll`: one poll
 of the event type NAME from CURSOR. Prints one JSON object.
 """
 
@@ -69,6 +70,7 @@ async def start(client):
         await asyncio.sleep(0.05)
     again = await poll(client, name, cursor)
     last = text_of(await client.call_tool("mcp__tickets__last_delivery", {}))
+    stale = text_of(await client.call_tool("mcp__tickets__stale_copy", {}))
     return {
         "listed": listed["events"],
         "first": first,
@@ -77,6 +79,7 @@ async def start(client):
         "cursor": cursor,
         "again": again,
         "last_delivery": last,
+        "stale_copy": stale,
     }
 
 

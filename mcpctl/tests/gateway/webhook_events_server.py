@@ -7,8 +7,9 @@ mcpctl/tests/serve_events.rs:
 
 One event type, `ticket.updated` (arguments: an optional `ticket_id` to filter on).
 Tools: `publish` (publishes one event and delivers what is due at once, answering the
-package's delivery counts) and `last_delivery` (the last event delivery POSTed: URL,
-headers and body, for the test to replay and forge).
+package's delivery counts), `last_delivery` (the last event delivery POSTed: URL,
+headers and body, for the test to replay and forge) and `stale_copy` (that delivery under
+a new id, signed with the subscription's secret, with a timestamp ten minutes old).
 
 Two settings loopback needs: the package POSTs only to https URLs of public addresses
 unless its `SafeHttp(allow_insecure_for_tests=True)` is given (then `http://127.0.0.1`
@@ -17,10 +18,13 @@ extension's clients (mcp-client) read `capabilities.extensions["io.modelcontextp
 a middleware here announces both.
 """
 
+import sqlite3
 import sys
+from datetime import datetime, timedelta, timezone
 
 from mcp.server import MCPServer
 from mcp_webhook_events import EventDefinition, McpEvents, SafeHttp
+from standardwebhooks.webhooks import Webhook
 
 EXTENSION = "io.modelcontextprotocol/events"
 
@@ -94,6 +98,23 @@ def last_delivery() -> dict:
         if not sent["headers"]["webhook-id"].startswith("msg_verification_"):
             return sent
     return {}
+
+
+@mcp.tool()
+def stale_copy() -> dict:
+    """The last delivery under a new id, signed ten minutes ago with the right secret."""
+    last = last_delivery()
+    with sqlite3.connect(sys.argv[1]) as db:
+        (secret,) = db.execute(
+            "SELECT secret FROM subscriptions WHERE id=?",
+            (last["headers"]["X-MCP-Subscription-Id"],),
+        ).fetchone()
+    then = datetime.now(timezone.utc) - timedelta(minutes=10)
+    headers = dict(last["headers"])
+    headers["webhook-id"] = "evt_stale"
+    headers["webhook-timestamp"] = str(int(then.timestamp()))
+    headers["webhook-signature"] = Webhook(secret).sign("evt_stale", then, last["body"])
+    return {**last, "headers": headers}
 
 
 if __name__ == "__main__":
