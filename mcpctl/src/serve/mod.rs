@@ -75,6 +75,7 @@ pub(crate) async fn run(
     expiry.abort();
     hub.parked.clear().await;
     hub.tasks.clear().await;
+    hub.kept.clear().await;
     hub.pool.shutdown().await;
     if let Some(http) = loaded.demo_http {
         http.shutdown().await;
@@ -164,6 +165,9 @@ fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, CliErr
         answer_deadline,
         clients: Arc::default(),
         parked: modern::Parked::new(seal_key, answer_deadline)?,
+        // A kept set holds its servers no longer than the pool keeps them after their
+        // last client.
+        kept: modern::KeptSets::new(Duration::from_secs(keep_alive)),
         tasks: tasks::Tasks::default(),
         waiting: Arc::default(),
         listen_setups: gateway::ListenSetups::default(),

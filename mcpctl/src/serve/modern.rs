@@ -4,9 +4,11 @@
 //! `input_required` result (MRTR, SEP-2322), and the client's retry, carrying the answer
 //! and the `requestState`, resumes the same call.
 //!
-//! Each such call runs on a connection set of its own ([`Run`]) on the hub's pool, so an
-//! upstream elicitation is routed to exactly that call (the pool's session gate), whoever
-//! else uses the server. A call waiting for its client is parked in [`Parked`], in this
+//! Each such call runs on a connection set lent to it alone ([`Run`], [`kept::Lent`]) on
+//! the hub's pool, so an upstream elicitation is routed to exactly that call (the pool's
+//! session gate), whoever else uses the server. The set is one the hub kept from an
+//! ended call of the same caller and client abilities when there is one
+//! ([`kept::KeptSets`]): starting a set per call cost more than the call. A call waiting for its client is parked in [`Parked`], in this
 //! process's memory, for at most the hub's answer deadline (`--answer-deadline`, expired
 //! by a timer: [`expire_every_second`]). The `requestState` handed out is sealed
 //! ([`super::seal`]): it names the parked call, the instance keeping it, its caller and
@@ -24,7 +26,7 @@ use std::time::{Duration, Instant};
 use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
-use mcp_connections::{ConnectionSet, SamplingRefusal, SamplingRequest};
+use mcp_connections::{SamplingRefusal, SamplingRequest};
 use rmcp::model::{
     CallToolResponse, CreateTaskResult, InputRequest, InputRequiredResult,
     ProgressNotificationParam,
@@ -37,8 +39,10 @@ use tokio::task::JoinHandle;
 
 use super::Hub;
 
+mod kept;
 mod launch;
 
+pub(crate) use kept::KeptSets;
 use launch::{Work, launch};
 
 /// The key of the one input request of each round.
@@ -64,10 +68,12 @@ pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 /// and where the client's answer goes (`None`: it gave none).
 pub(crate) type Ask = (Value, oneshot::Sender<Option<Value>>);
 
-/// One call of a 2026-era client: its own connection set, the task running it, the
+/// One call of a 2026-era client: the connection set lent to it, the task running it, the
 /// questions it asks and its progress.
 pub(crate) struct Run {
-    pub(crate) set: ConnectionSet,
+    /// Its set, the call's alone until it is released (the call ended) or shut down
+    /// (given up).
+    pub(crate) set: kept::Lent,
     pub(crate) task: JoinHandle<Result<CallToolResult, McpError>>,
     pub(crate) asks: mpsc::Receiver<Ask>,
     pub(crate) progress: super::progress::Receiver,
@@ -90,7 +96,8 @@ impl Run {
         }
     }
 
-    /// Gives the call up: its task stops and its set returns its leases.
+    /// Gives the call up: its task stops and its set shuts down (not kept: its server may
+    /// still be at the call).
     pub(crate) async fn abandon(self) {
         self.task.abort();
         self.set.shutdown().await;
@@ -333,6 +340,7 @@ pub(crate) async fn expire_every_second(hub: std::sync::Weak<Hub>) {
         };
         hub.parked.expire(hub.answer_deadline).await;
         hub.tasks.expire(hub.answer_deadline).await;
+        hub.kept.expire().await;
     }
 }
 
@@ -430,7 +438,7 @@ pub(crate) async fn drive(
                 }
             }
             result = &mut run.task => {
-                run.set.shutdown().await;
+                run.set.release().await;
                 if let Ok(call) = run.handed_back.try_recv() {
                     return hand_back(parked, call);
                 }
@@ -569,7 +577,7 @@ pub(crate) struct Abilities {
     pub(crate) sample: bool,
 }
 
-/// Starts a 2026-era client's call on a connection set of its own on the hub's pool:
+/// Starts a 2026-era client's call on a connection set lent to it alone (see [`kept`]):
 /// whatever the call asks (the approval question first, when its mode says to ask,
 /// then the upstream server's elicitations) goes to the run's question channel.
 /// Approvals are not remembered: the era has no session to remember them in. The call is

@@ -206,7 +206,7 @@ impl Tasks {
                     None,
                 )),
             };
-            run.set.shutdown().await;
+            run.set.release().await;
             entry.state = ended(payload);
             entry.updated_at = now();
         }

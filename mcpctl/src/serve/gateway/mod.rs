@@ -76,6 +76,8 @@ pub(crate) struct Hub {
     pub(crate) clients: Arc<AtomicUsize>,
     /// Calls of 2026-era clients waiting for their answers.
     pub(crate) parked: super::modern::Parked,
+    /// The connection sets of ended 2026-era calls, kept for their callers' next calls.
+    pub(crate) kept: super::modern::KeptSets,
     /// Tasks of 2026-era clients that declared the tasks extension.
     pub(crate) tasks: super::tasks::Tasks,
     /// 2025-era HTTP sessions with a question out to their clients.

@@ -1,26 +1,23 @@
-//! Launching a 2026-era client's call ([`launch`]): a connection set of its own whose
-//! handlers put the upstream server's questions to the client, and the task that makes
-//! the call, answering itself what it can of a 2026-era upstream server's questions and
-//! handing the rest back to the client.
+//! Launching a 2026-era client's call ([`launch`]): a connection set lent to it alone
+//! (see [`super::kept`]), whose handlers put the upstream server's questions to the
+//! client, and the task that makes the call, answering itself what it can of a 2026-era
+//! upstream server's questions and handing the rest back to the client.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use mcp_connections::model::{CallToolResult, ElicitResult, ElicitationAction};
-use mcp_connections::{
-    CallOptions, ConnectionSet, ElicitationRequest, SamplingRefusal, SamplingRequest,
-    elicitation_fn, sampling_fn,
-};
+use mcp_connections::model::CallToolResult;
+use mcp_connections::{CallOptions, ConnectionSet};
 use rmcp::ErrorData as McpError;
 use rmcp::model::InputResponses;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::{Abilities, Ask, Run, UpstreamCall, ask, sample};
+use super::{Abilities, Ask, Run, UpstreamCall, ask};
 use crate::serve::Hub;
 use crate::serve::approval::{self, Verdict};
 use crate::serve::caller::{self, Caller};
-use crate::serve::host_requests::{InCalls, json_with_asker, refusal, with_asker};
+use crate::serve::host_requests::{InCalls, json_with_asker};
 use crate::serve::outcome::{call_outcome, error_result};
 use crate::serve::status::Board;
 use crate::serve::target::Target;
@@ -49,8 +46,7 @@ pub(super) fn launch(hub: &Hub, work: Work, caller: Arc<Caller>) -> Run {
     let (asks_tx, asks) = mpsc::channel::<Ask>(1);
     let (progress_tx, progress) = crate::serve::progress::latest();
     let (states_tx, task_states) = watch::channel(None);
-    let in_calls = Arc::<InCalls>::default();
-    let set = run_set(hub, &asks_tx, can, &in_calls, &caller);
+    let lent = hub.kept.lend(hub, &caller, can, &asks_tx);
     let options = CallOptions::new().with_call(|c| {
         c.with_progress(Some(Arc::new(move |p| progress_tx.send(p))))
             .with_task_state(Some(Arc::new(move |state: &mcp_connections::TaskState| {
@@ -60,10 +56,10 @@ pub(super) fn launch(hub: &Hub, work: Work, caller: Arc<Caller>) -> Run {
     });
     let (hand_back, handed_back) = oneshot::channel();
     let call = RunCall {
-        set: set.clone(),
+        set: lent.set().clone(),
         board: hub.status.clone(),
         caller: Arc::clone(&caller),
-        in_calls,
+        in_calls: Arc::clone(lent.in_calls()),
         can,
         options,
         hand_back,
@@ -73,7 +69,7 @@ pub(super) fn launch(hub: &Hub, work: Work, caller: Arc<Caller>) -> Run {
         call.run(work, asks_tx),
     ));
     Run {
-        set,
+        set: lent,
         task,
         asks,
         progress,
@@ -81,68 +77,6 @@ pub(super) fn launch(hub: &Hub, work: Work, caller: Arc<Caller>) -> Run {
         caller,
         handed_back,
     }
-}
-
-/// The run's connection set on the hub's pool. It makes one call: only that call's
-/// server, while it runs, may ask the client, and only when the caller may use it (see
-/// `host_requests::refusal`); its questions go to the run's question channel.
-fn run_set(
-    hub: &Hub,
-    asks: &mpsc::Sender<Ask>,
-    can: Abilities,
-    in_calls: &Arc<InCalls>,
-    caller: &Arc<Caller>,
-) -> ConnectionSet {
-    let options = hub
-        .options
-        .clone()
-        .with_shared_pool(hub.pool.clone())
-        .with_elicitation_handler(elicitation_handler(asks, can, in_calls, caller))
-        .with_sampling_handler(sampling_handler(asks, can, in_calls, caller));
-    ConnectionSet::start(&hub.catalog, options)
-}
-
-/// Puts an upstream server's elicitation to the client (declined when refused).
-fn elicitation_handler(
-    asks: &mpsc::Sender<Ask>,
-    can: Abilities,
-    in_calls: &Arc<InCalls>,
-    caller: &Arc<Caller>,
-) -> Arc<dyn mcp_connections::ElicitationHandler> {
-    let (asks, in_calls, caller) = (asks.clone(), Arc::clone(in_calls), Arc::clone(caller));
-    elicitation_fn(move |request: ElicitationRequest| {
-        let asks = asks.clone();
-        let refused = refusal(&in_calls, Some(&caller), &request.server);
-        async move {
-            if let Some(why) = refused {
-                tracing::info!(server = %request.server, "elicitation declined: {why}");
-                return ElicitResult::new(ElicitationAction::Decline);
-            }
-            let params = with_asker(&request.server.to_string(), request.params);
-            ask(&asks, can.elicit, params).await
-        }
-    })
-}
-
-/// Passes an upstream server's sampling request to the client (refused when refused).
-fn sampling_handler(
-    asks: &mpsc::Sender<Ask>,
-    can: Abilities,
-    in_calls: &Arc<InCalls>,
-    caller: &Arc<Caller>,
-) -> Arc<dyn mcp_connections::SamplingHandler> {
-    let (asks, in_calls, caller) = (asks.clone(), Arc::clone(in_calls), Arc::clone(caller));
-    sampling_fn(move |request: SamplingRequest| {
-        let asks = asks.clone();
-        let refused = refusal(&in_calls, Some(&caller), &request.server);
-        async move {
-            if let Some(why) = refused {
-                tracing::info!(server = %request.server, "sampling refused: {why}");
-                return Err(SamplingRefusal::new(why));
-            }
-            sample(&asks, can.sample, request).await
-        }
-    })
 }
 
 /// The call a run makes, and what it needs for it.
