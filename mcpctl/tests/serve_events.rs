@@ -4,17 +4,18 @@
 //! Webhooks) to the callback URL the gateway gave it under `[gateway] public_url`, after
 //! verifying that callback with a signed challenge. A Python SDK client
 //! (tests/gateway/py_events_client.py) lists the event types through the gateway, polls
-//! the gateway with its cursor and gets each event once; a forged delivery (401) and a
-//! replayed one (409) and one signed ten minutes ago (400) POSTed by the test are refused, counted (`GET /events/relay`), and
-//! never reach the client. No server process is left.
+//! the gateway with its cursor and gets each event once; forged deliveries (401), a
+//! replayed one (409) and one signed ten minutes ago (400), POSTed by the test, are
+//! refused, counted (`GET /events/relay`), and never reach the client. No server process
+//! is left.
 //!
 //! And the grants, with `mcpctl fake-server` upstream (push and poll) and `[gateway.oauth]`
 //! callers: a caller lists and polls the event types of the servers it may use only, and
 //! gets the events a tool call emits through its own subscription.
 //!
-//! Both programs run in the virtual environment `scripts/webhook-events-server.sh`
+//! The Python programs run in the virtual environment `scripts/webhook-events-server.sh`
 //! installs (target/webhook-events/venv, pinned `mcp-webhook-events` and `mcp`); without
-//! it the test says so on stderr and does nothing, and under
+//! it that test says so on stderr and does nothing, and under
 //! `MCP_REQUIRE_GATEWAY_CLIENTS=1` it fails.
 
 #![allow(
