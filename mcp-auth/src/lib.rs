@@ -48,6 +48,10 @@
 //!   credential stores, [`AuthError`] and [`AuthStatus`]: what a host needs to read, list or
 //!   delete what another process stored, or to keep its own secrets, at a fraction of the
 //!   build (mcp-connections' `oauth` feature turns it on).
+//! - `shared-store` (off): [`CredentialVault`], a gateway's per-user upstream credentials
+//!   keyed by (caller, server, environment), sealed with AES-256-GCM under the gateway's
+//!   [`VaultKeys`] (key id per row, for rotation), in SQLite (one instance) or PostgreSQL
+//!   (several), through sqlx with migrations run at open.
 //!
 //! No token, client secret or error text from a server ever appears in `Debug`,
 //! `Display`, logs or errors of this crate (rmcp logs the one-time authorization code at
@@ -59,6 +63,8 @@ mod oauth;
 mod secure_target;
 mod status;
 mod store;
+#[cfg(feature = "shared-store")]
+mod vault;
 
 pub use error::{AuthError, BoxError};
 /// The JSON Web Key types of [`KeySetCache`] and [`KeySetSource`] (the `jsonwebtoken`
@@ -79,6 +85,12 @@ pub use oauth::{
 };
 pub use secure_target::may_carry_credentials;
 pub use status::AuthStatus;
+#[cfg(feature = "shared-store")]
+pub use vault::{
+    CredentialVault, DEFAULT_ACQUIRE_TIMEOUT, MAX_CALLER_LEN, MAX_KEY_ID_LEN,
+    MAX_REFRESH_FAILURE_LEN, MIGRATIONS_TABLE, RefreshFailure, VAULT_KEY_LEN, VAULT_NONCE_LEN,
+    VaultEntry, VaultError, VaultKey, VaultKeys, VaultLocation, VaultOptions,
+};
 
 /// The `tracing` target of this crate's security warnings, which a user should see even
 /// when other logs are off: a credential directory writable by other users, a credential
