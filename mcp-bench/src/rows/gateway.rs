@@ -2,7 +2,9 @@
 //! streamable HTTP) versus straight to the same kind of stdio server, and through
 //! `mcpctl serve --http` versus npm `mcp-proxy` fronting the same server, and through
 //! `mcpctl serve --http` with `[gateway.oauth]` (every request's JWT checked against the
-//! testkit's authorization server's keys) versus the same gateway with its static token.
+//! testkit's authorization server's keys) versus the same gateway with its static token,
+//! and a 2026-era client's call (stateless, no session) versus the 2025-era session's
+//! call through the same `mcpctl serve --http`.
 //! The paths are sampled in one loop, each round in a rotated order, so their ratios come
 //! from the same minutes of the same machine.
 
@@ -37,7 +39,8 @@ const STRAIGHT: usize = 0;
 const VIA_STDIO: usize = 1;
 const VIA_HTTP: usize = 2;
 const VIA_OAUTH: usize = 3;
-const VIA_PROXY: usize = 4;
+const VIA_HTTP_2026: usize = 4;
+const VIA_PROXY: usize = 5;
 
 /// One way to reach the server: a set, its server and the tool's name there.
 pub(crate) struct Path {
@@ -99,6 +102,7 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
                 hint,
             ),
             Row::pending(OAUTH_ROW, "≤ 1.2× static token", hint),
+            Row::pending(MODERN_ROW, "≤ 1.2× a 2025-era session", hint),
         ]);
     };
     let auth = FakeAuthServer::start(AuthServerOptions::new().with_jwt_access_tokens())
@@ -149,6 +153,16 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
             |_, r| r <= 1.2,
         )
         .with_note(note.clone()),
+        Row::versus(
+            MODERN_ROW,
+            Unit::Seconds,
+            p50(VIA_HTTP_2026),
+            p50(VIA_HTTP),
+            "a 2025-era session's call through the same gateway",
+            "≤ 1.2× a 2025-era session",
+            |_, r| r <= 1.2,
+        )
+        .with_note(note.clone()),
     ];
     rows.push(if proxied {
         Row::versus(
@@ -173,10 +187,13 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
 
 /// The row of the OAuth-protected gateway.
 const OAUTH_ROW: &str = "gateway over HTTP with `[gateway.oauth]`: call p50";
+/// The row of a 2026-era client's call (no session: each call stands alone).
+const MODERN_ROW: &str = "gateway over HTTP: a 2026-era client's call p50 vs a 2025-era session's";
 
 /// Starts the paths in order: straight, via `mcpctl serve`, via `mcpctl serve --http`,
-/// via `mcpctl serve --http` with `[gateway.oauth]` for `auth`, and via mcp-proxy when
-/// installed (returns whether it is).
+/// via `mcpctl serve --http` with `[gateway.oauth]` for `auth`, a 2026-era client via the
+/// same `mcpctl serve --http` as the 2025-era session, and via mcp-proxy when installed
+/// (returns whether it is).
 async fn start_paths(
     fx: &Fixture,
     mcpctl: &std::path::Path,
@@ -208,8 +225,10 @@ async fn start_paths(
         .await?,
     );
     paths.push(gateway.over_stdio().await?);
-    paths.push(gateway.over_http(processes).await?);
+    let (via_http, url) = gateway.over_http(processes).await?;
+    paths.push(via_http);
     paths.push(gateway.over_oauth(fx, auth, processes).await?);
+    paths.push(gateway.modern_client(url).await?);
     let Some(proxied) = via_proxy(bin, args, processes).await? else {
         return Ok(false);
     };
@@ -246,13 +265,27 @@ impl Gateway<'_> {
     }
 
     /// The path through `mcpctl serve --http` with its static token (the process is
-    /// added to `processes`).
-    async fn over_http(&self, processes: &mut Vec<Spawned>) -> Result<Path> {
+    /// added to `processes`), and the gateway's URL.
+    async fn over_http(&self, processes: &mut Vec<Spawned>) -> Result<(Path, String)> {
         let served = serve_http(self.mcpctl, &self.config, &self.home, Some(TOKEN)).await?;
         let url = served.url("/mcp");
         processes.push(served);
+        let http =
+            ServerConfig::from(HttpConfig::new(url.clone()).with_bearer_token_env_var(TOKEN_VAR))
+                .with_protocol(ProtocolChoice::V2025_11_25);
+        let path = Path::over(
+            ready(Fixture::catalog_from([http])?, Some(TOKEN.to_owned())).await?,
+            Echo::named(&self.tool),
+        )
+        .await?;
+        Ok((path, url))
+    }
+
+    /// The path of a 2026-era client (stateless requests) through the `mcpctl serve
+    /// --http` at `url`.
+    async fn modern_client(&self, url: String) -> Result<Path> {
         let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
-            .with_protocol(ProtocolChoice::V2025_11_25);
+            .with_protocol(ProtocolChoice::V2026_07_28);
         Path::over(
             ready(Fixture::catalog_from([http])?, Some(TOKEN.to_owned())).await?,
             Echo::named(&self.tool),
