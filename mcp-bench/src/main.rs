@@ -252,6 +252,7 @@ async fn run(json: bool, s: Settings, only: Option<String>) -> ExitCode {
     measure!("era probe", rows::era::era_probe(&fx, &s).await);
     measure!("warm start", rows::startup::warm_start(&fx, &s).await);
     measure!("skills", rows::skills::skills(&fx, &s).await);
+    measure!("event latency", rows::events::event_latency(&fx, &s).await);
     measure!("naming", rows::naming::naming(&s));
     measure!("pool", rows::pool::acquire_release(&s).await);
     measure!(

@@ -2,6 +2,7 @@
 
 pub(crate) mod calls;
 pub(crate) mod era;
+pub(crate) mod events;
 pub(crate) mod gateway;
 pub(crate) mod http;
 pub(crate) mod input_round;
