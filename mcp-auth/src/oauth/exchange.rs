@@ -27,8 +27,9 @@ pub const DEFAULT_EXCHANGE_MARGIN: Duration = Duration::from_secs(30);
 /// lifetime (no `expires_in`); a 401 from the upstream ends it sooner
 /// ([`TokenExchanger::after_unauthorized`]).
 pub const DEFAULT_UNKNOWN_LIFETIME: Duration = Duration::from_secs(300);
-/// At most this many (caller token, audience) entries are kept; past it, expired and
-/// emptied entries are dropped before a new one is added.
+/// When this many (caller token, audience) entries are kept, the idle ones without a
+/// usable token are dropped before a new one is added (entries with a usable token stay,
+/// so more live callers than this still each keep theirs).
 pub const MAX_CACHED_EXCHANGES: usize = 10_000;
 
 /// `grant_type` of RFC 8693.
@@ -358,5 +359,54 @@ impl fmt::Debug for TokenExchanger {
             .field("margin", &self.margin)
             .field("cached", &cached)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+
+    fn exchanger() -> TokenExchanger {
+        let config =
+            TokenExchangeConfig::new("https://idp.example.com/token").with_audience("tickets");
+        TokenExchanger::new("tickets".parse().unwrap(), &config, None).unwrap()
+    }
+
+    fn len(exchanger: &TokenExchanger) -> usize {
+        exchanger.cache.lock().unwrap().len()
+    }
+
+    #[tokio::test]
+    async fn a_full_cache_drops_idle_entries_without_a_usable_token() {
+        let exchanger = exchanger();
+        let callers: Vec<Secret> = (0..MAX_CACHED_EXCHANGES)
+            .map(|i| Secret::new(format!("caller-{i}")))
+            .collect();
+        for caller in &callers {
+            drop(exchanger.slot(caller));
+        }
+        // One idle entry with a usable token and one in use survive; the empty ones go.
+        let usable = exchanger.slot(&callers[0]);
+        *usable.lock().await = Some(Exchanged {
+            token: Secret::new("t"),
+            expires_at: Instant::now() + Duration::from_secs(3600),
+        });
+        let busy = exchanger.slot(&callers[1]);
+        let _held = busy.lock().await;
+        assert_eq!(len(&exchanger), MAX_CACHED_EXCHANGES);
+        drop(exchanger.slot(&Secret::new("newcomer")));
+        assert_eq!(len(&exchanger), 3);
+    }
+
+    #[test]
+    fn the_key_is_a_hash_of_the_caller_token_and_the_audience() {
+        let exchanger = exchanger();
+        let key = exchanger.key(&Secret::new("caller-token"));
+        assert_eq!(key.target, "tickets");
+        assert!(key == exchanger.key(&Secret::new("caller-token")));
+        assert!(key != exchanger.key(&Secret::new("another-token")));
+        assert_ne!(key.subject, [0; 32]);
     }
 }
