@@ -11,12 +11,13 @@
 //! under that URL and a secret of that subscription, refreshes before the TTL, and its
 //! receiver ([`super::webhook`]) checks each delivery (signature, timestamp, id) before it
 //! reaches that one subscription's buffer, so an event goes only to the caller whose
-//! subscription asked for it.
+//! subscription asked for it. A subscription not polled for [`IDLE`] is ended, upstream
+//! too.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_client::{
     DeliveryMode, EventError, EventOccurrence, StreamItem, WebhookSecret, WebhookTarget,
@@ -44,6 +45,10 @@ const NEXT_POLL_MS: u64 = 500;
 
 /// Subscriptions the gateway keeps at once, over every caller.
 const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// A subscription its caller has not polled for this long is ended, upstream too (its
+/// next poll starts it again, from now).
+pub(crate) const IDLE: Duration = Duration::from_secs(10 * 60);
 
 /// The path under `public_url` (and on the `--http` listener) where deliveries arrive,
 /// followed by `/<token of the subscription>`.
@@ -112,6 +117,8 @@ pub(crate) struct Relayed {
     buffer: Mutex<Buffer>,
     /// Ends the upstream subscription (its task).
     cancel: CancellationToken,
+    /// When its caller last polled it.
+    polled: Mutex<Instant>,
 }
 
 impl Drop for Relayed {
@@ -157,11 +164,23 @@ impl Relayed {
         Arc::new(Self {
             buffer: Mutex::default(),
             cancel: CancellationToken::new(),
+            polled: Mutex::new(Instant::now()),
         })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Buffer> {
         self.buffer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a poll at `now`.
+    fn touch(&self, now: Instant) {
+        *self.polled.lock().unwrap_or_else(PoisonError::into_inner) = now;
+    }
+
+    /// Whether its caller has not polled it within [`IDLE`] before `now`.
+    fn idle_at(&self, now: Instant) -> bool {
+        let polled = *self.polled.lock().unwrap_or_else(PoisonError::into_inner);
+        now.saturating_duration_since(polled) > IDLE
     }
 
     /// Takes an event delivered upstream.
@@ -391,8 +410,15 @@ impl EventRelay {
             name.to_owned(),
             canonical(&Value::Object(arguments.clone())),
         );
-        if let Some(found) = self.lock_subscriptions().get(&key) {
-            return Ok(Arc::clone(found));
+        let now = Instant::now();
+        {
+            let mut subscriptions = self.lock_subscriptions();
+            // Dropped, a subscription ends upstream (see `Relayed`'s drop).
+            subscriptions.retain(|_, r| !r.idle_at(now));
+            if let Some(found) = subscriptions.get(&key) {
+                found.touch(now);
+                return Ok(Arc::clone(found));
+            }
         }
         let types = self.types(hub, caller).await;
         let Some((_, server, described)) = types.into_iter().find(|(q, _, _)| q == name) else {
@@ -616,6 +642,21 @@ mod tests {
         assert_eq!(buffer.events.len(), BUFFER);
         assert_eq!(buffer.next, BUFFER as u64 + 6);
         assert_eq!(buffer.events.front().map(|(s, _)| *s), Some(6));
+    }
+
+    #[test]
+    fn a_subscription_not_polled_for_the_idle_time_is_idle() {
+        let relayed = Relayed::new();
+        let start = Instant::now();
+        relayed.touch(start);
+        assert!(!relayed.idle_at(start + IDLE));
+        assert!(relayed.idle_at(start + IDLE + Duration::from_secs(1)));
+        relayed.touch(start + IDLE);
+        assert!(!relayed.idle_at(start + IDLE + Duration::from_secs(1)));
+        // Dropped, it ends its upstream subscription.
+        let cancel = relayed.cancel.clone();
+        drop(relayed);
+        assert!(cancel.is_cancelled());
     }
 
     #[test]
