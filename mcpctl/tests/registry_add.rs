@@ -10,7 +10,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use mcp_testkit::{FakeRegistry, RegistryContents, Scenario, ToolSpec};
+use mcp_testkit::{FakeRegistry, RegistryContents, ResourceSpec, Scenario, ToolSpec};
 use support::{MCPCTL, Workdir};
 
 /// The fake registry, served by a runtime of its own while the test runs mcpctl.
@@ -52,10 +52,15 @@ impl Drop for Registry {
 /// `<dir>/ran.log` and then serving a fake MCP server with an `echo` tool; PATH starts
 /// with them. Returns the log's path.
 fn stub_runtimes(wd: &mut Workdir) -> PathBuf {
+    stub_runtimes_serving(wd, Scenario::new("stub").with_tool(ToolSpec::echo("echo")))
+}
+
+/// [`stub_runtimes`], each serving `scenario`.
+fn stub_runtimes_serving(wd: &mut Workdir, scenario: Scenario) -> PathBuf {
     let bin = wd.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let log = wd.path().join("ran.log");
-    let scenario = serde_json::to_string(&Scenario::new("stub").with_tool(ToolSpec::echo("echo")))
+    let scenario = serde_json::to_string(&scenario)
         .unwrap()
         .replace('\'', "'\\''");
     for program in ["uvx", "npx", "docker"] {
@@ -97,8 +102,9 @@ fn add_shows_the_command_and_asks_before_writing_and_writes_nothing_on_no() {
         url.as_str(),
     ];
 
-    // The units input is asked (Enter keeps its default), then the question: "n".
-    let no = wd.run_on_terminal(&args, "\nn\n");
+    // The units input is asked (Enter keeps its default), then the API key, hidden (Enter
+    // leaves it read from the environment), then the question: "n".
+    let no = wd.run_on_terminal(&args, "\n\nn\n");
     assert_eq!(no.code, 1, "{}", no.stdout);
     for shown in [
         "io.github.example/weather-mcp 0.5.0 from",
@@ -118,7 +124,7 @@ fn add_shows_the_command_and_asks_before_writing_and_writes_nothing_on_no() {
     assert!(!wd.path().join("mcp.registry.json").exists());
     assert_eq!(ran(&log), "", "nothing ran");
 
-    let yes = wd.run_on_terminal(&args, "fahrenheit\ny\n");
+    let yes = wd.run_on_terminal(&args, "fahrenheit\n\ny\n");
     assert_eq!(yes.code, 0, "{}", yes.stdout);
     let written = std::fs::read_to_string(wd.path().join("mcp.toml")).unwrap();
     assert_eq!(
@@ -318,7 +324,7 @@ fn a_version_changed_by_hand_holds_the_tools_per_the_drift_rule_until_accepted()
     let url = registry.url();
     let added = wd.run_on_terminal(
         &["add", "io.github.example/weather-mcp", "--registry", &url],
-        "\ny\n",
+        "\n\ny\n",
     );
     assert_eq!(added.code, 0, "{}", added.stdout);
     let written = std::fs::read_to_string(wd.path().join("mcp.toml")).unwrap();
@@ -339,7 +345,11 @@ fn a_version_changed_by_hand_holds_the_tools_per_the_drift_rule_until_accepted()
     let first = tools();
     assert_eq!(first.code, 0, "{}", first.stderr);
     assert!(listed(&first), "{}", first.stdout);
-    assert!(!pin_file(&wd).contains("\"version\": \""), "{}", pin_file(&wd));
+    assert!(
+        !pin_file(&wd).contains("\"version\": \""),
+        "{}",
+        pin_file(&wd)
+    );
 
     // Another version, by hand, under the default rule: held, with what changed.
     edit("weather-mcp-server==0.6.0", None);
@@ -429,5 +439,76 @@ fn a_version_changed_by_hand_holds_the_tools_per_the_drift_rule_until_accepted()
         "{}",
         ran(&log)
     );
+    wd.assert_no_server_left();
+}
+
+/// A secret typed at `mcpctl add` is read without echo, kept in the credential store under
+/// a name bound to the server, and the file holds only a reference; the server started
+/// afterwards gets the value in its environment. A reference whose secret is not stored
+/// fails that server with an error naming it, the variable and how to store it.
+#[test]
+fn a_secret_is_asked_hidden_stored_and_only_referred_to_in_the_file() {
+    let registry = Registry::start();
+    let mut wd = Workdir::new();
+    let scenario = Scenario::new("stub")
+        .with_tool(ToolSpec::echo("echo"))
+        .with_resource(
+            ResourceSpec::new("env://key", "key", "unset").with_text_from_env("WEATHER_API_KEY"),
+        );
+    let log = stub_runtimes_serving(&mut wd, scenario);
+    // The key is not in mcpctl's environment: only the store can give it.
+    wd.set_env("WEATHER_API_KEY", None);
+    let url = registry.url();
+    // Secrets in this test's own data folder, never the user's keyring.
+    std::fs::write(wd.path().join("mcp.toml"), "credentials_store = \"file\"\n").unwrap();
+    let secret = "s3cr3t-Weather-Key";
+    let added = wd.run_on_terminal(
+        &["add", "io.github.example/weather-mcp", "--registry", &url],
+        &format!("\n{secret}\ny\n"),
+    );
+    assert_eq!(added.code, 0, "{}", added.stdout);
+    assert!(
+        added
+            .stdout
+            .contains("keep WEATHER_API_KEY in the credential store for `weather-mcp`"),
+        "{}",
+        added.stdout
+    );
+    // The keys are typed ahead, so the terminal echoes them once before mcpctl turns echo
+    // off (that it does is not observable here); mcpctl itself never shows the answer.
+    assert_eq!(added.stdout.matches(secret).count(), 1, "{}", added.stdout);
+    let written = std::fs::read_to_string(wd.path().join("mcp.toml")).unwrap();
+    assert!(!written.contains(secret), "{written}");
+    assert!(
+        written.contains("WEATHER_API_KEY = \"${secret:WEATHER_API_KEY}\""),
+        "{written}"
+    );
+    assert!(!written.contains("env_vars"), "{written}");
+    let record = std::fs::read_to_string(wd.path().join("mcp.registry.json")).unwrap();
+    assert!(!record.contains(secret), "{record}");
+    assert_eq!(ran(&log), "", "nothing ran before or at consent");
+
+    // Started, the server sees the stored value.
+    let read = wd.run(&["--config", "mcp.toml", "read", "weather-mcp", "env://key"]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert!(read.stdout.contains(secret), "{}", read.stdout);
+    assert!(!read.stderr.contains(secret), "{}", read.stderr);
+
+    // Another server referring to a secret nobody stored fails alone, saying what to do.
+    std::fs::write(
+        wd.path().join("mcp.toml"),
+        format!(
+            "{written}\n[mcp_servers.other]\ncommand = \"uvx\"\nargs = [\"other==1.0\"]\nenv = {{ OTHER_TOKEN = \"${{secret:OTHER_TOKEN}}\" }}\n"
+        ),
+    )
+    .unwrap();
+    let status = wd.run(&["--config", "mcp.toml", "status"]);
+    let all = format!("{}{}", status.stdout, status.stderr);
+    assert!(
+        all.contains("MCP server `other`: its OTHER_TOKEN refers to a stored secret, and none is stored for this server")
+            && all.contains("mcpctl add"),
+        "{all}"
+    );
+    assert!(!ran(&log).contains("other==1.0"), "{}", ran(&log));
     wd.assert_no_server_left();
 }

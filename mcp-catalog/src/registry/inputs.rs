@@ -39,6 +39,65 @@ pub struct RegistryInput {
     pub field: String,
 }
 
+/// How an entry's environment value refers to a secret stored for its server:
+/// `${secret:NAME}`, the whole value, `NAME` an environment variable's name (ASCII
+/// letters, digits and `_`, not starting with a digit).
+const SECRET_OPEN: &str = "${secret:";
+
+impl RegistryInput {
+    /// The value an entry's `env` holds in place of the secret of `variable`:
+    /// `${secret:VARIABLE}`. The secret itself lives in the host's credential store, under
+    /// a name bound to the server ([`RegistryInput::secret_lookup_name`]); the host
+    /// resolves the reference when it starts the server.
+    ///
+    /// ```
+    /// use mcp_catalog::RegistryInput;
+    /// let value = RegistryInput::secret_reference("API_KEY");
+    /// assert_eq!(value, "${secret:API_KEY}");
+    /// assert_eq!(RegistryInput::referenced_secret(&value), Some(Ok("API_KEY")));
+    /// assert_eq!(RegistryInput::referenced_secret("plain text"), None);
+    /// assert!(RegistryInput::referenced_secret("${secret:not a name}").unwrap().is_err());
+    /// assert_eq!(
+    ///     RegistryInput::secret_lookup_name("weather", "API_KEY"),
+    ///     "secret:weather/API_KEY"
+    /// );
+    /// ```
+    pub fn secret_reference(variable: &str) -> String {
+        format!("{SECRET_OPEN}{variable}}}")
+    }
+
+    /// The variable a value refers to, if it is a secret reference
+    /// ([`RegistryInput::secret_reference`]): `None` for any other value; an error saying
+    /// what is wrong for a value that starts like one but is not (`${secret:` without its
+    /// `}` or with a name that is not an environment variable's).
+    pub fn referenced_secret(value: &str) -> Option<Result<&str, String>> {
+        let rest = value.strip_prefix(SECRET_OPEN)?;
+        let Some(name) = rest.strip_suffix('}') else {
+            return Some(Err(format!(
+                "`{value}` starts like a secret reference but does not end with `}}`: write \
+                 `${{secret:NAME}}` as the whole value"
+            )));
+        };
+        let valid = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && name.chars().next().is_some_and(|c| !c.is_ascii_digit());
+        Some(if valid {
+            Ok(name)
+        } else {
+            Err(format!(
+                "`{value}`: a secret reference names an environment variable (letters, digits \
+                 and `_`, not starting with a digit)"
+            ))
+        })
+    }
+
+    /// The name a host's variable lookup is asked for the secret `variable` of `server`
+    /// (`secret:SERVER/VARIABLE`): bound to the server, so two servers' secrets of the same
+    /// variable never mix, and never an environment variable's name.
+    pub fn secret_lookup_name(server: &str, variable: &str) -> String {
+        format!("secret:{server}/{variable}")
+    }
+}
+
 /// The caller's answers to a registry entry's [`RegistryInput`]s, by name.
 ///
 /// ```

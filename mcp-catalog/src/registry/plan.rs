@@ -6,6 +6,7 @@ use std::fmt;
 
 use crate::diagnostic::{ConfigErrorKind, ConfigErrors};
 use crate::model::server::ServerConfig;
+use crate::model::transport::Transport;
 use crate::registry::digest::FileSha256;
 use crate::registry::document::PackageType;
 use crate::registry::inputs::RegistryInput;
@@ -51,6 +52,46 @@ impl InstallPlan {
     /// Where the entry came from, pinned.
     pub fn provenance(&self) -> &Provenance {
         &self.provenance
+    }
+
+    /// This plan with the secrets of `variables` stored by the host: each moves from the
+    /// entry's `env_vars` (read from the host's environment at start) to its `env` as a
+    /// reference ([`RegistryInput::secret_reference`]) that the host resolves when it starts
+    /// the server. A variable the entry does not read from the environment is left alone.
+    ///
+    /// ```
+    /// # use mcp_catalog::{InputValues, InstallTarget, RegistryServer};
+    /// let text = r#"{"name": "io.github.user/notes", "version": "1.0.2", "description": "Notes",
+    ///     "packages": [{"registryType": "npm", "identifier": "notes-mcp", "version": "1.0.2",
+    ///     "transport": {"type": "stdio"}, "environmentVariables": [
+    ///         {"name": "NOTES_TOKEN", "isSecret": true, "isRequired": true}]}]}"#;
+    /// let server = RegistryServer::from_json_str(text, "server.json")?;
+    /// let plan = server.install_plan(InstallTarget::Package(0), &InputValues::new())?;
+    /// let stdio = plan.server_config().and_then(|c| c.transport().as_stdio()).unwrap();
+    /// assert_eq!(stdio.env_vars(), ["NOTES_TOKEN"]);
+    /// let stored = plan.with_stored_secrets(&["NOTES_TOKEN"]);
+    /// let stdio = stored.server_config().and_then(|c| c.transport().as_stdio()).unwrap();
+    /// assert!(stdio.env_vars().is_empty());
+    /// assert_eq!(stdio.env()["NOTES_TOKEN"], "${secret:NOTES_TOKEN}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_stored_secrets<S: AsRef<str>>(mut self, variables: &[S]) -> Self {
+        if let Launch::Server(config) = &mut self.launch
+            && let Transport::Stdio(stdio) = &mut config.transport
+        {
+            for variable in variables {
+                let variable = variable.as_ref();
+                if stdio.env_vars.iter().any(|v| v == variable) {
+                    stdio.env_vars.retain(|v| v != variable);
+                    stdio.env.insert(
+                        variable.to_owned(),
+                        RegistryInput::secret_reference(variable),
+                    );
+                }
+            }
+        }
+        self
     }
 
     /// The program and arguments that will run (for a bundle, none yet: its manifest says).

@@ -39,6 +39,41 @@ fn failure_for_launch(e: LaunchError) -> StartupFailure {
     StartupFailure::new(reason, what).with_source(e)
 }
 
+/// An `env` value as the child gets it: a secret reference (`${secret:NAME}`,
+/// [`mcp_catalog::RegistryInput::secret_reference`]) is read through the settings' lookup
+/// under a name bound to the server; any other value is literal. A reference that is
+/// malformed or names a secret the lookup does not have fails the start (reason `config`).
+fn env_value(
+    key: &McpServerKey,
+    value: &str,
+    options: &ClientSettings,
+) -> Result<String, StartupFailure> {
+    use mcp_catalog::RegistryInput;
+    match RegistryInput::referenced_secret(value) {
+        None => Ok(value.to_owned()),
+        Some(Err(problem)) => Err(StartupFailure::new(
+            FailureReason::Config,
+            format!("MCP server `{key}`: {problem}"),
+        )),
+        Some(Ok(variable)) => options
+            .env
+            .get(&RegistryInput::secret_lookup_name(
+                key.name().as_str(),
+                variable,
+            ))
+            .ok_or_else(|| {
+                StartupFailure::new(
+                    FailureReason::Config,
+                    format!(
+                        "MCP server `{key}`: its {variable} refers to a stored secret, and none is \
+                         stored for this server; store it by adding the server again (`mcpctl \
+                         add`), or replace the reference with the variable in `env_vars`"
+                    ),
+                )
+            }),
+    }
+}
+
 /// Spawns the server (off the async executor, inside the launcher).
 pub(crate) async fn launch(
     key: &McpServerKey,
@@ -59,7 +94,7 @@ pub(crate) async fn launch(
         }
     }
     for (k, v) in spec.env() {
-        launch = launch.with_env(k.clone(), v.clone());
+        launch = launch.with_env(k.clone(), env_value(key, v, options)?);
     }
     if let Some(cwd) = spec.cwd() {
         launch = launch.with_cwd(cwd.to_path_buf());

@@ -1,8 +1,11 @@
 //! `mcpctl add NAME[@VERSION]`: a server of the MCP Registry written into a configuration
 //! file, pinned. It shows what the entry will run or connect to, in the trust review's
 //! form (and, for a server added before, what changes), asks for the inputs it needs
-//! (secrets are never asked: the entry reads them from environment variables), and writes
-//! only after consent: a "yes" on a terminal, or `--yes`. Nothing is run or downloaded to
+//! (on a terminal, a secret is read without echo and, after consent, kept in the
+//! credential store under a name bound to the server: the file holds only a reference,
+//! `${secret:NAME}`, resolved when the server starts; a secret not given is read from the
+//! environment variable it names), and writes only after consent: a "yes" on a terminal,
+//! or `--yes`. Nothing is run or downloaded to
 //! run before that (an `mcpb` bundle is downloaded only to check its SHA-256).
 
 use std::io::IsTerminal as _;
@@ -45,6 +48,13 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
         .with_details(errors.iter().map(ToString::to_string).collect())
         .with_hint("give the inputs it needs with --set NAME=VALUE")
     })?;
+    let stored = ask_secrets(&plan, interactive);
+    let plan = plan.with_stored_secrets(
+        &stored
+            .iter()
+            .map(|(variable, _)| variable.as_str())
+            .collect::<Vec<_>>(),
+    );
     if let Some(bundle) = plan.bundle() {
         registry
             .download_bundle(bundle)
@@ -92,6 +102,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
             file: &file,
             review: &review,
             secrets: &secrets,
+            stored: &stored,
         });
         eprint!("{}", terminal_safe(&text));
         if !args.yes && !consented(interactive, &file)? {
@@ -99,6 +110,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
             return Ok(1);
         }
     }
+    store_secrets(&file, &server_name, &stored).await?;
     write(&file, &old_text, &server_name, &entry)?;
     provenance
         .record(&file, &local, registry.base_url())
@@ -118,6 +130,7 @@ struct Review<'a> {
     file: &'a Path,
     review: &'a mcp_catalog::Review,
     secrets: &'a [&'a RegistryInput],
+    stored: &'a [(String, mcp_key::Secret)],
 }
 
 /// The lines shown before asking: the entry and its pin, a deprecation, what changes for
@@ -165,7 +178,18 @@ fn review_text(r: &Review<'_>) -> String {
         text.push('\n');
     }
     for secret in r.secrets {
-        if let Some(variable) = &secret.variable {
+        let Some(variable) = &secret.variable else {
+            continue;
+        };
+        if r.stored.iter().any(|(v, _)| v == variable) {
+            text.push_str(&format!(
+                "  keep {variable} in the credential store for `{}`: {} (secret; the file \
+                 holds only {})\n",
+                r.local,
+                secret.description,
+                RegistryInput::secret_reference(variable)
+            ));
+        } else {
             text.push_str(&format!(
                 "  set {variable} before starting it: {} (secret; never written to the file)\n",
                 secret.description
@@ -360,6 +384,81 @@ fn write(
         .map_err(|e| CliError::failure(format!("cannot write `{shown}`: {e}")))?;
     if was_trusted && let Ok(mut store) = crate::host::trust::open_store() {
         let _ = store.trust(file);
+    }
+    Ok(())
+}
+
+/// On a terminal, asks for each secret the entry reads from an environment variable,
+/// without echo: the answers, by variable. An empty answer (or no terminal) keeps the
+/// variable read from the environment at start.
+fn ask_secrets(
+    plan: &mcp_catalog::InstallPlan,
+    interactive: bool,
+) -> Vec<(String, mcp_key::Secret)> {
+    if !interactive {
+        return Vec::new();
+    }
+    let Some(stdio) = plan.server_config().and_then(|c| c.transport().as_stdio()) else {
+        return Vec::new();
+    };
+    plan.inputs()
+        .iter()
+        .filter(|input| input.secret)
+        .filter_map(|input| {
+            let variable = input.variable.as_ref()?;
+            if !stdio.env_vars().contains(variable) {
+                return None;
+            }
+            let prompt = format!(
+                "{} ({variable}, secret: hidden, kept in the credential store; Enter to read it \
+                 from the environment instead): ",
+                input.description
+            );
+            crate::term::inputs::ask_secret(&prompt).map(|secret| (variable.clone(), secret))
+        })
+        .collect()
+}
+
+/// Keeps each secret of `stored` in the credential store (the mode `file` names with
+/// `credentials_store`, `auto` when it names none or does not exist yet) under a name
+/// bound to server `name`. Called after consent and before the entry is written, so an
+/// entry never refers to a secret that was not stored.
+async fn store_secrets(
+    file: &Path,
+    name: &mcp_key::ServerName,
+    stored: &[(String, mcp_key::Secret)],
+) -> Result<(), CliError> {
+    if stored.is_empty() {
+        return Ok(());
+    }
+    let mode = mcp_catalog::load_file(file)
+        .map(|loaded| loaded.config().credentials_store())
+        .unwrap_or_default();
+    let dir = crate::host::auth::data_dir().ok_or_else(|| {
+        CliError::usage("cannot find a directory for stored secrets: HOME is not set").with_hint(
+            "set MCPCTL_HOME or HOME, or answer the secret with Enter and set its variable instead",
+        )
+    })?;
+    let key: mcp_key::McpServerKey = name
+        .as_str()
+        .parse()
+        .map_err(|e| CliError::usage(format!("server `{name}`: {e}")))?;
+    let store = mcp_auth::open_store(mode, &dir);
+    for (variable, secret) in stored {
+        let mut record = mcp_auth::StoredCredentials::new("mcpctl-secret");
+        record.access_token = Some(secret.clone());
+        store
+            .save(
+                &crate::term::inputs::secret_store_key(&key, variable),
+                &record,
+            )
+            .await
+            .map_err(|e| {
+                CliError::failure(format!(
+                    "cannot keep the secret {variable} of `{name}` in the credential store: {e}; \
+                     nothing was written"
+                ))
+            })?;
     }
     Ok(())
 }

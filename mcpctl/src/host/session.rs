@@ -197,7 +197,13 @@ impl Session {
         let loaded = Loaded::find(global, true, false).await?;
         let catalog = loaded.catalog();
         let (tx, rx) = mpsc::unbounded_channel();
-        let (options, store) = host_options(&loaded, &catalog);
+        let (mut options, store) = host_options(&loaded, &catalog);
+        // Secrets `mcpctl add` stored, for the entries that refer to them.
+        let open =
+            || crate::host::auth::open_store(&catalog, false).map_err(|e| e.message().to_owned());
+        if let Some(secrets) = crate::term::inputs::SecretEnv::for_catalog(&catalog, open).await {
+            options = options.with_env_lookup(Arc::new(secrets));
+        }
         let options = options
             // Commands wait for startup themselves (with progress); listing never waits.
             .with_tools_grace(std::time::Duration::ZERO)

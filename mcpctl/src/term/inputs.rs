@@ -6,6 +6,10 @@
 //! terminal (hidden for `"password": true`). Each input is asked once per run. Without a
 //! terminal (or with `--json`) nothing is asked, and a server using an unanswered input
 //! fails alone with reason `config`, naming the variable to set.
+//!
+//! Also the secrets `mcpctl add` stored for a server ([`SecretEnv`]): read from the
+//! credential store before anything starts, and given to a server whose `env` refers to
+//! them (`${secret:NAME}`), never written anywhere else.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
@@ -64,6 +68,94 @@ impl EnvLookup for InputEnv {
             .or_insert_with(|| ask(input).filter(|a| !a.is_empty()))
             .clone()
     }
+}
+
+/// The secrets stored for the configuration's servers whose `env` refers to one
+/// (`${secret:NAME}`, [`mcp_catalog::RegistryInput::secret_reference`]), read once before
+/// any server starts and answered under their lookup names
+/// ([`mcp_catalog::RegistryInput::secret_lookup_name`]); every other name from the process
+/// environment.
+pub(crate) struct SecretEnv {
+    secrets: BTreeMap<String, mcp_key::Secret>,
+}
+
+impl SecretEnv {
+    /// The secrets `catalog`'s entries refer to, loaded from the credential store that
+    /// `open` opens; `None` when no entry refers to one (the store is then not opened). A
+    /// secret the store does not have (or cannot give) is left out: the server fails alone,
+    /// naming it.
+    pub(crate) async fn for_catalog(
+        catalog: &mcp_catalog::ResolvedCatalog,
+        open: impl FnOnce() -> Result<std::sync::Arc<dyn mcp_auth::CredentialStore>, String>,
+    ) -> Option<Self> {
+        let references: Vec<(mcp_key::McpServerKey, String)> = catalog
+            .servers()
+            .filter_map(|(key, config)| Some((key, config.transport().as_stdio()?)))
+            .flat_map(|(key, stdio)| {
+                stdio.env().values().filter_map(move |value| {
+                    let variable = mcp_catalog::RegistryInput::referenced_secret(value)?.ok()?;
+                    Some((key.clone(), variable.to_owned()))
+                })
+            })
+            .collect();
+        if references.is_empty() {
+            return None;
+        }
+        let mut secrets = BTreeMap::new();
+        match open() {
+            Ok(store) => {
+                for (key, variable) in references {
+                    let name = mcp_catalog::RegistryInput::secret_lookup_name(
+                        key.name().as_str(),
+                        &variable,
+                    );
+                    match store.load(&secret_store_key(&key, &variable)).await {
+                        Ok(Some(record)) => {
+                            if let Some(secret) = record.access_token {
+                                secrets.insert(name, secret);
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(e) => crate::term::render::warn(&format!(
+                            "the secret {variable} of server `{key}` cannot be read: {e}"
+                        )),
+                    }
+                }
+            }
+            Err(e) => crate::term::render::warn(&format!(
+                "{e}; servers that refer to stored secrets start without them"
+            )),
+        }
+        Some(Self { secrets })
+    }
+}
+
+impl EnvLookup for SecretEnv {
+    fn get(&self, name: &str) -> Option<String> {
+        match self.secrets.get(name) {
+            Some(secret) => Some(secret.expose().to_owned()),
+            None => ProcessEnv.get(name),
+        }
+    }
+}
+
+/// Where the secret `variable` of server `key` is kept in the credential store: the
+/// server's key with the secret's lookup name in place of a URL, so it is bound to the
+/// server and never an OAuth record's key.
+pub(crate) fn secret_store_key(key: &mcp_key::McpServerKey, variable: &str) -> mcp_auth::StoreKey {
+    mcp_auth::StoreKey::new(
+        key,
+        &mcp_catalog::RegistryInput::secret_lookup_name(key.name().as_str(), variable),
+    )
+}
+
+/// Reads a secret on the terminal without echo; `None` for an empty answer or no terminal.
+pub(crate) fn ask_secret(prompt: &str) -> Option<mcp_key::Secret> {
+    rpassword::prompt_password(crate::term::render::terminal_safe(prompt))
+        .ok()
+        .map(|a| a.trim_end_matches(['\r', '\n']).to_owned())
+        .filter(|a| !a.is_empty())
+        .map(mcp_key::Secret::new)
 }
 
 /// Asks for one input on stderr; reads the answer from the terminal (hidden for a
