@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use mcp_auth::TokenExchanger;
+use mcp_auth::{DEFAULT_UNKNOWN_LIFETIME, TokenExchanger};
 use mcp_catalog::TokenExchangeConfig;
 use mcp_key::{McpServerKey, Secret};
 use mcp_testkit::{
@@ -250,6 +250,36 @@ async fn a_token_within_the_margin_of_its_expiry_is_not_reused() {
     let bob = setup.caller("bob");
     let first = relaxed.exchange(&bob).await.unwrap();
     assert_eq!(relaxed.exchange(&bob).await.unwrap(), first);
+    assert_eq!(setup.exchanges(), 4);
+    setup.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_token_without_expires_in_is_reused_for_the_default_lifetime() {
+    let setup = Setup::start(AuthServerOptions::new()).await;
+    setup
+        .auth
+        .set_exchange_fault(Some(ExchangeFault::OmitExpiresIn));
+    let alice = setup.caller("alice");
+    let first = setup.exchanger.exchange(&alice).await.unwrap();
+    assert_eq!(setup.exchanger.exchange(&alice).await.unwrap(), first);
+    assert_eq!(setup.exchanges(), 1);
+    // Taken as DEFAULT_UNKNOWN_LIFETIME: a margin that long leaves nothing to reuse.
+    let strict = setup
+        .exchanger
+        .clone()
+        .with_refresh_margin(DEFAULT_UNKNOWN_LIFETIME);
+    let bob = setup.caller("bob");
+    strict.exchange(&bob).await.unwrap();
+    strict.exchange(&bob).await.unwrap();
+    assert_eq!(setup.exchanges(), 3);
+    let relaxed = setup
+        .exchanger
+        .clone()
+        .with_refresh_margin(DEFAULT_UNKNOWN_LIFETIME - Duration::from_secs(60));
+    let carol = setup.caller("carol");
+    let for_carol = relaxed.exchange(&carol).await.unwrap();
+    assert_eq!(relaxed.exchange(&carol).await.unwrap(), for_carol);
     assert_eq!(setup.exchanges(), 4);
     setup.shutdown().await;
 }

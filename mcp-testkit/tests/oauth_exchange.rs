@@ -223,7 +223,7 @@ async fn bad_requests_are_refused_with_the_oauth_error_and_recorded() {
 }
 
 #[tokio::test]
-async fn faults_refuse_expire_early_and_revoke() {
+async fn faults_refuse_expire_early_omit_the_lifetime_and_revoke() {
     let server = server(AuthServerOptions::new()).await;
     let caller = server.mint_token("c", &[], None);
 
@@ -241,6 +241,12 @@ async fn faults_refuse_expire_early_and_revoke() {
     let early = body["access_token"].as_str().unwrap().to_owned();
     assert!(!server.is_valid_token(&early), "but is already expired");
 
+    server.set_exchange_fault(Some(ExchangeFault::OmitExpiresIn));
+    let (status, body) = exchange(&server, &caller, ACCESS_TOKEN_TYPE).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.get("expires_in").is_none(), "{body}");
+    assert!(server.is_valid_token(body["access_token"].as_str().unwrap()));
+
     server.set_exchange_fault(None);
     let (_, body) = exchange(&server, &caller, ACCESS_TOKEN_TYPE).await;
     let exchanged = body["access_token"].as_str().unwrap().to_owned();
@@ -251,6 +257,6 @@ async fn faults_refuse_expire_early_and_revoke() {
         server.is_valid_token(&caller),
         "only exchanged tokens are revoked"
     );
-    assert_eq!(server.counters().token_exchange, 3);
+    assert_eq!(server.counters().token_exchange, 4);
     server.shutdown().await;
 }

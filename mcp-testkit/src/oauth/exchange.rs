@@ -28,6 +28,9 @@ pub enum ExchangeFault {
     /// Issue the token with its usual `expires_in`, but already expired on the server:
     /// the upstream refuses it at once (401), before the client thinks it has expired.
     ExpireEarly,
+    /// Issue the token without `expires_in` (it is optional in RFC 6749), valid for the
+    /// server's usual lifetime: the client must pick a lifetime of its own.
+    OmitExpiresIn,
 }
 
 /// One token exchange request, as the server saw it and what it answered.
@@ -154,6 +157,11 @@ fn exchange(
         }
     }
     body["issued_token_type"] = json!(ACCESS_TOKEN_TYPE);
+    if inner.exchange_fault == Some(ExchangeFault::OmitExpiresIn)
+        && let Some(fields) = body.as_object_mut()
+    {
+        fields.remove("expires_in");
+    }
     Ok(body)
 }
 
