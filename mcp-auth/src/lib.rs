@@ -88,8 +88,8 @@ pub use status::AuthStatus;
 #[cfg(feature = "shared-store")]
 pub use vault::{
     CredentialVault, DEFAULT_ACQUIRE_TIMEOUT, MAX_CALLER_LEN, MAX_KEY_ID_LEN,
-    MAX_REFRESH_FAILURE_LEN, MIGRATIONS_TABLE, RefreshFailure, VAULT_KEY_LEN, VAULT_NONCE_LEN,
-    VaultEntry, VaultError, VaultKey, VaultKeys, VaultLocation, VaultOptions,
+    MAX_REFRESH_FAILURE_LEN, MIGRATIONS_TABLE, RefreshFailure, RememberedApproval, VAULT_KEY_LEN,
+    VAULT_NONCE_LEN, VaultEntry, VaultError, VaultKey, VaultKeys, VaultLocation, VaultOptions,
 };
 
 /// The `tracing` target of this crate's security warnings, which a user should see even

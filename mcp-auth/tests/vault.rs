@@ -15,7 +15,7 @@ use std::time::Duration;
 use mcp_auth::{
     CredentialVault, StoredCredentials, VaultKey, VaultKeys, VaultLocation, VaultOptions,
 };
-use mcp_key::{McpServerKey, Secret};
+use mcp_key::{Fingerprint, McpServerKey, Secret};
 use mcp_testkit::postgres::PostgresFixture;
 use pretty_assertions::assert_eq;
 
@@ -241,6 +241,7 @@ on_both_backends!(
     delete_one_and_delete_all,
     corrupt_row_is_named,
     store_unreachable,
+    approvals_are_per_caller,
 );
 
 async fn round_trip(backend: Backend) {
@@ -615,6 +616,99 @@ async fn store_unreachable(mut backend: Backend) {
             assert!(err.to_string().contains("127.0.0.1"), "{err}");
         }
     }
+}
+
+async fn approvals_are_per_caller(backend: Backend) {
+    let vault = backend.open(keys("k1", 1)).await;
+    let github = server("github");
+    let scoped = server("github@devbox");
+    let v1 = Fingerprint::builder("tool")
+        .str("description", "v1")
+        .finish();
+    let v2 = Fingerprint::builder("tool")
+        .str("description", "v2")
+        .finish();
+    assert_eq!(
+        vault
+            .remembered_approval("alice", &github, "create_issue")
+            .await
+            .unwrap(),
+        None
+    );
+    vault
+        .remember_approval("alice", &github, "create_issue", Some(&v1))
+        .await
+        .unwrap();
+    let approval = vault
+        .remembered_approval("alice", &github, "create_issue")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(approval.definition, Some(v1));
+    assert!(approval.approved_at_ms > 0);
+    assert!(approval.covers(Some(&v1)));
+    // The tool changed: asked again.
+    assert!(!approval.covers(Some(&v2)));
+    // Another instance (another connection to the same store) sees it.
+    let other_instance = backend.open(keys("k1", 1)).await;
+    assert_eq!(
+        other_instance
+            .remembered_approval("alice", &github, "create_issue")
+            .await
+            .unwrap(),
+        Some(approval)
+    );
+    other_instance.close().await;
+    // Bob's, another tool's, another environment's: none.
+    for (caller, s, tool) in [
+        ("bob", &github, "create_issue"),
+        ("alice", &github, "delete_repo"),
+        ("alice", &scoped, "create_issue"),
+    ] {
+        assert_eq!(
+            vault.remembered_approval(caller, s, tool).await.unwrap(),
+            None,
+            "{caller} {s} {tool}"
+        );
+    }
+    // Approved again (without a definition): replaces.
+    vault
+        .remember_approval("alice", &github, "create_issue", None)
+        .await
+        .unwrap();
+    let approval = vault
+        .remembered_approval("alice", &github, "create_issue")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(approval.definition, None);
+    assert!(approval.covers(Some(&v2)));
+    vault
+        .remember_approval("bob", &github, "create_issue", Some(&v2))
+        .await
+        .unwrap();
+    assert_eq!(vault.forget_approvals("alice").await.unwrap(), 1);
+    assert_eq!(
+        vault
+            .remembered_approval("alice", &github, "create_issue")
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(
+        vault
+            .remembered_approval("bob", &github, "create_issue")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        vault
+            .remember_approval("alice", &github, "", None)
+            .await
+            .is_err()
+    );
+    vault.close().await;
 }
 
 #[tokio::test]

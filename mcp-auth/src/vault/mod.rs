@@ -11,6 +11,7 @@
 //!
 //! Migrations (`migrations/sqlite`, `migrations/postgres` in this crate) run at open.
 
+mod approvals;
 mod error;
 mod keys;
 
@@ -25,6 +26,7 @@ use sqlx::{Row, SqlSafeStr};
 
 use crate::StoredCredentials;
 
+pub use approvals::RememberedApproval;
 pub use error::VaultError;
 pub use keys::{MAX_KEY_ID_LEN, VAULT_KEY_LEN, VAULT_NONCE_LEN, VaultKey, VaultKeys};
 use keys::{RowKey, Sealed};
@@ -136,14 +138,15 @@ enum Pool {
 }
 
 /// Run one expression against whichever pool the vault has (`$pool` names it).
-macro_rules! on_pool {
+macro_rules! on_pool_impl {
     ($vault:expr, $pool:ident => $body:expr) => {
         match &$vault.pool {
-            Pool::Sqlite($pool) => $body,
-            Pool::Postgres($pool) => $body,
+            $crate::vault::Pool::Sqlite($pool) => $body,
+            $crate::vault::Pool::Postgres($pool) => $body,
         }
     };
 }
+use on_pool_impl as on_pool;
 
 /// The gateway's encrypted store of per-user upstream credentials.
 ///
@@ -278,17 +281,29 @@ impl CredentialVault {
             location: self.location.clone(),
             source,
         };
-        let sql = match self.pool {
-            Pool::Sqlite(_) => include_str!("../../migrations/sqlite/0001_credentials.sql"),
-            Pool::Postgres(_) => include_str!("../../migrations/postgres/0001_credentials.sql"),
+        let (credentials, approvals) = match self.pool {
+            Pool::Sqlite(_) => (
+                include_str!("../../migrations/sqlite/0001_credentials.sql"),
+                include_str!("../../migrations/sqlite/0002_approvals.sql"),
+            ),
+            Pool::Postgres(_) => (
+                include_str!("../../migrations/postgres/0001_credentials.sql"),
+                include_str!("../../migrations/postgres/0002_approvals.sql"),
+            ),
         };
-        let mut migrator = Migrator::with_migrations(vec![Migration::new(
-            1,
-            "credentials".into(),
-            MigrationType::Simple,
-            sql.into_sql_str(),
-            false,
-        )]);
+        let migration = |version, description: &'static str, sql: &'static str| {
+            Migration::new(
+                version,
+                description.into(),
+                MigrationType::Simple,
+                sql.into_sql_str(),
+                false,
+            )
+        };
+        let mut migrator = Migrator::with_migrations(vec![
+            migration(1, "credentials", credentials),
+            migration(2, "approvals", approvals),
+        ]);
         migrator.dangerous_set_table_name(MIGRATIONS_TABLE);
         on_pool!(self, pool => migrator.run(pool).await.map_err(migrate))
     }
