@@ -196,7 +196,14 @@ fn receive(hook: &mut Hook, head: &str, body: &[u8]) -> (&'static str, Vec<u8>) 
             _ => "other",
         };
         *hook.refused.entry(reason).or_default() += 1;
-        return ("401 Unauthorized", Vec::new());
+        // A replay of a delivery already handled is acknowledged (the server need not
+        // retry it) but not handled again; anything else is refused.
+        let status = if reason == "replayed" {
+            "200 OK"
+        } else {
+            "401 Unauthorized"
+        };
+        return (status, Vec::new());
     }
     match WebhookBody::parse(body) {
         Ok(WebhookBody::Event(event)) => {
