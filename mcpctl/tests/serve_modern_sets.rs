@@ -58,11 +58,12 @@ struct Gateway {
 }
 
 impl Gateway {
-    fn start(wd: &Workdir, config: &std::path::Path) -> Self {
+    fn start(wd: &Workdir, config: &std::path::Path, extra: &[&str]) -> Self {
         let mut child = Command::new(support::MCPCTL)
             .arg("--config")
             .arg(config)
             .args(["serve", "--http", "127.0.0.1:0"])
+            .args(extra)
             .current_dir(wd.path())
             .env("MCPCTL_HOME", wd.path().join("home"))
             .env("MCPCTL_SERVE_TOKEN", team::STATIC_TOKEN)
@@ -170,7 +171,7 @@ fn concurrent_calls_get_only_their_own_questions_and_a_callers_sets_are_kept() {
     let wd = Workdir::new();
     let runtime = support::runtime();
     let auth = runtime.block_on(team::auth_server());
-    let gateway = Gateway::start(&wd, &config(&wd, &auth.issuer()));
+    let gateway = Gateway::start(&wd, &config(&wd, &auth.issuer()), &[]);
     let url = gateway.url.clone();
     runtime.block_on(async {
         let alice = team::token(&auth, &url, "alice", &[]);
@@ -249,6 +250,33 @@ fn concurrent_calls_get_only_their_own_questions_and_a_callers_sets_are_kept() {
         }
         assert_eq!(started(), (2, 1), "{}", gateway.stderr.lock().unwrap());
     });
+    drop(gateway);
+    runtime.block_on(auth.shutdown());
+    wd.assert_no_server_left();
+}
+
+/// With `--keep-alive 0` (servers stop with their last client) no set is kept: each call
+/// starts one.
+#[test]
+fn without_a_keep_alive_no_set_is_kept() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let gateway = Gateway::start(&wd, &config(&wd, &auth.issuer()), &["--keep-alive", "0"]);
+    let url = gateway.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &[]);
+        for _ in 0..3 {
+            let echoed = post(&url, Some(&bearer(&alice)), None, &call("echo", None)).await;
+            answered(&echoed);
+        }
+    });
+    assert_eq!(
+        gateway.sets_started("sub:alice"),
+        3,
+        "{}",
+        gateway.stderr.lock().unwrap()
+    );
     drop(gateway);
     runtime.block_on(auth.shutdown());
     wd.assert_no_server_left();

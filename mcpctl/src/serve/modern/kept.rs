@@ -3,9 +3,11 @@
 //! A 2026-era client has no session, so each of its calls once started a connection set
 //! of its own and shut it down after; that start and shutdown cost more than the call
 //! itself. The hub now keeps, per caller and what the caller's client can answer
-//! (elicitation, sampling), the sets of ended calls, idle, for at most the pool's
-//! keep-alive, and lends one to the next call of the same caller and abilities
-//! ([`KeptSets::lend`]); a set is started only when none is idle.
+//! (elicitation, sampling), the sets of ended calls, idle, for as long as the pool keeps
+//! an idle server (`--keep-alive`; zero keeps none, as over stdio by default), and lends
+//! one to the next call of the same caller and abilities ([`KeptSets::lend`]); a set is
+//! started only when none is idle. A kept set holds its servers' leases: the pool's own
+//! keep-alive of a server begins when the last kept set using it expires.
 //!
 //! A set serves one call at a time: while lent it is that call's alone, as a set of its
 //! own was, so the pool's session gate still routes an upstream server's elicitation or
@@ -116,8 +118,8 @@ impl std::fmt::Debug for KeptSets {
 }
 
 impl KeptSets {
-    /// No set kept yet; idle sets are kept for `keep` (the pool's keep-alive: a kept set
-    /// holds its servers no longer than the pool would keep them without it).
+    /// No set kept yet; idle sets are kept for `keep` (the pool's keep-alive), none when
+    /// it is zero.
     pub(crate) fn new(keep: Duration) -> Self {
         Self {
             idle: Arc::default(),
