@@ -222,3 +222,41 @@ impl Process {
         .with_stderr_tail(self.stderr_tail())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    #[test]
+    fn a_secret_reference_is_read_under_the_servers_name_and_a_missing_one_is_named() {
+        let env: BTreeMap<String, String> =
+            BTreeMap::from([("secret:weather/API_KEY".to_owned(), "k3y".to_owned())]);
+        let settings = ClientSettings::new().with_env(Arc::new(env));
+        let weather: McpServerKey = "weather".parse().unwrap_or_else(|_| unreachable!());
+        let other: McpServerKey = "other".parse().unwrap_or_else(|_| unreachable!());
+        let value = |key: &McpServerKey, v: &str| env_value(key, v, &settings);
+
+        assert_eq!(value(&weather, "plain").ok().as_deref(), Some("plain"));
+        assert_eq!(
+            value(&weather, "${secret:API_KEY}").ok().as_deref(),
+            Some("k3y")
+        );
+        // Bound to the server: another server's reference of the same variable is not it.
+        let missing = value(&other, "${secret:API_KEY}")
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            missing.as_deref().is_some_and(|m| m.contains("`other`")
+                && m.contains("API_KEY")
+                && m.contains("mcpctl add")),
+            "{missing:?}"
+        );
+        let malformed = value(&weather, "${secret:API KEY}").err();
+        assert_eq!(
+            malformed.as_ref().map(StartupFailure::reason),
+            Some(&FailureReason::Config)
+        );
+    }
+}
