@@ -451,3 +451,51 @@ fn a_caller_lists_and_polls_the_events_of_the_servers_it_may_use_only() {
     drop(served);
     wd.assert_no_server_left();
 }
+
+#[test]
+fn over_stdio_a_webhook_only_event_type_is_refused_naming_the_server_and_what_to_do() {
+    use rmcp::model::{ClientRequest, CustomRequest, ServerResult};
+    let wd = Workdir::new();
+    let scenario = mcp_testkit::Scenario::new("inbox").with_events(
+        mcp_testkit::EventsSpec::new()
+            .with_type(mcp_testkit::EventTypeSpec::new("hook").with_delivery(["webhook"])),
+    );
+    let config = wd.write(
+        "mcp.toml",
+        &format!(
+            "[gateway]\npublic_url = \"https://gw.example\"\n\n[mcp_servers.inbox]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\n",
+            support::toml_str(&serde_json::to_string(&scenario).unwrap())
+        ),
+    );
+    support::runtime().block_on(async {
+        let client = support::serve_stdio(&wd, &config, &[]).await;
+        let ask = |method: &str, params: Value| {
+            let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+            client.send_request(request)
+        };
+        let listed = ask("events/list", json!({})).await.unwrap();
+        let ServerResult::CustomResult(listed) = listed else {
+            panic!("{listed:?}")
+        };
+        assert_eq!(listed.0["events"][0]["name"], json!("mcp__inbox__hook"));
+        assert_eq!(listed.0["events"][0]["delivery"], json!(["poll"]));
+        let refused = ask(
+            "events/poll",
+            json!({"name": "mcp__inbox__hook", "arguments": {}, "cursor": null}),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        for part in [
+            "`inbox`",
+            "`hook`",
+            "only by webhook",
+            "receives only over HTTP",
+            "--http",
+        ] {
+            assert!(refused.contains(part), "no {part} in {refused}");
+        }
+        client.cancel().await.unwrap();
+    });
+    wd.assert_no_server_left();
+}

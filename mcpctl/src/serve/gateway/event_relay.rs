@@ -100,6 +100,9 @@ pub(crate) struct EventRelay {
     hooks: Mutex<HashMap<String, Arc<Hook>>>,
     /// What the receiver accepted and refused.
     pub(crate) counts: WebhookCounts,
+    /// Whether the receiver's route is served (`--http`): without it, no webhook
+    /// subscription is made.
+    pub(crate) receiving: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for EventRelay {
@@ -516,6 +519,11 @@ impl EventRelay {
         arguments: JsonObject,
         relayed: &Arc<Relayed>,
     ) -> Result<(), McpError> {
+        if !self.receiving.load(Ordering::SeqCst) {
+            return Err(invalid(format!(
+                "server `{server}` delivers event type `{event_type}` only by webhook, which mcpctl serve receives only over HTTP; run `mcpctl serve --http ADDR` with `public_url` in the [gateway] table"
+            )));
+        }
         let Some(public) = hub.catalog.gateway().and_then(|g| g.public_url()) else {
             return Err(invalid(format!(
                 "server `{server}` delivers event type `{event_type}` only by webhook, and mcpctl serve has no public URL to receive it at; set `public_url` in the [gateway] table to the URL servers reach `mcpctl serve --http` at"

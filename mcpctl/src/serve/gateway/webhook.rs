@@ -25,8 +25,10 @@ use super::event_relay::WEBHOOK_PATH;
 /// The largest delivery accepted (the extension's limit for one event).
 const MAX_DELIVERY: usize = 256 * 1024;
 
-/// The receiver's route, without the bearer guard.
+/// The receiver's route, without the bearer guard; from now on the relay makes webhook
+/// subscriptions.
 pub(crate) fn routes(hub: Arc<Hub>) -> axum::Router {
+    hub.events.receiving.store(true, Ordering::SeqCst);
     axum::Router::new()
         .route(
             &format!("{WEBHOOK_PATH}/{{token}}"),
