@@ -768,3 +768,30 @@ fn keys_and_locations_never_show_secrets() {
         VaultKey::generate("b").unwrap().expose_bytes()
     );
 }
+
+/// Several gateway instances starting at once against one fresh PostgreSQL: the schema is
+/// migrated once (under sqlx's lock), and what one instance stores another reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_instances_open_at_once_and_share_rows() {
+    let Some(backend) = Backend::postgres("vault postgres instances at once") else {
+        return;
+    };
+    let (one, two, three) = tokio::join!(
+        backend.open(keys("k1", 1)),
+        backend.open(keys("k1", 1)),
+        backend.open(keys("k1", 1)),
+    );
+    let github = server("github");
+    one.put("alice", &github, &creds(ALICE_TOKEN, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        three.get("alice", &github).await.unwrap(),
+        Some(creds(ALICE_TOKEN, None))
+    );
+    assert!(two.delete("alice", &github).await.unwrap());
+    assert_eq!(one.get("alice", &github).await.unwrap(), None);
+    for vault in [one, two, three] {
+        vault.close().await;
+    }
+}
