@@ -282,11 +282,19 @@ impl EventRelay {
     }
 
     /// `events/list`: the event types of every server `caller` may use that offers
-    /// events, under qualified names, each offered by poll.
+    /// events, under qualified names, each offered by poll; a type delivered only by
+    /// webhook only while the receiver is served (`--http`).
     pub(crate) async fn list(&self, hub: &Hub, caller: &Caller) -> Result<Value, McpError> {
         let types = self.types(hub, caller).await;
+        let receiving = self.receiving.load(Ordering::SeqCst);
+        let relayable = |t: &mcp_client::EventType| {
+            receiving
+                || t.delivery.contains(&DeliveryMode::Push)
+                || t.delivery.contains(&DeliveryMode::Poll)
+        };
         let events: Vec<Value> = types
             .into_iter()
+            .filter(|(_, _, t)| relayable(t))
             .map(|(qualified, _, t)| {
                 let mut entry = json!({
                     "name": qualified,
