@@ -38,6 +38,10 @@ struct Hook {
     verifications: usize,
     /// Deliveries refused, by reason.
     refused: BTreeMap<&'static str, usize>,
+    /// The cursors of the `gap` envelopes.
+    gaps: Vec<Option<String>>,
+    /// The `X-MCP-Subscription-Id` of each delivery accepted.
+    subscription_ids: Vec<String>,
 }
 
 /// A loopback webhook receiver: one socket, a [`Hook`] per path.
@@ -89,6 +93,14 @@ impl Receiver {
 
     fn refused(&self, path: &str) -> BTreeMap<&'static str, usize> {
         self.hooks.lock().unwrap()[path].refused.clone()
+    }
+
+    fn gaps(&self, path: &str) -> Vec<Option<String>> {
+        self.hooks.lock().unwrap()[path].gaps.clone()
+    }
+
+    fn subscription_ids(&self, path: &str) -> Vec<String> {
+        self.hooks.lock().unwrap()[path].subscription_ids.clone()
     }
 
     fn verifications(&self, path: &str) -> usize {
@@ -205,7 +217,14 @@ fn receive(hook: &mut Hook, head: &str, body: &[u8]) -> (&'static str, Vec<u8>) 
         };
         return (status, Vec::new());
     }
+    if let Some(id) = header(head, "x-mcp-subscription-id") {
+        hook.subscription_ids.push(id.to_owned());
+    }
     match WebhookBody::parse(body) {
+        Ok(WebhookBody::Gap { cursor }) => {
+            hook.gaps.push(cursor);
+            ("200 OK", Vec::new())
+        }
         Ok(WebhookBody::Event(event)) => {
             hook.events.push(event);
             ("200 OK", Vec::new())
@@ -351,6 +370,10 @@ async fn poll_push_and_webhook_yield_the_same_events_in_order_and_bad_deliveries
         BTreeMap::from([("bad_signature", 1), ("replayed", 1), ("stale", 1)])
     );
     assert_eq!(receiver.events("/inbox").len(), 5);
+    // Every delivery (the verification too) names the subscription.
+    let ids = receiver.subscription_ids("/inbox");
+    assert_eq!(ids.len(), 6, "{ids:?}");
+    assert!(ids.iter().all(|id| *id == lease.id()), "{ids:?}");
 
     lease.close().await.unwrap();
     // Closed: the server no longer has the subscription.
@@ -552,6 +575,43 @@ async fn refreshes_that_fail_are_retried_with_backoff_and_reported() {
     );
     assert!(matches!(error, EventError::Request { .. }), "{error:?}");
     assert!(lease.close().await.is_err());
+    client.shutdown().await;
+    server.assert_gone().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_behind_forgotten_events_starts_with_a_gap_envelope() {
+    let home = TestHome::new().unwrap();
+    let scenario = scenario(WebhookSpec::new())
+        .with_tool(ToolSpec::new("forget", Behavior::ForgetEvents { keep: 1 }));
+    let server = stdio(&home, scenario);
+    let client = connect(server.target.clone()).await;
+    let receiver = Receiver::start().await;
+    let mail = EventSubscription::new("mail");
+    for n in 1..=3 {
+        send(&client, n).await;
+    }
+    client
+        .call_tool("forget", None, CallSettings::new(PATIENCE))
+        .await
+        .unwrap();
+    let secret = WebhookSecret::generate().unwrap();
+    let url = receiver.hook("/gap", &secret);
+    // From the start: events 1 and 2 are forgotten, so the replay is cut.
+    let lease = client
+        .lease_webhook(
+            mail,
+            WebhookTarget::new(&url, secret),
+            Some("pos-0".to_owned()),
+            quick(),
+        )
+        .await
+        .unwrap();
+    assert!(lease.status().grant.truncated);
+    let delivered = receiver.wait_events("/gap", 1).await;
+    assert_eq!(delivered[0].event_id, "evt-3");
+    assert_eq!(receiver.gaps("/gap"), [Some("pos-2".to_owned())]);
+    lease.close().await.unwrap();
     client.shutdown().await;
     server.assert_gone().await;
 }

@@ -314,6 +314,17 @@ async fn subscribe(
     let since = server
         .events
         .since(position, &params.name, &params.arguments, 0);
+    // Where delivery resumes after a cut replay (its delivery task starts with a `gap`
+    // envelope saying so).
+    let start = if since.truncated {
+        resumed_at(
+            &server
+                .events
+                .since(position, &params.name, &params.arguments, usize::MAX),
+        )
+    } else {
+        position
+    };
     let ttl = request
         .params
         .as_ref()
@@ -394,11 +405,6 @@ async fn subscribe(
         lapsed.cancel.cancel();
     }
     let cancel = CancellationToken::new();
-    let start = if since.truncated {
-        since.checked
-    } else {
-        position
-    };
     subs.insert(
         id.clone(),
         webhook::WebhookSub {
@@ -406,7 +412,7 @@ async fn subscribe(
             arguments: params.arguments,
             key,
             lapses_at,
-            position: start,
+            position,
             delivered: 0,
             posted: 0,
             last_delivery_at: None,
