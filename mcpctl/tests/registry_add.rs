@@ -320,7 +320,12 @@ fn pin_file(wd: &Workdir) -> String {
 fn a_version_changed_by_hand_holds_the_tools_per_the_drift_rule_until_accepted() {
     let registry = Registry::start();
     let mut wd = Workdir::new();
-    let log = stub_runtimes(&mut wd);
+    let log = stub_runtimes_serving(
+        &mut wd,
+        Scenario::new("stub")
+            .with_tool(ToolSpec::echo("echo"))
+            .with_tool(ToolSpec::echo("shout")),
+    );
     let url = registry.url();
     let added = wd.run_on_terminal(
         &["add", "io.github.example/weather-mcp", "--registry", &url],
@@ -374,7 +379,10 @@ fn a_version_changed_by_hand_holds_the_tools_per_the_drift_rule_until_accepted()
     // Still held in the next process: nothing was re-pinned.
     assert!(!listed(&tools()));
 
-    let accept = wd.run(&["--config", "mcp.toml", "accept", "weather-mcp"]);
+    // Accepting one tool accepts the version for the server: the other, unchanged
+    // otherwise, comes back too.
+    assert!(!held.stdout.contains("__shout"), "{}", held.stdout);
+    let accept = wd.run(&["--config", "mcp.toml", "accept", "weather-mcp", "echo"]);
     assert_eq!(accept.code, 0, "{}", accept.stderr);
     assert!(
         accept.stdout.contains("accepted 1 changed tool"),
@@ -388,6 +396,7 @@ fn a_version_changed_by_hand_holds_the_tools_per_the_drift_rule_until_accepted()
     );
     let accepted = tools();
     assert!(listed(&accepted), "{}", accepted.stdout);
+    assert!(accepted.stdout.contains("__shout"), "{}", accepted.stdout);
     assert!(!accepted.stderr.contains("changed"), "{}", accepted.stderr);
 
     // `block` holds it too.

@@ -70,3 +70,45 @@ impl Provenance {
         std::fs::write(path, text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::*;
+    use crate::registry::plan::ProvenanceSource;
+
+    fn remote(url: &str) -> Provenance {
+        Provenance {
+            name: "io.github.user/notes".to_owned(),
+            version: "1.0.0".to_owned(),
+            source: ProvenanceSource::Remote {
+                url: url.to_owned(),
+            },
+        }
+    }
+
+    #[test]
+    fn other_servers_are_kept_and_a_file_that_is_no_object_is_started_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("mcp.toml");
+        assert_eq!(Provenance::recorded(&config, "a"), None);
+        std::fs::write(Provenance::record_path(&config), "[1, 2]").unwrap();
+        remote("https://a.example")
+            .record(&config, "a", "r")
+            .unwrap();
+        remote("https://b.example")
+            .record(&config, "b", "r")
+            .unwrap();
+        assert_eq!(
+            Provenance::recorded(&config, "a"),
+            Some(remote("https://a.example"))
+        );
+        assert_eq!(
+            Provenance::recorded(&config, "b"),
+            Some(remote("https://b.example"))
+        );
+        let text = std::fs::read_to_string(dir.path().join(Provenance::RECORD_FILE)).unwrap();
+        assert!(text.contains("\"registry\": \"r\""), "{text}");
+    }
+}
