@@ -16,7 +16,7 @@
 //! The Python programs run in the virtual environment `scripts/webhook-events-server.sh`
 //! installs (target/webhook-events/venv, pinned `mcp-webhook-events` and `mcp`); without
 //! it that test says so on stderr and does nothing, and under
-//! `MCP_REQUIRE_GATEWAY_CLIENTS=1` it fails.
+//! `MCP_REQUIRE_WEBHOOK_EVENTS=1` it fails.
 
 #![allow(
     clippy::unwrap_used,
@@ -41,6 +41,10 @@ use support::Workdir;
 
 const TOKEN: &str = "events-test-token";
 
+/// Set (by scripts/test.sh, once scripts/webhook-events-server.sh installed it): the
+/// Python test fails instead of skipping when the install is missing.
+const REQUIRE_ENV: &str = "MCP_REQUIRE_WEBHOOK_EVENTS";
+
 /// The venv's Python, or `None` (test skipped) when it is not installed.
 fn python() -> Option<PathBuf> {
     let path =
@@ -49,7 +53,7 @@ fn python() -> Option<PathBuf> {
         return Some(path);
     }
     assert!(
-        std::env::var_os(mcp_testkit::REQUIRE_GATEWAY_CLIENTS_ENV).is_none(),
+        std::env::var_os(REQUIRE_ENV).is_none(),
         "mcp-webhook-events is not installed at {}: run scripts/webhook-events-server.sh",
         path.display()
     );
