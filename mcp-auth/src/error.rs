@@ -189,6 +189,19 @@ pub enum AuthError {
         /// What is wrong and how to fix it.
         detail: String,
     },
+    /// The gateway's per-user credential store ([`CredentialVault`](crate::CredentialVault))
+    /// failed for this server's caller credentials: see
+    /// [`AuthError::is_store_unreachable`], [`AuthError::is_store_wrong_key`],
+    /// [`AuthError::is_store_corrupt`].
+    #[cfg(feature = "shared-store")]
+    #[error("MCP server `{server}`: the gateway's credential store failed")]
+    Vault {
+        /// The server.
+        server: McpServerKey,
+        /// The store's error.
+        #[source]
+        source: Box<crate::VaultError>,
+    },
 }
 
 impl AuthError {
@@ -219,8 +232,42 @@ impl AuthError {
         match self {
             Self::Http { .. } | Self::Timeout { .. } => true,
             Self::Store { source, .. } => source.is_retryable(),
+            #[cfg(feature = "shared-store")]
+            Self::Vault { source, .. } => source.is_retryable(),
             _ => false,
         }
+    }
+
+    /// The gateway's credential store cannot be reached (its database is down): calls to
+    /// servers that use callers' credentials fail, the others go on. Always false
+    /// without the `shared-store` feature.
+    pub fn is_store_unreachable(&self) -> bool {
+        #[cfg(feature = "shared-store")]
+        if let Self::Vault { source, .. } = self {
+            return source.is_unreachable();
+        }
+        false
+    }
+
+    /// A row of the gateway's credential store does not open with the gateway's keys
+    /// (unknown key id, wrong key, or a row altered or moved). Always false without the
+    /// `shared-store` feature.
+    pub fn is_store_wrong_key(&self) -> bool {
+        #[cfg(feature = "shared-store")]
+        if let Self::Vault { source, .. } = self {
+            return source.is_wrong_key();
+        }
+        false
+    }
+
+    /// A row of the gateway's credential store is corrupt. Always false without the
+    /// `shared-store` feature.
+    pub fn is_store_corrupt(&self) -> bool {
+        #[cfg(feature = "shared-store")]
+        if let Self::Vault { source, .. } = self {
+            return source.is_corrupt();
+        }
+        false
     }
 
     /// The token exchange endpoint refused the exchange (any reason: see
@@ -257,6 +304,8 @@ impl AuthError {
             | Self::Config { server, .. }
             | Self::WorkloadToken { server, .. }
             | Self::InvalidIdToken { server, .. } => server,
+            #[cfg(feature = "shared-store")]
+            Self::Vault { server, .. } => server,
         };
         Some(server)
     }

@@ -48,9 +48,9 @@
 //!   credential stores, [`AuthError`] and [`AuthStatus`]: what a host needs to read, list or
 //!   delete what another process stored, or to keep its own secrets, at a fraction of the
 //!   build (mcp-connections' `oauth` feature turns it on).
-//! - `shared-store` (off): [`CredentialVault`], a gateway's per-user upstream credentials
+//! - `shared-store` (off): `CredentialVault`, a gateway's per-user upstream credentials
 //!   keyed by (caller, server, environment), sealed with AES-256-GCM under the gateway's
-//!   [`VaultKeys`] (key id per row, for rotation), in SQLite (one instance) or PostgreSQL
+//!   `VaultKeys` (key id per row, for rotation), in SQLite (one instance) or PostgreSQL
 //!   (several), through sqlx with migrations run at open.
 //!
 //! No token, client secret or error text from a server ever appears in `Debug`,

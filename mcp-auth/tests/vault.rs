@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use mcp_auth::{
-    CredentialVault, StoredCredentials, VaultKey, VaultKeys, VaultLocation, VaultOptions,
+    AuthError, CredentialVault, StoredCredentials, VaultKey, VaultKeys, VaultLocation, VaultOptions,
 };
 use mcp_key::{Fingerprint, McpServerKey, Secret};
 use mcp_testkit::postgres::PostgresFixture;
@@ -370,6 +370,11 @@ async fn moved_ciphertext_is_refused(backend: Backend) {
     let err = vault.get("bob", &github).await.unwrap_err();
     assert!(err.is_wrong_key(), "{err}");
     assert!(!err.is_corrupt());
+    let auth = AuthError::Vault {
+        server: github.clone(),
+        source: Box::new(vault.get("bob", &github).await.unwrap_err()),
+    };
+    assert!(auth.is_store_wrong_key() && !auth.is_store_unreachable() && !auth.is_retryable());
     let text = err.to_string();
     assert!(
         text.contains("`bob`") && text.contains("`github`"),
@@ -558,6 +563,11 @@ async fn corrupt_row_is_named(backend: Backend) {
         .await;
     let err = vault.get("alice", &github).await.unwrap_err();
     assert!(err.is_corrupt(), "{err}");
+    let auth = AuthError::Vault {
+        server: github.clone(),
+        source: Box::new(vault.get("alice", &github).await.unwrap_err()),
+    };
+    assert!(auth.is_store_corrupt() && !auth.is_store_wrong_key());
     assert!(!err.is_wrong_key());
     let text = err.to_string();
     assert!(text.contains("`alice`") && text.contains("nonce"), "{text}");
@@ -595,6 +605,15 @@ async fn store_unreachable(mut backend: Backend) {
             assert!(err.is_unreachable(), "{err:?}");
             assert!(err.is_retryable());
             assert!(err.to_string().contains("unreachable"), "{err}");
+            // As the OAuth side reports it for the server.
+            let auth = AuthError::Vault {
+                server: github.clone(),
+                source: Box::new(err),
+            };
+            assert!(auth.is_store_unreachable() && auth.is_retryable());
+            assert!(!auth.is_store_wrong_key() && !auth.is_store_corrupt());
+            assert_eq!(auth.server(), Some(&github));
+            assert!(auth.to_string().contains("`github`"), "{auth}");
             assert!(
                 vault
                     .put("bob", &github, &creds(BOB_TOKEN, None))
