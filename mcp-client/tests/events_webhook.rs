@@ -42,6 +42,9 @@ struct Hook {
     gaps: Vec<Option<String>>,
     /// The `X-MCP-Subscription-Id` of each delivery accepted.
     subscription_ids: Vec<String>,
+    /// The last event accepted as received: `webhook-id`, `webhook-timestamp`,
+    /// `webhook-signature`, body.
+    last: Option<(String, String, String, Vec<u8>)>,
 }
 
 /// A loopback webhook receiver: one socket, a [`Hook`] per path.
@@ -226,6 +229,13 @@ fn receive(hook: &mut Hook, head: &str, body: &[u8]) -> (&'static str, Vec<u8>) 
             ("200 OK", Vec::new())
         }
         Ok(WebhookBody::Event(event)) => {
+            let raw = |name| header(head, name).unwrap_or_default().to_owned();
+            hook.last = Some((
+                raw("webhook-id"),
+                raw("webhook-timestamp"),
+                raw("webhook-signature"),
+                body.to_vec(),
+            ));
             hook.events.push(event);
             ("200 OK", Vec::new())
         }
@@ -612,6 +622,52 @@ async fn a_replay_behind_forgotten_events_starts_with_a_gap_envelope() {
     assert_eq!(delivered[0].event_id, "evt-3");
     assert_eq!(receiver.gaps("/gap"), [Some("pos-2".to_owned())]);
     lease.close().await.unwrap();
+    client.shutdown().await;
+    server.assert_gone().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_with_a_new_secret_is_signed_with_both_during_the_rotation() {
+    let home = TestHome::new().unwrap();
+    let server = stdio(&home, scenario(WebhookSpec::new()));
+    let client = connect(server.target.clone()).await;
+    let receiver = Receiver::start().await;
+    let mail = EventSubscription::new("mail");
+    let old = WebhookSecret::generate().unwrap();
+    let new = WebhookSecret::generate().unwrap();
+    // The receiver knows only the old secret.
+    let url = receiver.hook("/rotate", &old);
+    client
+        .subscribe_webhook(&mail, &WebhookTarget::new(&url, old), None)
+        .await
+        .unwrap();
+    send(&client, 1).await;
+    receiver.wait_events("/rotate", 1).await;
+    let rotated = client
+        .subscribe_webhook(&mail, &WebhookTarget::new(&url, new.clone()), None)
+        .await
+        .unwrap();
+    assert!(rotated.delivery_status.is_some(), "a refresh: {rotated:?}");
+    send(&client, 2).await;
+    // Still verified by the old secret alone, and by the new one alone.
+    let events = receiver.wait_events("/rotate", 2).await;
+    assert_eq!(events[1].event_id, "evt-2");
+    let (id, timestamp, signature, body) = receiver.hooks.lock().unwrap()["/rotate"]
+        .last
+        .clone()
+        .unwrap();
+    assert_eq!(signature.split(' ').count(), 2, "{signature}");
+    let headers = WebhookHeaders::from_lookup(|name| match name {
+        "webhook-id" => Some(id.as_str()),
+        "webhook-timestamp" => Some(timestamp.as_str()),
+        "webhook-signature" => Some(signature.as_str()),
+        _ => None,
+    });
+    WebhookVerifier::new(new)
+        .verify(&headers, &body, SystemTime::now())
+        .unwrap();
+    assert!(receiver.refused("/rotate").is_empty());
+    client.unsubscribe_webhook(&mail, &url).await.unwrap();
     client.shutdown().await;
     server.assert_gone().await;
 }

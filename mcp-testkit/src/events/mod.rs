@@ -132,7 +132,9 @@ pub const WEBHOOK_DELIVERY_ATTEMPTS: u32 = 5;
 ///   lapses: the server forgets it and POSTs stop. A refresh of a lapsed subscription
 ///   starts delivery again from the cursor it gives; a refresh of a live one keeps its
 ///   position and answers `deliveryStatus` (`active`, `lastDeliveryAt`, `lastError`, and
-///   `delivered`, the events acknowledged so far).
+///   `delivered`, the events acknowledged so far). A refresh with a new secret replaces
+///   it; for five seconds deliveries carry two signatures (`v1,<new> v1,<old>`), so those
+///   in flight verify under either.
 /// - Faults ([`Self::faults`], [`WebhookFault`]): a forged delivery (bad
 ///   signature), a replayed one (the same request twice) and a stale one (a timestamp ten
 ///   minutes old) are POSTed *besides* the genuine delivery, so a receiver that refuses

@@ -385,7 +385,10 @@ async fn subscribe(
         let Some(sub) = subs.get_mut(&id) else {
             return Err(McpError::internal_error("a subscription vanished", None));
         };
-        sub.key = key;
+        if sub.key != key {
+            let replaced = std::mem::replace(&mut sub.key, key);
+            sub.previous_key = Some((replaced, webhook::rotation_ends()));
+        }
         sub.lapses_at = lapses_at;
         let status = json!({
             "active": true,
@@ -411,6 +414,7 @@ async fn subscribe(
             name: params.name,
             arguments: params.arguments,
             key,
+            previous_key: None,
             lapses_at,
             position,
             delivered: 0,

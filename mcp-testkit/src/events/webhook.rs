@@ -31,6 +31,9 @@ const RETRY_PAUSE: Duration = Duration::from_millis(50);
 /// How old the timestamp of a [`WebhookFault::StaleTimestamp`] delivery is.
 const STALE_BY: u64 = 600;
 
+/// How long a refresh's replaced secret still signs deliveries (beside the new one).
+const ROTATION_GRACE: Duration = Duration::from_secs(5);
+
 /// The largest answer read from a callback.
 const MAX_ANSWER: usize = 64 * 1024;
 
@@ -90,6 +93,9 @@ pub(crate) struct WebhookSub {
     pub(crate) arguments: Map<String, Value>,
     /// The HMAC key (the secret's decoded bytes).
     pub(crate) key: Vec<u8>,
+    /// The key a refresh replaced, signed with too until the instant given (a rotation's
+    /// grace: deliveries in flight verify under either).
+    pub(crate) previous_key: Option<(Vec<u8>, Instant)>,
     /// When it lapses (`None`: never).
     pub(crate) lapses_at: Option<Instant>,
     /// The position delivered (acknowledged or abandoned) up to: the watermark cursor.
@@ -163,6 +169,11 @@ impl Webhooks {
     }
 }
 
+/// Until when a secret replaced now still signs.
+pub(crate) fn rotation_ends() -> Instant {
+    Instant::now() + ROTATION_GRACE
+}
+
 /// Unix seconds now.
 fn now_secs() -> u64 {
     SystemTime::now()
@@ -219,6 +230,28 @@ struct Delivery {
 }
 
 impl Delivery {
+    /// Signed with each of `keys` (space-separated `v1,` signatures).
+    fn signed_by(
+        id: &str,
+        timestamp: u64,
+        body: Vec<u8>,
+        keys: &[Vec<u8>],
+        subscription_id: &str,
+    ) -> Self {
+        let signature = keys
+            .iter()
+            .map(|key| sign(key, id, timestamp, &body))
+            .collect::<Vec<_>>()
+            .join(" ");
+        Self {
+            id: id.to_owned(),
+            timestamp,
+            signature,
+            subscription_id: subscription_id.to_owned(),
+            body,
+        }
+    }
+
     fn signed(id: &str, timestamp: u64, body: Vec<u8>, key: &[u8], subscription_id: &str) -> Self {
         Self {
             id: id.to_owned(),
@@ -358,7 +391,8 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
 struct Round {
     name: String,
     arguments: Map<String, Value>,
-    key: Vec<u8>,
+    /// The current key, and the replaced one during its grace.
+    keys: Vec<Vec<u8>>,
     position: u64,
     lapses_at: Option<Instant>,
     posted: u64,
@@ -400,7 +434,7 @@ pub(crate) fn spawn_delivery(
                 let body = json!({"type": "gap", "cursor": cursor(resumed)}).to_string();
                 let gap_id = format!("msg_gap_{}", server.events.webhooks.nonce());
                 let _abandoned =
-                    deliver(&callback, &gap_id, body.into_bytes(), &round.key, &id).await;
+                    deliver(&callback, &gap_id, body.into_bytes(), &round.keys, &id).await;
             }
             let mut posted = round.posted;
             for event in &since.events {
@@ -415,7 +449,13 @@ pub(crate) fn spawn_delivery(
                     .as_str()
                     .map_or(event_id, str::to_owned);
                 let outcome = deliver_with_faults(
-                    &callback, &event_id, body, &round.key, &id, posted, &faults,
+                    &callback,
+                    &event_id,
+                    body,
+                    &round.keys,
+                    &id,
+                    posted,
+                    &faults,
                 )
                 .await;
                 let mut subs = lock(&server.events.webhooks.subs);
@@ -475,7 +515,14 @@ fn current(server: &Shared, id: &str, cancel: &CancellationToken) -> Option<Roun
     Some(Round {
         name: sub.name.clone(),
         arguments: sub.arguments.clone(),
-        key: sub.key.clone(),
+        keys: std::iter::once(sub.key.clone())
+            .chain(
+                sub.previous_key
+                    .as_ref()
+                    .filter(|(_, until)| *until > Instant::now())
+                    .map(|(key, _)| key.clone()),
+            )
+            .collect(),
         position: sub.position,
         lapses_at: sub.lapses_at,
         posted: sub.posted,
@@ -487,7 +534,7 @@ async fn deliver_with_faults(
     callback: &Callback,
     event_id: &str,
     body: Vec<u8>,
-    key: &[u8],
+    keys: &[Vec<u8>],
     subscription_id: &str,
     number: u64,
     faults: &[WebhookFault],
@@ -498,24 +545,28 @@ async fn deliver_with_faults(
         WebhookFault::BadSignature { delivery } => Some(*delivery),
         _ => None,
     }) {
-        let other: Vec<u8> = key.iter().map(|b| b ^ 0xff).collect();
-        let forged = Delivery::signed(event_id, now_secs(), body.clone(), &other, subscription_id);
+        let other: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|key| key.iter().map(|b| b ^ 0xff).collect())
+            .collect();
+        let forged =
+            Delivery::signed_by(event_id, now_secs(), body.clone(), &other, subscription_id);
         let _refused = post(callback, &forged).await;
     }
     if at(|f| match f {
         WebhookFault::StaleTimestamp { delivery } => Some(*delivery),
         _ => None,
     }) {
-        let stale = Delivery::signed(
+        let stale = Delivery::signed_by(
             event_id,
             now_secs().saturating_sub(STALE_BY),
             body.clone(),
-            key,
+            keys,
             subscription_id,
         );
         let _refused = post(callback, &stale).await;
     }
-    let sent = deliver(callback, event_id, body, key, subscription_id).await;
+    let sent = deliver(callback, event_id, body, keys, subscription_id).await;
     if let Ok(delivery) = &sent
         && at(|f| match f {
             WebhookFault::Replayed { delivery } => Some(*delivery),
@@ -533,7 +584,7 @@ async fn deliver(
     callback: &Callback,
     id: &str,
     body: Vec<u8>,
-    key: &[u8],
+    keys: &[Vec<u8>],
     subscription_id: &str,
 ) -> Result<Delivery, Failure> {
     let mut pause = RETRY_PAUSE;
@@ -543,7 +594,7 @@ async fn deliver(
             tokio::time::sleep(pause).await;
             pause *= 2;
         }
-        let delivery = Delivery::signed(id, now_secs(), body.clone(), key, subscription_id);
+        let delivery = Delivery::signed_by(id, now_secs(), body.clone(), keys, subscription_id);
         match post(callback, &delivery).await {
             Ok(_) => return Ok(delivery),
             Err(failure) => last = failure,
