@@ -96,6 +96,10 @@ struct Inner {
     /// Counts the changes made to `entries`; `saved` is its value at the last write.
     changes: std::sync::atomic::AtomicU64,
     saved: std::sync::atomic::AtomicU64,
+    /// Held from the snapshot of the entries to the rename of the file, so the writes of
+    /// one cache land in the order of their snapshots: a slow write of an older snapshot
+    /// can never replace a newer one after the newer one's write said it was saved.
+    writing: std::sync::Mutex<()>,
 }
 
 /// One stored listing.
@@ -337,6 +341,7 @@ impl ToolCache {
                 changes: std::sync::atomic::AtomicU64::new(0),
                 // Never written: the first `persist` writes.
                 saved: std::sync::atomic::AtomicU64::new(u64::MAX),
+                writing: std::sync::Mutex::new(()),
             }),
         }
     }
@@ -600,6 +605,11 @@ impl ToolCache {
         let Some(path) = self.path() else {
             return Ok(());
         };
+        let _writing = self
+            .inner
+            .writing
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let changes = self.inner.changes.load(Ordering::SeqCst);
         if self.inner.saved.load(Ordering::SeqCst) == changes {
             return Ok(());
