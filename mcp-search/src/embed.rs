@@ -142,7 +142,37 @@ pub(crate) fn unit(mut v: Vec<f32>) -> Vec<f32> {
     v
 }
 
-/// The dot product (the cosine similarity of two unit vectors).
+/// The dot product (the cosine similarity of two unit vectors). Eight independent sums,
+/// so that the compiler can use vector instructions (one running sum is a chain of
+/// dependent additions, several times slower over a catalog's vectors).
 pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            acc[i] += x[i] * y[i];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dot_adds_every_product_whatever_the_length() {
+        for n in [0usize, 1, 7, 8, 9, 256, 259] {
+            let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let b: Vec<f32> = (0..n).map(|i| if i % 2 == 0 { 1.0 } else { 2.0 }).collect();
+            let expected: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert_eq!(super::dot(&a, &b), expected, "{n}");
+        }
+    }
 }

@@ -316,7 +316,7 @@ impl ToolIndex {
         tools
     }
 
-    /// Weighted reciprocal-rank fusion of the lexical list with the embedding ranking.
+    /// Fuses the lexical list with the embedding ranking ([`Fusion`]).
     fn fuse(
         &self,
         embedder: &dyn Embedder,
@@ -339,30 +339,78 @@ impl ToolIndex {
             });
         };
         let qv = unit(qv.clone());
-        let mut dense: Vec<Scored> = Vec::new();
-        for (si, seg) in segments.iter().enumerate() {
-            for (ti, v) in seg.vectors.iter().enumerate() {
+        // Every tool's cosine similarity, at `offsets[segment] + tool`.
+        let mut offsets = Vec::with_capacity(segments.len());
+        let mut cosines: Vec<f64> = Vec::new();
+        for seg in segments {
+            offsets.push(cosines.len());
+            for v in &seg.vectors {
                 if v.len() != qv.len() {
                     return Err(SearchError::EmbeddingShape {
                         wanted: format!("vectors of length {}", v.len()),
                         got: format!("a query vector of length {}", qv.len()),
                     });
                 }
+                cosines.push(f64::from(dot(&qv, v)));
+            }
+        }
+        // The first HYBRID_DEPTH by similarity, best first.
+        let mut dense: Vec<Scored> = Vec::with_capacity(cosines.len());
+        for (si, seg) in segments.iter().enumerate() {
+            for ti in 0..seg.vectors.len() {
                 dense.push(Scored {
                     segment: si,
                     tool: u32::try_from(ti).unwrap_or(u32::MAX),
                     tier: 0,
-                    score: f64::from(dot(&qv, v)),
+                    score: cosines[offsets[si] + ti],
                     coverage: 0.0,
                 });
             }
         }
-        rank::sort(&mut lexical, segments);
-        if method == FusionMethod::ScoreBlend {
-            return Ok(blend(lexical, dense, embedding_weight, segments));
+        if dense.len() > HYBRID_DEPTH {
+            let name = |s: &Scored| &segments[s.segment].tools[s.tool as usize].qualified;
+            dense.select_nth_unstable_by(HYBRID_DEPTH - 1, |a, b| {
+                b.score
+                    .total_cmp(&a.score)
+                    .then_with(|| name(a).cmp(name(b)))
+            });
+            dense.truncate(HYBRID_DEPTH);
         }
         rank::sort(&mut dense, segments);
+        let cosine = |s: &Scored| {
+            offsets
+                .get(s.segment)
+                .and_then(|o| cosines.get(o + s.tool as usize))
+                .copied()
+                .unwrap_or(0.0)
+        };
         let mut fused: BTreeMap<(usize, u32), Scored> = BTreeMap::new();
+        if method == FusionMethod::ScoreBlend {
+            // The lexical score over the query's best, plus the weighted similarity.
+            let best = lexical
+                .iter()
+                .filter(|s| s.tier == 0)
+                .map(|s| s.score)
+                .fold(0.0f64, f64::max);
+            for s in &lexical {
+                let lex = if best > 0.0 { s.score / best } else { 0.0 };
+                fused.insert(
+                    (s.segment, s.tool),
+                    Scored {
+                        score: lex + embedding_weight * cosine(s),
+                        ..*s
+                    },
+                );
+            }
+            for s in &dense {
+                fused.entry((s.segment, s.tool)).or_insert(Scored {
+                    score: embedding_weight * s.score,
+                    ..*s
+                });
+            }
+            return Ok(fused.into_values().collect());
+        }
+        rank::sort(&mut lexical, segments);
         for (list, weight) in [(&lexical, 1.0), (&dense, embedding_weight)] {
             for (r, s) in list.iter().take(HYBRID_DEPTH).enumerate() {
                 let slot = fused.entry((s.segment, s.tool)).or_insert(Scored {
@@ -382,46 +430,6 @@ impl ToolIndex {
         }
         Ok(fused.into_values().collect())
     }
-}
-
-/// The score blend: each tool's lexical score over the best lexical score of the query,
-/// plus `weight` times its cosine similarity, for the tools that match a term and the
-/// first [`HYBRID_DEPTH`] by similarity. `lexical` is sorted; `dense` has every tool.
-fn blend(
-    lexical: Vec<Scored>,
-    mut dense: Vec<Scored>,
-    weight: f64,
-    segments: &[&Segment],
-) -> Vec<Scored> {
-    let best = lexical
-        .iter()
-        .filter(|s| s.tier == 0)
-        .map(|s| s.score)
-        .fold(0.0f64, f64::max);
-    let mut fused: BTreeMap<(usize, u32), Scored> = BTreeMap::new();
-    let cosines: std::collections::HashMap<(usize, u32), f64> = dense
-        .iter()
-        .map(|s| ((s.segment, s.tool), s.score))
-        .collect();
-    for s in lexical {
-        let cos = cosines.get(&(s.segment, s.tool)).copied().unwrap_or(0.0);
-        let lex = if best > 0.0 { s.score / best } else { 0.0 };
-        fused.insert(
-            (s.segment, s.tool),
-            Scored {
-                score: lex + weight * cos,
-                ..s
-            },
-        );
-    }
-    rank::sort(&mut dense, segments);
-    for s in dense.into_iter().take(HYBRID_DEPTH) {
-        fused.entry((s.segment, s.tool)).or_insert(Scored {
-            score: weight * s.score,
-            ..s
-        });
-    }
-    fused.into_values().collect()
 }
 
 /// One unit vector per tool of `seg`, from `tools` (the same tools, any order), with the
