@@ -322,28 +322,42 @@ impl ToolIndex {
         embedder: &dyn Embedder,
         segments: &[&Segment],
         query: &str,
-        mut lexical: Vec<Scored>,
+        lexical: Vec<Scored>,
     ) -> Result<Vec<Scored>, SearchError> {
         let Fusion {
             rrf_k,
             embedding_weight,
             method,
         } = self.fusion;
-        let vectors = embedder
-            .embed(&[query])
-            .map_err(|source| SearchError::Embedding { source })?;
-        let [qv] = vectors.as_slice() else {
-            return Err(SearchError::EmbeddingShape {
-                wanted: "1 vector".to_owned(),
-                got: format!("{} vectors", vectors.len()),
-            });
-        };
-        let qv = unit(qv.clone());
-        // Every tool's cosine similarity, at `offsets[segment] + tool`.
+        let qv = query_vector(embedder, query)?;
+        let similarities = Similarities::of_every_tool(segments, &qv)?;
+        let dense = nearest(segments, &similarities);
+        Ok(if method == FusionMethod::ScoreBlend {
+            blend_scores(&lexical, &dense, &similarities, embedding_weight)
+        } else {
+            reciprocal_rank(lexical, &dense, segments, rrf_k, embedding_weight)
+        })
+    }
+}
+
+/// Every tool's cosine similarity to the query: tool `t` of segment `s` at
+/// `values[offsets[s] + t]`.
+struct Similarities {
+    /// Where each segment's tools start in `values`.
+    offsets: Vec<usize>,
+    /// The similarities, segment after segment, in tool order.
+    values: Vec<f64>,
+}
+
+impl Similarities {
+    /// Step 2 of [`ToolIndex::fuse`]: the dot product of the unit query vector `qv` with
+    /// every tool's (unit) vector; an [`SearchError::EmbeddingShape`] when a tool's vector
+    /// is not as long as the query's.
+    fn of_every_tool(segments: &[&Segment], qv: &[f32]) -> Result<Self, SearchError> {
         let mut offsets = Vec::with_capacity(segments.len());
-        let mut cosines: Vec<f64> = Vec::new();
+        let mut values: Vec<f64> = Vec::new();
         for seg in segments {
-            offsets.push(cosines.len());
+            offsets.push(values.len());
             for v in &seg.vectors {
                 if v.len() != qv.len() {
                     return Err(SearchError::EmbeddingShape {
@@ -351,85 +365,134 @@ impl ToolIndex {
                         got: format!("a query vector of length {}", qv.len()),
                     });
                 }
-                cosines.push(f64::from(dot(&qv, v)));
+                values.push(f64::from(dot(qv, v)));
             }
         }
-        // The first HYBRID_DEPTH by similarity, best first.
-        let mut dense: Vec<Scored> = Vec::with_capacity(cosines.len());
-        for (si, seg) in segments.iter().enumerate() {
-            for ti in 0..seg.vectors.len() {
-                dense.push(Scored {
-                    segment: si,
-                    tool: u32::try_from(ti).unwrap_or(u32::MAX),
-                    tier: 0,
-                    score: cosines[offsets[si] + ti],
-                    coverage: 0.0,
-                });
-            }
-        }
-        if dense.len() > HYBRID_DEPTH {
-            let name = |s: &Scored| &segments[s.segment].tools[s.tool as usize].qualified;
-            dense.select_nth_unstable_by(HYBRID_DEPTH - 1, |a, b| {
-                b.score
-                    .total_cmp(&a.score)
-                    .then_with(|| name(a).cmp(name(b)))
-            });
-            dense.truncate(HYBRID_DEPTH);
-        }
-        rank::sort(&mut dense, segments);
-        let cosine = |s: &Scored| {
-            offsets
-                .get(s.segment)
-                .and_then(|o| cosines.get(o + s.tool as usize))
-                .copied()
-                .unwrap_or(0.0)
-        };
-        let mut fused: BTreeMap<(usize, u32), Scored> = BTreeMap::new();
-        if method == FusionMethod::ScoreBlend {
-            // The lexical score over the query's best, plus the weighted similarity.
-            let best = lexical
-                .iter()
-                .filter(|s| s.tier == 0)
-                .map(|s| s.score)
-                .fold(0.0f64, f64::max);
-            for s in &lexical {
-                let lex = if best > 0.0 { s.score / best } else { 0.0 };
-                fused.insert(
-                    (s.segment, s.tool),
-                    Scored {
-                        score: lex + embedding_weight * cosine(s),
-                        ..*s
-                    },
-                );
-            }
-            for s in &dense {
-                fused.entry((s.segment, s.tool)).or_insert(Scored {
-                    score: embedding_weight * s.score,
-                    ..*s
-                });
-            }
-            return Ok(fused.into_values().collect());
-        }
-        rank::sort(&mut lexical, segments);
-        for (list, weight) in [(&lexical, 1.0), (&dense, embedding_weight)] {
-            for (r, s) in list.iter().take(HYBRID_DEPTH).enumerate() {
-                let slot = fused.entry((s.segment, s.tool)).or_insert(Scored {
-                    score: 0.0,
-                    tier: 0,
-                    ..*s
-                });
-                slot.score += weight / (rrf_k + r as f64 + 1.0);
-                slot.tier = slot.tier.max(s.tier);
-            }
-        }
-        // Exact and verbatim matches keep their place even beyond the fused depth.
-        for s in lexical.iter().skip(HYBRID_DEPTH).filter(|s| s.tier > 0) {
-            fused
-                .entry((s.segment, s.tool))
-                .or_insert(Scored { score: 0.0, ..*s });
-        }
-        Ok(fused.into_values().collect())
+        Ok(Self { offsets, values })
     }
+
+    /// The similarity of the tool `s` scores (0 for one outside the segments measured).
+    fn of(&self, s: &Scored) -> f64 {
+        self.offsets
+            .get(s.segment)
+            .and_then(|o| self.values.get(o + s.tool as usize))
+            .copied()
+            .unwrap_or(0.0)
+    }
+}
+
+/// Step 1 of [`ToolIndex::fuse`]: the query's unit vector from `embedder`; an
+/// [`SearchError::EmbeddingShape`] when it answers other than one vector.
+fn query_vector(embedder: &dyn Embedder, query: &str) -> Result<Vec<f32>, SearchError> {
+    let vectors = embedder
+        .embed(&[query])
+        .map_err(|source| SearchError::Embedding { source })?;
+    let [qv] = vectors.as_slice() else {
+        return Err(SearchError::EmbeddingShape {
+            wanted: "1 vector".to_owned(),
+            got: format!("{} vectors", vectors.len()),
+        });
+    };
+    Ok(unit(qv.clone()))
+}
+
+/// Step 3 of [`ToolIndex::fuse`]: the embedding ranking, the first [`HYBRID_DEPTH`] tools
+/// by similarity (selected, not sorted, past that depth; ties by qualified name), best
+/// first ([`rank::sort`]).
+fn nearest(segments: &[&Segment], similarities: &Similarities) -> Vec<Scored> {
+    let mut dense: Vec<Scored> = Vec::with_capacity(similarities.values.len());
+    for (si, seg) in segments.iter().enumerate() {
+        for ti in 0..seg.vectors.len() {
+            dense.push(Scored {
+                segment: si,
+                tool: u32::try_from(ti).unwrap_or(u32::MAX),
+                tier: 0,
+                score: similarities.values[similarities.offsets[si] + ti],
+                coverage: 0.0,
+            });
+        }
+    }
+    if dense.len() > HYBRID_DEPTH {
+        let name = |s: &Scored| &segments[s.segment].tools[s.tool as usize].qualified;
+        dense.select_nth_unstable_by(HYBRID_DEPTH - 1, |a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| name(a).cmp(name(b)))
+        });
+        dense.truncate(HYBRID_DEPTH);
+    }
+    rank::sort(&mut dense, segments);
+    dense
+}
+
+/// Step 4 of [`ToolIndex::fuse`], [`FusionMethod::ScoreBlend`]: each lexical hit scores
+/// its lexical score over the best untiered one's (exact and verbatim matches aside), plus
+/// `embedding_weight` times its
+/// similarity; an embedding hit with no lexical score scores the weighted similarity
+/// alone. Unsorted (in tool order).
+fn blend_scores(
+    lexical: &[Scored],
+    dense: &[Scored],
+    similarities: &Similarities,
+    embedding_weight: f64,
+) -> Vec<Scored> {
+    let mut fused: BTreeMap<(usize, u32), Scored> = BTreeMap::new();
+    let best = lexical
+        .iter()
+        .filter(|s| s.tier == 0)
+        .map(|s| s.score)
+        .fold(0.0f64, f64::max);
+    for s in lexical {
+        let lex = if best > 0.0 { s.score / best } else { 0.0 };
+        fused.insert(
+            (s.segment, s.tool),
+            Scored {
+                score: lex + embedding_weight * similarities.of(s),
+                ..*s
+            },
+        );
+    }
+    for s in dense {
+        fused.entry((s.segment, s.tool)).or_insert(Scored {
+            score: embedding_weight * s.score,
+            ..*s
+        });
+    }
+    fused.into_values().collect()
+}
+
+/// Step 4 of [`ToolIndex::fuse`], [`FusionMethod::ReciprocalRank`]: each tool scores
+/// `weight / (rrf_k + r)` from its rank `r` (from 1) in the first [`HYBRID_DEPTH`] of each
+/// list (weight 1 for the lexical list, `embedding_weight` for the embedding one) and keeps
+/// its best tier; lexical exact and verbatim matches past that depth stay, with score 0.
+/// Unsorted (in tool order).
+fn reciprocal_rank(
+    mut lexical: Vec<Scored>,
+    dense: &[Scored],
+    segments: &[&Segment],
+    rrf_k: f64,
+    embedding_weight: f64,
+) -> Vec<Scored> {
+    let mut fused: BTreeMap<(usize, u32), Scored> = BTreeMap::new();
+    rank::sort(&mut lexical, segments);
+    for (list, weight) in [(lexical.as_slice(), 1.0), (dense, embedding_weight)] {
+        for (r, s) in list.iter().take(HYBRID_DEPTH).enumerate() {
+            let slot = fused.entry((s.segment, s.tool)).or_insert(Scored {
+                score: 0.0,
+                tier: 0,
+                ..*s
+            });
+            slot.score += weight / (rrf_k + r as f64 + 1.0);
+            slot.tier = slot.tier.max(s.tier);
+        }
+    }
+    // Exact and verbatim matches keep their place even beyond the fused depth.
+    for s in lexical.iter().skip(HYBRID_DEPTH).filter(|s| s.tier > 0) {
+        fused
+            .entry((s.segment, s.tool))
+            .or_insert(Scored { score: 0.0, ..*s });
+    }
+    fused.into_values().collect()
 }
 
 /// One unit vector per tool of `seg`, from `tools` (the same tools, any order), with the
