@@ -289,120 +289,17 @@ async fn subscribe(
     spec: &EventsSpec,
     request: &CustomRequest,
 ) -> Result<Value, McpError> {
-    let params = subscription(spec, request, "webhook")?;
-    let WithDelivery { delivery } = request
-        .params_as()
-        .map_err(|e| McpError::invalid_params(format!("events/subscribe: {e}"), None))?
-        .ok_or_else(|| McpError::invalid_params("events/subscribe: no params", None))?;
-    let kind = webhook::callback(&delivery.url).map_err(|e| McpError::invalid_params(e, None))?;
-    let key = delivery
-        .secret
-        .as_deref()
-        .and_then(|s| s.strip_prefix("whsec_"))
-        .and_then(|b| STANDARD.decode(b).ok())
-        .filter(|k| (24..=64).contains(&k.len()));
-    let Some(key) = key else {
-        return Err(McpError::invalid_params(
-            "delivery.secret is not `whsec_` followed by base64 of 24 to 64 bytes",
-            None,
-        ));
-    };
-    let position = server
-        .events
-        .position(params.cursor.as_deref())
-        .map_err(|e| McpError::invalid_params(e, None))?;
-    let since = server
-        .events
-        .since(position, &params.name, &params.arguments, 0);
-    // Where delivery resumes after a cut replay (its delivery task starts with a `gap`
-    // envelope saying so).
-    let start = if since.truncated {
-        resumed_at(
-            &server
-                .events
-                .since(position, &params.name, &params.arguments, usize::MAX),
-        )
-    } else {
-        position
-    };
-    let ttl = request
-        .params
-        .as_ref()
-        .and_then(|p| p.get("ttlMs"))
-        .cloned();
-    let granted = match ttl {
-        Some(Value::Null) => None,
-        other => Some(
-            other
-                .and_then(|v| v.as_u64())
-                .unwrap_or(3_600_000)
-                .max(spec.webhook.min_ttl_ms),
-        ),
-    };
-    let refresh_before = granted.map_or(Value::Null, |ms| {
-        let at = chrono::Utc::now()
-            + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
-        json!(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-    });
-    let early = spec.webhook.faults.iter().find_map(|f| match f {
-        WebhookFault::LapseEarly { after_ms } => Some(*after_ms),
-        _ => None,
-    });
-    let lapse_ms = match (granted, early) {
-        (Some(g), Some(e)) => Some(g.min(e)),
-        (g, e) => g.or(e),
-    };
-    let lapses_at = lapse_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms));
-    let id = webhook_id(&delivery.url, &params.name, &params.arguments);
-    if let webhook::CallbackKind::Loopback(callback) = &kind
-        && spec.webhook.verify_callbacks
-    {
-        server
-            .events
-            .webhooks
-            .verify(&delivery.url, callback, &key, &id)
-            .await
-            .map_err(|reason| {
-                McpError::new(
-                    ErrorCode(CALLBACK_ENDPOINT_ERROR),
-                    format!(
-                        "the callback {:?} failed verification: {reason}",
-                        delivery.url
-                    ),
-                    Some(json!({ "reason": reason })),
-                )
-            })?;
-    }
+    let asked = WebhookRequest::read(spec, request)?;
+    let start = Start::at_cursor(server, &asked.params)?;
+    let grant = Grant::asked_by(spec, request);
+    let id = webhook_id(&asked.url, &asked.params.name, &asked.params.arguments);
+    verify_callback(server, spec, &asked, &id).await?;
     let mut subs = crate::record::lock(&server.events.webhooks.subs);
-    let live = subs
-        .get(&id)
-        .filter(|s| {
-            s.lapses_at
-                .is_none_or(|at| at > tokio::time::Instant::now())
-        })
-        .is_some();
-    if live {
-        let Some(sub) = subs.get_mut(&id) else {
-            return Err(McpError::internal_error("a subscription vanished", None));
-        };
-        if sub.key != key {
-            let replaced = std::mem::replace(&mut sub.key, key);
-            sub.previous_key = Some((replaced, webhook::rotation_ends()));
-        }
-        sub.lapses_at = lapses_at;
-        let status = json!({
-            "active": true,
-            "lastDeliveryAt": sub.last_delivery_at,
-            "lastError": sub.last_error,
-            "delivered": sub.delivered,
-        });
-        return Ok(json!({
-            "id": id,
-            "refreshBefore": refresh_before,
-            "cursor": cursor(sub.position),
-            "truncated": false,
-            "deliveryStatus": status,
-        }));
+    if let Some(sub) = subs.get_mut(&id).filter(|s| {
+        s.lapses_at
+            .is_none_or(|at| at > tokio::time::Instant::now())
+    }) {
+        return Ok(refresh(sub, asked.key, &id, grant));
     }
     if let Some(lapsed) = subs.remove(&id) {
         lapsed.cancel.cancel();
@@ -411,12 +308,12 @@ async fn subscribe(
     subs.insert(
         id.clone(),
         webhook::WebhookSub {
-            name: params.name,
-            arguments: params.arguments,
-            key,
+            name: asked.params.name,
+            arguments: asked.params.arguments,
+            key: asked.key,
             previous_key: None,
-            lapses_at,
-            position,
+            lapses_at: grant.lapses_at,
+            position: start.position,
             delivered: 0,
             posted: 0,
             last_delivery_at: None,
@@ -425,7 +322,7 @@ async fn subscribe(
         },
     );
     drop(subs);
-    if let webhook::CallbackKind::Loopback(callback) = kind {
+    if let webhook::CallbackKind::Loopback(callback) = asked.kind {
         webhook::spawn_delivery(
             Arc::downgrade(server),
             id.clone(),
@@ -436,10 +333,189 @@ async fn subscribe(
     }
     Ok(json!({
         "id": id,
-        "refreshBefore": refresh_before,
-        "cursor": cursor(start),
-        "truncated": since.truncated,
+        "refreshBefore": grant.refresh_before,
+        "cursor": cursor(start.resumes_at),
+        "truncated": start.truncated,
     }))
+}
+
+/// What an `events/subscribe` request asks, checked.
+struct WebhookRequest {
+    /// The event type, its arguments and the cursor to start from.
+    params: Subscription,
+    /// `delivery.url`.
+    url: String,
+    /// What `url` allows.
+    kind: webhook::CallbackKind,
+    /// The HMAC key: `delivery.secret` decoded.
+    key: Vec<u8>,
+}
+
+impl WebhookRequest {
+    /// Step 1 of [`subscribe`]: reads the params: an event type offered by webhook
+    /// (`NotFound` or `Unsupported` otherwise), a callback URL that is `https` or `http` to
+    /// a loopback host, and a secret that is `whsec_` followed by base64 of 24 to 64 bytes
+    /// (invalid params otherwise).
+    fn read(spec: &EventsSpec, request: &CustomRequest) -> Result<Self, McpError> {
+        let params = subscription(spec, request, "webhook")?;
+        let WithDelivery { delivery } = request
+            .params_as()
+            .map_err(|e| McpError::invalid_params(format!("events/subscribe: {e}"), None))?
+            .ok_or_else(|| McpError::invalid_params("events/subscribe: no params", None))?;
+        let kind =
+            webhook::callback(&delivery.url).map_err(|e| McpError::invalid_params(e, None))?;
+        let key = delivery
+            .secret
+            .as_deref()
+            .and_then(|s| s.strip_prefix("whsec_"))
+            .and_then(|b| STANDARD.decode(b).ok())
+            .filter(|k| (24..=64).contains(&k.len()));
+        let Some(key) = key else {
+            return Err(McpError::invalid_params(
+                "delivery.secret is not `whsec_` followed by base64 of 24 to 64 bytes",
+                None,
+            ));
+        };
+        Ok(Self {
+            params,
+            url: delivery.url,
+            kind,
+            key,
+        })
+    }
+}
+
+/// Where a new subscription's delivery starts.
+struct Start {
+    /// The position of the cursor given (the log's start without one).
+    position: u64,
+    /// The cursor answered: `position`, or where delivery resumes after a cut replay.
+    resumes_at: u64,
+    /// Whether events after `position` were forgotten (the replay is cut).
+    truncated: bool,
+}
+
+impl Start {
+    /// Step 2 of [`subscribe`]: the position of the request's cursor (invalid params when
+    /// the log does not know it) and, when events after it were forgotten, where delivery
+    /// resumes (its delivery task starts with a `gap` envelope saying so).
+    fn at_cursor(server: &Shared, params: &Subscription) -> Result<Self, McpError> {
+        let log = &server.events;
+        let position = log
+            .position(params.cursor.as_deref())
+            .map_err(|e| McpError::invalid_params(e, None))?;
+        let since = log.since(position, &params.name, &params.arguments, 0);
+        let resumes_at = if since.truncated {
+            resumed_at(&log.since(position, &params.name, &params.arguments, usize::MAX))
+        } else {
+            position
+        };
+        Ok(Self {
+            position,
+            resumes_at,
+            truncated: since.truncated,
+        })
+    }
+}
+
+/// The lifetime granted to a subscription.
+struct Grant {
+    /// `refreshBefore`: an RFC 3339 time, or `null` for no expiry.
+    refresh_before: Value,
+    /// When the server lets it lapse (`None`: never): the grant, or sooner under
+    /// [`WebhookFault::LapseEarly`].
+    lapses_at: Option<tokio::time::Instant>,
+}
+
+impl Grant {
+    /// Step 3 of [`subscribe`]: the request's `ttlMs` (default an hour, at least
+    /// [`crate::WebhookSpec::min_ttl_ms`], none when it is `null`), counted from now.
+    fn asked_by(spec: &EventsSpec, request: &CustomRequest) -> Self {
+        let ttl = request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("ttlMs"))
+            .cloned();
+        let granted = match ttl {
+            Some(Value::Null) => None,
+            other => Some(
+                other
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(3_600_000)
+                    .max(spec.webhook.min_ttl_ms),
+            ),
+        };
+        let refresh_before = granted.map_or(Value::Null, |ms| {
+            let at = chrono::Utc::now()
+                + chrono::Duration::milliseconds(i64::try_from(ms).unwrap_or(i64::MAX));
+            json!(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+        });
+        let early = spec.webhook.faults.iter().find_map(|f| match f {
+            WebhookFault::LapseEarly { after_ms } => Some(*after_ms),
+            _ => None,
+        });
+        let lapse_ms = match (granted, early) {
+            (Some(g), Some(e)) => Some(g.min(e)),
+            (g, e) => g.or(e),
+        };
+        Self {
+            refresh_before,
+            lapses_at: lapse_ms.map(|ms| tokio::time::Instant::now() + Duration::from_millis(ms)),
+        }
+    }
+}
+
+/// Step 4 of [`subscribe`]: when the scenario verifies callbacks, POSTs the `verification`
+/// handshake to a loopback callback not verified yet; `CallbackEndpointError` (with the
+/// failure as `data.reason`) when it fails. An `https` callback is never verified.
+async fn verify_callback(
+    server: &Shared,
+    spec: &EventsSpec,
+    asked: &WebhookRequest,
+    id: &str,
+) -> Result<(), McpError> {
+    let webhook::CallbackKind::Loopback(callback) = &asked.kind else {
+        return Ok(());
+    };
+    if !spec.webhook.verify_callbacks {
+        return Ok(());
+    }
+    server
+        .events
+        .webhooks
+        .verify(&asked.url, callback, &asked.key, id)
+        .await
+        .map_err(|reason| {
+            McpError::new(
+                ErrorCode(CALLBACK_ENDPOINT_ERROR),
+                format!("the callback {:?} failed verification: {reason}", asked.url),
+                Some(json!({ "reason": reason })),
+            )
+        })
+}
+
+/// Step 5 of [`subscribe`], for a live subscription: re-grants it and, when `key` is a new
+/// secret, rotates it (the old one still signs for a grace); answers the grant with the
+/// subscription's own cursor and delivery status.
+fn refresh(sub: &mut webhook::WebhookSub, key: Vec<u8>, id: &str, grant: Grant) -> Value {
+    if sub.key != key {
+        let replaced = std::mem::replace(&mut sub.key, key);
+        sub.previous_key = Some((replaced, webhook::rotation_ends()));
+    }
+    sub.lapses_at = grant.lapses_at;
+    let status = json!({
+        "active": true,
+        "lastDeliveryAt": sub.last_delivery_at,
+        "lastError": sub.last_error,
+        "delivered": sub.delivered,
+    });
+    json!({
+        "id": id,
+        "refreshBefore": grant.refresh_before,
+        "cursor": cursor(sub.position),
+        "truncated": false,
+        "deliveryStatus": status,
+    })
 }
 
 /// `events/unsubscribe`: forgets the subscription (its POSTs stop), or answers `-32011`
