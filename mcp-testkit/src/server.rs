@@ -102,6 +102,7 @@ impl FakeServer {
                 tasks: Arc::default(),
                 task_work: crate::shared::TaskWork::default(),
                 events: crate::events::log::EventLog::default(),
+                webhooks: crate::events::webhook::Webhooks::default(),
             }),
         }
     }

@@ -61,6 +61,8 @@ pub(crate) struct Shared {
     pub(crate) task_work: TaskWork,
     /// The events emitted (the Events extension), and the push stream faults.
     pub(crate) events: crate::events::log::EventLog,
+    /// Webhook subscriptions (`events/subscribe`) and the callbacks verified.
+    pub(crate) webhooks: crate::events::webhook::Webhooks,
 }
 
 impl Shared {

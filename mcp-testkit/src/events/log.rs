@@ -10,11 +10,9 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use super::cursor::{CURSOR_PREFIX, cursor};
 use crate::record::lock;
 use crate::shared::Shared;
-
-/// The prefix of a cursor: `pos-N` is the position after the N-th event.
-const CURSOR_PREFIX: &str = "pos-";
 
 /// One emitted event.
 #[derive(Debug, Clone)]
@@ -42,11 +40,6 @@ impl Stored {
         occurrence["cursor"] = json!(cursor(self.seq));
         occurrence
     }
-}
-
-/// The cursor of the position after `seq` events.
-pub(crate) fn cursor(seq: u64) -> String {
-    format!("{CURSOR_PREFIX}{seq}")
 }
 
 /// What a subscription gets after a position.
@@ -85,8 +78,6 @@ pub(crate) struct EventLog {
     /// The timers of [`crate::EventTypeSpec::every_ms`], once started; aborted with the
     /// server's last clone.
     timers: Mutex<Option<JoinSet<()>>>,
-    /// Webhook subscriptions (`events/subscribe`) and the callbacks verified.
-    pub(crate) webhooks: super::webhook::Webhooks,
 }
 
 impl Default for EventLog {
@@ -98,7 +89,6 @@ impl Default for EventLog {
             silenced: watch::channel(0).0,
             open_streams: AtomicUsize::new(0),
             timers: Mutex::new(None),
-            webhooks: super::webhook::Webhooks::default(),
         }
     }
 }

@@ -18,6 +18,8 @@
 //! subscription when each of its `arguments` equals the field of that name in the event's
 //! `data`.
 
+pub(crate) mod cursor;
+pub(crate) mod delivery;
 pub(crate) mod log;
 pub(crate) mod serve;
 pub(crate) mod webhook;

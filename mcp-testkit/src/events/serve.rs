@@ -16,7 +16,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use tokio_util::sync::CancellationToken;
 
-use super::log::{Stored, cursor};
+use super::cursor::cursor;
+use super::log::Stored;
 use super::webhook;
 use super::{EVENTS_EXTENSION_ID, EventsSpec, WebhookFault};
 use crate::Scenario;
@@ -294,7 +295,7 @@ async fn subscribe(
     let grant = Grant::asked_by(spec, request);
     let id = webhook_id(&asked.url, &asked.params.name, &asked.params.arguments);
     verify_callback(server, spec, &asked, &id).await?;
-    let mut subs = crate::record::lock(&server.events.webhooks.subs);
+    let mut subs = crate::record::lock(&server.webhooks.subs);
     if let Some(sub) = subs.get_mut(&id).filter(|s| {
         s.lapses_at
             .is_none_or(|at| at > tokio::time::Instant::now())
@@ -323,7 +324,7 @@ async fn subscribe(
     );
     drop(subs);
     if let webhook::CallbackKind::Loopback(callback) = asked.kind {
-        webhook::spawn_delivery(
+        super::delivery::spawn_delivery(
             Arc::downgrade(server),
             id.clone(),
             callback,
@@ -481,7 +482,6 @@ async fn verify_callback(
         return Ok(());
     }
     server
-        .events
         .webhooks
         .verify(&asked.url, callback, &asked.key, id)
         .await
@@ -533,7 +533,7 @@ fn unsubscribe(server: &Shared, request: &CustomRequest) -> Result<Value, McpErr
         .map_err(|e| McpError::invalid_params(format!("events/unsubscribe: {e}"), None))?
         .ok_or_else(|| McpError::invalid_params("events/unsubscribe: no params", None))?;
     let id = webhook_id(&params.delivery.url, &params.name, &params.arguments);
-    let mut subs = crate::record::lock(&server.events.webhooks.subs);
+    let mut subs = crate::record::lock(&server.webhooks.subs);
     let removed = subs.remove(&id);
     let live = removed.filter(|s| {
         s.cancel.cancel();

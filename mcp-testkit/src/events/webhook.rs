@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, Weak};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -18,9 +18,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::WebhookFault;
-use super::log::cursor;
 use crate::record::lock;
-use crate::shared::Shared;
 
 /// How long one POST may take (connect, send, answer).
 const POST_TIMEOUT: Duration = Duration::from_secs(5);
@@ -126,7 +124,7 @@ pub(crate) type Failure = &'static str;
 
 impl Webhooks {
     /// A fresh nonce (unpredictable enough for a fake: a per-process random hash key).
-    fn nonce(&self) -> String {
+    pub(crate) fn nonce(&self) -> String {
         use std::hash::{BuildHasher, Hasher};
         let n = self.counter.fetch_add(1, Ordering::SeqCst);
         let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
@@ -221,7 +219,7 @@ pub(crate) fn sign(key: &[u8], id: &str, timestamp: u64, body: &[u8]) -> String 
 }
 
 /// One POST: the headers and the body.
-struct Delivery {
+pub(crate) struct Delivery {
     id: String,
     timestamp: u64,
     signature: String,
@@ -387,150 +385,8 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
     }
 }
 
-/// What the delivery task of one subscription needs each round.
-struct Round {
-    name: String,
-    arguments: Map<String, Value>,
-    /// The current key, and the replaced one during its grace.
-    keys: Vec<Vec<u8>>,
-    position: u64,
-    lapses_at: Option<Instant>,
-    posted: u64,
-}
-
-/// Starts the task that delivers subscription `id` to `callback` until it is
-/// unsubscribed, lapses, or the server stops.
-pub(crate) fn spawn_delivery(
-    server: Weak<Shared>,
-    id: String,
-    callback: Callback,
-    cancel: CancellationToken,
-    faults: Vec<WebhookFault>,
-) {
-    tokio::spawn(async move {
-        let Some(strong) = server.upgrade() else {
-            return;
-        };
-        let stop = strong.stop.clone();
-        let mut heads = strong.events.head.subscribe();
-        drop(strong);
-        loop {
-            heads.mark_unchanged();
-            let Some(server) = server.upgrade() else {
-                return;
-            };
-            let Some(round) = current(&server, &id, &cancel) else {
-                return;
-            };
-            let since =
-                server
-                    .events
-                    .since(round.position, &round.name, &round.arguments, usize::MAX);
-            if since.truncated {
-                let resumed = since
-                    .events
-                    .first()
-                    .map_or(since.checked, |e| e.seq.saturating_sub(1));
-                let body = json!({"type": "gap", "cursor": cursor(resumed)}).to_string();
-                let gap_id = format!("msg_gap_{}", server.events.webhooks.nonce());
-                let _abandoned =
-                    deliver(&callback, &gap_id, body.into_bytes(), &round.keys, &id).await;
-            }
-            let mut posted = round.posted;
-            for event in &since.events {
-                // Lapsed or unsubscribed meanwhile: nothing more is POSTed.
-                if current(&server, &id, &cancel).is_none() {
-                    return;
-                }
-                posted += 1;
-                let body = event.with_cursor().to_string().into_bytes();
-                let event_id = format!("evt-{}", event.seq);
-                let event_id = event.occurrence["eventId"]
-                    .as_str()
-                    .map_or(event_id, str::to_owned);
-                let outcome = deliver_with_faults(
-                    &callback,
-                    &event_id,
-                    body,
-                    &round.keys,
-                    &id,
-                    posted,
-                    &faults,
-                )
-                .await;
-                let mut subs = lock(&server.events.webhooks.subs);
-                let Some(sub) = subs.get_mut(&id).filter(|_| !cancel.is_cancelled()) else {
-                    return;
-                };
-                sub.posted = posted;
-                sub.position = sub.position.max(event.seq);
-                match outcome {
-                    Ok(()) => {
-                        sub.delivered += 1;
-                        sub.last_delivery_at = Some(
-                            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                        );
-                        sub.last_error = None;
-                    }
-                    Err(failure) => sub.last_error = Some(failure),
-                }
-            }
-            if let Some(sub) = lock(&server.events.webhooks.subs)
-                .get_mut(&id)
-                .filter(|_| !cancel.is_cancelled())
-            {
-                sub.position = sub.position.max(since.checked);
-            }
-            let lapses_at = round.lapses_at;
-            drop(server);
-            let lapse = async {
-                match lapses_at {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                () = stop.cancelled() => return,
-                () = cancel.cancelled() => return,
-                changed = heads.changed() => if changed.is_err() { return },
-                () = lapse => {}
-            }
-        }
-    });
-}
-
-/// The subscription's state for a round; `None` (and the subscription forgotten) once it
-/// lapsed, or when it was unsubscribed.
-fn current(server: &Shared, id: &str, cancel: &CancellationToken) -> Option<Round> {
-    if cancel.is_cancelled() {
-        return None;
-    }
-    let mut subs = lock(&server.events.webhooks.subs);
-    let sub = subs.get(id)?;
-    if sub.lapses_at.is_some_and(|at| at <= Instant::now()) {
-        sub.cancel.cancel();
-        subs.remove(id);
-        return None;
-    }
-    Some(Round {
-        name: sub.name.clone(),
-        arguments: sub.arguments.clone(),
-        keys: std::iter::once(sub.key.clone())
-            .chain(
-                sub.previous_key
-                    .as_ref()
-                    .filter(|(_, until)| *until > Instant::now())
-                    .map(|(key, _)| key.clone()),
-            )
-            .collect(),
-        position: sub.position,
-        lapses_at: sub.lapses_at,
-        posted: sub.posted,
-    })
-}
-
 /// POSTs one event with the faults of its delivery number around the genuine POST.
-async fn deliver_with_faults(
+pub(crate) async fn deliver_with_faults(
     callback: &Callback,
     event_id: &str,
     body: Vec<u8>,
@@ -580,7 +436,7 @@ async fn deliver_with_faults(
 
 /// POSTs one body, retried with a fresh timestamp and signature on failure; the
 /// request that was acknowledged.
-async fn deliver(
+pub(crate) async fn deliver(
     callback: &Callback,
     id: &str,
     body: Vec<u8>,
