@@ -84,26 +84,7 @@ impl Path {
 /// Rows of the gateway: over stdio and HTTP versus straight, and HTTP versus mcp-proxy.
 pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
     let Some(mcpctl) = installs::mcpctl() else {
-        let hint = "needs mcpctl of the same build: cargo build --release -p mcpctl";
-        return Ok(vec![
-            Row::pending(
-                "gateway over stdio: call p50 via `mcpctl serve`",
-                "≤ 2.2× straight",
-                hint,
-            ),
-            Row::pending(
-                "gateway over HTTP: call p50 via `mcpctl serve --http`",
-                "—",
-                hint,
-            ),
-            Row::pending(
-                "gateway over HTTP vs mcp-proxy: call p50",
-                "≤ 0.5× mcp-proxy",
-                hint,
-            ),
-            Row::pending(OAUTH_ROW, "≤ 1.2× static token", hint),
-            Row::pending(MODERN_ROW, "≤ 1.2× a 2025-era session", hint),
-        ]);
+        return Ok(pending_rows());
     };
     let auth = FakeAuthServer::start(AuthServerOptions::new().with_jwt_access_tokens())
         .await
@@ -121,6 +102,35 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
     crate::spawned::stop_all(processes).await;
     auth.shutdown().await;
     let proxied = result?;
+    Ok(measured_rows(&paths, proxied))
+}
+
+/// The gateway's rows when mcpctl of the same build is missing: each says how to build it.
+fn pending_rows() -> Vec<Row> {
+    let hint = "needs mcpctl of the same build: cargo build --release -p mcpctl";
+    vec![
+        Row::pending(
+            "gateway over stdio: call p50 via `mcpctl serve`",
+            "≤ 2.2× straight",
+            hint,
+        ),
+        Row::pending(
+            "gateway over HTTP: call p50 via `mcpctl serve --http`",
+            "—",
+            hint,
+        ),
+        Row::pending(
+            "gateway over HTTP vs mcp-proxy: call p50",
+            "≤ 0.5× mcp-proxy",
+            hint,
+        ),
+        Row::pending(OAUTH_ROW, "≤ 1.2× static token", hint),
+        Row::pending(MODERN_ROW, "≤ 1.2× a 2025-era session", hint),
+    ]
+}
+
+/// The gateway's rows from the sampled paths (`proxied`: whether mcp-proxy's path ran).
+fn measured_rows(paths: &[Path], proxied: bool) -> Vec<Row> {
     let p50 = |i: usize| quantile(&paths[i].samples, 0.5);
     let calls = paths[0].samples.len();
     let note = format!("{calls} calls per path, rotated order, one run");
@@ -182,7 +192,7 @@ pub(crate) async fn gateway(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
             installs::INSTALL_HINT,
         )
     });
-    Ok(rows)
+    rows
 }
 
 /// The row of the OAuth-protected gateway.
