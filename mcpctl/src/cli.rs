@@ -277,7 +277,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_body: Option<usize>,
     /// Keep a server running this many seconds after its last client left, so a client
-    /// that comes back (a new session) finds it warm [default: 60 with --http, 0 over stdio].
+    /// that comes back (a new session) finds it warm; also how long a 2026-era caller's
+    /// connection set is kept for its next call [default: 60 with --http, 0 over stdio].
     #[arg(long, value_name = "SECS")]
     pub(crate) keep_alive: Option<u64>,
     /// Seal the `requestState` of MCP 2026-07-28 calls with the key in this file (32

@@ -503,6 +503,39 @@ fn a_secret_is_asked_hidden_stored_and_only_referred_to_in_the_file() {
     assert!(read.stdout.contains(secret), "{}", read.stdout);
     assert!(!read.stderr.contains(secret), "{}", read.stderr);
 
+    // The gateway (`mcpctl serve`, over stdio) starts it with the stored value too.
+    let mut serve = wd.spawn_piped(&["--config", "mcp.toml", "serve"]);
+    let read_through_gateway = {
+        use std::io::{BufRead, Write};
+        let mut stdin = serve.stdin.take().unwrap();
+        let lines = [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read",
+                "params": {"uri": "env://key"}}),
+        ];
+        for line in lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+        stdin.flush().unwrap();
+        let stdout = std::io::BufReader::new(serve.stdout.take().unwrap());
+        let answer = stdout
+            .lines()
+            .map_while(Result::ok)
+            .find(|line| line.contains("\"id\":2"))
+            .unwrap_or_default();
+        drop(stdin);
+        answer
+    };
+    let status = serve.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        read_through_gateway.contains(secret),
+        "{read_through_gateway}"
+    );
+
     // Another server referring to a secret nobody stored fails alone, saying what to do.
     std::fs::write(
         wd.path().join("mcp.toml"),

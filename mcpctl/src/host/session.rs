@@ -117,6 +117,21 @@ impl Loaded {
     }
 }
 
+/// `options` with the secrets `mcpctl add` stored for the entries that refer to them
+/// (`${secret:NAME}`), read from the credential store only when some entry does: every
+/// program that starts the configuration's servers (the commands and `mcpctl serve`)
+/// resolves them the same way.
+pub(crate) async fn with_stored_secrets(
+    options: ConnectionSetOptions,
+    catalog: &ResolvedCatalog,
+) -> ConnectionSetOptions {
+    let open = || crate::host::auth::open_store(catalog, false).map_err(|e| e.message().to_owned());
+    match crate::term::inputs::SecretEnv::for_catalog(catalog, open).await {
+        Some(secrets) => options.with_env_lookup(Arc::new(secrets)),
+        None => options,
+    }
+}
+
 /// The options every host of this program starts its connection sets with: its client
 /// identity, the persisted tool catalog cache (not for the demo, whose HTTP server gets a
 /// new port, so a new fingerprint, on every run) and the credential store, opened only
@@ -197,14 +212,9 @@ impl Session {
         let loaded = Loaded::find(global, true, false).await?;
         let catalog = loaded.catalog();
         let (tx, rx) = mpsc::unbounded_channel();
-        let (mut options, store) = host_options(&loaded, &catalog);
-        // Secrets `mcpctl add` stored, for the entries that refer to them.
-        let open =
-            || crate::host::auth::open_store(&catalog, false).map_err(|e| e.message().to_owned());
-        if let Some(secrets) = crate::term::inputs::SecretEnv::for_catalog(&catalog, open).await {
-            options = options.with_env_lookup(Arc::new(secrets));
-        }
-        let options = options
+        let (options, store) = host_options(&loaded, &catalog);
+        let options = with_stored_secrets(options, &catalog)
+            .await
             // Commands wait for startup themselves (with progress); listing never waits.
             .with_tools_grace(std::time::Duration::ZERO)
             .with_events(tx)

@@ -40,7 +40,7 @@ use rmcp::ServiceExt;
 
 use crate::cli::{GlobalArgs, ServeArgs};
 use crate::error::CliError;
-use crate::host::session::{Loaded, host_options};
+use crate::host::session::{Loaded, host_options, with_stored_secrets};
 
 pub(crate) use gateway::{Gateway, Hub};
 pub(crate) use stop::StopSignals;
@@ -64,7 +64,7 @@ pub(crate) async fn run(
 ) -> Result<u8, CliError> {
     let http_addr = http_addr(args)?;
     let loaded = Loaded::find(global, true, false).await?;
-    let hub = Arc::new(hub(&loaded, args, http_addr.is_some())?);
+    let hub = Arc::new(hub(&loaded, args, http_addr.is_some()).await?);
     // Questions nobody answered expire on a timer, not on the next request.
     let expiry = tokio::spawn(modern::expire_every_second(Arc::downgrade(&hub)));
     let outcome = match http_addr {
@@ -117,13 +117,15 @@ fn http_addr(args: &ServeArgs) -> Result<Option<SocketAddr>, CliError> {
 
 /// What every client of this `serve` shares, from the loaded configuration and the
 /// flags (`over_http`: clients come over `--http`, not stdio).
-fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, CliError> {
+async fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, CliError> {
     let catalog = loaded.catalog();
     // The flag wins over the configuration.
     let tool_exposure = args
         .tool_exposure
         .unwrap_or_else(|| catalog.tool_exposure());
     let (options, _store) = host_options(loaded, &catalog);
+    // Servers whose entries refer to secrets `mcpctl add` stored start here as in mcpctl.
+    let options = with_stored_secrets(options, &catalog).await;
     let answer_deadline = answer_deadline(args)?;
     if let Some(id) = &args.instance_id {
         sessions::check_instance_id(id).map_err(|e| {

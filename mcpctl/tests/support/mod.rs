@@ -221,6 +221,18 @@ impl Workdir {
             .expect("spawn mcpctl")
     }
 
+    /// Starts mcpctl with `args` without waiting, its stdin and stdout piped (to speak to
+    /// `mcpctl serve` over stdio) and its stderr captured.
+    #[allow(dead_code, reason = "used by some test files only")]
+    pub(crate) fn spawn_piped(&self, args: &[&str]) -> std::process::Child {
+        self.command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn mcpctl")
+    }
+
     /// Replaces machine-specific paths.
     pub(crate) fn clean(&self, text: &str) -> String {
         let dir = self.dir.path().display().to_string();
