@@ -40,11 +40,11 @@ mod routing;
 mod skills;
 mod webhook;
 
-use events::forward_list_changes;
 pub(crate) use event_relay::EventRelay;
+use events::forward_list_changes;
 pub(crate) use listen::ListenSetups;
-pub(crate) use webhook::{routes as webhook_routes, status_routes as event_status_routes};
 use routing::Owners;
+pub(crate) use webhook::{routes as webhook_routes, status_routes as event_status_routes};
 
 /// Set events kept for `subscriptions/listen` requests that are slow to take them.
 const EVENT_BUFFER: usize = 64;
