@@ -142,7 +142,8 @@ fn an_accepted_version_survives_a_new_process() {
     let next = ToolPins::persisted(dir.path());
     assert_eq!(next.load_problem(), None);
     assert_eq!(
-        next.accepted_version(&key("files"), &target("a")).as_deref(),
+        next.accepted_version(&key("files"), &target("a"))
+            .as_deref(),
         Some("0.6.0")
     );
     assert_eq!(next.accepted_version(&key("files"), &target("b")), None);
