@@ -25,7 +25,10 @@ fn postgres_answers_on_loopback_and_leaves_no_process() {
     let Some(mut fixture) = PostgresFixture::start_or_skip("postgres fixture") else {
         return;
     };
-    let output = psql(&fixture, "select current_user || ' ' || host(inet_server_addr())");
+    let output = psql(
+        &fixture,
+        "select current_user || ' ' || host(inet_server_addr())",
+    );
     assert!(
         output.status.success(),
         "psql failed: {}\nlog:\n{}",
