@@ -220,7 +220,9 @@ impl PostgresFixture {
     /// The postmaster and every live process it started (its background workers and one
     /// backend per open connection). Empty once stopped.
     pub fn pids(&self) -> Vec<u32> {
-        self.pid().map(descendants).unwrap_or_default()
+        self.pid()
+            .map(crate::process::process_tree)
+            .unwrap_or_default()
     }
 
     /// The server's log so far.
@@ -277,7 +279,7 @@ fn wait_accepting(child: &mut Child, port: u16, dir: &Path) -> Result<(), Error>
 /// A fast shutdown (SIGINT: open connections are closed), then SIGKILL for whatever is
 /// left after [`POSTGRES_STARTUP_TIMEOUT`], the postmaster's children included.
 fn stop_child(mut child: Child) {
-    let pids = descendants(child.id());
+    let pids = crate::process::process_tree(child.id());
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .stdout(Stdio::null())
@@ -303,39 +305,6 @@ fn stop_child(mut child: Child) {
             crate::kill_process(pid);
         }
     }
-}
-
-/// Every live descendant of `root` and `root` itself, from `/proc/*/stat`.
-fn descendants(root: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(u32, u32)> = dir
-        .filter_map(|entry| {
-            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let rest = &text[text.rfind(')')? + 1..];
-            let mut fields = rest.split_whitespace();
-            let state = fields.next()?;
-            if matches!(state, "Z" | "X" | "x") {
-                return None;
-            }
-            Some((pid, fields.next()?.parse().ok()?))
-        })
-        .collect();
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, ppid)| *ppid == parent)
-                .map(|(pid, _)| *pid),
-        );
-        i += 1;
-    }
-    found
 }
 
 /// A command that runs as `owner` (uid, gid) when given, in `dir`, with a plain

@@ -25,6 +25,41 @@ fn running(state: char) -> bool {
     !matches!(state, 'Z' | 'X' | 'x')
 }
 
+/// `root` and every live (non-zombie) descendant of it, `root` first, from the parent
+/// pids in `/proc/*/stat`: a fixture's whole process tree, for its leak checks and its
+/// cleanup.
+pub(crate) fn process_tree(root: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let parents: Vec<(u32, u32)> = dir
+        .filter_map(|entry| {
+            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let rest = &text[text.rfind(')')? + 1..];
+            let mut fields = rest.split_whitespace();
+            let state = fields.next()?.chars().next()?;
+            if !running(state) {
+                return None;
+            }
+            Some((pid, fields.next()?.parse().ok()?))
+        })
+        .collect();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parents
+                .iter()
+                .filter(|(_, ppid)| *ppid == parent)
+                .map(|(pid, _)| *pid),
+        );
+        i += 1;
+    }
+    found
+}
+
 /// True when `pid` exists and is not a zombie.
 pub fn process_alive(pid: u32) -> bool {
     stat(pid).is_some_and(|(state, _)| running(state))

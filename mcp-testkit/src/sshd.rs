@@ -237,7 +237,10 @@ impl SshdFixture {
     /// connection, its session children, and whatever the remote commands started that
     /// has not left the tree).
     pub fn session_pids(&self) -> Vec<u32> {
-        descendants(self.child.id())
+        let mut pids = crate::process::process_tree(self.child.id());
+        pids.remove(0);
+        pids.sort_unstable();
+        pids
     }
 
     /// The sshd processes of live connections (descendants named `sshd`), without the
@@ -367,39 +370,4 @@ fn is_root() -> bool {
         .arg("-u")
         .output()
         .is_ok_and(|output| output.stdout.trim_ascii() == b"0")
-}
-
-/// Every live descendant of `root`, from `/proc/*/stat`.
-fn descendants(root: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(u32, u32)> = dir
-        .filter_map(|entry| {
-            let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
-            let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let rest = &text[text.rfind(')')? + 1..];
-            let mut fields = rest.split_whitespace();
-            let state = fields.next()?;
-            if matches!(state, "Z" | "X" | "x") {
-                return None;
-            }
-            Some((pid, fields.next()?.parse().ok()?))
-        })
-        .collect();
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        found.extend(
-            parents
-                .iter()
-                .filter(|(_, ppid)| *ppid == parent)
-                .map(|(pid, _)| *pid),
-        );
-        i += 1;
-    }
-    found.remove(0);
-    found.sort_unstable();
-    found
 }
