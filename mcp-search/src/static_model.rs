@@ -198,31 +198,13 @@ fn read_matrix(bytes: &[u8]) -> Result<(Vec<f32>, usize, usize), String> {
             "tensor {name:?} is {dtype:?}; only F32 is supported"
         ));
     }
-    let dims: Vec<usize> = tensor
-        .get("shape")
-        .and_then(serde_json::Value::as_array)
-        .map(|s| {
-            s.iter()
-                .filter_map(|d| d.as_u64())
-                .filter_map(|d| usize::try_from(d).ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let dims: Vec<usize> = unsigned_list(tensor, "shape");
     let [rows, dim] = dims[..] else {
         return Err(format!(
             "tensor {name:?} has shape {dims:?}; a 2-D matrix is needed"
         ));
     };
-    let offsets: Vec<usize> = tensor
-        .get("data_offsets")
-        .and_then(serde_json::Value::as_array)
-        .map(|s| {
-            s.iter()
-                .filter_map(|d| d.as_u64())
-                .filter_map(|d| usize::try_from(d).ok())
-                .collect()
-        })
-        .unwrap_or_default();
+    let offsets: Vec<usize> = unsigned_list(tensor, "data_offsets");
     let [begin, end] = offsets[..] else {
         return Err(format!("tensor {name:?} has no data_offsets"));
     };
@@ -240,6 +222,21 @@ fn read_matrix(bytes: &[u8]) -> Result<(Vec<f32>, usize, usize), String> {
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
     Ok((matrix, rows, dim))
+}
+
+/// A tensor header's array of unsigned integers under `key` (its shape or its byte range);
+/// empty when missing, non-numbers left out (the callers then refuse the count).
+fn unsigned_list(tensor: &serde_json::Value, key: &str) -> Vec<usize> {
+    tensor
+        .get(key)
+        .and_then(serde_json::Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(serde_json::Value::as_u64)
+                .filter_map(|d| usize::try_from(d).ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
