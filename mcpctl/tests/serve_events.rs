@@ -13,6 +13,12 @@
 //! callers: a caller lists and polls the event types of the servers it may use only, and
 //! gets the events a tool call emits through its own subscription.
 //!
+//! And push: mcp-client's `EventStream` (`events/stream`) through `mcpctl serve --http`, in
+//! both eras, from a fake server upstream offering push and poll: each event once, in
+//! order; a stream dropped and opened again from its last cursor loses nothing and
+//! repeats nothing; a caller without the grant is refused; the gateway stops with a
+//! stream open, and no server process is left.
+//!
 //! The Python programs run in the virtual environment `scripts/webhook-events-server.sh`
 //! installs (target/webhook-events/venv, pinned `mcp-webhook-events` and `mcp`); without
 //! it that test says so on stderr and does nothing, and under
@@ -239,7 +245,7 @@ fn a_python_client_polls_the_gateway_for_the_webhook_events_of_a_python_server_e
         json!([{
             "name": "mcp__tickets__ticket_updated",
             "description": "A support ticket was updated.",
-            "delivery": ["poll"],
+            "delivery": ["poll", "push"],
             "inputSchema": {"type": "object", "properties": {"ticket_id": {"type": "string"}}, "additionalProperties": false},
             "payloadSchema": {
                 "type": "object",
@@ -500,5 +506,167 @@ fn over_stdio_a_webhook_only_event_type_is_not_listed_and_refused_naming_what_to
         }
         client.cancel().await.unwrap();
     });
+    wd.assert_no_server_left();
+}
+
+/// The next event of `stream` (other items skipped), within a bound.
+async fn next_event(stream: &mut mcp_client::EventStream) -> mcp_client::EventOccurrence {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let item = tokio::time::timeout_at(deadline, stream.next())
+            .await
+            .expect("an event within 30s")
+            .expect("the stream goes on");
+        match item {
+            mcp_client::StreamItem::Event(event) => return event,
+            mcp_client::StreamItem::Ended(e) => panic!("the stream ended: {e}"),
+            _ => {}
+        }
+    }
+}
+
+/// Calls `mcp__inbox__send` with `{"n": n}`: an event with `n` in its data.
+async fn send(client: &mcp_client::Client, n: u64) {
+    client
+        .call_tool(
+            "mcp__inbox__send",
+            json!({ "n": n }).as_object().cloned(),
+            mcp_client::CallSettings::new(Duration::from_secs(30)),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("send {n}: {e}"));
+}
+
+#[test]
+fn a_rust_client_streams_the_events_of_its_subscription_through_the_gateway_in_both_eras() {
+    use mcp_client::{
+        Client, ClientSettings, DeclineRequests, EventSubscription, Handshake, HttpTarget,
+        StreamSettings, Target,
+    };
+    use team::STATIC_TOKEN;
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let rest = format!(
+        "\n[[gateway.grants]]\ngroups = [\"readers\"]\nservers = [\"inbox\"]\n{}{}",
+        mail_server("inbox"),
+        mail_server("outbox")
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let mut served = support::Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let eve = team::token(&auth, &url, "eve", &["strangers"]);
+        let connect = |token: &str, handshake: Handshake| {
+            let target = Target::Http(HttpTarget::new(url.clone()).with_headers(vec![(
+                "Authorization".to_owned(),
+                mcp_key::Secret::new(format!("Bearer {token}")),
+            )]));
+            let settings = ClientSettings::new().with_handshake(handshake);
+            async move {
+                Client::connect(
+                    "gateway".parse().unwrap(),
+                    target,
+                    settings,
+                    std::sync::Arc::new(DeclineRequests),
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{handshake:?}: {e}"))
+            }
+        };
+        let mail = EventSubscription::new("mcp__inbox__mail");
+        let data = |n: u64| json!({"to": "inbox", "n": n});
+        let mut open_at_stop = None;
+        for (era, handshake, spoken) in [
+            ("2025", Handshake::Initialize, mcp_client::Era::V2025_11_25),
+            ("2026", Handshake::Discover, mcp_client::Era::V2026_07_28),
+        ] {
+            let client = connect(&alice, handshake).await;
+            assert_eq!(client.era(), spoken);
+            let listed = client.list_event_types().await.unwrap();
+            let delivery: Vec<Vec<String>> = listed
+                .iter()
+                .map(|t| t.delivery.iter().map(|m| m.to_string()).collect())
+                .collect();
+            assert_eq!(delivery, [["poll", "push"]], "era {era}");
+
+            let mut stream = client
+                .stream_events(mail.clone(), None, StreamSettings::new())
+                .await
+                .unwrap_or_else(|e| panic!("era {era}: {e}"));
+            for n in 1..=3 {
+                send(&client, n).await;
+            }
+            let mut seen = Vec::new();
+            for _ in 1..=3 {
+                seen.push(next_event(&mut stream).await.data);
+            }
+            assert_eq!(seen, [data(1), data(2), data(3)], "era {era}: in order");
+            let cursor = stream.cursor().map(str::to_owned);
+            assert!(
+                cursor.as_deref().is_some_and(|c| c.starts_with('g')),
+                "era {era}: the gateway's own cursor: {cursor:?}"
+            );
+            // Dropped: two more happen meanwhile; a stream from the last cursor gets
+            // them, and then the next one, each once.
+            drop(stream);
+            for n in 4..=5 {
+                send(&client, n).await;
+            }
+            let mut stream = client
+                .stream_events(mail.clone(), cursor, StreamSettings::new())
+                .await
+                .unwrap_or_else(|e| panic!("era {era}: {e}"));
+            let mut again = Vec::new();
+            for _ in 4..=5 {
+                again.push(next_event(&mut stream).await.data);
+            }
+            send(&client, 6).await;
+            again.push(next_event(&mut stream).await.data);
+            assert_eq!(
+                again,
+                [data(4), data(5), data(6)],
+                "era {era}: nothing lost, nothing twice"
+            );
+
+            // The grants of poll: a server alice may not use, and eve none.
+            let refused = client
+                .stream_events(
+                    EventSubscription::new("mcp__outbox__mail"),
+                    None,
+                    StreamSettings::new(),
+                )
+                .await
+                .expect_err("outbox is not alice's")
+                .to_string();
+            assert!(
+                refused.contains("mcp__outbox__mail"),
+                "era {era}: {refused}"
+            );
+            let stranger = connect(&eve, handshake).await;
+            let refused = stranger
+                .stream_events(mail.clone(), None, StreamSettings::new())
+                .await
+                .expect_err("eve may use no server")
+                .to_string();
+            assert!(refused.contains("mcp__inbox__mail"), "era {era}: {refused}");
+            stranger.shutdown().await;
+            if era == "2026" {
+                // Left open: the gateway stops with it.
+                open_at_stop = Some((client, stream));
+            } else {
+                stream.shutdown().await;
+                client.shutdown().await;
+            }
+        }
+        let status = served.stop();
+        assert!(
+            status.success(),
+            "mcpctl serve stops with a stream open: {status}"
+        );
+        drop(open_at_stop);
+    });
+    drop(served);
     wd.assert_no_server_left();
 }

@@ -1,6 +1,7 @@
 //! The Events extension (SEP-3415) through the gateway: a client of `mcpctl serve` lists
 //! the event types of every server it may use (`events/list`, named like the tools:
 //! `mcp__<server>__<type>`) and polls them (`events/poll`) with the gateway's own opaque
+//! cursor, or has them pushed (`events/stream`, [`super::event_stream`]) from that same
 //! cursor, whatever mode the upstream server delivers in.
 //!
 //! Each caller's subscription (caller, event type, arguments) has one upstream
@@ -11,11 +12,11 @@
 //! under that URL and a secret of that subscription, refreshes before the TTL, and its
 //! receiver ([`super::webhook`]) checks each delivery (signature, timestamp, id) before it
 //! reaches that one subscription's buffer, so an event goes only to the caller whose
-//! subscription asked for it. A subscription not polled for [`IDLE`] is ended, upstream
-//! too.
+//! subscription asked for it. A subscription no stream uses and not polled for [`IDLE`]
+//! is ended, upstream too.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,7 @@ use mcp_key::McpServerKey;
 use rmcp::ErrorData as McpError;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::Hub;
@@ -120,8 +122,13 @@ pub(crate) struct Relayed {
     buffer: Mutex<Buffer>,
     /// Ends the upstream subscription (its task).
     cancel: CancellationToken,
-    /// When its caller last polled it.
+    /// When its caller last polled it (or a stream of it ended).
     polled: Mutex<Instant>,
+    /// Told each time the buffer changes (an event, a truncation, the end), for the
+    /// streams of this subscription.
+    heads: watch::Sender<()>,
+    /// `events/stream` requests open on it: while one is, it is not idle.
+    streams: AtomicUsize,
 }
 
 impl Drop for Relayed {
@@ -162,13 +169,82 @@ impl Buffer {
     }
 }
 
+/// What a subscription's buffer holds from a cursor on (see [`Relayed::read`]).
+pub(super) struct Read {
+    /// The events from `start` on, with their sequence numbers, oldest first.
+    pub(super) events: Vec<(u64, EventOccurrence)>,
+    /// Where the events start: the cursor asked for, or the oldest event kept when the
+    /// cursor is older.
+    pub(super) start: u64,
+    /// Whether events between the cursor asked for and `start` were dropped, here or
+    /// upstream.
+    pub(super) truncated: bool,
+    /// The sequence number after the last upstream truncation, if any.
+    pub(super) truncated_at: Option<u64>,
+    /// Why the upstream subscription ended, if it did.
+    pub(super) ended: Option<String>,
+}
+
+/// An `events/stream` open on a subscription: counted while it lives (the subscription is
+/// not idle meanwhile), and its end counts as a poll.
+pub(super) struct StreamOpen(Arc<Relayed>);
+
+impl Drop for StreamOpen {
+    fn drop(&mut self) {
+        self.0.touch(Instant::now());
+        self.0.streams.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 impl Relayed {
     fn new() -> Arc<Self> {
         Arc::new(Self {
             buffer: Mutex::default(),
             cancel: CancellationToken::new(),
             polled: Mutex::new(Instant::now()),
+            heads: watch::Sender::new(()),
+            streams: AtomicUsize::new(0),
         })
+    }
+
+    /// Tells the streams of this subscription that its buffer changed.
+    fn changed(&self) {
+        self.heads.send_modify(|()| {});
+    }
+
+    /// A receiver told of every change to the buffer after this call.
+    pub(super) fn heads(&self) -> watch::Receiver<()> {
+        self.heads.subscribe()
+    }
+
+    /// Counts a stream open on this subscription until the guard drops.
+    pub(super) fn stream_opened(self: &Arc<Self>) -> StreamOpen {
+        self.streams.fetch_add(1, Ordering::SeqCst);
+        StreamOpen(Arc::clone(self))
+    }
+
+    /// What the buffer holds from sequence number `from` on (`None`: from now), at most
+    /// `max` events.
+    pub(super) fn read(&self, from: Option<u64>, max: usize) -> Read {
+        let buffer = self.lock();
+        let from = from.unwrap_or(buffer.next);
+        let oldest = buffer.events.front().map_or(buffer.next, |(seq, _)| *seq);
+        let truncated = from < oldest || buffer.truncated_at.is_some_and(|at| from <= at);
+        let start = from.max(oldest).min(buffer.next);
+        let events = buffer
+            .events
+            .iter()
+            .filter(|(seq, _)| *seq >= start)
+            .take(max)
+            .cloned()
+            .collect();
+        Read {
+            events,
+            start,
+            truncated,
+            truncated_at: buffer.truncated_at,
+            ended: buffer.ended.clone(),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Buffer> {
@@ -180,8 +256,12 @@ impl Relayed {
         *self.polled.lock().unwrap_or_else(PoisonError::into_inner) = now;
     }
 
-    /// Whether its caller has not polled it within [`IDLE`] before `now`.
+    /// Whether no stream uses it and its caller has not polled it within [`IDLE`] before
+    /// `now`.
     fn idle_at(&self, now: Instant) -> bool {
+        if self.streams.load(Ordering::SeqCst) > 0 {
+            return false;
+        }
         let polled = *self.polled.lock().unwrap_or_else(PoisonError::into_inner);
         now.saturating_duration_since(polled) > IDLE
     }
@@ -189,6 +269,7 @@ impl Relayed {
     /// Takes an event delivered upstream.
     pub(crate) fn deliver(&self, event: EventOccurrence) {
         self.lock().push(event);
+        self.changed();
     }
 }
 
@@ -201,22 +282,22 @@ pub(crate) struct Hook {
 }
 
 /// The gateway's cursor of sequence number `seq`.
-fn cursor_of(seq: u64) -> String {
+pub(super) fn cursor_of(seq: u64) -> String {
     format!("g{seq}")
 }
 
 /// The sequence number of one of the gateway's cursors.
-fn seq_of(cursor: &str) -> Option<u64> {
+pub(super) fn seq_of(cursor: &str) -> Option<u64> {
     cursor.strip_prefix('g')?.parse().ok()
 }
 
 /// A JSON-RPC error of the extension: invalid params naming what is wrong.
-fn invalid(message: String) -> McpError {
+pub(super) fn invalid(message: String) -> McpError {
     McpError::invalid_params(message, None)
 }
 
 /// The arguments of a request's params.
-fn arguments_of(params: &Value) -> Result<JsonObject, McpError> {
+pub(super) fn arguments_of(params: &Value) -> Result<JsonObject, McpError> {
     match params.get("arguments") {
         None | Some(Value::Null) => Ok(JsonObject::new()),
         Some(Value::Object(o)) => Ok(o.clone()),
@@ -282,7 +363,7 @@ impl EventRelay {
     }
 
     /// `events/list`: the event types of every server `caller` may use that offers
-    /// events, under qualified names, each offered by poll; a type delivered only by
+    /// events, under qualified names, each offered by poll and push; a type delivered only by
     /// webhook only while the receiver is served (`--http`).
     pub(crate) async fn list(&self, hub: &Hub, caller: &Caller) -> Result<Value, McpError> {
         let types = self.types(hub, caller).await;
@@ -298,7 +379,7 @@ impl EventRelay {
             .map(|(qualified, _, t)| {
                 let mut entry = json!({
                     "name": qualified,
-                    "delivery": ["poll"],
+                    "delivery": ["poll", "push"],
                     "inputSchema": t.input_schema,
                     "payloadSchema": t.payload_schema,
                 });
@@ -367,41 +448,36 @@ impl EventRelay {
             .and_then(Value::as_u64)
             .map_or(MAX_BATCH, |m| usize::try_from(m).unwrap_or(MAX_BATCH))
             .clamp(1, MAX_BATCH);
+        let from = cursor.map(|cursor| {
+            seq_of(cursor).ok_or_else(|| {
+                invalid(format!(
+                    "`{cursor}` is not a cursor of this gateway; poll without one to start from now"
+                ))
+            })
+        });
+        let from = from.transpose()?;
         let relayed = self.subscription(hub, caller, name, arguments).await?;
-        let buffer = relayed.lock();
-        let Some(cursor) = cursor else {
+        let Some(from) = from else {
             return Ok(json!({
                 "events": [],
-                "cursor": cursor_of(buffer.next),
+                "cursor": cursor_of(relayed.read(None, 0).start),
                 "truncated": false,
                 "hasMore": false,
                 "nextPollMs": NEXT_POLL_MS,
             }));
         };
-        let from = seq_of(cursor).ok_or_else(|| {
-            invalid(format!(
-                "`{cursor}` is not a cursor of this gateway; poll without one to start from now"
-            ))
-        })?;
-        let oldest = buffer.events.front().map_or(buffer.next, |(seq, _)| *seq);
-        let truncated = from < oldest || buffer.truncated_at.is_some_and(|at| from <= at);
-        let from = from.max(oldest).min(buffer.next);
-        let events: Vec<&EventOccurrence> = buffer
-            .events
-            .iter()
-            .filter(|(seq, _)| *seq >= from)
-            .take(max)
-            .map(|(_, e)| e)
-            .collect();
-        let after = from + events.len() as u64;
+        let read = relayed.read(Some(from), max + 1);
+        let has_more = read.events.len() > max;
+        let events: Vec<&EventOccurrence> = read.events.iter().take(max).map(|(_, e)| e).collect();
+        let after = read.start + events.len() as u64;
         let mut answer = json!({
             "events": events,
             "cursor": cursor_of(after),
-            "truncated": truncated,
-            "hasMore": after < buffer.next,
+            "truncated": read.truncated,
+            "hasMore": has_more,
             "nextPollMs": NEXT_POLL_MS,
         });
-        if let Some(why) = &buffer.ended {
+        if let Some(why) = &read.ended {
             answer["_meta"] = json!({ "io.modelcontextprotocol/events": { "ended": why } });
         }
         Ok(answer)
@@ -409,7 +485,7 @@ impl EventRelay {
 
     /// The subscription of `caller` to `name` with `arguments`, made (with its upstream
     /// subscription) at first use.
-    async fn subscription(
+    pub(super) async fn subscription(
         self: &Arc<Self>,
         hub: &Hub,
         caller: &Caller,
@@ -495,21 +571,31 @@ impl EventRelay {
                     item = feed.next() => item,
                 };
                 let Some(relayed) = weak.upgrade() else { break };
-                let mut buffer = relayed.lock();
-                match item {
-                    Some(StreamItem::Event(event)) => buffer.push(event),
-                    Some(StreamItem::Truncated { .. }) => {
-                        buffer.truncated_at = Some(buffer.next);
+                let over = {
+                    let mut buffer = relayed.lock();
+                    match item {
+                        Some(StreamItem::Event(event)) => {
+                            buffer.push(event);
+                            false
+                        }
+                        Some(StreamItem::Truncated { .. }) => {
+                            buffer.truncated_at = Some(buffer.next);
+                            false
+                        }
+                        Some(StreamItem::Ended(e)) => {
+                            buffer.ended = Some(mcp_key::error_chain(&e));
+                            true
+                        }
+                        Some(_) => false,
+                        None => {
+                            buffer.ended = Some("the upstream subscription ended".to_owned());
+                            true
+                        }
                     }
-                    Some(StreamItem::Ended(e)) => {
-                        buffer.ended = Some(mcp_key::error_chain(&e));
-                        break;
-                    }
-                    Some(_) => {}
-                    None => {
-                        buffer.ended = Some("the upstream subscription ended".to_owned());
-                        break;
-                    }
+                };
+                relayed.changed();
+                if over {
+                    break;
                 }
             }
             feed.shutdown().await;

@@ -75,8 +75,9 @@ pub(super) async fn forward_list_changes(
 }
 
 impl super::Gateway {
-    /// The Events extension's requests (see [`super::event_relay`]): `events/list` and
-    /// `events/poll` over the servers the caller may use; any other method is not found.
+    /// The Events extension's requests (see [`super::event_relay`]): `events/list`,
+    /// `events/poll` and `events/stream` ([`super::event_stream`]) over the servers the
+    /// caller may use; any other method is not found.
     pub(super) async fn custom_request(
         &self,
         request: rmcp::model::CustomRequest,
@@ -93,10 +94,15 @@ impl super::Gateway {
                 let params = request.params.unwrap_or(serde_json::Value::Null);
                 hub.events.poll(hub, &caller, &params).await?
             }
-            "events/stream" | "events/subscribe" | "events/unsubscribe" => {
+            "events/stream" => {
+                let caller = self.caller(&context)?;
+                let params = request.params.unwrap_or(serde_json::Value::Null);
+                hub.events.stream(hub, &caller, &params, &context).await?
+            }
+            "events/subscribe" | "events/unsubscribe" => {
                 return Err(rmcp::ErrorData::invalid_params(
                     format!(
-                        "mcpctl serve delivers events by poll only; use events/poll instead of {}",
+                        "mcpctl serve delivers events by poll and push, not webhook; use events/poll or events/stream instead of {}",
                         request.method
                     ),
                     None,

@@ -34,6 +34,7 @@ use super::shared_uri;
 
 mod calls;
 mod event_relay;
+mod event_stream;
 mod events;
 mod listen;
 mod routing;
