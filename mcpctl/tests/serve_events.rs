@@ -17,7 +17,9 @@
 //! both eras, from a fake server upstream offering push and poll: each event once, in
 //! order; a stream dropped and opened again from its last cursor loses nothing and
 //! repeats nothing; a caller without the grant is refused; the gateway stops with a
-//! stream open, and no server process is left.
+//! stream open, and no server process is left. A quiet stream stays open on the gateway's
+//! heartbeats, and one from a cursor older than the subscription's buffer says
+//! `truncated`, then delivers what the buffer kept.
 //!
 //! The Python programs run in the virtual environment `scripts/webhook-events-server.sh`
 //! installs (target/webhook-events/venv, pinned `mcp-webhook-events` and `mcp`); without
@@ -666,6 +668,74 @@ fn a_rust_client_streams_the_events_of_its_subscription_through_the_gateway_in_b
             "mcpctl serve stops with a stream open: {status}"
         );
         drop(open_at_stop);
+    });
+    drop(served);
+    wd.assert_no_server_left();
+}
+
+#[test]
+fn a_stream_through_the_gateway_keeps_alive_with_heartbeats_and_says_truncated_when_its_cursor_fell_out()
+ {
+    use mcp_client::{
+        Client, ClientSettings, DeclineRequests, EventSubscription, HttpTarget, StreamItem,
+        StreamSettings, Target,
+    };
+    let wd = Workdir::new();
+    let config = wd.write("mcp.toml", &mail_server("inbox"));
+    let served = support::Served::start(&wd, &config, TOKEN, &[]);
+    support::runtime().block_on(async {
+        let target = Target::Http(HttpTarget::new(served.url.clone()).with_headers(vec![(
+            "Authorization".to_owned(),
+            mcp_key::Secret::new(format!("Bearer {TOKEN}")),
+        )]));
+        let client = Client::connect(
+            "gateway".parse().unwrap(),
+            target,
+            ClientSettings::new(),
+            std::sync::Arc::new(DeclineRequests),
+        )
+        .await
+        .unwrap();
+        let mail = EventSubscription::new("mcp__inbox__mail");
+        // Taken for dead after 25s of silence: the gateway's heartbeats (every 15s) keep
+        // it open while nothing happens.
+        let settings = StreamSettings::new().with_stall(Duration::from_secs(25));
+        let mut stream = client
+            .stream_events(mail.clone(), None, settings.clone())
+            .await
+            .unwrap();
+        let quiet = tokio::time::timeout(Duration::from_secs(32), stream.next()).await;
+        assert!(quiet.is_err(), "nothing while nothing happens: {quiet:?}");
+        send(&client, 0).await;
+        let first = next_event(&mut stream).await;
+        assert_eq!(first.data["n"], json!(0));
+        let cursor = stream.cursor().map(str::to_owned);
+        drop(stream);
+
+        // More than the subscription's buffer (256) happen meanwhile: the stream from the
+        // old cursor says so, then delivers what the buffer kept, in order.
+        let total = 258;
+        for n in 1..=total {
+            send(&client, n).await;
+        }
+        let mut stream = client.stream_events(mail, cursor, settings).await.unwrap();
+        let item = tokio::time::timeout(Duration::from_secs(30), stream.next())
+            .await
+            .unwrap();
+        assert!(
+            matches!(item, Some(StreamItem::Truncated { .. })),
+            "{item:?}"
+        );
+        let kept: Vec<u64> = {
+            let mut kept = Vec::new();
+            for _ in 0..256 {
+                kept.push(next_event(&mut stream).await.data["n"].as_u64().unwrap());
+            }
+            kept
+        };
+        assert_eq!(kept, (total - 255..=total).collect::<Vec<u64>>());
+        stream.shutdown().await;
+        client.shutdown().await;
     });
     drop(served);
     wd.assert_no_server_left();
