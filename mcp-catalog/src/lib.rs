@@ -292,6 +292,10 @@ pub use registry::document::{
     InputFormat, InstallTarget, PackageType, REGISTRY_SCHEMA_VERSIONS, RegistryServer,
 };
 pub use registry::inputs::{InputValues, RegistryInput};
+pub use registry::mcpb::{
+    MCPB_MANIFEST_MAX_BYTES, McpbError, McpbManifest, McpbServerType, mcpb_entry_path,
+    mcpb_folder_name,
+};
 pub use registry::plan::{InstallPlan, Launch, McpbBundle, Provenance, ProvenanceSource};
 pub use registry::record::EntryCheck;
 pub use resolve::builder::CatalogBuilder;

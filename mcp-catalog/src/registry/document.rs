@@ -720,8 +720,24 @@ fn read_file_sha256(
     digest
 }
 
+/// An `http://` URL on this machine (`127.0.0.1`, `localhost`, `[::1]`): nobody on the way
+/// can change what it serves (a local mirror, or a test's registry).
+fn loopback_http(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = if authority.starts_with('[') {
+        authority.split_inclusive(']').next().unwrap_or_default()
+    } else {
+        authority.split(':').next().unwrap_or_default()
+    };
+    matches!(host, "127.0.0.1" | "localhost" | "[::1]")
+}
+
 /// Reports what an `mcpb` bundle lacks: its `fileSha256` (unless one is given that is
-/// wrong, reported already), or an https:// download URL as its `identifier`.
+/// wrong, reported already), or an https:// download URL (or http:// on loopback) as its
+/// `identifier`.
 fn check_bundle(
     reader: &mut Reader<'_>,
     path: &[Step],
@@ -739,6 +755,7 @@ fn check_bundle(
     }
     if let Some(url) = identifier
         && !url.starts_with("https://")
+        && !loopback_http(url)
     {
         reader.error(
             &join(path, "identifier"),

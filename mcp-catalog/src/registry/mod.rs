@@ -7,7 +7,8 @@
 //! Code's mapping gives, the inputs the caller must supply, secrets kept as environment
 //! variable references, the version pinned, and the [`Provenance`](crate::Provenance) a
 //! host records beside the entry. An `mcpb` bundle becomes a [`McpbBundle`](crate::McpbBundle)
-//! whose bytes are checked against `fileSha256` before anything runs. A host records the
+//! whose bytes are checked against `fileSha256` before anything runs; its `manifest.json`
+//! ([`McpbManifest`](crate::McpbManifest)) says how the unpacked bundle starts. A host records the
 //! provenance beside the entry it writes ([`Provenance::to_json`](crate::Provenance::to_json)),
 //! reads it back and says what changed ([`Provenance::changes_to`](crate::Provenance::changes_to)),
 //! in one record file beside the configuration file
@@ -20,6 +21,7 @@ pub(crate) mod convert;
 pub(crate) mod digest;
 pub(crate) mod document;
 pub(crate) mod inputs;
+pub(crate) mod mcpb;
 pub(crate) mod plan;
 pub(crate) mod reader;
 pub(crate) mod record;

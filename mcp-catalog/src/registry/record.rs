@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::model::server::ServerConfig;
 use crate::model::transport::Transport;
 use crate::registry::document::PackageType;
+use crate::registry::mcpb::folder_holds;
 use crate::registry::plan::{Provenance, ProvenanceSource};
 use crate::registry::version::ImageRef;
 
@@ -194,7 +195,8 @@ impl Provenance {
 impl Provenance {
     /// Whether `config` (the entry as it is now, perhaps edited by hand) still runs what
     /// was recorded: the package's pinned argument (`pkg@1.0.2`, `pkg==1.0.2`, an image
-    /// `repo:tag@digest`) among its stdio arguments, or the remote's URL.
+    /// `repo:tag@digest`) among its stdio arguments, a bundle's folder
+    /// ([`mcpb_folder_name`](crate::mcpb_folder_name)) as its `cwd`, or the remote's URL.
     ///
     /// ```
     /// # use mcp_catalog::{EntryCheck, InputValues, InstallTarget, RegistryServer, ServerConfig};
@@ -272,7 +274,15 @@ impl Provenance {
                         }
                     }
                     PackageType::Mcpb => {
-                        if args.iter().any(|arg| arg == identifier) {
+                        // Unpacked by the host into a folder named for its digest.
+                        let unpacked = self.digest().is_some_and(|digest| {
+                            stdio
+                                .cwd()
+                                .and_then(std::path::Path::file_name)
+                                .and_then(std::ffi::OsStr::to_str)
+                                .is_some_and(|name| folder_holds(name, digest))
+                        });
+                        if unpacked || args.iter().any(|arg| arg == identifier) {
                             EntryCheck::Same
                         } else {
                             replaced()
