@@ -2,7 +2,9 @@
 //! the entry is shown in the trust review's form and written only after consent, pinned,
 //! secrets only as variable names, where it came from recorded beside it; stub `uvx`,
 //! `npx` and `docker` on PATH record that nothing ran before consent and that the added
-//! server starts with the pinned version.
+//! server starts with the pinned version; an `mcpb` bundle is checked before consent
+//! (digest, entry names, symlinks) and unpacked only after it, and its server starts from
+//! the unpacked folder.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -553,4 +555,225 @@ fn a_secret_is_asked_hidden_stored_and_only_referred_to_in_the_file() {
     );
     assert!(!ran(&log).contains("other==1.0"), "{}", ran(&log));
     wd.assert_no_server_left();
+}
+
+/// A zip archive of `entries` (name, bytes); a name ending in `/` is a folder, a name
+/// starting with `@` a symbolic link to the bytes (as text).
+fn zip_of(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in entries {
+        if let Some(link) = name.strip_prefix('@') {
+            writer
+                .add_symlink(link, std::str::from_utf8(bytes).unwrap(), options)
+                .unwrap();
+        } else if name.ends_with('/') {
+            writer.add_directory(*name, options).unwrap();
+        } else {
+            writer.start_file(*name, options).unwrap();
+            writer.write_all(bytes).unwrap();
+        }
+    }
+    writer.finish().unwrap().into_inner()
+}
+
+/// A bundle whose manifest runs this build's fake server on the scenario it carries
+/// (`${__dirname}/scenario.json`), so the server starts only from the unpacked folder.
+fn fake_server_bundle(extra: &[(&str, &[u8])]) -> Vec<u8> {
+    let manifest = serde_json::json!({
+        "manifest_version": "0.2",
+        "name": "notes",
+        "version": "1.0.0",
+        "server": {
+            "type": "binary",
+            "entry_point": "scenario.json",
+            "mcp_config": {
+                "command": MCPCTL,
+                "args": ["fake-server", "--scenario", "${__dirname}/scenario.json"]
+            }
+        }
+    })
+    .to_string();
+    let scenario =
+        serde_json::to_string(&Scenario::new("bundled").with_tool(ToolSpec::echo("bundled_echo")))
+            .unwrap();
+    let mut entries: Vec<(&str, &[u8])> = vec![
+        ("manifest.json", manifest.as_bytes()),
+        ("data/", b""),
+        ("scenario.json", scenario.as_bytes()),
+    ];
+    entries.extend_from_slice(extra);
+    zip_of(&entries)
+}
+
+/// Serves `bundle` and publishes `io.github.example/NAME` 1.0.0 whose one package is that
+/// bundle pinned to `sha256` (its own digest when `None`). Returns the bundle's digest.
+fn publish_bundle(
+    registry: &Registry,
+    name: &str,
+    bundle: Vec<u8>,
+    sha256: Option<&str>,
+) -> String {
+    let fake = registry.registry.as_ref().unwrap();
+    let own = mcp_catalog::FileSha256::of(&bundle).to_hex().to_owned();
+    let digest = sha256.unwrap_or(&own).to_owned();
+    fake.add_file(&format!("{name}.mcpb"), bundle);
+    fake.publish(mcp_testkit::RegistryEntry::new(serde_json::json!({
+        "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+        "name": format!("io.github.example/{name}"),
+        "description": "Notes in a bundle",
+        "version": "1.0.0",
+        "packages": [{
+            "registryType": "mcpb",
+            "identifier": fake.file_url(&format!("{name}.mcpb")),
+            "version": "1.0.0",
+            "fileSha256": digest,
+            "transport": {"type": "stdio"}
+        }]
+    })));
+    own
+}
+
+/// Every file under `dir`, relative, sorted.
+fn files_under(dir: &Path) -> Vec<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.push(path.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+#[test]
+fn an_mcpb_bundle_is_unpacked_after_consent_and_its_server_starts_from_there() {
+    let registry = Registry::start();
+    let wd = Workdir::new();
+    let digest = publish_bundle(&registry, "notes", fake_server_bundle(&[]), None);
+    let url = registry.url();
+    let args = ["add", "io.github.example/notes", "--registry", url.as_str()];
+    let bundles = wd.path().join("home").join("bundles");
+
+    let no = wd.run_on_terminal(&args, "n\n");
+    assert_eq!(no.code, 1, "{}", no.stdout);
+    for shown in [
+        "pinned: io.github.example/notes@1.0.0 (mcpb ",
+        "unpack the bundle (2 files, ",
+        "fake-server --scenario",
+        "write it to mcp.toml? [y]es / [N]o:",
+        "nothing was written",
+    ] {
+        assert!(
+            no.stdout.contains(shown),
+            "{shown:?} not in:\n{}",
+            no.stdout
+        );
+    }
+    assert!(!wd.path().join("mcp.toml").exists());
+    assert!(!bundles.exists(), "nothing unpacked before consent");
+
+    let yes = wd.run_on_terminal(&args, "y\n");
+    assert_eq!(yes.code, 0, "{}", yes.stdout);
+    let folders: Vec<PathBuf> = std::fs::read_dir(&bundles)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let folder = &folders[0];
+    assert!(
+        folder
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("notes-"),
+        "{folder:?}"
+    );
+    assert_eq!(files_under(folder), ["manifest.json", "scenario.json"]);
+    let written = std::fs::read_to_string(wd.path().join("mcp.toml")).unwrap();
+    let scenario = format!("{}/scenario.json", folder.display());
+    for expected in [
+        "# from the MCP Registry: io.github.example/notes@1.0.0 (mcpb ",
+        MCPCTL,
+        scenario.as_str(),
+        "cwd = ",
+    ] {
+        assert!(
+            written.contains(expected),
+            "{expected:?} not in:\n{written}"
+        );
+    }
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(wd.path().join("mcp.registry.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        record["servers"]["notes"].to_string().contains(&digest),
+        "{record}"
+    );
+
+    // The server really starts from the unpacked folder.
+    let tools = wd.run(&["--config", "mcp.toml", "tools"]);
+    assert_eq!(tools.code, 0, "{}", tools.stderr);
+    assert!(tools.stdout.contains("bundled_echo"), "{}", tools.stdout);
+    // The entry runs the recorded bundle: its pin holds, nothing is held back.
+    assert!(!tools.stderr.contains("held back"), "{}", tools.stderr);
+}
+
+#[test]
+fn a_bundle_escaping_its_folder_linking_out_or_not_matching_its_digest_is_refused() {
+    let registry = Registry::start();
+    let wd = Workdir::new();
+    let cases: [(&str, Vec<u8>, Option<&str>, &str); 4] = [
+        (
+            "dotdot",
+            fake_server_bundle(&[("../evil", b"x")]),
+            None,
+            "the bundle's entry `../evil` is not a plain relative path",
+        ),
+        (
+            "absolute",
+            fake_server_bundle(&[("/tmp/evil", b"x")]),
+            None,
+            "the bundle's entry `/tmp/evil` is not a plain relative path",
+        ),
+        (
+            "symlink",
+            fake_server_bundle(&[("@link", b"/etc/passwd")]),
+            None,
+            "the entry `link` is a symbolic link",
+        ),
+        (
+            "mismatch",
+            fake_server_bundle(&[]),
+            Some("0000000000000000000000000000000000000000000000000000000000000000"),
+            "SHA-256",
+        ),
+    ];
+    for (name, bundle, digest, _) in &cases {
+        publish_bundle(&registry, name, bundle.clone(), *digest);
+    }
+    let url = registry.url();
+    for (name, _, _, said) in &cases {
+        let full = format!("io.github.example/{name}");
+        let run = wd.run(&["add", full.as_str(), "--registry", url.as_str(), "--yes"]);
+        assert_ne!(run.code, 0, "{name}: {}", run.stdout);
+        assert!(
+            run.stderr.contains(said),
+            "{name}: {said:?} not in:\n{}",
+            run.stderr
+        );
+        assert!(!wd.path().join("mcp.toml").exists(), "{name}");
+        assert!(!wd.path().join("mcp.registry.json").exists(), "{name}");
+        assert!(!wd.path().join("home").join("bundles").exists(), "{name}");
+        assert!(!wd.path().join("evil").exists(), "{name}");
+    }
 }

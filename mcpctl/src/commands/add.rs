@@ -6,7 +6,9 @@
 //! `${secret:NAME}`, resolved when the server starts; a secret not given is read from the
 //! environment variable it names), and writes only after consent: a "yes" on a terminal,
 //! or `--yes`. Nothing is run or downloaded to
-//! run before that (an `mcpb` bundle is downloaded only to check its SHA-256).
+//! run before that: an `mcpb` bundle is downloaded and checked (its SHA-256, its entries,
+//! its `manifest.json`) before, and unpacked into the data directory only after consent
+//! (`add_bundle`); the entry runs the manifest's command from there.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -16,8 +18,8 @@ use mcp_registry::EntryStatus;
 use serde_json::json;
 
 use crate::cli::{AddArgs, AddScope, GlobalArgs};
-use crate::commands::add_entry;
 use crate::commands::search_registry::{client, registry_error};
+use crate::commands::{add_bundle, add_entry};
 use crate::error::CliError;
 use crate::term::render::terminal_safe;
 
@@ -55,19 +57,26 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
             .map(|(variable, _)| variable.as_str())
             .collect::<Vec<_>>(),
     );
-    if let Some(bundle) = plan.bundle() {
-        registry
-            .download_bundle(bundle)
-            .await
-            .map_err(|e| registry_error(&e))?;
-        return Err(CliError::failure(format!(
-            "{name} {} is an mcpb bundle; its download matches the pinned SHA-256, but mcpctl \
-             cannot unpack bundles yet",
-            server.version()
-        ))
-        .with_hint("choose a package or remote of the server with --using, if it has one"));
-    }
-    let Some(config) = plan.server_config() else {
+    let bundle = match plan.bundle() {
+        Some(bundle) => {
+            let bytes = registry
+                .download_bundle(bundle)
+                .await
+                .map_err(|e| registry_error(&e))?;
+            Some(add_bundle::prepare(
+                &local,
+                bundle,
+                server.description(),
+                bytes,
+            )?)
+        }
+        None => None,
+    };
+    let Some(config) = bundle
+        .as_ref()
+        .map(add_bundle::Prepared::config)
+        .or_else(|| plan.server_config())
+    else {
         return Err(CliError::failure(
             "the registry entry planned nothing to run",
         ));
@@ -103,12 +112,16 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
             review: &review,
             secrets: &secrets,
             stored: &stored,
+            unpack: bundle.as_ref().map(add_bundle::Prepared::review_line),
         });
         eprint!("{}", terminal_safe(&text));
         if !args.yes && !consented(interactive, &file)? {
             eprintln!("nothing was written");
             return Ok(1);
         }
+    }
+    if let Some(bundle) = &bundle {
+        bundle.unpack()?;
     }
     store_secrets(&file, &server_name, &stored).await?;
     write(&file, &old_text, &server_name, &entry)?;
@@ -131,6 +144,8 @@ struct Review<'a> {
     review: &'a mcp_catalog::Review,
     secrets: &'a [&'a RegistryInput],
     stored: &'a [(String, mcp_key::Secret)],
+    /// For a bundle, where it is unpacked.
+    unpack: Option<String>,
 }
 
 /// The lines shown before asking: the entry and its pin, a deprecation, what changes for
@@ -173,6 +188,10 @@ fn review_text(r: &Review<'_>) -> String {
         }
     }
     text.push_str("it will:\n");
+    if let Some(unpack) = &r.unpack {
+        text.push_str(unpack);
+        text.push('\n');
+    }
     for line in crate::host::trust::review_lines(r.review) {
         text.push_str(&line);
         text.push('\n');

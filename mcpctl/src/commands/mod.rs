@@ -2,6 +2,7 @@
 //! command (or stops at Ctrl-C) and always shuts the servers down.
 
 pub(crate) mod add;
+pub(crate) mod add_bundle;
 pub(crate) mod add_entry;
 pub(crate) mod auth_status;
 pub(crate) mod call;
