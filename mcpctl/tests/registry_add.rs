@@ -609,7 +609,8 @@ fn fake_server_bundle(extra: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 /// Serves `bundle` and publishes `io.github.example/NAME` 1.0.0 whose one package is that
-/// bundle pinned to `sha256` (its own digest when `None`). Returns the bundle's digest.
+/// bundle pinned to `sha256` (its own digest when `None`), with an environment variable
+/// of its own (`NOTES_MODE`, default `fast`). Returns the bundle's digest.
 fn publish_bundle(
     registry: &Registry,
     name: &str,
@@ -630,7 +631,10 @@ fn publish_bundle(
             "identifier": fake.file_url(&format!("{name}.mcpb")),
             "version": "1.0.0",
             "fileSha256": digest,
-            "transport": {"type": "stdio"}
+            "transport": {"type": "stdio"},
+            "environmentVariables": [
+                {"name": "NOTES_MODE", "description": "How to keep notes", "default": "fast"}
+            ]
         }]
     })));
     own
@@ -663,7 +667,8 @@ fn an_mcpb_bundle_is_unpacked_after_consent_and_its_server_starts_from_there() {
     let args = ["add", "io.github.example/notes", "--registry", url.as_str()];
     let bundles = wd.path().join("home").join("bundles");
 
-    let no = wd.run_on_terminal(&args, "n\n");
+    // Enter keeps NOTES_MODE's default; then the question.
+    let no = wd.run_on_terminal(&args, "\nn\n");
     assert_eq!(no.code, 1, "{}", no.stdout);
     for shown in [
         "pinned: io.github.example/notes@1.0.0 (mcpb ",
@@ -681,7 +686,7 @@ fn an_mcpb_bundle_is_unpacked_after_consent_and_its_server_starts_from_there() {
     assert!(!wd.path().join("mcp.toml").exists());
     assert!(!bundles.exists(), "nothing unpacked before consent");
 
-    let yes = wd.run_on_terminal(&args, "y\n");
+    let yes = wd.run_on_terminal(&args, "slow\ny\n");
     assert_eq!(yes.code, 0, "{}", yes.stdout);
     let folders: Vec<PathBuf> = std::fs::read_dir(&bundles)
         .unwrap()
@@ -705,6 +710,7 @@ fn an_mcpb_bundle_is_unpacked_after_consent_and_its_server_starts_from_there() {
         MCPCTL,
         scenario.as_str(),
         "cwd = ",
+        "env = { NOTES_MODE = \"slow\" }",
     ] {
         assert!(
             written.contains(expected),
@@ -726,6 +732,14 @@ fn an_mcpb_bundle_is_unpacked_after_consent_and_its_server_starts_from_there() {
     assert!(tools.stdout.contains("bundled_echo"), "{}", tools.stdout);
     // The entry runs the recorded bundle: its pin holds, nothing is held back.
     assert!(!tools.stderr.contains("held back"), "{}", tools.stderr);
+
+    // Added again, the same bundle replaces its unpacked folder and still starts.
+    let again = wd.run_on_terminal(&args, "\ny\n");
+    assert_eq!(again.code, 0, "{}", again.stdout);
+    assert_eq!(std::fs::read_dir(&bundles).unwrap().count(), 1);
+    assert_eq!(files_under(folder), ["manifest.json", "scenario.json"]);
+    let tools = wd.run(&["--config", "mcp.toml", "tools"]);
+    assert!(tools.stdout.contains("bundled_echo"), "{}", tools.stdout);
 }
 
 #[test]

@@ -46,9 +46,9 @@ impl Prepared {
     /// Unpacks into a fresh folder beside the target, then moves it in place (an older
     /// unpacking of the same bundle is replaced). On an error nothing is left.
     pub(crate) fn unpack(&self) -> Result<(), CliError> {
-        let partial = self
-            .dir
-            .with_extension(format!("partial-{}", std::process::id()));
+        let mut partial = self.dir.clone().into_os_string();
+        partial.push(format!(".partial-{}", std::process::id()));
+        let partial = PathBuf::from(partial);
         let _ = std::fs::remove_dir_all(&partial);
         let result = extract(&self.bytes, &partial).and_then(|()| {
             if self.dir.exists() {
