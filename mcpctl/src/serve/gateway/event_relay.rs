@@ -762,6 +762,34 @@ mod tests {
     }
 
     #[test]
+    fn a_subscription_a_stream_uses_is_not_idle_and_its_end_counts_as_a_poll() {
+        let relayed = Relayed::new();
+        let start = Instant::now();
+        relayed.touch(start);
+        let open = relayed.stream_opened();
+        assert!(!relayed.idle_at(start + IDLE * 3));
+        let before_the_end = Instant::now();
+        drop(open);
+        assert!(!relayed.idle_at(before_the_end + IDLE));
+        assert!(relayed.idle_at(Instant::now() + IDLE + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn a_read_from_before_the_buffer_is_truncated_and_starts_at_the_oldest_kept() {
+        let relayed = Relayed::new();
+        for i in 0..BUFFER + 2 {
+            relayed.deliver(event(&format!("e{i}")));
+        }
+        let read = relayed.read(Some(1), usize::MAX);
+        assert!(read.truncated);
+        assert_eq!(read.start, 2);
+        assert_eq!(read.events.len(), BUFFER);
+        let now = relayed.read(None, usize::MAX);
+        assert!(!now.truncated && now.events.is_empty());
+        assert_eq!(now.start, BUFFER as u64 + 2);
+    }
+
+    #[test]
     fn cursors_are_the_gateways_own() {
         assert_eq!(seq_of(&cursor_of(42)), Some(42));
         assert_eq!(seq_of("42"), None);
