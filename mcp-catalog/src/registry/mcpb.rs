@@ -92,7 +92,8 @@ impl McpbManifest {
     /// Reads and checks `manifest.json`: `name`, `version`, `server.type`,
     /// `server.entry_point` (a relative path inside the bundle) and
     /// `server.mcp_config.command` are required; `args` must be strings and `env` string
-    /// values.
+    /// values. The overrides for this platform (`platform_overrides.linux`, `.darwin` or
+    /// `.win32`) replace the command and arguments they give and add their environment.
     ///
     /// ```
     /// # use mcp_catalog::McpbManifest;
@@ -105,6 +106,11 @@ impl McpbManifest {
     /// # Ok::<(), mcp_catalog::McpbError>(())
     /// ```
     pub fn from_json_str(text: &str) -> Result<Self, McpbError> {
+        Self::parse(text, PLATFORM)
+    }
+
+    /// [`McpbManifest::from_json_str`] with `platform`'s overrides.
+    fn parse(text: &str, platform: &str) -> Result<Self, McpbError> {
         let root: Value =
             serde_json::from_str(text).map_err(|e| McpbError::Syntax(e.to_string()))?;
         let string = |value: Option<&Value>, field: &str| {
@@ -138,40 +144,24 @@ impl McpbManifest {
             config.and_then(|c| c.get("command")),
             "server.mcp_config.command",
         )?;
-        let args = match config.and_then(|c| c.get("args")) {
-            None => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .map(|v| v.as_str().map(str::to_owned))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| McpbError::Field {
-                    field: "server.mcp_config.args".to_owned(),
-                    what: "a list of strings",
-                })?,
-            Some(_) => {
-                return Err(McpbError::Field {
-                    field: "server.mcp_config.args".to_owned(),
-                    what: "a list of strings",
-                });
+        let mut args = strings(config.and_then(|c| c.get("args")), "server.mcp_config.args")?;
+        let mut env = strings_map(config.and_then(|c| c.get("env")), "server.mcp_config.env")?;
+        let mut command = command;
+        // `platform_overrides.PLATFORM` replaces the command and arguments it gives and
+        // adds its environment over the rest.
+        if let Some(over) = config
+            .and_then(|c| c.get("platform_overrides"))
+            .and_then(|o| o.get(platform))
+        {
+            let field = format!("server.mcp_config.platform_overrides.{platform}");
+            if let Some(value) = over.get("command") {
+                command = string(Some(value), &format!("{field}.command"))?;
             }
-        };
-        let env = match config.and_then(|c| c.get("env")) {
-            None => BTreeMap::new(),
-            Some(Value::Object(map)) => map
-                .iter()
-                .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
-                .collect::<Option<BTreeMap<_, _>>>()
-                .ok_or_else(|| McpbError::Field {
-                    field: "server.mcp_config.env".to_owned(),
-                    what: "an object of strings",
-                })?,
-            Some(_) => {
-                return Err(McpbError::Field {
-                    field: "server.mcp_config.env".to_owned(),
-                    what: "an object of strings",
-                });
+            if let Some(value) = over.get("args") {
+                args = strings(Some(value), &format!("{field}.args"))?;
             }
-        };
+            env.extend(strings_map(over.get("env"), &format!("{field}.env"))?);
+        }
         let mut defaults = BTreeMap::new();
         if let Some(Value::Object(fields)) = root.get("user_config") {
             for (key, field) in fields {
@@ -336,6 +326,49 @@ pub(crate) fn folder_holds(name: &str, digest: &str) -> bool {
             .is_some_and(|rest| rest.ends_with('-'))
 }
 
+/// The manifest's name of the platform this runs on (`platform_overrides`).
+const PLATFORM: &str = if cfg!(target_os = "macos") {
+    "darwin"
+} else if cfg!(windows) {
+    "win32"
+} else {
+    std::env::consts::OS
+};
+
+/// A list of strings (none: empty).
+fn strings(value: Option<&Value>, field: &str) -> Result<Vec<String>, McpbError> {
+    let wrong = || McpbError::Field {
+        field: field.to_owned(),
+        what: "a list of strings",
+    };
+    match value {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(wrong),
+        Some(_) => Err(wrong()),
+    }
+}
+
+/// An object of strings (none: empty).
+fn strings_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, String>, McpbError> {
+    let wrong = || McpbError::Field {
+        field: field.to_owned(),
+        what: "an object of strings",
+    };
+    match value {
+        None => Ok(BTreeMap::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
+            .collect::<Option<BTreeMap<_, _>>>()
+            .ok_or_else(wrong),
+        Some(_) => Err(wrong()),
+    }
+}
+
 /// The relative path an archive entry named `name` unpacks to, or an error when the name is
 /// absolute, has a drive or root, a `..`, or no file name: nothing of a bundle may land
 /// outside its folder.
@@ -461,6 +494,29 @@ mod tests {
         ] {
             assert!(parse(url).is_err(), "{url}");
         }
+    }
+
+    #[test]
+    fn this_platforms_overrides_replace_the_command_and_add_environment() {
+        let text = r#"{"name": "n", "version": "1", "server": {"type": "binary",
+            "entry_point": "bin/s", "mcp_config": {"command": "bin/s", "args": ["a"],
+            "env": {"A": "1", "B": "2"}, "platform_overrides": {
+                "linux": {"command": "bin/s-linux", "env": {"B": "3"}},
+                "darwin": {"args": ["d"], "env": {"C": 4}}}}}}"#;
+        let linux = McpbManifest::parse(text, "linux").unwrap();
+        assert_eq!(linux.command, "bin/s-linux");
+        assert_eq!(linux.args, ["a"]);
+        assert_eq!(linux.env["B"], "3");
+        assert_eq!(linux.env["A"], "1");
+        assert_eq!(
+            McpbManifest::parse(text, "darwin").unwrap_err(),
+            McpbError::Field {
+                field: "server.mcp_config.platform_overrides.darwin.env".into(),
+                what: "an object of strings"
+            }
+        );
+        let other = McpbManifest::parse(text, "freebsd").unwrap();
+        assert_eq!((other.command.as_str(), other.env.len()), ("bin/s", 2));
     }
 
     #[test]
