@@ -12,8 +12,8 @@ use zip::ZipArchive;
 
 use crate::error::CliError;
 
-/// The most entries a bundle may have.
-const MAX_ENTRIES: usize = 20_000;
+/// The most entries a bundle may have (a Node.js bundle carries its `node_modules`).
+const MAX_ENTRIES: usize = 100_000;
 
 /// The most bytes a bundle may unpack to, all entries together.
 const MAX_UNPACKED_BYTES: u64 = 1024 * 1024 * 1024;
