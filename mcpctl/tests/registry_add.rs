@@ -292,6 +292,12 @@ fn a_malformed_server_json_is_refused_with_its_url_line_and_what_is_wrong() {
         "io.modelcontextprotocol.anonymous/brave-search@1.0.2  MCP server for Brave Search API integration\n\
          add one with `mcpctl add NAME[@VERSION]`\n"
     );
+    // The registry from the environment when no --registry is given (a subregistry).
+    let mut wd = wd;
+    wd.set_env("MCPCTL_REGISTRY", Some(&url));
+    let from_env = wd.run(&["search-registry", "brave"]);
+    assert_eq!(from_env.code, 0, "{}", from_env.stderr);
+    assert_eq!(from_env.stdout, search.stdout);
 }
 
 /// The pin file under the test's `MCPCTL_HOME`, as text.
