@@ -579,7 +579,7 @@ fn a_rust_client_streams_the_events_of_its_subscription_through_the_gateway_in_b
         };
         let mail = EventSubscription::new("mcp__inbox__mail");
         let data = |n: u64| json!({"to": "inbox", "n": n});
-        let mut open_at_stop = None;
+        let mut open_at_stop = Vec::new();
         for (era, handshake, spoken) in [
             ("2025", Handshake::Initialize, mcp_client::Era::V2025_11_25),
             ("2026", Handshake::Discover, mcp_client::Era::V2026_07_28),
@@ -654,20 +654,35 @@ fn a_rust_client_streams_the_events_of_its_subscription_through_the_gateway_in_b
                 .to_string();
             assert!(refused.contains("mcp__inbox__mail"), "era {era}: {refused}");
             stranger.shutdown().await;
-            if era == "2026" {
-                // Left open: the gateway stops with it.
-                open_at_stop = Some((client, stream));
-            } else {
-                stream.shutdown().await;
-                client.shutdown().await;
-            }
+            // Left open, in both eras: the gateway stops with them.
+            open_at_stop.push((client, stream));
         }
         let status = served.stop();
         assert!(
             status.success(),
-            "mcpctl serve stops with a stream open: {status}"
+            "mcpctl serve stops with a stream open in each era: {status}"
         );
-        drop(open_at_stop);
+        // Each client is told its stream broke (after the events the other era's round
+        // caused, for the first).
+        for (client, mut stream) in open_at_stop {
+            let told = loop {
+                let item = tokio::time::timeout(Duration::from_secs(30), stream.next())
+                    .await
+                    .expect("told within 30s");
+                if !matches!(item, Some(mcp_client::StreamItem::Event(_))) {
+                    break item;
+                }
+            };
+            assert!(
+                matches!(
+                    told,
+                    Some(mcp_client::StreamItem::Lost { .. } | mcp_client::StreamItem::Ended(_))
+                ),
+                "{told:?}"
+            );
+            drop(stream);
+            drop(client);
+        }
     });
     drop(served);
     wd.assert_no_server_left();
