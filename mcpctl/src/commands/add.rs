@@ -57,21 +57,7 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
             .map(|(variable, _)| variable.as_str())
             .collect::<Vec<_>>(),
     );
-    let bundle = match plan.bundle() {
-        Some(bundle) => {
-            let bytes = registry
-                .download_bundle(bundle)
-                .await
-                .map_err(|e| registry_error(&e))?;
-            Some(add_bundle::prepare(
-                &local,
-                bundle,
-                server.description(),
-                bytes,
-            )?)
-        }
-        None => None,
-    };
+    let bundle = prepared_bundle(&registry, &plan, &local, server.description()).await?;
     let Some(config) = bundle
         .as_ref()
         .map(add_bundle::Prepared::config)
@@ -130,6 +116,24 @@ pub(crate) async fn run(global: &GlobalArgs, args: &AddArgs) -> Result<u8, CliEr
         .map_err(|e| CliError::failure(format!("cannot record where `{local}` came from: {e}")))?;
     report_added(global, &local, &file, provenance, &review);
     Ok(0)
+}
+
+/// An `mcpb` plan's bundle downloaded, checked against its pinned SHA-256 and inspected
+/// (nothing unpacked yet); `None` for the other package types.
+async fn prepared_bundle(
+    registry: &mcp_registry::RegistryClient,
+    plan: &mcp_catalog::InstallPlan,
+    local: &str,
+    description: Option<&str>,
+) -> Result<Option<add_bundle::Prepared>, CliError> {
+    let Some(bundle) = plan.bundle() else {
+        return Ok(None);
+    };
+    let bytes = registry
+        .download_bundle(bundle)
+        .await
+        .map_err(|e| registry_error(&e))?;
+    add_bundle::prepare(local, bundle, description, bytes).map(Some)
 }
 
 /// What the review before consent shows.
