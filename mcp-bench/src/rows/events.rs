@@ -320,6 +320,43 @@ pub(crate) async fn event_latency(fx: &Fixture, s: &Settings) -> Result<Vec<Row>
     Ok(rows)
 }
 
+/// Emits events (with `emit`) until each of `consumers` has received one, then forgets what
+/// they received: a poll loop's first poll and a push stream start from the newest event,
+/// so an event emitted before they are in place would never reach them.
+async fn warm_up<F, Fut>(
+    emit: F,
+    consumers: &mut [(&str, &mut mpsc::UnboundedReceiver<(String, Instant)>)],
+) -> Result<()>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<()>>,
+{
+    let mut received = vec![false; consumers.len()];
+    let deadline = Instant::now() + ARRIVAL_BOUND;
+    while received.iter().any(|got| !got) {
+        if Instant::now() > deadline {
+            let missing: Vec<&str> = consumers
+                .iter()
+                .zip(&received)
+                .filter(|(_, got)| !**got)
+                .map(|((name, _), _)| *name)
+                .collect();
+            return Err(fail(format!(
+                "event latency: no event reached {} while warming up",
+                missing.join(", ")
+            )));
+        }
+        emit().await?;
+        tokio::time::sleep(POLL_INTERVAL * 3).await;
+        for ((_, rx), got) in consumers.iter_mut().zip(received.iter_mut()) {
+            while rx.try_recv().is_ok() {
+                *got = true;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Shuts the client down once nothing else holds it.
 async fn shut(client: Arc<Client>) {
     match Arc::try_unwrap(client) {
@@ -363,6 +400,32 @@ async fn measure(
     let poll_task = Task(tokio::spawn(client_poll_loop(Arc::clone(client), poll_tx)));
     let _bare_poll = Task(tokio::spawn(bare_poll_loop(bare.clone(), bare_tx)));
 
+    // Every consumer starts "from now": none may miss the first measured event.
+    warm_up(
+        || async {
+            client
+                .call_tool("send", None, CallSettings::new(ARRIVAL_BOUND))
+                .await
+                .map(drop)
+                .map_err(crate::Error::from)
+        },
+        &mut [
+            ("poll", &mut poll_rx),
+            ("push", &mut push_rx),
+            ("webhook", &mut hook_rx),
+        ],
+    )
+    .await?;
+    warm_up(
+        || async {
+            bare.call_tool(CallToolRequestParams::new("send"))
+                .await
+                .map(drop)
+                .map_err(crate::Error::from)
+        },
+        &mut [("bare poll", &mut bare_rx)],
+    )
+    .await?;
     let rounds = (s.rounds_calls * 2).max(8);
     let mut samples = Samples::default();
     let (mut early_poll, mut early_push, mut early_hook, mut early_bare) = (
