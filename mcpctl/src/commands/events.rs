@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use crate::cli::{EventsWatchArgs, GlobalArgs};
 use crate::error::CliError;
 use crate::host::session::Session;
+use crate::serve::StopSignals;
 use crate::term::render::{out, terminal_safe, warn};
 
 /// Runs `events SERVER`.
@@ -71,6 +72,7 @@ pub(crate) async fn watch(
     session: &mut Session,
     global: &GlobalArgs,
     args: &EventsWatchArgs,
+    stop: &mut StopSignals,
 ) -> Result<u8, CliError> {
     let filter = match &args.filter {
         None => serde_json::Map::new(),
@@ -98,7 +100,13 @@ pub(crate) async fn watch(
         if args.count.is_some_and(|count| seen >= count) {
             break Ok(0);
         }
-        let Some(item) = feed.next().await else {
+        // Ctrl-C ends the loop here, not by dropping it: the subscription is then ended
+        // with the server (below) before the command's servers are shut down.
+        let item = tokio::select! {
+            item = feed.next() => item,
+            () = stop.recv() => break Err(CliError::interrupted()),
+        };
+        let Some(item) = item else {
             break Ok(0);
         };
         if feed.dropped() > reported_drops {

@@ -64,9 +64,17 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
     let cache_only = matches!(&command, Command::Tools(args) if args.cached);
     let defer_cached = matches!(&command, Command::Tools(args) if args.search.is_some());
     let mut session = Session::start(&global, cache_only, defer_cached).await?;
-    let outcome = tokio::select! {
-        outcome = dispatch(&mut session, &global, command, call_arguments) => outcome,
-        () = stop.recv() => Err(CliError::interrupted()),
+    let outcome = match command {
+        // Takes Ctrl-C itself, to end its subscription with the server before the servers
+        // are shut down (dropping it would race the shutdown).
+        Command::Events(crate::cli::EventsArgs {
+            command: Some(crate::cli::EventsCommand::Watch(args)),
+            ..
+        }) => events::watch(&mut session, &global, &args, &mut stop).await,
+        command => tokio::select! {
+            outcome = dispatch(&mut session, &global, command, call_arguments) => outcome,
+            () = stop.recv() => Err(CliError::interrupted()),
+        },
     };
     session.shutdown().await;
     outcome
@@ -107,9 +115,9 @@ async fn dispatch(
         }
         Command::Read(args) => read::run(session, global, &args).await,
         Command::Events(crate::cli::EventsArgs {
-            command: Some(crate::cli::EventsCommand::Watch(args)),
+            command: Some(crate::cli::EventsCommand::Watch(_)),
             ..
-        }) => events::watch(session, global, &args).await,
+        }) => Ok(0), // run by `run`, which gives it the stop signals
         Command::Events(args) => events::list(session, global, args.server.as_deref()).await,
         Command::Config(_)
         | Command::FakeServer(_)
