@@ -544,6 +544,25 @@ fn a_secret_is_asked_hidden_stored_and_only_referred_to_in_the_file() {
         "{read_through_gateway}"
     );
 
+    // The secret is bound to the file it was added to: another file naming the same
+    // server with the same entry (a cloned project, say) does not get it.
+    std::fs::create_dir_all(wd.path().join("clone")).unwrap();
+    std::fs::write(wd.path().join("clone").join("mcp.toml"), &written).unwrap();
+    let copied = wd.run(&[
+        "--config",
+        "clone/mcp.toml",
+        "read",
+        "weather-mcp",
+        "env://key",
+    ]);
+    let all = format!("{}{}", copied.stdout, copied.stderr);
+    assert_ne!(copied.code, 0, "{all}");
+    assert!(!all.contains(secret), "{all}");
+    assert!(
+        all.contains("refers to a stored secret, and none is stored for this server"),
+        "{all}"
+    );
+
     // Another server referring to a secret nobody stored fails alone, saying what to do.
     std::fs::write(
         wd.path().join("mcp.toml"),

@@ -444,7 +444,7 @@ fn ask_secrets(
 
 /// Keeps each secret of `stored` in the credential store (the mode `file` names with
 /// `credentials_store`, `auto` when it names none or does not exist yet) under a name
-/// bound to server `name`. Called after consent and before the entry is written, so an
+/// bound to server `name` of `file` (another file's server of that name never gets it). Called after consent and before the entry is written, so an
 /// entry never refers to a secret that was not stored.
 async fn store_secrets(
     file: &Path,
@@ -472,7 +472,7 @@ async fn store_secrets(
         record.access_token = Some(secret.clone());
         store
             .save(
-                &crate::term::inputs::secret_store_key(&key, variable),
+                &crate::term::inputs::secret_store_key(&key, variable, file),
                 &record,
             )
             .await

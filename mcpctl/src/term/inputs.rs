@@ -88,13 +88,17 @@ impl SecretEnv {
         catalog: &mcp_catalog::ResolvedCatalog,
         open: impl FnOnce() -> Result<std::sync::Arc<dyn mcp_auth::CredentialStore>, String>,
     ) -> Option<Self> {
-        let references: Vec<(mcp_key::McpServerKey, String)> = catalog
+        // Each reference with the file its entry comes from: secrets are bound to it.
+        let references: Vec<(mcp_key::McpServerKey, String, std::path::PathBuf)> = catalog
             .servers()
-            .filter_map(|(key, config)| Some((key, config.transport().as_stdio()?)))
-            .flat_map(|(key, stdio)| {
+            .filter_map(|(key, config)| {
+                let file = std::path::PathBuf::from(catalog.source(key)?.name());
+                Some((key, config.transport().as_stdio()?, file))
+            })
+            .flat_map(|(key, stdio, file)| {
                 stdio.env().values().filter_map(move |value| {
                     let variable = mcp_catalog::RegistryInput::referenced_secret(value)?.ok()?;
-                    Some((key.clone(), variable.to_owned()))
+                    Some((key.clone(), variable.to_owned(), file.clone()))
                 })
             })
             .collect();
@@ -104,12 +108,12 @@ impl SecretEnv {
         let mut secrets = BTreeMap::new();
         match open() {
             Ok(store) => {
-                for (key, variable) in references {
+                for (key, variable, file) in references {
                     let name = mcp_catalog::RegistryInput::secret_lookup_name(
                         key.name().as_str(),
                         &variable,
                     );
-                    match store.load(&secret_store_key(&key, &variable)).await {
+                    match store.load(&secret_store_key(&key, &variable, &file)).await {
                         Ok(Some(record)) => {
                             if let Some(secret) = record.access_token {
                                 secrets.insert(name, secret);
@@ -142,11 +146,27 @@ impl EnvLookup for SecretEnv {
 /// Where the secret `variable` of server `key` is kept in the credential store: the
 /// server's key with the secret's lookup name in place of a URL, so it is bound to the
 /// server and never an OAuth record's key.
-pub(crate) fn secret_store_key(key: &mcp_key::McpServerKey, variable: &str) -> mcp_auth::StoreKey {
-    mcp_auth::StoreKey::new(
-        key,
-        &mcp_catalog::RegistryInput::secret_lookup_name(key.name().as_str(), variable),
-    )
+pub(crate) fn secret_store_key(
+    key: &mcp_key::McpServerKey,
+    variable: &str,
+    file: &std::path::Path,
+) -> mcp_auth::StoreKey {
+    let name = mcp_catalog::RegistryInput::secret_lookup_name(key.name().as_str(), variable);
+    mcp_auth::StoreKey::new(key, &format!("{name}|{}", bound_path(file).display()))
+}
+
+/// The configuration file a stored secret is bound to, as one path however it was named:
+/// its folder resolved (symlinks, `..`) when it exists, else made absolute. A secret is
+/// stored for the server of one file, so another file that names a server the same (a
+/// cloned project, say) never gets it.
+fn bound_path(file: &std::path::Path) -> std::path::PathBuf {
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => dir
+            .canonicalize()
+            .map_or_else(|_| absolute.clone(), |dir| dir.join(name)),
+        _ => absolute,
+    }
 }
 
 /// Reads a secret on the terminal without echo; `None` for an empty answer or no terminal.
