@@ -47,6 +47,9 @@ const ARRIVAL_BOUND: Duration = Duration::from_secs(10);
 /// Arrivals: event id and when the host had it.
 type Arrivals = mpsc::UnboundedSender<(String, Instant)>;
 
+/// The receiving end of [`Arrivals`].
+type ArrivalsRx = mpsc::UnboundedReceiver<(String, Instant)>;
+
 /// The scenario: one event type offered in every mode, emitted by `send`.
 fn scenario() -> Scenario {
     Scenario::new("bench")
@@ -66,7 +69,7 @@ fn scenario() -> Scenario {
 
 /// Waits for event `id` on `rx` (arrivals of other ids are kept for later).
 async fn arrival(
-    rx: &mut mpsc::UnboundedReceiver<(String, Instant)>,
+    rx: &mut ArrivalsRx,
     early: &mut HashMap<String, Instant>,
     id: &str,
 ) -> Result<Instant> {
@@ -323,10 +326,7 @@ pub(crate) async fn event_latency(fx: &Fixture, s: &Settings) -> Result<Vec<Row>
 /// Emits events (with `emit`) until each of `consumers` has received one, then forgets what
 /// they received: a poll loop's first poll and a push stream start from the newest event,
 /// so an event emitted before they are in place would never reach them.
-async fn warm_up<F, Fut>(
-    emit: F,
-    consumers: &mut [(&str, &mut mpsc::UnboundedReceiver<(String, Instant)>)],
-) -> Result<()>
+async fn warm_up<F, Fut>(emit: F, consumers: &mut [(&str, &mut ArrivalsRx)]) -> Result<()>
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Result<()>>,
@@ -365,6 +365,39 @@ async fn shut(client: Arc<Client>) {
     }
 }
 
+/// Warms up the set's three consumers and the bare poll loop: every one has
+/// received an event before the first measured one is emitted.
+async fn warm_up_all(
+    client: &Arc<Client>,
+    bare: &rmcp::Peer<rmcp::RoleClient>,
+    poll_rx: &mut ArrivalsRx,
+    push_rx: &mut ArrivalsRx,
+    hook_rx: &mut ArrivalsRx,
+    bare_rx: &mut ArrivalsRx,
+) -> Result<()> {
+    warm_up(
+        || async {
+            client
+                .call_tool("send", None, CallSettings::new(ARRIVAL_BOUND))
+                .await
+                .map(drop)
+                .map_err(crate::Error::from)
+        },
+        &mut [("poll", poll_rx), ("push", push_rx), ("webhook", hook_rx)],
+    )
+    .await?;
+    warm_up(
+        || async {
+            bare.call_tool(CallToolRequestParams::new("send"))
+                .await
+                .map(drop)
+                .map_err(crate::Error::from)
+        },
+        &mut [("bare poll", bare_rx)],
+    )
+    .await
+}
+
 async fn measure(
     client: &Arc<Client>,
     bare: &rmcp::Peer<rmcp::RoleClient>,
@@ -401,29 +434,13 @@ async fn measure(
     let _bare_poll = Task(tokio::spawn(bare_poll_loop(bare.clone(), bare_tx)));
 
     // Every consumer starts "from now": none may miss the first measured event.
-    warm_up(
-        || async {
-            client
-                .call_tool("send", None, CallSettings::new(ARRIVAL_BOUND))
-                .await
-                .map(drop)
-                .map_err(crate::Error::from)
-        },
-        &mut [
-            ("poll", &mut poll_rx),
-            ("push", &mut push_rx),
-            ("webhook", &mut hook_rx),
-        ],
-    )
-    .await?;
-    warm_up(
-        || async {
-            bare.call_tool(CallToolRequestParams::new("send"))
-                .await
-                .map(drop)
-                .map_err(crate::Error::from)
-        },
-        &mut [("bare poll", &mut bare_rx)],
+    warm_up_all(
+        client,
+        bare,
+        &mut poll_rx,
+        &mut push_rx,
+        &mut hook_rx,
+        &mut bare_rx,
     )
     .await?;
     let rounds = (s.rounds_calls * 2).max(8);
