@@ -2,8 +2,10 @@
 //! floor [`crate::Behavior::ForgetEvents`] moves, and the signals that kill push streams.
 
 use std::collections::VecDeque;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, Weak};
+use std::sync::{Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -78,6 +80,8 @@ pub(crate) struct EventLog {
     /// The timers of [`crate::EventTypeSpec::every_ms`], once started; aborted with the
     /// server's last clone.
     timers: Mutex<Option<JoinSet<()>>>,
+    /// The file the history is kept in ([`crate::EventsSpec::history_file`]), once read.
+    file: OnceLock<Option<PathBuf>>,
 }
 
 impl Default for EventLog {
@@ -89,6 +93,7 @@ impl Default for EventLog {
             silenced: watch::channel(0).0,
             open_streams: AtomicUsize::new(0),
             timers: Mutex::new(None),
+            file: OnceLock::new(),
         }
     }
 }
@@ -112,10 +117,39 @@ impl EventLog {
                 }),
             };
             history.kept.push_back(stored.clone());
+            if let Some(Some(path)) = self.file.get() {
+                append(path, &stored);
+            }
             stored
         };
         self.head.send_replace(stored.seq);
         stored.with_cursor()
+    }
+
+    /// Keeps the history in `path` from now on, first reading what an earlier process on
+    /// the same file emitted. Only the first call counts.
+    pub(crate) fn keep_in(&self, path: Option<&Path>) {
+        self.file.get_or_init(|| {
+            let path = path?;
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            let mut history = lock(&self.history);
+            for line in text.lines() {
+                let Ok(line) = serde_json::from_str::<Value>(line) else {
+                    continue;
+                };
+                let (Some(seq), Some(name)) = (line["seq"].as_u64(), line["name"].as_str()) else {
+                    continue;
+                };
+                history.head = seq;
+                history.kept.push_back(Stored {
+                    seq,
+                    name: name.to_owned(),
+                    occurrence: line["occurrence"].clone(),
+                });
+            }
+            self.head.send_replace(history.head);
+            Some(path.to_owned())
+        });
     }
 
     /// Forgets every event but the latest `keep`; returns how many were forgotten.
@@ -223,6 +257,19 @@ impl EventLog {
     pub(crate) fn stream_opened(&self) -> OpenStream<'_> {
         self.open_streams.fetch_add(1, Ordering::SeqCst);
         OpenStream { log: self }
+    }
+}
+
+/// Appends `stored` to the history file at `path` (a failure is the test's to see: the
+/// events are missing after a restart).
+fn append(path: &Path, stored: &Stored) {
+    let line = json!({"seq": stored.seq, "name": stored.name, "occurrence": stored.occurrence});
+    if let Ok(mut file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    {
+        let _ = writeln!(file, "{line}");
     }
 }
 

@@ -51,6 +51,12 @@ pub struct EventsSpec {
     pub next_poll_ms: u64,
     /// Webhook delivery: the shortest TTL granted, the callback handshake, the faults.
     pub webhook: WebhookSpec,
+    /// A file the event history is kept in (JSON lines, appended as events are emitted),
+    /// so a server restarted on the same file goes on with the same events and cursors, as
+    /// a real server keeping its events does. `None` (the default): the history dies with
+    /// the process.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history_file: Option<std::path::PathBuf>,
 }
 
 impl Default for EventsSpec {
@@ -60,6 +66,7 @@ impl Default for EventsSpec {
             heartbeat_ms: DEFAULT_HEARTBEAT_MS,
             next_poll_ms: DEFAULT_NEXT_POLL_MS,
             webhook: WebhookSpec::default(),
+            history_file: None,
         }
     }
 }
@@ -88,6 +95,13 @@ impl EventsSpec {
     #[must_use]
     pub fn with_next_poll_ms(mut self, ms: u64) -> Self {
         self.next_poll_ms = ms;
+        self
+    }
+
+    /// Keep the event history in `path` ([`Self::history_file`]).
+    #[must_use]
+    pub fn with_history_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.history_file = Some(path.into());
         self
     }
 

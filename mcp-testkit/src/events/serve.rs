@@ -75,6 +75,7 @@ pub(crate) async fn request(
     let Some(spec) = &server.scenario.events else {
         return Err(method_not_found(&request.method));
     };
+    server.events.keep_in(spec.history_file.as_deref());
     server
         .events
         .start_timers(Arc::downgrade(server), &spec.types);
@@ -580,6 +581,12 @@ pub(crate) fn emit(
     for (k, v) in arguments.into_iter().flatten() {
         data.insert(k.clone(), v.clone());
     }
+    let file = server
+        .scenario
+        .events
+        .as_ref()
+        .and_then(|e| e.history_file.as_deref());
+    server.events.keep_in(file);
     server.events.emit(name, Value::Object(data))
 }
 
