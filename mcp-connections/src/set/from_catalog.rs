@@ -103,7 +103,8 @@ pub(crate) fn client_settings(
 /// current values of referenced variables, environment, auth), the configured protocol
 /// (what each start's handshake is chosen from) and every setting of the connection
 /// ([`ClientSettings::fingerprint`]: what it announces and how long it waits, how much it
-/// holds). Sets that agree on all of it share one connection, and a connection is never
+/// holds), and the identity the set connects as ([`ConnectionSetOptions::with_identity_auth`]).
+/// Sets that agree on all of it share one connection, and a connection is never
 /// held to another set's settings.
 pub(crate) fn connection_key(
     catalog: &ResolvedCatalog,
@@ -115,12 +116,16 @@ pub(crate) fn connection_key(
     let catalog_fingerprint = catalog
         .fingerprint(key, &*options.env)
         .map_or_else(String::new, |f| f.to_hex());
-    let fingerprint = Fingerprint::builder("mcp-connections/connection/v2")
+    let mut fingerprint = Fingerprint::builder("mcp-connections/connection/v2")
         .str("server", &key.to_string())
         .str("catalog", &catalog_fingerprint)
         .str("protocol_choice", catalog.protocol(key).as_str())
-        .str("settings", &settings.fingerprint().to_hex())
-        .finish();
+        .str("settings", &settings.fingerprint().to_hex());
+    // A connection opened as one user is never shared with another user's set.
+    if let Some(identity) = options.identities.get(key) {
+        fingerprint = fingerprint.str("identity", identity);
+    }
+    let fingerprint = fingerprint.finish();
     ConnectionKey {
         server: key.clone(),
         fingerprint,

@@ -51,6 +51,7 @@ pub struct ConnectionSetOptions {
     pub(crate) env: SharedEnvLookup,
     pub(crate) cancel: CancellationToken,
     pub(crate) auth: BTreeMap<McpServerKey, Arc<dyn AuthHeaderProvider>>,
+    pub(crate) identities: BTreeMap<McpServerKey, String>,
     pub(crate) environments: BTreeMap<EnvironmentId, Arc<dyn Environment>>,
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
     pub(crate) credential_store: Option<Arc<dyn mcp_auth::CredentialStore>>,
@@ -110,6 +111,7 @@ impl ConnectionSetOptions {
             env: process_env(),
             cancel: CancellationToken::new(),
             auth: BTreeMap::new(),
+            identities: BTreeMap::new(),
             environments: BTreeMap::new(),
             hooks: Vec::new(),
             credential_store: None,
@@ -336,6 +338,24 @@ impl ConnectionSetOptions {
         key: McpServerKey,
         provider: Arc<dyn AuthHeaderProvider>,
     ) -> Self {
+        self.auth.insert(key, provider);
+        self
+    }
+
+    /// Connect to the HTTP server `key` as `identity` (a user the host acts for), with
+    /// `provider` giving that identity's `Authorization`. On a shared pool the connection
+    /// is shared only by sets that connect to `key` as the same identity: another user's
+    /// set gets a connection of its own, so one user's credentials never carry another's
+    /// calls. The identity is an opaque name the host chooses (a subject, a caller id);
+    /// it takes part in the connection's pool key, never in anything sent.
+    #[must_use]
+    pub fn with_identity_auth(
+        mut self,
+        key: McpServerKey,
+        identity: impl Into<String>,
+        provider: Arc<dyn AuthHeaderProvider>,
+    ) -> Self {
+        self.identities.insert(key.clone(), identity.into());
         self.auth.insert(key, provider);
         self
     }

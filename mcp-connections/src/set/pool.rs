@@ -70,7 +70,9 @@ pub type PoolStats = mcp_pool::PoolStats<ConnectionKey>;
 /// part of its key, so a set never uses a connection opened with another set's. What is
 /// not a setting is taken from the set that starts the connection: its environment lookup
 /// (the values it gives are in the key), credential providers and environments; sets
-/// sharing a pool should agree on those. Requests from the server (elicitation) reach only the set whose call is
+/// sharing a pool should agree on those, except a set acting for a user of its own:
+/// [`ConnectionSetOptions::with_identity_auth`](crate::ConnectionSetOptions::with_identity_auth)
+/// puts the user in the key. Requests from the server (elicitation) reach only the set whose call is
 /// running on the connection: calls of different sets on one connection take turns.
 ///
 /// Call [`ServerPool::shutdown`] when the host exits, after the sets.
