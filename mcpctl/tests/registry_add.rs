@@ -406,6 +406,18 @@ fn a_version_changed_by_hand_holds_the_tools_per_the_drift_rule_until_accepted()
     assert!(listed(&accepted), "{}", accepted.stdout);
     assert!(accepted.stdout.contains("__shout"), "{}", accepted.stdout);
     assert!(!accepted.stderr.contains("changed"), "{}", accepted.stderr);
+    // Accepted, the version change is no longer reported as waiting, here or as JSON.
+    let after = wd.run(&["--config", "mcp.toml", "tools", "--changes"]);
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    assert_eq!(
+        after.stdout, "no tool changed since it was first seen\n",
+        "{}",
+        after.stderr
+    );
+    let json = wd
+        .run(&["--config", "mcp.toml", "tools", "--changes", "--json"])
+        .json();
+    assert_eq!(json, serde_json::json!([]));
 
     // `block` holds it too.
     edit("weather-mcp-server==0.7.0", Some("block"));

@@ -80,6 +80,44 @@ pub(crate) fn entry_change(
     }
 }
 
+/// The entries of `servers` that no longer run what `mcpctl add` recorded
+/// ([`entry_change`]) and whose change is still waiting: a version change the tool pins
+/// accepted (`mcpctl accept`, or a `notice` rule that pinned it as it is) is not one. It
+/// counts as accepted when a tool of the server is listed under its pins (a version
+/// change holds every tool of the server until accepted) and none of its held tools
+/// carries the version change; a server not listed (failed, or pins off) is reported.
+pub(crate) async fn waiting_entry_changes(
+    set: &mcp_connections::ConnectionSet,
+    catalog: &mcp_catalog::ResolvedCatalog,
+    servers: &[mcp_connections::ServerStatus],
+) -> Vec<(mcp_key::McpServerKey, Provenance, EntryCheck)> {
+    let changed: Vec<_> = servers
+        .iter()
+        .filter_map(|status| {
+            entry_change(catalog, &status.key).map(|(p, c)| (status.key.clone(), p, c))
+        })
+        .collect();
+    if changed.is_empty() {
+        return changed;
+    }
+    let listed = set.tools().await;
+    changed
+        .into_iter()
+        .filter(|(key, _, _)| {
+            let held = set.tool_drift(key).iter().any(|drift| {
+                drift
+                    .changes
+                    .iter()
+                    .any(|c| matches!(c, mcp_connections::ToolChange::VersionChanged { .. }))
+            });
+            let pinned = listed
+                .iter()
+                .any(|tool| tool.server == *key && set.pinned_tool(key, &tool.tool.name).is_some());
+            held || !pinned
+        })
+        .collect()
+}
+
 /// One line for an [`EntryCheck`] that is not [`EntryCheck::Same`].
 pub(crate) fn describe_change(change: &EntryCheck) -> String {
     match change {

@@ -70,13 +70,8 @@ pub(crate) async fn run_changes(
 ) -> Result<u8, CliError> {
     let (_, relevant, required_failed) = super::wait_relevant(session, global, server).await?;
     // Entries `mcpctl add` wrote from the registry and someone edited since.
-    let edited: Vec<_> = relevant
-        .iter()
-        .filter_map(|status| {
-            super::add_entry::entry_change(&session.catalog, &status.key)
-                .map(|(provenance, change)| (status.key.clone(), provenance, change))
-        })
-        .collect();
+    let edited =
+        super::add_entry::waiting_entry_changes(&session.set, &session.catalog, &relevant).await;
     let mut entries = Vec::new();
     for status in &relevant {
         for drift in session.set.tool_drift(&status.key) {
