@@ -23,6 +23,7 @@ pub(crate) mod slot;
 pub(crate) mod startup;
 pub(crate) mod subscriptions;
 pub(crate) mod tools;
+pub(crate) mod webhook_lease;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -9,11 +9,13 @@
 //! from before them says `truncated`). Upstream, the gateway uses push or poll when the
 //! server offers them (`ConnectionSet::subscribe_events`), and webhook when that is all
 //! the server offers and `[gateway] public_url` is set: it subscribes with a callback URL
-//! under that URL and a secret of that subscription, refreshes before the TTL, and its
+//! under that URL and a secret of that subscription, kept by a [`mcp_client::WebhookLease`]
+//! (refreshed at half the time left, with the cursor of the latest delivery), and its
 //! receiver ([`super::webhook`]) checks each delivery (signature, timestamp, id) before it
 //! reaches that one subscription's buffer, so an event goes only to the caller whose
 //! subscription asked for it. A subscription no stream uses and not polled for [`IDLE`]
-//! is ended, upstream too.
+//! is ended, upstream too; the gateway's stop ends every webhook subscription upstream
+//! (`events/unsubscribe`, [`EventRelay::close`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -21,8 +23,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use mcp_client::{
-    DeliveryMode, EventError, EventOccurrence, StreamItem, WebhookSecret, WebhookTarget,
-    WebhookVerifier,
+    DeliveryMode, EventError, EventOccurrence, StreamItem, WebhookLease, WebhookLeaseSettings,
+    WebhookSecret, WebhookTarget, WebhookVerifier,
 };
 use mcp_connections::{ConnectionSet, EventFeedError, EventFeedOptions};
 use mcp_key::McpServerKey;
@@ -56,11 +58,15 @@ pub(crate) const IDLE: Duration = Duration::from_secs(10 * 60);
 /// followed by `/<token of the subscription>`.
 pub(crate) const WEBHOOK_PATH: &str = "/events/webhook";
 
-/// A refresh that fails is tried again after this long.
+/// The first pause before a failed refresh of a webhook subscription is tried again
+/// (doubled after each failure).
+const REFRESH_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The longest pause between the attempts of a failing refresh.
 const REFRESH_RETRY: Duration = Duration::from_secs(30);
 
-/// The refresh of a subscription whose expiry cannot be read.
-const REFRESH_DEFAULT: Duration = Duration::from_secs(5 * 60);
+/// How long the gateway's stop waits for its webhook subscriptions to end upstream.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 /// What the webhook receiver refused and accepted, for the operator.
 #[derive(Debug, Default)]
@@ -279,6 +285,38 @@ pub(crate) struct Hook {
     pub(crate) verifier: WebhookVerifier,
     pub(crate) event_type: String,
     pub(crate) relayed: std::sync::Weak<Relayed>,
+    /// The upstream subscription, once the server granted it; taken by its end.
+    lease: Mutex<Option<WebhookLease>>,
+}
+
+impl Hook {
+    fn lock_lease(&self) -> std::sync::MutexGuard<'_, Option<WebhookLease>> {
+        self.lease.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records the cursor of an accepted delivery: the lease's next refresh resumes from
+    /// there.
+    pub(crate) fn record_cursor(&self, cursor: Option<&str>) {
+        if let (Some(cursor), Some(lease)) = (cursor, self.lock_lease().as_ref()) {
+            lease.record_cursor(cursor);
+        }
+    }
+
+    /// Ends the upstream subscription (`events/unsubscribe`), once: a server that no
+    /// longer has it (it lapsed) is no failure.
+    async fn close(&self) {
+        let Some(lease) = self.lock_lease().take() else {
+            return;
+        };
+        match lease.close().await {
+            Ok(()) | Err(EventError::UnknownSubscription { .. }) => {}
+            Err(e) => tracing::warn!(
+                event_type = %self.event_type,
+                "ending a webhook subscription upstream failed (it lapses at its TTL): {}",
+                mcp_key::error_chain(&e)
+            ),
+        }
+    }
 }
 
 /// The gateway's cursor of sequence number `seq`.
@@ -604,7 +642,10 @@ impl EventRelay {
     }
 
     /// Subscribes by webhook to a callback URL under `[gateway] public_url`, with a
-    /// secret of its own, and refreshes it before it lapses.
+    /// secret of its own, leased ([`mcp_client::WebhookLease`]: refreshed at half the time
+    /// left with the latest cursor a delivery brought, failures retried with backoff). The
+    /// subscription's end (idle, the gateway's stop: [`Self::close`]) ends the lease, which
+    /// unsubscribes upstream.
     async fn webhook(
         self: &Arc<Self>,
         hub: &Hub,
@@ -613,6 +654,61 @@ impl EventRelay {
         arguments: JsonObject,
         relayed: &Arc<Relayed>,
     ) -> Result<(), McpError> {
+        let url_of = |token: &str| self.callback_url(hub, server, event_type, token);
+        let fail = |what: String| McpError::internal_error(what, None);
+        let token = crate::serve::random_hex(16)
+            .map_err(|e| fail(format!("no random token for a webhook: {e}")))?;
+        let url = url_of(&token)?;
+        let secret =
+            WebhookSecret::generate().map_err(|e| fail(format!("no secret for a webhook: {e}")))?;
+        // Known before subscribing: the server may verify the callback meanwhile.
+        let hook = Arc::new(Hook {
+            verifier: WebhookVerifier::new(secret.clone()),
+            event_type: event_type.to_owned(),
+            relayed: Arc::downgrade(relayed),
+            lease: Mutex::new(None),
+        });
+        self.lock_hooks().insert(token.clone(), Arc::clone(&hook));
+        let leased = self
+            .set(hub)
+            .lease_webhook(
+                server,
+                event_type,
+                arguments,
+                WebhookTarget::new(url, secret),
+                None,
+                WebhookLeaseSettings::new().with_backoff(REFRESH_BACKOFF, REFRESH_RETRY),
+            )
+            .await;
+        let lease = match leased {
+            Ok(lease) => lease,
+            Err(e) => {
+                self.lock_hooks().remove(&token);
+                return Err(upstream_error(&e));
+            }
+        };
+        *hook.lock_lease() = Some(lease);
+        let relay = Arc::downgrade(self);
+        let cancel = relayed.cancel.clone();
+        tokio::spawn(async move {
+            cancel.cancelled().await;
+            if let Some(relay) = relay.upgrade() {
+                relay.lock_hooks().remove(&token);
+            }
+            hook.close().await;
+        });
+        Ok(())
+    }
+
+    /// The callback URL of the webhook subscription with `token`, under `[gateway]
+    /// public_url`; refused naming what to set when the gateway cannot receive webhooks.
+    fn callback_url(
+        &self,
+        hub: &Hub,
+        server: &McpServerKey,
+        event_type: &str,
+        token: &str,
+    ) -> Result<String, McpError> {
         if !self.receiving.load(Ordering::SeqCst) {
             return Err(invalid(format!(
                 "server `{server}` delivers event type `{event_type}` only by webhook, which mcpctl serve receives only over HTTP; run `mcpctl serve --http ADDR` with `public_url` in the [gateway] table"
@@ -623,73 +719,25 @@ impl EventRelay {
                 "server `{server}` delivers event type `{event_type}` only by webhook, and mcpctl serve has no public URL to receive it at; set `public_url` in the [gateway] table to the URL servers reach `mcpctl serve --http` at"
             )));
         };
-        let fail = |what: String| McpError::internal_error(what, None);
-        let token = crate::serve::random_hex(16)
-            .map_err(|e| fail(format!("no random token for a webhook: {e}")))?;
-        let secret =
-            WebhookSecret::generate().map_err(|e| fail(format!("no secret for a webhook: {e}")))?;
-        let url = format!("{}{WEBHOOK_PATH}/{token}", public.trim_end_matches('/'));
-        // Known before subscribing: the server may verify the callback meanwhile.
-        self.lock_hooks().insert(
-            token.clone(),
-            Arc::new(Hook {
-                verifier: WebhookVerifier::new(secret.clone()),
-                event_type: event_type.to_owned(),
-                relayed: Arc::downgrade(relayed),
-            }),
-        );
-        let target = WebhookTarget::new(url, secret);
-        let set = self.set(hub).clone();
-        let subscribed = set
-            .subscribe_webhook(server, event_type, arguments.clone(), &target, None)
-            .await;
-        let answer = match subscribed {
-            Ok(answer) => answer,
-            Err(e) => {
-                self.lock_hooks().remove(&token);
-                return Err(upstream_error(&e));
-            }
-        };
-        let relay = Arc::downgrade(self);
-        let cancel = relayed.cancel.clone();
-        let (server, event_type) = (server.clone(), event_type.to_owned());
-        tokio::spawn(async move {
-            let mut refresh_before = answer.refresh_before;
-            let mut cursor = answer.cursor;
-            loop {
-                let wait = refresh_in(refresh_before.as_deref());
-                tokio::select! {
-                    () = cancel.cancelled() => break,
-                    () = tokio::time::sleep(wait) => {}
-                }
-                match set
-                    .subscribe_webhook(
-                        &server,
-                        &event_type,
-                        arguments.clone(),
-                        &target,
-                        cursor.as_deref(),
-                    )
-                    .await
-                {
-                    Ok(again) => {
-                        refresh_before = again.refresh_before;
-                        cursor = again.cursor.or(cursor);
-                    }
-                    Err(e) => {
-                        tracing::warn!(%server, event_type, "refreshing a webhook subscription failed (trying again in {}s): {}", REFRESH_RETRY.as_secs(), mcp_key::error_chain(&e));
-                        refresh_before = None;
-                    }
-                }
-            }
-            if let Some(relay) = relay.upgrade() {
-                relay.lock_hooks().remove(&token);
-            }
-            let _ = set
-                .unsubscribe_webhook(&server, &event_type, arguments, &target.url)
-                .await;
-        });
-        Ok(())
+        Ok(format!(
+            "{}{WEBHOOK_PATH}/{token}",
+            public.trim_end_matches('/')
+        ))
+    }
+
+    /// Ends every webhook subscription upstream (each lease is closed: its refreshes stop
+    /// and `events/unsubscribe` is awaited, all at once, within [`CLOSE_WAIT`]) and
+    /// forgets every caller subscription. The gateway's stop, before its servers stop.
+    pub(crate) async fn close(&self) {
+        let hooks: Vec<Arc<Hook>> = self.lock_hooks().drain().map(|(_, h)| h).collect();
+        let closing = futures::future::join_all(hooks.iter().map(|h| h.close()));
+        if tokio::time::timeout(CLOSE_WAIT, closing).await.is_err() {
+            tracing::warn!(
+                "ending the webhook subscriptions upstream took over {}s; the rest lapse at their TTL",
+                CLOSE_WAIT.as_secs()
+            );
+        }
+        self.lock_subscriptions().clear();
     }
 
     fn lock_hooks(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Hook>>> {
@@ -705,22 +753,6 @@ impl EventRelay {
     pub(crate) fn subscriptions(&self) -> usize {
         self.lock_subscriptions().len()
     }
-}
-
-/// How long to wait before refreshing a subscription that lapses at `refresh_before`
-/// (ISO 8601): half the time left, at least a second; [`REFRESH_DEFAULT`] when it cannot
-/// be read, [`REFRESH_RETRY`] after a failure (`None`).
-fn refresh_in(refresh_before: Option<&str>) -> Duration {
-    let Some(text) = refresh_before else {
-        return REFRESH_RETRY;
-    };
-    let Ok(at) = chrono::DateTime::parse_from_rfc3339(text) else {
-        return REFRESH_DEFAULT;
-    };
-    let left = at.signed_duration_since(chrono::Utc::now());
-    left.to_std().map_or(Duration::from_secs(1), |d| {
-        (d / 2).max(Duration::from_secs(1))
-    })
 }
 
 #[cfg(test)]
@@ -796,22 +828,6 @@ mod tests {
         assert_eq!(
             canonical(&json!({"b": 1, "a": {"d": 2, "c": 3}})),
             canonical(&json!({"a": {"c": 3, "d": 2}, "b": 1}))
-        );
-    }
-
-    #[test]
-    fn a_refresh_comes_before_the_expiry() {
-        let in_an_hour = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
-        let wait = refresh_in(Some(&in_an_hour));
-        assert!(
-            wait <= Duration::from_secs(1800) && wait > Duration::from_secs(1700),
-            "{wait:?}"
-        );
-        assert_eq!(refresh_in(Some("soon")), REFRESH_DEFAULT);
-        assert_eq!(refresh_in(None), REFRESH_RETRY);
-        assert_eq!(
-            refresh_in(Some("2000-01-01T00:00:00Z")),
-            Duration::from_secs(1)
         );
     }
 }

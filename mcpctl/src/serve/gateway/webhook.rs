@@ -110,6 +110,8 @@ async fn receive(
         return refused(StatusCode::GONE, "the subscription ended");
     };
     counts.accepted.fetch_add(1, Ordering::Relaxed);
+    // Where the lease's next refresh resumes, should the server have lost it meanwhile.
+    hook.record_cursor(event.cursor.as_deref());
     relayed.deliver(event);
     StatusCode::NO_CONTENT.into_response()
 }
