@@ -17,6 +17,7 @@ mod exposure;
 mod gateway;
 mod host_requests;
 mod http;
+mod identity;
 mod modern;
 mod oauth;
 mod outcome;
@@ -76,6 +77,8 @@ pub(crate) async fn run(
     hub.parked.clear().await;
     hub.tasks.clear().await;
     hub.kept.clear().await;
+    // Webhook subscriptions end upstream while their servers still run.
+    hub.events.close().await;
     hub.pool.shutdown().await;
     if let Some(http) = loaded.demo_http {
         http.shutdown().await;
@@ -147,6 +150,7 @@ async fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, 
     } else {
         0
     });
+    let vault = identity::vault::open_for(&catalog, over_http).await;
     Ok(Hub {
         catalog,
         pool: ServerPool::with_idle_keep_alive(Duration::from_secs(keep_alive)),
@@ -176,6 +180,7 @@ async fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, 
         bindings: Arc::new(binding::Bindings::new(limits)),
         status: status::Board::default(),
         events: Arc::default(),
+        vault,
     })
 }
 

@@ -91,6 +91,9 @@ pub(crate) struct Hub {
     pub(crate) status: super::status::Board,
     /// Callers' event subscriptions and the webhook receiver's state (see `event_relay`).
     pub(crate) events: Arc<EventRelay>,
+    /// The encrypted store of each caller's upstream credentials (servers with
+    /// `upstream_identity` `caller` or `exchange`; see `identity::vault`).
+    pub(crate) vault: super::identity::vault::HubVault,
 }
 
 impl std::fmt::Debug for Hub {
