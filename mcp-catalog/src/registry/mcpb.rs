@@ -51,10 +51,13 @@ pub enum McpbError {
         /// The variable's name.
         variable: String,
     },
-    /// An archive entry whose name would land outside the bundle's folder.
+    /// An archive entry whose name would land outside the bundle's folder, or means
+    /// something else on another system (a drive, a stream, a NUL). The name is shown
+    /// escaped.
     #[error(
-        "the bundle's entry `{0}` is not a plain relative path inside the bundle (absolute, \
-         `..`, or empty); refusing the whole bundle"
+        "the bundle's entry `{}` is not a plain relative path inside the bundle (absolute, \
+         `..`, a drive or `:`, a backslash, a NUL, or empty); refusing the whole bundle",
+        .0.escape_debug()
     )]
     EntryPath(String),
 }
@@ -371,7 +374,9 @@ fn strings_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, St
 
 /// The relative path an archive entry named `name` unpacks to, or an error when the name is
 /// absolute, has a drive or root, a `..`, or no file name: nothing of a bundle may land
-/// outside its folder.
+/// outside its folder. A name with a backslash, a NUL or a `:` is refused on every system,
+/// since on some it is a separator, the name's end, or a drive (`C:`) or a file's stream
+/// (`a:b`).
 ///
 /// ```
 /// # use mcp_catalog::mcpb_entry_path;
@@ -379,11 +384,13 @@ fn strings_map(value: Option<&Value>, field: &str) -> Result<BTreeMap<String, St
 /// assert!(mcpb_entry_path("../evil").is_err());
 /// assert!(mcpb_entry_path("/etc/passwd").is_err());
 /// assert!(mcpb_entry_path("a/../../evil").is_err());
+/// assert!(mcpb_entry_path("C:/evil").is_err());
+/// assert!(mcpb_entry_path("a\0b").is_err());
 /// # Ok::<(), mcp_catalog::McpbError>(())
 /// ```
 pub fn mcpb_entry_path(name: &str) -> Result<PathBuf, McpbError> {
     let refuse = || McpbError::EntryPath(name.to_owned());
-    if name.is_empty() || name.contains('\\') || name.contains('\0') {
+    if name.is_empty() || name.contains(['\\', '\0', ':']) {
         return Err(refuse());
     }
     let mut path = PathBuf::new();
@@ -522,8 +529,30 @@ mod tests {
     #[test]
     fn entry_paths_stay_inside() {
         assert!(mcpb_entry_path("./a/b").is_ok());
-        for bad in ["", ".", "..", "a/..", "/a", "a\\..\\b", "../x", "x/../../y"] {
-            assert!(mcpb_entry_path(bad).is_err(), "{bad}");
+        for bad in [
+            "",
+            ".",
+            "..",
+            "a/..",
+            "/a",
+            "a\\..\\b",
+            "../x",
+            "x/../../y",
+            "C:/evil",
+            "C:evil",
+            "c:\\evil",
+            "a/file.txt:stream",
+            "a\0b",
+            "a/\0",
+        ] {
+            assert!(mcpb_entry_path(bad).is_err(), "{bad:?}");
         }
+        // Shown escaped: a NUL or a control character never reaches the terminal.
+        assert_eq!(
+            mcpb_entry_path("a\0b\u{1b}[2J").unwrap_err().to_string(),
+            "the bundle's entry `a\\0b\\u{1b}[2J` is not a plain relative path inside the \
+             bundle (absolute, `..`, a drive or `:`, a backslash, a NUL, or empty); refusing the \
+             whole bundle"
+        );
     }
 }
