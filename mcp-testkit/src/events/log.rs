@@ -127,7 +127,8 @@ impl EventLog {
     }
 
     /// Keeps the history in `path` from now on, first reading what an earlier process on
-    /// the same file emitted. Only the first call counts.
+    /// the same file emitted (events before its first line are forgotten: a cursor behind
+    /// them is truncated). Only the first call counts.
     pub(crate) fn keep_in(&self, path: Option<&Path>) {
         self.file.get_or_init(|| {
             let path = path?;
@@ -140,6 +141,10 @@ impl EventLog {
                 let (Some(seq), Some(name)) = (line["seq"].as_u64(), line["name"].as_str()) else {
                     continue;
                 };
+                if history.kept.is_empty() {
+                    // The events before the first line kept are forgotten.
+                    history.floor = seq.saturating_sub(1);
+                }
                 history.head = seq;
                 history.kept.push_back(Stored {
                     seq,

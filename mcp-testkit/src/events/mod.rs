@@ -53,8 +53,10 @@ pub struct EventsSpec {
     pub webhook: WebhookSpec,
     /// A file the event history is kept in (JSON lines, appended as events are emitted),
     /// so a server restarted on the same file goes on with the same events and cursors, as
-    /// a real server keeping its events does. `None` (the default): the history dies with
-    /// the process.
+    /// a real server keeping its events does. A line is
+    /// `{"seq": N, "name": TYPE, "occurrence": EventOccurrence without cursor}`; the events
+    /// before the first line are forgotten (a cursor behind them is truncated). `None` (the
+    /// default): the history dies with the process.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history_file: Option<std::path::PathBuf>,
 }
