@@ -616,14 +616,13 @@ fn listing_sizes(
     Ok(out)
 }
 
-/// The semantic layer's index (the `semantic` feature).
-#[cfg(feature = "semantic")]
+/// The semantic layer's index (the `semantic` feature): one [`semantic::Built`], built only
+/// with the feature.
 mod semantic {
     use std::path::{Path, PathBuf};
-    use std::sync::Arc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
-    use mcp_search::{Catalog, Fusion, SearchError, StaticEmbedder, ToolIndex};
+    use mcp_search::{Catalog, SearchError, ToolIndex};
 
     /// The index with the static-embedding layer, and what building it took.
     pub(super) struct Built {
@@ -643,10 +642,16 @@ mod semantic {
     impl Built {
         /// Loads the model (`model`, else `MCP_SEARCH_MODEL_DIR`, else the workspace's
         /// `target/semantic-model/potion-base-8M`) and builds the index a few times.
+        #[cfg(feature = "semantic")]
         pub(super) fn timed(
             catalog: &Catalog,
             model: Option<&Path>,
         ) -> Result<Option<Self>, SearchError> {
+            use std::sync::Arc;
+            use std::time::Instant;
+
+            use mcp_search::{Fusion, StaticEmbedder};
+
             let dir = model
                 .map(Path::to_owned)
                 .or_else(|| std::env::var_os(mcp_search::MODEL_DIR_ENV).map(PathBuf::from))
@@ -685,29 +690,10 @@ mod semantic {
                 model: dir,
             }))
         }
-    }
-}
 
-/// Without the `semantic` feature: no third ranking.
-#[cfg(not(feature = "semantic"))]
-mod semantic {
-    use std::path::{Path, PathBuf};
-    use std::time::Duration;
-
-    use mcp_search::{Catalog, SearchError, ToolIndex};
-
-    /// Never built without the feature.
-    pub(super) struct Built {
-        pub(super) index: ToolIndex,
-        pub(super) builds: Vec<Duration>,
-        pub(super) rebuild: Duration,
-        pub(super) model_bytes: usize,
-        pub(super) rss_growth: Option<u64>,
-        pub(super) model: PathBuf,
-    }
-
-    impl Built {
-        /// `None`: the feature is off (a `--model` is refused by name).
+        /// Without the `semantic` feature: `None`, no third ranking (a `--model` is
+        /// refused by name).
+        #[cfg(not(feature = "semantic"))]
         pub(super) fn timed(
             _catalog: &Catalog,
             model: Option<&Path>,
