@@ -131,6 +131,10 @@ pub(crate) enum Command {
     /// Configuration commands.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Ask a team gateway (`mcpctl serve --http`) to forget upstream sign-ins: yours for
+    /// one server (`sign-out`), or every one of a caller (`revoke`, administrators).
+    #[command(subcommand)]
+    Gateway(crate::commands::gateway::GatewayCommand),
     /// Trust a project configuration (or a plugin folder) with its current content, after
     /// showing what it runs, connects to and reads. A changed file needs trust again.
     Trust(TrustArgs),

@@ -10,6 +10,7 @@ pub(crate) mod config_check;
 pub(crate) mod enterprise;
 pub(crate) mod events;
 pub(crate) mod fake_server;
+pub(crate) mod gateway;
 pub(crate) mod import;
 pub(crate) mod login;
 pub(crate) mod logout;
@@ -47,6 +48,7 @@ pub(crate) async fn run(cli: Cli) -> Result<u8, CliError> {
             };
         }
         Command::Logout(args) => return logout::run(&global, args).await,
+        Command::Gateway(command) => return gateway::run(command).await,
         Command::AuthStatus => return auth_status::run(&global).await,
         Command::Trust(args) => return trust::run(args.path.as_deref(), &global),
         Command::SearchRegistry(args) => return search_registry::run(&global, args).await,
@@ -123,6 +125,7 @@ async fn dispatch(
         | Command::FakeServer(_)
         | Command::Login(_)
         | Command::Logout(_)
+        | Command::Gateway(_)
         | Command::AuthStatus
         | Command::Serve(_)
         | Command::Completions(_)

@@ -1,0 +1,69 @@
+//! How a client is sent to a start page: a URL-mode elicitation (MCP 2025-11-25
+//! `elicitation/create` with `mode: "url"`), the same request inside a 2026-era
+//! `input_required` result, the 2025-11-25 `URLElicitationRequiredError` (-32042) for a
+//! call that cannot wait, and the plain text for a client that takes no URL elicitation.
+
+use mcp_key::McpServerKey;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{ElicitRequest, ElicitRequestParams, ErrorCode, InputRequest};
+
+/// The 2025-11-25 `URLElicitationRequiredError` code: the call needs the user to open a
+/// URL first; `data.elicitations` holds the URL elicitations.
+pub(super) const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
+
+/// The message shown beside the URL.
+fn message(server: &McpServerKey) -> String {
+    format!("Sign in to {server} to let the gateway call it as you.")
+}
+
+/// A stable id for the elicitation of `url` (the client may match a later
+/// `notifications/elicitation/complete` with it).
+fn elicitation_id(server: &McpServerKey, url: &str) -> String {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, url.as_bytes());
+    let hex: String = digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sign-in-{server}-{hex}")
+}
+
+/// The params of a 2025-11-25 `elicitation/create` request with `mode: "url"` sending the
+/// user to `url` to sign in to `server`.
+pub(crate) fn url_elicitation(server: &McpServerKey, url: &str) -> ElicitRequestParams {
+    ElicitRequestParams::UrlElicitationParams {
+        meta: None,
+        message: message(server),
+        url: url.to_owned(),
+        elicitation_id: elicitation_id(server, url),
+    }
+}
+
+/// The same request as one entry of a 2026-era `input_required` result's
+/// `inputRequests` (that era has no `elicitationId`: it is left empty, as rmcp models
+/// that era).
+pub(crate) fn url_input_request(server: &McpServerKey, url: &str) -> InputRequest {
+    InputRequest::Elicitation(ElicitRequest::new(
+        ElicitRequestParams::UrlElicitationParams {
+            meta: None,
+            message: message(server),
+            url: url.to_owned(),
+            elicitation_id: String::new(),
+        },
+    ))
+}
+
+/// What a client that takes no URL elicitation is told.
+pub(crate) fn cannot_elicit_text(server: &McpServerKey, url: &str) -> String {
+    format!("open {url} to sign in to {server}, then retry")
+}
+
+/// The 2025-11-25 `URLElicitationRequiredError`: the call fails, naming the page in its
+/// message (for clients that do not read `data`) and as a URL elicitation in `data`.
+pub(crate) fn url_required_error(server: &McpServerKey, url: &str) -> McpError {
+    let data = serde_json::json!({ "elicitations": [url_elicitation(server, url)] });
+    McpError::new(
+        URL_ELICITATION_REQUIRED,
+        cannot_elicit_text(server, url),
+        Some(data),
+    )
+}
