@@ -398,16 +398,17 @@ async fn a_feed_ends_with_its_connection_and_with_the_set() {
     fx.stdio("inbox", scenario());
     let set = started(&fx).await;
 
-    let mut pushed = subscribe(&set, "mail", EventFeedOptions::new()).await;
+    let mut pushed = subscribe(&set, "mail", EventFeedOptions::new().without_restore()).await;
     let mut polled = subscribe(
         &set,
         "mail",
         EventFeedOptions::new()
             .with_mode(DeliveryMode::Poll)
-            .with_min_poll_interval(POLL),
+            .with_min_poll_interval(POLL)
+            .without_restore(),
     )
     .await;
-    // The server dies: both feeds end, saying why.
+    // The server dies: both feeds made `without_restore` end, saying why.
     let _ = set
         .call_tool(&inbox(), "exit", None, CallOptions::new())
         .await;

@@ -9,14 +9,27 @@
 //! A host that has one subscribes through [`ConnectionSet::subscribe_webhook`] (refreshing
 //! it by the same call before its TTL) and checks deliveries with
 //! [`mcp_client::WebhookVerifier`].
+//!
+//! The set keeps each feed's subscription (server, event type, filter, mode, the cursor
+//! after the last item) and opens it again from that cursor when the connection it runs
+//! on is gone (`feed_task.rs`); a host that restarts itself keeps the cursor where it
+//! chooses ([`CursorStore`], [`FileCursorStore`]). Each feed is its own subscription with
+//! the server, so sets sharing one connection (sessions of one pool) never share or end
+//! each other's feeds.
+
+mod cursor_store;
+mod feed_task;
+
+pub use cursor_store::{CursorStore, FileCursorStore};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use feed_task::{Feed, FeedTask, Sender, Subscription, WeakSet};
 use mcp_client::{
-    DeliveryMode, EventError, EventPoller, EventStream, EventSubscription, EventType, StreamItem,
-    StreamSettings, WebhookSubscription, WebhookTarget,
+    DeliveryMode, EventError, EventSubscription, EventType, StreamItem, WebhookSubscription,
+    WebhookTarget,
 };
 use mcp_key::McpServerKey;
 use mcp_pool::deadline_in;
@@ -31,9 +44,6 @@ use crate::set::slot::Attached;
 /// Default [`EventFeedOptions::with_capacity`]: items an [`EventFeed`] holds for a host
 /// that has not taken them yet; more are dropped and counted ([`EventFeed::dropped`]).
 pub const DEFAULT_EVENT_FEED_CAPACITY: usize = 256;
-
-/// Longest wait between polls after failed ones (the wait doubles from the poll floor).
-const POLL_RETRY_MAX: Duration = Duration::from_secs(30);
 
 /// How [`ConnectionSet::subscribe_events`] subscribes.
 #[derive(Debug, Clone)]
@@ -52,6 +62,12 @@ pub struct EventFeedOptions {
     /// A push stream silent this long is re-opened; default
     /// [`mcp_client::DEFAULT_STREAM_STALL`].
     pub stall: Duration,
+    /// Whether the feed goes on over the server's next connection when the one it runs
+    /// on is gone; default `true` (see [`ConnectionSet::subscribe_events`]).
+    pub restore: bool,
+    /// Where the cursor is kept for a host that restarts; default none
+    /// ([`Self::persist_cursor`]).
+    pub cursor_store: Option<Arc<dyn CursorStore>>,
 }
 
 impl Default for EventFeedOptions {
@@ -69,6 +85,8 @@ impl EventFeedOptions {
             mode: None,
             min_poll_interval: mcp_client::DEFAULT_MIN_POLL_INTERVAL,
             stall: mcp_client::DEFAULT_STREAM_STALL,
+            restore: true,
+            cursor_store: None,
         }
     }
 
@@ -107,6 +125,26 @@ impl EventFeedOptions {
         self.stall = stall;
         self
     }
+
+    /// End the feed with [`StreamItem::Ended`] when the connection it runs on is gone,
+    /// instead of going on over the next one: for a host that resubscribes itself.
+    #[must_use]
+    pub fn without_restore(mut self) -> Self {
+        self.restore = false;
+        self
+    }
+
+    /// Keep the feed's cursor in `store` for a host that restarts: the feed stores the
+    /// cursor after an item once the host is done with it (when it asks for the next one,
+    /// [`EventFeed::next`], or ends the feed, [`EventFeed::shutdown`]), and without
+    /// [`Self::resume_from`] the feed starts from the cursor `store` holds (from now when
+    /// it holds none). Delivery is at least once: an item the host took but did not finish
+    /// before it stopped comes again.
+    #[must_use]
+    pub fn persist_cursor(mut self, store: impl CursorStore + 'static) -> Self {
+        self.cursor_store = Some(Arc::new(store));
+        self
+    }
 }
 
 /// Why [`ConnectionSet::event_types`] or [`ConnectionSet::subscribe_events`] failed.
@@ -132,6 +170,19 @@ pub enum EventFeedError {
         /// The event type.
         event_type: String,
     },
+    /// The cursor store ([`EventFeedOptions::persist_cursor`]) could not be read.
+    #[error(
+        "could not read the kept cursor of event type `{event_type}` of server `{server}`; fix the cursor store (or remove its file to start from now)"
+    )]
+    CursorStore {
+        /// The server.
+        server: McpServerKey,
+        /// The event type.
+        event_type: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl From<Error> for EventFeedError {
@@ -140,45 +191,40 @@ impl From<Error> for EventFeedError {
     }
 }
 
-/// What the feed's task sends: an item (none for a cursor alone) with the cursor after it.
-struct Feed {
-    item: Option<StreamItem>,
-    cursor: Option<String>,
-}
-
 /// A subscription to one event type of one server: its items in order, at most
 /// [`EventFeedOptions::capacity`] held for the host (more are dropped and counted by
 /// [`Self::dropped`]). The items are those of [`mcp_client::EventStream`]: events,
 /// [`StreamItem::Truncated`] when the server skipped some, [`StreamItem::Lost`] and
-/// [`StreamItem::Restored`] around an outage (a broken push stream, failing polls), and
-/// [`StreamItem::Ended`] last. Dropping the feed ends the subscription (a push stream is
-/// cancelled with the server); so does the set's shutdown.
+/// [`StreamItem::Restored`] around an outage (a broken push stream, failing polls, the
+/// connection gone until the server is back), and [`StreamItem::Ended`] last. Dropping
+/// the feed ends the subscription (a push stream is cancelled with the server); so does
+/// the shutdown of the set that made it, and of no other set.
 #[derive(Debug)]
 pub struct EventFeed {
     server: McpServerKey,
     event_type: String,
+    filter: JsonObject,
     mode: DeliveryMode,
     feed: mpsc::Receiver<Feed>,
     cursor: Option<String>,
     dropped: Arc<AtomicU64>,
+    store: Option<Arc<dyn CursorStore>>,
+    /// The cursor last given to `store`.
+    stored: Option<String>,
     cancel: CancellationToken,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
-impl std::fmt::Debug for Feed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Feed").field("item", &self.item).finish()
-    }
-}
-
 impl EventFeed {
     /// The next item; `None` once the subscription ended (after [`StreamItem::Ended`]),
-    /// or the set shut down.
+    /// or the set shut down. With [`EventFeedOptions::persist_cursor`], first stores the
+    /// cursor after the item returned before (the host asking for more is done with it).
     ///
     /// # Cancel safety
     /// Cancel-safe: an item not returned stays for the next call.
     pub async fn next(&mut self) -> Option<StreamItem> {
         loop {
+            self.persist();
             let feed = self.feed.recv().await?;
             self.cursor = feed.cursor;
             if let Some(item) = feed.item {
@@ -187,9 +233,28 @@ impl EventFeed {
         }
     }
 
+    /// Gives the cursor to the store when it moved since it was last stored.
+    fn persist(&mut self) {
+        let (Some(store), Some(cursor)) = (&self.store, &self.cursor) else {
+            return;
+        };
+        if self.stored.as_ref() == Some(cursor) {
+            return;
+        }
+        match store.store(cursor) {
+            Ok(()) => self.stored = Some(cursor.clone()),
+            Err(e) => tracing::warn!(
+                server = %self.server,
+                event_type = %self.event_type,
+                "could not keep the cursor of the event feed ({e}); a restarted host would get these events again"
+            ),
+        }
+    }
+
     /// The cursor after the last item [`Self::next`] returned: persist it once that item
-    /// is dealt with, and give it to [`EventFeedOptions::resume_from`] to go on from there
-    /// (in either mode). Events dropped after that item come again on such a resume.
+    /// is dealt with (or let [`EventFeedOptions::persist_cursor`] do it), and give it to
+    /// [`EventFeedOptions::resume_from`] to go on from there (in either mode). Events
+    /// dropped after that item come again on such a resume.
     pub fn cursor(&self) -> Option<&str> {
         self.cursor.as_deref()
     }
@@ -215,9 +280,16 @@ impl EventFeed {
         &self.event_type
     }
 
+    /// The arguments the subscription filters on.
+    pub fn filter(&self) -> &JsonObject {
+        &self.filter
+    }
+
     /// Ends the subscription and waits until it is over (a push stream cancelled with
-    /// the server).
+    /// the server). With [`EventFeedOptions::persist_cursor`], first stores the cursor
+    /// after the last item [`Self::next`] returned.
     pub async fn shutdown(mut self) {
+        self.persist();
         self.cancel.cancel();
         if let Some(task) = self.task.take() {
             let _ = task.await;
@@ -228,29 +300,6 @@ impl EventFeed {
 impl Drop for EventFeed {
     fn drop(&mut self) {
         self.cancel.cancel();
-    }
-}
-
-/// The sending half of a feed: drops and counts what the host has no room for.
-struct Sender {
-    tx: mpsc::Sender<Feed>,
-    dropped: Arc<AtomicU64>,
-}
-
-impl Sender {
-    /// Sends `item` with the cursor after it; `false` once the host dropped the feed.
-    fn send(&self, item: Option<StreamItem>, cursor: Option<String>) -> bool {
-        let counts = item.is_some();
-        match self.tx.try_send(Feed { item, cursor }) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                if counts {
-                    self.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-                true
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
-        }
     }
 }
 
@@ -278,15 +327,31 @@ impl ConnectionSet {
     /// offers it (or `options` ask for it), else poll. Webhook delivery is not chosen: it
     /// needs a public URL (see [`EventFeedError::WebhookOnly`]). The first stream or poll
     /// is made before this returns, so events from then on (or from
-    /// [`EventFeedOptions::resume_from`]) are delivered. The feed lasts as long as the
-    /// connection it was made on; a server restart ends it with [`StreamItem::Ended`], and
-    /// a new feed resumed from its cursor goes on.
+    /// [`EventFeedOptions::resume_from`], or the cursor of
+    /// [`EventFeedOptions::persist_cursor`]) are delivered.
+    ///
+    /// The set keeps the subscription: when the connection the feed runs on is gone (the
+    /// server crashed or exited, the connection was lost), the feed tells
+    /// [`StreamItem::Lost`], reaches the server again as a call would (starting it again,
+    /// within its crash-loop backoff), opens the same subscription there from the cursor
+    /// after the last item it handed on, and tells [`StreamItem::Restored`]: the events
+    /// after that cursor follow, none lost and none twice, or [`StreamItem::Truncated`]
+    /// first when the server no longer has them all. While the server cannot be reached
+    /// the feed waits, trying again with backoff up to 30 s. It ends with
+    /// [`StreamItem::Ended`] when the server refuses the subscription again or the server
+    /// is no longer in the set; with [`EventFeedOptions::without_restore`], when the
+    /// connection is gone.
+    ///
+    /// Each feed is a subscription of its own with the server, scoped to this set: sets
+    /// sharing a connection ([`crate::ServerPool`]) get their own feeds of the same event
+    /// type, and one set's shutdown or dropped feed ends none of the other's.
     ///
     /// # Errors
     /// [`EventFeedError::Set`] for an unknown server or one that is not ready;
     /// [`EventFeedError::Event`] naming the server and the event type when the server does
     /// not offer events, has no such event type, does not deliver it in the mode asked,
-    /// or refuses the subscription; [`EventFeedError::WebhookOnly`].
+    /// or refuses the subscription; [`EventFeedError::WebhookOnly`];
+    /// [`EventFeedError::CursorStore`] when the kept cursor cannot be read.
     ///
     /// # Cancel safety
     /// Cancel-safe: dropping the future before it returns ends what it opened.
@@ -297,6 +362,7 @@ impl ConnectionSet {
         filter: JsonObject,
         options: EventFeedOptions,
     ) -> Result<EventFeed, EventFeedError> {
+        let cursor = starting_cursor(server, event_type, &options)?;
         let attached = self.events_connection(server).await?;
         let types = attached.live().list_event_types().await?;
         let Some(described) = types.iter().find(|t| t.name == event_type) else {
@@ -306,52 +372,42 @@ impl ConnectionSet {
             }
             .into());
         };
-        let mode = choose_mode(server, described, options.mode)?;
-        let subscription = EventSubscription::new(event_type).with_arguments(filter);
+        let subscription = Subscription {
+            server: server.clone(),
+            event_type: event_type.to_owned(),
+            filter,
+            mode: choose_mode(server, described, options.mode)?,
+            min_poll_interval: options.min_poll_interval,
+            stall: options.stall,
+        };
+        let opened = feed_task::open(&attached, &subscription, cursor.clone()).await?;
         let (tx, feed) = mpsc::channel(options.capacity.max(1));
-        let sender = Sender {
-            tx,
-            dropped: Arc::new(AtomicU64::new(0)),
-        };
-        let dropped = Arc::clone(&sender.dropped);
+        let dropped = Arc::new(AtomicU64::new(0));
         let cancel = self.inner.shutdown.child_token();
-        let task = match mode {
-            DeliveryMode::Push => {
-                let stream = attached
-                    .live()
-                    .stream_events(
-                        subscription,
-                        options.cursor.clone(),
-                        StreamSettings::new().with_stall(options.stall),
-                    )
-                    .await?;
-                self.inner
-                    .tasks
-                    .spawn(run_push(stream, sender, cancel.clone(), attached))
-            }
-            _ => {
-                let mut poller = EventPoller::new(subscription)
-                    .with_cursor(options.cursor.clone())
-                    .with_min_interval(options.min_poll_interval);
-                let first = poller.poll(attached.live()).await?;
-                self.inner.tasks.spawn(run_poll(
-                    poller,
-                    options.cursor.clone(),
-                    first,
-                    sender,
-                    cancel.clone(),
-                    attached,
-                    options.min_poll_interval,
-                ))
-            }
+        let (filter, mode) = (subscription.filter.clone(), subscription.mode);
+        let task = FeedTask {
+            set: WeakSet::of(self),
+            subscription,
+            sender: Sender {
+                tx,
+                dropped: Arc::clone(&dropped),
+            },
+            cancel: cancel.clone(),
+            restore: options.restore,
+            cursor: cursor.clone(),
+            lost: false,
         };
+        let task = self.inner.tasks.spawn(task.run(attached, opened));
         Ok(EventFeed {
             server: server.clone(),
             event_type: event_type.to_owned(),
+            filter,
             mode,
             feed,
-            cursor: options.cursor,
+            cursor: cursor.clone(),
             dropped,
+            store: options.cursor_store,
+            stored: cursor,
             cancel,
             task: Some(task),
         })
@@ -418,6 +474,25 @@ impl ConnectionSet {
     }
 }
 
+/// Where a feed starts: the cursor given, else the one the cursor store keeps, else now.
+fn starting_cursor(
+    server: &McpServerKey,
+    event_type: &str,
+    options: &EventFeedOptions,
+) -> Result<Option<String>, EventFeedError> {
+    if let Some(cursor) = &options.cursor {
+        return Ok(Some(cursor.clone()));
+    }
+    let Some(store) = &options.cursor_store else {
+        return Ok(None);
+    };
+    store.load().map_err(|source| EventFeedError::CursorStore {
+        server: server.clone(),
+        event_type: event_type.to_owned(),
+        source,
+    })
+}
+
 /// The mode to use for `described`: the one asked if offered, else push, else poll.
 fn choose_mode(
     server: &McpServerKey,
@@ -457,120 +532,4 @@ fn choose_mode(
         }
         .into())
     }
-}
-
-/// Hands a push stream's items on until it ends, the host drops the feed, or the set shuts
-/// down. Holds the connection while it runs.
-async fn run_push(
-    mut stream: EventStream,
-    sender: Sender,
-    cancel: CancellationToken,
-    _attached: Arc<Attached>,
-) {
-    loop {
-        let item = tokio::select! {
-            () = cancel.cancelled() => break,
-            item = stream.next() => item,
-        };
-        let Some(item) = item else { break };
-        let ended = matches!(item, StreamItem::Ended(_));
-        let cursor = stream.cursor().map(str::to_owned);
-        if !sender.send(Some(item), cursor) || ended {
-            break;
-        }
-    }
-    stream.shutdown().await;
-}
-
-/// Polls until the subscription ends, the host drops the feed, or the set shuts down,
-/// starting with the batch `first` already polled from `before`. Holds the connection
-/// while it runs.
-async fn run_poll(
-    mut poller: EventPoller,
-    mut before: Option<String>,
-    first: mcp_client::EventBatch,
-    sender: Sender,
-    cancel: CancellationToken,
-    attached: Arc<Attached>,
-    floor: Duration,
-) {
-    let mut answer: Result<mcp_client::EventBatch, EventError> = Ok(first);
-    let mut failures: u32 = 0;
-    loop {
-        let delay = match answer {
-            Ok(batch) => {
-                if failures > 0 {
-                    failures = 0;
-                    if !sender.send(Some(StreamItem::Restored), before.clone()) {
-                        return;
-                    }
-                }
-                let delay = poller.next_delay(&batch);
-                let after = poller.cursor().map(str::to_owned);
-                if !hand_batch(&sender, &before, &after, batch) {
-                    return;
-                }
-                before = after;
-                delay
-            }
-            Err(e) if e.is_retryable() && attached.live().is_alive() => {
-                failures = failures.saturating_add(1);
-                let lost = StreamItem::Lost {
-                    reason: mcp_key::error_chain(&e),
-                };
-                if failures == 1 && !sender.send(Some(lost), before.clone()) {
-                    return;
-                }
-                floor
-                    .saturating_mul(2u32.saturating_pow(failures.min(16)))
-                    .min(POLL_RETRY_MAX)
-            }
-            Err(e) => {
-                sender.send(Some(StreamItem::Ended(e)), before);
-                return;
-            }
-        };
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            () = tokio::time::sleep(delay) => {}
-        }
-        answer = tokio::select! {
-            () = cancel.cancelled() => return,
-            answer = poller.poll(attached.live()) => answer,
-        };
-    }
-}
-
-/// Hands one poll's answer (polled from `before`, ending at `after`) on: `Truncated`
-/// first when the server skipped events, then its events (the last one with `after`),
-/// or `after` alone when there were none.
-fn hand_batch(
-    sender: &Sender,
-    before: &Option<String>,
-    after: &Option<String>,
-    batch: mcp_client::EventBatch,
-) -> bool {
-    if batch.truncated
-        && !sender.send(
-            Some(StreamItem::Truncated {
-                cursor: after.clone(),
-            }),
-            before.clone(),
-        )
-    {
-        return false;
-    }
-    let count = batch.events.len();
-    if count == 0 {
-        // A cursor alone takes a slot: sent only when it moved, so an idle feed does not
-        // fill up with them.
-        return after == before || sender.send(None, after.clone());
-    }
-    for (i, event) in batch.events.into_iter().enumerate() {
-        let cursor = if i + 1 == count { after } else { before };
-        if !sender.send(Some(StreamItem::Event(event)), cursor.clone()) {
-            return false;
-        }
-    }
-    true
 }
