@@ -296,6 +296,15 @@ impl Consent {
         Ok((entry, started))
     }
 
+    /// Ages every pending sign-in past its lifetime.
+    #[cfg(test)]
+    fn expire_all(&self) {
+        let past = Instant::now();
+        for entry in lock(&self.pending).values_mut() {
+            entry.expires = past;
+        }
+    }
+
     /// Sign-ins pending (begun, neither finished nor expired).
     #[cfg(test)]
     fn pending_count(&self) -> usize {

@@ -351,6 +351,27 @@ async fn failures_show_a_page_and_store_nothing() {
 }
 
 #[tokio::test]
+async fn an_expired_link_is_refused_at_the_start_page_and_at_the_callback() {
+    let world = World::start().await;
+    let url = world.consent.begin("sub:alice", &world.server).unwrap();
+    world.consent.expire_all();
+    let landing = Browser::new().open(&url).await;
+    assert_eq!(landing.status, StatusCode::BAD_REQUEST, "{landing:?}");
+    assert!(landing.body.contains("expired"), "{}", landing.body);
+
+    // Started in time, back too late.
+    let url = world.consent.begin("sub:alice", &world.server).unwrap();
+    let mut browser = Browser::new();
+    let authorize = browser.first_hop(&url).await;
+    world.consent.expire_all();
+    let landing = browser.open(&authorize).await;
+    assert_eq!(landing.status, StatusCode::BAD_REQUEST, "{landing:?}");
+    assert!(landing.body.contains("expired"), "{}", landing.body);
+    assert!(world.stored("sub:alice").await.is_none());
+    world.stop().await;
+}
+
+#[tokio::test]
 async fn begin_refuses_other_servers_and_needs_an_address() {
     let dir = tempfile::tempdir().unwrap();
     let keys = VaultKeys::new(VaultKey::generate("k1").unwrap());
