@@ -4,6 +4,10 @@
 //! - the gateway's upstream webhook subscriptions are leases ended by its stop: after
 //!   SIGTERM the upstream server has received `events/unsubscribe` for the callback URL it
 //!   was subscribed with (before, they lapsed at their TTL);
+//! - an `events/stream` is a client of its caller, as a `subscriptions/listen` is: a caller
+//!   holding `[gateway.limits] clients_per_principal` (sessions, listens and streams) is
+//!   refused, naming the limit, and admitted again once one of its streams ends; another
+//!   caller is not affected;
 //! - when the upstream subscription ends for good (its server gone, and back without the
 //!   event type), the gateway's push stream sends `notifications/events/terminated` and the
 //!   client's `EventStream` ends with `EventError::Terminated` naming the gateway's event
@@ -23,6 +27,7 @@
 )]
 
 mod support;
+mod team;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -234,6 +239,95 @@ fn stopping_mcpctl_serve_ends_its_webhook_subscriptions_upstream() {
         "the same subscription"
     );
     drop(gateway);
+    wd.assert_no_server_left();
+}
+
+/// A fake server emitting `mail` (push and poll) when its tool `send` is called.
+fn mail_server(name: &str) -> String {
+    let scenario = Scenario::new(name)
+        .with_events(
+            EventsSpec::new()
+                .with_type(EventTypeSpec::new("mail"))
+                .with_heartbeat_ms(100),
+        )
+        .with_tool(ToolSpec::new(
+            "send",
+            Behavior::EmitEvent {
+                name: "mail".into(),
+                data: json!({}),
+            },
+        ));
+    format!(
+        "\n[mcp_servers.{name}]\ncommand = \"{{MCPCTL}}\"\nargs = [\"fake-server\", \"--scenario-json\", {}]\ndefault_tools_approval_mode = \"approve\"\n",
+        support::toml_str(&serde_json::to_string(&scenario).unwrap())
+    )
+}
+
+/// A push stream of `mcp__inbox__mail` from now.
+async fn open(client: &Client) -> Result<EventStream, EventError> {
+    let mail = EventSubscription::new("mcp__inbox__mail");
+    client
+        .stream_events(mail, None, StreamSettings::new())
+        .await
+}
+
+#[test]
+fn an_event_stream_takes_a_client_slot_of_its_caller() {
+    use team::STATIC_TOKEN;
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let rest = format!(
+        "[gateway.limits]\nclients_per_principal = 3\n{}",
+        mail_server("inbox")
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let served = support::Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &[]);
+        let bob = team::token(&auth, &url, "bob", &[]);
+        // 2025-era clients: the session takes one slot, each stream one more.
+        let client = connect(&url, &alice, Handshake::Initialize).await;
+        let first = open(&client).await.unwrap();
+        let mut second = open(&client).await.unwrap();
+        let refused = open(&client)
+            .await
+            .expect_err("a third client of alice's")
+            .to_string();
+        for part in [
+            "you already have 3 clients connected to mcpctl serve",
+            "[gateway.limits] clients_per_principal",
+            "end an events/stream",
+        ] {
+            assert!(refused.contains(part), "no {part:?} in {refused}");
+        }
+        // Another caller has slots of its own.
+        let other = connect(&url, &bob, Handshake::Initialize).await;
+        let bobs = open(&other).await.unwrap();
+
+        // A stream that ends gives its slot back (once the gateway saw it end).
+        first.shutdown().await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut third = loop {
+            match open(&client).await {
+                Ok(stream) => break stream,
+                Err(e) => assert!(Instant::now() < deadline, "no slot came back: {e}"),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        call(&client, "mcp__inbox__send", json!({"n": 1})).await;
+        for stream in [&mut second, &mut third] {
+            assert_eq!(next_event(stream).await.data, json!({"n": 1}));
+        }
+        for stream in [second, third, bobs] {
+            stream.shutdown().await;
+        }
+        client.shutdown().await;
+        other.shutdown().await;
+    });
+    drop(served);
+    runtime.block_on(auth.shutdown());
     wd.assert_no_server_left();
 }
 

@@ -9,7 +9,10 @@
 //! cursor every [`HEARTBEAT`] when nothing happens, and `notifications/events/terminated`
 //! when the upstream subscription ends. It lasts until the client cancels the request or
 //! goes away, or the gateway stops; it runs in the request's own task (nothing is left
-//! behind), and while it lasts its subscription is not idle.
+//! behind), and while it lasts its subscription is not idle. While it lasts it is a client
+//! of its caller, as a `subscriptions/listen` is: a caller holding `[gateway.limits]
+//! clients_per_principal` sessions, listens and streams already is refused, naming the
+//! limit.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -59,6 +62,15 @@ impl EventRelay {
             })?),
             Some(_) => return Err(invalid("`cursor` must be a string or null".to_owned())),
         };
+        // A stream is a client of its caller while it lasts, as a listen is.
+        let _slot = hub.bindings.admit_client(caller).map_err(|n| {
+            McpError::invalid_request(
+                format!(
+                    "you already have {n} clients connected to mcpctl serve ([gateway.limits] clients_per_principal), counting sessions, listens and event streams; end an events/stream and try again"
+                ),
+                None,
+            )
+        })?;
         let relayed = self.subscription(hub, caller, name, arguments).await?;
         let _open = relayed.stream_opened();
         // Taken before the first read: a change after it wakes the loop.
