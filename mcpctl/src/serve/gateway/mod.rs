@@ -37,6 +37,7 @@ mod event_relay;
 mod event_stream;
 mod events;
 mod listen;
+mod own_set;
 mod routing;
 mod skills;
 mod webhook;
@@ -112,7 +113,9 @@ pub(crate) struct Gateway {
 }
 
 struct Inner {
-    set: ConnectionSet,
+    /// Started at `initialize` (2025 era), else when a request first reads it (see
+    /// [`own_set`]).
+    set: own_set::OwnSet,
     /// What a 2026-era client's calls start their own sets from.
     hub: Arc<Hub>,
     /// The set's events, for 2026-era clients' `subscriptions/listen` requests.
@@ -141,8 +144,6 @@ struct Inner {
     log_level: ClientLevel,
     /// Whether the client (2025 era) announced that it renders MCP Apps.
     renders_apps: std::sync::atomic::AtomicBool,
-    /// The set on the status page while this gateway lives.
-    _status: super::status::Tracked,
     /// Who this client is, from its first request on (a 2025-era session's every
     /// request is its creator's: the HTTP guard sees to it); see [`super::caller`].
     caller: Arc<OnceLock<Arc<Caller>>>,
@@ -160,7 +161,9 @@ impl Drop for Inner {
             self.clients.fetch_sub(1, Ordering::SeqCst);
         }
         // The client is gone: give its connections back to the pool.
-        let set = self.set.clone();
+        let Some(set) = self.set.started().cloned() else {
+            return;
+        };
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move { set.shutdown().await });
         }
@@ -205,7 +208,8 @@ fn allow_skill_loading(set: &ConnectionSet) {
 }
 
 impl Gateway {
-    /// A new client's gateway: starts its connection set on the hub's pool.
+    /// A new client's gateway, its connection set on the hub's pool not started yet
+    /// (see [`own_set`]).
     pub(crate) fn start(hub: &Arc<Hub>) -> Self {
         let peer: Arc<OnceLock<Peer<RoleServer>>> = Arc::default();
         let session: Arc<OnceLock<String>> = Arc::default();
@@ -261,13 +265,10 @@ impl Gateway {
             .with_elicitation_handler(handler)
             .with_sampling_handler(sampling)
             .with_events(tx);
-        let set = ConnectionSet::start(&hub.catalog, options);
-        allow_skill_loading(&set);
         let events = broadcast::channel(EVENT_BUFFER).0;
-        let tracked = hub.status.track(&hub.pool, &set, &events);
         let resource_owners = Owners::default();
         let log_level = ClientLevel::default();
-        tokio::spawn(forward_list_changes(
+        let forwarder = Box::pin(forward_list_changes(
             rx,
             Arc::clone(&peer),
             events.clone(),
@@ -277,6 +278,14 @@ impl Gateway {
                 Arc::clone(&caller),
             ),
         ));
+        let (start_hub, start_events) = (Arc::clone(hub), events.clone());
+        let start: own_set::Start = Box::new(move || {
+            let set = ConnectionSet::start(&start_hub.catalog, options.clone());
+            allow_skill_loading(&set);
+            let tracked = start_hub.status.track(&start_hub.pool, &set, &start_events);
+            (set, Box::new(tracked))
+        });
+        let set = own_set::OwnSet::new(start, forwarder);
         Self {
             inner: Arc::new(Inner {
                 set,
@@ -293,7 +302,6 @@ impl Gateway {
                 revealed: Mutex::default(),
                 log_level,
                 renders_apps: std::sync::atomic::AtomicBool::new(false),
-                _status: tracked,
                 caller,
                 caller_slot: OnceLock::new(),
                 in_calls,
@@ -302,9 +310,9 @@ impl Gateway {
         }
     }
 
-    /// The client's connection set.
+    /// The client's connection set, started now if it was not.
     pub(crate) fn set(&self) -> &ConnectionSet {
-        &self.inner.set
+        self.inner.set.start()
     }
 }
 
@@ -345,6 +353,8 @@ impl ServerHandler for Gateway {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         let caller = self.caller(&context)?;
+        // A client's session: its set starts now, and serves it until it goes.
+        self.inner.set.start();
         if self.inner.caller_slot.get().is_none() {
             let slot = self.inner.hub.bindings.admit_client(&caller).map_err(|n| {
                 McpError::invalid_request(
@@ -788,10 +798,10 @@ impl Gateway {
     }
 
     /// Over HTTP a 2026-era client's every request gets a gateway of its own (no session),
-    /// whose set is only starting: its lists would miss servers not attached yet, so such
-    /// a request waits until the set's servers settled (on a warm pool, a moment), for at
-    /// most [`SETTLE_BOUND`] (a server still starting for the first time is left out, as
-    /// `tools()` leaves it out after its grace). A 2025-era session's set started at
+    /// whose set starts when the request first reads it: its lists would miss servers not
+    /// attached yet, so such a request waits until the set's servers settled (on a warm
+    /// pool, a moment), for at most [`SETTLE_BOUND`] (a server still starting for the
+    /// first time is left out, as `tools()` leaves it out after its grace). A 2025-era session's set started at
     /// `initialize` and answers as it stands.
     async fn settle_for(&self, context: &RequestContext<RoleServer>) {
         if modern::is_modern(context) {
