@@ -97,40 +97,11 @@ pub(crate) fn prepare(
         .join(mcp_catalog::mcpb_folder_name(local, bundle.sha256()));
     let mut archive = ZipArchive::new(Cursor::new(bytes.as_slice()))
         .map_err(|e| refused(format!("not a zip archive ({e})")))?;
-    if archive.len() > MAX_ENTRIES {
-        return Err(refused(format!(
-            "{} entries, more than the {MAX_ENTRIES} allowed",
-            archive.len()
-        )));
-    }
-    let mut total: u64 = 0;
-    let mut files = 0;
-    let mut names = Vec::with_capacity(archive.len());
-    for index in 0..archive.len() {
-        let entry = archive
-            .by_index_raw(index)
-            .map_err(|e| refused(format!("entry {index} cannot be read ({e})")))?;
-        let name = entry.name().to_owned();
-        let path = mcp_catalog::mcpb_entry_path(&name).map_err(|e| refused(e.to_string()))?;
-        if entry.is_symlink() {
-            return Err(refused(format!(
-                "the entry `{name}` is a symbolic link; bundles may hold only files and folders"
-            )));
-        }
-        if entry.encrypted() {
-            return Err(refused(format!("the entry `{name}` is encrypted")));
-        }
-        if !entry.is_dir() {
-            files += 1;
-            total = total.saturating_add(entry.size());
-            if total > MAX_UNPACKED_BYTES {
-                return Err(refused(format!(
-                    "it unpacks to more than {MAX_UNPACKED_BYTES} bytes"
-                )));
-            }
-        }
-        names.push(path);
-    }
+    let Entries {
+        files,
+        total,
+        names,
+    } = check_entries(&mut archive, &bytes).map_err(refused)?;
     let manifest_text = {
         let entry = archive
             .by_name("manifest.json")
@@ -149,10 +120,7 @@ pub(crate) fn prepare(
     };
     let manifest =
         McpbManifest::from_json_str(&manifest_text).map_err(|e| refused(e.to_string()))?;
-    if !names
-        .iter()
-        .any(|n| n.as_path() == Path::new(manifest.entry_point()))
-    {
+    if !names.contains(Path::new(manifest.entry_point())) {
         return Err(refused(format!(
             "its server.entry_point `{}` is not in the archive",
             manifest.entry_point()
@@ -171,6 +139,102 @@ pub(crate) fn prepare(
         total,
         config,
     })
+}
+
+/// What [`check_entries`] found: the number of files, the bytes they unpack to, and the
+/// path of every entry.
+struct Entries {
+    files: usize,
+    total: u64,
+    names: std::collections::BTreeSet<PathBuf>,
+}
+
+/// Checks every entry of `archive` (read from `bytes`) before anything is written: at
+/// most [`MAX_ENTRIES`], each named once (after `./` and the like), each a plain relative
+/// path, neither a symbolic link nor encrypted, all together declaring at most
+/// [`MAX_UNPACKED_BYTES`] (what [`extract`] then holds each entry to). The error says what
+/// is wrong.
+fn check_entries(archive: &mut ZipArchive<Cursor<&[u8]>>, bytes: &[u8]) -> Result<Entries, String> {
+    if archive.len() > MAX_ENTRIES {
+        return Err(format!(
+            "{} entries, more than the {MAX_ENTRIES} allowed",
+            archive.len()
+        ));
+    }
+    // The zip reader keeps one entry per name: a name listed twice would hide one of them
+    // from this check while another unzipper unpacks it.
+    let listed = listed_entries(bytes, archive.central_directory_start());
+    if listed != archive.len() {
+        return Err(format!(
+            "its central directory lists {listed} entries under {} distinct names; a bundle \
+             names each entry once",
+            archive.len()
+        ));
+    }
+    let mut total: u64 = 0;
+    let mut files = 0;
+    let mut names = std::collections::BTreeSet::new();
+    for index in 0..archive.len() {
+        let entry = archive
+            .by_index_raw(index)
+            .map_err(|e| format!("entry {index} cannot be read ({e})"))?;
+        let name = entry.name().to_owned();
+        let path = mcp_catalog::mcpb_entry_path(&name).map_err(|e| e.to_string())?;
+        if names.contains(&path) {
+            return Err(format!(
+                "the entry `{}` unpacks to `{}`, as another entry does; a bundle names each \
+                 entry once",
+                name.escape_debug(),
+                path.display()
+            ));
+        }
+        if entry.is_symlink() {
+            return Err(format!(
+                "the entry `{name}` is a symbolic link; bundles may hold only files and folders"
+            ));
+        }
+        if entry.encrypted() {
+            return Err(format!("the entry `{name}` is encrypted"));
+        }
+        if !entry.is_dir() {
+            files += 1;
+            total = total.saturating_add(entry.size());
+            if total > MAX_UNPACKED_BYTES {
+                return Err(format!(
+                    "it unpacks to more than {MAX_UNPACKED_BYTES} bytes"
+                ));
+            }
+        }
+        names.insert(path);
+    }
+    Ok(Entries {
+        files,
+        total,
+        names,
+    })
+}
+
+/// How many records the archive's central directory holds from `start` (where the zip
+/// reader found it), names listed twice included: each record is its signature, 42 bytes
+/// whose last lengths say how long its name, extra field and comment are, and those.
+fn listed_entries(bytes: &[u8], start: u64) -> usize {
+    const SIGNATURE: &[u8] = b"PK\x01\x02";
+    const FIXED: usize = 46;
+    let mut at = usize::try_from(start).unwrap_or(usize::MAX);
+    let mut count = 0;
+    while let Some(header) = at.checked_add(FIXED).and_then(|end| bytes.get(at..end)) {
+        if !header.starts_with(SIGNATURE) {
+            break;
+        }
+        let length = |offset: usize| {
+            header
+                .get(offset..offset + 2)
+                .map_or(0, |b| usize::from(u16::from_le_bytes([b[0], b[1]])))
+        };
+        at = at.saturating_add(FIXED + length(28) + length(30) + length(32));
+        count += 1;
+    }
+    count
 }
 
 /// Writes every entry of the (checked) archive under `dir`, each no larger than it
@@ -208,7 +272,9 @@ fn extract(bytes: &[u8], dir: &Path) -> Result<(), CliError> {
             .create_new(true)
             .open(&path)
             .map_err(|e| failed(format!("`{name}`: {e}")))?;
-        let written = std::io::copy(&mut entry.take(declared + 1), &mut out)
+        // At most one byte more than declared is read: an entry that inflates beyond its
+        // size (a zip bomb whose directory lies) stops there.
+        let written = std::io::copy(&mut entry.take(declared.saturating_add(1)), &mut out)
             .map_err(|e| failed(format!("`{name}`: {e}")))?;
         if written > declared {
             return Err(failed(format!(
