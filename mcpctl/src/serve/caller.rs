@@ -41,6 +41,10 @@ pub(crate) struct Caller {
     id: String,
     subject: String,
     access: Access,
+    /// The access token this request presented (`[gateway.oauth]`): what an
+    /// `upstream_identity = "exchange"` server's token is exchanged from; never sent
+    /// upstream (see `identity`).
+    token: Option<mcp_key::Secret>,
 }
 
 impl Caller {
@@ -50,6 +54,7 @@ impl Caller {
             id: STATIC_CALLER.to_owned(),
             subject: STATIC_CALLER.to_owned(),
             access: Access::Everything,
+            token: None,
         }
     }
 
@@ -76,7 +81,20 @@ impl Caller {
             id: format!("sub:{subject}"),
             subject,
             access,
+            token: None,
         }
+    }
+
+    /// The caller with the access token its request presented.
+    #[must_use]
+    pub(crate) fn with_token(mut self, token: mcp_key::Secret) -> Self {
+        self.token = Some(token);
+        self
+    }
+
+    /// The access token the request presented (none for the static token's caller).
+    pub(crate) fn token(&self) -> Option<&mcp_key::Secret> {
+        self.token.as_ref()
     }
 
     /// A caller that may use nothing (a request that reached the gateway without the
@@ -86,6 +104,7 @@ impl Caller {
             id: "nobody".to_owned(),
             subject: String::new(),
             access: Access::Grants(Vec::new()),
+            token: None,
         }
     }
 

@@ -151,6 +151,8 @@ async fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, 
         0
     });
     let vault = identity::vault::open_for(&catalog, over_http).await;
+    let identities =
+        identity::Identities::new(&catalog, &vault, &|name: &str| std::env::var(name).ok());
     Ok(Hub {
         catalog,
         pool: ServerPool::with_idle_keep_alive(Duration::from_secs(keep_alive)),
@@ -181,6 +183,7 @@ async fn hub(loaded: &Loaded, args: &ServeArgs, over_http: bool) -> Result<Hub, 
         status: status::Board::default(),
         events: Arc::default(),
         vault,
+        identities,
     })
 }
 

@@ -251,6 +251,14 @@ impl Gateway {
                 "the client cancelled the call",
                 None,
             )),
+            Some(Err(e)) => {
+                // A `caller` server the caller has not signed in to: the sign-in page.
+                let caller = self.kept_caller();
+                match crate::serve::identity::sign_in_required(&self.inner.hub, &caller, &e) {
+                    Some(sign_in) => Err(sign_in),
+                    None => call_outcome(Err(e)).map(Into::into),
+                }
+            }
             Some(outcome) => call_outcome(outcome).map(Into::into),
         }
     }

@@ -95,6 +95,9 @@ pub(crate) struct Hub {
     /// The encrypted store of each caller's upstream credentials (servers with
     /// `upstream_identity` `caller` or `exchange`; see `identity::vault`).
     pub(crate) vault: super::identity::vault::HubVault,
+    /// Per-caller upstream identities: the exchangers of `exchange` servers, callers'
+    /// latest tokens, the sign-in pages of `caller` servers (see `identity`).
+    pub(crate) identities: super::identity::Identities,
 }
 
 impl std::fmt::Debug for Hub {
@@ -258,10 +261,8 @@ impl Gateway {
             Arc::clone(&hub.waiting),
             (Arc::clone(&in_calls), Arc::clone(&caller)),
         );
-        let options = hub
-            .options
-            .clone()
-            .with_shared_pool(hub.pool.clone())
+        // On the hub's pool; `caller` and `exchange` servers as this session's caller.
+        let options = super::identity::session_options(hub, &caller)
             .with_elicitation_handler(handler)
             .with_sampling_handler(sampling)
             .with_events(tx);
@@ -779,6 +780,8 @@ impl Gateway {
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Caller>, McpError> {
         let caller = super::caller::caller_for(context);
         let kept = self.inner.caller.get_or_init(|| Arc::clone(&caller));
+        // Its latest token, for servers that exchange it (`identity`).
+        self.inner.hub.identities.saw(&caller);
         if kept.id() != caller.id() {
             return Err(McpError::invalid_request(
                 "this session belongs to another caller",

@@ -1,9 +1,298 @@
 //! The gateway acting as each caller upstream (`upstream_identity` of
-//! `[mcp_servers.X]`): the credential vault the gateway keeps per-caller credentials in
-//! ([`vault`]).
+//! `[mcp_servers.X]`).
 //!
-//! `gateway` servers see the gateway's own credentials, as before; `caller` and `exchange`
-//! servers need the vault (`caller`) or a token exchange, and fail with a clear error when
-//! what they need is not there, while `gateway` servers go on.
+//! - `gateway` (the default): the gateway's own credentials, unchanged.
+//! - `exchange`: the caller's own bearer token (the one it presented to the gateway, the
+//!   latest one it sent) is exchanged (RFC 8693) at the server's token endpoint for one
+//!   whose audience is the server ([`exchange`]); one [`mcp_auth::TokenExchanger`] per
+//!   server is shared by every caller, with its cache. The caller's token never goes
+//!   upstream. After a 401 the token is exchanged once more.
+//! - `caller`: the caller's own credentials for the server, from the hub's vault
+//!   ([`vault`]), refreshed when they expire ([`caller_auth`]); with none, the server fails
+//!   for that caller with a sign-in error naming the server and the consent page
+//!   ([`consent`]).
+//!
+//! Each set connects to such a server as its caller
+//! ([`mcp_connections::ConnectionSetOptions::with_identity_auth`]), so on the hub's shared
+//! pool one caller's connection never carries another caller's calls. When what a server
+//! needs is missing (no vault, the token endpoint down) that server fails with a clear
+//! error naming it; `gateway` servers go on.
 
+pub(crate) mod caller_auth;
+pub(crate) mod consent;
+pub(crate) mod exchange;
 pub(crate) mod vault;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use mcp_auth::TokenExchanger;
+use mcp_catalog::{ResolvedCatalog, UpstreamIdentity};
+use mcp_connections::{ConnectionSetOptions, CredentialsError};
+use mcp_key::{McpServerKey, Secret};
+
+use super::caller::Caller;
+use super::gateway::Hub;
+
+/// How long a set's upstream connection waits for its session's first request to say who
+/// the caller is, before that server fails.
+pub(crate) const CALLER_WAIT: Duration = Duration::from_secs(30);
+
+/// What the failure of a `caller` server without the caller's credentials starts with.
+pub(crate) const SIGN_IN_NEEDED: &str = "sign-in needed";
+
+/// Most callers whose latest token is kept (the oldest entry goes first beyond).
+pub(crate) const MAX_CALLER_TOKENS: usize = 10_000;
+
+/// What the hub keeps for per-caller upstream identities: the exchangers of `exchange`
+/// servers, each caller's latest token, and the consent pages of `caller` servers.
+pub(crate) struct Identities {
+    /// Per `exchange` server: its exchanger, or why it cannot be made (a message naming
+    /// the server).
+    exchangers: BTreeMap<McpServerKey, Result<TokenExchanger, String>>,
+    /// The `caller` servers, with their URLs.
+    callers: Vec<(McpServerKey, String)>,
+    /// Each caller's latest bearer token, by caller id.
+    tokens: Arc<Tokens>,
+    /// Numbers the sessions whose sets connect as their session alone.
+    sessions: std::sync::atomic::AtomicU64,
+    /// The sign-in pages of `caller` servers (with the vault), or why there are none.
+    pub(crate) consent: Result<Arc<consent::Consent>, String>,
+}
+
+impl std::fmt::Debug for Identities {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identities")
+            .field("exchange", &self.exchangers.keys().collect::<Vec<_>>())
+            .field("caller", &self.callers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Each caller's latest bearer token, and a wake-up for connections waiting to learn
+/// their caller.
+#[derive(Default)]
+pub(crate) struct Tokens {
+    latest: Mutex<HashMap<String, (u64, Secret)>>,
+    counter: std::sync::atomic::AtomicU64,
+    seen: tokio::sync::Notify,
+}
+
+impl Tokens {
+    /// Records the token `caller` presented with its latest request (none for the static
+    /// token's caller), and wakes the connections waiting for a caller.
+    pub(crate) fn saw(&self, caller: &Caller) {
+        if let Some(token) = caller.token() {
+            let n = self
+                .counter
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let mut latest = self.latest.lock().unwrap_or_else(PoisonError::into_inner);
+            if latest.len() >= MAX_CALLER_TOKENS && !latest.contains_key(caller.id()) {
+                let oldest = latest
+                    .iter()
+                    .min_by_key(|(_, (n, _))| *n)
+                    .map(|(id, _)| id.clone());
+                if let Some(oldest) = oldest {
+                    latest.remove(&oldest);
+                }
+            }
+            latest.insert(caller.id().to_owned(), (n, token.clone()));
+        }
+        self.seen.notify_waiters();
+    }
+
+    /// The latest token of the caller `id`.
+    pub(crate) fn latest(&self, id: &str) -> Option<Secret> {
+        self.latest
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .map(|(_, token)| token.clone())
+    }
+}
+
+/// Who a set acts for: known when it starts (a 2026-era caller's set), or the caller its
+/// session's first request names (a 2025-era session's set starts before that request
+/// is handled).
+#[derive(Clone)]
+pub(crate) enum CallerSource {
+    /// This caller.
+    #[expect(
+        dead_code,
+        reason = "for the 2026-era sets kept per caller (`modern::kept`), wired separately"
+    )]
+    Known(Arc<Caller>),
+    /// The caller the gateway keeps once its first request came.
+    Session(Arc<OnceLock<Arc<Caller>>>),
+}
+
+impl CallerSource {
+    /// The caller, waiting (at most [`CALLER_WAIT`]) for a session's first request.
+    pub(crate) async fn caller(
+        &self,
+        tokens: &Tokens,
+        server: &McpServerKey,
+    ) -> Result<Arc<Caller>, CredentialsError> {
+        let cell = match self {
+            Self::Known(caller) => return Ok(Arc::clone(caller)),
+            Self::Session(cell) => cell,
+        };
+        let wait = async {
+            loop {
+                let seen = tokens.seen.notified();
+                tokio::pin!(seen);
+                seen.as_mut().enable();
+                if let Some(caller) = cell.get() {
+                    return Arc::clone(caller);
+                }
+                seen.await;
+            }
+        };
+        tokio::time::timeout(CALLER_WAIT, wait).await.map_err(|_| {
+            unavailable(
+                server,
+                "no caller named itself on this session in time; reconnect",
+            )
+        })
+    }
+}
+
+/// `Unavailable` credentials of `server` for `detail` (a sentence saying what to do).
+pub(crate) fn unavailable(server: &McpServerKey, detail: impl Into<String>) -> CredentialsError {
+    CredentialsError::Unavailable {
+        server: server.clone(),
+        detail: detail.into(),
+        source: None,
+    }
+}
+
+impl Identities {
+    /// The identities of `catalog`'s HTTP servers, with the hub's `vault`; `env` gives the
+    /// exchange client secrets.
+    pub(crate) fn new(
+        catalog: &ResolvedCatalog,
+        vault: &vault::HubVault,
+        env: &dyn mcp_catalog::EnvLookup,
+    ) -> Self {
+        let mut exchangers = BTreeMap::new();
+        let mut callers = Vec::new();
+        for (key, config) in catalog.servers() {
+            let Some(http) = config.transport().as_http() else {
+                continue;
+            };
+            match http.upstream_identity() {
+                UpstreamIdentity::Exchange(exchange) => {
+                    let made = TokenExchanger::from_config(key.clone(), exchange, env)
+                        .map_err(|e| mcp_key::error_chain(&e));
+                    exchangers.insert(key.clone(), made);
+                }
+                UpstreamIdentity::Caller => callers.push((key.clone(), http.url().to_owned())),
+                _ => {}
+            }
+        }
+        let consent = match vault.require() {
+            Ok(vault) => consent::Consent::for_catalog(catalog, Arc::clone(vault)).map(Arc::new),
+            Err(why) => Err(why),
+        };
+        Self {
+            exchangers,
+            callers,
+            tokens: Arc::default(),
+            sessions: std::sync::atomic::AtomicU64::new(0),
+            consent,
+        }
+    }
+
+    /// Records the latest token of a request's caller (see [`Tokens::saw`]).
+    pub(crate) fn saw(&self, caller: &Caller) {
+        self.tokens.saw(caller);
+    }
+}
+
+/// `base` with every per-caller server of the hub connected as `caller`: `exchange`
+/// servers through the hub's exchanger of that server, `caller` servers with the caller's
+/// credentials from the vault. `gateway` servers are left as `base` has them.
+///
+/// The identity in the pool key is the caller's id when known; a 2025-era session's set,
+/// whose caller comes with its first request, connects as that session alone.
+pub(crate) fn options_for(
+    hub: &Hub,
+    caller: CallerSource,
+    base: ConnectionSetOptions,
+) -> ConnectionSetOptions {
+    let identities = &hub.identities;
+    if identities.exchangers.is_empty() && identities.callers.is_empty() {
+        return base;
+    }
+    let identity = match &caller {
+        CallerSource::Known(caller) => caller.id().to_owned(),
+        CallerSource::Session(_) => format!(
+            "session:{}",
+            identities
+                .sessions
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ),
+    };
+    let mut options = base;
+    for (key, exchanger) in &identities.exchangers {
+        let provider = exchange::ExchangeAuth::new(
+            exchanger.clone(),
+            caller.clone(),
+            Arc::clone(&identities.tokens),
+        );
+        options = options.with_identity_auth(key.clone(), identity.clone(), Arc::new(provider));
+    }
+    for (key, url) in &identities.callers {
+        let provider = caller_auth::VaultAuth::new(
+            url.clone(),
+            hub.vault.clone(),
+            identities.consent.clone(),
+            caller.clone(),
+            Arc::clone(&identities.tokens),
+        );
+        options = options.with_identity_auth(key.clone(), identity.clone(), Arc::new(provider));
+    }
+    options
+}
+
+/// The options of a 2025-era session's set: the hub's, on the hub's pool, with
+/// [`options_for`] the caller its first request names (`caller`, set then).
+pub(crate) fn session_options(
+    hub: &Hub,
+    caller: &Arc<OnceLock<Arc<Caller>>>,
+) -> ConnectionSetOptions {
+    options_for(
+        hub,
+        CallerSource::Session(Arc::clone(caller)),
+        hub.options.clone(),
+    )
+    .with_shared_pool(hub.pool.clone())
+}
+
+/// The answer to `caller`'s call that failed with `error` because the caller has no
+/// credentials for a `caller` server yet: the 2025-11-25 URL elicitation error naming the
+/// server and a sign-in page made for this caller and server (its message says to open
+/// the page, then retry). `None` for any other failure.
+pub(crate) fn sign_in_required(
+    hub: &Hub,
+    caller: &Caller,
+    error: &mcp_connections::Error,
+) -> Option<rmcp::ErrorData> {
+    let mcp_connections::Error::NotReady { server, .. } = error else {
+        return None;
+    };
+    if !hub.identities.callers.iter().any(|(key, _)| key == server)
+        || !mcp_key::error_chain(error).contains(SIGN_IN_NEEDED)
+    {
+        return None;
+    }
+    let consent = hub.identities.consent.as_ref().ok()?;
+    match consent.begin(caller.id(), server) {
+        Ok(url) => Some(consent::url_required_error(server, &url)),
+        Err(e) => {
+            tracing::warn!(%server, "no sign-in page: {e}");
+            None
+        }
+    }
+}

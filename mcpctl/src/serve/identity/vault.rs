@@ -46,14 +46,6 @@ pub(crate) enum HubVault {
 }
 
 impl HubVault {
-    /// The open vault, if any.
-    pub(crate) fn get(&self) -> Option<&Arc<CredentialVault>> {
-        match self {
-            Self::Open(vault) => Some(vault),
-            _ => None,
-        }
-    }
-
     /// The open vault, or why there is none (a sentence for an error message).
     pub(crate) fn require(&self) -> Result<&Arc<CredentialVault>, String> {
         match self {
@@ -210,7 +202,7 @@ fn write_key(path: &Path, key: &VaultKey) -> std::io::Result<()> {
 
 /// The bytes of lowercase or uppercase hex text.
 fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || !text.is_ascii() {
+    if !text.len().is_multiple_of(2) || !text.is_ascii() {
         return None;
     }
     (0..text.len())

@@ -205,7 +205,9 @@ impl ResourceServer {
             return Err(Refusal::InsufficientScope);
         }
         let groups = words(claims.get(&self.groups_claim));
-        Ok(Caller::from_token(subject, groups, scopes, &self.grants))
+        // The token stays with the caller for `upstream_identity = "exchange"` servers.
+        Ok(Caller::from_token(subject, groups, scopes, &self.grants)
+            .with_token(mcp_key::Secret::new(token.to_owned())))
     }
 
     /// The answer to a refused request.

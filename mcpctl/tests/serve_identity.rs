@@ -1,0 +1,333 @@
+//! `mcpctl serve --http` with `[gateway.oauth]` acting as each caller upstream
+//! (`upstream_identity`): an `exchange` server sees each caller's own subject through an
+//! RFC 8693 exchange of the caller's token, never the token itself, and a revoked
+//! exchanged token is exchanged once more; a `caller` server without the caller's
+//! credentials fails naming the server and the sign-in page; a token endpoint that is
+//! down fails its server alone, naming it, while the gateway's own servers go on.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    reason = "test helpers may panic; the test starts the gateway and clients as a person would"
+)]
+
+mod support;
+mod team;
+
+use mcp_testkit::{
+    FakeAuthServer, FakeProtectedMcpServer, OAuthClient, ProtectedOptions, Scenario, ToolSpec,
+};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+use support::{Served, Workdir};
+use team::{STATIC_TOKEN, bearer, post, request};
+
+/// The gateway's client at the token endpoint, and the variable holding its secret.
+const GATEWAY_CLIENT: (&str, &str) = ("mcp-gateway", "gateway-exchange-secret");
+const SECRET_VAR: &str = "GATEWAY_EXCHANGE_SECRET";
+
+/// The `[mcp_servers.tickets]` table of an `exchange` server at `url`, exchanging at
+/// `token_endpoint`.
+fn exchange_server(url: &str, token_endpoint: &str) -> String {
+    format!(
+        "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"exchange\"\ndefault_tools_approval_mode = \"approve\"\n\n[mcp_servers.tickets.token_exchange]\ntoken_endpoint = {}\naudience = \"tickets\"\nresource = {}\nclient_id = \"{}\"\nclient_secret_env = \"{SECRET_VAR}\"\n",
+        support::toml_str(url),
+        support::toml_str(token_endpoint),
+        support::toml_str(url),
+        GATEWAY_CLIENT.0,
+    )
+}
+
+/// The team's authorization server (it also does the exchanges) with the gateway's
+/// client, and the `tickets` upstream it protects.
+async fn upstream() -> (FakeAuthServer, FakeProtectedMcpServer) {
+    let auth = team::auth_server().await;
+    auth.add_client(OAuthClient::confidential(
+        GATEWAY_CLIENT.0,
+        GATEWAY_CLIENT.1,
+    ));
+    let tickets = FakeProtectedMcpServer::start(
+        Scenario::new("tickets").with_tool(ToolSpec::echo("echo")),
+        &auth,
+        ProtectedOptions::new(),
+    )
+    .await
+    .unwrap();
+    (auth, tickets)
+}
+
+/// A 2025-era session's call of `name` with `token`: the answer.
+async fn call(url: &str, token: &str, session: &str, name: &str) -> team::Answer {
+    let message = request(
+        "tools/call",
+        json!({"name": name, "arguments": {"text": "hi"}}),
+    );
+    post(url, Some(&bearer(token)), Some(session), &message).await
+}
+
+/// The text of a call's answer: its error message, or its error result's text.
+fn error_text(answer: &team::Answer) -> String {
+    if let Some(message) = answer.body["error"]["message"].as_str() {
+        return message.to_owned();
+    }
+    assert_eq!(
+        answer.body["result"]["isError"], true,
+        "not an error: {answer:?}"
+    );
+    answer.body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text: {answer:?}"))
+        .to_owned()
+}
+
+#[test]
+fn each_caller_is_seen_upstream_as_itself_and_its_token_never_goes_there() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets) = runtime.block_on(upstream());
+    let config = team::config(
+        &wd,
+        &auth.issuer(),
+        "",
+        &exchange_server(&tickets.url(), &auth.token_endpoint()),
+    );
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[(SECRET_VAR, GATEWAY_CLIENT.1)],
+    );
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let bob = team::token(&auth, &url, "bob", &[]);
+        let alice_session = team::open_session(&url, &alice).await;
+        let bob_session = team::open_session(&url, &bob).await;
+        for (token, session) in [(&alice, &alice_session), (&bob, &bob_session)] {
+            let answer = call(&url, token, session, "mcp__tickets__echo").await;
+            assert_eq!(
+                answer.body["result"]["structuredContent"],
+                json!({"text": "hi"}),
+                "{answer:?}"
+            );
+        }
+        // Two subjects upstream, each through its own exchange of its own token.
+        let mut subjects = tickets.subjects();
+        subjects.sort();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice", "bob"]);
+        let exchanged: Vec<(String, Option<String>)> = auth
+            .token_exchanges()
+            .into_iter()
+            .map(|r| (r.subject_token, r.subject))
+            .collect();
+        assert!(exchanged.contains(&(alice.clone(), Some("alice".to_owned()))));
+        assert!(exchanged.contains(&(bob.clone(), Some("bob".to_owned()))));
+        // The callers' gateway tokens never reached the upstream.
+        let presented = tickets.presented_tokens();
+        assert!(!presented.is_empty());
+        assert!(
+            !presented.iter().any(|t| *t == alice || *t == bob),
+            "a caller's token went upstream"
+        );
+
+        // A revoked exchanged token: the upstream answers 401, the gateway exchanges once
+        // more and the call goes through.
+        let before = auth.counters().token_exchange;
+        auth.revoke_exchanged_tokens();
+        let answer = call(&url, &alice, &alice_session, "mcp__tickets__echo").await;
+        assert_eq!(
+            answer.body["result"]["structuredContent"],
+            json!({"text": "hi"}),
+            "{answer:?}"
+        );
+        assert_eq!(
+            auth.counters().token_exchange,
+            before + 1,
+            "one re-exchange"
+        );
+        assert!(
+            tickets.counters().unauthorized > 0,
+            "the upstream refused the old token"
+        );
+        let presented = tickets.presented_tokens();
+        assert!(!presented.iter().any(|t| *t == alice || *t == bob));
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}
+
+#[test]
+fn a_token_endpoint_that_is_down_fails_its_server_alone() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets) = runtime.block_on(upstream());
+    // A loopback port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let down = format!("http://{}/token", closed.local_addr().unwrap());
+    drop(closed);
+    let config = team::config(
+        &wd,
+        &auth.issuer(),
+        "",
+        &exchange_server(&tickets.url(), &down),
+    );
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[(SECRET_VAR, GATEWAY_CLIENT.1)],
+    );
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let session = team::open_session(&url, &alice).await;
+        let failed = call(&url, &alice, &session, "mcp__tickets__echo").await;
+        let text = error_text(&failed);
+        assert!(text.contains("tickets"), "{text}");
+        assert!(text.contains("token exchange"), "{text}");
+        assert!(!text.contains(&alice), "the caller's token is never shown");
+        // The gateway's own servers go on.
+        let echoed = call(&url, &alice, &session, "mcp__notes__echo").await;
+        assert_eq!(
+            echoed.body["result"]["structuredContent"],
+            json!({"text": "hi"}),
+            "{echoed:?}"
+        );
+        assert!(
+            tickets.presented_tokens().is_empty(),
+            "nothing went upstream"
+        );
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}
+
+#[test]
+fn a_caller_without_credentials_is_told_where_to_sign_in() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets) = runtime.block_on(upstream());
+    let rest = format!(
+        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
+        support::toml_str(&tickets.url())
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let mut served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let session = team::open_session(&url, &alice).await;
+        let failed = call(&url, &alice, &session, "mcp__tickets__echo").await;
+        let text = error_text(&failed);
+        // The 2025-11-25 URL elicitation error: the page to open, made for alice.
+        assert_eq!(failed.body["error"]["code"], -32042, "{failed:?}");
+        assert!(
+            text.starts_with("open http://127.0.0.1:8931/connect/start?state="),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(" to sign in to tickets, then retry"),
+            "{text}"
+        );
+        let elicitation = &failed.body["error"]["data"]["elicitations"][0];
+        assert_eq!(elicitation["mode"], "url", "{failed:?}");
+        assert!(
+            text.contains(elicitation["url"].as_str().unwrap()),
+            "{text}"
+        );
+        // The gateway's own servers go on.
+        let echoed = call(&url, &alice, &session, "mcp__notes__echo").await;
+        assert_eq!(
+            echoed.body["result"]["structuredContent"],
+            json!({"text": "hi"}),
+            "{echoed:?}"
+        );
+        assert!(
+            tickets.presented_tokens().is_empty(),
+            "nothing went upstream"
+        );
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    // The vault was made in the data directory, private.
+    let db = wd.path().join("home/gateway/credentials.db");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&db).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
+    runtime.block_on(async {
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}
+
+#[test]
+fn a_credential_store_that_cannot_be_reached_fails_the_caller_servers_alone() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets) = runtime.block_on(upstream());
+    let rest = format!(
+        "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
+        support::toml_str(&tickets.url())
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    // A PostgreSQL store on a loopback port nothing listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let store = format!("postgres://gw@{}/vault", closed.local_addr().unwrap());
+    drop(closed);
+    let key = "ab".repeat(32);
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[
+            ("MCPCTL_CREDENTIAL_STORE", &store),
+            ("MCPCTL_VAULT_KEY", &key),
+        ],
+    );
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let session = team::open_session(&url, &alice).await;
+        let failed = call(&url, &alice, &session, "mcp__tickets__echo").await;
+        let text = error_text(&failed);
+        assert!(text.contains("`tickets`"), "{text}");
+        assert!(
+            text.contains("the credential store is unavailable"),
+            "{text}"
+        );
+        assert!(!text.contains(&key), "the key is never shown");
+        let echoed = call(&url, &alice, &session, "mcp__notes__echo").await;
+        assert_eq!(
+            echoed.body["result"]["structuredContent"],
+            json!({"text": "hi"}),
+            "{echoed:?}"
+        );
+        assert!(
+            tickets.presented_tokens().is_empty(),
+            "nothing went upstream"
+        );
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}
