@@ -38,7 +38,7 @@ pub(crate) enum GatewayCommand {
 /// Where the gateway is.
 #[derive(Debug, Args)]
 pub(crate) struct GatewayArg {
-    /// The gateway's base URL, e.g. https://mcp.example.com [default: $MCPCTL_GATEWAY_URL].
+    /// The gateway's base URL, e.g. `https://mcp.example.com` [default: $MCPCTL_GATEWAY_URL].
     #[arg(long, value_name = "URL")]
     pub(crate) url: Option<String>,
 }

@@ -5,7 +5,7 @@
 //!    `[gateway] public_url`, else the address the gateway listens on) and hands it to the
 //!    client as a URL elicitation ([`elicitation`]). The URL's `state` is a single-use
 //!    nonce bound to the caller and the server, valid for [`STATE_LIFETIME`].
-//! 2. `GET /connect/start?state=` ([`routes`]) discovers the server's authorization server
+//! 2. `GET /connect/start?state=` ([`routes()`]) discovers the server's authorization server
 //!    (Protected Resource Metadata, then the authorization server's metadata), registers
 //!    a client (dynamic registration, once per authorization server), keeps a PKCE (S256)
 //!    verifier on this side, ties the browser to the state with a cookie and answers
