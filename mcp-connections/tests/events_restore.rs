@@ -1,9 +1,10 @@
 //! Event feeds the set keeps (SEP-3415), against real `mcp-fake-server` processes: a feed
 //! goes on by itself over a server killed and restarted, from its last cursor, with
 //! nothing lost and nothing twice, by push and by poll; a gap the restarted server
-//! reports reaches the host as `Truncated`; a host that restarts itself resumes from the
-//! cursor its store kept; sets sharing one connection each get their own feed, and one
-//! set's dropped feed or shutdown ends none of the other's. No process is left.
+//! reports reaches the host as `Truncated`, and a restarted server that refuses the
+//! cursor ends the feed; a host that restarts itself resumes from the cursor its store
+//! kept; sets sharing one connection each get their own feed, and one set's dropped feed
+//! or shutdown ends none of the other's. No process is left.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
@@ -331,5 +332,33 @@ async fn sets_sharing_a_connection_each_get_their_own_feed() {
     drop(b_pushed);
     b.shutdown().await;
     pool.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_ends_when_the_restarted_server_refuses_its_cursor() {
+    let (fx, history) = fixture();
+    let set = started(&fx, opts()).await;
+    let mut feed = subscribe(&set, mode_options(DeliveryMode::Push)).await;
+    send(&set, 1).await;
+    let (before, _) = events(&mut feed, 1).await;
+    assert_eq!(before, mails([1]));
+    // The server comes back with no history: it never gave the feed's cursor.
+    std::fs::write(&history, "").unwrap();
+    kill_and_wait_for_restart(&fx).await;
+    let (lost, end) = tokio::time::timeout(WAIT, async { (feed.next().await, feed.next().await) })
+        .await
+        .expect("the feed ends");
+    assert!(matches!(lost, Some(StreamItem::Lost { .. })), "{lost:?}");
+    let Some(StreamItem::Ended(e)) = end else {
+        panic!("{end:?}")
+    };
+    assert!(
+        matches!(e, mcp_connections::EventError::Refused { .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("server `inbox`"), "{e}");
+    assert!(feed.next().await.is_none());
+    set.shutdown().await;
     fx.assert_no_processes().await;
 }

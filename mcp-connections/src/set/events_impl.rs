@@ -338,9 +338,9 @@ impl ConnectionSet {
     /// after that cursor follow, none lost and none twice, or [`StreamItem::Truncated`]
     /// first when the server no longer has them all. While the server cannot be reached
     /// the feed waits, trying again with backoff up to 30 s. It ends with
-    /// [`StreamItem::Ended`] when the server refuses the subscription again or the server
-    /// is no longer in the set; with [`EventFeedOptions::without_restore`], when the
-    /// connection is gone.
+    /// [`StreamItem::Ended`] when the server refuses the subscription on its new
+    /// connection (say, a server that lost its events refuses the cursor); with
+    /// [`EventFeedOptions::without_restore`], when the connection is gone.
     ///
     /// Each feed is a subscription of its own with the server, scoped to this set: sets
     /// sharing a connection ([`crate::ServerPool`]) get their own feeds of the same event
