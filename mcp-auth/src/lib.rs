@@ -106,9 +106,9 @@ pub const SECURITY_LOG_TARGET: &str = "mcp_auth::security";
 
 pub use store::{
     AutoStore, BoxFuture, CredentialStore, DEFAULT_FILE_NAME, DEFAULT_LOCK_TIMEOUT,
-    DEFAULT_SERVICE, DPOP_ALGORITHM, DpopKey, FileStore, KeyringFailure, KeyringStore, MemoryStore,
-    StoreError, StoreKey, StoreKind, StoreLock, StoredCredentials, is_nonce_challenge, open_store,
-    open_store_for_service,
+    DEFAULT_SERVICE, DPOP_ALGORITHM, DpopKey, FileStore, KeyringFailure, KeyringStore,
+    LEGACY_SECRET_CLIENT_ID, MemoryStore, StoreError, StoreKey, StoreKind, StoreLock,
+    StoredCredentials, StoredSecret, is_nonce_challenge, open_store, open_store_for_service,
 };
 
 // The README's example, compiled and run as a doc test (not part of the rendered docs).

@@ -592,3 +592,77 @@ fn a_secret_is_asked_hidden_stored_and_only_referred_to_in_the_file() {
     assert!(!ran(&log).contains("other==1.0"), "{}", ran(&log));
     wd.assert_no_server_left();
 }
+
+/// A secret typed at `mcpctl add` is kept as a record of its own kind (no OAuth client,
+/// no token; the value and the file it is bound to), and a secret an older mcpctl stored
+/// (an OAuth-shaped record with the value as its access token) is still given to the
+/// server.
+#[test]
+fn a_stored_secret_is_a_record_of_its_own_and_an_older_one_is_still_read() {
+    let registry = Registry::start();
+    let mut wd = Workdir::new();
+    let scenario = Scenario::new("stub")
+        .with_tool(ToolSpec::echo("echo"))
+        .with_resource(
+            ResourceSpec::new("env://key", "key", "unset").with_text_from_env("WEATHER_API_KEY"),
+        );
+    stub_runtimes_serving(&mut wd, scenario);
+    wd.set_env("WEATHER_API_KEY", None);
+    std::fs::write(wd.path().join("mcp.toml"), "credentials_store = \"file\"\n").unwrap();
+    let secret = "kind-of-its-own-Key";
+    let url = registry.url();
+    let added = wd.run_on_terminal(
+        &["add", "io.github.example/weather-mcp", "--registry", &url],
+        &format!("\n{secret}\ny\n"),
+    );
+    assert_eq!(added.code, 0, "{}", added.stdout);
+
+    let store_path = wd.path().join("home").join("credentials.json");
+    let mut document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&store_path).unwrap()).unwrap();
+    let records = document["credentials"].as_object_mut().unwrap();
+    assert_eq!(records.len(), 1, "{records:?}");
+    let record = records.values_mut().next().unwrap();
+    let bound = wd
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("mcp.toml")
+        .display()
+        .to_string();
+    assert_eq!(
+        *record,
+        serde_json::json!({
+            "client_id": "",
+            "stored_secret": {"value": secret, "config_file": bound}
+        })
+    );
+    let read = || wd.run(&["--config", "mcp.toml", "read", "weather-mcp", "env://key"]);
+    let first = read();
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(first.stdout.contains(secret), "{}", first.stdout);
+
+    // The shape an older mcpctl wrote, under the same key: still read.
+    *record = serde_json::json!({"client_id": "mcpctl-secret", "access_token": secret});
+    std::fs::write(&store_path, serde_json::to_vec_pretty(&document).unwrap()).unwrap();
+    let older = read();
+    assert_eq!(older.code, 0, "{}", older.stderr);
+    assert!(older.stdout.contains(secret), "{}", older.stdout);
+
+    // A record of the new kind bound to another file is not given to this one.
+    let records = document["credentials"].as_object_mut().unwrap();
+    *records.values_mut().next().unwrap() = serde_json::json!({
+        "client_id": "",
+        "stored_secret": {"value": secret, "config_file": "/elsewhere/mcp.toml"}
+    });
+    std::fs::write(&store_path, serde_json::to_vec_pretty(&document).unwrap()).unwrap();
+    let elsewhere = read();
+    let all = format!("{}{}", elsewhere.stdout, elsewhere.stderr);
+    assert_ne!(elsewhere.code, 0, "{all}");
+    assert!(!all.contains(secret), "{all}");
+    assert!(
+        all.contains("refers to a stored secret, and none is stored for this server"),
+        "{all}"
+    );
+    wd.assert_no_server_left();
+}

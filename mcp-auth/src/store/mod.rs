@@ -1,4 +1,5 @@
-//! Credential stores: where OAuth tokens live between runs.
+//! Credential stores: where OAuth tokens live between runs, and the secrets a host keeps
+//! for configuration entries ([`StoredSecret`], a record kind of its own).
 //!
 //! [`CredentialStore`] is the object-safe extension point (taken as
 //! `Arc<dyn CredentialStore>`). Implementations shipped here:
@@ -40,6 +41,7 @@ mod lock;
 mod memory;
 mod open;
 mod record;
+mod secret;
 
 use std::fmt;
 use std::future::Future;
@@ -56,6 +58,7 @@ pub use lock::StoreLock;
 pub use memory::MemoryStore;
 pub use open::{DEFAULT_FILE_NAME, DEFAULT_SERVICE, open_store, open_store_for_service};
 pub use record::StoredCredentials;
+pub use secret::{LEGACY_SECRET_CLIENT_ID, StoredSecret};
 
 /// A boxed, `Send` future: what [`CredentialStore`] methods return, so the trait stays
 /// object-safe.

@@ -1,9 +1,10 @@
-//! [`StoredCredentials`]: the record kept for one server.
+//! [`StoredCredentials`]: the record kept for one server (its OAuth credentials, or a
+//! host's [`StoredSecret`]).
 
 use mcp_key::Secret;
 use serde::{Deserialize, Serialize};
 
-use crate::store::DpopKey;
+use crate::store::{DpopKey, StoredSecret};
 
 /// What is stored for one server: its OAuth client identity and tokens.
 ///
@@ -61,6 +62,10 @@ pub struct StoredCredentials {
     /// milliseconds since the Unix epoch. A login begun before it stores nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logged_out_at_ms: Option<u64>,
+    /// Set only on a record that keeps a host's [`StoredSecret`] instead of OAuth
+    /// credentials ([`StoredSecret::to_record`]); such a record has no token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored_secret: Option<StoredSecret>,
 }
 
 impl StoredCredentials {
@@ -79,6 +84,7 @@ impl StoredCredentials {
             resource: None,
             dpop_key: None,
             logged_out_at_ms: None,
+            stored_secret: None,
         }
     }
 

@@ -444,8 +444,10 @@ fn ask_secrets(
 
 /// Keeps each secret of `stored` in the credential store (the mode `file` names with
 /// `credentials_store`, `auto` when it names none or does not exist yet) under a name
-/// bound to server `name` of `file` (another file's server of that name never gets it). Called after consent and before the entry is written, so an
-/// entry never refers to a secret that was not stored.
+/// bound to server `name` of `file` (another file's server of that name never gets it),
+/// as a record of its own kind ([`mcp_auth::StoredSecret`], never an OAuth record's
+/// token). Called after consent and before the entry is written, so an entry never refers
+/// to a secret that was not stored.
 async fn store_secrets(
     file: &Path,
     name: &mcp_key::ServerName,
@@ -467,9 +469,9 @@ async fn store_secrets(
         .parse()
         .map_err(|e| CliError::usage(format!("server `{name}`: {e}")))?;
     let store = mcp_auth::open_store(mode, &dir);
+    let bound = crate::term::inputs::bound_file(file);
     for (variable, secret) in stored {
-        let mut record = mcp_auth::StoredCredentials::new("mcpctl-secret");
-        record.access_token = Some(secret.clone());
+        let record = mcp_auth::StoredSecret::new(secret.clone(), bound.clone()).to_record();
         store
             .save(
                 &crate::term::inputs::secret_store_key(&key, variable, file),

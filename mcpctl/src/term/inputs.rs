@@ -115,8 +115,11 @@ impl SecretEnv {
                     );
                     match store.load(&secret_store_key(&key, &variable, &file)).await {
                         Ok(Some(record)) => {
-                            if let Some(secret) = record.access_token {
-                                secrets.insert(name, secret);
+                            let bound = bound_file(&file);
+                            if let Some(secret) =
+                                mcp_auth::StoredSecret::from_record(&record, &bound)
+                            {
+                                secrets.insert(name, secret.value);
                             }
                         }
                         Ok(None) => {}
@@ -152,7 +155,13 @@ pub(crate) fn secret_store_key(
     file: &std::path::Path,
 ) -> mcp_auth::StoreKey {
     let name = mcp_catalog::RegistryInput::secret_lookup_name(key.name().as_str(), variable);
-    mcp_auth::StoreKey::new(key, &format!("{name}|{}", bound_path(file).display()))
+    mcp_auth::StoreKey::new(key, &format!("{name}|{}", bound_file(file)))
+}
+
+/// The configuration file a stored secret is bound to, as the text its record keeps
+/// ([`mcp_auth::StoredSecret::config_file`]) and its key is made of: [`bound_path`].
+pub(crate) fn bound_file(file: &std::path::Path) -> String {
+    bound_path(file).display().to_string()
 }
 
 /// The configuration file a stored secret is bound to, as one path however it was named:
