@@ -19,12 +19,13 @@ use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
 use rmcp::RoleServer;
-use rmcp::model::{CustomNotification, ServerNotification};
+use rmcp::model::{CustomNotification, JsonObject, ServerNotification};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
 use super::Hub;
 use super::event_relay::{EventRelay, Read, arguments_of, cursor_of, invalid, seq_of};
+use crate::serve::binding::ClientSlot;
 use crate::serve::caller::Caller;
 
 /// How often a stream with nothing to deliver sends a heartbeat (the extension asks for
@@ -48,29 +49,8 @@ impl EventRelay {
         params: &Value,
         context: &RequestContext<RoleServer>,
     ) -> Result<Value, McpError> {
-        let name = params
-            .get("name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| invalid("events/stream needs the event type's `name`".to_owned()))?;
-        let arguments = arguments_of(params)?;
-        let from = match params.get("cursor") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(c)) => Some(seq_of(c).ok_or_else(|| {
-                invalid(format!(
-                    "`{c}` is not a cursor of this gateway; stream without one to start from now"
-                ))
-            })?),
-            Some(_) => return Err(invalid("`cursor` must be a string or null".to_owned())),
-        };
-        // A stream is a client of its caller while it lasts, as a listen is.
-        let _slot = hub.bindings.admit_client(caller).map_err(|n| {
-            McpError::invalid_request(
-                format!(
-                    "you already have {n} clients connected to mcpctl serve ([gateway.limits] clients_per_principal), counting sessions, listens and event streams; end an events/stream and try again"
-                ),
-                None,
-            )
-        })?;
+        let (name, arguments, from) = stream_params(params)?;
+        let _slot = admit(hub, caller)?;
         let relayed = self.subscription(hub, caller, name, arguments).await?;
         let _open = relayed.stream_opened();
         // Taken before the first read: a change after it wakes the loop.
@@ -145,4 +125,36 @@ impl EventRelay {
             }
         }
     }
+}
+
+/// The event type, arguments and gateway cursor (`None`: from now) of an `events/stream`.
+fn stream_params(params: &Value) -> Result<(&str, JsonObject, Option<u64>), McpError> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("events/stream needs the event type's `name`".to_owned()))?;
+    let arguments = arguments_of(params)?;
+    let from = match params.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) => Some(seq_of(c).ok_or_else(|| {
+            invalid(format!(
+                "`{c}` is not a cursor of this gateway; stream without one to start from now"
+            ))
+        })?),
+        Some(_) => return Err(invalid("`cursor` must be a string or null".to_owned())),
+    };
+    Ok((name, arguments, from))
+}
+
+/// A stream is a client of its caller while it lasts, as a listen is: its slot, or the
+/// refusal naming the limit.
+fn admit(hub: &Hub, caller: &Caller) -> Result<ClientSlot, McpError> {
+    hub.bindings.admit_client(caller).map_err(|n| {
+        McpError::invalid_request(
+            format!(
+                "you already have {n} clients connected to mcpctl serve ([gateway.limits] clients_per_principal), counting sessions, listens and event streams; end an events/stream and try again"
+            ),
+            None,
+        )
+    })
 }
