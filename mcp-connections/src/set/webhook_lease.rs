@@ -19,8 +19,8 @@ impl ConnectionSet {
     /// left before each grant's end with the latest cursor, failed refreshes retried with
     /// `settings`' backoff, and `events/unsubscribe` sent by [`WebhookLease::close`].
     ///
-    /// The lease holds that connection: when the server restarts, its refreshes fail
-    /// (counted in [`mcp_client::WebhookLeaseStatus`]) and a new lease is needed.
+    /// The lease sends its refreshes on that connection, the one the subscription was
+    /// made on.
     ///
     /// # Errors
     /// [`EventFeedError::Set`] for an unknown server or one that is not ready;
