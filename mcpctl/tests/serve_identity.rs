@@ -331,3 +331,76 @@ fn a_credential_store_that_cannot_be_reached_fails_the_caller_servers_alone() {
         auth.shutdown().await;
     });
 }
+
+#[test]
+fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets) = runtime.block_on(upstream());
+    let rest = format!(
+        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
+        support::toml_str(&tickets.url())
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    // Alice signed in to tickets before: her credentials are in the gateway's vault.
+    let key = "cd".repeat(32);
+    auth.set_subject("alice-upstream", &[]);
+    let upstream_token = auth.mint_token("tickets-client", &["mcp:read"], Some(&tickets.url()));
+    runtime.block_on(async {
+        let keys =
+            mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", &[0xcd; 32]).unwrap());
+        let vault = mcp_auth::CredentialVault::open_sqlite(
+            wd.path().join("home/gateway/credentials.db"),
+            keys,
+        )
+        .await
+        .unwrap();
+        let mut creds = mcp_auth::StoredCredentials::new("tickets-client");
+        creds.access_token = Some(mcp_key::Secret::new(upstream_token.clone()));
+        vault
+            .put("sub:alice", &"tickets".parse().unwrap(), &creds)
+            .await
+            .unwrap();
+        vault.close().await;
+    });
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[("MCPCTL_VAULT_KEY", &key)],
+    );
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let bob = team::token(&auth, &url, "bob", &[]);
+        let alice_session = team::open_session(&url, &alice).await;
+        let answer = call(&url, &alice, &alice_session, "mcp__tickets__echo").await;
+        assert_eq!(
+            answer.body["result"]["structuredContent"],
+            json!({"text": "hi"}),
+            "{answer:?}"
+        );
+        // Bob has none of his own, and alice's are no use to him.
+        let bob_session = team::open_session(&url, &bob).await;
+        let refused = call(&url, &bob, &bob_session, "mcp__tickets__echo").await;
+        assert_eq!(refused.body["error"]["code"], -32042, "{refused:?}");
+        assert!(error_text(&refused).ends_with(" to sign in to tickets, then retry"));
+        let presented = tickets.presented_tokens();
+        assert!(
+            presented.iter().all(|t| *t == upstream_token),
+            "{presented:?}"
+        );
+        assert!(!presented.is_empty());
+        let mut subjects = tickets.subjects();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice-upstream"]);
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}
