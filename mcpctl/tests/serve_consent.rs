@@ -111,7 +111,9 @@ fn two_callers_consent_through_url_elicitation_and_are_seen_upstream_as_themselv
             let (status, body) = browse(&page).await;
             assert_eq!(status, StatusCode::OK, "{body}");
             assert!(body.contains("Signed in to tickets"), "{body}");
-            // The client retries.
+            // The client retries, in a new session: the session that got the error keeps
+            // `tickets` failed.
+            let session = team::open_session(&url, token).await;
             let answer = call(&url, token, &session).await;
             assert_eq!(
                 answer.body["result"]["structuredContent"],
@@ -128,18 +130,18 @@ fn two_callers_consent_through_url_elicitation_and_are_seen_upstream_as_themselv
     // Alice signs out of tickets: her next call asks her to sign in again.
     let token_file = wd.path().join("alice.token");
     std::fs::write(&token_file, &alice).unwrap();
-    let run = wd.run(&[
-        "gateway",
-        "sign-out",
-        "--server",
-        "tickets",
-        "--url",
-        &base,
-        "--token-file",
-        token_file.to_str().unwrap(),
-    ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout.trim(), "signed out of tickets");
+    // (Not `wd.run`: it checks that no server is left, and the gateway's still run.)
+    let run = std::process::Command::new(support::MCPCTL)
+        .args(["gateway", "sign-out", "--server", "tickets", "--url", &base])
+        .arg("--token-file")
+        .arg(&token_file)
+        .env("MCPCTL_HOME", wd.path().join("home"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "signed out of tickets");
     runtime.block_on(async {
         let session = team::open_session(&url, &alice).await;
         sign_in_url(&call(&url, &alice, &session).await);

@@ -24,8 +24,9 @@
 //! sign-in must reach the instance that began it.
 
 // Until http.rs mounts `routes` and `signed_in_routes` (and calls `listening_on`), the
-// pages are reached from the tests only. Remove this line with that change: the
-// expectation then fails the build as a reminder.
+// pages are reached from the tests only. Remove this attribute and the one on
+// `pub(crate) use routes::...` below with that change: both expectations then fail the
+// build as a reminder.
 #![cfg_attr(
     not(test),
     expect(
@@ -34,7 +35,7 @@
     )
 )]
 
-mod elicitation;
+pub(crate) mod elicitation;
 mod routes;
 mod upstream;
 
@@ -50,12 +51,8 @@ use mcp_auth::CredentialVault;
 use mcp_key::McpServerKey;
 
 pub(crate) use elicitation::url_required_error;
-// What the gateway's calls and http.rs take up as they are wired (see the top).
-#[cfg_attr(
-    not(test),
-    expect(unused_imports, reason = "used as the gateway's calls are wired")
-)]
-pub(crate) use elicitation::{cannot_elicit_text, url_elicitation, url_input_request};
+#[cfg(test)]
+use elicitation::{cannot_elicit_text, url_elicitation, url_input_request};
 #[cfg_attr(
     not(test),
     expect(unused_imports, reason = "mounted by http.rs in a later change")
@@ -215,6 +212,7 @@ impl Consent {
     }
 
     /// The vault the sign-ins store into.
+    #[cfg(test)]
     pub(crate) fn vault(&self) -> &Arc<CredentialVault> {
         &self.vault
     }
