@@ -1,0 +1,100 @@
+//! `mcpctl gateway sign-out` and `gateway revoke` refuse, each saying what to give, when
+//! they lack the gateway's URL or a token, or when the URL would carry a token unencrypted;
+//! a gateway that answers an error is reported with its status and text. The successful
+//! runs against a gateway are in `serve_consent.rs` and the consent pages' unit tests.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test helpers may panic"
+)]
+
+mod support;
+
+use support::Workdir;
+
+fn workdir() -> Workdir {
+    let mut wd = Workdir::new();
+    for name in [
+        "MCPCTL_GATEWAY_URL",
+        "MCPCTL_GATEWAY_TOKEN",
+        "MCPCTL_GATEWAY_ADMIN_TOKEN",
+    ] {
+        wd.set_env(name, None);
+    }
+    wd
+}
+
+#[test]
+fn sign_out_and_revoke_say_what_they_lack() {
+    let mut wd = workdir();
+    let run = wd.run(&["gateway", "sign-out", "--server", "tickets"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("which gateway?"), "{}", run.stderr);
+    assert!(run.stderr.contains("--url"), "{}", run.stderr);
+
+    let run = wd.run(&[
+        "gateway",
+        "sign-out",
+        "--server",
+        "tickets",
+        "--url",
+        "http://gateway.example.com",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("unencrypted"), "{}", run.stderr);
+
+    wd.set_env("MCPCTL_GATEWAY_URL", Some("http://127.0.0.1:9"));
+    let run = wd.run(&["gateway", "sign-out", "--server", "tickets"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("no access token"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("MCPCTL_GATEWAY_TOKEN"),
+        "{}",
+        run.stderr
+    );
+
+    let run = wd.run(&["gateway", "revoke", "--caller", "sub:bob"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("MCPCTL_GATEWAY_ADMIN_TOKEN"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_gateway_refusal_is_reported_with_its_text() {
+    let runtime = support::runtime();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = axum::Router::new().route(
+        "/connect/callers/{caller}",
+        axum::routing::delete(|| async {
+            (
+                http::StatusCode::UNAUTHORIZED,
+                "mcpctl serve: revoking needs the admin token\n",
+            )
+        }),
+    );
+    let server = runtime.spawn(async move { axum::serve(listener, router).await });
+    let mut wd = workdir();
+    wd.set_env(
+        "MCPCTL_GATEWAY_ADMIN_TOKEN",
+        Some("not-the-admin-token-0123"),
+    );
+    let url = format!("http://{addr}");
+    let run = wd.run(&["gateway", "revoke", "--caller", "sub:bob", "--url", &url]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "the gateway answered HTTP 401: mcpctl serve: revoking needs the admin token"
+        ),
+        "{}",
+        run.stderr
+    );
+    server.abort();
+    wd.assert_no_server_left();
+}
