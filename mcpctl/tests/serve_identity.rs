@@ -332,6 +332,23 @@ fn a_credential_store_that_cannot_be_reached_fails_the_caller_servers_alone() {
     });
 }
 
+/// Stores `token` for `caller` and `tickets` in the gateway's vault (SQLite in its data
+/// directory, key `cd…cd`), as a finished sign-in does.
+async fn store(wd: &Workdir, caller: &str, token: &str) {
+    let keys = mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", &[0xcd; 32]).unwrap());
+    let vault =
+        mcp_auth::CredentialVault::open_sqlite(wd.path().join("home/gateway/credentials.db"), keys)
+            .await
+            .unwrap();
+    let mut creds = mcp_auth::StoredCredentials::new("tickets-client");
+    creds.access_token = Some(mcp_key::Secret::new(token.to_owned()));
+    vault
+        .put(caller, &"tickets".parse().unwrap(), &creds)
+        .await
+        .unwrap();
+    vault.close().await;
+}
+
 #[test]
 fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
     let wd = Workdir::new();
@@ -346,23 +363,7 @@ fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
     let key = "cd".repeat(32);
     auth.set_subject("alice-upstream", &[]);
     let upstream_token = auth.mint_token("tickets-client", &["mcp:read"], Some(&tickets.url()));
-    runtime.block_on(async {
-        let keys =
-            mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", &[0xcd; 32]).unwrap());
-        let vault = mcp_auth::CredentialVault::open_sqlite(
-            wd.path().join("home/gateway/credentials.db"),
-            keys,
-        )
-        .await
-        .unwrap();
-        let mut creds = mcp_auth::StoredCredentials::new("tickets-client");
-        creds.access_token = Some(mcp_key::Secret::new(upstream_token.clone()));
-        vault
-            .put("sub:alice", &"tickets".parse().unwrap(), &creds)
-            .await
-            .unwrap();
-        vault.close().await;
-    });
+    runtime.block_on(store(&wd, "sub:alice", &upstream_token));
     let mut served = Served::start_with_env(
         &wd,
         &config,
@@ -395,6 +396,22 @@ fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
         let mut subjects = tickets.subjects();
         subjects.dedup();
         assert_eq!(subjects, ["alice-upstream"]);
+
+        // Bob signs in (his credentials land in the vault) and retries in his session.
+        auth.set_subject("bob-upstream", &[]);
+        let bobs = auth.mint_token("tickets-client", &["mcp:read"], Some(&tickets.url()));
+        store(&wd, "sub:bob", &bobs).await;
+        // The retry the sign-in error asked for goes through.
+        let answer = call(&url, &bob, &bob_session, "mcp__tickets__echo").await;
+        assert_eq!(
+            answer.body["result"]["structuredContent"],
+            json!({"text": "hi"}),
+            "{answer:?}"
+        );
+        let mut subjects = tickets.subjects();
+        subjects.sort();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice-upstream", "bob-upstream"]);
     });
     served.stop();
     drop(served);

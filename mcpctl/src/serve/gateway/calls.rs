@@ -145,6 +145,8 @@ impl Gateway {
             }
         };
         let arguments = request.arguments.clone().map(Value::Object);
+        // A `caller` server the caller signed in to since it failed starts again.
+        crate::serve::identity::restart_signed_in(&self.inner.hub, self.set(), &caller).await;
         match Box::pin(approval::check(
             &self.inner.set,
             &caller,

@@ -270,6 +270,38 @@ pub(crate) fn session_options(
     .with_shared_pool(hub.pool.clone())
 }
 
+/// Before a call of `caller` on its session's `set`: every `caller` server of the set
+/// that failed for want of the caller's credentials, and for which the vault now holds
+/// them (the caller signed in since), starts again, so the retry the sign-in error asked
+/// for goes through (a call alone does not restart a server that never listed a tool).
+pub(crate) async fn restart_signed_in(
+    hub: &Hub,
+    set: &mcp_connections::ConnectionSet,
+    caller: &Caller,
+) {
+    if hub.identities.callers.is_empty() {
+        return;
+    }
+    let waiting: Vec<McpServerKey> = set
+        .status()
+        .into_iter()
+        .filter(|s| {
+            matches!(&s.state, mcp_connections::ServerState::Failed(f) if f.chain().contains(SIGN_IN_NEEDED))
+                && hub.identities.callers.iter().any(|(key, _)| *key == s.key)
+        })
+        .map(|s| s.key)
+        .collect();
+    let Ok(vault) = hub.vault.require() else {
+        return;
+    };
+    for server in waiting {
+        if matches!(vault.get(caller.id(), &server).await, Ok(Some(_))) {
+            tracing::info!(%server, "the caller signed in: starting the server again");
+            let _ = set.ensure_started(&server).await;
+        }
+    }
+}
+
 /// The answer to `caller`'s call that failed with `error` because the caller has no
 /// credentials for a `caller` server yet: the 2025-11-25 URL elicitation error naming the
 /// server and a sign-in page made for this caller and server (its message says to open
