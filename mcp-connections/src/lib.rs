@@ -203,8 +203,8 @@ pub use results::{CallToolResultExt, ReadResourceResultExt};
 pub use set::ConnectionSet;
 pub use set::call::{CallOptions, SetTask, StartedCall};
 pub use set::events_impl::{
-    CursorStore, DEFAULT_EVENT_FEED_CAPACITY, EventFeed, EventFeedError, EventFeedOptions,
-    FileCursorStore,
+    CursorStore, DEFAULT_EVENT_FEED_CAPACITY, EventFeed, EventFeedError, EventFeedInfo,
+    EventFeedOptions, FileCursorStore,
 };
 pub use set::options::{
     ConnectionSetOptions, DEFAULT_LOGIN_POLL, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_TOOLS_GRACE,

@@ -154,6 +154,18 @@ async fn a_feed_goes_on_over_a_killed_and_restarted_server_with_nothing_lost_or_
         send(&set, 2).await;
         let (before, _) = events(&mut feed, 2).await;
         assert_eq!(before, mails(1..=2), "{mode}");
+        // The set lists the subscription it keeps.
+        let kept = set.event_feeds();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            (&kept[0].server, kept[0].event_type.as_str(), kept[0].mode),
+            (&inbox(), "mail", mode)
+        );
+        assert_eq!(kept[0].filter, serde_json::Map::new());
+        assert_eq!(
+            (kept[0].cursor.as_deref(), kept[0].connected),
+            (Some("pos-2"), true)
+        );
 
         let killed = kill_and_wait_for_restart(&fx).await;
         send(&set, 3).await;
@@ -169,12 +181,30 @@ async fn a_feed_goes_on_over_a_killed_and_restarted_server_with_nothing_lost_or_
         assert_eq!((next, kinds), (mails([5]), vec!["event"]), "{mode}");
         assert_eq!(feed.dropped(), 0);
         assert_eq!(feed.cursor(), Some("pos-5"), "{mode}");
+        let kept = set.event_feeds();
+        assert_eq!(
+            (kept[0].cursor.as_deref(), kept[0].connected),
+            (Some("pos-5"), true)
+        );
 
+        // A dropped feed leaves the list.
         drop(feed);
+        wait_until(|| set.event_feeds().is_empty()).await;
         set.shutdown().await;
         assert!(mcp_testkit::wait_gone(killed, WAIT).await);
         fx.assert_no_processes().await;
     }
+}
+
+/// Waits until `done` holds.
+async fn wait_until(done: impl Fn() -> bool) {
+    tokio::time::timeout(WAIT, async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the condition came true");
 }
 
 /// One line of the fake server's history file: mail `n` as event number `n`.
@@ -313,8 +343,17 @@ async fn sets_sharing_a_connection_each_get_their_own_feed() {
         assert_eq!((got, kinds), (mails(1..=2), vec!["event", "event"]));
     }
 
+    // Each set lists its own feeds only.
+    let modes = |set: &ConnectionSet| -> Vec<DeliveryMode> {
+        set.event_feeds().iter().map(|f| f.mode).collect()
+    };
+    assert_eq!(modes(&a), vec![DeliveryMode::Push, DeliveryMode::Poll]);
+    assert_eq!(modes(&b), vec![DeliveryMode::Push]);
+
     // A's push feed dropped: B's goes on.
     drop(a_pushed);
+    wait_until(|| modes(&a) == vec![DeliveryMode::Poll]).await;
+    assert_eq!(modes(&b), vec![DeliveryMode::Push]);
     send(&b, 3).await;
     let (got, _) = events(&mut b_pushed, 1).await;
     assert_eq!(got, mails([3]));

@@ -11,16 +11,18 @@
 //! [`mcp_client::WebhookVerifier`].
 //!
 //! The set keeps each feed's subscription (server, event type, filter, mode, the cursor
-//! after the last item) and opens it again from that cursor when the connection it runs
-//! on is gone (`feed_task.rs`); a host that restarts itself keeps the cursor where it
+//! after the last item; listed by [`ConnectionSet::event_feeds`]) and opens it again from
+//! that cursor when the connection it runs on is gone (`feed_task.rs`); a host that restarts itself keeps the cursor where it
 //! chooses ([`CursorStore`], [`FileCursorStore`]). Each feed is its own subscription with
 //! the server, so sets sharing one connection (sessions of one pool) never share or end
 //! each other's feeds.
 
 mod cursor_store;
 mod feed_task;
+pub(crate) mod registry;
 
 pub use cursor_store::{CursorStore, FileCursorStore};
+pub use registry::EventFeedInfo;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -385,6 +387,14 @@ impl ConnectionSet {
         let dropped = Arc::new(AtomicU64::new(0));
         let cancel = self.inner.shutdown.child_token();
         let (filter, mode) = (subscription.filter.clone(), subscription.mode);
+        let kept = self.inner.event_feeds.keep(EventFeedInfo {
+            server: server.clone(),
+            event_type: event_type.to_owned(),
+            filter: filter.clone(),
+            mode,
+            cursor: cursor.clone(),
+            connected: true,
+        });
         let task = FeedTask {
             set: WeakSet::of(self),
             subscription,
@@ -396,6 +406,7 @@ impl ConnectionSet {
             restore: options.restore,
             cursor: cursor.clone(),
             lost: false,
+            kept,
         };
         let task = self.inner.tasks.spawn(task.run(attached, opened));
         Ok(EventFeed {
@@ -411,6 +422,14 @@ impl ConnectionSet {
             cancel,
             task: Some(task),
         })
+    }
+
+    /// The event feeds this set keeps ([`Self::subscribe_events`]), in the order they were
+    /// made: each one's subscription and the cursor it is opened again from on a new
+    /// connection. A feed leaves the list when it is over (dropped, ended, or the set shut
+    /// down); feeds of other sets sharing the connections are not listed.
+    pub fn event_feeds(&self) -> Vec<EventFeedInfo> {
+        self.inner.event_feeds.list()
     }
 
     /// Subscribes `event_type` of `server` with the arguments `filter` by webhook to

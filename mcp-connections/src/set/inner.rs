@@ -70,6 +70,8 @@ pub(crate) struct SetInner {
     pub(crate) authority: crate::policy::authority::AuthorityCell,
     /// The servers' skill listings, skill drift and skill approvals (`skills_impl.rs`).
     pub(crate) skills: crate::set::skill_state::SkillState,
+    /// The event feeds this set keeps (`events_impl.rs`).
+    pub(crate) event_feeds: Arc<crate::set::events_impl::registry::FeedRegistry>,
 }
 
 /// How many catalog revisions' name tables a set remembers for stale-name checks.

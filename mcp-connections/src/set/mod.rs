@@ -129,6 +129,7 @@ impl ConnectionSet {
             pool,
             owns_pool: AtomicBool::new(owns_pool),
             skills: crate::set::skill_state::SkillState::default(),
+            event_feeds: Arc::default(),
         });
         let lifetime = Arc::new(inner.shutdown.clone().drop_guard());
         start_servers(&inner);

@@ -153,9 +153,17 @@ pub(super) struct FeedTask {
     pub(super) cursor: Option<String>,
     /// The host was told [`StreamItem::Lost`] and not [`StreamItem::Restored`] since.
     pub(super) lost: bool,
+    /// The feed in the set's list while the task runs.
+    pub(super) kept: super::registry::Kept,
 }
 
 impl FeedTask {
+    /// Records `cursor` as the one after the last item handed on.
+    fn moved(&mut self, cursor: Option<String>) {
+        self.kept.entry.set_cursor(cursor.clone());
+        self.cursor = cursor;
+    }
+
     /// Runs the feed, `opened` on `attached` first, until it is over.
     pub(super) async fn run(mut self, mut attached: Arc<Attached>, mut opened: Opened) {
         loop {
@@ -167,6 +175,7 @@ impl FeedTask {
                 return;
             };
             drop(attached);
+            self.kept.entry.set_connected(false);
             if !self.restore {
                 self.sender
                     .send(Some(StreamItem::Ended(e)), self.cursor.clone());
@@ -185,6 +194,7 @@ impl FeedTask {
                 return;
             };
             (attached, opened) = reopened;
+            self.kept.entry.set_connected(true);
             self.lost = false;
             if !self
                 .sender
@@ -256,7 +266,7 @@ impl FeedTask {
                 item => item,
             };
             let ended = matches!(item, StreamItem::Ended(_));
-            self.cursor = stream.cursor().map(str::to_owned);
+            self.moved(stream.cursor().map(str::to_owned));
             if !self.sender.send(Some(item), self.cursor.clone()) || ended {
                 break Outcome::Over;
             }
@@ -291,10 +301,11 @@ impl FeedTask {
                     }
                     let delay = poller.next_delay(&batch);
                     let after = poller.cursor().map(str::to_owned);
-                    if !hand_batch(&self.sender, &self.cursor, &after, batch) {
+                    let before = self.cursor.clone();
+                    self.moved(after.clone());
+                    if !hand_batch(&self.sender, &before, &after, batch) {
                         return Outcome::Over;
                     }
-                    self.cursor = after;
                     delay
                 }
                 Err(e) if !attached.live().is_alive() => return Outcome::ConnectionLost(e),
