@@ -72,7 +72,6 @@ async fn browse(url: &str) -> (StatusCode, String) {
 }
 
 #[test]
-#[ignore = "needs the consent pages mounted in mcpctl/src/serve/http.rs"]
 fn two_callers_consent_through_url_elicitation_and_are_seen_upstream_as_themselves() {
     let wd = Workdir::new();
     let runtime = support::runtime();

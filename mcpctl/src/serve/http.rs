@@ -65,6 +65,12 @@ pub(crate) async fn serve(
     let bound = listener
         .local_addr()
         .map_err(|e| CliError::failure(format!("cannot read the bound address: {e}")))?;
+    // The consent pages of `caller` servers make their links under this address unless
+    // `[gateway] public_url` says otherwise.
+    let consent = hub.identities.consent.as_ref().ok().cloned();
+    if let Some(consent) = &consent {
+        consent.listening_on(bound);
+    }
     let cancel = CancellationToken::new();
     let config = http_config(bound, &cancel);
     // Clients are counted (and refused beyond --max-clients) when they initialize a
@@ -107,6 +113,13 @@ pub(crate) async fn serve(
         .nest_service(MCP_PATH, service)
         .merge(super::status::routes(Arc::clone(&hub)))
         .merge(super::gateway::event_status_routes(Arc::clone(&hub)))
+        // A caller signs out of a `caller` server (the guard names the caller).
+        .merge(
+            consent
+                .clone()
+                .map(super::identity::consent::signed_in_routes)
+                .unwrap_or_default(),
+        )
         .layer(axum::middleware::from_fn_with_state(
             Arc::clone(&guard),
             check,
@@ -114,7 +127,14 @@ pub(crate) async fn serve(
         // Unguarded: what a client reads to find where to log in.
         .merge(metadata)
         // Unguarded: upstream servers' webhook deliveries, each signed (see `gateway::webhook`).
-        .merge(super::gateway::webhook_routes(Arc::clone(&hub)));
+        .merge(super::gateway::webhook_routes(Arc::clone(&hub)))
+        // Unguarded: the browser's sign-in pages (each state is bound to its caller) and
+        // the admin revocation, which checks the admin token itself.
+        .merge(
+            consent
+                .map(super::identity::consent::routes)
+                .unwrap_or_default(),
+        );
     announce(&url, &guard.auth, generated.as_deref());
     let shutdown = cancel.clone();
     let server = tokio::spawn(async move {

@@ -23,18 +23,6 @@
 //! Pending states live in this instance's memory: the start and callback pages of one
 //! sign-in must reach the instance that began it.
 
-// Until http.rs mounts `routes` and `signed_in_routes` (and calls `listening_on`), the
-// pages are reached from the tests only. Remove this attribute and the one on
-// `pub(crate) use routes::...` below with that change: both expectations then fail the
-// build as a reminder.
-#![cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the pages are mounted by http.rs in a later change"
-    )
-)]
-
 pub(crate) mod elicitation;
 mod routes;
 mod upstream;
@@ -53,10 +41,6 @@ use mcp_key::McpServerKey;
 pub(crate) use elicitation::url_required_error;
 #[cfg(test)]
 use elicitation::{cannot_elicit_text, url_elicitation, url_input_request};
-#[cfg_attr(
-    not(test),
-    expect(unused_imports, reason = "mounted by http.rs in a later change")
-)]
 pub(crate) use routes::{routes, signed_in_routes};
 
 /// How long a start page URL stays valid.
