@@ -286,7 +286,7 @@ impl GatewayLimits {
         self
     }
 
-    /// `clients_per_principal`: sessions and listens one principal may hold at once.
+    /// `clients_per_principal`: sessions, listens and event streams one principal may hold at once.
     pub fn clients_per_principal(&self) -> Option<usize> {
         self.clients_per_principal
     }

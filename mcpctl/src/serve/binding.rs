@@ -21,7 +21,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::caller::Caller;
 
-/// Sessions and listens one caller may hold at once unless `[gateway.limits]
+/// Sessions, listens and event streams one caller may hold at once unless `[gateway.limits]
 /// clients_per_principal` says otherwise.
 pub(crate) const DEFAULT_CLIENTS_PER_CALLER: usize = 8;
 
@@ -39,7 +39,7 @@ struct Owner {
 /// The limits per caller, `None` when they do not apply (the static token).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
-    /// Sessions and listens.
+    /// Sessions, listens and event streams.
     pub(crate) clients: usize,
     /// Calls in flight.
     pub(crate) calls: usize,
@@ -54,7 +54,7 @@ pub(crate) struct Bindings {
     calls: Mutex<HashMap<String, Arc<Semaphore>>>,
 }
 
-/// One session or listen counted against its caller until dropped.
+/// One session, listen or event stream counted against its caller until dropped.
 #[derive(Debug)]
 pub(crate) struct ClientSlot {
     bindings: Arc<Bindings>,
