@@ -109,32 +109,8 @@ pub(crate) async fn serve(
         hub: Arc::clone(&hub),
         sessions,
     });
-    let router = axum::Router::new()
-        .nest_service(MCP_PATH, service)
-        .merge(super::status::routes(Arc::clone(&hub)))
-        .merge(super::gateway::event_status_routes(Arc::clone(&hub)))
-        // A caller signs out of a `caller` server (the guard names the caller).
-        .merge(
-            consent
-                .clone()
-                .map(super::identity::consent::signed_in_routes)
-                .unwrap_or_default(),
-        )
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&guard),
-            check,
-        ))
-        // Unguarded: what a client reads to find where to log in.
-        .merge(metadata)
-        // Unguarded: upstream servers' webhook deliveries, each signed (see `gateway::webhook`).
-        .merge(super::gateway::webhook_routes(Arc::clone(&hub)))
-        // Unguarded: the browser's sign-in pages (each state is bound to its caller) and
-        // the admin revocation, which checks the admin token itself.
-        .merge(
-            consent
-                .map(super::identity::consent::routes)
-                .unwrap_or_default(),
-        );
+    let mcp = axum::Router::new().nest_service(MCP_PATH, service);
+    let router = routes(&hub, mcp, &guard, metadata, consent);
     announce(&url, &guard.auth, generated.as_deref());
     let shutdown = cancel.clone();
     let server = tokio::spawn(async move {
@@ -150,6 +126,42 @@ pub(crate) async fn serve(
     // Open streams end with their sessions; do not wait on a client that hangs on.
     let _ = tokio::time::timeout(std::time::Duration::from_secs(5), server).await;
     Ok(0)
+}
+
+/// Every route of the listener: the MCP endpoint, the status page, the event relay's
+/// counts and the sign-out behind `guard`; the login metadata, the webhook receiver and
+/// the sign-in pages outside it.
+fn routes(
+    hub: &Arc<Hub>,
+    mcp: axum::Router,
+    guard: &Arc<Guard>,
+    metadata: axum::Router,
+    consent: Option<Arc<super::identity::consent::Consent>>,
+) -> axum::Router {
+    mcp.merge(super::status::routes(Arc::clone(hub)))
+        .merge(super::gateway::event_status_routes(Arc::clone(hub)))
+        // A caller signs out of a `caller` server (the guard names the caller).
+        .merge(
+            consent
+                .clone()
+                .map(super::identity::consent::signed_in_routes)
+                .unwrap_or_default(),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(guard),
+            check,
+        ))
+        // Unguarded: what a client reads to find where to log in.
+        .merge(metadata)
+        // Unguarded: upstream servers' webhook deliveries, each signed (see `gateway::webhook`).
+        .merge(super::gateway::webhook_routes(Arc::clone(hub)))
+        // Unguarded: the browser's sign-in pages (each state is bound to its caller) and
+        // the admin revocation, which checks the admin token itself.
+        .merge(
+            consent
+                .map(super::identity::consent::routes)
+                .unwrap_or_default(),
+        )
 }
 
 /// The static bearer token, and whether it was generated (then it is printed): none with
