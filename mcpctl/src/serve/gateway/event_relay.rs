@@ -277,6 +277,22 @@ impl Relayed {
         self.lock().push(event);
         self.changed();
     }
+
+    /// The upstream skipped events (a webhook `gap`): a read from before this point says
+    /// `truncated`, as for a push or poll upstream.
+    pub(crate) fn skipped(&self) {
+        let mut buffer = self.lock();
+        buffer.truncated_at = Some(buffer.next);
+        drop(buffer);
+        self.changed();
+    }
+
+    /// The upstream ended the subscription (a webhook `terminated`): streams end with
+    /// `why` after what is buffered.
+    pub(crate) fn terminated(&self, why: String) {
+        self.lock().ended = Some(why);
+        self.changed();
+    }
 }
 
 /// A webhook subscription's receiving end: its verifier, the event type it delivers and
@@ -804,6 +820,35 @@ mod tests {
         drop(open);
         assert!(!relayed.idle_at(before_the_end + IDLE));
         assert!(relayed.idle_at(Instant::now() + IDLE + Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn a_webhook_gap_makes_reads_from_before_it_truncated_and_terminated_ends_it() {
+        let relayed = Relayed::new();
+        relayed.deliver(event("e0"));
+        relayed.deliver(event("e1"));
+        let mut heads = relayed.heads();
+        heads.mark_unchanged();
+        relayed.skipped();
+        assert!(heads.has_changed().unwrap(), "streams are told");
+        relayed.deliver(event("e2"));
+        // A read from before the gap says so (the reader of e0 and e1 missed what the
+        // upstream skipped before e2); one from after it does not.
+        let before = relayed.read(Some(1), usize::MAX);
+        assert!(before.truncated);
+        assert_eq!(before.events.len(), 2);
+        let at_the_gap = relayed.read(Some(2), usize::MAX);
+        assert!(at_the_gap.truncated);
+        assert_eq!(at_the_gap.events.len(), 1);
+        let after = relayed.read(Some(3), usize::MAX);
+        assert!(!after.truncated && after.events.is_empty());
+        assert!(after.ended.is_none());
+        relayed.terminated("the upstream subscription ended: revoked".to_owned());
+        let last = relayed.read(Some(3), usize::MAX);
+        assert_eq!(
+            last.ended.as_deref(),
+            Some("the upstream subscription ended: revoked")
+        );
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! warning each): an unknown callback (404), a forged delivery or one missing a header
 //! (401), a timestamp outside the window (400), a delivery id accepted before (409). A
 //! signed callback verification (`{"type": "verification", "challenge": …}`) is answered
-//! with its challenge; a signed event goes to its subscription's buffer.
+//! with its challenge; a signed event goes to its subscription's buffer; a signed `gap`
+//! marks the subscription truncated (its clients' next read from before it says
+//! `truncated`), a signed `terminated` ends it for its clients.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -16,11 +18,11 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use http::{HeaderMap, StatusCode};
-use mcp_client::{EventOccurrence, WebhookHeaders, WebhookRejection};
+use mcp_client::{WebhookBody, WebhookHeaders, WebhookRejection};
 use serde_json::{Value, json};
 
 use super::Hub;
-use super::event_relay::WEBHOOK_PATH;
+use super::event_relay::{Hook, WEBHOOK_PATH};
 
 /// The largest delivery accepted (the extension's limit for one event).
 const MAX_DELIVERY: usize = 256 * 1024;
@@ -88,16 +90,16 @@ async fn receive(
         tracing::warn!(event_type = %hook.event_type, "webhook delivery refused: {rejection}");
         return refused(status, &rejection.to_string());
     }
-    let Ok(value) = serde_json::from_slice::<Value>(&body) else {
-        return refused(StatusCode::BAD_REQUEST, "the delivery is not JSON");
-    };
-    if value.get("type").and_then(Value::as_str) == Some("verification") {
-        counts.accepted.fetch_add(1, Ordering::Relaxed);
-        let challenge = value.get("challenge").cloned().unwrap_or(Value::Null);
-        return axum::Json(json!({ "challenge": challenge })).into_response();
-    }
-    let Ok(event) = serde_json::from_value::<EventOccurrence>(value) else {
+    let Ok(delivery) = WebhookBody::parse(&body) else {
         return refused(StatusCode::BAD_REQUEST, "the delivery is not an event");
+    };
+    let event = match delivery {
+        WebhookBody::Event(event) => event,
+        WebhookBody::Verification { challenge } => {
+            counts.accepted.fetch_add(1, Ordering::Relaxed);
+            return axum::Json(json!({ "challenge": challenge })).into_response();
+        }
+        envelope => return control(&hub, &hook, envelope),
     };
     if event.name != hook.event_type {
         return refused(
@@ -113,5 +115,33 @@ async fn receive(
     // Where the lease's next refresh resumes, should the server have lost it meanwhile.
     hook.record_cursor(event.cursor.as_deref());
     relayed.deliver(event);
+    StatusCode::NO_CONTENT.into_response()
+}
+
+/// A signed control envelope: a `gap` marks the relayed subscription truncated (its
+/// clients' next read from before it says so), a `terminated` ends it with the server's
+/// error; another kind is acknowledged and ignored.
+fn control(hub: &Hub, hook: &Hook, envelope: WebhookBody) -> Response {
+    let Some(relayed) = hook.relayed.upgrade() else {
+        return refused(StatusCode::GONE, "the subscription ended");
+    };
+    hub.events.counts.accepted.fetch_add(1, Ordering::Relaxed);
+    match envelope {
+        WebhookBody::Gap { cursor } => {
+            tracing::warn!(event_type = %hook.event_type, "the upstream skipped events (gap)");
+            hook.record_cursor(cursor.as_deref());
+            relayed.skipped();
+        }
+        WebhookBody::Terminated { error } => {
+            let why = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("the upstream server ended the subscription");
+            relayed.terminated(format!("the upstream subscription ended: {why}"));
+        }
+        other => {
+            tracing::debug!(event_type = %hook.event_type, "ignored webhook envelope {other:?}")
+        }
+    }
     StatusCode::NO_CONTENT.into_response()
 }
