@@ -421,3 +421,78 @@ fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
         auth.shutdown().await;
     });
 }
+
+/// A 2026-era `tools/call` of `name` with `token` (no session): the answer.
+async fn modern_call(url: &str, token: &str, name: &str) -> team::Answer {
+    let message = request(
+        "tools/call",
+        json!({"name": name, "arguments": {"text": "hi"}, "_meta": team::modern_meta()}),
+    );
+    post(url, Some(&bearer(token)), None, &message).await
+}
+
+#[test]
+fn a_2026_era_call_acts_as_its_caller_upstream_too() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets) = runtime.block_on(upstream());
+    let desk = runtime
+        .block_on(FakeProtectedMcpServer::start(
+            Scenario::new("desk").with_tool(ToolSpec::echo("echo")),
+            &auth,
+            ProtectedOptions::new(),
+        ))
+        .unwrap();
+    let rest = format!(
+        "{}\n[mcp_servers.desk]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
+        exchange_server(&tickets.url(), &auth.token_endpoint()),
+        support::toml_str(&desk.url())
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[(SECRET_VAR, GATEWAY_CLIENT.1)],
+    );
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let bob = team::token(&auth, &url, "bob", &[]);
+        // `exchange`: each caller's stateless calls reach the upstream as that caller.
+        for token in [&alice, &bob, &alice] {
+            let answer = modern_call(&url, token, "mcp__tickets__echo").await;
+            assert_eq!(
+                answer.body["result"]["structuredContent"],
+                json!({"text": "hi"}),
+                "{answer:?}"
+            );
+        }
+        let mut subjects = tickets.subjects();
+        subjects.sort();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice", "bob"]);
+        let presented = tickets.presented_tokens();
+        assert!(
+            !presented.iter().any(|t| *t == alice || *t == bob),
+            "a caller's token went upstream"
+        );
+        // `caller`: no credentials of alice's, so the sign-in error names the page; the
+        // gateway's own credentials never stand in for hers.
+        let failed = modern_call(&url, &alice, "mcp__desk__echo").await;
+        assert_eq!(failed.body["error"]["code"], -32042, "{failed:?}");
+        let text = error_text(&failed);
+        assert!(text.contains("/connect/start?state="), "{text}");
+        assert!(text.ends_with(" to sign in to desk, then retry"), "{text}");
+        assert!(desk.presented_tokens().is_empty(), "nothing went upstream");
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        desk.shutdown().await;
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}

@@ -352,7 +352,7 @@ pub(crate) fn answer_of(responses: Option<&rmcp::model::InputResponses>) -> Opti
 /// The run a retry resumes: the parked run it names, or its upstream call sent again
 /// with the client's answers; the error for a state the gateway cannot resume.
 pub(crate) fn resume(
-    hub: &Hub,
+    hub: &Arc<Hub>,
     state: &str,
     responses: Option<&rmcp::model::InputResponses>,
     caller: Arc<super::caller::Caller>,
@@ -587,7 +587,7 @@ pub(crate) struct Abilities {
 /// answered here: the call ends with them ([`hand_back`]), sealed with the server's
 /// state, and the client's retry sends it again from any instance ([`resume`]).
 pub(crate) fn start(
-    hub: &Hub,
+    hub: &Arc<Hub>,
     name: String,
     arguments: Option<Value>,
     can: Abilities,

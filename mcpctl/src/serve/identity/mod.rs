@@ -118,10 +118,6 @@ impl Tokens {
 #[derive(Clone)]
 pub(crate) enum CallerSource {
     /// This caller.
-    #[expect(
-        dead_code,
-        reason = "for the 2026-era sets kept per caller (`modern::kept`), wired separately"
-    )]
     Known(Arc<Caller>),
     /// The caller the gateway keeps once its first request came.
     Session(Arc<OnceLock<Arc<Caller>>>),

@@ -160,7 +160,7 @@ impl KeptSets {
             }
             None => {
                 tracing::debug!(caller = %key.caller, "connection set started for a 2026-era call");
-                start(hub)
+                start(hub, caller)
             }
         };
         held.route.set(Some(CallRoute {
@@ -261,15 +261,19 @@ impl Lent {
 }
 
 /// A new set on the hub's pool whose handlers route per request (see the module docs).
-fn start(hub: &Hub) -> Held {
+/// Its `caller`/`exchange` servers are reached as `caller` ([`crate::serve::identity`]):
+/// sets are kept per caller, so the set never carries another caller's calls.
+fn start(hub: &Hub, caller: &Arc<Caller>) -> Held {
     let route = Arc::<Route>::default();
     let in_calls = Arc::<InCalls>::default();
-    let options = hub
-        .options
-        .clone()
-        .with_shared_pool(hub.pool.clone())
-        .with_elicitation_handler(elicitation_handler(&route, &in_calls))
-        .with_sampling_handler(sampling_handler(&route, &in_calls));
+    let options = crate::serve::identity::options_for(
+        hub,
+        crate::serve::identity::CallerSource::Known(Arc::clone(caller)),
+        hub.options.clone(),
+    )
+    .with_shared_pool(hub.pool.clone())
+    .with_elicitation_handler(elicitation_handler(&route, &in_calls))
+    .with_sampling_handler(sampling_handler(&route, &in_calls));
     Held {
         set: ConnectionSet::start(&hub.catalog, options),
         route,

@@ -39,7 +39,7 @@ const MAX_LOCAL_ROUNDS: usize = 8;
 type Resume = (Option<InputResponses>, Option<String>);
 
 /// Starts a run of `work` for `caller` (see [`start`](super::start)).
-pub(super) fn launch(hub: &Hub, work: Work, caller: Arc<Caller>) -> Run {
+pub(super) fn launch(hub: &Arc<Hub>, work: Work, caller: Arc<Caller>) -> Run {
     let can = match &work {
         Work::New(_, _, can) | Work::Resume(_, _, can) => *can,
     };
@@ -56,6 +56,7 @@ pub(super) fn launch(hub: &Hub, work: Work, caller: Arc<Caller>) -> Run {
     });
     let (hand_back, handed_back) = oneshot::channel();
     let call = RunCall {
+        hub: Arc::clone(hub),
         set: lent.set().clone(),
         board: hub.status.clone(),
         caller: Arc::clone(&caller),
@@ -81,6 +82,8 @@ pub(super) fn launch(hub: &Hub, work: Work, caller: Arc<Caller>) -> Run {
 
 /// The call a run makes, and what it needs for it.
 struct RunCall {
+    /// For the sign-in of `caller` servers ([`crate::serve::identity`]).
+    hub: Arc<Hub>,
     set: ConnectionSet,
     board: Board,
     caller: Arc<Caller>,
@@ -129,6 +132,8 @@ impl RunCall {
     async fn first(&self, work: Work, asks: &mpsc::Sender<Ask>) -> First {
         match work {
             Work::New(name, arguments, _) => {
+                // A `caller` server the caller signed in to since it failed starts again.
+                crate::serve::identity::restart_signed_in(&self.hub, &self.set, &self.caller).await;
                 let question = |q| async { Some(ask(asks, self.can.elicit, q).await) };
                 let verdict = approval::check(
                     &self.set,
@@ -192,6 +197,13 @@ impl RunCall {
                 .call(&self.set, &self.board, arguments.clone(), options)
                 .await;
             drop(in_call);
+            // A `caller` server the caller has not signed in to: the sign-in page.
+            if let Err(e) = &outcome
+                && let Some(sign_in) =
+                    crate::serve::identity::sign_in_required(&self.hub, &self.caller, e)
+            {
+                return Err(sign_in);
+            }
             let (Err(e), Some((key, tool))) = (&outcome, resolved) else {
                 return call_outcome(outcome);
             };
