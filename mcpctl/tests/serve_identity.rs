@@ -397,6 +397,32 @@ fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
         subjects.dedup();
         assert_eq!(subjects, ["alice-upstream"]);
 
+        // Each caller's own view of its sign-ins: never a token, never another's row.
+        let base = url.trim_end_matches("/mcp");
+        let view = |token: String| {
+            let base = base.to_owned();
+            async move {
+                let response = team::http()
+                    .get(format!("{base}/connect/servers"))
+                    .header("authorization", bearer(&token))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(response.status(), 200);
+                response.json::<serde_json::Value>().await.unwrap()
+            }
+        };
+        let alices = view(alice.clone()).await;
+        assert_eq!(alices["caller"], "sub:alice", "{alices}");
+        assert_eq!(alices["servers"][0]["server"], "tickets", "{alices}");
+        assert_eq!(alices["servers"][0]["signed_in"], true, "{alices}");
+        assert!(
+            !alices.to_string().contains(&upstream_token),
+            "no token in the view"
+        );
+        let bobs_view = view(bob.clone()).await;
+        assert_eq!(bobs_view["servers"][0]["signed_in"], false, "{bobs_view}");
+
         // Bob signs in (his credentials land in the vault) and retries in his session.
         auth.set_subject("bob-upstream", &[]);
         let bobs = auth.mint_token("tickets-client", &["mcp:read"], Some(&tickets.url()));

@@ -19,6 +19,9 @@
 //! A caller signs out of one server with `DELETE /connect/servers/{server}` (the guard's
 //! caller; `mcpctl gateway sign-out`), and an administrator removes every credential of
 //! one caller with `DELETE /connect/callers/{caller}` behind the admin token.
+//! A caller sees its own sign-ins with `GET /connect/servers`: per `caller` server,
+//! whether it is signed in, when its access token expires and the last refresh failure
+//! (never a token).
 //!
 //! Pending states live in this instance's memory: the start and callback pages of one
 //! sign-in must reach the instance that began it.
@@ -204,6 +207,11 @@ impl Consent {
     /// Whether `server` signs in per caller here.
     pub(crate) fn is_caller_server(&self, server: &McpServerKey) -> bool {
         self.servers.contains_key(server)
+    }
+
+    /// The `caller` servers, in name order.
+    pub(crate) fn caller_servers(&self) -> impl Iterator<Item = &McpServerKey> {
+        self.servers.keys()
     }
 
     /// The absolute URL of a start page that signs `caller_id` in to `server`: its state

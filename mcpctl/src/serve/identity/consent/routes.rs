@@ -22,6 +22,8 @@ pub(crate) const START_PATH: &str = "/connect/start";
 pub(crate) const CALLBACK_PATH: &str = "/connect/callback";
 /// Where a caller signs out of one server (`DELETE`, behind the guard).
 pub(crate) const SIGN_OUT_PATH: &str = "/connect/servers/{server}";
+/// The caller's own sign-ins (behind the guard, which names the caller).
+pub(crate) const SIGN_INS_PATH: &str = "/connect/servers";
 /// Where an administrator removes every credential of one caller (`DELETE`, admin token).
 pub(crate) const REVOKE_CALLER_PATH: &str = "/connect/callers/{caller}";
 
@@ -44,6 +46,7 @@ pub(crate) fn routes(consent: Arc<Consent>) -> axum::Router {
 pub(crate) fn signed_in_routes(consent: Arc<Consent>) -> axum::Router {
     axum::Router::new()
         .route(SIGN_OUT_PATH, axum::routing::delete(sign_out))
+        .route(SIGN_INS_PATH, axum::routing::get(sign_ins))
         .with_state(consent)
 }
 
@@ -243,6 +246,42 @@ async fn sign_out(
         )
             .into_response(),
     }
+}
+
+/// `GET /connect/servers`: the requesting caller's view of every `caller` server, in
+/// name order: whether it is signed in there, when the access token expires (unix
+/// seconds), when the credentials were last written, and the last refresh failure. Never
+/// a token, and never another caller's rows.
+async fn sign_ins(State(consent): State<Arc<Consent>>, request: Request) -> Response {
+    let Some(caller) = request.extensions().get::<Arc<Caller>>().cloned() else {
+        return (StatusCode::UNAUTHORIZED, "mcpctl serve: no caller\n").into_response();
+    };
+    let entries = match consent.vault.list(caller.id()).await {
+        Ok(entries) => entries,
+        Err(e) => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("mcpctl serve: the credential store cannot be read: {e}\n"),
+            )
+                .into_response();
+        }
+    };
+    let servers: Vec<serde_json::Value> = consent
+        .caller_servers()
+        .map(|server| {
+            let entry = entries.iter().find(|e| &e.server == server);
+            serde_json::json!({
+                "server": server.to_string(),
+                "signed_in": entry.is_some(),
+                "expires_at": entry.and_then(|e| e.expires_at),
+                "updated_at_ms": entry.map(|e| e.updated_at_ms),
+                "refresh_failure": entry.and_then(|e| e.refresh_failure.as_ref()).map(|f| {
+                    serde_json::json!({"reason": f.reason, "at_ms": f.at_ms})
+                }),
+            })
+        })
+        .collect();
+    axum::Json(serde_json::json!({ "caller": caller.id(), "servers": servers })).into_response()
 }
 
 async fn revoke_caller(
