@@ -120,7 +120,7 @@ pub(crate) fn checked(url: &str) -> Result<Url, String> {
 }
 
 /// `text` form-urlencoded (`application/x-www-form-urlencoded`).
-fn form_encode(text: &str) -> String {
+pub(crate) fn form_encode(text: &str) -> String {
     url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 

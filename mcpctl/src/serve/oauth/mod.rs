@@ -26,7 +26,7 @@
 //! credentials (`mcpctl login`), as before.
 
 mod discovery;
-mod fetch;
+pub(crate) mod fetch;
 mod introspect;
 mod jwt;
 mod keys;

@@ -16,6 +16,8 @@ use mcp_key::Secret;
 use reqwest::Url;
 use serde_json::Value;
 
+use crate::serve::oauth::fetch::{checked, form_encode};
+
 /// How long one request to the upstream's servers may take.
 pub(crate) const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -367,21 +369,4 @@ fn now_unix() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
-}
-
-/// `url`, when it is `https://`, or `http://` on a loopback host.
-fn checked(url: &str) -> Result<Url, String> {
-    let parsed = Url::parse(url).map_err(|_| format!("`{url}` is not a URL"))?;
-    if mcp_auth::may_carry_credentials(parsed.scheme(), parsed.host_str()) {
-        Ok(parsed)
-    } else {
-        Err(format!(
-            "`{url}` is neither https:// nor http:// on this machine"
-        ))
-    }
-}
-
-/// `text` form-urlencoded (RFC 6749 2.3.1, before HTTP Basic).
-fn form_encode(text: &str) -> String {
-    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
