@@ -401,3 +401,42 @@ async fn a_feed_ends_when_the_restarted_server_refuses_its_cursor() {
     set.shutdown().await;
     fx.assert_no_processes().await;
 }
+
+#[test]
+fn stores_into_one_cursor_file_at_once_never_leave_a_part_of_a_cursor() {
+    // Two stores of one file (a host that gave two feeds one file, or a second host
+    // process) store at once while a third reads: every store succeeds and every read is
+    // one whole cursor, never bytes of both.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mail.cursor");
+    let (short, long) = ("a", "bbbbbbbbbbbbbbbb");
+    std::thread::scope(|s| {
+        for cursor in [short, long] {
+            let store = FileCursorStore::new(&path);
+            s.spawn(move || {
+                for _ in 0..300 {
+                    store.store(cursor).unwrap();
+                }
+            });
+        }
+        let reader = FileCursorStore::new(&path);
+        s.spawn(move || {
+            for _ in 0..300 {
+                if let Some(read) = reader.load().unwrap() {
+                    assert!(read == short || read == long, "a torn cursor: {read:?}");
+                }
+            }
+        });
+    });
+    let last = FileCursorStore::new(&path).load().unwrap().unwrap();
+    assert!(last == short || last == long, "{last:?}");
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["mail.cursor".to_owned()],
+        "no temporary file left"
+    );
+}

@@ -3,6 +3,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Keeps the cursor of one subscription for a host that restarts
 /// ([`super::EventFeedOptions::persist_cursor`]): the feed stores the cursor after each
@@ -26,8 +27,10 @@ pub trait CursorStore: Send + Sync + std::fmt::Debug {
 }
 
 /// A [`CursorStore`] in one file holding the cursor alone. Each store writes a temporary
-/// file beside it, flushes it to disk and renames it over the file, so the file holds
-/// either the old cursor or the new one, never a part of one, whenever the host stops.
+/// file of its own beside it, flushes it to disk and renames it over the file, so the file
+/// holds either the old cursor or the new one, never a part of one, whenever the host
+/// stops, and whoever else stores into the same file at the same time (the last store
+/// wins).
 #[derive(Debug, Clone)]
 pub struct FileCursorStore {
     path: PathBuf,
@@ -44,10 +47,14 @@ impl FileCursorStore {
         &self.path
     }
 
-    /// The temporary file a store writes before renaming it over [`Self::path`].
+    /// The temporary file a store writes before renaming it over [`Self::path`]: one
+    /// name per process and store, so two stores into the same file never write into one
+    /// temporary file.
     fn temporary(&self) -> PathBuf {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
         let mut name = self.path.file_name().unwrap_or_default().to_os_string();
-        name.push(".tmp");
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        name.push(format!(".{}.{n}.tmp", std::process::id()));
         self.path.with_file_name(name)
     }
 }
@@ -75,6 +82,9 @@ impl CursorStore for FileCursorStore {
             file.sync_all()?;
             std::fs::rename(&temporary, &self.path)
         })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
         written.map_err(|e| {
             std::io::Error::new(e.kind(), format!("writing {}: {e}", self.path.display()))
         })
