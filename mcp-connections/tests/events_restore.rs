@@ -440,3 +440,34 @@ fn stores_into_one_cursor_file_at_once_never_leave_a_part_of_a_cursor() {
         "no temporary file left"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kept_cursor_the_server_never_gave_is_refused_naming_the_server() {
+    // The store's file was swapped for one the server never gave a cursor in.
+    let (fx, _) = fixture();
+    let kept = fx.home.join("mail.cursor");
+    std::fs::write(&kept, "not-a-cursor\n").unwrap();
+    let host = started(&fx, opts()).await;
+    let err = host
+        .subscribe_events(
+            &inbox(),
+            "mail",
+            serde_json::Map::new(),
+            EventFeedOptions::new().persist_cursor(FileCursorStore::new(&kept)),
+        )
+        .await
+        .unwrap_err();
+    let EventFeedError::Event(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        matches!(e, mcp_connections::EventError::Refused { .. }),
+        "{e:?}"
+    );
+    assert!(err.to_string().contains("server `inbox`"), "{err}");
+    // Nothing was subscribed and the store is left as it was for the host to fix.
+    assert!(host.event_feeds().is_empty());
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "not-a-cursor\n");
+    host.shutdown().await;
+    fx.assert_no_processes().await;
+}
