@@ -266,7 +266,7 @@ async fn bobs_sign_in_never_lands_in_alices_row() {
     let landing = Browser::new().open(&bob_url).await;
     assert_eq!(landing.status, StatusCode::OK, "{landing:?}");
     let bob = world.stored("sub:bob").await.unwrap();
-    let bob_token = bob.access_token.unwrap();
+    let bob_token = bob.access_token.clone().unwrap();
     assert_eq!(
         world.auth().token_info(bob_token.expose()).unwrap().subject,
         "bob"
@@ -297,6 +297,23 @@ async fn bobs_sign_in_never_lands_in_alices_row() {
         landing.body
     );
     assert!(world.stored("sub:alice").await.is_none());
+
+    // The same with bob's browser carrying a consent cookie of its own (from bob's own
+    // start page): a cookie, but not the one alice's start page set.
+    let bob_url = world.consent.begin("sub:bob", &world.server).unwrap();
+    let mut bob_browser = Browser::new();
+    bob_browser.first_hop(&bob_url).await;
+    assert!(bob_browser.cookie.is_some());
+    let alice_url = world.consent.begin("sub:alice", &world.server).unwrap();
+    let authorize = Browser::new().first_hop(&alice_url).await;
+    let landing = bob_browser.open(&authorize).await;
+    assert_eq!(landing.status, StatusCode::FORBIDDEN, "{landing:?}");
+    assert!(world.stored("sub:alice").await.is_none());
+    assert_eq!(
+        world.stored("sub:bob").await,
+        Some(bob),
+        "bob's row unchanged"
+    );
     world.stop().await;
 }
 
