@@ -522,3 +522,85 @@ fn a_2026_era_call_acts_as_its_caller_upstream_too() {
         auth.shutdown().await;
     });
 }
+
+#[test]
+fn a_refused_refresh_asks_for_sign_in_and_shows_in_the_callers_view() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets) = runtime.block_on(upstream());
+    let rest = format!(
+        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
+        support::toml_str(&tickets.url())
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    // Alice's stored token expired, and the authorization server does not know her
+    // refresh token (revoked, or forged into the row): the refresh is refused.
+    auth.add_client(OAuthClient::public("tickets-client"));
+    runtime.block_on(async {
+        let keys =
+            mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", &[0xcd; 32]).unwrap());
+        let vault = mcp_auth::CredentialVault::open_sqlite(
+            wd.path().join("home/gateway/credentials.db"),
+            keys,
+        )
+        .await
+        .unwrap();
+        let mut creds = mcp_auth::StoredCredentials::new("tickets-client");
+        creds.access_token = Some(mcp_key::Secret::new("expired-token".to_owned()));
+        creds.refresh_token = Some(mcp_key::Secret::new("unknown-refresh-token".to_owned()));
+        creds.expires_at = Some(1);
+        creds.token_endpoint = Some(auth.token_endpoint());
+        creds.issuer = Some(auth.issuer());
+        vault
+            .put("sub:alice", &"tickets".parse().unwrap(), &creds)
+            .await
+            .unwrap();
+        vault.close().await;
+    });
+    let key = "cd".repeat(32);
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[("MCPCTL_VAULT_KEY", &key)],
+    );
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let session = team::open_session(&url, &alice).await;
+        let refused = call(&url, &alice, &session, "mcp__tickets__echo").await;
+        assert_eq!(refused.body["error"]["code"], -32042, "{refused:?}");
+        assert!(error_text(&refused).ends_with(" to sign in to tickets, then retry"));
+        assert!(
+            !tickets
+                .presented_tokens()
+                .iter()
+                .any(|t| t == "expired-token"),
+            "the expired token was not sent"
+        );
+        let response = team::http()
+            .get(format!("{}/connect/servers", url.trim_end_matches("/mcp")))
+            .header("authorization", bearer(&alice))
+            .send()
+            .await
+            .unwrap();
+        let view: serde_json::Value = response.json().await.unwrap();
+        let failure = &view["servers"][0]["refresh_failure"];
+        assert_eq!(
+            failure["reason"], "the authorization server refused the refresh: sign in again",
+            "{view}"
+        );
+        assert!(
+            !view.to_string().contains("unknown-refresh-token"),
+            "{view}"
+        );
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}

@@ -4,7 +4,8 @@
 //! with a sign-in error naming the server; the caller's call of it gets the consent page
 //! ([`super::sign_in_required`]).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, Weak};
 
 use mcp_auth::{
     CredentialStore, CredentialVault, OAuthCredentials, OAuthSettings, StoreError, StoreKey,
@@ -25,8 +26,9 @@ pub(crate) struct VaultAuth {
     consent: Result<Arc<Consent>, String>,
     caller: CallerSource,
     tokens: Arc<Tokens>,
-    /// Serializes this set's refreshes of the credentials.
-    refreshing: Arc<tokio::sync::Mutex<()>>,
+    /// The hub's refresh locks: one refresh at a time per (caller, server), whichever
+    /// set (session, or 2026-era set kept for the caller) makes it.
+    locks: Arc<RefreshLocks>,
 }
 
 impl VaultAuth {
@@ -38,6 +40,7 @@ impl VaultAuth {
         consent: Result<Arc<Consent>, String>,
         caller: CallerSource,
         tokens: Arc<Tokens>,
+        locks: Arc<RefreshLocks>,
     ) -> Self {
         Self {
             url,
@@ -45,7 +48,7 @@ impl VaultAuth {
             consent,
             caller,
             tokens,
-            refreshing: Arc::default(),
+            locks,
         }
     }
 
@@ -54,7 +57,7 @@ impl VaultAuth {
     async fn credentials(
         &self,
         server: &McpServerKey,
-    ) -> Result<Option<OAuthCredentials>, CredentialsError> {
+    ) -> Result<Option<Refreshable>, CredentialsError> {
         let caller = self.caller.caller(&self.tokens, server).await?;
         let vault = self
             .vault
@@ -75,19 +78,19 @@ impl VaultAuth {
         if !usable {
             return Ok(None);
         }
-        let store = CallerStore {
+        let store = Arc::new(CallerStore {
             vault: Arc::clone(vault),
             caller: caller.id().to_owned(),
             server: server.clone(),
-            lock: Arc::clone(&self.refreshing),
-        };
+            lock: self.locks.of(caller.id(), server),
+        });
         let credentials = OAuthCredentials::new(
             server.clone(),
             &self.url,
             OAuthSettings::new(),
-            Arc::new(store),
+            Arc::clone(&store) as Arc<dyn CredentialStore>,
         );
-        Ok(Some(credentials))
+        Ok(Some(Refreshable { credentials, store }))
     }
 
     /// The error of a caller without (usable) credentials for `server`. It names no
@@ -111,17 +114,24 @@ impl AuthHeaderProvider for VaultAuth {
     ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         Box::pin(async move {
             let credentials = self.credentials(server).await?;
-            let Some(credentials) = credentials else {
+            let Some(Refreshable { credentials, store }) = credentials else {
                 return Err(self.sign_in_needed(server));
             };
             match credentials.access_token().await {
                 Ok(token) => Ok(Some(token)),
-                Err(e) if e.is_auth_required() => Err(self.sign_in_needed(server)),
-                Err(e) => Err(CredentialsError::Unavailable {
-                    server: server.clone(),
-                    detail: "the caller's credentials cannot be refreshed; retry later".to_owned(),
-                    source: Some(Arc::new(e)),
-                }),
+                Err(e) if e.is_auth_required() => {
+                    store.refresh_failed(REFUSED).await;
+                    Err(self.sign_in_needed(server))
+                }
+                Err(e) => {
+                    store.refresh_failed(FAILED).await;
+                    Err(CredentialsError::Unavailable {
+                        server: server.clone(),
+                        detail: "the caller's credentials cannot be refreshed; retry later"
+                            .to_owned(),
+                        source: Some(Arc::new(e)),
+                    })
+                }
             }
         })
     }
@@ -134,15 +144,65 @@ impl AuthHeaderProvider for VaultAuth {
     ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         Box::pin(async move {
             let credentials = self.credentials(server).await?;
-            let (Some(credentials), Some(rejected)) = (credentials, rejected) else {
+            let (Some(Refreshable { credentials, store }), Some(rejected)) =
+                (credentials, rejected)
+            else {
                 return Err(self.sign_in_needed(server));
             };
             match credentials.refresh_after_unauthorized(rejected).await {
                 Ok(token) => Ok(Some(token)),
-                Err(_) => Err(self.sign_in_needed(server)),
+                Err(e) => {
+                    store
+                        .refresh_failed(if e.is_auth_required() {
+                            REFUSED
+                        } else {
+                            FAILED
+                        })
+                        .await;
+                    Err(self.sign_in_needed(server))
+                }
             }
         })
     }
+}
+
+/// The refresh failure recorded when the authorization server refuses (the caller signs
+/// in again).
+const REFUSED: &str = "the authorization server refused the refresh: sign in again";
+/// The refresh failure recorded when the refresh could not be made (the server down).
+const FAILED: &str = "the refresh could not be made (authorization server unreachable or failing)";
+
+/// The lock of one (caller, server)'s refreshes.
+type RefreshLock = tokio::sync::Mutex<()>;
+
+/// One lock per (caller, server) for the whole gateway, so two sets of one caller never
+/// refresh the same credentials at once (with a rotating refresh token the second
+/// refresh would be refused, and the caller asked to sign in again for nothing).
+#[derive(Default)]
+pub(crate) struct RefreshLocks {
+    held: std::sync::Mutex<HashMap<(String, McpServerKey), Weak<RefreshLock>>>,
+}
+
+impl RefreshLocks {
+    /// The lock of `caller`'s credentials for `server` (made when nobody holds it).
+    fn of(&self, caller: &str, server: &McpServerKey) -> Arc<RefreshLock> {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = (caller.to_owned(), server.clone());
+        if let Some(lock) = held.get(&key).and_then(Weak::upgrade) {
+            return lock;
+        }
+        // Locks nobody holds any more go before a new one comes in.
+        held.retain(|_, lock| lock.strong_count() > 0);
+        let lock = Arc::default();
+        held.insert(key, Arc::downgrade(&lock));
+        lock
+    }
+}
+
+/// The OAuth client of one (caller, server), with the vault row it refreshes.
+struct Refreshable {
+    credentials: OAuthCredentials,
+    store: Arc<CallerStore>,
 }
 
 /// The vault's row of one (caller, server) as mcp-auth's [`CredentialStore`], so the
@@ -156,6 +216,18 @@ struct CallerStore {
 }
 
 impl CallerStore {
+    /// Records a failed refresh for the caller's view of its sign-ins (best effort: a
+    /// store that cannot take it is logged).
+    async fn refresh_failed(&self, reason: &str) {
+        if let Err(e) = self
+            .vault
+            .record_refresh_failure(&self.caller, &self.server, reason)
+            .await
+        {
+            tracing::warn!(server = %self.server, "the refresh failure was not recorded: {e}");
+        }
+    }
+
     fn failed(&self, action: &'static str, e: &mcp_auth::VaultError) -> StoreError {
         StoreError::Io {
             action,
@@ -217,5 +289,32 @@ impl CredentialStore for CallerStore {
 
     fn location(&self) -> String {
         self.vault.location().to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_refresh_lock_per_caller_and_server_across_sets() {
+        let locks = RefreshLocks::default();
+        let tickets: McpServerKey = "tickets".parse().unwrap();
+        let desk: McpServerKey = "desk".parse().unwrap();
+        let alice = locks.of("sub:alice", &tickets);
+        // Another set of alice's gets the same lock: held, it is held for both.
+        let again = locks.of("sub:alice", &tickets);
+        assert!(Arc::ptr_eq(&alice, &again));
+        let guard = alice.try_lock().unwrap();
+        assert!(again.try_lock().is_err());
+        drop(guard);
+        // Another caller, or another server: a lock of its own.
+        assert!(!Arc::ptr_eq(&alice, &locks.of("sub:bob", &tickets)));
+        assert!(!Arc::ptr_eq(&alice, &locks.of("sub:alice", &desk)));
+        // Once nobody holds it, it is forgotten.
+        drop((alice, again));
+        let _fresh = locks.of("sub:carol", &desk);
+        let held = locks.held.lock().unwrap();
+        assert!(!held.contains_key(&("sub:alice".to_owned(), tickets)));
     }
 }

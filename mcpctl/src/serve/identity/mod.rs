@@ -55,6 +55,8 @@ pub(crate) struct Identities {
     callers: Vec<(McpServerKey, String)>,
     /// Each caller's latest bearer token, by caller id.
     tokens: Arc<Tokens>,
+    /// One refresh at a time per (caller, server) across every set.
+    refresh_locks: Arc<caller_auth::RefreshLocks>,
     /// Numbers the sessions whose sets connect as their session alone.
     sessions: std::sync::atomic::AtomicU64,
     /// The sign-in pages of `caller` servers (with the vault), or why there are none.
@@ -195,6 +197,7 @@ impl Identities {
             exchangers,
             callers,
             tokens: Arc::default(),
+            refresh_locks: Arc::default(),
             sessions: std::sync::atomic::AtomicU64::new(0),
             consent,
         }
@@ -246,6 +249,7 @@ pub(crate) fn options_for(
             identities.consent.clone(),
             caller.clone(),
             Arc::clone(&identities.tokens),
+            Arc::clone(&identities.refresh_locks),
         );
         options = options.with_identity_auth(key.clone(), identity.clone(), Arc::new(provider));
     }
