@@ -29,9 +29,7 @@
 mod support;
 mod team;
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -43,7 +41,7 @@ use mcp_testkit::{
     Behavior, EventTypeSpec, EventsSpec, RecordedRequest, Recording, Scenario, ToolSpec,
 };
 use serde_json::{Value, json};
-use support::Workdir;
+use support::{Served, Workdir};
 
 const TOKEN: &str = "events-relay-test-token";
 
@@ -53,63 +51,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// `mcpctl serve --http 127.0.0.1:<port>` (the port its `public_url` names), killed on
-/// drop.
-struct Gateway(std::process::Child);
-
-impl Gateway {
-    fn start(wd: &Workdir, config: &Path, port: u16) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpctl"))
-            .arg("--config")
-            .arg(config)
-            .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-            .current_dir(wd.path())
-            .env("MCPCTL_HOME", wd.path().join("home"))
-            .env("MCPCTL_SERVE_TOKEN", TOKEN)
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        while stderr.read_line(&mut line).unwrap_or(0) > 0 && !line.contains("listening on") {
-            line.clear();
-        }
-        assert!(line.contains("listening on"), "mcpctl serve did not start");
-        std::thread::spawn(move || {
-            let mut rest = String::new();
-            let _ = stderr.read_to_string(&mut rest);
-        });
-        Self(child)
-    }
-
-    /// SIGTERM, then the exit (bounded): whether it exited successfully.
-    fn stop(&mut self) -> bool {
-        let pid = self.0.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = self.0.try_wait().unwrap() {
-                return status.success();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "mcpctl serve did not stop after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// A client of the gateway at `url` with `token`.
@@ -194,7 +135,7 @@ fn stopping_mcpctl_serve_ends_its_webhook_subscriptions_upstream() {
         "mcp.toml",
         &format!("[gateway]\npublic_url = \"{public}\"\n\n{INBOX}"),
     );
-    let mut gateway = Gateway::start(&wd, &config, port);
+    let mut gateway = Served::start_at(&wd, &config, TOKEN, &format!("127.0.0.1:{port}"), &[], &[]);
     support::runtime().block_on(async {
         let client = connect(&format!("{public}/mcp"), TOKEN, Handshake::Initialize).await;
         let hook = EventSubscription::new("mcp__inbox__hook");
@@ -230,7 +171,7 @@ fn stopping_mcpctl_serve_ends_its_webhook_subscriptions_upstream() {
         "nothing ends it while the gateway runs"
     );
 
-    assert!(gateway.stop(), "mcpctl serve stops cleanly");
+    assert!(gateway.stop().success(), "mcpctl serve stops cleanly");
     let ended = requests(&log, "events/unsubscribe");
     assert_eq!(ended.len(), 1, "{ended:?}");
     assert_eq!(ended[0].params["name"], json!("hook"));

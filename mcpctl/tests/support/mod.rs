@@ -403,11 +403,24 @@ impl Served {
         extra: &[&str],
         env: &[(&str, &str)],
     ) -> Self {
+        Self::start_at(wd, config, token, "127.0.0.1:0", extra, env)
+    }
+
+    /// [`Served::start_with_env`] listening on `addr` (for a config whose `[gateway]
+    /// public_url` names the port).
+    pub(crate) fn start_at(
+        wd: &Workdir,
+        config: &Path,
+        token: &str,
+        addr: &str,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         use std::io::{BufRead, BufReader, Read};
         let mut child = Command::new(MCPCTL)
             .arg("--config")
             .arg(config)
-            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(["serve", "--http", addr])
             .args(extra)
             .envs(env.iter().copied())
             .current_dir(wd.path())
