@@ -27,8 +27,15 @@ pub(crate) const SIGN_INS_PATH: &str = "/connect/servers";
 /// Where an administrator removes every credential of one caller (`DELETE`, admin token).
 pub(crate) const REVOKE_CALLER_PATH: &str = "/connect/callers/{caller}";
 
-/// The cookie that ties the browser at the callback to the one at the start page.
+/// The start of the name of the cookie that ties the browser at the callback to the one
+/// at the start page ([`cookie_name`]).
 const BROWSER_COOKIE: &str = "mcpctl_consent";
+
+/// The cookie of the sign-in with `state`: one per sign-in, so sign-ins begun side by side
+/// in one browser (two servers, or a link opened twice) do not displace each other.
+fn cookie_name(state: &str) -> String {
+    format!("{BROWSER_COOKIE}_{}", state.get(..16).unwrap_or(state))
+}
 
 /// No script, nothing loaded from elsewhere, no framing.
 const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -104,7 +111,8 @@ async fn start(State(consent): State<Arc<Consent>>, Query(query): Query<StartQue
         ""
     };
     let cookie = format!(
-        "{BROWSER_COOKIE}={browser}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+        "{}={browser}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+        cookie_name(&state),
         super::STATE_LIFETIME.as_secs()
     );
     (
@@ -134,12 +142,13 @@ async fn callback(
 ) -> Response {
     let failed = "Sign-in failed";
     // Taken whatever happens next: a state is good for one callback.
-    let (pending, started) = match consent.take(query.state.as_deref().unwrap_or_default()) {
+    let state = query.state.as_deref().unwrap_or_default();
+    let (pending, started) = match consent.take(state) {
         Ok(taken) => taken,
         Err(problem) => return page(StatusCode::BAD_REQUEST, failed, &problem.text()),
     };
     let server = &pending.server;
-    if browser_cookie(&request).as_deref() != Some(started.browser.as_str()) {
+    if browser_cookie(&request, &cookie_name(state)).as_deref() != Some(started.browser.as_str()) {
         return page(
             StatusCode::FORBIDDEN,
             failed,
@@ -204,8 +213,8 @@ async fn callback(
     )
 }
 
-/// The value of the browser cookie, if the request carries it.
-fn browser_cookie(request: &Request) -> Option<String> {
+/// The value of the cookie `name`, if the request carries it.
+fn browser_cookie(request: &Request, name: &str) -> Option<String> {
     request
         .headers()
         .get_all(header::COOKIE)
@@ -213,7 +222,7 @@ fn browser_cookie(request: &Request) -> Option<String> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == BROWSER_COOKIE)
+        .find(|(found, _)| *found == name)
         .map(|(_, value)| value.to_owned())
 }
 

@@ -117,7 +117,7 @@ fn assert_no_child_process() {
     assert_eq!(children.trim(), "", "processes left: {children}");
 }
 
-/// A browser: follows redirects by hand, keeping the consent cookie.
+/// A browser: follows redirects by hand, keeping the consent cookies.
 struct Browser {
     http: reqwest::Client,
     cookie: Option<String>,
@@ -142,6 +142,17 @@ impl Browser {
         }
     }
 
+    /// Adds the cookie `response` sets to those sent from now on.
+    fn keep_cookie(&mut self, response: &reqwest::Response) {
+        if let Some(set) = response.headers().get(http::header::SET_COOKIE) {
+            let pair = set.to_str().unwrap().split(';').next().unwrap();
+            self.cookie = Some(match self.cookie.take() {
+                Some(kept) => format!("{kept}; {pair}"),
+                None => pair.to_owned(),
+            });
+        }
+    }
+
     /// Opens `url` and follows up to 5 redirects.
     async fn open(&mut self, url: &str) -> Landing {
         let mut url = url.to_owned();
@@ -151,10 +162,7 @@ impl Browser {
                 request = request.header(http::header::COOKIE, cookie);
             }
             let response = request.send().await.unwrap();
-            if let Some(set) = response.headers().get(http::header::SET_COOKIE) {
-                let pair = set.to_str().unwrap().split(';').next().unwrap().to_owned();
-                self.cookie = Some(pair);
-            }
+            self.keep_cookie(&response);
             if response.status() != StatusCode::FOUND {
                 let status = response.status();
                 let body = response.text().await.unwrap();
@@ -172,9 +180,7 @@ impl Browser {
     async fn first_hop(&mut self, url: &str) -> String {
         let response = self.http.get(url).send().await.unwrap();
         assert_eq!(response.status(), StatusCode::FOUND, "{url}");
-        if let Some(set) = response.headers().get(http::header::SET_COOKIE) {
-            self.cookie = Some(set.to_str().unwrap().split(';').next().unwrap().to_owned());
-        }
+        self.keep_cookie(&response);
         response.headers()[http::header::LOCATION]
             .to_str()
             .unwrap()
@@ -364,6 +370,24 @@ async fn failures_show_a_page_and_store_nothing() {
             .unwrap()
             .is_empty()
     );
+    world.stop().await;
+}
+
+#[tokio::test]
+async fn two_sign_ins_begun_side_by_side_in_one_browser_both_finish() {
+    let world = World::start().await;
+    world.auth().set_subject("alice", &[]);
+    let mut browser = Browser::new();
+    let first = world.consent.begin("sub:alice", &world.server).unwrap();
+    let second = world.consent.begin("sub:alice", &world.server).unwrap();
+    let first = browser.first_hop(&first).await;
+    let second = browser.first_hop(&second).await;
+    // The first one back after the second was started: its cookie is still there.
+    let landing = browser.open(&first).await;
+    assert_eq!(landing.status, StatusCode::OK, "{landing:?}");
+    let landing = browser.open(&second).await;
+    assert_eq!(landing.status, StatusCode::OK, "{landing:?}");
+    assert!(world.stored("sub:alice").await.is_some());
     world.stop().await;
 }
 
