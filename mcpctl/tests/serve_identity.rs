@@ -604,3 +604,67 @@ fn a_refused_refresh_asks_for_sign_in_and_shows_in_the_callers_view() {
         auth.shutdown().await;
     });
 }
+
+#[test]
+fn the_event_relay_never_reaches_a_caller_server_as_the_gateway() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let desk = runtime
+        .block_on(FakeProtectedMcpServer::start(
+            Scenario::new("desk")
+                .with_tool(ToolSpec::echo("echo"))
+                .with_events(
+                    mcp_testkit::EventsSpec::new()
+                        .with_type(mcp_testkit::EventTypeSpec::new("mail")),
+                ),
+            &auth,
+            ProtectedOptions::new(),
+        ))
+        .unwrap();
+    // The gateway has a token of its own for desk (its bearer variable): good for
+    // nothing on a server reached as each caller, and never to be used for a caller.
+    auth.set_subject("gateway", &[]);
+    let gateway_token = auth.mint_token("desk-client", &["mcp:read"], Some(&desk.url()));
+    let rest = format!(
+        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n[mcp_servers.desk]\nurl = {}\nupstream_identity = \"caller\"\nbearer_token_env_var = \"DESK_TOKEN\"\ndefault_tools_approval_mode = \"approve\"\n",
+        support::toml_str(&desk.url())
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[("DESK_TOKEN", &gateway_token)],
+    );
+    let url = served.url.clone();
+    runtime.block_on(async {
+        let alice = team::token(&auth, &url, "alice", &["readers"]);
+        let ask = |method: &str, params: serde_json::Value| {
+            let message = request(method, params);
+            let (url, alice) = (url.clone(), alice.clone());
+            async move { post(&url, Some(&bearer(&alice)), None, &message).await }
+        };
+        let listed = ask("events/list", json!({"_meta": team::modern_meta()})).await;
+        assert_eq!(listed.body["result"]["events"], json!([]), "{listed:?}");
+        let polled = ask(
+            "events/poll",
+            json!({"name": "mcp__desk__mail", "arguments": {}, "cursor": null, "_meta": team::modern_meta()}),
+        )
+        .await;
+        assert!(polled.body["error"].is_object(), "{polled:?}");
+        assert!(
+            !desk.presented_tokens().contains(&gateway_token),
+            "the relay reached desk with the gateway's own token"
+        );
+        assert!(desk.subjects().is_empty(), "{:?}", desk.subjects());
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        desk.shutdown().await;
+        auth.shutdown().await;
+    });
+}

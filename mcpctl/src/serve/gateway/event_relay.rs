@@ -406,9 +406,8 @@ impl EventRelay {
                     "mcpctl serve relays events here; no client answers",
                 ))
             });
-            let options = hub
-                .options
-                .clone()
+            // Servers reached as each caller are never reached as the gateway here.
+            let options = crate::serve::identity::for_no_caller(hub, hub.options.clone())
                 .with_shared_pool(hub.pool.clone())
                 .with_elicitation_handler(decline)
                 .with_sampling_handler(refuse);

@@ -256,6 +256,37 @@ pub(crate) fn options_for(
     options
 }
 
+/// `base` for a set that acts for no caller (the event relay's): every `caller` and
+/// `exchange` server refuses to connect, naming why, so such a server is never reached
+/// with the gateway's own credentials on behalf of whoever subscribed.
+pub(crate) fn for_no_caller(hub: &Hub, base: ConnectionSetOptions) -> ConnectionSetOptions {
+    let identities = &hub.identities;
+    let per_caller = identities
+        .exchangers
+        .keys()
+        .chain(identities.callers.iter().map(|(key, _)| key));
+    per_caller.fold(base, |options, key| {
+        options.with_identity_auth(key.clone(), "no caller", Arc::new(NoCaller))
+    })
+}
+
+/// The `Authorization` of a per-caller server in a set acting for nobody: refused.
+struct NoCaller;
+
+impl mcp_connections::AuthHeaderProvider for NoCaller {
+    fn authorization<'a>(
+        &'a self,
+        server: &'a McpServerKey,
+    ) -> mcp_connections::BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
+        Box::pin(async move {
+            Err(unavailable(
+                server,
+                "it is reached as each caller (upstream_identity), and the gateway's event relay acts for no caller: its events are not relayed",
+            ))
+        })
+    }
+}
+
 /// The options of a 2025-era session's set: the hub's, on the hub's pool, with
 /// [`options_for`] the caller its first request names (`caller`, set then).
 pub(crate) fn session_options(
