@@ -269,6 +269,11 @@ impl Consent {
         if entry.expires <= Instant::now() {
             return Err(StateProblem::Expired);
         }
+        // The first browser to open the link owns the sign-in: a leaked link opened later
+        // cannot take it over (its callback would store the other browser's account).
+        if entry.started.is_some() {
+            return Err(StateProblem::AlreadyStarted);
+        }
         entry.started = Some(started);
         Ok(())
     }
@@ -315,6 +320,8 @@ enum StateProblem {
     Expired,
     /// The callback came before the start page was opened.
     NotStarted,
+    /// The start page was opened before (in this browser or another).
+    AlreadyStarted,
 }
 
 impl StateProblem {
@@ -326,6 +333,7 @@ impl StateProblem {
                 STATE_LIFETIME.as_secs() / 60
             ),
             Self::NotStarted => "this sign-in did not go through the gateway's start page; retry the call to get a new link".to_owned(),
+            Self::AlreadyStarted => "this sign-in link was already opened, in this browser or another; retry the call to get a new one".to_owned(),
         }
     }
 }

@@ -373,6 +373,25 @@ async fn failures_show_a_page_and_store_nothing() {
     world.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_opened_again_elsewhere_cannot_take_the_sign_in_over() {
+    let world = World::start().await;
+    world.auth().set_subject("alice", &[]);
+    let url = world.consent.begin("sub:alice", &world.server).unwrap();
+    let mut alice = Browser::new();
+    let authorize = alice.first_hop(&url).await;
+    // The link leaked: someone else opens it after alice did, and is refused.
+    let mut mallory = Browser::new();
+    let taken = mallory.open(&url).await;
+    assert_eq!(taken.status, StatusCode::BAD_REQUEST, "{taken:?}");
+    assert!(taken.body.contains("already opened"), "{taken:?}");
+    // Alice's own sign-in still finishes, as alice.
+    let landing = alice.open(&authorize).await;
+    assert_eq!(landing.status, StatusCode::OK, "{landing:?}");
+    assert!(world.stored("sub:alice").await.is_some());
+    world.stop().await;
+}
+
 #[tokio::test]
 async fn two_sign_ins_begun_side_by_side_in_one_browser_both_finish() {
     let world = World::start().await;
