@@ -87,7 +87,7 @@ pub use secure_target::may_carry_credentials;
 pub use status::AuthStatus;
 #[cfg(feature = "shared-store")]
 pub use vault::{
-    CredentialVault, DEFAULT_ACQUIRE_TIMEOUT, MAX_CALLER_LEN, MAX_KEY_ID_LEN,
+    AcceptedDrift, CredentialVault, DEFAULT_ACQUIRE_TIMEOUT, MAX_CALLER_LEN, MAX_KEY_ID_LEN,
     MAX_REFRESH_FAILURE_LEN, MIGRATIONS_TABLE, RefreshFailure, RememberedApproval, VAULT_KEY_LEN,
     VAULT_NONCE_LEN, VaultEntry, VaultError, VaultKey, VaultKeys, VaultLocation, VaultOptions,
 };

@@ -242,6 +242,7 @@ on_both_backends!(
     corrupt_row_is_named,
     store_unreachable,
     approvals_are_per_caller,
+    accepted_drift_is_shared,
 );
 
 async fn round_trip(backend: Backend) {
@@ -724,6 +725,80 @@ async fn approvals_are_per_caller(backend: Backend) {
     assert!(
         vault
             .remember_approval("alice", &github, "", None)
+            .await
+            .is_err()
+    );
+    vault.close().await;
+}
+
+/// An accepted tool change, seen by another instance on the same store, for that very
+/// definition only, per server and environment.
+async fn accepted_drift_is_shared(backend: Backend) {
+    let vault = backend.open(keys("k1", 1)).await;
+    let github = server("github");
+    let scoped = server("github@devbox");
+    let v2 = Fingerprint::builder("tool")
+        .str("description", "v2")
+        .finish();
+    let v3 = Fingerprint::builder("tool")
+        .str("description", "v3")
+        .finish();
+    assert_eq!(vault.accepted_drift(&github, "search").await.unwrap(), None);
+    vault
+        .accept_drift(&github, "search", Some(&v2), "sub:alice")
+        .await
+        .unwrap();
+    let other_instance = backend.open(keys("k1", 1)).await;
+    let accepted = other_instance
+        .accepted_drift(&github, "search")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(accepted.definition, Some(v2));
+    assert_eq!(accepted.accepted_by, "sub:alice");
+    assert!(accepted.accepted_at_ms > 0);
+    assert!(accepted.covers(Some(&v2)));
+    // A later change is not covered.
+    assert!(!accepted.covers(Some(&v3)));
+    // Another tool, another environment: nothing accepted.
+    assert_eq!(
+        other_instance
+            .accepted_drift(&github, "other")
+            .await
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        other_instance
+            .accepted_drift(&scoped, "search")
+            .await
+            .unwrap(),
+        None
+    );
+    // Accepted again (the removal, by bob): replaces.
+    other_instance
+        .accept_drift(&github, "search", None, "sub:bob")
+        .await
+        .unwrap();
+    let accepted = vault
+        .accepted_drift(&github, "search")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(accepted.definition, None);
+    assert_eq!(accepted.accepted_by, "sub:bob");
+    assert!(accepted.covers(None));
+    assert!(!accepted.covers(Some(&v2)));
+    other_instance.close().await;
+    assert!(
+        vault
+            .accept_drift(&github, "", None, "sub:alice")
+            .await
+            .is_err()
+    );
+    assert!(
+        vault
+            .accept_drift(&github, "search", None, "")
             .await
             .is_err()
     );

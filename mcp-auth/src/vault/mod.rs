@@ -12,6 +12,7 @@
 //! Migrations (`migrations/sqlite`, `migrations/postgres` in this crate) run at open.
 
 mod approvals;
+mod drift;
 mod error;
 mod keys;
 
@@ -27,6 +28,7 @@ use sqlx::{Row, SqlSafeStr};
 use crate::StoredCredentials;
 
 pub use approvals::RememberedApproval;
+pub use drift::AcceptedDrift;
 pub use error::VaultError;
 pub use keys::{MAX_KEY_ID_LEN, VAULT_KEY_LEN, VAULT_NONCE_LEN, VaultKey, VaultKeys};
 use keys::{RowKey, Sealed};
@@ -281,16 +283,6 @@ impl CredentialVault {
             location: self.location.clone(),
             source,
         };
-        let (credentials, approvals) = match self.pool {
-            Pool::Sqlite(_) => (
-                include_str!("../../migrations/sqlite/0001_credentials.sql"),
-                include_str!("../../migrations/sqlite/0002_approvals.sql"),
-            ),
-            Pool::Postgres(_) => (
-                include_str!("../../migrations/postgres/0001_credentials.sql"),
-                include_str!("../../migrations/postgres/0002_approvals.sql"),
-            ),
-        };
         let migration = |version, description: &'static str, sql: &'static str| {
             Migration::new(
                 version,
@@ -300,10 +292,43 @@ impl CredentialVault {
                 false,
             )
         };
-        let mut migrator = Migrator::with_migrations(vec![
-            migration(1, "credentials", credentials),
-            migration(2, "approvals", approvals),
-        ]);
+        let migrations = match self.pool {
+            Pool::Sqlite(_) => vec![
+                migration(
+                    1,
+                    "credentials",
+                    include_str!("../../migrations/sqlite/0001_credentials.sql"),
+                ),
+                migration(
+                    2,
+                    "approvals",
+                    include_str!("../../migrations/sqlite/0002_approvals.sql"),
+                ),
+                migration(
+                    4,
+                    "accepted drift",
+                    include_str!("../../migrations/sqlite/0004_accepted_drift.sql"),
+                ),
+            ],
+            Pool::Postgres(_) => vec![
+                migration(
+                    1,
+                    "credentials",
+                    include_str!("../../migrations/postgres/0001_credentials.sql"),
+                ),
+                migration(
+                    2,
+                    "approvals",
+                    include_str!("../../migrations/postgres/0002_approvals.sql"),
+                ),
+                migration(
+                    4,
+                    "accepted drift",
+                    include_str!("../../migrations/postgres/0004_accepted_drift.sql"),
+                ),
+            ],
+        };
+        let mut migrator = Migrator::with_migrations(migrations);
         migrator.dangerous_set_table_name(MIGRATIONS_TABLE);
         on_pool!(self, pool => migrator.run(pool).await.map_err(migrate))
     }
