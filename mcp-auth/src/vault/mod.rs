@@ -15,6 +15,7 @@ mod approvals;
 mod drift;
 mod error;
 mod keys;
+mod sign_ins;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -305,6 +306,11 @@ impl CredentialVault {
                     include_str!("../../migrations/sqlite/0002_approvals.sql"),
                 ),
                 migration(
+                    3,
+                    "sign-ins",
+                    include_str!("../../migrations/sqlite/0003_sign_ins.sql"),
+                ),
+                migration(
                     4,
                     "accepted drift",
                     include_str!("../../migrations/sqlite/0004_accepted_drift.sql"),
@@ -320,6 +326,11 @@ impl CredentialVault {
                     2,
                     "approvals",
                     include_str!("../../migrations/postgres/0002_approvals.sql"),
+                ),
+                migration(
+                    3,
+                    "sign-ins",
+                    include_str!("../../migrations/postgres/0003_sign_ins.sql"),
                 ),
                 migration(
                     4,
