@@ -3,18 +3,24 @@
 //!
 //! 1. A call without credentials asks [`Consent::begin`] for a start page URL (under
 //!    `[gateway] public_url`, else the address the gateway listens on) and hands it to the
-//!    client as a URL elicitation ([`elicitation`]). The URL's `state` is a single-use
-//!    nonce bound to the caller and the server, valid for [`STATE_LIFETIME`].
-//! 2. `GET /connect/start?state=` ([`routes()`]) discovers the server's authorization server
-//!    (Protected Resource Metadata, then the authorization server's metadata), registers
-//!    a client (dynamic registration, once per authorization server), keeps a PKCE (S256)
-//!    verifier on this side, ties the browser to the state with a cookie and answers
-//!    `302` to the authorization endpoint, `resource` = the server's URL.
-//! 3. `GET /connect/callback?code=&state=` takes the state (once: a replay is refused),
-//!    checks the cookie, exchanges the code with the verifier and stores the credentials
-//!    under the caller and server the state was made for, whoever opens the page.
-//!    Every failure (bad, expired or replayed state, denied consent, the authorization
-//!    server down or refusing the code) is a page saying what happened, and stores nothing.
+//!    client as a URL elicitation ([`elicitation`]). The URL's `state` is sealed with the
+//!    vault's keys ([`CredentialVault::seal_sign_in_state`]): the caller, the server, a
+//!    fresh nonce and when it expires ([`STATE_LIFETIME`]). Nothing is written.
+//! 2. `GET /connect/start?state=` ([`routes()`]) opens the state, discovers the server's
+//!    authorization server (Protected Resource Metadata, then the authorization server's
+//!    metadata), registers a client (dynamic registration, once per authorization server
+//!    and instance), makes a PKCE (S256) verifier, ties the browser to the sign-in with a
+//!    cookie and keeps what the callback needs (verifier, client, a hash of the cookie)
+//!    in the vault under the nonce, sealed like credentials
+//!    ([`CredentialVault::start_sign_in`]; the first browser to open a link owns it), then
+//!    answers `302` to the authorization endpoint, `resource` = the server's URL.
+//! 3. `GET /connect/callback?code=&state=` opens the state, takes the sign-in from the
+//!    vault (once, across instances: [`CredentialVault::finish_sign_in`]; a replay is
+//!    refused), checks the cookie, exchanges the code with the verifier and stores the
+//!    credentials under the caller and server the state was made for, whoever opens the
+//!    page. Every failure (bad, expired or replayed state, another browser, denied
+//!    consent, an `iss` that is not the authorization server's, the authorization server
+//!    down or refusing the code) is a page saying what happened, and stores nothing.
 //!
 //! A caller signs out of one server with `DELETE /connect/servers/{server}` (the guard's
 //! caller; `mcpctl gateway sign-out`), and an administrator removes every credential of
@@ -23,8 +29,9 @@
 //! whether it is signed in, when its access token expires and the last refresh failure
 //! (never a token).
 //!
-//! Pending states live in this instance's memory: the start and callback pages of one
-//! sign-in must reach the instance that began it.
+//! No sign-in lives in one instance's memory: instances that share the vault (PostgreSQL,
+//! `$MCPCTL_CREDENTIAL_STORE`, and the same `$MCPCTL_VAULT_KEY`) finish each other's
+//! sign-ins, so the link, the start page and the callback may each reach any of them.
 
 pub(crate) mod elicitation;
 mod routes;
@@ -33,10 +40,10 @@ mod upstream;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_auth::CredentialVault;
 use mcp_key::McpServerKey;
@@ -49,9 +56,10 @@ pub(crate) use routes::{routes, signed_in_routes};
 /// How long a start page URL stays valid.
 pub(crate) const STATE_LIFETIME: Duration = Duration::from_secs(10 * 60);
 
-/// Most sign-ins pending at once (the oldest expired ones go first; beyond, new ones are
-/// refused until some finish or expire).
-pub(crate) const MAX_PENDING: usize = 4096;
+/// Most sign-ins started and not finished at once, across the instances sharing the vault
+/// (expired ones do not count; beyond, start pages are refused until some finish or
+/// expire).
+pub(crate) const MAX_PENDING: u64 = 4096;
 
 /// The environment variable holding the admin token that may revoke every credential of
 /// a caller (`DELETE /connect/callers/{caller}`). Unset: no admin revocation over HTTP.
@@ -67,10 +75,10 @@ pub(crate) enum ConsentError {
     NotACallerServer(McpServerKey),
     /// Neither `[gateway] public_url` nor a listen address is known yet.
     NoAddress,
-    /// [`MAX_PENDING`] sign-ins are pending.
-    TooManyPending,
     /// No random nonce could be made.
     Random(String),
+    /// The state could not be sealed.
+    Seal(String),
 }
 
 impl std::fmt::Display for ConsentError {
@@ -83,26 +91,26 @@ impl std::fmt::Display for ConsentError {
             Self::NoAddress => f.write_str(
                 "the gateway's address is not known yet: set [gateway] public_url to the URL callers' browsers reach it at",
             ),
-            Self::TooManyPending => write!(
-                f,
-                "{MAX_PENDING} sign-ins are pending: finish or wait for some ({} minutes each), then retry",
-                STATE_LIFETIME.as_secs() / 60
-            ),
             Self::Random(e) => write!(f, "cannot make a sign-in nonce: {e}"),
+            Self::Seal(e) => write!(f, "cannot seal a sign-in link: {e}"),
         }
     }
 }
 
 impl std::error::Error for ConsentError {}
 
-/// One sign-in between [`Consent::begin`] and its callback.
-#[derive(Debug)]
-struct Pending {
+/// What a sign-in's `state` carries, sealed with the vault's keys: any instance sharing
+/// the vault opens it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct SignIn {
+    /// The caller the credentials are for.
     caller: String,
-    server: McpServerKey,
-    expires: Instant,
-    /// Set by the start page: what the callback needs.
-    started: Option<upstream::Started>,
+    /// The server, as its key's text.
+    server: String,
+    /// Random, one per sign-in: the vault's row of the started sign-in.
+    nonce: String,
+    /// Unix seconds after which the state is refused.
+    expires: u64,
 }
 
 /// The sign-in pages of `upstream_identity = "caller"` servers and their pending states.
@@ -114,9 +122,11 @@ pub(crate) struct Consent {
     /// The `caller` servers and their URLs (the `resource` of their tokens).
     servers: BTreeMap<McpServerKey, String>,
     vault: Arc<CredentialVault>,
-    pending: Mutex<HashMap<String, Pending>>,
     upstream: upstream::Upstream,
     admin_token: Option<String>,
+    /// Seconds added to the clock (tests age sign-ins with it).
+    #[cfg(test)]
+    skew: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Consent {
@@ -142,9 +152,10 @@ impl Consent {
             listen_url: OnceLock::new(),
             servers: servers.into_iter().collect(),
             vault,
-            pending: Mutex::new(HashMap::new()),
             upstream: upstream::Upstream::new()?,
             admin_token: None,
+            #[cfg(test)]
+            skew: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -215,7 +226,8 @@ impl Consent {
     }
 
     /// The absolute URL of a start page that signs `caller_id` in to `server`: its state
-    /// is a fresh single-use nonce bound to both, valid for [`STATE_LIFETIME`].
+    /// is sealed with the vault's keys and carries a fresh nonce bound to both, valid for
+    /// [`STATE_LIFETIME`] on any instance sharing the vault. Nothing is written.
     pub(crate) fn begin(
         &self,
         caller_id: &str,
@@ -225,114 +237,156 @@ impl Consent {
             return Err(ConsentError::NotACallerServer(server.clone()));
         }
         let base = self.base().ok_or(ConsentError::NoAddress)?;
-        let state =
-            crate::serve::random_hex(32).map_err(|e| ConsentError::Random(e.to_string()))?;
-        let now = Instant::now();
-        let mut pending = lock(&self.pending);
-        if pending.len() >= MAX_PENDING {
-            pending.retain(|_, p| p.expires > now);
-        }
-        if pending.len() >= MAX_PENDING {
-            return Err(ConsentError::TooManyPending);
-        }
-        pending.insert(
-            state.clone(),
-            Pending {
-                caller: caller_id.to_owned(),
-                server: server.clone(),
-                expires: now + STATE_LIFETIME,
-                started: None,
-            },
-        );
+        let nonce =
+            crate::serve::random_hex(16).map_err(|e| ConsentError::Random(e.to_string()))?;
+        let sign_in = SignIn {
+            caller: caller_id.to_owned(),
+            server: server.to_string(),
+            nonce,
+            expires: self.now().saturating_add(STATE_LIFETIME.as_secs()),
+        };
+        let body = serde_json::to_vec(&sign_in).map_err(|e| ConsentError::Seal(e.to_string()))?;
+        let state = self
+            .vault
+            .seal_sign_in_state(&body)
+            .map_err(|e| ConsentError::Seal(mcp_key::error_chain(&e)))?;
         Ok(format!("{base}{}?state={state}", routes::START_PATH))
     }
 
-    /// The server and URL of an unexpired pending `state` (not taking it).
-    fn pending_server(&self, state: &str) -> Result<(McpServerKey, String), StateProblem> {
-        let pending = lock(&self.pending);
-        let entry = pending.get(state).ok_or(StateProblem::Unknown)?;
-        if entry.expires <= Instant::now() {
+    /// The unexpired sign-in `state` carries, with its server and the server's URL.
+    fn open(&self, state: &str) -> Result<(SignIn, McpServerKey, String), StateProblem> {
+        let body = self
+            .vault
+            .open_sign_in_state(state)
+            .map_err(|_| StateProblem::Unknown)?;
+        let sign_in: SignIn = serde_json::from_slice(&body).map_err(|_| StateProblem::Unknown)?;
+        if sign_in.expires <= self.now() {
             return Err(StateProblem::Expired);
         }
+        let server: McpServerKey = sign_in.server.parse().map_err(|_| StateProblem::Unknown)?;
         let url = self
             .servers
-            .get(&entry.server)
+            .get(&server)
             .cloned()
             .ok_or(StateProblem::Unknown)?;
-        Ok((entry.server.clone(), url))
+        Ok((sign_in, server, url))
     }
 
-    /// Records what the start page set up for `state`.
-    fn record_start(&self, state: &str, started: upstream::Started) -> Result<(), StateProblem> {
-        let mut pending = lock(&self.pending);
-        let entry = pending.get_mut(state).ok_or(StateProblem::Unknown)?;
-        if entry.expires <= Instant::now() {
-            return Err(StateProblem::Expired);
+    /// Records what the start page set up for `sign_in`, in the vault: refused when it
+    /// was started before (on any instance) or too many are open.
+    async fn record_start(
+        &self,
+        sign_in: &SignIn,
+        started: &upstream::Started,
+    ) -> Result<(), StartProblem> {
+        let open = self
+            .vault
+            .open_sign_ins()
+            .await
+            .map_err(StartProblem::Store)?;
+        if open >= MAX_PENDING {
+            return Err(StartProblem::State(StateProblem::TooManyPending));
         }
-        // The first browser to open the link owns the sign-in: a leaked link opened later
-        // cannot take it over (its callback would store the other browser's account).
-        if entry.started.is_some() {
-            return Err(StateProblem::AlreadyStarted);
+        let payload = started.to_payload();
+        // The first browser to open the link owns the sign-in: a leaked link opened later,
+        // here or on another instance, cannot take it over (its callback would store the
+        // other browser's account).
+        match self
+            .vault
+            .start_sign_in(&sign_in.nonce, sign_in.expires, &payload)
+            .await
+        {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(StartProblem::State(StateProblem::AlreadyStarted)),
+            Err(e) => Err(StartProblem::Store(e)),
         }
-        entry.started = Some(started);
-        Ok(())
     }
 
-    /// Takes `state` for its callback: gone afterwards, whatever the outcome.
-    fn take(&self, state: &str) -> Result<(Pending, upstream::Started), StateProblem> {
-        let mut pending = lock(&self.pending);
-        let now = Instant::now();
-        pending.retain(|_, p| p.expires > now || p.started.is_some());
-        let mut entry = pending.remove(state).ok_or(StateProblem::Unknown)?;
-        if entry.expires <= now {
-            return Err(StateProblem::Expired);
-        }
-        let started = entry.started.take().ok_or(StateProblem::NotStarted)?;
-        Ok((entry, started))
+    /// Takes the started sign-in for its callback from the vault: gone afterwards, on
+    /// every instance, whatever the outcome.
+    async fn take(&self, sign_in: &SignIn) -> Result<upstream::Started, StartProblem> {
+        let payload = self
+            .vault
+            .finish_sign_in(&sign_in.nonce)
+            .await
+            .map_err(StartProblem::Store)?
+            .ok_or(StartProblem::State(StateProblem::Unknown))?;
+        upstream::Started::from_payload(&payload).ok_or(StartProblem::State(StateProblem::Unknown))
     }
 
-    /// Ages every pending sign-in past its lifetime.
+    /// The clock states are made and checked with: unix seconds.
+    fn now(&self) -> u64 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        #[cfg(test)]
+        let now = now + self.skew.load(std::sync::atomic::Ordering::Relaxed);
+        now
+    }
+
+    /// Ages every sign-in made so far past its lifetime.
     #[cfg(test)]
     fn expire_all(&self) {
-        let past = Instant::now();
-        for entry in lock(&self.pending).values_mut() {
-            entry.expires = past;
-        }
+        self.skew.fetch_add(
+            STATE_LIFETIME.as_secs() + 1,
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
-    /// Sign-ins pending (begun, neither finished nor expired).
+    /// Sign-ins started and not finished (nor expired), across the instances sharing the
+    /// vault.
     #[cfg(test)]
-    fn pending_count(&self) -> usize {
-        let now = Instant::now();
-        lock(&self.pending)
-            .values()
-            .filter(|p| p.expires > now)
-            .count()
+    async fn pending_count(&self) -> u64 {
+        self.vault.open_sign_ins().await.unwrap_or(u64::MAX)
+    }
+}
+
+/// Why a start page or a callback cannot go on.
+#[derive(Debug)]
+enum StartProblem {
+    /// The state is refused.
+    State(StateProblem),
+    /// The vault cannot be used.
+    Store(mcp_auth::VaultError),
+}
+
+impl StartProblem {
+    fn text(&self) -> String {
+        match self {
+            Self::State(problem) => problem.text(),
+            Self::Store(e) => format!(
+                "the gateway's credential store cannot be used: {}. Nothing was stored; ask the gateway's operator",
+                mcp_key::error_chain(e)
+            ),
+        }
     }
 }
 
 /// What is wrong with a presented state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum StateProblem {
-    /// Never made here, already used, or forgotten.
+    /// Not sealed by the vault's keys, already used, never started, or forgotten.
     Unknown,
     /// Older than [`STATE_LIFETIME`].
     Expired,
-    /// The callback came before the start page was opened.
-    NotStarted,
-    /// The start page was opened before (in this browser or another).
+    /// The start page was opened before (in this browser or another, on any instance).
     AlreadyStarted,
+    /// [`MAX_PENDING`] sign-ins are open.
+    TooManyPending,
 }
 
 impl StateProblem {
     fn text(self) -> String {
         match self {
-            Self::Unknown => "this sign-in link is unknown or was already used; retry the call to get a new one".to_owned(),
+            Self::Unknown => "this sign-in link is unknown or was already used (or did not go through the gateway's start page); retry the call to get a new one".to_owned(),
             Self::Expired => format!(
                 "this sign-in link expired (links last {} minutes); retry the call to get a new one",
                 STATE_LIFETIME.as_secs() / 60
             ),
-            Self::NotStarted => "this sign-in did not go through the gateway's start page; retry the call to get a new link".to_owned(),
+            Self::TooManyPending => format!(
+                "{MAX_PENDING} sign-ins are in progress: finish or wait for some ({} minutes each), then retry",
+                STATE_LIFETIME.as_secs() / 60
+            ),
             Self::AlreadyStarted => "this sign-in link was already opened, in this browser or another; retry the call to get a new one".to_owned(),
         }
     }

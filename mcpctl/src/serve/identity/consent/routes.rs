@@ -31,10 +31,10 @@ pub(crate) const REVOKE_CALLER_PATH: &str = "/connect/callers/{caller}";
 /// at the start page ([`cookie_name`]).
 const BROWSER_COOKIE: &str = "mcpctl_consent";
 
-/// The cookie of the sign-in with `state`: one per sign-in, so sign-ins begun side by side
+/// The cookie of the sign-in with `nonce`: one per sign-in, so sign-ins begun side by side
 /// in one browser (two servers, or a link opened twice) do not displace each other.
-fn cookie_name(state: &str) -> String {
-    format!("{BROWSER_COOKIE}_{}", state.get(..16).unwrap_or(state))
+fn cookie_name(nonce: &str) -> String {
+    format!("{BROWSER_COOKIE}_{}", nonce.get(..16).unwrap_or(nonce))
 }
 
 /// No script, nothing loaded from elsewhere, no framing.
@@ -64,7 +64,7 @@ struct StartQuery {
 
 async fn start(State(consent): State<Arc<Consent>>, Query(query): Query<StartQuery>) -> Response {
     let state = query.state.unwrap_or_default();
-    let (server, resource) = match consent.pending_server(&state) {
+    let (sign_in, server, resource) = match consent.open(&state) {
         Ok(found) => found,
         Err(problem) => return page(StatusCode::BAD_REQUEST, "Sign-in failed", &problem.text()),
     };
@@ -102,8 +102,8 @@ async fn start(State(consent): State<Arc<Consent>>, Query(query): Query<StartQue
             );
         }
     };
-    if let Err(problem) = consent.record_start(&state, started) {
-        return page(StatusCode::BAD_REQUEST, "Sign-in failed", &problem.text());
+    if let Err(problem) = consent.record_start(&sign_in, &started).await {
+        return problem_page(&problem);
     }
     let secure = if base.starts_with("https://") {
         "; Secure"
@@ -112,7 +112,7 @@ async fn start(State(consent): State<Arc<Consent>>, Query(query): Query<StartQue
     };
     let cookie = format!(
         "{}={browser}; Path=/connect; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
-        cookie_name(&state),
+        cookie_name(&sign_in.nonce),
         super::STATE_LIFETIME.as_secs()
     );
     (
@@ -143,12 +143,17 @@ async fn callback(
     let failed = "Sign-in failed";
     // Taken whatever happens next: a state is good for one callback.
     let state = query.state.as_deref().unwrap_or_default();
-    let (pending, started) = match consent.take(state) {
-        Ok(taken) => taken,
+    let (sign_in, server, _) = match consent.open(state) {
+        Ok(found) => found,
         Err(problem) => return page(StatusCode::BAD_REQUEST, failed, &problem.text()),
     };
-    let server = &pending.server;
-    if browser_cookie(&request, &cookie_name(state)).as_deref() != Some(started.browser.as_str()) {
+    let started = match consent.take(&sign_in).await {
+        Ok(started) => started,
+        Err(problem) => return problem_page(&problem),
+    };
+    let server = &server;
+    let cookie = browser_cookie(&request, &cookie_name(&sign_in.nonce));
+    if !cookie.is_some_and(|c| started.is_browser(&c)) {
         return page(
             StatusCode::FORBIDDEN,
             failed,
@@ -196,7 +201,7 @@ async fn callback(
             );
         }
     };
-    if let Err(e) = consent.vault.put(&pending.caller, server, &record).await {
+    if let Err(e) = consent.vault.put(&sign_in.caller, server, &record).await {
         tracing::warn!(%server, error = %e, "a sign-in's credentials could not be stored");
         return page(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -211,6 +216,15 @@ async fn callback(
         "Signed in",
         &format!("Signed in to {server}. You can close this page and retry the call."),
     )
+}
+
+/// The page of a start or callback that cannot go on.
+fn problem_page(problem: &super::StartProblem) -> Response {
+    let status = match problem {
+        super::StartProblem::State(_) => StatusCode::BAD_REQUEST,
+        super::StartProblem::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    page(status, "Sign-in failed", &problem.text())
 }
 
 /// The value of the cookie `name`, if the request carries it.

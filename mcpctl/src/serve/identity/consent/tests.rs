@@ -25,7 +25,49 @@ struct World {
     base: String,
     server: McpServerKey,
     stop: tokio_util::sync::CancellationToken,
+    /// The vault's keys, for another instance on the same vault.
+    keys: VaultKeys,
     _dir: tempfile::TempDir,
+}
+
+/// Another gateway instance on the same vault (file and keys), with its own memory and
+/// listener: what instances behind a load balancer share.
+struct Instance {
+    consent: Arc<Consent>,
+    base: String,
+    stop: tokio_util::sync::CancellationToken,
+}
+
+/// Serves the consent routes of `consent` on a loopback listener of their own; the
+/// signed-in routes behind a stand-in guard whose bearer token names the caller.
+async fn serve(consent: &Arc<Consent>) -> (String, tokio_util::sync::CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    consent.listening_on(addr);
+    // The guard's part for the signed-in routes: the bearer token names the caller.
+    let guarded = signed_in_routes(Arc::clone(consent)).layer(axum::middleware::from_fn(
+        |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
+            let subject = request
+                .headers()
+                .get(http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .unwrap_or_default()
+                .to_owned();
+            let caller = Caller::from_token(subject, Vec::new(), Vec::new(), &[]);
+            request.extensions_mut().insert(Arc::new(caller));
+            next.run(request).await
+        },
+    ));
+    let router = routes(Arc::clone(consent)).merge(guarded);
+    let stop = tokio_util::sync::CancellationToken::new();
+    let shutdown = stop.clone();
+    tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown.cancelled_owned())
+            .await
+    });
+    (format!("http://{addr}"), stop)
 }
 
 impl World {
@@ -39,7 +81,7 @@ impl World {
             .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let keys = VaultKeys::new(VaultKey::generate("k1").unwrap());
-        let vault = CredentialVault::open_sqlite(dir.path().join("vault.db"), keys)
+        let vault = CredentialVault::open_sqlite(dir.path().join("vault.db"), keys.clone())
             .await
             .unwrap();
         let server: McpServerKey = "tickets".parse().unwrap();
@@ -48,40 +90,37 @@ impl World {
             .with_admin_token(ADMIN.to_owned())
             .unwrap();
         let consent = Arc::new(consent);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        consent.listening_on(addr);
-        // The guard's part for the signed-in routes: the bearer token names the caller.
-        let guarded = signed_in_routes(Arc::clone(&consent)).layer(axum::middleware::from_fn(
-            |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
-                let subject = request
-                    .headers()
-                    .get(http::header::AUTHORIZATION)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.strip_prefix("Bearer "))
-                    .unwrap_or_default()
-                    .to_owned();
-                let caller = Caller::from_token(subject, Vec::new(), Vec::new(), &[]);
-                request.extensions_mut().insert(Arc::new(caller));
-                next.run(request).await
-            },
-        ));
-        let router = routes(Arc::clone(&consent)).merge(guarded);
-        let stop = tokio_util::sync::CancellationToken::new();
-        let shutdown = stop.clone();
-        tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown.cancelled_owned())
-                .await
-        });
+        let (base, stop) = serve(&consent).await;
         Self {
             auth: Some(auth),
             mcp,
             consent,
-            base: format!("http://{addr}"),
+            base,
             server,
             stop,
+            keys,
             _dir: dir,
+        }
+    }
+
+    /// A second instance: the same vault file and keys, nothing else shared.
+    async fn other_instance(&self) -> Instance {
+        let vault =
+            CredentialVault::open_sqlite(self._dir.path().join("vault.db"), self.keys.clone())
+                .await
+                .unwrap();
+        let consent = Consent::new(
+            None,
+            [(self.server.clone(), self.mcp.url())],
+            Arc::new(vault),
+        )
+        .unwrap();
+        let consent = Arc::new(consent);
+        let (base, stop) = serve(&consent).await;
+        Instance {
+            consent,
+            base,
+            stop,
         }
     }
 
@@ -197,10 +236,13 @@ async fn a_sign_in_stores_the_callers_own_credentials_once() {
         url.starts_with(&format!("{}/connect/start?state=", world.base)),
         "{url}"
     );
-    assert_eq!(world.consent.pending_count(), 1);
+    // Nothing is kept for a link until its start page is opened.
+    assert_eq!(world.consent.pending_count().await, 0);
 
     let mut browser = Browser::new();
-    let landing = browser.open(&url).await;
+    let authorize = browser.first_hop(&url).await;
+    assert_eq!(world.consent.pending_count().await, 1);
+    let landing = browser.open(&authorize).await;
     assert_eq!(landing.status, StatusCode::OK, "{landing:?}");
     assert!(
         landing.body.contains("Signed in to tickets"),
@@ -243,7 +285,11 @@ async fn a_sign_in_stores_the_callers_own_credentials_once() {
         world.stored("sub:bob").await.is_none(),
         "nobody else has them"
     );
-    assert_eq!(world.consent.pending_count(), 0, "the state is used up");
+    assert_eq!(
+        world.consent.pending_count().await,
+        0,
+        "the state is used up"
+    );
 
     // The same callback again (a replay) is refused and changes nothing.
     let replay = browser.open(&landing.url).await;
@@ -535,6 +581,91 @@ async fn a_caller_signs_out_and_an_admin_revokes_a_caller() {
         .unwrap();
     assert_eq!(answer["removed"], 1);
     assert!(world.stored("sub:bob").await.is_none());
+    world.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_begun_on_one_instance_finishes_on_another_once() {
+    let world = World::start().await;
+    let other = world.other_instance().await;
+    world.auth().set_subject("alice", &[]);
+    // The link from instance A, its start page on A, its callback on B.
+    let url = world.consent.begin("sub:alice", &world.server).unwrap();
+    let mut browser = Browser::new();
+    let authorize = browser.first_hop(&url).await;
+    let callback = browser.first_hop(&authorize).await;
+    assert!(callback.starts_with(&world.base), "{callback}");
+    let on_other = callback.replacen(&world.base, &other.base, 1);
+    let landing = browser.open(&on_other).await;
+    assert_eq!(landing.status, StatusCode::OK, "{landing:?}");
+    let stored = world
+        .stored("sub:alice")
+        .await
+        .expect("alice's credentials");
+    let token = stored.access_token.clone().unwrap();
+    assert_eq!(
+        world.auth().token_info(token.expose()).unwrap().subject,
+        "alice"
+    );
+    assert_eq!(
+        other.consent.pending_count().await,
+        0,
+        "the sign-in is used up"
+    );
+
+    // The callback replayed, on the other instance and on the same one: refused, nothing
+    // changes.
+    for replay in [&callback, &on_other] {
+        let landing = browser.open(replay).await;
+        assert_eq!(landing.status, StatusCode::BAD_REQUEST, "{landing:?}");
+        assert!(
+            landing.body.contains("unknown or was already used"),
+            "{}",
+            landing.body
+        );
+    }
+    assert_eq!(world.stored("sub:alice").await, Some(stored));
+
+    // A link made on B and opened on A, then again on B (a leaked link): the first
+    // browser owns it on every instance.
+    world.auth().set_subject("mallory", &[]);
+    let url = other.consent.begin("sub:bob", &world.server).unwrap();
+    let on_a = url.replacen(&other.base, &world.base, 1);
+    let mut bob = Browser::new();
+    let authorize = bob.first_hop(&on_a).await;
+    let taken = Browser::new().open(&url).await;
+    assert_eq!(taken.status, StatusCode::BAD_REQUEST, "{taken:?}");
+    assert!(taken.body.contains("already opened"), "{taken:?}");
+    // Bob's own browser finishes (here on A, whose start page it opened).
+    world.auth().set_subject("bob", &[]);
+    let landing = bob.open(&authorize).await;
+    assert_eq!(landing.status, StatusCode::OK, "{landing:?}");
+    assert!(world.stored("sub:bob").await.is_some());
+    other.stop.cancel();
+    world.stop().await;
+}
+
+#[tokio::test]
+async fn a_link_sealed_by_a_gateway_with_other_keys_is_refused() {
+    let world = World::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let keys = VaultKeys::new(VaultKey::generate("k1").unwrap());
+    let vault = CredentialVault::open_sqlite(dir.path().join("v.db"), keys)
+        .await
+        .unwrap();
+    let stranger = Consent::new(
+        Some(&world.base),
+        [(world.server.clone(), world.mcp.url())],
+        Arc::new(vault),
+    )
+    .unwrap();
+    let url = stranger.begin("sub:alice", &world.server).unwrap();
+    let landing = Browser::new().open(&url).await;
+    assert_eq!(landing.status, StatusCode::BAD_REQUEST, "{landing:?}");
+    assert!(landing.body.contains("unknown"), "{}", landing.body);
+    // Nothing was started anywhere.
+    assert_eq!(world.consent.pending_count().await, 0);
+    assert!(world.auth().authorize_requests().is_empty());
     world.stop().await;
 }
 

@@ -28,15 +28,19 @@ pub(crate) const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 const CLIENT_NAME: &str = "mcpctl gateway";
 
 /// A client registered with one authorization server.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct Client {
     pub(super) id: String,
     pub(super) secret: Option<Secret>,
 }
 
-/// What the start page set up and the callback needs.
+/// What the start page set up and the callback needs: kept sealed in the vault between
+/// them ([`Started::to_payload`]), so the callback may reach another instance. The
+/// registered client travels with it: the instance that finishes needs no registration
+/// of its own.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Started {
-    /// The cookie the browser that opened the start page carries.
+    /// SHA-256 (hex) of the cookie the browser that opened the start page carries.
     pub(super) browser: String,
     pub(super) verifier: Secret,
     pub(super) client: Client,
@@ -45,6 +49,32 @@ pub(super) struct Started {
     pub(super) redirect_uri: String,
     pub(super) resource: String,
     pub(super) scopes: Vec<String>,
+}
+
+impl Started {
+    /// The bytes kept in the vault until the callback.
+    pub(super) fn to_payload(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// What [`Started::to_payload`] kept; `None` when it is not that.
+    pub(super) fn from_payload(payload: &[u8]) -> Option<Self> {
+        serde_json::from_slice(payload).ok()
+    }
+
+    /// Whether `cookie` is the one the browser that opened the start page got.
+    pub(super) fn is_browser(&self, cookie: &str) -> bool {
+        browser_hash(cookie) == self.browser
+    }
+}
+
+/// What the vault keeps of a browser cookie: its SHA-256, as hex.
+pub(super) fn browser_hash(cookie: &str) -> String {
+    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, cookie.as_bytes())
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 impl std::fmt::Debug for Started {
@@ -119,7 +149,7 @@ impl Upstream {
             }
         }
         let started = Started {
-            browser,
+            browser: browser_hash(&browser),
             verifier: Secret::new(verifier),
             client,
             token_endpoint: found.token_endpoint,
