@@ -246,6 +246,10 @@ async fn run(json: bool, s: Settings, only: Option<String>) -> ExitCode {
         "gateway: input round",
         rows::input_round::input_round(&fx, &s).await
     );
+    measure!(
+        "gateway as each caller",
+        rows::identity::identity(&fx, &s).await
+    );
     measure!("sharing", rows::sharing::sharing(&fx, &s).await);
     measure!("startup fan-out", rows::startup::fan_out(&fx, &s).await);
     measure!("startup with pins", rows::startup::pinned(&fx, &s).await);

@@ -387,6 +387,17 @@ pub(crate) async fn serve_http(
     home: &std::path::Path,
     token: Option<&str>,
 ) -> Result<Spawned> {
+    serve_http_with_env(mcpctl, config, home, token, &[]).await
+}
+
+/// [`serve_http`] with the variables `env` set in the gateway's environment too.
+pub(crate) async fn serve_http_with_env(
+    mcpctl: &std::path::Path,
+    config: &std::path::Path,
+    home: &std::path::Path,
+    token: Option<&str>,
+    env: &[(&str, &str)],
+) -> Result<Spawned> {
     let port = free_port()?;
     let mut cmd = crate::spawned::command(mcpctl);
     cmd.arg("--config")
@@ -395,7 +406,8 @@ pub(crate) async fn serve_http(
         .arg("--http")
         .arg(format!("127.0.0.1:{port}"))
         .env("MCPCTL_HOME", home)
-        .env("RUST_LOG", "off");
+        .env("RUST_LOG", "off")
+        .envs(env.iter().copied());
     if let Some(token) = token {
         cmd.env("MCPCTL_SERVE_TOKEN", token);
     }

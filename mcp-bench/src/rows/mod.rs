@@ -5,6 +5,7 @@ pub(crate) mod era;
 pub(crate) mod events;
 pub(crate) mod gateway;
 pub(crate) mod http;
+pub(crate) mod identity;
 pub(crate) mod input_round;
 pub(crate) mod memory;
 pub(crate) mod naming;
