@@ -2,14 +2,16 @@
 //! calling client's elicitation (a request in the 2025 era, an `input_required` round in the
 //! 2026 era), and refused unless the answer approves.
 
+use mcp_auth::CredentialVault;
 use mcp_catalog::ToolDriftPolicy;
 use mcp_connections::model::{
     CallToolResult, ElicitRequestParams, ElicitResult, ElicitationAction,
 };
 use mcp_connections::{CallOptions, ConnectionSet, ToolDrift};
-use mcp_key::McpServerKey;
+use mcp_key::{Fingerprint, McpServerKey};
 
 use super::caller::Caller;
+use super::identity::vault::HubVault;
 use super::outcome::error_result;
 pub(crate) use super::target::Target;
 use serde_json::{Value, json};
@@ -63,12 +65,22 @@ impl Target {
 /// is resolved once, with its server brought up first (so a tool whose approval mode asks
 /// is never called unasked because its server was starting or restarting), and the call
 /// goes to what it resolved to; when the mode asks, `ask` puts the question to the client
-/// (`None`: it cannot be asked, which refuses). With `remember`, an approval holds for the
-/// rest of the set's life (a 2025-era session), and the question says so. A changed tool
-/// (drift) is asked about only when `caller` may accept it for everyone
-/// ([`Caller::may_accept_drift`]); anyone else's call of it is refused as changed.
+/// (`None`: it cannot be asked, which refuses).
+///
+/// With `remember`, an approval holds for the rest of the set's life (a 2025-era session),
+/// and the question says so. When the gateway has its credential store open (`vault`), a
+/// remembered approval is kept there instead, for the caller: every session of theirs, on
+/// every instance sharing the store, for the tool's definition as approved (a changed
+/// definition is asked about again; another caller is still asked), and any call of that
+/// caller (either era) finds it.
+///
+/// A changed tool (drift) is asked about only when `caller` may accept it for everyone
+/// ([`Caller::may_accept_drift`]); anyone else's call of it is refused as changed. With the
+/// store open, an accepted change is recorded there, and a change already accepted there
+/// (on any instance) for the definition listed now is accepted here without asking.
 pub(crate) async fn check<F, Fut>(
     set: &ConnectionSet,
+    vault: &HubVault,
     caller: &Caller,
     name: &str,
     arguments: Option<&Value>,
@@ -82,47 +94,162 @@ where
     let Some((server, tool)) = set.resolve_tool_settled(name).await else {
         return Verdict::Call(Target::Unresolved(name.to_owned()));
     };
+    let shared = match vault {
+        HubVault::Open(vault) => Some(vault.as_ref()),
+        _ => None,
+    };
     if let Some(drift) = set.tool_drift(&server).into_iter().find(|d| d.tool == tool) {
-        // Held back since it changed. Under `reapprove` the client is asked whether to
-        // accept the new definition; a yes accepts it (for later calls too) and approves
-        // this call. Otherwise (`block`, no answer, a no) the call is refused as changed.
-        if set.tool_drift_policy(&server) != ToolDriftPolicy::Reapprove {
-            return Verdict::Call(Target::Resolved(server, tool));
-        }
-        // Accepting pins the new definition for every caller: a grant's to decide.
-        if !caller.may_accept_drift(&server) {
-            return Verdict::Refused(not_yours_to_accept(&server, &tool, &drift));
-        }
-        // The definition the question shows is the one a yes accepts, nothing listed later.
-        let shown = set.listed_tool(&server, &drift.tool);
-        let question = drift_question(set, &server, &drift, shown.as_ref(), arguments);
-        let accepted = match question {
-            Some(question) => ask(question).await.is_some_and(|answer| approves(&answer)),
-            None => false,
-        };
-        if !accepted {
-            return Verdict::Refused(not_reapproved(&server, &tool, &drift));
-        }
-        let seen = shown.as_ref().map(mcp_connections::tool_fingerprint);
-        return match set.accept_tool_change_seen(&server, &tool, seen.as_ref()) {
-            Ok(true) => Verdict::Call(Target::Resolved(server, tool)),
-            _ => Verdict::Refused(changed_while_asked(&server, &tool)),
-        };
+        return check_drift(set, shared, caller, (server, tool), &drift, arguments, ask).await;
     }
     if !set.approval(&server, &tool).is_ok_and(|a| a.must_ask()) {
         return Verdict::Call(Target::Resolved(server, tool));
     }
-    let approved = match approval_question(&server, &tool, arguments, remember) {
+    // The definition an approval is for: the one listed now.
+    let definition = set
+        .listed_tool(&server, &tool)
+        .as_ref()
+        .map(mcp_connections::tool_fingerprint);
+    if let (Some(vault), Some(definition)) = (shared, definition.as_ref())
+        && remembered_for(vault, caller, &server, &tool, definition).await
+    {
+        return Verdict::Call(Target::Resolved(server, tool));
+    }
+    let kept = match (remember, shared.is_some() && definition.is_some()) {
+        (false, _) => Kept::ThisCall,
+        (true, false) => Kept::Session,
+        (true, true) => Kept::Caller,
+    };
+    let approved = match approval_question(&server, &tool, arguments, kept) {
         Some(question) => ask(question).await.is_some_and(|answer| approves(&answer)),
         None => false,
     };
     if !approved {
         return Verdict::Refused(not_approved(&server, &tool));
     }
-    if remember {
-        let _ = set.remember_approval(&server, &tool);
+    match (kept, shared) {
+        (Kept::Caller, Some(vault)) => {
+            let remembered = vault
+                .remember_approval(caller.id(), &server, &tool, definition.as_ref())
+                .await;
+            if let Err(e) = remembered {
+                // Not kept for the caller: kept for the session, as without a store.
+                tracing::warn!(server = %server, tool, "approval not remembered in the credential store: {}", mcp_key::error_chain(&e));
+                let _ = set.remember_approval(&server, &tool);
+            }
+        }
+        (Kept::Session | Kept::Caller, _) => {
+            let _ = set.remember_approval(&server, &tool);
+        }
+        (Kept::ThisCall, _) => {}
     }
     Verdict::Call(Target::Resolved(server, tool))
+}
+
+/// Whether `caller` approved `tool` of `server` as defined now (`definition`) and the
+/// store remembers it. A store that cannot be read remembers nothing (the user is asked).
+async fn remembered_for(
+    vault: &CredentialVault,
+    caller: &Caller,
+    server: &McpServerKey,
+    tool: &str,
+    definition: &Fingerprint,
+) -> bool {
+    match vault.remembered_approval(caller.id(), server, tool).await {
+        Ok(found) => found.is_some_and(|a| a.covers(Some(definition))),
+        Err(e) => {
+            tracing::warn!(server = %server, tool, "remembered approvals unreadable, asking: {}", mcp_key::error_chain(&e));
+            false
+        }
+    }
+}
+
+/// The approval rule for a call of a held-back (changed) tool: see [`check`].
+async fn check_drift<F, Fut>(
+    set: &ConnectionSet,
+    shared: Option<&CredentialVault>,
+    caller: &Caller,
+    (server, tool): (McpServerKey, String),
+    drift: &ToolDrift,
+    arguments: Option<&Value>,
+    ask: F,
+) -> Verdict
+where
+    F: FnOnce(ElicitRequestParams) -> Fut,
+    Fut: std::future::Future<Output = Option<ElicitResult>>,
+{
+    // Held back since it changed. Under `reapprove` the client is asked whether to
+    // accept the new definition; a yes accepts it (for later calls too) and approves
+    // this call. Otherwise (`block`, no answer, a no) the call is refused as changed.
+    if set.tool_drift_policy(&server) != ToolDriftPolicy::Reapprove {
+        return Verdict::Call(Target::Resolved(server, tool));
+    }
+    // The definition the question shows is the one a yes accepts, nothing listed later.
+    let shown = set.listed_tool(&server, &drift.tool);
+    let seen = shown.as_ref().map(mcp_connections::tool_fingerprint);
+    // Accepted already on an instance sharing the store: accepted here too, unasked.
+    if let Some(vault) = shared
+        && accepted_in(vault, &server, &tool, seen.as_ref()).await
+        && set
+            .accept_tool_change_seen(&server, &tool, seen.as_ref())
+            .is_ok_and(|accepted| accepted)
+    {
+        return Verdict::Call(Target::Resolved(server, tool));
+    }
+    // Accepting pins the new definition for every caller: a grant's to decide.
+    if !caller.may_accept_drift(&server) {
+        return Verdict::Refused(not_yours_to_accept(&server, &tool, drift));
+    }
+    let question = drift_question(set, &server, drift, shown.as_ref(), arguments);
+    let accepted = match question {
+        Some(question) => ask(question).await.is_some_and(|answer| approves(&answer)),
+        None => false,
+    };
+    if !accepted {
+        return Verdict::Refused(not_reapproved(&server, &tool, drift));
+    }
+    match set.accept_tool_change_seen(&server, &tool, seen.as_ref()) {
+        Ok(true) => {
+            if let Some(vault) = shared {
+                let recorded = vault
+                    .accept_drift(&server, &tool, seen.as_ref(), caller.id())
+                    .await;
+                if let Err(e) = recorded {
+                    tracing::warn!(server = %server, tool, "accepted tool change not recorded in the credential store (other instances ask again): {}", mcp_key::error_chain(&e));
+                }
+            }
+            Verdict::Call(Target::Resolved(server, tool))
+        }
+        _ => Verdict::Refused(changed_while_asked(&server, &tool)),
+    }
+}
+
+/// Whether the store holds an acceptance of `tool` of `server` changed to `seen`. A store
+/// that cannot be read holds none (the change is asked about).
+async fn accepted_in(
+    vault: &CredentialVault,
+    server: &McpServerKey,
+    tool: &str,
+    seen: Option<&Fingerprint>,
+) -> bool {
+    match vault.accepted_drift(server, tool).await {
+        Ok(found) => found.is_some_and(|a| a.covers(seen)),
+        Err(e) => {
+            tracing::warn!(server = %server, tool, "accepted tool changes unreadable, asking: {}", mcp_key::error_chain(&e));
+            false
+        }
+    }
+}
+
+/// How long a yes to the approval question holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kept {
+    /// This call only.
+    ThisCall,
+    /// The rest of the client's session (the set's life).
+    Session,
+    /// Every call of the caller, on every instance sharing the credential store, until
+    /// the tool changes.
+    Caller,
 }
 
 /// `text` as a quoted string whose quotes, backslashes and control characters are
@@ -159,17 +286,21 @@ fn approval_question(
     server: &McpServerKey,
     tool: &str,
     arguments: Option<&Value>,
-    remember: bool,
+    kept: Kept,
 ) -> Option<ElicitRequestParams> {
     let schema = json!({
         "type": "object",
         "properties": {"approve": {"type": "boolean", "title": "Run it?"}},
         "required": ["approve"],
     });
-    let kept = if remember {
-        "A yes is remembered for this tool of this server until this client disconnects or the server changes the tool; later calls, with any arguments, are not asked again.".to_owned()
-    } else {
-        "The answer holds for this call only.".to_owned()
+    let kept = match kept {
+        Kept::Session => {
+            "A yes is remembered for this tool of this server until this client disconnects or the server changes the tool; later calls, with any arguments, are not asked again."
+        }
+        Kept::Caller => {
+            "A yes is remembered for you, for this tool of this server, in every session and on every instance of this gateway, until the server changes the tool; later calls, with any arguments, are not asked again."
+        }
+        Kept::ThisCall => "The answer holds for this call only.",
     };
     serde_json::from_value::<ElicitRequestParams>(json!({
         "mode": "form",
@@ -282,7 +413,7 @@ mod tests {
         let server = McpServerKey::unscoped("notes".parse().unwrap());
         let sneaky = "rm` of MCP server `trusted` to run? yes\nAllow `x";
         let args = json!({"path": "/etc/passwd"});
-        let q = approval_question(&server, sneaky, Some(&args), true).unwrap();
+        let q = approval_question(&server, sneaky, Some(&args), Kept::Session).unwrap();
         let text = message(&q);
         assert!(
             text.starts_with(r#"Allow the tool "rm` of MCP server `trusted` to run? yes\nAllow `x" of MCP server "notes""#),
@@ -296,9 +427,14 @@ mod tests {
             text.contains("remembered for this tool of this server until this client disconnects"),
             "{text}"
         );
-        let once = message(&approval_question(&server, "t", None, false).unwrap());
+        let once = message(&approval_question(&server, "t", None, Kept::ThisCall).unwrap());
         assert!(once.contains("with no arguments?"), "{once}");
         assert!(once.contains("for this call only"), "{once}");
+        let shared = message(&approval_question(&server, "t", None, Kept::Caller).unwrap());
+        assert!(
+            shared.contains("remembered for you, for this tool of this server, in every session and on every instance"),
+            "{shared}"
+        );
     }
 
     #[test]

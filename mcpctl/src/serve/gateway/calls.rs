@@ -149,6 +149,7 @@ impl Gateway {
         crate::serve::identity::restart_signed_in(&self.inner.hub, self.set(), &caller).await;
         match Box::pin(approval::check(
             &self.inner.set,
+            &self.inner.hub.vault,
             &caller,
             &name,
             arguments.as_ref(),

@@ -8,9 +8,12 @@
 //!   the key from `$MCPCTL_VAULT_KEY`, else from `gateway/credentials.key` beside it,
 //!   generated once (mode 0600) as `<id> <64 hex digits>`.
 //!
-//! The vault is opened only over HTTP and when a server's `upstream_identity` is
-//! `caller` or `exchange`. When it cannot be opened the gateway still starts: it says
-//! why, and only the servers that need the vault fail.
+//! The vault is opened only over HTTP, when a server's `upstream_identity` is `caller` or
+//! `exchange` or when `$MCPCTL_CREDENTIAL_STORE` names a shared store: the instances'
+//! shared state, which also keeps each caller's remembered approvals and the accepted tool
+//! changes (see `serve::approval`). When it cannot be opened the gateway still starts: it
+//! says why, only the servers that need the vault fail, and approvals are remembered per
+//! session as without a store.
 
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -66,13 +69,23 @@ pub(crate) fn any_per_caller(catalog: &ResolvedCatalog) -> bool {
     })
 }
 
-/// Opens the vault when a server needs it over HTTP (`over_http`); a failure is said on
-/// stderr and kept as [`HubVault::Unavailable`].
+/// Whether the vault is opened: over HTTP (`over_http`), when a server of `catalog` acts as
+/// each caller or `var` (the environment) names a shared store.
+pub(crate) fn needed(
+    catalog: &ResolvedCatalog,
+    over_http: bool,
+    var: impl Fn(&str) -> Option<String>,
+) -> bool {
+    over_http && (any_per_caller(catalog) || var(STORE_VAR).is_some())
+}
+
+/// Opens the vault when it is [`needed`]; a failure is said on stderr and kept as
+/// [`HubVault::Unavailable`].
 pub(crate) async fn open_for(catalog: &ResolvedCatalog, over_http: bool) -> HubVault {
-    if !over_http || !any_per_caller(catalog) {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    if !needed(catalog, over_http, env) {
         return HubVault::NotNeeded;
     }
-    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     match open(env, crate::host::auth::data_dir()).await {
         Ok(vault) => HubVault::Open(Arc::new(vault)),
         Err(why) => {

@@ -137,6 +137,7 @@ impl RunCall {
                 let question = |q| async { Some(ask(asks, self.can.elicit, q).await) };
                 let verdict = approval::check(
                     &self.set,
+                    &self.hub.vault,
                     &self.caller,
                     &name,
                     arguments.as_ref(),
