@@ -844,6 +844,11 @@ async fn a_crashed_server_is_not_restarted_during_its_backoff() {
     assert!(held.to_string().contains("next restart in"), "{held}");
     assert_eq!(fx.pids(), vec![second_pid]);
     assert!(set.tools().await.iter().all(|t| !t.ready));
+    // A host that knows the cause went away starts it now, backoff or not.
+    set.start_now(&key("crashy")).await.unwrap();
+    let third_pid = fx.pids()[0];
+    assert_ne!(third_pid, second_pid);
+    assert!(set.tools().await.iter().all(|t| t.ready));
     set.shutdown().await;
     fx.assert_no_processes().await;
 }

@@ -72,6 +72,21 @@ impl ConnectionSet {
         self.ready_connection(slot, deadline, false).await.map(drop)
     }
 
+    /// [`ensure_started`](Self::ensure_started) without the restart backoff: for a host
+    /// that knows why the server failed went away (the credentials it lacked appeared), so
+    /// its earlier failures must not hold the start back. The failure count is kept.
+    ///
+    /// # Errors
+    /// As [`ensure_started`](Self::ensure_started).
+    ///
+    /// # Cancel safety
+    /// As [`ensure_started`](Self::ensure_started).
+    pub async fn start_now(&self, key: &McpServerKey) -> crate::Result<()> {
+        let slot = self.inner.slot(key)?;
+        self.inner.pool.pool.clear_backoff(&slot.pool_key);
+        self.ensure_started(key).await
+    }
+
     /// Waits up to `timeout` for the server `key` to be ready: `true` once it is (at once
     /// if it already is), `false` when the timeout passes, the key is unknown, or the
     /// server settled in a state nothing will change by itself (its start was cancelled,
