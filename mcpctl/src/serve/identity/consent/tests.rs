@@ -669,6 +669,43 @@ async fn a_link_sealed_by_a_gateway_with_other_keys_is_refused() {
     world.stop().await;
 }
 
+#[tokio::test]
+async fn a_wrong_issuer_or_an_unusable_store_is_a_page_and_stores_nothing() {
+    let world = World::start().await;
+    // The answer names another issuer than the authorization server's (a mix-up).
+    world
+        .auth()
+        .set_iss_parameter_value(Some("http://evil.example"));
+    let url = world.consent.begin("sub:alice", &world.server).unwrap();
+    let landing = Browser::new().open(&url).await;
+    assert_eq!(landing.status, StatusCode::BAD_REQUEST, "{landing:?}");
+    assert!(
+        landing.body.contains("not from") && landing.body.contains("evil.example"),
+        "{}",
+        landing.body
+    );
+    assert!(world.stored("sub:alice").await.is_none());
+    world.auth().set_iss_parameter_value(None);
+
+    // The store closed (down): the start page says so and sends nobody upstream.
+    let url = world.consent.begin("sub:alice", &world.server).unwrap();
+    world.consent.vault().close().await;
+    let before = world.auth().authorize_requests().len();
+    let landing = Browser::new().open(&url).await;
+    assert_eq!(
+        landing.status,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "{landing:?}"
+    );
+    assert!(
+        landing.body.contains("credential store cannot be used"),
+        "{}",
+        landing.body
+    );
+    assert_eq!(world.auth().authorize_requests().len(), before);
+    world.stop().await;
+}
+
 #[test]
 fn url_elicitations_have_the_spec_shapes() {
     let server: McpServerKey = "tickets".parse().unwrap();
