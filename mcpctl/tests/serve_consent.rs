@@ -6,9 +6,10 @@
 //! bob does the same and the upstream sees two subjects; `mcpctl gateway sign-out` makes
 //! alice sign in again.
 //!
-//! Ignored until `http.rs` mounts the consent pages (`identity::consent::routes` outside
-//! the guard, `signed_in_routes` behind it, and `Consent::listening_on`): before that,
-//! the start page is a 404. The pages themselves are tested on a listener of their own in
+//! The client here declares no elicitation capability, so it gets the error and retries;
+//! a client that takes URL elicitations is sent to the page during the call itself and
+//! gets the result in the same request (`serve_consent_python.rs`, with the Python SDK in
+//! both eras). The pages themselves are tested on a listener of their own in
 //! `mcpctl/src/serve/identity/consent/tests.rs`.
 
 #![allow(

@@ -1,6 +1,7 @@
 //! The gateway's MCP 2026-07-28 downstream. That era has no sessions and no requests from
 //! server to client: what a call needs from its client (an upstream server's elicitation
-//! or sampling request, the gateway's own approval question) goes back as an
+//! or sampling request, the gateway's own approval question, the URL request to sign in
+//! to a `caller` server) goes back as an
 //! `input_required` result (MRTR, SEP-2322), and the client's retry, carrying the answer
 //! and the `requestState`, resumes the same call.
 //!
@@ -573,6 +574,8 @@ async fn sample(
 pub(crate) struct Abilities {
     /// Elicitation.
     pub(crate) elicit: bool,
+    /// URL-mode elicitation (a sign-in to a `caller` server is asked as one).
+    pub(crate) elicit_url: bool,
     /// Sampling.
     pub(crate) sample: bool,
 }

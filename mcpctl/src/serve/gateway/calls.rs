@@ -5,8 +5,11 @@
 use std::sync::Arc;
 
 use mcp_connections::{CallOptions, Progress};
-use rmcp::model::{CallToolRequestParams, CallToolResponse, ProgressNotificationParam};
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ElicitRequestParams, ElicitResult,
+    ProgressNotificationParam,
+};
+use rmcp::service::{ElicitationMode, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::Value;
 
@@ -15,9 +18,24 @@ use mcp_catalog::ToolExposure;
 use super::{Gateway, can_elicit, session_of};
 use crate::serve::approval::{self, Verdict};
 use crate::serve::caller::{Caller, not_available};
+use crate::serve::identity::NeedsSignIn;
 use crate::serve::modern;
 use crate::serve::outcome::{call_outcome, error_result};
 use crate::serve::target::Target;
+
+/// How a 2025-era call on the client's set ended.
+pub(super) enum Called {
+    /// With this answer.
+    Done(CallToolResponse),
+    /// For want of the caller's sign-in to a `caller` server.
+    NeedsSignIn(NeedsSignIn),
+}
+
+/// Whether a 2025-era session's client declared it takes URL-mode elicitations.
+fn can_elicit_url(peer: &rmcp::Peer<RoleServer>) -> bool {
+    peer.supported_elicitation_modes()
+        .contains(&ElicitationMode::Url)
+}
 
 impl Gateway {
     /// The body of [`rmcp::ServerHandler::call_tool`] for the gateway: the search mode's
@@ -115,6 +133,11 @@ impl Gateway {
     /// A 2025-era session's call of `name`: its approval asked through the client's
     /// elicitation (refused when it cannot elicit or does not answer in time), then the
     /// call on the session's set.
+    ///
+    /// A call that needs the caller to sign in to a `caller` server first: when the
+    /// client takes URL elicitations, it is sent to the sign-in page through one, and once
+    /// the caller's credentials are in the vault the server starts again and the call is
+    /// made (asked about again) in the same request; otherwise the URL elicitation error.
     async fn call_asked(
         &self,
         name: String,
@@ -122,49 +145,97 @@ impl Gateway {
         context: &RequestContext<RoleServer>,
         caller: Arc<Caller>,
     ) -> Result<CallToolResponse, McpError> {
-        let peer = context.peer.clone();
+        if let Some(session) = session_of(context) {
+            let _ = self.inner.session.set(session);
+        }
+        let arguments = request.arguments.clone().map(Value::Object);
+        let mut consented = false;
+        loop {
+            // A `caller` server the caller signed in to since it failed starts again.
+            crate::serve::identity::restart_signed_in(&self.inner.hub, self.set(), &caller).await;
+            let ask = |question| self.ask_client(context, question);
+            let verdict = Box::pin(approval::check(
+                &self.inner.set,
+                &self.inner.hub.vault,
+                &caller,
+                &name,
+                arguments.as_ref(),
+                true,
+                ask,
+            ))
+            .await;
+            let target = match verdict {
+                Verdict::Refused(result) => return Ok(result.into()),
+                // What the name resolved to in the end must be the caller's too.
+                Verdict::Call(target) if !crate::serve::caller::may_call(&caller, &target) => {
+                    return Err(not_available(&name));
+                }
+                Verdict::Call(target) => target,
+            };
+            let sign_in = match Box::pin(self.call(target, arguments.clone(), context)).await? {
+                Called::Done(response) => return Ok(response),
+                Called::NeedsSignIn(sign_in) => sign_in,
+            };
+            if consented || !can_elicit_url(&context.peer) {
+                return Err(sign_in.error());
+            }
+            consented = true;
+            if let Err(refusal) = self.consent(&sign_in, context, &caller).await {
+                return Ok(error_result(refusal).into());
+            }
+        }
+    }
+
+    /// Puts `question` to a 2025-era session's client (`None`: it cannot elicit, or gave
+    /// no answer within the hub's answer deadline).
+    async fn ask_client(
+        &self,
+        context: &RequestContext<RoleServer>,
+        question: ElicitRequestParams,
+    ) -> Option<ElicitResult> {
+        let peer = &context.peer;
+        if !can_elicit(peer) {
+            return None;
+        }
         let deadline = self.inner.hub.answer_deadline;
         let session = session_of(context);
-        if let Some(session) = &session {
-            let _ = self.inner.session.set(session.clone());
+        let _out = session
+            .as_deref()
+            .map(|s| self.inner.hub.waiting.begin(s, peer));
+        match tokio::time::timeout(deadline, peer.create_elicitation(question)).await {
+            Ok(answer) => answer.ok(),
+            Err(_) => {
+                tracing::info!("the client did not answer the question within {deadline:?}");
+                None
+            }
         }
-        let waiting = Arc::clone(&self.inner.hub.waiting);
-        let ask = |question| async move {
-            if !can_elicit(&peer) {
-                return None;
-            }
-            let _out = session.as_deref().map(|s| waiting.begin(s, &peer));
-            match tokio::time::timeout(deadline, peer.create_elicitation(question)).await {
-                Ok(answer) => answer.ok(),
-                Err(_) => {
-                    tracing::info!(
-                        "the client did not answer the approval question within {deadline:?}"
-                    );
-                    None
-                }
-            }
+    }
+
+    /// Sends the caller to `sign_in`'s page through a URL elicitation and waits for the
+    /// credentials (see [`NeedsSignIn::given`]); once they are there, the client is told the
+    /// elicitation is complete. `Err`: the tool error's text (declined, no answer, no
+    /// sign-in in time, the client cancelled the call).
+    async fn consent(
+        &self,
+        sign_in: &NeedsSignIn,
+        context: &RequestContext<RoleServer>,
+        caller: &Caller,
+    ) -> Result<(), String> {
+        let params = sign_in.elicitation();
+        let given = async {
+            let answer = self.ask_client(context, params.clone()).await;
+            sign_in.given(&self.inner.hub, caller, answer).await
         };
-        let arguments = request.arguments.clone().map(Value::Object);
-        // A `caller` server the caller signed in to since it failed starts again.
-        crate::serve::identity::restart_signed_in(&self.inner.hub, self.set(), &caller).await;
-        match Box::pin(approval::check(
-            &self.inner.set,
-            &self.inner.hub.vault,
-            &caller,
-            &name,
-            arguments.as_ref(),
-            true,
-            ask,
-        ))
-        .await
-        {
-            Verdict::Refused(result) => Ok(result.into()),
-            // What the name resolved to in the end must be the caller's too.
-            Verdict::Call(target) if !crate::serve::caller::may_call(&caller, &target) => {
-                Err(not_available(&name))
+        tokio::select! {
+            () = context.ct.cancelled() => {
+                return Err(format!("the client cancelled the call while signing in to {}", sign_in.server));
             }
-            Verdict::Call(target) => Box::pin(self.call(target, arguments, context)).await,
+            given = given => given?,
         }
+        if let Some(completed) = crate::serve::identity::consent::elicitation::completed(&params) {
+            let _ = context.peer.send_notification(completed).await;
+        }
+        Ok(())
     }
 
     /// A 2026-era client's call: a new one on a set of its own, or the retry of one that
@@ -181,6 +252,10 @@ impl Gateway {
         let caps = context.client_capabilities();
         let can = modern::Abilities {
             elicit: caps.as_ref().is_some_and(|c| c.elicitation.is_some()),
+            elicit_url: caps
+                .as_ref()
+                .and_then(|c| c.elicitation.as_ref())
+                .is_some_and(|e| e.url.is_some()),
             sample: caps.as_ref().is_some_and(|c| c.sampling.is_some()),
         };
         let run = match request.request_state.as_deref() {
@@ -207,14 +282,15 @@ impl Gateway {
     }
 
     /// Runs a call on the client's set: progress forwarded in order to the client under
-    /// its own token; the client's cancellation cancels the call upstream. `fail_fast`: a
-    /// server that is not ready fails the call instead of being started.
+    /// its own token; the client's cancellation cancels the call upstream. A call that
+    /// failed for want of the caller's sign-in to a `caller` server says so
+    /// ([`Called::NeedsSignIn`]).
     pub(super) async fn call(
         &self,
         target: Target,
         arguments: Option<Value>,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
+    ) -> Result<Called, McpError> {
         let mut options = CallOptions::new();
         let mut forwarder = None;
         if let Some(token) = context.meta.get_progress_token() {
@@ -258,11 +334,11 @@ impl Gateway {
                 // A `caller` server the caller has not signed in to: the sign-in page.
                 let caller = self.kept_caller();
                 match crate::serve::identity::sign_in_required(&self.inner.hub, &caller, &e) {
-                    Some(sign_in) => Err(sign_in),
-                    None => call_outcome(Err(e)).map(Into::into),
+                    Some(sign_in) => Ok(Called::NeedsSignIn(sign_in)),
+                    None => call_outcome(Err(e)).map(|r| Called::Done(r.into())),
                 }
             }
-            Some(outcome) => call_outcome(outcome).map(Into::into),
+            Some(outcome) => call_outcome(outcome).map(|r| Called::Done(r.into())),
         }
     }
 }

@@ -9,8 +9,11 @@
 //!   upstream. After a 401 the token is exchanged once more.
 //! - `caller`: the caller's own credentials for the server, from the hub's vault
 //!   ([`vault`]), refreshed when they expire ([`caller_auth`]); with none, the server fails
-//!   for that caller with a sign-in error naming the server and the consent page
-//!   ([`consent`]).
+//!   for that caller, and the caller's call of it needs a sign-in ([`NeedsSignIn`]): a
+//!   client that takes URL elicitations is sent to the consent page ([`consent`]) during
+//!   the call (a 2025-11-25 `elicitation/create` with `mode: "url"`, or a 2026-era
+//!   `input_required` round) and the call goes on once the credentials are in the vault;
+//!   any other client gets the URL elicitation error (-32042) naming the page.
 //!
 //! Each set connects to such a server as its caller
 //! ([`mcp_connections::ConnectionSetOptions::with_identity_auth`]), so on the hub's shared
@@ -31,6 +34,7 @@ use mcp_auth::TokenExchanger;
 use mcp_catalog::{ResolvedCatalog, UpstreamIdentity};
 use mcp_connections::{ConnectionSetOptions, CredentialsError};
 use mcp_key::{McpServerKey, Secret};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 
 use super::caller::Caller;
 use super::gateway::Hub;
@@ -328,20 +332,114 @@ pub(crate) async fn restart_signed_in(
     for server in waiting {
         if matches!(vault.get(caller.id(), &server).await, Ok(Some(_))) {
             tracing::info!(%server, "the caller signed in: starting the server again");
-            let _ = set.ensure_started(&server).await;
+            // At once: the failures before the sign-in say nothing about this start.
+            let _ = set.start_now(&server).await;
         }
     }
 }
 
-/// The answer to `caller`'s call that failed with `error` because the caller has no
-/// credentials for a `caller` server yet: the 2025-11-25 URL elicitation error naming the
-/// server and a sign-in page made for this caller and server (its message says to open
-/// the page, then retry). `None` for any other failure.
+/// How long a call waits, after its client accepted a URL elicitation to sign in, for
+/// the caller's credentials to appear in the vault.
+pub(crate) const CONSENT_WAIT: Duration = Duration::from_secs(5 * 60);
+
+/// How often the vault is looked at while waiting: the vault is what instances share, so
+/// a sign-in that finished on another instance is seen too.
+const CONSENT_POLL: Duration = Duration::from_millis(250);
+
+/// A call that failed because its caller has no credentials for a `caller` server yet:
+/// the server and a start page made for this caller and server.
+pub(crate) struct NeedsSignIn {
+    /// The `caller` server.
+    pub(crate) server: McpServerKey,
+    /// The start page's absolute URL (its state single-use, bound to caller and server).
+    pub(crate) url: String,
+}
+
+impl NeedsSignIn {
+    /// The 2025-11-25 URL elicitation error naming the server and the page (its message
+    /// says to open the page, then retry): for a client that takes no URL elicitation.
+    pub(crate) fn error(&self) -> rmcp::ErrorData {
+        consent::url_required_error(&self.server, &self.url)
+    }
+
+    /// The 2025-11-25 `elicitation/create` params (URL mode) sending the user to the page.
+    pub(crate) fn elicitation(&self) -> ElicitRequestParams {
+        consent::elicitation::url_elicitation(&self.server, &self.url)
+    }
+
+    /// The same request as a 2026-era `input_required` entry.
+    pub(crate) fn input_request(&self) -> rmcp::model::InputRequest {
+        consent::elicitation::url_input_request(&self.server, &self.url)
+    }
+
+    /// What the client's `answer` to the URL elicitation leads to: once accepted, the
+    /// wait (at most [`CONSENT_WAIT`]) for `caller`'s credentials in the vault; `Ok`
+    /// when they are there (the call goes on), otherwise the tool error's text naming
+    /// the server and the page (declined, cancelled, no answer, no sign-in in time).
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only reads the vault.
+    pub(crate) async fn given(
+        &self,
+        hub: &Hub,
+        caller: &Caller,
+        answer: Option<ElicitResult>,
+    ) -> Result<(), String> {
+        match answer.map(|answer| answer.action) {
+            Some(ElicitationAction::Accept) => {}
+            Some(_) => {
+                return Err(consent::elicitation::declined_text(&self.server, &self.url));
+            }
+            None => {
+                return Err(consent::elicitation::unanswered_text(
+                    &self.server,
+                    &self.url,
+                ));
+            }
+        }
+        if signed_in_within(hub, caller, &self.server, CONSENT_WAIT).await {
+            tracing::info!(server = %self.server, "the caller signed in through a URL elicitation");
+            Ok(())
+        } else {
+            Err(consent::elicitation::not_signed_in_text(
+                &self.server,
+                &self.url,
+                CONSENT_WAIT,
+            ))
+        }
+    }
+}
+
+/// Whether the vault holds `caller`'s credentials for `server` within `wait` (looked at
+/// every [`CONSENT_POLL`]).
+async fn signed_in_within(
+    hub: &Hub,
+    caller: &Caller,
+    server: &McpServerKey,
+    wait: Duration,
+) -> bool {
+    let Ok(vault) = hub.vault.require() else {
+        return false;
+    };
+    let poll = async {
+        loop {
+            if matches!(vault.get(caller.id(), server).await, Ok(Some(_))) {
+                return;
+            }
+            tokio::time::sleep(CONSENT_POLL).await;
+        }
+    };
+    tokio::time::timeout(wait, poll).await.is_ok()
+}
+
+/// The sign-in `caller`'s call needs when it failed with `error` because the caller has
+/// no credentials for a `caller` server yet: that server and a start page made for this
+/// caller and server. `None` for any other failure.
 pub(crate) fn sign_in_required(
     hub: &Hub,
     caller: &Caller,
     error: &mcp_connections::Error,
-) -> Option<rmcp::ErrorData> {
+) -> Option<NeedsSignIn> {
     let mcp_connections::Error::NotReady { server, .. } = error else {
         return None;
     };
@@ -352,7 +450,10 @@ pub(crate) fn sign_in_required(
     }
     let consent = hub.identities.consent.as_ref().ok()?;
     match consent.begin(caller.id(), server) {
-        Ok(url) => Some(consent::url_required_error(server, &url)),
+        Ok(url) => Some(NeedsSignIn {
+            server: server.clone(),
+            url,
+        }),
         Err(e) => {
             tracing::warn!(%server, "no sign-in page: {e}");
             None

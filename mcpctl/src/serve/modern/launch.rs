@@ -9,15 +9,16 @@ use std::sync::Arc;
 use mcp_connections::model::CallToolResult;
 use mcp_connections::{CallOptions, ConnectionSet};
 use rmcp::ErrorData as McpError;
-use rmcp::model::InputResponses;
+use rmcp::model::{ElicitResult, InputResponses};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::{Abilities, Ask, Run, UpstreamCall, ask};
+use super::{Abilities, Ask, Run, UpstreamCall, ask, put};
 use crate::serve::Hub;
 use crate::serve::approval::{self, Verdict};
 use crate::serve::caller::{self, Caller};
 use crate::serve::host_requests::{InCalls, json_with_asker};
+use crate::serve::identity::NeedsSignIn;
 use crate::serve::outcome::{call_outcome, error_result};
 use crate::serve::status::Board;
 use crate::serve::target::Target;
@@ -63,7 +64,7 @@ pub(super) fn launch(hub: &Arc<Hub>, work: Work, caller: Arc<Caller>) -> Run {
         in_calls: Arc::clone(lent.in_calls()),
         can,
         options,
-        hand_back,
+        hand_back: Some(hand_back),
     };
     // In the request's span: the upstream call's spans are in the client's trace.
     let task = tokio::spawn(tracing::Instrument::in_current_span(
@@ -92,8 +93,17 @@ struct RunCall {
     can: Abilities,
     /// The call's options: progress and task states to the run, input handed back.
     options: CallOptions,
-    /// Where a 2026-era upstream server's questions go when the call is handed back.
-    hand_back: oneshot::Sender<UpstreamCall>,
+    /// Where a 2026-era upstream server's questions go when the call is handed back
+    /// (taken then).
+    hand_back: Option<oneshot::Sender<UpstreamCall>>,
+}
+
+/// How a run's rounds ended.
+enum Rounds {
+    /// With this outcome.
+    Ended(Result<CallToolResult, McpError>),
+    /// For want of the caller's sign-in to a `caller` server.
+    NeedsSignIn(NeedsSignIn),
 }
 
 /// What a run calls first, or how it ended before calling.
@@ -117,13 +127,51 @@ enum Answered {
 impl RunCall {
     /// The run's task: what to call (`asks` puts the approval question to the client),
     /// then the call's rounds.
-    async fn run(self, work: Work, asks: mpsc::Sender<Ask>) -> Result<CallToolResult, McpError> {
-        let (target, arguments, resume) = match self.first(work, &asks).await {
-            First::Call(target, arguments, resume) => (target, arguments, resume),
-            First::Ended(outcome) => return outcome,
+    ///
+    /// A new call that needs the caller to sign in to a `caller` server first, from a
+    /// client that takes URL elicitations: the URL request goes to the client through
+    /// `asks` (an `input_required` round, like the approval question); once it accepted
+    /// and the caller's credentials are in the vault, the call starts over (the server
+    /// started again, the approval asked again). Otherwise the URL elicitation error.
+    async fn run(
+        mut self,
+        work: Work,
+        asks: mpsc::Sender<Ask>,
+    ) -> Result<CallToolResult, McpError> {
+        let again = match &work {
+            Work::New(name, arguments, can) if can.elicit_url => {
+                Some(Work::New(name.clone(), arguments.clone(), *can))
+            }
+            Work::New(..) | Work::Resume(..) => None,
         };
-        drop(asks);
-        self.rounds(target, arguments, resume).await
+        let sign_in = match self.first_then_rounds(work, &asks).await {
+            Rounds::Ended(outcome) => return outcome,
+            Rounds::NeedsSignIn(sign_in) => sign_in,
+        };
+        let Some(again) = again else {
+            return Err(sign_in.error());
+        };
+        let answer = match serde_json::to_value(sign_in.input_request()) {
+            Ok(input) => put(&asks, input)
+                .await
+                .and_then(|answer| serde_json::from_value::<ElicitResult>(answer).ok()),
+            Err(_) => None,
+        };
+        if let Err(refusal) = sign_in.given(&self.hub, &self.caller, answer).await {
+            return Ok(error_result(refusal));
+        }
+        match self.first_then_rounds(again, &asks).await {
+            Rounds::Ended(outcome) => outcome,
+            Rounds::NeedsSignIn(sign_in) => Err(sign_in.error()),
+        }
+    }
+
+    /// What to call ([`Self::first`]), then the call's rounds ([`Self::rounds`]).
+    async fn first_then_rounds(&mut self, work: Work, asks: &mpsc::Sender<Ask>) -> Rounds {
+        match self.first(work, asks).await {
+            First::Call(target, arguments, resume) => self.rounds(target, arguments, resume).await,
+            First::Ended(outcome) => Rounds::Ended(outcome),
+        }
     }
 
     /// What the run calls: the tool the client named, once approved (which may ask the
@@ -174,11 +222,11 @@ impl RunCall {
     /// send it again at once, for at most [`MAX_LOCAL_ROUNDS`] rounds; questions for the
     /// client hand it back (the task ends with an error its driver does not show).
     async fn rounds(
-        self,
+        &mut self,
         mut target: Target,
         arguments: Option<Value>,
         mut resume: Option<Resume>,
-    ) -> Result<CallToolResult, McpError> {
+    ) -> Rounds {
         for _ in 0..=MAX_LOCAL_ROUNDS {
             let resolved = match &target {
                 Target::Resolved(server, tool) => Some((server.clone(), tool.clone())),
@@ -203,13 +251,13 @@ impl RunCall {
                 && let Some(sign_in) =
                     crate::serve::identity::sign_in_required(&self.hub, &self.caller, e)
             {
-                return Err(sign_in);
+                return Rounds::NeedsSignIn(sign_in);
             }
             let (Err(e), Some((key, tool))) = (&outcome, resolved) else {
-                return call_outcome(outcome);
+                return Rounds::Ended(call_outcome(outcome));
             };
             let Some(asked) = e.input_required() else {
-                return call_outcome(outcome);
+                return Rounds::Ended(call_outcome(outcome));
             };
             match self.answer(key.to_string(), tool.clone(), asked, &arguments) {
                 Answered::Here(answers) => {
@@ -217,18 +265,20 @@ impl RunCall {
                     target = Target::Resolved(key, tool);
                 }
                 Answered::ToClient(call) => {
-                    let _ = self.hand_back.send(call);
-                    return Err(McpError::internal_error(
+                    if let Some(hand_back) = self.hand_back.take() {
+                        let _ = hand_back.send(call);
+                    }
+                    return Rounds::Ended(Err(McpError::internal_error(
                         "the call was handed back to its client",
                         None,
-                    ));
+                    )));
                 }
-                Answered::Refused(refusal) => return Ok(error_result(refusal)),
+                Answered::Refused(refusal) => return Rounds::Ended(Ok(error_result(refusal))),
             }
         }
-        Ok(error_result(format!(
+        Rounds::Ended(Ok(error_result(format!(
             "the server still asked for input after {MAX_LOCAL_ROUNDS} rounds answered by mcpctl serve"
-        )))
+        ))))
     }
 
     /// Sorts what `server` asked during the call of `tool` (its `input_required` result)
