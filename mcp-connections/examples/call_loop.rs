@@ -1,0 +1,166 @@
+//! A loop of trivial calls for profiling the set's own work per call: the same `echo`
+//! call `N` times through a connection set, or through a bare rmcp client, on a
+//! `mcp-fake-server` process of the same scenario, with `C` callers at once. Prints the
+//! wall time and this process's own CPU time per call (user + system, every thread;
+//! the server's process is not counted), so the two sides compare without a profiler,
+//! and runs under `perf record` to see where the difference goes.
+//!
+//! ```text
+//! cargo run --release -p mcp-connections --example call_loop -- set 20000 1
+//! cargo run --release -p mcp-connections --example call_loop -- bare 20000 1
+//! perf record -g target/release/examples/call_loop set 20000 8
+//! ```
+
+#![allow(
+    clippy::disallowed_methods,
+    reason = "the baseline is a bare rmcp client spawning the server itself"
+)]
+#![allow(
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a profiling harness run by hand"
+)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_catalog::{CatalogBuilder, Config, LoadedConfig, ProtocolChoice, ServerConfig};
+use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
+use mcp_key::{McpServerKey, ServerName};
+use mcp_testkit::{Scenario, ToolSpec};
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
+use rmcp::transport::TokioChildProcess;
+
+/// This process's CPU time so far (every thread, user + system), from `/proc/self/stat`
+/// (clock ticks of 10 ms: run enough calls).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which ends with the last ')'): utime and stime are
+    // the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let ticks: u64 = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|t| t.parse::<u64>().ok())
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+/// One side of the comparison.
+enum Side {
+    Set(ConnectionSet, McpServerKey),
+    Bare(rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>),
+}
+
+impl Side {
+    async fn call(&self) {
+        match self {
+            Self::Set(set, key) => {
+                set.call_tool(key, "echo", None, CallOptions::new())
+                    .await
+                    .expect("set call");
+            }
+            Self::Bare(bare) => {
+                bare.call_tool(CallToolRequestParams::new("echo"))
+                    .await
+                    .expect("bare call");
+            }
+        }
+    }
+
+    async fn stop(self) {
+        match self {
+            Self::Set(set, _) => set.shutdown().await,
+            Self::Bare(bare) => {
+                let _ = bare.cancel().await;
+            }
+        }
+    }
+}
+
+async fn start(side: &str, bin: &std::path::Path, args: Vec<String>) -> Side {
+    if side == "bare" {
+        let mut cmd = tokio::process::Command::new(bin);
+        cmd.args(&args);
+        let transport = TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn")
+            .0;
+        let info = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("bench-bare", "0"),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25);
+        return Side::Bare(info.serve(transport).await.expect("initialize"));
+    }
+    let name = ServerName::new("bench").expect("name");
+    let config = Config::new().with_server(
+        name.clone(),
+        ServerConfig::stdio(bin.to_string_lossy())
+            .with_args(args)
+            .with_protocol(ProtocolChoice::V2025_11_25),
+    );
+    let catalog = CatalogBuilder::new()
+        .with_user_config(LoadedConfig::new("bench", config))
+        .build();
+    let set = ConnectionSet::start(&catalog, ConnectionSetOptions::new());
+    set.wait_required().await.expect("ready");
+    set.wait_startup().await;
+    Side::Set(set, McpServerKey::unscoped(name))
+}
+
+fn main() {
+    let mut argv = std::env::args().skip(1);
+    let side = argv.next().unwrap_or_else(|| "set".to_owned());
+    let calls: usize = argv.next().and_then(|n| n.parse().ok()).unwrap_or(20_000);
+    let callers: usize = argv.next().and_then(|n| n.parse().ok()).unwrap_or(1).max(1);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let home = mcp_testkit::TestHome::new().expect("temp dir");
+    let scenario_path = home.join("loop.json");
+    Scenario::new("loop")
+        .with_tool(ToolSpec::echo("echo"))
+        .write_json(&scenario_path)
+        .expect("scenario");
+    let bin = mcp_testkit::fake_server_bin();
+    let args = vec![
+        "--scenario".to_owned(),
+        scenario_path.to_string_lossy().into_owned(),
+    ];
+    rt.block_on(async {
+        let side = Arc::new(start(&side, &bin, args).await);
+        for _ in 0..200 {
+            side.call().await;
+        }
+        let (wall, cpu) = (Instant::now(), cpu_time());
+        let mut tasks = tokio::task::JoinSet::new();
+        for _ in 0..callers {
+            let side = Arc::clone(&side);
+            let share = calls / callers;
+            tasks.spawn(async move {
+                for _ in 0..share {
+                    side.call().await;
+                }
+            });
+        }
+        while tasks.join_next().await.is_some() {}
+        let (wall, cpu) = (wall.elapsed(), cpu_time().saturating_sub(cpu));
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / calls as f64;
+        println!(
+            "{calls} calls, {callers} callers: wall {:.1} µs/call, client CPU {:.1} µs/call",
+            per(wall),
+            per(cpu)
+        );
+        if let Ok(side) = Arc::try_unwrap(side) {
+            side.stop().await;
+        }
+    });
+}
