@@ -329,6 +329,68 @@ async fn refresh_rotates_and_reuse_is_rejected() {
     server.shutdown().await;
 }
 
+/// A refreshed token is the login's: alice's refresh token keeps giving alice's tokens
+/// after the server switched to bob, through rotations (with a short lifetime, and the
+/// refresh logged by grant).
+#[tokio::test]
+async fn a_refresh_keeps_the_subject_of_the_login_it_came_from() {
+    let server = FakeAuthServer::start(
+        AuthServerOptions::new()
+            .with_subject("alice", ["readers"])
+            .with_token_lifetime(std::time::Duration::from_secs(5)),
+    )
+    .await
+    .unwrap();
+    let client_id = register_public(&server).await;
+    let body = login(&server, &client_id, &[]).await;
+    assert_eq!(body["expires_in"], 5, "{body}");
+    let mut refresh_token = body["refresh_token"].as_str().unwrap().to_owned();
+    server.set_subject("bob", &[]);
+    let bob = login(&server, &client_id, &[]).await;
+    let bob = server
+        .token_info(bob["access_token"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(bob.subject, "bob");
+    for _ in 0..2 {
+        let (status, body) = token(
+            &server.token_endpoint(),
+            &[
+                ("grant_type", "refresh_token"),
+                ("refresh_token", &refresh_token),
+                ("client_id", &client_id),
+            ],
+            None,
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let info = server
+            .token_info(body["access_token"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(
+            (info.subject.as_str(), info.groups.as_slice(), info.grant),
+            ("alice", ["readers".to_owned()].as_slice(), "refresh_token")
+        );
+        let rotated = body["refresh_token"].as_str().unwrap().to_owned();
+        assert!(!server.is_valid_refresh_token(&refresh_token));
+        refresh_token = rotated;
+    }
+    let grants: Vec<String> = server
+        .token_requests()
+        .iter()
+        .map(|r| r["grant_type"].clone())
+        .collect();
+    assert_eq!(
+        grants,
+        [
+            "authorization_code",
+            "authorization_code",
+            "refresh_token",
+            "refresh_token"
+        ]
+    );
+    server.shutdown().await;
+}
+
 fn client_assertion(client_id: &str, audience: &str, alg: jsonwebtoken::Algorithm) -> String {
     let key = match alg {
         jsonwebtoken::Algorithm::ES256 => {

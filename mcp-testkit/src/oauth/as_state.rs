@@ -65,7 +65,9 @@ pub struct TokenInfo {
     /// The thumbprint of the DPoP key the token is bound to (`cnf.jkt`), if bound.
     pub dpop_jkt: Option<String>,
     /// The subject (`sub`): the client for `client_credentials`, the subject token's
-    /// subject for `token_exchange`, else the server's subject when it was issued
+    /// subject for `token_exchange`, the login's subject for `refresh_token` (the
+    /// subject of the `authorization_code` grant the refresh token came from, kept
+    /// through rotations), else the server's subject when it was issued
     /// ([`crate::FakeAuthServer::set_subject`]).
     pub subject: String,
     /// The subject's groups when it was issued.
@@ -95,6 +97,10 @@ pub(crate) struct RefreshGrant {
     pub(crate) client_id: String,
     pub(crate) scopes: Vec<String>,
     pub(crate) resource: Option<String>,
+    /// The subject (and groups) of the login it came from: every token refreshed with
+    /// it is for them, whatever [`crate::FakeAuthServer::set_subject`] says since.
+    pub(crate) subject: String,
+    pub(crate) groups: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -149,8 +155,8 @@ impl AsInner {
                 resource: resource.clone(),
                 grant,
                 dpop_jkt: None,
-                subject,
-                groups,
+                subject: subject.clone(),
+                groups: groups.clone(),
                 expires_at: Instant::now() + lifetime,
             },
         );
@@ -170,6 +176,8 @@ impl AsInner {
                     client_id: client_id.to_owned(),
                     scopes,
                     resource,
+                    subject,
+                    groups,
                 },
             );
             body["refresh_token"] = json!(token);

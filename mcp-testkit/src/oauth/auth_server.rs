@@ -360,7 +360,9 @@ impl FakeAuthServer {
         token
     }
 
-    /// Issue tokens for logins to `subject`, a member of `groups`, from now on.
+    /// Issue tokens for logins to `subject`, a member of `groups`, from now on. Tokens
+    /// refreshed later stay those of the login they came from (alice's refresh token
+    /// keeps giving alice's tokens after a switch to bob).
     pub fn set_subject(&self, subject: &str, groups: &[&str]) {
         let mut inner = lock(&self.shared.inner);
         inner.options.subject = subject.to_owned();

@@ -223,13 +223,24 @@ fn refresh(
     if rotate {
         inner.refresh.remove(token);
     }
-    Ok(inner.issue(
+    let body = inner.issue(
         &client.client_id,
         scopes,
         grant.resource,
         "refresh_token",
         rotate,
-    ))
+    );
+    // The refreshed tokens are the login's, whoever logs in now.
+    let issued = |field: &str| body[field].as_str().unwrap_or_default().to_owned();
+    if let Some(info) = inner.access.get_mut(&issued("access_token")) {
+        info.subject.clone_from(&grant.subject);
+        info.groups.clone_from(&grant.groups);
+    }
+    if let Some(next) = inner.refresh.get_mut(&issued("refresh_token")) {
+        next.subject = grant.subject;
+        next.groups = grant.groups;
+    }
+    Ok(body)
 }
 
 fn client_credentials(
