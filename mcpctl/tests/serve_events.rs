@@ -37,15 +37,15 @@
 mod support;
 mod team;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use support::Workdir;
+use support::{Served, Workdir};
 
 const TOKEN: &str = "events-test-token";
 
@@ -79,59 +79,6 @@ fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// `mcpctl serve --http 127.0.0.1:<port>`, killed on drop.
-struct Gateway(std::process::Child);
-
-impl Gateway {
-    /// SIGTERM, then the exit (bounded): the gateway stops its servers.
-    fn stop(mut self) {
-        let pid = self.0.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while self.0.try_wait().unwrap().is_none() {
-            assert!(
-                Instant::now() < deadline,
-                "mcpctl serve did not stop after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start(wd: &Workdir, config: &Path, port: u16) -> Gateway {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpctl"))
-        .arg("--config")
-        .arg(config)
-        .args(["serve", "--http", &format!("127.0.0.1:{port}")])
-        .current_dir(wd.path())
-        .env("MCPCTL_HOME", wd.path().join("home"))
-        .env("MCPCTL_SERVE_TOKEN", TOKEN)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while stderr.read_line(&mut line).unwrap_or(0) > 0 && !line.contains("listening on") {
-        line.clear();
-    }
-    assert!(line.contains("listening on"), "mcpctl serve did not start");
-    std::thread::spawn(move || {
-        let mut rest = String::new();
-        let _ = stderr.read_to_string(&mut rest);
-    });
-    Gateway(child)
 }
 
 /// One HTTP/1.1 request to the gateway: (status, body).
@@ -239,7 +186,8 @@ fn a_python_client_polls_the_gateway_for_the_webhook_events_of_a_python_server_e
             serde_json::to_string(&args).unwrap()
         ),
     );
-    let gateway = start(&wd, &config, port);
+    let address = format!("127.0.0.1:{port}");
+    let mut gateway = Served::start_at(&wd, &config, TOKEN, &address, &[], &[]);
 
     let seen = client(&python, port, &["start"]);
     assert_eq!(
@@ -348,6 +296,7 @@ fn a_python_client_polls_the_gateway_for_the_webhook_events_of_a_python_server_e
     assert_eq!(after["events"], json!([]), "{after}");
 
     gateway.stop();
+    drop(gateway);
     let deadline = Instant::now() + Duration::from_secs(5);
     let script = server.display().to_string();
     while !servers_in(&dir, &script).is_empty() {
