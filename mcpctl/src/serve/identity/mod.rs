@@ -433,8 +433,9 @@ async fn signed_in_within(
 }
 
 /// The sign-in `caller`'s call needs when it failed with `error` because the caller has
-/// no credentials for a `caller` server yet: that server and a start page made for this
-/// caller and server. `None` for any other failure.
+/// no (more) credentials for a `caller` server: none yet, or the ones of its open
+/// connection were rejected (signed out, revoked, a refresh refused). That server and a
+/// start page made for this caller and server. `None` for any other failure.
 pub(crate) fn sign_in_required(
     hub: &Hub,
     caller: &Caller,
@@ -444,7 +445,7 @@ pub(crate) fn sign_in_required(
         return None;
     };
     if !hub.identities.callers.iter().any(|(key, _)| key == server)
-        || !mcp_key::error_chain(error).contains(SIGN_IN_NEEDED)
+        || !(error.is_auth_required() || mcp_key::error_chain(error).contains(SIGN_IN_NEEDED))
     {
         return None;
     }

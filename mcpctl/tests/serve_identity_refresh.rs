@@ -1,0 +1,229 @@
+//! A `upstream_identity = "caller"` server at a real `mcpctl serve --http` with
+//! `[gateway.oauth]`, after alice signed in through the consent pages (a browser-like
+//! client following the redirects with the consent cookie) against the testkit's
+//! authorization server:
+//!
+//! - her upstream access token expires (the authorization server stops accepting it): her
+//!   next call in the same 2025-era session succeeds through one `refresh_token` grant,
+//!   the upstream still sees her subject, and the vault holds the rotated refresh token;
+//!   a second expiry refreshes with that NEW token (the old one is refused after the
+//!   rotation, so keeping it would fail);
+//! - she signs out (`DELETE /connect/servers/tickets`): her next call in the SAME session
+//!   gets the sign-in error, and nothing reaches the upstream with her old token.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::disallowed_methods,
+    reason = "test helpers may panic; the test starts the gateway and clients as a person would"
+)]
+
+mod support;
+mod team;
+
+use mcp_testkit::{FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec};
+use pretty_assertions::assert_eq;
+use reqwest::StatusCode;
+use serde_json::json;
+use support::{Served, Workdir};
+use team::{STATIC_TOKEN, bearer, post, request};
+
+/// The gateway's vault key (hex, 32 bytes), so the test can read what it stored.
+const VAULT_KEY: [u8; 32] = [0xab; 32];
+
+/// A 2025-era session's call of `tickets`' echo with `token`.
+async fn call(url: &str, token: &str, session: &str) -> team::Answer {
+    let message = request(
+        "tools/call",
+        json!({"name": "mcp__tickets__echo", "arguments": {"text": "hi"}}),
+    );
+    post(url, Some(&bearer(token)), Some(session), &message).await
+}
+
+/// Asserts the call went through to the upstream's echo.
+fn assert_echoed(answer: &team::Answer) {
+    assert_eq!(
+        answer.body["result"]["structuredContent"],
+        json!({"text": "hi"}),
+        "{answer:?}"
+    );
+}
+
+/// The sign-in page of a call that failed for want of credentials.
+fn sign_in_url(answer: &team::Answer) -> String {
+    assert_eq!(answer.body["error"]["code"], -32042, "{answer:?}");
+    let elicitation = &answer.body["error"]["data"]["elicitations"][0];
+    assert_eq!(elicitation["mode"], "url", "{answer:?}");
+    elicitation["url"].as_str().unwrap().to_owned()
+}
+
+/// Opens `url` as a browser would: follows redirects, keeps the cookie; the last page.
+async fn browse(url: &str) -> (StatusCode, String) {
+    let http = team::http();
+    let mut url = url.to_owned();
+    let mut cookie: Option<String> = None;
+    for _ in 0..5 {
+        let mut get = http.get(&url);
+        if let Some(cookie) = &cookie {
+            get = get.header(reqwest::header::COOKIE, cookie);
+        }
+        let response = get.send().await.unwrap();
+        if let Some(set) = response.headers().get(reqwest::header::SET_COOKIE) {
+            cookie = Some(set.to_str().unwrap().split(';').next().unwrap().to_owned());
+        }
+        if response.status() != StatusCode::FOUND {
+            let status = response.status();
+            return (status, response.text().await.unwrap());
+        }
+        url = response.headers()[reqwest::header::LOCATION]
+            .to_str()
+            .unwrap()
+            .to_owned();
+    }
+    panic!("more than 5 redirects from {url}");
+}
+
+/// The refresh token the gateway's vault holds for alice's `tickets` credentials.
+async fn stored_refresh_token(wd: &Workdir) -> Option<String> {
+    let keys = mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", &VAULT_KEY).unwrap());
+    let vault =
+        mcp_auth::CredentialVault::open_sqlite(wd.path().join("home/gateway/credentials.db"), keys)
+            .await
+            .unwrap();
+    let stored = vault
+        .get("sub:alice", &"tickets".parse().unwrap())
+        .await
+        .unwrap();
+    vault.close().await;
+    stored.and_then(|c| c.refresh_token.map(|t| t.expose().to_owned()))
+}
+
+/// The one refresh token the authorization server still accepts (rotation removes the
+/// used ones).
+fn only_valid_refresh_token(auth: &FakeAuthServer) -> String {
+    let valid = auth.valid_refresh_tokens();
+    assert_eq!(valid.len(), 1, "{valid:?}");
+    valid[0].clone()
+}
+
+/// The `refresh_token` sent with the last `refresh_token` grant.
+fn last_refresh_presented(auth: &FakeAuthServer) -> String {
+    let requests = auth.token_requests();
+    let last = requests
+        .iter()
+        .rev()
+        .find(|r| r["grant_type"] == "refresh_token")
+        .expect("a refresh_token grant");
+    last["refresh_token"].clone()
+}
+
+#[test]
+fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out_takes_effect_at_once()
+ {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets) = runtime.block_on(async {
+        let auth = team::auth_server().await;
+        let tickets = FakeProtectedMcpServer::start(
+            Scenario::new("tickets").with_tool(ToolSpec::echo("echo")),
+            &auth,
+            ProtectedOptions::new(),
+        )
+        .await
+        .unwrap();
+        (auth, tickets)
+    });
+    let rest = format!(
+        "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
+        support::toml_str(&tickets.url())
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let key: String = VAULT_KEY.iter().map(|b| format!("{b:02x}")).collect();
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[("MCPCTL_VAULT_KEY", &key)],
+    );
+    let url = served.url.clone();
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let alice = team::token(&auth, &url, "alice", &["readers"]);
+    runtime.block_on(async {
+        let session = team::open_session(&url, &alice).await;
+        let page = sign_in_url(&call(&url, &alice, &session).await);
+        auth.set_subject("alice-upstream", &[]);
+        let (status, body) = browse(&page).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        // Whoever logs in at the authorization server from now on, alice's refreshed
+        // tokens stay hers.
+        auth.set_subject("someone-else", &[]);
+        // The client retries in a new session (the one that got the error keeps
+        // `tickets` failed) and keeps using it.
+        let session = team::open_session(&url, &alice).await;
+        assert_echoed(&call(&url, &alice, &session).await);
+        assert_eq!(auth.counters().refresh_token, 0);
+        let signed_in = only_valid_refresh_token(&auth);
+        assert_eq!(stored_refresh_token(&wd).await.as_ref(), Some(&signed_in));
+
+        // Her access token expires: the next call refreshes once, with the stored
+        // refresh token, and the rotated one is stored.
+        auth.expire_access_tokens();
+        assert_echoed(&call(&url, &alice, &session).await);
+        assert_eq!(auth.counters().refresh_token, 1);
+        assert_eq!(last_refresh_presented(&auth), signed_in);
+        let rotated = only_valid_refresh_token(&auth);
+        assert_ne!(rotated, signed_in);
+        assert_eq!(stored_refresh_token(&wd).await.as_ref(), Some(&rotated));
+
+        // Again: the refresh goes with the rotated token (the first one is refused now).
+        auth.expire_access_tokens();
+        assert_echoed(&call(&url, &alice, &session).await);
+        assert_eq!(auth.counters().refresh_token, 2);
+        assert_eq!(auth.counters().token_errors, 0);
+        assert_eq!(last_refresh_presented(&auth), rotated);
+        let again = only_valid_refresh_token(&auth);
+        assert_eq!(stored_refresh_token(&wd).await.as_ref(), Some(&again));
+        let mut subjects = tickets.subjects();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice-upstream"]);
+
+        // She signs out: the very next call of the same session asks her to sign in
+        // again, and her (still valid) access token never reaches the upstream again.
+        let presented = tickets.presented_tokens().len();
+        let response = team::http()
+            .delete(format!("{base}/connect/servers/tickets"))
+            .header("authorization", bearer(&alice))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let removed: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(removed, json!({"server": "tickets", "removed": true}));
+        assert_eq!(stored_refresh_token(&wd).await, None);
+        let page = sign_in_url(&call(&url, &alice, &session).await);
+        assert!(
+            page.starts_with(&format!("{base}/connect/start?state=")),
+            "{page}"
+        );
+        assert_eq!(tickets.presented_tokens().len(), presented);
+        assert_eq!(auth.counters().refresh_token, 2);
+
+        // She signs in again from that page: the same session's next call goes through
+        // with her new credentials.
+        auth.set_subject("alice-upstream", &[]);
+        let (status, body) = browse(&page).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_echoed(&call(&url, &alice, &session).await);
+        let mut subjects = tickets.subjects();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice-upstream"]);
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}
