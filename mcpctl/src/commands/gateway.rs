@@ -13,13 +13,13 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use crate::error::CliError;
+use crate::serve::ADMIN_TOKEN_VAR;
+use crate::term::render::terminal_safe;
 
 /// The variable naming the gateway (its base URL, e.g. `https://mcp.example.com`).
 pub(crate) const URL_VAR: &str = "MCPCTL_GATEWAY_URL";
 /// The variable holding the caller's access token for the gateway.
 pub(crate) const TOKEN_VAR: &str = "MCPCTL_GATEWAY_TOKEN";
-/// The variable holding the gateway's admin token (as `mcpctl serve` reads it).
-pub(crate) const ADMIN_TOKEN_VAR: &str = "MCPCTL_GATEWAY_ADMIN_TOKEN";
 
 /// How long the gateway may take to answer.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -80,7 +80,7 @@ async fn sign_out(args: &SignOutArgs) -> Result<u8, CliError> {
         Some(path) => std::fs::read_to_string(path)
             .map(|t| t.trim().to_owned())
             .map_err(|e| CliError::usage(format!("cannot read --token-file {}: {e}", path.display())))?,
-        None => std::env::var(TOKEN_VAR).map_err(|_| {
+        None => env_token(TOKEN_VAR).ok_or_else(|| {
             CliError::usage("no access token for the gateway").with_hint(format!(
                 "pass --token-file FILE or set ${TOKEN_VAR} to the token your MCP client sends the gateway"
             ))
@@ -99,7 +99,7 @@ async fn sign_out(args: &SignOutArgs) -> Result<u8, CliError> {
 
 async fn revoke(args: &RevokeArgs) -> Result<u8, CliError> {
     let base = base_url(&args.gateway)?;
-    let token = std::env::var(ADMIN_TOKEN_VAR).map_err(|_| {
+    let token = env_token(ADMIN_TOKEN_VAR).ok_or_else(|| {
         CliError::usage("no admin token").with_hint(format!(
             "set ${ADMIN_TOKEN_VAR} to the admin token the gateway was started with"
         ))
@@ -112,6 +112,14 @@ async fn revoke(args: &RevokeArgs) -> Result<u8, CliError> {
         .unwrap_or(0);
     println!("removed {removed} credential(s) of {}", args.caller);
     Ok(0)
+}
+
+/// The token in the variable `name`, without the spaces and newline a paste or a file
+/// leaves around it; `None` when unset or blank.
+fn env_token(name: &str) -> Option<String> {
+    let value = std::env::var(name).ok()?;
+    let token = value.trim();
+    (!token.is_empty()).then(|| token.to_owned())
 }
 
 /// `--url`, else `$MCPCTL_GATEWAY_URL`, without a trailing `/`.
@@ -158,12 +166,35 @@ async fn delete(url: &str, token: &str) -> Result<serde_json::Value, CliError> {
     let status = response.status();
     let text = response.text().await.unwrap_or_default();
     if !status.is_success() {
-        return Err(CliError::failure(format!(
-            "the gateway answered HTTP {}: {}",
-            status.as_u16(),
-            text.trim()
-        )));
+        return Err(refusal(status.as_u16(), &text));
     }
-    serde_json::from_str(&text)
-        .map_err(|_| CliError::failure(format!("the gateway's answer is no JSON: {}", text.trim())))
+    serde_json::from_str(&text).map_err(|_| {
+        CliError::failure(format!(
+            "the gateway's answer is no JSON: {}",
+            terminal_safe(text.trim())
+        ))
+    })
+}
+
+/// The error for a gateway that answered `status` with `text`: its text with control
+/// characters and terminal escapes shown escaped (it is another program's text).
+fn refusal(status: u16, text: &str) -> CliError {
+    CliError::failure(format!(
+        "the gateway answered HTTP {status}: {}",
+        terminal_safe(text.trim())
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_shows_the_gateways_escapes_escaped() {
+        let error = refusal(401, "\u{1b}]0;owned\u{7}no \u{1b}[2Jadmin token\n");
+        assert_eq!(
+            error.message(),
+            "the gateway answered HTTP 401: \\e]0;owned\\x07no \\e[2Jadmin token"
+        );
+    }
 }
