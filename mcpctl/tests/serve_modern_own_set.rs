@@ -1,7 +1,8 @@
 //! Over HTTP every 2026-era request gets a gateway of its own (the era has no session),
 //! whose own connection set starts only when the request reads it: a `tools/call` runs on
 //! a set the hub lends to the call and starts none of its own, a `tools/list` starts one,
-//! and a 2025-era session's starts at its `initialize`, as before.
+//! and a 2025-era session's starts at its `initialize`, as before. A caller with grants is
+//! no exception: its grants are checked on the lent set, as strictly as before.
 
 #![allow(
     clippy::unwrap_used,
@@ -46,14 +47,16 @@ fn started(log: &std::path::Path) -> (usize, usize) {
     (count(OWN_SET), count(CALL_SET))
 }
 
-#[test]
-fn a_2026_era_call_starts_no_set_of_its_own() {
-    let wd = Workdir::new();
-    let config = config(&wd);
-    let log = wd.path().join("serve.log");
-    let mut child = Command::new(support::MCPCTL)
+/// `mcpctl serve --http` on `config` in `wd` with the static token, logging at debug
+/// level to `log`: the child and the address it printed.
+fn serve(
+    wd: &Workdir,
+    config: &std::path::Path,
+    log: &std::path::Path,
+) -> (std::process::Child, String) {
+    let child = Command::new(support::MCPCTL)
         .arg("--config")
-        .arg(&config)
+        .arg(config)
         .args(["serve", "--http", "127.0.0.1:0"])
         .current_dir(wd.path())
         .env("MCPCTL_HOME", wd.path().join("home"))
@@ -65,12 +68,12 @@ fn a_2026_era_call_starts_no_set_of_its_own() {
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .expect("start mcpctl serve");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let url = loop {
-        let text = std::fs::read_to_string(&log).unwrap();
+        let text = std::fs::read_to_string(log).unwrap();
         let url = text
             .lines()
             .find_map(|l| l.trim().strip_prefix("mcpctl serve: listening on "));
@@ -83,6 +86,15 @@ fn a_2026_era_call_starts_no_set_of_its_own() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
+    (child, url)
+}
+
+#[test]
+fn a_2026_era_call_starts_no_set_of_its_own() {
+    let wd = Workdir::new();
+    let config = config(&wd);
+    let log = wd.path().join("serve.log");
+    let (mut child, url) = serve(&wd, &config, &log);
     let token = bearer(team::STATIC_TOKEN);
     let runtime = support::runtime();
     runtime.block_on(async {
@@ -117,6 +129,94 @@ fn a_2026_era_call_starts_no_set_of_its_own() {
             "{}",
             std::fs::read_to_string(&log).unwrap()
         );
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    wd.assert_no_server_left();
+}
+
+/// Alice (group `readers`) may use `notes`' `echo` and nothing of `files`; `notes`' `ask`
+/// asks for approval (a caller it is not granted to is never asked).
+const GRANTS: &str = r#"
+[[gateway.grants]]
+groups = ["readers"]
+servers = ["notes"]
+tools = ["echo"]
+
+[mcp_servers.notes.tools.ask]
+approval_mode = "prompt"
+"#;
+
+#[test]
+fn a_2026_era_call_of_a_caller_with_grants_starts_no_set_of_its_own() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let auth = runtime.block_on(team::auth_server());
+    let config = team::config(&wd, &auth.issuer(), "", GRANTS);
+    let log = wd.path().join("serve.log");
+    let (mut child, url) = serve(&wd, &config, &log);
+    let alice = team::token(&auth, &url, "alice", &["readers"]);
+    let log_text = || std::fs::read_to_string(&log).unwrap();
+    runtime.block_on(async {
+        // A 2025-era session of hers: its set starts at `initialize`, and it calls.
+        let session = team::open_session(&url, &alice).await;
+        assert_eq!(started(&log), (1, 0), "{}", log_text());
+        let call = team::request(
+            "tools/call",
+            json!({"name": "mcp__notes__echo", "arguments": {"text": "old"}}),
+        );
+        let answer = post(&url, Some(&bearer(&alice)), Some(&session), &call).await;
+        assert_eq!(
+            answer.body["result"]["structuredContent"],
+            json!({"text": "old"}),
+            "{answer:?}"
+        );
+
+        // Her 2026-era calls: their grants checked on the set lent to each in turn, none
+        // of their gateways' own started.
+        let call = |name: &str| {
+            let message = team::request(
+                "tools/call",
+                json!({"name": name, "arguments": {"text": "x"}, "_meta": team::modern_meta()}),
+            );
+            let (url, token) = (url.clone(), bearer(&alice));
+            async move { post(&url, Some(&token), None, &message).await }
+        };
+        for _ in 0..5 {
+            let answer = call("mcp__notes__echo").await;
+            assert_eq!(
+                answer.body["result"]["structuredContent"],
+                json!({"text": "x"}),
+                "{answer:?}"
+            );
+        }
+        assert_eq!(started(&log), (1, 1), "{}", log_text());
+
+        // What is not hers is refused as before, like what does not exist, before any
+        // approval question, and still starts no set of its request's own.
+        for name in [
+            "mcp__notes__ask",
+            "mcp__files__read_file",
+            "mcp__nowhere__nothing",
+        ] {
+            let refused = call(name).await;
+            assert_eq!(
+                refused.body["error"]["message"],
+                json!(format!(
+                    "no tool {name:?} is available to you through this gateway; list the tools to see yours"
+                )),
+                "{refused:?}"
+            );
+        }
+        assert_eq!(started(&log), (1, 1), "{}", log_text());
+        // Nothing refused reached a server: the tools called are her six echoes.
+        let called: Vec<String> = ["notes", "files"]
+            .into_iter()
+            .flat_map(|server| mcp_testkit::RecordedRequest::read_log(team::request_log(&wd, server)))
+            .filter(|r| r.method == "tools/call")
+            .map(|r| r.params["name"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(called, vec!["echo"; 6]);
     });
     let _ = child.kill();
     let _ = child.wait();

@@ -61,9 +61,13 @@ impl Gateway {
             request
         };
         let name = request.name.to_string();
-        // A retry carries its `requestState`, which names the call it resumes: checked
-        // when it is resumed (it is the caller's, and its tool was when it started).
-        if request.request_state.is_none() && !caller.has_everything() {
+        let modern = modern::is_modern(&context);
+        // A 2025-era call's name must be the caller's, resolved on the session's set. A
+        // 2026-era call's is checked by its run on the set lent to it, so its request
+        // starts no set of its own (see `modern::launch`). A retry carries its
+        // `requestState`, which names the call it resumes: checked when it is resumed (it
+        // is the caller's, and its tool was when it started).
+        if !modern && request.request_state.is_none() && !caller.has_everything() {
             match Box::pin(self.inner.set.resolve_tool_settled(&name)).await {
                 Some((server, tool)) if caller.may_use_tool(&server, &tool) => {}
                 _ => return Err(not_available(&name)),
@@ -75,7 +79,7 @@ impl Gateway {
             )
             .into());
         };
-        let calls = if modern::is_modern(&context) {
+        let calls = if modern {
             &self.inner.hub.modern_calls
         } else {
             &self.inner.calls
@@ -89,7 +93,7 @@ impl Gateway {
         };
         // The call's futures are large (the whole upstream call): on the heap, not on the
         // stack of the poll (a debug build's worker stack overflowed).
-        if modern::is_modern(&context) {
+        if modern {
             return Box::pin(self.call_modern(name, request, &context, caller)).await;
         }
         Box::pin(self.call_asked(name, request, &context, caller)).await

@@ -2,7 +2,8 @@
 //!
 //! Over HTTP every 2026-era request gets a gateway of its own (the era has no session),
 //! and most of them never touch its set: a `tools/call` runs on a set the hub lends to
-//! the call (see `modern::kept`), a task or `requestState` lookup needs no set at all.
+//! the call (see `modern::kept`), where a caller's grants are checked too (see
+//! `modern::launch`), a task or `requestState` lookup needs no set at all.
 //! Starting the set, its event forwarder and its entry on the status page for each such
 //! request, and shutting them down right after, cost more than the call (issue #55): so
 //! they start when a request first reads the set (a list, a read, a prompt, a search, a

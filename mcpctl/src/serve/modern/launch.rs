@@ -180,6 +180,11 @@ impl RunCall {
     async fn first(&self, work: Work, asks: &mpsc::Sender<Ask>) -> First {
         match work {
             Work::New(name, arguments, _) => {
+                // Before anything is asked or started: a name that is not the caller's
+                // answers like one that does not exist.
+                if !self.may_use(&name).await {
+                    return First::Ended(Err(caller::not_available(&name)));
+                }
                 // A `caller` server the caller signed in to since it failed starts again.
                 crate::serve::identity::restart_signed_in(&self.hub, &self.set, &self.caller).await;
                 let question = |q| async { Some(ask(asks, self.can.elicit, q).await) };
@@ -215,6 +220,20 @@ impl RunCall {
                     _ => First::Ended(Err(caller::not_available(&call.tool))),
                 }
             }
+        }
+    }
+
+    /// Whether the tool `name` resolves to, on the set the call runs on and now (its
+    /// server brought up first), is one the caller may use (a caller with everything may
+    /// use any name, also one that resolves to nothing). Checked before the approval rule,
+    /// so a caller is never asked about, nor told of, a tool that is not theirs.
+    async fn may_use(&self, name: &str) -> bool {
+        if self.caller.has_everything() {
+            return true;
+        }
+        match Box::pin(self.set.resolve_tool_settled(name)).await {
+            Some((server, tool)) => self.caller.may_use_tool(&server, &tool),
+            None => false,
         }
     }
 
