@@ -13,13 +13,16 @@ use std::time::Duration;
 use clap::{Args, Subcommand};
 
 use crate::error::CliError;
-use crate::serve::ADMIN_TOKEN_VAR;
 use crate::term::render::terminal_safe;
 
 /// The variable naming the gateway (its base URL, e.g. `https://mcp.example.com`).
 pub(crate) const URL_VAR: &str = "MCPCTL_GATEWAY_URL";
 /// The variable holding the caller's access token for the gateway.
 pub(crate) const TOKEN_VAR: &str = "MCPCTL_GATEWAY_TOKEN";
+/// The variable holding the gateway's admin token: `mcpctl serve` reads it to allow
+/// `DELETE /connect/callers/{caller}` (re-exported by `serve::identity::consent`), and
+/// `gateway revoke` sends it. One home for both sides.
+pub(crate) const ADMIN_TOKEN_VAR: &str = "MCPCTL_GATEWAY_ADMIN_TOKEN";
 
 /// How long the gateway may take to answer.
 const TIMEOUT: Duration = Duration::from_secs(30);

@@ -44,7 +44,6 @@ use crate::error::CliError;
 use crate::host::session::{Loaded, host_options, with_stored_secrets};
 
 pub(crate) use gateway::{Gateway, Hub};
-pub(crate) use identity::consent::ADMIN_TOKEN_VAR;
 pub(crate) use stop::StopSignals;
 
 /// The default bound on clients connected at once over HTTP.

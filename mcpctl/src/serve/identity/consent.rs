@@ -63,7 +63,9 @@ pub(crate) const MAX_PENDING: u64 = 4096;
 
 /// The environment variable holding the admin token that may revoke every credential of
 /// a caller (`DELETE /connect/callers/{caller}`). Unset: no admin revocation over HTTP.
-pub(crate) const ADMIN_TOKEN_VAR: &str = "MCPCTL_GATEWAY_ADMIN_TOKEN";
+/// Its one home is `mcpctl gateway`, which sends it (importing it from `serve` would close
+/// an import circle through `cli.rs`).
+pub(crate) use crate::commands::gateway::ADMIN_TOKEN_VAR;
 
 /// The shortest admin token accepted.
 pub(crate) const MIN_ADMIN_TOKEN_LEN: usize = 16;
