@@ -117,11 +117,12 @@ fn last_refresh_presented(auth: &FakeAuthServer) -> String {
     last["refresh_token"].clone()
 }
 
-#[test]
-fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out_takes_effect_at_once()
- {
-    let wd = Workdir::new();
-    let runtime = support::runtime();
+/// The authorization server, the `tickets` upstream it protects, and a gateway serving
+/// it as a `caller` server with [`VAULT_KEY`].
+fn start(
+    wd: &Workdir,
+    runtime: &tokio::runtime::Runtime,
+) -> (FakeAuthServer, FakeProtectedMcpServer, Served) {
     let (auth, tickets) = runtime.block_on(async {
         let auth = team::auth_server().await;
         let tickets = FakeProtectedMcpServer::start(
@@ -137,31 +138,64 @@ fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out
         "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
         support::toml_str(&tickets.url())
     );
-    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let config = team::config(wd, &auth.issuer(), "", &rest);
     let key: String = VAULT_KEY.iter().map(|b| format!("{b:02x}")).collect();
-    let mut served = Served::start_with_env(
-        &wd,
+    let served = Served::start_with_env(
+        wd,
         &config,
         STATIC_TOKEN,
         &[],
         &[("MCPCTL_VAULT_KEY", &key)],
     );
+    (auth, tickets, served)
+}
+
+/// Alice (gateway token `alice`) signs in to `tickets` as `alice-upstream` through the
+/// consent pages; the server then logs others in. The session her client goes on with
+/// (the one that got the sign-in error keeps `tickets` failed; the client retries in a new
+/// one), after a first call went through.
+async fn sign_in(auth: &FakeAuthServer, url: &str, alice: &str) -> String {
+    let session = team::open_session(url, alice).await;
+    let page = sign_in_url(&call(url, alice, &session).await);
+    auth.set_subject("alice-upstream", &[]);
+    let (status, body) = browse(&page).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // Whoever logs in at the authorization server from now on, alice's refreshed tokens
+    // stay hers.
+    auth.set_subject("someone-else", &[]);
+    let session = team::open_session(url, alice).await;
+    assert_echoed(&call(url, alice, &session).await);
+    session
+}
+
+/// Stops the gateway (no process left) and the fakes.
+fn stop(
+    wd: &Workdir,
+    runtime: &tokio::runtime::Runtime,
+    auth: FakeAuthServer,
+    tickets: FakeProtectedMcpServer,
+    mut served: Served,
+) {
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        tickets.shutdown().await;
+        auth.shutdown().await;
+    });
+}
+
+#[test]
+fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out_takes_effect_at_once()
+ {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets, served) = start(&wd, &runtime);
     let url = served.url.clone();
     let base = url.trim_end_matches("/mcp").to_owned();
     let alice = team::token(&auth, &url, "alice", &["readers"]);
     runtime.block_on(async {
-        let session = team::open_session(&url, &alice).await;
-        let page = sign_in_url(&call(&url, &alice, &session).await);
-        auth.set_subject("alice-upstream", &[]);
-        let (status, body) = browse(&page).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        // Whoever logs in at the authorization server from now on, alice's refreshed
-        // tokens stay hers.
-        auth.set_subject("someone-else", &[]);
-        // The client retries in a new session (the one that got the error keeps
-        // `tickets` failed) and keeps using it.
-        let session = team::open_session(&url, &alice).await;
-        assert_echoed(&call(&url, &alice, &session).await);
+        let session = sign_in(&auth, &url, &alice).await;
         assert_eq!(auth.counters().refresh_token, 0);
         let signed_in = only_valid_refresh_token(&auth);
         assert_eq!(stored_refresh_token(&wd).await.as_ref(), Some(&signed_in));
@@ -219,11 +253,38 @@ fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out
         subjects.dedup();
         assert_eq!(subjects, ["alice-upstream"]);
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
+    stop(&wd, &runtime, auth, tickets, served);
+}
+
+#[test]
+fn a_refresh_refused_on_an_open_connection_asks_for_sign_in_at_once() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets, served) = start(&wd, &runtime);
+    let url = served.url.clone();
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let alice = team::token(&auth, &url, "alice", &["readers"]);
     runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
+        let session = sign_in(&auth, &url, &alice).await;
+        // Her access token expires and the authorization server refuses the refresh (her
+        // grant revoked there): the same session's next call asks her to sign in, after
+        // the one refresh, and the upstream served nobody else.
+        auth.expire_access_tokens();
+        auth.fail_next_refreshes(1);
+        let page = sign_in_url(&call(&url, &alice, &session).await);
+        assert!(
+            page.starts_with(&format!("{base}/connect/start?state=")),
+            "{page}"
+        );
+        assert_eq!(auth.counters().refresh_token, 1);
+        let mut subjects = tickets.subjects();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice-upstream"]);
+        // Signing in again from that page lets the session's next call through.
+        auth.set_subject("alice-upstream", &[]);
+        let (status, body) = browse(&page).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_echoed(&call(&url, &alice, &session).await);
     });
+    stop(&wd, &runtime, auth, tickets, served);
 }
