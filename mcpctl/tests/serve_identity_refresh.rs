@@ -9,7 +9,11 @@
 //!   a second expiry refreshes with that NEW token (the old one is refused after the
 //!   rotation, so keeping it would fail);
 //! - she signs out (`DELETE /connect/servers/tickets`): her next call in the SAME session
-//!   gets the sign-in error, and nothing reaches the upstream with her old token.
+//!   gets the sign-in error, and nothing reaches the upstream with her old token; the same
+//!   when the authorization server refuses her refresh on the open connection;
+//! - an administrator revokes her (`DELETE /connect/callers/sub:alice`): the token an
+//!   `exchange` server's cache held for her is dropped (her next call exchanges anew),
+//!   while bob's stays cached.
 
 #![allow(
     clippy::unwrap_used,
@@ -287,4 +291,104 @@ fn a_refresh_refused_on_an_open_connection_asks_for_sign_in_at_once() {
         assert_echoed(&call(&url, &alice, &session).await);
     });
     stop(&wd, &runtime, auth, tickets, served);
+}
+
+/// The gateway's client at the token endpoint (for exchanges), its secret's variable, and
+/// the admin token.
+const GATEWAY_CLIENT: (&str, &str) = ("mcp-gateway", "gateway-exchange-secret");
+const SECRET_VAR: &str = "GATEWAY_EXCHANGE_SECRET";
+const ADMIN_TOKEN: &str = "admin-token-0123456789abcdef0123456789abcdef";
+
+#[test]
+fn an_admin_revocation_drops_the_callers_cached_exchanged_tokens() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, desk) = runtime.block_on(async {
+        let auth = team::auth_server().await;
+        auth.add_client(mcp_testkit::OAuthClient::confidential(
+            GATEWAY_CLIENT.0,
+            GATEWAY_CLIENT.1,
+        ));
+        let desk = FakeProtectedMcpServer::start(
+            Scenario::new("desk").with_tool(ToolSpec::echo("echo")),
+            &auth,
+            ProtectedOptions::new(),
+        )
+        .await
+        .unwrap();
+        (auth, desk)
+    });
+    let rest = format!(
+        "[mcp_servers.desk]\nurl = {}\nupstream_identity = \"exchange\"\ndefault_tools_approval_mode = \"approve\"\n\n[mcp_servers.desk.token_exchange]\ntoken_endpoint = {}\naudience = \"desk\"\nresource = {}\nclient_id = \"{}\"\nclient_secret_env = \"{SECRET_VAR}\"\n",
+        support::toml_str(&desk.url()),
+        support::toml_str(&auth.token_endpoint()),
+        support::toml_str(&desk.url()),
+        GATEWAY_CLIENT.0,
+    );
+    let config = team::config(&wd, &auth.issuer(), "", &rest);
+    let key: String = VAULT_KEY.iter().map(|b| format!("{b:02x}")).collect();
+    let mut served = Served::start_with_env(
+        &wd,
+        &config,
+        STATIC_TOKEN,
+        &[],
+        &[
+            (SECRET_VAR, GATEWAY_CLIENT.1),
+            ("MCPCTL_VAULT_KEY", &key),
+            ("MCPCTL_GATEWAY_ADMIN_TOKEN", ADMIN_TOKEN),
+        ],
+    );
+    let url = served.url.clone();
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let alice = team::token(&auth, &url, "alice", &["readers"]);
+    let bob = team::token(&auth, &url, "bob", &[]);
+    let exchanges_of = |token: &str| {
+        auth.token_exchanges()
+            .iter()
+            .filter(|r| r.subject_token == token)
+            .count()
+    };
+    runtime.block_on(async {
+        let call_desk = |token: String, session: String| {
+            let url = url.clone();
+            async move {
+                let message = request(
+                    "tools/call",
+                    json!({"name": "mcp__desk__echo", "arguments": {"text": "hi"}}),
+                );
+                post(&url, Some(&bearer(&token)), Some(&session), &message).await
+            }
+        };
+        let alice_session = team::open_session(&url, &alice).await;
+        let bob_session = team::open_session(&url, &bob).await;
+        // Each caller's token is exchanged once, then the cached exchange is used.
+        for _ in 0..2 {
+            assert_echoed(&call_desk(alice.clone(), alice_session.clone()).await);
+            assert_echoed(&call_desk(bob.clone(), bob_session.clone()).await);
+        }
+        assert_eq!((exchanges_of(&alice), exchanges_of(&bob)), (1, 1));
+
+        let response = team::http()
+            .delete(format!("{base}/connect/callers/sub:alice"))
+            .header("authorization", bearer(ADMIN_TOKEN))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        // Alice's next call exchanges anew; bob's cached exchange is untouched.
+        assert_echoed(&call_desk(alice.clone(), alice_session.clone()).await);
+        assert_echoed(&call_desk(bob.clone(), bob_session.clone()).await);
+        assert_eq!((exchanges_of(&alice), exchanges_of(&bob)), (2, 1));
+        let mut subjects = desk.subjects();
+        subjects.sort();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice", "bob"]);
+    });
+    served.stop();
+    drop(served);
+    wd.assert_no_server_left();
+    runtime.block_on(async {
+        desk.shutdown().await;
+        auth.shutdown().await;
+    });
 }

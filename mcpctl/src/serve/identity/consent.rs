@@ -24,7 +24,9 @@
 //!
 //! A caller signs out of one server with `DELETE /connect/servers/{server}` (the guard's
 //! caller; `mcpctl gateway sign-out`), and an administrator removes every credential of
-//! one caller with `DELETE /connect/callers/{caller}` behind the admin token.
+//! one caller with `DELETE /connect/callers/{caller}` behind the admin token (the
+//! gateway then also drops the exchanged tokens it cached for that caller's latest token,
+//! so none obtained before the revocation goes upstream again).
 //! A caller sees its own sign-ins with `GET /connect/servers`: per `caller` server,
 //! whether it is signed in, when its access token expires and the last refresh failure
 //! (never a token).
@@ -115,6 +117,9 @@ struct SignIn {
     expires: u64,
 }
 
+/// What [`Consent`] tells of an administrator's revocation: the caller's id.
+pub(crate) type RevokeHook = Box<dyn Fn(&str) + Send + Sync>;
+
 /// The sign-in pages of `upstream_identity = "caller"` servers and their pending states.
 pub(crate) struct Consent {
     /// `[gateway] public_url`, without a trailing `/`.
@@ -126,6 +131,9 @@ pub(crate) struct Consent {
     vault: Arc<CredentialVault>,
     upstream: upstream::Upstream,
     admin_token: Option<String>,
+    /// Told the id of each caller an administrator revoked, after the vault forgot it
+    /// (the hub drops what else it keeps for that caller: cached exchanged tokens).
+    on_revoke: Option<RevokeHook>,
     /// Seconds added to the clock (tests age sign-ins with it).
     #[cfg(test)]
     skew: std::sync::atomic::AtomicU64,
@@ -156,6 +164,7 @@ impl Consent {
             vault,
             upstream: upstream::Upstream::new()?,
             admin_token: None,
+            on_revoke: None,
             #[cfg(test)]
             skew: std::sync::atomic::AtomicU64::new(0),
         })
@@ -184,6 +193,21 @@ impl Consent {
         match std::env::var(ADMIN_TOKEN_VAR) {
             Ok(token) => consent.with_admin_token(token),
             Err(_) => Ok(consent),
+        }
+    }
+
+    /// Calls `hook` with the caller's id after each administrator's revocation of a
+    /// caller, once the vault forgot its credentials.
+    #[must_use]
+    pub(crate) fn with_revoke_hook(mut self, hook: RevokeHook) -> Self {
+        self.on_revoke = Some(hook);
+        self
+    }
+
+    /// Tells the revocation hook (if any) that `caller` was revoked.
+    pub(crate) fn revoked(&self, caller: &str) {
+        if let Some(hook) = &self.on_revoke {
+            hook(caller);
         }
     }
 

@@ -1,5 +1,9 @@
 //! [`ExchangeAuth`]: an `exchange` server's `Authorization` for one set: the caller's
 //! latest gateway token exchanged (RFC 8693) through the hub's exchanger of that server.
+//! [`forget_caller`]: an administrator's revocation of a caller drops the exchanged
+//! tokens cached for the caller's latest token, so none obtained before it goes upstream
+//! again (the next call exchanges anew, and fails if the token endpoint no longer takes
+//! the caller's token).
 
 use std::sync::Arc;
 
@@ -47,6 +51,19 @@ impl ExchangeAuth {
             )
         })?;
         Ok((exchanger, token))
+    }
+}
+
+/// Drops, in every exchanger of `exchangers`, the exchanged tokens cached for the latest
+/// token of the caller `caller` (by id) in `tokens`. Tokens it presented before its latest
+/// one are not known here (the hub keeps one per caller); their cached exchanges expire
+/// with them.
+pub(crate) fn forget_caller(exchangers: &[TokenExchanger], tokens: &Tokens, caller: &str) {
+    let Some(token) = tokens.latest(caller) else {
+        return;
+    };
+    for exchanger in exchangers {
+        exchanger.invalidate(&token);
     }
 }
 

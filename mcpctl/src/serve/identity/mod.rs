@@ -193,14 +193,22 @@ impl Identities {
                 _ => {}
             }
         }
+        let tokens: Arc<Tokens> = Arc::default();
+        let forget = {
+            let exchangers: Vec<TokenExchanger> =
+                exchangers.values().filter_map(|e| e.clone().ok()).collect();
+            let tokens = Arc::clone(&tokens);
+            move |caller: &str| exchange::forget_caller(&exchangers, &tokens, caller)
+        };
         let consent = match vault.require() {
-            Ok(vault) => consent::Consent::for_catalog(catalog, Arc::clone(vault)).map(Arc::new),
+            Ok(vault) => consent::Consent::for_catalog(catalog, Arc::clone(vault))
+                .map(|c| Arc::new(c.with_revoke_hook(Box::new(forget)))),
             Err(why) => Err(why),
         };
         Self {
             exchangers,
             callers,
-            tokens: Arc::default(),
+            tokens,
             refresh_locks: Arc::default(),
             sessions: std::sync::atomic::AtomicU64::new(0),
             consent,

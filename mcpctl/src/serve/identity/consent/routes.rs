@@ -338,8 +338,10 @@ async fn revoke_caller(
             .into_response();
     }
     match consent.vault.delete_caller(&caller).await {
-        Ok(removed) => axum::Json(serde_json::json!({ "caller": caller, "removed": removed }))
-            .into_response(),
+        Ok(removed) => {
+            consent.revoked(&caller);
+            axum::Json(serde_json::json!({ "caller": caller, "removed": removed })).into_response()
+        }
         Err(e) => (
             StatusCode::SERVICE_UNAVAILABLE,
             format!("mcpctl serve: the credential store cannot remove the credentials of `{caller}`: {e}\n"),
