@@ -7,7 +7,8 @@
 //!   next call in the same 2025-era session succeeds through one `refresh_token` grant,
 //!   the upstream still sees her subject, and the vault holds the rotated refresh token;
 //!   a second expiry refreshes with that NEW token (the old one is refused after the
-//!   rotation, so keeping it would fail);
+//!   rotation, so keeping it would fail); a short-lived token is refreshed before it
+//!   expires, without a 401 first;
 //! - she signs out (`DELETE /connect/servers/tickets`): her next call in the SAME session
 //!   gets the sign-in error, and nothing reaches the upstream with her old token; the same
 //!   when the authorization server refuses her refresh on the open connection;
@@ -24,6 +25,8 @@
 
 mod support;
 mod team;
+
+use std::time::Duration;
 
 use mcp_testkit::{FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec};
 use pretty_assertions::assert_eq;
@@ -110,15 +113,20 @@ fn only_valid_refresh_token(auth: &FakeAuthServer) -> String {
     valid[0].clone()
 }
 
+/// The `refresh_token` sent with each `refresh_token` grant, in order.
+fn refreshes_presented(auth: &FakeAuthServer) -> Vec<String> {
+    auth.token_requests()
+        .iter()
+        .filter(|r| r["grant_type"] == "refresh_token")
+        .map(|r| r["refresh_token"].clone())
+        .collect()
+}
+
 /// The `refresh_token` sent with the last `refresh_token` grant.
 fn last_refresh_presented(auth: &FakeAuthServer) -> String {
-    let requests = auth.token_requests();
-    let last = requests
-        .iter()
-        .rev()
-        .find(|r| r["grant_type"] == "refresh_token")
-        .expect("a refresh_token grant");
-    last["refresh_token"].clone()
+    refreshes_presented(auth)
+        .pop()
+        .expect("a refresh_token grant")
 }
 
 /// The authorization server, the `tickets` upstream it protects, and a gateway serving
@@ -215,6 +223,9 @@ fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out
         assert_eq!(stored_refresh_token(&wd).await.as_ref(), Some(&rotated));
 
         // Again: the refresh goes with the rotated token (the first one is refused now).
+        // Tokens issued from now on are short-lived (20 s, inside the 30 s refresh
+        // margin).
+        auth.set_token_lifetime(Duration::from_secs(20));
         auth.expire_access_tokens();
         assert_echoed(&call(&url, &alice, &session).await);
         assert_eq!(auth.counters().refresh_token, 2);
@@ -222,6 +233,16 @@ fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out
         assert_eq!(last_refresh_presented(&auth), rotated);
         let again = only_valid_refresh_token(&auth);
         assert_eq!(stored_refresh_token(&wd).await.as_ref(), Some(&again));
+
+        // A short-lived token is refreshed before it expires: the next call refreshes
+        // with the latest refresh token without sending the old access token first.
+        let refused = tickets.counters().unauthorized;
+        assert_echoed(&call(&url, &alice, &session).await);
+        let presented = refreshes_presented(&auth);
+        assert!(presented.len() >= 3, "{presented:?}");
+        assert_eq!(presented[2], again);
+        assert_eq!(auth.counters().token_errors, 0);
+        assert_eq!(tickets.counters().unauthorized, refused);
         let mut subjects = tickets.subjects();
         subjects.dedup();
         assert_eq!(subjects, ["alice-upstream"]);
@@ -229,6 +250,7 @@ fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out
         // She signs out: the very next call of the same session asks her to sign in
         // again, and her (still valid) access token never reaches the upstream again.
         let presented = tickets.presented_tokens().len();
+        let refreshes = auth.counters().refresh_token;
         let response = team::http()
             .delete(format!("{base}/connect/servers/tickets"))
             .header("authorization", bearer(&alice))
@@ -245,7 +267,7 @@ fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out
             "{page}"
         );
         assert_eq!(tickets.presented_tokens().len(), presented);
-        assert_eq!(auth.counters().refresh_token, 2);
+        assert_eq!(auth.counters().refresh_token, refreshes);
 
         // She signs in again from that page: the same session's next call goes through
         // with her new credentials.
