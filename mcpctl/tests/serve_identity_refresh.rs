@@ -11,7 +11,8 @@
 //!   expires, without a 401 first;
 //! - she signs out (`DELETE /connect/servers/tickets`): her next call in the SAME session
 //!   gets the sign-in error, and nothing reaches the upstream with her old token; the same
-//!   when the authorization server refuses her refresh on the open connection;
+//!   for her 2026-era calls (the set kept for her), and when the authorization server
+//!   refuses her refresh on the open connection;
 //! - an administrator revokes her (`DELETE /connect/callers/sub:alice`): the token an
 //!   `exchange` server's cache held for her is dropped (her next call exchanges anew),
 //!   while bob's stays cached.
@@ -311,6 +312,53 @@ fn a_refresh_refused_on_an_open_connection_asks_for_sign_in_at_once() {
         let (status, body) = browse(&page).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_echoed(&call(&url, &alice, &session).await);
+    });
+    stop(&wd, &runtime, auth, tickets, served);
+}
+
+/// A 2026-era `tools/call` of `tickets`' echo with `token` (no session).
+async fn modern_call(url: &str, token: &str) -> team::Answer {
+    let message = request(
+        "tools/call",
+        json!({"name": "mcp__tickets__echo", "arguments": {"text": "hi"}, "_meta": team::modern_meta()}),
+    );
+    post(url, Some(&bearer(token)), None, &message).await
+}
+
+#[test]
+fn sign_out_takes_effect_at_once_for_2026_era_calls_too() {
+    let wd = Workdir::new();
+    let runtime = support::runtime();
+    let (auth, tickets, served) = start(&wd, &runtime);
+    let url = served.url.clone();
+    let base = url.trim_end_matches("/mcp").to_owned();
+    let alice = team::token(&auth, &url, "alice", &["readers"]);
+    runtime.block_on(async {
+        sign_in(&auth, &url, &alice).await;
+        // The set kept for alice's 2026-era calls connects with her credentials.
+        assert_echoed(&modern_call(&url, &alice).await);
+        assert_echoed(&modern_call(&url, &alice).await);
+        let presented = tickets.presented_tokens().len();
+        let response = team::http()
+            .delete(format!("{base}/connect/servers/tickets"))
+            .header("authorization", bearer(&alice))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let page = sign_in_url(&modern_call(&url, &alice).await);
+        assert!(
+            page.starts_with(&format!("{base}/connect/start?state=")),
+            "{page}"
+        );
+        assert_eq!(tickets.presented_tokens().len(), presented);
+        auth.set_subject("alice-upstream", &[]);
+        let (status, body) = browse(&page).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_echoed(&modern_call(&url, &alice).await);
+        let mut subjects = tickets.subjects();
+        subjects.dedup();
+        assert_eq!(subjects, ["alice-upstream"]);
     });
     stop(&wd, &runtime, auth, tickets, served);
 }
