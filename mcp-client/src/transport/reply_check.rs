@@ -42,6 +42,10 @@ pub(crate) struct ReplyCheck<R> {
     values: usize,
     in_string: bool,
     escaped: bool,
+    /// Nesting of arrays and objects in the current line: where the scan is, and the
+    /// deepest so far.
+    depth: usize,
+    max_depth: usize,
     /// The current line held too many values: it was cut, and the rest of it is blanked.
     cut: bool,
     max_values: usize,
@@ -60,6 +64,8 @@ impl<R> ReplyCheck<R> {
             values: 0,
             in_string: false,
             escaped: false,
+            depth: 0,
+            max_depth: 0,
             cut: false,
             max_values: MAX_VALUES_PER_MESSAGE,
         }
@@ -78,40 +84,76 @@ impl<R> ReplyCheck<R> {
         self
     }
 
-    /// Checks the bytes just read, in place: a line with more than `max_values` values is
-    /// cut where the bound is crossed (a newline written there, so rmcp's reader parses no
-    /// more of it than that) and the rest of it up to its own newline is blanked (spaces,
-    /// which parse to nothing), and the fault is reported once.
+    /// Checks the bytes just read, in place, in one pass: it counts the values and the
+    /// nesting of the current line as it goes. A line with more than `max_values` values
+    /// is cut where the bound is crossed (a newline written there, so rmcp's reader parses
+    /// no more of it than that) and the rest of it up to its own newline is blanked
+    /// (spaces, which parse to nothing), and the fault is reported once. A line that lies
+    /// whole in `bytes` is checked where it is, without a copy.
     fn scan(&mut self, bytes: &mut [u8]) {
         let mut start = 0;
-        for i in 0..bytes.len() {
-            let b = bytes[i];
-            if b == b'\n' {
-                self.keep(start, i, bytes);
-                self.end_line();
-                start = i + 1;
-                continue;
-            }
+        let mut i = self.resume_escape(bytes);
+        while i < bytes.len() {
             if self.cut {
-                bytes[i] = b' ';
+                // Blank up to the newline that ends the cut line.
+                let end = bytes[i..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(bytes.len(), |at| i + at);
+                bytes[i..end].fill(b' ');
+                if end < bytes.len() {
+                    self.end_line(&[]);
+                    start = end + 1;
+                }
+                i = end + 1;
                 continue;
             }
             if self.in_string {
-                match (self.escaped, b) {
-                    (true, _) => self.escaped = false,
-                    (false, b'\\') => self.escaped = true,
-                    (false, b'"') => self.in_string = false,
-                    _ => {}
-                }
-            } else {
+                // Most of a message is string text: skip to what can end it.
+                i += bytes[i..]
+                    .iter()
+                    .position(|&b| matches!(b, b'"' | b'\\' | b'\n'))
+                    .unwrap_or(bytes.len() - i);
+                let Some(&b) = bytes.get(i) else { break };
                 match b {
-                    b'"' => self.in_string = true,
-                    b',' | b'[' | b'{' => self.values += 1,
+                    b'\\' => {
+                        // The escaped byte is skipped with it (a newline still ends the line).
+                        if bytes.get(i + 1).is_some_and(|&next| next != b'\n') {
+                            i += 2;
+                        } else if i + 1 == bytes.len() {
+                            self.escaped = true;
+                            i += 1;
+                        } else {
+                            i += 1;
+                        }
+                        continue;
+                    }
+                    b'"' => {
+                        self.in_string = false;
+                        i += 1;
+                        continue;
+                    }
                     _ => {}
                 }
             }
+            let b = bytes[i];
+            match b {
+                b'\n' => {
+                    self.end_line(&bytes[start..i]);
+                    start = i + 1;
+                }
+                b'"' => self.in_string = true,
+                b'[' | b'{' => {
+                    self.values += 1;
+                    self.depth += 1;
+                    self.max_depth = self.max_depth.max(self.depth);
+                }
+                b']' | b'}' => self.depth = self.depth.saturating_sub(1),
+                b',' => self.values += 1,
+                _ => {}
+            }
             if self.values > self.max_values {
-                self.keep(start, i, bytes);
+                self.keep(&bytes[start..i]);
                 bytes[i] = b'\n';
                 self.cut = true;
                 (self.sink)(format!(
@@ -119,16 +161,30 @@ impl<R> ReplyCheck<R> {
                     self.max_values
                 ));
             }
+            i += 1;
         }
-        self.keep(start, bytes.len(), bytes);
+        if start < bytes.len() {
+            self.keep(&bytes[start..]);
+        }
     }
 
-    /// Keeps `bytes[from..to]` of the current line for its check at the newline.
-    fn keep(&mut self, from: usize, to: usize, bytes: &[u8]) {
-        if self.overlong || self.cut || from >= to {
+    /// Resumes a string cut by the end of the last read after a backslash: the byte it
+    /// escapes is skipped. Returns where the scan goes on.
+    fn resume_escape(&mut self, bytes: &[u8]) -> usize {
+        if self.escaped && !bytes.is_empty() {
+            self.escaped = false;
+            if bytes[0] != b'\n' {
+                return 1;
+            }
+        }
+        0
+    }
+
+    /// Keeps part of the current line (from an earlier read) for its check at the newline.
+    fn keep(&mut self, body: &[u8]) {
+        if self.overlong || self.cut || body.is_empty() {
             return;
         }
-        let body = &bytes[from..to];
         if self.line.len() + body.len() > self.limit {
             self.overlong = true;
             self.line = Vec::new();
@@ -137,14 +193,23 @@ impl<R> ReplyCheck<R> {
         }
     }
 
-    /// At a newline: checks the line (unless it was cut or too long) and starts the next.
-    fn end_line(&mut self) {
+    /// At a newline: checks the line, whose last part is `tail` (unless it was cut or too
+    /// long), and starts the next.
+    fn end_line(&mut self, tail: &[u8]) {
         if !self.overlong && !self.cut {
-            match problem(&self.line) {
-                Some(problem) => (self.sink)(problem),
-                None => {
-                    if let Some(tap) = &self.tap {
-                        tap(&self.line);
+            let whole = if self.line.is_empty() {
+                (tail.len() <= self.limit).then_some(tail)
+            } else {
+                self.keep(tail);
+                (!self.overlong).then_some(self.line.as_slice())
+            };
+            if let Some(line) = whole {
+                match problem_at_depth(line, self.max_depth) {
+                    Some(problem) => (self.sink)(problem),
+                    None => {
+                        if let Some(tap) = &self.tap {
+                            tap(line);
+                        }
                     }
                 }
             }
@@ -153,6 +218,8 @@ impl<R> ReplyCheck<R> {
         self.overlong = false;
         self.cut = false;
         self.values = 0;
+        self.depth = 0;
+        self.max_depth = 0;
         self.in_string = false;
         self.escaped = false;
     }
@@ -177,7 +244,9 @@ impl<R: AsyncRead + Unpin> AsyncRead for ReplyCheck<R> {
 /// How deep serde_json (and so rmcp) nests before giving up.
 const MAX_DEPTH: usize = 128;
 
-/// The deepest nesting of arrays and objects in JSON text (strings skipped).
+/// The deepest nesting of arrays and objects in JSON text (strings skipped), as
+/// [`ReplyCheck::scan`] counts it while reading.
+#[cfg(test)]
 fn nesting_depth(text: &[u8]) -> usize {
     let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
     for &b in text {
@@ -211,7 +280,13 @@ struct Probe {
 }
 
 /// What makes `line` unreadable as a JSON-RPC message, if anything.
+#[cfg(test)]
 pub(crate) fn problem(line: &[u8]) -> Option<String> {
+    problem_at_depth(line, nesting_depth(line))
+}
+
+/// [`problem`] for a line whose nesting `depth` the scan has measured already.
+fn problem_at_depth(line: &[u8], depth: usize) -> Option<String> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
@@ -222,7 +297,6 @@ pub(crate) fn problem(line: &[u8]) -> Option<String> {
     if !text.trim_start().starts_with('{') {
         return Some("a line that is not a JSON-RPC message (not a JSON object)".to_owned());
     }
-    let depth = nesting_depth(text.as_bytes());
     if depth > MAX_DEPTH {
         return Some(format!(
             "a line that is not valid JSON (recursion limit exceeded: nested {depth} levels deep, readers stop at {MAX_DEPTH})"
@@ -334,5 +408,50 @@ mod tests {
         assert_eq!(seen.len(), 2, "{seen:?}");
         assert!(seen[0].contains("not a JSON object"));
         assert!(seen[1].contains("not valid JSON"));
+    }
+}
+
+#[cfg(test)]
+mod split_reads {
+    use std::sync::Mutex;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// Lines whose strings, escapes and brackets fall across reads of every size: the
+    /// one-pass scan reports what [`problem`] finds in each whole line, and nothing else.
+    #[tokio::test]
+    async fn the_scan_finds_what_the_whole_line_check_finds_however_reads_split() {
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(130), "]".repeat(130));
+        let lines = [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"s":"a \" [[[ \\"}}"#.to_owned(),
+            r#"{"id":2,"result":{"s":"\\\\\"{{{{"},"x":[1,[2,[3]]]}"#.to_owned(),
+            deep,
+            // Brackets in strings past escaped quotes and backslashes: counted, they
+            // would be too deep.
+            format!(r#"{{"s":"\"{}\\","t":"\\"}}"#, "[".repeat(130)),
+            r#"{"id":3,"result":{},"error":{"code":1,"message":"x"}}"#.to_owned(),
+            r#"{"id":4,"result":"unterminated \"}"#.to_owned(),
+            "not json".to_owned(),
+            r#"{"id":5,"result":{"t":"ends with a backslash \\"}}"#.to_owned(),
+        ];
+        let expected: Vec<String> = lines.iter().filter_map(|l| problem(l.as_bytes())).collect();
+        assert_eq!(expected.len(), 4, "{expected:?}");
+        let input = lines.join("\n") + "\n";
+        for size in 1..=9 {
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let sink_seen = Arc::clone(&seen);
+            let sink: FaultSink = Arc::new(move |p| sink_seen.lock().unwrap().push(p));
+            let (client, mut server) = tokio::io::duplex(size);
+            let bytes = input.clone().into_bytes();
+            let writer = tokio::spawn(async move { server.write_all(&bytes).await.unwrap() });
+            let mut reader = ReplyCheck::new(client, 1024, sink);
+            let mut out = Vec::new();
+            reader.read_to_end(&mut out).await.unwrap();
+            writer.await.unwrap();
+            assert_eq!(out, input.as_bytes(), "read size {size}");
+            assert_eq!(*seen.lock().unwrap(), expected, "read size {size}");
+        }
     }
 }
