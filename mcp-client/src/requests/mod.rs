@@ -64,7 +64,7 @@ pub(crate) enum CallOutcome {
 /// dropped the call future, or the call ended without its answer).
 fn cancel_on_drop(peer: &Peer<RoleClient>, id: RequestId) -> crate::requests::on_drop::SpawnOnDrop {
     let peer = peer.clone();
-    crate::requests::on_drop::SpawnOnDrop::new(async move {
+    crate::requests::on_drop::SpawnOnDrop::lazy(move || async move {
         let _ = peer
             .notify_cancelled(CancelledNotificationParam::new(
                 Some(id),

@@ -2,16 +2,31 @@
 //! ended (a cancellation of its request, or of its task).
 
 use std::future::Future;
-use std::pin::Pin;
+
+/// What [`SpawnOnDrop`] runs when dropped armed: it spawns its future on the runtime.
+type Tell = Box<dyn FnOnce(&tokio::runtime::Handle) + Send>;
 
 /// Spawns its future when dropped while armed (the caller dropped the call, or the call
 /// ended without its answer); nothing when disarmed or outside a runtime.
-pub(crate) struct SpawnOnDrop(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+pub(crate) struct SpawnOnDrop(Option<Tell>);
 
 impl SpawnOnDrop {
     /// Armed with `tell` (not run unless dropped armed).
     pub(crate) fn new(tell: impl Future<Output = ()> + Send + 'static) -> Self {
-        Self(Some(Box::pin(tell)))
+        Self(Some(Box::new(move |runtime| {
+            runtime.spawn(tell);
+        })))
+    }
+
+    /// Armed with what `make` makes, made only when dropped armed: most calls end with
+    /// their answer and disarm, so they never build (or allocate) the future.
+    pub(crate) fn lazy<F>(make: impl FnOnce() -> F + Send + 'static) -> Self
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        Self(Some(Box::new(move |runtime| {
+            runtime.spawn(make());
+        })))
     }
 
     /// Nothing is spawned on drop.
@@ -25,7 +40,7 @@ impl Drop for SpawnOnDrop {
         if let Some(tell) = self.0.take()
             && let Ok(runtime) = tokio::runtime::Handle::try_current()
         {
-            runtime.spawn(tell);
+            tell(&runtime);
         }
     }
 }

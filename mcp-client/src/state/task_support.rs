@@ -23,7 +23,11 @@ impl TaskSupport {
     /// tools it lists. Anything else (most messages) is passed over without parsing.
     pub(crate) fn note(&self, message: &[u8]) {
         const MARK: &[u8] = b"\"taskSupport\"";
-        if !message.windows(MARK.len()).any(|w| w == MARK) {
+        // Checked on every message read: the rare capital first, the whole mark only then.
+        if !message
+            .windows(MARK.len())
+            .any(|w| w[5] == b'S' && w == MARK)
+        {
             return;
         }
         let Ok(value) = serde_json::from_slice::<Value>(message) else {
