@@ -397,6 +397,8 @@ fn an_admin_revocation_drops_the_callers_cached_exchanged_tokens() {
     );
     let config = team::config(&wd, &auth.issuer(), "", &rest);
     let key: String = VAULT_KEY.iter().map(|b| format!("{b:02x}")).collect();
+    // A trailing newline (an env file may leave one) is trimmed by the gateway.
+    let admin = format!("{ADMIN_TOKEN}\n");
     let mut served = Served::start_with_env(
         &wd,
         &config,
@@ -405,7 +407,7 @@ fn an_admin_revocation_drops_the_callers_cached_exchanged_tokens() {
         &[
             (SECRET_VAR, GATEWAY_CLIENT.1),
             ("MCPCTL_VAULT_KEY", &key),
-            ("MCPCTL_GATEWAY_ADMIN_TOKEN", ADMIN_TOKEN),
+            ("MCPCTL_GATEWAY_ADMIN_TOKEN", &admin),
         ],
     );
     let url = served.url.clone();

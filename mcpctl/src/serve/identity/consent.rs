@@ -190,9 +190,12 @@ impl Consent {
         });
         let public_url = catalog.gateway().and_then(|g| g.public_url());
         let consent = Self::new(public_url, servers, vault)?;
+        // Trimmed as `mcpctl gateway revoke` trims the one it sends; blank is unset.
         match std::env::var(ADMIN_TOKEN_VAR) {
-            Ok(token) => consent.with_admin_token(token),
-            Err(_) => Ok(consent),
+            Ok(token) if !token.trim().is_empty() => {
+                consent.with_admin_token(token.trim().to_owned())
+            }
+            _ => Ok(consent),
         }
     }
 
