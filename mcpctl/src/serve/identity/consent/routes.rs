@@ -337,7 +337,13 @@ async fn revoke_caller(
         )
             .into_response();
     }
-    match consent.vault.delete_caller(&caller).await {
+    // The caller's credentials and the approvals remembered for it go together.
+    let forget = async {
+        let removed = consent.vault.delete_caller(&caller).await?;
+        consent.vault.forget_approvals(&caller).await?;
+        Ok::<_, mcp_auth::VaultError>(removed)
+    };
+    match forget.await {
         Ok(removed) => {
             consent.revoked(&caller);
             axum::Json(serde_json::json!({ "caller": caller, "removed": removed })).into_response()

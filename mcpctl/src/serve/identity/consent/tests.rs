@@ -557,6 +557,26 @@ async fn a_caller_signs_out_and_an_admin_revokes_a_caller() {
         .unwrap();
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
 
+    // Approvals remembered for bob (and alice) in the same store.
+    for caller in ["sub:alice", "sub:bob"] {
+        world
+            .consent
+            .vault
+            .remember_approval(caller, &world.server, "echo", None)
+            .await
+            .unwrap();
+    }
+    let remembered = |caller: &'static str| {
+        let vault = Arc::clone(&world.consent.vault);
+        let server = world.server.clone();
+        async move {
+            vault
+                .remembered_approval(caller, &server, "echo")
+                .await
+                .unwrap()
+        }
+    };
+
     // Revocation of all of bob's credentials: not without the admin token.
     let revoke = format!("{}/connect/callers/sub:bob", world.base);
     for token in [None, Some("bob"), Some("admin-token-0123456789abcdeX")] {
@@ -581,6 +601,9 @@ async fn a_caller_signs_out_and_an_admin_revokes_a_caller() {
         .unwrap();
     assert_eq!(answer["removed"], 1);
     assert!(world.stored("sub:bob").await.is_none());
+    // Bob's remembered approvals went with his credentials; alice's stay.
+    assert!(remembered("sub:bob").await.is_none());
+    assert!(remembered("sub:alice").await.is_some());
     world.stop().await;
 }
 
