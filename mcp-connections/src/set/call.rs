@@ -638,13 +638,16 @@ impl ConnectionSet {
     }
 
     /// Runs the pre-call hooks; they may rewrite the arguments or deny the call, never move
-    /// it.
+    /// it. Without hooks the arguments pass as they are (no copy of the call is made).
     async fn run_hooks(
         &self,
         server: &McpServerKey,
         tool: &str,
         arguments: Option<Value>,
     ) -> Result<Option<Value>> {
+        if self.inner.options.hooks.is_empty() {
+            return Ok(arguments);
+        }
         let mut call = ToolCall {
             server: server.clone(),
             tool: tool.to_owned(),
