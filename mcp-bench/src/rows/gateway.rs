@@ -4,7 +4,8 @@
 //! `mcpctl serve --http` with `[gateway.oauth]` (every request's JWT checked against the
 //! testkit's authorization server's keys) versus the same gateway with its static token,
 //! and a 2026-era client's call (stateless, no session) versus the 2025-era session's
-//! call through the same `mcpctl serve --http`.
+//! call through the same `mcpctl serve --http`, with its static token and as a caller
+//! with grants (the `[gateway.oauth]` gateway's token's subject).
 //! The paths are sampled in one loop, each round in a rotated order, so their ratios come
 //! from the same minutes of the same machine.
 
@@ -40,7 +41,8 @@ const VIA_STDIO: usize = 1;
 const VIA_HTTP: usize = 2;
 const VIA_OAUTH: usize = 3;
 const VIA_HTTP_2026: usize = 4;
-const VIA_PROXY: usize = 5;
+const VIA_OAUTH_2026: usize = 5;
+const VIA_PROXY: usize = 6;
 
 /// One way to reach the server: a set, its server and the tool's name there.
 pub(crate) struct Path {
@@ -126,6 +128,7 @@ fn pending_rows() -> Vec<Row> {
         ),
         Row::pending(OAUTH_ROW, "≤ 1.2× static token", hint),
         Row::pending(MODERN_ROW, "≤ 1.2× a 2025-era session", hint),
+        Row::pending(MODERN_GRANTS_ROW, "≤ 1.2× a 2025-era session", hint),
     ]
 }
 
@@ -173,6 +176,16 @@ fn measured_rows(paths: &[Path], proxied: bool) -> Vec<Row> {
             |_, r| r <= 1.2,
         )
         .with_note(note.clone()),
+        Row::versus(
+            MODERN_GRANTS_ROW,
+            Unit::Seconds,
+            p50(VIA_OAUTH_2026),
+            p50(VIA_OAUTH),
+            "the same caller's 2025-era session's call through the same gateway",
+            "≤ 1.2× a 2025-era session",
+            |_, r| r <= 1.2,
+        )
+        .with_note(note.clone()),
     ];
     rows.push(if proxied {
         Row::versus(
@@ -199,11 +212,14 @@ fn measured_rows(paths: &[Path], proxied: bool) -> Vec<Row> {
 const OAUTH_ROW: &str = "gateway over HTTP with `[gateway.oauth]`: call p50";
 /// The row of a 2026-era client's call (no session: each call stands alone).
 const MODERN_ROW: &str = "gateway over HTTP: a 2026-era client's call p50 vs a 2025-era session's";
+/// The row of a 2026-era call of a caller with grants (checked on the set lent to it).
+const MODERN_GRANTS_ROW: &str = "gateway over HTTP with `[gateway.oauth]`, a caller with grants: a 2026-era call p50 vs a 2025-era session's";
 
 /// Starts the paths in order: straight, via `mcpctl serve`, via `mcpctl serve --http`,
 /// via `mcpctl serve --http` with `[gateway.oauth]` for `auth`, a 2026-era client via the
-/// same `mcpctl serve --http` as the 2025-era session, and via mcp-proxy when installed
-/// (returns whether it is).
+/// same `mcpctl serve --http` as the 2025-era session, the same caller's 2026-era client
+/// via the `[gateway.oauth]` gateway, and via mcp-proxy when installed (returns whether
+/// it is).
 async fn start_paths(
     fx: &Fixture,
     mcpctl: &std::path::Path,
@@ -237,8 +253,10 @@ async fn start_paths(
     paths.push(gateway.over_stdio().await?);
     let (via_http, url) = gateway.over_http(processes).await?;
     paths.push(via_http);
-    paths.push(gateway.over_oauth(fx, auth, processes).await?);
+    let (via_oauth, oauth_2026) = gateway.over_oauth(fx, auth, processes).await?;
+    paths.push(via_oauth);
     paths.push(gateway.modern_client(url).await?);
+    paths.push(oauth_2026);
     let Some(proxied) = via_proxy(bin, args, processes).await? else {
         return Ok(false);
     };
@@ -303,19 +321,21 @@ impl Gateway<'_> {
         .await
     }
 
-    /// The path through `mcpctl serve --http` with `[gateway.oauth]` trusting `auth`, called
-    /// with a JWT `auth` minted for it (the process is added to `processes`).
+    /// The paths through `mcpctl serve --http` with `[gateway.oauth]` trusting `auth`,
+    /// called with a JWT `auth` minted for it whose subject has grants (the upstream's
+    /// `echo`): a 2025-era session's, and a 2026-era client's (the process is added to
+    /// `processes`).
     async fn over_oauth(
         &self,
         fx: &Fixture,
         auth: &FakeAuthServer,
         processes: &mut Vec<Spawned>,
-    ) -> Result<Path> {
+    ) -> Result<(Path, Path)> {
         let protected = fx.join("gateway-oauth.toml");
         std::fs::write(
             &protected,
             format!(
-                "{}\n[gateway.oauth]\nissuer = {}\nscopes = [\"{SCOPE}\"]\n",
+                "{}\n[gateway.oauth]\nissuer = {}\nscopes = [\"{SCOPE}\"]\n\n[[gateway.grants]]\nsubjects = [\"bench\"]\nservers = [\"{UPSTREAM}\"]\ntools = [\"echo\"]\n",
                 std::fs::read_to_string(&self.config)?,
                 toml_string(&auth.issuer()),
             ),
@@ -328,13 +348,29 @@ impl Gateway<'_> {
                 .with_scopes([SCOPE])
                 .with_audience(url.clone()),
         );
-        let http = ServerConfig::from(HttpConfig::new(url).with_bearer_token_env_var(TOKEN_VAR))
-            .with_protocol(ProtocolChoice::V2025_11_25);
-        Path::over(
-            ready(Fixture::catalog_from([http])?, Some(jwt)).await?,
+        let era = |protocol| {
+            ServerConfig::from(HttpConfig::new(url.clone()).with_bearer_token_env_var(TOKEN_VAR))
+                .with_protocol(protocol)
+        };
+        let session = Path::over(
+            ready(
+                Fixture::catalog_from([era(ProtocolChoice::V2025_11_25)])?,
+                Some(jwt.clone()),
+            )
+            .await?,
             Echo::named(&self.tool),
         )
-        .await
+        .await?;
+        let modern = Path::over(
+            ready(
+                Fixture::catalog_from([era(ProtocolChoice::V2026_07_28)])?,
+                Some(jwt),
+            )
+            .await?,
+            Echo::named(&self.tool),
+        )
+        .await?;
+        Ok((session, modern))
     }
 }
 
