@@ -19,80 +19,28 @@
     reason = "test helpers may panic; the test starts the gateway and clients as a person would"
 )]
 
+mod signin;
 mod support;
 mod team;
 
-use mcp_testkit::{FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec};
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
-use serde_json::json;
+use signin::{assert_echoed, browse, call, sign_in_url};
 use support::{Served, Workdir};
-use team::{STATIC_TOKEN, bearer, post, request};
-
-/// A 2025-era session's call of `tickets`' echo with `token`.
-async fn call(url: &str, token: &str, session: &str) -> team::Answer {
-    let message = request(
-        "tools/call",
-        json!({"name": "mcp__tickets__echo", "arguments": {"text": "hi"}}),
-    );
-    post(url, Some(&bearer(token)), Some(session), &message).await
-}
-
-/// The sign-in page of a call that failed for want of credentials.
-fn sign_in_url(answer: &team::Answer) -> String {
-    assert_eq!(answer.body["error"]["code"], -32042, "{answer:?}");
-    let elicitation = &answer.body["error"]["data"]["elicitations"][0];
-    assert_eq!(elicitation["mode"], "url", "{answer:?}");
-    elicitation["url"].as_str().unwrap().to_owned()
-}
-
-/// Opens `url` as a browser would: follows redirects, keeps the cookie; the last page.
-async fn browse(url: &str) -> (StatusCode, String) {
-    let http = team::http();
-    let mut url = url.to_owned();
-    let mut cookie: Option<String> = None;
-    for _ in 0..5 {
-        let mut get = http.get(&url);
-        if let Some(cookie) = &cookie {
-            get = get.header(reqwest::header::COOKIE, cookie);
-        }
-        let response = get.send().await.unwrap();
-        if let Some(set) = response.headers().get(reqwest::header::SET_COOKIE) {
-            cookie = Some(set.to_str().unwrap().split(';').next().unwrap().to_owned());
-        }
-        if response.status() != StatusCode::FOUND {
-            let status = response.status();
-            return (status, response.text().await.unwrap());
-        }
-        url = response.headers()[reqwest::header::LOCATION]
-            .to_str()
-            .unwrap()
-            .to_owned();
-    }
-    panic!("more than 5 redirects from {url}");
-}
+use team::STATIC_TOKEN;
 
 #[test]
 fn two_callers_consent_through_url_elicitation_and_are_seen_upstream_as_themselves() {
     let wd = Workdir::new();
     let runtime = support::runtime();
-    let (auth, tickets) = runtime.block_on(async {
-        let auth = team::auth_server().await;
-        let tickets = FakeProtectedMcpServer::start(
-            Scenario::new("tickets").with_tool(ToolSpec::echo("echo")),
-            &auth,
-            ProtectedOptions::new(),
-        )
-        .await
-        .unwrap();
-        (auth, tickets)
-    });
-    let rest = format!(
-        "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
-        support::toml_str(&tickets.url())
+    let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
+    let config = team::config(
+        &wd,
+        &auth.issuer(),
+        "",
+        &signin::caller_server(&tickets.url()),
     );
-    let config = team::config(&wd, &auth.issuer(), "", &rest);
-    let mut served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
     let url = served.url.clone();
     let base = url.trim_end_matches("/mcp").to_owned();
     let alice = team::token(&auth, &url, "alice", &["readers"]);
@@ -114,12 +62,7 @@ fn two_callers_consent_through_url_elicitation_and_are_seen_upstream_as_themselv
             // The client retries, in a new session: the session that got the error keeps
             // `tickets` failed.
             let session = team::open_session(&url, token).await;
-            let answer = call(&url, token, &session).await;
-            assert_eq!(
-                answer.body["result"]["structuredContent"],
-                json!({"text": "hi"}),
-                "{answer:?}"
-            );
+            assert_echoed(&call(&url, token, &session).await);
         }
         let mut subjects = tickets.subjects();
         subjects.sort();
@@ -146,11 +89,5 @@ fn two_callers_consent_through_url_elicitation_and_are_seen_upstream_as_themselv
         let session = team::open_session(&url, &alice).await;
         sign_in_url(&call(&url, &alice, &session).await);
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
+    signin::stop(&wd, &runtime, served, auth, vec![tickets]);
 }

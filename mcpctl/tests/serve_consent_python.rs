@@ -21,13 +21,13 @@
     reason = "test helpers may panic; the test starts the gateway and clients as a person would"
 )]
 
+mod signin;
 mod support;
 mod team;
 
 use std::path::Path;
 use std::process::Command;
 
-use mcp_testkit::{FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::{Served, Workdir};
@@ -60,23 +60,14 @@ fn two_callers_consent_with_the_python_client(era: &str) {
     };
     let wd = Workdir::new();
     let runtime = support::runtime();
-    let (auth, tickets) = runtime.block_on(async {
-        let auth = team::auth_server().await;
-        let tickets = FakeProtectedMcpServer::start(
-            Scenario::new("tickets").with_tool(ToolSpec::echo("echo")),
-            &auth,
-            ProtectedOptions::new(),
-        )
-        .await
-        .unwrap();
-        (auth, tickets)
-    });
-    let rest = format!(
-        "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
-        support::toml_str(&tickets.url())
+    let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
+    let config = team::config(
+        &wd,
+        &auth.issuer(),
+        "",
+        &signin::caller_server(&tickets.url()),
     );
-    let config = team::config(&wd, &auth.issuer(), "", &rest);
-    let mut served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
     let url = served.url.clone();
     let start = format!("{}/connect/start?state=", url.trim_end_matches("/mcp"));
     let alice = team::token(&auth, &url, "alice", &["readers"]);
@@ -152,13 +143,7 @@ fn two_callers_consent_with_the_python_client(era: &str) {
     subjects.dedup();
     assert_eq!(subjects, ["alice-upstream", "bob-upstream"]);
 
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
+    signin::stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 #[test]

@@ -12,6 +12,7 @@
     reason = "test helpers may panic; the test starts the gateway and clients as a person would"
 )]
 
+mod signin;
 mod support;
 mod team;
 
@@ -20,6 +21,7 @@ use mcp_testkit::{
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use signin::{assert_echoed, call_tool, modern_call_tool, stop};
 use support::{Served, Workdir};
 use team::{STATIC_TOKEN, bearer, post, request};
 
@@ -47,23 +49,8 @@ async fn upstream() -> (FakeAuthServer, FakeProtectedMcpServer) {
         GATEWAY_CLIENT.0,
         GATEWAY_CLIENT.1,
     ));
-    let tickets = FakeProtectedMcpServer::start(
-        Scenario::new("tickets").with_tool(ToolSpec::echo("echo")),
-        &auth,
-        ProtectedOptions::new(),
-    )
-    .await
-    .unwrap();
+    let tickets = signin::protected(&auth, "tickets").await;
     (auth, tickets)
-}
-
-/// A 2025-era session's call of `name` with `token`: the answer.
-async fn call(url: &str, token: &str, session: &str, name: &str) -> team::Answer {
-    let message = request(
-        "tools/call",
-        json!({"name": name, "arguments": {"text": "hi"}}),
-    );
-    post(url, Some(&bearer(token)), Some(session), &message).await
 }
 
 /// The text of a call's answer: its error message, or its error result's text.
@@ -92,7 +79,7 @@ fn each_caller_is_seen_upstream_as_itself_and_its_token_never_goes_there() {
         "",
         &exchange_server(&tickets.url(), &auth.token_endpoint()),
     );
-    let mut served = Served::start_with_env(
+    let served = Served::start_with_env(
         &wd,
         &config,
         STATIC_TOKEN,
@@ -106,12 +93,8 @@ fn each_caller_is_seen_upstream_as_itself_and_its_token_never_goes_there() {
         let alice_session = team::open_session(&url, &alice).await;
         let bob_session = team::open_session(&url, &bob).await;
         for (token, session) in [(&alice, &alice_session), (&bob, &bob_session)] {
-            let answer = call(&url, token, session, "mcp__tickets__echo").await;
-            assert_eq!(
-                answer.body["result"]["structuredContent"],
-                json!({"text": "hi"}),
-                "{answer:?}"
-            );
+            let answer = call_tool(&url, token, session, "mcp__tickets__echo").await;
+            assert_echoed(&answer);
         }
         // Two subjects upstream, each through its own exchange of its own token.
         let mut subjects = tickets.subjects();
@@ -137,12 +120,8 @@ fn each_caller_is_seen_upstream_as_itself_and_its_token_never_goes_there() {
         // more and the call goes through.
         let before = auth.counters().token_exchange;
         auth.revoke_exchanged_tokens();
-        let answer = call(&url, &alice, &alice_session, "mcp__tickets__echo").await;
-        assert_eq!(
-            answer.body["result"]["structuredContent"],
-            json!({"text": "hi"}),
-            "{answer:?}"
-        );
+        let answer = call_tool(&url, &alice, &alice_session, "mcp__tickets__echo").await;
+        assert_echoed(&answer);
         assert_eq!(
             auth.counters().token_exchange,
             before + 1,
@@ -155,13 +134,7 @@ fn each_caller_is_seen_upstream_as_itself_and_its_token_never_goes_there() {
         let presented = tickets.presented_tokens();
         assert!(!presented.iter().any(|t| *t == alice || *t == bob));
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
+    stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 #[test]
@@ -179,7 +152,7 @@ fn a_token_endpoint_that_is_down_fails_its_server_alone() {
         "",
         &exchange_server(&tickets.url(), &down),
     );
-    let mut served = Served::start_with_env(
+    let served = Served::start_with_env(
         &wd,
         &config,
         STATIC_TOKEN,
@@ -190,30 +163,20 @@ fn a_token_endpoint_that_is_down_fails_its_server_alone() {
     runtime.block_on(async {
         let alice = team::token(&auth, &url, "alice", &["readers"]);
         let session = team::open_session(&url, &alice).await;
-        let failed = call(&url, &alice, &session, "mcp__tickets__echo").await;
+        let failed = call_tool(&url, &alice, &session, "mcp__tickets__echo").await;
         let text = error_text(&failed);
         assert!(text.contains("tickets"), "{text}");
         assert!(text.contains("token exchange"), "{text}");
         assert!(!text.contains(&alice), "the caller's token is never shown");
         // The gateway's own servers go on.
-        let echoed = call(&url, &alice, &session, "mcp__notes__echo").await;
-        assert_eq!(
-            echoed.body["result"]["structuredContent"],
-            json!({"text": "hi"}),
-            "{echoed:?}"
-        );
+        let echoed = call_tool(&url, &alice, &session, "mcp__notes__echo").await;
+        assert_echoed(&echoed);
         assert!(
             tickets.presented_tokens().is_empty(),
             "nothing went upstream"
         );
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
+    stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 #[test]
@@ -222,8 +185,8 @@ fn a_caller_without_credentials_is_told_where_to_sign_in() {
     let runtime = support::runtime();
     let (auth, tickets) = runtime.block_on(upstream());
     let rest = format!(
-        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
-        support::toml_str(&tickets.url())
+        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n{}",
+        signin::caller_server(&tickets.url())
     );
     let config = team::config(&wd, &auth.issuer(), "", &rest);
     let mut served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
@@ -231,7 +194,7 @@ fn a_caller_without_credentials_is_told_where_to_sign_in() {
     runtime.block_on(async {
         let alice = team::token(&auth, &url, "alice", &["readers"]);
         let session = team::open_session(&url, &alice).await;
-        let failed = call(&url, &alice, &session, "mcp__tickets__echo").await;
+        let failed = call_tool(&url, &alice, &session, "mcp__tickets__echo").await;
         let text = error_text(&failed);
         // The 2025-11-25 URL elicitation error: the page to open, made for alice.
         assert_eq!(failed.body["error"]["code"], -32042, "{failed:?}");
@@ -250,12 +213,8 @@ fn a_caller_without_credentials_is_told_where_to_sign_in() {
             "{text}"
         );
         // The gateway's own servers go on.
-        let echoed = call(&url, &alice, &session, "mcp__notes__echo").await;
-        assert_eq!(
-            echoed.body["result"]["structuredContent"],
-            json!({"text": "hi"}),
-            "{echoed:?}"
-        );
+        let echoed = call_tool(&url, &alice, &session, "mcp__notes__echo").await;
+        assert_echoed(&echoed);
         assert!(
             tickets.presented_tokens().is_empty(),
             "nothing went upstream"
@@ -280,17 +239,18 @@ fn a_credential_store_that_cannot_be_reached_fails_the_caller_servers_alone() {
     let wd = Workdir::new();
     let runtime = support::runtime();
     let (auth, tickets) = runtime.block_on(upstream());
-    let rest = format!(
-        "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
-        support::toml_str(&tickets.url())
+    let config = team::config(
+        &wd,
+        &auth.issuer(),
+        "",
+        &signin::caller_server(&tickets.url()),
     );
-    let config = team::config(&wd, &auth.issuer(), "", &rest);
     // A PostgreSQL store on a loopback port nothing listens on.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let store = format!("postgres://gw@{}/vault", closed.local_addr().unwrap());
     drop(closed);
     let key = "ab".repeat(32);
-    let mut served = Served::start_with_env(
+    let served = Served::start_with_env(
         &wd,
         &config,
         STATIC_TOKEN,
@@ -304,7 +264,7 @@ fn a_credential_store_that_cannot_be_reached_fails_the_caller_servers_alone() {
     runtime.block_on(async {
         let alice = team::token(&auth, &url, "alice", &["readers"]);
         let session = team::open_session(&url, &alice).await;
-        let failed = call(&url, &alice, &session, "mcp__tickets__echo").await;
+        let failed = call_tool(&url, &alice, &session, "mcp__tickets__echo").await;
         let text = error_text(&failed);
         assert!(text.contains("`tickets`"), "{text}");
         assert!(
@@ -312,24 +272,14 @@ fn a_credential_store_that_cannot_be_reached_fails_the_caller_servers_alone() {
             "{text}"
         );
         assert!(!text.contains(&key), "the key is never shown");
-        let echoed = call(&url, &alice, &session, "mcp__notes__echo").await;
-        assert_eq!(
-            echoed.body["result"]["structuredContent"],
-            json!({"text": "hi"}),
-            "{echoed:?}"
-        );
+        let echoed = call_tool(&url, &alice, &session, "mcp__notes__echo").await;
+        assert_echoed(&echoed);
         assert!(
             tickets.presented_tokens().is_empty(),
             "nothing went upstream"
         );
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
+    stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 /// Stores `token` for `caller` and `tickets` in the gateway's vault (SQLite in its data
@@ -355,8 +305,8 @@ fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
     let runtime = support::runtime();
     let (auth, tickets) = runtime.block_on(upstream());
     let rest = format!(
-        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
-        support::toml_str(&tickets.url())
+        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n{}",
+        signin::caller_server(&tickets.url())
     );
     let config = team::config(&wd, &auth.issuer(), "", &rest);
     // Alice signed in to tickets before: her credentials are in the gateway's vault.
@@ -364,7 +314,7 @@ fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
     auth.set_subject("alice-upstream", &[]);
     let upstream_token = auth.mint_token("tickets-client", &["mcp:read"], Some(&tickets.url()));
     runtime.block_on(store(&wd, "sub:alice", &upstream_token));
-    let mut served = Served::start_with_env(
+    let served = Served::start_with_env(
         &wd,
         &config,
         STATIC_TOKEN,
@@ -376,15 +326,11 @@ fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
         let alice = team::token(&auth, &url, "alice", &["readers"]);
         let bob = team::token(&auth, &url, "bob", &[]);
         let alice_session = team::open_session(&url, &alice).await;
-        let answer = call(&url, &alice, &alice_session, "mcp__tickets__echo").await;
-        assert_eq!(
-            answer.body["result"]["structuredContent"],
-            json!({"text": "hi"}),
-            "{answer:?}"
-        );
+        let answer = call_tool(&url, &alice, &alice_session, "mcp__tickets__echo").await;
+        assert_echoed(&answer);
         // Bob has none of his own, and alice's are no use to him.
         let bob_session = team::open_session(&url, &bob).await;
-        let refused = call(&url, &bob, &bob_session, "mcp__tickets__echo").await;
+        let refused = call_tool(&url, &bob, &bob_session, "mcp__tickets__echo").await;
         assert_eq!(refused.body["error"]["code"], -32042, "{refused:?}");
         assert!(error_text(&refused).ends_with(" to sign in to tickets, then retry"));
         let presented = tickets.presented_tokens();
@@ -428,33 +374,14 @@ fn a_caller_with_stored_credentials_is_seen_upstream_as_itself() {
         let bobs = auth.mint_token("tickets-client", &["mcp:read"], Some(&tickets.url()));
         store(&wd, "sub:bob", &bobs).await;
         // The retry the sign-in error asked for goes through.
-        let answer = call(&url, &bob, &bob_session, "mcp__tickets__echo").await;
-        assert_eq!(
-            answer.body["result"]["structuredContent"],
-            json!({"text": "hi"}),
-            "{answer:?}"
-        );
+        let answer = call_tool(&url, &bob, &bob_session, "mcp__tickets__echo").await;
+        assert_echoed(&answer);
         let mut subjects = tickets.subjects();
         subjects.sort();
         subjects.dedup();
         assert_eq!(subjects, ["alice-upstream", "bob-upstream"]);
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
-}
-
-/// A 2026-era `tools/call` of `name` with `token` (no session): the answer.
-async fn modern_call(url: &str, token: &str, name: &str) -> team::Answer {
-    let message = request(
-        "tools/call",
-        json!({"name": name, "arguments": {"text": "hi"}, "_meta": team::modern_meta()}),
-    );
-    post(url, Some(&bearer(token)), None, &message).await
+    stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 #[test]
@@ -462,20 +389,14 @@ fn a_2026_era_call_acts_as_its_caller_upstream_too() {
     let wd = Workdir::new();
     let runtime = support::runtime();
     let (auth, tickets) = runtime.block_on(upstream());
-    let desk = runtime
-        .block_on(FakeProtectedMcpServer::start(
-            Scenario::new("desk").with_tool(ToolSpec::echo("echo")),
-            &auth,
-            ProtectedOptions::new(),
-        ))
-        .unwrap();
+    let desk = runtime.block_on(signin::protected(&auth, "desk"));
     let rest = format!(
         "{}\n[mcp_servers.desk]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
         exchange_server(&tickets.url(), &auth.token_endpoint()),
         support::toml_str(&desk.url())
     );
     let config = team::config(&wd, &auth.issuer(), "", &rest);
-    let mut served = Served::start_with_env(
+    let served = Served::start_with_env(
         &wd,
         &config,
         STATIC_TOKEN,
@@ -488,12 +409,8 @@ fn a_2026_era_call_acts_as_its_caller_upstream_too() {
         let bob = team::token(&auth, &url, "bob", &[]);
         // `exchange`: each caller's stateless calls reach the upstream as that caller.
         for token in [&alice, &bob, &alice] {
-            let answer = modern_call(&url, token, "mcp__tickets__echo").await;
-            assert_eq!(
-                answer.body["result"]["structuredContent"],
-                json!({"text": "hi"}),
-                "{answer:?}"
-            );
+            let answer = modern_call_tool(&url, token, "mcp__tickets__echo").await;
+            assert_echoed(&answer);
         }
         let mut subjects = tickets.subjects();
         subjects.sort();
@@ -506,21 +423,14 @@ fn a_2026_era_call_acts_as_its_caller_upstream_too() {
         );
         // `caller`: no credentials of alice's, so the sign-in error names the page; the
         // gateway's own credentials never stand in for hers.
-        let failed = modern_call(&url, &alice, "mcp__desk__echo").await;
+        let failed = modern_call_tool(&url, &alice, "mcp__desk__echo").await;
         assert_eq!(failed.body["error"]["code"], -32042, "{failed:?}");
         let text = error_text(&failed);
         assert!(text.contains("/connect/start?state="), "{text}");
         assert!(text.ends_with(" to sign in to desk, then retry"), "{text}");
         assert!(desk.presented_tokens().is_empty(), "nothing went upstream");
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        desk.shutdown().await;
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
+    stop(&wd, &runtime, served, auth, vec![desk, tickets]);
 }
 
 #[test]
@@ -529,8 +439,8 @@ fn a_refused_refresh_asks_for_sign_in_and_shows_in_the_callers_view() {
     let runtime = support::runtime();
     let (auth, tickets) = runtime.block_on(upstream());
     let rest = format!(
-        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
-        support::toml_str(&tickets.url())
+        "[gateway]\npublic_url = \"http://127.0.0.1:8931\"\n\n{}",
+        signin::caller_server(&tickets.url())
     );
     let config = team::config(&wd, &auth.issuer(), "", &rest);
     // Alice's stored token expired, and the authorization server does not know her
@@ -558,7 +468,7 @@ fn a_refused_refresh_asks_for_sign_in_and_shows_in_the_callers_view() {
         vault.close().await;
     });
     let key = "cd".repeat(32);
-    let mut served = Served::start_with_env(
+    let served = Served::start_with_env(
         &wd,
         &config,
         STATIC_TOKEN,
@@ -569,7 +479,7 @@ fn a_refused_refresh_asks_for_sign_in_and_shows_in_the_callers_view() {
     runtime.block_on(async {
         let alice = team::token(&auth, &url, "alice", &["readers"]);
         let session = team::open_session(&url, &alice).await;
-        let refused = call(&url, &alice, &session, "mcp__tickets__echo").await;
+        let refused = call_tool(&url, &alice, &session, "mcp__tickets__echo").await;
         assert_eq!(refused.body["error"]["code"], -32042, "{refused:?}");
         assert!(error_text(&refused).ends_with(" to sign in to tickets, then retry"));
         assert!(
@@ -596,13 +506,7 @@ fn a_refused_refresh_asks_for_sign_in_and_shows_in_the_callers_view() {
             "{view}"
         );
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
+    stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 #[test]
@@ -631,7 +535,7 @@ fn the_event_relay_never_reaches_a_caller_server_as_the_gateway() {
         support::toml_str(&desk.url())
     );
     let config = team::config(&wd, &auth.issuer(), "", &rest);
-    let mut served = Served::start_with_env(
+    let served = Served::start_with_env(
         &wd,
         &config,
         STATIC_TOKEN,
@@ -660,11 +564,5 @@ fn the_event_relay_never_reaches_a_caller_server_as_the_gateway() {
         );
         assert!(desk.subjects().is_empty(), "{:?}", desk.subjects());
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        desk.shutdown().await;
-        auth.shutdown().await;
-    });
+    stop(&wd, &runtime, served, auth, vec![desk]);
 }

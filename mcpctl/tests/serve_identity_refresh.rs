@@ -24,72 +24,22 @@
     reason = "test helpers may panic; the test starts the gateway and clients as a person would"
 )]
 
+mod signin;
 mod support;
 mod team;
 
 use std::time::Duration;
 
-use mcp_testkit::{FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec};
+use mcp_testkit::{FakeAuthServer, FakeProtectedMcpServer};
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::json;
+use signin::{assert_echoed, browse, call, call_tool, modern_call, sign_in_url, stop};
 use support::{Served, Workdir};
-use team::{STATIC_TOKEN, bearer, post, request};
+use team::{STATIC_TOKEN, bearer};
 
 /// The gateway's vault key (hex, 32 bytes), so the test can read what it stored.
 const VAULT_KEY: [u8; 32] = [0xab; 32];
-
-/// A 2025-era session's call of `tickets`' echo with `token`.
-async fn call(url: &str, token: &str, session: &str) -> team::Answer {
-    let message = request(
-        "tools/call",
-        json!({"name": "mcp__tickets__echo", "arguments": {"text": "hi"}}),
-    );
-    post(url, Some(&bearer(token)), Some(session), &message).await
-}
-
-/// Asserts the call went through to the upstream's echo.
-fn assert_echoed(answer: &team::Answer) {
-    assert_eq!(
-        answer.body["result"]["structuredContent"],
-        json!({"text": "hi"}),
-        "{answer:?}"
-    );
-}
-
-/// The sign-in page of a call that failed for want of credentials.
-fn sign_in_url(answer: &team::Answer) -> String {
-    assert_eq!(answer.body["error"]["code"], -32042, "{answer:?}");
-    let elicitation = &answer.body["error"]["data"]["elicitations"][0];
-    assert_eq!(elicitation["mode"], "url", "{answer:?}");
-    elicitation["url"].as_str().unwrap().to_owned()
-}
-
-/// Opens `url` as a browser would: follows redirects, keeps the cookie; the last page.
-async fn browse(url: &str) -> (StatusCode, String) {
-    let http = team::http();
-    let mut url = url.to_owned();
-    let mut cookie: Option<String> = None;
-    for _ in 0..5 {
-        let mut get = http.get(&url);
-        if let Some(cookie) = &cookie {
-            get = get.header(reqwest::header::COOKIE, cookie);
-        }
-        let response = get.send().await.unwrap();
-        if let Some(set) = response.headers().get(reqwest::header::SET_COOKIE) {
-            cookie = Some(set.to_str().unwrap().split(';').next().unwrap().to_owned());
-        }
-        if response.status() != StatusCode::FOUND {
-            let status = response.status();
-            return (status, response.text().await.unwrap());
-        }
-        url = response.headers()[reqwest::header::LOCATION]
-            .to_str()
-            .unwrap()
-            .to_owned();
-    }
-    panic!("more than 5 redirects from {url}");
-}
 
 /// The refresh token the gateway's vault holds for alice's `tickets` credentials.
 async fn stored_refresh_token(wd: &Workdir) -> Option<String> {
@@ -136,22 +86,13 @@ fn start(
     wd: &Workdir,
     runtime: &tokio::runtime::Runtime,
 ) -> (FakeAuthServer, FakeProtectedMcpServer, Served) {
-    let (auth, tickets) = runtime.block_on(async {
-        let auth = team::auth_server().await;
-        let tickets = FakeProtectedMcpServer::start(
-            Scenario::new("tickets").with_tool(ToolSpec::echo("echo")),
-            &auth,
-            ProtectedOptions::new(),
-        )
-        .await
-        .unwrap();
-        (auth, tickets)
-    });
-    let rest = format!(
-        "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
-        support::toml_str(&tickets.url())
+    let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
+    let config = team::config(
+        wd,
+        &auth.issuer(),
+        "",
+        &signin::caller_server(&tickets.url()),
     );
-    let config = team::config(wd, &auth.issuer(), "", &rest);
     let key: String = VAULT_KEY.iter().map(|b| format!("{b:02x}")).collect();
     let served = Served::start_with_env(
         wd,
@@ -179,23 +120,6 @@ async fn sign_in(auth: &FakeAuthServer, url: &str, alice: &str) -> String {
     let session = team::open_session(url, alice).await;
     assert_echoed(&call(url, alice, &session).await);
     session
-}
-
-/// Stops the gateway (no process left) and the fakes.
-fn stop(
-    wd: &Workdir,
-    runtime: &tokio::runtime::Runtime,
-    auth: FakeAuthServer,
-    tickets: FakeProtectedMcpServer,
-    mut served: Served,
-) {
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
 }
 
 #[test]
@@ -280,7 +204,7 @@ fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out
         subjects.dedup();
         assert_eq!(subjects, ["alice-upstream"]);
     });
-    stop(&wd, &runtime, auth, tickets, served);
+    stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 #[test]
@@ -313,16 +237,7 @@ fn a_refresh_refused_on_an_open_connection_asks_for_sign_in_at_once() {
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_echoed(&call(&url, &alice, &session).await);
     });
-    stop(&wd, &runtime, auth, tickets, served);
-}
-
-/// A 2026-era `tools/call` of `tickets`' echo with `token` (no session).
-async fn modern_call(url: &str, token: &str) -> team::Answer {
-    let message = request(
-        "tools/call",
-        json!({"name": "mcp__tickets__echo", "arguments": {"text": "hi"}, "_meta": team::modern_meta()}),
-    );
-    post(url, Some(&bearer(token)), None, &message).await
+    stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 #[test]
@@ -360,7 +275,7 @@ fn sign_out_takes_effect_at_once_for_2026_era_calls_too() {
         subjects.dedup();
         assert_eq!(subjects, ["alice-upstream"]);
     });
-    stop(&wd, &runtime, auth, tickets, served);
+    stop(&wd, &runtime, served, auth, vec![tickets]);
 }
 
 /// The gateway's client at the token endpoint (for exchanges), its secret's variable, and
@@ -379,13 +294,7 @@ fn an_admin_revocation_drops_the_callers_cached_exchanged_tokens() {
             GATEWAY_CLIENT.0,
             GATEWAY_CLIENT.1,
         ));
-        let desk = FakeProtectedMcpServer::start(
-            Scenario::new("desk").with_tool(ToolSpec::echo("echo")),
-            &auth,
-            ProtectedOptions::new(),
-        )
-        .await
-        .unwrap();
+        let desk = signin::protected(&auth, "desk").await;
         (auth, desk)
     });
     let rest = format!(
@@ -399,7 +308,7 @@ fn an_admin_revocation_drops_the_callers_cached_exchanged_tokens() {
     let key: String = VAULT_KEY.iter().map(|b| format!("{b:02x}")).collect();
     // A trailing newline (an env file may leave one) is trimmed by the gateway.
     let admin = format!("{ADMIN_TOKEN}\n");
-    let mut served = Served::start_with_env(
+    let served = Served::start_with_env(
         &wd,
         &config,
         STATIC_TOKEN,
@@ -423,13 +332,7 @@ fn an_admin_revocation_drops_the_callers_cached_exchanged_tokens() {
     runtime.block_on(async {
         let call_desk = |token: String, session: String| {
             let url = url.clone();
-            async move {
-                let message = request(
-                    "tools/call",
-                    json!({"name": "mcp__desk__echo", "arguments": {"text": "hi"}}),
-                );
-                post(&url, Some(&bearer(&token)), Some(&session), &message).await
-            }
+            async move { call_tool(&url, &token, &session, "mcp__desk__echo").await }
         };
         let alice_session = team::open_session(&url, &alice).await;
         let bob_session = team::open_session(&url, &bob).await;
@@ -456,11 +359,5 @@ fn an_admin_revocation_drops_the_callers_cached_exchanged_tokens() {
         subjects.dedup();
         assert_eq!(subjects, ["alice", "bob"]);
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        desk.shutdown().await;
-        auth.shutdown().await;
-    });
+    stop(&wd, &runtime, served, auth, vec![desk]);
 }

@@ -15,61 +15,19 @@
     reason = "test helpers may panic; the test starts the gateway and clients as a person would"
 )]
 
+mod signin;
 mod support;
 mod team;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use mcp_testkit::{FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec};
+use mcp_testkit::FakeProtectedMcpServer;
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
-use serde_json::json;
+use signin::{assert_echoed, browse, call, sign_in_url};
 use support::{Served, Workdir};
-use team::{STATIC_TOKEN, bearer, post, request};
-
-/// A 2025-era session's call of `tickets`' echo with `token`.
-async fn call(url: &str, token: &str, session: &str) -> team::Answer {
-    let message = request(
-        "tools/call",
-        json!({"name": "mcp__tickets__echo", "arguments": {"text": "hi"}}),
-    );
-    post(url, Some(&bearer(token)), Some(session), &message).await
-}
-
-/// The sign-in page of a call that failed for want of credentials.
-fn sign_in_url(answer: &team::Answer) -> String {
-    assert_eq!(answer.body["error"]["code"], -32042, "{answer:?}");
-    let elicitation = &answer.body["error"]["data"]["elicitations"][0];
-    assert_eq!(elicitation["mode"], "url", "{answer:?}");
-    elicitation["url"].as_str().unwrap().to_owned()
-}
-
-/// Opens `url` as a browser would: follows redirects, keeps the cookie; the last page.
-async fn browse(url: &str) -> (StatusCode, String) {
-    let http = team::http();
-    let mut url = url.to_owned();
-    let mut cookie: Option<String> = None;
-    for _ in 0..5 {
-        let mut get = http.get(&url);
-        if let Some(cookie) = &cookie {
-            get = get.header(reqwest::header::COOKIE, cookie);
-        }
-        let response = get.send().await.unwrap();
-        if let Some(set) = response.headers().get(reqwest::header::SET_COOKIE) {
-            cookie = Some(set.to_str().unwrap().split(';').next().unwrap().to_owned());
-        }
-        if response.status() != StatusCode::FOUND {
-            let status = response.status();
-            return (status, response.text().await.unwrap());
-        }
-        url = response.headers()[reqwest::header::LOCATION]
-            .to_str()
-            .unwrap()
-            .to_owned();
-    }
-    panic!("more than 5 redirects from {url}");
-}
+use team::STATIC_TOKEN;
 
 /// `token`'s call of `tickets` in a new session succeeds, and the upstream served it as
 /// `upstream_subject` alone.
@@ -81,12 +39,7 @@ async fn calls_as(
 ) {
     let before = tickets.subjects().len();
     let session = team::open_session(url, token).await;
-    let answer = call(url, token, &session).await;
-    assert_eq!(
-        answer.body["result"]["structuredContent"],
-        json!({"text": "hi"}),
-        "{answer:?}"
-    );
+    assert_echoed(&call(url, token, &session).await);
     let mut seen = tickets.subjects().split_off(before);
     seen.dedup();
     assert_eq!(seen, [upstream_subject], "who the upstream served");
@@ -105,29 +58,17 @@ fn address(url: &str) -> String {
         .to_owned()
 }
 
-/// The authorization server and the `tickets` upstream it protects.
-async fn upstream() -> (FakeAuthServer, FakeProtectedMcpServer) {
-    let auth = team::auth_server().await;
-    let tickets = FakeProtectedMcpServer::start(
-        Scenario::new("tickets").with_tool(ToolSpec::echo("echo")),
-        &auth,
-        ProtectedOptions::new(),
-    )
-    .await
-    .unwrap();
-    (auth, tickets)
-}
-
 #[test]
 fn a_restarted_gateway_keeps_both_sign_ins_in_sqlite() {
     let wd = Workdir::new();
     let runtime = support::runtime();
-    let (auth, tickets) = runtime.block_on(upstream());
-    let rest = format!(
-        "[mcp_servers.tickets]\nurl = {}\nupstream_identity = \"caller\"\ndefault_tools_approval_mode = \"approve\"\n",
-        support::toml_str(&tickets.url())
+    let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
+    let config = team::config(
+        &wd,
+        &auth.issuer(),
+        "",
+        &signin::caller_server(&tickets.url()),
     );
-    let config = team::config(&wd, &auth.issuer(), "", &rest);
     let mut served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
     let url = served.url.clone();
     let alice = team::token(&auth, &url, "alice", &["readers"]);
@@ -187,18 +128,12 @@ fn a_restarted_gateway_keeps_both_sign_ins_in_sqlite() {
     for journal in ["credentials.db-wal", "credentials.db-shm"] {
         let _ = std::fs::remove_file(data.join(journal));
     }
-    let mut served = Served::start_at(&wd, &config, STATIC_TOKEN, &address(&url), &[], &[]);
+    let served = Served::start_at(&wd, &config, STATIC_TOKEN, &address(&url), &[], &[]);
     runtime.block_on(async {
         let before = tickets.subjects().len();
         let session = team::open_session(&url, &alice).await;
         sign_in_url(&call(&url, &alice, &session).await);
         assert_eq!(tickets.subjects().len(), before, "nothing went upstream");
     });
-    served.stop();
-    drop(served);
-    wd.assert_no_server_left();
-    runtime.block_on(async {
-        tickets.shutdown().await;
-        auth.shutdown().await;
-    });
+    signin::stop(&wd, &runtime, served, auth, vec![tickets]);
 }
