@@ -24,23 +24,14 @@ mod support;
 mod team;
 
 use pretty_assertions::assert_eq;
-use reqwest::StatusCode;
-use signin::{assert_echoed, browse, call, sign_in_url};
-use support::{Served, Workdir};
-use team::STATIC_TOKEN;
+use signin::{assert_echoed, call, sign_in_url};
+use support::Workdir;
 
 #[test]
 fn two_callers_consent_through_url_elicitation_and_are_seen_upstream_as_themselves() {
     let wd = Workdir::new();
     let runtime = support::runtime();
-    let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
-    let config = team::config(
-        &wd,
-        &auth.issuer(),
-        "",
-        &signin::caller_server(&tickets.url()),
-    );
-    let served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let (auth, tickets, served) = signin::start(&wd, &runtime, &[]);
     let url = served.url.clone();
     let base = url.trim_end_matches("/mcp").to_owned();
     let alice = team::token(&auth, &url, "alice", &["readers"]);
@@ -51,13 +42,8 @@ fn two_callers_consent_through_url_elicitation_and_are_seen_upstream_as_themselv
         ] {
             let session = team::open_session(&url, token).await;
             let page = sign_in_url(&call(&url, token, &session).await);
-            assert!(
-                page.starts_with(&format!("{base}/connect/start?state=")),
-                "{page}"
-            );
-            auth.set_subject(upstream_subject, &[]);
-            let (status, body) = browse(&page).await;
-            assert_eq!(status, StatusCode::OK, "{body}");
+            signin::assert_sign_in_page(&page, &base);
+            let body = signin::sign_in_as(&auth, &page, upstream_subject).await;
             assert!(body.contains("Signed in to tickets"), "{body}");
             // The client retries, in a new session: the session that got the error keeps
             // `tickets` failed.

@@ -30,8 +30,7 @@ use std::process::Command;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use support::{Served, Workdir};
-use team::STATIC_TOKEN;
+use support::Workdir;
 
 /// Runs the Python client of `era` (`2025`, `2026`) against the gateway at `url` with
 /// `token`, with an elicitation callback that follows the URL (`follow`), one that
@@ -60,14 +59,7 @@ fn two_callers_consent_with_the_python_client(era: &str) {
     };
     let wd = Workdir::new();
     let runtime = support::runtime();
-    let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
-    let config = team::config(
-        &wd,
-        &auth.issuer(),
-        "",
-        &signin::caller_server(&tickets.url()),
-    );
-    let served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
+    let (auth, tickets, served) = signin::start(&wd, &runtime, &[]);
     let url = served.url.clone();
     let start = format!("{}/connect/start?state=", url.trim_end_matches("/mcp"));
     let alice = team::token(&auth, &url, "alice", &["readers"]);

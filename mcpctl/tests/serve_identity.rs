@@ -285,11 +285,7 @@ fn a_credential_store_that_cannot_be_reached_fails_the_caller_servers_alone() {
 /// Stores `token` for `caller` and `tickets` in the gateway's vault (SQLite in its data
 /// directory, key `cd…cd`), as a finished sign-in does.
 async fn store(wd: &Workdir, caller: &str, token: &str) {
-    let keys = mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", &[0xcd; 32]).unwrap());
-    let vault =
-        mcp_auth::CredentialVault::open_sqlite(wd.path().join("home/gateway/credentials.db"), keys)
-            .await
-            .unwrap();
+    let vault = signin::open_vault(wd, &[0xcd; 32]).await;
     let mut creds = mcp_auth::StoredCredentials::new("tickets-client");
     creds.access_token = Some(mcp_key::Secret::new(token.to_owned()));
     vault
@@ -447,14 +443,7 @@ fn a_refused_refresh_asks_for_sign_in_and_shows_in_the_callers_view() {
     // refresh token (revoked, or forged into the row): the refresh is refused.
     auth.add_client(OAuthClient::public("tickets-client"));
     runtime.block_on(async {
-        let keys =
-            mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", &[0xcd; 32]).unwrap());
-        let vault = mcp_auth::CredentialVault::open_sqlite(
-            wd.path().join("home/gateway/credentials.db"),
-            keys,
-        )
-        .await
-        .unwrap();
+        let vault = signin::open_vault(&wd, &[0xcd; 32]).await;
         let mut creds = mcp_auth::StoredCredentials::new("tickets-client");
         creds.access_token = Some(mcp_key::Secret::new("expired-token".to_owned()));
         creds.refresh_token = Some(mcp_key::Secret::new("unknown-refresh-token".to_owned()));

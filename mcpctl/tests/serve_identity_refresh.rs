@@ -34,7 +34,10 @@ use mcp_testkit::{FakeAuthServer, FakeProtectedMcpServer};
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::json;
-use signin::{assert_echoed, browse, call, call_tool, modern_call, sign_in_url, stop};
+use signin::{
+    assert_echoed, assert_sign_in_page, call, call_tool, modern_call, sign_in_as, sign_in_url,
+    sign_out, stop,
+};
 use support::{Served, Workdir};
 use team::{STATIC_TOKEN, bearer};
 
@@ -43,11 +46,7 @@ const VAULT_KEY: [u8; 32] = [0xab; 32];
 
 /// The refresh token the gateway's vault holds for alice's `tickets` credentials.
 async fn stored_refresh_token(wd: &Workdir) -> Option<String> {
-    let keys = mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", &VAULT_KEY).unwrap());
-    let vault =
-        mcp_auth::CredentialVault::open_sqlite(wd.path().join("home/gateway/credentials.db"), keys)
-            .await
-            .unwrap();
+    let vault = signin::open_vault(wd, &VAULT_KEY).await;
     let stored = vault
         .get("sub:alice", &"tickets".parse().unwrap())
         .await
@@ -86,22 +85,8 @@ fn start(
     wd: &Workdir,
     runtime: &tokio::runtime::Runtime,
 ) -> (FakeAuthServer, FakeProtectedMcpServer, Served) {
-    let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
-    let config = team::config(
-        wd,
-        &auth.issuer(),
-        "",
-        &signin::caller_server(&tickets.url()),
-    );
     let key: String = VAULT_KEY.iter().map(|b| format!("{b:02x}")).collect();
-    let served = Served::start_with_env(
-        wd,
-        &config,
-        STATIC_TOKEN,
-        &[],
-        &[("MCPCTL_VAULT_KEY", &key)],
-    );
-    (auth, tickets, served)
+    signin::start(wd, runtime, &[("MCPCTL_VAULT_KEY", &key)])
 }
 
 /// Alice (gateway token `alice`) signs in to `tickets` as `alice-upstream` through the
@@ -111,9 +96,7 @@ fn start(
 async fn sign_in(auth: &FakeAuthServer, url: &str, alice: &str) -> String {
     let session = team::open_session(url, alice).await;
     let page = sign_in_url(&call(url, alice, &session).await);
-    auth.set_subject("alice-upstream", &[]);
-    let (status, body) = browse(&page).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    sign_in_as(auth, &page, "alice-upstream").await;
     // Whoever logs in at the authorization server from now on, alice's refreshed tokens
     // stay hers.
     auth.set_subject("someone-else", &[]);
@@ -176,29 +159,18 @@ fn an_expired_caller_credential_is_refreshed_with_the_rotated_token_and_sign_out
         // again, and her (still valid) access token never reaches the upstream again.
         let presented = tickets.presented_tokens().len();
         let refreshes = auth.counters().refresh_token;
-        let response = team::http()
-            .delete(format!("{base}/connect/servers/tickets"))
-            .header("authorization", bearer(&alice))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
+        let response = sign_out(&base, &alice).await;
         let removed: serde_json::Value = response.json().await.unwrap();
         assert_eq!(removed, json!({"server": "tickets", "removed": true}));
         assert_eq!(stored_refresh_token(&wd).await, None);
         let page = sign_in_url(&call(&url, &alice, &session).await);
-        assert!(
-            page.starts_with(&format!("{base}/connect/start?state=")),
-            "{page}"
-        );
+        assert_sign_in_page(&page, &base);
         assert_eq!(tickets.presented_tokens().len(), presented);
         assert_eq!(auth.counters().refresh_token, refreshes);
 
         // She signs in again from that page: the same session's next call goes through
         // with her new credentials.
-        auth.set_subject("alice-upstream", &[]);
-        let (status, body) = browse(&page).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        sign_in_as(&auth, &page, "alice-upstream").await;
         assert_echoed(&call(&url, &alice, &session).await);
         let mut subjects = tickets.subjects();
         subjects.dedup();
@@ -223,18 +195,13 @@ fn a_refresh_refused_on_an_open_connection_asks_for_sign_in_at_once() {
         auth.expire_access_tokens();
         auth.fail_next_refreshes(1);
         let page = sign_in_url(&call(&url, &alice, &session).await);
-        assert!(
-            page.starts_with(&format!("{base}/connect/start?state=")),
-            "{page}"
-        );
+        assert_sign_in_page(&page, &base);
         assert_eq!(auth.counters().refresh_token, 1);
         let mut subjects = tickets.subjects();
         subjects.dedup();
         assert_eq!(subjects, ["alice-upstream"]);
         // Signing in again from that page lets the session's next call through.
-        auth.set_subject("alice-upstream", &[]);
-        let (status, body) = browse(&page).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        sign_in_as(&auth, &page, "alice-upstream").await;
         assert_echoed(&call(&url, &alice, &session).await);
     });
     stop(&wd, &runtime, served, auth, vec![tickets]);
@@ -254,22 +221,11 @@ fn sign_out_takes_effect_at_once_for_2026_era_calls_too() {
         assert_echoed(&modern_call(&url, &alice).await);
         assert_echoed(&modern_call(&url, &alice).await);
         let presented = tickets.presented_tokens().len();
-        let response = team::http()
-            .delete(format!("{base}/connect/servers/tickets"))
-            .header("authorization", bearer(&alice))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
+        sign_out(&base, &alice).await;
         let page = sign_in_url(&modern_call(&url, &alice).await);
-        assert!(
-            page.starts_with(&format!("{base}/connect/start?state=")),
-            "{page}"
-        );
+        assert_sign_in_page(&page, &base);
         assert_eq!(tickets.presented_tokens().len(), presented);
-        auth.set_subject("alice-upstream", &[]);
-        let (status, body) = browse(&page).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+        sign_in_as(&auth, &page, "alice-upstream").await;
         assert_echoed(&modern_call(&url, &alice).await);
         let mut subjects = tickets.subjects();
         subjects.dedup();

@@ -24,8 +24,7 @@ use std::path::Path;
 
 use mcp_testkit::FakeProtectedMcpServer;
 use pretty_assertions::assert_eq;
-use reqwest::StatusCode;
-use signin::{assert_echoed, browse, call, sign_in_url};
+use signin::{assert_echoed, call, sign_in_url};
 use support::{Served, Workdir};
 use team::STATIC_TOKEN;
 
@@ -63,12 +62,7 @@ fn a_restarted_gateway_keeps_both_sign_ins_in_sqlite() {
     let wd = Workdir::new();
     let runtime = support::runtime();
     let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
-    let config = team::config(
-        &wd,
-        &auth.issuer(),
-        "",
-        &signin::caller_server(&tickets.url()),
-    );
+    let config = signin::config(&wd, &auth, &tickets);
     let mut served = Served::start(&wd, &config, STATIC_TOKEN, &[]);
     let url = served.url.clone();
     let alice = team::token(&auth, &url, "alice", &["readers"]);
@@ -78,9 +72,7 @@ fn a_restarted_gateway_keeps_both_sign_ins_in_sqlite() {
         for (token, upstream_subject) in callers {
             let session = team::open_session(&url, token).await;
             let page = sign_in_url(&call(&url, token, &session).await);
-            auth.set_subject(upstream_subject, &[]);
-            let (status, body) = browse(&page).await;
-            assert_eq!(status, StatusCode::OK, "{body}");
+            let body = signin::sign_in_as(&auth, &page, upstream_subject).await;
             assert!(body.contains("Signed in to tickets"), "{body}");
             calls_as(&url, token, &tickets, upstream_subject).await;
         }

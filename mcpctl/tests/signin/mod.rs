@@ -12,13 +12,46 @@
     reason = "test helpers; each test file uses a part"
 )]
 
+use std::path::PathBuf;
+
 use mcp_testkit::{FakeAuthServer, FakeProtectedMcpServer, ProtectedOptions, Scenario, ToolSpec};
 use pretty_assertions::assert_eq;
 use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::support::{self, Served, Workdir};
-use crate::team::{self, bearer, post, request};
+use crate::team::{self, STATIC_TOKEN, bearer, post, request};
+
+/// The configuration of a gateway with `[gateway.oauth]` at `auth` serving `tickets` as
+/// each caller ([`caller_server`]).
+pub(crate) fn config(
+    wd: &Workdir,
+    auth: &FakeAuthServer,
+    tickets: &FakeProtectedMcpServer,
+) -> PathBuf {
+    team::config(wd, &auth.issuer(), "", &caller_server(&tickets.url()))
+}
+
+/// Starts [`tickets_upstream`] and a gateway serving it as each caller ([`config`]), with
+/// the environment variables `env`.
+pub(crate) fn start(
+    wd: &Workdir,
+    runtime: &tokio::runtime::Runtime,
+    env: &[(&str, &str)],
+) -> (FakeAuthServer, FakeProtectedMcpServer, Served) {
+    let (auth, tickets) = runtime.block_on(tickets_upstream());
+    let served = Served::start_with_env(wd, &config(wd, &auth, &tickets), STATIC_TOKEN, &[], env);
+    (auth, tickets, served)
+}
+
+/// The gateway's credential vault (SQLite in the data directory of `wd`), opened with the
+/// 32-byte key `key` as the gateway's `MCPCTL_VAULT_KEY` names it; close it after use.
+pub(crate) async fn open_vault(wd: &Workdir, key: &[u8; 32]) -> mcp_auth::CredentialVault {
+    let keys = mcp_auth::VaultKeys::new(mcp_auth::VaultKey::from_slice("k1", key).unwrap());
+    mcp_auth::CredentialVault::open_sqlite(wd.path().join("home/gateway/credentials.db"), keys)
+        .await
+        .unwrap()
+}
 
 /// The team's authorization server and the `tickets` upstream (one echo tool) it protects.
 pub(crate) async fn tickets_upstream() -> (FakeAuthServer, FakeProtectedMcpServer) {
@@ -116,6 +149,36 @@ pub(crate) async fn browse(url: &str) -> (StatusCode, String) {
             .to_owned();
     }
     panic!("more than 5 redirects from {url}");
+}
+
+/// Asserts `page` is a sign-in page of the gateway at `base` (its `/connect/start`).
+pub(crate) fn assert_sign_in_page(page: &str, base: &str) {
+    assert!(
+        page.starts_with(&format!("{base}/connect/start?state=")),
+        "{page}"
+    );
+}
+
+/// Signs in through `page` as a browser would ([`browse`]), the authorization server
+/// logging in `subject`: the last page's body, after asserting it came with 200 OK.
+pub(crate) async fn sign_in_as(auth: &FakeAuthServer, page: &str, subject: &str) -> String {
+    auth.set_subject(subject, &[]);
+    let (status, body) = browse(page).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
+}
+
+/// The caller of `token` signs out of `tickets` at the gateway at `base`
+/// (`DELETE /connect/servers/tickets`): the response, after asserting 200 OK.
+pub(crate) async fn sign_out(base: &str, token: &str) -> reqwest::Response {
+    let response = team::http()
+        .delete(format!("{base}/connect/servers/tickets"))
+        .header("authorization", bearer(token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response
 }
 
 /// Stops the gateway (no process left), then the upstreams and the authorization server.
