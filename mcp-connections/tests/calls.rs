@@ -538,6 +538,24 @@ async fn resolve_tool_settled_brings_a_crashed_server_up_before_resolving() {
     fx.assert_no_processes().await;
 }
 
+/// `not_ready_owner` names the server a name's namespace belongs to only while that
+/// server is not ready: a ready server's names resolve through the catalog, and a name in
+/// nobody's namespace has no owner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_name_in_a_down_servers_namespace_names_its_owner() {
+    let (fx, set, mut rx) = crashy_set().await;
+    assert_eq!(set.not_ready_owner("mcp__crashy__made_up"), None, "ready");
+    crash(&set, &mut rx).await;
+    assert_eq!(
+        set.not_ready_owner("mcp__crashy__made_up"),
+        Some(key("crashy"))
+    );
+    assert_eq!(set.not_ready_owner("mcp__nobody__echo"), None);
+    assert_eq!(set.not_ready_owner("mcp__crashy__"), None, "no tool part");
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
+
 /// A server killed with SIGKILL keeps its tools in the catalog and in search, marked not
 /// ready, with a `ToolsChanged` after its `Failed`; a made-up name in its namespace starts
 /// nothing; `ensure_started` brings it back (a new process) and its tools are ready again.

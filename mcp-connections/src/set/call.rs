@@ -611,6 +611,16 @@ impl ConnectionSet {
         }
     }
 
+    /// The configured server that is not ready (starting, deferred, failed) and in whose
+    /// tool namespace `qualified` lies (`mcp__<server>__…`; the longest such namespace,
+    /// none if two servers share it): the server a call of that name would wait for or
+    /// start, although the catalog does not list the name. `None` when no such server
+    /// owns the name (a ready server's tools resolve through the catalog).
+    pub fn not_ready_owner(&self, qualified: &str) -> Option<McpServerKey> {
+        self.namespace_owner(qualified)
+            .map(|slot| slot.spec.key.clone())
+    }
+
     /// The configured server that is not ready and in whose tool namespace `qualified`
     /// lies (the longest such namespace; none if two servers share it).
     fn namespace_owner(&self, qualified: &str) -> Option<Arc<Slot>> {
