@@ -67,11 +67,12 @@ impl Gateway {
         // starts no set of its own (see `modern::launch`). A retry carries its
         // `requestState`, which names the call it resumes: checked when it is resumed (it
         // is the caller's, and its tool was when it started).
-        if !modern && request.request_state.is_none() && !caller.has_everything() {
-            match Box::pin(self.inner.set.resolve_tool_settled(&name)).await {
-                Some((server, tool)) if caller.may_use_tool(&server, &tool) => {}
-                _ => return Err(not_available(&name)),
-            }
+        if !modern
+            && request.request_state.is_none()
+            && !caller.has_everything()
+            && let Some(answer) = self.not_usable(&name, &context, &caller).await
+        {
+            return answer;
         }
         let Ok(_caller_permit) = self.inner.hub.bindings.call_permit(&caller) else {
             return Ok(error_result(
@@ -186,6 +187,43 @@ impl Gateway {
             consented = true;
             if let Err(refusal) = self.consent(&sign_in, context, &caller).await {
                 return Ok(error_result(refusal).into());
+            }
+        }
+    }
+
+    /// A 2025-era call of `name` by a caller with grants: `None` when the name resolves to
+    /// a tool the caller may use, else the answer (the "not available" error). A name in
+    /// the namespace of a `caller` server the caller's grants cover, down for want of the
+    /// caller's sign-in, sends the caller to sign in first (a URL elicitation when the
+    /// client takes one, else the URL elicitation error), then is checked once the server
+    /// is up.
+    async fn not_usable(
+        &self,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+        caller: &Arc<Caller>,
+    ) -> Option<Result<CallToolResponse, McpError>> {
+        let hub = &self.inner.hub;
+        let mut consented = false;
+        loop {
+            // A `caller` server signed in to since it failed starts again: its tools
+            // resolve only once it is up.
+            crate::serve::identity::restart_signed_in(hub, self.set(), caller).await;
+            match Box::pin(self.set().resolve_tool_settled(name)).await {
+                Some((server, tool)) if caller.may_use_tool(&server, &tool) => return None,
+                Some(_) => return Some(Err(not_available(name))),
+                None => {}
+            }
+            let sign_in = crate::serve::identity::sign_in_for_name(hub, self.set(), caller, name);
+            let Some(sign_in) = sign_in else {
+                return Some(Err(not_available(name)));
+            };
+            if consented || !can_elicit_url(&context.peer) {
+                return Some(Err(sign_in.error()));
+            }
+            consented = true;
+            if let Err(refusal) = self.consent(&sign_in, context, caller).await {
+                return Some(Ok(error_result(refusal).into()));
             }
         }
     }

@@ -329,7 +329,7 @@ pub(crate) async fn restart_signed_in(
         .status()
         .into_iter()
         .filter(|s| {
-            matches!(&s.state, mcp_connections::ServerState::Failed(f) if f.chain().contains(SIGN_IN_NEEDED))
+            waits_for_sign_in(&s.state)
                 && hub.identities.callers.iter().any(|(key, _)| *key == s.key)
         })
         .map(|s| s.key)
@@ -438,6 +438,45 @@ async fn signed_in_within(
         }
     };
     tokio::time::timeout(wait, poll).await.is_ok()
+}
+
+/// The sign-in `caller` needs before a call of `name` can even be checked against its
+/// grants: `name` lies in the namespace of a `caller` server that is down for want of the
+/// caller's sign-in (so its tools were never listed and the name resolves to nothing), and
+/// the caller's grants cover that server. The grants of the tool itself are checked once
+/// the server is up. `None` otherwise: the name is answered as one that does not exist.
+pub(crate) fn sign_in_for_name(
+    hub: &Hub,
+    set: &mcp_connections::ConnectionSet,
+    caller: &Caller,
+    name: &str,
+) -> Option<NeedsSignIn> {
+    if hub.identities.callers.is_empty() {
+        return None;
+    }
+    let server = set.not_ready_owner(name)?;
+    if !hub.identities.callers.iter().any(|(key, _)| *key == server)
+        || !caller.may_use_server(&server)
+        || !set
+            .status()
+            .iter()
+            .any(|s| s.key == server && waits_for_sign_in(&s.state))
+    {
+        return None;
+    }
+    let consent = hub.identities.consent.as_ref().ok()?;
+    match consent.begin(caller.id(), &server) {
+        Ok(url) => Some(NeedsSignIn { server, url }),
+        Err(e) => {
+            tracing::warn!(%server, "no sign-in page: {e}");
+            None
+        }
+    }
+}
+
+/// Whether a server in `state` failed for want of the caller's sign-in.
+fn waits_for_sign_in(state: &mcp_connections::ServerState) -> bool {
+    matches!(state, mcp_connections::ServerState::Failed(f) if f.chain().contains(SIGN_IN_NEEDED))
 }
 
 /// The sign-in `caller`'s call needs when it failed with `error` because the caller has

@@ -112,6 +112,8 @@ enum First {
     Call(Target, Option<Value>, Option<Resume>),
     /// Refused (by the approval, or the target is not the caller's).
     Ended(Result<CallToolResult, McpError>),
+    /// The name lies in a `caller` server's namespace that waits for the caller's sign-in.
+    NeedsSignIn(NeedsSignIn),
 }
 
 /// What the gateway makes of a 2026-era upstream server's questions.
@@ -171,6 +173,7 @@ impl RunCall {
         match self.first(work, asks).await {
             First::Call(target, arguments, resume) => self.rounds(target, arguments, resume).await,
             First::Ended(outcome) => Rounds::Ended(outcome),
+            First::NeedsSignIn(sign_in) => Rounds::NeedsSignIn(sign_in),
         }
     }
 
@@ -180,13 +183,24 @@ impl RunCall {
     async fn first(&self, work: Work, asks: &mpsc::Sender<Ask>) -> First {
         match work {
             Work::New(name, arguments, _) => {
-                // Before anything is asked or started: a name that is not the caller's
-                // answers like one that does not exist.
-                if !self.may_use(&name).await {
-                    return First::Ended(Err(caller::not_available(&name)));
-                }
-                // A `caller` server the caller signed in to since it failed starts again.
+                // A `caller` server the caller signed in to since it failed starts again
+                // (first: its tools resolve only once it is up).
                 crate::serve::identity::restart_signed_in(&self.hub, &self.set, &self.caller).await;
+                // Before anything is asked: a name that is not the caller's answers like
+                // one that does not exist, unless it lies in a `caller` server the caller
+                // may use that waits for its sign-in (the tool is checked once it is up).
+                if !self.may_use(&name).await {
+                    let sign_in = crate::serve::identity::sign_in_for_name(
+                        &self.hub,
+                        &self.set,
+                        &self.caller,
+                        &name,
+                    );
+                    return match sign_in {
+                        Some(sign_in) => First::NeedsSignIn(sign_in),
+                        None => First::Ended(Err(caller::not_available(&name))),
+                    };
+                }
                 let question = |q| async { Some(ask(asks, self.can.elicit, q).await) };
                 let verdict = approval::check(
                     &self.set,
