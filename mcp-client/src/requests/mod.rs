@@ -110,9 +110,10 @@ impl Client {
             {
                 CallOutcome::Result(result) => result,
                 // The call's progress keeps flowing to its callback while the task runs.
+                // On the heap: waiting for a task is a rare path whose future is many times
+                // a plain call's, and inline it would be moved with every call.
                 CallOutcome::Task(seed, _progress) => {
-                    self.finish_task(seed, &settings, &abort, &mut deadline)
-                        .await?
+                    Box::pin(self.finish_task(seed, &settings, &abort, &mut deadline)).await?
                 }
             };
             if let Some(span) = &span {
