@@ -147,7 +147,8 @@ async fn http_errors_with_garbage_bodies_fail_their_request_at_once() {
             .with_header("content-type", "application/json"),
     ];
     for failure in failures {
-        server.fail_next(1, failure.clone());
+        // Aimed at the call: "the next request" may be the GET stream reconnecting.
+        server.fail_next_call(1, "tools/call", failure.clone());
         let started = Instant::now();
         let err = echo(&set, 1).await.unwrap_err();
         let took = started.elapsed();
@@ -191,8 +192,12 @@ async fn an_error_without_an_id_is_a_lost_session_recovered_once() {
     let server = HttpFakeServer::start(scenario()).await.unwrap();
     let (_fx, set) = start_set(server.url()).await;
     wait_for_get(&server).await;
-    server.fail_next(
+    // Aimed at the call itself: a failure for "the next request" could be taken by the
+    // client's GET stream reconnecting in between, and then nothing is lost (it was, once,
+    // in a full run: one initialization, not two).
+    server.fail_next_call(
         1,
+        "tools/call",
         InjectedFailure::new(400)
             .with_body(UNKNOWN_SESSION_BAD_REQUEST_BODY)
             .with_header("content-type", "application/json"),
