@@ -4,6 +4,8 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
+use crate::hex::{hex_digit, hex_encode as hex};
+
 /// Number of hex digits shown by `Display` and `Debug`.
 const SHORT_HEX: usize = 16;
 
@@ -202,27 +204,6 @@ impl FingerprintBuilder {
     fn bytes(&mut self, b: &[u8]) {
         self.hasher.update((b.len() as u64).to_le_bytes());
         self.hasher.update(b);
-    }
-}
-
-/// Lowercase hex of `bytes`.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
-    }
-    out
-}
-
-/// The value of one hex digit.
-fn hex_digit(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
     }
 }
 

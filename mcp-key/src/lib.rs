@@ -35,6 +35,7 @@
 mod environment;
 mod error;
 mod fingerprint;
+mod hex;
 mod naming;
 mod redact;
 mod secret;
@@ -46,6 +47,7 @@ mod text_impls;
 pub use environment::EnvironmentId;
 pub use error::{KeyError, KeyPart, NameProblem};
 pub use fingerprint::{Fingerprint, FingerprintBuilder};
+pub use hex::{hex_decode, hex_encode};
 pub use naming::{
     DEFAULT_MAX_TOOL_NAME_LEN, DEFAULT_TOOL_PREFIX, MIN_MAX_TOOL_NAME_LEN, NamingOptions,
     ToolNameTable, ToolNamer, edit_distance,

@@ -14,6 +14,8 @@
 //!
 //! Rows are forgotten an hour after they expire.
 
+use mcp_key::{hex_decode, hex_encode as hex};
+
 use super::{CredentialVault, RowKey, Sealed, VaultError, now_ms, on_pool};
 
 /// How long after its expiry a sign-in's row is kept (so instances whose clocks lag still
@@ -73,7 +75,7 @@ impl CredentialVault {
             return Err(invalid());
         }
         let (sealed, key_id) = state.split_once('.').ok_or_else(invalid)?;
-        let bytes = from_hex(sealed).ok_or_else(invalid)?;
+        let bytes = hex_decode(sealed).ok_or_else(invalid)?;
         if bytes.len() < super::VAULT_NONCE_LEN {
             return Err(invalid());
         }
@@ -210,24 +212,6 @@ fn check_id(id: &str) -> Result<(), VaultError> {
 
 fn now_secs() -> i64 {
     now_ms() / 1000
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    bytes.iter().fold(String::new(), |mut out, b| {
-        let _ = write!(out, "{b:02x}");
-        out
-    })
-}
-
-fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 use super::options::{DEFAULT_TOOL_PREFIX, MIN_MAX_TOOL_NAME_LEN, NamingOptions};
 use super::table::ToolNameTable;
 use crate::McpServerKey;
-use crate::fingerprint::hex;
+use crate::hex::hex_encode as hex;
 use crate::server_name::is_server_name_byte;
 
 /// Hex digits of the hash suffix at each escalation level. Level 0 has no suffix; level 1

@@ -278,7 +278,7 @@ pub(crate) fn random_hex(bytes: usize) -> std::io::Result<String> {
     use std::io::Read;
     let mut buf = vec![0u8; bytes];
     std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
-    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(mcp_key::hex_encode(&buf))
 }
 
 fn parse_addr(text: &str) -> Result<SocketAddr, CliError> {

@@ -147,7 +147,7 @@ fn key_from_env(var: &impl Fn(&str) -> Option<String>) -> Result<Option<VaultKey
         return Ok(None);
     };
     let id = var(KEY_ID_VAR).unwrap_or_else(|| DEFAULT_KEY_ID.to_owned());
-    let bytes = from_hex(hex.trim()).ok_or_else(|| {
+    let bytes = mcp_key::hex_decode(hex.trim()).ok_or_else(|| {
         format!("${KEY_VAR} is not 64 hex digits (32 bytes); make one with `openssl rand -hex 32`")
     })?;
     VaultKey::from_slice(id, &bytes)
@@ -174,7 +174,7 @@ fn key_from_file(path: &Path) -> Result<VaultKeys, String> {
                 .trim()
                 .split_once(' ')
                 .ok_or_else(|| format!("the vault key {shown} is not `<id> <64 hex digits>`"))?;
-            let bytes = from_hex(hex.trim())
+            let bytes = mcp_key::hex_decode(hex.trim())
                 .ok_or_else(|| format!("the vault key {shown} is not `<id> <64 hex digits>`"))?;
             VaultKey::from_slice(id, &bytes)
                 .map(VaultKeys::new)
@@ -204,24 +204,9 @@ fn write_key(path: &Path, key: &VaultKey) -> std::io::Result<()> {
         .create_new(true)
         .mode(0o600)
         .open(path)?;
-    let hex: String = key
-        .expose_bytes()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex = mcp_key::hex_encode(key.expose_bytes());
     writeln!(file, "{} {hex}", key.id())?;
     file.sync_all()
-}
-
-/// The bytes of lowercase or uppercase hex text.
-fn from_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.is_ascii() {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
 }
 
 #[cfg(test)]

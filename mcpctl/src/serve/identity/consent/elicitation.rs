@@ -27,11 +27,10 @@ fn message(server: &McpServerKey) -> String {
 /// `notifications/elicitation/complete` with it).
 fn elicitation_id(server: &McpServerKey, url: &str) -> String {
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, url.as_bytes());
-    let hex: String = digest.as_ref()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("sign-in-{server}-{hex}")
+    format!(
+        "sign-in-{server}-{}",
+        mcp_key::hex_encode(&digest.as_ref()[..8])
+    )
 }
 
 /// The params of a 2025-11-25 `elicitation/create` request with `mode: "url"` sending the

@@ -70,11 +70,9 @@ impl Started {
 
 /// What the vault keeps of a browser cookie: its SHA-256, as hex.
 pub(super) fn browser_hash(cookie: &str) -> String {
-    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, cookie.as_bytes())
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    mcp_key::hex_encode(
+        aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, cookie.as_bytes()).as_ref(),
+    )
 }
 
 impl std::fmt::Debug for Started {
