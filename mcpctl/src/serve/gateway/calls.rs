@@ -181,12 +181,11 @@ impl Gateway {
                 Called::Done(response) => return Ok(response),
                 Called::NeedsSignIn(sign_in) => sign_in,
             };
-            if consented || !can_elicit_url(&context.peer) {
-                return Err(sign_in.error());
-            }
-            consented = true;
-            if let Err(refusal) = self.consent(&sign_in, context, &caller).await {
-                return Ok(error_result(refusal).into());
+            if let Err(answer) = self
+                .sign_in_during(&sign_in, context, &caller, &mut consented)
+                .await
+            {
+                return answer;
             }
         }
     }
@@ -218,14 +217,33 @@ impl Gateway {
             let Some(sign_in) = sign_in else {
                 return Some(Err(not_available(name)));
             };
-            if consented || !can_elicit_url(&context.peer) {
-                return Some(Err(sign_in.error()));
-            }
-            consented = true;
-            if let Err(refusal) = self.consent(&sign_in, context, caller).await {
-                return Some(Ok(error_result(refusal).into()));
+            if let Err(answer) = self
+                .sign_in_during(&sign_in, context, caller, &mut consented)
+                .await
+            {
+                return Some(answer);
             }
         }
+    }
+
+    /// Sends the caller to sign in during the call, once per call (`consented` says
+    /// whether it was already): `Ok` once the credentials are in the vault (the call goes
+    /// on), else the call's answer: the URL elicitation error for a client that takes no
+    /// URL elicitation (or a second time), the tool error of a sign-in that did not happen.
+    async fn sign_in_during(
+        &self,
+        sign_in: &NeedsSignIn,
+        context: &RequestContext<RoleServer>,
+        caller: &Caller,
+        consented: &mut bool,
+    ) -> Result<(), Result<CallToolResponse, McpError>> {
+        if *consented || !can_elicit_url(&context.peer) {
+            return Err(Err(sign_in.error()));
+        }
+        *consented = true;
+        self.consent(sign_in, context, caller)
+            .await
+            .map_err(|refusal| Ok(error_result(refusal).into()))
     }
 
     /// Puts `question` to a 2025-era session's client (`None`: it cannot elicit, or gave

@@ -170,6 +170,12 @@ pub(crate) fn unavailable(server: &McpServerKey, detail: impl Into<String>) -> C
 }
 
 impl Identities {
+    /// Whether `server` is reached with each caller's own credentials
+    /// (`upstream_identity = "caller"`).
+    fn is_caller_server(&self, server: &McpServerKey) -> bool {
+        self.callers.iter().any(|(key, _)| key == server)
+    }
+
     /// The identities of `catalog`'s HTTP servers, with the hub's `vault`; `env` gives the
     /// exchange client secrets.
     pub(crate) fn new(
@@ -328,10 +334,7 @@ pub(crate) async fn restart_signed_in(
     let waiting: Vec<McpServerKey> = set
         .status()
         .into_iter()
-        .filter(|s| {
-            waits_for_sign_in(&s.state)
-                && hub.identities.callers.iter().any(|(key, _)| *key == s.key)
-        })
+        .filter(|s| waits_for_sign_in(&s.state) && hub.identities.is_caller_server(&s.key))
         .map(|s| s.key)
         .collect();
     let Ok(vault) = hub.vault.require() else {
@@ -455,15 +458,19 @@ pub(crate) fn sign_in_for_name(
         return None;
     }
     let server = set.not_ready_owner(name)?;
-    if !hub.identities.callers.iter().any(|(key, _)| *key == server)
-        || !caller.may_use_server(&server)
-        || !set
-            .status()
-            .iter()
-            .any(|s| s.key == server && waits_for_sign_in(&s.state))
-    {
+    let waits = set
+        .status()
+        .iter()
+        .any(|s| s.key == server && waits_for_sign_in(&s.state));
+    if !hub.identities.is_caller_server(&server) || !caller.may_use_server(&server) || !waits {
         return None;
     }
+    sign_in_page(hub, caller, server)
+}
+
+/// [`NeedsSignIn`] for `caller` and the `caller` server `server`: a fresh start page.
+/// `None` (said in the log) when no page can be made.
+fn sign_in_page(hub: &Hub, caller: &Caller, server: McpServerKey) -> Option<NeedsSignIn> {
     let consent = hub.identities.consent.as_ref().ok()?;
     match consent.begin(caller.id(), &server) {
         Ok(url) => Some(NeedsSignIn { server, url }),
@@ -491,20 +498,10 @@ pub(crate) fn sign_in_required(
     let mcp_connections::Error::NotReady { server, .. } = error else {
         return None;
     };
-    if !hub.identities.callers.iter().any(|(key, _)| key == server)
+    if !hub.identities.is_caller_server(server)
         || !(error.is_auth_required() || mcp_key::error_chain(error).contains(SIGN_IN_NEEDED))
     {
         return None;
     }
-    let consent = hub.identities.consent.as_ref().ok()?;
-    match consent.begin(caller.id(), server) {
-        Ok(url) => Some(NeedsSignIn {
-            server: server.clone(),
-            url,
-        }),
-        Err(e) => {
-            tracing::warn!(%server, "no sign-in page: {e}");
-            None
-        }
-    }
+    sign_in_page(hub, caller, server.clone())
 }
