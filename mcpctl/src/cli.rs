@@ -273,7 +273,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "all|search")]
     pub(crate) tool_exposure: Option<mcp_catalog::ToolExposure>,
     /// Seconds a call may wait for its client's answer (an approval question, a server's
-    /// elicitation) before the question is cancelled; meanwhile other clients' calls to a
+    /// elicitation, a sign-in to a `caller` server once the client accepted going to its
+    /// page) before the question is cancelled; meanwhile other clients' calls to a
     /// 2025-era server wait their turn [default: 60].
     #[arg(long, value_name = "SECS")]
     pub(crate) answer_deadline: Option<u64>,

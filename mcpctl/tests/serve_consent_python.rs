@@ -7,8 +7,10 @@
 //! testkit's authorization server approves, and the call returns the tool's result in
 //! the same request; the upstream sees two subjects. A 2025-era client is told the
 //! elicitation is complete (`notifications/elicitation/complete` with its id). A client
-//! that declines gets a tool error naming the server and the page; a client without an
-//! elicitation callback gets the `URLElicitationRequiredError` (-32042) naming the page.
+//! that declines gets a tool error naming the server and the page, and so does one that
+//! accepts while nobody signs in, once the gateway's answer deadline passes; a client
+//! without an elicitation callback gets the `URLElicitationRequiredError` (-32042) naming
+//! the page.
 //!
 //! The client is installed by `scripts/gateway-clients.sh` into target/gateway-clients;
 //! without it each test says so on stderr and does nothing, unless
@@ -30,11 +32,16 @@ use std::process::Command;
 
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
-use support::Workdir;
+use support::{Served, Workdir};
+
+/// The gateway's `--answer-deadline` here: how long a call waits for a sign-in after its
+/// client accepted going to the page.
+const ANSWER_DEADLINE_SECS: u64 = 5;
 
 /// Runs the Python client of `era` (`2025`, `2026`) against the gateway at `url` with
 /// `token`, with an elicitation callback that follows the URL (`follow`), one that
-/// declines (`decline`) or none (`none`): what it printed.
+/// accepts without opening it (`accept`), one that declines (`decline`) or none
+/// (`none`): what it printed.
 fn python(clients: &Path, era: &str, url: &str, token: &str, mode: &str) -> Value {
     let run = Command::new(clients.join("venv/bin/python"))
         .arg(clients.join("py_consent_client.py"))
@@ -59,7 +66,16 @@ fn two_callers_consent_with_the_python_client(era: &str) {
     };
     let wd = Workdir::new();
     let runtime = support::runtime();
-    let (auth, tickets, served) = signin::start(&wd, &runtime, &[]);
+    let (auth, tickets) = runtime.block_on(signin::tickets_upstream());
+    let config = signin::config(&wd, &auth, &tickets);
+    // A short answer deadline: it bounds the wait for a sign-in after the client accepted.
+    let served = Served::start_with_env(
+        &wd,
+        &config,
+        team::STATIC_TOKEN,
+        &["--answer-deadline", &ANSWER_DEADLINE_SECS.to_string()],
+        &[],
+    );
     let url = served.url.clone();
     let start = format!("{}/connect/start?state=", url.trim_end_matches("/mcp"));
     let alice = team::token(&auth, &url, "alice", &["readers"]);
@@ -86,6 +102,21 @@ fn two_callers_consent_with_the_python_client(era: &str) {
         out["result"]["content"][0]["text"],
         format!(
             "sign-in to tickets was declined: the gateway calls tickets with your own credentials only; open {page} to sign in, then retry"
+        ),
+        "{out}"
+    );
+    assert!(tickets.subjects().is_empty());
+
+    // Accepted, but nobody signs in: the call ends when the answer deadline passes, with a
+    // tool error naming the page; nothing reaches upstream.
+    let out = python(&clients, era, &url, &alice, "accept");
+    let page = out["elicitations"][0]["url"].as_str().unwrap();
+    assert!(page.starts_with(&start), "{out}");
+    assert_eq!(out["result"]["isError"], true, "{out}");
+    assert_eq!(
+        out["result"]["content"][0]["text"],
+        format!(
+            "no sign-in to tickets finished within {ANSWER_DEADLINE_SECS}s of accepting; open {page} to sign in, then retry"
         ),
         "{out}"
     );

@@ -6,7 +6,8 @@ URL elicitation: the Python `mcp` SDK (installed by scripts/gateway-clients.sh).
 ERA is `2025` (a `ClientSession`: `initialize`, an HTTP session) or `2026` (a `Client`
 under `mode="auto"`, whose questions come back as `input_required` rounds). MODE is
 `follow` (an `elicitation_callback`: it opens the URL it is sent to as a browser would,
-following redirects with a cookie jar, then accepts), `decline` (a callback that declines
+following redirects with a cookie jar, then accepts), `accept` (a callback that accepts
+without opening anything: a user who never signs in), `decline` (a callback that declines
 without opening anything) or `none` (no callback: the SDK declares no elicitation
 capability).
 
@@ -62,6 +63,8 @@ class Seen:
         )
         if self.mode == "decline":
             return types.ElicitResult(action="decline")
+        if self.mode == "accept":
+            return types.ElicitResult(action="accept")
         status, body = await asyncio.to_thread(browse, params.url)
         self.pages.append({"status": status, "body": body})
         return types.ElicitResult(action="accept")

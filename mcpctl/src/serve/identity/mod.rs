@@ -349,10 +349,6 @@ pub(crate) async fn restart_signed_in(
     }
 }
 
-/// How long a call waits, after its client accepted a URL elicitation to sign in, for
-/// the caller's credentials to appear in the vault.
-pub(crate) const CONSENT_WAIT: Duration = Duration::from_secs(5 * 60);
-
 /// How often the vault is looked at while waiting: the vault is what instances share, so
 /// a sign-in that finished on another instance is seen too.
 const CONSENT_POLL: Duration = Duration::from_millis(250);
@@ -384,7 +380,8 @@ impl NeedsSignIn {
     }
 
     /// What the client's `answer` to the URL elicitation leads to: once accepted, the
-    /// wait (at most [`CONSENT_WAIT`]) for `caller`'s credentials in the vault; `Ok`
+    /// wait (at most the hub's answer deadline, `--answer-deadline`: the sign-in is the
+    /// user's answer) for `caller`'s credentials in the vault; `Ok`
     /// when they are there (the call goes on), otherwise the tool error's text naming
     /// the server and the page (declined, cancelled, no answer, no sign-in in time).
     ///
@@ -408,14 +405,15 @@ impl NeedsSignIn {
                 ));
             }
         }
-        if signed_in_within(hub, caller, &self.server, CONSENT_WAIT).await {
+        let wait = hub.answer_deadline;
+        if signed_in_within(hub, caller, &self.server, wait).await {
             tracing::info!(server = %self.server, "the caller signed in through a URL elicitation");
             Ok(())
         } else {
             Err(consent::elicitation::not_signed_in_text(
                 &self.server,
                 &self.url,
-                CONSENT_WAIT,
+                wait,
             ))
         }
     }
