@@ -152,7 +152,13 @@ impl Drop for Nginx {
         if self.child.try_wait().ok().flatten().is_none() {
             let pid = self.child.id().to_string();
             let _ = Command::new("kill").args(["-QUIT", &pid]).status();
-            std::thread::sleep(Duration::from_millis(500));
+            // A graceful stop, waited for (bounded), then a kill if it did not come.
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while self.child.try_wait().ok().flatten().is_none()
+                && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
