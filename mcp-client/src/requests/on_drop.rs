@@ -13,9 +13,7 @@ pub(crate) struct SpawnOnDrop(Option<Tell>);
 impl SpawnOnDrop {
     /// Armed with `tell` (not run unless dropped armed).
     pub(crate) fn new(tell: impl Future<Output = ()> + Send + 'static) -> Self {
-        Self(Some(Box::new(move |runtime| {
-            runtime.spawn(tell);
-        })))
+        Self::lazy(move || tell)
     }
 
     /// Armed with what `make` makes, made only when dropped armed: most calls end with
