@@ -3,7 +3,7 @@
 
 use mcp_key::{Fingerprint, McpServerKey};
 
-use super::{CredentialVault, VaultError, check_caller, now_ms, on_pool, row_key};
+use super::{CredentialVault, VaultError, check_caller, check_tool, now_ms, on_pool, row_key};
 
 /// A caller's remembered approval of one tool.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +63,7 @@ impl CredentialVault {
         definition: Option<&Fingerprint>,
     ) -> Result<(), VaultError> {
         check_caller(caller)?;
-        check_tool(tool)?;
+        check_tool(tool, "an approval")?;
         let row = row_key(caller, server);
         let definition = definition.map(Fingerprint::to_hex);
         const SQL: &str = "INSERT INTO mcp_vault_approvals \
@@ -97,7 +97,7 @@ impl CredentialVault {
         tool: &str,
     ) -> Result<Option<RememberedApproval>, VaultError> {
         check_caller(caller)?;
-        check_tool(tool)?;
+        check_tool(tool, "an approval")?;
         let row = row_key(caller, server);
         const SQL: &str = "SELECT definition, approved_at_ms FROM mcp_vault_approvals \
              WHERE caller = $1 AND server = $2 AND environment = $3 AND tool = $4";
@@ -143,13 +143,4 @@ impl CredentialVault {
             .map_err(|e| self.db_error("forgetting a caller's approvals", e))?
             .rows_affected()))
     }
-}
-
-fn check_tool(tool: &str) -> Result<(), VaultError> {
-    if tool.is_empty() {
-        return Err(VaultError::Invalid {
-            detail: "the tool name of an approval is empty".to_owned(),
-        });
-    }
-    Ok(())
 }

@@ -3,7 +3,7 @@
 
 use mcp_key::{Fingerprint, McpServerKey};
 
-use super::{CredentialVault, VaultError, check_caller, now_ms, on_pool, row_key};
+use super::{CredentialVault, VaultError, check_caller, check_tool, now_ms, on_pool, row_key};
 
 /// An accepted change of one tool: the definition it was accepted for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +68,7 @@ impl CredentialVault {
         accepted_by: &str,
     ) -> Result<(), VaultError> {
         check_caller(accepted_by)?;
-        check_tool(tool)?;
+        check_tool(tool, "an accepted tool change")?;
         let row = row_key(accepted_by, server);
         let definition = definition.map(Fingerprint::to_hex);
         const SQL: &str = "INSERT INTO mcp_vault_accepted_drift \
@@ -102,7 +102,7 @@ impl CredentialVault {
         server: &McpServerKey,
         tool: &str,
     ) -> Result<Option<AcceptedDrift>, VaultError> {
-        check_tool(tool)?;
+        check_tool(tool, "an accepted tool change")?;
         let row = row_key("", server);
         const SQL: &str = "SELECT definition, accepted_by, accepted_at_ms \
              FROM mcp_vault_accepted_drift \
@@ -126,13 +126,4 @@ impl CredentialVault {
             })
         }))
     }
-}
-
-fn check_tool(tool: &str) -> Result<(), VaultError> {
-    if tool.is_empty() {
-        return Err(VaultError::Invalid {
-            detail: "the tool name of an accepted tool change is empty".to_owned(),
-        });
-    }
-    Ok(())
 }

@@ -692,6 +692,16 @@ fn server_key(server: &str, environment: &str) -> Result<McpServerKey, mcp_key::
     }
 }
 
+/// Refuses an empty tool name of `what` (an approval, an accepted tool change).
+fn check_tool(tool: &str, what: &str) -> Result<(), VaultError> {
+    if tool.is_empty() {
+        return Err(VaultError::Invalid {
+            detail: format!("the tool name of {what} is empty"),
+        });
+    }
+    Ok(())
+}
+
 fn check_caller(caller: &str) -> Result<(), VaultError> {
     if caller.is_empty() || caller.len() > MAX_CALLER_LEN || caller.chars().any(char::is_control) {
         return Err(VaultError::Invalid {
