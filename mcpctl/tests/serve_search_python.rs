@@ -4,7 +4,9 @@
 //! another) are listed beside `search_tools` and `call_tool` before any search and answer
 //! when called directly by their listed names; a tool nobody pinned is not listed; a good
 //! query ranks the tool it describes first; a misspelt one gets the "no good match"
-//! answer with the closest names (names the catalog has) as `did_you_mean`.
+//! answer with the closest names (names the catalog has) as `did_you_mean`. The server
+//! pinned whole starts slowly, so its tools reach the client after its first listing,
+//! through the gateway's `tools/list_changed`.
 //!
 //! The client is installed by `scripts/gateway-clients.sh` into target/gateway-clients;
 //! without it each test says so on stderr and does nothing, unless
@@ -23,7 +25,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use mcp_testkit::{Recording, Scenario, ToolSpec};
+use mcp_testkit::{Faults, Recording, Scenario, ToolSpec};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use support::{MCPCTL, Served, Workdir};
@@ -37,6 +39,10 @@ const PINNED: [&str; 3] = [
     "mcp__clock__timezone",
     "mcp__files__read_file",
 ];
+
+/// How long `clock` takes to answer `initialize`, in milliseconds: a slow server start,
+/// longer than the gateway's `initialize` waits for its servers (2 s).
+const CLOCK_START_MS: u64 = 3000;
 
 /// Every tool of the catalog, by qualified name.
 const CATALOG: [&str; 5] = [
@@ -62,7 +68,10 @@ fn clients() -> Option<PathBuf> {
 
 /// Three fake servers, each logging its requests to `<name>-requests.jsonl`: `clock`
 /// (pinned whole), `files` (`read_file` pinned, `write_file` not) and `weather` (nothing
-/// pinned), each tool approved to run without asking.
+/// pinned), each tool approved to run without asking. `clock` answers `initialize` only
+/// after [`CLOCK_START_MS`]: its pinned tools come after the gateway's first listing, so
+/// the client lists them again on the gateway's `tools/list_changed`, as a client
+/// connecting while servers start does.
 fn write_config(wd: &Workdir) -> PathBuf {
     let servers = [
         (
@@ -79,6 +88,7 @@ fn write_config(wd: &Workdir) -> PathBuf {
                 ToolSpec::echo("timezone").with_description("Name the time zone of a place"),
             ],
             "always_load = true\n",
+            CLOCK_START_MS,
         ),
         (
             "files",
@@ -87,19 +97,22 @@ fn write_config(wd: &Workdir) -> PathBuf {
                 ToolSpec::echo("write_file").with_description("Write a file to the disk"),
             ],
             "always_load_tools = [\"read_file\"]\n",
+            0,
         ),
         (
             "weather",
             vec![ToolSpec::echo("forecast").with_description("Forecast the weather for a city")],
             "",
+            0,
         ),
     ];
     let mut config = String::new();
-    for (name, tools, pin) in servers {
+    for (name, tools, pin, start_ms) in servers {
         let scenario = tools
             .into_iter()
             .fold(Scenario::new(name), Scenario::with_tool);
         scenario
+            .with_faults(Faults::new().with_init_delay_ms(start_ms))
             .with_record(
                 Recording::new().with_request_log(wd.path().join(format!("{name}-requests.jsonl"))),
             )
