@@ -28,7 +28,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 not_run=()
 # Which test binaries need an install: package and test target.
 reference_tests=("mcp-connections reference_server")
-client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server" "mcp-client fastmcp_skills" "mcp-connections fastmcp_skills" "mcpctl gateway" "mcpctl telemetry" "mcpctl serve_skills_fastmcp" "mcpctl serve_consent_python")
+client_tests=("mcp-connections sdk_http_servers" "mcp-connections python_server" "mcp-client fastmcp_skills" "mcp-connections fastmcp_skills" "mcpctl gateway" "mcpctl telemetry" "mcpctl serve_skills_fastmcp" "mcpctl serve_consent_python" "mcpctl serve_search_python")
 ssh_tests=("mcp-testkit sshd" "mcp-connections ssh")
 browser_tests=("mcpctl serve_status_browser")
 nginx_tests=("mcpctl serve_nginx" "mcpctl serve_identity_instances")
