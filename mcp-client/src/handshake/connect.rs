@@ -203,7 +203,9 @@ async fn open_once(
     };
     let client = Client::new(service, shared, (tools, fetched), process, refresh, changes);
     if let Some(level) = settings.log_level {
-        send_log_level(&client, level, settings.startup_timeout).await;
+        // Boxed: a request's future is large (19 KB in a release build), and inline it
+        // would size every start's future, most of which never send a log level.
+        Box::pin(send_log_level(&client, level, settings.startup_timeout)).await;
     }
     Ok(client)
 }

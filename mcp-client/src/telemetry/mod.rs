@@ -181,17 +181,23 @@ pub(crate) fn inject_from(span: &Span, request: &mut rmcp::model::ClientRequest)
 /// the handshake's span would stay open for the connection's life and be the parent of
 /// everything the server sends. The task is aborted if this future is dropped; a panic in
 /// it is resumed here.
-pub(crate) async fn outside_spans<F>(work: F) -> F::Output
+///
+/// The task is spawned by the call, not at the first poll: the returned future holds only
+/// the task's handle, not `work` itself (several KiB for a handshake), so a caller's future
+/// that awaits this is not sized by `work` on top of the task that runs it.
+pub(crate) fn outside_spans<F>(work: F) -> impl Future<Output = F::Output> + Send + 'static
 where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let task = tokio_util::task::AbortOnDropHandle::new(tokio::spawn(work));
-    match task.await {
-        Ok(output) => output,
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        // Cancelled: only when the runtime shuts down, which drops this future too.
-        Err(_) => std::future::pending().await,
+    async move {
+        match task.await {
+            Ok(output) => output,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // Cancelled: only when the runtime shuts down, which drops this future too.
+            Err(_) => std::future::pending().await,
+        }
     }
 }
 
@@ -366,5 +372,18 @@ impl Instruments {
             error.as_ref().map(|(kind, code)| (kind.as_ref(), *code)),
         );
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn the_wait_holds_the_task_not_the_work() {
+        let big = [7u8; 4096];
+        let work = async move { big.iter().map(|&b| usize::from(b)).sum::<usize>() };
+        let waiting = super::outside_spans(work);
+        let size = std::mem::size_of_val(&waiting);
+        assert!(size < 256, "the wait is {size} bytes");
+        assert_eq!(waiting.await, 7 * 4096);
     }
 }
