@@ -265,3 +265,60 @@ async fn a_2025_http_server_that_lost_the_session_is_subscribed_again() {
     set.shutdown().await;
     second.shutdown().await;
 }
+
+/// `subscribe_resource`'s promise: after a restart of the server the subscription is made
+/// again, and the new connection's updates reach the set (its reader of updates is made
+/// anew for the new connection, before the subscription is sent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_is_made_again_on_the_restarted_server() {
+    let server: McpServerKey = "srv".parse().unwrap();
+    let mut fx = Fixture::new();
+    fx.stdio("srv", scenario("srv", None, true));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let set = ConnectionSet::start(&fx.catalog(), ConnectionSetOptions::new().with_events(tx));
+    assert_eq!(set.wait_startup().await.ready(), 1);
+    set.subscribe_resource(&server, URI).await.unwrap();
+    assert_eq!(call(&set, &server, "touch").await, json!({"notified": 1}));
+    wait_event(&mut rx, WAIT, |e| {
+        matches!(e, ConnectionEvent::ResourceUpdated { .. })
+    })
+    .await;
+
+    let killed = fx.pids()[0];
+    mcp_testkit::kill_process(killed);
+    assert!(
+        mcp_testkit::wait_gone(killed, WAIT).await,
+        "the killed server is gone"
+    );
+    // Calls start the server again; the new process counts the set's subscription once
+    // the set made it again on the new connection.
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let touched = set
+                .call_tool(&server, "touch", None, CallOptions::new())
+                .await;
+            if let Ok(result) = touched
+                && result.structured_content == Some(json!({"notified": 1}))
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the restarted server has the set's subscription");
+    assert_ne!(fx.pids()[0], killed, "a new process");
+    let event = wait_event(&mut rx, WAIT, |e| {
+        matches!(e, ConnectionEvent::ResourceUpdated { .. })
+    })
+    .await;
+    assert_eq!(
+        event,
+        ConnectionEvent::ResourceUpdated {
+            server: server.clone(),
+            uri: URI.to_owned(),
+        }
+    );
+    set.shutdown().await;
+    fx.assert_no_processes().await;
+}
