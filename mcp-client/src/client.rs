@@ -82,18 +82,26 @@ impl Client {
             changes.spawn(service.peer().clone(), Arc::clone(&shared), cancel.clone());
         }
         // Prompt and resource list changes: each burst counted once, like the tools'.
-        for changes in [&shared.prompts_changed, &shared.resources_changed] {
-            tokio::spawn(Arc::clone(changes).settle(refresh.debounce, cancel.clone()));
-        }
-        // A streamable-HTTP session the server lost and rmcp opened again has none of the
-        // old one's resource subscriptions.
-        let resource_watches = Arc::<crate::listen::ResourceWatches>::default();
-        tokio::spawn(crate::listen::after_new_sessions(
-            service.peer().clone(),
-            Arc::clone(&shared),
-            Arc::clone(&resource_watches),
+        tokio::spawn(crate::state::ListChanges::settle_all(
+            [
+                Arc::clone(&shared.prompts_changed),
+                Arc::clone(&shared.resources_changed),
+            ],
+            refresh.debounce,
             cancel.clone(),
         ));
+        // A streamable-HTTP session the server lost and rmcp opened again has none of the
+        // old one's resource subscriptions. A stdio server's pipes have no session to
+        // lose: its connection needs no task waiting for one (nor the task's channel).
+        let resource_watches = Arc::<crate::listen::ResourceWatches>::default();
+        if process.is_none() {
+            tokio::spawn(crate::listen::after_new_sessions(
+                service.peer().clone(),
+                Arc::clone(&shared),
+                Arc::clone(&resource_watches),
+                cancel.clone(),
+            ));
+        }
         tokio::spawn(crate::listing::refresh_on_list_changed(
             service.peer().clone(),
             Arc::clone(&shared),

@@ -34,6 +34,27 @@ impl<T: Default> LazyWatch<T> {
         self.sender().send_modify(modify);
     }
 
+    /// Changes the value in place when `modify` says it changed, and then notifies the
+    /// readers (see [`watch::Sender::send_if_modified`]); returns what `modify` said.
+    #[cfg_attr(
+        not(feature = "http"),
+        expect(dead_code, reason = "only HTTP transports report their end")
+    )]
+    pub(crate) fn send_if_modified(&self, modify: impl FnOnce(&mut T) -> bool) -> bool {
+        self.sender().send_if_modified(modify)
+    }
+
+    /// A clone of the current value: the default while the channel is not made (reading
+    /// does not make it).
+    pub(crate) fn current(&self) -> T
+    where
+        T: Clone,
+    {
+        self.sender
+            .get()
+            .map_or_else(T::default, |sender| sender.borrow().clone())
+    }
+
     /// A reader that has seen the current value (see [`watch::Sender::subscribe`]).
     pub(crate) fn subscribe(&self) -> watch::Receiver<T> {
         self.sender().subscribe()
@@ -62,6 +83,22 @@ mod tests {
         watch.send_modify(|n| *n += 1);
         assert!(rx.has_changed().expect("the sender is alive"));
         assert_eq!(*rx.borrow_and_update(), 3);
+    }
+
+    #[test]
+    fn reading_the_value_makes_nothing_and_a_change_is_seen() {
+        let watch = LazyWatch::<Option<String>>::default();
+        assert_eq!(watch.current(), None);
+        assert!(!watch.is_made(), "reading made the channel");
+        let rx = watch.subscribe();
+        assert!(!watch.send_if_modified(|_| false));
+        assert!(!rx.has_changed().expect("the sender is alive"));
+        assert!(watch.send_if_modified(|v| {
+            *v = Some("gone".to_owned());
+            true
+        }));
+        assert!(rx.has_changed().expect("the sender is alive"));
+        assert_eq!(watch.current().as_deref(), Some("gone"));
     }
 
     #[test]

@@ -37,6 +37,20 @@ impl ListChanges {
         self.settled.subscribe()
     }
 
+    /// [`Self::settle`] for each of `lists` on one task (a connection's prompts and
+    /// resources: one task per connection instead of two).
+    pub(crate) async fn settle_all(
+        lists: [Arc<Self>; 2],
+        debounce: Duration,
+        cancel: CancellationToken,
+    ) {
+        let [first, second] = lists;
+        tokio::join!(
+            first.settle(debounce, cancel.clone()),
+            second.settle(debounce, cancel)
+        );
+    }
+
     /// Collects each burst for `debounce` and counts it once, until `cancel`.
     pub(crate) async fn settle(self: Arc<Self>, debounce: Duration, cancel: CancellationToken) {
         let mut announced = self.announced.subscribe();

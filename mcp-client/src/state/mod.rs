@@ -81,7 +81,9 @@ pub(crate) struct ConnectionShared {
     pub(crate) task_support: TaskSupport,
     /// Why a transport without a process (legacy SSE) ended on its own, once it did: the
     /// connection is dead and the set reports it without waiting for the next call.
-    transport_end: watch::Sender<Option<String>>,
+    /// (Made at first use: only the legacy SSE transport reports, and only a connection
+    /// without a process waits for it.)
+    transport_end: LazyWatch<Option<String>>,
     /// Where the events extension's push notifications go (see [`crate::events`]).
     pub(crate) events: crate::events::routes::EventRoutes,
 }
@@ -145,7 +147,7 @@ impl ConnectionShared {
             listens: crate::listen::health::ListenBoard::default(),
             sessions_renewed: LazyWatch::default(),
             task_support: TaskSupport::default(),
-            transport_end: watch::channel(None).0,
+            transport_end: LazyWatch::default(),
             events: crate::events::routes::EventRoutes::default(),
         })
     }
@@ -347,7 +349,7 @@ impl ConnectionShared {
 
     /// Why the transport ended on its own, if it did.
     pub(crate) fn transport_end(&self) -> Option<String> {
-        self.transport_end.borrow().clone()
+        self.transport_end.current()
     }
 
     /// Resolves once the transport ended on its own (never for transports that do not
