@@ -9,7 +9,9 @@
 //! dictionary. Then each Latin piece is lowercased, English stop words (NLTK's list, from
 //! `stop-words`) are dropped, and the rest is stemmed (Snowball English, `rust-stemmers`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use crate::FastMap;
 use std::sync::{Mutex, PoisonError};
 
 use rust_stemmers::{Algorithm, Stemmer};
@@ -25,7 +27,7 @@ pub(crate) struct Analyzer {
     stemmer: Stemmer,
     stop: HashSet<&'static str>,
     /// Lowercased word -> its term (stemmed, or the word where the stem is empty).
-    stems: Mutex<HashMap<String, Box<str>>>,
+    stems: Mutex<FastMap<String, Box<str>>>,
 }
 
 impl std::fmt::Debug for Analyzer {

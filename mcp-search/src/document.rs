@@ -1,6 +1,6 @@
 //! A tool definition turned into per-field terms.
 
-use std::collections::HashMap;
+use crate::FastMap;
 
 use crate::analyze::Analyzer;
 use crate::tool::ToolDef;
@@ -24,7 +24,7 @@ const MAX_SCHEMA_DEPTH: usize = 6;
 /// One tool's terms: term -> frequency per field, and each field's length.
 #[derive(Debug, Default)]
 pub(crate) struct Document {
-    pub(crate) tf: HashMap<String, [u16; FIELDS]>,
+    pub(crate) tf: FastMap<String, [u16; FIELDS]>,
     pub(crate) len: [u32; FIELDS],
 }
 

@@ -112,6 +112,11 @@ mod tool;
 #[cfg(feature = "semantic")]
 mod wordpiece;
 
+/// The hash map of the index's own tables: foldhash, seeded per process, is several times
+/// faster than the standard SipHash on short terms and still not predictable from outside,
+/// so a server's crafted tool text cannot force collisions.
+type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 pub use baseline::Bm25Baseline;
 pub use catalog::{Catalog, LabelledQuery};
 pub use embed::{DEFAULT_EMBEDDING_WEIGHT, DEFAULT_RRF_K, Embedder, Fusion, FusionMethod};

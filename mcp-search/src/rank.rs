@@ -6,7 +6,7 @@
 //! crate's `Bm25Baseline` is the reference baseline, measured beside it by `mcp-bench
 //! tool-search`).
 
-use std::collections::HashMap;
+use crate::FastMap;
 
 use crate::analyze::Analyzer;
 use crate::document::{FIELDS, NAME};
@@ -98,7 +98,7 @@ fn query_terms(analyzer: &Analyzer, stats: &Stats, query: &str) -> Vec<(String, 
             .into_iter()
             .filter(|c| stats.df.contains_key(c.as_str())),
     );
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut seen: FastMap<&str, usize> = FastMap::default();
     let mut terms: Vec<(String, u32)> = Vec::new();
     for t in &raw {
         match seen.get(t.as_str()) {
@@ -284,7 +284,7 @@ fn add_name_tiers(stats: &Stats, segments: &[&Segment], query: &str, out: &mut V
         })
         .filter(|w| !w.is_empty())
         .collect();
-    let mut tiers: HashMap<(usize, u32), u8> = HashMap::new();
+    let mut tiers: FastMap<(usize, u32), u8> = FastMap::default();
     let mut mark = |form: &str, tier: u8, multi_word_only: bool| {
         for (server, tool) in stats.exact.get(form).into_iter().flatten() {
             let Ok(si) = segments.binary_search_by(|s| s.server.cmp(server)) else {

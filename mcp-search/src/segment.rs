@@ -1,6 +1,6 @@
 //! One server's part of the index, and the statistics summed over all servers.
 
-use std::collections::HashMap;
+use crate::FastMap;
 use std::mem::size_of;
 
 use mcp_key::McpServerKey;
@@ -35,9 +35,9 @@ pub(crate) struct Segment {
     pub(crate) server: McpServerKey,
     /// Sorted by name (a tool before a skill of the same name).
     pub(crate) tools: Vec<Entry>,
-    pub(crate) postings: HashMap<Box<str>, Vec<Posting>>,
+    pub(crate) postings: FastMap<Box<str>, Vec<Posting>>,
     /// Lowercased exact-match names (raw, qualified, aliases) -> tool.
-    pub(crate) exact: HashMap<String, u32>,
+    pub(crate) exact: FastMap<String, u32>,
     /// Sum of every tool's length per field.
     pub(crate) len_sum: [u64; FIELDS],
     /// One embedding per tool (of length 1, or zero), or none without an embedder.
@@ -69,9 +69,9 @@ impl Segment {
             });
         }
         let server_text = server.to_string();
-        let mut postings: HashMap<Box<str>, Vec<Posting>> = HashMap::new();
+        let mut postings: FastMap<Box<str>, Vec<Posting>> = FastMap::default();
         let mut entries = Vec::with_capacity(tools.len());
-        let mut exact = HashMap::new();
+        let mut exact = FastMap::default();
         let mut len_sum = [0u64; FIELDS];
         for (i, tool) in tools.iter().enumerate() {
             let idx = u32::try_from(i).unwrap_or(u32::MAX);
@@ -154,11 +154,11 @@ pub(crate) struct Stats {
     pub(crate) servers: u64,
     pub(crate) len_sum: [u64; FIELDS],
     /// Term -> number of tools that have it (any field).
-    pub(crate) df: HashMap<Box<str>, u32>,
+    pub(crate) df: FastMap<Box<str>, u32>,
     /// Term -> number of servers that have it.
-    pub(crate) server_df: HashMap<Box<str>, u32>,
+    pub(crate) server_df: FastMap<Box<str>, u32>,
     /// Lowercased exact-match name -> the tools that answer to it.
-    pub(crate) exact: HashMap<Box<str>, Vec<(McpServerKey, u32)>>,
+    pub(crate) exact: FastMap<Box<str>, Vec<(McpServerKey, u32)>>,
 }
 
 impl Stats {
