@@ -176,16 +176,7 @@ fn run_client(clients: &Path, wd: &Workdir, which: &str, args: &[&str]) -> Value
         .stdin(Stdio::null())
         .output()
         .expect("run the client");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "{which} client failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
-        output.status
-    );
-    let last = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(last)
-        .unwrap_or_else(|e| panic!("{which} printed no JSON ({e}):\n{stdout}\n{stderr}"))
+    support::client_report(&format!("{which} client"), &output)
 }
 
 /// What every client must have seen, answering the elicitation with `who`.

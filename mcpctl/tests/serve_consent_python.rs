@@ -48,11 +48,7 @@ fn python(clients: &Path, era: &str, url: &str, token: &str, mode: &str) -> Valu
         .args([era, url, token, mode])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{stdout}\n{stderr}");
-    let last = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"))
+    support::client_report(&format!("the {era} Python client ({mode})"), &run)
 }
 
 /// Alice and bob each sign in through the Python client of `era` and get their call's

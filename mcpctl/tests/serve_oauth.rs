@@ -597,15 +597,7 @@ fn the_python_sdk_client_logs_in_by_itself_and_calls_through_the_gateway() {
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "the Python client failed ({}):\n{stdout}\n{stderr}",
-            output.status
-        );
-        let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
-            .unwrap_or_else(|e| panic!("no JSON ({e}):\n{stdout}\n{stderr}"));
+        let report = support::client_report("the Python client", &output);
         assert_eq!(
             report["tools"],
             json!(["mcp__notes__echo"]),

@@ -150,16 +150,7 @@ fn run_client(clients: &Path, wd: &Workdir, args: [&str; 3]) -> Value {
         .stdin(Stdio::null())
         .output()
         .expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "the Python client failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
-        output.status
-    );
-    let last = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(last)
-        .unwrap_or_else(|e| panic!("the Python client printed no JSON ({e}):\n{stdout}\n{stderr}"))
+    support::client_report("the Python client", &output)
 }
 
 /// What the client must have seen, and what the servers must have been asked.

@@ -337,15 +337,7 @@ fn run_python(clients: &Path, era: &str, url: &str, trace_id: &str, parent: &str
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "the Python client failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
-    serde_json::from_str(stdout.lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("the Python client printed no JSON ({e}):\n{stdout}\n{stderr}"))
+    support::client_report("the Python client", &output)
 }
 
 /// A client of `era` calls through a gateway that continues its clients' traces

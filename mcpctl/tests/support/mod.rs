@@ -481,3 +481,18 @@ impl Drop for Served {
         let _ = self.child.wait();
     }
 }
+
+/// The JSON report a test client prints as its last line of stdout; fails the test, with
+/// both outputs, when `which` client failed or printed no JSON there.
+pub(crate) fn client_report(which: &str, output: &std::process::Output) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{which} failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
+        output.status
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("{which} printed no JSON ({e}):\n{stdout}\n{stderr}"))
+}
