@@ -51,6 +51,15 @@ fn python(clients: &Path, era: &str, url: &str, token: &str, mode: &str) -> Valu
     support::client_report(&format!("the {era} Python client ({mode})"), &run)
 }
 
+/// The client was sent to a sign-in page starting with `start` and the call ended in the
+/// tool error `text` gives for that page.
+fn assert_elicited_tool_error(out: &Value, start: &str, text: impl Fn(&str) -> String) {
+    let page = out["elicitations"][0]["url"].as_str().unwrap();
+    assert!(page.starts_with(start), "{out}");
+    assert_eq!(out["result"]["isError"], true, "{out}");
+    assert_eq!(out["result"]["content"][0]["text"], text(page), "{out}");
+}
+
 /// Alice and bob each sign in through the Python client of `era` and get their call's
 /// result in the same request; a client without the callback gets the -32042 error.
 fn two_callers_consent_with_the_python_client(era: &str) {
@@ -91,31 +100,21 @@ fn two_callers_consent_with_the_python_client(era: &str) {
 
     // Declined: a tool error naming the server and the page; nothing reaches upstream.
     let out = python(&clients, era, &url, &alice, "decline");
-    let page = out["elicitations"][0]["url"].as_str().unwrap();
-    assert!(page.starts_with(&start), "{out}");
-    assert_eq!(out["result"]["isError"], true, "{out}");
-    assert_eq!(
-        out["result"]["content"][0]["text"],
+    assert_elicited_tool_error(&out, &start, |page| {
         format!(
             "sign-in to tickets was declined: the gateway calls tickets with your own credentials only; open {page} to sign in, then retry"
-        ),
-        "{out}"
-    );
+        )
+    });
     assert!(tickets.subjects().is_empty());
 
     // Accepted, but nobody signs in: the call ends when the answer deadline passes, with a
     // tool error naming the page; nothing reaches upstream.
     let out = python(&clients, era, &url, &alice, "accept");
-    let page = out["elicitations"][0]["url"].as_str().unwrap();
-    assert!(page.starts_with(&start), "{out}");
-    assert_eq!(out["result"]["isError"], true, "{out}");
-    assert_eq!(
-        out["result"]["content"][0]["text"],
+    assert_elicited_tool_error(&out, &start, |page| {
         format!(
             "no sign-in to tickets finished within {ANSWER_DEADLINE_SECS}s of accepting; open {page} to sign in, then retry"
-        ),
-        "{out}"
-    );
+        )
+    });
     assert!(tickets.subjects().is_empty());
 
     for (token, subject) in [(&alice, "alice-upstream"), (&bob, "bob-upstream")] {
