@@ -74,16 +74,25 @@ pub(crate) struct Attached {
     /// Declared first so the session closes before the lease is released.
     pub(crate) session: Session<SessionRoute>,
     pub(crate) lease: Lease<Live>,
+    /// This set's reader of the connection's resource updates, made at its first use and
+    /// taken by the watcher.
+    pub(crate) updates: Arc<UpdatesReader>,
     /// Stops this set's watchers of the connection (exit, new listings).
     _watchers: DropGuard,
 }
 
 impl Attached {
-    pub(crate) fn new(lease: Lease<Live>, route: SessionRoute, watchers: DropGuard) -> Self {
+    pub(crate) fn new(
+        lease: Lease<Live>,
+        route: SessionRoute,
+        updates: Arc<UpdatesReader>,
+        watchers: DropGuard,
+    ) -> Self {
         let session = lease.gate.sessions.open_session(route);
         Self {
             session,
             lease,
+            updates,
             _watchers: watchers,
         }
     }
@@ -119,6 +128,38 @@ impl Deref for Attached {
 
     fn deref(&self) -> &Live {
         self.lease.connection()
+    }
+}
+
+/// This set's reader of a connection's `notifications/resources/updated` URIs, made only
+/// once the set subscribes a resource: the connection makes the channel behind it (a few
+/// KiB of slots) for its first reader, and most connections never have one. It is made
+/// before the subscription's request is sent, so no update of it is missed, and handed to
+/// the set's watcher of the connection, which holds no [`Attached`] (that would keep the
+/// watcher alive for good).
+#[derive(Default)]
+pub(crate) struct UpdatesReader {
+    made: std::sync::atomic::AtomicBool,
+    reader: std::sync::Mutex<Option<tokio::sync::broadcast::Receiver<String>>>,
+    ready: tokio::sync::Notify,
+}
+
+impl UpdatesReader {
+    /// Makes the reader on `live`, once; the watcher takes it when [`Self::ready`] wakes it.
+    pub(crate) fn make(&self, live: &Live) {
+        if self.made.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(mut reader) = self.reader.lock() {
+            *reader = Some(live.resource_updates());
+        }
+        self.ready.notify_one();
+    }
+
+    /// Waits until the reader is made, then takes it (`None` only if its lock was poisoned).
+    pub(crate) async fn ready(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        self.ready.notified().await;
+        self.reader.lock().ok()?.take()
     }
 }
 

@@ -15,7 +15,7 @@ use crate::catalog::spec::ServerSpec;
 use crate::events::ConnectionEvent;
 use crate::set::inner::SetInner;
 use crate::set::live::{Gate, Live};
-use crate::set::slot::{Attached, Slot, SlotState};
+use crate::set::slot::{Attached, Slot, SlotState, UpdatesReader};
 
 /// Runs one start of `slot` for this set and publishes the result: a lease from the pool
 /// (which starts the connection, or hands out the one that is up), attached to this set.
@@ -196,9 +196,11 @@ fn failure_of(
 /// watchers of the connection (its process exit, its new tool listings).
 fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>) -> Arc<Attached> {
     let token = inner.shutdown.child_token();
+    let updates = Arc::<UpdatesReader>::default();
     let attached = Arc::new(Attached::new(
         lease,
         inner.session_route(&slot.spec.key),
+        Arc::clone(&updates),
         token.clone().drop_guard(),
     ));
     let live = Arc::clone(attached.live());
@@ -210,10 +212,12 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
     ));
     let (inner2, slot2) = (Arc::clone(inner), Arc::clone(slot));
     inner.tasks.spawn(async move {
-        let mut updates = live.resource_updates();
+        // The reader of resource updates is made once this set subscribes one (here, when
+        // it had subscriptions before a restart; else by `subscribe_resource`).
+        let mut reader = None;
         // The rare paths are boxed: inline, their futures (requests, a death's report)
         // would stay in this task's, one per connection and set, for the connection's life.
-        Box::pin(resubscribe(&slot2, &live)).await;
+        Box::pin(resubscribe(&slot2, &live, &updates)).await;
         let mut listings = live.listing_revisions();
         listings.mark_unchanged();
         let mut announcements = live.announcements();
@@ -241,7 +245,8 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
                     listings.mark_unchanged();
                     inner2.tools_listed_again(&slot2, &live);
                 }
-                update = updates.recv() => match update {
+                made = updates.ready(), if reader.is_none() => reader = made,
+                update = next_update(&mut reader) => match update {
                     Ok(uri) => {
                         if slot2.resource_subscriptions.lock().await.contains(&uri) {
                             inner2.emit(ConnectionEvent::ResourceUpdated {
@@ -320,6 +325,16 @@ async fn forward_notices(
     }
 }
 
+/// The next resource update this set reads; never, before it has a reader.
+async fn next_update(
+    reader: &mut Option<tokio::sync::broadcast::Receiver<String>>,
+) -> Result<String, tokio::sync::broadcast::error::RecvError> {
+    match reader {
+        Some(reader) => reader.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
 /// The next transition of a connection's listens; never, for one without listens.
 async fn next_health(
     changes: &mut Option<tokio::sync::broadcast::Receiver<ListenHealth>>,
@@ -359,7 +374,7 @@ async fn listen_event(slot: &Slot, health: ListenHealth) -> Option<ConnectionEve
 /// Makes this set's resource subscriptions on a connection it attached to (after a
 /// restart the new connection has none). Failures are logged: the server may have lost the
 /// capability, and the host learns nothing new by an error here.
-async fn resubscribe(slot: &Slot, live: &Live) {
+async fn resubscribe(slot: &Slot, live: &Live, updates: &UpdatesReader) {
     let uris: Vec<String> = slot
         .resource_subscriptions
         .lock()
@@ -367,6 +382,9 @@ async fn resubscribe(slot: &Slot, live: &Live) {
         .iter()
         .cloned()
         .collect();
+    if !uris.is_empty() {
+        updates.make(live);
+    }
     for uri in uris {
         if let Err(e) = live.watch_resource(&uri).await {
             let e: RequestError = e;

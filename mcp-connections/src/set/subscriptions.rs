@@ -32,6 +32,8 @@ impl ConnectionSet {
                 return Ok(());
             }
         }
+        // Before the request: an update that follows its answer at once is read.
+        attached.updates.make(attached.live());
         match attached.live().watch_resource(uri).await {
             Ok(()) => Ok(()),
             Err(e) => {
