@@ -246,7 +246,7 @@ fn attach(inner: &Arc<SetInner>, slot: &Arc<Slot>, lease: mcp_pool::Lease<Live>)
                     inner2.tools_listed_again(&slot2, &live);
                 }
                 made = updates.ready(), if reader.is_none() => reader = made,
-                update = next_update(&mut reader) => match update {
+                update = next_of(&mut reader) => match update {
                     Ok(uri) => {
                         if slot2.resource_subscriptions.lock().await.contains(&uri) {
                             inner2.emit(ConnectionEvent::ResourceUpdated {
@@ -309,7 +309,7 @@ async fn forward_notices(
             () = stop.cancelled() => return,
             Ok(()) = prompts.changed() => ConnectionEvent::PromptsChanged { server: server.clone() },
             Ok(()) = resources.changed() => ConnectionEvent::ResourcesChanged { server: server.clone() },
-            health = next_health(&mut listens) => match health {
+            health = next_of(&mut listens) => match health {
                 Ok(health) => match listen_event(&slot, health).await {
                     Some(event) => event,
                     None => continue,
@@ -325,22 +325,13 @@ async fn forward_notices(
     }
 }
 
-/// The next resource update this set reads; never, before it has a reader.
-async fn next_update(
-    reader: &mut Option<tokio::sync::broadcast::Receiver<String>>,
-) -> Result<String, tokio::sync::broadcast::error::RecvError> {
-    match reader {
-        Some(reader) => reader.recv().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// The next transition of a connection's listens; never, for one without listens.
-async fn next_health(
-    changes: &mut Option<tokio::sync::broadcast::Receiver<ListenHealth>>,
-) -> Result<ListenHealth, tokio::sync::broadcast::error::RecvError> {
-    match changes {
-        Some(changes) => changes.recv().await,
+/// The next message of `receiver`; never, while there is none (a connection without
+/// listens, or before this set reads the connection's resource updates).
+async fn next_of<T: Clone>(
+    receiver: &mut Option<tokio::sync::broadcast::Receiver<T>>,
+) -> Result<T, tokio::sync::broadcast::error::RecvError> {
+    match receiver {
+        Some(receiver) => receiver.recv().await,
         None => std::future::pending().await,
     }
 }
