@@ -102,6 +102,15 @@ impl Client {
                 cancel.clone(),
             ));
         }
+        // A stdio server that exited: calls it can no longer answer fail soon after,
+        // even while a process it left behind holds the pipe open.
+        if let Some(process) = &process {
+            tokio::spawn(crate::state::report_process_end(
+                process.exit_watcher(),
+                Arc::clone(&shared),
+                cancel.clone(),
+            ));
+        }
         tokio::spawn(crate::listing::refresh_on_list_changed(
             service.peer().clone(),
             Arc::clone(&shared),

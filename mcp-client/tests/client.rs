@@ -47,6 +47,12 @@ fn modern() -> Scenario {
 
 /// The fake server binary running `scenario`, its pid written into the home.
 fn stdio_target(home: &TestHome, scenario: Scenario) -> (Target, std::path::PathBuf) {
+    let (config, pid_file) = stdio_config(home, scenario);
+    (Target::stdio(config), pid_file)
+}
+
+/// The command running the fake server on `scenario`, and where its pid is written.
+fn stdio_config(home: &TestHome, scenario: Scenario) -> (StdioConfig, std::path::PathBuf) {
     let pid_file = home.join("server.pid");
     let mut record = mcp_testkit::Recording::default();
     record.pid_file = Some(pid_file.clone());
@@ -55,7 +61,7 @@ fn stdio_target(home: &TestHome, scenario: Scenario) -> (Target, std::path::Path
     let bin = mcp_testkit::fake_server_bin();
     let config = StdioConfig::new(bin.to_string_lossy())
         .with_args(["--scenario".to_owned(), path.to_string_lossy().into_owned()]);
-    (Target::stdio(config), pid_file)
+    (config, pid_file)
 }
 
 fn args(value: Value) -> Option<Map<String, Value>> {
@@ -229,6 +235,58 @@ async fn a_call_times_out_and_a_dead_process_is_reported() {
     );
     client.shutdown().await;
     assert_process_gone(&pid_file).await;
+}
+
+/// A server whose process exits while one it started keeps both its pipes open (its
+/// stdout never reaches end-of-file, and requests still fit in its stdin): a call made
+/// after the exit fails as disconnected shortly after, not at the end of its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_fails_as_disconnected_when_the_server_exited_and_left_its_pipes_open() {
+    let home = TestHome::new().unwrap();
+    let (server, pid_file) = stdio_config(&home, scenario());
+    // `sh` starts `sleep` with the server's stdin and stdout, then becomes the server.
+    // (A job started with `&` gets `/dev/null` for stdin unless redirected, and `<&0`
+    // would duplicate that: stdin goes through fd 3.)
+    let mut args = vec![
+        "-c".to_owned(),
+        "exec 3<&0; sleep 1000 <&3 3<&- & exec \"$0\" \"$@\" 3<&-".to_owned(),
+        server.command().to_owned(),
+    ];
+    args.extend(server.args().iter().cloned());
+    let target = Target::stdio(StdioConfig::new("sh").with_args(args));
+    let client = connect(target, ClientSettings::new(), Arc::new(DeclineRequests)).await;
+    let pid = client.pid().unwrap();
+    assert_eq!(mcp_testkit::read_pid_file(&pid_file), Some(pid));
+    let group = mcp_testkit::process_group_members(pid);
+    assert_eq!(
+        group.len(),
+        2,
+        "the server and the `sleep` it left: {group:?}"
+    );
+
+    mcp_testkit::kill_process(pid);
+    tokio::time::timeout(Duration::from_secs(10), client.closed())
+        .await
+        .expect("closed() resolves once the process is gone");
+    // Before the fix this waited for its whole timeout and failed as `Timeout`.
+    let err = client
+        .call_tool("echo", None, CallSettings::new(CALL))
+        .await
+        .unwrap_err();
+    assert!(err.is_disconnected(), "{err:?}");
+    // Later calls fail at once: the process's end is on record.
+    let err = client
+        .call_tool("echo", None, CallSettings::new(CALL))
+        .await
+        .unwrap_err();
+    assert!(err.is_disconnected(), "{err:?}");
+    assert!(
+        mcp_testkit::process_alive(group.iter().copied().find(|&p| p != pid).unwrap()),
+        "the `sleep` still holds the pipes while the call fails"
+    );
+    client.shutdown().await;
+    assert!(mcp_testkit::wait_group_gone(pid, Duration::from_secs(10)).await);
+    mcp_testkit::assert_no_process_group(pid);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -304,7 +304,7 @@ async fn open_stdio(
             Err(e) => Err(StdioFault::Protocol(format!("tools/list failed: {e}"))),
         },
         Ok(()) = faults.changed() => {
-            let what = faults.borrow_and_update().1.clone();
+            let what = faults.borrow_and_update().last.clone();
             Err(StdioFault::Protocol(format!("tools/list failed: the server sent {what}")))
         }
     };

@@ -239,7 +239,15 @@ impl Client {
         // Subscribed before the request goes out: an unreadable reply that arrives before
         // the wait below begins must still count as a change (it failed this call).
         let mut reply_faults = self.shared.reply_faults();
-        reply_faults.mark_unchanged();
+        let unreadable_before = {
+            let faults = reply_faults.borrow_and_update();
+            (!faults.gone).then_some(faults.unreadable)
+        };
+        let Some(unreadable_before) = unreadable_before else {
+            return Err(RequestError::Disconnected {
+                detail: self.gone_detail().await,
+            });
+        };
         let mut request = request;
         if settings
             .meta
@@ -287,7 +295,18 @@ impl Client {
                     return Err(RequestError::Timeout { after: timeout });
                 }
                 Ok(()) = reply_faults.changed() => {
-                    let what = reply_faults.borrow_and_update().1.clone();
+                    let unreadable = {
+                        let faults = reply_faults.borrow_and_update();
+                        (faults.unreadable > unreadable_before).then(|| faults.last.clone())
+                    };
+                    let Some(what) = unreadable else {
+                        // The process exited a while ago and no answer came with its
+                        // last output: none can come now.
+                        guard.disarm();
+                        return Err(RequestError::Disconnected {
+                            detail: self.gone_detail().await,
+                        });
+                    };
                     // The guard stays armed: the server is told the call is cancelled.
                     return Err(RequestError::Protocol {
                         detail: format!(

@@ -43,6 +43,41 @@ use crate::settings::ClientSettings;
 /// `resources/updated` notifications kept for sets that are slow to take them.
 const RESOURCE_UPDATE_BUFFER: usize = 64;
 
+/// How long after a stdio server's process exited its last replies are still waited
+/// for. They were in the pipe before it exited, so rmcp reads them at once; the margin is
+/// for a loaded machine. A call still pending then fails as disconnected (the pipe's
+/// end-of-file, which fails it otherwise, does not come while a process the server left
+/// behind holds its stdout).
+pub(crate) const LAST_REPLIES: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What fails the calls pending on a connection when it changes.
+#[derive(Debug, Default)]
+pub(crate) struct ReplyFaults {
+    /// How many replies could not be read (each fails the calls pending then).
+    pub(crate) unreadable: u64,
+    /// What was wrong with the last of them.
+    pub(crate) last: String,
+    /// The stdio server's process exited [`LAST_REPLIES`] ago: no answer can come.
+    pub(crate) gone: bool,
+}
+
+/// Reports the process's end to pending calls [`LAST_REPLIES`] after it exited, unless
+/// the connection is shut down first.
+pub(crate) async fn report_process_end(
+    exit: mcp_pool::ExitWatcher,
+    shared: Arc<ConnectionShared>,
+    cancel: tokio_util::sync::CancellationToken,
+) {
+    let ended = async {
+        exit.wait_exit().await;
+        tokio::time::sleep(LAST_REPLIES).await;
+    };
+    tokio::select! {
+        () = cancel.cancelled() => {}
+        () = ended => shared.report_process_gone(),
+    }
+}
+
 /// State shared between one connection's handler and the calls running on it.
 pub(crate) struct ConnectionShared {
     pub(crate) key: McpServerKey,
@@ -74,9 +109,9 @@ pub(crate) struct ConnectionShared {
     /// Counts the sessions the streamable-HTTP transport opened again after the server
     /// lost one (2025 era): a new session has none of the old one's subscriptions.
     sessions_renewed: LazyWatch<u64>,
-    /// Counts unreadable replies (stdio), with what was wrong with the last one; calls
-    /// pending when it changes fail as a protocol error.
-    reply_faults: watch::Sender<(u64, String)>,
+    /// Unreadable replies (stdio, legacy SSE) and the end of a stdio server's process:
+    /// calls pending when it changes fail (see [`ReplyFaults`]).
+    reply_faults: watch::Sender<ReplyFaults>,
     /// The tools of a 2025-era server that must be called as tasks.
     pub(crate) task_support: TaskSupport,
     /// Why a transport without a process (legacy SSE) ended on its own, once it did: the
@@ -138,7 +173,7 @@ impl ConnectionShared {
             requests,
             progress: Mutex::new(ProgressRoutes::default()),
             pending_answers: LazyWatch::default(),
-            reply_faults: watch::channel((0, String::new())).0,
+            reply_faults: watch::channel(ReplyFaults::default()).0,
             tools_changed: Notify::new(),
             prompts_changed: Arc::default(),
             resources_changed: Arc::default(),
@@ -316,10 +351,18 @@ impl ConnectionShared {
     /// Records an unreadable line from the server (see `reply_check`).
     pub(crate) fn report_reply_fault(&self, what: String) {
         tracing::warn!(server = %self.key, problem = %what, "the server sent a line that cannot be read");
-        self.reply_faults.send_modify(|(count, last)| {
-            *count += 1;
-            *last = what;
+        self.reply_faults.send_modify(|faults| {
+            faults.unreadable += 1;
+            faults.last = what;
         });
+    }
+
+    /// Records that the stdio server's process exited and the time for its last replies
+    /// passed: a call still pending can get no answer.
+    pub(crate) fn report_process_gone(&self) {
+        tracing::debug!(server = %self.key, "the process exited; calls still pending fail");
+        self.reply_faults
+            .send_if_modified(|faults| !std::mem::replace(&mut faults.gone, true));
     }
 
     /// Records that the transport ended on its own (not by our shutdown), with why. The
@@ -363,8 +406,8 @@ impl ConnectionShared {
         }
     }
 
-    /// A receiver of unreadable-reply reports (count, what was wrong with the last one).
-    pub(crate) fn reply_faults(&self) -> watch::Receiver<(u64, String)> {
+    /// A receiver of unreadable-reply reports and of the process's end.
+    pub(crate) fn reply_faults(&self) -> watch::Receiver<ReplyFaults> {
         self.reply_faults.subscribe()
     }
 

@@ -123,6 +123,11 @@ impl Process {
         self.inner.has_exited()
     }
 
+    /// A handle that resolves when the process exits.
+    pub(crate) fn exit_watcher(&self) -> mcp_pool::ExitWatcher {
+        self.inner.exit_watcher()
+    }
+
     pub(crate) async fn wait_exit(&self) -> ProcessExit {
         self.inner.exit_watcher().wait_exit().await
     }
