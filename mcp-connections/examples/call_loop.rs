@@ -10,6 +10,10 @@
 //! cargo run --release -p mcp-connections --example call_loop -- bare 20000 1
 //! perf record -g target/release/examples/call_loop set 20000 8
 //! ```
+//!
+//! `gateway` puts a release `mcpctl serve` (over stdio, from `target/release`, or
+//! `$MCPCTL`) between the set and the server, to profile the gateway's own work per call
+//! (`perf record -p` on the `mcpctl` process while it runs).
 
 #![allow(
     clippy::disallowed_methods,
@@ -52,15 +56,17 @@ fn cpu_time() -> Duration {
 
 /// One side of the comparison.
 enum Side {
-    Set(ConnectionSet, McpServerKey),
+    /// A set: to the server, or to `mcpctl serve` in front of it (the tool's name then
+    /// the gateway's).
+    Set(ConnectionSet, McpServerKey, &'static str),
     Bare(rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>),
 }
 
 impl Side {
     async fn call(&self) {
         match self {
-            Self::Set(set, key) => {
-                set.call_tool(key, "echo", None, CallOptions::new())
+            Self::Set(set, key, tool) => {
+                set.call_tool(key, tool, None, CallOptions::new())
                     .await
                     .expect("set call");
             }
@@ -74,7 +80,7 @@ impl Side {
 
     async fn stop(self) {
         match self {
-            Self::Set(set, _) => set.shutdown().await,
+            Self::Set(set, _, _) => set.shutdown().await,
             Self::Bare(bare) => {
                 let _ = bare.cancel().await;
             }
@@ -99,11 +105,17 @@ async fn start(side: &str, bin: &std::path::Path, args: Vec<String>) -> Side {
         return Side::Bare(info.serve(transport).await.expect("initialize"));
     }
     let name = ServerName::new("bench").expect("name");
+    let (server, tool) = if side == "gateway" {
+        (gateway(bin, &args), "mcp__bench__echo")
+    } else {
+        (
+            ServerConfig::stdio(bin.to_string_lossy()).with_args(args),
+            "echo",
+        )
+    };
     let config = Config::new().with_server(
         name.clone(),
-        ServerConfig::stdio(bin.to_string_lossy())
-            .with_args(args)
-            .with_protocol(ProtocolChoice::V2025_11_25),
+        server.with_protocol(ProtocolChoice::V2025_11_25),
     );
     let catalog = CatalogBuilder::new()
         .with_user_config(LoadedConfig::new("bench", config))
@@ -111,7 +123,35 @@ async fn start(side: &str, bin: &std::path::Path, args: Vec<String>) -> Side {
     let set = ConnectionSet::start(&catalog, ConnectionSetOptions::new());
     set.wait_required().await.expect("ready");
     set.wait_startup().await;
-    Side::Set(set, McpServerKey::unscoped(name))
+    Side::Set(set, McpServerKey::unscoped(name), tool)
+}
+
+/// `mcpctl serve` over stdio with the server `bin args` as `bench`, approved.
+fn gateway(bin: &std::path::Path, args: &[String]) -> ServerConfig {
+    let mcpctl = std::env::var_os("MCPCTL")
+        .map_or_else(|| bin.with_file_name("mcpctl"), std::path::PathBuf::from);
+    let dir = bin.with_file_name("call-loop-gateway");
+    std::fs::create_dir_all(&dir).expect("gateway folder");
+    let quote = |s: &str| format!("{s:?}");
+    let config = dir.join("gateway.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp_servers.bench]\ncommand = {}\nargs = [{}]\nprotocol = \"2025-11-25\"\ndefault_tools_approval_mode = \"approve\"\n",
+            quote(&bin.to_string_lossy()),
+            args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(", "),
+        ),
+    )
+    .expect("gateway config");
+    let stdio = mcp_catalog::StdioConfig::new(mcpctl.to_string_lossy())
+        .with_args([
+            "--config".to_owned(),
+            config.to_string_lossy().into_owned(),
+            "serve".to_owned(),
+        ])
+        .with_env("MCPCTL_HOME", dir.join("home").to_string_lossy())
+        .with_env("RUST_LOG", "off");
+    ServerConfig::from(stdio)
 }
 
 fn main() {
