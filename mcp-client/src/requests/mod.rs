@@ -31,7 +31,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::Client;
 use crate::error::RequestError;
 use crate::listing::paginate::{self, ListKind, Page, PageError};
-use crate::state::{ProgressGuard, ProgressSink};
+use crate::state::{ProgressGuard, ProgressSink, ReplyFaults};
 
 /// Most `input_required` rounds (SEP-2322) one call goes through before it fails.
 pub const MAX_INPUT_ROUNDS: usize = 8;
@@ -72,6 +72,15 @@ fn cancel_on_drop(peer: &Peer<RoleClient>, id: RequestId) -> crate::requests::on
             ))
             .await;
     })
+}
+
+/// The error of a call pending when the server sent `what`, a line rmcp cannot read.
+fn unreadable_reply(what: &str) -> RequestError {
+    RequestError::Protocol {
+        detail: format!(
+            "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
+        ),
+    }
 }
 
 impl Client {
@@ -224,6 +233,26 @@ impl Client {
         }
     }
 
+    /// The connection's reply faults and the count of unreadable replies so far, subscribed
+    /// before a request goes out (an unreadable reply that arrives before the wait begins
+    /// must still fail the call). A stdio server whose process is gone gets no request:
+    /// no answer could come.
+    async fn watch_faults(
+        &self,
+    ) -> Result<(tokio::sync::watch::Receiver<ReplyFaults>, u64), RequestError> {
+        let mut reply_faults = self.shared.reply_faults();
+        let before = {
+            let faults = reply_faults.borrow_and_update();
+            (!faults.gone).then_some(faults.unreadable)
+        };
+        match before {
+            Some(before) => Ok((reply_faults, before)),
+            None => Err(RequestError::Disconnected {
+                detail: self.gone_detail().await,
+            }),
+        }
+    }
+
     /// Sends one request (a `tools/call`, or a 2025-era `tasks/result`) and waits for its
     /// reply: until `deadline` (pushed back while an elicitation of the server is pending,
     /// and renewed by progress when the settings say so), `abort`, or an unreadable reply,
@@ -236,18 +265,7 @@ impl Client {
         deadline: &mut Instant,
     ) -> Result<(ServerResult, ProgressGuard), RequestError> {
         let timeout = settings.effective_timeout();
-        // Subscribed before the request goes out: an unreadable reply that arrives before
-        // the wait below begins must still count as a change (it failed this call).
-        let mut reply_faults = self.shared.reply_faults();
-        let unreadable_before = {
-            let faults = reply_faults.borrow_and_update();
-            (!faults.gone).then_some(faults.unreadable)
-        };
-        let Some(unreadable_before) = unreadable_before else {
-            return Err(RequestError::Disconnected {
-                detail: self.gone_detail().await,
-            });
-        };
+        let (mut reply_faults, unreadable_before) = self.watch_faults().await?;
         let mut request = request;
         if settings
             .meta
@@ -295,10 +313,7 @@ impl Client {
                     return Err(RequestError::Timeout { after: timeout });
                 }
                 Ok(()) = reply_faults.changed() => {
-                    let unreadable = {
-                        let faults = reply_faults.borrow_and_update();
-                        (faults.unreadable > unreadable_before).then(|| faults.last.clone())
-                    };
+                    let unreadable = reply_faults.borrow_and_update().unreadable_since(unreadable_before);
                     let Some(what) = unreadable else {
                         // The process exited a while ago and no answer came with its
                         // last output: none can come now.
@@ -308,11 +323,7 @@ impl Client {
                         });
                     };
                     // The guard stays armed: the server is told the call is cancelled.
-                    return Err(RequestError::Protocol {
-                        detail: format!(
-                            "the server sent {what} while this request was pending; rmcp cannot read it, so no answer can arrive"
-                        ),
-                    });
+                    return Err(unreadable_reply(&what));
                 }
                 Some(()) = tick_rx.recv() => {
                     *deadline = mcp_pool::deadline_in(timeout);

@@ -61,6 +61,13 @@ pub(crate) struct ReplyFaults {
     pub(crate) gone: bool,
 }
 
+impl ReplyFaults {
+    /// What was wrong with the last unreadable reply, if there were more than `before`.
+    pub(crate) fn unreadable_since(&self, before: u64) -> Option<String> {
+        (self.unreadable > before).then(|| self.last.clone())
+    }
+}
+
 /// Reports the process's end to pending calls [`LAST_REPLIES`] after it exited, unless
 /// the connection is shut down first.
 pub(crate) async fn report_process_end(
