@@ -101,6 +101,23 @@ async fn connect(
         .expect("the fake server connects")
 }
 
+/// `closed()` resolves (the process is gone), then a call fails as disconnected.
+async fn assert_closed_then_disconnected(client: &Client) {
+    tokio::time::timeout(Duration::from_secs(10), client.closed())
+        .await
+        .expect("closed() resolves once the process is gone");
+    assert_echo_disconnected(client).await;
+}
+
+/// A call of `echo` fails as disconnected.
+async fn assert_echo_disconnected(client: &Client) {
+    let err = client
+        .call_tool("echo", None, CallSettings::new(CALL))
+        .await
+        .unwrap_err();
+    assert!(err.is_disconnected(), "{err:?}");
+}
+
 async fn assert_process_gone(pid_file: &std::path::Path) {
     let pid = mcp_testkit::read_pid_file(pid_file).expect("the server wrote its pid");
     assert!(
@@ -220,14 +237,7 @@ async fn a_call_times_out_and_a_dead_process_is_reported() {
 
     let pid = client.pid().unwrap();
     mcp_testkit::kill_process_group(pid);
-    tokio::time::timeout(Duration::from_secs(10), client.closed())
-        .await
-        .expect("closed() resolves once the process is gone");
-    let err = client
-        .call_tool("echo", None, CallSettings::new(CALL))
-        .await
-        .unwrap_err();
-    assert!(err.is_disconnected(), "{err:?}");
+    assert_closed_then_disconnected(&client).await;
     let death = client.death().await;
     assert!(
         matches!(death.reason(), FailureReason::Exited { .. }),
@@ -265,21 +275,10 @@ async fn a_call_fails_as_disconnected_when_the_server_exited_and_left_its_pipes_
     );
 
     mcp_testkit::kill_process(pid);
-    tokio::time::timeout(Duration::from_secs(10), client.closed())
-        .await
-        .expect("closed() resolves once the process is gone");
-    // Before the fix this waited for its whole timeout and failed as `Timeout`.
-    let err = client
-        .call_tool("echo", None, CallSettings::new(CALL))
-        .await
-        .unwrap_err();
-    assert!(err.is_disconnected(), "{err:?}");
+    // Before the fix the call waited for its whole timeout and failed as `Timeout`.
+    assert_closed_then_disconnected(&client).await;
     // Later calls fail at once: the process's end is on record.
-    let err = client
-        .call_tool("echo", None, CallSettings::new(CALL))
-        .await
-        .unwrap_err();
-    assert!(err.is_disconnected(), "{err:?}");
+    assert_echo_disconnected(&client).await;
     assert!(
         mcp_testkit::process_alive(group.iter().copied().find(|&p| p != pid).unwrap()),
         "the `sleep` still holds the pipes while the call fails"
