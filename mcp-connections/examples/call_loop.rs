@@ -28,7 +28,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_catalog::{CatalogBuilder, Config, LoadedConfig, ProtocolChoice, ServerConfig};
+use mcp_catalog::{
+    ApprovalMode, CatalogBuilder, Config, LoadedConfig, ProtocolChoice, ServerConfig, server_toml,
+};
 use mcp_connections::{CallOptions, ConnectionSet, ConnectionSetOptions};
 use mcp_key::{McpServerKey, ServerName};
 use mcp_testkit::{Scenario, ToolSpec};
@@ -88,7 +90,14 @@ impl Side {
     }
 }
 
-async fn start(side: &str, bin: &std::path::Path, args: Vec<String>) -> Side {
+/// One side on the server `bin args` (`gateway`: through `mcpctl serve`, its files in
+/// `dir`).
+async fn start(
+    side: &str,
+    bin: &std::path::Path,
+    args: Vec<String>,
+    dir: &std::path::Path,
+) -> Side {
     if side == "bare" {
         let mut cmd = tokio::process::Command::new(bin);
         cmd.args(&args);
@@ -105,18 +114,17 @@ async fn start(side: &str, bin: &std::path::Path, args: Vec<String>) -> Side {
         return Side::Bare(info.serve(transport).await.expect("initialize"));
     }
     let name = ServerName::new("bench").expect("name");
+    let direct = ServerConfig::stdio(bin.to_string_lossy())
+        .with_args(args)
+        .with_protocol(ProtocolChoice::V2025_11_25);
     let (server, tool) = if side == "gateway" {
-        (gateway(bin, &args), "mcp__bench__echo")
+        let mcpctl = std::env::var_os("MCPCTL")
+            .map_or_else(|| bin.with_file_name("mcpctl"), std::path::PathBuf::from);
+        (gateway(direct, &mcpctl, dir), "mcp__bench__echo")
     } else {
-        (
-            ServerConfig::stdio(bin.to_string_lossy()).with_args(args),
-            "echo",
-        )
+        (direct, "echo")
     };
-    let config = Config::new().with_server(
-        name.clone(),
-        server.with_protocol(ProtocolChoice::V2025_11_25),
-    );
+    let config = Config::new().with_server(name.clone(), server);
     let catalog = CatalogBuilder::new()
         .with_user_config(LoadedConfig::new("bench", config))
         .build();
@@ -126,32 +134,22 @@ async fn start(side: &str, bin: &std::path::Path, args: Vec<String>) -> Side {
     Side::Set(set, McpServerKey::unscoped(name), tool)
 }
 
-/// `mcpctl serve` over stdio with the server `bin args` as `bench`, approved.
-fn gateway(bin: &std::path::Path, args: &[String]) -> ServerConfig {
-    let mcpctl = std::env::var_os("MCPCTL")
-        .map_or_else(|| bin.with_file_name("mcpctl"), std::path::PathBuf::from);
-    let dir = bin.with_file_name("call-loop-gateway");
-    std::fs::create_dir_all(&dir).expect("gateway folder");
-    let quote = |s: &str| format!("{s:?}");
+/// `mcpctl serve` over stdio with `server` as `bench`, approved, its configuration and
+/// home in `dir`.
+fn gateway(server: ServerConfig, mcpctl: &std::path::Path, dir: &std::path::Path) -> ServerConfig {
+    let name = ServerName::new("bench").expect("name");
+    let server = server.with_default_approval_mode(ApprovalMode::Approve);
     let config = dir.join("gateway.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[mcp_servers.bench]\ncommand = {}\nargs = [{}]\nprotocol = \"2025-11-25\"\ndefault_tools_approval_mode = \"approve\"\n",
-            quote(&bin.to_string_lossy()),
-            args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(", "),
-        ),
-    )
-    .expect("gateway config");
+    std::fs::write(&config, server_toml(&name, &server)).expect("gateway config");
     let stdio = mcp_catalog::StdioConfig::new(mcpctl.to_string_lossy())
         .with_args([
             "--config".to_owned(),
             config.to_string_lossy().into_owned(),
             "serve".to_owned(),
         ])
-        .with_env("MCPCTL_HOME", dir.join("home").to_string_lossy())
+        .with_env("MCPCTL_HOME", dir.join("mcpctl-home").to_string_lossy())
         .with_env("RUST_LOG", "off");
-    ServerConfig::from(stdio)
+    ServerConfig::from(stdio).with_protocol(ProtocolChoice::V2025_11_25)
 }
 
 fn main() {
@@ -176,7 +174,7 @@ fn main() {
         scenario_path.to_string_lossy().into_owned(),
     ];
     rt.block_on(async {
-        let side = Arc::new(start(&side, &bin, args).await);
+        let side = Arc::new(start(&side, &bin, args, home.path()).await);
         for _ in 0..200 {
             side.call().await;
         }
