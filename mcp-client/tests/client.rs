@@ -288,6 +288,25 @@ async fn a_call_fails_as_disconnected_when_the_server_exited_and_left_its_pipes_
     mcp_testkit::assert_no_process_group(pid);
 }
 
+/// The other side of failing calls once the process is gone: an answer the server wrote
+/// just before it exited reaches the caller (it is in the pipe before the exit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_written_just_before_the_exit_reaches_the_caller() {
+    let home = TestHome::new().unwrap();
+    let last = ToolSpec::new("last", Behavior::AnswerThenExit { code: 0 });
+    let (target, pid_file) = stdio_target(&home, scenario().with_tool(last));
+    let client = connect(target, ClientSettings::new(), Arc::new(DeclineRequests)).await;
+    let result = client
+        .call_tool("last", None, CallSettings::new(CALL))
+        .await
+        .unwrap();
+    assert_eq!(result.structured_content, Some(json!({"exited": 0})));
+    // The process did exit: the connection ends, and later calls fail.
+    assert_closed_then_disconnected(&client).await;
+    client.shutdown().await;
+    assert_process_gone(&pid_file).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_that_does_not_exist_fails_to_spawn_with_the_servers_name() {
     let target = Target::stdio(StdioConfig::new("/nonexistent/mcp-server-xyz"));

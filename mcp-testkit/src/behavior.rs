@@ -322,6 +322,13 @@ pub(crate) async fn call(
             Ok(structured(json!({ "notified": notified })))
         }
         Behavior::Exit { code } => Err(crash(server, *code)),
+        Behavior::AnswerThenExit { code } => {
+            let result = structured(json!({ "exited": code }));
+            if server.stdio {
+                answer_then_exit(&context, &result, *code);
+            }
+            Ok(result)
+        }
         Behavior::Large { bytes } => Ok(CallToolResult::success(vec![ContentBlock::text(
             "x".repeat(*bytes),
         )])),
@@ -437,6 +444,14 @@ fn crash(server: &Shared, code: i32) -> McpError {
             McpError::internal_error("fake server crashed", None)
         }
     }
+}
+
+/// Writes `result` as the answer to the call straight to stdout, then exits with `code`
+/// (stdio binary only): nothing of rmcp's is written after it.
+fn answer_then_exit(context: &RequestContext<RoleServer>, result: &CallToolResult, code: i32) -> ! {
+    let reply = json!({ "jsonrpc": "2.0", "id": context.id, "result": result });
+    write_stdout_line(reply.to_string().as_bytes());
+    std::process::exit(code)
 }
 
 /// Writes a broken reply to stdout (stdio server only), then never answers properly:

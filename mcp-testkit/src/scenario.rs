@@ -739,6 +739,14 @@ pub enum Behavior {
         /// The process exit code.
         code: i32,
     },
+    /// Answer `{"exited": code}` (as `structuredContent` and text), then exit with `code`.
+    /// The binary (stdio) writes the answer straight to stdout and exits before writing
+    /// anything else, so the answer is in the pipe when the process ends; elsewhere the
+    /// call is just answered.
+    AnswerThenExit {
+        /// The process exit code.
+        code: i32,
+    },
     /// Return one text content block of exactly `bytes` bytes (`x` repeated).
     Large {
         /// Size of the text.
@@ -908,6 +916,7 @@ impl Behavior {
             Self::Result { .. } => "result",
             Self::Log { .. } => "log",
             Self::Exit { .. } => "exit",
+            Self::AnswerThenExit { .. } => "answer_then_exit",
             Self::Large { .. } => "large",
             Self::ReportEnv => "report_env",
             Self::BrokenReply { .. } => "broken_reply",
