@@ -498,11 +498,12 @@ async fn nothing_of_a_finished_start_outlives_it() {
         1,
         "the start's captured state outlived it"
     );
-    // The task that joined the start ends right after it handed out the outcome.
-    let mut waited = 0;
-    while pool.inner.running_tasks() > 0 && waited < 1000 {
-        tokio::task::yield_now().await;
-        waited += 1;
+    // The task that joined the start ends right after it handed out the outcome. It runs
+    // on the other worker thread, which a loaded machine may not schedule for a while: wait
+    // by the clock (a bounded number of yields passed in CI before that thread ran).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while pool.inner.running_tasks() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert_eq!(
         pool.inner.running_tasks(),
