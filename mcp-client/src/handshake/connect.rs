@@ -414,7 +414,7 @@ where
     let shared = Arc::clone(&handler.shared);
     let wrap = |read: R, write: W| {
         crate::transport::read_order::ReadOrder::new(
-            rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
+            crate::transport::stdio_lines::StdioLines::new(read, write),
             Arc::clone(&shared),
         )
     };
@@ -434,7 +434,7 @@ where
     let (stdin, stdin_back) = crate::transport::lend::Lent::new(stdin);
     let wrap_lent = |read, write| {
         crate::transport::read_order::ReadOrder::new(
-            rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
+            crate::transport::stdio_lines::StdioLines::new(read, write),
             Arc::clone(&shared),
         )
     };

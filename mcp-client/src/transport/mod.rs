@@ -4,7 +4,8 @@
 //! [`http_dpop`]), the legacy HTTP+SSE transport ([`sse`]), and what every transport does
 //! to the bytes it reads: replies checked before rmcp parses them ([`reply_check`]),
 //! log and progress notifications handled in the server's order ([`read_order`]), pipes
-//! lent to a probe and taken back ([`lend`]), and idempotent reads sent again when a
+//! lent to a probe and taken back ([`lend`]), the stdio lines read
+//! with a fast path for a tool call's reply ([`stdio_lines`]), and idempotent reads sent again when a
 //! 2026-era response stream breaks ([`reissue`]). The transports use the connection's
 //! shared state ([`crate::state`]); nothing here knows of calls, listings or tasks beyond
 //! the raw bytes it hands them.
@@ -22,3 +23,4 @@ pub(crate) mod reply_check;
 #[cfg(feature = "http")]
 pub(crate) mod sse;
 pub(crate) mod stdio;
+pub(crate) mod stdio_lines;
