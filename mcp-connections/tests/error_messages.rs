@@ -154,11 +154,7 @@ async fn startup_failures_say_each_thing_once() {
     let f = failure_of(&fx, ConnectionSetOptions::new()).await;
     check("protocol", &stable(&plain_chain(&f), &fx), &mut out);
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = mcp_testkit::free_loopback_port().unwrap();
     let mut fx = Fixture::new();
     fx.add(
         "gone",

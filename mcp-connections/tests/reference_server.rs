@@ -20,7 +20,7 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -109,11 +109,7 @@ impl Drop for Everything {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    mcp_testkit::free_loopback_port().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -347,6 +347,8 @@
 //!   [`wait_group_gone`], [`process_group_members`]: read `/proc` (Linux), zombies count
 //!   as gone; [`kill_process`], [`kill_process_group`] and [`terminate_process`] clean up.
 //! - [`RecordedRequest::read_log`]: parse a request log.
+//! - [`free_loopback_port`]: a free 127.0.0.1 port outside the kernel's ephemeral range,
+//!   for a server another process binds.
 //!
 #![doc = include_str!("../SCENARIOS.md")]
 #![allow(
@@ -372,6 +374,7 @@ mod oauth;
 #[cfg(feature = "otlp")]
 mod otlp;
 mod paging;
+mod ports;
 pub mod postgres;
 mod process;
 mod record;
@@ -432,6 +435,7 @@ pub use otlp::{
     OtlpReceiver, ReceivedMetric, ReceivedSpan, TRACES_PATH,
 };
 pub use paging::REPEATING_CURSOR;
+pub use ports::free_loopback_port;
 pub use process::{
     POLL_INTERVAL, assert_no_process, assert_no_process_group, kill_process, kill_process_group,
     process_alive, process_group_members, read_pid_file, terminate_process, wait_gone,

@@ -14,7 +14,7 @@
 //! The binaries are looked up in Debian's and Ubuntu's `/usr/lib/postgresql/VERSION/bin`
 //! (newest first), then on `PATH`. `scripts/postgres.sh` installs them.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -353,7 +353,7 @@ fn failure(doing: &'static str, detail: String) -> Error {
 }
 
 fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    crate::free_loopback_port()
 }
 
 fn is_root() -> bool {

@@ -12,7 +12,7 @@
 //! can only authenticate that user, and root may log in with a key.
 
 use std::io::Write;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -351,7 +351,7 @@ fn wait_accepting(child: &mut Child, port: u16, log: &Path) -> Result<(), Error>
 }
 
 fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    crate::free_loopback_port()
 }
 
 fn current_user() -> Result<String, Error> {

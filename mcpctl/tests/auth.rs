@@ -442,11 +442,7 @@ bearer_token_env_var = "TICKETS_TOKEN"
 fn login_to_an_unreachable_server_fails_with_exit_1() {
     let wd = Workdir::new();
     // A port nothing listens on: bind one, note it, close it.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = mcp_testkit::free_loopback_port().unwrap();
     wd.write_trusted(
         "mcp.toml",
         &format!("credentials_store = \"file\"\n\n[mcp_servers.gone]\nurl = \"http://127.0.0.1:{port}/mcp\"\n"),
@@ -543,11 +539,7 @@ fn the_help_says_where_credentials_live() {
 
 #[test]
 fn login_uses_the_configured_client_scopes_and_callback_port() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = mcp_testkit::free_loopback_port().unwrap();
     let w = World::start(
         AuthServerOptions::new().with_client(mcp_testkit::OAuthClient::public("mcpctl-test")),
     );

@@ -74,11 +74,7 @@ fn python() -> Option<PathBuf> {
 
 /// A free loopback port (the gateway's public URL names it before the gateway starts).
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    mcp_testkit::free_loopback_port().unwrap()
 }
 
 /// One HTTP/1.1 request to the gateway: (status, body).

@@ -46,11 +46,7 @@ use support::{Served, Workdir};
 const TOKEN: &str = "events-relay-test-token";
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    mcp_testkit::free_loopback_port().unwrap()
 }
 
 /// A client of the gateway at `url` with `token`.

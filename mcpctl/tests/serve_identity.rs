@@ -143,9 +143,10 @@ fn a_token_endpoint_that_is_down_fails_its_server_alone() {
     let runtime = support::runtime();
     let (auth, tickets) = runtime.block_on(upstream());
     // A loopback port nothing listens on.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let down = format!("http://{}/token", closed.local_addr().unwrap());
-    drop(closed);
+    let down = format!(
+        "http://127.0.0.1:{}/token",
+        mcp_testkit::free_loopback_port().unwrap()
+    );
     let config = team::config(
         &wd,
         &auth.issuer(),
@@ -246,9 +247,10 @@ fn a_credential_store_that_cannot_be_reached_fails_the_caller_servers_alone() {
         &signin::caller_server(&tickets.url()),
     );
     // A PostgreSQL store on a loopback port nothing listens on.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let store = format!("postgres://gw@{}/vault", closed.local_addr().unwrap());
-    drop(closed);
+    let store = format!(
+        "postgres://gw@127.0.0.1:{}/vault",
+        mcp_testkit::free_loopback_port().unwrap()
+    );
     let key = "ab".repeat(32);
     let served = Served::start_with_env(
         &wd,

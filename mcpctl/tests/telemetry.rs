@@ -264,10 +264,8 @@ fn a_collector_that_is_down_changes_nothing_the_command_prints() {
     ];
     let plain = wd.run(&call);
     assert_eq!(plain.code, 0, "{}", plain.stderr);
-    // A port nobody listens on: bound, then let go.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = closed.local_addr().unwrap().port();
-    drop(closed);
+    // A port nobody listens on.
+    let port = mcp_testkit::free_loopback_port().unwrap();
     wd.set_env(
         "OTEL_EXPORTER_OTLP_ENDPOINT",
         Some(&format!("http://127.0.0.1:{port}")),

@@ -38,11 +38,7 @@ pub(crate) fn nginx() -> Option<PathBuf> {
 
 /// A free loopback port (taken back before nginx binds it).
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    mcp_testkit::free_loopback_port().unwrap()
 }
 
 /// nginx running in the foreground with its prefix in `dir`; stopped (SIGQUIT, then
