@@ -43,6 +43,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 /// is emptied, which only sends the replies still pending down the general path.
 const PENDING_CALLS_BOUND: usize = 1024;
 
+/// The largest line buffer kept between lines (bytes).
+const KEPT_LINE_CAPACITY: usize = 64 * 1024;
+
 /// A UTF-8 byte order mark, which a line may start with (JSON readers may ignore it).
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -217,10 +220,14 @@ where
                     return None;
                 }
             }
-            let line = std::mem::take(&mut self.line);
+            let mut line = std::mem::take(&mut self.line);
             let parsed = self.parse(&line[..line.len() - 1]);
-            self.line = line;
-            self.line.clear();
+            // Keep the buffer for the next line, unless a large reply grew it: an idle
+            // connection should not hold its largest message's size.
+            if line.capacity() <= KEPT_LINE_CAPACITY {
+                line.clear();
+                self.line = line;
+            }
             if let Some(message) = parsed {
                 return Some(message);
             }
@@ -343,5 +350,34 @@ mod tests {
         assert!(call_reply(line).is_none());
         let wrong_version = br#"{"jsonrpc":"1.0","id":1,"result":{"content":[]}}"#;
         assert!(call_reply(wrong_version).is_none());
+    }
+
+    /// Lines split across reads are joined, a large line is read whole and its buffer
+    /// not kept, a notification and a reply keep their order, and the end of the stream
+    /// (with half a line left) ends the transport.
+    #[tokio::test]
+    async fn lines_are_read_in_order_across_reads_until_the_end() {
+        use tokio::io::AsyncWriteExt;
+        let (read, mut server) = tokio::io::duplex(64);
+        let mut lines = StdioLines::new(read, tokio::io::sink());
+        lines.calls.insert(RequestId::Number(1));
+        let big = "x".repeat(100_000);
+        let input = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"{big}\"}}}}\n\
+             {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"content\":[]}}}}\n{{\"jsonrpc\":"
+        );
+        let writer = tokio::spawn(async move {
+            server.write_all(input.as_bytes()).await.unwrap();
+        });
+        let first = lines.receive().await.expect("the notification");
+        assert!(matches!(first, JsonRpcMessage::Notification(_)));
+        assert!(lines.line.capacity() <= KEPT_LINE_CAPACITY);
+        let second = lines.receive().await.expect("the reply");
+        assert!(as_call_result(&second).is_some());
+        writer.await.unwrap();
+        assert!(
+            lines.receive().await.is_none(),
+            "half a line and then the end"
+        );
     }
 }
