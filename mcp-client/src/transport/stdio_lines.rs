@@ -120,7 +120,11 @@ impl<R, W> StdioLines<R, W> {
                 Some(message)
             }
             Err(e) => {
-                tracing::debug!(error = %e, "skipped a line of the server's stdout that is not a message");
+                // The line itself helps whoever reads the log (a host bounds long fields).
+                tracing::debug!(
+                    "skipped a line of the server's stdout that is not a message ({e}): {}",
+                    String::from_utf8_lossy(line)
+                );
                 None
             }
         }
