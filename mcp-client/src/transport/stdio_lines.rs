@@ -384,4 +384,55 @@ mod tests {
             "half a line and then the end"
         );
     }
+
+    fn call(id: i64) -> TxJsonRpcMessage<RoleClient> {
+        use rmcp::model::{CallToolRequestParams, JsonRpcRequest, Request};
+        JsonRpcMessage::Request(JsonRpcRequest::new(
+            RequestId::Number(id),
+            ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("echo"))),
+        ))
+    }
+
+    fn cancel(id: i64) -> TxJsonRpcMessage<RoleClient> {
+        use rmcp::model::{CancelledNotificationParam, JsonRpcNotification, Notification};
+        JsonRpcMessage::Notification(JsonRpcNotification {
+            jsonrpc: JsonRpcVersion2_0,
+            notification: ClientNotification::CancelledNotification(Notification::new(
+                CancelledNotificationParam::new(Some(RequestId::Number(id)), None),
+            )),
+        })
+    }
+
+    /// What is sent decides which replies may take the fast path: a call sent through the
+    /// transport is remembered (and written), its cancellation forgets it, a reply that
+    /// comes late for a cancelled call is read by rmcp's parse, and a server that never
+    /// answers cannot make the remembered ids grow past the bound.
+    #[tokio::test]
+    async fn calls_sent_are_remembered_cancelled_ones_forgotten_and_the_memory_bounded() {
+        use tokio::io::AsyncReadExt;
+        let (stdin, mut server) = tokio::io::duplex(1 << 20);
+        let mut lines = StdioLines::new(tokio::io::empty(), stdin);
+        lines.send(call(1)).await.unwrap();
+        lines.send(call(2)).await.unwrap();
+        let mut written = vec![0; 4096];
+        let n = server.read(&mut written).await.unwrap();
+        let written = String::from_utf8_lossy(&written[..n]).into_owned();
+        assert_eq!(written.lines().count(), 2, "{written}");
+        assert!(written.contains(r#""method":"tools/call""#), "{written}");
+        assert_eq!(
+            lines.calls,
+            HashSet::from([RequestId::Number(1), RequestId::Number(2)])
+        );
+        lines.send(cancel(1)).await.unwrap();
+        assert_eq!(lines.calls, HashSet::from([RequestId::Number(2)]));
+        // The late reply to the cancelled call is still a message (rmcp drops it by id).
+        let late = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
+        assert!(as_call_result(&lines.parse(late).unwrap()).is_some());
+        assert_eq!(lines.calls, HashSet::from([RequestId::Number(2)]));
+
+        for id in 3..(3 + 2 * PENDING_CALLS_BOUND as i64) {
+            lines.note_sent(&call(id));
+            assert!(lines.calls.len() <= PENDING_CALLS_BOUND);
+        }
+    }
 }
