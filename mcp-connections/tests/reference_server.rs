@@ -108,16 +108,12 @@ impl Drop for Everything {
     }
 }
 
-fn free_port() -> u16 {
-    mcp_testkit::free_loopback_port().unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_and_restarted_server_everything_is_recovered() {
     let Some((entry, preload)) = everything() else {
         return;
     };
-    let port = free_port();
+    let port = mcp_testkit::free_loopback_port().unwrap();
     let first = Everything::start(&entry, &preload, port);
     let mut pids = vec![first.pid()];
     let mut fx = Fixture::new();
@@ -185,7 +181,7 @@ async fn server_everything_under_auto_over_stdio_and_http() {
     let Some((entry, preload)) = everything() else {
         return;
     };
-    let port = free_port();
+    let port = mcp_testkit::free_loopback_port().unwrap();
     let _http = Everything::start(&entry, &preload, port);
     let mut fx = Fixture::new();
     fx.add(

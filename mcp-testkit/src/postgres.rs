@@ -152,7 +152,7 @@ impl PostgresFixture {
         // may take it in between; then postgres exits and the next port is tried.
         let mut last = None;
         for _ in 0..5 {
-            let port = free_port().map_err(io("finding a free port"))?;
+            let port = crate::free_loopback_port().map_err(io("finding a free port"))?;
             let log_file = std::fs::File::create(&log).map_err(io("creating the log"))?;
             if let Some((uid, gid)) = owner {
                 std::os::unix::fs::chown(&log, Some(uid), Some(gid))
@@ -350,10 +350,6 @@ fn failure(doing: &'static str, detail: String) -> Error {
         doing,
         source: std::io::Error::other(detail),
     }
-}
-
-fn free_port() -> std::io::Result<u16> {
-    crate::free_loopback_port()
 }
 
 fn is_root() -> bool {

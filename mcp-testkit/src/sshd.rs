@@ -111,7 +111,7 @@ impl SshdFixture {
         let log = path.join("sshd.log");
         let mut last = None;
         for _ in 0..5 {
-            let port = free_port().map_err(io("finding a free port"))?;
+            let port = crate::free_loopback_port().map_err(io("finding a free port"))?;
             write_config(path, port)?;
             let mut child = Command::new(&sshd)
                 .arg("-D")
@@ -348,10 +348,6 @@ fn wait_accepting(child: &mut Child, port: u16, log: &Path) -> Result<(), Error>
         // Polling another process's readiness: there is no event to wait for.
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-fn free_port() -> std::io::Result<u16> {
-    crate::free_loopback_port()
 }
 
 fn current_user() -> Result<String, Error> {

@@ -72,11 +72,6 @@ fn python() -> Option<PathBuf> {
     None
 }
 
-/// A free loopback port (the gateway's public URL names it before the gateway starts).
-fn free_port() -> u16 {
-    mcp_testkit::free_loopback_port().unwrap()
-}
-
 /// One HTTP/1.1 request to the gateway: (status, body).
 fn http(
     port: u16,
@@ -169,7 +164,7 @@ fn a_python_client_polls_the_gateway_for_the_webhook_events_of_a_python_server_e
         .join("tests/gateway/webhook_events_server.py")
         .canonicalize()
         .unwrap();
-    let port = free_port();
+    let port = mcp_testkit::free_loopback_port().unwrap();
     let args = [
         server.display().to_string(),
         dir.join("events.sqlite3").display().to_string(),

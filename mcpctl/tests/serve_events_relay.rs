@@ -45,10 +45,6 @@ use support::{Served, Workdir};
 
 const TOKEN: &str = "events-relay-test-token";
 
-fn free_port() -> u16 {
-    mcp_testkit::free_loopback_port().unwrap()
-}
-
 /// A client of the gateway at `url` with `token`.
 async fn connect(url: &str, token: &str, handshake: Handshake) -> Client {
     let target = Target::Http(HttpTarget::new(url.to_owned()).with_headers(vec![(
@@ -125,7 +121,7 @@ fn stopping_mcpctl_serve_ends_its_webhook_subscriptions_upstream() {
         .with_record(record)
         .write_json(wd.path().join("inbox.json"))
         .unwrap();
-    let port = free_port();
+    let port = mcp_testkit::free_loopback_port().unwrap();
     let public = format!("http://127.0.0.1:{port}");
     let config = wd.write(
         "mcp.toml",
