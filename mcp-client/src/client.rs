@@ -348,35 +348,31 @@ impl mcp_pool::PooledConnection for Client {
 impl Client {
     /// Runs `request` in the span of `method` on `target` of this connection, recording
     /// how it ended.
-    pub(crate) async fn traced<T>(
-        &self,
+    pub(crate) fn traced<'a, T: 'a>(
+        &'a self,
         method: &'static str,
-        target: Option<&str>,
-        request: impl Future<Output = Result<T, RequestError>>,
-    ) -> Result<T, RequestError> {
-        self.traced_judged(method, target, |_| None, request).await
+        target: Option<&'a str>,
+        request: impl Future<Output = Result<T, RequestError>> + 'a,
+    ) -> impl Future<Output = Result<T, RequestError>> + 'a {
+        self.traced_judged(method, target, |_| None, request)
     }
 
     /// [`Self::traced`], with `judge` telling the `error.type` of a failed result.
-    pub(crate) async fn traced_judged<T>(
-        &self,
+    pub(crate) fn traced_judged<'a, T: 'a>(
+        &'a self,
         method: &'static str,
-        target: Option<&str>,
-        judge: impl FnOnce(&T) -> Option<&'static str>,
-        request: impl Future<Output = Result<T, RequestError>>,
-    ) -> Result<T, RequestError> {
-        let protocol = self.protocol_version();
-        self.shared
-            .instruments
-            .traced(
-                &self.shared.key,
-                Some(protocol.as_str()),
-                method,
-                target,
-                judge,
-                request,
-            )
-            .await
+        target: Option<&'a str>,
+        judge: impl FnOnce(&T) -> Option<&'static str> + 'a,
+        request: impl Future<Output = Result<T, RequestError>> + 'a,
+    ) -> impl Future<Output = Result<T, RequestError>> + 'a {
+        self.shared.instruments.traced(
+            &self.shared.key,
+            Some(self.protocol_version()),
+            method,
+            target,
+            judge,
+            request,
+        )
     }
 }
 

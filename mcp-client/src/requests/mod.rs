@@ -210,10 +210,13 @@ impl Client {
                 }
                 (ServerResult::InputRequiredResult(input), _) if rounds < MAX_INPUT_ROUNDS => {
                     rounds += 1;
-                    let (responses, state) = self
-                        .shared
-                        .fulfil_input_requests(settings.requests(), input)
-                        .await?;
+                    // On the heap: a rare path whose future would otherwise widen every
+                    // call's (futures are moved, and their size copied, as they are built).
+                    let (responses, state) = Box::pin(
+                        self.shared
+                            .fulfil_input_requests(settings.requests(), input),
+                    )
+                    .await?;
                     params.input_responses = responses;
                     params.request_state = state;
                 }
@@ -248,7 +251,7 @@ impl Client {
         match before {
             Some(before) => Ok((reply_faults, before)),
             None => Err(RequestError::Disconnected {
-                detail: self.gone_detail().await,
+                detail: Box::pin(self.gone_detail()).await,
             }),
         }
     }
@@ -303,13 +306,12 @@ impl Client {
                 r = &mut rx => break r,
                 () = tokio::time::sleep_until(*deadline), if paused_since.is_none() => {
                     guard.disarm();
-                    let _ = self
-                        .peer
-                        .notify_cancelled(CancelledNotificationParam::new(
-                            Some(handle.id.clone()),
-                            Some(format!("timed out after {}s", timeout.as_secs_f64())),
-                        ))
-                        .await;
+                    // The rare paths' futures go on the heap (see `call_rounds`).
+                    let _ = Box::pin(self.peer.notify_cancelled(CancelledNotificationParam::new(
+                        Some(handle.id.clone()),
+                        Some(format!("timed out after {}s", timeout.as_secs_f64())),
+                    )))
+                    .await;
                     return Err(RequestError::Timeout { after: timeout });
                 }
                 Ok(()) = reply_faults.changed() => {
@@ -319,7 +321,7 @@ impl Client {
                         // last output: none can come now.
                         guard.disarm();
                         return Err(RequestError::Disconnected {
-                            detail: self.gone_detail().await,
+                            detail: Box::pin(self.gone_detail()).await,
                         });
                     };
                     // The guard stays armed: the server is told the call is cancelled.
@@ -349,9 +351,9 @@ impl Client {
             Ok(Ok(result)) => Ok((result, progress)),
             // The reply channel lost the race with an abort that closed the connection.
             Ok(Err(_)) | Err(_) if abort.is_cancelled() => Err(RequestError::Aborted),
-            Ok(Err(e)) => Err(RequestError::of_service(self, e).await),
+            Ok(Err(e)) => Err(Box::pin(RequestError::of_service(self, e)).await),
             Err(_) => Err(RequestError::Disconnected {
-                detail: self.gone_detail().await,
+                detail: Box::pin(self.gone_detail()).await,
             }),
         }
     }
