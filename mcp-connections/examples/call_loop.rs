@@ -11,6 +11,9 @@
 //! perf record -g target/release/examples/call_loop set 20000 8
 //! ```
 //!
+//! `http-set` and `http-bare` do the same over streamable HTTP, to one `mcp-fake-server
+//! --http` process on a free loopback port (rmcp's reqwest client on the bare side).
+//!
 //! `gateway` puts a release `mcpctl serve` (over stdio, from `target/release`, or
 //! `$MCPCTL`) between the set and the server, to profile the gateway's own work per call
 //! (`perf record -p` on the `mcpctl` process while it runs).
@@ -38,7 +41,8 @@ use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
 };
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 
 /// This process's CPU time so far (every thread, user + system), from `/proc/self/stat`
 /// (clock ticks of 10 ms: run enough calls).
@@ -134,6 +138,62 @@ async fn start(
     Side::Set(set, McpServerKey::unscoped(name), tool)
 }
 
+/// The bare rmcp client's identity, pinned to 2025-11-25 as the set is.
+fn bare_info() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("bench-bare", "0"),
+    )
+    .with_protocol_version(ProtocolVersion::V_2025_11_25)
+}
+
+/// `http-set` or `http-bare` on a `mcp-fake-server --http` started here, returned with
+/// it (killed when dropped).
+async fn start_http(
+    side: &str,
+    bin: &std::path::Path,
+    args: Vec<String>,
+) -> (Side, tokio::process::Child) {
+    let port = mcp_testkit::free_loopback_port().expect("port");
+    let child = tokio::process::Command::new(bin)
+        .args(&args)
+        .arg("--http")
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the HTTP server");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(Instant::now() < deadline, "the HTTP server did not listen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    if side == "http-bare" {
+        let transport = StreamableHttpClientTransport::with_client(
+            reqwest::Client::new(),
+            StreamableHttpClientTransportConfig::with_uri(url),
+        );
+        let bare = bare_info().serve(transport).await.expect("initialize");
+        return (Side::Bare(bare), child);
+    }
+    let name = ServerName::new("bench").expect("name");
+    let server = ServerConfig::from(mcp_catalog::HttpConfig::new(url))
+        .with_protocol(ProtocolChoice::V2025_11_25);
+    let config = Config::new().with_server(name.clone(), server);
+    let catalog = CatalogBuilder::new()
+        .with_user_config(LoadedConfig::new("bench", config))
+        .build();
+    let set = ConnectionSet::start(&catalog, ConnectionSetOptions::new());
+    set.wait_required().await.expect("ready");
+    set.wait_startup().await;
+    (Side::Set(set, McpServerKey::unscoped(name), "echo"), child)
+}
+
 /// `mcpctl serve` over stdio with `server` as `bench`, approved, its configuration and
 /// home in `dir`.
 fn gateway(server: ServerConfig, mcpctl: &std::path::Path, dir: &std::path::Path) -> ServerConfig {
@@ -174,7 +234,13 @@ fn main() {
         scenario_path.to_string_lossy().into_owned(),
     ];
     rt.block_on(async {
-        let side = Arc::new(start(&side, &bin, args, home.path()).await);
+        let (side, server) = if side.starts_with("http-") {
+            let (side, server) = start_http(&side, &bin, args).await;
+            (side, Some(server))
+        } else {
+            (start(&side, &bin, args, home.path()).await, None)
+        };
+        let side = Arc::new(side);
         for _ in 0..200 {
             side.call().await;
         }
@@ -199,6 +265,9 @@ fn main() {
         );
         if let Ok(side) = Arc::try_unwrap(side) {
             side.stop().await;
+        }
+        if let Some(mut server) = server {
+            let _ = server.kill().await;
         }
     });
 }

@@ -49,6 +49,7 @@ use sse_stream::{Error as SseError, Sse};
 use tokio::time::Instant;
 
 use crate::settings::auth::{AuthHeaderProvider, CredentialsError};
+use crate::transport::http_call_reply::{CALL_REPLY_HOLD, CallStream, read_call_stream};
 use crate::transport::http_dpop::{NonceSlot, Presented, fetch_nonce, present};
 
 type HttpError = StreamableHttpError<reqwest::Error>;
@@ -555,6 +556,18 @@ fn unexpected(text: String) -> HttpError {
     StreamableHttpError::UnexpectedServerResponse(Cow::Owned(text))
 }
 
+/// The id of `message` when it is a `tools/call` request.
+fn call_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        JsonRpcMessage::Request(r)
+            if matches!(r.request, rmcp::model::ClientRequest::CallToolRequest(_)) =>
+        {
+            Some(r.id.clone())
+        }
+        _ => None,
+    }
+}
+
 fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
     match message {
         JsonRpcMessage::Request(r) => Some(r.id.clone()),
@@ -594,13 +607,27 @@ impl StreamableHttpClient for McpHttpClient {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
         let request = request_id(&message);
+        let call = call_id(&message);
+        let initialized = is_initialized(&message);
         if let (Some(slot), Some(id)) = (&self.session, &session_id) {
             slot.set(id);
         }
         let listen = self.listen.as_ref().filter(|_| is_listen(&message));
         let client = listen.map_or(&self.inner, |watch| &watch.client);
-        let result = self
-            .with_auth("POST", &uri, |auth| {
+        let result = if self.provider.is_none() {
+            // One attempt, nothing to retry with: the message and headers are not copied.
+            client
+                .post_message_with_response_limits(
+                    uri,
+                    message,
+                    session_id.clone(),
+                    None,
+                    custom_headers,
+                    limits,
+                )
+                .await
+        } else {
+            self.with_auth("POST", &uri, |auth| {
                 let mut headers = custom_headers.clone();
                 headers.extend(auth.headers);
                 client.post_message_with_response_limits(
@@ -612,9 +639,10 @@ impl StreamableHttpClient for McpHttpClient {
                     limits,
                 )
             })
-            .await;
+            .await
+        };
         let checked = self.check_reply(request.as_ref(), session_id.as_ref(), result);
-        if checked.is_ok() && is_initialized(&message) {
+        if checked.is_ok() && initialized {
             let before = self.initialized.fetch_add(1, Ordering::SeqCst);
             if let (true, Some(renewed)) = (before > 0, &self.renewed) {
                 tracing::debug!(server = %self.server, "a new session replaces the one the server lost");
@@ -624,6 +652,19 @@ impl StreamableHttpClient for McpHttpClient {
         let Ok(StreamableHttpPostResponse::Sse(mut stream, session)) = checked else {
             return checked;
         };
+        if let Some(id) = &call {
+            let tap = |data: &[u8]| {
+                if let Some(tap) = &self.tap {
+                    tap(data);
+                }
+            };
+            match read_call_stream(stream, id, CALL_REPLY_HOLD, tap).await {
+                CallStream::Reply(reply) => {
+                    return Ok(StreamableHttpPostResponse::Json(reply, session));
+                }
+                CallStream::Stream(events) => stream = events,
+            }
+        }
         if let Some(tap) = &self.tap {
             let tap = Arc::clone(tap);
             stream = Box::pin(futures::StreamExt::inspect(stream, move |event| {

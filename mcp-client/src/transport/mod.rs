@@ -10,8 +10,11 @@
 //! shared state ([`crate::state`]); nothing here knows of calls, listings or tasks beyond
 //! the raw bytes it hands them.
 
+pub(crate) mod call_reply;
 #[cfg(feature = "http")]
 pub(crate) mod http;
+#[cfg(feature = "http")]
+pub(crate) mod http_call_reply;
 #[cfg(feature = "http")]
 pub(crate) mod http_client;
 #[cfg(feature = "http")]
