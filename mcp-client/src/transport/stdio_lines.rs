@@ -21,7 +21,7 @@ use rmcp::RoleClient;
 use rmcp::model::{ClientNotification, ClientRequest, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::call_reply::call_reply;
 
@@ -30,18 +30,30 @@ use super::call_reply::call_reply;
 /// is emptied, which only sends the replies still pending down the general path.
 const PENDING_CALLS_BOUND: usize = 1024;
 
-/// The largest line buffer kept between lines (bytes).
+/// The largest read buffer kept once it is empty (bytes).
 const KEPT_LINE_CAPACITY: usize = 64 * 1024;
+
+/// What the read buffer grows by when it has less than [`MIN_SPARE`] free (bytes).
+const READ_CHUNK: usize = 4096;
+
+/// The least free room a read is made into (bytes).
+const MIN_SPARE: usize = 1024;
 
 /// A UTF-8 byte order mark, which a line may start with (JSON readers may ignore it).
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The transport; see the module docs.
 pub(crate) struct StdioLines<R, W> {
-    read: BufReader<R>,
-    /// The line being read: kept across a cancelled `receive` (rmcp polls it in a
-    /// `select!`), so a partial line is resumed, not lost.
-    line: Vec<u8>,
+    read: R,
+    /// Bytes read and not yet taken as lines, from `start` on: kept across a cancelled
+    /// `receive` (rmcp polls it in a `select!`), so a partial line is resumed, not lost.
+    /// One buffer that grows as bytes come, not a `BufReader`'s zero-filled 8 KiB beside a
+    /// line buffer: an idle connection holds only what its messages needed.
+    buf: Vec<u8>,
+    /// Where the bytes not yet taken as lines begin in `buf`.
+    start: usize,
+    /// `buf[start..scanned]` holds no newline.
+    scanned: usize,
     write: Arc<tokio::sync::Mutex<Option<W>>>,
     /// Ids of `tools/call` requests sent whose replies have not come yet.
     calls: HashSet<RequestId>,
@@ -51,8 +63,10 @@ impl<R: AsyncRead, W> StdioLines<R, W> {
     /// Reads messages from `read` (a server's stdout) and writes them to `write` (its stdin).
     pub(crate) fn new(read: R, write: W) -> Self {
         Self {
-            read: BufReader::new(read),
-            line: Vec::new(),
+            read,
+            buf: Vec::new(),
+            start: 0,
+            scanned: 0,
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             calls: HashSet::new(),
         }
@@ -148,26 +162,49 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            // Cancel-safe: what `read_until` read before a cancellation stays in `line`.
-            match self.read.read_until(b'\n', &mut self.line).await {
-                Ok(_) if self.line.last() == Some(&b'\n') => {}
-                // End of stdout (a last line without its newline is no message).
-                Ok(_) => return None,
+            if let Some(at) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') {
+                let end = self.scanned + at;
+                let buf = std::mem::take(&mut self.buf);
+                let parsed = self.parse(&buf[self.start..end]);
+                self.buf = buf;
+                self.start = end + 1;
+                self.scanned = self.start;
+                if self.start == self.buf.len() {
+                    self.buf.clear();
+                    (self.start, self.scanned) = (0, 0);
+                }
+                // A large message's room is not kept (an idle connection should not hold
+                // its largest message's size): what is left moves to a buffer its size.
+                if self.buf.capacity() > KEPT_LINE_CAPACITY
+                    && self.buf.len() - self.start <= KEPT_LINE_CAPACITY / 2
+                {
+                    self.buf = self.buf[self.start..].to_vec();
+                    self.scanned -= self.start;
+                    self.start = 0;
+                }
+                if let Some(message) = parsed {
+                    return Some(message);
+                }
+                continue;
+            }
+            self.scanned = self.buf.len();
+            if self.start > 0 {
+                // Half a line is left: move it to the front, to read the rest after it.
+                self.buf.drain(..self.start);
+                self.scanned -= self.start;
+                self.start = 0;
+            }
+            if self.buf.capacity() - self.buf.len() < MIN_SPARE {
+                self.buf.reserve(READ_CHUNK);
+            }
+            // Cancel-safe: a cancelled `read_buf` read nothing.
+            match self.read.read_buf(&mut self.buf).await {
+                Ok(0) => return None, // End of stdout (half a line left is no message).
+                Ok(_) => {}
                 Err(e) => {
                     tracing::debug!(error = %e, "the server's stdout failed");
                     return None;
                 }
-            }
-            let mut line = std::mem::take(&mut self.line);
-            let parsed = self.parse(&line[..line.len() - 1]);
-            // Keep the buffer for the next line, unless a large reply grew it: an idle
-            // connection should not hold its largest message's size.
-            if line.capacity() <= KEPT_LINE_CAPACITY {
-                line.clear();
-                self.line = line;
-            }
-            if let Some(message) = parsed {
-                return Some(message);
             }
         }
     }
@@ -231,7 +268,7 @@ mod tests {
         });
         let first = lines.receive().await.expect("the notification");
         assert!(matches!(first, JsonRpcMessage::Notification(_)));
-        assert!(lines.line.capacity() <= KEPT_LINE_CAPACITY);
+        assert!(lines.buf.capacity() <= KEPT_LINE_CAPACITY);
         let second = lines.receive().await.expect("the reply");
         assert!(as_call_result(&second).is_some());
         writer.await.unwrap();
@@ -239,6 +276,34 @@ mod tests {
             lines.receive().await.is_none(),
             "half a line and then the end"
         );
+    }
+
+    /// A `receive` dropped while half a line is read (rmcp polls it in a `select!`) loses
+    /// nothing: the next one reads the whole line; several lines in one read come one by
+    /// one, in order.
+    #[tokio::test]
+    async fn a_cancelled_receive_loses_nothing_and_a_burst_comes_in_order() {
+        use tokio::io::AsyncWriteExt;
+        let (read, mut server) = tokio::io::duplex(1 << 16);
+        let mut lines = StdioLines::new(read, tokio::io::sink());
+        let line = |id: i64| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{}}}}\n");
+        let first = line(1);
+        let (head, tail) = first.split_at(10);
+        server.write_all(head.as_bytes()).await.unwrap();
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_millis(20), lines.receive()).await;
+        assert!(waited.is_err(), "half a line is no message");
+        let burst = format!("{tail}{}{}", line(2), line(3));
+        server.write_all(burst.as_bytes()).await.unwrap();
+        for id in 1..=3 {
+            match lines.receive().await {
+                Some(JsonRpcMessage::Response(r)) => assert_eq!(r.id, RequestId::Number(id)),
+                other => panic!("expected the reply to {id}, got {other:?}"),
+            }
+        }
+        drop(server);
+        assert!(lines.receive().await.is_none());
+        assert_eq!(lines.buf.len(), 0);
     }
 
     fn call(id: i64) -> TxJsonRpcMessage<RoleClient> {
