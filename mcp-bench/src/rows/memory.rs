@@ -51,22 +51,23 @@ pub(crate) async fn memory(s: &Settings) -> Result<Vec<Row>> {
             }
         }
     }
-    let value = median(&a);
-    Ok(vec![
-        Row::versus(
-            "memory per idle connection (client side)",
-            Unit::Bytes,
-            value,
-            median(&b),
-            "bare rmcp client",
-            "≤ 1.5× bare",
-            |v, bare| v <= 1.5 * bare,
-        )
-        .with_note(format!(
-            "RSS(64) − RSS(32) over 32, fresh process per sample, median of {} rounds",
-            a.len()
-        )),
-    ])
+    Ok(vec![row(median(&a), median(&b)).with_note(format!(
+        "RSS(64) − RSS(32) over 32, fresh process per sample, median of {} rounds",
+        a.len()
+    ))])
+}
+
+/// The row for `value` bytes per connection against `bare`'s.
+fn row(value: f64, bare: f64) -> Row {
+    Row::versus(
+        "memory per idle connection (client side)",
+        Unit::Bytes,
+        value,
+        bare,
+        "bare rmcp client",
+        "≤ 1.5× bare",
+        |_, ratio| ratio <= 1.5,
+    )
 }
 
 async fn run_probe(side: &str) -> Result<Probe> {
@@ -128,4 +129,16 @@ pub(crate) async fn probe(side: &str) -> Result<Probe> {
         rss,
         leftover,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The target is on the ratio to bare (the check once compared bytes with 1.5 times
+    /// the ratio, which no connection could meet).
+    #[test]
+    fn the_target_is_one_and_a_half_times_bare() {
+        assert_eq!(super::row(40_000.0, 28_000.0).meets, Some(true));
+        assert_eq!(super::row(42_000.0, 28_000.0).meets, Some(true));
+        assert_eq!(super::row(43_000.0, 28_000.0).meets, Some(false));
+    }
 }
