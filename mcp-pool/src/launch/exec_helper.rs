@@ -4,8 +4,9 @@
 //! large host, on the one spawner thread, so 32 servers wait for each other). Rust's
 //! `Command` uses `posix_spawn` (a `vfork`-like clone that copies nothing) unless a
 //! `pre_exec` hook is set, and `PR_SET_PDEATHSIG` needs one. So the launcher
-//! `posix_spawn`s a small helper program instead (`exec-helper/main.rs`, built by
-//! `build.rs`, embedded here and written once into a sealed memfd) in the server's
+//! `posix_spawn`s a small helper program instead (`exec-helper/minimal.rs`, without the
+//! C library, or `exec-helper/main.rs` where that cannot be built; built by `build.rs`,
+//! embedded here and written once into a sealed memfd) in the server's
 //! own process group, with the server's cleared environment and its stdout and
 //! stderr pipes. The helper sets the parent-death signal, checks that its parent is
 //! still the host, opens the server's stdin through `/proc/<host>/fd/<n>` (the report
