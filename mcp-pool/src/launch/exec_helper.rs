@@ -222,3 +222,19 @@ impl PendingExec {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// On x86_64 and aarch64 the helper is the build without the C library (a few KB):
+    /// a toolchain that cannot build it falls back to the standard library's build
+    /// (over a megabyte) without an error, and spawns would cost ten times the CPU.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[test]
+    fn the_helper_is_the_build_without_the_c_library() {
+        let size = super::HELPER_BYTES.len();
+        assert!(
+            size > 0 && size < 64 * 1024,
+            "the exec helper is {size} bytes: build.rs fell back from exec-helper/minimal.rs"
+        );
+    }
+}
