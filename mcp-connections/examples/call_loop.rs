@@ -110,14 +110,8 @@ async fn start(
             .spawn()
             .expect("spawn")
             .0;
-        let info = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("bench-bare", "0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25);
-        return Side::Bare(info.serve(transport).await.expect("initialize"));
+        return Side::Bare(bare_info().serve(transport).await.expect("initialize"));
     }
-    let name = ServerName::new("bench").expect("name");
     let direct = ServerConfig::stdio(bin.to_string_lossy())
         .with_args(args)
         .with_protocol(ProtocolChoice::V2025_11_25);
@@ -128,6 +122,12 @@ async fn start(
     } else {
         (direct, "echo")
     };
+    set_side(server, tool).await
+}
+
+/// A set of the one server `bench`, ready, calling `tool`.
+async fn set_side(server: ServerConfig, tool: &'static str) -> Side {
+    let name = ServerName::new("bench").expect("name");
     let config = Config::new().with_server(name.clone(), server);
     let catalog = CatalogBuilder::new()
         .with_user_config(LoadedConfig::new("bench", config))
@@ -181,17 +181,9 @@ async fn start_http(
         let bare = bare_info().serve(transport).await.expect("initialize");
         return (Side::Bare(bare), child);
     }
-    let name = ServerName::new("bench").expect("name");
     let server = ServerConfig::from(mcp_catalog::HttpConfig::new(url))
         .with_protocol(ProtocolChoice::V2025_11_25);
-    let config = Config::new().with_server(name.clone(), server);
-    let catalog = CatalogBuilder::new()
-        .with_user_config(LoadedConfig::new("bench", config))
-        .build();
-    let set = ConnectionSet::start(&catalog, ConnectionSetOptions::new());
-    set.wait_required().await.expect("ready");
-    set.wait_startup().await;
-    (Side::Set(set, McpServerKey::unscoped(name), "echo"), child)
+    (set_side(server, "echo").await, child)
 }
 
 /// `mcpctl serve` over stdio with `server` as `bench`, approved, its configuration and

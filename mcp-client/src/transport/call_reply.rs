@@ -80,6 +80,19 @@ pub(crate) fn call_reply(line: &[u8]) -> Option<CallReply> {
     })
 }
 
+/// The `CallToolResult` in `message`, as JSON, if it holds one (for tests that compare
+/// what the fast path and rmcp read).
+#[cfg(test)]
+pub(crate) fn as_call_result(message: &RxJsonRpcMessage<RoleClient>) -> Option<serde_json::Value> {
+    match message {
+        JsonRpcMessage::Response(r) => match &r.result {
+            ServerResult::CallToolResult(c) => serde_json::to_value(c).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
@@ -89,16 +102,6 @@ mod tests {
     /// rmcp's own reading of a line.
     fn rmcp_reads(line: &str) -> Option<RxJsonRpcMessage<RoleClient>> {
         serde_json::from_str(line).ok()
-    }
-
-    fn as_call_result(message: &RxJsonRpcMessage<RoleClient>) -> Option<Value> {
-        match message {
-            JsonRpcMessage::Response(r) => match &r.result {
-                ServerResult::CallToolResult(c) => Some(serde_json::to_value(c).unwrap()),
-                _ => None,
-            },
-            _ => None,
-        }
     }
 
     /// Every combination of `CallToolResult`'s members (with values that fit and values

@@ -217,20 +217,10 @@ where
 
 #[cfg(test)]
 mod tests {
-    use rmcp::model::{JsonRpcVersion2_0, ServerResult};
-    use serde_json::Value;
+    use rmcp::model::JsonRpcVersion2_0;
 
     use super::*;
-
-    fn as_call_result(message: &RxJsonRpcMessage<RoleClient>) -> Option<Value> {
-        match message {
-            JsonRpcMessage::Response(r) => match &r.result {
-                ServerResult::CallToolResult(c) => Some(serde_json::to_value(c).unwrap()),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
+    use crate::transport::call_reply::as_call_result;
 
     #[test]
     fn only_replies_to_calls_sent_take_the_fast_path() {
