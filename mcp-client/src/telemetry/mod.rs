@@ -344,7 +344,8 @@ impl Instruments {
 
     /// Runs `request` in the span of `method` on `target`, recording how it ended on the
     /// span and in the metrics; `judge` tells the `error.type` of a result that is a
-    /// failure all the same (a tool's `isError`).
+    /// failure all the same (a tool's `isError`). The span is made and the duration's
+    /// clock started when the future is made: callers await it at once.
     pub(crate) fn traced<'a, T: 'a>(
         &'a self,
         server: &mcp_key::McpServerKey,
