@@ -12,8 +12,8 @@
 //!   call's reply, which [`call_reply`] reads, and then ends, the reply goes to rmcp as a
 //!   JSON reply, the same message its own parse of the event would have produced;
 //! - anything else (a notification or a request before the reply, a control event, a read
-//!   error, a reply `call_reply` leaves to rmcp, an event after the reply, or nothing yet
-//!   when the hold ends) hands rmcp the stream as it came: the events already read first,
+//!   error, a reply `call_reply` leaves to rmcp, an event after the reply, more than
+//!   [`MAX_HELD_EVENTS`] events, or nothing yet when the hold ends) hands rmcp the stream as it came: the events already read first,
 //!   unchanged, then the rest. Nothing is lost or reordered, and nothing already received
 //!   waits for the hold.
 //!
@@ -35,6 +35,10 @@ use super::call_reply::call_reply;
 
 /// How long a tool call's SSE reply is read here before the stream goes to rmcp as it is.
 pub(crate) const CALL_REPLY_HOLD: Duration = Duration::from_millis(20);
+
+/// The most events held while reading: a server that sends empty events without end
+/// gets its stream handed on, not a buffer that grows for the whole hold.
+const MAX_HELD_EVENTS: usize = 16;
 
 /// A response stream's events, as rmcp's HTTP client trait hands them over.
 pub(crate) type Events = BoxStream<'static, Result<Sse, SseError>>;
@@ -92,6 +96,9 @@ pub(crate) async fn read_call_stream(
             _ => Step::HandOn,
         };
         seen.push(item);
+        if seen.len() >= MAX_HELD_EVENTS {
+            break false;
+        }
         match step {
             Step::Read => {}
             Step::Reply(found) => reply = Some(found),
@@ -251,6 +258,23 @@ mod tests {
             assert_eq!(drain(stream).await, expected, "{what}");
             assert_eq!(*tapped.lock().unwrap(), 0, "{what}");
         }
+    }
+
+    /// A hostile server's stream of empty events is handed on after a few, every event
+    /// kept and in order, not buffered for the whole hold.
+    #[tokio::test]
+    async fn endless_empty_events_are_handed_on_not_held() {
+        let blanks = MAX_HELD_EVENTS * 4;
+        let mut items: Vec<Result<Sse, SseError>> =
+            (0..blanks).map(|_| Ok(event(Some("")))).collect();
+        items.push(Ok(event(Some(REPLY))));
+        let read = read_call_stream(from(items), &id(), CALL_REPLY_HOLD, |_| {}).await;
+        let CallStream::Stream(stream) = read else {
+            panic!("read as the reply after {blanks} empty events");
+        };
+        let data = drain(stream).await;
+        assert_eq!(data.len(), blanks + 1);
+        assert_eq!(data.last().map(String::as_str), Some(REPLY));
     }
 
     /// A stream that stays open after the reply, or sends nothing, is handed on when the
