@@ -64,12 +64,12 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    fn full() -> Self {
+    pub(crate) fn full() -> Self {
         Self {
             warmup_calls: 500,
             rounds_calls: 40,
             calls_per_round: 500,
-            rounds_throughput: 20,
+            rounds_throughput: 48,
             calls_per_caller: 50,
             rounds_startup: 16,
             rounds_memory: 5,

@@ -9,7 +9,12 @@
 //! cargo run --release -p mcp-connections --example call_loop -- set 20000 1
 //! cargo run --release -p mcp-connections --example call_loop -- bare 20000 1
 //! perf record -g target/release/examples/call_loop set 20000 8
+//! perf stat target/release/examples/call_loop set 40000 64 8
 //! ```
+//!
+//! A fourth argument `S` spreads the callers over `S` servers (one process and one
+//! connection each; caller `i` calls server `i % S`), as `mcp-bench`'s throughput row
+//! does with 64 callers over 8.
 //!
 //! `http-set` and `http-bare` do the same over streamable HTTP, to one `mcp-fake-server
 //! --http` process on a free loopback port (rmcp's reqwest client on the bare side).
@@ -62,22 +67,26 @@ fn cpu_time() -> Duration {
 
 /// One side of the comparison.
 enum Side {
-    /// A set: to the server, or to `mcpctl serve` in front of it (the tool's name then
+    /// A set: to the servers, or to `mcpctl serve` in front of one (the tool's name then
     /// the gateway's).
-    Set(ConnectionSet, McpServerKey, &'static str),
-    Bare(rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>),
+    Set(ConnectionSet, Vec<McpServerKey>, &'static str),
+    /// One bare client per server.
+    Bare(Vec<rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>>),
 }
 
 impl Side {
-    async fn call(&self) {
+    /// One call to the server of caller `caller`.
+    async fn call(&self, caller: usize) {
         match self {
-            Self::Set(set, key, tool) => {
+            Self::Set(set, keys, tool) => {
+                let key = &keys[caller % keys.len()];
                 set.call_tool(key, tool, None, CallOptions::new())
                     .await
                     .expect("set call");
             }
-            Self::Bare(bare) => {
-                bare.call_tool(CallToolRequestParams::new("echo"))
+            Self::Bare(bares) => {
+                bares[caller % bares.len()]
+                    .call_tool(CallToolRequestParams::new("echo"))
                     .await
                     .expect("bare call");
             }
@@ -87,55 +96,75 @@ impl Side {
     async fn stop(self) {
         match self {
             Self::Set(set, _, _) => set.shutdown().await,
-            Self::Bare(bare) => {
-                let _ = bare.cancel().await;
+            Self::Bare(bares) => {
+                for bare in bares {
+                    let _ = bare.cancel().await;
+                }
             }
         }
     }
 }
 
-/// One side on the server `bin args` (`gateway`: through `mcpctl serve`, its files in
-/// `dir`).
+/// One side on `servers` processes of the server `bin args` (`gateway`: through one
+/// `mcpctl serve`, its files in `dir`).
 async fn start(
     side: &str,
     bin: &std::path::Path,
     args: Vec<String>,
     dir: &std::path::Path,
+    servers: usize,
 ) -> Side {
     if side == "bare" {
-        let mut cmd = tokio::process::Command::new(bin);
-        cmd.args(&args);
-        let transport = TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("spawn")
-            .0;
-        return Side::Bare(bare_info().serve(transport).await.expect("initialize"));
+        let mut bares = Vec::new();
+        for _ in 0..servers {
+            let mut cmd = tokio::process::Command::new(bin);
+            cmd.args(&args);
+            let transport = TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn")
+                .0;
+            bares.push(bare_info().serve(transport).await.expect("initialize"));
+        }
+        return Side::Bare(bares);
     }
     let direct = ServerConfig::stdio(bin.to_string_lossy())
         .with_args(args)
         .with_protocol(ProtocolChoice::V2025_11_25);
-    let (server, tool) = if side == "gateway" {
+    if side == "gateway" {
         let mcpctl = std::env::var_os("MCPCTL")
             .map_or_else(|| bin.with_file_name("mcpctl"), std::path::PathBuf::from);
-        (gateway(direct, &mcpctl, dir), "mcp__bench__echo")
+        set_side(gateway(direct, &mcpctl, dir), "mcp__bench__echo", 1).await
     } else {
-        (direct, "echo")
-    };
-    set_side(server, tool).await
+        set_side(direct, "echo", servers).await
+    }
 }
 
-/// A set of the one server `bench`, ready, calling `tool`.
-async fn set_side(server: ServerConfig, tool: &'static str) -> Side {
-    let name = ServerName::new("bench").expect("name");
-    let config = Config::new().with_server(name.clone(), server);
+/// A set of `servers` copies of `server` (`bench`, or `bench0`, `bench1`, … when more
+/// than one), ready, calling `tool`.
+async fn set_side(server: ServerConfig, tool: &'static str, servers: usize) -> Side {
+    let names: Vec<_> = (0..servers)
+        .map(|i| {
+            let name = if servers == 1 {
+                "bench".to_owned()
+            } else {
+                format!("bench{i}")
+            };
+            ServerName::new(name).expect("name")
+        })
+        .collect();
+    let mut config = Config::new();
+    for name in &names {
+        config = config.with_server(name.clone(), server.clone());
+    }
     let catalog = CatalogBuilder::new()
         .with_user_config(LoadedConfig::new("bench", config))
         .build();
     let set = ConnectionSet::start(&catalog, ConnectionSetOptions::new());
     set.wait_required().await.expect("ready");
     set.wait_startup().await;
-    Side::Set(set, McpServerKey::unscoped(name), tool)
+    let keys = names.into_iter().map(McpServerKey::unscoped).collect();
+    Side::Set(set, keys, tool)
 }
 
 /// The bare rmcp client's identity, pinned to 2025-11-25 as the set is.
@@ -153,6 +182,7 @@ async fn start_http(
     side: &str,
     bin: &std::path::Path,
     args: Vec<String>,
+    servers: usize,
 ) -> (Side, tokio::process::Child) {
     let port = mcp_testkit::free_loopback_port().expect("port");
     let child = tokio::process::Command::new(bin)
@@ -174,16 +204,19 @@ async fn start_http(
     }
     let url = format!("http://127.0.0.1:{port}/mcp");
     if side == "http-bare" {
-        let transport = StreamableHttpClientTransport::with_client(
-            reqwest::Client::new(),
-            StreamableHttpClientTransportConfig::with_uri(url),
-        );
-        let bare = bare_info().serve(transport).await.expect("initialize");
-        return (Side::Bare(bare), child);
+        let mut bares = Vec::new();
+        for _ in 0..servers {
+            let transport = StreamableHttpClientTransport::with_client(
+                reqwest::Client::new(),
+                StreamableHttpClientTransportConfig::with_uri(url.clone()),
+            );
+            bares.push(bare_info().serve(transport).await.expect("initialize"));
+        }
+        return (Side::Bare(bares), child);
     }
     let server = ServerConfig::from(mcp_catalog::HttpConfig::new(url))
         .with_protocol(ProtocolChoice::V2025_11_25);
-    (set_side(server, "echo").await, child)
+    (set_side(server, "echo", servers).await, child)
 }
 
 /// `mcpctl serve` over stdio with `server` as `bench`, approved, its configuration and
@@ -209,6 +242,7 @@ fn main() {
     let side = argv.next().unwrap_or_else(|| "set".to_owned());
     let calls: usize = argv.next().and_then(|n| n.parse().ok()).unwrap_or(20_000);
     let callers: usize = argv.next().and_then(|n| n.parse().ok()).unwrap_or(1).max(1);
+    let servers: usize = argv.next().and_then(|n| n.parse().ok()).unwrap_or(1).max(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -227,23 +261,23 @@ fn main() {
     ];
     rt.block_on(async {
         let (side, server) = if side.starts_with("http-") {
-            let (side, server) = start_http(&side, &bin, args).await;
+            let (side, server) = start_http(&side, &bin, args, servers).await;
             (side, Some(server))
         } else {
-            (start(&side, &bin, args, home.path()).await, None)
+            (start(&side, &bin, args, home.path(), servers).await, None)
         };
         let side = Arc::new(side);
-        for _ in 0..200 {
-            side.call().await;
+        for i in 0..200 {
+            side.call(i).await;
         }
         let (wall, cpu) = (Instant::now(), cpu_time());
         let mut tasks = tokio::task::JoinSet::new();
-        for _ in 0..callers {
+        for caller in 0..callers {
             let side = Arc::clone(&side);
             let share = calls / callers;
             tasks.spawn(async move {
                 for _ in 0..share {
-                    side.call().await;
+                    side.call(caller).await;
                 }
             });
         }

@@ -225,10 +225,22 @@ pub(crate) fn throughput_row(name: &str, a: &[f64], b: &[f64], s: &Settings) -> 
         |_, r| r >= 0.95,
     )
     .with_note(format!(
-        "median of {} interleaved rounds of {} calls",
+        "median of {} interleaved rounds of {} calls; the rounds' ratios, pair by pair: \
+         quartiles {:.3}–{:.3}",
         a.len(),
-        CALLERS * s.calls_per_caller
+        CALLERS * s.calls_per_caller,
+        quantile(&pair_ratios(a, b), 0.25),
+        quantile(&pair_ratios(a, b), 0.75),
     ))
+}
+
+/// The ratio of each round's A rate to the same round's B rate.
+fn pair_ratios(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter()
+        .zip(b)
+        .filter(|(_, b)| **b > 0.0)
+        .map(|(a, b)| a / b)
+        .collect()
 }
 
 /// Rates of 64 callers spread over [`Fixture::keys`]`(SERVERS)` through `set` (A) and
@@ -304,4 +316,17 @@ async fn join(mut tasks: JoinSet<Result<()>>) -> Result<()> {
         }
     }
     first.map_or(Ok(()), Err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_are_compared_pair_by_pair() {
+        let ratios = pair_ratios(&[10.0, 30.0, 5.0], &[20.0, 10.0, 0.0]);
+        assert_eq!(ratios, vec![0.5, 3.0]);
+        let row = throughput_row("t", &[10.0, 30.0], &[20.0, 10.0], &Settings::full());
+        assert!(row.note.contains("quartiles 0.500–3.000"), "{}", row.note);
+    }
 }
