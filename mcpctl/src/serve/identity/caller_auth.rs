@@ -54,9 +54,15 @@ impl VaultAuth {
 
     /// The caller's OAuth credentials for `server`, kept in the vault; `None` when the
     /// vault holds nothing usable for them.
+    ///
+    /// With `reuse`, the OAuth client's first load is the row read here, so a request
+    /// whose token is still good reads the vault once. Without it (a refresh after a
+    /// 401, whose first load comes after the refresh lock), every load reads the vault,
+    /// so a refresh another set made while this one waited for the lock is seen.
     async fn credentials(
         &self,
         server: &McpServerKey,
+        reuse: bool,
     ) -> Result<Option<Refreshable>, CredentialsError> {
         let caller = self.caller.caller(&self.tokens, server).await?;
         let vault = self
@@ -83,6 +89,7 @@ impl VaultAuth {
             caller: caller.id().to_owned(),
             server: server.clone(),
             lock: self.locks.of(caller.id(), server),
+            read: std::sync::Mutex::new(stored.filter(|_| reuse)),
         });
         let credentials = OAuthCredentials::new(
             server.clone(),
@@ -113,7 +120,7 @@ impl AuthHeaderProvider for VaultAuth {
         server: &'a McpServerKey,
     ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         Box::pin(async move {
-            let credentials = self.credentials(server).await?;
+            let credentials = self.credentials(server, true).await?;
             let Some(Refreshable { credentials, store }) = credentials else {
                 return Err(self.sign_in_needed(server));
             };
@@ -143,7 +150,7 @@ impl AuthHeaderProvider for VaultAuth {
         _challenge: Option<&'a str>,
     ) -> BoxFuture<'a, Result<Option<Secret>, CredentialsError>> {
         Box::pin(async move {
-            let credentials = self.credentials(server).await?;
+            let credentials = self.credentials(server, false).await?;
             let (Some(Refreshable { credentials, store }), Some(rejected)) =
                 (credentials, rejected)
             else {
@@ -213,6 +220,9 @@ struct CallerStore {
     caller: String,
     server: McpServerKey,
     lock: Arc<tokio::sync::Mutex<()>>,
+    /// The row [`VaultAuth::credentials`] just read, given to the first load instead of
+    /// reading it again (taken then, so every later load reads the vault).
+    read: std::sync::Mutex<Option<StoredCredentials>>,
 }
 
 impl CallerStore {
@@ -243,6 +253,14 @@ impl CredentialStore for CallerStore {
         _key: &'a StoreKey,
     ) -> BoxFuture<'a, Result<Option<StoredCredentials>, StoreError>> {
         Box::pin(async move {
+            let read = self
+                .read
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            if let Some(read) = read {
+                return Ok(Some(read));
+            }
             self.vault
                 .get(&self.caller, &self.server)
                 .await
@@ -295,6 +313,33 @@ impl CredentialStore for CallerStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_row_just_read_is_the_first_load_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = mcp_auth::VaultKeys::new(mcp_auth::VaultKey::new("k1", [7; 32]).unwrap());
+        let vault = Arc::new(
+            CredentialVault::open_sqlite(dir.path().join("v.db"), keys)
+                .await
+                .unwrap(),
+        );
+        let server: McpServerKey = "tickets".parse().unwrap();
+        let stored = StoredCredentials::new("c").with_access_token(Secret::new("in-vault"));
+        vault.put("sub:alice", &server, &stored).await.unwrap();
+        let read = StoredCredentials::new("c").with_access_token(Secret::new("read-before"));
+        let store = CallerStore {
+            vault,
+            caller: "sub:alice".to_owned(),
+            server: server.clone(),
+            lock: Arc::default(),
+            read: std::sync::Mutex::new(Some(read.clone())),
+        };
+        let key = StoreKey::new(&server, "http://127.0.0.1:1/mcp");
+        assert_eq!(store.load(&key).await.unwrap(), Some(read));
+        // Every later load (a refresh's, under the lock) reads the vault again.
+        assert_eq!(store.load(&key).await.unwrap(), Some(stored.clone()));
+        assert_eq!(store.load(&key).await.unwrap(), Some(stored));
+    }
 
     #[test]
     fn one_refresh_lock_per_caller_and_server_across_sets() {
