@@ -148,7 +148,7 @@ async fn all_pages(client: &Client, budget: usize) -> Result<Pages, PageError> {
             Ok(_) => return Err(PageError::UnexpectedResponse),
             Err(e) => return Err(PageError::Service(e)),
         };
-        bytes = bytes.saturating_add(serde_json::to_vec(&page.skills).map_or(0, |v| v.len()));
+        bytes = bytes.saturating_add(json_len(&page.skills));
         if bytes > budget {
             return Err(PageError::OverBudget(bytes, budget));
         }
@@ -163,6 +163,25 @@ async fn all_pages(client: &Client, budget: usize) -> Result<Pages, PageError> {
             Some(next) => cursor = Some(next),
             None => return Ok(pages),
         }
+    }
+}
+
+/// How many bytes `value` takes as JSON, counted as it is written (nothing kept).
+fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(bytes.len());
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => 0,
     }
 }
 
@@ -193,4 +212,17 @@ fn kept(skills: Vec<Skill>) -> (Vec<Skill>, Vec<String>) {
         }
     }
     (kept, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_listing_is_counted_at_its_written_size() {
+        let value =
+            serde_json::json!([{"name": "pdf-processing", "description": "é \"quoted\"\n"}]);
+        assert_eq!(json_len(&value), serde_json::to_vec(&value).unwrap().len());
+        assert_eq!(json_len(&Vec::<Skill>::new()), 2);
+    }
 }

@@ -81,9 +81,12 @@ impl Client {
             }
             _ => vec![skill.uri.as_str()],
         };
+        // The entry is checked once for all its files (validating it costs about as much
+        // as reading one small file).
+        self.validated(skill)?;
         let mut files = Vec::with_capacity(uris.len());
         for uri in uris {
-            let expected = self.expected(skill, uri, settings)?;
+            let expected = self.expected_of_valid(skill, uri, settings)?;
             files.push(self.read_verified(skill, uri, expected, settings).await?);
         }
         Ok(LoadedSkill {
@@ -171,11 +174,26 @@ impl Client {
         uri: &str,
         settings: &SkillReadSettings,
     ) -> Result<Expected<'a>, SkillError> {
+        self.validated(skill)?;
+        self.expected_of_valid(skill, uri, settings)
+    }
+
+    /// `Ok` when `skill`'s entry keeps the extension's rules.
+    fn validated(&self, skill: &Skill) -> Result<(), SkillError> {
         skill.validate().map_err(|e| SkillError::InvalidEntry {
             server: self.server().clone(),
             skill: skill.uri.as_str().into(),
             detail: e.to_string().into(),
-        })?;
+        })
+    }
+
+    /// [`Self::expected`] of a skill [`Self::validated`] already.
+    fn expected_of_valid<'a>(
+        &self,
+        skill: &'a Skill,
+        uri: &str,
+        settings: &SkillReadSettings,
+    ) -> Result<Expected<'a>, SkillError> {
         match &skill.resources {
             SkillResources::Files(files) => files
                 .iter()

@@ -23,11 +23,8 @@ impl TaskSupport {
     /// tools it lists. Anything else (most messages) is passed over without parsing.
     pub(crate) fn note(&self, message: &[u8]) {
         const MARK: &[u8] = b"\"taskSupport\"";
-        // Checked on every message read: the rare capital first, the whole mark only then.
-        if !message
-            .windows(MARK.len())
-            .any(|w| w[5] == b'S' && w == MARK)
-        {
+        // Checked on every message read, with `memchr`'s substring search (vectorized).
+        if memchr::memmem::find(message, MARK).is_none() {
             return;
         }
         let Ok(value) = serde_json::from_slice::<Value>(message) else {

@@ -96,10 +96,7 @@ impl<R> ReplyCheck<R> {
         while i < bytes.len() {
             if self.cut {
                 // Blank up to the newline that ends the cut line.
-                let end = bytes[i..]
-                    .iter()
-                    .position(|&b| b == b'\n')
-                    .map_or(bytes.len(), |at| i + at);
+                let end = memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |at| i + at);
                 bytes[i..end].fill(b' ');
                 if end < bytes.len() {
                     self.end_line(&[]);
@@ -109,11 +106,9 @@ impl<R> ReplyCheck<R> {
                 continue;
             }
             if self.in_string {
-                // Most of a message is string text: skip to what can end it.
-                i += bytes[i..]
-                    .iter()
-                    .position(|&b| matches!(b, b'"' | b'\\' | b'\n'))
-                    .unwrap_or(bytes.len() - i);
+                // Most of a message is string text: skip to what can end it (`memchr3`
+                // looks a word or vector at a time).
+                i += memchr::memchr3(b'"', b'\\', b'\n', &bytes[i..]).unwrap_or(bytes.len() - i);
                 let Some(&b) = bytes.get(i) else { break };
                 match b {
                     b'\\' => {

@@ -162,7 +162,7 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            if let Some(at) = self.buf[self.scanned..].iter().position(|&b| b == b'\n') {
+            if let Some(at) = memchr::memchr(b'\n', &self.buf[self.scanned..]) {
                 let end = self.scanned + at;
                 let buf = std::mem::take(&mut self.buf);
                 let parsed = self.parse(&buf[self.start..end]);

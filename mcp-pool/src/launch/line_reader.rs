@@ -83,19 +83,8 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLineReader<R> {
         }
         let before = buf.filled().len();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
-        let mut line = this.current_line;
-        let mut overflow_at = None;
-        for (i, byte) in buf.filled()[before..].iter().enumerate() {
-            if *byte == b'\n' {
-                line = 0;
-            } else {
-                line += 1;
-                if line > this.limit {
-                    overflow_at = Some(i);
-                    break;
-                }
-            }
-        }
+        let (line, overflow_at) =
+            scan_lines(&buf.filled()[before..], this.current_line, this.limit);
         this.current_line = line;
         let Some(at) = overflow_at else {
             return Poll::Ready(Ok(()));
@@ -111,6 +100,27 @@ impl<R: AsyncRead + Unpin> AsyncRead for BoundedLineReader<R> {
             Poll::Ready(Ok(()))
         }
     }
+}
+
+/// Scans `bytes` read after `line` bytes of a line without its newline: the length of
+/// the line the bytes end in, and the index of the first byte that makes a line longer
+/// than `limit`, if one does (the scan stops there). Newlines are found with `memchr`, a
+/// word or vector at a time.
+fn scan_lines(bytes: &[u8], mut line: usize, limit: usize) -> (usize, Option<usize>) {
+    let mut from = 0;
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    for end in ends {
+        let len = end - from;
+        if line + len > limit {
+            return (line, Some(from + limit.saturating_sub(line)));
+        }
+        if end == bytes.len() {
+            return (line + len, None);
+        }
+        line = 0;
+        from = end + 1;
+    }
+    (line, None)
 }
 
 #[cfg(test)]
@@ -147,5 +157,40 @@ mod tests {
         // Once failed, it stays failed.
         assert!(r.read(&mut [0u8; 8]).await.is_err());
         writer.abort();
+    }
+
+    /// The scan a byte at a time, as it was written before `memchr`.
+    fn scan_bytewise(bytes: &[u8], mut line: usize, limit: usize) -> (usize, Option<usize>) {
+        for (i, byte) in bytes.iter().enumerate() {
+            if *byte == b'\n' {
+                line = 0;
+            } else {
+                line += 1;
+                if line > limit {
+                    return (line - 1, Some(i));
+                }
+            }
+        }
+        (line, None)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_scan_finds_what_a_byte_at_a_time_finds(
+            bytes in proptest::collection::vec(
+                proptest::prop_oneof![proptest::strategy::Just(b'\n'), proptest::prelude::any::<u8>()],
+                0..64,
+            ),
+            limit in 0usize..12,
+            carried in 0usize..12,
+        ) {
+            let line = carried.min(limit);
+            let (got_line, got_at) = scan_lines(&bytes, line, limit);
+            let (want_line, want_at) = scan_bytewise(&bytes, line, limit);
+            proptest::prop_assert_eq!(got_at, want_at);
+            if want_at.is_none() {
+                proptest::prop_assert_eq!(got_line, want_line);
+            }
+        }
     }
 }
