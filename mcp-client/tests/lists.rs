@@ -289,6 +289,10 @@ async fn unreadable_replies_fail_the_call_at_once_as_protocol_errors() {
         ),
         (ReplyFault::InvalidUtf8, "not valid UTF-8"),
         (ReplyFault::NotJson, "not a JSON object"),
+        (
+            ReplyFault::Unterminated,
+            "not valid JSON (EOF while parsing",
+        ),
     ];
     let mut scenario = Scenario::new("odd").with_tool(ToolSpec::echo("echo"));
     for (i, (fault, _)) in faults.iter().enumerate() {

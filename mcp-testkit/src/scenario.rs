@@ -862,6 +862,8 @@ pub enum ReplyFault {
     InvalidUtf8,
     /// A line that is not JSON at all.
     NotJson,
+    /// A response cut off before its end: an object never closed.
+    Unterminated,
 }
 
 impl ReplyFault {
@@ -888,6 +890,9 @@ impl ReplyFault {
                 line
             }
             Self::NotJson => format!("reply to {id}: this is not JSON").into_bytes(),
+            Self::Unterminated => {
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":["#).into_bytes()
+            }
         }
     }
 }

@@ -277,13 +277,16 @@ async fn open_stdio(
     let shared = Arc::clone(&handler.shared);
     let fault_shared = Arc::clone(&shared);
     let tap_shared = Arc::clone(&shared);
+    let faults: crate::transport::reply_check::FaultSink =
+        Arc::new(move |what| fault_shared.report_reply_fault(what));
     let stdout = crate::transport::reply_check::ReplyCheck::new(
         stdout,
         mcp_pool::DEFAULT_MAX_LINE_BYTES,
-        Arc::new(move |what| fault_shared.report_reply_fault(what)),
+        Arc::clone(&faults),
     )
     .with_tap(Arc::new(move |line| tap_shared.task_support.note(line)));
-    let service = stdio_handshake(key, handler, (stdout, stdin), era, settings.probe_timeout)
+    let pipes = (stdout, stdin);
+    let service = stdio_handshake(key, handler, pipes, faults, era, settings.probe_timeout)
         .await
         .map_err(StdioFault::Handshake)?;
     if let Err(detail) = check_protocol_version(
@@ -397,11 +400,13 @@ async fn open_http(
 /// starts the server again with `initialize`). When rmcp gives up on a probe the server
 /// answered the 2025 way (rmcp 3.x servers answer "unsupported protocol version" and wait
 /// for `initialize`), `initialize` follows on the same process: the pipes are lent to rmcp
-/// and come back when it drops them. `Err`: what failed, before any session existed.
+/// and come back when it drops them. A line the transport finds is not JSON is reported
+/// to `faults` (the reply check's sink). `Err`: what failed, before any session existed.
 async fn stdio_handshake<R, W>(
     key: &McpServerKey,
     handler: Handler,
     (stdout, stdin): (R, W),
+    faults: crate::transport::reply_check::FaultSink,
     era: &EraPlan,
     probe_timeout: std::time::Duration,
 ) -> Result<RunningService<RoleClient, Handler>, String>
@@ -414,7 +419,8 @@ where
     let shared = Arc::clone(&handler.shared);
     let wrap = |read: R, write: W| {
         crate::transport::read_order::ReadOrder::new(
-            crate::transport::stdio_lines::StdioLines::new(read, write),
+            crate::transport::stdio_lines::StdioLines::new(read, write)
+                .with_faults(Arc::clone(&faults)),
             Arc::clone(&shared),
         )
     };
@@ -434,7 +440,8 @@ where
     let (stdin, stdin_back) = crate::transport::lend::Lent::new(stdin);
     let wrap_lent = |read, write| {
         crate::transport::read_order::ReadOrder::new(
-            crate::transport::stdio_lines::StdioLines::new(read, write),
+            crate::transport::stdio_lines::StdioLines::new(read, write)
+                .with_faults(Arc::clone(&faults)),
             Arc::clone(&shared),
         )
     };

@@ -6,6 +6,13 @@
 //! each newline, checks the line the way a JSON-RPC reader must; a line that cannot be read
 //! is reported (once per line) so that the requests pending on the connection fail at once
 //! as a protocol error naming what was wrong.
+//!
+//! Each line is parsed once: the checks here are the one pass over the bytes as they are
+//! read, and a parse only for a line that can hold an `error` member (its text `"error"`,
+//! or a `\u` escape that could spell it), to see `result` beside it. Whether any other
+//! object is valid JSON, the transport's own parse of the line tells
+//! ([`super::stdio_lines`] reports it to the same sink when [`left_to_parse`] says the
+//! line is one this reader passed without a parse).
 
 use std::io;
 use std::pin::Pin;
@@ -239,11 +246,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for ReplyCheck<R> {
 /// How deep serde_json (and so rmcp) nests before giving up.
 const MAX_DEPTH: usize = 128;
 
-/// The deepest nesting of arrays and objects in JSON text (strings skipped), as
-/// [`ReplyCheck::scan`] counts it while reading.
-#[cfg(test)]
-fn nesting_depth(text: &[u8]) -> usize {
-    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+/// The deepest nesting of arrays and objects in JSON text (strings skipped) and how many
+/// values it holds, as [`ReplyCheck::scan`] counts them while reading.
+fn counts(text: &[u8]) -> (usize, usize) {
+    let (mut depth, mut max, mut values) = (0usize, 0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
     for &b in text {
         if in_string {
             match (escaped, b) {
@@ -257,14 +264,40 @@ fn nesting_depth(text: &[u8]) -> usize {
         match b {
             b'"' => in_string = true,
             b'[' | b'{' => {
+                values += 1;
                 depth += 1;
                 max = max.max(depth);
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' => values += 1,
             _ => {}
         }
     }
-    max
+    (max, values)
+}
+
+/// The deepest nesting of arrays and objects in JSON text (strings skipped).
+#[cfg(test)]
+fn nesting_depth(text: &[u8]) -> usize {
+    counts(text).0
+}
+
+/// Whether `line`, which a parse found not to be JSON, is one [`ReplyCheck`] passed
+/// without a parse of its own, so its fault is the parser's to report: not a line it
+/// reported (not UTF-8, not an object, too deep, one that can hold `error`), nor what is
+/// left of a line it cut at `max_values` values. Called on the parse's failure only.
+pub(crate) fn left_to_parse(line: &[u8], max_values: usize) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let (depth, values) = counts(line);
+    // A line cut at the bound holds exactly `max_values` values up to the cut.
+    values < max_values && cheap_problem(line, depth).is_none() && !may_hold_error(line)
+}
+
+/// Whether a line can hold an `error` member: its text `"error"`, or a `\u` escape that
+/// could spell the name (no other escape can).
+fn may_hold_error(line: &[u8]) -> bool {
+    memchr::memmem::find(line, b"\"error\"").is_some()
+        || memchr::memmem::find(line, b"\\u").is_some()
 }
 
 /// The members of a JSON-RPC message that decide whether it can be a reply.
@@ -283,6 +316,25 @@ pub(crate) fn problem(line: &[u8]) -> Option<String> {
 /// [`problem`] for a line whose nesting `depth` the scan has measured already.
 fn problem_at_depth(line: &[u8], depth: usize) -> Option<String> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
+    if let Some(problem) = cheap_problem(line, depth) {
+        return Some(problem);
+    }
+    if line.iter().all(u8::is_ascii_whitespace) || !may_hold_error(line) {
+        // Whether it is JSON at all, its parse in the transport tells.
+        return None;
+    }
+    match serde_json::from_slice::<Probe>(line) {
+        Ok(probe) if probe.result.is_some() && probe.error.is_some() => {
+            Some("a reply with both `result` and `error`".to_owned())
+        }
+        Ok(_) => None,
+        Err(e) => Some(invalid_json(&e)),
+    }
+}
+
+/// What is wrong with `line` (without its `\r`), nested `depth` deep, that needs no
+/// parse to see.
+fn cheap_problem(line: &[u8], depth: usize) -> Option<String> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
@@ -297,13 +349,12 @@ fn problem_at_depth(line: &[u8], depth: usize) -> Option<String> {
             "a line that is not valid JSON (recursion limit exceeded: nested {depth} levels deep, readers stop at {MAX_DEPTH})"
         ));
     }
-    match serde_json::from_str::<Probe>(text) {
-        Ok(probe) if probe.result.is_some() && probe.error.is_some() => {
-            Some("a reply with both `result` and `error`".to_owned())
-        }
-        Ok(_) => None,
-        Err(e) => Some(format!("a line that is not valid JSON ({e})")),
-    }
+    None
+}
+
+/// The problem of a line that does not parse as JSON, from the parse's error.
+pub(crate) fn invalid_json(e: &serde_json::Error) -> String {
+    format!("a line that is not valid JSON ({e})")
 }
 
 #[cfg(test)]
@@ -339,7 +390,39 @@ mod tests {
                 .unwrap()
                 .contains("both")
         );
-        assert!(problem(br#"{"id":1,"#).unwrap().contains("not valid JSON"));
+        assert!(
+            problem(br#"{"id":1,"error":"#)
+                .unwrap()
+                .contains("not valid JSON")
+        );
+        // Member names spelled with escapes are what a parser reads.
+        assert!(
+            problem(br#"{"id":1,"\u0072esult":{},"\u0065rror":{"code":1,"message":"x"}}"#)
+                .unwrap()
+                .contains("both")
+        );
+        // Invalid JSON that cannot hold `error` is the transport's parse to report.
+        assert_eq!(problem(br#"{"id":1,"#), None);
+        assert!(left_to_parse(br#"{"id":1,"#, MAX_VALUES_PER_MESSAGE));
+    }
+
+    #[test]
+    fn what_the_check_reported_or_cut_is_not_left_to_the_parse() {
+        for reported in [
+            &b"\xff{"[..],
+            b"hello",
+            br#"{"id":1,"error":"#,
+            br#"{"id":1,"result":"\u00"#,
+        ] {
+            assert!(!left_to_parse(reported, MAX_VALUES_PER_MESSAGE));
+        }
+        let deep = format!("{{\"a\":{}", "[".repeat(500));
+        assert!(!left_to_parse(deep.as_bytes(), MAX_VALUES_PER_MESSAGE));
+        // What is left of a line cut at 10 values holds 10.
+        let cut = br#"{"id":1,"result":{"a":[0,0,0,0,0,0,0"#;
+        assert_eq!(counts(cut).1, 10);
+        assert!(!left_to_parse(cut, 10));
+        assert!(left_to_parse(cut, 11));
         let ok_deep = format!("{{\"a\":{}{}}}", "[".repeat(100), "]".repeat(100));
         assert_eq!(problem(ok_deep.as_bytes()), None);
     }
@@ -400,9 +483,10 @@ mod tests {
         writer.await.unwrap();
         assert_eq!(out, input);
         let seen = seen.lock().unwrap();
-        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen.len(), 1, "{seen:?}");
         assert!(seen[0].contains("not a JSON object"));
-        assert!(seen[1].contains("not valid JSON"));
+        // The unfinished object is the transport's parse to report.
+        assert!(left_to_parse(b"{\"id\":2,", MAX_VALUES_PER_MESSAGE));
     }
 }
 
@@ -427,12 +511,14 @@ mod split_reads {
             // would be too deep.
             format!(r#"{{"s":"\"{}\\","t":"\\"}}"#, "[".repeat(130)),
             r#"{"id":3,"result":{},"error":{"code":1,"message":"x"}}"#.to_owned(),
+            // Left to the transport's parse (it cannot hold `error`).
             r#"{"id":4,"result":"unterminated \"}"#.to_owned(),
             "not json".to_owned(),
             r#"{"id":5,"result":{"t":"ends with a backslash \\"}}"#.to_owned(),
         ];
         let expected: Vec<String> = lines.iter().filter_map(|l| problem(l.as_bytes())).collect();
-        assert_eq!(expected.len(), 4, "{expected:?}");
+        assert_eq!(expected.len(), 3, "{expected:?}");
+        assert!(left_to_parse(lines[5].as_bytes(), MAX_VALUES_PER_MESSAGE));
         let input = lines.join("\n") + "\n";
         for size in 1..=9 {
             let seen = Arc::new(Mutex::new(Vec::new()));

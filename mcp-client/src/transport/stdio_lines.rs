@@ -11,8 +11,10 @@
 //!
 //! Unlike rmcp's transport, a line that cannot be parsed is skipped with a debug log and no
 //! `Invalid Request` error is written back to the server: the reply check below this
-//! transport ([`super::reply_check`]) already fails the requests such a line would have
-//! answered, and an error without an id tells the server nothing it can act on.
+//! transport ([`super::reply_check`]) fails the requests such a line would have answered
+//! (an object that is not valid JSON, which the check leaves to this parse, is reported
+//! here to the check's sink), and an error without an id tells the server nothing it can
+//! act on.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -24,6 +26,7 @@ use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::call_reply::call_reply;
+use super::reply_check::{FaultSink, MAX_VALUES_PER_MESSAGE, invalid_json, left_to_parse};
 
 /// The most `tools/call` ids remembered while their replies are pending. A request whose
 /// reply never comes (cancelled, timed out) leaves its id behind; past this bound the set
@@ -57,6 +60,8 @@ pub(crate) struct StdioLines<R, W> {
     write: Arc<tokio::sync::Mutex<Option<W>>>,
     /// Ids of `tools/call` requests sent whose replies have not come yet.
     calls: HashSet<RequestId>,
+    /// Where an object that is not valid JSON is reported (the reply check's sink).
+    faults: Option<FaultSink>,
 }
 
 impl<R: AsyncRead, W> StdioLines<R, W> {
@@ -69,7 +74,15 @@ impl<R: AsyncRead, W> StdioLines<R, W> {
             scanned: 0,
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             calls: HashSet::new(),
+            faults: None,
         }
+    }
+
+    /// Reports to `faults` each line the reply check left to this parse that is not
+    /// valid JSON ([`left_to_parse`]), so the requests it may have answered fail at once.
+    pub(crate) fn with_faults(mut self, faults: FaultSink) -> Self {
+        self.faults = Some(faults);
+        self
     }
 }
 
@@ -98,6 +111,7 @@ impl<R, W> StdioLines<R, W> {
 
     /// The message on one line (without its newline), or `None` for a line to skip.
     fn parse(&mut self, line: &[u8]) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let whole = line;
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let line = line.strip_prefix(BOM).unwrap_or(line);
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -121,6 +135,12 @@ impl<R, W> StdioLines<R, W> {
                 Some(message)
             }
             Err(e) => {
+                if (e.is_syntax() || e.is_eof())
+                    && let Some(faults) = &self.faults
+                    && left_to_parse(whole, MAX_VALUES_PER_MESSAGE)
+                {
+                    faults(invalid_json(&e));
+                }
                 // The line itself helps whoever reads the log (a host bounds long fields).
                 tracing::debug!(
                     "skipped a line of the server's stdout that is not a message ({e}): {}",
@@ -237,6 +257,27 @@ mod tests {
         let with_bom = [BOM, &reply[..], b"\r"].concat();
         assert!(lines.parse(&with_bom).is_some());
         assert!(lines.parse(b"not json").is_none());
+    }
+
+    /// An object that is not valid JSON is reported to the sink; what the reply check
+    /// reports itself, or valid JSON that is no message, is not.
+    #[test]
+    fn invalid_json_the_check_left_is_reported_once() {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink_seen = Arc::clone(&seen);
+        let mut lines = StdioLines::new(tokio::io::empty(), tokio::io::sink())
+            .with_faults(Arc::new(move |p| sink_seen.lock().unwrap().push(p)));
+        assert!(lines.parse(br#"{"jsonrpc":"2.0","id":1,"result":{"#).is_none());
+        for skipped in [
+            &b"not json"[..],
+            br#"{"jsonrpc":"2.0","id":2,"error":{"#,
+            br#"{"unknown":true}"#,
+        ] {
+            assert!(lines.parse(skipped).is_none());
+        }
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert!(seen[0].contains("not valid JSON (EOF while parsing"), "{seen:?}");
     }
 
     /// Lines split across reads are joined, a large line is read whole and its buffer
