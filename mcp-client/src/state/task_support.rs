@@ -23,8 +23,11 @@ impl TaskSupport {
     /// tools it lists. Anything else (most messages) is passed over without parsing.
     pub(crate) fn note(&self, message: &[u8]) {
         const MARK: &[u8] = b"\"taskSupport\"";
-        // Checked on every message read, with `memchr`'s substring search (vectorized).
-        if memchr::memmem::find(message, MARK).is_none() {
+        // Checked on every message read, with `memchr`'s substring search (vectorized),
+        // its searcher built once.
+        static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(MARK));
+        if FINDER.find(message).is_none() {
             return;
         }
         let Ok(value) = serde_json::from_slice::<Value>(message) else {

@@ -16,9 +16,10 @@
 
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::task::{Context, Poll};
 
+use memchr::memmem::Finder;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use tokio::io::{AsyncRead, ReadBuf};
@@ -296,8 +297,10 @@ pub(crate) fn left_to_parse(line: &[u8], max_values: usize) -> bool {
 /// Whether a line can hold an `error` member: its text `"error"`, or a `\u` escape that
 /// could spell the name (no other escape can).
 fn may_hold_error(line: &[u8]) -> bool {
-    memchr::memmem::find(line, b"\"error\"").is_some()
-        || memchr::memmem::find(line, b"\\u").is_some()
+    // Searchers built once: building one costs about as much as searching a short line.
+    static ERROR: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"error\""));
+    static ESCAPE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\\u"));
+    ERROR.find(line).is_some() || ESCAPE.find(line).is_some()
 }
 
 /// The members of a JSON-RPC message that decide whether it can be a reply.

@@ -267,7 +267,11 @@ mod tests {
         let sink_seen = Arc::clone(&seen);
         let mut lines = StdioLines::new(tokio::io::empty(), tokio::io::sink())
             .with_faults(Arc::new(move |p| sink_seen.lock().unwrap().push(p)));
-        assert!(lines.parse(br#"{"jsonrpc":"2.0","id":1,"result":{"#).is_none());
+        assert!(
+            lines
+                .parse(br#"{"jsonrpc":"2.0","id":1,"result":{"#)
+                .is_none()
+        );
         for skipped in [
             &b"not json"[..],
             br#"{"jsonrpc":"2.0","id":2,"error":{"#,
@@ -277,7 +281,10 @@ mod tests {
         }
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 1, "{seen:?}");
-        assert!(seen[0].contains("not valid JSON (EOF while parsing"), "{seen:?}");
+        assert!(
+            seen[0].contains("not valid JSON (EOF while parsing"),
+            "{seen:?}"
+        );
     }
 
     /// Lines split across reads are joined, a large line is read whole and its buffer
