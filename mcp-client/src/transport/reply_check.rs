@@ -344,6 +344,8 @@ fn cheap_problem(line: &[u8], depth: usize) -> Option<String> {
     let Ok(text) = std::str::from_utf8(line) else {
         return Some("a line that is not valid UTF-8".to_owned());
     };
+    // A byte order mark may start a line (JSON readers may ignore it; the transport does).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if !text.trim_start().starts_with('{') {
         return Some("a line that is not a JSON-RPC message (not a JSON object)".to_owned());
     }
@@ -407,6 +409,13 @@ mod tests {
         // Invalid JSON that cannot hold `error` is the transport's parse to report.
         assert_eq!(problem(br#"{"id":1,"#), None);
         assert!(left_to_parse(br#"{"id":1,"#, MAX_VALUES_PER_MESSAGE));
+        let ok_deep = format!("{{\"a\":{}{}}}", "[".repeat(100), "]".repeat(100));
+        assert_eq!(problem(ok_deep.as_bytes()), None);
+        // A byte order mark first is no fault: the transport reads the message after it.
+        assert_eq!(
+            problem(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"),
+            None
+        );
     }
 
     #[test]
@@ -426,8 +435,6 @@ mod tests {
         assert_eq!(counts(cut).1, 10);
         assert!(!left_to_parse(cut, 10));
         assert!(left_to_parse(cut, 11));
-        let ok_deep = format!("{{\"a\":{}{}}}", "[".repeat(100), "]".repeat(100));
-        assert_eq!(problem(ok_deep.as_bytes()), None);
     }
 
     #[test]
