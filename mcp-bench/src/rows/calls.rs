@@ -215,6 +215,7 @@ pub(crate) async fn throughput(fx: &Fixture, s: &Settings) -> Result<Vec<Row>> {
 
 /// The throughput row named `name`: the set's rates `a` against the bare clients' `b`.
 pub(crate) fn throughput_row(name: &str, a: &[f64], b: &[f64], s: &Settings) -> Row {
+    let pairs = pair_ratios(a, b);
     Row::versus(
         name,
         Unit::CallsPerSecond,
@@ -229,8 +230,8 @@ pub(crate) fn throughput_row(name: &str, a: &[f64], b: &[f64], s: &Settings) -> 
          quartiles {:.3}–{:.3}",
         a.len(),
         CALLERS * s.calls_per_caller,
-        quantile(&pair_ratios(a, b), 0.25),
-        quantile(&pair_ratios(a, b), 0.75),
+        quantile(&pairs, 0.25),
+        quantile(&pairs, 0.75),
     ))
 }
 

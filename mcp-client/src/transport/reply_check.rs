@@ -322,8 +322,9 @@ fn problem_at_depth(line: &[u8], depth: usize) -> Option<String> {
     if let Some(problem) = cheap_problem(line, depth) {
         return Some(problem);
     }
-    if line.iter().all(u8::is_ascii_whitespace) || !may_hold_error(line) {
-        // Whether it is JSON at all, its parse in the transport tells.
+    if !may_hold_error(line) {
+        // Whether it is JSON at all, its parse in the transport tells (a blank line holds
+        // no `error` either).
         return None;
     }
     match serde_json::from_slice::<Probe>(line) {
